@@ -1,0 +1,14 @@
+/**
+ * Every slash command, in the order they are registered. A new command is a new file here.
+ */
+import type { Command } from '../src/core/command.ts';
+import chat from './chat.ts';
+import imagine from './imagine.ts';
+
+export const commands: readonly Command[] = [chat, imagine];
+
+/** The command named `name` (without a leading slash), if any. */
+export function findCommand(name: string): Command | undefined {
+  const bare = name.replace(/^\//, '');
+  return commands.find((c) => c.name === bare);
+}

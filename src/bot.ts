@@ -1,0 +1,62 @@
+/**
+ * Composition root: configuration → logger → service client → history store → core →
+ * platform adapters. `src/main.ts` runs it for `npm start`; end-to-end tests call
+ * {@link startBot} with the same environment variables an operator sets.
+ */
+import { loadConfig, type Config } from './config.ts';
+import { createLogger, type Logger } from './log.ts';
+import { ServiceClient } from './core/service/client.ts';
+import { ConversationStore, openStore } from './core/conversation.ts';
+import { createCore, type Core } from './core/core.ts';
+import { commands } from '../commands/index.ts';
+import { DiscordAdapter } from './platforms/discord/adapter.ts';
+import { SlackAdapter } from './platforms/slack/adapter.ts';
+import type { DestinationStream } from 'pino';
+
+/** A running bot. */
+export interface Bot {
+  config: Config;
+  core: Core;
+  log: Logger;
+  discord: DiscordAdapter | undefined;
+  slack: SlackAdapter | undefined;
+  /** Stops the adapters (letting running commands settle), then closes the store and client. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the bot from environment variables.
+ * @param env the environment (`process.env` in production).
+ * @param options.logDestination where log lines go (tests collect them).
+ * @throws ConfigError for bad configuration; platform login errors (e.g. a bad Discord token).
+ */
+export async function startBot(env: Record<string, string | undefined>, options: { logDestination?: DestinationStream } = {}): Promise<Bot> {
+  const config = loadConfig(env);
+  const log = createLogger({ level: config.logLevel, secrets: config.secrets, ...(options.logDestination ? { destination: options.logDestination } : {}) });
+  const service = new ServiceClient({
+    baseUrl: config.service.baseUrl,
+    apiKey: config.service.apiKey,
+    connectTimeoutMs: config.service.connectTimeoutMs,
+    headersTimeoutMs: config.service.headersTimeoutMs,
+    bodyTimeoutMs: config.service.bodyTimeoutMs,
+    onRetry: ({ attempt, delayMs, error, path }) => log.warn({ attempt, delayMs, code: error.code, status: error.status, path }, 'retrying service request'),
+  });
+  const history = new ConversationStore(openStore(config.storeUrl));
+  const core = createCore({ service, history, log, defaults: { chat: config.defaultChatModel, image: config.defaultImageModel } });
+
+  const discord = config.discord ? new DiscordAdapter(config.discord, core, commands, log) : undefined;
+  const slack = config.slack ? new SlackAdapter(config.slack, core, commands, log) : undefined;
+  const stop = async () => {
+    await Promise.allSettled([discord?.stop(), slack?.stop()]);
+    await Promise.allSettled([history.close(), service.close()]);
+    log.flush();
+  };
+  try {
+    await Promise.all([discord?.start(), slack?.start()]);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  log.info({ discord: Boolean(discord), slack: Boolean(slack), store: config.storeUrl.split(':')[0] }, 'bot started');
+  return { config, core, log, discord, slack, stop };
+}

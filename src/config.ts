@@ -1,0 +1,161 @@
+/**
+ * The bot's configuration: one zod schema over the process environment.
+ *
+ * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
+ */
+import { z } from 'zod';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** An empty string in the environment means "not set" (as in a `.env` line `FOO=`). */
+const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().optional());
+const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.url().optional());
+const optionalMs = (fallback: number) =>
+  z.preprocess((v) => (v === '' || v === undefined ? fallback : v), z.coerce.number().int().min(1).max(3_600_000));
+
+const envSchema = z
+  .object({
+    SERVICE_BASE_URL: z.url({ error: 'must be an http(s) URL, e.g. https://api.example.com/v1' }),
+    SERVICE_API_KEY: z.string({ error: 'is required' }).min(1, 'is required'),
+    SERVICE_CONNECT_TIMEOUT_MS: optionalMs(10_000),
+    SERVICE_HEADERS_TIMEOUT_MS: optionalMs(60_000),
+    SERVICE_BODY_TIMEOUT_MS: optionalMs(60_000),
+
+    DISCORD_TOKEN: optionalString,
+    DISCORD_APPLICATION_ID: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z.string().regex(/^\d{15,22}$/, 'must be a Discord application id (a snowflake)').optional(),
+    ),
+    DISCORD_API_URL: optionalUrl,
+
+    SLACK_BOT_TOKEN: optionalString,
+    SLACK_SIGNING_SECRET: optionalString,
+    SLACK_APP_TOKEN: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z.string().startsWith('xapp-', 'must be an app-level token starting with xapp-').optional(),
+    ),
+    SLACK_API_URL: optionalUrl,
+    SLACK_PORT: z.preprocess((v) => (v === '' || v === undefined ? 3000 : v), z.coerce.number().int().min(0).max(65535)),
+
+    STORE_URL: z.preprocess(
+      (v) => (v === '' || v === undefined ? 'sqlite://data/history.sqlite' : v),
+      z.string().regex(/^(sqlite|redis|rediss):\/\/.+/, 'must be sqlite://<path> or redis://<host>:<port>'),
+    ),
+    DEFAULT_CHAT_MODEL: optionalString,
+    DEFAULT_IMAGE_MODEL: optionalString,
+    LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
+  });
+
+/** Which platforms are configured, and what is missing for them (checked on the raw values). */
+function platformProblems(env: Record<string, string | undefined>): string[] {
+  const set = (name: string) => env[name] !== undefined && env[name] !== '';
+  const discord = set('DISCORD_TOKEN') || set('DISCORD_APPLICATION_ID');
+  const slack = set('SLACK_BOT_TOKEN') || set('SLACK_SIGNING_SECRET');
+  if (!discord && !slack) {
+    return ['no platform is configured: set DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or all four)'];
+  }
+  const pairs: Array<[string, string, boolean]> = [
+    ['DISCORD_TOKEN', 'DISCORD_APPLICATION_ID', discord],
+    ['DISCORD_APPLICATION_ID', 'DISCORD_TOKEN', discord],
+    ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', slack],
+    ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', slack],
+  ];
+  return pairs.filter(([name, other, on]) => on && !set(name) && set(other)).map(([name, other]) => `${name} is required when ${other} is set`);
+}
+
+/** Discord settings, present when the Discord adapter is to run. */
+export interface DiscordConfig {
+  token: string;
+  applicationId: string;
+  /** REST base, e.g. `http://proxy:8080/api`; discord.js's default (`https://discord.com/api`) when unset. */
+  apiUrl: string | undefined;
+}
+
+/** Slack settings, present when the Slack adapter is to run. */
+export interface SlackConfig {
+  botToken: string;
+  signingSecret: string;
+  /** `xapp-` token: Socket Mode when set, HTTP receiver on `port` otherwise. */
+  appToken: string | undefined;
+  /** Web API base with a trailing slash, e.g. `https://slack.com/api/`. */
+  apiUrl: string | undefined;
+  /** TCP port of the HTTP receiver (0 = any free port). */
+  port: number;
+}
+
+/** The validated configuration the composition root (`src/main.ts`) builds everything from. */
+export interface Config {
+  service: {
+    baseUrl: string;
+    apiKey: string;
+    /** Timeouts in ms: TCP+TLS connect, response headers, silence between body chunks. */
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+  };
+  discord: DiscordConfig | undefined;
+  slack: SlackConfig | undefined;
+  /** keyv store URL: `sqlite://<path>` or `redis://…`. */
+  storeUrl: string;
+  defaultChatModel: string | undefined;
+  defaultImageModel: string | undefined;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** Every secret value, so the logger can scrub them from any line. */
+  secrets: string[];
+}
+
+/** Thrown by {@link loadConfig}; `message` names every offending variable, one per line. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Validates the environment and builds a {@link Config}.
+ * @param env usually `process.env`.
+ * @throws ConfigError naming every missing or malformed variable (never echoing a value).
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const parsed = envSchema.safeParse(env);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => {
+        const name = String(issue.path[0] ?? 'environment');
+        return `${name} ${issue.code === 'invalid_type' && env[name] === undefined ? 'is required' : issue.message}`;
+      });
+  problems.push(...platformProblems(env));
+  if (!parsed.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  const e = parsed.data;
+  return {
+    service: {
+      baseUrl: e.SERVICE_BASE_URL,
+      apiKey: e.SERVICE_API_KEY,
+      connectTimeoutMs: e.SERVICE_CONNECT_TIMEOUT_MS,
+      headersTimeoutMs: e.SERVICE_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: e.SERVICE_BODY_TIMEOUT_MS,
+    },
+    discord:
+      e.DISCORD_TOKEN && e.DISCORD_APPLICATION_ID
+        ? { token: e.DISCORD_TOKEN, applicationId: e.DISCORD_APPLICATION_ID, apiUrl: e.DISCORD_API_URL }
+        : undefined,
+    slack:
+      e.SLACK_BOT_TOKEN && e.SLACK_SIGNING_SECRET
+        ? {
+            botToken: e.SLACK_BOT_TOKEN,
+            signingSecret: e.SLACK_SIGNING_SECRET,
+            appToken: e.SLACK_APP_TOKEN,
+            apiUrl: e.SLACK_API_URL === undefined ? undefined : e.SLACK_API_URL.replace(/\/?$/, '/'),
+            port: e.SLACK_PORT,
+          }
+        : undefined,
+    storeUrl: e.STORE_URL,
+    defaultChatModel: e.DEFAULT_CHAT_MODEL,
+    defaultImageModel: e.DEFAULT_IMAGE_MODEL,
+    logLevel: e.LOG_LEVEL,
+    secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN].filter(
+      (s): s is string => typeof s === 'string' && s.length > 0,
+    ),
+  };
+}

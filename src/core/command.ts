@@ -1,0 +1,167 @@
+/**
+ * Platform-neutral slash commands: the definition type that files under commands/ satisfy,
+ * option checking shared by both adapters, and the one place that runs a command, turns
+ * any error into a message for the user, and logs it once.
+ */
+import { EventEmitter } from 'node:events';
+import type { CommandContext } from './platform.ts';
+import type { Core } from './core.ts';
+import { ServiceError, userMessageOf } from './service/errors.ts';
+
+/** Option value types; both platforms can express these. */
+export type OptionType = 'string' | 'integer' | 'number' | 'boolean';
+
+/** One option of a command (Discord application command option; Slack `--name value`). */
+export interface CommandOption {
+  /** 1–32 lowercase characters (Discord's rule), e.g. `aspect_ratio`. */
+  name: string;
+  /** 1–100 characters. */
+  description: string;
+  type: OptionType;
+  required?: boolean;
+  /** Allowed values (at most 25). */
+  choices?: ReadonlyArray<{ name: string; value: string | number }>;
+  minValue?: number;
+  maxValue?: number;
+  /** Longest string value, in characters. */
+  maxLength?: number;
+}
+
+/** A command, defined once in commands/<name>.ts and served by every adapter. */
+export interface Command {
+  /** 1–32 lowercase characters, e.g. `chat` (Slack: `/chat`). */
+  name: string;
+  description: string;
+  options: readonly CommandOption[];
+  /** Checked at run time as well as hidden from non-admins on Discord. */
+  adminOnly?: boolean;
+  execute(ctx: CommandContext, core: Core): Promise<void>;
+}
+
+/** An option value the user gave that the command cannot take; `message` is for the user. */
+export class OptionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OptionError';
+  }
+}
+
+/**
+ * Wraps an error the command has already shown to the user (e.g. appended to a partly
+ * streamed answer): runCommand logs it once and sends nothing more.
+ */
+export class ShownError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+    this.name = 'ShownError';
+  }
+}
+
+/**
+ * Checks option values against a command's definition (required, type, choices, ranges,
+ * length) and returns them typed. Discord checks most of this client-side; Slack does not.
+ * @throws OptionError with a sentence naming the option and what it accepts.
+ */
+export function checkOptions(command: Command, raw: Record<string, unknown>): Record<string, string | number | boolean | undefined> {
+  const out: Record<string, string | number | boolean | undefined> = {};
+  const known = new Set(command.options.map((o) => o.name));
+  for (const name of Object.keys(raw)) {
+    if (!known.has(name)) {
+      throw new OptionError(`/${command.name} has no option \`${name}\`. Options: ${command.options.map((o) => `\`${o.name}\``).join(', ')}.`);
+    }
+  }
+  for (const option of command.options) {
+    const given = raw[option.name];
+    let value: string | number | boolean;
+    if (given === undefined || given === '') {
+      if (option.required) throw new OptionError(`/${command.name} needs \`${option.name}\`: ${option.description}.`);
+      continue;
+    }
+    if (option.type === 'integer' || option.type === 'number') {
+      const n = typeof given === 'number' ? given : Number(given);
+      if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n))) {
+        throw new OptionError(`\`${option.name}\` must be ${option.type === 'integer' ? 'a whole number' : 'a number'}.`);
+      }
+      if ((option.minValue !== undefined && n < option.minValue) || (option.maxValue !== undefined && n > option.maxValue)) {
+        throw new OptionError(`\`${option.name}\` must be from ${option.minValue ?? '−∞'} to ${option.maxValue ?? '∞'}.`);
+      }
+      value = n;
+    } else if (option.type === 'boolean') {
+      const text = String(given).toLowerCase();
+      if (typeof given !== 'boolean' && !['true', 'false', 'yes', 'no'].includes(text)) {
+        throw new OptionError(`\`${option.name}\` must be true or false.`);
+      }
+      value = given === true || text === 'true' || text === 'yes';
+    } else {
+      value = String(given);
+      if (option.maxLength !== undefined && value.length > option.maxLength) {
+        throw new OptionError(`\`${option.name}\` is too long (${value.length} characters; at most ${option.maxLength}).`);
+      }
+    }
+    if (option.choices && !option.choices.some((c) => c.value === value)) {
+      throw new OptionError(`\`${option.name}\` must be one of ${option.choices.map((c) => `\`${c.value}\``).join(', ')}.`);
+    }
+    out[option.name] = value;
+  }
+  return out;
+}
+
+/** What happened to one command invocation (for tests, logs and, later, metrics). */
+export interface CommandOutcome {
+  platform: CommandContext['platform'];
+  command: string;
+  conversationId: string;
+  ok: boolean;
+  /** Stable error code (ServiceError.code, `invalid_option`, `forbidden`, `internal`). */
+  errorCode?: string;
+  durationMs: number;
+}
+
+/** Events of the bot: `command.done` (CommandOutcome) after every invocation. */
+export class BotEvents extends EventEmitter<{ 'command.done': [CommandOutcome] }> {}
+
+/**
+ * Runs a command: checks admin rights at run time and the options against the definition
+ * (`ctx.options` may hold raw values), executes, and on failure tells the user
+ * (ephemerally) and logs once. Never throws: the bot survives any command.
+ */
+export async function runCommand(command: Command, ctx: CommandContext, core: Core): Promise<CommandOutcome> {
+  const started = performance.now();
+  let errorCode: string | undefined;
+  try {
+    if (command.adminOnly && !ctx.user.isAdmin) {
+      errorCode = 'forbidden';
+      ctx.log.info({ command: command.name, user: ctx.user.id }, 'admin command refused');
+      await ctx.reply.sendEphemeral(`/${command.name} is for admins only.`);
+    } else {
+      await command.execute({ ...ctx, options: checkOptions(command, ctx.options) }, core);
+    }
+  } catch (thrown) {
+    const shown = thrown instanceof ShownError;
+    const error = shown ? thrown.cause : thrown;
+    const tell = (text: string) => (shown ? Promise.resolve() : ctx.reply.sendEphemeral(text));
+    if (error instanceof OptionError) {
+      errorCode = 'invalid_option';
+      ctx.log.info({ command: command.name, reason: error.message }, 'invalid command option');
+      await tell(error.message);
+    } else if (error instanceof ServiceError) {
+      errorCode = error.code;
+      ctx.log.warn({ command: command.name, code: error.code, status: error.status, err: error.message }, 'service call failed');
+      await tell(error.userMessage);
+    } else {
+      errorCode = 'internal';
+      ctx.log.error({ command: command.name, err: error }, 'command failed');
+      await tell(userMessageOf(error));
+    }
+  }
+  const outcome: CommandOutcome = {
+    platform: ctx.platform,
+    command: command.name,
+    conversationId: ctx.conversationId,
+    ok: errorCode === undefined,
+    durationMs: performance.now() - started,
+    ...(errorCode ? { errorCode } : {}),
+  };
+  core.events.emit('command.done', outcome);
+  return outcome;
+}

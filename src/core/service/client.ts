@@ -1,0 +1,192 @@
+/**
+ * The client of the generation service. Its shape mirrors the spec's paths, as openai-node does:
+ *
+ *   service.chat.completions.create(body)       POST /v1/chat/completions   §4.1
+ *   service.completions.create(body)            POST /v1/completions        §4.2
+ *   service.images.generate(body)               POST /v1/images/generations §4.3
+ *   service.images.view(idOrUrl)                GET  /v1/images/view/<id>   §2.4
+ *   service.images.availableModels()            GET  /v1/images/available-models §4.4
+ *   service.models.list()                       GET  /v1/models             §4.5
+ *
+ * `create` is overloaded on `stream`: `true` gives a {@link Stream} of chunks.
+ */
+import { ServiceHttp, type ServiceHttpOptions } from './http.ts';
+import { Stream } from './stream.ts';
+import { scrubSecrets } from '../../log.ts';
+import { InvalidResponseError, type ServiceError } from './errors.ts';
+import {
+  chatCompletionRequestSchema,
+  chatCompletionSchema,
+  completionRequestSchema,
+  completionSchema,
+  imageGenerationRequestSchema,
+  imageGenerationSchema,
+  imageModelListSchema,
+  modelListSchema,
+  validateRequest,
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  type ChatCompletionRequest,
+  type Completion,
+  type CompletionChunk,
+  type CompletionRequest,
+  type ImageGenerationRequest,
+  type ImageGenerationResult,
+  type ImageModel,
+  type Model,
+} from './schemas.ts';
+import type { z } from 'zod';
+
+/** Per-call options. */
+export interface RequestOptions {
+  /** Aborting it cancels the request (and a running stream). */
+  signal?: AbortSignal;
+}
+
+function parseResponse<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
+  const result = schema.safeParse(body);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new InvalidResponseError(`${what} does not match the spec (${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'unknown shape'})`);
+  }
+  return result.data;
+}
+
+/** Links the caller's signal to a fresh controller so a Stream can also be aborted on its own. */
+function linkedController(signal: AbortSignal | undefined): AbortController {
+  const controller = new AbortController();
+  if (signal?.aborted) controller.abort();
+  else signal?.addEventListener('abort', () => controller.abort(), { once: true });
+  return controller;
+}
+
+/** The service client. Create one per base URL and `close()` it at shutdown. */
+export class ServiceClient {
+  readonly http: ServiceHttp;
+  readonly chat: { completions: ChatCompletions };
+  readonly completions: Completions;
+  readonly images: Images;
+  readonly models: Models;
+
+  constructor(options: ServiceHttpOptions) {
+    this.http = new ServiceHttp(options);
+    const scrub = (text: string) => scrubSecrets(text, [options.apiKey]);
+    this.chat = { completions: new ChatCompletions(this.http, scrub) };
+    this.completions = new Completions(this.http, scrub);
+    this.images = new Images(this.http);
+    this.models = new Models(this.http);
+  }
+
+  /** Ends the keep-alive sockets. */
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
+
+/** Opens a streaming POST and wraps it in a Stream. */
+async function openStream<T>(http: ServiceHttp, path: string, body: unknown, options: RequestOptions, scrub: (t: string) => string): Promise<Stream<T>> {
+  const controller = linkedController(options.signal);
+  const response = await http.open('POST', path, { body, signal: controller.signal, accept: 'text/event-stream' });
+  const mapError = (cause: unknown): ServiceError => http.mapTransportError(cause, controller.signal);
+  return new Stream<T>(response, controller, mapError, scrub);
+}
+
+/** §4.1 POST /v1/chat/completions. */
+export class ChatCompletions {
+  constructor(private readonly http: ServiceHttp, private readonly scrub: (t: string) => string) {}
+
+  /**
+   * Creates a chat completion.
+   * @param body §4.1 parameters; validated before sending (InvalidRequestError names the field).
+   * @returns a ChatCompletion (§2.2), or with `stream: true` a Stream of chunks whose
+   *   `choices[0].delta.content` pieces join to the answer.
+   * @throws ServiceError subclasses (see errors.ts).
+   */
+  create(body: ChatCompletionRequest & { stream: true }, options?: RequestOptions): Promise<Stream<ChatCompletionChunk>>;
+  create(body: ChatCompletionRequest & { stream?: false }, options?: RequestOptions): Promise<ChatCompletion>;
+  create(body: ChatCompletionRequest, options?: RequestOptions): Promise<ChatCompletion | Stream<ChatCompletionChunk>>;
+  async create(body: ChatCompletionRequest, options: RequestOptions = {}): Promise<ChatCompletion | Stream<ChatCompletionChunk>> {
+    const valid = validateRequest(chatCompletionRequestSchema, body);
+    if (valid.stream) return openStream<ChatCompletionChunk>(this.http, '/v1/chat/completions', valid, options, this.scrub);
+    const json = await this.http.json('POST', '/v1/chat/completions', { body: valid, signal: options.signal });
+    return parseResponse(chatCompletionSchema, json, 'the chat completion');
+  }
+}
+
+/** §4.2 POST /v1/completions (legacy). */
+export class Completions {
+  constructor(private readonly http: ServiceHttp, private readonly scrub: (t: string) => string) {}
+
+  /**
+   * Creates a text completion.
+   * @returns a Completion (§2.3), or with `stream: true` a Stream of chunks with `choices[0].text`.
+   * @throws ServiceError subclasses.
+   */
+  create(body: CompletionRequest & { stream: true }, options?: RequestOptions): Promise<Stream<CompletionChunk>>;
+  create(body: CompletionRequest & { stream?: false }, options?: RequestOptions): Promise<Completion>;
+  async create(body: CompletionRequest, options: RequestOptions = {}): Promise<Completion | Stream<CompletionChunk>> {
+    const valid = validateRequest(completionRequestSchema, body);
+    if (valid.stream) return openStream<CompletionChunk>(this.http, '/v1/completions', valid, options, this.scrub);
+    const json = await this.http.json('POST', '/v1/completions', { body: valid, signal: options.signal });
+    return parseResponse(completionSchema, json, 'the text completion');
+  }
+}
+
+/** §4.3, §4.4 and the image view path of §2.4. */
+export class Images {
+  constructor(private readonly http: ServiceHttp) {}
+
+  /**
+   * Generates images.
+   * @param body §4.3 parameters; validated before sending.
+   * @returns the raw result (§2.4); see media.ts `imagesFromResult` for the bytes.
+   * @throws ServiceError subclasses.
+   */
+  async generate(body: ImageGenerationRequest, options: RequestOptions = {}): Promise<ImageGenerationResult> {
+    const valid = validateRequest(imageGenerationRequestSchema, body);
+    const json = await this.http.json('POST', '/v1/images/generations', { body: valid, signal: options.signal });
+    return parseResponse(imageGenerationSchema, json, 'the image generation result');
+  }
+
+  /**
+   * Downloads a generated image, with the API key, from `{base_url}/v1/images/view/<id>`.
+   * @param idOrUrl the image id, or the full `url` of a result item (must be on this service:
+   *   the key is never sent elsewhere).
+   * @returns the bytes and the server's content type.
+   * @throws InvalidResponseError for a URL outside the service; ServiceError subclasses.
+   */
+  async view(idOrUrl: string, options: RequestOptions = {}): Promise<{ data: Buffer; contentType: string | undefined }> {
+    let path: string;
+    if (/^https?:\/\//.test(idOrUrl)) {
+      if (!this.http.isServiceUrl(idOrUrl)) throw new InvalidResponseError('the image URL is not on the generation service');
+      path = idOrUrl;
+    } else {
+      path = `/v1/images/view/${encodeURIComponent(idOrUrl)}`;
+    }
+    return this.http.bytes(path, options);
+  }
+
+  /** §4.4 image models (`display_name` is what `user_selected_model` takes). Accepts a bare array or `{ data }`. */
+  async availableModels(options: RequestOptions = {}): Promise<ImageModel[]> {
+    const json = await this.http.json('GET', '/v1/images/available-models', options);
+    const list = parseResponse(imageModelListSchema, json, 'the image model list');
+    return Array.isArray(list) ? list : list.data;
+  }
+}
+
+/** §4.5 GET /v1/models. */
+export class Models {
+  constructor(private readonly http: ServiceHttp) {}
+
+  /** All models; image models carry `type: "image"`. Accepts `{ data }` or a bare array. */
+  async list(options: RequestOptions = {}): Promise<Model[]> {
+    const json = await this.http.json('GET', '/v1/models', options);
+    const list = parseResponse(modelListSchema, json, 'the model list');
+    return Array.isArray(list) ? list : list.data;
+  }
+}
+
+/** True for image models (§2.5: `type` = `image`). */
+export function isImageModel(model: Model): boolean {
+  return model.type === 'image';
+}

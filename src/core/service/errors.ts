@@ -1,0 +1,189 @@
+/**
+ * One error hierarchy for everything that can go wrong talking to the generation service.
+ *
+ * The spec leaves errors "not shown" (§7), so the mapping follows OpenAI's conventions:
+ * a JSON body `{ "error": { "message", "type", "code", "param" } }` and the HTTP status
+ * decides the class. Every class has a stable `code` (for logs, metrics and tests) and a
+ * `userMessage`: the one sentence a Discord or Slack user sees. Neither ever contains the
+ * API key: messages are built from the server's text, which is scrubbed by the client.
+ */
+
+/** Stable machine-readable codes, one per class. */
+export type ServiceErrorCode =
+  | 'authentication'
+  | 'permission_denied'
+  | 'not_found'
+  | 'bad_request'
+  | 'invalid_request'
+  | 'rate_limited'
+  | 'server_error'
+  | 'timeout'
+  | 'connection'
+  | 'aborted'
+  | 'stream_interrupted'
+  | 'invalid_response'
+  | 'invalid_json';
+
+/** Root of the hierarchy. `status` is the HTTP status when there was one. */
+export class ServiceError extends Error {
+  readonly code: ServiceErrorCode;
+  readonly status: number | undefined;
+  /** The sentence shown to the user: says what happened and what to do. */
+  readonly userMessage: string;
+  /** The service's own error code (`error.code` in the body), if any, e.g. `model_not_found`. */
+  readonly serviceCode: string | undefined;
+
+  constructor(
+    code: ServiceErrorCode,
+    message: string,
+    userMessage: string,
+    options: { status?: number; serviceCode?: string; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.status = options.status;
+    this.serviceCode = options.serviceCode;
+    this.userMessage = userMessage;
+  }
+}
+
+/** 401: the API key is missing, wrong or revoked. */
+export class AuthenticationError extends ServiceError {
+  constructor(message: string, status = 401, serviceCode?: string) {
+    super('authentication', message, 'The generation service refused the bot\'s API key. An admin needs to check SERVICE_API_KEY.', { status, serviceCode });
+  }
+}
+
+/** 403: the key is valid but not allowed to do this (e.g. `disable_safety_checker`, §8). */
+export class PermissionDeniedError extends ServiceError {
+  constructor(message: string, serviceCode?: string) {
+    super('permission_denied', message, `The generation service does not allow this for the bot's account: ${message}`, { status: 403, serviceCode });
+  }
+}
+
+/** 404: unknown model, image or path. */
+export class NotFoundError extends ServiceError {
+  constructor(message: string, serviceCode?: string) {
+    const user = serviceCode === 'model_not_found' || /model/i.test(message)
+      ? `That model is not available on the generation service (${message}). Pick another model.`
+      : `The generation service could not find what was asked for (${message}).`;
+    super('not_found', message, user, { status: 404, serviceCode });
+  }
+}
+
+/** 400/413/415/422: the service rejected the request. `param` names the field when known. */
+export class BadRequestError extends ServiceError {
+  constructor(message: string, status: number, readonly param?: string, serviceCode?: string) {
+    super('bad_request', message, `The generation service rejected the request: ${message}`, { status, serviceCode });
+  }
+}
+
+/** Raised before any network call: a parameter is outside what the spec allows. */
+export class InvalidRequestError extends ServiceError {
+  constructor(readonly field: string, message: string) {
+    super('invalid_request', `${field} ${message}`, `\`${field}\` ${message}.`);
+  }
+}
+
+/** 429. `retryAfterMs` from the `retry-after` header when given. */
+export class RateLimitError extends ServiceError {
+  constructor(message: string, readonly retryAfterMs: number | undefined, serviceCode?: string) {
+    const wait = retryAfterMs === undefined ? 'in a minute' : `in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s`;
+    super('rate_limited', message, `The generation service is busy (rate limited). Try again ${wait}.`, { status: 429, serviceCode });
+  }
+}
+
+/** 5xx. */
+export class ServerError extends ServiceError {
+  constructor(message: string, status: number, serviceCode?: string) {
+    super('server_error', message, `The generation service is having trouble (HTTP ${status}). Try again in a minute.`, { status, serviceCode });
+  }
+}
+
+/** No answer in time: connect, headers, or silence between chunks (`phase`). */
+export class TimeoutError extends ServiceError {
+  constructor(readonly phase: 'connect' | 'headers' | 'body', cause?: unknown) {
+    super('timeout', `service timed out (${phase})`, 'The generation service took too long to answer. Try again, perhaps with a shorter request.', { cause });
+  }
+}
+
+/** The service could not be reached (refused, reset, DNS) before any answer. */
+export class ConnectionError extends ServiceError {
+  constructor(message: string, cause?: unknown) {
+    super('connection', message, 'The generation service cannot be reached right now. Try again in a minute.', { cause });
+  }
+}
+
+/** The caller's AbortSignal fired. */
+export class AbortedError extends ServiceError {
+  constructor() {
+    super('aborted', 'request aborted', 'The request was stopped.');
+  }
+}
+
+/** A stream ended without `[DONE]`, or the service sent an error object mid-stream. */
+export class StreamInterruptedError extends ServiceError {
+  constructor(message: string, cause?: unknown) {
+    super('stream_interrupted', message, 'The answer was cut off because the generation service stopped sending. Try again.', { cause });
+  }
+}
+
+/** The service answered 2xx with a body that is not what the spec describes. */
+export class InvalidResponseError extends ServiceError {
+  constructor(message: string) {
+    super('invalid_response', message, 'The generation service sent an answer the bot could not read. Try again.');
+  }
+}
+
+/** JSON mode (§4.1 rules 1–3): the joined content is not valid JSON. `raw` keeps the text. */
+export class InvalidJsonError extends ServiceError {
+  constructor(readonly raw: string, cause?: unknown) {
+    super('invalid_json', 'JSON mode answer is not valid JSON', 'The model was asked for JSON but its answer is not valid JSON; here is what it wrote.', { cause });
+  }
+}
+
+/** Parses a `retry-after` header (seconds or HTTP date) into ms; `undefined` when absent or bad. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return undefined;
+  const seconds = Number(v);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(v);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * Builds the error for a non-2xx answer.
+ * @param status HTTP status code.
+ * @param body the parsed JSON body when there was one (OpenAI shape expected, variants accepted).
+ * @param retryAfterHeader the `retry-after` header.
+ */
+export function errorFromResponse(status: number, body: unknown, retryAfterHeader?: string | string[]): ServiceError {
+  const { message, code, param } = readErrorBody(body, status);
+  if (status === 401) return new AuthenticationError(message, status, code);
+  if (status === 403) return code === 'invalid_api_key' ? new AuthenticationError(message, status, code) : new PermissionDeniedError(message, code);
+  if (status === 404) return new NotFoundError(message, code);
+  if (status === 429) return new RateLimitError(message, parseRetryAfter(retryAfterHeader), code);
+  if (status >= 500) return new ServerError(message, status, code);
+  return new BadRequestError(message, status, param, code);
+}
+
+/** Reads `{ error: { message, code, param } }`, or `{ error: "text" }`, or `{ message }`. */
+export function readErrorBody(body: unknown, status: number): { message: string; code?: string; param?: string } {
+  const fallback = `HTTP ${status}`;
+  if (typeof body !== 'object' || body === null) return { message: typeof body === 'string' && body.trim() ? body.trim().slice(0, 300) : fallback };
+  const outer = body as Record<string, unknown>;
+  const inner = typeof outer.error === 'object' && outer.error !== null ? (outer.error as Record<string, unknown>) : outer;
+  const message =
+    typeof inner.message === 'string' ? inner.message : typeof outer.error === 'string' ? outer.error : fallback;
+  const code = typeof inner.code === 'string' ? inner.code : typeof inner.type === 'string' ? inner.type : undefined;
+  const param = typeof inner.param === 'string' ? inner.param : undefined;
+  return { message: message.slice(0, 500), ...(code ? { code } : {}), ...(param ? { param } : {}) };
+}
+
+/** The sentence to show a user for any error (non-service errors get a generic one). */
+export function userMessageOf(error: unknown): string {
+  if (error instanceof ServiceError) return error.userMessage;
+  return 'Something went wrong on the bot\'s side. The team has been told; try again in a moment.';
+}

@@ -1,0 +1,246 @@
+/**
+ * The HTTP transport of the service client: undici with one keep-alive Pool per origin,
+ * Bearer auth (spec §5), JSON bodies, timeouts, retries, and error mapping (errors.ts).
+ */
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import {
+  AbortedError,
+  ConnectionError,
+  InvalidResponseError,
+  RateLimitError,
+  ServiceError,
+  ServerError,
+  TimeoutError,
+  errorFromResponse,
+} from './errors.ts';
+import { scrubSecrets } from '../../log.ts';
+
+/** Options of {@link ServiceHttp}. Times are in ms. */
+export interface ServiceHttpOptions {
+  /** Base URL, with or without `/v1` and trailing slashes, e.g. `https://api.example.com/v1/`. */
+  baseUrl: string;
+  apiKey: string;
+  /** TCP (+TLS) connect timeout; default 10,000 ms. */
+  connectTimeoutMs?: number;
+  /** Time from sending the request to the response headers; default 60,000 ms. */
+  headersTimeoutMs?: number;
+  /** Longest silence between two body chunks; default 60,000 ms. */
+  bodyTimeoutMs?: number;
+  /** Retries after the first attempt, on 429/5xx/connection failures before any response byte; default 2. */
+  maxRetries?: number;
+  /** Longest `retry-after` that is waited out; a longer one fails at once. Default 20,000 ms. */
+  maxRetryAfterMs?: number;
+  /** First backoff step (doubled each retry, with jitter); default 500 ms. */
+  backoffBaseMs?: number;
+  /** Called before each retry (for logs and metrics). */
+  onRetry?: (info: { attempt: number; delayMs: number; error: ServiceError; path: string }) => void;
+  /** Waits `ms`; injectable so tests need not sleep. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** An open response whose body the caller reads (for SSE) and must consume or destroy. */
+export interface OpenResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new AbortedError());
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AbortedError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Splits a configured base URL into origin and path prefix (without `/v1`).
+ * `https://h/x/v1/` → `{ origin: 'https://h', prefix: '/x' }`.
+ */
+export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string } {
+  const url = new URL(baseUrl);
+  const prefix = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return { origin: url.origin, prefix };
+}
+
+/** The transport. One instance per base URL; `close()` ends its keep-alive sockets. */
+export class ServiceHttp {
+  readonly origin: string;
+  readonly prefix: string;
+  private readonly pool: Pool;
+  private readonly options: Required<Omit<ServiceHttpOptions, 'onRetry'>> & Pick<ServiceHttpOptions, 'onRetry'>;
+
+  constructor(options: ServiceHttpOptions) {
+    const { origin, prefix } = splitBaseUrl(options.baseUrl);
+    this.origin = origin;
+    this.prefix = prefix;
+    this.options = {
+      connectTimeoutMs: 10_000,
+      headersTimeoutMs: 60_000,
+      bodyTimeoutMs: 60_000,
+      maxRetries: 2,
+      maxRetryAfterMs: 20_000,
+      backoffBaseMs: 500,
+      sleep: sleepFor,
+      ...options,
+    };
+    this.pool = new Pool(origin, {
+      connect: { timeout: this.options.connectTimeoutMs },
+      keepAliveTimeout: 30_000,
+      connections: 16,
+    });
+  }
+
+  /** The absolute URL of a spec path such as `/v1/models`. */
+  url(path: string): string {
+    return `${this.origin}${this.prefix}${path}`;
+  }
+
+  /** True when `url` points at this service (so it may carry the API key). */
+  isServiceUrl(url: string): boolean {
+    try {
+      const u = new URL(url);
+      return u.origin === this.origin && u.pathname.startsWith(`${this.prefix}/`);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Sends a request and returns the open 2xx response (body unread).
+   * Retries 429/5xx/connection failures (never after a 2xx arrived: the caller owns it then).
+   * @param path absolute path on the service, e.g. `/v1/chat/completions`, or a full service URL.
+   * @throws ServiceError subclasses; the API key never appears in their messages.
+   */
+  async open(
+    method: 'GET' | 'POST',
+    path: string,
+    init: { body?: unknown; signal?: AbortSignal; accept?: string } = {},
+  ): Promise<OpenResponse> {
+    const target = path.startsWith('http') ? new URL(path) : new URL(this.url(path));
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.apiKey}`,
+      accept: init.accept ?? 'application/json',
+    };
+    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+    if (body !== undefined) headers['content-type'] = 'application/json';
+
+    for (let attempt = 0; ; attempt++) {
+      let error: ServiceError;
+      try {
+        const response = await this.pool.request({
+          origin: this.origin,
+          path: target.pathname + target.search,
+          method,
+          headers,
+          body,
+          signal: init.signal,
+          headersTimeout: this.options.headersTimeoutMs,
+          bodyTimeout: this.options.bodyTimeoutMs,
+        });
+        if (response.statusCode >= 200 && response.statusCode < 300) {
+          return { status: response.statusCode, headers: response.headers, body: response.body };
+        }
+        error = await this.errorFrom(response);
+      } catch (cause) {
+        error = this.mapTransportError(cause, init.signal);
+      }
+      const delay = this.retryDelay(error, attempt);
+      if (delay === undefined) throw error;
+      this.options.onRetry?.({ attempt: attempt + 1, delayMs: delay, error, path: target.pathname });
+      await this.options.sleep(delay, init.signal);
+    }
+  }
+
+  /** Sends a request and parses the JSON answer. @throws ServiceError, InvalidResponseError on non-JSON. */
+  async json(method: 'GET' | 'POST', path: string, init: { body?: unknown; signal?: AbortSignal } = {}): Promise<unknown> {
+    const response = await this.open(method, path, init);
+    const text = await this.readText(response.body, init.signal);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new InvalidResponseError(`${path} answered ${response.status} with a body that is not JSON`);
+    }
+  }
+
+  /** Sends a request and returns the raw body bytes and content type (images). */
+  async bytes(path: string, init: { signal?: AbortSignal } = {}): Promise<{ data: Buffer; contentType: string | undefined }> {
+    const response = await this.open('GET', path, { ...init, accept: 'image/*,*/*' });
+    try {
+      const data = Buffer.from(await response.body.arrayBuffer());
+      const ct = response.headers['content-type'];
+      return { data, contentType: Array.isArray(ct) ? ct[0] : ct };
+    } catch (cause) {
+      throw this.mapTransportError(cause, init.signal);
+    }
+  }
+
+  /** Maps an error thrown while reading a body (timeouts, resets, aborts) into the hierarchy. */
+  mapTransportError(cause: unknown, signal?: AbortSignal): ServiceError {
+    if (cause instanceof ServiceError) return cause;
+    if (signal?.aborted) return new AbortedError();
+    if (cause instanceof undiciErrors.ConnectTimeoutError) return new TimeoutError('connect', cause);
+    if (cause instanceof undiciErrors.HeadersTimeoutError) return new TimeoutError('headers', cause);
+    if (cause instanceof undiciErrors.BodyTimeoutError) return new TimeoutError('body', cause);
+    if (cause instanceof undiciErrors.RequestAbortedError || (cause as Error | undefined)?.name === 'AbortError') {
+      return new AbortedError();
+    }
+    const message = cause instanceof Error ? `${(cause as NodeJS.ErrnoException).code ?? cause.name}: ${cause.message}` : String(cause);
+    return new ConnectionError(this.scrub(`cannot reach ${this.origin}: ${message}`), cause);
+  }
+
+  /** Closes the keep-alive sockets. */
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private async readText(body: OpenResponse['body'], signal?: AbortSignal): Promise<string> {
+    try {
+      return await body.text();
+    } catch (cause) {
+      throw this.mapTransportError(cause, signal);
+    }
+  }
+
+  private async errorFrom(response: Dispatcher.ResponseData): Promise<ServiceError> {
+    let parsed: unknown;
+    try {
+      const text = await response.body.text();
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    } catch {
+      parsed = undefined;
+    }
+    const error = errorFromResponse(response.statusCode, parsed, response.headers['retry-after']);
+    Object.defineProperty(error, 'message', { value: this.scrub(error.message) });
+    Object.defineProperty(error, 'userMessage', { value: this.scrub(error.userMessage) });
+    return error;
+  }
+
+  private scrub(text: string): string {
+    return scrubSecrets(text, [this.options.apiKey]);
+  }
+
+  /** ms to wait before the next attempt, or `undefined` when the error is final. */
+  private retryDelay(error: ServiceError, attempt: number): number | undefined {
+    if (attempt >= this.options.maxRetries) return undefined;
+    const retryable = error instanceof RateLimitError || error instanceof ServerError || error instanceof ConnectionError;
+    if (!retryable) return undefined;
+    const backoff = Math.min(8_000, this.options.backoffBaseMs * 2 ** attempt) * (0.75 + Math.random() * 0.25);
+    if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
+      if (error.retryAfterMs > this.options.maxRetryAfterMs) return undefined;
+      return Math.max(error.retryAfterMs, 0);
+    }
+    return backoff;
+  }
+}

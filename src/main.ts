@@ -1,0 +1,35 @@
+/**
+ * `npm start`: reads `.env` from the directory npm was run in (when it exists), validates
+ * the configuration, starts the bot, and stops it cleanly on SIGINT/SIGTERM.
+ * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 for any other startup failure.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from './config.ts';
+import { startBot } from './bot.ts';
+import { scrubSecrets } from './log.ts';
+
+const envFile = join(process.env.INIT_CWD ?? process.cwd(), '.env');
+if (existsSync(envFile)) process.loadEnvFile(envFile);
+
+try {
+  const bot = await startBot(process.env);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    bot.log.info({ signal }, 'stopping');
+    void bot.stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\nSee .env.example for every variable.\n`);
+    process.exit(2);
+  }
+  const secrets = [process.env.SERVICE_API_KEY, process.env.DISCORD_TOKEN, process.env.SLACK_BOT_TOKEN, process.env.SLACK_SIGNING_SECRET, process.env.SLACK_APP_TOKEN].filter((s): s is string => Boolean(s));
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`The bot could not start: ${scrubSecrets(message, secrets)}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+const base = { SERVICE_BASE_URL: 'http://127.0.0.1:1/v1', SERVICE_API_KEY: 'sk-test-key-123456' };
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('names every missing variable at once', () => {
+    const problems = problemsOf({});
+    expect(problems.join('\n')).toMatch(/SERVICE_BASE_URL is required/);
+    expect(problems.join('\n')).toMatch(/SERVICE_API_KEY is required/);
+    expect(problems.join('\n')).toMatch(/DISCORD_TOKEN.*SLACK_BOT_TOKEN/);
+  });
+
+  it('asks for the other half of a half-configured platform', () => {
+    expect(problemsOf({ ...base, DISCORD_TOKEN: 'x' })).toEqual(['DISCORD_APPLICATION_ID is required when DISCORD_TOKEN is set']);
+    expect(problemsOf({ ...base, SLACK_SIGNING_SECRET: 'x' })).toEqual(['SLACK_BOT_TOKEN is required when SLACK_SIGNING_SECRET is set']);
+  });
+
+  it('rejects malformed values without echoing them', () => {
+    const problems = problemsOf({ ...base, SERVICE_BASE_URL: 'not a url', SLACK_BOT_TOKEN: 'b', SLACK_SIGNING_SECRET: 's', SLACK_APP_TOKEN: 'secret-value', LOG_LEVEL: 'loud', STORE_URL: 'mysql://db' });
+    expect(problems.map((p) => p.split(' ')[0])).toEqual(['SERVICE_BASE_URL', 'SLACK_APP_TOKEN', 'STORE_URL', 'LOG_LEVEL']);
+    expect(problems.join('\n')).not.toContain('secret-value');
+  });
+
+  it('builds a config with defaults, and lists every secret for the log scrubber', () => {
+    const config = loadConfig({ ...base, DISCORD_TOKEN: 'discord-token-abc', DISCORD_APPLICATION_ID: '123456789012345678', SLACK_PORT: '' });
+    expect(config.discord).toEqual({ token: 'discord-token-abc', applicationId: '123456789012345678', apiUrl: undefined });
+    expect(config.slack).toBeUndefined();
+    expect(config.storeUrl).toBe('sqlite://data/history.sqlite');
+    expect(config.logLevel).toBe('info');
+    expect(config.secrets).toEqual(['sk-test-key-123456', 'discord-token-abc']);
+  });
+
+  it('adds the trailing slash Slack\'s Web API base needs', () => {
+    const config = loadConfig({ ...base, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_API_URL: 'http://127.0.0.1:9/api' });
+    expect(config.slack?.apiUrl).toBe('http://127.0.0.1:9/api/');
+    expect(config.slack?.port).toBe(3000);
+  });
+});

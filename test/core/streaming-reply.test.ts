@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { StreamingReply, type Clock } from '../../src/core/streaming-reply.ts';
+import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../src/core/platform.ts';
+
+/** A virtual clock: sleep() resolves when the test advances time past its deadline. */
+class VirtualClock implements Clock {
+  t = 0;
+  private sleepers: Array<{ until: number; resolve: () => void }> = [];
+  now = () => this.t;
+  sleep = (ms: number) => new Promise<void>((resolve) => this.sleepers.push({ until: this.t + ms, resolve }));
+  async advance(ms: number): Promise<void> {
+    this.t += ms;
+    const due = this.sleepers.filter((s) => s.until <= this.t);
+    this.sleepers = this.sleepers.filter((s) => s.until > this.t);
+    due.forEach((s) => s.resolve());
+    await settle();
+  }
+}
+const settle = () => new Promise<void>((r) => setImmediate(r));
+
+/** A channel that records every call and fails when two are in flight at once. */
+class RecordingChannel implements ReplyChannel {
+  readonly limits: { maxChars: number; minEditIntervalMs: number };
+  calls: Array<{ kind: 'send' | 'edit'; message: number; content: string; at: number }> = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  failNext = 0;
+  contents: string[] = [];
+  constructor(private readonly clock: VirtualClock, maxChars = 2000, interval = 1000, private readonly latency = 0) {
+    this.limits = { maxChars, minEditIntervalMs: interval };
+  }
+  private async call(kind: 'send' | 'edit', message: number, content: string) {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      if (this.latency) await this.clock.sleep(this.latency);
+      if (this.failNext > 0) {
+        this.failNext--;
+        throw new Error('platform said no');
+      }
+      this.calls.push({ kind, message, content, at: this.clock.t });
+      this.contents[message] = content;
+    } finally {
+      this.inFlight--;
+    }
+  }
+  async defer() {}
+  async send(m: OutgoingMessage): Promise<MessageHandle> {
+    const index = this.contents.length;
+    this.contents.push('');
+    await this.call('send', index, m.content);
+    return { edit: (e) => this.call('edit', index, e.content) };
+  }
+  async sendEphemeral() {}
+}
+
+describe('StreamingReply', () => {
+  it('sends the first text at once, then paces edits at the interval with one call in flight', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 2000, 1000, 200);
+    const reply = new StreamingReply(channel, { clock });
+    reply.append('Hel');
+    await settle();
+    expect(channel.inFlight).toBe(1); // the first send started without waiting
+    for (let i = 0; i < 30; i++) {
+      reply.append('lo ');
+      await clock.advance(100);
+    }
+    const done = reply.finish();
+    for (let i = 0; i < 40; i++) await clock.advance(100);
+    await done;
+    expect(channel.maxInFlight).toBe(1);
+    expect(channel.calls[0]).toMatchObject({ kind: 'send', content: 'Hel', at: 200 });
+    const starts = channel.calls.map((c) => c.at - 200);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(1000);
+    expect(channel.calls.length).toBeGreaterThanOrEqual(3);
+    expect(channel.contents).toEqual([`Hel${'lo '.repeat(30)}`]);
+  });
+
+  it('continues past the limit in a follow-up message and finishes every page', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 100, 1000);
+    const reply = new StreamingReply(channel, { clock });
+    const words = Array.from({ length: 60 }, (_, i) => `word${i} `);
+    for (const w of words) {
+      reply.append(w);
+      await clock.advance(50);
+    }
+    const done = reply.finish();
+    for (let i = 0; i < 20; i++) await clock.advance(1000);
+    await done;
+    expect(channel.contents.length).toBeGreaterThan(1);
+    channel.contents.forEach((c) => expect(c.length).toBeLessThanOrEqual(100));
+    expect(channel.contents.join(' ')).toBe(words.join(''));
+    expect(reply.messageCount).toBe(channel.contents.length);
+  });
+
+  it('skips a failed intermediate edit but retries the final one until it lands', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 2000, 1000);
+    const reply = new StreamingReply(channel, { clock });
+    reply.append('one');
+    await settle();
+    channel.failNext = 1;
+    reply.append(' two');
+    await clock.advance(1000); // this edit fails and is skipped
+    channel.failNext = 2;
+    const done = reply.finish();
+    for (let i = 0; i < 10; i++) await clock.advance(1000);
+    await done;
+    expect(channel.contents).toEqual(['one two']);
+  });
+
+  it('gives up on a final write after the allowed attempts and reports the error', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 2000, 10);
+    const reply = new StreamingReply(channel, { clock, finalAttempts: 2 });
+    reply.append('text');
+    await settle();
+    channel.failNext = 5;
+    reply.append(' more');
+    const done = reply.finish();
+    const result = expect(done).rejects.toThrow('platform said no');
+    for (let i = 0; i < 10; i++) await clock.advance(1000);
+    await result;
+  });
+
+  it('shows a notice instead of an empty message when the model said nothing', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock);
+    const reply = new StreamingReply(channel, { clock });
+    await reply.finish();
+    expect(channel.contents).toEqual(['*(the model returned an empty answer)*']);
+  });
+});

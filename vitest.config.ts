@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // End-to-end tests start real servers on loopback; two cores are all we have.
+    fileParallelism: true,
+    maxWorkers: 2,
+  },
+});
