@@ -10,7 +10,8 @@ import { StreamInterruptedError, type ServiceError } from './errors.ts';
 export const DONE = '[DONE]';
 
 /**
- * Yields the `data` of each SSE event of `body`, up to (not including) `[DONE]`.
+ * Yields the `data` of the SSE events of `body`, one array per network read (so a consumer
+ * pays one async step per read, not per event), up to (not including) `[DONE]`.
  *
  * Leaving the loop early (break/return/throw) destroys `body`, which cancels the HTTP request.
  * @param body an async iterable of bytes (undici's response body).
@@ -18,47 +19,52 @@ export const DONE = '[DONE]';
  * @throws StreamInterruptedError when the body ends before `[DONE]`; whatever `mapError` returns
  *   when reading fails.
  */
-export async function* sseData(
+export async function* sseBatches(
   body: AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => unknown; dump?: () => Promise<void> },
   mapError: (cause: unknown) => ServiceError,
-): AsyncGenerator<string, void, undefined> {
-  const pending: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (event) => pending.push(event) });
-  const decoder = new TextDecoder();
+): AsyncGenerator<string[], void, undefined> {
+  let pending: string[] = [];
   let done = false;
+  const parser = createParser({
+    onEvent: (event: EventSourceMessage) => {
+      if (done) return;
+      if (event.data === DONE) done = true;
+      else pending.push(event.data);
+    },
+  });
+  const decoder = new TextDecoder();
+  const take = () => {
+    const batch = pending;
+    pending = [];
+    return batch;
+  };
   try {
     try {
       for await (const chunk of body) {
         parser.feed(decoder.decode(chunk, { stream: true }));
-        for (let i = 0; i < pending.length; i++) {
-          const data = pending[i]!.data;
-          if (data === DONE) {
-            done = true;
-            return;
-          }
-          yield data;
-        }
-        pending.length = 0;
+        if (pending.length) yield take();
+        if (done) return;
       }
     } catch (cause) {
-      if (cause instanceof StreamInterruptedError) throw cause;
       throw mapError(cause);
     }
-    // The body ended: flush a last event that lacked its blank line, as a browser would not,
-    // but as a lenient client should when the server closed right after `data: [DONE]`.
-    parser.feed(decoder.decode() + '\n\n');
-    for (const event of pending) {
-      if (event.data === DONE) {
-        done = true;
-        return;
-      }
-      yield event.data;
-    }
-    throw new StreamInterruptedError('the stream ended before data: [DONE]');
+    // The body ended: flush a last event that lacked its blank line (a lenient reading of a
+    // server that closed right after `data: [DONE]`).
+    parser.feed(`${decoder.decode()}\n\n`);
+    if (pending.length) yield take();
+    if (!done) throw new StreamInterruptedError('the stream ended before data: [DONE]');
   } finally {
     // After [DONE] the rest is drained so the keep-alive socket can be reused; otherwise the
     // request is cancelled (the consumer left the loop, or the stream failed).
     if (done) void body.dump?.().catch(() => undefined);
     else body.destroy?.();
   }
+}
+
+/** Like {@link sseBatches}, one event's `data` at a time. */
+export async function* sseData(
+  body: Parameters<typeof sseBatches>[0],
+  mapError: (cause: unknown) => ServiceError,
+): AsyncGenerator<string, void, undefined> {
+  for await (const batch of sseBatches(body, mapError)) yield* batch;
 }
