@@ -82,3 +82,78 @@ async function describeImage(data: Buffer, source: ImageResponseFormat): Promise
   const format: string = meta.format;
   return { data, format, mimeType: `image/${format}`, width: meta.width, height: meta.height, source };
 }
+
+/** §4.1 image input rule 3 / §8: each image counts about this many tokens in a budget. */
+export const IMAGE_TOKENS = 85;
+
+/** §4.1 image input rule 2: the longest side sent, in px. */
+export const MAX_IMAGE_SIDE = 1024;
+
+/** Limits on an image a user sends (decompression-bomb and oversize guards). */
+export interface ImageInputLimits {
+  /** Largest file accepted, in bytes; default 20 MiB. */
+  maxBytes: number;
+  /** Largest decoded size accepted, in pixels (width × height); default 40 megapixels. */
+  maxPixels: number;
+}
+
+export const DEFAULT_IMAGE_INPUT_LIMITS: ImageInputLimits = { maxBytes: 20 * 1024 * 1024, maxPixels: 40_000_000 };
+
+/** A user's image that cannot be used; `message` is the sentence for the user. */
+export class ImageInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImageInputError';
+  }
+}
+
+/** An image ready for a chat completion (§2.1 `image_url` part). */
+export interface PreparedImage {
+  /** `data:image/jpeg;base64,…` or `data:image/png;base64,…`. */
+  url: string;
+  mimeType: 'image/jpeg' | 'image/png';
+  /** Size after resizing, in px. */
+  width: number;
+  height: number;
+  /** Size of the encoded image, in bytes. */
+  bytes: number;
+}
+
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+
+/**
+ * Turns an image in any format sharp decodes (JPEG, PNG, WebP, GIF — first frame —, AVIF,
+ * TIFF, …) into the data URL the service accepts (§4.1 image input rules 1–2): EXIF
+ * orientation applied, longest side at most {@link MAX_IMAGE_SIDE} px, PNG when it has
+ * transparency, JPEG otherwise.
+ * @param name the file name, for messages.
+ * @throws ImageInputError (too many bytes, too many pixels, not an image).
+ */
+export async function prepareImageInput(data: Uint8Array, name: string, limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS): Promise<PreparedImage> {
+  if (data.byteLength > limits.maxBytes) {
+    throw new ImageInputError(`${name} is too large (${mb(data.byteLength)}; images up to ${mb(limits.maxBytes)} are accepted).`);
+  }
+  let meta: Metadata;
+  try {
+    // limitInputPixels makes sharp refuse a decompression bomb before decoding it.
+    meta = await sharp(data, { limitInputPixels: limits.maxPixels, animated: false }).metadata();
+  } catch {
+    throw new ImageInputError(`${name} is not an image the bot can read (JPEG, PNG, WebP, GIF, AVIF and TIFF work).`);
+  }
+  const pixels = (meta.width ?? 0) * (meta.pageHeight ?? meta.height ?? 0);
+  if (!meta.width || !meta.height || pixels > limits.maxPixels) {
+    throw new ImageInputError(`${name} is too large to process (${meta.width ?? '?'}×${meta.height ?? '?'} px).`);
+  }
+  try {
+    // An alpha channel alone (GIF palettes, many PNGs) does not mean transparency: check pixels.
+    const alpha = meta.hasAlpha === true && !(await sharp(data, { limitInputPixels: limits.maxPixels, animated: false }).stats()).isOpaque;
+    const pipeline = sharp(data, { limitInputPixels: limits.maxPixels, animated: false })
+      .rotate()
+      .resize({ width: MAX_IMAGE_SIDE, height: MAX_IMAGE_SIDE, fit: 'inside', withoutEnlargement: true });
+    const { data: out, info } = await (alpha ? pipeline.png({ compressionLevel: 9 }) : pipeline.flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true })).toBuffer({ resolveWithObject: true });
+    const mimeType = alpha ? 'image/png' : 'image/jpeg';
+    return { url: `data:${mimeType};base64,${out.toString('base64')}`, mimeType, width: info.width, height: info.height, bytes: out.byteLength };
+  } catch {
+    throw new ImageInputError(`${name} could not be converted (the file may be damaged).`);
+  }
+}

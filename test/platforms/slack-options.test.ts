@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { parseSlashText } from '../../src/platforms/slack/options.ts';
+import { escapeSlackText, slackLength } from '../../src/platforms/slack/adapter.ts';
+import imagine from '../../commands/imagine.ts';
+import chat from '../../commands/chat.ts';
+
+describe('Slack slash-command text', () => {
+  it('takes --name value flags of the command and leaves the rest as the prompt', () => {
+    expect(parseSlashText(imagine, 'a red fox --aspect_ratio landscape --style natural')).toEqual({
+      prompt: 'a red fox',
+      aspect_ratio: 'landscape',
+      style: 'natural',
+    });
+  });
+
+  it('accepts dashes in flag names, = signs and quoted values', () => {
+    expect(parseSlashText(chat, '--model="big model" why is the sky blue?')).toEqual({ model: 'big model', prompt: 'why is the sky blue?' });
+    expect(parseSlashText(imagine, '--aspect-ratio=portrait a tower')).toEqual({ aspect_ratio: 'portrait', prompt: 'a tower' });
+  });
+
+  it('keeps --words that are not options of the command in the prompt', () => {
+    expect(parseSlashText(chat, 'what does git push --force do?')).toEqual({ prompt: 'what does git push --force do?' });
+  });
+
+  it('undoes Slack\'s escaping of &, < and >', () => {
+    expect(parseSlashText(chat, 'is 1 &lt; 2 &amp;&amp; 3 &gt; 2?')).toEqual({ prompt: 'is 1 < 2 && 3 > 2?' });
+  });
+
+  it('maps a flag without a value to an empty string (reported as missing by checkOptions)', () => {
+    expect(parseSlashText(imagine, 'a cat --style')).toEqual({ prompt: 'a cat', style: '' });
+  });
+});
+
+describe('Slack text escaping', () => {
+  it('neutralises mentions the model might write and counts the escaped length', () => {
+    const text = 'Hi <!channel> and <@U123> & co';
+    expect(escapeSlackText(text)).toBe('Hi &lt;!channel&gt; and &lt;@U123&gt; &amp; co');
+    expect(slackLength(text)).toBe(escapeSlackText(text).length);
+  });
+});
