@@ -4,8 +4,9 @@
 import type { Command } from '../src/core/command.ts';
 import chat from './chat.ts';
 import imagine from './imagine.ts';
+import complete from './complete.ts';
 
-export const commands: readonly Command[] = [chat, imagine];
+export const commands: readonly Command[] = [chat, imagine, complete];
 
 /** The command named `name` (without a leading slash), if any. */
 export function findCommand(name: string): Command | undefined {

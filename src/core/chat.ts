@@ -1,56 +1,131 @@
 /**
- * The chat feature: history + prompt → streamed chat completion (§4.1) → a reply edited in
- * place as tokens arrive → both turns appended to the conversation's history.
+ * The chat feature: history + prompt (+ images) → streamed chat completion (§4.1) → a reply
+ * edited in place as tokens arrive → both turns appended to the conversation's history.
+ * Also `/complete` (§4.2), which streams the same way without history.
  */
 import type { CommandContext } from './platform.ts';
 import type { Core } from './core.ts';
 import { StreamingReply, type Clock } from './streaming-reply.ts';
 import { ShownError } from './command.ts';
-import { ServiceError, userMessageOf } from './service/errors.ts';
-import type { ChatMessage } from './service/schemas.ts';
+import { InvalidJsonError, ServiceError, userMessageOf } from './service/errors.ts';
+import type { ChatMessage, ContentPart } from './service/schemas.ts';
+import type { PreparedImage } from './media.ts';
+import { extractImageLinks, parseJsonAnswer } from './answer.ts';
 
 /** A chat request from a user. */
 export interface ChatRequest {
   prompt: string;
   /** Model id; the default model when absent. */
   model?: string;
+  /** §4.1 web_search; `false` (the server's default) when absent. */
+  webSearch?: false | 'auto' | 'force' | 'images';
+  /** §4.1 JSON mode: the answer is parsed and shown pretty-printed. */
+  json?: boolean;
+  /** Images for vision (§4.1 image input), already prepared by media.ts. */
+  images?: PreparedImage[];
 }
 
 /**
- * Answers `request` in `ctx`'s conversation, streaming the answer into the reply.
- * On success the user's and the assistant's turns are appended to the history; a failed
- * answer leaves the history as it was.
- * @throws ServiceError before any text arrived (runCommand tells the user ephemerally);
- *   ShownError when the stream broke after text was shown (the notice is appended there).
+ * Streams text deltas into the reply and finishes it.
+ * @param finalize turns the complete text into what is finally shown (e.g. pretty JSON).
+ * @returns the complete streamed text.
+ * @throws ServiceError before any text arrived; ShownError when the stream broke after text
+ *   was shown (the notice is appended to the message).
  */
-export async function chat(ctx: CommandContext, core: Core, request: ChatRequest, clock?: Clock): Promise<void> {
-  await ctx.reply.defer();
-  const model = request.model ?? (await core.models.chatModel(ctx.signal));
-  const history = await core.history.asChatMessages(ctx.conversationId);
-  const messages: ChatMessage[] = [...history, { role: 'user', content: request.prompt }];
-
-  const stream = await core.service.chat.completions.create({ model, messages, stream: true }, { signal: ctx.signal });
-  const reply = new StreamingReply(ctx.reply, { log: ctx.log, ...(clock ? { clock } : {}) });
-  let finishReason: string | null | undefined;
+export async function streamAnswer(
+  ctx: CommandContext,
+  deltas: AsyncIterable<string>,
+  options: { clock?: Clock; finalize?: (text: string) => string } = {},
+): Promise<string> {
+  const reply = new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}) });
   try {
-    for await (const chunk of stream) {
-      const choice = chunk.choices[0];
-      const delta = choice?.delta?.content;
-      if (delta) reply.append(delta);
-      if (choice?.finish_reason) finishReason = choice.finish_reason;
-    }
+    for await (const delta of deltas) reply.append(delta);
   } catch (error) {
     if (reply.content === '' || !(error instanceof ServiceError)) throw error;
     await reply.finish(`${reply.content}\n\n⚠️ ${userMessageOf(error)}`);
     throw new ShownError(error);
   }
   const answer = reply.content;
-  await reply.finish();
-  ctx.log.debug({ model, finishReason, chars: answer.length, messages: reply.messageCount, writes: reply.writes }, 'chat answered');
+  await reply.finish(options.finalize?.(answer));
+  ctx.log.debug({ chars: answer.length, messages: reply.messageCount, writes: reply.writes }, 'answer streamed');
+  return answer;
+}
+
+/** Shows a JSON-mode answer pretty-printed in a fence, or the raw text with a warning. */
+function showJson(ctx: CommandContext, text: string): string {
+  try {
+    return `\`\`\`json\n${parseJsonAnswer(text).pretty}\n\`\`\``;
+  } catch (error) {
+    if (!(error instanceof InvalidJsonError)) throw error;
+    ctx.log.info({ code: error.code, chars: text.length }, 'JSON mode answer is not valid JSON');
+    return `${error.raw}\n\n⚠️ ${error.userMessage}`;
+  }
+}
+
+/**
+ * Answers `request` in `ctx`'s conversation, streaming the answer into the reply.
+ * On success the user's and the assistant's turns are appended to the history (images are
+ * noted, not stored); a failed answer leaves the history as it was.
+ * @throws as {@link streamAnswer}.
+ */
+export async function chat(ctx: CommandContext, core: Core, request: ChatRequest, clock?: Clock): Promise<void> {
+  await ctx.reply.defer();
+  const model = request.model ?? (await core.models.chatModel(ctx.signal));
+  const history = await core.history.asChatMessages(ctx.conversationId);
+  const images = request.images ?? [];
+  const content: string | ContentPart[] = images.length
+    ? [{ type: 'text', text: request.prompt }, ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } }))]
+    : request.prompt;
+  const messages: ChatMessage[] = [...history, { role: 'user', content }];
+
+  const stream = await core.service.chat.completions.create(
+    {
+      model,
+      messages,
+      stream: true,
+      ...(request.webSearch ? { web_search: request.webSearch } : {}),
+      ...(request.json ? { response_format: 'json' as const } : {}),
+    },
+    { signal: ctx.signal },
+  );
+  async function* deltas() {
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta?.content;
+      if (delta) yield delta;
+    }
+  }
+  const answer = await streamAnswer(ctx, deltas(), {
+    ...(clock ? { clock } : {}),
+    ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
+  });
+  if (request.webSearch === 'images') {
+    const links = extractImageLinks(answer).slice(0, 10);
+    if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
+  }
   const at = Date.now();
+  const noted = images.length ? `${request.prompt}\n[${images.length} image${images.length > 1 ? 's' : ''} attached]` : request.prompt;
   await core.history.append(
     ctx.conversationId,
-    { role: 'user', content: request.prompt, at, userId: ctx.user.id },
+    { role: 'user', content: noted, at, userId: ctx.user.id },
     { role: 'assistant', content: answer, at },
   );
+}
+
+/**
+ * Completes `prompt` with the legacy text completion endpoint (§4.2), streamed into the reply.
+ * The prompt is shown, continued by the completion. No history.
+ * @throws as {@link streamAnswer}.
+ */
+export async function complete(ctx: CommandContext, core: Core, request: { prompt: string; model?: string }, clock?: Clock): Promise<void> {
+  await ctx.reply.defer();
+  const model = request.model ?? (await core.models.chatModel(ctx.signal));
+  const stream = await core.service.completions.create({ model, prompt: request.prompt, stream: true }, { signal: ctx.signal });
+  async function* deltas() {
+    yield request.prompt;
+    for await (const chunk of stream) {
+      const text = chunk.choices[0]?.text;
+      if (text) yield text;
+    }
+  }
+  await streamAnswer(ctx, deltas(), clock ? { clock } : {});
 }

@@ -19,6 +19,8 @@ export interface OutgoingFile {
 export interface OutgoingMessage {
   content: string;
   files?: OutgoingFile[];
+  /** Images shown by URL (Discord embeds, Slack image blocks); at most 10. */
+  imageLinks?: Array<{ url: string; alt: string }>;
 }
 
 /** A message the bot has posted and may edit. */

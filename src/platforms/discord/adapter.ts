@@ -64,7 +64,12 @@ export class InteractionReply implements ReplyChannel {
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     await this.defer();
-    const payload = { content: message.content, files: filesOf(message), allowedMentions: NO_MENTIONS };
+    const payload = {
+      content: message.content,
+      files: filesOf(message),
+      embeds: (message.imageLinks ?? []).slice(0, 10).map((link) => ({ image: { url: link.url }, ...(link.alt ? { title: link.alt.slice(0, 256) } : {}) })),
+      allowedMentions: NO_MENTIONS,
+    };
     if (!this.filled) {
       this.filled = true;
       await this.interaction.editReply(payload);

@@ -76,9 +76,13 @@ export class SlashCommandReply implements ReplyChannel {
       });
       return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
     }
+    const images = (message.imageLinks ?? []).slice(0, 10);
     const posted = await this.client.chat.postMessage({
       channel,
-      text: escapeSlackText(message.content),
+      text: escapeSlackText(message.content || (images.length ? 'Image results' : '')),
+      ...(images.length
+        ? { blocks: images.map((link) => ({ type: 'image' as const, image_url: link.url, alt_text: link.alt || 'image result' })) }
+        : {}),
       unfurl_links: false,
       unfurl_media: false,
       ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
