@@ -13,7 +13,7 @@
 import { ServiceHttp, type ServiceHttpOptions } from './http.ts';
 import { Stream } from './stream.ts';
 import { scrubSecrets } from '../../log.ts';
-import { InvalidResponseError, type ServiceError } from './errors.ts';
+import { ConnectionError, InvalidResponseError, StreamInterruptedError, type ServiceError } from './errors.ts';
 import {
   chatCompletionRequestSchema,
   chatCompletionSchema,
@@ -87,7 +87,11 @@ export class ServiceClient {
 async function openStream<T>(http: ServiceHttp, path: string, body: unknown, options: RequestOptions, scrub: (t: string) => string): Promise<Stream<T>> {
   const controller = linkedController(options.signal);
   const response = await http.open('POST', path, { body, signal: controller.signal, accept: 'text/event-stream' });
-  const mapError = (cause: unknown): ServiceError => http.mapTransportError(cause, controller.signal);
+  // Once the response has begun, a broken connection means a cut-off answer, not an unreachable service.
+  const mapError = (cause: unknown): ServiceError => {
+    const error = http.mapTransportError(cause, controller.signal);
+    return error instanceof ConnectionError ? new StreamInterruptedError(`the stream broke off: ${error.message}`, cause) : error;
+  };
   return new Stream<T>(response, controller, mapError, scrub);
 }
 
