@@ -1,0 +1,154 @@
+/**
+ * The chat feature against the fake service, through a recording ReplyChannel (the platform
+ * adapters are covered by the end-to-end tests).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { FakeService } from '../fakes/service.ts';
+import { ServiceClient } from '../../src/core/service/client.ts';
+import { ConversationStore, openStore } from '../../src/core/conversation.ts';
+import { createCore, type Core } from '../../src/core/core.ts';
+import { runCommand } from '../../src/core/command.ts';
+import type { CommandContext, MessageHandle, OutgoingMessage } from '../../src/core/platform.ts';
+import chatCommand from '../../commands/chat.ts';
+import completeCommand from '../../commands/complete.ts';
+import imagineCommand from '../../commands/imagine.ts';
+import sharp from 'sharp';
+
+let fake: FakeService;
+let core: Core;
+
+beforeAll(async () => {
+  fake = await FakeService.start();
+  const service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
+  const history = new ConversationStore(openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-chat-')), 'h.sqlite')}`));
+  core = createCore({ service, history, log: pino({ level: 'silent' }), defaults: { chat: undefined, image: undefined } });
+});
+beforeEach(() => fake.reset());
+afterAll(async () => {
+  await core.history.close();
+  await core.service.close();
+  await fake.close();
+});
+
+/** A ReplyChannel that records messages as a platform would show them. */
+function recorder(conversationId: string, options: Record<string, string | boolean>) {
+  const messages: Array<{ content: string; files: OutgoingMessage['files']; imageLinks: OutgoingMessage['imageLinks'] }> = [];
+  const ephemerals: string[] = [];
+  let deferred = 0;
+  const ctx: CommandContext = {
+    platform: 'discord',
+    conversationId,
+    user: { id: 'u1', name: 'ada', isAdmin: false },
+    options,
+    attachments: [],
+    signal: new AbortController().signal,
+    log: pino({ level: 'silent' }),
+    reply: {
+      limits: { maxChars: 2000, minEditIntervalMs: 0 },
+      defer: async () => void deferred++,
+      send: async (m): Promise<MessageHandle> => {
+        const index = messages.push({ content: m.content, files: m.files, imageLinks: m.imageLinks }) - 1;
+        return { edit: async (e) => void (messages[index]!.content = e.content) };
+      },
+      sendEphemeral: async (t) => void ephemerals.push(t),
+    },
+  };
+  return { ctx, messages, ephemerals, deferred: () => deferred };
+}
+
+describe('/chat in the core', () => {
+  it('uses the first chat model the service lists when none is configured, and records both turns', async () => {
+    fake.setChatReply('Paris.');
+    const r = recorder('t:1', { prompt: 'Capital of France?' });
+    expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: true });
+    expect(r.deferred()).toBe(1);
+    expect(r.messages.map((m) => m.content)).toEqual(['Paris.']);
+    expect(fake.chatRequests()[0]!.model).toBe('fake-chat');
+    expect(await core.history.asChatMessages('t:1')).toEqual([
+      { role: 'user', content: 'Capital of France?' },
+      { role: 'assistant', content: 'Paris.' },
+    ]);
+  });
+
+  it('JSON mode shows the joined answer pretty-printed in a json fence', async () => {
+    fake.setChatReply('{"a":1,"b":[true,null]}');
+    const r = recorder('t:json', { prompt: 'give JSON', json: true });
+    await runCommand(chatCommand, r.ctx, core);
+    expect(fake.chatRequests()[0]!.response_format).toBe('json');
+    expect(r.messages[0]!.content).toBe('```json\n{\n  "a": 1,\n  "b": [\n    true,\n    null\n  ]\n}\n```');
+  });
+
+  it('JSON mode with invalid JSON shows the raw text and says so', async () => {
+    fake.setChatReply('{"a":');
+    const r = recorder('t:badjson', { prompt: 'give JSON', json: true });
+    await runCommand(chatCommand, r.ctx, core);
+    expect(r.messages[0]!.content).toMatch(/^\{"a":\n\n⚠️ The model was asked for JSON but its answer is not valid JSON/);
+  });
+
+  it('web_search images mode passes the mode and shows the image results as image links', async () => {
+    fake.setChatReply('Here: ![fox](https://img.example/fox.png) and https://img.example/owl.jpg');
+    const r = recorder('t:img', { prompt: 'foxes', web_search: 'images' });
+    await runCommand(chatCommand, r.ctx, core);
+    expect(fake.chatRequests()[0]!.web_search).toBe('images');
+    expect(r.messages[1]!.imageLinks).toEqual([
+      { url: 'https://img.example/fox.png', alt: 'fox' },
+      { url: 'https://img.example/owl.jpg', alt: '' },
+    ]);
+  });
+
+  it('web_search off sends nothing (the server default)', async () => {
+    const r = recorder('t:off', { prompt: 'x', web_search: 'off' });
+    await runCommand(chatCommand, r.ctx, core);
+    expect('web_search' in fake.chatRequests()[0]!).toBe(false);
+  });
+
+  it('a stream cut off after some text keeps the text, appends the reason, and leaves the history unchanged', async () => {
+    fake.setChatReply('This answer will be cut off somewhere in the middle of it.');
+    fake.enqueue('chat', { stream: { dropAfterChunks: 4 } });
+    const r = recorder('t:cut', { prompt: 'go' });
+    const outcome = await runCommand(chatCommand, r.ctx, core);
+    expect(outcome).toMatchObject({ ok: false, errorCode: 'stream_interrupted' });
+    expect(r.messages[0]!.content).toMatch(/^This.*\n\n⚠️ The answer was cut off/s);
+    expect(r.ephemerals).toEqual([]);
+    expect(await core.history.get('t:cut')).toEqual([]);
+  });
+
+  it('a service error before any text is told to the user ephemerally; history untouched', async () => {
+    fake.enqueue('chat', { status: 401 });
+    const r = recorder('t:401', { prompt: 'go' });
+    await runCommand(chatCommand, r.ctx, core);
+    expect(r.messages).toEqual([]);
+    expect(r.ephemerals).toEqual(['The generation service refused the bot\'s API key. An admin needs to check SERVICE_API_KEY.']);
+    expect(await core.history.get('t:401')).toEqual([]);
+  });
+});
+
+describe('/complete and /imagine in the core', () => {
+  it('/complete streams the prompt followed by its completion', async () => {
+    fake.setCompletionReply(' there was a fox.');
+    const r = recorder('t:c', { prompt: 'Once upon a time' });
+    await runCommand(completeCommand, r.ctx, core);
+    expect(r.messages.map((m) => m.content)).toEqual(['Once upon a time there was a fox.']);
+  });
+
+  it('/imagine posts the image as a file of the aspect ratio\'s size', async () => {
+    const r = recorder('t:i', { prompt: 'a fox', aspect_ratio: 'portrait', style: 'natural' });
+    await runCommand(imagineCommand, r.ctx, core);
+    const file = r.messages[0]!.files![0]!;
+    expect(file.mimeType).toBe('image/png');
+    const meta = await sharp(file.data).metadata();
+    expect([meta.width, meta.height]).toEqual([832, 1216]);
+    expect(fake.lastRequest('images')!.body).toEqual({ prompt: 'a fox', aspect_ratio: 'portrait', style: 'natural', response_format: 'b64_json' });
+  });
+
+  it('/imagine with a bad aspect ratio says which values work, without calling the service', async () => {
+    const r = recorder('t:i2', { prompt: 'a fox', aspect_ratio: 'wide' });
+    await runCommand(imagineCommand, r.ctx, core);
+    expect(r.ephemerals).toEqual(['`aspect_ratio` must be one of `square`, `portrait`, `landscape`.']);
+    expect(fake.requests).toEqual([]);
+  });
+});
