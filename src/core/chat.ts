@@ -10,6 +10,7 @@ import { ShownError } from './command.ts';
 import { InvalidJsonError, ServiceError, userMessageOf } from './service/errors.ts';
 import type { ChatMessage, ContentPart } from './service/schemas.ts';
 import type { PreparedImage } from './media.ts';
+import type { Stream } from './service/stream.ts';
 import { extractImageLinks, parseJsonAnswer } from './answer.ts';
 
 /** A chat request from a user. */
@@ -23,6 +24,19 @@ export interface ChatRequest {
   json?: boolean;
   /** Images for vision (§4.1 image input), already prepared by media.ts. */
   images?: PreparedImage[];
+}
+
+/**
+ * The text of a streamed completion, one string per network read (the pieces of its chunks
+ * joined; reads that carry no text are skipped).
+ * @param pieceOf the text of one chunk (§4.1 streaming rule 2: `delta` or `content` may be absent).
+ */
+export async function* textOf<T>(stream: Stream<T>, pieceOf: (chunk: T) => string | null | undefined): AsyncGenerator<string, void, undefined> {
+  for await (const chunks of stream.batches()) {
+    let text = '';
+    for (const chunk of chunks) text += pieceOf(chunk) ?? '';
+    if (text) yield text;
+  }
 }
 
 /**
@@ -88,13 +102,7 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
     },
     { signal: ctx.signal },
   );
-  async function* deltas() {
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta?.content;
-      if (delta) yield delta;
-    }
-  }
-  const answer = await streamAnswer(ctx, deltas(), {
+  const answer = await streamAnswer(ctx, textOf(stream, (chunk) => chunk.choices[0]?.delta?.content), {
     ...(clock ? { clock } : {}),
     ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
   });
@@ -122,10 +130,7 @@ export async function complete(ctx: CommandContext, core: Core, request: { promp
   const stream = await core.service.completions.create({ model, prompt: request.prompt, stream: true }, { signal: ctx.signal });
   async function* deltas() {
     yield request.prompt;
-    for await (const chunk of stream) {
-      const text = chunk.choices[0]?.text;
-      if (text) yield text;
-    }
+    yield* textOf(stream, (chunk) => chunk.choices[0]?.text);
   }
   await streamAnswer(ctx, deltas(), clock ? { clock } : {});
 }

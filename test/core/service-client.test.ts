@@ -216,6 +216,38 @@ describe('§4.1 streaming rules', () => {
     expect(error).toBeInstanceOf(InvalidResponseError);
   });
 
+  it('batches() yields the chunks of each network read, which join to the same answer, and a stream reads only once', async () => {
+    const answer = 'Batches carry every chunk of one read, in order.';
+    fake.setChatReply(answer);
+    fake.enqueue('chat', { stream: { emptyDeltas: true } });
+    const stream = await service.chat.completions.create({ ...chatBody, stream: true });
+    const sizes: number[] = [];
+    let joined = '';
+    for await (const chunks of stream.batches()) {
+      sizes.push(chunks.length);
+      for (const chunk of chunks) joined += chunk.choices[0]?.delta?.content ?? '';
+    }
+    expect(joined).toBe(answer);
+    expect(sizes.every((n) => n > 0)).toBe(true);
+    await expect(stream.batches().next()).rejects.toThrow(/only once/);
+  });
+
+  it('a malformed line after text: the text before it is delivered, then the error', async () => {
+    fake.setChatReply('Before the bad line.');
+    fake.enqueue('chat', { stream: { malformedLine: 'data: {"choices":[', afterChunks: 3, chunkDelayMs: 0 } });
+    const stream = await service.chat.completions.create({ ...chatBody, stream: true });
+    let seen = '';
+    const error = await caught(
+      (async () => {
+        for await (const chunks of stream.batches()) for (const c of chunks) seen += c.choices[0]?.delta?.content ?? '';
+      })(),
+    );
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    // The role chunk and two pieces precede the bad line (afterChunks: 3).
+    expect(seen.length).toBeGreaterThan(0);
+    expect('Before the bad line.'.startsWith(seen)).toBe(true);
+  });
+
   it('leaving the loop early cancels the HTTP request (the server sees its socket close)', async () => {
     fake.setChatReply('x'.repeat(2000));
     fake.enqueue('chat', { stream: { chunkDelayMs: 20 } });
