@@ -1,6 +1,7 @@
 /**
  * Benchmark (issue 3 item 12): the same local stream of 100,000 chat chunks consumed by
- *   (a) this project's core (`service.chat.completions.create({ stream: true })`),
+ *   (a) this project's core (`service.chat.completions.create({ stream: true })`), read as the
+ *       product reads it (`stream.batches()`) and also chunk by chunk,
  *   (b) the `openai` npm SDK pointed at the same server,
  *   (c) a bare undici request + split-on-blank-line + JSON.parse loop: the floor.
  * Reports CPU time (user + system of this process; the server runs in another) per chunk,
@@ -33,13 +34,21 @@ async function startServer(): Promise<{ baseUrl: string; stop: () => void }> {
 
 type Consumer = () => Promise<number>;
 
-function core(baseUrl: string): { run: Consumer; close: () => Promise<void> } {
+/**
+ * The core as the product reads it (chat.ts `textOf`): `stream.batches()`, one async step per
+ * network read; and chunk by chunk (`for await (const chunk of stream)`, openai-node's shape).
+ */
+function core(baseUrl: string, mode: 'batches' | 'chunks'): { run: Consumer; close: () => Promise<void> } {
   const service = new ServiceClient({ baseUrl, apiKey: API_KEY, maxRetries: 0 });
   return {
     run: async () => {
       let chars = 0;
       const stream = await service.chat.completions.create(body);
-      for await (const chunk of stream) chars += chunk.choices[0]?.delta?.content?.length ?? 0;
+      if (mode === 'batches') {
+        for await (const chunks of stream.batches()) for (const chunk of chunks) chars += chunk.choices[0]?.delta?.content?.length ?? 0;
+      } else {
+        for await (const chunk of stream) chars += chunk.choices[0]?.delta?.content?.length ?? 0;
+      }
       return chars;
     },
     close: () => service.close(),
@@ -100,10 +109,15 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 async function main(): Promise<void> {
   const server = await startServer();
-  const consumers = { core: core(server.baseUrl), openai: openaiSdk(server.baseUrl), floor: floor(server.baseUrl) };
+  const consumers = {
+    core: core(server.baseUrl, 'batches'),
+    'core per chunk': core(server.baseUrl, 'chunks'),
+    openai: openaiSdk(server.baseUrl),
+    floor: floor(server.baseUrl),
+  };
   const names = Object.keys(consumers) as Array<keyof typeof consumers>;
-  const cpu: Record<string, number[]> = { core: [], openai: [], floor: [] };
-  const wall: Record<string, number[]> = { core: [], openai: [], floor: [] };
+  const cpu: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  const wall: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   let expected: number | undefined;
   // One warm-up round each (JIT, connections), then interleaved measured rounds.
   for (const name of names) await consumers[name].run();
@@ -135,6 +149,9 @@ async function main(): Promise<void> {
   const coreVsFloor = perChunk('core') / perChunk('floor');
   const coreVsSdk = perChunk('core') / perChunk('openai');
   console.log(`core/floor = ${coreVsFloor.toFixed(2)} (target ≤ 1.15), core/openai = ${coreVsSdk.toFixed(2)} (target < 1)`);
+  // The same figures as a Markdown table, for the README.
+  console.log('\n| consumer | CPU µs/chunk | vs floor |\n|---|---|---|');
+  for (const row of rows) console.log(`| ${row.consumer} | ${row['CPU µs/chunk']} | ${row['vs floor']} |`);
 }
 
 await main();
