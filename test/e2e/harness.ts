@@ -1,0 +1,51 @@
+/**
+ * Starts the whole bot for an end-to-end test the way an operator does: `startBot` with
+ * environment variables only, pointed at local fakes. Log lines are collected (parsed pino
+ * JSON) so that a test can check what was logged, and that no secret ever was.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { startBot, type Bot } from '../../src/bot.ts';
+
+/** A bot started for a test, with its log lines. */
+export interface TestBot {
+  bot: Bot;
+  /** Every log line written so far, parsed. */
+  logs: Array<Record<string, unknown> & { msg?: string; level: number }>;
+  /** The raw log text (for secret checks). */
+  rawLog(): string;
+  /** The SQLite file holding the history. */
+  storePath: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the bot with `env` (merged over a temporary SQLite store and `LOG_LEVEL=debug`).
+ * @param env the variables an operator would set (SERVICE_*, DISCORD_*, SLACK_*, …).
+ * @throws whatever startBot throws (ConfigError, login errors).
+ */
+export async function startTestBot(env: Record<string, string>): Promise<TestBot> {
+  const storePath = join(mkdtempSync(join(tmpdir(), 'genbot-e2e-')), 'history.sqlite');
+  const lines: string[] = [];
+  const logs: TestBot['logs'] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of String(chunk).split('\n')) {
+        if (!line) continue;
+        lines.push(line);
+        logs.push(JSON.parse(line) as TestBot['logs'][number]);
+      }
+      done();
+    },
+  });
+  const bot = await startBot({ STORE_URL: `sqlite://${storePath}`, LOG_LEVEL: 'debug', ...env }, { logDestination: destination });
+  return {
+    bot,
+    logs,
+    rawLog: () => lines.join('\n'),
+    storePath,
+    stop: () => bot.stop(),
+  };
+}
