@@ -123,7 +123,6 @@ export class StreamingReply {
    * (a later one carries newer text); a final one is retried, and its last error kept.
    */
   private async write(i: number, page: string): Promise<boolean> {
-    const attempts = this.finishing ? (this.options.finalAttempts ?? 3) : 1;
     for (let attempt = 1; ; attempt++) {
       this.lastWriteAt = this.clock.now();
       this.writes++;
@@ -136,8 +135,10 @@ export class StreamingReply {
         return true;
       } catch (error) {
         this.options.log?.warn({ err: error, message: i, attempt, final: this.finishing }, 'streaming write failed');
+        // Read after the failure: finish() may have begun while this write was in flight, and
+        // then this write is already one of the final ones.
         if (!this.finishing) return false;
-        if (attempt >= attempts) {
+        if (attempt >= (this.options.finalAttempts ?? 3)) {
           this.failure = error;
           return false;
         }

@@ -111,6 +111,22 @@ describe('StreamingReply', () => {
     expect(channel.contents).toEqual(['one two']);
   });
 
+  it('an edit in flight when finish() begins counts as final: its failure is retried, not fatal', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 2000, 1000, 200);
+    const reply = new StreamingReply(channel, { clock });
+    reply.append('one');
+    await clock.advance(200); // the first send lands
+    reply.append(' two');
+    await clock.advance(800); // the paced edit starts (200 ms in flight)
+    expect(channel.inFlight).toBe(1);
+    channel.failNext = 1;
+    const done = reply.finish();
+    for (let i = 0; i < 10; i++) await clock.advance(200);
+    await done;
+    expect(channel.contents).toEqual(['one two']);
+  });
+
   it('gives up on a final write after the allowed attempts and reports the error', async () => {
     const clock = new VirtualClock();
     const channel = new RecordingChannel(clock, 2000, 10);
