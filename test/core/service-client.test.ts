@@ -261,6 +261,18 @@ describe('§4.1 streaming rules', () => {
     expect(fake.pending('chat')).toBe(0);
   });
 
+  it('a long-lived signal keeps no listener from streams that are over (read, left early, or refused)', async () => {
+    const { getEventListeners } = await import('node:events');
+    const shutdown = new AbortController();
+    fake.setChatReply('short answer');
+    for (let i = 0; i < 3; i++) await text(await service.chat.completions.create({ ...chatBody, stream: true }, { signal: shutdown.signal }));
+    const left = await service.chat.completions.create({ ...chatBody, stream: true }, { signal: shutdown.signal });
+    for await (const _chunk of left) break;
+    fake.enqueue('chat', { status: 400 });
+    await caught(service.chat.completions.create({ ...chatBody, stream: true }, { signal: shutdown.signal }));
+    expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+  });
+
   it('aborting the signal cancels a running stream with AbortedError', async () => {
     fake.setChatReply('y'.repeat(500));
     fake.enqueue('chat', { stream: { chunkDelayMs: 20 } });

@@ -10,7 +10,7 @@
  *
  * `create` is overloaded on `stream`: `true` gives a {@link Stream} of chunks.
  */
-import { ServiceHttp, type ServiceHttpOptions } from './http.ts';
+import { ServiceHttp, type OpenResponse, type ServiceHttpOptions } from './http.ts';
 import { Stream } from './stream.ts';
 import { scrubSecrets } from '../../log.ts';
 import { ConnectionError, InvalidResponseError, StreamInterruptedError, type ServiceError } from './errors.ts';
@@ -52,12 +52,17 @@ function parseResponse<T>(schema: z.ZodType<T>, body: unknown, what: string): T 
   return result.data;
 }
 
-/** Links the caller's signal to a fresh controller so a Stream can also be aborted on its own. */
-function linkedController(signal: AbortSignal | undefined): AbortController {
+/**
+ * Links the caller's signal to a fresh controller so a Stream can also be aborted on its own.
+ * `unlink()` removes the listener from the caller's signal (call it when the request is over:
+ * a long-lived signal, such as a shutdown signal, must not collect one listener per stream).
+ */
+function linkedController(signal: AbortSignal | undefined): { controller: AbortController; unlink: () => void } {
   const controller = new AbortController();
+  const onAbort = () => controller.abort();
   if (signal?.aborted) controller.abort();
-  else signal?.addEventListener('abort', () => controller.abort(), { once: true });
-  return controller;
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  return { controller, unlink: () => signal?.removeEventListener('abort', onAbort) };
 }
 
 /** The service client. Create one per base URL and `close()` it at shutdown. */
@@ -85,14 +90,20 @@ export class ServiceClient {
 
 /** Opens a streaming POST and wraps it in a Stream. */
 async function openStream<T>(http: ServiceHttp, path: string, body: unknown, options: RequestOptions, scrub: (t: string) => string): Promise<Stream<T>> {
-  const controller = linkedController(options.signal);
-  const response = await http.open('POST', path, { body, signal: controller.signal, accept: 'text/event-stream' });
+  const { controller, unlink } = linkedController(options.signal);
+  let response: OpenResponse;
+  try {
+    response = await http.open('POST', path, { body, signal: controller.signal, accept: 'text/event-stream' });
+  } catch (error) {
+    unlink();
+    throw error;
+  }
   // Once the response has begun, a broken connection means a cut-off answer, not an unreachable service.
   const mapError = (cause: unknown): ServiceError => {
     const error = http.mapTransportError(cause, controller.signal);
     return error instanceof ConnectionError ? new StreamInterruptedError(`the stream broke off: ${error.message}`, cause) : error;
   };
-  return new Stream<T>(response, controller, mapError, scrub);
+  return new Stream<T>(response, controller, mapError, scrub, unlink);
 }
 
 /** §4.1 POST /v1/chat/completions. */

@@ -22,6 +22,8 @@ export class Stream<T> implements AsyncIterable<T> {
     readonly controller: AbortController,
     private readonly mapError: (cause: unknown) => ServiceError,
     private readonly scrub: (text: string) => string,
+    /** Called once when the stream is over (read to the end, failed, or left): releases the caller's signal. */
+    private readonly onEnd: () => void = () => undefined,
   ) {}
 
   /** Cancels the request; a running loop ends with AbortedError. */
@@ -39,17 +41,21 @@ export class Stream<T> implements AsyncIterable<T> {
   async *batches(): AsyncGenerator<T[], void, undefined> {
     if (this.consumed) throw new Error('a Stream can be read only once');
     this.consumed = true;
-    // Leaving this generator (return/throw) runs sseBatches' cleanup, which cancels the request.
-    for await (const batch of sseBatches(this.response.body, this.mapError)) {
-      const chunks: T[] = [];
-      try {
-        for (const data of batch) chunks.push(this.parse(data));
-      } catch (error) {
-        // The chunks before a bad one are delivered first: no text that arrived is lost.
-        if (chunks.length) yield chunks;
-        throw error;
+    try {
+      // Leaving this generator (return/throw) runs sseBatches' cleanup, which cancels the request.
+      for await (const batch of sseBatches(this.response.body, this.mapError)) {
+        const chunks: T[] = [];
+        try {
+          for (const data of batch) chunks.push(this.parse(data));
+        } catch (error) {
+          // The chunks before a bad one are delivered first: no text that arrived is lost.
+          if (chunks.length) yield chunks;
+          throw error;
+        }
+        yield chunks;
       }
-      yield chunks;
+    } finally {
+      this.onEnd();
     }
   }
 
