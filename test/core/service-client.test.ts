@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { Writable } from 'node:stream';
+import { getEventListeners } from 'node:events';
 import { FakeService } from '../fakes/service.ts';
 import { ServiceClient, isImageModel } from '../../src/core/service/client.ts';
 import {
@@ -262,7 +263,6 @@ describe('§4.1 streaming rules', () => {
   });
 
   it('a long-lived signal keeps no listener from streams that are over (read, left early, or refused)', async () => {
-    const { getEventListeners } = await import('node:events');
     const shutdown = new AbortController();
     fake.setChatReply('short answer');
     for (let i = 0; i < 3; i++) await text(await service.chat.completions.create({ ...chatBody, stream: true }, { signal: shutdown.signal }));
