@@ -7,12 +7,15 @@
 import {
   AttachmentBuilder,
   Client,
+  DefaultRestOptions,
   Events,
   GatewayIntentBits,
   MessageFlags,
   PermissionFlagsBits,
   type ChatInputCommandInteraction,
   type Interaction,
+  type RESTOptions,
+  type ResponseLike,
 } from 'discord.js';
 import type { Command } from '../../core/command.ts';
 import { runCommand } from '../../core/command.ts';
@@ -34,6 +37,27 @@ export const DISCORD_LIMITS = {
 
 /** If a command has neither replied nor deferred after this many ms, it is deferred (the limit is 3 s). */
 const AUTO_DEFER_MS = 2000;
+
+/**
+ * discord.js's `rest.makeRequest`, safe for uploads. discord.js sends files as a `FormData`
+ * through its own undici 6, whose `request()` dispatches on the process-wide undici dispatcher;
+ * the service client's undici 7 installs itself as that dispatcher when it is imported, and
+ * undici 7 cannot read a FormData it did not make (it throws "action is not a function"), so
+ * every upload failed. Multipart bodies are therefore encoded to bytes first, by Node's own
+ * `Response` (which knows Node's FormData), with their `content-type` (boundary included);
+ * every other request goes to discord.js's default strategy unchanged.
+ * @param url the full request URL.
+ * @param init discord.js's request options (`headers` is a plain object).
+ * @returns discord.js's response shape.
+ */
+export async function makeDiscordRequest(url: string, init: Parameters<RESTOptions['makeRequest']>[1]): Promise<ResponseLike> {
+  if (init.body instanceof FormData) {
+    const encoded = new Response(init.body);
+    const headers = { ...(init.headers as Record<string, string> | undefined), 'content-type': encoded.headers.get('content-type')! };
+    return DefaultRestOptions.makeRequest(url, { ...init, headers, body: Buffer.from(await encoded.arrayBuffer()) });
+  }
+  return DefaultRestOptions.makeRequest(url, init);
+}
 
 function filesOf(message: OutgoingMessage): AttachmentBuilder[] {
   return (message.files ?? []).map((f) => new AttachmentBuilder(f.data, { name: f.name, ...(f.description ? { description: f.description } : {}) }));
@@ -71,8 +95,9 @@ export class InteractionReply implements ReplyChannel {
       allowedMentions: NO_MENTIONS,
     };
     if (!this.filled) {
-      this.filled = true;
       await this.interaction.editReply(payload);
+      // Only once Discord took it: a failed first send is retried as the reply, not as a follow-up.
+      this.filled = true;
       return { edit: (m) => this.interaction.editReply({ content: m.content, allowedMentions: NO_MENTIONS }).then(() => undefined) };
     }
     const sent = await this.interaction.followUp(payload);
@@ -130,7 +155,7 @@ export class DiscordAdapter {
     this.client = new Client({
       intents: [GatewayIntentBits.Guilds],
       allowedMentions: NO_MENTIONS,
-      ...(config.apiUrl ? { rest: { api: config.apiUrl } } : {}),
+      rest: { makeRequest: makeDiscordRequest, ...(config.apiUrl ? { api: config.apiUrl } : {}) },
     });
     this.client.on(Events.InteractionCreate, (interaction) => this.track(this.onInteraction(interaction)));
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
@@ -168,6 +193,13 @@ export class DiscordAdapter {
     }
     const reply = new InteractionReply(interaction, log);
     const permissions = interaction.memberPermissions;
+    // One signal per command, cut loose from the shutdown signal when the command ends: listeners
+    // that a command leaves on its signal then go away with it instead of piling up for the
+    // bot's lifetime on the shutdown signal.
+    const cancel = new AbortController();
+    const onShutdown = () => cancel.abort();
+    if (this.shutdown.signal.aborted) cancel.abort();
+    else this.shutdown.signal.addEventListener('abort', onShutdown, { once: true });
     try {
       await runCommand(command, {
         platform: 'discord',
@@ -179,11 +211,12 @@ export class DiscordAdapter {
         },
         options: optionsOf(interaction),
         attachments: [],
-        signal: this.shutdown.signal,
+        signal: cancel.signal,
         log,
         reply,
       }, this.core);
     } finally {
+      this.shutdown.signal.removeEventListener('abort', onShutdown);
       reply.dispose();
     }
   }
