@@ -3,8 +3,11 @@
  * at once; the core's ReplyChannel implemented with chat.postMessage / chat.update (native
  * `chat.startStream` streaming comes in a later issue) and filesUploadV2 for images.
  */
-import bolt from '@slack/bolt';
-import type { App as BoltApp, RespondFn, SlashCommand } from '@slack/bolt';
+// A named import: Node's ESM gives `import bolt from` the whole CommonJS exports object, but
+// bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
+// is undefined there. `exports.App` is found by both.
+import { App } from '@slack/bolt';
+import type { RespondFn, SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,8 +19,6 @@ import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/pl
 import type { SlackConfig } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { parseSlashText } from './options.ts';
-
-const { App } = bolt;
 
 /**
  * Escapes the three characters Slack's `text` reserves (`&`, `<`, `>`), which also stops
@@ -128,7 +129,7 @@ function boltLogger(log: Logger): SlackLogger {
 
 /** The Slack side of the bot. */
 export class SlackAdapter {
-  readonly app: BoltApp;
+  readonly app: App;
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly shutdown = new AbortController();
   /** The HTTP receiver's port once started (HTTP mode). */
@@ -151,6 +152,10 @@ export class SlackAdapter {
         // Bolt's default retries for ~30 minutes; a chat answer is worth a few seconds at most.
         retryConfig: { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 4000 },
       },
+      // Bolt otherwise calls auth.test in this constructor and keeps the promise: a wrong token
+      // or an unreachable Slack becomes an unhandled rejection (which ends a Node 20 process)
+      // while start() reports success. start() runs it instead (App#init) and fails clearly.
+      deferInitialization: true,
     });
     for (const command of commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
@@ -163,8 +168,20 @@ export class SlackAdapter {
     });
   }
 
-  /** Starts Socket Mode or the HTTP receiver (on `config.port`; 0 = any free port). */
+  /**
+   * Checks the bot token (auth.test), then starts Socket Mode or the HTTP receiver (on
+   * `config.port`; 0 = any free port).
+   * @throws Error naming the Slack error (e.g. `invalid_auth`) when the token is refused or
+   *   Slack cannot be reached; the receiver's error when the port cannot be bound.
+   */
   async start(): Promise<void> {
+    try {
+      await this.app.init();
+    } catch (error) {
+      const code = (error as { data?: { error?: unknown } }).data?.error;
+      const detail = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
+      throw new Error(`Slack refused the bot token or could not be reached (auth.test: ${detail}); check SLACK_BOT_TOKEN and SLACK_API_URL`, { cause: error });
+    }
     if (this.config.appToken !== undefined) {
       await this.app.start();
       this.log.info('slack ready (socket mode)');
