@@ -326,6 +326,23 @@ describe('Discord /imagine', () => {
   });
 });
 
+describe('Discord /complete', () => {
+  it('streams the prompt followed by its legacy text completion (§4.2) into the deferred reply, and keeps no history', async () => {
+    const channel = discord.addChannel('complete');
+    service.setCompletionReply(' was a dark and stormy night.');
+    try {
+      const { interaction, outcome } = await run({ command: 'complete', options: { prompt: 'It' }, channelId: channel.id });
+      expect(outcome.ok).toBe(true);
+      expect(interaction.response?.type).toBe(5);
+      expect(interaction.original!.content).toBe('It was a dark and stormy night.');
+      expect(service.lastRequest('completions')?.body).toMatchObject({ prompt: 'It', stream: true, model: 'fake-chat' });
+      expect(await testBot.bot.core.history.get(`discord:${discord.guildId}:${channel.id}`)).toEqual([]);
+    } finally {
+      service.setCompletionReply(undefined);
+    }
+  });
+});
+
 describe('Discord command registration', () => {
   it('deployCommands registers every command globally and in a guild, and the fake accepts the JSON', async () => {
     const global = await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
