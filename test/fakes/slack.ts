@@ -18,6 +18,17 @@
  *   otherwise). No token needed (the URL is the secret), as on Slack.
  * - `POST /response/<id>`: the `response_url` of one slash command: JSON `{ text, blocks,
  *   response_type }`; at most 5 uses within 30 minutes (then HTTP 404 `used_url` / `expired_url`).
+ * - Socket Mode: `apps.connections.open` takes only the app-level token (`xapp-…`; the bot token
+ *   is `not_allowed_token_type`, as is the app token on any other method) and answers
+ *   `{ ok: true, url: 'ws://127.0.0.1:PORT/socket-mode?ticket=…&app_id=…' }`. That URL is a
+ *   WebSocket endpoint (the `ws` package) speaking what @slack/socket-mode expects: a `hello`
+ *   message on connect; envelopes `{ envelope_id, type: 'slash_commands', payload,
+ *   accepts_response_payload: true }` whose payload holds the same fields as the HTTP form
+ *   body; acks `{ envelope_id, payload? }` from the app; protocol-level pings every
+ *   `socketPingIntervalMs` (and a pong for every ping of the app); `disconnect` messages on
+ *   request ({@link FakeSlack.sendSocketDisconnect}). Each URL's ticket works once; an unknown
+ *   or used ticket is refused at the upgrade with HTTP 401 (the fake's choice: Slack documents
+ *   no status for it).
  *
  * What Slack enforces, the fake enforces (shared/PLATFORM-LIMITS.md):
  * - `text` longer than `maxTextChars` (default 4,000) → `msg_too_long`. Slack documents a
@@ -37,13 +48,16 @@
  * It keeps what a test wants to read: every message (channel, ts, thread_ts, current text,
  * every revision with its time, blocks, files, the mentions Slack would render), every file
  * (bytes, name, title, alt text), ephemeral messages, `response_url` posts, every API call,
- * and the platform failures Slack would show a user (a slash command not acked within 3 s).
+ * the platform failures Slack would show a user (a slash command not acked within 3 s, over
+ * HTTP or over the socket), and every Socket Mode connection and envelope with its ack.
  *
  * Error names the Slack documentation does not give are the fake's choice and say so below.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 
 // ---------------------------------------------------------------- public types
 
@@ -79,6 +93,10 @@ export interface RateLimitRules {
 export interface FakeSlackOptions {
   /** The one bot token accepted. Default a random `xoxb-fake-…`. */
   botToken?: string;
+  /** The one app-level token accepted (only by `apps.connections.open`). Default a random `xapp-1-<appId>-…`. */
+  appToken?: string;
+  /** Interval of the fake's WebSocket pings to each Socket Mode connection, in ms; 0 = never. Default 10,000 (Slack's own interval is undocumented). */
+  socketPingIntervalMs?: number;
   /** Secret slash commands are signed with. Default random. */
   signingSecret?: string;
   /** The (deprecated) verification token sent as `token` in slash-command bodies. */
@@ -195,6 +213,8 @@ export interface SlackApiCall {
   params: Record<string, unknown>;
   /** Where the token came from. */
   auth: 'header' | 'body' | 'none';
+  /** Which token it was: the bot token, the app-level token, another one, or none. */
+  tokenType: 'bot' | 'app' | 'unknown' | 'none';
   /** HTTP status answered (200, or 429 when rate limited). */
   status: number;
   ok: boolean;
@@ -206,7 +226,11 @@ export interface SlackApiCall {
 
 /** Something Slack itself would show a user as a failure of the app. */
 export interface PlatformFailure {
-  /** `operation_timeout`: no ack within 3 s; `http_error`: the ack was not HTTP 200; `dispatch_failed`: the app could not be reached. */
+  /**
+   * `operation_timeout`: no ack within 3 s (HTTP, or an ack by envelope_id over the socket);
+   * `http_error`: the ack was not HTTP 200; `dispatch_failed`: the app could not be reached
+   * (no HTTP connection, or no open Socket Mode connection).
+   */
   kind: 'operation_timeout' | 'http_error' | 'dispatch_failed';
   command: string;
   detail: string;
@@ -254,6 +278,81 @@ export interface SlashCommandResult {
   failure: PlatformFailure | undefined;
 }
 
+/** How a Socket Mode connection ended. */
+export interface SocketModeClose {
+  /** WebSocket close code: 1000 normal closure; 1005 a close frame without a code; 1006 no close frame at all (the TCP connection just ended). */
+  code: number;
+  reason: string;
+  /** `app`: the app sent the first close frame; `fake`: the fake closed it ({@link FakeSlack.close}); `network`: it ended without a close frame. */
+  initiatedBy: 'app' | 'fake' | 'network';
+  /** Fake-clock ms. */
+  at: number;
+}
+
+/** One Socket Mode WebSocket connection of the app, opened with a URL from `apps.connections.open`. */
+export interface SocketModeConnection {
+  /** 1, 2, … in the order connections opened. */
+  id: number;
+  /** The single-use ticket of the URL it connected with. */
+  ticket: string;
+  /** Fake-clock ms when the upgrade was accepted (and `hello` sent). */
+  openedAt: number;
+  /** WebSocket pings the fake sent, and the pongs the app answered them with. */
+  pingsSent: number;
+  pongsReceived: number;
+  /** WebSocket pings the app sent (each answered with a pong). */
+  pingsReceived: number;
+  /** Every text message the app sent, oldest first: parsed JSON, or the raw string when it is not JSON. */
+  received: unknown[];
+  /** Reasons of the `disconnect` messages the fake sent on this connection. */
+  disconnectsSent: string[];
+  /** Undefined while the connection is open. */
+  closed: SocketModeClose | undefined;
+}
+
+/** An envelope the fake sent over a Socket Mode connection, and the app's ack of it. */
+export interface SocketModeEnvelope {
+  envelopeId: string;
+  type: 'slash_commands';
+  connectionId: number;
+  /** The envelope's `payload` as sent. */
+  payload: Record<string, unknown>;
+  /** Fake-clock ms. */
+  sentAt: number;
+  /** The first message of the app with this `envelope_id`; undefined until one arrives. */
+  ack:
+    | {
+        /** The ack's `payload` (@slack/socket-mode always sends one, `{}` for a bare ack); undefined when absent. */
+        payload: Record<string, unknown> | undefined;
+        /** Real-time ms from sending the envelope to the ack. */
+        ms: number;
+        /** Arrived after Slack's deadline (`ackTimeoutMs`). */
+        late: boolean;
+        /** Fake-clock ms. */
+        at: number;
+      }
+    | undefined;
+}
+
+/** What came back from the app for a slash command sent over Socket Mode. */
+export interface SocketSlashCommandResult {
+  envelopeId: string;
+  /** The connection it went over; undefined when the app had none open (then `failure.kind` is `dispatch_failed`). */
+  connectionId: number | undefined;
+  /** An ack carrying this `envelope_id` arrived within Slack's deadline (3 s). */
+  ackedInTime: boolean;
+  /** Real-time ms from sending to the ack, when it came within the deadline. */
+  ackMs: number | undefined;
+  /** The ack's `payload` (`{}` for a bare `ack()`), when it came within the deadline. */
+  ackPayload: Record<string, unknown> | undefined;
+  responseUrl: string;
+  triggerId: string;
+  /** The envelope's payload as sent: the same fields as the HTTP form body. */
+  payload: Record<string, string>;
+  /** Set when Slack would have shown the user an error (`operation_timeout`, `dispatch_failed`). */
+  failure: PlatformFailure | undefined;
+}
+
 // ---------------------------------------------------------------- defaults and helpers
 
 export const DEFAULT_CHANNELS: readonly FakeSlackChannel[] = [
@@ -276,6 +375,9 @@ const DEFAULT_RATE_LIMITS: RateLimitRules = {
 export const RESPONSE_URL_MAX_USES = 5;
 /** … within this many ms of the command. */
 export const RESPONSE_URL_TTL_MS = 30 * 60_000;
+
+/** Web API methods that take the app-level (`xapp-`) token, and no other token. */
+const APP_TOKEN_METHODS = new Set(['apps.connections.open']);
 
 const MAX_BLOCKS = 50;
 const MAX_SECTION_TEXT = 3000;
@@ -302,6 +404,12 @@ export function mentionsIn(text: string): string[] {
 }
 
 type Json = Record<string, unknown>;
+
+/** The text of a WebSocket message as `ws` delivers it (a Buffer, an ArrayBuffer or fragments). */
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data).toString('utf8');
+}
 
 /** Slack's ts format for a time in µs since the epoch: `<seconds>.<6 digits>`. */
 function formatTs(micros: number): string {
@@ -464,6 +572,8 @@ function jsonParam(p: Json, key: string): unknown {
 /** The fake Slack. Start with {@link FakeSlack.start}; stop with {@link FakeSlack.close}. */
 export class FakeSlack {
   readonly botToken: string;
+  /** The app-level token (`xapp-…`) that `apps.connections.open` accepts (SLACK_APP_TOKEN). */
+  readonly appToken: string;
   readonly signingSecret: string;
   readonly verificationToken: string;
   readonly teamId: string;
@@ -487,9 +597,25 @@ export class FakeSlack {
   readonly platformFailures: PlatformFailure[] = [];
   /** Every upload request to an upload URL, in order (also refused ones). */
   readonly uploads: Array<{ fileId: string; status: number; bytes: number; at: number; seq: number }> = [];
+  /** Every Socket Mode connection ever accepted, oldest first (open ones have `closed: undefined`). */
+  readonly socketConnections: SocketModeConnection[] = [];
+  /** Every Socket Mode envelope sent, oldest first, with its ack. */
+  readonly envelopes: SocketModeEnvelope[] = [];
 
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly wss = new WebSocketServer({ noServer: true });
+  /** Open Socket Mode connections by id, with what the fake needs to drive them. */
+  private readonly liveSockets = new Map<number, { ws: WebSocket; record: SocketModeConnection; closingByFake: boolean; pinger: NodeJS.Timeout | undefined; onClose: Array<() => void> }>();
+  /** Tickets handed out by apps.connections.open: ticket → used. */
+  private readonly tickets = new Map<string, boolean>();
+  /** Envelopes waiting for their ack: envelope id → resolver. */
+  private readonly ackWaiters = new Map<string, () => void>();
+  /** Real-time (performance.now) sending time of each envelope. */
+  private readonly sentAtReal = new Map<string, number>();
+  /** Envelopes whose ack deadline has passed. */
+  private readonly lateAfter = new Set<string>();
+  private readonly socketPingIntervalMs: number;
   private readonly channels = new Map<string, FakeSlackChannel>();
   private readonly users = new Map<string, FakeSlackUser>();
   private readonly messageList: FakeSlackMessage[] = [];
@@ -510,6 +636,8 @@ export class FakeSlack {
     this.baseUrl = `http://127.0.0.1:${port}`;
     this.apiUrl = `${this.baseUrl}/api/`;
     this.botToken = o.botToken ?? `xoxb-fake-${randomBytes(12).toString('hex')}`;
+    this.appToken = o.appToken ?? `xapp-1-${o.appId ?? 'A0FAKEAPP'}-1-${randomBytes(16).toString('hex')}`;
+    this.socketPingIntervalMs = o.socketPingIntervalMs ?? 10_000;
     this.signingSecret = o.signingSecret ?? randomBytes(16).toString('hex');
     this.verificationToken = o.verificationToken ?? 'fake-verification-token';
     this.teamId = o.teamId ?? 'T0FAKETEAM';
@@ -546,13 +674,19 @@ export class FakeSlack {
         res.end(`fake slack error: ${err instanceof Error ? err.message : String(err)}`);
       });
     });
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => fake.handleUpgrade(req, socket, head));
     return fake;
   }
 
-  /** Stops the server and destroys open sockets. Idempotent. */
+  /** Stops the server, drops Socket Mode connections (recorded as closed by the fake, code 1006) and destroys open sockets. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const live of this.liveSockets.values()) {
+      live.closingByFake = true;
+      live.ws.terminate();
+    }
+    this.wss.close();
     const done = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     for (const s of this.sockets) s.destroy();
@@ -596,8 +730,14 @@ export class FakeSlack {
     return this.storeMessage({ channel, user, botId: undefined, text, blocks: undefined, threadTs, files: [], via: 'user', method: 'user' });
   }
 
-  /** Forgets messages, files, calls, ephemerals, response URLs, failures and rate-limit state; keeps channels, users and settings. */
+  /**
+   * Forgets messages, files, calls, ephemerals, response URLs, failures, envelopes, closed Socket
+   * Mode connections and rate-limit state; keeps channels, users, settings and open connections.
+   */
   reset(): void {
+    this.envelopes.length = 0;
+    const open = this.socketConnections.filter((c) => c.closed === undefined);
+    this.socketConnections.splice(0, this.socketConnections.length, ...open);
     this.calls.length = 0;
     this.files.clear();
     this.ephemerals.length = 0;
@@ -666,31 +806,8 @@ export class FakeSlack {
    * @throws Error for an unknown channel or user (a test mistake: Slack only sends real ones).
    */
   async sendSlashCommand(botUrl: string, input: SlashCommandInput, sign: SignOptions = {}): Promise<SlashCommandResult> {
-    const channelId = input.channel_id ?? [...this.channels.keys()][0] ?? '';
-    const userId = input.user_id ?? [...this.users.keys()][0] ?? '';
-    const channel = this.channels.get(channelId);
-    const user = this.users.get(userId);
-    if (!channel) throw new Error(`sendSlashCommand: unknown channel ${channelId}`);
-    if (!user) throw new Error(`sendSlashCommand: unknown user ${userId}`);
-    const id = randomBytes(8).toString('hex');
-    const responseUrl = `${this.baseUrl}/response/${id}`;
-    this.responseUrls.set(id, { id, url: responseUrl, command: input.command, channel: channelId, user: userId, issuedAt: this.now(), posts: [] });
-    const triggerId = `${Math.floor(this.now() / 1000)}.${randomBytes(4).readUInt32BE()}.${randomBytes(16).toString('hex')}`;
-    const rawBody = new URLSearchParams({
-      token: this.verificationToken,
-      team_id: input.team_id ?? this.teamId,
-      team_domain: this.teamDomain,
-      channel_id: channelId,
-      channel_name: channel.isPrivate ? 'privategroup' : channel.name,
-      user_id: userId,
-      user_name: user.name,
-      command: input.command,
-      text: escapeSlack(input.text),
-      api_app_id: this.appId,
-      is_enterprise_install: 'false',
-      response_url: responseUrl,
-      trigger_id: triggerId,
-    }).toString();
+    const { fields, responseUrl, triggerId } = this.slashCommandFields('sendSlashCommand', input);
+    const rawBody = new URLSearchParams(fields).toString();
     const result = await this.sendSigned(botUrl, rawBody, 'application/x-www-form-urlencoded', sign);
     const faulty = sign.signingSecret !== undefined || sign.timestampSec !== undefined || sign.signature !== undefined;
     let failure: PlatformFailure | undefined;
@@ -710,6 +827,214 @@ export class FakeSlack {
       rawBody,
       failure,
     };
+  }
+
+  /**
+   * The fields of a slash command as Slack sends them (the form body over HTTP, the envelope
+   * payload in Socket Mode), with a fresh `response_url` of this fake issued for it.
+   * @throws Error for an unknown channel or user (a test mistake: Slack only sends real ones).
+   */
+  private slashCommandFields(caller: string, input: SlashCommandInput): { fields: Record<string, string>; responseUrl: string; triggerId: string } {
+    const channelId = input.channel_id ?? [...this.channels.keys()][0] ?? '';
+    const userId = input.user_id ?? [...this.users.keys()][0] ?? '';
+    const channel = this.channels.get(channelId);
+    const user = this.users.get(userId);
+    if (!channel) throw new Error(`${caller}: unknown channel ${channelId}`);
+    if (!user) throw new Error(`${caller}: unknown user ${userId}`);
+    const id = randomBytes(8).toString('hex');
+    const responseUrl = `${this.baseUrl}/response/${id}`;
+    this.responseUrls.set(id, { id, url: responseUrl, command: input.command, channel: channelId, user: userId, issuedAt: this.now(), posts: [] });
+    const triggerId = `${Math.floor(this.now() / 1000)}.${randomBytes(4).readUInt32BE()}.${randomBytes(16).toString('hex')}`;
+    const fields = {
+      token: this.verificationToken,
+      team_id: input.team_id ?? this.teamId,
+      team_domain: this.teamDomain,
+      channel_id: channelId,
+      channel_name: channel.isPrivate ? 'privategroup' : channel.name,
+      user_id: userId,
+      user_name: user.name,
+      command: input.command,
+      text: escapeSlack(input.text),
+      api_app_id: this.appId,
+      is_enterprise_install: 'false',
+      response_url: responseUrl,
+      trigger_id: triggerId,
+    };
+    return { fields, responseUrl, triggerId };
+  }
+
+  // ------------------------------------------------------------ Socket Mode (Slack → app over the WebSocket)
+
+  /** Socket Mode connections that are open now, oldest first. */
+  openSocketConnections(): SocketModeConnection[] {
+    return [...this.liveSockets.values()].map((l) => l.record);
+  }
+
+  /**
+   * Sends a slash command over Socket Mode the way Slack does: an envelope
+   * `{ envelope_id, type: 'slash_commands', payload, accepts_response_payload: true }` whose
+   * payload holds the same fields as {@link sendSlashCommand}'s form body (strings; a fresh
+   * `response_url` of this fake is issued). It goes over the newest open connection unless
+   * `options.connectionId` names one (Slack spreads envelopes over an app's connections; which one
+   * it picks is not specified). Like Slack, it waits at most 3 s (`ackTimeoutMs`) for a message
+   * with the same `envelope_id`; a missing or late ack is recorded in {@link platformFailures} as
+   * `operation_timeout` (a late ack is still stored on the envelope, `late: true`), and a command
+   * with no open connection as `dispatch_failed`.
+   * @throws Error for an unknown channel or user, or an unknown or closed `options.connectionId`.
+   */
+  async sendSocketSlashCommand(input: SlashCommandInput, options: { connectionId?: number } = {}): Promise<SocketSlashCommandResult> {
+    const live = this.liveSocket('sendSocketSlashCommand', options.connectionId);
+    const { fields, responseUrl, triggerId } = this.slashCommandFields('sendSocketSlashCommand', input);
+    const envelopeId = randomUUID();
+    const base = { envelopeId, responseUrl, triggerId, payload: fields };
+    if (!live) {
+      const failure: PlatformFailure = { kind: 'dispatch_failed', command: input.command, detail: 'no open Socket Mode connection' };
+      this.platformFailures.push(failure);
+      return { ...base, connectionId: undefined, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
+    }
+    const envelope: SocketModeEnvelope = { envelopeId, type: 'slash_commands', connectionId: live.record.id, payload: fields, sentAt: this.now(), ack: undefined };
+    this.envelopes.push(envelope);
+    const acked = new Promise<void>((resolve) => this.ackWaiters.set(envelopeId, resolve));
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.ackTimeoutMs);
+    });
+    this.sentAtReal.set(envelopeId, performance.now());
+    live.ws.send(JSON.stringify({ envelope_id: envelopeId, type: 'slash_commands', payload: fields, accepts_response_payload: true }));
+    await Promise.race([acked, deadline]);
+    clearTimeout(timer);
+    const ack = envelope.ack;
+    if (ack && !ack.late) {
+      return { ...base, connectionId: live.record.id, ackedInTime: true, ackMs: ack.ms, ackPayload: ack.payload, failure: undefined };
+    }
+    // From now on an ack is late (stored, but Slack has already shown the user an error).
+    this.lateAfter.add(envelopeId);
+    const failure: PlatformFailure = { kind: 'operation_timeout', command: input.command, detail: `no ack of envelope ${envelopeId} within ${this.ackTimeoutMs} ms` };
+    this.platformFailures.push(failure);
+    return { ...base, connectionId: live.record.id, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
+  }
+
+  /**
+   * Sends `{ type: 'disconnect', reason, debug_info }` on one connection, as Slack does before it
+   * recycles a connection (`warning`, `refresh_requested`) or when Socket Mode was turned off
+   * (`link_disabled`). @slack/socket-mode answers by closing the socket and, unless it is shutting
+   * down, opening a new one through `apps.connections.open`.
+   * @param connectionId default: the newest open connection.
+   * @returns the id of the connection it was sent on.
+   * @throws Error when there is no such open connection.
+   */
+  sendSocketDisconnect(reason: 'warning' | 'refresh_requested' | 'link_disabled' = 'refresh_requested', connectionId?: number): number {
+    const live = this.liveSocket('sendSocketDisconnect', connectionId);
+    if (!live) throw new Error('sendSocketDisconnect: no open Socket Mode connection');
+    live.record.disconnectsSent.push(reason);
+    live.ws.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: `fake-applink-${live.record.id}` } }));
+    return live.record.id;
+  }
+
+  /**
+   * Resolves with how a Socket Mode connection ended, once it has.
+   * @param timeoutMs real-time ms to wait (default 5,000).
+   * @throws Error for an unknown connection id, or when it is still open after `timeoutMs`.
+   */
+  async socketClosed(connectionId: number, timeoutMs = 5000): Promise<SocketModeClose> {
+    const record = this.socketConnections.find((c) => c.id === connectionId);
+    if (!record) throw new Error(`socketClosed: unknown connection ${connectionId}`);
+    if (record.closed) return record.closed;
+    const live = this.liveSockets.get(connectionId);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`socket connection ${connectionId} still open after ${timeoutMs} ms`)), timeoutMs);
+      live?.onClose.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    return record.closed!;
+  }
+
+  /** The open connection `id`, or the newest open one when `id` is undefined (undefined when none is open). @throws Error for an unknown or closed `id`. */
+  private liveSocket(caller: string, id: number | undefined) {
+    if (id === undefined) return [...this.liveSockets.values()].at(-1);
+    const live = this.liveSockets.get(id);
+    if (!live) throw new Error(`${caller}: Socket Mode connection ${id} is unknown or closed`);
+    return live;
+  }
+
+  /** Accepts a WebSocket upgrade at `/socket-mode?ticket=…` for a ticket from apps.connections.open (once); anything else gets HTTP 401 or 404. */
+  private handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', this.baseUrl);
+    const refuse = (status: string) => {
+      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    };
+    if (url.pathname !== '/socket-mode') return refuse('404 Not Found');
+    const ticket = url.searchParams.get('ticket') ?? '';
+    if (this.tickets.get(ticket) !== false) return refuse('401 Unauthorized');
+    this.tickets.set(ticket, true);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws, ticket));
+  }
+
+  /** A new Socket Mode connection: record it, say `hello`, ping it, and collect acks. */
+  private onSocket(ws: WebSocket, ticket: string): void {
+    const record: SocketModeConnection = {
+      id: this.socketConnections.length === 0 ? 1 : this.socketConnections.at(-1)!.id + 1,
+      ticket,
+      openedAt: this.now(),
+      pingsSent: 0,
+      pongsReceived: 0,
+      pingsReceived: 0,
+      received: [],
+      disconnectsSent: [],
+      closed: undefined,
+    };
+    this.socketConnections.push(record);
+    const live = { ws, record, closingByFake: false, pinger: undefined as NodeJS.Timeout | undefined, onClose: [] as Array<() => void> };
+    this.liveSockets.set(record.id, live);
+    ws.on('ping', () => void record.pingsReceived++);
+    ws.on('pong', () => void record.pongsReceived++);
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      if (isBinary) return;
+      const text = rawText(data);
+      let message: unknown = text;
+      try {
+        message = JSON.parse(text);
+      } catch {
+        // kept as the raw string
+      }
+      record.received.push(message);
+      if (isObject(message) && typeof message.envelope_id === 'string') this.onAck(message.envelope_id, message.payload);
+    });
+    ws.on('close', (code: number, reason: Buffer) => {
+      clearInterval(live.pinger);
+      this.liveSockets.delete(record.id);
+      const initiatedBy = live.closingByFake ? 'fake' : code === 1006 ? 'network' : 'app';
+      record.closed = { code, reason: reason.toString('utf8'), initiatedBy, at: this.now() };
+      for (const notify of live.onClose) notify();
+    });
+    ws.on('error', () => undefined); // a broken connection ends in 'close' (code 1006)
+    if (this.socketPingIntervalMs > 0) {
+      live.pinger = setInterval(() => {
+        record.pingsSent++;
+        ws.ping(`fake-slack ping ${record.pingsSent}`);
+      }, this.socketPingIntervalMs);
+      live.pinger.unref();
+    }
+    ws.send(
+      JSON.stringify({
+        type: 'hello',
+        num_connections: this.liveSockets.size,
+        debug_info: { host: `fake-applink-${record.id}`, build_number: 1, approximate_connection_time: 18_060 },
+        connection_info: { app_id: this.appId },
+      }),
+    );
+  }
+
+  /** Stores the first ack of an envelope (late when Slack's deadline had passed) and wakes its sender. */
+  private onAck(envelopeId: string, payload: unknown): void {
+    const envelope = this.envelopes.find((e) => e.envelopeId === envelopeId);
+    const sentAt = this.sentAtReal.get(envelopeId);
+    if (!envelope || envelope.ack || sentAt === undefined) return;
+    envelope.ack = { payload: isObject(payload) ? payload : undefined, ms: performance.now() - sentAt, late: this.lateAfter.has(envelopeId), at: this.now() };
+    this.ackWaiters.get(envelopeId)?.();
+    this.ackWaiters.delete(envelopeId);
   }
 
   /**
@@ -803,7 +1128,7 @@ export class FakeSlack {
   }
 
   private async handleApi(method: string, req: IncomingMessage, url: URL, raw: Buffer, res: ServerResponse): Promise<void> {
-    const call: SlackApiCall = { method, params: {}, auth: 'none', status: 200, ok: false, error: undefined, at: this.now(), seq: ++this.seq };
+    const call: SlackApiCall = { method, params: {}, auth: 'none', tokenType: 'none', status: 200, ok: false, error: undefined, at: this.now(), seq: ++this.seq };
     this.calls.push(call);
     try {
       const { params, bodyToken } = await this.parseParams(req, url, raw);
@@ -813,9 +1138,12 @@ export class FakeSlack {
       const header = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
       const token = header ?? bodyToken;
       call.auth = header ? 'header' : bodyToken ? 'body' : 'none';
+      call.tokenType = !token ? 'none' : token === this.botToken ? 'bot' : token === this.appToken ? 'app' : 'unknown';
       if (method !== 'api.test') {
-        if (!token) throw new SlackApiError('not_authed');
-        if (token !== this.botToken) throw new SlackApiError('invalid_auth');
+        if (call.tokenType === 'none') throw new SlackApiError('not_authed');
+        if (call.tokenType === 'unknown') throw new SlackApiError('invalid_auth');
+        // The app-level token is good for app methods only, the bot token for everything else.
+        if ((call.tokenType === 'app') !== APP_TOKEN_METHODS.has(method)) throw new SlackApiError('not_allowed_token_type');
       }
       const scripted = this.scriptedLimits.findIndex((l) => l.method === method);
       if (scripted >= 0) throw new RateLimited(this.scriptedLimits.splice(scripted, 1)[0]!.retryAfterSec);
@@ -906,6 +1234,11 @@ export class FakeSlack {
 
   private readonly handlers: Record<string, (p: Json) => Json> = {
     'api.test': (p) => ({ args: p }),
+    'apps.connections.open': () => {
+      const ticket = randomBytes(16).toString('hex');
+      this.tickets.set(ticket, false);
+      return { url: `${this.baseUrl.replace(/^http/, 'ws')}/socket-mode?ticket=${ticket}&app_id=${this.appId}` };
+    },
     'auth.test': () => ({
       url: `https://${this.teamDomain}.slack.com/`,
       team: 'Fake Workspace',
