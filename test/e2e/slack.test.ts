@@ -25,6 +25,7 @@ const CHANNELS = {
   errors: 'C0ERRORS',
   signatures: 'C0SIGNED',
   ratelimit: 'C0RATELIMIT',
+  complete: 'C0COMPLETE',
 } as const;
 
 let service: FakeService;
@@ -276,6 +277,37 @@ describe('Slack end to end', () => {
     expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(950); // Retry-After: 1 was honoured
     const [message] = slack.messages(channel);
     expect(unescapeSlack(message!.text)).toBe(streamed);
+  });
+
+  it('/complete streams the prompt followed by its legacy text completion into the channel (posted, then edited to the full text), and keeps no history', async () => {
+    const channel = CHANNELS.complete;
+    const completion = ' was a dark & stormy night; the rain fell in torrents <except at occasional intervals>, when it was checked by a violent gust of wind.';
+    service.setCompletionReply(completion);
+    try {
+      // Slow pieces, so that the answer is posted before the completion is over and edited as it grows.
+      service.enqueue('completions', { stream: { chunkDelayMs: 40 } });
+      const { outcome } = await run('/complete', 'It', channel);
+      expect(outcome).toMatchObject({ ok: true, command: 'complete' });
+
+      const [message, ...others] = slack.messages(channel);
+      expect(others).toEqual([]);
+      expect(unescapeSlack(message!.text)).toBe(`It${completion}`);
+      expect(message!.text).toBe(escapeSlack(`It${completion}`));
+      const [posted, ...updates] = message!.revisions;
+      expect(posted!.method).toBe('chat.postMessage');
+      expect(unescapeSlack(posted!.text).startsWith('It')).toBe(true);
+      expect(unescapeSlack(posted!.text).length).toBeLessThan(`It${completion}`.length);
+      expect(updates.length).toBeGreaterThanOrEqual(1);
+      expect(updates.every((r) => r.method === 'chat.update')).toBe(true);
+      expect(service.lastRequest('completions')?.body).toMatchObject({ prompt: 'It', stream: true, model: 'fake-chat' });
+      expect(outcome.conversationId).toBe(`slack:${slack.teamId}:${channel}`);
+      expect(await testBot.bot.core.history.get(outcome.conversationId)).toEqual([]);
+      // …whereas a /chat in the same channel is remembered under that key.
+      await run('/chat', 'remember me', channel);
+      expect(await testBot.bot.core.history.get(outcome.conversationId)).toHaveLength(2);
+    } finally {
+      service.setCompletionReply(undefined);
+    }
   });
 
   it('a wrong SLACK_BOT_TOKEN stops startup with Slack\'s invalid_auth, and the error names no secret', async () => {

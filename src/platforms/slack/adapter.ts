@@ -142,13 +142,30 @@ export class SlackAdapter {
     private readonly log: Logger,
   ) {
     const socketMode = config.appToken !== undefined;
+    const slackApiUrl = config.apiUrl ? { slackApiUrl: config.apiUrl } : {};
     this.app = new App({
       token: config.botToken,
       signingSecret: config.signingSecret,
-      ...(socketMode ? { socketMode: true, appToken: config.appToken } : {}),
+      ...(socketMode
+        ? {
+            socketMode: true,
+            appToken: config.appToken,
+            // Socket Mode's own WebClient (apps.connections.open, with the app token) is built by
+            // SocketModeReceiver from `installerOptions.clientOptions`, not from `clientOptions`.
+            // Bolt 5.1 happens to default the former to the latter (the very same object, into which
+            // SocketModeClient writes a `retryConfig` of its own when it has none); set it explicitly
+            // so that SLACK_API_URL holds for every Web API call whatever Bolt's default (checked by
+            // test/e2e/slack-socket-mode.test.ts). Its retries are patient on purpose: this call
+            // also runs on every reconnect, where @slack/socket-mode lets a final network error
+            // escape as an unhandled rejection (fatal on Node 20): ~2 minutes of retries (1 s
+            // doubling up to 30 s) instead of the few seconds a chat answer is worth. Slack's
+            // refusals (invalid_auth) are not retried.
+            installerOptions: { clientOptions: { ...slackApiUrl, retryConfig: { retries: 8, factor: 2, minTimeout: 1000, maxTimeout: 30_000 } } },
+          }
+        : {}),
       logger: boltLogger(log.child({ lib: 'bolt' })),
       clientOptions: {
-        ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}),
+        ...slackApiUrl,
         // Bolt's default retries for ~30 minutes; a chat answer is worth a few seconds at most.
         retryConfig: { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 4000 },
       },
