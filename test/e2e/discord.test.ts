@@ -212,6 +212,9 @@ describe('Discord /chat', () => {
     expect(notices).toHaveLength(1);
     expect(notices[0]!.content).toMatch(/^The generation service refused the bot's API key\. .+\.$/);
     expect(interaction.followUps.filter((m) => !m.ephemeral)).toEqual([]);
+    // Logged once: one warning or error line for this interaction, the failed service call.
+    const problems = testBot.logs.filter((l) => l.interaction === interaction.id && l.level >= 40);
+    expect(problems.map((l) => l.msg)).toEqual(['service call failed']);
 
     service.enqueue('chat', { stream: { pieces: ['Hello again.'] } });
     const next = await run({ command: 'chat', options: { prompt: 'Second try' }, channelId: channel.id });

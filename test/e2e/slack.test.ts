@@ -219,6 +219,10 @@ describe('Slack end to end', () => {
     expect(unescapeSlack(posts[1]!.text)).toMatch(/^The generation service rejected the request: /);
     expect(slack.ephemerals.filter((e) => e.channel === channel)).toHaveLength(2);
     expect(slack.messages(channel)).toEqual([]);
+    // Each logged once: one line for the bad option, one for the failed service call, nothing at error level.
+    const lines = testBot.logs.filter((l) => l.channel === channel);
+    expect(lines.filter((l) => l.msg === 'invalid command option')).toHaveLength(1);
+    expect(lines.filter((l) => l.level >= 40).map((l) => l.msg)).toEqual(['service call failed']);
 
     const next = await run('/chat', 'are you still there?', channel);
     expect(next.outcome.ok).toBe(true);
