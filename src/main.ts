@@ -19,7 +19,11 @@ try {
     if (stopping) return;
     stopping = true;
     bot.log.info({ signal }, 'stopping');
-    void bot.stop().then(() => process.exit(0));
+    void bot.stop().then(() => {
+      bot.log.info('stopped');
+      bot.log.flush();
+      process.exit(0);
+    });
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
