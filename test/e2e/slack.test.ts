@@ -26,6 +26,7 @@ const CHANNELS = {
   signatures: 'C0SIGNED',
   ratelimit: 'C0RATELIMIT',
   complete: 'C0COMPLETE',
+  webImages: 'C0WEBIMAGES',
 } as const;
 
 let service: FakeService;
@@ -311,6 +312,27 @@ describe('Slack end to end', () => {
       expect(await testBot.bot.core.history.get(outcome.conversationId)).toHaveLength(2);
     } finally {
       service.setCompletionReply(undefined);
+    }
+  });
+
+  it('/chat --web_search images sends the mode and shows the image results as image blocks after the answer', async () => {
+    const channel = CHANNELS.webImages;
+    const answer = 'Two foxes: ![red fox](https://img.example/red-fox.jpg) and https://img.example/arctic-fox.png';
+    service.setChatReply(answer);
+    try {
+      const { outcome } = await run('/chat', 'show me foxes --web_search images', channel);
+      expect(outcome.ok).toBe(true);
+      expect(service.chatRequests().at(-1)).toMatchObject({ web_search: 'images' });
+      const messages = slack.messages(channel);
+      expect(messages).toHaveLength(2);
+      expect(unescapeSlack(messages[0]!.text)).toBe(answer);
+      expect(messages[1]!.blocks).toEqual([
+        { type: 'image', image_url: 'https://img.example/red-fox.jpg', alt_text: 'red fox' },
+        { type: 'image', image_url: 'https://img.example/arctic-fox.png', alt_text: 'image result' },
+      ]);
+      expect(messages[1]!.threadTs).toBe(messages[0]!.ts);
+    } finally {
+      service.setChatReply(undefined);
     }
   });
 
