@@ -46,6 +46,9 @@ const envSchema = z
     LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
   });
 
+/** Names of every environment variable the bot reads (`.env.example` lists each, with a comment). */
+export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
 /** Which platforms are configured, and what is missing for them (checked on the raw values). */
 function platformProblems(env: Record<string, string | undefined>): string[] {
   const set = (name: string) => env[name] !== undefined && env[name] !== '';

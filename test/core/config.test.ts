@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError, ENV_VARIABLES, loadConfig } from '../../src/config.ts';
+import { DEPLOY_ENV_VARIABLES } from '../../src/platforms/discord/deploy.ts';
 
 const base = { SERVICE_BASE_URL: 'http://127.0.0.1:1/v1', SERVICE_API_KEY: 'sk-test-key-123456' };
 
@@ -45,5 +48,19 @@ describe('loadConfig', () => {
     const config = loadConfig({ ...base, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_API_URL: 'http://127.0.0.1:9/api' });
     expect(config.slack?.apiUrl).toBe('http://127.0.0.1:9/api/');
     expect(config.slack?.port).toBe(3000);
+  });
+});
+
+describe('.env.example', () => {
+  it('lists every variable the bot and deploy-commands read, each under a comment line, and nothing else', () => {
+    const lines = readFileSync(resolve(import.meta.dirname, '../../.env.example'), 'utf8').split('\n');
+    const listed = new Map<string, number>();
+    lines.forEach((line, i) => {
+      const match = /^([A-Z][A-Z0-9_]*)=/.exec(line);
+      if (match) listed.set(match[1]!, i);
+    });
+    const read = new Set([...ENV_VARIABLES, ...DEPLOY_ENV_VARIABLES]);
+    expect([...listed.keys()].sort()).toEqual([...read].sort());
+    for (const [name, i] of listed) expect(lines[i - 1], `${name} has a comment above it`).toMatch(/^# \S/);
   });
 });

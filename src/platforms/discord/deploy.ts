@@ -21,6 +21,9 @@ const deployEnv = z.object({
   DISCORD_GUILD_ID: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^\d{15,22}$/).optional()),
 });
 
+/** Names of the environment variables `npm run deploy-commands` reads. */
+export const DEPLOY_ENV_VARIABLES: readonly string[] = Object.keys(deployEnv.shape);
+
 /**
  * Registers `list` for the application, replacing what was registered before.
  * @returns the registered commands as Discord answered them (with their ids).
