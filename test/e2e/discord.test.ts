@@ -45,29 +45,9 @@ afterAll(async () => {
 });
 
 /** Resolves with the next `count` command outcomes in a channel's conversation. */
-function outcomesIn(channelId: string, count = 1, timeoutMs = 20_000): Promise<CommandOutcome[]> {
+function outcomesIn(channelId: string, count = 1): Promise<CommandOutcome[]> {
   const conversationId = `discord:${discord.guildId}:${channelId}`;
-  const events = testBot.bot.core.events;
-  return new Promise((resolve, reject) => {
-    const seen: CommandOutcome[] = [];
-    const stop = () => {
-      clearTimeout(timer);
-      events.off('command.done', listener);
-    };
-    const listener = (outcome: CommandOutcome) => {
-      if (outcome.conversationId !== conversationId) return;
-      seen.push(outcome);
-      if (seen.length === count) {
-        stop();
-        resolve(seen);
-      }
-    };
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`${seen.length} of ${count} commands finished in ${conversationId}`));
-    }, timeoutMs);
-    events.on('command.done', listener);
-  });
+  return testBot.outcomes((o) => o.conversationId === conversationId, count);
 }
 
 /** Dispatches a slash command over the gateway and waits until the bot has finished with it. */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startBot, type Bot } from '../../src/bot.ts';
+import type { CommandOutcome } from '../../src/core/command.ts';
 
 /** A bot started for a test, with its log lines. */
 export interface TestBot {
@@ -18,6 +19,12 @@ export interface TestBot {
   rawLog(): string;
   /** The SQLite file holding the history. */
   storePath: string;
+  /**
+   * Resolves with the next `count` command outcomes that `where` accepts (the bot emits
+   * `command.done` after everything it sent for a command).
+   * @throws Error (rejects) when fewer arrive within `timeoutMs` (default 20,000 ms).
+   */
+  outcomes(where: (outcome: CommandOutcome) => boolean, count?: number, timeoutMs?: number): Promise<CommandOutcome[]>;
   stop(): Promise<void>;
 }
 
@@ -46,6 +53,28 @@ export async function startTestBot(env: Record<string, string>): Promise<TestBot
     logs,
     rawLog: () => lines.join('\n'),
     storePath,
+    outcomes: (where, count = 1, timeoutMs = 20_000) => {
+      const events = bot.core.events;
+      return new Promise((resolve, reject) => {
+        const seen: CommandOutcome[] = [];
+        const off = () => {
+          clearTimeout(timer);
+          events.off('command.done', listener);
+        };
+        const listener = (outcome: CommandOutcome) => {
+          if (!where(outcome)) return;
+          seen.push(outcome);
+          if (seen.length < count) return;
+          off();
+          resolve(seen);
+        };
+        const timer = setTimeout(() => {
+          off();
+          reject(new Error(`${seen.length} of ${count} commands finished within ${timeoutMs} ms`));
+        }, timeoutMs);
+        events.on('command.done', listener);
+      });
+    },
     stop: () => bot.stop(),
   };
 }

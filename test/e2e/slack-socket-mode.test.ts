@@ -46,24 +46,8 @@ afterAll(async () => {
 });
 
 /** Resolves with the next finished command in `channel` of `bot` (emitted after everything it sent). */
-function nextOutcome(bot: TestBot, channel: string, timeoutMs = 20_000): Promise<CommandOutcome> {
-  const events = bot.bot.core.events;
-  return new Promise((resolve, reject) => {
-    const listener = (outcome: CommandOutcome) => {
-      if (!outcome.conversationId.endsWith(`:${channel}`)) return;
-      off();
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`no command finished in ${channel} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const off = () => {
-      clearTimeout(timer);
-      events.off('command.done', listener);
-    };
-    events.on('command.done', listener);
-  });
+function nextOutcome(bot: TestBot, channel: string): Promise<CommandOutcome> {
+  return bot.outcomes((o) => o.conversationId.endsWith(`:${channel}`)).then(([outcome]) => outcome!);
 }
 
 describe('Slack end to end, Socket Mode', () => {

@@ -61,24 +61,8 @@ afterAll(async () => {
 });
 
 /** Resolves with the next finished command in `channel` (the bot emits `command.done` after everything it sent). */
-function nextOutcome(channel: string, timeoutMs = 20_000): Promise<CommandOutcome> {
-  const events = testBot.bot.core.events;
-  return new Promise((resolve, reject) => {
-    const listener = (outcome: CommandOutcome) => {
-      if (!outcome.conversationId.endsWith(`:${channel}`)) return;
-      off();
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`no command finished in ${channel} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const off = () => {
-      clearTimeout(timer);
-      events.off('command.done', listener);
-    };
-    events.on('command.done', listener);
-  });
+function nextOutcome(channel: string): Promise<CommandOutcome> {
+  return testBot.outcomes((o) => o.conversationId.endsWith(`:${channel}`)).then(([outcome]) => outcome!);
 }
 
 /** Sends a signed slash command, checks Slack's 3 s ack rule, and waits until the bot finished it. */
