@@ -193,9 +193,9 @@ export class DiscordAdapter {
     }
     const reply = new InteractionReply(interaction, log);
     const permissions = interaction.memberPermissions;
-    // One signal per command, cut loose from the shutdown signal when the command ends: listeners
-    // that a command leaves on its signal then go away with it instead of piling up for the
-    // bot's lifetime on the shutdown signal.
+    // One signal per command, aborted by shutdown (and, later, by a Stop button for this command
+    // alone), cut loose from the shutdown signal when the command ends: whatever a command leaves
+    // on its signal goes away with it instead of piling up on the bot's lifetime signal.
     const cancel = new AbortController();
     const onShutdown = () => cancel.abort();
     if (this.shutdown.signal.aborted) cancel.abort();
