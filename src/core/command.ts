@@ -75,6 +75,8 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
     let value: string | number | boolean;
     if (given === undefined || given === '') {
       if (option.required) throw new OptionError(`/${command.name} needs \`${option.name}\`: ${option.description}.`);
+      // An option named without a value (Slack: `--style` at the end) is a mistake worth saying.
+      if (given === '') throw new OptionError(`\`${option.name}\` needs a value: ${option.description}.`);
       continue;
     }
     if (option.type === 'integer' || option.type === 'number') {

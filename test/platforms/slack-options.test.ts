@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
+import { checkOptions } from '../../src/core/command.ts';
 import { escapeSlackText, slackLength } from '../../src/platforms/slack/adapter.ts';
 import imagine from '../../commands/imagine.ts';
 import chat from '../../commands/chat.ts';
@@ -26,8 +27,17 @@ describe('Slack slash-command text', () => {
     expect(parseSlashText(chat, 'is 1 &lt; 2 &amp;&amp; 3 &gt; 2?')).toEqual({ prompt: 'is 1 < 2 && 3 > 2?' });
   });
 
-  it('maps a flag without a value to an empty string (reported as missing by checkOptions)', () => {
+  it('maps a flag without a value to an empty string, which checkOptions reports as needing a value', () => {
     expect(parseSlashText(imagine, 'a cat --style')).toEqual({ prompt: 'a cat', style: '' });
+    expect(() => checkOptions(imagine, parseSlashText(imagine, 'a cat --style'))).toThrow(/`style` needs a value/);
+  });
+
+  it('takes a boolean flag alone as true, and its next word only when it is true/false/yes/no', () => {
+    expect(parseSlashText(chat, 'list three colours --json')).toEqual({ prompt: 'list three colours', json: 'true' });
+    expect(parseSlashText(chat, '--json give me a list')).toEqual({ prompt: 'give me a list', json: 'true' });
+    expect(parseSlashText(chat, 'a list --json no')).toEqual({ prompt: 'a list', json: 'no' });
+    expect(parseSlashText(chat, 'a list --json=false')).toEqual({ prompt: 'a list', json: 'false' });
+    expect(checkOptions(chat, parseSlashText(chat, '--json give me a list'))).toEqual({ prompt: 'give me a list', json: true });
   });
 });
 

@@ -10,23 +10,34 @@ export function unescapeSlackText(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
+/** Words a boolean flag may take as its value (`--json yes`); any other next word is text. */
+const BOOLEAN_WORD = /^(true|false|yes|no)$/i;
+
 /**
  * Parses slash-command `text` into raw option values, by the command's definition.
  * Only the command's own option names are taken as flags (`--aspect-ratio` and
  * `--aspect_ratio` both work; a value may be "quoted"); any other `--word` stays in the
- * main text. Values are checked later by `checkOptions`.
- * @returns option name → raw string value (a flag with no value maps to `''`).
+ * main text. A boolean flag alone means true (`/chat list three colours --json`), and takes
+ * the next word only when it is true/false/yes/no. Values are checked later by `checkOptions`.
+ * @returns option name → raw string value (another flag with no value maps to `''`, which
+ *   `checkOptions` reports).
  */
 export function parseSlashText(command: Command, text: string): Record<string, string> {
   const main = command.options.find((o) => o.required && o.type === 'string');
-  const flags = new Set(command.options.filter((o) => o !== main).map((o) => o.name));
+  const types = new Map(command.options.filter((o) => o !== main).map((o) => [o.name, o.type]));
   const out: Record<string, string> = {};
   const rest = unescapeSlackText(text).replace(
-    /(^|\s)--([A-Za-z][\w-]*)(?:(?:\s+|=)("[^"]*"|(?!--)\S+))?(?=\s|$)/g,
-    (whole, lead: string, rawName: string, rawValue: string | undefined) => {
+    /(^|\s)--([A-Za-z][\w-]*)(?:(\s+|=)("[^"]*"|(?!--)\S+))?(?=\s|$)/g,
+    (whole, lead: string, rawName: string, separator: string | undefined, rawValue: string | undefined) => {
       const name = rawName.toLowerCase().replace(/-/g, '_');
-      if (!flags.has(name)) return whole;
-      out[name] = rawValue === undefined ? '' : rawValue.replace(/^"(.*)"$/s, '$1');
+      const type = types.get(name);
+      if (type === undefined) return whole;
+      if (type === 'boolean' && rawValue !== undefined && separator !== '=' && !BOOLEAN_WORD.test(rawValue)) {
+        // `--json give me a list`: the flag alone; the word after it belongs to the text.
+        out[name] = 'true';
+        return `${lead}${rawValue}`;
+      }
+      out[name] = rawValue === undefined ? (type === 'boolean' ? 'true' : '') : rawValue.replace(/^"(.*)"$/s, '$1');
       return lead;
     },
   );
