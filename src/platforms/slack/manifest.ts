@@ -1,0 +1,70 @@
+/**
+ * The Slack app manifest, derived from the same command definitions as the Discord command
+ * JSON (commands/): paste its output at api.slack.com/apps → Create New App → From a manifest.
+ *
+ * `npm run slack-manifest` prints it for Socket Mode; `npm run slack-manifest -- https://host`
+ * prints it for HTTP mode, with every request URL at `https://host/slack/events`.
+ */
+import { pathToFileURL } from 'node:url';
+import type { AppsManifestCreateArguments } from '@slack/web-api';
+import { commands } from '../../../commands/index.ts';
+import type { Command, CommandOption } from '../../core/command.ts';
+
+/** Slack's app manifest (the shape `apps.manifest.create` takes). */
+export type SlackManifest = AppsManifestCreateArguments['manifest'];
+
+/** Bot scopes the bot needs: slash commands, posting and editing (also in channels it was not added to), uploads. */
+export const SLACK_BOT_SCOPES = ['commands', 'chat:write', 'chat:write.public', 'files:write'] as const;
+
+/** How one option is written after a Slack slash command, e.g. `[--aspect_ratio square|portrait|landscape]`. */
+function hintOf(option: CommandOption, main: CommandOption | undefined): string {
+  if (option === main) return `<${option.name}>`;
+  const value = option.type === 'boolean' ? '' : ` ${option.choices ? option.choices.map((c) => c.value).join('|') : option.type === 'string' ? option.name.replace(/_/g, '-') : option.type}`;
+  return option.required ? `--${option.name}${value}` : `[--${option.name}${value}]`;
+}
+
+/**
+ * The usage hint Slack shows under a command, from its options: the main option first (the
+ * free text), then `--name value` flags as options.ts parses them. At most 1000 characters.
+ */
+export function usageHint(command: Command): string {
+  const main = command.options.find((o) => o.required && o.type === 'string');
+  const ordered = main ? [main, ...command.options.filter((o) => o !== main)] : [...command.options];
+  return ordered.map((o) => hintOf(o, main)).join(' ').slice(0, 1000);
+}
+
+/**
+ * Builds the manifest.
+ * @param list the commands (default: every command under commands/).
+ * @param options.requestUrl the bot's public base URL for HTTP mode (e.g. `https://bot.example.com`);
+ *   absent: Socket Mode (no request URLs; an app-level token with `connections:write` is needed).
+ * @param options.name the app's and bot user's display name (default `genbot`).
+ */
+export function slackManifest(list: readonly Command[] = commands, options: { requestUrl?: string; name?: string } = {}): SlackManifest {
+  const name = options.name ?? 'genbot';
+  const url = options.requestUrl ? `${options.requestUrl.replace(/\/+$/, '')}/slack/events` : undefined;
+  return {
+    display_information: { name, description: 'Chat, completions and images from a generation service' },
+    features: {
+      bot_user: { display_name: name, always_online: true },
+      slash_commands: list.map((command) => ({
+        command: `/${command.name}`,
+        description: command.description,
+        usage_hint: usageHint(command),
+        should_escape: false,
+        ...(url ? { url } : {}),
+      })),
+    },
+    oauth_config: { scopes: { bot: [...SLACK_BOT_SCOPES] } },
+    settings: { socket_mode_enabled: url === undefined, org_deploy_enabled: false, token_rotation_enabled: false },
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const requestUrl = process.argv[2];
+  if (requestUrl !== undefined && !/^https:\/\/[^\s/]+/.test(requestUrl)) {
+    process.stderr.write('Usage: npm run slack-manifest [-- https://<public host of the bot>]  (no URL: Socket Mode)\n');
+    process.exit(2);
+  }
+  process.stdout.write(`${JSON.stringify(slackManifest(commands, requestUrl ? { requestUrl } : {}), null, 2)}\n`);
+}
