@@ -67,16 +67,18 @@ export class Stream<T> implements AsyncIterable<T> {
     const batches = this.batches();
     let batch: T[] = [];
     let index = 0;
+    const refill = async (): Promise<IteratorResult<T>> => {
+      while (index >= batch.length) {
+        const result = await batches.next();
+        if (result.done) return { done: true, value: undefined };
+        batch = result.value;
+        index = 0;
+      }
+      return { done: false, value: batch[index++]! };
+    };
     return {
-      next: async (): Promise<IteratorResult<T>> => {
-        while (index >= batch.length) {
-          const result = await batches.next();
-          if (result.done) return { done: true, value: undefined };
-          batch = result.value;
-          index = 0;
-        }
-        return { done: false, value: batch[index++]! };
-      },
+      // While the current batch lasts, an already-settled promise: no async function per chunk.
+      next: () => (index < batch.length ? Promise.resolve({ done: false, value: batch[index++]! }) : refill()),
       return: async () => {
         await batches.return();
         return { done: true, value: undefined };
@@ -84,25 +86,33 @@ export class Stream<T> implements AsyncIterable<T> {
     };
   }
 
-  /** Parses one event's data into a chunk. @throws InvalidResponseError, StreamInterruptedError. */
+  /**
+   * Parses one event's data into a chunk: the common case (an object with `choices` and no
+   * `error`) on a short path, everything else in {@link unusual}.
+   * @throws InvalidResponseError, StreamInterruptedError.
+   */
   private parse(data: string): T {
-    let chunk: unknown;
+    let chunk: { error?: unknown; choices?: unknown } | null;
     try {
-      chunk = JSON.parse(data);
+      chunk = JSON.parse(data) as { error?: unknown; choices?: unknown } | null;
     } catch {
       throw new InvalidResponseError(`the stream held a line that is not JSON: ${this.scrub(data.slice(0, 120))}`);
     }
-    if (typeof chunk !== 'object' || chunk === null) {
+    if (typeof chunk === 'object' && chunk !== null && !chunk.error && Array.isArray(chunk.choices)) return chunk as T;
+    return this.unusual(chunk);
+  }
+
+  /** A chunk that is not an object, carries an error, or has no `choices`. */
+  private unusual(chunk: unknown): T {
+    if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
       throw new InvalidResponseError('the stream held a chunk that is not an object');
     }
-    if ('error' in chunk && (chunk as { error: unknown }).error) {
+    if ((chunk as { error?: unknown }).error) {
       const { message } = readErrorBody(chunk, 500);
       throw new StreamInterruptedError(`the service reported an error mid-stream: ${this.scrub(message)}`);
     }
-    if (!Array.isArray((chunk as { choices?: unknown }).choices)) {
-      // A chunk without choices (e.g. a trailing usage-only chunk) is valid and carries no text.
-      (chunk as { choices: unknown[] }).choices = [];
-    }
+    // A chunk without choices (e.g. a trailing usage-only chunk) is valid and carries no text.
+    (chunk as { choices: unknown[] }).choices = [];
     return chunk as T;
   }
 }
