@@ -46,3 +46,17 @@ export function createLogger(options: {
     options.destination ?? pino.destination(1),
   );
 }
+
+/**
+ * Logs a promise rejection that nothing handled (a library's background work, such as a
+ * Socket Mode reconnect that finally failed) as one error line, instead of letting Node 20
+ * end the bot for it; the discord.js guide sets up the same. Secrets are scrubbed as on
+ * every line.
+ * @param target the process (tests pass an EventEmitter).
+ * @returns a function that removes the handler.
+ */
+export function logUnhandledRejections(log: Logger, target: NodeJS.EventEmitter = process): () => void {
+  const handler = (reason: unknown) => log.error({ err: reason }, 'unhandled promise rejection (outside any command); the bot goes on');
+  target.on('unhandledRejection', handler);
+  return () => target.off('unhandledRejection', handler);
+}

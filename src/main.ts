@@ -1,19 +1,21 @@
 /**
  * `npm start`: reads `.env` from the directory npm was run in (when it exists), validates
- * the configuration, starts the bot, and stops it cleanly on SIGINT/SIGTERM.
+ * the configuration, starts the bot, and stops it cleanly on SIGINT/SIGTERM. A promise
+ * rejection that nothing handled is logged, not fatal.
  * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 for any other startup failure.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from './config.ts';
 import { startBot } from './bot.ts';
-import { scrubSecrets } from './log.ts';
+import { logUnhandledRejections, scrubSecrets } from './log.ts';
 
 const envFile = join(process.env.INIT_CWD ?? process.cwd(), '.env');
 if (existsSync(envFile)) process.loadEnvFile(envFile);
 
 try {
   const bot = await startBot(process.env);
+  logUnhandledRejections(bot.log);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
