@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startBot, type Bot } from '../../src/bot.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import type { FakeService } from '../fakes/service.ts';
+import type { FakeSlack } from '../fakes/slack.ts';
 
 /** A bot started for a test, with its log lines. */
 export interface TestBot {
@@ -76,5 +78,20 @@ export async function startTestBot(env: Record<string, string>): Promise<TestBot
       });
     },
     stop: () => bot.stop(),
+  };
+}
+
+/**
+ * The environment an operator would set for the service and Slack, pointed at the fakes:
+ * HTTP mode on a free port, or Socket Mode with `{ socketMode: true }` (the fake's app token).
+ */
+export function slackEnv(service: FakeService, slack: FakeSlack, options: { socketMode?: boolean } = {}): Record<string, string> {
+  return {
+    SERVICE_BASE_URL: `${service.baseUrl}/v1`,
+    SERVICE_API_KEY: service.apiKey,
+    SLACK_BOT_TOKEN: slack.botToken,
+    SLACK_SIGNING_SECRET: slack.signingSecret,
+    SLACK_API_URL: slack.apiUrl,
+    ...(options.socketMode ? { SLACK_APP_TOKEN: slack.appToken } : { SLACK_PORT: '0' }),
   };
 }

@@ -11,8 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { FakeService } from '../fakes/service.ts';
-import { FakeSlack, escapeSlack, unescapeSlack } from '../fakes/slack.ts';
-import { startTestBot, type TestBot } from './harness.ts';
+import { FakeSlack, unescapeSlack } from '../fakes/slack.ts';
+import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { expectStreamedMessage } from './slack-checks.ts';
 
 const CHANNELS = { stream: 'C0SOCKET', stop: 'C0STOPPED' } as const;
 
@@ -21,17 +22,7 @@ let slack: FakeSlack;
 let testBot: TestBot;
 
 /** The environment an operator would set for Socket Mode, pointed at the fakes. */
-function env(overrides: Record<string, string> = {}): Record<string, string> {
-  return {
-    SERVICE_BASE_URL: `${service.baseUrl}/v1`,
-    SERVICE_API_KEY: service.apiKey,
-    SLACK_BOT_TOKEN: slack.botToken,
-    SLACK_SIGNING_SECRET: slack.signingSecret,
-    SLACK_APP_TOKEN: slack.appToken,
-    SLACK_API_URL: slack.apiUrl,
-    ...overrides,
-  };
-}
+const env = (overrides: Record<string, string> = {}) => ({ ...slackEnv(service, slack, { socketMode: true }), ...overrides });
 
 beforeAll(async () => {
   service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
@@ -83,15 +74,8 @@ describe('Slack end to end, Socket Mode', () => {
     expect(slack.messages(channel).some((m) => unescapeSlack(m.text) === streamed)).toBe(false);
 
     expect(await done).toMatchObject({ ok: true, command: 'chat' });
-    const [message, ...others] = slack.messages(channel);
-    expect(others).toEqual([]);
-    expect(message!.via).toBe('chat.postMessage');
-    expect(unescapeSlack(message!.text)).toBe(streamed);
-    expect(message!.text).toBe(escapeSlack(streamed));
-    const updates = message!.revisions.filter((r) => r.method === 'chat.update');
-    const partial = updates.filter((r) => unescapeSlack(r.text).length < streamed.length && streamed.startsWith(unescapeSlack(r.text)));
-    expect(partial.length).toBeGreaterThanOrEqual(1);
-    expect(updates.at(-1)!.text).toBe(message!.text);
+    // Posted, edited while streaming (some update a strict prefix), ending with exactly the text.
+    expectStreamedMessage(slack, channel, streamed);
     // The prompt reached the service unescaped.
     expect(service.chatRequests().at(-1)!.messages.at(-1)).toEqual({ role: 'user', content: 'tell me about sockets & streams' });
     expect(slack.calls.filter((c) => c.params.channel === channel).every((c) => c.ok && c.tokenType === 'bot')).toBe(true);

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack, escapeSlack, mentionsIn, unescapeSlack, type SlashCommandResult } from '../fakes/slack.ts';
-import { startTestBot, type TestBot } from './harness.ts';
+import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { expectStreamedMessage } from './slack-checks.ts';
 
 const CHANNELS = {
   stream: 'C0STREAM',
@@ -34,18 +35,8 @@ let slack: FakeSlack;
 let testBot: TestBot;
 let botUrl: string;
 
-/** The environment an operator would set, pointed at the fakes. */
-function env(overrides: Record<string, string> = {}): Record<string, string> {
-  return {
-    SERVICE_BASE_URL: `${service.baseUrl}/v1`,
-    SERVICE_API_KEY: service.apiKey,
-    SLACK_BOT_TOKEN: slack.botToken,
-    SLACK_SIGNING_SECRET: slack.signingSecret,
-    SLACK_API_URL: slack.apiUrl,
-    SLACK_PORT: '0',
-    ...overrides,
-  };
-}
+/** The environment an operator would set, pointed at the fakes (HTTP mode). */
+const env = (overrides: Record<string, string> = {}) => ({ ...slackEnv(service, slack), ...overrides });
 
 beforeAll(async () => {
   service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
@@ -95,16 +86,8 @@ describe('Slack end to end', () => {
     expect(slack.messages(channel).some((m) => unescapeSlack(m.text) === streamed)).toBe(false);
 
     expect((await done).ok).toBe(true);
-    const [message, ...others] = slack.messages(channel);
-    expect(others).toEqual([]);
-    expect(message!.via).toBe('chat.postMessage');
-    expect(unescapeSlack(message!.text)).toBe(streamed);
-    expect(message!.text).toBe(escapeSlack(streamed));
-    // Edited while streaming: some chat.update carried a strict prefix of the answer.
-    const updates = message!.revisions.filter((r) => r.method === 'chat.update');
-    const partial = updates.filter((r) => unescapeSlack(r.text).length < streamed.length && streamed.startsWith(unescapeSlack(r.text)));
-    expect(partial.length).toBeGreaterThanOrEqual(1);
-    expect(updates.at(-1)!.text).toBe(message!.text);
+    // Posted, edited while streaming (some update a strict prefix), ending with exactly the text.
+    expectStreamedMessage(slack, channel, streamed);
     expect(callsIn(channel).every((c) => c.ok)).toBe(true);
     expect(slack.platformFailures).toEqual([]);
   });
