@@ -19,6 +19,7 @@ import {
 } from 'discord.js';
 import type { Command } from '../../core/command.ts';
 import { runCommand } from '../../core/command.ts';
+import { RunningCommands } from '../../core/running.ts';
 import type { Core } from '../../core/core.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { DiscordConfig } from '../../config.ts';
@@ -143,8 +144,7 @@ function optionsOf(interaction: ChatInputCommandInteraction): Record<string, str
 /** The Discord side of the bot. */
 export class DiscordAdapter {
   readonly client: Client;
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly shutdown = new AbortController();
+  private readonly running = new RunningCommands();
 
   constructor(
     private readonly config: DiscordConfig,
@@ -157,7 +157,9 @@ export class DiscordAdapter {
       allowedMentions: NO_MENTIONS,
       rest: { makeRequest: makeDiscordRequest, ...(config.apiUrl ? { api: config.apiUrl } : {}) },
     });
-    this.client.on(Events.InteractionCreate, (interaction) => this.track(this.onInteraction(interaction)));
+    this.client.on(Events.InteractionCreate, (interaction) => {
+      void this.running.run((signal) => this.onInteraction(interaction, signal), (error) => this.log.error({ err: error }, 'interaction handler failed'));
+    });
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
     this.client.on(Events.Warn, (message) => this.log.warn({ message }, 'discord client warning'));
   }
@@ -172,17 +174,11 @@ export class DiscordAdapter {
 
   /** Cancels running commands, waits for them to settle, and disconnects. */
   async stop(): Promise<void> {
-    this.shutdown.abort();
-    await Promise.allSettled([...this.inFlight]);
+    await this.running.stopAll();
     await this.client.destroy();
   }
 
-  private track(work: Promise<unknown>): void {
-    this.inFlight.add(work);
-    void work.finally(() => this.inFlight.delete(work));
-  }
-
-  private async onInteraction(interaction: Interaction): Promise<void> {
+  private async onInteraction(interaction: Interaction, signal: AbortSignal): Promise<void> {
     if (!interaction.isChatInputCommand()) return;
     const command = this.commands.find((c) => c.name === interaction.commandName);
     const log = this.log.child({ platform: 'discord', interaction: interaction.id, command: interaction.commandName });
@@ -193,13 +189,6 @@ export class DiscordAdapter {
     }
     const reply = new InteractionReply(interaction, log);
     const permissions = interaction.memberPermissions;
-    // One signal per command, aborted by shutdown (and, later, by a Stop button for this command
-    // alone), cut loose from the shutdown signal when the command ends: whatever a command leaves
-    // on its signal goes away with it instead of piling up on the bot's lifetime signal.
-    const cancel = new AbortController();
-    const onShutdown = () => cancel.abort();
-    if (this.shutdown.signal.aborted) cancel.abort();
-    else this.shutdown.signal.addEventListener('abort', onShutdown, { once: true });
     try {
       await runCommand(command, {
         platform: 'discord',
@@ -211,12 +200,11 @@ export class DiscordAdapter {
         },
         options: optionsOf(interaction),
         attachments: [],
-        signal: cancel.signal,
+        signal,
         log,
         reply,
       }, this.core);
     } finally {
-      this.shutdown.signal.removeEventListener('abort', onShutdown);
       reply.dispose();
     }
   }

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { LogLevel, type Logger as SlackLogger } from '@slack/logger';
 import type { Command } from '../../core/command.ts';
 import { runCommand } from '../../core/command.ts';
+import { RunningCommands } from '../../core/running.ts';
 import type { Core } from '../../core/core.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { SlackConfig } from '../../config.ts';
@@ -130,8 +131,7 @@ function boltLogger(log: Logger): SlackLogger {
 /** The Slack side of the bot. */
 export class SlackAdapter {
   readonly app: App;
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly shutdown = new AbortController();
+  private readonly running = new RunningCommands();
   /** The HTTP receiver's port once started (HTTP mode). */
   port: number | undefined;
 
@@ -177,7 +177,7 @@ export class SlackAdapter {
     for (const command of commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
         await ack();
-        this.track(this.onCommand(command, slash, client, respond));
+        void this.running.run((signal) => this.onCommand(command, slash, client, respond, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
       });
     }
     this.app.error(async (error) => {
@@ -211,17 +211,11 @@ export class SlackAdapter {
 
   /** Cancels running commands, waits for them, and stops the receiver. */
   async stop(): Promise<void> {
-    this.shutdown.abort();
-    await Promise.allSettled([...this.inFlight]);
+    await this.running.stopAll();
     await this.app.stop();
   }
 
-  private track(work: Promise<unknown>): void {
-    this.inFlight.add(work);
-    void work.finally(() => this.inFlight.delete(work));
-  }
-
-  private async onCommand(command: Command, slash: SlashCommand, client: WebClient, respond: RespondFn): Promise<void> {
+  private async onCommand(command: Command, slash: SlashCommand, client: WebClient, respond: RespondFn, signal: AbortSignal): Promise<void> {
     const log = this.log.child({ platform: 'slack', command: command.name, channel: slash.channel_id, trigger: slash.trigger_id });
     const reply = new SlashCommandReply(client, slash, respond, log);
     await runCommand(command, {
@@ -231,7 +225,7 @@ export class SlackAdapter {
       user: { id: slash.user_id, name: slash.user_name, isAdmin: false },
       options: parseSlashText(command, slash.text),
       attachments: [],
-      signal: this.shutdown.signal,
+      signal,
       log,
       reply,
     }, this.core);

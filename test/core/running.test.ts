@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
+import { RunningCommands } from '../../src/core/running.ts';
+
+/** A command that runs until its signal aborts, then resolves. */
+const untilAborted = (seen: AbortSignal[]) => (signal: AbortSignal) => {
+  seen.push(signal);
+  return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+};
+
+describe('RunningCommands', () => {
+  it('gives each command its own signal; stopAll aborts every running one and waits for them', async () => {
+    const running = new RunningCommands();
+    const seen: AbortSignal[] = [];
+    const a = running.run(untilAborted(seen), () => undefined);
+    const b = running.run(untilAborted(seen), () => undefined);
+    expect(seen[0]).not.toBe(seen[1]);
+    expect(running.size).toBe(2);
+    await running.stopAll();
+    expect(seen.every((s) => s.aborted)).toBe(true);
+    expect(running.size).toBe(0);
+    await Promise.all([a, b]);
+  });
+
+  it('forgets a finished command (nothing is left on any signal) and gives one started after stopAll an aborted signal', async () => {
+    const running = new RunningCommands();
+    let first: AbortSignal | undefined;
+    await running.run(async (signal) => void (first = signal), () => undefined);
+    expect(running.size).toBe(0);
+    expect(getEventListeners(first!, 'abort')).toHaveLength(0);
+    await running.stopAll();
+    let late: AbortSignal | undefined;
+    await running.run(async (signal) => void (late = signal), () => undefined);
+    expect(late!.aborted).toBe(true);
+  });
+
+  it('hands a rejection to onError; the run promise itself resolves', async () => {
+    const running = new RunningCommands();
+    const errors: unknown[] = [];
+    await expect(running.run(async () => { throw new Error('boom'); }, (e) => errors.push(e))).resolves.toBeUndefined();
+    expect(errors.map((e) => (e as Error).message)).toEqual(['boom']);
+    expect(running.size).toBe(0);
+  });
+});
