@@ -1763,15 +1763,20 @@ export class FakeDiscord {
     }
     const message = messageRef === '@original' ? interaction.original : interaction.followUps.find((m) => m.id === messageRef);
     if (!message || message.deleted) throw unknownMessage();
+    return this.existingMessage(method, message, interaction.channelId, path, body, 'webhook');
+  }
+
+  /** GET, DELETE or PATCH (an edit, within the channel's budget) of a message that exists. */
+  private async existingMessage(method: string, message: FakeMessage, channelId: string, path: string, body: Body, via: 'webhook' | 'channel'): Promise<Reply> {
     if (method === 'GET') return { status: 200, body: this.messageJson(message) };
     if (method === 'DELETE') {
       message.deleted = true;
       return { status: 204 };
     }
-    this.checkBudget(interaction.channelId, method, path);
-    const state = await this.prepareWrite(body, message, { allowEphemeral: true, channelId: interaction.channelId });
-    const headers = this.spendBudget(interaction.channelId);
-    this.commit(message, state, 'edit', 'webhook');
+    this.checkBudget(channelId, method, path);
+    const state = await this.prepareWrite(body, message, { allowEphemeral: via === 'webhook', channelId });
+    const headers = this.spendBudget(channelId);
+    this.commit(message, state, 'edit', via);
     return { status: 200, body: this.messageJson(message), headers };
   }
 
@@ -1790,16 +1795,7 @@ export class FakeDiscord {
     const message = this.messages.get(messageId);
     // Ephemeral messages exist only for their user: the bot token cannot see them.
     if (!message || message.channelId !== channel.id || message.deleted || message.ephemeral) throw unknownMessage();
-    if (method === 'GET') return { status: 200, body: this.messageJson(message) };
-    if (method === 'DELETE') {
-      message.deleted = true;
-      return { status: 204 };
-    }
-    this.checkBudget(channel.id, method, path);
-    const state = await this.prepareWrite(body, message, { allowEphemeral: false, channelId: channel.id });
-    const headers = this.spendBudget(channel.id);
-    this.commit(message, state, 'edit', 'channel');
-    return { status: 200, body: this.messageJson(message), headers };
+    return this.existingMessage(method, message, channel.id, path, body, 'channel');
   }
 
   // ------------------------------------------------------------ application commands
