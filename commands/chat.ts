@@ -3,7 +3,7 @@
  * the reply, and the exchange joins the channel's (or thread's) history.
  */
 import type { Command } from '../src/core/command.ts';
-import { chat } from '../src/core/chat.ts';
+import { chat } from '../src/core/features/chat.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
 
 type WebSearch = (typeof WEB_SEARCH_MODES)[number];

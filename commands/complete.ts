@@ -3,7 +3,7 @@
  * the prompt and its continuation stream into the reply. No history.
  */
 import type { Command } from '../src/core/command.ts';
-import { complete } from '../src/core/chat.ts';
+import { complete } from '../src/core/features/chat.ts';
 
 export default {
   name: 'complete',

@@ -2,7 +2,7 @@
  * `/imagine prompt [aspect_ratio] [style]`: generate an image; it is posted as an attachment.
  */
 import type { Command } from '../src/core/command.ts';
-import { imagine } from '../src/core/imagine.ts';
+import { imagine } from '../src/core/features/imagine.ts';
 import { ASPECT_RATIOS, IMAGE_STYLES, type AspectRatio, type ImageStyle } from '../src/core/service/schemas.ts';
 
 export default {

@@ -6,7 +6,7 @@
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ServiceClient } from './core/service/client.ts';
-import { ConversationStore, openStore } from './core/conversation.ts';
+import { ConversationStore, openStore } from './core/state/history.ts';
 import { createCore, type Core } from './core/core.ts';
 import { commands } from '../commands/index.ts';
 import { DiscordAdapter } from './platforms/discord/adapter.ts';

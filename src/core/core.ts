@@ -4,7 +4,7 @@
  */
 import type { ServiceClient } from './service/client.ts';
 import { isImageModel } from './service/client.ts';
-import type { ConversationStore } from './conversation.ts';
+import type { ConversationStore } from './state/history.ts';
 import { BotEvents } from './command.ts';
 import type { Logger } from '../log.ts';
 import { InvalidResponseError } from './service/errors.ts';

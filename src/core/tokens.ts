@@ -4,7 +4,7 @@
  * input rule 3, §8: "about 85 tokens each").
  */
 import type { ChatMessage } from './service/schemas.ts';
-import { IMAGE_TOKENS } from './media.ts';
+import { IMAGE_TOKENS } from './media/images.ts';
 
 /** Tokens a message costs beyond its content (role and separators), as OpenAI counts it. */
 const PER_MESSAGE_TOKENS = 4;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractImageLinks, parseJsonAnswer } from '../../src/core/answer.ts';
+import { extractImageLinks, parseJsonAnswer } from '../../src/core/features/answer.ts';
 import { InvalidJsonError } from '../../src/core/service/errors.ts';
 
 describe('JSON mode answers (§4.1 JSON mode rules)', () => {

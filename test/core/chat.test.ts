@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { FakeService } from '../fakes/service.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { ConversationStore, openStore } from '../../src/core/conversation.ts';
+import { ConversationStore, openStore } from '../../src/core/state/history.ts';
 import { createCore, type Core } from '../../src/core/core.ts';
 import { runCommand } from '../../src/core/command.ts';
 import type { CommandContext, MessageHandle, OutgoingMessage } from '../../src/core/platform.ts';

@@ -23,8 +23,8 @@ import {
   StreamInterruptedError,
   TimeoutError,
 } from '../../src/core/service/errors.ts';
-import { imagesFromResult } from '../../src/core/media.ts';
-import { parseJsonAnswer } from '../../src/core/answer.ts';
+import { imagesFromResult } from '../../src/core/media/images.ts';
+import { parseJsonAnswer } from '../../src/core/features/answer.ts';
 import { createLogger } from '../../src/log.ts';
 import type { ChatCompletionChunk } from '../../src/core/service/schemas.ts';
 import type { Stream } from '../../src/core/service/stream.ts';
@@ -170,7 +170,7 @@ describe('§4.1 image input rules', () => {
   });
 
   it('rules 1–2: an image part prepared by media.ts is accepted by a vision model', async () => {
-    const { prepareImageInput } = await import('../../src/core/media.ts');
+    const { prepareImageInput } = await import('../../src/core/media/images.ts');
     const image = await prepareImageInput(await sharp({ create: { width: 2000, height: 1000, channels: 3, background: '#123456' } }).webp().toBuffer(), 'x.webp');
     const completion = await service.chat.completions.create({
       model: 'fake-vision',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { openFenceAtEnd, splitMessage } from '../../src/core/split.ts';
+import { openFenceAtEnd, splitMessage } from '../../src/core/delivery/split.ts';
 
 /** Every fence in `page` is closed by its end. */
 const balanced = (page: string) => openFenceAtEnd(page) === undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StreamingReply, type Clock } from '../../src/core/streaming-reply.ts';
+import { StreamingReply, type Clock } from '../../src/core/delivery/streaming-reply.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../src/core/platform.ts';
 
 /** A virtual clock: sleep() resolves when the test advances time past its deadline. */

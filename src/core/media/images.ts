@@ -3,10 +3,10 @@
  * (user → data URL for vision).
  */
 import sharp, { type Metadata } from 'sharp';
-import type { Images } from './service/client.ts';
-import { InvalidResponseError } from './service/errors.ts';
-import { ASPECT_RATIO_SIZES, type AspectRatio, type ImageGenerationResult, type ImageResponseFormat } from './service/schemas.ts';
-import type { Logger } from '../log.ts';
+import type { Images } from '../service/client.ts';
+import { InvalidResponseError } from '../service/errors.ts';
+import { ASPECT_RATIO_SIZES, type AspectRatio, type ImageGenerationResult, type ImageResponseFormat } from '../service/schemas.ts';
+import type { Logger } from '../../log.ts';
 
 /** A decoded generated image. */
 export interface GeneratedImage {

@@ -7,8 +7,8 @@
  * - `finish()` makes a final pass that always lands the complete text (retried on failure).
  */
 import { splitMessage } from './split.ts';
-import type { MessageHandle, ReplyChannel } from './platform.ts';
-import type { Logger } from '../log.ts';
+import type { MessageHandle, ReplyChannel } from '../platform.ts';
+import type { Logger } from '../../log.ts';
 
 /** Time source, injectable for tests. `now()` in ms. */
 export interface Clock {

@@ -10,7 +10,7 @@ import KeyvSqlite from '@keyv/sqlite';
 import KeyvRedis from '@keyv/redis';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { ChatMessage } from './service/schemas.ts';
+import type { ChatMessage } from '../service/schemas.ts';
 
 /** A stored turn: what was said, when (ms since epoch) and by whom (platform user id). */
 export interface StoredMessage {

@@ -3,14 +3,14 @@
  * edited in place as tokens arrive → both turns appended to the conversation's history.
  * Also `/complete` (§4.2), which streams the same way without history.
  */
-import type { CommandContext } from './platform.ts';
-import type { Core } from './core.ts';
-import { StreamingReply, type Clock } from './streaming-reply.ts';
-import { ShownError } from './command.ts';
-import { InvalidJsonError, ServiceError, userMessageOf } from './service/errors.ts';
-import type { ChatMessage, ContentPart } from './service/schemas.ts';
-import type { PreparedImage } from './media.ts';
-import type { Stream } from './service/stream.ts';
+import type { CommandContext } from '../platform.ts';
+import type { Core } from '../core.ts';
+import { StreamingReply, type Clock } from '../delivery/streaming-reply.ts';
+import { ShownError } from '../command.ts';
+import { InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
+import type { ChatMessage, ContentPart } from '../service/schemas.ts';
+import type { PreparedImage } from '../media/images.ts';
+import type { Stream } from '../service/stream.ts';
 import { extractImageLinks, parseJsonAnswer } from './answer.ts';
 
 /** A chat request from a user. */

@@ -1,10 +1,10 @@
 /**
  * The image feature: prompt → image generation (§4.3) → the image posted as an attachment.
  */
-import type { CommandContext } from './platform.ts';
-import type { Core } from './core.ts';
-import { imagesFromResult } from './media.ts';
-import type { AspectRatio, ImageStyle } from './service/schemas.ts';
+import type { CommandContext } from '../platform.ts';
+import type { Core } from '../core.ts';
+import { imagesFromResult } from '../media/images.ts';
+import type { AspectRatio, ImageStyle } from '../service/schemas.ts';
 
 /** An image request from a user. */
 export interface ImagineRequest {

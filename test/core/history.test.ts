@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConversationStore, openStore } from '../../src/core/conversation.ts';
+import { ConversationStore, openStore } from '../../src/core/state/history.ts';
 
 const stores: ConversationStore[] = [];
 afterEach(async () => {

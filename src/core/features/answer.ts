@@ -2,7 +2,7 @@
  * Post-processing of a finished answer: JSON mode (§4.1 JSON mode rules 1–3) and the inline
  * image results of web search mode "images" (§4.1 web search modes).
  */
-import { InvalidJsonError } from './service/errors.ts';
+import { InvalidJsonError } from '../service/errors.ts';
 
 /**
  * Parses a JSON-mode answer. The streamed pieces must be joined first (rule 3): pass the
