@@ -2,17 +2,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConversationStore, openStore } from '../../src/core/state/history.ts';
+import type Keyv from 'keyv';
+import { ConversationStore } from '../../src/core/state/history.ts';
+import { openStore } from '../../src/core/state/store.ts';
 
-const stores: ConversationStore[] = [];
+const stores: Keyv[] = [];
 afterEach(async () => {
-  await Promise.all(stores.splice(0).map((s) => s.close()));
+  await Promise.all(stores.splice(0).map((s) => s.disconnect()));
 });
 
-function sqliteStore(path: string, maxMessages?: number): ConversationStore {
-  const store = new ConversationStore(openStore(`sqlite://${path}`), maxMessages ? { maxMessages } : {});
-  stores.push(store);
-  return store;
+/** A history on a SQLite file; each also has `close()` for the restart tests. */
+function sqliteStore(path: string, maxMessages?: number): ConversationStore & { close(): Promise<void> } {
+  const keyv = openStore(`sqlite://${path}`);
+  stores.push(keyv);
+  return Object.assign(new ConversationStore(keyv, maxMessages ? { maxMessages } : {}), { close: () => keyv.disconnect() });
 }
 
 describe('ConversationStore (keyv + SQLite)', () => {

@@ -56,7 +56,9 @@ describe('prepareImageInput (§4.1 image input rules)', () => {
   it('refuses an oversized file and a decompression bomb with a clear message', async () => {
     await expect(prepareImageInput(new Uint8Array(1024), 'big.bin', { maxBytes: 100, maxPixels: 1e6 })).rejects.toThrow(/big.bin is too large \(0.0 MB/);
     const bomb = await solid(4000, 4000).png({ compressionLevel: 9 }).toBuffer();
-    await expect(prepareImageInput(bomb, 'bomb.png', { maxBytes: 50e6, maxPixels: 1_000_000 })).rejects.toBeInstanceOf(ImageInputError);
+    const refused = prepareImageInput(bomb, 'bomb.png', { maxBytes: 50e6, maxPixels: 1_000_000 });
+    await expect(refused).rejects.toBeInstanceOf(ImageInputError);
+    await expect(refused).rejects.toThrow('bomb.png is too large to process (4000×4000 px; at most 1 megapixels).');
   });
 
   it('refuses bytes that are not an image', async () => {

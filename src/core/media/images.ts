@@ -99,9 +99,16 @@ export interface ImageInputLimits {
 
 export const DEFAULT_IMAGE_INPUT_LIMITS: ImageInputLimits = { maxBytes: 20 * 1024 * 1024, maxPixels: 40_000_000 };
 
-/** A user's image that cannot be used; `message` is the sentence for the user. */
+/**
+ * A user's image that cannot be used: `message` is the sentence for the user (naming the
+ * file), `reason` the same without the name, short enough for a list ("not an image the bot
+ * can read").
+ */
 export class ImageInputError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
     super(message);
     this.name = 'ImageInputError';
   }
@@ -117,6 +124,8 @@ export interface PreparedImage {
   height: number;
   /** Size of the encoded image, in bytes. */
   bytes: number;
+  /** The user's file name, for history notes (`[2 images: cat.webp, dog.gif]`). */
+  name: string;
 }
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
@@ -131,18 +140,21 @@ const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
  */
 export async function prepareImageInput(data: Uint8Array, name: string, limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS): Promise<PreparedImage> {
   if (data.byteLength > limits.maxBytes) {
-    throw new ImageInputError(`${name} is too large (${mb(data.byteLength)}; images up to ${mb(limits.maxBytes)} are accepted).`);
+    const reason = `too large (${mb(data.byteLength)}; images up to ${mb(limits.maxBytes)} are accepted)`;
+    throw new ImageInputError(`${name} is ${reason}.`, reason);
   }
   let meta: Metadata;
   try {
-    // limitInputPixels makes sharp refuse a decompression bomb before decoding it.
-    meta = await sharp(data, { limitInputPixels: limits.maxPixels, animated: false }).metadata();
+    // Only the header is read here (no pixels are decoded), so the size can be named below;
+    // every decoding step after it has limitInputPixels, which refuses a decompression bomb.
+    meta = await sharp(data, { limitInputPixels: false, animated: false }).metadata();
   } catch {
-    throw new ImageInputError(`${name} is not an image the bot can read (JPEG, PNG, WebP, GIF, AVIF and TIFF work).`);
+    throw new ImageInputError(`${name} is not an image the bot can read (JPEG, PNG, WebP, GIF, AVIF and TIFF work).`, 'not an image the bot can read');
   }
   const pixels = (meta.width ?? 0) * (meta.pageHeight ?? meta.height ?? 0);
   if (!meta.width || !meta.height || pixels > limits.maxPixels) {
-    throw new ImageInputError(`${name} is too large to process (${meta.width ?? '?'}×${meta.height ?? '?'} px).`);
+    const reason = `too large to process (${meta.width ?? '?'}×${meta.height ?? '?'} px; at most ${(limits.maxPixels / 1e6).toFixed(0)} megapixels)`;
+    throw new ImageInputError(`${name} is ${reason}.`, reason);
   }
   try {
     // An alpha channel alone (GIF palettes, many PNGs) does not mean transparency: check pixels.
@@ -152,8 +164,8 @@ export async function prepareImageInput(data: Uint8Array, name: string, limits: 
       .resize({ width: MAX_IMAGE_SIDE, height: MAX_IMAGE_SIDE, fit: 'inside', withoutEnlargement: true });
     const { data: out, info } = await (alpha ? pipeline.png({ compressionLevel: 9 }) : pipeline.flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true })).toBuffer({ resolveWithObject: true });
     const mimeType = alpha ? 'image/png' : 'image/jpeg';
-    return { url: `data:${mimeType};base64,${out.toString('base64')}`, mimeType, width: info.width, height: info.height, bytes: out.byteLength };
+    return { url: `data:${mimeType};base64,${out.toString('base64')}`, mimeType, width: info.width, height: info.height, bytes: out.byteLength, name };
   } catch {
-    throw new ImageInputError(`${name} could not be converted (the file may be damaged).`);
+    throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
   }
 }

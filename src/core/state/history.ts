@@ -5,11 +5,7 @@
  * Appends to one conversation are serialised in-process; several instances sharing one
  * Redis store will need a lock or a Redis list (a later issue).
  */
-import Keyv from 'keyv';
-import KeyvSqlite from '@keyv/sqlite';
-import KeyvRedis from '@keyv/redis';
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import type Keyv from 'keyv';
 import type { ChatMessage } from '../service/schemas.ts';
 
 /** A stored turn: what was said, when (ms since epoch) and by whom (platform user id). */
@@ -21,27 +17,10 @@ export interface StoredMessage {
   userId?: string;
 }
 
-interface StoredConversation {
+/** The stored value of one conversation. */
+export interface StoredConversation {
   version: 1;
   messages: StoredMessage[];
-}
-
-/**
- * Opens the keyv store named by a URL.
- * @param url `sqlite://<path>` (relative paths from the working directory; the folder is
- *   created) or `redis://host:port` / `rediss://…`.
- * @throws Error for another scheme.
- */
-export function openStore(url: string): Keyv<StoredConversation> {
-  if (url.startsWith('sqlite://')) {
-    const path = url.slice('sqlite://'.length);
-    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-    return new Keyv<StoredConversation>({ store: new KeyvSqlite({ uri: `sqlite://${path}` }), namespace: 'genbot' });
-  }
-  if (url.startsWith('redis://') || url.startsWith('rediss://')) {
-    return new Keyv<StoredConversation>({ store: new KeyvRedis(url), namespace: 'genbot' });
-  }
-  throw new Error(`unsupported STORE_URL scheme: ${url.split(':')[0]}`);
 }
 
 /** Options of {@link ConversationStore}. */
@@ -56,7 +35,7 @@ export class ConversationStore {
   private readonly maxMessages: number;
 
   constructor(
-    private readonly keyv: Keyv<StoredConversation>,
+    private readonly keyv: Keyv,
     options: ConversationStoreOptions = {},
   ) {
     this.maxMessages = options.maxMessages ?? 50;
@@ -64,7 +43,7 @@ export class ConversationStore {
 
   /** The stored turns of a conversation, oldest first (empty when none). */
   async get(conversationId: string): Promise<StoredMessage[]> {
-    const value = await this.keyv.get(this.key(conversationId));
+    const value = await this.keyv.get<StoredConversation>(this.key(conversationId));
     return value?.messages ?? [];
   }
 
@@ -77,7 +56,7 @@ export class ConversationStore {
   async append(conversationId: string, ...messages: StoredMessage[]): Promise<void> {
     await this.withLock(conversationId, async () => {
       const key = this.key(conversationId);
-      const current = (await this.keyv.get(key))?.messages ?? [];
+      const current = (await this.keyv.get<StoredConversation>(key))?.messages ?? [];
       const next = [...current, ...messages].slice(-this.maxMessages);
       await this.keyv.set(key, { version: 1, messages: next });
     });
@@ -86,11 +65,6 @@ export class ConversationStore {
   /** Forgets a conversation. */
   async clear(conversationId: string): Promise<void> {
     await this.keyv.delete(this.key(conversationId));
-  }
-
-  /** Closes the underlying store. */
-  async close(): Promise<void> {
-    await this.keyv.disconnect();
   }
 
   private key(conversationId: string): string {
