@@ -1,13 +1,13 @@
 /**
- * Composition root: configuration → logger → service client → history store → core →
+ * Composition root: configuration → logger → service client → keyv store → core →
  * platform adapters. `src/main.ts` runs it for `npm start`; end-to-end tests call
  * {@link startBot} with the same environment variables an operator sets.
  */
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ServiceClient } from './core/service/client.ts';
-import { ConversationStore, openStore } from './core/state/history.ts';
-import { createCore, type Core } from './core/core.ts';
+import { openStore } from './core/state/store.ts';
+import { closeCore, createCore, type Core } from './core/core.ts';
 import { commands } from '../commands/index.ts';
 import { DiscordAdapter } from './platforms/discord/adapter.ts';
 import { SlackAdapter } from './platforms/slack/adapter.ts';
@@ -41,14 +41,19 @@ export async function startBot(env: Record<string, string | undefined>, options:
     bodyTimeoutMs: config.service.bodyTimeoutMs,
     onRetry: ({ attempt, delayMs, error, path }) => log.warn({ attempt, delayMs, code: error.code, status: error.status, path }, 'retrying service request'),
   });
-  const history = new ConversationStore(openStore(config.storeUrl));
-  const core = createCore({ service, history, log, defaults: { chat: config.defaultChatModel, image: config.defaultImageModel } });
+  const core = createCore({
+    service,
+    store: openStore(config.storeUrl),
+    log,
+    defaults: { chat: config.defaultChatModel, image: config.defaultImageModel, vision: config.defaultVisionModel },
+    inputImages: config.inputImages,
+  });
 
   const discord = config.discord ? new DiscordAdapter(config.discord, core, commands, log) : undefined;
   const slack = config.slack ? new SlackAdapter(config.slack, core, commands, log) : undefined;
   const stop = async () => {
     await Promise.allSettled([discord?.stop(), slack?.stop()]);
-    await Promise.allSettled([history.close(), service.close()]);
+    await Promise.allSettled([closeCore(core), service.close()]);
     log.flush();
   };
   try {

@@ -10,6 +10,12 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** An empty string in the environment means "not set" (as in a `.env` line `FOO=`). */
 const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().optional());
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.url().optional());
+const optionalInt = (fallback: number, min: number, max: number) =>
+  z.preprocess((v) => (v === '' || v === undefined ? fallback : v), z.coerce.number().int().min(min).max(max));
+const optionalBoolean = z.preprocess(
+  (v) => (v === '' || v === undefined ? 'false' : typeof v === 'string' ? v.toLowerCase() : v),
+  z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
+);
 const optionalMs = (fallback: number) =>
   z.preprocess((v) => (v === '' || v === undefined ? fallback : v), z.coerce.number().int().min(1).max(3_600_000));
 
@@ -27,6 +33,7 @@ const envSchema = z
       z.string().regex(/^\d{15,22}$/, 'must be a Discord application id (a snowflake)').optional(),
     ),
     DISCORD_API_URL: optionalUrl,
+    DISCORD_MESSAGE_CONTENT: optionalBoolean,
 
     SLACK_BOT_TOKEN: optionalString,
     SLACK_SIGNING_SECRET: optionalString,
@@ -43,6 +50,9 @@ const envSchema = z
     ),
     DEFAULT_CHAT_MODEL: optionalString,
     DEFAULT_IMAGE_MODEL: optionalString,
+    DEFAULT_VISION_MODEL: optionalString,
+    MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
+    MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
   });
 
@@ -72,6 +82,12 @@ export interface DiscordConfig {
   applicationId: string;
   /** REST base, e.g. `http://proxy:8080/api`; discord.js's default (`https://discord.com/api`) when unset. */
   apiUrl: string | undefined;
+  /**
+   * Whether the privileged Message Content intent is requested (`DISCORD_MESSAGE_CONTENT`):
+   * needed only to read the attachments of a message that a mention replies to when that
+   * message neither mentioned the bot nor is its own. Enable it in the Developer Portal first.
+   */
+  messageContent: boolean;
 }
 
 /** Slack settings, present when the Slack adapter is to run. */
@@ -102,6 +118,10 @@ export interface Config {
   storeUrl: string;
   defaultChatModel: string | undefined;
   defaultImageModel: string | undefined;
+  /** Model for requests with images (`DEFAULT_VISION_MODEL`); the chat model when unset. */
+  defaultVisionModel: string | undefined;
+  /** Caps on the images users send: count per request, bytes per file. */
+  inputImages: { maxCount: number; maxBytes: number };
   logLevel: (typeof LOG_LEVELS)[number];
   /** Every secret value, so the logger can scrub them from any line. */
   secrets: string[];
@@ -141,7 +161,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     discord:
       e.DISCORD_TOKEN && e.DISCORD_APPLICATION_ID
-        ? { token: e.DISCORD_TOKEN, applicationId: e.DISCORD_APPLICATION_ID, apiUrl: e.DISCORD_API_URL }
+        ? { token: e.DISCORD_TOKEN, applicationId: e.DISCORD_APPLICATION_ID, apiUrl: e.DISCORD_API_URL, messageContent: e.DISCORD_MESSAGE_CONTENT }
         : undefined,
     slack:
       e.SLACK_BOT_TOKEN && e.SLACK_SIGNING_SECRET
@@ -156,6 +176,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     storeUrl: e.STORE_URL,
     defaultChatModel: e.DEFAULT_CHAT_MODEL,
     defaultImageModel: e.DEFAULT_IMAGE_MODEL,
+    defaultVisionModel: e.DEFAULT_VISION_MODEL,
+    inputImages: { maxCount: e.MAX_INPUT_IMAGES, maxBytes: e.MAX_INPUT_IMAGE_BYTES },
     logLevel: e.LOG_LEVEL,
     secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,

@@ -38,12 +38,27 @@ export interface Command {
   execute(ctx: CommandContext, core: Core): Promise<void>;
 }
 
-/** An option value the user gave that the command cannot take; `message` is for the user. */
-export class OptionError extends Error {
+/**
+ * Input the bot cannot act on (a mention with nothing to answer, files it cannot use);
+ * `message` is the sentence for the user. Logged at info level, code `invalid_input`.
+ */
+export class InputError extends Error {
+  readonly code: string = 'invalid_input';
+
   constructor(message: string) {
     super(message);
-    this.name = 'OptionError';
+    this.name = new.target.name;
   }
+}
+
+/** An option value the user gave that the command cannot take; `message` is for the user. */
+export class OptionError extends InputError {
+  override readonly code = 'invalid_option';
+}
+
+/** The user may not do this (an admin command); `message` is for the user. Code `forbidden`. */
+export class ForbiddenError extends InputError {
+  override readonly code = 'forbidden';
 }
 
 /**
@@ -111,10 +126,11 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
 /** What happened to one command invocation (for tests, logs and, later, metrics). */
 export interface CommandOutcome {
   platform: CommandContext['platform'];
+  /** The command's name, or `mention` for a mention or DM. */
   command: string;
   conversationId: string;
   ok: boolean;
-  /** Stable error code (ServiceError.code, `invalid_option`, `forbidden`, `internal`). */
+  /** Stable error code (ServiceError.code, `invalid_option`, `invalid_input`, `forbidden`, `internal`). */
   errorCode?: string;
   durationMs: number;
 }
@@ -122,43 +138,56 @@ export interface CommandOutcome {
 /** Events of the bot: `command.done` (CommandOutcome) after every invocation. */
 export class BotEvents extends EventEmitter<{ 'command.done': [CommandOutcome] }> {}
 
+/** The log line of each kind of refused input. */
+const INPUT_LOG_MESSAGES: Record<string, string> = {
+  invalid_option: 'invalid command option',
+  forbidden: 'admin command refused',
+  invalid_input: 'input not usable',
+};
+
 /**
  * Runs a command: checks admin rights at run time and the options against the definition
- * (`ctx.options` may hold raw values), executes, and on failure tells the user
- * (ephemerally) and logs once. Never throws: the bot survives any command.
+ * (`ctx.options` may hold raw values), then executes it, as {@link runInvocation}.
  */
-export async function runCommand(command: Command, ctx: CommandContext, core: Core): Promise<CommandOutcome> {
+export function runCommand(command: Command, ctx: CommandContext, core: Core): Promise<CommandOutcome> {
+  return runInvocation(command.name, ctx, core, async () => {
+    if (command.adminOnly && !ctx.user.isAdmin) throw new ForbiddenError(`/${command.name} is for admins only.`);
+    await command.execute({ ...ctx, options: checkOptions(command, ctx.options) }, core);
+  });
+}
+
+/**
+ * Runs one invocation (a command, or `mention` for a mention or DM): on failure tells the
+ * user (ephemerally where the platform allows) and logs once, then emits `command.done`.
+ * Never throws: the bot survives any invocation.
+ * @param name the command's name, or `mention`.
+ */
+export async function runInvocation(name: string, ctx: CommandContext, core: Core, work: () => Promise<void>): Promise<CommandOutcome> {
   const started = performance.now();
   let errorCode: string | undefined;
   try {
-    if (command.adminOnly && !ctx.user.isAdmin) {
-      errorCode = 'forbidden';
-      ctx.log.info({ command: command.name, user: ctx.user.id }, 'admin command refused');
-      await ctx.reply.sendEphemeral(`/${command.name} is for admins only.`);
-    } else {
-      await command.execute({ ...ctx, options: checkOptions(command, ctx.options) }, core);
-    }
+    await work();
   } catch (thrown) {
     const shown = thrown instanceof ShownError;
     const error = shown ? thrown.cause : thrown;
     const tell = (text: string) => (shown ? Promise.resolve() : ctx.reply.sendEphemeral(text));
-    if (error instanceof OptionError) {
-      errorCode = 'invalid_option';
-      ctx.log.info({ command: command.name, reason: error.message }, 'invalid command option');
+    if (error instanceof InputError) {
+      errorCode = error.code;
+      ctx.log.info({ command: name, code: error.code, reason: error.message }, INPUT_LOG_MESSAGES[error.code] ?? 'input not usable');
       await tell(error.message);
     } else if (error instanceof ServiceError) {
       errorCode = error.code;
-      ctx.log.warn({ command: command.name, code: error.code, status: error.status, err: error.message }, 'service call failed');
+      ctx.log.warn({ command: name, code: error.code, status: error.status, err: error.message }, 'service call failed');
       await tell(error.userMessage);
     } else {
       errorCode = 'internal';
-      ctx.log.error({ command: command.name, err: error }, 'command failed');
+      ctx.log.error({ command: name, err: error }, 'command failed');
       await tell(userMessageOf(error));
     }
   }
   const outcome: CommandOutcome = {
     platform: ctx.platform,
-    command: command.name,
+    command: name,
     conversationId: ctx.conversationId,
     ok: errorCode === undefined,
     durationMs: performance.now() - started,

@@ -64,10 +64,29 @@ export interface Attachment {
   name: string;
   /** e.g. `image/png`; as the platform reports it (may be wrong: check the bytes). */
   mimeType: string | undefined;
-  /** Size in bytes as reported by the platform. */
+  /** Size in bytes as the platform reports it (may be wrong: the download is capped anyway). */
   size: number;
-  /** Downloads the bytes (with the platform's auth where needed). */
-  fetch(): Promise<Uint8Array>;
+  /** `message`: attached to the user's own message; `replied`: to the message it replies to. */
+  origin?: 'message' | 'replied';
+  /**
+   * Downloads the bytes (with the platform's auth where needed), streaming, refusing more
+   * than `maxBytes`.
+   * @throws DownloadError (media/download.ts) for a download that failed or passed the cap;
+   *   AttachmentAccessError when the platform will not let the bot read files at all.
+   */
+  fetch(options: { maxBytes: number; signal: AbortSignal }): Promise<Uint8Array>;
+}
+
+/**
+ * The platform refuses the bot access to users' files (e.g. Slack without the `files:read`
+ * scope). `message` is the one sentence for the user, naming what an admin must change; it
+ * is said once per answer, however many files it concerns.
+ */
+export class AttachmentAccessError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AttachmentAccessError';
+  }
 }
 
 /** One invocation of a command, platform-neutral. */

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { FakeService } from '../fakes/service.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { ConversationStore, openStore } from '../../src/core/state/history.ts';
-import { createCore, type Core } from '../../src/core/core.ts';
+import { openStore } from '../../src/core/state/store.ts';
+import { closeCore, createCore, type Core } from '../../src/core/core.ts';
 import { runCommand } from '../../src/core/command.ts';
-import type { CommandContext, MessageHandle, OutgoingMessage } from '../../src/core/platform.ts';
+import { recorder } from './recorder.ts';
 import chatCommand from '../../commands/chat.ts';
 import completeCommand from '../../commands/complete.ts';
 import imagineCommand from '../../commands/imagine.ts';
@@ -24,41 +24,15 @@ let core: Core;
 beforeAll(async () => {
   fake = await FakeService.start();
   const service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
-  const history = new ConversationStore(openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-chat-')), 'h.sqlite')}`));
-  core = createCore({ service, history, log: pino({ level: 'silent' }), defaults: { chat: undefined, image: undefined } });
+  const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-chat-')), 'h.sqlite')}`);
+  core = createCore({ service, store, log: pino({ level: 'silent' }), defaults: { chat: undefined, image: undefined } });
 });
 beforeEach(() => fake.reset());
 afterAll(async () => {
-  await core.history.close();
+  await closeCore(core);
   await core.service.close();
   await fake.close();
 });
-
-/** A ReplyChannel that records messages as a platform would show them. */
-function recorder(conversationId: string, options: Record<string, string | boolean>) {
-  const messages: Array<{ content: string; files: OutgoingMessage['files']; imageLinks: OutgoingMessage['imageLinks'] }> = [];
-  const ephemerals: string[] = [];
-  let deferred = 0;
-  const ctx: CommandContext = {
-    platform: 'discord',
-    conversationId,
-    user: { id: 'u1', name: 'ada', isAdmin: false },
-    options,
-    attachments: [],
-    signal: new AbortController().signal,
-    log: pino({ level: 'silent' }),
-    reply: {
-      limits: { maxChars: 2000, minEditIntervalMs: 0 },
-      defer: async () => void deferred++,
-      send: async (m): Promise<MessageHandle> => {
-        const index = messages.push({ content: m.content, files: m.files, imageLinks: m.imageLinks }) - 1;
-        return { edit: async (e) => void (messages[index]!.content = e.content) };
-      },
-      sendEphemeral: async (t) => void ephemerals.push(t),
-    },
-  };
-  return { ctx, messages, ephemerals, deferred: () => deferred };
-}
 
 describe('/chat in the core', () => {
   it('uses the first chat model the service lists when none is configured, and records both turns', async () => {

@@ -37,7 +37,7 @@ describe('loadConfig', () => {
 
   it('builds a config with defaults, and lists every secret for the log scrubber', () => {
     const config = loadConfig({ ...base, DISCORD_TOKEN: 'discord-token-abc', DISCORD_APPLICATION_ID: '123456789012345678', SLACK_PORT: '' });
-    expect(config.discord).toEqual({ token: 'discord-token-abc', applicationId: '123456789012345678', apiUrl: undefined });
+    expect(config.discord).toEqual({ token: 'discord-token-abc', applicationId: '123456789012345678', apiUrl: undefined, messageContent: false });
     expect(config.slack).toBeUndefined();
     expect(config.storeUrl).toBe('sqlite://data/history.sqlite');
     expect(config.logLevel).toBe('info');

@@ -7,23 +7,26 @@ import type { CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
 import { StreamingReply, type Clock } from '../delivery/streaming-reply.ts';
 import { ShownError } from '../command.ts';
-import { InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
+import { BadRequestError, ImagesNotSupportedError, InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
 import type { ChatMessage, ContentPart } from '../service/schemas.ts';
 import type { PreparedImage } from '../media/images.ts';
+import { imagesNote } from '../media/attachments.ts';
 import type { Stream } from '../service/stream.ts';
 import { extractImageLinks, parseJsonAnswer } from './answer.ts';
 
 /** A chat request from a user. */
 export interface ChatRequest {
   prompt: string;
-  /** Model id; the default model when absent. */
+  /** Model id; when absent, the default vision model for a request with images, else the default chat model. */
   model?: string;
   /** §4.1 web_search; `false` (the server's default) when absent. */
   webSearch?: false | 'auto' | 'force' | 'images';
   /** §4.1 JSON mode: the answer is parsed and shown pretty-printed. */
   json?: boolean;
-  /** Images for vision (§4.1 image input), already prepared by media.ts. */
+  /** Images for vision (§4.1 image input), already prepared by media/images.ts. */
   images?: PreparedImage[];
+  /** Short lines shown under the answer (e.g. files not used), not stored in the history. */
+  notes?: string[];
 }
 
 /**
@@ -39,6 +42,9 @@ export async function* textOf<T>(stream: Stream<T>, pieceOf: (chunk: T) => strin
   }
 }
 
+/** What an answer without text shows. */
+const EMPTY_ANSWER = '*(the model returned an empty answer)*';
+
 /**
  * Streams text deltas into the reply and finishes it.
  * @param finalize turns the complete text into what is finally shown (e.g. pretty JSON).
@@ -49,18 +55,20 @@ export async function* textOf<T>(stream: Stream<T>, pieceOf: (chunk: T) => strin
 export async function streamAnswer(
   ctx: CommandContext,
   deltas: AsyncIterable<string>,
-  options: { clock?: Clock; finalize?: (text: string) => string } = {},
+  options: { clock?: Clock; finalize?: (text: string) => string; notes?: readonly string[] } = {},
 ): Promise<string> {
+  const notes = options.notes?.length ? `\n\n${options.notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '';
   const reply = new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}) });
   try {
     for await (const delta of deltas) reply.append(delta);
   } catch (error) {
     if (reply.content === '' || !(error instanceof ServiceError)) throw error;
-    await reply.finish(`${reply.content}\n\n⚠️ ${userMessageOf(error)}`);
+    await reply.finish(`${reply.content}\n\n⚠️ ${userMessageOf(error)}${notes}`);
     throw new ShownError(error);
   }
   const answer = reply.content;
-  await reply.finish(options.finalize?.(answer));
+  const shown = options.finalize ? options.finalize(answer) : answer;
+  await reply.finish(notes ? `${shown.trim() ? shown : EMPTY_ANSWER}${notes}` : shown);
   ctx.log.debug({ chars: answer.length, messages: reply.messageCount, writes: reply.writes }, 'answer streamed');
   return answer;
 }
@@ -79,44 +87,59 @@ function showJson(ctx: CommandContext, text: string): string {
 /**
  * Answers `request` in `ctx`'s conversation, streaming the answer into the reply.
  * On success the user's and the assistant's turns are appended to the history (images are
- * noted, not stored); a failed answer leaves the history as it was.
- * @throws as {@link streamAnswer}.
+ * noted as `[2 images: cat.webp, dog.gif]`, never stored); a failed answer leaves the
+ * history as it was.
+ * @throws as {@link streamAnswer}; ImagesNotSupportedError when the service refuses the
+ *   images for the model (the sentence names DEFAULT_VISION_MODEL).
  */
 export async function chat(ctx: CommandContext, core: Core, request: ChatRequest, clock?: Clock): Promise<void> {
   await ctx.reply.defer();
-  const model = request.model ?? (await core.models.chatModel(ctx.signal));
-  const history = await core.history.asChatMessages(ctx.conversationId);
   const images = request.images ?? [];
+  const model = request.model ?? (images.length ? await core.models.visionModel(ctx.signal) : await core.models.chatModel(ctx.signal));
+  const history = await core.history.asChatMessages(ctx.conversationId);
   const content: string | ContentPart[] = images.length
     ? [{ type: 'text', text: request.prompt }, ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } }))]
     : request.prompt;
   const messages: ChatMessage[] = [...history, { role: 'user', content }];
 
-  const stream = await core.service.chat.completions.create(
-    {
-      model,
-      messages,
-      stream: true,
-      ...(request.webSearch ? { web_search: request.webSearch } : {}),
-      ...(request.json ? { response_format: 'json' as const } : {}),
-    },
-    { signal: ctx.signal },
-  );
+  let stream;
+  try {
+    stream = await core.service.chat.completions.create(
+      {
+        model,
+        messages,
+        stream: true,
+        ...(request.webSearch ? { web_search: request.webSearch } : {}),
+        ...(request.json ? { response_format: 'json' as const } : {}),
+      },
+      { signal: ctx.signal },
+    );
+  } catch (error) {
+    if (images.length && refusesImages(error)) throw new ImagesNotSupportedError(model, error as BadRequestError);
+    throw error;
+  }
   const answer = await streamAnswer(ctx, textOf(stream, (chunk) => chunk.choices[0]?.delta?.content), {
     ...(clock ? { clock } : {}),
     ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
+    ...(request.notes?.length ? { notes: request.notes } : {}),
   });
   if (request.webSearch === 'images') {
     const links = extractImageLinks(answer).slice(0, 10);
     if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
   }
   const at = Date.now();
-  const noted = images.length ? `${request.prompt}\n[${images.length} image${images.length > 1 ? 's' : ''} attached]` : request.prompt;
+  const note = imagesNote(images);
+  const noted = note ? `${request.prompt}\n${note}` : request.prompt;
   await core.history.append(
     ctx.conversationId,
     { role: 'user', content: noted, at, userId: ctx.user.id },
     { role: 'assistant', content: answer, at },
   );
+}
+
+/** Whether a service error says the model takes no image input (a 400 naming images or vision). */
+function refusesImages(error: unknown): boolean {
+  return error instanceof BadRequestError && error.status === 400 && /\bimages?\b|image[_ ]input|image_url|vision/i.test(error.message);
 }
 
 /**

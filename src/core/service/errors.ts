@@ -79,6 +79,21 @@ export class BadRequestError extends ServiceError {
   }
 }
 
+/**
+ * The service refused image parts for the model (a 400 naming images or vision, §4.1: the
+ * model "must support image input if image parts are sent"). The sentence names the setting.
+ */
+export class ImagesNotSupportedError extends ServiceError {
+  constructor(readonly model: string, cause: BadRequestError) {
+    super(
+      'bad_request',
+      `model ${model} refused image input: ${cause.message}`,
+      `The model \`${model}\` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does.`,
+      { status: cause.status ?? 400, ...(cause.serviceCode ? { serviceCode: cause.serviceCode } : {}), cause },
+    );
+  }
+}
+
 /** Raised before any network call: a parameter is outside what the spec allows. */
 export class InvalidRequestError extends ServiceError {
   constructor(readonly field: string, message: string) {
