@@ -156,7 +156,7 @@ describe('Discord /chat', () => {
     expect(bodies[2]!.messages).toEqual([{ role: 'user', content: 'What is my name?' }]);
   });
 
-  it('sends allowed_mentions { parse: [] } with every create and edit, so model output with @everyone and <@id> pings nobody', async () => {
+  it('sends allowed_mentions { parse: [], replied_user: false } with every create and edit, so model output with @everyone and <@id> pings nobody', async () => {
     const channel = discord.addChannel('mentions');
     const mentions = 'Hey @everyone and @here, <@123456789012345678> and <@&223456789012345678> asked for this.';
     // Long enough for a follow-up: creates and edits of both messages carry the model's mentions.
@@ -174,7 +174,7 @@ describe('Discord /chat', () => {
     // Every write the bot has made so far in this file (this test and the ones before it).
     expect(discord.writes.length).toBeGreaterThan(own.length);
     for (const write of discord.writes) {
-      expect(write.allowedMentions, `${write.kind} of message ${write.messageId}`).toEqual({ parse: [] });
+      expect(write.allowedMentions, `${write.kind} of message ${write.messageId}`).toEqual({ parse: [], replied_user: false });
       expect(write.pinged).toEqual({ everyone: false, users: [], roles: [] });
     }
   });

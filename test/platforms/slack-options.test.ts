@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
 import { checkOptions } from '../../src/core/command.ts';
-import { escapeSlackText, slackLength } from '../../src/platforms/slack/adapter.ts';
+import { escapeSlackText, slackLength } from '../../src/platforms/slack/text.ts';
 import imagine from '../../commands/imagine.ts';
 import chat from '../../commands/chat.ts';
 

@@ -9,12 +9,17 @@ import { pathToFileURL } from 'node:url';
 import type { AppsManifestCreateArguments } from '@slack/web-api';
 import { commands } from '../../../commands/index.ts';
 import type { Command, CommandOption } from '../../core/command.ts';
+import { SLACK_COMMAND_SCOPES } from './commands.ts';
+import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
 
 /** Slack's app manifest (the shape `apps.manifest.create` takes). */
 export type SlackManifest = AppsManifestCreateArguments['manifest'];
 
-/** Bot scopes the bot needs: slash commands, posting and editing (also in channels it was not added to), uploads. */
-export const SLACK_BOT_SCOPES = ['commands', 'chat:write', 'chat:write.public', 'files:write'] as const;
+/**
+ * Bot scopes the bot needs, from the files that use them: slash commands, posting, editing
+ * and uploads (commands.ts); mentions, DMs and users' files (events.ts).
+ */
+export const SLACK_BOT_SCOPES = [...new Set([...SLACK_COMMAND_SCOPES, ...SLACK_EVENT_SCOPES])];
 
 /** How one option is written after a Slack slash command, e.g. `[--aspect_ratio square|portrait|landscape]`. */
 function hintOf(option: CommandOption, main: CommandOption | undefined): string {
@@ -46,6 +51,8 @@ export function slackManifest(list: readonly Command[] = commands, options: { re
   return {
     display_information: { name, description: 'Chat, completions and images from a generation service' },
     features: {
+      // The Messages tab lets people DM the bot (message.im).
+      app_home: { home_tab_enabled: false, messages_tab_enabled: true, messages_tab_read_only_enabled: false },
       bot_user: { display_name: name, always_online: true },
       slash_commands: list.map((command) => ({
         command: `/${command.name}`,
@@ -56,7 +63,12 @@ export function slackManifest(list: readonly Command[] = commands, options: { re
       })),
     },
     oauth_config: { scopes: { bot: [...SLACK_BOT_SCOPES] } },
-    settings: { socket_mode_enabled: url === undefined, org_deploy_enabled: false, token_rotation_enabled: false },
+    settings: {
+      event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: [...SLACK_BOT_EVENTS] },
+      socket_mode_enabled: url === undefined,
+      org_deploy_enabled: false,
+      token_rotation_enabled: false,
+    },
   };
 }
 

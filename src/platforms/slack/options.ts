@@ -4,11 +4,7 @@
  * text is the command's main option (its first required string option, e.g. `prompt`).
  */
 import type { Command } from '../../core/command.ts';
-
-/** Undoes the escaping Slack applies to `&`, `<` and `>` in slash-command text. */
-export function unescapeSlackText(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-}
+import { unescapeSlackText } from './text.ts';
 
 /** Words a boolean flag may take as its value (`--json yes`); any other next word is text. */
 const BOOLEAN_WORD = /^(true|false|yes|no)$/i;

@@ -1,0 +1,171 @@
+/**
+ * Messages addressed to the bot on Discord: a guild message that mentions it (`<@bot id>`, or
+ * a reply that pings it), a reply to one of its own messages, and any message in a DM with
+ * it. Each becomes a platform-neutral mention (core/features/mention.ts) answered as a reply
+ * to the user's message, streamed by editing the bot's own channel message.
+ *
+ * Intents (no privileged one needed): Discord delivers the content and attachments of
+ * messages that mention the app, of DMs and of the app's own messages; those of the message a
+ * mention replies to arrive empty unless `MessageContent` is enabled (PLATFORM-LIMITS.md,
+ * gateway docs "Message Content Intent").
+ */
+import { MessageType, cleanContent, type Attachment as DiscordAttachment, type Message } from 'discord.js';
+import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import type { Core } from '../../core/core.ts';
+import { InputError, runInvocation } from '../../core/command.ts';
+import { answerMention } from '../../core/features/mention.ts';
+import type { Downloader } from '../../core/media/download.ts';
+import type { Logger } from '../../log.ts';
+import { DISCORD_LIMITS, NO_MENTIONS, embedsOf, filesOf } from './rest.ts';
+import { isAdminPermissions } from './interactions.ts';
+
+/** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
+export const TYPING_REFRESH_MS = 8_000;
+
+/** Said under an answer when the replied-to message's files were hidden by Discord. */
+export const HIDDEN_REPLY_NOTICE =
+  'I could not see the attachments of the message you replied to: Discord shows them to bots only with the Message Content intent (an admin can enable it in the Developer Portal and set DISCORD_MESSAGE_CONTENT=true).';
+
+/** Said when a reply to the bot did not ping it, so Discord hid its text and files. */
+export const HIDDEN_MESSAGE_REPLY =
+  'I cannot read replies that do not mention me: keep the reply\'s @ mention on, or mention me in the message.';
+
+/**
+ * The reply to one user message: a typing indicator while the answer is awaited (`defer`),
+ * then the first `send` replies to the message (`message_reference`, without pinging its
+ * author), later sends continue in the channel; each is edited in place as tokens arrive.
+ * Discord has no ephemeral messages outside interactions: `sendEphemeral` replies publicly.
+ */
+export class MessageReply implements ReplyChannel {
+  readonly limits = DISCORD_LIMITS;
+  private sent = 0;
+  private typing: NodeJS.Timeout | undefined;
+
+  constructor(private readonly message: Message, private readonly log: Logger) {}
+
+  /** Starts the typing indicator, re-sent every {@link TYPING_REFRESH_MS} until the first send. */
+  async defer(): Promise<void> {
+    if (this.typing || this.sent > 0) return;
+    this.sendTyping();
+    this.typing = setInterval(() => this.sendTyping(), TYPING_REFRESH_MS);
+    this.typing.unref();
+  }
+
+  async send(message: OutgoingMessage): Promise<MessageHandle> {
+    this.stopTyping();
+    const payload = { content: message.content, files: filesOf(message), embeds: embedsOf(message), allowedMentions: NO_MENTIONS };
+    const channel = this.message.channel;
+    let posted: Message;
+    if (this.sent === 0) posted = await this.message.reply({ ...payload, failIfNotExists: false });
+    else if (channel.isSendable()) posted = await channel.send(payload);
+    else throw new Error('the channel does not take messages');
+    this.sent += 1;
+    return { edit: (m) => posted.edit({ content: m.content, allowedMentions: NO_MENTIONS }).then(() => undefined) };
+  }
+
+  async sendEphemeral(text: string): Promise<void> {
+    try {
+      await this.send({ content: text.slice(0, DISCORD_LIMITS.maxChars) });
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not reply on Discord');
+    }
+  }
+
+  /** Stops the typing indicator (when the answer is over). */
+  dispose(): void {
+    this.stopTyping();
+  }
+
+  private sendTyping(): void {
+    const channel = this.message.channel;
+    if (!('sendTyping' in channel)) return;
+    channel.sendTyping().catch((error: unknown) => this.log.debug({ err: error }, 'typing indicator failed'));
+  }
+
+  private stopTyping(): void {
+    if (this.typing) clearInterval(this.typing);
+    this.typing = undefined;
+  }
+}
+
+/** Message types a person writes (everything else is a system message). */
+const USER_MESSAGE_TYPES: ReadonlySet<MessageType> = new Set([MessageType.Default, MessageType.Reply]);
+
+/**
+ * Whether a message is addressed to the bot: not from a bot, a webhook or the system; and in
+ * a DM, or mentioning the bot directly or by a reply ping, or replying to the bot's message.
+ * `@everyone`, `@here` and role mentions do not count.
+ */
+export function isAddressedToBot(message: Message, botId: string): boolean {
+  if (message.author.bot || message.webhookId || message.system || !USER_MESSAGE_TYPES.has(message.type)) return false;
+  if (!message.inGuild()) return true;
+  return message.mentions.users.has(botId) || message.mentions.repliedUser?.id === botId;
+}
+
+/** The message text as the prompt: the bot's own mention removed, other mentions as names. */
+export function promptOf(message: Message, botId: string): string {
+  const withoutBot = message.content.replace(new RegExp(`\\s*<@!?${botId}>\\s*`, 'g'), ' ');
+  return cleanContent(withoutBot, message.channel).trim();
+}
+
+/** Whether Discord hid a message's content from the bot (no Message Content intent). */
+function looksHidden(message: Message, botId: string): boolean {
+  return message.inGuild() && message.author.id !== botId && !message.mentions.users.has(botId)
+    && message.content === '' && message.attachments.size === 0 && message.embeds.length === 0 && message.stickers.size === 0;
+}
+
+/** A Discord attachment as a core Attachment, downloaded from the CDN with the byte cap. */
+function attachmentOf(file: DiscordAttachment, origin: Attachment['origin'], downloader: Downloader): Attachment {
+  return {
+    name: file.name,
+    mimeType: file.contentType ?? undefined,
+    size: file.size,
+    origin,
+    fetch: async ({ maxBytes, signal }) => (await downloader.download(file.url, { maxBytes, signal, name: file.name })).data,
+  };
+}
+
+/**
+ * Answers a message addressed to the bot (see {@link isAddressedToBot}; the caller checks).
+ * @param options.messageContent whether the Message Content intent is on (DISCORD_MESSAGE_CONTENT).
+ * @param signal the invocation's own signal (shutdown).
+ */
+export async function handleMessage(
+  message: Message,
+  deps: { core: Core; log: Logger; botId: string; messageContent: boolean },
+  signal: AbortSignal,
+): Promise<void> {
+  const { core, botId } = deps;
+  const log = deps.log.child({ platform: 'discord', message: message.id, channel: message.channelId });
+  const reply = new MessageReply(message, log);
+  const ctx = {
+    platform: 'discord' as const,
+    conversationId: `discord:${message.guildId ?? 'dm'}:${message.channelId}`,
+    user: { id: message.author.id, name: message.author.username, isAdmin: isAdminPermissions(message.member?.permissions) },
+    options: {},
+    attachments: [],
+    signal,
+    log,
+    reply,
+  };
+  try {
+    await runInvocation('mention', ctx, core, async () => {
+      if (!deps.messageContent && looksHidden(message, botId)) throw new InputError(HIDDEN_MESSAGE_REPLY);
+      const attachments = message.attachments.map((file) => attachmentOf(file, 'message', core.downloader));
+      const notices: string[] = [];
+      if (message.reference?.messageId) {
+        const replied = await message.fetchReference().catch((error: unknown) => {
+          log.info({ err: error instanceof Error ? error.message : String(error) }, 'replied-to message not readable');
+          return undefined;
+        });
+        if (replied) {
+          attachments.push(...replied.attachments.map((file) => attachmentOf(file, 'replied', core.downloader)));
+          if (!deps.messageContent && looksHidden(replied, botId)) notices.push(HIDDEN_REPLY_NOTICE);
+        }
+      }
+      await answerMention(ctx, core, { text: promptOf(message, botId), attachments, notices });
+    });
+  } finally {
+    reply.dispose();
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * Messages addressed to the bot on Slack (Events API, over HTTP or Socket Mode):
+ * `app_mention` in channels, answered in the mention's thread, and `message` events in the
+ * bot's DMs (`message.im`), answered in the DM (in the thread when the user wrote in one).
+ * Each becomes a platform-neutral mention (core/features/mention.ts).
+ *
+ * Slack delivers an event again when it thinks the first delivery was not acked
+ * (`X-Slack-Retry-Num`): each event id, and each message, is claimed in the shared store
+ * first, so a retry never produces a second answer, whichever instance it reaches.
+ */
+import type { App } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import { AttachmentAccessError, type Attachment, type CommandContext } from '../../core/platform.ts';
+import type { Core } from '../../core/core.ts';
+import { runInvocation } from '../../core/command.ts';
+import { answerMention } from '../../core/features/mention.ts';
+import { DownloadError } from '../../core/media/download.ts';
+import type { RunningCommands } from '../../core/running.ts';
+import type { Logger } from '../../log.ts';
+import { SlackReply } from './reply.ts';
+import { escapeSlackText, plainTextOf } from './text.ts';
+
+/** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
+export const SLACK_BOT_EVENTS = ['app_mention', 'message.im'] as const;
+
+/** The bot scopes these events need: receiving them, and reading the files users attach. */
+export const SLACK_EVENT_SCOPES = ['app_mentions:read', 'im:history', 'files:read'] as const;
+
+/** How long a claimed event id or message is remembered, in ms (Slack retries within minutes). */
+export const EVENT_CLAIM_TTL_MS = 60 * 60_000;
+
+/** Said once when Slack serves a web page instead of a user's file: the token lacks `files:read`. */
+export const FILES_READ_MISSING =
+  'I cannot open files here: the Slack app is missing the `files:read` scope. An admin can add it under OAuth & Permissions and reinstall the app.';
+
+/** A file as Slack describes it in a message event. */
+interface SlackFile {
+  id?: string;
+  name?: string | null;
+  title?: string;
+  mimetype?: string;
+  size?: number;
+  url_private?: string;
+  url_private_download?: string;
+}
+
+/** The fields of `app_mention` and `message` events this file reads. */
+interface SlackUserMessage {
+  type: string;
+  subtype?: string;
+  user?: string;
+  bot_id?: string;
+  text?: string;
+  ts: string;
+  thread_ts?: string;
+  channel: string;
+  channel_type?: string;
+  files?: SlackFile[];
+}
+
+/** What an event handler needs from the adapter. */
+export interface SlackEventDeps {
+  core: Core;
+  log: Logger;
+  running: RunningCommands;
+  botToken: string;
+}
+
+/** Where an event came from. */
+interface EventMeta {
+  eventId: string;
+  teamId: string;
+  kind: 'mention' | 'dm';
+  botUserId: string | undefined;
+}
+
+/** Message subtypes that are a person writing (a plain message, or one with files). */
+const USER_SUBTYPES: ReadonlySet<string | undefined> = new Set([undefined, 'file_share', 'thread_broadcast']);
+
+/** Registers the listeners of {@link SLACK_BOT_EVENTS} on a Bolt app. */
+export function registerMessageEvents(app: App, deps: SlackEventDeps): void {
+  // Bolt's context carries the bot's user id (from auth.test at start): its mentions are dropped from the prompt.
+  app.event('app_mention', async ({ event, body, client, context }) => {
+    await onUserMessage(event as unknown as SlackUserMessage, { eventId: body.event_id, teamId: body.team_id, kind: 'mention', botUserId: context.botUserId }, client, deps);
+  });
+  app.event('message', async ({ event, body, client, context }) => {
+    const message = event as unknown as SlackUserMessage;
+    if (message.channel_type !== 'im') return;
+    await onUserMessage(message, { eventId: body.event_id, teamId: body.team_id, kind: 'dm', botUserId: context.botUserId }, client, deps);
+  });
+}
+
+async function onUserMessage(
+  message: SlackUserMessage,
+  meta: EventMeta,
+  client: WebClient,
+  deps: SlackEventDeps,
+): Promise<void> {
+  if (message.bot_id || !message.user || !USER_SUBTYPES.has(message.subtype)) return;
+  const log = deps.log.child({ platform: 'slack', event: meta.eventId, kind: meta.kind, channel: message.channel });
+  if (!(await firstDelivery(deps.core, log, [`slack:event:${meta.eventId}`, `slack:message:${meta.teamId}:${message.channel}:${message.ts}`]))) {
+    log.info('event already answered (a retry or a second delivery); ignored');
+    return;
+  }
+  void deps.running.run((signal) => answer(message, meta, client, deps, log, signal), (error) => log.error({ err: error }, 'slack event handler failed'));
+}
+
+/** Claims every key; false when any was claimed before (this delivery is a repeat). */
+async function firstDelivery(core: Core, log: Logger, keys: string[]): Promise<boolean> {
+  try {
+    for (const key of keys) if (!(await core.claims.claim(key, EVENT_CLAIM_TTL_MS))) return false;
+    return true;
+  } catch (error) {
+    // Without the store a repeat cannot be told apart: answering twice beats never answering.
+    log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not record the event; answering anyway');
+    return true;
+  }
+}
+
+async function answer(
+  message: SlackUserMessage,
+  meta: EventMeta,
+  client: WebClient,
+  deps: SlackEventDeps,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  const user = message.user!;
+  const inChannel = meta.kind === 'mention';
+  const threadTs = inChannel ? (message.thread_ts ?? message.ts) : message.thread_ts;
+  const ephemeral = inChannel
+    ? async (text: string) => {
+        await client.chat.postEphemeral({ channel: message.channel, user, text: escapeSlackText(text), ...(threadTs ? { thread_ts: threadTs } : {}) });
+      }
+    : async (text: string) => {
+        await client.chat.postMessage({ channel: message.channel, text: escapeSlackText(text), ...(threadTs ? { thread_ts: threadTs } : {}) });
+      };
+  const reply = new SlackReply(client, { channel: message.channel, threadTs, continueInThread: false }, ephemeral, log);
+  const ctx: CommandContext = {
+    platform: 'slack',
+    conversationId: `slack:${meta.teamId}:${message.channel}${threadTs ? `:${threadTs}` : ''}`,
+    user: { id: user, name: user, isAdmin: false },
+    options: {},
+    attachments: [],
+    signal,
+    log,
+    reply,
+  };
+  const attachments = (message.files ?? []).map((file) => attachmentOf(file, deps));
+  await runInvocation('mention', ctx, deps.core, () => answerMention(ctx, deps.core, { text: plainTextOf(message.text ?? '', meta.botUserId), attachments }));
+}
+
+/**
+ * A Slack file as a core Attachment: downloaded from `url_private_download` with the bot token.
+ * Slack answers a web page (a login page) instead of the file when the token lacks `files:read`.
+ */
+function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
+  const name = file.name || file.title || file.id || 'file';
+  const url = file.url_private_download ?? file.url_private;
+  return {
+    name,
+    mimeType: file.mimetype,
+    size: file.size ?? 0,
+    origin: 'message',
+    fetch: async ({ maxBytes, signal }) => {
+      if (!url) throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
+      try {
+        return (await deps.core.downloader.download(url, { maxBytes, signal, name, headers: { authorization: `Bearer ${deps.botToken}` } })).data;
+      } catch (error) {
+        if (error instanceof DownloadError && (error.code === 'html' || (error.code === 'http_status' && [302, 401, 403].includes(error.status ?? 0)))) {
+          throw new AttachmentAccessError(FILES_READ_MISSING);
+        }
+        throw error;
+      }
+    },
+  };
+}

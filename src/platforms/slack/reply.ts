@@ -1,0 +1,93 @@
+/**
+ * The core's ReplyChannel on Slack, for every kind of answer: messages posted with
+ * `chat.postMessage` and edited with `chat.update` as tokens arrive, files with
+ * `filesUploadV2`; where the answer goes (a channel, a thread, a DM) is the target's choice.
+ * (Native `chat.startStream` streaming comes with the write scheduler.)
+ */
+import type { WebClient } from '@slack/web-api';
+import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import type { Logger } from '../../log.ts';
+import { escapeSlackText, slackLength } from './text.ts';
+
+/** Slack's limits as the streaming reply needs them (PLATFORM-LIMITS.md). */
+export const SLACK_LIMITS = {
+  /** `msg_too_long` appears near 4,000 characters in practice; keep a margin. */
+  maxChars: 3900,
+  /** chat.update is tier 3 (~50/min per workspace): about one edit a second per stream. */
+  minEditIntervalMs: 1000,
+  measure: slackLength,
+};
+
+/** Where an answer goes. */
+export interface SlackTarget {
+  channel: string;
+  /** The thread to answer in (a mention's thread); top level when undefined. */
+  threadTs?: string | undefined;
+  /**
+   * Top-level answers only: true to put the continuations of a long answer in the first
+   * message's thread (a slash command in a channel), false to post them after it (a DM).
+   */
+  continueInThread: boolean;
+}
+
+/**
+ * One answer on Slack. `defer` does nothing (Slack was acked when the request arrived);
+ * `sendEphemeral` is the caller's (response_url for a slash command, chat.postEphemeral for
+ * a mention, a plain message in a DM).
+ */
+export class SlackReply implements ReplyChannel {
+  readonly limits = SLACK_LIMITS;
+  private threadTs: string | undefined;
+
+  constructor(
+    private readonly client: WebClient,
+    private readonly target: SlackTarget,
+    private readonly ephemeral: (text: string) => Promise<void>,
+    private readonly log: Logger,
+  ) {
+    this.threadTs = target.threadTs;
+  }
+
+  async defer(): Promise<void> {}
+
+  async send(message: OutgoingMessage): Promise<MessageHandle> {
+    const channel = this.target.channel;
+    if (message.files?.length) {
+      await this.client.filesUploadV2({
+        channel_id: channel,
+        initial_comment: escapeSlackText(message.content),
+        ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
+        file_uploads: message.files.map((f) => ({ file: f.data, filename: f.name, ...(f.description ? { alt_text: f.description } : {}) })),
+      });
+      return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
+    }
+    const images = (message.imageLinks ?? []).slice(0, 10);
+    const posted = await this.client.chat.postMessage({
+      channel,
+      text: escapeSlackText(message.content || (images.length ? 'Image results' : '')),
+      ...(images.length
+        ? { blocks: images.map((link) => ({ type: 'image' as const, image_url: link.url, alt_text: link.alt || 'image result' })) }
+        : {}),
+      unfurl_links: false,
+      unfurl_media: false,
+      ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
+    });
+    const ts = posted.ts;
+    if (!ts) throw new Error('chat.postMessage returned no ts');
+    if (this.target.continueInThread) this.threadTs ??= ts;
+    const postedChannel = posted.channel ?? channel;
+    return {
+      edit: async (m) => {
+        await this.client.chat.update({ channel: postedChannel, ts, text: escapeSlackText(m.content) });
+      },
+    };
+  }
+
+  async sendEphemeral(text: string): Promise<void> {
+    try {
+      await this.ephemeral(text);
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not send an ephemeral message on Slack');
+    }
+  }
+}
