@@ -47,6 +47,8 @@ export async function startBot(env: Record<string, string | undefined>, options:
     log,
     defaults: { chat: config.defaultChatModel, image: config.defaultImageModel, vision: config.defaultVisionModel },
     inputImages: config.inputImages,
+    limits: config.limits,
+    admins: config.admins,
   });
 
   const discord = config.discord ? new DiscordAdapter(config.discord, core, commands, log) : undefined;

@@ -16,6 +16,10 @@ const optionalBoolean = z.preprocess(
   (v) => (v === '' || v === undefined ? 'false' : typeof v === 'string' ? v.toLowerCase() : v),
   z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
 );
+const idList = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(/[\s,]+/).filter(Boolean) : v === undefined ? [] : v),
+  z.array(z.string().regex(/^[A-Za-z0-9]+$/, 'must be a comma-separated list of user or role ids')),
+);
 const optionalMs = (fallback: number) =>
   z.preprocess((v) => (v === '' || v === undefined ? fallback : v), z.coerce.number().int().min(1).max(3_600_000));
 
@@ -53,6 +57,11 @@ const envSchema = z
     DEFAULT_VISION_MODEL: optionalString,
     MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
     MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    MAX_TOKENS_LIMIT: optionalInt(4096, 1, 1_000_000),
+    HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
+    ADMIN_USER_IDS: idList,
+    ADMIN_ROLE_IDS: idList,
+    ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
     LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
   });
 
@@ -122,6 +131,10 @@ export interface Config {
   defaultVisionModel: string | undefined;
   /** Caps on the images users send: count per request, bytes per file. */
   inputImages: { maxCount: number; maxBytes: number };
+  /** Request limits: largest max_tokens, history budget (estimated tokens), the safety-checker switch. */
+  limits: { maxTokens: number; historyTokenBudget: number; allowDisableSafetyChecker: boolean };
+  /** Who is an admin besides the platforms' own admins: user ids (Discord or Slack) and Discord role ids. */
+  admins: { userIds: string[]; roleIds: string[] };
   logLevel: (typeof LOG_LEVELS)[number];
   /** Every secret value, so the logger can scrub them from any line. */
   secrets: string[];
@@ -178,6 +191,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     defaultImageModel: e.DEFAULT_IMAGE_MODEL,
     defaultVisionModel: e.DEFAULT_VISION_MODEL,
     inputImages: { maxCount: e.MAX_INPUT_IMAGES, maxBytes: e.MAX_INPUT_IMAGE_BYTES },
+    limits: { maxTokens: e.MAX_TOKENS_LIMIT, historyTokenBudget: e.HISTORY_TOKEN_BUDGET, allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER },
+    admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },
     logLevel: e.LOG_LEVEL,
     secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,

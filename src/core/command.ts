@@ -151,7 +151,7 @@ const INPUT_LOG_MESSAGES: Record<string, string> = {
  */
 export function runCommand(command: Command, ctx: CommandContext, core: Core): Promise<CommandOutcome> {
   return runInvocation(command.name, ctx, core, async () => {
-    if (command.adminOnly && !ctx.user.isAdmin) throw new ForbiddenError(`/${command.name} is for admins only.`);
+    if (command.adminOnly && !(await ctx.user.isAdmin())) throw new ForbiddenError(`/${command.name} is for admins only.`);
     await command.execute({ ...ctx, options: checkOptions(command, ctx.options) }, core);
   });
 }

@@ -3,7 +3,6 @@
  * handed to every command. Tests build it with fakes.
  */
 import type { ServiceClient } from './service/client.ts';
-import { isImageModel } from './service/client.ts';
 import type Keyv from 'keyv';
 import { ConversationStore } from './state/history.ts';
 import { Claims } from './state/claims.ts';
@@ -12,7 +11,9 @@ import type { ImageAttachmentLimits } from './media/attachments.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS } from './media/images.ts';
 import { BotEvents } from './command.ts';
 import type { Logger } from '../log.ts';
-import { InvalidResponseError } from './service/errors.ts';
+import { SettingsStore } from './state/settings.ts';
+import { ModelCatalog } from './models/catalog.ts';
+import { ModelDefaults, type ModelSettings } from './models/defaults.ts';
 
 /** Everything a command may use. */
 export interface Core {
@@ -26,66 +27,45 @@ export interface Core {
   downloader: Downloader;
   /** Caps on the images users send. */
   inputImages: ImageAttachmentLimits;
+  /** Per-channel settings (/settings). */
+  settings: SettingsStore;
+  /** The service's model lists, cached. */
+  catalog: ModelCatalog;
+  /** Which model a channel's requests use. */
   models: ModelDefaults;
+  /** Limits of what users may ask for. */
+  limits: CoreLimits;
+  /** Admins named by the operator, besides each platform's own admins (adapters check both). */
+  admins: AdminList;
   events: BotEvents;
   log: Logger;
 }
 
-/**
- * Default models. The chat model is `DEFAULT_CHAT_MODEL`, else the first non-image model that
- * `/v1/models` lists (looked up once, then cached for `ttlMs`). The image model is
- * `DEFAULT_IMAGE_MODEL`, else left to the server (§4.3: omit `user_selected_model`).
- * Per-channel defaults set by admins will live here too (a later issue).
- */
-export class ModelDefaults {
-  private cached: { model: string; at: number } | undefined;
-
-  constructor(
-    private readonly service: ServiceClient,
-    private readonly configured: ModelSettings,
-    private readonly ttlMs = 5 * 60_000,
-  ) {}
-
-  /**
-   * The model for a chat completion.
-   * @throws ServiceError subclasses when the list must be fetched and fails; InvalidResponseError
-   *   when the service lists no chat model.
-   */
-  async chatModel(signal?: AbortSignal): Promise<string> {
-    if (this.configured.chat) return this.configured.chat;
-    if (this.cached && performance.now() - this.cached.at < this.ttlMs) return this.cached.model;
-    const models = await this.service.models.list({ ...(signal ? { signal } : {}) });
-    const first = models.find((m) => !isImageModel(m));
-    if (!first) throw new InvalidResponseError('the service lists no chat model');
-    this.cached = { model: first.id, at: performance.now() };
-    return first.id;
-  }
-
-  /**
-   * The model for a request with images: `DEFAULT_VISION_MODEL`, else the chat model.
-   * @throws as {@link chatModel}.
-   */
-  async visionModel(signal?: AbortSignal): Promise<string> {
-    return this.configured.vision ?? (await this.chatModel(signal));
-  }
-
-  /** The `user_selected_model` for image generation, or undefined to let the server choose. */
-  imageModel(): string | undefined {
-    return this.configured.image;
-  }
+/** Limits of what users may ask for (environment). */
+export interface CoreLimits {
+  /** Largest `max_tokens` a user may ask for (`MAX_TOKENS_LIMIT`, default 4096). */
+  maxTokens: number;
+  /** Estimated tokens of history sent with a chat (`HISTORY_TOKEN_BUDGET`, default 6000). */
+  historyTokenBudget: number;
+  /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
+  allowDisableSafetyChecker: boolean;
 }
 
-/** Configured default models (environment); undefined: decided as each getter says. */
-export interface ModelSettings {
-  chat: string | undefined;
-  image: string | undefined;
-  vision?: string | undefined;
+/** Admins named by the operator (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`). */
+export interface AdminList {
+  /** Platform user ids (Discord snowflakes, Slack `U…` ids). */
+  userIds: ReadonlySet<string>;
+  /** Discord role ids. */
+  roleIds: ReadonlySet<string>;
 }
 
+/** The limits when the environment sets none. */
+export const DEFAULT_LIMITS: CoreLimits = { maxTokens: 4096, historyTokenBudget: 6000, allowDisableSafetyChecker: false };
+
 /**
- * Builds a Core from its parts: the service client, the keyv store (history and claims are
- * made on it), the logger, the default models, and the caps on users' images (defaults:
- * 4 images of at most 20 MiB and 40 megapixels each).
+ * Builds a Core from its parts: the service client, the keyv store (history, claims and
+ * settings are made on it), the logger, the default models, the caps on users' images
+ * (defaults: 4 images of at most 20 MiB and 40 megapixels each) and the request limits.
  */
 export function createCore(parts: {
   service: ServiceClient;
@@ -93,8 +73,12 @@ export function createCore(parts: {
   log: Logger;
   defaults: ModelSettings;
   inputImages?: Partial<ImageAttachmentLimits>;
+  limits?: Partial<CoreLimits>;
+  admins?: { userIds?: readonly string[]; roleIds?: readonly string[] };
   downloader?: Downloader;
 }): Core {
+  const settings = new SettingsStore(parts.store);
+  const catalog = new ModelCatalog(parts.service, { log: parts.log });
   return {
     service: parts.service,
     store: parts.store,
@@ -102,9 +86,13 @@ export function createCore(parts: {
     claims: new Claims(parts.store),
     downloader: parts.downloader ?? new Downloader(),
     inputImages: { maxCount: 4, ...DEFAULT_IMAGE_INPUT_LIMITS, ...parts.inputImages },
+    settings,
+    catalog,
+    models: new ModelDefaults(catalog, parts.defaults, settings),
+    limits: { ...DEFAULT_LIMITS, ...parts.limits },
+    admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
     log: parts.log,
     events: new BotEvents(),
-    models: new ModelDefaults(parts.service, parts.defaults),
   };
 }
 

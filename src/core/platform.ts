@@ -15,12 +15,52 @@ export interface OutgoingFile {
   description?: string;
 }
 
+/**
+ * A titled list of name/value fields (Discord: an embed; Slack: a header and section blocks).
+ * Callers keep within {@link CardLimits}; adapters do not cut.
+ */
+export interface Card {
+  title: string;
+  description?: string;
+  fields: Array<{ name: string; value: string }>;
+  /** A short line under the fields (e.g. "page 2 of 3"). */
+  footer?: string;
+}
+
+/**
+ * A button under a message. `id` is `<command>:<args…>` (≤ 100 characters, Discord's
+ * `custom_id` limit): a press is handed to that command's `onComponent` with the args.
+ */
+export interface Button {
+  id: string;
+  /** At most 80 characters. */
+  label: string;
+  style?: 'primary' | 'secondary' | 'danger';
+  disabled?: boolean;
+}
+
 /** A message the core asks a platform to show. `content` is Markdown. */
 export interface OutgoingMessage {
   content: string;
   files?: OutgoingFile[];
   /** Images shown by URL (Discord embeds, Slack image blocks); at most 10. */
   imageLinks?: Array<{ url: string; alt: string }>;
+  /** Structured lists (model lists, settings). */
+  cards?: Card[];
+  /** Buttons in one row (at most 5). */
+  buttons?: Button[];
+}
+
+/** How much card content one message may carry on a platform. */
+export interface CardLimits {
+  /** Fields in one message (Discord: 25 per embed; Slack: within 50 blocks). */
+  maxFields: number;
+  /** Characters of titles, names, values and footers in one message (Discord: 6,000). */
+  maxChars: number;
+  /** Longest field value, in characters (Discord: 1,024). */
+  maxValueChars: number;
+  /** `buttons`: one message paged with Previous/Next; `messages`: every page posted in turn. */
+  paging: 'buttons' | 'messages';
 }
 
 /** A message the bot has posted and may edit. */
@@ -37,6 +77,8 @@ export interface ReplyLimits {
   minEditIntervalMs: number;
   /** Counts text as the platform does (e.g. after escaping); `String.length` when absent. */
   measure?: (text: string) => number;
+  /** What one message may carry of cards. */
+  cards: CardLimits;
 }
 
 /**
@@ -55,8 +97,31 @@ export interface ReplyChannel {
    * later calls post follow-ups (continuations of a long answer).
    */
   send(message: OutgoingMessage): Promise<MessageHandle>;
-  /** Tells only the invoking user (ephemeral where the platform allows). Never throws. */
-  sendEphemeral(text: string): Promise<void>;
+  /**
+   * Tells only the invoking user (ephemeral where the platform allows; a plain reply where it
+   * does not, as for a Discord mention). A string is a text message. Never throws.
+   */
+  sendEphemeral(message: string | OutgoingMessage): Promise<void>;
+}
+
+/**
+ * A press of one of the bot's buttons, platform-neutral: who pressed it, where, and how to
+ * answer (replace the message that carries the button, or tell only the presser).
+ */
+export interface ComponentContext {
+  platform: 'discord' | 'slack';
+  /** The conversation and channel of the message that carries the button. */
+  conversationId: string;
+  channelKey: string;
+  user: InvocationUser;
+  /** The button id's parts after the command name (`models:2:1` → `['2', '1']`). */
+  args: string[];
+  signal: AbortSignal;
+  log: Logger;
+  /** Replaces the message that carries the button (within the platform's 3 s). */
+  update(message: OutgoingMessage): Promise<void>;
+  /** Tells only the presser. Never throws. */
+  sendEphemeral(message: string | OutgoingMessage): Promise<void>;
 }
 
 /** A user's file attached to a command or mention. */
@@ -89,6 +154,22 @@ export class AttachmentAccessError extends Error {
   }
 }
 
+/**
+ * Who invoked: platform user id, display name, and what they may do. The rights are asked
+ * for only when needed (on Slack each answer may cost a `users.info` call).
+ */
+export interface InvocationUser {
+  id: string;
+  name: string;
+  /**
+   * Discord: Administrator or Manage Server in the guild, or listed in ADMIN_USER_IDS /
+   * ADMIN_ROLE_IDS; Slack: a workspace admin or owner, or listed in ADMIN_USER_IDS.
+   */
+  isAdmin(): Promise<boolean>;
+  /** May clear a channel's history (/forget): admins, and Discord members with Manage Messages. */
+  canManageMessages(): Promise<boolean>;
+}
+
 /** One invocation of a command, platform-neutral. */
 export interface CommandContext {
   platform: 'discord' | 'slack';
@@ -97,10 +178,18 @@ export interface CommandContext {
    * `discord:<guild|dm>:<channel or thread>` or `slack:<team>:<channel>[:<thread_ts>]`.
    */
   conversationId: string;
-  user: { id: string; name: string; isAdmin: boolean };
+  /**
+   * Key of the channel whose settings apply (/settings): `discord:<guild|dm>:<channel>` (a
+   * thread uses its parent channel's) or `slack:<team>:<channel>`.
+   */
+  channelKey: string;
+  /** Whether this is a direct message with the bot (anyone may /forget there). */
+  isDirectMessage: boolean;
+  user: InvocationUser;
   /** Option values by option name, already typed by the adapter. */
   options: Record<string, string | number | boolean | undefined>;
-  attachments: Attachment[];
+  /** Files given to attachment options, by option name (Discord uploads; Slack URLs or file links). */
+  files: Readonly<Record<string, Attachment>>;
   /** Fires when the invocation is cancelled (shutdown, Stop button later). */
   signal: AbortSignal;
   log: Logger;

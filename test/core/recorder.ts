@@ -10,36 +10,51 @@ export interface Recorder {
   ctx: CommandContext;
   /** Every message sent, each showing its latest edit. */
   messages: Array<{ content: string; files: OutgoingMessage['files']; imageLinks: OutgoingMessage['imageLinks'] }>;
+  /** The text of each ephemeral message. */
   ephemerals: string[];
+  /** Each ephemeral message whole (cards, buttons). */
+  ephemeralMessages: OutgoingMessage[];
   /** How many times `defer()` was called. */
   deferred(): number;
 }
 
 /**
- * Builds a context for one invocation in `conversationId` with raw `options` (and attachments).
+ * Builds a context for one invocation in `conversationId` (also its channel key) with raw
+ * `options`, attachment options' `files`, and an admin or not.
  * Edits apply at once (`minEditIntervalMs` 0); Discord's 2,000-character limit.
  */
-export function recorder(conversationId: string, options: Record<string, string | boolean | number>, attachments: Attachment[] = []): Recorder {
+export function recorder(
+  conversationId: string,
+  options: Record<string, string | boolean | number>,
+  extra: { files?: Record<string, Attachment>; admin?: boolean; channelKey?: string; directMessage?: boolean } = {},
+): Recorder {
   const messages: Recorder['messages'] = [];
   const ephemerals: string[] = [];
+  const ephemeralMessages: OutgoingMessage[] = [];
   let deferred = 0;
   const ctx: CommandContext = {
     platform: 'discord',
     conversationId,
-    user: { id: 'u1', name: 'ada', isAdmin: false },
+    channelKey: extra.channelKey ?? conversationId,
+    isDirectMessage: extra.directMessage ?? false,
+    user: { id: 'u1', name: 'ada', isAdmin: async () => extra.admin === true, canManageMessages: async () => extra.admin === true },
     options,
-    attachments,
+    files: extra.files ?? {},
     signal: new AbortController().signal,
     log: pino({ level: 'silent' }),
     reply: {
-      limits: { maxChars: 2000, minEditIntervalMs: 0 },
+      limits: { maxChars: 2000, minEditIntervalMs: 0, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } },
       defer: async () => void deferred++,
       send: async (m): Promise<MessageHandle> => {
         const index = messages.push({ content: m.content, files: m.files, imageLinks: m.imageLinks }) - 1;
         return { edit: async (e) => void (messages[index]!.content = e.content) };
       },
-      sendEphemeral: async (t) => void ephemerals.push(t),
+      sendEphemeral: async (m) => {
+        const message = typeof m === 'string' ? { content: m } : m;
+        ephemeralMessages.push(message);
+        ephemerals.push(message.content);
+      },
     },
   };
-  return { ctx, messages, ephemerals, deferred: () => deferred };
+  return { ctx, messages, ephemerals, ephemeralMessages, deferred: () => deferred };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StreamingReply, type Clock } from '../../src/core/delivery/streaming-reply.ts';
-import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../src/core/platform.ts';
+import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 
 /** A virtual clock: sleep() resolves when the test advances time past its deadline. */
 class VirtualClock implements Clock {
@@ -20,14 +20,14 @@ const settle = () => new Promise<void>((r) => setImmediate(r));
 
 /** A channel that records every call and fails when two are in flight at once. */
 class RecordingChannel implements ReplyChannel {
-  readonly limits: { maxChars: number; minEditIntervalMs: number };
+  readonly limits: ReplyLimits;
   calls: Array<{ kind: 'send' | 'edit'; message: number; content: string; at: number }> = [];
   inFlight = 0;
   maxInFlight = 0;
   failNext = 0;
   contents: string[] = [];
   constructor(private readonly clock: VirtualClock, maxChars = 2000, interval = 1000, private readonly latency = 0) {
-    this.limits = { maxChars, minEditIntervalMs: interval };
+    this.limits = { maxChars, minEditIntervalMs: interval, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } };
   }
   private async call(kind: 'send' | 'edit', message: number, content: string) {
     this.inFlight++;

@@ -8,17 +8,23 @@ import type { Core } from '../core.ts';
 import { StreamingReply, type Clock } from '../delivery/streaming-reply.ts';
 import { ShownError } from '../command.ts';
 import { BadRequestError, ImagesNotSupportedError, InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
-import type { ChatMessage, ContentPart } from '../service/schemas.ts';
+import type { ChatCompletionRequest, ChatMessage, CompletionRequest, ContentPart } from '../service/schemas.ts';
+import { fitHistory } from '../tokens.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { Stream } from '../service/stream.ts';
 import { extractImageLinks, parseJsonAnswer } from './answer.ts';
 
+/** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
+export type Sampling = Partial<Pick<ChatCompletionRequest, 'temperature' | 'max_tokens' | 'top_p' | 'frequency_penalty' | 'presence_penalty'>>;
+
 /** A chat request from a user. */
 export interface ChatRequest {
   prompt: string;
-  /** Model id; when absent, the default vision model for a request with images, else the default chat model. */
+  /** Model id; when absent, the channel's vision model for a request with images, else its chat model. */
   model?: string;
+  /** temperature, max_tokens, top_p, frequency_penalty, presence_penalty: sent only when given. */
+  sampling?: Sampling;
   /** §4.1 web_search; `false` (the server's default) when absent. */
   webSearch?: false | 'auto' | 'force' | 'images';
   /** §4.1 JSON mode: the answer is parsed and shown pretty-printed. */
@@ -86,8 +92,10 @@ function showJson(ctx: CommandContext, text: string): string {
 
 /**
  * Answers `request` in `ctx`'s conversation, streaming the answer into the reply.
- * On success the user's and the assistant's turns are appended to the history (images are
- * noted as `[2 images: cat.webp, dog.gif]`, never stored); a failed answer leaves the
+ * The channel's system prompt (/settings) comes first; the history is trimmed, oldest turns
+ * first, to the history budget (the answer then ends with a line saying how many were left
+ * out). On success the user's and the assistant's turns are appended to the history (images
+ * are noted as `[2 images: cat.webp, dog.gif]`, never stored); a failed answer leaves the
  * history as it was.
  * @throws as {@link streamAnswer}; ImagesNotSupportedError when the service refuses the
  *   images for the model (the sentence names DEFAULT_VISION_MODEL).
@@ -95,20 +103,25 @@ function showJson(ctx: CommandContext, text: string): string {
 export async function chat(ctx: CommandContext, core: Core, request: ChatRequest, clock?: Clock): Promise<void> {
   await ctx.reply.defer();
   const images = request.images ?? [];
-  const model = request.model ?? (images.length ? await core.models.visionModel(ctx.signal) : await core.models.chatModel(ctx.signal));
-  const history = await core.history.asChatMessages(ctx.conversationId);
+  const channel = await core.models.forChannel(ctx.channelKey, ctx.signal);
+  const model = request.model ?? (images.length ? channel.vision.value : channel.chat.value);
   const content: string | ContentPart[] = images.length
     ? [{ type: 'text', text: request.prompt }, ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } }))]
     : request.prompt;
-  const messages: ChatMessage[] = [...history, { role: 'user', content }];
+  const system: ChatMessage[] = channel.systemPrompt ? [{ role: 'system', content: channel.systemPrompt }] : [];
+  const question: ChatMessage = { role: 'user', content };
+  const { kept, dropped } = fitHistory(await core.history.asChatMessages(ctx.conversationId), [...system, question], core.limits.historyTokenBudget);
+  const notes = [...(request.notes ?? [])];
+  if (dropped > 0) notes.push(`${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`);
 
   let stream;
   try {
     stream = await core.service.chat.completions.create(
       {
         model,
-        messages,
+        messages: [...system, ...kept, question],
         stream: true,
+        ...request.sampling,
         ...(request.webSearch ? { web_search: request.webSearch } : {}),
         ...(request.json ? { response_format: 'json' as const } : {}),
       },
@@ -121,7 +134,7 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
   const answer = await streamAnswer(ctx, textOf(stream, (chunk) => chunk.choices[0]?.delta?.content), {
     ...(clock ? { clock } : {}),
     ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
-    ...(request.notes?.length ? { notes: request.notes } : {}),
+    ...(notes.length ? { notes } : {}),
   });
   if (request.webSearch === 'images') {
     const links = extractImageLinks(answer).slice(0, 10);
@@ -145,14 +158,24 @@ function refusesImages(error: unknown): boolean {
 /**
  * Completes `prompt` with the legacy text completion endpoint (§4.2), streamed into the reply.
  * The prompt is shown, continued by the completion. No history.
+ * @param request.model the channel's chat model when absent; `temperature` and `max_tokens` sent only when given.
  * @throws as {@link streamAnswer}.
  */
-export async function complete(ctx: CommandContext, core: Core, request: { prompt: string; model?: string }, clock?: Clock): Promise<void> {
+export async function complete(
+  ctx: CommandContext,
+  core: Core,
+  request: { prompt: string; model?: string } & Partial<Pick<CompletionRequest, 'temperature' | 'max_tokens'>>,
+  clock?: Clock,
+): Promise<void> {
   await ctx.reply.defer();
-  const model = request.model ?? (await core.models.chatModel(ctx.signal));
-  const stream = await core.service.completions.create({ model, prompt: request.prompt, stream: true }, { signal: ctx.signal });
+  const model = request.model ?? (await core.models.chatModel(ctx.signal, ctx.channelKey));
+  const { prompt, temperature, max_tokens } = request;
+  const stream = await core.service.completions.create(
+    { model, prompt, stream: true, ...(temperature !== undefined ? { temperature } : {}), ...(max_tokens !== undefined ? { max_tokens } : {}) },
+    { signal: ctx.signal },
+  );
   async function* deltas() {
-    yield request.prompt;
+    yield prompt;
     yield* textOf(stream, (chunk) => chunk.choices[0]?.text);
   }
   await streamAnswer(ctx, deltas(), clock ? { clock } : {});

@@ -9,6 +9,7 @@ import sharp from 'sharp';
 import { AttachmentAccessError, type Attachment } from '../platform.ts';
 import { DownloadError } from './download.ts';
 import { ImageInputError, prepareImageInput, type ImageInputLimits, type PreparedImage } from './images.ts';
+import { OptionError } from '../command.ts';
 import type { Logger } from '../../log.ts';
 
 /** Caps on the images of one request. */
@@ -96,4 +97,29 @@ export function skippedLine(skipped: readonly SkippedAttachment[]): string | und
 export function imagesNote(images: readonly Pick<PreparedImage, 'name'>[]): string | undefined {
   if (images.length === 0) return undefined;
   return `[${images.length} image${images.length > 1 ? 's' : ''}: ${images.map((i) => i.name).join(', ')}]`;
+}
+
+/**
+ * The image given to an attachment option (/chat `image`, /imagine `reference_image`),
+ * downloaded with the caps and converted by `prepare` (default: the chat input form).
+ * @throws OptionError naming the option and why the file cannot be used; the abort of `signal`.
+ */
+export async function optionImage(
+  option: string,
+  attachment: Attachment,
+  limits: ImageInputLimits,
+  signal: AbortSignal,
+  prepare: (data: Uint8Array, name: string, limits: ImageInputLimits) => Promise<PreparedImage> = prepareImageInput,
+): Promise<PreparedImage> {
+  if (!looksLikeImage(attachment)) throw new OptionError(`\`${option}\`: ${attachment.name} is not an image (JPEG, PNG, WebP, GIF, AVIF and TIFF work).`);
+  if (attachment.size > limits.maxBytes) throw new OptionError(`\`${option}\`: ${attachment.name} is too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read).`);
+  try {
+    return await prepare(await attachment.fetch({ maxBytes: limits.maxBytes, signal }), attachment.name, limits);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    if (error instanceof ImageInputError || error instanceof DownloadError || error instanceof AttachmentAccessError) {
+      throw new OptionError(`\`${option}\`: ${error.message}`);
+    }
+    throw error;
+  }
 }

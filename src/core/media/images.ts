@@ -169,3 +169,25 @@ export async function prepareImageInput(data: Uint8Array, name: string, limits: 
     throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
   }
 }
+
+/** The longest side of a reference image sent to image generation, in px (the largest output side, §4.3). */
+export const MAX_REFERENCE_SIDE = 1216;
+
+/**
+ * Turns a user's image into the reference image form of §4.3: a `data:image/png;base64` URL,
+ * EXIF orientation applied, longest side at most {@link MAX_REFERENCE_SIDE} px.
+ * @throws ImageInputError as {@link prepareImageInput}.
+ */
+export async function prepareReferenceImage(data: Uint8Array, name: string, limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS): Promise<PreparedImage> {
+  const checked = await prepareImageInput(data, name, limits);
+  try {
+    const { data: out, info } = await sharp(data, { limitInputPixels: limits.maxPixels, animated: false })
+      .rotate()
+      .resize({ width: MAX_REFERENCE_SIDE, height: MAX_REFERENCE_SIDE, fit: 'inside', withoutEnlargement: true })
+      .png({ compressionLevel: 9 })
+      .toBuffer({ resolveWithObject: true });
+    return { url: `data:image/png;base64,${out.toString('base64')}`, mimeType: 'image/png', width: info.width, height: info.height, bytes: out.byteLength, name: checked.name };
+  } catch {
+    throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
+  }
+}

@@ -3,20 +3,17 @@
  * chat-input interaction, and the core's ReplyChannel implemented with the interaction's
  * (deferred) reply and its follow-ups.
  */
-import { MessageFlags, PermissionFlagsBits, type ChatInputCommandInteraction, type PermissionsBitField } from 'discord.js';
+import { MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
 import { runCommand, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
-import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { DISCORD_LIMITS, NO_MENTIONS, embedsOf, filesOf } from './rest.ts';
+import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
+import { invocationUser } from './members.ts';
+import { attachmentOf, channelKeyOf } from './messages.ts';
 
 /** If a command has neither replied nor deferred after this many ms, it is deferred (the limit is 3 s). */
 const AUTO_DEFER_MS = 2000;
-
-/** Whether a member's permissions make them a bot admin here: Administrator or Manage Server. */
-export function isAdminPermissions(permissions: Readonly<PermissionsBitField> | null | undefined): boolean {
-  return permissions?.has(PermissionFlagsBits.Administrator) === true || permissions?.has(PermissionFlagsBits.ManageGuild) === true;
-}
 
 /**
  * The reply of one interaction: `defer` → deferReply; the first `send` fills the deferred
@@ -43,22 +40,21 @@ export class InteractionReply implements ReplyChannel {
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     await this.defer();
-    const payload = { content: message.content, files: filesOf(message), embeds: embedsOf(message), allowedMentions: NO_MENTIONS };
+    const payload = payloadOf(message);
     if (!this.filled) {
       await this.interaction.editReply(payload);
       // Only once Discord took it: a failed first send is retried as the reply, not as a follow-up.
       this.filled = true;
-      return { edit: (m) => this.interaction.editReply({ content: m.content, allowedMentions: NO_MENTIONS }).then(() => undefined) };
+      return { edit: (m) => this.interaction.editReply(editPayloadOf(m)).then(() => undefined) };
     }
     const sent = await this.interaction.followUp(payload);
-    return {
-      edit: (m) => this.interaction.editReply({ message: sent.id, content: m.content, allowedMentions: NO_MENTIONS }).then(() => undefined),
-    };
+    return { edit: (m) => this.interaction.editReply({ message: sent.id, ...editPayloadOf(m) }).then(() => undefined) };
   }
 
-  async sendEphemeral(text: string): Promise<void> {
+  async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
-    const payload = { content: text.slice(0, DISCORD_LIMITS.maxChars), flags: MessageFlags.Ephemeral as const, allowedMentions: NO_MENTIONS };
+    const m = typeof message === 'string' ? { content: message } : message;
+    const payload = { ...payloadOf({ ...m, content: m.content.slice(0, DISCORD_LIMITS.maxChars) }), flags: MessageFlags.Ephemeral as const };
     try {
       if (this.deferring) await this.deferring.catch(() => undefined);
       if (!this.interaction.deferred && !this.interaction.replied) {
@@ -79,15 +75,22 @@ export class InteractionReply implements ReplyChannel {
   }
 }
 
-/** Options values of a chat-input interaction, by name. */
-function optionsOf(interaction: ChatInputCommandInteraction): Record<string, string | number | boolean | undefined> {
-  const out: Record<string, string | number | boolean | undefined> = {};
+/**
+ * Option values of a chat-input interaction, by name; attachment options (type 11) as files
+ * (their value is the upload's id; the file itself comes from `resolved.attachments`).
+ */
+function optionsOf(interaction: ChatInputCommandInteraction, core: Core): { options: Record<string, string | number | boolean | undefined>; files: Record<string, Attachment> } {
+  const options: Record<string, string | number | boolean | undefined> = {};
+  const files: Record<string, Attachment> = {};
   for (const option of interaction.options.data) {
-    if (typeof option.value === 'string' || typeof option.value === 'number' || typeof option.value === 'boolean') {
-      out[option.name] = option.value;
+    if (option.attachment) {
+      files[option.name] = attachmentOf(option.attachment, 'message', core.downloader);
+      options[option.name] = option.attachment.name;
+    } else if (typeof option.value === 'string' || typeof option.value === 'number' || typeof option.value === 'boolean') {
+      options[option.name] = option.value;
     }
   }
-  return out;
+  return { options, files };
 }
 
 /**
@@ -107,13 +110,16 @@ export async function handleChatInput(
     return;
   }
   const reply = new InteractionReply(interaction, log);
+  const { options, files } = optionsOf(interaction, deps.core);
   try {
     await runCommand(command, {
       platform: 'discord',
       conversationId: `discord:${interaction.guildId ?? 'dm'}:${interaction.channelId}`,
-      user: { id: interaction.user.id, name: interaction.user.username, isAdmin: isAdminPermissions(interaction.memberPermissions) },
-      options: optionsOf(interaction),
-      attachments: [],
+      channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
+      isDirectMessage: !interaction.inGuild(),
+      user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
+      options,
+      files,
       signal,
       log,
       reply,

@@ -9,15 +9,15 @@
  * mention replies to arrive empty unless `MessageContent` is enabled (PLATFORM-LIMITS.md,
  * gateway docs "Message Content Intent").
  */
-import { MessageType, cleanContent, type Attachment as DiscordAttachment, type Message } from 'discord.js';
+import { MessageType, cleanContent, type Attachment as DiscordAttachment, type Channel, type Message } from 'discord.js';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Core } from '../../core/core.ts';
 import { InputError, runInvocation } from '../../core/command.ts';
 import { answerMention } from '../../core/features/mention.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Logger } from '../../log.ts';
-import { DISCORD_LIMITS, NO_MENTIONS, embedsOf, filesOf } from './rest.ts';
-import { isAdminPermissions } from './interactions.ts';
+import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
+import { invocationUser } from './members.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
 export const TYPING_REFRESH_MS = 8_000;
@@ -53,19 +53,20 @@ export class MessageReply implements ReplyChannel {
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     this.stopTyping();
-    const payload = { content: message.content, files: filesOf(message), embeds: embedsOf(message), allowedMentions: NO_MENTIONS };
+    const payload = payloadOf(message);
     const channel = this.message.channel;
     let posted: Message;
     if (this.sent === 0) posted = await this.message.reply({ ...payload, failIfNotExists: false });
     else if (channel.isSendable()) posted = await channel.send(payload);
     else throw new Error('the channel does not take messages');
     this.sent += 1;
-    return { edit: (m) => posted.edit({ content: m.content, allowedMentions: NO_MENTIONS }).then(() => undefined) };
+    return { edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined) };
   }
 
-  async sendEphemeral(text: string): Promise<void> {
+  async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
+    const m = typeof message === 'string' ? { content: message } : message;
     try {
-      await this.send({ content: text.slice(0, DISCORD_LIMITS.maxChars) });
+      await this.send({ ...m, content: m.content.slice(0, DISCORD_LIMITS.maxChars) });
     } catch (error) {
       this.log.warn({ err: error }, 'could not reply on Discord');
     }
@@ -114,8 +115,17 @@ function looksHidden(message: Message, botId: string): boolean {
     && message.content === '' && message.attachments.size === 0 && message.embeds.length === 0 && message.stickers.size === 0;
 }
 
+/**
+ * The key of the channel whose settings apply: `discord:<guild|dm>:<channel>`, where a thread
+ * uses its parent channel (a thread inherits its channel's /settings).
+ */
+export function channelKeyOf(guildId: string | null, channelId: string, channel: Channel | null | undefined): string {
+  const parent = channel?.isThread() ? channel.parentId : null;
+  return `discord:${guildId ?? 'dm'}:${parent ?? channelId}`;
+}
+
 /** A Discord attachment as a core Attachment, downloaded from the CDN with the byte cap. */
-function attachmentOf(file: DiscordAttachment, origin: Attachment['origin'], downloader: Downloader): Attachment {
+export function attachmentOf(file: DiscordAttachment, origin: Attachment['origin'], downloader: Downloader): Attachment {
   return {
     name: file.name,
     mimeType: file.contentType ?? undefined,
@@ -141,9 +151,11 @@ export async function handleMessage(
   const ctx = {
     platform: 'discord' as const,
     conversationId: `discord:${message.guildId ?? 'dm'}:${message.channelId}`,
-    user: { id: message.author.id, name: message.author.username, isAdmin: isAdminPermissions(message.member?.permissions) },
+    channelKey: channelKeyOf(message.guildId, message.channelId, message.channel),
+    isDirectMessage: !message.inGuild(),
+    user: invocationUser(message.author, message.member, message.inGuild() ? message.channel.permissionsFor(message.author) : null, core.admins),
     options: {},
-    attachments: [],
+    files: {},
     signal,
     log,
     reply,

@@ -3,8 +3,8 @@
  * the payload pieces built from the core's OutgoingMessage, and a REST request function that
  * makes discord.js's uploads work beside undici 7.
  */
-import { AttachmentBuilder, DefaultRestOptions, type RESTOptions, type ResponseLike } from 'discord.js';
-import type { OutgoingMessage } from '../../core/platform.ts';
+import { AttachmentBuilder, ButtonStyle, ComponentType, DefaultRestOptions, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIEmbed, type RESTOptions, type ResponseLike } from 'discord.js';
+import type { OutgoingMessage, ReplyLimits } from '../../core/platform.ts';
 
 /**
  * No pings from anything the bot posts (model output included): sent on every create and
@@ -12,12 +12,14 @@ import type { OutgoingMessage } from '../../core/platform.ts';
  */
 export const NO_MENTIONS = { parse: [] as [], repliedUser: false };
 
-/** Discord's limits as the streaming reply needs them (PLATFORM-LIMITS.md). */
-export const DISCORD_LIMITS = {
+/** Discord's limits as the core needs them (PLATFORM-LIMITS.md). */
+export const DISCORD_LIMITS: ReplyLimits = {
   /** `content` characters. */
   maxChars: 2000,
   /** ms between edits of one reply: the per-channel budget is about 5 edits per 5 s. */
   minEditIntervalMs: 1000,
+  /** One embed a page: 25 fields, 6,000 characters in all, 1,024 a field value; paged with buttons. */
+  cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' },
 };
 
 /** The files of a message as discord.js attachments. */
@@ -25,9 +27,55 @@ export function filesOf(message: OutgoingMessage): AttachmentBuilder[] {
   return (message.files ?? []).map((f) => new AttachmentBuilder(f.data, { name: f.name, ...(f.description ? { description: f.description } : {}) }));
 }
 
-/** Image links as image embeds (at most 10 a message; titles cut to 256 characters). */
-export function embedsOf(message: OutgoingMessage): Array<{ image: { url: string }; title?: string }> {
-  return (message.imageLinks ?? []).slice(0, 10).map((link) => ({ image: { url: link.url }, ...(link.alt ? { title: link.alt.slice(0, 256) } : {}) }));
+/**
+ * Cards and image links as embeds (at most 10 a message): a card's title, description, fields
+ * and footer; an image link's image and alt text as title (cut to 256 characters).
+ */
+export function embedsOf(message: OutgoingMessage): APIEmbed[] {
+  const cards = (message.cards ?? []).map((card): APIEmbed => ({
+    title: card.title.slice(0, 256),
+    ...(card.description ? { description: card.description.slice(0, 4096) } : {}),
+    fields: card.fields.map((f) => ({ name: f.name.slice(0, 256), value: f.value.slice(0, 1024) || '\u200b' })),
+    ...(card.footer ? { footer: { text: card.footer.slice(0, 2048) } } : {}),
+  }));
+  const images = (message.imageLinks ?? []).map((link): APIEmbed => ({ image: { url: link.url }, ...(link.alt ? { title: link.alt.slice(0, 256) } : {}) }));
+  return [...cards, ...images].slice(0, 10);
+}
+
+const BUTTON_STYLES = { primary: ButtonStyle.Primary, secondary: ButtonStyle.Secondary, danger: ButtonStyle.Danger } as const;
+
+/** Buttons as one action row (at most 5 buttons; `custom_id` ≤ 100, label ≤ 80 characters). */
+export function componentsOf(message: OutgoingMessage): Array<APIActionRowComponent<APIButtonComponentWithCustomId>> {
+  const buttons = (message.buttons ?? []).slice(0, 5);
+  if (buttons.length === 0) return [];
+  return [{
+    type: ComponentType.ActionRow,
+    components: buttons.map((b) => ({
+      type: ComponentType.Button,
+      custom_id: b.id.slice(0, 100),
+      label: b.label.slice(0, 80),
+      style: BUTTON_STYLES[b.style ?? 'secondary'],
+      ...(b.disabled ? { disabled: true } : {}),
+    })),
+  }];
+}
+
+/** The whole payload of a create: content, files, embeds, buttons, and no pings. */
+export function payloadOf(message: OutgoingMessage) {
+  return { content: message.content, files: filesOf(message), embeds: embedsOf(message), components: componentsOf(message), allowedMentions: NO_MENTIONS };
+}
+
+/**
+ * The payload of an edit: the content, and embeds or buttons only when the message names
+ * them (a streamed text edit leaves a message's embeds and buttons as they are); no pings.
+ */
+export function editPayloadOf(message: OutgoingMessage) {
+  return {
+    content: message.content,
+    ...(message.cards || message.imageLinks ? { embeds: embedsOf(message) } : {}),
+    ...(message.buttons ? { components: componentsOf(message) } : {}),
+    allowedMentions: NO_MENTIONS,
+  };
 }
 
 /**

@@ -17,6 +17,7 @@ import type { SlackConfig } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { handleSlashCommand } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
+import { SlackDirectory } from './users.ts';
 
 /** Bolt's logger interface on top of pino. */
 function boltLogger(log: Logger): SlackLogger {
@@ -80,13 +81,14 @@ export class SlackAdapter {
       // while start() reports success. start() runs it instead (App#init) and fails clearly.
       deferInitialization: true,
     });
+    const directory = new SlackDirectory(core.admins, log);
     for (const command of commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
         await ack();
-        void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
+        void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
       });
     }
-    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken });
+    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, directory });
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');
     });

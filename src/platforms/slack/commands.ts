@@ -10,7 +10,9 @@ import type { Core } from '../../core/core.ts';
 import type { Logger } from '../../log.ts';
 import { parseSlashText } from './options.ts';
 import { SlackReply } from './reply.ts';
-import { escapeSlackText } from './text.ts';
+import { blocksOf, fallbackTextOf } from './blocks.ts';
+import type { OutgoingMessage } from '../../core/platform.ts';
+import type { SlackDirectory } from './users.ts';
 
 /**
  * The bot scopes slash commands need: the commands themselves, posting and editing (also in
@@ -27,26 +29,29 @@ export async function handleSlashCommand(
   slash: SlashCommand,
   client: WebClient,
   respond: RespondFn,
-  deps: { core: Core; log: Logger },
+  deps: { core: Core; log: Logger; directory: SlackDirectory },
   signal: AbortSignal,
 ): Promise<void> {
   const log = deps.log.child({ platform: 'slack', command: command.name, channel: slash.channel_id, trigger: slash.trigger_id });
-  const ephemeral = async (text: string) => {
+  const ephemeral = async (message: OutgoingMessage) => {
+    const blocks = blocksOf(message);
+    const body = { text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) };
     try {
-      await respond({ response_type: 'ephemeral', text: escapeSlackText(text) });
+      await respond({ response_type: 'ephemeral', ...body });
     } catch (error) {
       log.warn({ err: error }, 'response_url failed; trying chat.postEphemeral');
-      await client.chat.postEphemeral({ channel: slash.channel_id, user: slash.user_id, text: escapeSlackText(text) });
+      await client.chat.postEphemeral({ channel: slash.channel_id, user: slash.user_id, ...body });
     }
   };
   const reply = new SlackReply(client, { channel: slash.channel_id, continueInThread: true }, ephemeral, log);
   await runCommand(command, {
     platform: 'slack',
     conversationId: `slack:${slash.team_id}:${slash.channel_id}`,
-    // Admin status needs users.info; no Slack command is admin-only yet.
-    user: { id: slash.user_id, name: slash.user_name, isAdmin: false },
+    channelKey: `slack:${slash.team_id}:${slash.channel_id}`,
+    isDirectMessage: slash.channel_id.startsWith('D') || slash.channel_name === 'directmessage',
+    user: deps.directory.user(client, slash.user_id, slash.user_name),
     options: parseSlashText(command, slash.text),
-    attachments: [],
+    files: {},
     signal,
     log,
     reply,

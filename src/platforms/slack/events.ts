@@ -10,7 +10,7 @@
  */
 import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import { AttachmentAccessError, type Attachment, type CommandContext } from '../../core/platform.ts';
+import { AttachmentAccessError, type Attachment, type CommandContext, type OutgoingMessage } from '../../core/platform.ts';
 import type { Core } from '../../core/core.ts';
 import { runInvocation } from '../../core/command.ts';
 import { answerMention } from '../../core/features/mention.ts';
@@ -18,7 +18,9 @@ import { DownloadError } from '../../core/media/download.ts';
 import type { RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { SlackReply } from './reply.ts';
-import { escapeSlackText, plainTextOf } from './text.ts';
+import { plainTextOf } from './text.ts';
+import { blocksOf, fallbackTextOf } from './blocks.ts';
+import type { SlackDirectory } from './users.ts';
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
 export const SLACK_BOT_EVENTS = ['app_mention', 'message.im'] as const;
@@ -64,6 +66,7 @@ export interface SlackEventDeps {
   log: Logger;
   running: RunningCommands;
   botToken: string;
+  directory: SlackDirectory;
 }
 
 /** Where an event came from. */
@@ -128,20 +131,22 @@ async function answer(
   const user = message.user!;
   const inChannel = meta.kind === 'mention';
   const threadTs = inChannel ? (message.thread_ts ?? message.ts) : message.thread_ts;
-  const ephemeral = inChannel
-    ? async (text: string) => {
-        await client.chat.postEphemeral({ channel: message.channel, user, text: escapeSlackText(text), ...(threadTs ? { thread_ts: threadTs } : {}) });
-      }
-    : async (text: string) => {
-        await client.chat.postMessage({ channel: message.channel, text: escapeSlackText(text), ...(threadTs ? { thread_ts: threadTs } : {}) });
-      };
+  const ephemeral = async (m: OutgoingMessage) => {
+    const blocks = blocksOf(m);
+    const body = { channel: message.channel, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}), ...(threadTs ? { thread_ts: threadTs } : {}) };
+    // A DM is private already: a plain message there; in a channel, only the user sees it.
+    if (inChannel) await client.chat.postEphemeral({ ...body, user });
+    else await client.chat.postMessage(body);
+  };
   const reply = new SlackReply(client, { channel: message.channel, threadTs, continueInThread: false }, ephemeral, log);
   const ctx: CommandContext = {
     platform: 'slack',
     conversationId: `slack:${meta.teamId}:${message.channel}${threadTs ? `:${threadTs}` : ''}`,
-    user: { id: user, name: user, isAdmin: false },
+    channelKey: `slack:${meta.teamId}:${message.channel}`,
+    isDirectMessage: !inChannel,
+    user: deps.directory.user(client, user),
     options: {},
-    attachments: [],
+    files: {},
     signal,
     log,
     reply,
@@ -152,7 +157,9 @@ async function answer(
 
 /**
  * A Slack file as a core Attachment: downloaded from `url_private_download` with the bot token.
- * Slack answers a web page (a login page) instead of the file when the token lacks `files:read`.
+ * Slack answers a web page (a login page, or a redirect to one) instead of the file when the
+ * token lacks `files:read` (PLATFORM-LIMITS.md): that, or text where an image was announced,
+ * becomes the one sentence about the scope.
  */
 function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
   const name = file.name || file.title || file.id || 'file';
@@ -165,7 +172,10 @@ function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
     fetch: async ({ maxBytes, signal }) => {
       if (!url) throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
       try {
-        return (await deps.core.downloader.download(url, { maxBytes, signal, name, headers: { authorization: `Bearer ${deps.botToken}` } })).data;
+        const { data, contentType } = await deps.core.downloader.download(url, { maxBytes, signal, name, headers: { authorization: `Bearer ${deps.botToken}` } });
+        // Slack serves a file with its own type; text or JSON for an image file is a refusal page.
+        if (contentType && /^(text\/|application\/json)/.test(contentType) && file.mimetype?.startsWith('image/')) throw new AttachmentAccessError(FILES_READ_MISSING);
+        return data;
       } catch (error) {
         if (error instanceof DownloadError && (error.code === 'html' || (error.code === 'http_status' && [302, 401, 403].includes(error.status ?? 0)))) {
           throw new AttachmentAccessError(FILES_READ_MISSING);

@@ -11,15 +11,16 @@ import { commands } from '../../../commands/index.ts';
 import type { Command, CommandOption } from '../../core/command.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
+import { SLACK_USER_SCOPES } from './users.ts';
 
 /** Slack's app manifest (the shape `apps.manifest.create` takes). */
 export type SlackManifest = AppsManifestCreateArguments['manifest'];
 
 /**
  * Bot scopes the bot needs, from the files that use them: slash commands, posting, editing
- * and uploads (commands.ts); mentions, DMs and users' files (events.ts).
+ * and uploads (commands.ts); mentions, DMs and users' files (events.ts); admin checks (users.ts).
  */
-export const SLACK_BOT_SCOPES = [...new Set([...SLACK_COMMAND_SCOPES, ...SLACK_EVENT_SCOPES])];
+export const SLACK_BOT_SCOPES = [...new Set([...SLACK_COMMAND_SCOPES, ...SLACK_EVENT_SCOPES, ...SLACK_USER_SCOPES])];
 
 /** How one option is written after a Slack slash command, e.g. `[--aspect_ratio square|portrait|landscape]`. */
 function hintOf(option: CommandOption, main: CommandOption | undefined): string {

@@ -5,17 +5,20 @@
  * (Native `chat.startStream` streaming comes with the write scheduler.)
  */
 import type { WebClient } from '@slack/web-api';
-import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { escapeSlackText, slackLength } from './text.ts';
+import { blocksOf, fallbackTextOf } from './blocks.ts';
 
-/** Slack's limits as the streaming reply needs them (PLATFORM-LIMITS.md). */
-export const SLACK_LIMITS = {
+/** Slack's limits as the core needs them (PLATFORM-LIMITS.md). */
+export const SLACK_LIMITS: ReplyLimits = {
   /** `msg_too_long` appears near 4,000 characters in practice; keep a margin. */
   maxChars: 3900,
   /** chat.update is tier 3 (~50/min per workspace): about one edit a second per stream. */
   minEditIntervalMs: 1000,
   measure: slackLength,
+  /** 40 field sections + a header, description, footer and actions stay within 50 blocks; long lists roll over. */
+  cards: { maxFields: 40, maxChars: 100_000, maxValueChars: 2900, paging: 'messages' },
 };
 
 /** Where an answer goes. */
@@ -42,7 +45,7 @@ export class SlackReply implements ReplyChannel {
   constructor(
     private readonly client: WebClient,
     private readonly target: SlackTarget,
-    private readonly ephemeral: (text: string) => Promise<void>,
+    private readonly ephemeral: (message: OutgoingMessage) => Promise<void>,
     private readonly log: Logger,
   ) {
     this.threadTs = target.threadTs;
@@ -61,13 +64,11 @@ export class SlackReply implements ReplyChannel {
       });
       return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
     }
-    const images = (message.imageLinks ?? []).slice(0, 10);
+    const blocks = blocksOf(message);
     const posted = await this.client.chat.postMessage({
       channel,
-      text: escapeSlackText(message.content || (images.length ? 'Image results' : '')),
-      ...(images.length
-        ? { blocks: images.map((link) => ({ type: 'image' as const, image_url: link.url, alt_text: link.alt || 'image result' })) }
-        : {}),
+      text: fallbackTextOf(message),
+      ...(blocks ? { blocks } : {}),
       unfurl_links: false,
       unfurl_media: false,
       ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
@@ -78,14 +79,15 @@ export class SlackReply implements ReplyChannel {
     const postedChannel = posted.channel ?? channel;
     return {
       edit: async (m) => {
-        await this.client.chat.update({ channel: postedChannel, ts, text: escapeSlackText(m.content) });
+        const edited = blocksOf(m);
+        await this.client.chat.update({ channel: postedChannel, ts, text: fallbackTextOf(m), ...(edited ? { blocks: edited } : {}) });
       },
     };
   }
 
-  async sendEphemeral(text: string): Promise<void> {
+  async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     try {
-      await this.ephemeral(text);
+      await this.ephemeral(typeof message === 'string' ? { content: message } : message);
     } catch (error) {
       this.log.warn({ err: error }, 'could not send an ephemeral message on Slack');
     }

@@ -1,0 +1,78 @@
+/**
+ * Which model a request uses, and why: a channel's setting (/settings), else the operator's
+ * default (environment), else the service's (the first chat model `/v1/models` lists; for
+ * images, omitting `user_selected_model` lets the server choose, §4.3).
+ */
+import { InvalidResponseError } from '../service/errors.ts';
+import type { SettingsStore, ChannelSettings } from '../state/settings.ts';
+import type { ModelCatalog } from './catalog.ts';
+
+/** Configured default models (environment); undefined: decided as {@link ModelDefaults} says. */
+export interface ModelSettings {
+  chat: string | undefined;
+  image: string | undefined;
+  vision?: string | undefined;
+}
+
+/** Where a value came from, as /settings shows it. */
+export type SettingSource = 'channel' | 'environment' | 'service';
+
+/** A resolved value and its source; `value` undefined means "the server's choice". */
+export interface Resolved {
+  value: string | undefined;
+  source: SettingSource;
+}
+
+/** Everything a channel's requests use. */
+export interface ChannelModels {
+  chat: Resolved & { value: string };
+  /** For requests with images: the channel's vision model, the environment's, else the chat model. */
+  vision: Resolved & { value: string };
+  image: Resolved;
+  /** The channel's system prompt, if any. */
+  systemPrompt: string | undefined;
+}
+
+/** Resolves models per channel. */
+export class ModelDefaults {
+  constructor(
+    private readonly catalog: ModelCatalog,
+    private readonly configured: ModelSettings,
+    private readonly settings: SettingsStore,
+  ) {}
+
+  /**
+   * The models (and system prompt) of a channel.
+   * @param channelKey e.g. `discord:<guild>:<channel>`; undefined: environment and service defaults only.
+   * @throws ServiceError subclasses when the service's default is needed and the list fails;
+   *   InvalidResponseError when the service lists no chat model.
+   */
+  async forChannel(channelKey: string | undefined, signal?: AbortSignal): Promise<ChannelModels> {
+    const channel: ChannelSettings = channelKey ? await this.settings.get(channelKey) : {};
+    const chat = await this.pick(channel.chatModel, this.configured.chat, signal);
+    const vision: Resolved & { value: string } = channel.visionModel
+      ? { value: channel.visionModel, source: 'channel' }
+      : this.configured.vision
+        ? { value: this.configured.vision, source: 'environment' }
+        : chat;
+    const image: Resolved = channel.imageModel
+      ? { value: channel.imageModel, source: 'channel' }
+      : this.configured.image
+        ? { value: this.configured.image, source: 'environment' }
+        : { value: undefined, source: 'service' };
+    return { chat, vision, image, systemPrompt: channel.systemPrompt };
+  }
+
+  /** The chat model of a channel (see {@link forChannel}). */
+  async chatModel(signal?: AbortSignal, channelKey?: string): Promise<string> {
+    return (await this.forChannel(channelKey, signal)).chat.value;
+  }
+
+  private async pick(channel: string | undefined, environment: string | undefined, signal?: AbortSignal): Promise<Resolved & { value: string }> {
+    if (channel) return { value: channel, source: 'channel' };
+    if (environment) return { value: environment, source: 'environment' };
+    const first = (await this.catalog.lists(signal)).text[0];
+    if (!first) throw new InvalidResponseError('the service lists no chat model');
+    return { value: first, source: 'service' };
+  }
+}

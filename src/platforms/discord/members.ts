@@ -1,0 +1,36 @@
+/**
+ * Who is invoking, on Discord, and what they may do: an admin of the bot has Administrator or
+ * Manage Server in the guild, or is listed in `ADMIN_USER_IDS`, or holds a role listed in
+ * `ADMIN_ROLE_IDS`; Manage Messages lets a member clear a channel's history (/forget). In a
+ * DM there is no member: nobody is an admin there (except listed users).
+ */
+import { PermissionFlagsBits, type APIInteractionGuildMember, type GuildMember, type PermissionsBitField, type User } from 'discord.js';
+import type { AdminList } from '../../core/core.ts';
+import type { InvocationUser } from '../../core/platform.ts';
+
+/** Whether permissions make a member a bot admin here: Administrator or Manage Server. */
+export function isAdminPermissions(permissions: Readonly<PermissionsBitField> | null | undefined): boolean {
+  return permissions?.has(PermissionFlagsBits.Administrator) === true || permissions?.has(PermissionFlagsBits.ManageGuild) === true;
+}
+
+/** The role ids of a member, whichever shape discord.js gave it. */
+function roleIdsOf(member: GuildMember | APIInteractionGuildMember | null | undefined): string[] {
+  if (!member) return [];
+  return Array.isArray(member.roles) ? member.roles : [...(member as GuildMember).roles.cache.keys()];
+}
+
+/**
+ * The invoking user as the core sees it.
+ * @param permissions the member's permissions in the channel (`interaction.memberPermissions`,
+ *   `message.member.permissions`); null in DMs.
+ */
+export function invocationUser(
+  user: User,
+  member: GuildMember | APIInteractionGuildMember | null | undefined,
+  permissions: Readonly<PermissionsBitField> | null | undefined,
+  admins: AdminList,
+): InvocationUser {
+  const isAdmin = isAdminPermissions(permissions) || admins.userIds.has(user.id) || roleIdsOf(member).some((id) => admins.roleIds.has(id));
+  const canManageMessages = isAdmin || permissions?.has(PermissionFlagsBits.ManageMessages) === true;
+  return { id: user.id, name: user.username, isAdmin: async () => isAdmin, canManageMessages: async () => canManageMessages };
+}

@@ -1,0 +1,47 @@
+/**
+ * The core's OutgoingMessage as Block Kit (Block Kit reference): image links as `image`
+ * blocks, each card as a `header` (≤ 150 characters), a description and one `section` per
+ * field (mrkdwn, ≤ 3,000 characters), a `context` footer; buttons as one `actions` block
+ * whose `action_id`s are the buttons' ids. Text in mrkdwn is escaped (no mentions can form).
+ */
+import type { Block, KnownBlock } from '@slack/types';
+import type { OutgoingMessage } from '../../core/platform.ts';
+import { escapeSlackText } from './text.ts';
+
+/** Blocks of a message; undefined when it has none (plain text). At most 50 (Slack's limit). */
+export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | undefined {
+  const blocks: KnownBlock[] = [];
+  const hasStructure = Boolean(message.cards?.length || message.imageLinks?.length || message.buttons?.length);
+  if (!hasStructure) return undefined;
+  if (message.content) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: escapeSlackText(message.content).slice(0, 3000) } });
+  for (const link of (message.imageLinks ?? []).slice(0, 10)) {
+    blocks.push({ type: 'image', image_url: link.url, alt_text: (link.alt || 'image result').slice(0, 2000) });
+  }
+  for (const card of message.cards ?? []) {
+    blocks.push({ type: 'header', text: { type: 'plain_text', text: card.title.slice(0, 150) } });
+    if (card.description) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: escapeSlackText(card.description).slice(0, 3000) } });
+    for (const field of card.fields) {
+      blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${escapeSlackText(field.name)}*\n${escapeSlackText(field.value)}`.slice(0, 3000) } });
+    }
+    if (card.footer) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlackText(card.footer).slice(0, 3000) }] });
+  }
+  const buttons = (message.buttons ?? []).slice(0, 5);
+  if (buttons.length) {
+    blocks.push({
+      type: 'actions',
+      elements: buttons.map((b) => ({
+        type: 'button' as const,
+        action_id: b.id.slice(0, 255),
+        text: { type: 'plain_text' as const, text: b.label.slice(0, 75) },
+        value: b.id.slice(0, 2000),
+        ...(b.style === 'primary' || b.style === 'danger' ? { style: b.style } : {}),
+      })),
+    });
+  }
+  return blocks.slice(0, 50);
+}
+
+/** The `text` Slack requires beside blocks (notifications, screen readers): the content or the first title. */
+export function fallbackTextOf(message: OutgoingMessage): string {
+  return escapeSlackText(message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''));
+}
