@@ -1,9 +1,13 @@
 /**
- * `/chat prompt [model] [web_search] [json]`: ask the language model; the answer streams into
- * the reply, and the exchange joins the channel's (or thread's) history.
+ * `/chat prompt [model] [image] [web_search] [json] [temperature] [max_tokens] [top_p]
+ * [frequency_penalty] [presence_penalty]`: ask the language model; the answer streams into
+ * the reply, and the exchange joins the channel's (or thread's) history. `image` is looked at
+ * with the channel's vision model.
  */
 import type { Command } from '../src/core/command.ts';
 import { chat } from '../src/core/features/chat.ts';
+import { MAX_TOKENS_OPTION, NUCLEUS_OPTIONS, TEMPERATURE_OPTION, TEXT_MODEL_OPTION, samplingFrom, stringOption } from '../src/core/features/options.ts';
+import { optionImage } from '../src/core/media/attachments.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
 
 type WebSearch = (typeof WEB_SEARCH_MODES)[number];
@@ -13,7 +17,8 @@ export default {
   description: 'Ask the language model; the answer streams in',
   options: [
     { name: 'prompt', description: 'What to ask or say', type: 'string', required: true, maxLength: 6000 },
-    { name: 'model', description: 'Model id (default: the configured chat model)', type: 'string', maxLength: 100 },
+    TEXT_MODEL_OPTION,
+    { name: 'image', description: 'An image for the model to look at', type: 'attachment' },
     {
       name: 'web_search',
       description: 'Search the web: auto (model decides), force, images (image results), off (default)',
@@ -21,12 +26,22 @@ export default {
       choices: [{ name: 'off', value: 'off' }, ...WEB_SEARCH_MODES.map((value) => ({ name: value, value }))],
     },
     { name: 'json', description: 'Ask for a JSON answer (say the shape you want in the prompt)', type: 'boolean' },
+    TEMPERATURE_OPTION,
+    MAX_TOKENS_OPTION,
+    ...NUCLEUS_OPTIONS,
   ],
+  examples: ['Explain RAID 5 in two sentences', 'Write a haiku about rain --temperature 1.2 --max_tokens 60', 'List three colours --json'],
   async execute(ctx, core) {
-    const { prompt, model, web_search, json } = ctx.options;
+    const { prompt, web_search, json } = ctx.options;
+    const sampling = samplingFrom(ctx.options, core);
+    const model = stringOption(ctx.options, 'model');
+    const file = ctx.files.image;
+    const images = file ? [await optionImage('image', file, core.inputImages, ctx.signal)] : [];
     await chat(ctx, core, {
       prompt: String(prompt),
-      ...(typeof model === 'string' ? { model } : {}),
+      sampling,
+      images,
+      ...(model ? { model } : {}),
       ...(typeof web_search === 'string' && web_search !== 'off' ? { webSearch: web_search as WebSearch } : {}),
       ...(json === true ? { json: true } : {}),
     });

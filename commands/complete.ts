@@ -1,19 +1,29 @@
 /**
- * `/complete prompt [model]`: continue a text with the legacy completion endpoint (§4.2);
- * the prompt and its continuation stream into the reply. No history.
+ * `/complete prompt [model] [temperature] [max_tokens]`: continue a text with the legacy
+ * completion endpoint (§4.2); the prompt and its continuation stream into the reply. No history.
  */
 import type { Command } from '../src/core/command.ts';
 import { complete } from '../src/core/features/chat.ts';
+import { MAX_TOKENS_OPTION, TEMPERATURE_OPTION, TEXT_MODEL_OPTION, samplingFrom, stringOption } from '../src/core/features/options.ts';
 
 export default {
   name: 'complete',
   description: 'Continue a text (legacy completion); it streams in',
   options: [
     { name: 'prompt', description: 'The text to continue', type: 'string', required: true, maxLength: 6000 },
-    { name: 'model', description: 'Model id (default: the configured chat model)', type: 'string', maxLength: 100 },
+    TEXT_MODEL_OPTION,
+    TEMPERATURE_OPTION,
+    MAX_TOKENS_OPTION,
   ],
+  examples: ['Once upon a time', 'def fibonacci(n): --temperature 0.2 --max_tokens 200'],
   async execute(ctx, core) {
-    const { prompt, model } = ctx.options;
-    await complete(ctx, core, { prompt: String(prompt), ...(typeof model === 'string' ? { model } : {}) });
+    const { temperature, max_tokens } = samplingFrom(ctx.options, core);
+    const model = stringOption(ctx.options, 'model');
+    await complete(ctx, core, {
+      prompt: String(ctx.options.prompt),
+      ...(model ? { model } : {}),
+      ...(temperature !== undefined ? { temperature } : {}),
+      ...(max_tokens !== undefined ? { max_tokens } : {}),
+    });
   },
 } satisfies Command;

@@ -1,9 +1,15 @@
 /**
- * `/imagine prompt [aspect_ratio] [style]`: generate an image; it is posted as an attachment.
+ * `/imagine prompt [aspect_ratio] [style] [model] [negative_prompt] [seed] [reference_image]
+ * [reference_image_url] [denoising_strength] [enhance] [disable_safety_checker]`: generate an
+ * image (§4.3); it is posted as an attachment with a caption naming the settings and the seed.
  */
-import type { Command } from '../src/core/command.ts';
+import { OptionError, type Command } from '../src/core/command.ts';
 import { imagine } from '../src/core/features/imagine.ts';
+import { stringOption } from '../src/core/features/options.ts';
 import { ASPECT_RATIOS, IMAGE_STYLES, type AspectRatio, type ImageStyle } from '../src/core/service/schemas.ts';
+
+/** The largest seed: 2³² − 1. */
+export const MAX_SEED = 4_294_967_295;
 
 export default {
   name: 'imagine',
@@ -22,13 +28,36 @@ export default {
       type: 'string',
       choices: IMAGE_STYLES.map((value) => ({ name: value, value })),
     },
+    { name: 'model', description: "Image model (default: the channel's, else the service's choice)", type: 'string', maxLength: 100, autocomplete: 'image_models' },
+    { name: 'negative_prompt', description: 'What the image should not show', type: 'string', maxLength: 2000 },
+    { name: 'seed', description: `Seed for a reproducible image, 0 to ${MAX_SEED} (default: random)`, type: 'integer', minValue: 0, maxValue: MAX_SEED },
+    { name: 'reference_image', description: 'An image to start from (image to image)', type: 'attachment' },
+    { name: 'reference_image_url', description: 'The address of an image to start from', type: 'string', maxLength: 2000 },
+    { name: 'denoising_strength', description: 'How far from the reference, 0 to 1 (default 0.75)', type: 'number', minValue: 0, maxValue: 1 },
+    { name: 'enhance', description: 'Let a language model enhance the prompt first', type: 'boolean' },
+    { name: 'disable_safety_checker', description: 'Turn off the safety checker (admins, where allowed)', type: 'boolean' },
   ],
+  examples: ['a red fox in the snow --aspect_ratio landscape --style natural', 'a lighthouse at dusk --seed 42 --negative_prompt people'],
   async execute(ctx, core) {
-    const { prompt, aspect_ratio, style } = ctx.options;
+    const o = ctx.options;
+    const referenceImageUrl = stringOption(o, 'reference_image_url');
+    if (referenceImageUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(referenceImageUrl)) {
+      throw new OptionError('`reference_image_url` must be an http(s) address of an image, e.g. https://example.com/photo.png.');
+    }
+    const model = stringOption(o, 'model');
+    const negativePrompt = stringOption(o, 'negative_prompt');
     await imagine(ctx, core, {
-      prompt: String(prompt),
-      ...(aspect_ratio ? { aspectRatio: aspect_ratio as AspectRatio } : {}),
-      ...(style ? { style: style as ImageStyle } : {}),
+      prompt: String(o.prompt),
+      ...(o.aspect_ratio ? { aspectRatio: o.aspect_ratio as AspectRatio } : {}),
+      ...(o.style ? { style: o.style as ImageStyle } : {}),
+      ...(model ? { model } : {}),
+      ...(negativePrompt ? { negativePrompt } : {}),
+      ...(typeof o.seed === 'number' ? { seed: o.seed } : {}),
+      ...(ctx.files.reference_image ? { referenceImage: ctx.files.reference_image } : {}),
+      ...(referenceImageUrl ? { referenceImageUrl } : {}),
+      ...(typeof o.denoising_strength === 'number' ? { denoisingStrength: o.denoising_strength } : {}),
+      ...(o.enhance === true ? { enhance: true } : {}),
+      ...(o.disable_safety_checker === true ? { disableSafetyChecker: true } : {}),
     });
   },
 } satisfies Command;

@@ -5,8 +5,11 @@ import type { Command } from '../src/core/command.ts';
 import chat from './chat.ts';
 import imagine from './imagine.ts';
 import complete from './complete.ts';
+import models from './models.ts';
+import settings from './settings.ts';
+import forget from './forget.ts';
 
-export const commands: readonly Command[] = [chat, imagine, complete];
+export const commands: readonly Command[] = [chat, imagine, complete, models, settings, forget];
 
 /** The command named `name` (without a leading slash), if any. */
 export function findCommand(name: string): Command | undefined {

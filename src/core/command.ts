@@ -4,12 +4,18 @@
  * any error into a message for the user, and logs it once.
  */
 import { EventEmitter } from 'node:events';
-import type { CommandContext } from './platform.ts';
+import type { Attachment, CommandContext, ComponentContext, ReplyChannel } from './platform.ts';
 import type { Core } from './core.ts';
 import { ServiceError, userMessageOf } from './service/errors.ts';
 
-/** Option value types; both platforms can express these. */
-export type OptionType = 'string' | 'integer' | 'number' | 'boolean';
+/**
+ * Option value types; both platforms can express these. `attachment`: a file (a Discord
+ * upload; on Slack an https URL or a Slack file link), handed over in `ctx.files`.
+ */
+export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'attachment';
+
+/** Where an option's autocomplete choices come from (Discord autocomplete; Slack help lists them). */
+export type AutocompleteSource = 'text_models' | 'image_models';
 
 /** One option of a command (Discord application command option; Slack `--name value`). */
 export interface CommandOption {
@@ -25,6 +31,8 @@ export interface CommandOption {
   maxValue?: number;
   /** Longest string value, in characters. */
   maxLength?: number;
+  /** Choices offered while typing, from the service's live lists (string options only). */
+  autocomplete?: AutocompleteSource;
 }
 
 /** A command, defined once in commands/<name>.ts and served by every adapter. */
@@ -35,7 +43,14 @@ export interface Command {
   options: readonly CommandOption[];
   /** Checked at run time as well as hidden from non-admins on Discord. */
   adminOnly?: boolean;
+  /** Invocations shown by Slack's `/<name> help` (without the slash command itself). */
+  examples?: readonly string[];
   execute(ctx: CommandContext, core: Core): Promise<void>;
+  /**
+   * Handles a press of one of this command's buttons (ids `<name>:<args…>`), e.g. paging.
+   * @throws like execute (the presser is told).
+   */
+  onComponent?(ctx: ComponentContext, core: Core): Promise<void>;
 }
 
 /**
@@ -94,7 +109,9 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
       if (given === '') throw new OptionError(`\`${option.name}\` needs a value: ${option.description}.`);
       continue;
     }
-    if (option.type === 'integer' || option.type === 'number') {
+    if (option.type === 'attachment') {
+      value = String(given);
+    } else if (option.type === 'integer' || option.type === 'number') {
       const n = typeof given === 'number' ? given : Number(given);
       if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n))) {
         throw new OptionError(`\`${option.name}\` must be ${option.type === 'integer' ? 'a whole number' : 'a number'}.`);
@@ -145,24 +162,37 @@ const INPUT_LOG_MESSAGES: Record<string, string> = {
   invalid_input: 'input not usable',
 };
 
-/**
- * Runs a command: checks admin rights at run time and the options against the definition
- * (`ctx.options` may hold raw values), then executes it, as {@link runInvocation}.
- */
-export function runCommand(command: Command, ctx: CommandContext, core: Core): Promise<CommandOutcome> {
-  return runInvocation(command.name, ctx, core, async () => {
-    if (command.adminOnly && !(await ctx.user.isAdmin())) throw new ForbiddenError(`/${command.name} is for admins only.`);
-    await command.execute({ ...ctx, options: checkOptions(command, ctx.options) }, core);
-  });
+/** Option values and files an adapter reads from a request (Slack parses its text). */
+export interface RawInvocation {
+  options: Record<string, unknown>;
+  files?: Record<string, Attachment>;
 }
 
 /**
- * Runs one invocation (a command, or `mention` for a mention or DM): on failure tells the
+ * Runs a command: checks admin rights at run time and the options against the definition,
+ * then executes it, as {@link runInvocation}.
+ * @param read reads the raw options (and files) when they need parsing that can fail with an
+ *   OptionError for the user (Slack's text); default `ctx.options` and `ctx.files`.
+ */
+export function runCommand(command: Command, ctx: CommandContext, core: Core, read?: () => Promise<RawInvocation>): Promise<CommandOutcome> {
+  return runInvocation(command.name, ctx, core, async () => {
+    if (command.adminOnly && !(await ctx.user.isAdmin())) throw new ForbiddenError(`/${command.name} is for admins only.`);
+    const raw = read ? await read() : { options: ctx.options, files: ctx.files };
+    await command.execute({ ...ctx, options: checkOptions(command, raw.options), files: raw.files ?? ctx.files }, core);
+  });
+}
+
+/** What {@link runInvocation} needs of an invocation: where it is, a logger, and a way to tell the user. */
+export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log'> & { reply: Pick<ReplyChannel, 'sendEphemeral'> };
+
+/**
+ * Runs one invocation (a command, `mention` for a mention or DM, `<command>:button` for a
+ * press of a command's button): on failure tells the
  * user (ephemerally where the platform allows) and logs once, then emits `command.done`.
  * Never throws: the bot survives any invocation.
  * @param name the command's name, or `mention`.
  */
-export async function runInvocation(name: string, ctx: CommandContext, core: Core, work: () => Promise<void>): Promise<CommandOutcome> {
+export async function runInvocation(name: string, ctx: InvocationTarget, core: Core, work: () => Promise<void>): Promise<CommandOutcome> {
   const started = performance.now();
   let errorCode: string | undefined;
   try {

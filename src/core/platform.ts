@@ -116,6 +116,8 @@ export interface ComponentContext {
   user: InvocationUser;
   /** The button id's parts after the command name (`models:2:1` → `['2', '1']`). */
   args: string[];
+  /** What the platform's messages may carry. */
+  limits: ReplyLimits;
   signal: AbortSignal;
   log: Logger;
   /** Replaces the message that carries the button (within the platform's 3 s). */

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Downloader, DownloadError } from '../../src/core/media/download.ts';
+import { Downloader, DownloadError, isPublicAddress } from '../../src/core/media/download.ts';
 
 const MiB = 1024 * 1024;
 let server: Server;
@@ -115,5 +115,41 @@ describe('Downloader', () => {
     const pending = downloader.download(`${base}/slow`, { maxBytes: MiB, name: 'slow.png', signal: controller.signal });
     controller.abort(new Error('stopped by the user'));
     await expect(pending).rejects.toThrow('stopped by the user');
+  });
+});
+
+describe('Downloader with publicOnly (URLs users type)', () => {
+  const refused = (url: string) => downloader.download(url, { maxBytes: MiB, name: 'x.png', signal: signal(), publicOnly: true });
+
+  it('refuses http, localhost, loopback, private, link-local (metadata) and mapped addresses before connecting', async () => {
+    await expect(refused(`${base}/small.png`)).rejects.toMatchObject({ code: 'not_public', message: 'x.png is not an https address.' });
+    for (const url of ['https://localhost/a.png', 'https://127.0.0.1/a.png', 'https://10.1.2.3/a.png', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/a.png', 'https://[::ffff:192.168.0.1]/a.png']) {
+      await expect(refused(url), url).rejects.toMatchObject({ code: 'not_public', message: 'x.png points to a private or local address, which the bot does not fetch.' });
+    }
+  });
+
+  it('refuses a host name that resolves to a loopback address (checked when connecting, on the address used)', async () => {
+    const resolved: string[] = [];
+    const rebinding = new Downloader({
+      lookup: (hostname, _options, callback) => {
+        resolved.push(hostname);
+        callback(null, [{ address: '127.0.0.1', family: 4 }]);
+      },
+    });
+    try {
+      const port = new URL(base).port;
+      await expect(rebinding.download(`https://images.example:${port}/a.png`, { maxBytes: MiB, name: 'x.png', signal: signal(), publicOnly: true })).rejects.toMatchObject({ code: 'not_public' });
+      expect(resolved).toEqual(['images.example']);
+    } finally {
+      await rebinding.close();
+    }
+  });
+
+  it('tells public from non-public addresses', () => {
+    expect(isPublicAddress('93.184.216.34')).toBe(true);
+    expect(isPublicAddress('2606:4700::1111')).toBe(true);
+    for (const address of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', 'not an ip']) {
+      expect(isPublicAddress(address), address).toBe(false);
+    }
   });
 });

@@ -28,12 +28,17 @@ describe('Slack app manifest', () => {
   });
 
   it('writes the usage hint the way the adapter parses it: the prompt, then --flags with their choices', () => {
-    expect(usageHint(imagine)).toBe('<prompt> [--aspect_ratio square|portrait|landscape] [--style vivid|natural|preview|upscaled]');
+    expect(usageHint(imagine)).toBe(
+      '<prompt> [--aspect_ratio square|portrait|landscape] [--style vivid|natural|preview|upscaled] [--model <text>] [--negative_prompt <text>] ' +
+        '[--seed <integer>] [--reference_image <https URL or Slack file link>] [--reference_image_url <text>] [--denoising_strength <number>] [--enhance] [--disable_safety_checker]',
+    );
     // An invocation written after the hint is understood.
-    expect(checkOptions(imagine, parseSlashText(imagine, 'a fox --aspect_ratio portrait --style natural'))).toEqual({
+    expect(checkOptions(imagine, parseSlashText(imagine, 'a fox --aspect_ratio portrait --style natural --seed 7 --enhance'))).toEqual({
       prompt: 'a fox',
       aspect_ratio: 'portrait',
       style: 'natural',
+      seed: 7,
+      enhance: true,
     });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
-import { checkOptions } from '../../src/core/command.ts';
+import { checkOptions, OptionError } from '../../src/core/command.ts';
 import { escapeSlackText, slackLength } from '../../src/platforms/slack/text.ts';
 import imagine from '../../commands/imagine.ts';
 import chat from '../../commands/chat.ts';
@@ -19,8 +19,9 @@ describe('Slack slash-command text', () => {
     expect(parseSlashText(imagine, '--aspect-ratio=portrait a tower')).toEqual({ aspect_ratio: 'portrait', prompt: 'a tower' });
   });
 
-  it('keeps --words that are not options of the command in the prompt', () => {
-    expect(parseSlashText(chat, 'what does git push --force do?')).toEqual({ prompt: 'what does git push --force do?' });
+  it('keeps text in quotes as written, flags and all', () => {
+    expect(parseSlashText(chat, '"what does git push --force do?" --temperature 0.2')).toEqual({ prompt: '"what does git push --force do?"', temperature: '0.2' });
+    expect(parseSlashText(chat, 'say “--json” please')).toEqual({ prompt: 'say “--json” please' });
   });
 
   it('undoes Slack\'s escaping of &, < and >', () => {
@@ -32,12 +33,40 @@ describe('Slack slash-command text', () => {
     expect(() => checkOptions(imagine, parseSlashText(imagine, 'a cat --style'))).toThrow(/`style` needs a value/);
   });
 
-  it('takes a boolean flag alone as true, and its next word only when it is true/false/yes/no', () => {
+  it('takes a boolean flag alone as true, or with true/false/yes/no/on/off, and refuses any other word after it', () => {
     expect(parseSlashText(chat, 'list three colours --json')).toEqual({ prompt: 'list three colours', json: 'true' });
-    expect(parseSlashText(chat, '--json give me a list')).toEqual({ prompt: 'give me a list', json: 'true' });
-    expect(parseSlashText(chat, 'a list --json no')).toEqual({ prompt: 'a list', json: 'no' });
-    expect(parseSlashText(chat, 'a list --json=false')).toEqual({ prompt: 'a list', json: 'false' });
-    expect(checkOptions(chat, parseSlashText(chat, '--json give me a list'))).toEqual({ prompt: 'give me a list', json: true });
+    expect(parseSlashText(chat, 'a list --json no')).toEqual({ prompt: 'a list', json: 'false' });
+    expect(parseSlashText(chat, 'a list --json=false --temperature 1')).toEqual({ prompt: 'a list', json: 'false', temperature: '1' });
+    expect(() => parseSlashText(chat, 'a list --json maybe')).toThrow(/`--json maybe`: `--json` takes true or false/);
+    expect(() => parseSlashText(chat, '--json give me a list')).toThrow(/`--json give`/);
+  });
+
+  it('reads an em dash or en dash before a name as --, as phones type it', () => {
+    expect(parseSlashText(imagine, 'a fox —style vivid –aspect_ratio portrait')).toEqual({ prompt: 'a fox', style: 'vivid', aspect_ratio: 'portrait' });
+    expect(parseSlashText(chat, 'a fox — red or grey?')).toEqual({ prompt: 'a fox — red or grey?' });
+  });
+
+  it('takes a negative number as a value, not as a flag', () => {
+    expect(parseSlashText(chat, 'hello --frequency_penalty -1.5')).toEqual({ prompt: 'hello', frequency_penalty: '-1.5' });
+  });
+
+  it('names back unknown options, another command\'s options, --prompt, short flags and repeated options, with the right forms', () => {
+    const all = [chat, imagine];
+    const message = (text: string, command = chat) => {
+      try {
+        parseSlashText(command, text, all);
+      } catch (error) {
+        expect(error).toBeInstanceOf(OptionError);
+        return (error as Error).message;
+      }
+      throw new Error('expected an OptionError');
+    };
+    expect(message('hi --unknown x')).toMatch(/^\/chat has no option `--unknown`\./);
+    expect(message('hi --style vivid')).toMatch(/^`--style` is an option of \/imagine, not \/chat\./);
+    expect(message('--prompt hi')).toMatch(/^The prompt is the text itself: write `\/chat your prompt here --option value`, without `--prompt`\./);
+    expect(message('a fox -s vivid', imagine)).toMatch(/^`-s` is not an option: options are written in full with two dashes, e\.g\. `--style vivid\|natural\|preview\|upscaled`\./);
+    expect(message('a fox --style vivid --style natural', imagine)).toMatch(/^`--style` is given twice; give it once\./);
+    expect(message('hi --unknown x')).toMatch(/Options of \/chat: `--model <text>`, `--image <https URL or Slack file link>`, .*`\/chat help` shows them with examples\.$/s);
   });
 });
 

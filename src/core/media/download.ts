@@ -6,9 +6,11 @@
  * service client's pool is not shared: a slow CDN must not take its connections).
  */
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { BlockList, isIP } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 
 /** Why a download failed: the stable code and a sentence naming the file, for the user. */
-export type DownloadFailure = 'too_large' | 'http_status' | 'html' | 'timeout' | 'network';
+export type DownloadFailure = 'too_large' | 'http_status' | 'html' | 'timeout' | 'network' | 'not_public';
 
 /**
  * A file that could not be downloaded: `message` is the sentence for the user (naming the
@@ -40,6 +42,11 @@ export interface DownloadOptions {
   signal?: AbortSignal;
   /** The file's name, for messages. */
   name: string;
+  /**
+   * A URL a user typed: only https, and only to public addresses (a request to loopback,
+   * private, link-local or metadata addresses is refused before connecting: no SSRF).
+   */
+  publicOnly?: boolean;
 }
 
 /** A downloaded body and the content type the server gave it. */
@@ -51,16 +58,56 @@ export interface Downloaded {
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
+/** Addresses a user-typed URL may not reach: loopback, private, shared, link-local (cloud metadata), unspecified, multicast. */
+const NOT_PUBLIC = new BlockList();
+for (const [network, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) {
+  NOT_PUBLIC.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
+
+/** Whether an IP address is one a user-typed URL may reach (IPv4-mapped IPv6 judged as IPv4). */
+export function isPublicAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  const ip = mapped ?? address;
+  const family = isIP(ip);
+  if (family === 0) return false;
+  return !NOT_PUBLIC.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** The shape of `dns.lookup` with `all: true`, injectable for tests. */
+export type LookupAll = (hostname: string, options: { all: true }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+
+/**
+ * A `lookup` for sockets that fails for names resolving to an address that is not public
+ * (checked when connecting, on the very addresses used: no DNS rebinding).
+ */
+function publicLookup(resolve: LookupAll) {
+  return (hostname: string, options: object, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void): void => {
+  resolve(hostname, { all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const list = addresses as LookupAddress[];
+    const refused = list.find((a) => !isPublicAddress(a.address));
+    if (refused || list.length === 0) return callback(Object.assign(new Error(`${hostname} does not resolve to a public address`), { code: 'ENOTPUBLIC' }), []);
+    if ((options as { all?: boolean }).all) return callback(null, list);
+    return callback(null, list[0]!.address, list[0]!.family);
+  });
+  };
+}
+
 /** Downloads user files over HTTP(S) with caps. One per bot; `close()` ends its sockets. */
 export class Downloader {
   private readonly agent: Agent;
+  private readonly publicAgent: Agent;
 
   /**
    * @param options.timeoutMs longest time for one whole download, in ms (default 30,000).
    * @param options.connections sockets per origin (default 16).
+   * @param options.lookup name resolution for `publicOnly` downloads (default `dns.lookup`).
    */
-  constructor(private readonly options: { timeoutMs?: number; connections?: number; dispatcher?: Dispatcher } = {}) {
-    this.agent = new Agent({ connections: options.connections ?? 16, connectTimeout: 10_000, headersTimeout: 15_000, bodyTimeout: 15_000 });
+  constructor(private readonly options: { timeoutMs?: number; connections?: number; dispatcher?: Dispatcher; lookup?: LookupAll } = {}) {
+    const common = { connections: options.connections ?? 16, headersTimeout: 15_000, bodyTimeout: 15_000 };
+    this.agent = new Agent({ ...common, connectTimeout: 10_000 });
+    this.publicAgent = new Agent({ ...common, connect: { timeout: 10_000, lookup: publicLookup(options.lookup ?? (dnsLookup as unknown as LookupAll)) } });
   }
 
   /**
@@ -71,11 +118,12 @@ export class Downloader {
    *   lacks a scope), `timeout`, `network`. An abort of `signal` rejects with its reason.
    */
   async download(url: string, options: DownloadOptions): Promise<Downloaded> {
+    if (options.publicOnly) this.checkPublicUrl(url, options.name);
     const timeout = AbortSignal.timeout(this.options.timeoutMs ?? 30_000);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     let response: Dispatcher.ResponseData;
     try {
-      response = await (this.options.dispatcher ?? this.agent).request({
+      response = await (this.options.dispatcher ?? (options.publicOnly ? this.publicAgent : this.agent)).request({
         origin: new URL(url).origin,
         path: `${new URL(url).pathname}${new URL(url).search}`,
         method: 'GET',
@@ -120,9 +168,19 @@ export class Downloader {
     return { data: Buffer.concat(chunks, received), contentType };
   }
 
-  /** Closes the pool's sockets. */
+  /** Closes the pools' sockets. */
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([this.agent.close(), this.publicAgent.close()]);
+  }
+
+  /** @throws DownloadError `not_public` for a URL that is not https or names a non-public address. */
+  private checkPublicUrl(url: string, name: string): void {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'https:') throw new DownloadError('not_public', name, 'is not an https address');
+    const host = parsed.hostname.replace(/^\[|\]$/g, '');
+    if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && !isPublicAddress(host))) {
+      throw new DownloadError('not_public', name, 'points to a private or local address, which the bot does not fetch');
+    }
   }
 
   private tooLarge(options: DownloadOptions, declared?: number): DownloadError {
@@ -134,6 +192,9 @@ export class Downloader {
     if (options.signal?.aborted) return options.signal.reason instanceof Error ? options.signal.reason : new Error('aborted');
     if (timeout.aborted || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
       return new DownloadError('timeout', options.name, 'took too long to download');
+    }
+    if ((error as { code?: string; cause?: { code?: string } }).code === 'ENOTPUBLIC' || (error as { cause?: { code?: string } }).cause?.code === 'ENOTPUBLIC') {
+      return new DownloadError('not_public', options.name, 'points to a private or local address, which the bot does not fetch');
     }
     return new DownloadError('network', options.name, 'could not be downloaded (network error)');
   }

@@ -26,7 +26,7 @@ export interface Resolved {
 /** Everything a channel's requests use. */
 export interface ChannelModels {
   chat: Resolved & { value: string };
-  /** For requests with images: the channel's vision model, the environment's, else the chat model. */
+  /** For requests with images: the channel's vision model, the environment's, else the chat model (the very same object). */
   vision: Resolved & { value: string };
   image: Resolved;
   /** The channel's system prompt, if any. */

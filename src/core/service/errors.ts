@@ -22,7 +22,8 @@ export type ServiceErrorCode =
   | 'aborted'
   | 'stream_interrupted'
   | 'invalid_response'
-  | 'invalid_json';
+  | 'invalid_json'
+  | 'context_length';
 
 /** Root of the hierarchy. `status` is the HTTP status when there was one. */
 export class ServiceError extends Error {
@@ -77,6 +78,21 @@ export class BadRequestError extends ServiceError {
   constructor(message: string, status: number, readonly param?: string, serviceCode?: string) {
     super('bad_request', message, `The generation service rejected the request: ${message}`, { status, serviceCode });
   }
+}
+
+/**
+ * 400 saying the request is longer than the model's context (OpenAI's code
+ * `context_length_exceeded`, or a message naming the context length): the sentence names /forget.
+ */
+export class ContextLengthError extends ServiceError {
+  constructor(message: string, status: number, serviceCode?: string) {
+    super('context_length', message, 'The conversation is too long for the model. Use /forget to start afresh (or ask a shorter question).', { status, ...(serviceCode ? { serviceCode } : {}) });
+  }
+}
+
+/** Whether a 400's text says the context was too long. */
+export function isContextLengthMessage(message: string, code: string | undefined): boolean {
+  return code === 'context_length_exceeded' || /context (length|window)|maximum context|too many tokens|prompt is too long/i.test(message);
 }
 
 /**
@@ -181,6 +197,7 @@ export function errorFromResponse(status: number, body: unknown, retryAfterHeade
   if (status === 404) return new NotFoundError(message, code);
   if (status === 429) return new RateLimitError(message, parseRetryAfter(retryAfterHeader), code);
   if (status >= 500) return new ServerError(message, status, code);
+  if ((status === 400 || status === 413) && isContextLengthMessage(message, code)) return new ContextLengthError(message, status, code);
   return new BadRequestError(message, status, param, code);
 }
 

@@ -1,7 +1,8 @@
 /**
  * The Discord adapter (discord.js): the client and its lifecycle. Each kind of inbound event
- * has a file of its own: slash-command interactions (interactions.ts) and messages addressed
- * to the bot (messages.ts); rest.ts holds what every write shares (no pings, limits, uploads).
+ * has a file of its own: slash-command interactions (interactions.ts), autocomplete and
+ * button presses (components.ts), and messages addressed to the bot (messages.ts); rest.ts
+ * holds what every write shares (no pings, limits, embeds, buttons, uploads).
  */
 import { Client, Events, GatewayIntentBits, Partials } from 'discord.js';
 import type { Command } from '../../core/command.ts';
@@ -11,6 +12,7 @@ import type { DiscordConfig } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { NO_MENTIONS, makeDiscordRequest } from './rest.ts';
 import { handleChatInput } from './interactions.ts';
+import { handleAutocomplete, handleButton } from './components.ts';
 import { handleMessage, isAddressedToBot } from './messages.ts';
 
 /**
@@ -46,8 +48,10 @@ export class DiscordAdapter {
     });
     const onError = (error: unknown) => this.log.error({ err: error }, 'discord handler failed');
     this.client.on(Events.InteractionCreate, (interaction) => {
-      if (!interaction.isChatInputCommand()) return;
-      void this.running.run((signal) => handleChatInput(interaction, { core, commands, log }, signal), onError);
+      const deps = { core, commands, log };
+      if (interaction.isChatInputCommand()) void this.running.run((signal) => handleChatInput(interaction, deps, signal), onError);
+      else if (interaction.isAutocomplete()) void handleAutocomplete(interaction, deps).catch(onError);
+      else if (interaction.isButton()) void this.running.run((signal) => handleButton(interaction, deps, signal), onError);
     });
     this.client.on(Events.MessageCreate, (message) => {
       const botId = this.client.user?.id;

@@ -82,10 +82,11 @@ export class SlackAdapter {
       deferInitialization: true,
     });
     const directory = new SlackDirectory(core.admins, log);
+    const apiOrigin = new URL(config.apiUrl ?? 'https://slack.com/api/').origin;
     for (const command of commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
         await ack();
-        void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
+        void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory, commands, botToken: config.botToken, apiOrigin }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
       });
     }
     registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, directory });

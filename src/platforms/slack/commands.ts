@@ -8,10 +8,12 @@ import type { WebClient } from '@slack/web-api';
 import { runCommand, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import type { Logger } from '../../log.ts';
-import { parseSlashText } from './options.ts';
+import { asksForHelp, parseSlashText } from './options.ts';
+import { helpMessage } from './help.ts';
+import { linkAttachment } from './files.ts';
 import { SlackReply } from './reply.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
-import type { OutgoingMessage } from '../../core/platform.ts';
+import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
 import type { SlackDirectory } from './users.ts';
 
 /**
@@ -29,7 +31,7 @@ export async function handleSlashCommand(
   slash: SlashCommand,
   client: WebClient,
   respond: RespondFn,
-  deps: { core: Core; log: Logger; directory: SlackDirectory },
+  deps: { core: Core; log: Logger; directory: SlackDirectory; commands: readonly Command[]; botToken: string; apiOrigin: string },
   signal: AbortSignal,
 ): Promise<void> {
   const log = deps.log.child({ platform: 'slack', command: command.name, channel: slash.channel_id, trigger: slash.trigger_id });
@@ -44,16 +46,31 @@ export async function handleSlashCommand(
     }
   };
   const reply = new SlackReply(client, { channel: slash.channel_id, continueInThread: true }, ephemeral, log);
+  if (asksForHelp(slash.text)) {
+    await reply.sendEphemeral(helpMessage(command, await deps.core.catalog.quick()));
+    return;
+  }
+  const read = async () => {
+    const options: Record<string, unknown> = parseSlashText(command, slash.text, deps.commands);
+    const files: Record<string, Attachment> = {};
+    for (const option of command.options) {
+      const value = options[option.name];
+      if (option.type === 'attachment' && typeof value === 'string' && value !== '') {
+        files[option.name] = linkAttachment(value, { client, botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin });
+      }
+    }
+    return { options, files };
+  };
   await runCommand(command, {
     platform: 'slack',
     conversationId: `slack:${slash.team_id}:${slash.channel_id}`,
     channelKey: `slack:${slash.team_id}:${slash.channel_id}`,
     isDirectMessage: slash.channel_id.startsWith('D') || slash.channel_name === 'directmessage',
     user: deps.directory.user(client, slash.user_id, slash.user_name),
-    options: parseSlashText(command, slash.text),
+    options: {},
     files: {},
     signal,
     log,
     reply,
-  }, deps.core);
+  }, deps.core, read);
 }

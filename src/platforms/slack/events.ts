@@ -10,7 +10,8 @@
  */
 import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import { AttachmentAccessError, type Attachment, type CommandContext, type OutgoingMessage } from '../../core/platform.ts';
+import type { Attachment, CommandContext, OutgoingMessage } from '../../core/platform.ts';
+import { downloadSlackFile } from './files.ts';
 import type { Core } from '../../core/core.ts';
 import { runInvocation } from '../../core/command.ts';
 import { answerMention } from '../../core/features/mention.ts';
@@ -30,10 +31,6 @@ export const SLACK_EVENT_SCOPES = ['app_mentions:read', 'im:history', 'files:rea
 
 /** How long a claimed event id or message is remembered, in ms (Slack retries within minutes). */
 export const EVENT_CLAIM_TTL_MS = 60 * 60_000;
-
-/** Said once when Slack serves a web page instead of a user's file: the token lacks `files:read`. */
-export const FILES_READ_MISSING =
-  'I cannot open files here: the Slack app is missing the `files:read` scope. An admin can add it under OAuth & Permissions and reinstall the app.';
 
 /** A file as Slack describes it in a message event. */
 interface SlackFile {
@@ -155,12 +152,7 @@ async function answer(
   await runInvocation('mention', ctx, deps.core, () => answerMention(ctx, deps.core, { text: plainTextOf(message.text ?? '', meta.botUserId), attachments }));
 }
 
-/**
- * A Slack file as a core Attachment: downloaded from `url_private_download` with the bot token.
- * Slack answers a web page (a login page, or a redirect to one) instead of the file when the
- * token lacks `files:read` (PLATFORM-LIMITS.md): that, or text where an image was announced,
- * becomes the one sentence about the scope.
- */
+/** A Slack file of a message event as a core Attachment (downloaded with the bot token). */
 function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
   const name = file.name || file.title || file.id || 'file';
   const url = file.url_private_download ?? file.url_private;
@@ -169,19 +161,9 @@ function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
     mimeType: file.mimetype,
     size: file.size ?? 0,
     origin: 'message',
-    fetch: async ({ maxBytes, signal }) => {
+    fetch: async (options) => {
       if (!url) throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
-      try {
-        const { data, contentType } = await deps.core.downloader.download(url, { maxBytes, signal, name, headers: { authorization: `Bearer ${deps.botToken}` } });
-        // Slack serves a file with its own type; text or JSON for an image file is a refusal page.
-        if (contentType && /^(text\/|application\/json)/.test(contentType) && file.mimetype?.startsWith('image/')) throw new AttachmentAccessError(FILES_READ_MISSING);
-        return data;
-      } catch (error) {
-        if (error instanceof DownloadError && (error.code === 'html' || (error.code === 'http_status' && [302, 401, 403].includes(error.status ?? 0)))) {
-          throw new AttachmentAccessError(FILES_READ_MISSING);
-        }
-        throw error;
-      }
+      return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, { botToken: deps.botToken, downloader: deps.core.downloader });
     },
   };
 }

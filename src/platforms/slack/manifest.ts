@@ -8,7 +8,8 @@
 import { pathToFileURL } from 'node:url';
 import type { AppsManifestCreateArguments } from '@slack/web-api';
 import { commands } from '../../../commands/index.ts';
-import type { Command, CommandOption } from '../../core/command.ts';
+import type { Command } from '../../core/command.ts';
+import { flagForm, mainOptionOf } from './options.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
 import { SLACK_USER_SCOPES } from './users.ts';
@@ -22,21 +23,15 @@ export type SlackManifest = AppsManifestCreateArguments['manifest'];
  */
 export const SLACK_BOT_SCOPES = [...new Set([...SLACK_COMMAND_SCOPES, ...SLACK_EVENT_SCOPES, ...SLACK_USER_SCOPES])];
 
-/** How one option is written after a Slack slash command, e.g. `[--aspect_ratio square|portrait|landscape]`. */
-function hintOf(option: CommandOption, main: CommandOption | undefined): string {
-  if (option === main) return `<${option.name}>`;
-  const value = option.type === 'boolean' ? '' : ` ${option.choices ? option.choices.map((c) => c.value).join('|') : option.type === 'string' ? option.name.replace(/_/g, '-') : option.type}`;
-  return option.required ? `--${option.name}${value}` : `[--${option.name}${value}]`;
-}
-
 /**
  * The usage hint Slack shows under a command, from its options: the main option first (the
- * free text), then `--name value` flags as options.ts parses them. At most 1000 characters.
+ * free text), then `--name value` flags written as options.ts parses them. At most 1000
+ * characters.
  */
 export function usageHint(command: Command): string {
-  const main = command.options.find((o) => o.required && o.type === 'string');
-  const ordered = main ? [main, ...command.options.filter((o) => o !== main)] : [...command.options];
-  return ordered.map((o) => hintOf(o, main)).join(' ').slice(0, 1000);
+  const main = mainOptionOf(command);
+  const flags = command.options.filter((o) => o !== main).map((o) => (o.required ? flagForm(o) : `[${flagForm(o)}]`));
+  return [...(main ? [`<${main.name}>`] : []), ...flags].join(' ').slice(0, 1000);
 }
 
 /**

@@ -2,41 +2,129 @@
  * Slack slash commands carry one `text` field; options are written `--name value`
  * (e.g. `/imagine a red fox --aspect_ratio landscape --style natural`), and the rest of the
  * text is the command's main option (its first required string option, e.g. `prompt`).
+ *
+ * The parser is strict, so that nothing a user meant as an option silently becomes prompt
+ * text: an unknown `--flag`, another command's option, `--prompt`, a short `-s`, an option
+ * given twice and a boolean with a value other than true/false are named back with the right
+ * form. Phones type `—` (em dash) or `–` for `--`: both are read as `--`. Text in quotes
+ * ("…" or “…”) is prompt text as written, flags and all.
  */
-import type { Command } from '../../core/command.ts';
+import { OptionError, type Command, type CommandOption } from '../../core/command.ts';
 import { unescapeSlackText } from './text.ts';
 
-/** Words a boolean flag may take as its value (`--json yes`); any other next word is text. */
-const BOOLEAN_WORD = /^(true|false|yes|no)$/i;
+/** Words a boolean flag may take as its value (`--json yes`). */
+const BOOLEAN_WORDS = new Map([['true', 'true'], ['yes', 'true'], ['on', 'true'], ['false', 'false'], ['no', 'false'], ['off', 'false']]);
+
+/** Closing quote of each opening quote that protects text. */
+const QUOTES: Record<string, string> = { '"': '"', '“': '”', '„': '“' };
+
+/** A flag at position `i` (at a word start): `--name`, `—name`, `–name`, or a short `-x`. */
+const FLAG = /^(?:--|[—–])([A-Za-z][\w-]*)(=)?|^-([A-Za-z])(?=\s|$)/;
+
+/** The main (free text) option of a command: its first required string option. */
+export function mainOptionOf(command: Command): CommandOption | undefined {
+  return command.options.find((o) => o.required && o.type === 'string');
+}
+
+/** How an option is written: `--style vivid|natural|…`, `--seed <integer>`, `--json`. */
+export function flagForm(option: CommandOption): string {
+  if (option.type === 'boolean') return `--${option.name}`;
+  const value = option.choices ? option.choices.map((c) => c.value).join('|') : option.type === 'attachment' ? '<https URL or Slack file link>' : `<${option.type === 'string' ? 'text' : option.type}>`;
+  return `--${option.name} ${value}`;
+}
+
+/** Reads a value after a flag: a quoted string, or the next word. */
+function readValue(text: string, from: number): { value: string; end: number } | undefined {
+  let i = from;
+  while (i < text.length && /[ \t]/.test(text[i]!)) i++;
+  if (i >= text.length || text[i] === '\n') return undefined;
+  const close = QUOTES[text[i]!];
+  if (close) {
+    const end = text.indexOf(close, i + 1);
+    if (end > i) return { value: text.slice(i + 1, end), end: end + 1 };
+  }
+  if (FLAG.test(text.slice(i))) return undefined;
+  let end = i;
+  while (end < text.length && !/\s/.test(text[end]!)) end++;
+  return { value: text.slice(i, end), end };
+}
 
 /**
  * Parses slash-command `text` into raw option values, by the command's definition.
- * Only the command's own option names are taken as flags (`--aspect-ratio` and
- * `--aspect_ratio` both work; a value may be "quoted"); any other `--word` stays in the
- * main text. A boolean flag alone means true (`/chat list three colours --json`), and takes
- * the next word only when it is true/false/yes/no. Values are checked later by `checkOptions`.
- * @returns option name → raw string value (another flag with no value maps to `''`, which
- *   `checkOptions` reports).
+ * @param others every command (to say which command an unknown option belongs to).
+ * @returns option name → raw string value (an option named without a value maps to `''`,
+ *   which `checkOptions` reports); the main option holds the rest of the text.
+ * @throws OptionError naming every unknown, malformed or repeated option, with the right form.
  */
-export function parseSlashText(command: Command, text: string): Record<string, string> {
-  const main = command.options.find((o) => o.required && o.type === 'string');
-  const types = new Map(command.options.filter((o) => o !== main).map((o) => [o.name, o.type]));
+export function parseSlashText(command: Command, text: string, others: readonly Command[] = []): Record<string, string> {
+  const main = mainOptionOf(command);
+  const options = new Map(command.options.filter((o) => o !== main).map((o) => [o.name, o]));
+  const source = unescapeSlackText(text);
   const out: Record<string, string> = {};
-  const rest = unescapeSlackText(text).replace(
-    /(^|\s)--([A-Za-z][\w-]*)(?:(\s+|=)("[^"]*"|(?!--)\S+))?(?=\s|$)/g,
-    (whole, lead: string, rawName: string, separator: string | undefined, rawValue: string | undefined) => {
-      const name = rawName.toLowerCase().replace(/-/g, '_');
-      const type = types.get(name);
-      if (type === undefined) return whole;
-      if (type === 'boolean' && rawValue !== undefined && separator !== '=' && !BOOLEAN_WORD.test(rawValue)) {
-        // `--json give me a list`: the flag alone; the word after it belongs to the text.
-        out[name] = 'true';
-        return `${lead}${rawValue}`;
+  const problems: string[] = [];
+  let rest = '';
+  let i = 0;
+  while (i < source.length) {
+    const atWordStart = i === 0 || /\s/.test(source[i - 1]!);
+    const quote = atWordStart ? QUOTES[source[i]!] : undefined;
+    if (quote) {
+      const end = source.indexOf(quote, i + 1);
+      if (end > i) {
+        rest += source.slice(i, end + 1);
+        i = end + 1;
+        continue;
       }
-      out[name] = rawValue === undefined ? (type === 'boolean' ? 'true' : '') : rawValue.replace(/^"(.*)"$/s, '$1');
-      return lead;
-    },
-  );
-  if (main) out[main.name] = rest.trim();
+    }
+    const flag = atWordStart ? FLAG.exec(source.slice(i)) : null;
+    if (!flag) {
+      rest += source[i];
+      i++;
+      continue;
+    }
+    i += flag[0].length;
+    if (flag[3] !== undefined) {
+      const guess = [...options.values()].find((o) => o.name.startsWith(flag[3]!.toLowerCase()));
+      problems.push(`\`-${flag[3]}\` is not an option: options are written in full with two dashes${guess ? `, e.g. \`${flagForm(guess)}\`` : ''}.`);
+      continue;
+    }
+    const written = flag[0].replace(/=$/, '');
+    const name = flag[1]!.toLowerCase().replace(/-/g, '_');
+    const option = options.get(name);
+    const value = readValue(source, i);
+    if (!option) {
+      if (value && flag[2]) i = value.end;
+      if (main && name === main.name) problems.push(`The ${main.name} is the text itself: write \`/${command.name} your ${main.name} here --option value\`, without \`${written}\`.`);
+      else {
+        const owner = others.find((c) => c !== command && c.options.some((o) => o.name === name));
+        problems.push(owner ? `\`${written}\` is an option of /${owner.name}, not /${command.name}.` : `/${command.name} has no option \`${written}\`.`);
+      }
+      continue;
+    }
+    if (out[name] !== undefined) problems.push(`\`--${name}\` is given twice; give it once.`);
+    if (option.type === 'boolean') {
+      const word = value ? BOOLEAN_WORDS.get(value.value.toLowerCase()) : undefined;
+      if (value && word === undefined) {
+        problems.push(`\`--${name} ${value.value}\`: \`--${name}\` takes true or false, or nothing (true); put it after the ${main?.name ?? 'text'}.`);
+        i = value.end;
+        continue;
+      }
+      out[name] = word ?? 'true';
+      if (value) i = value.end;
+      continue;
+    }
+    out[name] = value ? value.value : '';
+    if (value) i = value.end;
+  }
+  if (problems.length) {
+    const forms = [...options.values()].map((o) => `\`${flagForm(o)}\``).join(', ');
+    throw new OptionError(`${problems.join('\n')}\nOptions of /${command.name}: ${forms || 'none'}. \`/${command.name} help\` shows them with examples.`);
+  }
+  // Where a flag was taken out, two spaces are left between words: close the gap (line indents stay).
+  if (main) out[main.name] = rest.replace(/(?<=\S) {2,}(?=\S)/g, ' ').trim();
   return out;
+}
+
+/** Whether slash-command text asks for help (`help`, `--help`, `-h`, `?`). */
+export function asksForHelp(text: string): boolean {
+  return /^\s*(help|--help|-h|\?)\s*$/i.test(text);
 }

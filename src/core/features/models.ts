@@ -1,0 +1,96 @@
+/**
+ * The model list admins read with /models: the text models of `/v1/models` (§4.5) and the
+ * image models (`type: image` there, display names and descriptions from
+ * `/v1/images/available-models`, §4.4), marked 🖼️, in pages that fit the platform
+ * (Discord: 25 fields and 6,000 characters an embed, paged with Previous/Next buttons;
+ * Slack: pages posted in turn within 50 blocks).
+ */
+import type { CardLimits, CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
+import type { Core } from '../core.ts';
+import type { ModelLists } from '../models/catalog.ts';
+
+/** One line of the list. */
+export interface ModelEntry {
+  name: string;
+  value: string;
+}
+
+/** The entries of the lists: text models first, then image models. */
+export function modelEntries(lists: ModelLists): ModelEntry[] {
+  const entries: ModelEntry[] = lists.text.map((id) => ({ name: id, value: 'text model (chat, completions)' }));
+  const matched = new Set<string>();
+  for (const model of lists.image) {
+    const id = lists.imageIds.find((i) => i.toLowerCase() === model.display_name.toLowerCase());
+    if (id) matched.add(id);
+    entries.push({ name: `🖼️ ${model.display_name}`, value: `image model${model.description ? `: ${model.description}` : ''}${id ? ` (id ${id})` : ''}` });
+  }
+  for (const id of lists.imageIds) if (!matched.has(id)) entries.push({ name: `🖼️ ${id}`, value: 'image model (listed by /v1/models)' });
+  return entries;
+}
+
+/** Splits entries into pages within a platform's card limits (fields per message and characters). */
+export function pageEntries(entries: readonly ModelEntry[], limits: CardLimits, reserve = 200): ModelEntry[][] {
+  const pages: ModelEntry[][] = [];
+  let page: ModelEntry[] = [];
+  let chars = reserve;
+  for (const entry of entries) {
+    const fitted = { name: entry.name.slice(0, 256), value: entry.value.slice(0, limits.maxValueChars) };
+    const size = fitted.name.length + fitted.value.length;
+    if (page.length > 0 && (page.length >= limits.maxFields || chars + size > limits.maxChars)) {
+      pages.push(page);
+      page = [];
+      chars = reserve;
+    }
+    page.push(fitted);
+    chars += size;
+  }
+  if (page.length > 0 || pages.length === 0) pages.push(page);
+  return pages;
+}
+
+/** One page as a message; with button paging, Previous/Next carry the page to show (`models:<page>:<public>`). */
+function pageMessage(lists: ModelLists, pages: ModelEntry[][], index: number, limits: CardLimits, isPublic: boolean): OutgoingMessage {
+  const page = Math.min(Math.max(index, 0), pages.length - 1);
+  const textCount = lists.text.length;
+  const imageCount = lists.image.length + lists.imageIds.filter((id) => !lists.image.some((m) => m.display_name.toLowerCase() === id.toLowerCase())).length;
+  const message: OutgoingMessage = {
+    content: '',
+    cards: [{
+      title: `Models: ${textCount} text, ${imageCount} image`,
+      fields: pages[page]!,
+      footer: `Page ${page + 1} of ${pages.length} · 🖼️ marks image models · /settings sets a channel's defaults`,
+    }],
+  };
+  if (limits.paging === 'buttons' && pages.length > 1) {
+    const flag = isPublic ? 1 : 0;
+    message.buttons = [
+      { id: `models:${page - 1}:${flag}`, label: '◀ Previous', disabled: page === 0 },
+      { id: `models:${page + 1}:${flag}`, label: 'Next ▶', disabled: page === pages.length - 1 },
+    ];
+  }
+  return message;
+}
+
+/**
+ * Shows the lists: only to the admin who asked (ephemeral) unless `isPublic`.
+ * @throws ServiceError subclasses when the lists cannot be fetched (the admin is told).
+ */
+export async function showModels(ctx: CommandContext, core: Core, isPublic: boolean): Promise<void> {
+  const lists = await core.catalog.lists(ctx.signal);
+  const limits = ctx.reply.limits.cards;
+  const pages = pageEntries(modelEntries(lists), limits);
+  const messages = limits.paging === 'buttons' ? [pageMessage(lists, pages, 0, limits, isPublic)] : pages.map((_, i) => pageMessage(lists, pages, i, limits, isPublic));
+  for (const message of messages) {
+    if (isPublic) await ctx.reply.send(message);
+    else await ctx.reply.sendEphemeral(message);
+  }
+}
+
+/** Previous/Next: shows page `args[0]` in place of the message with the buttons. */
+export async function turnModelsPage(ctx: ComponentContext, core: Core): Promise<void> {
+  const limits = ctx.limits.cards;
+  const index = Number.parseInt(ctx.args[0] ?? '0', 10);
+  const lists = await core.catalog.lists(ctx.signal);
+  const pages = pageEntries(modelEntries(lists), limits);
+  await ctx.update(pageMessage(lists, pages, Number.isFinite(index) ? index : 0, limits, ctx.args[1] === '1'));
+}
