@@ -87,6 +87,14 @@ export class ShownError extends Error {
   }
 }
 
+/** An option's range in words: `from 0 to 2`, `at least 1`, `at most 5`; '' when it has none. */
+export function rangeOf(option: Pick<CommandOption, 'minValue' | 'maxValue'>): string {
+  if (option.minValue !== undefined && option.maxValue !== undefined) return `from ${option.minValue} to ${option.maxValue}`;
+  if (option.minValue !== undefined) return `at least ${option.minValue}`;
+  if (option.maxValue !== undefined) return `at most ${option.maxValue}`;
+  return '';
+}
+
 /**
  * Checks option values against a command's definition (required, type, choices, ranges,
  * length) and returns them typed. Discord checks most of this client-side; Slack does not.
@@ -117,7 +125,7 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
         throw new OptionError(`\`${option.name}\` must be ${option.type === 'integer' ? 'a whole number' : 'a number'}.`);
       }
       if ((option.minValue !== undefined && n < option.minValue) || (option.maxValue !== undefined && n > option.maxValue)) {
-        throw new OptionError(`\`${option.name}\` must be from ${option.minValue ?? '−∞'} to ${option.maxValue ?? '∞'}.`);
+        throw new OptionError(`\`${option.name}\` must be ${rangeOf(option)}.`);
       }
       value = n;
     } else if (option.type === 'boolean') {

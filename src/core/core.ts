@@ -76,9 +76,11 @@ export function createCore(parts: {
   limits?: Partial<CoreLimits>;
   admins?: { userIds?: readonly string[]; roleIds?: readonly string[] };
   downloader?: Downloader;
+  /** How long the model lists are cached, in ms (default 60,000). */
+  catalogTtlMs?: number;
 }): Core {
   const settings = new SettingsStore(parts.store);
-  const catalog = new ModelCatalog(parts.service, { log: parts.log });
+  const catalog = new ModelCatalog(parts.service, { log: parts.log, ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}) });
   return {
     service: parts.service,
     store: parts.store,

@@ -426,6 +426,29 @@ describe('image generation', () => {
   });
 });
 
+describe('reported seeds', () => {
+  it('with reportSeed, answers the requested seed, or the one it chose, beside data; without it, no seed', async () => {
+    const reporting = await FakeService.start({ reportSeed: true });
+    const generate = async (base: string, extra: Record<string, unknown>) => {
+      const res = await request(`${base}/v1/images/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${DEFAULT_API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'x', response_format: 'b64_json', ...extra }),
+      });
+      return (await res.body.json()) as { seed?: number; data: unknown[] };
+    };
+    try {
+      expect((await generate(reporting.baseUrl, { seed: 42 })).seed).toBe(42);
+      const chosen = (await generate(reporting.baseUrl, {})).seed;
+      expect(Number.isInteger(chosen)).toBe(true);
+      expect(chosen).toBeGreaterThanOrEqual(0);
+      expect('seed' in (await generate(fake.baseUrl, { seed: 42 }))).toBe(false);
+    } finally {
+      await reporting.close();
+    }
+  });
+});
+
 describe('scripted behaviours', () => {
   it('answers a canned 429 with retry-after once, then normally', async () => {
     fake.enqueue('chat', { status: 429, headers: { 'retry-after': '1' } });

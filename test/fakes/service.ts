@@ -69,6 +69,11 @@ export interface FakeServiceOptions {
   imageModelsEnvelope?: boolean;
   /** Let `disable_safety_checker: true` through (403 `permission_denied` otherwise). */
   allowDisableSafetyChecker?: boolean;
+  /**
+   * Report the seed used at the result's top level (`{ created, seed, data }`; the shape is not
+   * shown in §4.3): the requested one, or one chosen when none was given. Default false.
+   */
+  reportSeed?: boolean;
   /** Seed of the PRNG that cuts streams into pieces. Default 1. */
   seed?: number;
 }
@@ -450,7 +455,7 @@ export class FakeService {
   readonly images = new Map<string, Buffer>();
 
   private readonly server: Server;
-  private readonly options: Required<Pick<FakeServiceOptions, 'chunkDelayMs' | 'imageModelsEnvelope' | 'allowDisableSafetyChecker' | 'seed'>>;
+  private readonly options: Required<Pick<FakeServiceOptions, 'chunkDelayMs' | 'imageModelsEnvelope' | 'allowDisableSafetyChecker' | 'seed' | 'reportSeed'>>;
   private models: FakeModel[];
   private imageModels: FakeImageModel[];
   private readonly queues = new Map<FakeRoute, Behaviour[]>();
@@ -470,6 +475,7 @@ export class FakeService {
       imageModelsEnvelope: opts.imageModelsEnvelope ?? false,
       allowDisableSafetyChecker: opts.allowDisableSafetyChecker ?? false,
       seed: opts.seed ?? 1,
+      reportSeed: opts.reportSeed ?? false,
     };
     this.models = (opts.models ?? DEFAULT_MODELS).map((m) => ({ ...m }));
     this.imageModels = (opts.imageModels ?? DEFAULT_IMAGE_MODELS).map((m) => ({ ...m }));
@@ -944,8 +950,9 @@ export class FakeService {
     const body = this.validateImage(raw);
     const ratio = body.aspect_ratio ?? 'square';
     const { width, height } = IMAGE_SIZES[ratio];
+    const seed = body.seed ?? (this.options.reportSeed ? randomBytes(4).readUInt32BE(0) : null);
     const hash = createHash('sha256')
-      .update(JSON.stringify([body.prompt, body.seed ?? null, body.style ?? 'vivid', body.negative_prompt ?? '']))
+      .update(JSON.stringify([body.prompt, seed, body.style ?? 'vivid', body.negative_prompt ?? '']))
       .digest();
     const png = await sharp({ create: { width, height, channels: 3, background: { r: hash[0]!, g: hash[1]!, b: hash[2]! } } })
       .png()
@@ -963,7 +970,7 @@ export class FakeService {
     if (body.force_prompt_enhancement === true) {
       item.revised_prompt = `A detailed, high-quality ${ratio} image of ${body.prompt}, with balanced composition and soft lighting.`;
     }
-    this.sendJson(res, 'images', '/v1/images/generations', 200, { created: now(), data: [item] });
+    this.sendJson(res, 'images', '/v1/images/generations', 200, { created: now(), ...(this.options.reportSeed ? { seed } : {}), data: [item] });
   }
 
   // ------------------------------------------------------------ writing

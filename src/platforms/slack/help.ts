@@ -2,7 +2,7 @@
  * `/<command> help` on Slack, where slash commands have no option pickers: every option with
  * its values and range, the model choices where Discord would autocomplete them, and examples.
  */
-import type { Command, CommandOption } from '../../core/command.ts';
+import { rangeOf, type Command, type CommandOption } from '../../core/command.ts';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import { modelChoices, type ModelLists } from '../../core/models/catalog.ts';
 import { flagForm, mainOptionOf } from './options.ts';
@@ -12,7 +12,9 @@ const MAX_LISTED_MODELS = 25;
 
 function optionLine(option: CommandOption, lists: ModelLists | undefined): string {
   const parts = [option.description];
-  if (option.minValue !== undefined || option.maxValue !== undefined) parts.push(`from ${option.minValue ?? '−∞'} to ${option.maxValue ?? '∞'}`);
+  const range = rangeOf(option);
+  if (range) parts.push(range);
+  if (option.choices) parts.push(`one of ${option.choices.map((c) => c.value).join(', ')}`);
   if (option.autocomplete) {
     const kind = option.autocomplete === 'image_models' ? 'image' : 'text';
     const all = modelChoices(lists, kind, '', 1000).map((c) => c.value);
