@@ -13,6 +13,25 @@ import { DiscordAdapter } from './platforms/discord/adapter.ts';
 import { SlackAdapter } from './platforms/slack/adapter.ts';
 import type { DestinationStream } from 'pino';
 
+/**
+ * Logs the store's background errors (a Redis connection lost and retried) without flooding:
+ * the first one, then at most one a minute with the count of those in between.
+ */
+function storeErrors(log: Logger): (error: unknown) => void {
+  let last = 0;
+  let skipped = 0;
+  return (error) => {
+    const now = Date.now();
+    if (now - last < 60_000) {
+      skipped += 1;
+      return;
+    }
+    log.warn({ err: error instanceof Error ? error.message : String(error), repeated: skipped }, 'state store error');
+    last = now;
+    skipped = 0;
+  };
+}
+
 /** A running bot. */
 export interface Bot {
   config: Config;
@@ -43,7 +62,7 @@ export async function startBot(env: Record<string, string | undefined>, options:
   });
   const core = createCore({
     service,
-    store: openStore(config.storeUrl),
+    store: openStore(config.storeUrl, { onError: storeErrors(log) }),
     log,
     defaults: { chat: config.defaultChatModel, image: config.defaultImageModel, vision: config.defaultVisionModel },
     inputImages: config.inputImages,

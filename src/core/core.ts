@@ -3,7 +3,7 @@
  * handed to every command. Tests build it with fakes.
  */
 import type { ServiceClient } from './service/client.ts';
-import type Keyv from 'keyv';
+import type { StateStore } from './state/store.ts';
 import { ConversationStore } from './state/history.ts';
 import { Claims } from './state/claims.ts';
 import { Downloader } from './media/download.ts';
@@ -18,8 +18,8 @@ import { ModelDefaults, type ModelSettings } from './models/defaults.ts';
 /** Everything a command may use. */
 export interface Core {
   service: ServiceClient;
-  /** The keyv store behind every kind of state (state/store.ts). */
-  store: Keyv;
+  /** The store behind every kind of state (state/store.ts): SQLite or Redis. */
+  store: StateStore;
   history: ConversationStore;
   /** Once-only markers (event de-duplication). */
   claims: Claims;
@@ -69,7 +69,7 @@ export const DEFAULT_LIMITS: CoreLimits = { maxTokens: 4096, historyTokenBudget:
  */
 export function createCore(parts: {
   service: ServiceClient;
-  store: Keyv;
+  store: StateStore;
   log: Logger;
   defaults: ModelSettings;
   inputImages?: Partial<ImageAttachmentLimits>;
@@ -79,7 +79,7 @@ export function createCore(parts: {
   /** How long the model lists are cached, in ms (default 60,000). */
   catalogTtlMs?: number;
 }): Core {
-  const settings = new SettingsStore(parts.store);
+  const settings = new SettingsStore(parts.store.keyv);
   const catalog = new ModelCatalog(parts.service, { log: parts.log, ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}) });
   return {
     service: parts.service,
@@ -100,5 +100,5 @@ export function createCore(parts: {
 
 /** Closes what the core holds open: the store's connection and the download sockets. */
 export async function closeCore(core: Core): Promise<void> {
-  await Promise.allSettled([core.store.disconnect(), core.downloader.close()]);
+  await Promise.allSettled([core.store.close(), core.downloader.close()]);
 }

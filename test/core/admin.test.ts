@@ -193,7 +193,7 @@ describe('/forget and the history budget', () => {
     const channel = 'discord:g:budget';
     try {
       const turns = Array.from({ length: 200 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i}:`.padEnd(2000, 'x'), at: i }));
-      await budgeted.store.set(`history:${channel}`, { version: 1, messages: turns });
+      await budgeted.store.keyv.set(`history:${channel}`, { version: 1, messages: turns });
       await budgeted.settings.update(channel, { systemPrompt: 'Be brief.' });
       fake.setChatReply('Sure.');
       const r = recorder(channel, { prompt: 'and now?' });

@@ -1,11 +1,12 @@
 /**
- * Per-conversation history (a channel, or a thread) in keyv.
+ * Per-conversation history (a channel, a thread or a DM) in the state store.
  *
  * Key: `history:<conversationId>`; value: `{ version: 1, messages: StoredMessage[] }`.
- * Appends to one conversation are serialised in-process; several instances sharing one
- * Redis store will need a lock or a Redis list (a later issue).
+ * An append is a read-modify-write under the store's lock on the conversation (in-process on
+ * SQLite; a Redis lock with expiry shared by every instance), so two processes appending to
+ * one conversation at the same moment both keep their turns, in order.
  */
-import type Keyv from 'keyv';
+import type { StateStore } from './store.ts';
 import type { ChatMessage } from '../service/schemas.ts';
 
 /** A stored turn: what was said, when (ms since epoch) and by whom (platform user id). */
@@ -31,11 +32,10 @@ export interface ConversationStoreOptions {
 
 /** Reads and appends conversation history. */
 export class ConversationStore {
-  private readonly locks = new Map<string, Promise<unknown>>();
   private readonly maxMessages: number;
 
   constructor(
-    private readonly keyv: Keyv,
+    private readonly state: StateStore,
     options: ConversationStoreOptions = {},
   ) {
     this.maxMessages = options.maxMessages ?? 50;
@@ -43,7 +43,7 @@ export class ConversationStore {
 
   /** The stored turns of a conversation, oldest first (empty when none). */
   async get(conversationId: string): Promise<StoredMessage[]> {
-    const value = await this.keyv.get<StoredConversation>(this.key(conversationId));
+    const value = await this.state.keyv.get<StoredConversation>(this.key(conversationId));
     return value?.messages ?? [];
   }
 
@@ -52,34 +52,26 @@ export class ConversationStore {
     return (await this.get(conversationId)).map(({ role, content }) => ({ role, content }));
   }
 
-  /** Appends turns atomically with respect to other appends in this process. */
+  /**
+   * Appends turns, keeping the newest `maxMessages`; atomic with respect to every other append
+   * to the conversation, in this process and (on Redis) in every other.
+   * @throws the store's error when it is unreachable.
+   */
   async append(conversationId: string, ...messages: StoredMessage[]): Promise<void> {
-    await this.withLock(conversationId, async () => {
-      const key = this.key(conversationId);
-      const current = (await this.keyv.get<StoredConversation>(key))?.messages ?? [];
+    const key = this.key(conversationId);
+    await this.state.withLock(key, async () => {
+      const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
       const next = [...current, ...messages].slice(-this.maxMessages);
-      await this.keyv.set(key, { version: 1, messages: next });
+      await this.state.keyv.set(key, { version: 1, messages: next });
     });
   }
 
   /** Forgets a conversation. */
   async clear(conversationId: string): Promise<void> {
-    await this.keyv.delete(this.key(conversationId));
+    await this.state.keyv.delete(this.key(conversationId));
   }
 
   private key(conversationId: string): string {
     return `history:${conversationId}`;
-  }
-
-  private async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(id) ?? Promise.resolve();
-    const run = previous.then(fn, fn);
-    const settled = run.catch(() => undefined);
-    this.locks.set(id, settled);
-    try {
-      return await run;
-    } finally {
-      if (this.locks.get(id) === settled) this.locks.delete(id);
-    }
   }
 }

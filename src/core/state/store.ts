@@ -1,28 +1,59 @@
 /**
- * The one keyv store behind all state (history, event de-duplication, and later channel
- * settings, button state and quotas): SQLite by default, Redis when several instances share it.
- * Each kind of state keeps its own key prefix (`history:`, `claim:`, …) in the `genbot` namespace.
+ * The one store behind all state: history, event claims, channel settings, button state and
+ * quotas. Values live in keyv (JSON, with expiry); what must be atomic across instances
+ * (first-claim-wins markers, counters, locks) has operations of its own, which each backend
+ * implements with its own guarantees:
+ *
+ * - SQLite (default, `sqlite://<path>`): one bot process; atomicity in-process.
+ * - Redis (`redis://host:port`): several bot processes; `SET NX PX`, `INCRBY` + `PEXPIRE`, and
+ *   a lock with expiry and an owner token, atomic for every process sharing the server.
+ *
+ * Every operation throws when the backend is unreachable (callers decide: answer without
+ * history, refuse a quota check…); nothing waits for a server that is down.
  */
-import Keyv from 'keyv';
-import KeyvSqlite from '@keyv/sqlite';
-import KeyvRedis from '@keyv/redis';
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import type Keyv from 'keyv';
+import { LocalState } from './local-state.ts';
+import { RedisState } from './redis-state.ts';
+
+/** What every state backend offers. Keys are plain strings (`history:<id>`, `claim:<key>`, …). */
+export interface StateStore {
+  /** `sqlite` or `redis`, for logs and health. */
+  readonly kind: 'sqlite' | 'redis';
+  /** JSON values with optional expiry (keyv's `get`/`set`/`delete`), in the `genbot` namespace. */
+  readonly keyv: Keyv;
+  /**
+   * Sets `key` for `ttlMs` unless it exists.
+   * @returns true when this call set it (the first claim), false when it existed.
+   */
+  setIfAbsent(key: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Adds `by` to a counter, creating it with an expiry of `ttlMs` when absent.
+   * @returns the new value and the ms left until the counter expires.
+   */
+  increment(key: string, by: number, ttlMs: number): Promise<{ value: number; resetInMs: number }>;
+  /** Reads a counter: its value (0 when absent) and the ms left until it expires. */
+  counter(key: string): Promise<{ value: number; resetInMs: number }>;
+  /**
+   * Runs `fn` while holding the lock on `key` (other holders wait). The lock expires after
+   * `ttlMs` even if its holder died.
+   * @throws the store's error when the lock cannot be taken; whatever `fn` throws.
+   */
+  withLock<T>(key: string, fn: () => Promise<T>, ttlMs?: number): Promise<T>;
+  /** Checks that the backend answers. @throws when it does not. */
+  ping(): Promise<void>;
+  /** Closes connections; pending writes are flushed first. */
+  close(): Promise<void>;
+}
 
 /**
- * Opens the keyv store named by a URL.
+ * Opens the store named by a URL.
  * @param url `sqlite://<path>` (relative paths from the working directory; the folder is
  *   created; `sqlite://:memory:` for a throwaway store) or `redis://host:port` / `rediss://…`.
+ * @param options.onError told of background errors (a Redis connection lost), for logs.
  * @throws Error for another scheme.
  */
-export function openStore(url: string): Keyv {
-  if (url.startsWith('sqlite://')) {
-    const path = url.slice('sqlite://'.length);
-    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-    return new Keyv({ store: new KeyvSqlite({ uri: `sqlite://${path}` }), namespace: 'genbot' });
-  }
-  if (url.startsWith('redis://') || url.startsWith('rediss://')) {
-    return new Keyv({ store: new KeyvRedis(url), namespace: 'genbot' });
-  }
+export function openStore(url: string, options: { onError?: (error: unknown) => void } = {}): StateStore {
+  if (url.startsWith('sqlite://')) return new LocalState(url.slice('sqlite://'.length), options);
+  if (url.startsWith('redis://') || url.startsWith('rediss://')) return new RedisState(url, options);
   throw new Error(`unsupported STORE_URL scheme: ${url.split(':')[0]}`);
 }

@@ -1,0 +1,109 @@
+/**
+ * The Redis state backend (keyv + @keyv/redis on a node-redis client of our own): several bot
+ * processes share it. Claims are `SET NX PX`, counters a Lua `INCRBY` + `PEXPIRE` (one atomic
+ * step), locks `SET NX PX` with an owner token released by a compare-and-delete script.
+ *
+ * The client queues nothing while disconnected (`disableOfflineQueue`): with Redis down every
+ * operation fails at once instead of hanging, and the client reconnects in the background.
+ */
+import Keyv from 'keyv';
+import KeyvRedis, { createClient } from '@keyv/redis';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { StateStore } from './store.ts';
+
+/** Raw keys (claims, counters, locks) live under this prefix; keyv's values under `genbot::`. */
+const PREFIX = 'genbot:';
+
+const INCREMENT = `
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return { value, redis.call('PTTL', KEYS[1]) }`;
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/** How long an operation waits for a (re)connection before failing, in ms. */
+const READY_WAIT_MS = 1_000;
+
+/** State in Redis. */
+export class RedisState implements StateStore {
+  readonly kind = 'redis';
+  readonly keyv: Keyv;
+  private readonly client: ReturnType<typeof createClient>;
+  private closed = false;
+
+  constructor(url: string, options: { onError?: (error: unknown) => void } = {}) {
+    this.client = createClient({
+      url,
+      disableOfflineQueue: true,
+      socket: { connectTimeout: 5_000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 6), 5_000) },
+    });
+    this.client.on('error', (error: unknown) => options.onError?.(error));
+    // Connects in the background and keeps reconnecting; operations fail fast meanwhile.
+    this.client.connect().catch((error: unknown) => options.onError?.(error));
+    const ready = () => this.ready();
+    // keyv's reads and writes wait for a connection being made, as the other operations do.
+    const store = new (class extends KeyvRedis<unknown> {
+      override async getClient() {
+        await ready();
+        return super.getClient();
+      }
+    })(this.client, { throwOnErrors: true, throwOnConnectError: false });
+    this.keyv = new Keyv({ store, namespace: 'genbot', throwOnErrors: true });
+    this.keyv.on('error', () => undefined);
+  }
+
+  async setIfAbsent(key: string, ttlMs: number): Promise<boolean> {
+    await this.ready();
+    return (await this.client.set(PREFIX + key, String(Date.now()), { NX: true, PX: Math.max(1, Math.round(ttlMs)) })) === 'OK';
+  }
+
+  async increment(key: string, by: number, ttlMs: number): Promise<{ value: number; resetInMs: number }> {
+    await this.ready();
+    const [value, ttl] = (await this.client.eval(INCREMENT, { keys: [PREFIX + key], arguments: [String(by), String(Math.max(1, Math.round(ttlMs)))] })) as [number, number];
+    return { value: Number(value), resetInMs: Math.max(0, Number(ttl)) };
+  }
+
+  async counter(key: string): Promise<{ value: number; resetInMs: number }> {
+    await this.ready();
+    const [value, ttl] = await Promise.all([this.client.get(PREFIX + key), this.client.pTTL(PREFIX + key)]);
+    return value === null ? { value: 0, resetInMs: 0 } : { value: Number(value), resetInMs: Math.max(0, Number(ttl)) };
+  }
+
+  async withLock<T>(key: string, fn: () => Promise<T>, ttlMs = 10_000): Promise<T> {
+    await this.ready();
+    const lockKey = `${PREFIX}lock:${key}`;
+    const token = randomUUID();
+    const deadline = Date.now() + ttlMs * 2;
+    for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+      if ((await this.client.set(lockKey, token, { NX: true, PX: ttlMs })) === 'OK') break;
+      if (Date.now() > deadline) throw new Error(`could not take the lock on ${key} within ${ttlMs * 2} ms`);
+      await sleep(wait);
+    }
+    try {
+      return await fn();
+    } finally {
+      await this.client.eval(RELEASE, { keys: [lockKey], arguments: [token] }).catch(() => undefined);
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.ready();
+    await this.client.ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.client.isReady) await this.client.close();
+    else this.client.destroy();
+  }
+
+  /** Waits a moment for a connection being (re)made; the operation then fails fast if there is none. */
+  private async ready(): Promise<void> {
+    if (this.client.isReady || this.closed) return;
+    await Promise.race([new Promise<void>((resolve) => this.client.once('ready', () => resolve())), sleep(READY_WAIT_MS)]);
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The state backends against the same expectations: SQLite (a file) and Redis (a real
+ * redis-server on a free port). History keeps conversations apart and every concurrent turn;
+ * claims, counters and locks are atomic; two instances on one store agree.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConversationStore } from '../../src/core/state/history.ts';
+import { Claims } from '../../src/core/state/claims.ts';
+import { openStore, type StateStore } from '../../src/core/state/store.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
+
+let redis: TestRedis;
+const opened: StateStore[] = [];
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await Promise.allSettled(opened.map((s) => s.close()));
+  await redis?.stop();
+});
+
+const tempFile = () => join(mkdtempSync(join(tmpdir(), 'genbot-state-')), 'nested', 'state.sqlite');
+
+/** Backends by name: each call opens another instance on the same underlying store. */
+const backends: Array<[string, () => () => StateStore]> = [
+  ['SQLite', () => {
+    const path = tempFile();
+    return () => track(openStore(`sqlite://${path}`));
+  }],
+  ['Redis', () => {
+    const prefix = Math.random().toString(36).slice(2);
+    return () => track(prefixed(openStore(redis.url), prefix));
+  }],
+];
+
+function track(store: StateStore): StateStore {
+  opened.push(store);
+  return store;
+}
+
+/** Keeps tests on one Redis server apart: every key of this store starts with `prefix`. */
+function prefixed(store: StateStore, prefix: string): StateStore {
+  return {
+    kind: store.kind,
+    keyv: store.keyv,
+    setIfAbsent: (k, t) => store.setIfAbsent(`${prefix}:${k}`, t),
+    increment: (k, b, t) => store.increment(`${prefix}:${k}`, b, t),
+    counter: (k) => store.counter(`${prefix}:${k}`),
+    withLock: (k, f, t) => store.withLock(`${prefix}:${k}`, f, t),
+    ping: () => store.ping(),
+    close: () => store.close(),
+  };
+}
+
+describe.each(backends)('%s state', (_name, makeFactory) => {
+  it('keeps each conversation apart and a second instance reads what the first wrote', async () => {
+    const open = makeFactory();
+    const id = `c${Math.random()}`;
+    const first = new ConversationStore(open());
+    await first.append(`${id}:a`, { role: 'user', content: 'hi', at: 1 }, { role: 'assistant', content: 'hello', at: 2 });
+    await first.append(`${id}:b`, { role: 'user', content: 'other', at: 3 });
+    const second = new ConversationStore(open());
+    expect(await second.asChatMessages(`${id}:a`)).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ]);
+    expect((await second.get(`${id}:b`)).map((m) => m.content)).toEqual(['other']);
+    expect(await second.get(`${id}:c`)).toEqual([]);
+  });
+
+  it('loses no turn of 20 concurrent appends to one conversation made through two instances', async () => {
+    const open = makeFactory();
+    const stores = [new ConversationStore(open(), { maxMessages: 100 }), new ConversationStore(open(), { maxMessages: 100 })];
+    const id = `c${Math.random()}`;
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.append(id, { role: 'user', content: String(i), at: i }, { role: 'assistant', content: `a${i}`, at: i })));
+    const turns = await stores[0]!.get(id);
+    expect(turns).toHaveLength(40);
+    // Each exchange stays together: every question is followed by its own answer.
+    for (let i = 0; i < 40; i += 2) expect(turns[i + 1]!.content).toBe(`a${turns[i]!.content}`);
+    expect(turns.filter((t) => t.role === 'user').map((t) => Number(t.content)).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it('keeps only the newest maxMessages', async () => {
+    const store = new ConversationStore(makeFactory()(), { maxMessages: 3 });
+    for (let i = 0; i < 5; i++) await store.append('cap', { role: 'user', content: String(i), at: i });
+    expect((await store.get('cap')).map((m) => m.content)).toEqual(['2', '3', '4']);
+  });
+
+  it('lets exactly one of 20 concurrent claims of a key win, across two instances, until it expires', async () => {
+    const open = makeFactory();
+    const claims = [new Claims(open()), new Claims(open())];
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => claims[i % 2]!.claim('event:Ev1', 200)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await claims[1]!.claim('event:Ev2', 200)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await claims[0]!.claim('event:Ev1', 200)).toBe(true);
+  });
+
+  it('counts atomically across two instances, with a window that rolls over', async () => {
+    const open = makeFactory();
+    const [a, b] = [open(), open()];
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).increment('quota:u1', 3, 300)));
+    const counted = await a.counter('quota:u1');
+    expect(counted.value).toBe(30);
+    expect(counted.resetInMs).toBeGreaterThan(0);
+    expect(counted.resetInMs).toBeLessThanOrEqual(300);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await b.counter('quota:u1')).toEqual({ value: 0, resetInMs: 0 });
+    expect((await b.increment('quota:u1', 1, 300)).value).toBe(1);
+  });
+
+  it('a lock makes read-modify-write sections of two instances take turns', async () => {
+    const open = makeFactory();
+    const [a, b] = [open(), open()];
+    const order: string[] = [];
+    const section = (store: StateStore, name: string) => store.withLock('section', async () => {
+      order.push(`${name}:in`);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      order.push(`${name}:out`);
+    });
+    await Promise.all([section(a, 'a'), section(b, 'b'), section(a, 'c')]);
+    for (let i = 0; i < order.length; i += 2) expect(order[i]!.split(':')[0]).toBe(order[i + 1]!.split(':')[0]);
+  });
+});
+
+describe('openStore', () => {
+  it('creates the SQLite folder, and refuses an unknown scheme', async () => {
+    const path = tempFile();
+    const store = track(openStore(`sqlite://${path}`));
+    await store.keyv.set('x', 1);
+    expect(existsSync(path)).toBe(true);
+    expect(() => openStore('mysql://db')).toThrow(/unsupported STORE_URL scheme: mysql/);
+  });
+
+  it('with Redis gone, operations fail at once instead of hanging, and work again when it is back', async () => {
+    const own = await startRedis();
+    const store = openStore(own.url);
+    try {
+      const history = new ConversationStore(store);
+      await history.append('c', { role: 'user', content: 'before', at: 1 });
+      await own.kill();
+      const started = performance.now();
+      await expect(history.append('c', { role: 'user', content: 'during', at: 2 })).rejects.toThrow();
+      await expect(store.ping()).rejects.toThrow();
+      expect(performance.now() - started).toBeLessThan(5_000);
+      await own.restart();
+      await expect.poll(() => store.ping().then(() => true, () => false), { timeout: 10_000, interval: 100 }).toBe(true);
+      await history.append('c', { role: 'user', content: 'after', at: 3 });
+      expect((await history.get('c')).map((m) => m.content)).toEqual(['after']);
+    } finally {
+      await store.close();
+      await own.stop();
+    }
+  });
+});
