@@ -39,8 +39,11 @@ export interface Bot {
   log: Logger;
   discord: DiscordAdapter | undefined;
   slack: SlackAdapter | undefined;
-  /** Stops the adapters (letting running commands settle), then closes the store and client. */
-  stop(): Promise<void>;
+  /**
+   * Stops the adapters (new work refused; running answers get `graceMs`, default
+   * SHUTDOWN_GRACE_MS, then are stopped with their partial text), then closes the store and client.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -72,8 +75,8 @@ export async function startBot(env: Record<string, string | undefined>, options:
 
   const discord = config.discord ? new DiscordAdapter(config.discord, core, commands, log) : undefined;
   const slack = config.slack ? new SlackAdapter(config.slack, core, commands, log) : undefined;
-  const stop = async () => {
-    await Promise.allSettled([discord?.stop(), slack?.stop()]);
+  const stop = async (graceMs = config.shutdownGraceMs) => {
+    await Promise.allSettled([discord?.stop(graceMs), slack?.stop(graceMs)]);
     await Promise.allSettled([closeCore(core), service.close()]);
     log.flush();
   };

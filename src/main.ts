@@ -1,8 +1,12 @@
 /**
- * `npm start`: reads `.env` from the directory npm was run in (when it exists), validates
- * the configuration, starts the bot, and stops it cleanly on SIGINT/SIGTERM. A promise
- * rejection that nothing handled is logged, not fatal.
- * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 for any other startup failure.
+ * `npm start` (`exec node --import tsx src/main.ts`: the shell is replaced by node, so the
+ * SIGTERM npm passes on, or docker stop's, reaches this process): reads `.env` from the
+ * directory npm was run in (when it exists), validates the configuration, starts the bot, and
+ * on SIGINT/SIGTERM stops it cleanly: new work is refused, running answers get
+ * SHUTDOWN_GRACE_MS to finish, the rest stop with their partial text; a second signal stops at
+ * once. A promise rejection that nothing handled is logged, not fatal.
+ * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 for any other startup failure
+ * (and for a stop forced by a second signal).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,9 +22,13 @@ try {
   logUnhandledRejections(bot.log);
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      bot.log.warn({ signal }, 'second signal: stopping at once');
+      bot.log.flush();
+      process.exit(1);
+    }
     stopping = true;
-    bot.log.info({ signal }, 'stopping');
+    bot.log.info({ signal, graceMs: bot.config.shutdownGraceMs }, 'stopping');
     void bot.stop().then(() => {
       bot.log.info('stopped');
       bot.log.flush();

@@ -81,7 +81,11 @@ export class ForbiddenError extends InputError {
  * streamed answer): runCommand logs it once and sends nothing more.
  */
 export class ShownError extends Error {
-  constructor(override readonly cause: unknown) {
+  /**
+   * @param cause the error shown.
+   * @param partial the answer's text shown before the error, if any.
+   */
+  constructor(override readonly cause: unknown, readonly partial?: string) {
     super(cause instanceof Error ? cause.message : String(cause));
     this.name = 'ShownError';
   }

@@ -6,6 +6,7 @@ import type { ServiceClient } from './service/client.ts';
 import type { StateStore } from './state/store.ts';
 import { ConversationStore } from './state/history.ts';
 import { Claims } from './state/claims.ts';
+import { StoreHealth } from './state/health.ts';
 import { Downloader } from './media/download.ts';
 import type { ImageAttachmentLimits } from './media/attachments.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS } from './media/images.ts';
@@ -23,6 +24,8 @@ export interface Core {
   history: ConversationStore;
   /** Once-only markers (event de-duplication). */
   claims: Claims;
+  /** Whether the store answers (answers go on without history when it does not). */
+  storeHealth: StoreHealth;
   /** Capped downloads of users' files. */
   downloader: Downloader;
   /** Caps on the images users send. */
@@ -86,11 +89,12 @@ export function createCore(parts: {
     store: parts.store,
     history: new ConversationStore(parts.store),
     claims: new Claims(parts.store),
+    storeHealth: new StoreHealth(),
     downloader: parts.downloader ?? new Downloader(),
     inputImages: { maxCount: 4, ...DEFAULT_IMAGE_INPUT_LIMITS, ...parts.inputImages },
     settings,
     catalog,
-    models: new ModelDefaults(catalog, parts.defaults, settings),
+    models: new ModelDefaults(catalog, parts.defaults, settings, (error) => parts.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'channel settings unreadable: using the defaults')),
     limits: { ...DEFAULT_LIMITS, ...parts.limits },
     admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
     log: parts.log,

@@ -1,22 +1,45 @@
 /**
- * The commands an adapter is running. Each gets an AbortSignal of its own (no listener on a
- * shared, long-lived signal): `stopAll()` aborts every one and waits for them to settle at
- * shutdown, and a Stop button will later abort one alone through the same controllers.
+ * The work an adapter is running (commands, mentions, button presses). Each gets an
+ * AbortSignal of its own (no listener on a shared, long-lived signal). At shutdown `drain()`
+ * lets running work finish within a grace time, then aborts what is left with a
+ * {@link StopRequest} that says why (the answer keeps its partial text with that note); a
+ * Stop button aborts one alone through the same controllers.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Running commands of one adapter. */
+/** Why running work was stopped: the abort signal's reason, with the sentence users read. */
+export class StopRequest extends Error {
+  readonly userMessage: string;
+
+  /** @param kind `shutdown`: the bot is stopping; `user`: someone pressed Stop. */
+  constructor(readonly kind: 'shutdown' | 'user') {
+    super(kind === 'shutdown' ? 'stopped for a shutdown' : 'stopped by a user');
+    this.name = 'StopRequest';
+    this.userMessage = kind === 'shutdown' ? 'Stopped: the bot is restarting. Ask again in a moment.' : 'Stopped.';
+  }
+}
+
+/** What a user reads when a command arrives while the bot is stopping. */
+export const RESTARTING = 'The bot is restarting; try again in a few seconds.';
+
+/** Running work of one adapter. */
 export class RunningCommands {
   private readonly running = new Map<Promise<void>, AbortController>();
-  private stopped = false;
+  private stopping = false;
+
+  /** True once `drain()` began: adapters refuse new work with {@link RESTARTING}. */
+  get draining(): boolean {
+    return this.stopping;
+  }
 
   /**
-   * Runs `work` with its own signal (already aborted once `stopAll()` has been called).
+   * Runs `work` with its own signal (already aborted, as a shutdown, once `drain()` began).
    * @param onError told of a rejection of `work` (adapters log it); the returned promise never rejects.
    * @returns a promise that settles when `work` has.
    */
   run(work: (signal: AbortSignal) => Promise<unknown>, onError: (error: unknown) => void): Promise<void> {
     const controller = new AbortController();
-    if (this.stopped) controller.abort();
+    if (this.stopping) controller.abort(new StopRequest('shutdown'));
     const done: Promise<void> = work(controller.signal)
       .then(
         () => undefined,
@@ -29,15 +52,29 @@ export class RunningCommands {
     return done;
   }
 
-  /** How many commands are running. */
+  /** How many are running. */
   get size(): number {
     return this.running.size;
   }
 
-  /** Aborts every running command's signal and resolves when all have settled. */
-  async stopAll(): Promise<void> {
-    this.stopped = true;
-    for (const controller of this.running.values()) controller.abort();
+  /**
+   * Stops taking work, waits up to `graceMs` for what runs to finish, then aborts the rest
+   * with a shutdown {@link StopRequest} and waits for it to settle (partial answers are written).
+   * @param graceMs time allowed to finish, in ms (0: abort at once).
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.stopping = true;
+    if (this.running.size > 0 && graceMs > 0) {
+      const timer = new AbortController();
+      await Promise.race([Promise.all(this.running.keys()), sleep(graceMs, undefined, { signal: timer.signal }).catch(() => undefined)]);
+      timer.abort();
+    }
+    for (const controller of this.running.values()) controller.abort(new StopRequest('shutdown'));
     await Promise.all(this.running.keys());
+  }
+
+  /** Aborts every running work at once and waits for it (a drain with no grace). */
+  stopAll(): Promise<void> {
+    return this.drain(0);
   }
 }

@@ -2,7 +2,7 @@
  * The chat feature against the fake service, through a recording ReplyChannel (the platform
  * adapters are covered by the end-to-end tests).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { openStore } from '../../src/core/state/store.ts';
 import { closeCore, createCore, type Core } from '../../src/core/core.ts';
 import { runCommand } from '../../src/core/command.ts';
 import { recorder } from './recorder.ts';
+import { StopRequest } from '../../src/core/running.ts';
 import chatCommand from '../../commands/chat.ts';
 import completeCommand from '../../commands/complete.ts';
 import imagineCommand from '../../commands/imagine.ts';
@@ -89,6 +90,22 @@ describe('/chat in the core', () => {
     expect(r.messages[0]!.content).toMatch(/^This.*\n\n⚠️ The answer was cut off/s);
     expect(r.ephemerals).toEqual([]);
     expect(await core.history.get('t:cut')).toEqual([]);
+  });
+
+  it('an answer stopped for a shutdown keeps its partial text with the reason, and joins the history marked as stopped', async () => {
+    fake.enqueue('chat', { stream: { pieces: ['One, ', 'two, ', 'three, ', 'four, ', 'five.'], chunkDelayMs: 150 } });
+    const r = recorder('t:stopped', { prompt: 'count' });
+    const controller = new AbortController();
+    r.ctx.signal = controller.signal;
+    const running = runCommand(chatCommand, r.ctx, core);
+    await vi.waitFor(() => expect(r.messages[0]?.content).toMatch(/^One, two, /), { timeout: 5000, interval: 20 });
+    controller.abort(new StopRequest('shutdown'));
+    expect(await running).toMatchObject({ ok: false, errorCode: 'aborted' });
+    expect(r.messages[0]!.content).toMatch(/^One, two, .*\n\n⚠️ Stopped: the bot is restarting\. Ask again in a moment\.$/s);
+    expect(r.ephemerals).toEqual([]);
+    const stored = await core.history.get('t:stopped');
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(stored[1]!.content).toMatch(/^One, two, .*\n\[stopped\]$/s);
   });
 
   it('a service error before any text is told to the user ephemerally; history untouched', async () => {

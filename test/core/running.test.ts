@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getEventListeners } from 'node:events';
-import { RunningCommands } from '../../src/core/running.ts';
+import { RunningCommands, StopRequest } from '../../src/core/running.ts';
 
 /** A command that runs until its signal aborts, then resolves. */
 const untilAborted = (seen: AbortSignal[]) => (signal: AbortSignal) => {
@@ -40,5 +40,33 @@ describe('RunningCommands', () => {
     await expect(running.run(async () => { throw new Error('boom'); }, (e) => errors.push(e))).resolves.toBeUndefined();
     expect(errors.map((e) => (e as Error).message)).toEqual(['boom']);
     expect(running.size).toBe(0);
+  });
+
+  it('drain lets work that finishes within the grace time finish, then aborts the rest with a shutdown StopRequest', async () => {
+    const running = new RunningCommands();
+    const seen: AbortSignal[] = [];
+    let quickDone = false;
+    void running.run(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      quickDone = true;
+    }, () => undefined);
+    void running.run(untilAborted(seen), () => undefined);
+    const draining = running.drain(300);
+    expect(running.draining).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(quickDone).toBe(true);
+    expect(seen[0]!.aborted).toBe(false);
+    await draining;
+    expect(seen[0]!.reason).toBeInstanceOf(StopRequest);
+    expect((seen[0]!.reason as StopRequest).userMessage).toBe('Stopped: the bot is restarting. Ask again in a moment.');
+    expect(running.size).toBe(0);
+  });
+
+  it('drain returns as soon as everything finished, without waiting out the grace time', async () => {
+    const running = new RunningCommands();
+    void running.run(() => new Promise((resolve) => setTimeout(resolve, 20)), () => undefined);
+    const started = Date.now();
+    await running.drain(60_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });

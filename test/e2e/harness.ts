@@ -77,7 +77,7 @@ export async function startTestBot(env: Record<string, string>): Promise<TestBot
         events.on('command.done', listener);
       });
     },
-    stop: () => bot.stop(),
+    stop: () => bot.stop(0),
   };
 }
 

@@ -7,9 +7,10 @@ import type { CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
 import { StreamingReply, type Clock } from '../delivery/streaming-reply.ts';
 import { ShownError } from '../command.ts';
-import { BadRequestError, ImagesNotSupportedError, InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
+import { AbortedError, BadRequestError, ImagesNotSupportedError, InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
 import type { ChatCompletionRequest, ChatMessage, CompletionRequest, ContentPart } from '../service/schemas.ts';
 import { fitHistory } from '../tokens.ts';
+import { STORE_DOWN_NOTE } from '../state/health.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { Stream } from '../service/stream.ts';
@@ -69,8 +70,9 @@ export async function streamAnswer(
     for await (const delta of deltas) reply.append(delta);
   } catch (error) {
     if (reply.content === '' || !(error instanceof ServiceError)) throw error;
-    await reply.finish(`${reply.content}\n\n⚠️ ${userMessageOf(error)}${notes}`);
-    throw new ShownError(error);
+    const partial = reply.content;
+    await reply.finish(`${partial}\n\n⚠️ ${userMessageOf(error)}${notes}`);
+    throw new ShownError(error, partial);
   }
   const answer = reply.content;
   const shown = options.finalize ? options.finalize(answer) : answer;
@@ -110,8 +112,15 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
     : request.prompt;
   const system: ChatMessage[] = channel.systemPrompt ? [{ role: 'system', content: channel.systemPrompt }] : [];
   const question: ChatMessage = { role: 'user', content };
-  const { kept, dropped } = fitHistory(await core.history.asChatMessages(ctx.conversationId), [...system, question], core.limits.historyTokenBudget);
   const notes = [...(request.notes ?? [])];
+  const history = await core.history.asChatMessages(ctx.conversationId).then(
+    (messages) => (core.storeHealth.succeeded(ctx.log), messages),
+    (error: unknown) => {
+      if (core.storeHealth.failed(error, ctx.log, ctx.conversationId)) notes.push(STORE_DOWN_NOTE);
+      return [] as ChatMessage[];
+    },
+  );
+  const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0) notes.push(`${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`);
 
   let stream;
@@ -131,23 +140,39 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
     if (images.length && refusesImages(error)) throw new ImagesNotSupportedError(model, error as BadRequestError);
     throw error;
   }
-  const answer = await streamAnswer(ctx, textOf(stream, (chunk) => chunk.choices[0]?.delta?.content), {
-    ...(clock ? { clock } : {}),
-    ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
-    ...(notes.length ? { notes } : {}),
-  });
+  const note = imagesNote(images);
+  const asked = note ? `${request.prompt}\n${note}` : request.prompt;
+  let answer: string;
+  try {
+    answer = await streamAnswer(ctx, textOf(stream, (chunk) => chunk.choices[0]?.delta?.content), {
+      ...(clock ? { clock } : {}),
+      ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
+      ...(notes.length ? { notes } : {}),
+    });
+  } catch (error) {
+    // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
+    // one cut off by a fault does not (it may be wrong where it ends).
+    if (error instanceof ShownError && error.cause instanceof AbortedError && error.partial) {
+      await remember(ctx, core, asked, `${error.partial}\n[stopped]`);
+    }
+    throw error;
+  }
   if (request.webSearch === 'images') {
     const links = extractImageLinks(answer).slice(0, 10);
     if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
   }
+  await remember(ctx, core, asked, answer);
+}
+
+/** Appends one exchange to the conversation's history; a store that is down loses it (logged once per outage). */
+async function remember(ctx: CommandContext, core: Core, question: string, answer: string): Promise<void> {
   const at = Date.now();
-  const note = imagesNote(images);
-  const noted = note ? `${request.prompt}\n${note}` : request.prompt;
-  await core.history.append(
-    ctx.conversationId,
-    { role: 'user', content: noted, at, userId: ctx.user.id },
-    { role: 'assistant', content: answer, at },
-  );
+  try {
+    await core.history.append(ctx.conversationId, { role: 'user', content: question, at, userId: ctx.user.id }, { role: 'assistant', content: answer, at });
+    core.storeHealth.succeeded(ctx.log);
+  } catch (error) {
+    core.storeHealth.failed(error, ctx.log, ctx.conversationId);
+  }
 }
 
 /** Whether a service error says the model takes no image input (a 400 naming images or vision). */

@@ -39,6 +39,8 @@ export class ModelDefaults {
     private readonly catalog: ModelCatalog,
     private readonly configured: ModelSettings,
     private readonly settings: SettingsStore,
+    /** Told when a channel's settings cannot be read (the store is down): the defaults apply. */
+    private readonly onSettingsError: (error: unknown) => void = () => undefined,
   ) {}
 
   /**
@@ -48,7 +50,7 @@ export class ModelDefaults {
    *   InvalidResponseError when the service lists no chat model.
    */
   async forChannel(channelKey: string | undefined, signal?: AbortSignal): Promise<ChannelModels> {
-    const channel: ChannelSettings = channelKey ? await this.settings.get(channelKey) : {};
+    const channel: ChannelSettings = channelKey ? await this.settings.get(channelKey).catch((error: unknown) => (this.onSettingsError(error), {})) : {};
     const chat = await this.pick(channel.chatModel, this.configured.chat, signal);
     const vision: Resolved & { value: string } = channel.visionModel
       ? { value: channel.visionModel, source: 'channel' }

@@ -59,8 +59,9 @@ function parseResponse<T>(schema: z.ZodType<T>, body: unknown, what: string): T 
  */
 function linkedController(signal: AbortSignal | undefined): { controller: AbortController; unlink: () => void } {
   const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  if (signal?.aborted) controller.abort();
+  // The caller's reason travels on (e.g. a shutdown), so the error can say why the answer stopped.
+  const onAbort = () => controller.abort(signal?.reason);
+  if (signal?.aborted) controller.abort(signal.reason);
   else signal?.addEventListener('abort', onAbort, { once: true });
   return { controller, unlink: () => signal?.removeEventListener('abort', onAbort) };
 }

@@ -148,8 +148,13 @@ export class ConnectionError extends ServiceError {
 
 /** The caller's AbortSignal fired. */
 export class AbortedError extends ServiceError {
-  constructor() {
-    super('aborted', 'request aborted', 'The request was stopped.');
+  /**
+   * @param reason the abort signal's reason; when it carries a `userMessage` (a shutdown, a
+   *   Stop button), that is the sentence shown.
+   */
+  constructor(readonly reason?: unknown) {
+    const said = typeof (reason as { userMessage?: unknown } | undefined)?.userMessage === 'string' ? (reason as { userMessage: string }).userMessage : undefined;
+    super('aborted', 'request aborted', said ?? 'The request was stopped.');
   }
 }
 

@@ -47,14 +47,14 @@ export interface OpenResponse {
 
 function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new AbortedError());
+    if (signal?.aborted) return reject(new AbortedError(signal.reason));
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new AbortedError());
+      reject(new AbortedError(signal?.reason));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
@@ -185,7 +185,7 @@ export class ServiceHttp {
   /** Maps an error thrown while reading a body (timeouts, resets, aborts) into the hierarchy. */
   mapTransportError(cause: unknown, signal?: AbortSignal): ServiceError {
     if (cause instanceof ServiceError) return cause;
-    if (signal?.aborted) return new AbortedError();
+    if (signal?.aborted) return new AbortedError(signal.reason);
     if (cause instanceof undiciErrors.ConnectTimeoutError) return new TimeoutError('connect', cause);
     if (cause instanceof undiciErrors.HeadersTimeoutError) return new TimeoutError('headers', cause);
     if (cause instanceof undiciErrors.BodyTimeoutError) return new TimeoutError('body', cause);

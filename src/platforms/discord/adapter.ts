@@ -4,9 +4,9 @@
  * button presses (components.ts), and messages addressed to the bot (messages.ts); rest.ts
  * holds what every write shares (no pings, limits, embeds, buttons, uploads).
  */
-import { Client, Events, GatewayIntentBits, Partials } from 'discord.js';
+import { Client, Events, GatewayIntentBits, MessageFlags, Partials } from 'discord.js';
 import type { Command } from '../../core/command.ts';
-import { RunningCommands } from '../../core/running.ts';
+import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Core } from '../../core/core.ts';
 import type { DiscordConfig } from '../../config.ts';
 import type { Logger } from '../../log.ts';
@@ -49,6 +49,12 @@ export class DiscordAdapter {
     const onError = (error: unknown) => this.log.error({ err: error }, 'discord handler failed');
     this.client.on(Events.InteractionCreate, (interaction) => {
       const deps = { core, commands, log };
+      if (this.running.draining) {
+        // Stopping: running answers finish, new work is refused in a sentence.
+        if (interaction.isAutocomplete()) void interaction.respond([]).catch(onError);
+        else if (interaction.isRepliable()) void interaction.reply({ content: RESTARTING, flags: MessageFlags.Ephemeral }).catch(onError);
+        return;
+      }
       if (interaction.isChatInputCommand()) void this.running.run((signal) => handleChatInput(interaction, deps, signal), onError);
       else if (interaction.isAutocomplete()) void handleAutocomplete(interaction, deps).catch(onError);
       else if (interaction.isButton()) void this.running.run((signal) => handleButton(interaction, deps, signal), onError);
@@ -56,6 +62,10 @@ export class DiscordAdapter {
     this.client.on(Events.MessageCreate, (message) => {
       const botId = this.client.user?.id;
       if (!botId || !isAddressedToBot(message, botId)) return;
+      if (this.running.draining) {
+        void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(onError);
+        return;
+      }
       void this.running.run((signal) => handleMessage(message, { core, log, botId, messageContent: config.messageContent }, signal), onError);
     });
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
@@ -70,9 +80,13 @@ export class DiscordAdapter {
     this.log.info({ user: this.client.user?.tag, guilds: this.client.guilds.cache.size }, 'discord ready');
   }
 
-  /** Cancels running commands, waits for them to settle, and disconnects. */
-  async stop(): Promise<void> {
-    await this.running.stopAll();
+  /**
+   * Stops: new work is refused with a sentence, running answers get `graceMs` to finish, the
+   * rest are stopped with their partial text kept and noted; then the gateway is closed.
+   * @param graceMs time allowed to finish, in ms (default 0: stop at once).
+   */
+  async stop(graceMs = 0): Promise<void> {
+    await this.running.drain(graceMs);
     await this.client.destroy();
   }
 }

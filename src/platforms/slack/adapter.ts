@@ -11,7 +11,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LogLevel, type Logger as SlackLogger } from '@slack/logger';
 import type { Command } from '../../core/command.ts';
-import { RunningCommands } from '../../core/running.ts';
+import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Core } from '../../core/core.ts';
 import type { SlackConfig } from '../../config.ts';
 import type { Logger } from '../../log.ts';
@@ -86,6 +86,10 @@ export class SlackAdapter {
     for (const command of commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
         await ack();
+        if (this.running.draining) {
+          await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) => this.log.warn({ err: error }, 'could not answer while stopping'));
+          return;
+        }
         void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory, commands, botToken: config.botToken, apiOrigin }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
       });
     }
@@ -119,9 +123,13 @@ export class SlackAdapter {
     this.log.info({ port: this.port }, 'slack ready (http)');
   }
 
-  /** Cancels running commands, waits for them, and stops the receiver. */
-  async stop(): Promise<void> {
-    await this.running.stopAll();
+  /**
+   * Stops: new work is refused with a sentence, running answers get `graceMs` to finish, the
+   * rest are stopped with their partial text kept and noted; then the receiver is closed.
+   * @param graceMs time allowed to finish, in ms (default 0: stop at once).
+   */
+  async stop(graceMs = 0): Promise<void> {
+    await this.running.drain(graceMs);
     await this.app.stop();
   }
 }

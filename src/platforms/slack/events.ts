@@ -16,7 +16,7 @@ import type { Core } from '../../core/core.ts';
 import { runInvocation } from '../../core/command.ts';
 import { answerMention } from '../../core/features/mention.ts';
 import { DownloadError } from '../../core/media/download.ts';
-import type { RunningCommands } from '../../core/running.ts';
+import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { SlackReply } from './reply.ts';
 import { plainTextOf } from './text.ts';
@@ -98,6 +98,12 @@ async function onUserMessage(
 ): Promise<void> {
   if (message.bot_id || !message.user || !USER_SUBTYPES.has(message.subtype)) return;
   const log = deps.log.child({ platform: 'slack', event: meta.eventId, kind: meta.kind, channel: message.channel });
+  if (deps.running.draining) {
+    await client.chat
+      .postEphemeral({ channel: message.channel, user: message.user, text: RESTARTING, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) })
+      .catch((error: unknown) => log.warn({ err: error }, 'could not answer while stopping'));
+    return;
+  }
   if (!(await firstDelivery(deps.core, log, [`slack:event:${meta.eventId}`, `slack:message:${meta.teamId}:${message.channel}:${message.ts}`]))) {
     log.info('event already answered (a retry or a second delivery); ignored');
     return;
