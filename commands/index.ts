@@ -8,8 +8,9 @@ import complete from './complete.ts';
 import models from './models.ts';
 import settings from './settings.ts';
 import forget from './forget.ts';
+import usage from './usage.ts';
 
-export const commands: readonly Command[] = [chat, imagine, complete, models, settings, forget];
+export const commands: readonly Command[] = [chat, imagine, complete, models, settings, forget, usage];
 
 /** The command named `name` (without a leading slash), if any. */
 export function findCommand(name: string): Command | undefined {

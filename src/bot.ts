@@ -8,6 +8,7 @@ import { createLogger, type Logger } from './log.ts';
 import { ServiceClient } from './core/service/client.ts';
 import { openStore } from './core/state/store.ts';
 import { closeCore, createCore, type Core } from './core/core.ts';
+import { BotEvents } from './core/events.ts';
 import { commands } from '../commands/index.ts';
 import { DiscordAdapter } from './platforms/discord/adapter.ts';
 import { SlackAdapter } from './platforms/slack/adapter.ts';
@@ -55,6 +56,7 @@ export interface Bot {
 export async function startBot(env: Record<string, string | undefined>, options: { logDestination?: DestinationStream } = {}): Promise<Bot> {
   const config = loadConfig(env);
   const log = createLogger({ level: config.logLevel, secrets: config.secrets, ...(options.logDestination ? { destination: options.logDestination } : {}) });
+  const events = new BotEvents();
   const service = new ServiceClient({
     baseUrl: config.service.baseUrl,
     apiKey: config.service.apiKey,
@@ -62,6 +64,7 @@ export async function startBot(env: Record<string, string | undefined>, options:
     headersTimeoutMs: config.service.headersTimeoutMs,
     bodyTimeoutMs: config.service.bodyTimeoutMs,
     onRetry: ({ attempt, delayMs, error, path }) => log.warn({ attempt, delayMs, code: error.code, status: error.status, path }, 'retrying service request'),
+    onResponse: (response) => events.emit('service.response', response),
   });
   const core = createCore({
     service,
@@ -71,6 +74,8 @@ export async function startBot(env: Record<string, string | undefined>, options:
     inputImages: config.inputImages,
     limits: config.limits,
     admins: config.admins,
+    quotas: config.quotas,
+    events,
   });
 
   const discord = config.discord ? new DiscordAdapter(config.discord, core, commands, log) : undefined;

@@ -58,6 +58,10 @@ const envSchema = z
     MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
     MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     MAX_TOKENS_LIMIT: optionalInt(4096, 1, 1_000_000),
+    QUOTA_CHAT_PER_MINUTE: optionalInt(0, 0, 1_000_000),
+    QUOTA_IMAGES_PER_DAY: optionalInt(0, 0, 1_000_000),
+    QUOTA_TOKENS_PER_DAY: optionalInt(0, 0, 1_000_000_000),
+    QUOTA_ADMINS: optionalBoolean,
     SHUTDOWN_GRACE_MS: z.preprocess((v) => (v === '' || v === undefined ? 10_000 : v), z.coerce.number().int().min(0).max(600_000)),
     HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
     ADMIN_USER_IDS: idList,
@@ -134,6 +138,8 @@ export interface Config {
   inputImages: { maxCount: number; maxBytes: number };
   /** Request limits: largest max_tokens, history budget (estimated tokens), the safety-checker switch. */
   limits: { maxTokens: number; historyTokenBudget: number; allowDisableSafetyChecker: boolean };
+  /** Per-user quotas (0: off); admins exempt unless `admins`. */
+  quotas: { chatPerMinute: number; imagesPerDay: number; tokensPerDay: number; admins: boolean };
   /** On SIGTERM/SIGINT, how long running answers may take to finish before they are stopped, in ms. */
   shutdownGraceMs: number;
   /** Who is an admin besides the platforms' own admins: user ids (Discord or Slack) and Discord role ids. */
@@ -197,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: { maxTokens: e.MAX_TOKENS_LIMIT, historyTokenBudget: e.HISTORY_TOKEN_BUDGET, allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER },
     admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    quotas: { chatPerMinute: e.QUOTA_CHAT_PER_MINUTE, imagesPerDay: e.QUOTA_IMAGES_PER_DAY, tokensPerDay: e.QUOTA_TOKENS_PER_DAY, admins: e.QUOTA_ADMINS },
     logLevel: e.LOG_LEVEL,
     secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,

@@ -3,7 +3,7 @@
  * option checking shared by both adapters, and the one place that runs a command, turns
  * any error into a message for the user, and logs it once.
  */
-import { EventEmitter } from 'node:events';
+import type { CommandOutcome } from './events.ts';
 import type { Attachment, CommandContext, ComponentContext, ReplyChannel } from './platform.ts';
 import type { Core } from './core.ts';
 import { ServiceError, userMessageOf } from './service/errors.ts';
@@ -152,20 +152,7 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
   return out;
 }
 
-/** What happened to one command invocation (for tests, logs and, later, metrics). */
-export interface CommandOutcome {
-  platform: CommandContext['platform'];
-  /** The command's name, or `mention` for a mention or DM. */
-  command: string;
-  conversationId: string;
-  ok: boolean;
-  /** Stable error code (ServiceError.code, `invalid_option`, `invalid_input`, `forbidden`, `internal`). */
-  errorCode?: string;
-  durationMs: number;
-}
-
-/** Events of the bot: `command.done` (CommandOutcome) after every invocation. */
-export class BotEvents extends EventEmitter<{ 'command.done': [CommandOutcome] }> {}
+export type { CommandOutcome } from './events.ts';
 
 /** The log line of each kind of refused input. */
 const INPUT_LOG_MESSAGES: Record<string, string> = {

@@ -7,10 +7,11 @@ import type { StateStore } from './state/store.ts';
 import { ConversationStore } from './state/history.ts';
 import { Claims } from './state/claims.ts';
 import { StoreHealth } from './state/health.ts';
+import { NO_QUOTAS, Quotas, type QuotaLimits } from './state/quotas.ts';
 import { Downloader } from './media/download.ts';
 import type { ImageAttachmentLimits } from './media/attachments.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS } from './media/images.ts';
-import { BotEvents } from './command.ts';
+import { BotEvents } from './events.ts';
 import type { Logger } from '../log.ts';
 import { SettingsStore } from './state/settings.ts';
 import { ModelCatalog } from './models/catalog.ts';
@@ -26,6 +27,8 @@ export interface Core {
   claims: Claims;
   /** Whether the store answers (answers go on without history when it does not). */
   storeHealth: StoreHealth;
+  /** Per-user quotas (off unless configured) and usage counts. */
+  quotas: Quotas;
   /** Capped downloads of users' files. */
   downloader: Downloader;
   /** Caps on the images users send. */
@@ -81,6 +84,10 @@ export function createCore(parts: {
   downloader?: Downloader;
   /** How long the model lists are cached, in ms (default 60,000). */
   catalogTtlMs?: number;
+  /** Per-user quotas (default: none). */
+  quotas?: QuotaLimits;
+  /** The events object, when the composition root made it first (the service client reports to it). */
+  events?: BotEvents;
 }): Core {
   const settings = new SettingsStore(parts.store.keyv);
   const catalog = new ModelCatalog(parts.service, { log: parts.log, ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}) });
@@ -90,6 +97,7 @@ export function createCore(parts: {
     history: new ConversationStore(parts.store),
     claims: new Claims(parts.store),
     storeHealth: new StoreHealth(),
+    quotas: new Quotas(parts.store, parts.quotas ?? NO_QUOTAS, parts.log),
     downloader: parts.downloader ?? new Downloader(),
     inputImages: { maxCount: 4, ...DEFAULT_IMAGE_INPUT_LIMITS, ...parts.inputImages },
     settings,
@@ -98,7 +106,7 @@ export function createCore(parts: {
     limits: { ...DEFAULT_LIMITS, ...parts.limits },
     admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
     log: parts.log,
-    events: new BotEvents(),
+    events: parts.events ?? new BotEvents(),
   };
 }
 

@@ -5,10 +5,12 @@
  */
 import type { CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
-import { StreamingReply, type Clock } from '../delivery/streaming-reply.ts';
+import type { Clock } from '../delivery/streaming-reply.ts';
+import { streamAnswer, textOf } from '../delivery/answer-stream.ts';
+import { admit, countTokens } from './usage.ts';
 import { ShownError } from '../command.ts';
 import { AbortedError, BadRequestError, ImagesNotSupportedError, InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
-import type { ChatCompletionRequest, ChatMessage, CompletionRequest, ContentPart } from '../service/schemas.ts';
+import type { ChatCompletionRequest, ChatMessage, CompletionRequest, ContentPart, Usage } from '../service/schemas.ts';
 import { fitHistory } from '../tokens.ts';
 import { STORE_DOWN_NOTE } from '../state/health.ts';
 import type { PreparedImage } from '../media/images.ts';
@@ -36,51 +38,6 @@ export interface ChatRequest {
   notes?: string[];
 }
 
-/**
- * The text of a streamed completion, one string per network read (the pieces of its chunks
- * joined; reads that carry no text are skipped).
- * @param pieceOf the text of one chunk (§4.1 streaming rule 2: `delta` or `content` may be absent).
- */
-export async function* textOf<T>(stream: Stream<T>, pieceOf: (chunk: T) => string | null | undefined): AsyncGenerator<string, void, undefined> {
-  for await (const chunks of stream.batches()) {
-    let text = '';
-    for (const chunk of chunks) text += pieceOf(chunk) ?? '';
-    if (text) yield text;
-  }
-}
-
-/** What an answer without text shows. */
-const EMPTY_ANSWER = '*(the model returned an empty answer)*';
-
-/**
- * Streams text deltas into the reply and finishes it.
- * @param finalize turns the complete text into what is finally shown (e.g. pretty JSON).
- * @returns the complete streamed text.
- * @throws ServiceError before any text arrived; ShownError when the stream broke after text
- *   was shown (the notice is appended to the message).
- */
-export async function streamAnswer(
-  ctx: CommandContext,
-  deltas: AsyncIterable<string>,
-  options: { clock?: Clock; finalize?: (text: string) => string; notes?: readonly string[] } = {},
-): Promise<string> {
-  const notes = options.notes?.length ? `\n\n${options.notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '';
-  const reply = new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}) });
-  try {
-    for await (const delta of deltas) reply.append(delta);
-  } catch (error) {
-    if (reply.content === '' || !(error instanceof ServiceError)) throw error;
-    const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${userMessageOf(error)}${notes}`);
-    throw new ShownError(error, partial);
-  }
-  const answer = reply.content;
-  const shown = options.finalize ? options.finalize(answer) : answer;
-  await reply.finish(notes ? `${shown.trim() ? shown : EMPTY_ANSWER}${notes}` : shown);
-  ctx.log.debug({ chars: answer.length, messages: reply.messageCount, writes: reply.writes }, 'answer streamed');
-  return answer;
-}
-
 /** Shows a JSON-mode answer pretty-printed in a fence, or the raw text with a warning. */
 function showJson(ctx: CommandContext, text: string): string {
   try {
@@ -103,6 +60,7 @@ function showJson(ctx: CommandContext, text: string): string {
  *   images for the model (the sentence names DEFAULT_VISION_MODEL).
  */
 export async function chat(ctx: CommandContext, core: Core, request: ChatRequest, clock?: Clock): Promise<void> {
+  await admit(ctx, core, 'chat');
   await ctx.reply.defer();
   const images = request.images ?? [];
   const channel = await core.models.forChannel(ctx.channelKey, ctx.signal);
@@ -123,12 +81,13 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0) notes.push(`${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`);
 
+  const sent = [...system, ...kept, question];
   let stream;
   try {
     stream = await core.service.chat.completions.create(
       {
         model,
-        messages: [...system, ...kept, question],
+        messages: sent,
         stream: true,
         ...request.sampling,
         ...(request.webSearch ? { web_search: request.webSearch } : {}),
@@ -142,21 +101,25 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
   }
   const note = imagesNote(images);
   const asked = note ? `${request.prompt}\n${note}` : request.prompt;
+  let usage: Usage | undefined;
   let answer: string;
   try {
-    answer = await streamAnswer(ctx, textOf(stream, (chunk) => chunk.choices[0]?.delta?.content), {
+    answer = await streamAnswer(ctx, textOf(stream, (chunk) => ((usage = chunk.usage ?? usage), chunk.choices[0]?.delta?.content)), {
       ...(clock ? { clock } : {}),
       ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
       ...(notes.length ? { notes } : {}),
+      events: core.events,
     });
   } catch (error) {
     // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
-    // one cut off by a fault does not (it may be wrong where it ends).
-    if (error instanceof ShownError && error.cause instanceof AbortedError && error.partial) {
-      await remember(ctx, core, asked, `${error.partial}\n[stopped]`);
+    // one cut off by a fault does not (it may be wrong where it ends). Both cost tokens.
+    if (error instanceof ShownError && error.partial) {
+      await countTokens(ctx, core, sent, error.partial, usage);
+      if (error.cause instanceof AbortedError) await remember(ctx, core, asked, `${error.partial}\n[stopped]`);
     }
     throw error;
   }
+  await countTokens(ctx, core, sent, answer, usage);
   if (request.webSearch === 'images') {
     const links = extractImageLinks(answer).slice(0, 10);
     if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
@@ -192,6 +155,7 @@ export async function complete(
   request: { prompt: string; model?: string } & Partial<Pick<CompletionRequest, 'temperature' | 'max_tokens'>>,
   clock?: Clock,
 ): Promise<void> {
+  await admit(ctx, core, 'chat');
   await ctx.reply.defer();
   const model = request.model ?? (await core.models.chatModel(ctx.signal, ctx.channelKey));
   const { prompt, temperature, max_tokens } = request;
@@ -199,9 +163,17 @@ export async function complete(
     { model, prompt, stream: true, ...(temperature !== undefined ? { temperature } : {}), ...(max_tokens !== undefined ? { max_tokens } : {}) },
     { signal: ctx.signal },
   );
+  let usage: Usage | undefined;
   async function* deltas() {
     yield prompt;
-    yield* textOf(stream, (chunk) => chunk.choices[0]?.text);
+    yield* textOf(stream, (chunk) => ((usage = (chunk.usage as Usage | undefined) ?? usage), chunk.choices[0]?.text));
   }
-  await streamAnswer(ctx, deltas(), clock ? { clock } : {});
+  let shown: string;
+  try {
+    shown = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events });
+  } catch (error) {
+    if (error instanceof ShownError && error.partial) await countTokens(ctx, core, prompt, error.partial.slice(prompt.length), usage);
+    throw error;
+  }
+  await countTokens(ctx, core, prompt, shown.slice(prompt.length), usage);
 }

@@ -7,6 +7,7 @@ import type { Core } from '../core.ts';
 import { ForbiddenError, OptionError } from '../command.ts';
 import { imagesFromResult, prepareReferenceImage } from '../media/images.ts';
 import { optionImage } from '../media/attachments.ts';
+import { admit } from './usage.ts';
 import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
 
 /** An image request from a user (option names as in §4.3 where they map one to one). */
@@ -62,6 +63,7 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
     if (!(await ctx.user.isAdmin())) throw new ForbiddenError('`disable_safety_checker` is for admins only.');
   }
   if (request.referenceImage && request.referenceImageUrl) throw new OptionError('Give either `reference_image` or `reference_image_url`, not both.');
+  await admit(ctx, core, 'image');
   await ctx.reply.defer();
   const notes: string[] = [];
   const hasReference = Boolean(request.referenceImage || request.referenceImageUrl);

@@ -34,6 +34,12 @@ export interface ServiceHttpOptions {
   backoffBaseMs?: number;
   /** Called before each retry (for logs and metrics). */
   onRetry?: (info: { attempt: number; delayMs: number; error: ServiceError; path: string }) => void;
+  /**
+   * Called after each attempt (metrics): the endpoint (`/v1/images/view/<id>` as
+   * `/v1/images/view`), the HTTP status or the error code when there was none, and the time
+   * to the response headers (or the failure), in ms.
+   */
+  onResponse?: (info: { endpoint: string; status: number | string; ms: number }) => void;
   /** Waits `ms`; injectable so tests need not sleep. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -75,7 +81,7 @@ export class ServiceHttp {
   readonly origin: string;
   readonly prefix: string;
   private readonly pool: Pool;
-  private readonly options: Required<Omit<ServiceHttpOptions, 'onRetry'>> & Pick<ServiceHttpOptions, 'onRetry'>;
+  private readonly options: Required<Omit<ServiceHttpOptions, 'onRetry' | 'onResponse'>> & Pick<ServiceHttpOptions, 'onRetry' | 'onResponse'>;
 
   constructor(options: ServiceHttpOptions) {
     const { origin, prefix } = splitBaseUrl(options.baseUrl);
@@ -132,8 +138,10 @@ export class ServiceHttp {
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
 
+    const endpoint = target.pathname.slice(this.prefix.length).replace(/^(\/v1\/images\/view)\/.*$/, '$1');
     for (let attempt = 0; ; attempt++) {
       let error: ServiceError;
+      const started = performance.now();
       try {
         const response = await this.pool.request({
           origin: this.origin,
@@ -145,12 +153,14 @@ export class ServiceHttp {
           headersTimeout: this.options.headersTimeoutMs,
           bodyTimeout: this.options.bodyTimeoutMs,
         });
+        this.options.onResponse?.({ endpoint, status: response.statusCode, ms: performance.now() - started });
         if (response.statusCode >= 200 && response.statusCode < 300) {
           return { status: response.statusCode, headers: response.headers, body: response.body };
         }
         error = await this.errorFrom(response);
       } catch (cause) {
         error = this.mapTransportError(cause, init.signal);
+        this.options.onResponse?.({ endpoint, status: error.code, ms: performance.now() - started });
       }
       const delay = this.retryDelay(error, attempt);
       if (delay === undefined) throw error;

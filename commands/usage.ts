@@ -1,0 +1,39 @@
+/**
+ * `/usage [channel]`: what you have used against your quotas (chat requests this minute,
+ * images and tokens today, and when each window rolls over); admins may ask for the channel's
+ * use today instead. Shown only to the user who asked.
+ */
+import { ForbiddenError, type Command } from '../src/core/command.ts';
+import { subjectOf } from '../src/core/features/usage.ts';
+import { waitText, type UsageLine, type UsageReport } from '../src/core/state/quotas.ts';
+
+function line(item: UsageLine): string {
+  const used = `${item.used}${item.limit > 0 ? ` of ${item.limit}` : ''} ${item.window === 'minute' ? 'this minute' : 'today'}`;
+  return item.used > 0 && item.resetInMs > 0 ? `${used} (resets ${waitText(item.resetInMs)})` : used;
+}
+
+function fields(report: UsageReport) {
+  return [
+    { name: 'chat requests', value: line(report.chat) },
+    { name: 'images', value: line(report.images) },
+    { name: 'tokens', value: line(report.tokens) },
+  ];
+}
+
+export default {
+  name: 'usage',
+  description: 'Show what you have used of your quotas (admins: the channel)',
+  options: [{ name: 'channel', description: "Show this channel's use today instead (admins)", type: 'boolean' }],
+  examples: ['', '--channel'],
+  async execute(ctx, core) {
+    if (ctx.options.channel === true) {
+      if (!(await ctx.user.isAdmin())) throw new ForbiddenError("Only admins can see a channel's use.");
+      const report = await core.quotas.usageOfChannel(ctx.channelKey);
+      await ctx.reply.sendEphemeral({ content: '', cards: [{ title: 'Use of this channel today', fields: fields(report), footer: 'Quotas apply per user; this is everyone here together.' }] });
+      return;
+    }
+    const report = await core.quotas.usageOf(subjectOf(ctx));
+    const footer = core.quotas.enabled ? ((await ctx.user.isAdmin()) && !core.quotas.limits.admins ? 'As an admin you are not held to the quotas.' : 'Limits reset when each window rolls over.') : 'No quotas are set on this bot.';
+    await ctx.reply.sendEphemeral({ content: '', cards: [{ title: 'Your use', fields: fields(report), footer }] });
+  },
+} satisfies Command;

@@ -1,0 +1,64 @@
+/**
+ * What the bot reports as it works, for tests, logs and metrics (src/metrics.ts listens):
+ * one event per finished invocation, per service response, per streamed answer, per token
+ * count and per platform rate limit. Emitting never blocks or throws into the work.
+ */
+import { EventEmitter } from 'node:events';
+
+/** What happened to one invocation (a command, a mention, a button press). */
+export interface CommandOutcome {
+  platform: 'discord' | 'slack';
+  /** The command's name, `mention` for a mention or DM, `<command>:button` for a button press. */
+  command: string;
+  conversationId: string;
+  ok: boolean;
+  /** Stable error code (ServiceError.code, `invalid_option`, `invalid_input`, `forbidden`, `quota_exceeded`, `internal`). */
+  errorCode?: string;
+  durationMs: number;
+}
+
+/** One response (or failure) of the generation service. */
+export interface ServiceResponse {
+  /** e.g. `/v1/chat/completions`. */
+  endpoint: string;
+  /** HTTP status, or the error code when there was no response (`timeout`, `connection`, …). */
+  status: number | string;
+  /** Time to the response headers, in ms. */
+  ms: number;
+}
+
+/** A streamed answer, reported when it ends. */
+export interface StreamReport {
+  platform: 'discord' | 'slack';
+  /** Time from the request to the first text, in ms; undefined when no text came. */
+  firstTokenMs: number | undefined;
+  /** Time from the request to the end, in ms. */
+  durationMs: number;
+  /** `done`, or the error code that ended it (`aborted`, `stream_interrupted`, …). */
+  outcome: string;
+}
+
+/** Tokens one request used (the service's `usage`, or estimated when it sent none). */
+export interface TokenReport {
+  platform: 'discord' | 'slack';
+  prompt: number;
+  completion: number;
+  estimated: boolean;
+}
+
+/** A refusal with status 429 from a platform (whatever the library then did about it). */
+export interface RateLimitReport {
+  platform: 'discord' | 'slack';
+  /** Route or method, e.g. `/channels/:id/messages` or `chat.update`. */
+  route: string;
+}
+
+/** The bot's events. */
+export class BotEvents extends EventEmitter<{
+  'command.done': [CommandOutcome];
+  'service.response': [ServiceResponse];
+  'stream.start': [{ platform: 'discord' | 'slack' }];
+  'stream.end': [StreamReport];
+  tokens: [TokenReport];
+  'platform.rate_limited': [RateLimitReport];
+}> {}

@@ -1,0 +1,148 @@
+/**
+ * Per-user quotas, off by default, enforced across every instance through the state store's
+ * atomic counters: chat requests a minute (`QUOTA_CHAT_PER_MINUTE`: /chat, /complete,
+ * mentions), images a day (`QUOTA_IMAGES_PER_DAY`: /imagine) and tokens a day
+ * (`QUOTA_TOKENS_PER_DAY`: prompt + completion, from the service's `usage` or estimated).
+ * Each window starts with the first use and rolls over when it expires. Admins are exempt
+ * unless `QUOTA_ADMINS=true`. Use is also counted per channel (never enforced) for /usage.
+ *
+ * A store that does not answer lets requests through (logged): quotas never stop the bot.
+ */
+import type { StateStore } from './store.ts';
+import type { InvocationUser } from '../platform.ts';
+import { InputError } from '../command.ts';
+import type { Logger } from '../../log.ts';
+
+/** Limits per user; 0 turns one off. */
+export interface QuotaLimits {
+  chatPerMinute: number;
+  imagesPerDay: number;
+  tokensPerDay: number;
+  /** Whether admins are held to the quotas too. */
+  admins: boolean;
+}
+
+/** No quotas. */
+export const NO_QUOTAS: QuotaLimits = { chatPerMinute: 0, imagesPerDay: 0, tokensPerDay: 0, admins: false };
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+/** A quota that is used up; `message` says which, and when the user may try again. Code `quota_exceeded`. */
+export class QuotaError extends InputError {
+  override readonly code = 'quota_exceeded';
+
+  constructor(message: string, readonly retryInMs: number) {
+    super(message);
+  }
+}
+
+/** "in 42 s", "in 3 h 5 min". */
+export function waitText(ms: number): string {
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  if (seconds < 120) return `in ${seconds} s`;
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 120) return `in ${minutes} min`;
+  return `in ${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** One counter as /usage shows it. */
+export interface UsageLine {
+  used: number;
+  /** 0: no limit. */
+  limit: number;
+  /** The counter's window. */
+  window: 'minute' | 'day';
+  /** ms until the window rolls over (0 when nothing was used). */
+  resetInMs: number;
+}
+
+/** A user's (or a channel's) use: chat requests, images, tokens. */
+export interface UsageReport {
+  chat: UsageLine;
+  images: UsageLine;
+  tokens: UsageLine;
+}
+
+/** Quotas on one store. */
+export class Quotas {
+  private readonly minuteMs: number;
+  private readonly dayMs: number;
+
+  /** @param windows the windows' lengths in ms (default a minute and a day; tests shorten them). */
+  constructor(
+    private readonly state: StateStore,
+    readonly limits: QuotaLimits,
+    private readonly log: Logger,
+    windows: { minuteMs?: number; dayMs?: number } = {},
+  ) {
+    this.minuteMs = windows.minuteMs ?? MINUTE_MS;
+    this.dayMs = windows.dayMs ?? DAY_MS;
+  }
+
+  /** Whether any quota is on. */
+  get enabled(): boolean {
+    return this.limits.chatPerMinute > 0 || this.limits.imagesPerDay > 0 || this.limits.tokensPerDay > 0;
+  }
+
+  /**
+   * Lets one request of `kind` through for `user`, counting it, or refuses it.
+   * @param subject `<platform>:<user id>`.
+   * @throws QuotaError naming the quota and the wait.
+   */
+  async admit(kind: 'chat' | 'image', subject: string, user: InvocationUser, channelKey: string): Promise<void> {
+    await this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
+    if (!this.enabled || (!this.limits.admins && (await user.isAdmin()))) return;
+    try {
+      if (kind === 'chat' && this.limits.tokensPerDay > 0) {
+        const tokens = await this.state.counter(`quota:tokens:${subject}`);
+        if (tokens.value >= this.limits.tokensPerDay) {
+          throw new QuotaError(`You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(tokens.resetInMs)}.`, tokens.resetInMs);
+        }
+      }
+      const limit = kind === 'chat' ? this.limits.chatPerMinute : this.limits.imagesPerDay;
+      if (limit <= 0) return;
+      const key = `quota:${kind}:${subject}`;
+      const counted = await this.state.increment(key, 1, kind === 'chat' ? this.minuteMs : this.dayMs);
+      if (counted.value > limit) {
+        await this.state.increment(key, -1, 1).catch(() => undefined);
+        const what = kind === 'chat' ? `${limit} chat request${limit > 1 ? 's' : ''} a minute` : `${limit} image${limit > 1 ? 's' : ''} a day`;
+        throw new QuotaError(`You have reached your limit of ${what}. Try again ${waitText(counted.resetInMs)}.`, counted.resetInMs);
+      }
+    } catch (error) {
+      if (error instanceof QuotaError) throw error;
+      this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'quota store unreachable: request let through');
+    }
+  }
+
+  /** Adds the tokens a request used to the user's and the channel's day. Never throws. */
+  async recordTokens(subject: string, channelKey: string, tokens: number): Promise<void> {
+    if (tokens <= 0) return;
+    await Promise.all([this.count(`quota:tokens:${subject}`, tokens, this.dayMs), this.count(`usage:tokens:${channelKey}`, tokens, this.dayMs)]);
+  }
+
+  /** A user's use against the limits. Never throws (unknown counts read as 0). */
+  async usageOf(subject: string): Promise<UsageReport> {
+    const [chat, images, tokens] = await Promise.all(['chat', 'image', 'tokens'].map((kind) => this.read(`quota:${kind}:${subject}`)));
+    return {
+      chat: { ...chat!, limit: this.limits.chatPerMinute, window: 'minute' },
+      images: { ...images!, limit: this.limits.imagesPerDay, window: 'day' },
+      tokens: { ...tokens!, limit: this.limits.tokensPerDay, window: 'day' },
+    };
+  }
+
+  /** A channel's use today (chat requests, images, tokens); limits are per user, so none is shown. */
+  async usageOfChannel(channelKey: string): Promise<UsageReport> {
+    const [chat, images, tokens] = await Promise.all(['chat', 'image', 'tokens'].map((kind) => this.read(`usage:${kind}:${channelKey}`)));
+    return { chat: { ...chat!, limit: 0, window: 'day' }, images: { ...images!, limit: 0, window: 'day' }, tokens: { ...tokens!, limit: 0, window: 'day' } };
+  }
+
+  private async count(key: string, by: number, ttlMs: number): Promise<void> {
+    await this.state.increment(key, by, ttlMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'usage not counted'));
+  }
+
+  private async read(key: string): Promise<{ used: number; resetInMs: number }> {
+    const counted = await this.state.counter(key).catch(() => ({ value: 0, resetInMs: 0 }));
+    return { used: counted.value, resetInMs: counted.resetInMs };
+  }
+}
