@@ -9,6 +9,8 @@ import { ServiceClient } from './core/service/client.ts';
 import { openStore } from './core/state/store.ts';
 import { closeCore, createCore, type Core } from './core/core.ts';
 import { BotEvents } from './core/events.ts';
+import { createMetrics, type BotMetrics } from './ops/metrics.ts';
+import { startOpsServer, type HealthCheck, type OpsServer } from './ops/server.ts';
 import { commands } from '../commands/index.ts';
 import { DiscordAdapter } from './platforms/discord/adapter.ts';
 import { SlackAdapter } from './platforms/slack/adapter.ts';
@@ -40,6 +42,12 @@ export interface Bot {
   log: Logger;
   discord: DiscordAdapter | undefined;
   slack: SlackAdapter | undefined;
+  /** Prometheus metrics of the bot's events. */
+  metrics: BotMetrics;
+  /** The health and metrics endpoint, when HTTP_PORT is set. */
+  ops: OpsServer | undefined;
+  /** Why the bot is unhealthy (every platform connected, the store answering), or undefined. */
+  health(): Promise<string[]>;
   /**
    * Stops the adapters (new work refused; running answers get `graceMs`, default
    * SHUTDOWN_GRACE_MS, then are stopped with their partial text), then closes the store and client.
@@ -80,17 +88,27 @@ export async function startBot(env: Record<string, string | undefined>, options:
 
   const discord = config.discord ? new DiscordAdapter(config.discord, core, commands, log) : undefined;
   const slack = config.slack ? new SlackAdapter(config.slack, core, commands, log) : undefined;
+  const metrics = createMetrics(events);
+  const checks: HealthCheck[] = [
+    ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),
+    ...(slack ? [{ name: 'slack', check: () => slack.health() }] : []),
+    { name: 'store', check: () => core.store.ping().then(() => undefined, (error: unknown) => `store (${core.store.kind}) not answering: ${error instanceof Error ? error.message : String(error)}`) },
+  ];
+  let ops: OpsServer | undefined;
   const stop = async (graceMs = config.shutdownGraceMs) => {
     await Promise.allSettled([discord?.stop(graceMs), slack?.stop(graceMs)]);
-    await Promise.allSettled([closeCore(core), service.close()]);
+    await Promise.allSettled([closeCore(core), service.close(), ops?.close()]);
+    metrics.close();
     log.flush();
   };
   try {
     await Promise.all([discord?.start(), slack?.start()]);
+    if (config.httpPort !== undefined) ops = await startOpsServer(config.httpPort, { checks, registry: metrics.registry, log });
   } catch (error) {
     await stop();
     throw error;
   }
-  log.info({ discord: Boolean(discord), slack: Boolean(slack), store: config.storeUrl.split(':')[0] }, 'bot started');
-  return { config, core, log, discord, slack, stop };
+  log.info({ discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port }, 'bot started');
+  const health = async () => (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
+  return { config, core, log, discord, slack, metrics, ops, health, stop };
 }

@@ -67,6 +67,7 @@ const envSchema = z
     ADMIN_USER_IDS: idList,
     ADMIN_ROLE_IDS: idList,
     ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
+    HTTP_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
     LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
   });
 
@@ -140,6 +141,8 @@ export interface Config {
   limits: { maxTokens: number; historyTokenBudget: number; allowDisableSafetyChecker: boolean };
   /** Per-user quotas (0: off); admins exempt unless `admins`. */
   quotas: { chatPerMinute: number; imagesPerDay: number; tokensPerDay: number; admins: boolean };
+  /** Port of /healthz and /metrics (0: any free port); undefined: not served. */
+  httpPort: number | undefined;
   /** On SIGTERM/SIGINT, how long running answers may take to finish before they are stopped, in ms. */
   shutdownGraceMs: number;
   /** Who is an admin besides the platforms' own admins: user ids (Discord or Slack) and Discord role ids. */
@@ -203,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: { maxTokens: e.MAX_TOKENS_LIMIT, historyTokenBudget: e.HISTORY_TOKEN_BUDGET, allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER },
     admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    httpPort: e.HTTP_PORT,
     quotas: { chatPerMinute: e.QUOTA_CHAT_PER_MINUTE, imagesPerDay: e.QUOTA_IMAGES_PER_DAY, tokensPerDay: e.QUOTA_TOKENS_PER_DAY, admins: e.QUOTA_ADMINS },
     logLevel: e.LOG_LEVEL,
     secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN].filter(

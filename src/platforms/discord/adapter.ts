@@ -4,7 +4,7 @@
  * button presses (components.ts), and messages addressed to the bot (messages.ts); rest.ts
  * holds what every write shares (no pings, limits, embeds, buttons, uploads).
  */
-import { Client, Events, GatewayIntentBits, MessageFlags, Partials } from 'discord.js';
+import { Client, Events, GatewayIntentBits, MessageFlags, Partials, RESTEvents, Status } from 'discord.js';
 import type { Command } from '../../core/command.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Core } from '../../core/core.ts';
@@ -32,6 +32,8 @@ export function intentsFor(config: Pick<DiscordConfig, 'messageContent'>): Gatew
 export class DiscordAdapter {
   readonly client: Client;
   private readonly running = new RunningCommands();
+  /** Set when Discord closed the gateway for good (e.g. 4004, authentication failed). */
+  private fatal: string | undefined;
 
   constructor(
     private readonly config: DiscordConfig,
@@ -68,8 +70,23 @@ export class DiscordAdapter {
       }
       void this.running.run((signal) => handleMessage(message, { core, log, botId, messageContent: config.messageContent }, signal), onError);
     });
+    this.client.rest.on(RESTEvents.Response, (request, response) => {
+      if (response.status === 429) core.events.emit('platform.rate_limited', { platform: 'discord', route: request.route });
+    });
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
     this.client.on(Events.Warn, (message) => this.log.warn({ message }, 'discord client warning'));
+  }
+
+  /**
+   * Why Discord cannot reach the bot now, or undefined when every shard's gateway session is
+   * ready (a dropped connection shows here until discord.js has resumed it).
+   */
+  health(): string | undefined {
+    if (this.fatal) return this.fatal;
+    const shards = [...this.client.ws.shards.values()];
+    if (!this.client.isReady() || shards.length === 0) return 'discord gateway not connected';
+    const down = shards.filter((shard) => shard.status !== Status.Ready);
+    return down.length ? `discord gateway not connected (shard ${down.map((s) => `${s.id}: ${Status[s.status]}`).join(', ')})` : undefined;
   }
 
   /** Logs in and resolves once the gateway session is ready. @throws on a bad token. */

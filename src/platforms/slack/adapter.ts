@@ -7,6 +7,7 @@
 // bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
 // is undefined there. `exports.App` is found by both.
 import { App } from '@slack/bolt';
+import { WebClientEvent, type WebClient } from '@slack/web-api';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LogLevel, type Logger as SlackLogger } from '@slack/logger';
@@ -41,6 +42,8 @@ export class SlackAdapter {
   private readonly running = new RunningCommands();
   /** The HTTP receiver's port once started (HTTP mode). */
   port: number | undefined;
+  private server: Server | undefined;
+  private started = false;
 
   constructor(
     private readonly config: SlackConfig,
@@ -81,6 +84,20 @@ export class SlackAdapter {
       // while start() reports success. start() runs it instead (App#init) and fails clearly.
       deferInitialization: true,
     });
+    // Listeners get per-team WebClients from Bolt's pool: each reports its 429s once it is seen.
+    const watched = new WeakSet<WebClient>();
+    const watch = (client: WebClient) => {
+      if (watched.has(client)) return;
+      watched.add(client);
+      client.on(WebClientEvent.RATE_LIMITED, (_retrySec: number, info: { url?: string }) =>
+        core.events.emit('platform.rate_limited', { platform: 'slack', route: info.url?.replace(/^.*\/api\//, '') ?? 'unknown' }),
+      );
+    };
+    watch(this.app.client);
+    this.app.use(async ({ client, next }) => {
+      watch(client);
+      await next();
+    });
     const directory = new SlackDirectory(core.admins, log);
     const apiOrigin = new URL(config.apiUrl ?? 'https://slack.com/api/').origin;
     for (const command of commands) {
@@ -115,12 +132,26 @@ export class SlackAdapter {
     }
     if (this.config.appToken !== undefined) {
       await this.app.start();
+      this.started = true;
       this.log.info('slack ready (socket mode)');
       return;
     }
-    const server = (await this.app.start(this.config.port)) as Server;
-    this.port = (server.address() as AddressInfo).port;
+    this.server = (await this.app.start(this.config.port)) as Server;
+    this.started = true;
+    this.port = (this.server.address() as AddressInfo).port;
     this.log.info({ port: this.port }, 'slack ready (http)');
+  }
+
+  /**
+   * Why Slack cannot reach the bot now, or undefined when it can: HTTP mode, the receiver
+   * listens; Socket Mode, the socket is open (Bolt's SocketModeReceiver keeps its client as
+   * `receiver.client`; Bolt 5.1 has no public accessor for it).
+   */
+  health(): string | undefined {
+    if (!this.started) return 'slack not started';
+    if (this.config.appToken === undefined) return this.server?.listening ? undefined : 'slack HTTP receiver not listening';
+    const socket = (this.app as unknown as { receiver?: { client?: { websocket?: { isActive(): boolean } } } }).receiver?.client?.websocket;
+    return socket?.isActive() ? undefined : 'slack socket not connected';
   }
 
   /**
@@ -130,6 +161,7 @@ export class SlackAdapter {
    */
   async stop(graceMs = 0): Promise<void> {
     await this.running.drain(graceMs);
+    this.started = false;
     await this.app.stop();
   }
 }
