@@ -63,7 +63,7 @@ export interface Bot {
  */
 export async function startBot(env: Record<string, string | undefined>, options: { logDestination?: DestinationStream } = {}): Promise<Bot> {
   const config = loadConfig(env);
-  const log = createLogger({ level: config.logLevel, secrets: config.secrets, ...(options.logDestination ? { destination: options.logDestination } : {}) });
+  const log = createLogger({ level: config.logLevel, secrets: config.secrets, format: config.logFormat, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const events = new BotEvents();
   const service = new ServiceClient({
     baseUrl: config.service.baseUrl,

@@ -68,6 +68,7 @@ const envSchema = z
     ADMIN_ROLE_IDS: idList,
     ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
     HTTP_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
+    LOG_FORMAT: z.preprocess((v) => (v === '' || v === undefined ? 'json' : v), z.enum(['json', 'pretty'], { error: 'must be json or pretty' })),
     LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
   });
 
@@ -148,6 +149,8 @@ export interface Config {
   /** Who is an admin besides the platforms' own admins: user ids (Discord or Slack) and Discord role ids. */
   admins: { userIds: string[]; roleIds: string[] };
   logLevel: (typeof LOG_LEVELS)[number];
+  /** `json` lines (default) or `pretty` (pino-pretty, for a terminal). */
+  logFormat: 'json' | 'pretty';
   /** Every secret value, so the logger can scrub them from any line. */
   secrets: string[];
 }
@@ -209,6 +212,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     httpPort: e.HTTP_PORT,
     quotas: { chatPerMinute: e.QUOTA_CHAT_PER_MINUTE, imagesPerDay: e.QUOTA_IMAGES_PER_DAY, tokensPerDay: e.QUOTA_TOKENS_PER_DAY, admins: e.QUOTA_ADMINS },
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,
     ),

@@ -1,12 +1,22 @@
 /**
- * Structured logging (pino, JSON lines) with every configured secret scrubbed from every line.
+ * Structured logging (pino): JSON lines by default, `LOG_FORMAT=pretty` (pino-pretty) for a
+ * terminal. Every configured secret is scrubbed from every line, and every error goes through
+ * one serializer that keeps what helps (type, code, status, method, path, message, the
+ * service's or Slack's error code, the cause) and cuts every field to a bounded size: no
+ * request or response body (a refused upload's image bytes, 45 MB) ever reaches a log line,
+ * nor an interaction token from a URL.
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
+import { randomInt } from 'node:crypto';
 
 export type { Logger };
 
 /** What replaces a secret in a log line. */
 export const REDACTED = '[redacted]';
+
+/** Longest string kept in a serialized error field, in characters. */
+export const MAX_FIELD_CHARS = 500;
 
 /**
  * Replaces each secret (and its JSON-escaped form) in `text` with {@link REDACTED}.
@@ -23,28 +33,94 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/** A path with interaction and webhook tokens replaced: `/webhooks/<app>/:token/messages/@original`. */
+export function redactPath(path: string): string {
+  return path
+    .replace(/(\/(?:webhooks|interactions)\/\d+\/)[^/?\s]+/g, '$1:token')
+    .replace(/([?&](?:token|ticket|hm|ex|is)=)[^&\s]+/g, '$1…');
+}
+
+const cut = (value: unknown): string | undefined => {
+  if (value === undefined || value === null) return undefined;
+  const text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+  if (text === undefined) return undefined;
+  return text.length > MAX_FIELD_CHARS ? `${text.slice(0, MAX_FIELD_CHARS)}… (${text.length} characters)` : text;
+};
+
+/** The fields of a serialized error (all bounded strings or numbers). */
+export interface SerializedError {
+  type: string;
+  message?: string;
+  code?: string;
+  status?: number;
+  method?: string;
+  path?: string;
+  /** The service's or Slack's own error code (`model_not_found`, `invalid_auth`, …). */
+  detail?: string;
+  cause?: SerializedError;
+}
+
+/**
+ * Serializes any thrown value into a few bounded fields (pino's `err` serializer).
+ * discord.js API errors give method, url and status; @slack/web-api errors `data.error`;
+ * service errors their code, status and the service's code. Bodies are never kept.
+ */
+export function serializeError(value: unknown, depth = 0): SerializedError {
+  if (!(value instanceof Error) && (typeof value !== 'object' || value === null)) return { type: typeof value, ...(cut(value) ? { message: cut(value)! } : {}) };
+  const e = value as Record<string, unknown> & { name?: string; message?: string; cause?: unknown };
+  const out: SerializedError = { type: cut(e.name) ?? (value as object).constructor?.name ?? 'Error' };
+  const message = cut(e.message);
+  if (message) out.message = redactPath(message);
+  const code = e.code ?? e.errorCode;
+  if (code !== undefined) out.code = cut(code)!;
+  const status = e.status ?? e.statusCode;
+  if (typeof status === 'number') out.status = status;
+  if (typeof e.method === 'string') out.method = e.method.slice(0, 10);
+  const url = typeof e.url === 'string' ? e.url : typeof e.path === 'string' ? e.path : undefined;
+  if (url) out.path = redactPath(cut(url.replace(/^https?:\/\/[^/]+/, ''))!);
+  const data = e.data as { error?: unknown } | undefined;
+  const detail = e.serviceCode ?? data?.error;
+  if (detail !== undefined) out.detail = cut(detail)!;
+  if (e.cause !== undefined && depth < 2) out.cause = serializeError(e.cause, depth + 1);
+  return out;
+}
+
 /**
  * Builds the bot's logger.
  * @param options.level pino level name (`info`, `debug`, `silent`, …).
  * @param options.secrets values never to be written (API keys, tokens, signing secrets).
+ * @param options.format `json` (default: one JSON object a line) or `pretty` (pino-pretty, for a terminal).
  * @param options.destination where lines go; stdout by default (tests pass a collecting stream).
  */
 export function createLogger(options: {
   level: string;
   secrets: readonly string[];
+  format?: 'json' | 'pretty';
   destination?: DestinationStream;
 }): Logger {
   const secrets = [...options.secrets];
+  const destination = options.destination ?? (options.format === 'pretty' ? pretty({ destination: 1, sync: true, colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l' }) : pino.destination(1));
   return pino(
     {
       level: options.level,
       base: undefined,
       // `hooks.streamWrite` sees each finished line: the last place a secret could slip through.
       hooks: { streamWrite: (line: string) => scrubSecrets(line, secrets) },
+      serializers: { err: serializeError, error: serializeError },
       redact: { paths: ['*.headers.authorization', '*.authorization', '*.token', '*.apiKey'], censor: REDACTED },
     },
-    options.destination ?? pino.destination(1),
+    destination,
   );
+}
+
+/** An alphabet without look-alikes (no 0/O, 1/I/L), for reference ids people read out. */
+const REF_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
+
+/** A short reference id (6 characters, e.g. `K7M2QX`) that ties an error a user sees to its log line. */
+export function newReference(): string {
+  let ref = '';
+  for (let i = 0; i < 6; i++) ref += REF_ALPHABET[randomInt(REF_ALPHABET.length)];
+  return ref;
 }
 
 /**

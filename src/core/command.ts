@@ -154,6 +154,11 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
 
 export type { CommandOutcome } from './events.ts';
 
+/** A sentence about a failure with its reference id, e.g. `… Try again in a minute. (ref K7M2QX)`. */
+export function withReference(sentence: string, ref: string): string {
+  return `${sentence} (ref ${ref})`;
+}
+
 /** The log line of each kind of refused input. */
 const INPUT_LOG_MESSAGES: Record<string, string> = {
   invalid_option: 'invalid command option',
@@ -182,7 +187,7 @@ export function runCommand(command: Command, ctx: CommandContext, core: Core, re
 }
 
 /** What {@link runInvocation} needs of an invocation: where it is, a logger, and a way to tell the user. */
-export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log'> & { reply: Pick<ReplyChannel, 'sendEphemeral'> };
+export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & { reply: Pick<ReplyChannel, 'sendEphemeral'> };
 
 /**
  * Runs one invocation (a command, `mention` for a mention or DM, `<command>:button` for a
@@ -206,12 +211,12 @@ export async function runInvocation(name: string, ctx: InvocationTarget, core: C
       await tell(error.message);
     } else if (error instanceof ServiceError) {
       errorCode = error.code;
-      ctx.log.warn({ command: name, code: error.code, status: error.status, err: error.message }, 'service call failed');
-      await tell(error.userMessage);
+      ctx.log.warn({ command: name, ref: ctx.ref, code: error.code, status: error.status, err: error.message }, 'service call failed');
+      await tell(withReference(error.userMessage, ctx.ref));
     } else {
       errorCode = 'internal';
-      ctx.log.error({ command: name, err: error }, 'command failed');
-      await tell(userMessageOf(error));
+      ctx.log.error({ command: name, ref: ctx.ref, err: error }, 'command failed');
+      await tell(withReference(userMessageOf(error), ctx.ref));
     }
   }
   const outcome: CommandOutcome = {

@@ -194,6 +194,9 @@ export interface CommandContext {
   files: Readonly<Record<string, Attachment>>;
   /** Fires when the invocation is cancelled (shutdown, Stop button later). */
   signal: AbortSignal;
+  /** Logger whose lines carry `ref`. */
   log: Logger;
+  /** Short reference id of the invocation (log.ts `newReference`), shown with any error so a report can be found in the log. */
+  ref: string;
   reply: ReplyChannel;
 }

@@ -216,6 +216,6 @@ describe('/forget and the history budget', () => {
     fake.enqueue('chat', { status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded' } } });
     const r = recorder('discord:g:context', { prompt: 'hi' });
     expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: false, errorCode: 'context_length' });
-    expect(r.ephemerals).toEqual(['The conversation is too long for the model. Use /forget to start afresh (or ask a shorter question).']);
+    expect(r.ephemerals).toEqual(['The conversation is too long for the model. Use /forget to start afresh (or ask a shorter question). (ref TESTREF)']);
   });
 });

@@ -113,7 +113,7 @@ describe('/chat in the core', () => {
     const r = recorder('t:401', { prompt: 'go' });
     await runCommand(chatCommand, r.ctx, core);
     expect(r.messages).toEqual([]);
-    expect(r.ephemerals).toEqual(['The generation service refused the bot\'s API key. An admin needs to check SERVICE_API_KEY.']);
+    expect(r.ephemerals).toEqual(['The generation service refused the bot\'s API key. An admin needs to check SERVICE_API_KEY. (ref TESTREF)']);
     expect(await core.history.get('t:401')).toEqual([]);
   });
 });

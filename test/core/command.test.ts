@@ -21,6 +21,7 @@ function context(overrides: Partial<CommandContext> = {}): CommandContext & { ep
     files: {},
     signal: new AbortController().signal,
     log: silent,
+    ref: 'TESTREF',
     reply: {
       limits: { maxChars: 2000, minEditIntervalMs: 0, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } },
       defer: async () => undefined,
@@ -80,7 +81,7 @@ describe('runCommand', () => {
     const seen: CommandOutcome[] = [];
     c.events.on('command.done', (o) => seen.push(o));
     await runCommand(command, ctx, c);
-    expect(ctx.ephemerals).toEqual([new AuthenticationError('x').userMessage]);
+    expect(ctx.ephemerals).toEqual([`${new AuthenticationError('x').userMessage} (ref TESTREF)`]);
     expect(seen).toMatchObject([{ command: 'x', ok: false, errorCode: 'authentication' }]);
   });
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
-import { createLogger, logUnhandledRejections, REDACTED, scrubSecrets } from '../../src/log.ts';
+import pretty from 'pino-pretty';
+import { createLogger, logUnhandledRejections, MAX_FIELD_CHARS, newReference, REDACTED, scrubSecrets, serializeError } from '../../src/log.ts';
 
 /** A logger writing parsed lines into `lines`. */
 function collecting(secrets: string[]) {
@@ -32,5 +33,61 @@ describe('log', () => {
     expect(JSON.stringify(lines[0])).not.toContain(secret);
     remove();
     expect(fakeProcess.listenerCount('unhandledRejection')).toBe(0);
+  });
+});
+
+describe('error serializer', () => {
+  it('keeps type, code, status, method, path and message of a discord.js API error, bounded, without its body or the interaction token', () => {
+    const { log, lines } = collecting([]);
+    const huge = Buffer.alloc(45 * 1024 * 1024, 1).toString('base64');
+    const error = Object.assign(new Error('Request entity too large'), {
+      name: 'DiscordAPIError[40005]',
+      code: 40005,
+      status: 413,
+      method: 'PATCH',
+      url: 'https://discord.com/api/v10/webhooks/1290000000000000001/aW50ZXJhY3Rpb246MTIzOnNlY3JldA/messages/@original',
+      rawError: { message: 'Request entity too large', code: 40005 },
+      requestBody: { files: [{ name: 'imagine.png', data: huge }], json: { content: 'x'.repeat(10_000) } },
+    });
+    log.warn({ err: error }, 'upload refused');
+    const line = JSON.stringify(lines[0]);
+    expect(line.length).toBeLessThan(2_000);
+    expect(lines[0]!.err).toEqual({
+      type: 'DiscordAPIError[40005]',
+      message: 'Request entity too large',
+      code: '40005',
+      status: 413,
+      method: 'PATCH',
+      path: '/api/v10/webhooks/1290000000000000001/:token/messages/@original',
+    });
+  });
+
+  it('keeps Slack\'s error code and the cause, and cuts long messages', () => {
+    const slack = Object.assign(new Error(`An API error occurred: invalid_auth ${'x'.repeat(2_000)}`), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'invalid_auth', response_metadata: { big: 'y'.repeat(5_000) } } });
+    const serialized = serializeError(new Error('could not post', { cause: slack }));
+    expect(serialized.cause).toMatchObject({ code: 'slack_webapi_platform_error', detail: 'invalid_auth' });
+    expect(serialized.cause!.message!.length).toBeLessThan(MAX_FIELD_CHARS + 40);
+    expect(JSON.stringify(serialized)).not.toContain('yyyy');
+    expect(serializeError('plain text')).toEqual({ type: 'string', message: 'plain text' });
+  });
+
+  it('writes readable lines with LOG_FORMAT=pretty, secrets still scrubbed', () => {
+    let out = '';
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        out += String(chunk);
+        done();
+      },
+    });
+    // pino-pretty formats the JSON line the logger hands it; here the collecting stream stands in for stdout.
+    const log = createLogger({ level: 'info', secrets: ['sk-secret-123456'], format: 'pretty', destination: pretty({ destination, sync: true, colorize: false }) });
+    log.info({ key: 'sk-secret-123456' }, 'hello there');
+    expect(out).toMatch(/INFO.*: hello there\n\s+key: "\[redacted\]"/);
+  });
+
+  it('makes short reference ids people can read out', () => {
+    const refs = new Set(Array.from({ length: 200 }, () => newReference()));
+    expect(refs.size).toBeGreaterThan(195);
+    for (const ref of refs) expect(ref).toMatch(/^[2-9A-HJKMNP-Z]{6}$/);
   });
 });

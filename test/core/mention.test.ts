@@ -175,7 +175,7 @@ describe('answerMention', () => {
     const outcome = await runInvocation('mention', r.ctx, core, () => answerMention(r.ctx, core, { text: 'see', attachments: [file('cat.webp', webp, 'image/webp')] }));
     expect(fake.chatRequests()).toHaveLength(1);
     expect(outcome).toMatchObject({ ok: false, errorCode: 'bad_request' });
-    expect(r.ephemerals).toEqual(['The model `fake-chat` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does.']);
+    expect(r.ephemerals).toEqual(['The model `fake-chat` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does. (ref TESTREF)']);
     expect(await core.history.get('m:refused')).toEqual([]);
   });
 });

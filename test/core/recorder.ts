@@ -42,6 +42,7 @@ export function recorder(
     files: extra.files ?? {},
     signal: new AbortController().signal,
     log: pino({ level: 'silent' }),
+    ref: 'TESTREF',
     reply: {
       limits: { maxChars: 2000, minEditIntervalMs: 0, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } },
       defer: async () => void deferred++,

@@ -190,11 +190,14 @@ describe('Discord /chat', () => {
     expect(interaction.original!.deleted).toBe(true);
     const notices = interaction.followUps.filter((m) => (m.flags & MessageFlag.Ephemeral) !== 0);
     expect(notices).toHaveLength(1);
-    expect(notices[0]!.content).toMatch(/^The generation service refused the bot's API key\. .+\.$/);
+    // The sentence carries a reference id that is also in the log line of the failure.
+    const ref = /^The generation service refused the bot's API key\. .+\. \(ref ([2-9A-Z]{6})\)$/.exec(notices[0]!.content)?.[1];
+    expect(ref).toBeDefined();
     expect(interaction.followUps.filter((m) => !m.ephemeral)).toEqual([]);
     // Logged once: one warning or error line for this interaction, the failed service call.
     const problems = testBot.logs.filter((l) => l.interaction === interaction.id && l.level >= 40);
     expect(problems.map((l) => l.msg)).toEqual(['service call failed']);
+    expect(problems[0]!.ref).toBe(ref);
 
     service.enqueue('chat', { stream: { pieces: ['Hello again.'] } });
     const next = await run({ command: 'chat', options: { prompt: 'Second try' }, channelId: channel.id });

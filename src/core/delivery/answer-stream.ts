@@ -6,7 +6,7 @@
  */
 import type { CommandContext } from '../platform.ts';
 import { StreamingReply, type Clock } from './streaming-reply.ts';
-import { ShownError } from '../command.ts';
+import { ShownError, withReference } from '../command.ts';
 import { ServiceError, userMessageOf } from '../service/errors.ts';
 import type { Stream } from '../service/stream.ts';
 import type { BotEvents } from '../events.ts';
@@ -54,7 +54,7 @@ export async function streamAnswer(
     end(error instanceof ServiceError ? error.code : 'internal');
     if (reply.content === '' || !(error instanceof ServiceError)) throw error;
     const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${userMessageOf(error)}${notes}`);
+    await reply.finish(`${partial}\n\n⚠️ ${error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)}${notes}`);
     throw new ShownError(error, partial);
   }
   const answer = reply.content;

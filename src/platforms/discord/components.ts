@@ -9,7 +9,7 @@ import { runInvocation, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { modelChoices } from '../../core/models/catalog.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
-import type { Logger } from '../../log.ts';
+import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 import { channelKeyOf } from './messages.ts';
@@ -37,7 +37,8 @@ const AUTO_DEFER_MS = 2_000;
 export async function handleButton(interaction: ButtonInteraction, deps: { core: Core; commands: readonly Command[]; log: Logger }, signal: AbortSignal): Promise<void> {
   const [name, ...args] = interaction.customId.split(':');
   const command = deps.commands.find((c) => c.name === name);
-  const log = deps.log.child({ platform: 'discord', interaction: interaction.id, button: interaction.customId });
+  const ref = newReference();
+  const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, button: interaction.customId });
   let deferring: Promise<unknown> | undefined;
   const timer = setTimeout(() => {
     deferring = interaction.deferUpdate().catch(() => undefined);
@@ -73,7 +74,7 @@ export async function handleButton(interaction: ButtonInteraction, deps: { core:
     sendEphemeral,
   };
   try {
-    await runInvocation(`${name}:button`, { platform: 'discord', conversationId: ctx.conversationId, log, reply: { sendEphemeral } }, deps.core, async () => {
+    await runInvocation(`${name}:button`, { platform: 'discord', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } }, deps.core, async () => {
       if (!command?.onComponent) {
         log.warn('a button of no known command was pressed');
         await sendEphemeral('This button no longer works (the bot was updated). Run the command again.');

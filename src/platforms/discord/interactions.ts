@@ -7,7 +7,7 @@ import { MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
 import { runCommand, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
-import type { Logger } from '../../log.ts';
+import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
@@ -103,7 +103,8 @@ export async function handleChatInput(
   signal: AbortSignal,
 ): Promise<void> {
   const command = deps.commands.find((c) => c.name === interaction.commandName);
-  const log = deps.log.child({ platform: 'discord', interaction: interaction.id, command: interaction.commandName });
+  const ref = newReference();
+  const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, command: interaction.commandName });
   if (!command) {
     log.warn('unknown command');
     await interaction.reply({ content: 'This command is not known to the bot (yet).', flags: MessageFlags.Ephemeral }).catch(() => undefined);
@@ -122,6 +123,7 @@ export async function handleChatInput(
       files,
       signal,
       log,
+      ref,
       reply,
     }, deps.core);
   } finally {

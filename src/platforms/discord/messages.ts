@@ -15,7 +15,7 @@ import type { Core } from '../../core/core.ts';
 import { InputError, runInvocation } from '../../core/command.ts';
 import { answerMention } from '../../core/features/mention.ts';
 import type { Downloader } from '../../core/media/download.ts';
-import type { Logger } from '../../log.ts';
+import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 
@@ -146,7 +146,8 @@ export async function handleMessage(
   signal: AbortSignal,
 ): Promise<void> {
   const { core, botId } = deps;
-  const log = deps.log.child({ platform: 'discord', message: message.id, channel: message.channelId });
+  const ref = newReference();
+  const log = deps.log.child({ platform: 'discord', ref, message: message.id, channel: message.channelId });
   const reply = new MessageReply(message, log);
   const ctx = {
     platform: 'discord' as const,
@@ -158,6 +159,7 @@ export async function handleMessage(
     files: {},
     signal,
     log,
+    ref,
     reply,
   };
   try {

@@ -7,7 +7,7 @@ import type { RespondFn, SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { runCommand, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
-import type { Logger } from '../../log.ts';
+import { newReference, type Logger } from '../../log.ts';
 import { asksForHelp, parseSlashText } from './options.ts';
 import { helpMessage } from './help.ts';
 import { linkAttachment } from './files.ts';
@@ -34,7 +34,8 @@ export async function handleSlashCommand(
   deps: { core: Core; log: Logger; directory: SlackDirectory; commands: readonly Command[]; botToken: string; apiOrigin: string },
   signal: AbortSignal,
 ): Promise<void> {
-  const log = deps.log.child({ platform: 'slack', command: command.name, channel: slash.channel_id, trigger: slash.trigger_id });
+  const ref = newReference();
+  const log = deps.log.child({ platform: 'slack', ref, command: command.name, channel: slash.channel_id, trigger: slash.trigger_id });
   const ephemeral = async (message: OutgoingMessage) => {
     const blocks = blocksOf(message);
     const body = { text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) };
@@ -71,6 +72,7 @@ export async function handleSlashCommand(
     files: {},
     signal,
     log,
+    ref,
     reply,
   }, deps.core, read);
 }

@@ -17,7 +17,7 @@ import { runInvocation } from '../../core/command.ts';
 import { answerMention } from '../../core/features/mention.ts';
 import { DownloadError } from '../../core/media/download.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
-import type { Logger } from '../../log.ts';
+import { newReference, type Logger } from '../../log.ts';
 import { SlackReply } from './reply.ts';
 import { plainTextOf } from './text.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
@@ -97,7 +97,8 @@ async function onUserMessage(
   deps: SlackEventDeps,
 ): Promise<void> {
   if (message.bot_id || !message.user || !USER_SUBTYPES.has(message.subtype)) return;
-  const log = deps.log.child({ platform: 'slack', event: meta.eventId, kind: meta.kind, channel: message.channel });
+  const ref = newReference();
+  const log = deps.log.child({ platform: 'slack', ref, event: meta.eventId, kind: meta.kind, channel: message.channel });
   if (deps.running.draining) {
     await client.chat
       .postEphemeral({ channel: message.channel, user: message.user, text: RESTARTING, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) })
@@ -108,7 +109,7 @@ async function onUserMessage(
     log.info('event already answered (a retry or a second delivery); ignored');
     return;
   }
-  void deps.running.run((signal) => answer(message, meta, client, deps, log, signal), (error) => log.error({ err: error }, 'slack event handler failed'));
+  void deps.running.run((signal) => answer(message, meta, client, deps, log, ref, signal), (error) => log.error({ err: error }, 'slack event handler failed'));
 }
 
 /** Claims every key; false when any was claimed before (this delivery is a repeat). */
@@ -129,6 +130,7 @@ async function answer(
   client: WebClient,
   deps: SlackEventDeps,
   log: Logger,
+  ref: string,
   signal: AbortSignal,
 ): Promise<void> {
   const user = message.user!;
@@ -152,6 +154,7 @@ async function answer(
     files: {},
     signal,
     log,
+    ref,
     reply,
   };
   const attachments = (message.files ?? []).map((file) => attachmentOf(file, deps));
