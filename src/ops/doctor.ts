@@ -1,0 +1,171 @@
+/**
+ * `npm run doctor`: reads the same configuration as `npm start` (`.env` in the folder it runs
+ * in, then the environment) and checks, in plain sentences, everything the bot needs: every
+ * variable; the service reachable, the key accepted, the models listed (text, image, and the
+ * configured defaults among them); the Discord token, the application's intents and the
+ * registered commands; the Slack token and its scopes against the manifest's; the store.
+ * Exit code 0 when all is well, 1 otherwise; never a stack trace.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ApplicationFlags, REST, Routes, type RESTGetAPIApplicationCommandsResult, type APIApplication, type APIUser } from 'discord.js';
+import { WebClient } from '@slack/web-api';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ServiceClient } from '../core/service/client.ts';
+import { ServiceError } from '../core/service/errors.ts';
+import { ModelCatalog } from '../core/models/catalog.ts';
+import { openStore } from '../core/state/store.ts';
+import { scrubSecrets } from '../log.ts';
+import { commands } from '../../commands/index.ts';
+import { SLACK_BOT_SCOPES } from '../platforms/slack/manifest.ts';
+
+/** One finding: passed or not, in a sentence. */
+export interface Finding {
+  ok: boolean;
+  text: string;
+}
+
+type Check = (config: Config) => Promise<Finding[]>;
+
+const pass = (text: string): Finding => ({ ok: true, text });
+const fail = (text: string): Finding => ({ ok: false, text });
+
+/** The reason of a failure, in a few words, without secrets or stack. */
+function reasonOf(error: unknown): string {
+  if (error instanceof ServiceError) return error.userMessage;
+  const e = error as { data?: { error?: string }; status?: number; code?: string | number; message?: string };
+  if (typeof e.data?.error === 'string') return e.data.error;
+  if (typeof e.status === 'number') return `HTTP ${e.status}${e.message ? `: ${e.message}` : ''}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+const checkService: Check = async (config) => {
+  const service = new ServiceClient({ baseUrl: config.service.baseUrl, apiKey: config.service.apiKey, maxRetries: 0, connectTimeoutMs: 5_000, headersTimeoutMs: 10_000 });
+  try {
+    const lists = await new ModelCatalog(service).lists();
+    const findings = [pass(`The service at ${config.service.baseUrl} answers and accepts the API key: ${lists.text.length} text models, ${lists.image.length} image models.`)];
+    if (lists.text.length === 0) findings.push(fail('The service lists no text model: /chat has nothing to use.'));
+    const known = (value: string | undefined, list: string[], name: string) => {
+      if (value === undefined) return;
+      findings.push(list.some((m) => m.toLowerCase() === value.toLowerCase()) ? pass(`${name} ${value} is listed by the service.`) : fail(`${name} ${value} is not listed by the service (it lists ${list.slice(0, 5).join(', ') || 'none'}${list.length > 5 ? ', …' : ''}).`));
+    };
+    known(config.defaultChatModel, lists.text, 'DEFAULT_CHAT_MODEL');
+    known(config.defaultVisionModel, lists.text, 'DEFAULT_VISION_MODEL');
+    known(config.defaultImageModel, lists.image.map((m) => m.display_name), 'DEFAULT_IMAGE_MODEL');
+    return findings;
+  } catch (error) {
+    return [fail(`The service at ${config.service.baseUrl} did not work: ${reasonOf(error)}`)];
+  } finally {
+    await service.close();
+  }
+};
+
+const checkDiscord: Check = async (config) => {
+  const discord = config.discord;
+  if (!discord) return [];
+  const rest = new REST({ ...(discord.apiUrl ? { api: discord.apiUrl } : {}), retries: 0, timeout: 10_000 }).setToken(discord.token);
+  const findings: Finding[] = [];
+  try {
+    const me = (await rest.get(Routes.user('@me'))) as APIUser;
+    findings.push(pass(`Discord accepts DISCORD_TOKEN: the bot is ${me.username}.`));
+  } catch (error) {
+    return [fail(`Discord refused DISCORD_TOKEN (${reasonOf(error)}): reset the token in the Developer Portal → Bot and set it again.`)];
+  }
+  try {
+    const application = (await rest.get(Routes.currentApplication())) as APIApplication;
+    if (application.id !== discord.applicationId) findings.push(fail(`DISCORD_APPLICATION_ID is ${discord.applicationId}, but the token belongs to application ${application.id}.`));
+    const flags = application.flags ?? 0;
+    const contentIntent = (flags & (ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited)) !== 0;
+    if (discord.messageContent) {
+      findings.push(contentIntent ? pass('The Message Content intent is enabled, as DISCORD_MESSAGE_CONTENT=true needs.') : fail('DISCORD_MESSAGE_CONTENT=true, but the Message Content intent is off in the Developer Portal → Bot: the gateway will refuse the bot (close 4014).'));
+    } else {
+      findings.push(pass('No privileged intent is needed (DISCORD_MESSAGE_CONTENT is off).'));
+    }
+    const registered = (await rest.get(Routes.applicationCommands(discord.applicationId))) as RESTGetAPIApplicationCommandsResult;
+    const names = new Set(registered.map((c) => c.name));
+    const missing = commands.filter((c) => !names.has(c.name)).map((c) => `/${c.name}`);
+    findings.push(missing.length ? fail(`Commands not registered globally: ${missing.join(', ')}. Run npm run deploy-commands (or set DISCORD_GUILD_ID for one guild).`) : pass(`Every command is registered (${registered.length}).`));
+  } catch (error) {
+    findings.push(fail(`Discord did not answer about the application: ${reasonOf(error)}`));
+  }
+  return findings;
+};
+
+const checkSlack: Check = async (config) => {
+  const slack = config.slack;
+  if (!slack) return [];
+  const client = new WebClient(slack.botToken, { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: { retries: 0 }, timeout: 10_000 });
+  try {
+    const auth = await client.auth.test();
+    const findings = [pass(`Slack accepts SLACK_BOT_TOKEN: the bot is ${auth.user ?? auth.user_id} in ${auth.team ?? auth.team_id}.`)];
+    const granted = auth.response_metadata?.scopes;
+    if (!granted) findings.push(fail("Slack did not say which scopes the token has (no X-OAuth-Scopes header): the scopes could not be checked."));
+    else {
+      const missing = SLACK_BOT_SCOPES.filter((s) => !granted.includes(s));
+      findings.push(missing.length ? fail(`The Slack token lacks the scopes ${missing.join(', ')}: add them under OAuth & Permissions (npm run slack-manifest lists them all) and reinstall the app.`) : pass(`The Slack token has every scope the bot uses (${SLACK_BOT_SCOPES.length}).`));
+    }
+    if (slack.appToken) {
+      const socket = new WebClient(slack.appToken, { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: { retries: 0 }, timeout: 10_000 });
+      try {
+        await socket.apps.connections.open();
+        findings.push(pass('Slack accepts SLACK_APP_TOKEN for Socket Mode.'));
+      } catch (error) {
+        findings.push(fail(`Slack refused SLACK_APP_TOKEN for Socket Mode (${reasonOf(error)}): it needs the connections:write scope.`));
+      }
+    }
+    return findings;
+  } catch (error) {
+    return [fail(`Slack refused SLACK_BOT_TOKEN or could not be reached (${reasonOf(error)}).`)];
+  }
+};
+
+const checkStore: Check = async (config) => {
+  const store = openStore(config.storeUrl);
+  try {
+    await store.ping();
+    return [pass(`The store (${store.kind}) answers.`)];
+  } catch (error) {
+    return [fail(`The store at ${config.storeUrl.replace(/\/\/[^@/]*@/, '//…@')} does not answer (${reasonOf(error)}).`)];
+  } finally {
+    await store.close();
+  }
+};
+
+/**
+ * Runs every check.
+ * @returns the findings in order; configuration problems alone when the configuration is invalid.
+ */
+export async function runDoctor(env: Record<string, string | undefined>): Promise<Finding[]> {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map((p) => fail(`Configuration: ${p}.`));
+    throw error;
+  }
+  const findings: Finding[] = [pass('Every variable is set and well formed.')];
+  for (const check of [checkService, checkDiscord, checkSlack, checkStore]) {
+    try {
+      findings.push(...(await check(config)));
+    } catch (error) {
+      findings.push(fail(`A check failed unexpectedly: ${reasonOf(error)}`));
+    }
+  }
+  return findings.map((f) => ({ ...f, text: scrubSecrets(f.text, config.secrets) }));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const envFile = join(process.env.INIT_CWD ?? process.cwd(), '.env');
+  if (existsSync(envFile)) process.loadEnvFile(envFile);
+  try {
+    const findings = await runDoctor(process.env);
+    for (const finding of findings) process.stdout.write(`${finding.ok ? '✓' : '✗'} ${finding.text}\n`);
+    const failed = findings.filter((f) => !f.ok).length;
+    process.stdout.write(failed ? `\n${failed} problem${failed > 1 ? 's' : ''} found.\n` : '\nAll is well.\n');
+    process.exit(failed ? 1 : 0);
+  } catch (error) {
+    process.stdout.write(`✗ The doctor could not finish: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * `npm run doctor`, run as an operator runs it (a child process with environment variables),
+ * against the fakes: all green when everything works; a wrong service key, a command not
+ * registered, a store that does not answer: one sentence each, exit 1, no stack trace, no secret.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { FakeService } from '../fakes/service.ts';
+import { FakeDiscord } from '../fakes/discord.ts';
+import { deployCommands } from '../../src/platforms/discord/deploy.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+let service: FakeService;
+let discord: FakeDiscord;
+
+beforeAll(async () => {
+  service = await FakeService.start();
+  discord = await FakeDiscord.start();
+});
+afterAll(async () => {
+  await discord?.close();
+  await service?.close();
+});
+
+/** Runs the doctor from an empty folder (so no developer .env is read). */
+function doctor(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cwd = mkdtempSync(join(tmpdir(), 'genbot-doctor-'));
+  return new Promise((done) => {
+    execFile('npm', ['--prefix', root, 'run', '--silent', 'doctor'], { cwd, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+      done({ code: error ? Number((error as NodeJS.ErrnoException).code) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const env = (overrides: Record<string, string> = {}) => ({
+  SERVICE_BASE_URL: `${service.baseUrl}/v1`,
+  SERVICE_API_KEY: service.apiKey,
+  DISCORD_TOKEN: discord.token,
+  DISCORD_APPLICATION_ID: discord.applicationId,
+  DISCORD_API_URL: discord.apiUrl,
+  STORE_URL: `sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-doctor-store-')), 's.sqlite')}`,
+  DEFAULT_CHAT_MODEL: 'fake-chat',
+  ...overrides,
+});
+
+describe('npm run doctor', () => {
+  it('says a command is not registered (exit 1), and after deploy-commands that all is well (exit 0)', async () => {
+    const before = await doctor(env());
+    expect(before.code).toBe(1);
+    expect(before.stdout).toMatch(/^✗ Commands not registered globally: \/chat, .*Run npm run deploy-commands/m);
+    await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
+    const after = await doctor(env());
+    expect(after.stdout.split('\n').filter((l) => l.startsWith('✗'))).toEqual([]);
+    expect(after.stdout).toContain('✓ Every variable is set and well formed.');
+    expect(after.stdout).toMatch(/✓ The service at .* answers and accepts the API key: 2 text models, 2 image models\./);
+    expect(after.stdout).toContain('✓ DEFAULT_CHAT_MODEL fake-chat is listed by the service.');
+    expect(after.stdout).toContain('✓ Discord accepts DISCORD_TOKEN: the bot is genbot.');
+    expect(after.stdout).toContain('✓ The store (sqlite) answers.');
+    expect(after.stdout.trim().endsWith('All is well.')).toBe(true);
+    expect(after.code).toBe(0);
+  });
+
+  it('with a wrong service key says so in one sentence and exits 1, without a stack trace or the key', async () => {
+    const wrongKey = 'sk-wrong-key-0123456789';
+    const result = await doctor(env({ SERVICE_API_KEY: wrongKey }));
+    expect(result.code).toBe(1);
+    const failures = result.stdout.split('\n').filter((l) => l.startsWith('✗'));
+    expect(failures).toEqual([expect.stringMatching(/^✗ The service at .* did not work: The generation service refused the bot's API key\. An admin needs to check SERVICE_API_KEY\.$/)]);
+    expect(result.stdout + result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.stdout + result.stderr).not.toContain(wrongKey);
+  });
+
+  it('names every bad variable, and a store that does not answer', async () => {
+    const bad = await doctor({ SERVICE_API_KEY: 'x', DISCORD_TOKEN: 'y' });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/^✗ Configuration: SERVICE_BASE_URL is required\.$/m);
+    expect(bad.stdout).toMatch(/^✗ Configuration: DISCORD_APPLICATION_ID is required when DISCORD_TOKEN is set\.$/m);
+    const noStore = await doctor(env({ STORE_URL: 'redis://127.0.0.1:1' }));
+    expect(noStore.code).toBe(1);
+    expect(noStore.stdout).toMatch(/^✗ The store at redis:\/\/127\.0\.0\.1:1 does not answer \(.+\)\.$/m);
+  });
+});
