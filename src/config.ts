@@ -38,6 +38,14 @@ const envSchema = z
     ),
     DISCORD_API_URL: optionalUrl,
     DISCORD_MESSAGE_CONTENT: optionalBoolean,
+    DISCORD_SHARDS: z.preprocess(
+      (v) => (v === '' || v === undefined ? undefined : v),
+      z.union([z.literal('auto'), z.coerce.number().int().min(1).max(10_000)], { error: 'must be auto or a number of shards' }).optional(),
+    ),
+    DISCORD_SHARD_IDS: z.preprocess(
+      (v) => (typeof v === 'string' && v !== '' ? v.split(/[\s,]+/).filter(Boolean).map(Number) : undefined),
+      z.array(z.number().int().min(0), { error: 'must be a comma-separated list of shard ids, e.g. 0,1' }).optional(),
+    ),
 
     SLACK_BOT_TOKEN: optionalString,
     SLACK_SIGNING_SECRET: optionalString,
@@ -98,6 +106,12 @@ export interface DiscordConfig {
   applicationId: string;
   /** REST base, e.g. `http://proxy:8080/api`; discord.js's default (`https://discord.com/api`) when unset. */
   apiUrl: string | undefined;
+  /**
+   * Gateway shards: `auto` (as many as Discord recommends), a total count, or undefined (one);
+   * `shardIds` are the shards this process runs (default: all of them), so that several
+   * processes can split them.
+   */
+  shards: { count: 'auto' | number; ids: number[] | undefined } | undefined;
   /**
    * Whether the privileged Message Content intent is requested (`DISCORD_MESSAGE_CONTENT`):
    * needed only to read the attachments of a message that a mention replies to when that
@@ -177,6 +191,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         return `${name} ${issue.code === 'invalid_type' && env[name] === undefined ? 'is required' : issue.message}`;
       });
   problems.push(...platformProblems(env));
+  if (parsed.success && parsed.data.DISCORD_SHARD_IDS) {
+    const count = parsed.data.DISCORD_SHARDS;
+    if (typeof count !== 'number') problems.push('DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards');
+    else if (parsed.data.DISCORD_SHARD_IDS.some((id) => id >= count)) problems.push(`DISCORD_SHARD_IDS must be below DISCORD_SHARDS (${count})`);
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
   const e = parsed.data;
   return {
@@ -189,7 +208,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     discord:
       e.DISCORD_TOKEN && e.DISCORD_APPLICATION_ID
-        ? { token: e.DISCORD_TOKEN, applicationId: e.DISCORD_APPLICATION_ID, apiUrl: e.DISCORD_API_URL, messageContent: e.DISCORD_MESSAGE_CONTENT }
+        ? {
+            token: e.DISCORD_TOKEN,
+            applicationId: e.DISCORD_APPLICATION_ID,
+            apiUrl: e.DISCORD_API_URL,
+            messageContent: e.DISCORD_MESSAGE_CONTENT,
+            shards: e.DISCORD_SHARDS === undefined ? undefined : { count: e.DISCORD_SHARDS, ids: e.DISCORD_SHARD_IDS },
+          }
         : undefined,
     slack:
       e.SLACK_BOT_TOKEN && e.SLACK_SIGNING_SECRET

@@ -37,7 +37,7 @@ describe('loadConfig', () => {
 
   it('builds a config with defaults, and lists every secret for the log scrubber', () => {
     const config = loadConfig({ ...base, DISCORD_TOKEN: 'discord-token-abc', DISCORD_APPLICATION_ID: '123456789012345678', SLACK_PORT: '' });
-    expect(config.discord).toEqual({ token: 'discord-token-abc', applicationId: '123456789012345678', apiUrl: undefined, messageContent: false });
+    expect(config.discord).toEqual({ token: 'discord-token-abc', applicationId: '123456789012345678', apiUrl: undefined, messageContent: false, shards: undefined });
     expect(config.slack).toBeUndefined();
     expect(config.storeUrl).toBe('sqlite://data/history.sqlite');
     expect(config.logLevel).toBe('info');
@@ -62,5 +62,14 @@ describe('.env.example', () => {
     const read = new Set([...ENV_VARIABLES, ...DEPLOY_ENV_VARIABLES]);
     expect([...listed.keys()].sort()).toEqual([...read].sort());
     for (const [name, i] of listed) expect(lines[i - 1], `${name} has a comment above it`).toMatch(/^# \S/);
+  });
+
+  it('reads Discord shards: auto, a count with this process\'s ids, and refuses ids past the count', () => {
+    const discord = { ...base, DISCORD_TOKEN: 't', DISCORD_APPLICATION_ID: '123456789012345678' };
+    expect(loadConfig({ ...discord, DISCORD_SHARDS: 'auto' }).discord!.shards).toEqual({ count: 'auto', ids: undefined });
+    expect(loadConfig({ ...discord, DISCORD_SHARDS: '4', DISCORD_SHARD_IDS: '1, 3' }).discord!.shards).toEqual({ count: 4, ids: [1, 3] });
+    expect(problemsOf({ ...discord, DISCORD_SHARDS: '2', DISCORD_SHARD_IDS: '2' })).toEqual(['DISCORD_SHARD_IDS must be below DISCORD_SHARDS (2)']);
+    expect(problemsOf({ ...discord, DISCORD_SHARD_IDS: '0' })).toEqual(['DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards']);
+    expect(problemsOf({ ...discord, DISCORD_SHARDS: 'many' })).toEqual(['DISCORD_SHARDS must be auto or a number of shards']);
   });
 });

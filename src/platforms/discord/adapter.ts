@@ -28,6 +28,17 @@ export function intentsFor(config: Pick<DiscordConfig, 'messageContent'>): Gatew
   ];
 }
 
+/**
+ * discord.js's shard options from DISCORD_SHARDS / DISCORD_SHARD_IDS: `auto`, every shard of a
+ * count, or this process's share of them (each shard runs in the process that lists it).
+ */
+export function shardOptions(config: Pick<DiscordConfig, 'shards'>): { shards?: 'auto' | number[]; shardCount?: number } {
+  const shards = config.shards;
+  if (!shards) return {};
+  if (shards.count === 'auto') return { shards: 'auto' };
+  return { shards: shards.ids ?? Array.from({ length: shards.count }, (_, i) => i), shardCount: shards.count };
+}
+
 /** The Discord side of the bot. */
 export class DiscordAdapter {
   readonly client: Client;
@@ -46,6 +57,7 @@ export class DiscordAdapter {
       // DM channels are not cached before their first message: without this partial discord.js drops DMs.
       partials: [Partials.Channel],
       allowedMentions: NO_MENTIONS,
+      ...shardOptions(config),
       rest: { makeRequest: makeDiscordRequest, ...(config.apiUrl ? { api: config.apiUrl } : {}) },
     });
     const onError = (error: unknown) => this.log.error({ err: error }, 'discord handler failed');
