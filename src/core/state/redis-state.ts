@@ -33,6 +33,7 @@ export class RedisState implements StateStore {
   readonly keyv: Keyv;
   private readonly client: ReturnType<typeof createClient>;
   private closed = false;
+  private waiting: Promise<void> | undefined;
 
   constructor(url: string, options: { onError?: (error: unknown) => void } = {}) {
     this.client = createClient({
@@ -101,9 +102,22 @@ export class RedisState implements StateStore {
     else this.client.destroy();
   }
 
-  /** Waits a moment for a connection being (re)made; the operation then fails fast if there is none. */
-  private async ready(): Promise<void> {
-    if (this.client.isReady || this.closed) return;
-    await Promise.race([new Promise<void>((resolve) => this.client.once('ready', () => resolve())), sleep(READY_WAIT_MS)]);
+  /**
+   * Waits a moment for a connection being (re)made; the operation then fails fast if there is
+   * none. Concurrent operations share one wait (one listener on the client, however many wait).
+   */
+  private ready(): Promise<void> {
+    if (this.client.isReady || this.closed) return Promise.resolve();
+    this.waiting ??= new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.client.off('ready', done);
+        this.waiting = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, READY_WAIT_MS);
+      this.client.once('ready', done);
+    });
+    return this.waiting;
   }
 }
