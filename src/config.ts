@@ -66,6 +66,8 @@ const envSchema = z
     MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
     MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     MAX_TOKENS_LIMIT: optionalInt(4096, 1, 1_000_000),
+    MAX_ANSWER_CHARS: optionalInt(20_000, 2_000, 1_000_000),
+    STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
     QUOTA_CHAT_PER_MINUTE: optionalInt(0, 0, 1_000_000),
     QUOTA_IMAGES_PER_DAY: optionalInt(0, 0, 1_000_000),
     QUOTA_TOKENS_PER_DAY: optionalInt(0, 0, 1_000_000_000),
@@ -152,8 +154,12 @@ export interface Config {
   defaultVisionModel: string | undefined;
   /** Caps on the images users send: count per request, bytes per file. */
   inputImages: { maxCount: number; maxBytes: number };
-  /** Request limits: largest max_tokens, history budget (estimated tokens), the safety-checker switch. */
-  limits: { maxTokens: number; historyTokenBudget: number; allowDisableSafetyChecker: boolean };
+  /**
+   * Request limits: largest max_tokens, history budget (estimated tokens), the safety-checker
+   * switch, the longest answer shown in messages (characters) and the longest silence in a
+   * stream (ms without text).
+   */
+  limits: { maxTokens: number; historyTokenBudget: number; allowDisableSafetyChecker: boolean; maxAnswerChars: number; streamIdleMs: number };
   /** Per-user quotas (0: off); admins exempt unless `admins`. */
   quotas: { chatPerMinute: number; imagesPerDay: number; tokensPerDay: number; admins: boolean };
   /** Port of /healthz and /metrics (0: any free port); undefined: not served. */
@@ -231,7 +237,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     defaultImageModel: e.DEFAULT_IMAGE_MODEL,
     defaultVisionModel: e.DEFAULT_VISION_MODEL,
     inputImages: { maxCount: e.MAX_INPUT_IMAGES, maxBytes: e.MAX_INPUT_IMAGE_BYTES },
-    limits: { maxTokens: e.MAX_TOKENS_LIMIT, historyTokenBudget: e.HISTORY_TOKEN_BUDGET, allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER },
+    limits: {
+      maxTokens: e.MAX_TOKENS_LIMIT,
+      historyTokenBudget: e.HISTORY_TOKEN_BUDGET,
+      allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
+      maxAnswerChars: e.MAX_ANSWER_CHARS,
+      streamIdleMs: e.STREAM_IDLE_TIMEOUT_MS,
+    },
     admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpPort: e.HTTP_PORT,

@@ -55,6 +55,10 @@ export interface CoreLimits {
   historyTokenBudget: number;
   /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
   allowDisableSafetyChecker: boolean;
+  /** Longest answer shown in messages, in characters (`MAX_ANSWER_CHARS`, default 20,000); the rest comes as a file. */
+  maxAnswerChars: number;
+  /** A stream that sends no text for this long is ended, in ms (`STREAM_IDLE_TIMEOUT_MS`, default 60,000). */
+  streamIdleMs: number;
 }
 
 /** Admins named by the operator (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`). */
@@ -66,7 +70,7 @@ export interface AdminList {
 }
 
 /** The limits when the environment sets none. */
-export const DEFAULT_LIMITS: CoreLimits = { maxTokens: 4096, historyTokenBudget: 6000, allowDisableSafetyChecker: false };
+export const DEFAULT_LIMITS: CoreLimits = { maxTokens: 4096, historyTokenBudget: 6000, allowDisableSafetyChecker: false, maxAnswerChars: 20_000, streamIdleMs: 60_000 };
 
 /**
  * Builds a Core from its parts: the service client, the keyv store (history, claims and

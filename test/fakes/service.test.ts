@@ -521,6 +521,32 @@ describe('scripted behaviours', () => {
     expect(chatDeltas(data)).toBe('Hello, multi-line world');
   });
 
+  it('ends with the scripted finish_reason, a tool call, or without [DONE]', async () => {
+    fake.enqueue('chat', { stream: { pieces: ['half'], finishReason: 'content_filter', omitDone: true } });
+    const filtered = await readStream('/v1/chat/completions', chatBody({ stream: true }));
+    expect(filtered.error).toBeUndefined();
+    const data = parseSse(filtered.text).data;
+    expect(data.at(-1)).not.toBe('[DONE]');
+    expect(JSON.parse(data.at(-1)!).choices[0].finish_reason).toBe('content_filter');
+    fake.enqueue('chat', { stream: { pieces: [], toolCalls: true } });
+    const tools = parseSse((await readStream('/v1/chat/completions', chatBody({ stream: true }))).text).data.slice(0, -1).map((d) => JSON.parse(d));
+    expect(tools.at(-2).choices[0].delta.tool_calls[0].function.name).toBe('lookup');
+    expect(tools.at(-1).choices[0].finish_reason).toBe('tool_calls');
+  });
+
+  it('after stallAfterChunks sends only keep-alive comments until the client leaves', async () => {
+    fake.enqueue('chat', { stream: { pieces: ['a', 'b', 'c'], stallAfterChunks: 2, keepAliveMs: 20 } });
+    const res = await request(`${fake.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify(chatBody({ stream: true })) });
+    let text = '';
+    for await (const chunk of res.body) {
+      text += String(chunk);
+      if ((text.match(/: keep-alive/g) ?? []).length >= 3) break;
+    }
+    const { data, comments } = parseSse(text);
+    expect(chatDeltas(data)).toBe('a');
+    expect(comments.length).toBeGreaterThanOrEqual(3);
+  });
+
   it('forces a stream even for a non-streaming request, and validates first', async () => {
     fake.enqueue('chat', { stream: { text: 'x' } });
     const refused = await post('/v1/chat/completions', chatBody({ temperature: 9 }));

@@ -159,6 +159,16 @@ export interface StreamScript {
   multiLineData?: boolean;
   /** Add chunks with `delta: {}` and with no `delta` at all after the first piece (spec §4.1 streaming rule 2). */
   emptyDeltas?: boolean;
+  /** The last chunk's `finish_reason` (e.g. `content_filter`, `length`). Default `stop`. */
+  finishReason?: string;
+  /** Before the last chunk, a chunk whose delta holds only `tool_calls` (and `finish_reason` becomes `tool_calls`). */
+  toolCalls?: boolean;
+  /** End after the last chunk (with its `finish_reason`) by closing the response, without `data: [DONE]`. */
+  omitDone?: boolean;
+  /** After this many chunks, send only `: keep-alive` comments, every `keepAliveMs`, until the client leaves. */
+  stallAfterChunks?: number;
+  /** Interval of the comments of `stallAfterChunks`, in ms. Default 200. */
+  keepAliveMs?: number;
 }
 
 /** What the next request of a route gets. */
@@ -447,6 +457,7 @@ const IMAGE_FORMATS: readonly ImageFormat[] = ['url', 'b64_json', 'hxd'];
 export class FakeService {
   /** Every request received, oldest first. */
   readonly requests: RecordedRequest[] = [];
+  private open = 0;
   readonly events = new EventEmitter<FakeServiceEvents>();
   readonly apiKey: string;
   /** `http://127.0.0.1:PORT` (no `/v1`). */
@@ -543,6 +554,11 @@ export class FakeService {
       if (route === undefined || r.route === route) return r;
     }
     return undefined;
+  }
+
+  /** Streamed responses whose connection is still open (a client that left has closed its own). */
+  get openStreams(): number {
+    return this.open;
   }
 
   /** Forgets recorded requests, scripted behaviours and reply overrides. */
@@ -826,7 +842,11 @@ export class FakeService {
           chunks.push({ ...head, choices: [{ index: 0, finish_reason: null }] });
         }
       });
-      chunks.push({ ...head, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+      if (script?.toolCalls) {
+        const call = { index: 0, id: newId('call_'), type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } };
+        chunks.push({ ...head, choices: [{ index: 0, delta: { tool_calls: [call] }, finish_reason: null }] });
+      }
+      chunks.push({ ...head, choices: [{ index: 0, delta: {}, finish_reason: script?.finishReason ?? (script?.toolCalls ? 'tool_calls' : 'stop') }] });
       await this.writeSse(res, 'chat', '/v1/chat/completions', chunks, script ?? {}, rnd);
       return;
     }
@@ -1020,12 +1040,16 @@ export class FakeService {
       return lines.join(eol) + eol + eol;
     };
     const afterChunks = script.afterChunks ?? 2;
-    let ending: 'done' | 'error' | 'drop' = 'done';
+    let ending: 'done' | 'error' | 'drop' | 'stall' = 'done';
     if (script.comments) frames.push(comment);
     let sent = 0;
     for (const chunk of chunks) {
       if (script.dropAfterChunks !== undefined && sent >= script.dropAfterChunks) {
         ending = 'drop';
+        break;
+      }
+      if (script.stallAfterChunks !== undefined && sent >= script.stallAfterChunks) {
+        ending = 'stall';
         break;
       }
       frames.push(dataFrame(chunk));
@@ -1040,7 +1064,7 @@ export class FakeService {
       }
     }
     if (ending === 'done' && script.dropAfterChunks !== undefined && sent >= script.dropAfterChunks) ending = 'drop';
-    if (ending === 'done') frames.push(`data: [DONE]${eol}${eol}`);
+    if (ending === 'done' && !script.omitDone) frames.push(`data: [DONE]${eol}${eol}`);
 
     // Byte offsets where each frame starts, to add chunkDelayMs before events.
     const buffers = frames.map((f) => Buffer.from(f, 'utf8'));
@@ -1053,6 +1077,8 @@ export class FakeService {
     const all = Buffer.concat(buffers);
     const delay = script.chunkDelayMs ?? this.options.chunkDelayMs;
 
+    this.open += 1;
+    res.once('close', () => (this.open -= 1));
     res.writeHead(200, {
       ...this.baseHeaders(),
       'content-type': 'text/event-stream; charset=utf-8',
@@ -1078,6 +1104,14 @@ export class FakeService {
     }
     await this.sleep(0);
     if (res.destroyed) return;
+    if (ending === 'stall') {
+      // Keep the connection alive with comments (bytes, but no text) until the client leaves.
+      while (!res.destroyed && !this.closed) {
+        await this.sleep(script.keepAliveMs ?? 200);
+        if (!res.destroyed) res.write(comment);
+      }
+      return;
+    }
     if (ending === 'drop') {
       // Let the written bytes reach the kernel, then cut the connection (no terminating chunk).
       const socket = res.socket;

@@ -7,7 +7,7 @@
 import type { CommandContext } from '../platform.ts';
 import { StreamingReply, type Clock } from './streaming-reply.ts';
 import { ShownError, withReference } from '../command.ts';
-import { ServiceError, userMessageOf } from '../service/errors.ts';
+import { AbortedError, ServiceError, StreamIdleError, userMessageOf } from '../service/errors.ts';
 import type { Stream } from '../service/stream.ts';
 import type { BotEvents } from '../events.ts';
 
@@ -15,32 +15,90 @@ import type { BotEvents } from '../events.ts';
  * The text of a streamed completion, one string per network read (the pieces of its chunks
  * joined; reads that carry no text are skipped).
  * @param pieceOf the text of one chunk (§4.1 streaming rule 2: `delta` or `content` may be absent).
+ * @param options.idleMs ends the stream when no text came for this long, in ms (keep-alive
+ *   comments and empty chunks do not count): a limit on content, where the transport's body
+ *   timeout only sees bytes.
+ * @throws StreamIdleError when the idle limit passed; as Stream.batches otherwise.
  */
-export async function* textOf<T>(stream: Stream<T>, pieceOf: (chunk: T) => string | null | undefined): AsyncGenerator<string, void, undefined> {
-  for await (const chunks of stream.batches()) {
-    let text = '';
-    for (const chunk of chunks) text += pieceOf(chunk) ?? '';
-    if (text) yield text;
+export async function* textOf<T>(stream: Stream<T>, pieceOf: (chunk: T) => string | null | undefined, options: { idleMs?: number } = {}): AsyncGenerator<string, void, undefined> {
+  const idleMs = options.idleMs;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    if (!idleMs) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => stream.abort(new StreamIdleError(idleMs)), idleMs);
+  };
+  arm();
+  try {
+    for await (const chunks of stream.batches()) {
+      let text = '';
+      for (const chunk of chunks) text += pieceOf(chunk) ?? '';
+      if (text) {
+        arm();
+        yield text;
+      }
+    }
+  } catch (error) {
+    if (error instanceof AbortedError && error.reason instanceof StreamIdleError) throw error.reason;
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
 /** What an answer without text shows. */
 const EMPTY_ANSWER = '*(the model returned an empty answer)*';
 
+/** Longest answer kept in the file of an answer over the cap, in characters; past it the stream is ended. */
+export const MAX_ANSWER_FILE_CHARS = 8 * 1024 * 1024;
+
+/** Why a stream ended, in words for the user, by `finish_reason`. */
+const FINISH_REASONS: Record<string, { empty: string; note: string }> = {
+  content_filter: { empty: "the service's content filter stopped it", note: "The service's content filter stopped the answer here." },
+  length: { empty: 'it reached its length limit (max_tokens) before any text', note: 'The answer stopped at its length limit (max_tokens).' },
+  tool_calls: { empty: 'the model asked to call a tool, which this bot does not do', note: 'The model asked to call a tool here, which this bot does not do.' },
+  function_call: { empty: 'the model asked to call a function, which this bot does not do', note: 'The model asked to call a function here, which this bot does not do.' },
+};
+
+/** Options of {@link streamAnswer}. */
+export interface StreamAnswerOptions {
+  clock?: Clock;
+  /** Turns the complete text into what is finally shown (e.g. pretty JSON). */
+  finalize?: (text: string) => string;
+  /** Short lines under the answer. */
+  notes?: readonly string[];
+  events?: BotEvents;
+  /** The stream's last `finish_reason` (read when it ended), to explain an empty or cut answer. */
+  finishReason?: () => string | undefined;
+  /**
+   * Longest answer shown in messages, in characters (`MAX_ANSWER_CHARS`); beyond it the whole
+   * answer is attached as `answer.md`. Default: no cap.
+   */
+  maxChars?: number;
+}
+
+/** What {@link streamAnswer} produced. */
+export interface StreamedAnswer {
+  /** The answer's text as shown (at most `maxChars`): what the history may keep. */
+  text: string;
+  /** True when the answer was longer than `maxChars` (the whole of it went out as a file). */
+  capped: boolean;
+}
+
 /**
- * Streams text deltas into the reply and finishes it.
- * @param finalize turns the complete text into what is finally shown (e.g. pretty JSON).
- * @returns the complete streamed text.
+ * Streams text deltas into the reply and finishes it. Nothing whitespace-only is ever sent;
+ * an empty answer says why when the service said (`finish_reason`); an answer over the cap
+ * shows its first `maxChars` characters and comes whole as a Markdown file.
+ * @returns the text shown, and whether it was capped.
  * @throws ServiceError before any text arrived; ShownError when the stream broke after text
  *   was shown (the notice is appended to the message).
  */
-export async function streamAnswer(
-  ctx: CommandContext,
-  deltas: AsyncIterable<string>,
-  options: { clock?: Clock; finalize?: (text: string) => string; notes?: readonly string[]; events?: BotEvents } = {},
-): Promise<string> {
-  const notes = options.notes?.length ? `\n\n${options.notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '';
+export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<string>, options: StreamAnswerOptions = {}): Promise<StreamedAnswer> {
+  const notes = [...(options.notes ?? [])];
+  const noteText = () => (notes.length ? `\n\n${notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '');
   const reply = new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}) });
+  const cap = options.maxChars ?? Number.POSITIVE_INFINITY;
+  let overflow = '';
   const started = performance.now();
   let firstTokenMs: number | undefined;
   const end = (outcome: string) => options.events?.emit('stream.end', { platform: ctx.platform, firstTokenMs, durationMs: performance.now() - started, outcome });
@@ -48,23 +106,34 @@ export async function streamAnswer(
   try {
     for await (const delta of deltas) {
       firstTokenMs ??= performance.now() - started;
-      reply.append(delta);
+      const room = cap - reply.content.length;
+      if (room >= delta.length) reply.append(delta);
+      else {
+        if (room > 0) reply.append(delta.slice(0, room));
+        overflow += room > 0 ? delta.slice(room) : delta;
+        if (overflow.length > MAX_ANSWER_FILE_CHARS) break;
+      }
     }
   } catch (error) {
     end(error instanceof ServiceError ? error.code : 'internal');
-    if (reply.content === '' || !(error instanceof ServiceError)) throw error;
+    if (reply.content.trim() === '' || !(error instanceof ServiceError)) throw error;
     const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)}${notes}`);
+    await reply.finish(`${partial}\n\n⚠️ ${error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)}${noteText()}`);
     throw new ShownError(error, partial);
   }
   const answer = reply.content;
+  const reason = options.finishReason?.();
+  const explained = reason ? FINISH_REASONS[reason] : undefined;
+  if (answer.trim() !== '' && explained) notes.push(explained.note);
+  if (overflow) notes.push(`The answer is longer than ${cap.toLocaleString('en-US')} characters: the whole of it is in answer.md${overflow.length > MAX_ANSWER_FILE_CHARS ? ' (cut at 8 million characters)' : ''}.`);
   const shown = options.finalize ? options.finalize(answer) : answer;
+  const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
   try {
-    await reply.finish(notes ? `${shown.trim() ? shown : EMPTY_ANSWER}${notes}` : shown);
+    await reply.finish(`${shown.trim() ? shown : empty}${noteText()}`);
+    if (overflow) await ctx.reply.send({ content: '', files: [{ name: 'answer.md', data: Buffer.from(answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS)), mimeType: 'text/markdown', description: 'The whole answer' }] });
   } finally {
     end('done');
   }
-  ctx.log.debug({ chars: answer.length, messages: reply.messageCount, writes: reply.writes }, 'answer streamed');
-  return answer;
+  ctx.log.debug({ chars: answer.length + overflow.length, messages: reply.messageCount, writes: reply.writes, capped: overflow !== '' }, 'answer streamed');
+  return { text: answer, capped: overflow !== '' };
 }
-

@@ -91,8 +91,9 @@ export class StreamingReply {
     return splitMessage(this.text, maxChars, measure);
   }
 
+  /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */
   private dirty(): boolean {
-    if (this.text === '') return false;
+    if (this.text.trim() === '') return false;
     const pages = this.pages();
     return pages.some((page, i) => this.shown[i] !== page);
   }

@@ -104,12 +104,15 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
   let usage: Usage | undefined;
   let answer: string;
   try {
-    answer = await streamAnswer(ctx, textOf(stream, (chunk) => ((usage = chunk.usage ?? usage), chunk.choices[0]?.delta?.content)), {
+    const deltas = textOf(stream, (chunk) => ((usage = chunk.usage ?? usage), chunk.choices[0]?.delta?.content), { idleMs: core.limits.streamIdleMs });
+    ({ text: answer } = await streamAnswer(ctx, deltas, {
       ...(clock ? { clock } : {}),
       ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
       ...(notes.length ? { notes } : {}),
       events: core.events,
-    });
+      finishReason: () => stream.finishReason,
+      maxChars: core.limits.maxAnswerChars,
+    }));
   } catch (error) {
     // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
     // one cut off by a fault does not (it may be wrong where it ends). Both cost tokens.
@@ -124,7 +127,8 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
     const links = extractImageLinks(answer).slice(0, 10);
     if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
   }
-  await remember(ctx, core, asked, answer);
+  // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
+  if (answer.trim() !== '') await remember(ctx, core, asked, answer);
 }
 
 /** Appends one exchange to the conversation's history; a store that is down loses it (logged once per outage). */
@@ -166,11 +170,11 @@ export async function complete(
   let usage: Usage | undefined;
   async function* deltas() {
     yield prompt;
-    yield* textOf(stream, (chunk) => ((usage = (chunk.usage as Usage | undefined) ?? usage), chunk.choices[0]?.text));
+    yield* textOf(stream, (chunk) => ((usage = (chunk.usage as Usage | undefined) ?? usage), chunk.choices[0]?.text), { idleMs: core.limits.streamIdleMs });
   }
   let shown: string;
   try {
-    shown = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events });
+    ({ text: shown } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars }));
   } catch (error) {
     if (error instanceof ShownError && error.partial) await countTokens(ctx, core, prompt, error.partial.slice(prompt.length), usage);
     throw error;

@@ -23,7 +23,8 @@ export type ServiceErrorCode =
   | 'stream_interrupted'
   | 'invalid_response'
   | 'invalid_json'
-  | 'context_length';
+  | 'context_length'
+  | 'stream_idle';
 
 /** Root of the hierarchy. `status` is the HTTP status when there was one. */
 export class ServiceError extends Error {
@@ -162,6 +163,23 @@ export class AbortedError extends ServiceError {
 export class StreamInterruptedError extends ServiceError {
   constructor(message: string, cause?: unknown) {
     super('stream_interrupted', message, 'The answer was cut off because the generation service stopped sending. Try again.', { cause });
+  }
+}
+
+/**
+ * The body ended without `data: [DONE]` (a StreamInterruptedError). A stream whose last chunk
+ * carried a `finish_reason` is complete all the same (the service just closed early).
+ */
+export class StreamEndedEarlyError extends StreamInterruptedError {
+  constructor() {
+    super('the stream ended before data: [DONE]');
+  }
+}
+
+/** The stream went on (keep-alive comments, empty chunks) but no text came for `idleMs`. */
+export class StreamIdleError extends ServiceError {
+  constructor(readonly idleMs: number) {
+    super('stream_idle', `no text for ${idleMs} ms`, `The generation service stopped sending text for ${Math.round(idleMs / 1000)} s, so the answer ends here. Try again.`);
   }
 }
 

@@ -4,7 +4,7 @@
  * comment lines, multi-line `data:` and events split at any byte across reads.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { StreamInterruptedError, type ServiceError } from './errors.ts';
+import { StreamEndedEarlyError, type ServiceError } from './errors.ts';
 
 /** The end-of-stream marker of OpenAI-compatible streams. */
 export const DONE = '[DONE]';
@@ -16,7 +16,7 @@ export const DONE = '[DONE]';
  * Leaving the loop early (break/return/throw) destroys `body`, which cancels the HTTP request.
  * @param body an async iterable of bytes (undici's response body).
  * @param mapError turns a transport error (timeout, reset, abort) into a ServiceError.
- * @throws StreamInterruptedError when the body ends before `[DONE]`; whatever `mapError` returns
+ * @throws StreamEndedEarlyError (a StreamInterruptedError) when the body ends before `[DONE]`; whatever `mapError` returns
  *   when reading fails.
  */
 export async function* sseBatches(
@@ -52,7 +52,7 @@ export async function* sseBatches(
     // server that closed right after `data: [DONE]`).
     parser.feed(`${decoder.decode()}\n\n`);
     if (pending.length) yield take();
-    if (!done) throw new StreamInterruptedError('the stream ended before data: [DONE]');
+    if (!done) throw new StreamEndedEarlyError();
   } finally {
     // After [DONE] the rest is drained so the keep-alive socket can be reused; otherwise the
     // request is cancelled (the consumer left the loop, or the stream failed).

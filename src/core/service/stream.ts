@@ -9,12 +9,17 @@
  *   of one per chunk, which is most of the per-chunk cost above a bare parse loop (bench/).
  */
 import { sseBatches } from './sse.ts';
-import { InvalidResponseError, StreamInterruptedError, readErrorBody, type ServiceError } from './errors.ts';
+import { InvalidResponseError, StreamEndedEarlyError, StreamInterruptedError, readErrorBody, type ServiceError } from './errors.ts';
 import type { OpenResponse } from './http.ts';
 
 /** A streamed response. Read it once, by chunks or by batches. */
 export class Stream<T> implements AsyncIterable<T> {
   private consumed = false;
+  /**
+   * The last `finish_reason` a chunk carried (`stop`, `length`, `content_filter`,
+   * `tool_calls`…), or undefined while none did.
+   */
+  finishReason: string | undefined;
 
   constructor(
     private readonly response: OpenResponse,
@@ -26,17 +31,23 @@ export class Stream<T> implements AsyncIterable<T> {
     private readonly onEnd: () => void = () => undefined,
   ) {}
 
-  /** Cancels the request; a running loop ends with AbortedError. */
-  abort(): void {
-    this.controller.abort();
+  /**
+   * Cancels the request; a running loop ends with AbortedError (carrying `reason`).
+   * @param reason why (e.g. a StreamIdleError), kept as the AbortedError's `reason`.
+   */
+  abort(reason?: unknown): void {
+    this.controller.abort(reason);
   }
 
   /**
    * The chunks of each network read, in order, never empty. Leaving the loop cancels the
    * request.
+   * A body that ends without `[DONE]` after a chunk with a `finish_reason` ends the loop
+   * normally: the answer was complete.
    * @throws Error when the stream was already read; InvalidResponseError for a chunk that is
    *   not a JSON object; StreamInterruptedError for an error object mid-stream or a body that
-   *   ends before `[DONE]`; the transport errors of `mapError` (timeouts, resets, aborts).
+   *   ends before `[DONE]` and before any `finish_reason`; the transport errors of `mapError`
+   *   (timeouts, resets, aborts).
    */
   async *batches(): AsyncGenerator<T[], void, undefined> {
     if (this.consumed) throw new Error('a Stream can be read only once');
@@ -54,6 +65,8 @@ export class Stream<T> implements AsyncIterable<T> {
         }
         yield chunks;
       }
+    } catch (error) {
+      if (!(error instanceof StreamEndedEarlyError && this.finishReason !== undefined)) throw error;
     } finally {
       this.onEnd();
     }
@@ -98,7 +111,11 @@ export class Stream<T> implements AsyncIterable<T> {
     } catch {
       throw new InvalidResponseError(`the stream held a line that is not JSON: ${this.scrub(data.slice(0, 120))}`);
     }
-    if (typeof chunk === 'object' && chunk !== null && !chunk.error && Array.isArray(chunk.choices)) return chunk as T;
+    if (typeof chunk === 'object' && chunk !== null && !chunk.error && Array.isArray(chunk.choices)) {
+      const reason = (chunk.choices[0] as { finish_reason?: unknown } | undefined)?.finish_reason;
+      if (typeof reason === 'string') this.finishReason = reason;
+      return chunk as T;
+    }
     return this.unusual(chunk);
   }
 
