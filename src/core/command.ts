@@ -115,10 +115,12 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
   for (const option of command.options) {
     const given = raw[option.name];
     let value: string | number | boolean;
-    if (given === undefined || given === '') {
+    // Whitespace alone is no text: a blank prompt is refused on every platform alike.
+    const blank = typeof given === 'string' && given.trim() === '';
+    if (given === undefined || blank) {
       if (option.required) throw new OptionError(`/${command.name} needs \`${option.name}\`: ${option.description}.`);
       // An option named without a value (Slack: `--style` at the end) is a mistake worth saying.
-      if (given === '') throw new OptionError(`\`${option.name}\` needs a value: ${option.description}.`);
+      if (blank) throw new OptionError(`\`${option.name}\` needs a value: ${option.description}.`);
       continue;
     }
     if (option.type === 'attachment') {
@@ -187,7 +189,7 @@ export function runCommand(command: Command, ctx: CommandContext, core: Core, re
 }
 
 /** What {@link runInvocation} needs of an invocation: where it is, a logger, and a way to tell the user. */
-export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & { reply: Pick<ReplyChannel, 'sendEphemeral'> };
+export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & { reply: Pick<ReplyChannel, 'sendEphemeral' | 'explain'> };
 
 /**
  * Runs one invocation (a command, `mention` for a mention or DM, `<command>:button` for a
@@ -214,9 +216,11 @@ export async function runInvocation(name: string, ctx: InvocationTarget, core: C
       ctx.log.warn({ command: name, ref: ctx.ref, code: error.code, status: error.status, err: error.message }, 'service call failed');
       await tell(withReference(error.userMessage, ctx.ref));
     } else {
-      errorCode = 'internal';
-      ctx.log.error({ command: name, ref: ctx.ref, err: error }, 'command failed');
-      await tell(withReference(userMessageOf(error), ctx.ref));
+      const explained = ctx.reply.explain?.(error);
+      errorCode = explained ? 'platform_refused' : 'internal';
+      if (explained) ctx.log.warn({ command: name, ref: ctx.ref, err: error }, 'platform refused a write');
+      else ctx.log.error({ command: name, ref: ctx.ref, err: error }, 'command failed');
+      await tell(withReference(explained ?? userMessageOf(error), ctx.ref));
     }
   }
   const outcome: CommandOutcome = {

@@ -102,6 +102,11 @@ export interface ReplyChannel {
    * does not, as for a Discord mention). A string is a text message. Never throws.
    */
   sendEphemeral(message: string | OutgoingMessage): Promise<void>;
+  /**
+   * The sentence for a platform's refusal (a missing permission, an archived channel, a
+   * revoked token…), or undefined when the error is not one the platform explains.
+   */
+  explain?(error: unknown): string | undefined;
 }
 
 /**

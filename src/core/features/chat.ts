@@ -138,7 +138,7 @@ async function remember(ctx: CommandContext, core: Core, question: string, answe
     await core.history.append(ctx.conversationId, { role: 'user', content: question, at, userId: ctx.user.id }, { role: 'assistant', content: answer, at });
     core.storeHealth.succeeded(ctx.log);
   } catch (error) {
-    core.storeHealth.failed(error, ctx.log, ctx.conversationId);
+    core.storeHealth.failed(error, ctx.log);
   }
 }
 

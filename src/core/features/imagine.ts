@@ -5,6 +5,7 @@
 import type { Attachment, CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
 import { ForbiddenError, OptionError } from '../command.ts';
+import { InvalidResponseError } from '../service/errors.ts';
 import { imagesFromResult, prepareReferenceImage } from '../media/images.ts';
 import { optionImage } from '../media/attachments.ts';
 import { admit } from './usage.ts';
@@ -92,7 +93,7 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
   };
   const result = await core.service.images.generate(body, { signal: ctx.signal });
   const [image] = await imagesFromResult(result, core.service.images, { expected: aspectRatio, log: ctx.log, signal: ctx.signal });
-  if (!image) throw new Error('image result held no image');
+  if (!image) throw new InvalidResponseError('the image result held no image (an empty data array)', 'The generation service returned no image for this prompt. Try again, perhaps with other words.');
   const seed = request.seed ?? seedOf(result);
   const settings = [
     model ?? 'default model',

@@ -13,7 +13,7 @@
 import { ServiceHttp, type OpenResponse, type ServiceHttpOptions } from './http.ts';
 import { Stream } from './stream.ts';
 import { scrubSecrets } from '../../log.ts';
-import { ConnectionError, InvalidResponseError, StreamInterruptedError, type ServiceError } from './errors.ts';
+import { ConnectionError, InvalidResponseError, NotAStreamError, StreamInterruptedError, type ServiceError } from './errors.ts';
 import {
   chatCompletionRequestSchema,
   chatCompletionSchema,
@@ -98,6 +98,15 @@ async function openStream<T>(http: ServiceHttp, path: string, body: unknown, opt
   } catch (error) {
     unlink();
     throw error;
+  }
+  // A 2xx that is not an event stream (an HTML page, a JSON body, compressed bytes the bot did
+  // not ask for) is said as such, not as an answer cut off.
+  const type = String(response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const encoding = String(response.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (type !== 'text/event-stream' || (encoding !== 'identity' && encoding !== '')) {
+    response.body.destroy();
+    unlink();
+    throw new NotAStreamError(encoding !== 'identity' && encoding !== '' ? `${encoding}-compressed data the bot did not ask for` : type ? `a ${type} body` : 'a body without a content type');
   }
   // Once the response has begun, a broken connection means a cut-off answer, not an unreachable service.
   const mapError = (cause: unknown): ServiceError => {

@@ -185,8 +185,16 @@ export class StreamIdleError extends ServiceError {
 
 /** The service answered 2xx with a body that is not what the spec describes. */
 export class InvalidResponseError extends ServiceError {
-  constructor(message: string) {
-    super('invalid_response', message, 'The generation service sent an answer the bot could not read. Try again.');
+  /** @param userMessage the sentence, when a more precise one than the default fits. */
+  constructor(message: string, userMessage = 'The generation service sent an answer the bot could not read. Try again.') {
+    super('invalid_response', message, userMessage);
+  }
+}
+
+/** A 2xx whose body is not an SSE stream (an HTML page, JSON, compressed bytes, nothing). */
+export class NotAStreamError extends InvalidResponseError {
+  constructor(what: string) {
+    super(`the service answered ${what} instead of a stream`, `The generation service answered something that is not a stream of text (${what}). Try again; if it lasts, an admin should check SERVICE_BASE_URL.`);
   }
 }
 

@@ -9,7 +9,7 @@
  *   of one per chunk, which is most of the per-chunk cost above a bare parse loop (bench/).
  */
 import { sseBatches } from './sse.ts';
-import { InvalidResponseError, StreamEndedEarlyError, StreamInterruptedError, readErrorBody, type ServiceError } from './errors.ts';
+import { InvalidResponseError, NotAStreamError, StreamEndedEarlyError, StreamInterruptedError, readErrorBody, type ServiceError } from './errors.ts';
 import type { OpenResponse } from './http.ts';
 
 /** A streamed response. Read it once, by chunks or by batches. */
@@ -20,6 +20,8 @@ export class Stream<T> implements AsyncIterable<T> {
    * `tool_calls`…), or undefined while none did.
    */
   finishReason: string | undefined;
+  /** Whether any chunk arrived. */
+  private received = false;
 
   constructor(
     private readonly response: OpenResponse,
@@ -63,9 +65,11 @@ export class Stream<T> implements AsyncIterable<T> {
           if (chunks.length) yield chunks;
           throw error;
         }
+        this.received = true;
         yield chunks;
       }
     } catch (error) {
+      if (error instanceof StreamEndedEarlyError && !this.received) throw new NotAStreamError('an event stream with no event');
       if (!(error instanceof StreamEndedEarlyError && this.finishReason !== undefined)) throw error;
     } finally {
       this.onEnd();

@@ -20,12 +20,14 @@ export class StoreHealth {
 
   /**
    * Records a failed store operation.
+   * @param conversationId the conversation about to be told (omit when nobody will be, e.g. a
+   *   failed save after the answer was shown).
    * @returns true when this conversation has not been told of the outage yet (tell it now).
    */
-  failed(error: unknown, log: Logger, conversationId: string): boolean {
+  failed(error: unknown, log: Logger, conversationId?: string): boolean {
     if (!this.down) log.warn({ err: error instanceof Error ? error.message : String(error) }, 'state store unreachable: answering without history');
     this.down = true;
-    if (this.told.has(conversationId)) return false;
+    if (conversationId === undefined || this.told.has(conversationId)) return false;
     this.told.add(conversationId);
     return true;
   }

@@ -10,6 +10,7 @@ import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '.
 import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
+import { explainDiscordError } from './errors.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 
 /** If a command has neither replied nor deferred after this many ms, it is deferred (the limit is 3 s). */
@@ -67,6 +68,10 @@ export class InteractionReply implements ReplyChannel {
     } catch (error) {
       this.log.warn({ err: error }, 'could not send an ephemeral message on Discord');
     }
+  }
+
+  explain(error: unknown): string | undefined {
+    return explainDiscordError(error);
   }
 
   /** Stops the auto-defer timer (when the command is over). */

@@ -18,6 +18,7 @@ import type { Downloader } from '../../core/media/download.ts';
 import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
+import { explainDiscordError } from './errors.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
 export const TYPING_REFRESH_MS = 8_000;
@@ -70,6 +71,10 @@ export class MessageReply implements ReplyChannel {
     } catch (error) {
       this.log.warn({ err: error }, 'could not reply on Discord');
     }
+  }
+
+  explain(error: unknown): string | undefined {
+    return explainDiscordError(error);
   }
 
   /** Stops the typing indicator (when the answer is over). */

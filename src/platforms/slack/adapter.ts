@@ -6,7 +6,7 @@
 // A named import: Node's ESM gives `import bolt from` the whole CommonJS exports object, but
 // bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
 // is undefined there. `exports.App` is found by both.
-import { App } from '@slack/bolt';
+import { App, HTTPReceiver, type RespondFn } from '@slack/bolt';
 import { WebClientEvent, type WebClient } from '@slack/web-api';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,7 @@ import type { Logger } from '../../log.ts';
 import { handleSlashCommand } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
 import { SlackDirectory } from './users.ts';
+import { createSlackServer } from './http.ts';
 
 /** Bolt's logger interface on top of pino. */
 function boltLogger(log: Logger): SlackLogger {
@@ -36,6 +37,16 @@ function boltLogger(log: Logger): SlackLogger {
   };
 }
 
+/**
+ * What a user reads after a slash command the bot does not serve: the right spelling for a
+ * known one in the wrong case, else the list of its commands.
+ */
+export function unknownCommandText(command: string, known: readonly string[]): string {
+  const lower = command.toLowerCase();
+  if (known.includes(lower)) return `Slack commands are lowercase here: try ${lower}.`;
+  return `${command} is not a command of this bot. Its commands: ${known.join(', ')}.`;
+}
+
 /** The Slack side of the bot. */
 export class SlackAdapter {
   readonly app: App;
@@ -43,6 +54,7 @@ export class SlackAdapter {
   /** The HTTP receiver's port once started (HTTP mode). */
   port: number | undefined;
   private server: Server | undefined;
+  private readonly receiver: HTTPReceiver | undefined;
   private started = false;
 
   constructor(
@@ -53,9 +65,12 @@ export class SlackAdapter {
   ) {
     const socketMode = config.appToken !== undefined;
     const slackApiUrl = config.apiUrl ? { slackApiUrl: config.apiUrl } : {};
+    const logger = boltLogger(log.child({ lib: 'bolt' }));
+    // HTTP mode: Bolt's receiver, served by our own server (http.ts) that guards it.
+    this.receiver = socketMode ? undefined : new HTTPReceiver({ signingSecret: config.signingSecret, logger, endpoints: '/slack/events' });
     this.app = new App({
       token: config.botToken,
-      signingSecret: config.signingSecret,
+      ...(this.receiver ? { receiver: this.receiver } : { signingSecret: config.signingSecret }),
       ...(socketMode
         ? {
             socketMode: true,
@@ -73,11 +88,13 @@ export class SlackAdapter {
             installerOptions: { clientOptions: { ...slackApiUrl, retryConfig: { retries: 8, factor: 2, minTimeout: 1000, maxTimeout: 30_000 } } },
           }
         : {}),
-      logger: boltLogger(log.child({ lib: 'bolt' })),
+      logger,
       clientOptions: {
         ...slackApiUrl,
         // Bolt's default retries for ~30 minutes; a chat answer is worth a few seconds at most.
-        retryConfig: { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 4000 },
+        // A call Slack does not answer ends after 6 s (twice, with the retry): the user is told.
+        retryConfig: { retries: 1, factor: 2, minTimeout: 500, maxTimeout: 4000 },
+        timeout: 6_000,
       },
       // Bolt otherwise calls auth.test in this constructor and keeps the promise: a wrong token
       // or an unreachable Slack becomes an unhandled rejection (which ends a Node 20 process)
@@ -94,9 +111,19 @@ export class SlackAdapter {
       );
     };
     watch(this.app.client);
-    this.app.use(async ({ client, next }) => {
-      watch(client);
-      await next();
+    const names = new Set(commands.map((c) => `/${c.name}`));
+    this.app.use(async (args) => {
+      watch(args.client);
+      // A slash command no listener serves (an old one, /CHAT typed by hand, another app's) is
+      // acked and answered, instead of Bolt leaving Slack waiting into a 404.
+      const { command, ack, respond } = args as unknown as { command?: { command?: string }; ack?: () => Promise<void>; respond?: RespondFn };
+      if (command?.command && !names.has(command.command)) {
+        await ack?.();
+        log.info({ command: command.command }, 'unknown slash command');
+        await respond?.({ response_type: 'ephemeral', text: unknownCommandText(command.command, [...names]) }).catch((error: unknown) => log.warn({ err: error }, 'could not answer an unknown command'));
+        return;
+      }
+      await args.next();
     });
     const directory = new SlackDirectory(core.admins, log);
     const apiOrigin = new URL(config.apiUrl ?? 'https://slack.com/api/').origin;
@@ -136,9 +163,14 @@ export class SlackAdapter {
       this.log.info('slack ready (socket mode)');
       return;
     }
-    this.server = (await this.app.start(this.config.port)) as Server;
+    const server = createSlackServer(this.receiver!, { claims: this.core.claims, log: this.log });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.config.port, () => resolve());
+    });
+    this.server = server;
     this.started = true;
-    this.port = (this.server.address() as AddressInfo).port;
+    this.port = (server.address() as AddressInfo).port;
     this.log.info({ port: this.port }, 'slack ready (http)');
   }
 
@@ -162,6 +194,17 @@ export class SlackAdapter {
   async stop(graceMs = 0): Promise<void> {
     await this.running.drain(graceMs);
     this.started = false;
-    await this.app.stop();
+    if (this.config.appToken !== undefined) {
+      await this.app.stop();
+      return;
+    }
+    const server = this.server;
+    this.server = undefined;
+    if (server) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
   }
 }

@@ -9,6 +9,7 @@ import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '
 import type { Logger } from '../../log.ts';
 import { escapeSlackText, slackLength } from './text.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { explainSlackError } from './errors.ts';
 
 /** Slack's limits as the core needs them (PLATFORM-LIMITS.md). */
 export const SLACK_LIMITS: ReplyLimits = {
@@ -83,6 +84,10 @@ export class SlackReply implements ReplyChannel {
         await this.client.chat.update({ channel: postedChannel, ts, text: fallbackTextOf(m), ...(edited ? { blocks: edited } : {}) });
       },
     };
+  }
+
+  explain(error: unknown): string | undefined {
+    return explainSlackError(error);
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {

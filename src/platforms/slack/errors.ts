@@ -1,0 +1,53 @@
+/**
+ * Slack's refusals in sentences a user can act on (the `error` of Web API answers,
+ * docs.slack.dev "Web API errors"), for the core's one place that turns errors into words.
+ */
+
+/** The `error` of a @slack/web-api platform error, or undefined. */
+export function slackErrorCode(error: unknown): string | undefined {
+  const data = (error as { data?: { error?: unknown } } | undefined)?.data;
+  return typeof data?.error === 'string' ? data.error : undefined;
+}
+
+/**
+ * The sentence for a Slack refusal, or undefined for anything else.
+ * @param error what a @slack/web-api call threw.
+ * @param botName how users call the bot, for "/invite @<name>".
+ */
+export function explainSlackError(error: unknown, botName = 'the bot'): string | undefined {
+  const code = slackErrorCode(error);
+  const needed = (error as { data?: { needed?: unknown } } | undefined)?.data?.needed;
+  switch (code) {
+    case undefined:
+      break;
+    case 'channel_not_found':
+      return `I cannot see this channel. Invite me to it (/invite @${botName}) or use me in a channel I am in.`;
+    case 'not_in_channel':
+      return `I am not in this channel: invite me with /invite @${botName}, then try again.`;
+    case 'is_archived':
+      return 'This channel is archived, so I cannot post in it.';
+    case 'invalid_auth':
+    case 'not_authed':
+    case 'token_revoked':
+    case 'token_expired':
+    case 'account_inactive':
+      return "Slack refused the bot's token: an admin needs to check SLACK_BOT_TOKEN (or reinstall the app).";
+    case 'missing_scope':
+      return `The Slack app lacks the ${typeof needed === 'string' ? `\`${needed}\` ` : ''}scope: an admin can add it under OAuth & Permissions and reinstall the app.`;
+    case 'restricted_action':
+    case 'restricted_action_read_only_channel':
+    case 'restricted_action_thread_only_channel':
+    case 'restricted_action_non_threadable_channel':
+      return 'This workspace does not let me post here.';
+    case 'msg_too_long':
+    case 'invalid_blocks':
+      return 'Slack refused the message as too long or malformed.';
+    case 'ratelimited':
+      return 'Slack is rate-limiting the bot right now. Try again in a minute.';
+    default:
+      return `Slack refused the message (${code}).`;
+  }
+  const name = (error as { code?: unknown } | undefined)?.code;
+  if (name === 'slack_webapi_request_error') return 'Slack did not answer in time. Try again in a moment.';
+  return undefined;
+}
