@@ -49,6 +49,11 @@ export interface Bot {
   /** Why the bot is unhealthy (every platform connected, the store answering), or undefined. */
   health(): Promise<string[]>;
   /**
+   * Told when a platform is gone for good (Discord closed the gateway with 4004…), with
+   * whether any configured platform is left. `src/main.ts` exits non-zero when none is.
+   */
+  onPlatformLost: ((reason: string, platformsLeft: number) => void) | undefined;
+  /**
    * Stops the adapters (new work refused; running answers get `graceMs`, default
    * SHUTDOWN_GRACE_MS, then are stopped with their partial text), then closes the store and client.
    */
@@ -110,5 +115,7 @@ export async function startBot(env: Record<string, string | undefined>, options:
   }
   log.info({ discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port }, 'bot started');
   const health = async () => (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
-  return { config, core, log, discord, slack, metrics, ops, health, stop };
+  const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, onPlatformLost: undefined };
+  if (discord) discord.onFatal = (reason) => bot.onPlatformLost?.(reason, slack ? 1 : 0);
+  return bot;
 }

@@ -6,7 +6,8 @@
  * SHUTDOWN_GRACE_MS to finish, the rest stop with their partial text; a second signal stops at
  * once. A promise rejection that nothing handled is logged, not fatal.
  * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 for any other startup failure
- * (and for a stop forced by a second signal).
+ * (and for a stop forced by a second signal, or when every platform is gone for good, e.g.
+ * Discord closing the gateway with 4004).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,6 +38,16 @@ try {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // A platform gone for good (a revoked token): with none left, there is nothing to serve.
+  bot.onPlatformLost = (reason, platformsLeft) => {
+    if (platformsLeft > 0 || stopping) return;
+    stopping = true;
+    bot.log.error({ reason }, 'no platform left: stopping');
+    void bot.stop(0).finally(() => {
+      bot.log.flush();
+      process.exit(1);
+    });
+  };
 } catch (error) {
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\nSee .env.example for every variable.\n`);

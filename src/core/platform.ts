@@ -79,6 +79,8 @@ export interface ReplyLimits {
   measure?: (text: string) => number;
   /** What one message may carry of cards. */
   cards: CardLimits;
+  /** Largest file one message may carry, in bytes (Discord: the interaction's `attachment_size_limit`); no limit when absent. */
+  maxFileBytes?: number;
 }
 
 /**

@@ -70,6 +70,11 @@ export interface FakeServiceOptions {
   /** Let `disable_safety_checker: true` through (403 `permission_denied` otherwise). */
   allowDisableSafetyChecker?: boolean;
   /**
+   * Generated images of random noise instead of one colour: PNGs of several MB (1024×1024 ≈
+   * 3 MB), for tests of upload limits. Default false.
+   */
+  noisyImages?: boolean;
+  /**
    * Report the seed used at the result's top level (`{ created, seed, data }`; the shape is not
    * shown in §4.3): the requested one, or one chosen when none was given. Default false.
    */
@@ -466,7 +471,7 @@ export class FakeService {
   readonly images = new Map<string, Buffer>();
 
   private readonly server: Server;
-  private readonly options: Required<Pick<FakeServiceOptions, 'chunkDelayMs' | 'imageModelsEnvelope' | 'allowDisableSafetyChecker' | 'seed' | 'reportSeed'>>;
+  private readonly options: Required<Pick<FakeServiceOptions, 'chunkDelayMs' | 'imageModelsEnvelope' | 'allowDisableSafetyChecker' | 'seed' | 'reportSeed' | 'noisyImages'>>;
   private models: FakeModel[];
   private imageModels: FakeImageModel[];
   private readonly queues = new Map<FakeRoute, Behaviour[]>();
@@ -487,6 +492,7 @@ export class FakeService {
       allowDisableSafetyChecker: opts.allowDisableSafetyChecker ?? false,
       seed: opts.seed ?? 1,
       reportSeed: opts.reportSeed ?? false,
+      noisyImages: opts.noisyImages ?? false,
     };
     this.models = (opts.models ?? DEFAULT_MODELS).map((m) => ({ ...m }));
     this.imageModels = (opts.imageModels ?? DEFAULT_IMAGE_MODELS).map((m) => ({ ...m }));
@@ -974,9 +980,11 @@ export class FakeService {
     const hash = createHash('sha256')
       .update(JSON.stringify([body.prompt, seed, body.style ?? 'vivid', body.negative_prompt ?? '']))
       .digest();
-    const png = await sharp({ create: { width, height, channels: 3, background: { r: hash[0]!, g: hash[1]!, b: hash[2]! } } })
-      .png()
-      .toBuffer();
+    const png = this.options.noisyImages
+      ? await sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).png().toBuffer()
+      : await sharp({ create: { width, height, channels: 3, background: { r: hash[0]!, g: hash[1]!, b: hash[2]! } } })
+          .png()
+          .toBuffer();
 
     const formats = body.response_format === undefined ? ['url'] : Array.isArray(body.response_format) ? body.response_format : [body.response_format];
     const item: Record<string, string> = {};

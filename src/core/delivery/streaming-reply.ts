@@ -9,6 +9,7 @@
 import { splitMessage } from './split.ts';
 import type { MessageHandle, ReplyChannel } from '../platform.ts';
 import type { Logger } from '../../log.ts';
+import { ShownError } from '../command.ts';
 
 /** Time source, injectable for tests. `now()` in ms. */
 export interface Clock {
@@ -39,6 +40,8 @@ export class StreamingReply {
   private pump: Promise<void> | undefined;
   private finishing = false;
   private failure: unknown;
+  /** The message whose final write failed. */
+  private failedIndex = 0;
   private readonly clock: Clock;
 
   /** Number of API calls made (sends + edits): for logs and tests. */
@@ -72,7 +75,8 @@ export class StreamingReply {
    * Writes the complete text and resolves when every message shows its final page.
    * @param finalText replaces the accumulated text (e.g. pretty-printed JSON, or text with an
    *   error notice appended); an empty answer is shown as `emptyText`.
-   * @throws the last platform error when a final write failed `finalAttempts` times.
+   * @throws the last platform error when a final write failed `finalAttempts` times; a
+   *   ShownError when it was a continuation that failed and the first message now says so.
    */
   async finish(finalText?: string, emptyText = '*(the model returned an empty answer)*'): Promise<void> {
     if (finalText !== undefined) this.text = finalText;
@@ -83,7 +87,32 @@ export class StreamingReply {
       this.schedule();
       await this.pump;
     } while (this.failure === undefined && this.dirty());
-    if (this.failure !== undefined) throw this.failure;
+    if (this.failure !== undefined) {
+      if (this.failedIndex > 0 && (await this.noteInFirst(this.failure))) throw new ShownError(this.failure, this.text);
+      throw this.failure;
+    }
+  }
+
+  /**
+   * When a continuation could not be posted (a missing permission, the platform failing), the
+   * first message says what is missing and why, so the user is not left with half an answer.
+   * @returns whether the note was written.
+   */
+  private async noteInFirst(error: unknown): Promise<boolean> {
+    const first = this.handles[0];
+    if (!first || this.shown[0] === undefined) return false;
+    const reason = this.channel.explain?.(error) ?? 'the platform refused it.';
+    const note = `\n\n⚠️ The rest of the answer could not be posted: ${reason}`;
+    const { maxChars, measure = (t: string) => t.length } = this.channel.limits;
+    let head = this.shown[0];
+    while (head.length > 0 && measure(head + note) > maxChars) head = head.slice(0, Math.max(0, head.length - (measure(head + note) - maxChars) - 1));
+    try {
+      await first.edit({ content: `${head}${note}` });
+      return true;
+    } catch (noteError) {
+      this.options.log?.warn({ err: noteError }, 'could not note the missing continuation in the first message');
+      return false;
+    }
   }
 
   private pages(): string[] {
@@ -141,6 +170,7 @@ export class StreamingReply {
         if (!this.finishing) return false;
         if (attempt >= (this.options.finalAttempts ?? 3)) {
           this.failure = error;
+          this.failedIndex = i;
           return false;
         }
         await this.clock.sleep(Math.min(4_000, 500 * 2 ** (attempt - 1)));

@@ -4,9 +4,9 @@
  */
 import type { Attachment, CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
-import { ForbiddenError, OptionError } from '../command.ts';
+import { ForbiddenError, InputError, OptionError } from '../command.ts';
 import { InvalidResponseError } from '../service/errors.ts';
-import { imagesFromResult, prepareReferenceImage } from '../media/images.ts';
+import { ImageTooLargeError, fitImageFile, imagesFromResult, prepareReferenceImage } from '../media/images.ts';
 import { optionImage } from '../media/attachments.ts';
 import { admit } from './usage.ts';
 import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
@@ -94,17 +94,25 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
   const result = await core.service.images.generate(body, { signal: ctx.signal });
   const [image] = await imagesFromResult(result, core.service.images, { expected: aspectRatio, log: ctx.log, signal: ctx.signal });
   if (!image) throw new InvalidResponseError('the image result held no image (an empty data array)', 'The generation service returned no image for this prompt. Try again, perhaps with other words.');
+  let fitted;
+  try {
+    fitted = await fitImageFile(image, ctx.reply.limits.maxFileBytes);
+  } catch (error) {
+    if (error instanceof ImageTooLargeError) throw new InputError(error.message);
+    throw error;
+  }
+  if (fitted.reencoded) notes.push(`The image was ${fitted.reencoded}.`);
   const seed = request.seed ?? seedOf(result);
   const settings = [
     model ?? 'default model',
     request.style ?? 'vivid',
-    `${image.width}×${image.height}`,
+    `${fitted.width}×${fitted.height}`,
     `seed ${seed ?? 'random'}`,
     ...(reference || request.referenceImageUrl ? [`reference${request.denoisingStrength !== undefined ? `, denoising ${request.denoisingStrength}` : ''}`] : []),
   ].join(' · ');
   const lines = [`🎨 ${caption(request.prompt)}`, `_${settings}_`, ...notes.map((n) => `_⚠️ ${n}_`)];
   await ctx.reply.send({
     content: lines.join('\n'),
-    files: [{ name: `imagine.${extensionOf(image.format)}`, data: image.data, mimeType: image.mimeType, description: request.prompt.slice(0, 1000) }],
+    files: [{ name: `imagine.${extensionOf(fitted.format)}`, data: fitted.data, mimeType: fitted.mimeType, description: request.prompt.slice(0, 1000) }],
   });
 }

@@ -191,3 +191,45 @@ export async function prepareReferenceImage(data: Uint8Array, name: string, limi
     throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
   }
 }
+
+/** A generated image made to fit an upload limit, and what was done to it. */
+export interface FittedImage {
+  data: Buffer;
+  format: string;
+  mimeType: string;
+  width: number;
+  height: number;
+  /** Undefined when the image fit as it was; else what changed, for the caption ("JPEG, 85%"). */
+  reencoded: string | undefined;
+}
+
+/** The platform takes no file this large, however the image is re-encoded. `message` is for the user. */
+export class ImageTooLargeError extends Error {
+  constructor(bytes: number, maxBytes: number) {
+    super(`The image is too large for this server (${mb(bytes)}; files up to ${mb(maxBytes)} are taken here), even re-encoded.`);
+    this.name = 'ImageTooLargeError';
+  }
+}
+
+/**
+ * Makes an image fit `maxBytes` (a Discord interaction's `attachment_size_limit`): as it is
+ * when it fits; else JPEG at falling quality, then smaller, down to 512 px on the long side.
+ * @throws ImageTooLargeError when nothing fits.
+ */
+export async function fitImageFile(image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>, maxBytes: number | undefined): Promise<FittedImage> {
+  if (maxBytes === undefined || image.data.byteLength <= maxBytes) return { ...image, reencoded: undefined };
+  const longest = Math.max(image.width, image.height);
+  for (const side of [longest, 2048, 1536, 1024, 768, 512].filter((s) => s <= longest)) {
+    for (const quality of side === longest ? [90, 80, 70] : [80]) {
+      const { data, info } = await sharp(image.data, { limitInputPixels: DEFAULT_IMAGE_INPUT_LIMITS.maxPixels })
+        .resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true })
+        .flatten({ background: '#ffffff' })
+        .jpeg({ quality, mozjpeg: true })
+        .toBuffer({ resolveWithObject: true });
+      if (data.byteLength <= maxBytes) {
+        return { data, format: 'jpeg', mimeType: 'image/jpeg', width: info.width, height: info.height, reencoded: `re-encoded as JPEG (${quality}%) to fit this server's ${mb(maxBytes)} limit` };
+      }
+    }
+  }
+  throw new ImageTooLargeError(image.data.byteLength, maxBytes);
+}

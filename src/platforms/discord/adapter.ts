@@ -4,7 +4,7 @@
  * button presses (components.ts), and messages addressed to the bot (messages.ts); rest.ts
  * holds what every write shares (no pings, limits, embeds, buttons, uploads).
  */
-import { Client, Events, GatewayIntentBits, MessageFlags, Partials, RESTEvents, Status } from 'discord.js';
+import { Client, Events, GatewayCloseCodes, GatewayIntentBits, MessageFlags, Partials, RESTEvents, Status } from 'discord.js';
 import type { Command } from '../../core/command.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Core } from '../../core/core.ts';
@@ -45,6 +45,8 @@ export class DiscordAdapter {
   private readonly running = new RunningCommands();
   /** Set when Discord closed the gateway for good (e.g. 4004, authentication failed). */
   private fatal: string | undefined;
+  /** Told when Discord closed the gateway for good (the bot may have no platform left). */
+  onFatal: ((reason: string) => void) | undefined;
 
   constructor(
     private readonly config: DiscordConfig,
@@ -84,6 +86,13 @@ export class DiscordAdapter {
     });
     this.client.rest.on(RESTEvents.Response, (request, response) => {
       if (response.status === 429) core.events.emit('platform.rate_limited', { platform: 'discord', route: request.route });
+    });
+    this.client.on(Events.ShardDisconnect, (event, shardId) => {
+      // discord.js emits this only for close codes it will not reconnect after (4004
+      // authentication failed, 4010–4014 shard and intent errors).
+      this.fatal = `discord gateway closed for good: ${event.code} ${GatewayCloseCodes[event.code] ?? ''}`.trim();
+      this.log.error({ code: event.code, shard: shardId }, `${this.fatal} (check DISCORD_TOKEN and the intents in the Developer Portal)`);
+      this.onFatal?.(this.fatal);
     });
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
     this.client.on(Events.Warn, (message) => this.log.warn({ message }, 'discord client warning'));

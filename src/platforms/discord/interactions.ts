@@ -3,31 +3,44 @@
  * chat-input interaction, and the core's ReplyChannel implemented with the interaction's
  * (deferred) reply and its follow-ups.
  */
-import { MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
+import { MessageFlags, type ChatInputCommandInteraction, type Message, type SendableChannels } from 'discord.js';
 import { runCommand, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
-import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
 import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
-import { explainDiscordError } from './errors.ts';
+import { explainDiscordError, isExpiredToken } from './errors.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 
 /** If a command has neither replied nor deferred after this many ms, it is deferred (the limit is 3 s). */
 const AUTO_DEFER_MS = 2000;
 
+/** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
+export const EXPIRED_NOTE = '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
+
 /**
  * The reply of one interaction: `defer` → deferReply; the first `send` fills the deferred
  * reply (editReply), later ones are follow-ups; `sendEphemeral` replies only to the user.
+ *
+ * When Discord says the interaction's token has expired (50027, after 15 minutes), the answer
+ * goes on with the bot's own token: the (non-ephemeral) reply is edited in the channel and
+ * follow-ups are channel messages, with a note saying why (PLATFORM-LIMITS.md).
  */
 export class InteractionReply implements ReplyChannel {
-  readonly limits = DISCORD_LIMITS;
+  readonly limits: ReplyLimits;
   /** Whether a public message has been shown (the deferred reply filled). */
   private filled = false;
   private deferring: Promise<unknown> | undefined;
   private readonly timer: NodeJS.Timeout;
+  /** The reply's message id (known from the deferral), for edits with the bot token. */
+  private originalId: string | undefined;
+  /** Set once the token was refused: writes go through the channel. */
+  private expired = false;
 
   constructor(private readonly interaction: ChatInputCommandInteraction, private readonly log: Logger) {
+    // An interaction says how large an upload its channel takes (boosted servers take more).
+    this.limits = { ...DISCORD_LIMITS, maxFileBytes: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.maxFileBytes };
     this.timer = setTimeout(() => void this.defer().catch(() => undefined), AUTO_DEFER_MS);
     this.timer.unref();
   }
@@ -35,7 +48,9 @@ export class InteractionReply implements ReplyChannel {
   defer(): Promise<void> {
     clearTimeout(this.timer);
     if (this.interaction.deferred || this.interaction.replied) return Promise.resolve();
-    this.deferring ??= this.interaction.deferReply();
+    this.deferring ??= this.interaction.deferReply({ withResponse: true }).then((response) => {
+      this.originalId = response.resource?.message?.id ?? undefined;
+    });
     return this.deferring.then(() => undefined);
   }
 
@@ -43,28 +58,40 @@ export class InteractionReply implements ReplyChannel {
     await this.defer();
     const payload = payloadOf(message);
     if (!this.filled) {
-      await this.interaction.editReply(payload);
+      await this.withToken(() => this.interaction.editReply(payload), () => this.editInChannel(this.originalId, payload));
       // Only once Discord took it: a failed first send is retried as the reply, not as a follow-up.
       this.filled = true;
-      return { edit: (m) => this.interaction.editReply(editPayloadOf(m)).then(() => undefined) };
+      return { edit: async (m) => void (await this.withToken(() => this.interaction.editReply(editPayloadOf(m)), () => this.editInChannel(this.originalId, editPayloadOf(m)))) };
     }
-    const sent = await this.interaction.followUp(payload);
-    return { edit: (m) => this.interaction.editReply({ message: sent.id, ...editPayloadOf(m) }).then(() => undefined) };
+    const sent = await this.withToken(() => this.interaction.followUp(payload), () => this.sendInChannel(payload));
+    return { edit: async (m) => void (await this.withToken(() => this.interaction.editReply({ message: sent.id, ...editPayloadOf(m) }), () => this.editInChannel(sent.id, editPayloadOf(m)))) };
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
     const m = typeof message === 'string' ? { content: message } : message;
-    const payload = { ...payloadOf({ ...m, content: m.content.slice(0, DISCORD_LIMITS.maxChars) }), flags: MessageFlags.Ephemeral as const };
+    const fitted = { ...m, content: m.content.slice(0, DISCORD_LIMITS.maxChars) };
+    const payload = { ...payloadOf(fitted), flags: MessageFlags.Ephemeral as const };
     try {
       if (this.deferring) await this.deferring.catch(() => undefined);
       if (!this.interaction.deferred && !this.interaction.replied) {
         await this.interaction.reply(payload);
         return;
       }
-      // A deferred reply shows "is thinking…" to everyone: remove it if nothing was posted in it.
-      if (!this.filled) await this.interaction.deleteReply().catch(() => undefined);
-      await this.interaction.followUp(payload);
+      if (!this.filled) {
+        // A deferred reply shows "is thinking…" to everyone: remove it, then tell the user alone.
+        // If it cannot be removed, it becomes the sentence itself: never "thinking" forever.
+        const removed = await this.interaction.deleteReply().then(() => true, (error: unknown) => {
+          this.log.warn({ err: error }, 'could not remove the deferred reply; writing the sentence into it');
+          return false;
+        });
+        if (!removed) {
+          await this.withToken(() => this.interaction.editReply(payloadOf(fitted)), () => this.editInChannel(this.originalId, payloadOf(fitted)));
+          this.filled = true;
+          return;
+        }
+      }
+      await this.withToken(() => this.interaction.followUp(payload), () => this.sendInChannel(payloadOf(fitted)));
     } catch (error) {
       this.log.warn({ err: error }, 'could not send an ephemeral message on Discord');
     }
@@ -78,6 +105,44 @@ export class InteractionReply implements ReplyChannel {
   dispose(): void {
     clearTimeout(this.timer);
   }
+
+  /** Runs a write with the interaction's token; once Discord refuses the token (50027), with the bot's. */
+  private async withToken<T>(write: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
+    if (this.expired) return fallback();
+    try {
+      return await write();
+    } catch (error) {
+      if (!isExpiredToken(error)) throw error;
+      this.expired = true;
+      this.log.info('interaction token expired: continuing with the bot token');
+      return fallback();
+    }
+  }
+
+  /** The interaction's channel, fetched when not cached. @throws when it cannot be had. */
+  private async channel(): Promise<SendableChannels> {
+    const channel = this.interaction.channel ?? (await this.interaction.client.channels.fetch(this.interaction.channelId));
+    if (!channel?.isSendable()) throw new Error('the interaction\'s channel takes no messages');
+    return channel;
+  }
+
+  /** Edits a message with the bot token, adding the expiry note when it fits. */
+  private async editInChannel(id: string | undefined, payload: ReturnType<typeof editPayloadOf>): Promise<Message> {
+    if (!id) throw new Error('the reply\'s message id is unknown: it cannot be edited without the interaction');
+    const channel = await this.channel();
+    return channel.messages.edit(id, withExpiryNote(payload));
+  }
+
+  private async sendInChannel(payload: ReturnType<typeof payloadOf>): Promise<Message> {
+    return (await this.channel()).send(withExpiryNote(payload));
+  }
+}
+
+/** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */
+function withExpiryNote<P extends { content?: string }>(payload: P): P {
+  const content = payload.content ?? '';
+  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_LIMITS.maxChars) return payload;
+  return { ...payload, content: content ? `${content}\n\n${EXPIRED_NOTE}` : EXPIRED_NOTE };
 }
 
 /**

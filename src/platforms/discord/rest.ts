@@ -20,6 +20,8 @@ export const DISCORD_LIMITS: ReplyLimits = {
   minEditIntervalMs: 1000,
   /** One embed a page: 25 fields, 6,000 characters in all, 1,024 a field value; paged with buttons. */
   cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' },
+  /** 10 MiB a file unless the interaction says more (boosted servers). */
+  maxFileBytes: 10 * 1024 * 1024,
 };
 
 /** The files of a message as discord.js attachments. */

@@ -1,0 +1,100 @@
+/**
+ * Discord refusing or failing, end to end: an image over the interaction's upload limit is
+ * re-encoded to fit; an expired interaction token (50027) does not leave "is thinking…"
+ * behind; a continuation Discord refuses (403 Missing Permissions) is explained in the first
+ * message; a deferred reply that cannot be deleted becomes the error sentence; a blank prompt
+ * is refused before any service call.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { FakeService } from '../fakes/service.ts';
+import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
+import { startTestBot, type TestBot } from './harness.ts';
+import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
+
+/** The upload limit the fake's interactions announce (`attachment_size_limit`), in bytes. */
+const LIMIT = 600 * 1024;
+
+let service: FakeService;
+let discord: FakeDiscord;
+let testBot: TestBot;
+
+beforeAll(async () => {
+  service = await FakeService.start({ noisyImages: true });
+  discord = await FakeDiscord.start({ maxFileBytes: LIMIT, tokenTtlMs: 4_000 });
+  testBot = await startTestBot({
+    SERVICE_BASE_URL: service.baseUrl,
+    SERVICE_API_KEY: service.apiKey,
+    DISCORD_TOKEN: discord.token,
+    DISCORD_APPLICATION_ID: discord.applicationId,
+    DISCORD_API_URL: discord.apiUrl,
+  });
+});
+
+afterAll(async () => {
+  await testBot?.stop();
+  await discord?.close();
+  await service?.close();
+});
+
+/** Dispatches a command in a channel of its own and waits until the bot is done with it. */
+async function run(name: string, command: string, options: Record<string, string | number | boolean>, timeoutMs = 20_000): Promise<{ interaction: FakeInteraction; ok: boolean; errorCode: string | undefined }> {
+  const channel = discord.addChannel(name);
+  discord.setMessageBudget(channel.id, { limit: 1000, windowMs: 1000 });
+  const done = testBot.outcomes((o) => o.conversationId === `discord:${discord.guildId}:${channel.id}`, 1, timeoutMs);
+  const interaction = discord.dispatchInteraction({ command, options, channelId: channel.id });
+  const [outcome] = await done;
+  return { interaction, ok: outcome!.ok, errorCode: outcome!.errorCode };
+}
+
+describe('Discord refusing or failing', () => {
+  it('re-encodes a generated image over the interaction\'s attachment_size_limit so that it fits, and says so', async () => {
+    const { interaction, ok } = await run('too-large-image', 'imagine', { prompt: 'static noise' });
+    expect(ok).toBe(true);
+    const file = interaction.original!.attachments[0]!;
+    expect(file.size).toBeLessThanOrEqual(LIMIT);
+    expect(file.filename).toBe('imagine.jpg');
+    expect((await sharp(file.data).metadata()).format).toBe('jpeg');
+    expect(interaction.original!.content).toMatch(/⚠️ The image was re-encoded as JPEG \(\d+%\) to fit this server's 0\.6 MB limit\./);
+    expect(discord.requests.filter((r) => r.status === 413)).toEqual([]);
+  });
+
+  it('finishes an answer that outlives the interaction token with the bot\'s own token, and says so', async () => {
+    const pieces = Array.from({ length: 30 }, (_, i) => `word${i} `);
+    service.enqueue('chat', { stream: { pieces, chunkDelayMs: 250 } });
+    const { interaction, ok } = await run('expired-token', 'chat', { prompt: 'take your time' }, 30_000);
+    expect(ok).toBe(true);
+    expect(interaction.original!.loading).toBe(false);
+    expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${EXPIRED_NOTE}`);
+    expect(discord.requests.some((r) => r.code === 50027)).toBe(true);
+    expect(interaction.original!.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
+  });
+
+  it('when Discord refuses the continuation of a long answer (403 Missing Permissions), the first message says what is missing', async () => {
+    service.enqueue('chat', { stream: { text: 'Long answer. '.repeat(300), chunkDelayMs: 0 } });
+    discord.failNext({ method: 'POST', path: /^\/api\/v10\/webhooks\/\d+\/[^/]+$/, status: 403, body: { message: 'Missing Permissions', code: 50013 }, times: 20 });
+    const { interaction, errorCode } = await run('no-followups', 'chat', { prompt: 'write a lot' });
+    expect(errorCode).toBe('platform_refused');
+    expect(interaction.followUps.filter((m) => !m.ephemeral)).toEqual([]);
+    expect(interaction.original!.content).toMatch(/\n\n⚠️ The rest of the answer could not be posted: I lack a permission in this channel \(Send Messages, Embed Links or Attach Files\): a server admin can grant it in the channel's settings\.$/);
+    expect(interaction.original!.content.length).toBeLessThanOrEqual(2000);
+  });
+
+  it('when the deferred reply cannot be deleted on an error, it becomes the error sentence instead of "is thinking…"', async () => {
+    service.enqueue('chat', { status: 401 });
+    discord.failNext({ method: 'DELETE', path: /\/messages\/@original$/, status: 500, times: 5 });
+    const { interaction, errorCode } = await run('undeletable', 'chat', { prompt: 'hello' });
+    expect(errorCode).toBe('authentication');
+    expect(interaction.original!.loading).toBe(false);
+    expect(interaction.original!.deleted).toBe(false);
+    expect(interaction.original!.content).toMatch(/^The generation service refused the bot's API key\. An admin needs to check SERVICE_API_KEY\. \(ref [2-9A-Z]{6}\)$/);
+  });
+
+  it('refuses a whitespace-only prompt before any service call', async () => {
+    const before = service.chatRequests().length;
+    const { interaction, errorCode } = await run('blank-prompt', 'chat', { prompt: '   ' });
+    expect(errorCode).toBe('invalid_option');
+    expect(interaction.messages.find((m) => m.ephemeral)!.content).toBe('/chat needs `prompt`: What to ask or say.');
+    expect(service.chatRequests().length).toBe(before);
+  });
+});
