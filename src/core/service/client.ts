@@ -104,7 +104,8 @@ async function openStream<T>(http: ServiceHttp, path: string, body: unknown, opt
   const type = String(response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const encoding = String(response.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (type !== 'text/event-stream' || (encoding !== 'identity' && encoding !== '')) {
-    response.body.destroy();
+    // Read a little and let go (destroying it would raise an abort error nobody listens to).
+    void response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
     unlink();
     throw new NotAStreamError(encoding !== 'identity' && encoding !== '' ? `${encoding}-compressed data the bot did not ask for` : type ? `a ${type} body` : 'a body without a content type');
   }

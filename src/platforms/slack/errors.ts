@@ -12,18 +12,17 @@ export function slackErrorCode(error: unknown): string | undefined {
 /**
  * The sentence for a Slack refusal, or undefined for anything else.
  * @param error what a @slack/web-api call threw.
- * @param botName how users call the bot, for "/invite @<name>".
  */
-export function explainSlackError(error: unknown, botName = 'the bot'): string | undefined {
+export function explainSlackError(error: unknown): string | undefined {
   const code = slackErrorCode(error);
   const needed = (error as { data?: { needed?: unknown } } | undefined)?.data?.needed;
   switch (code) {
     case undefined:
       break;
     case 'channel_not_found':
-      return `I cannot see this channel. Invite me to it (/invite @${botName}) or use me in a channel I am in.`;
+      return 'I cannot see this channel: invite me to it (/invite followed by my name), or use me in a channel I am in.';
     case 'not_in_channel':
-      return `I am not in this channel: invite me with /invite @${botName}, then try again.`;
+      return 'I am not in this channel: invite me (/invite followed by my name), then try again.';
     case 'is_archived':
       return 'This channel is archived, so I cannot post in it.';
     case 'invalid_auth':
