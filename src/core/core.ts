@@ -16,6 +16,7 @@ import type { Logger } from '../log.ts';
 import { SettingsStore } from './state/settings.ts';
 import { ModelCatalog } from './models/catalog.ts';
 import { ModelDefaults, type ModelSettings } from './models/defaults.ts';
+import { WriteScheduler } from './delivery/scheduler.ts';
 
 /** Everything a command may use. */
 export interface Core {
@@ -39,6 +40,8 @@ export interface Core {
   catalog: ModelCatalog;
   /** Which model a channel's requests use. */
   models: ModelDefaults;
+  /** Paces every streamed write within the platforms' rate-limit budgets (adapters declare them). */
+  scheduler: WriteScheduler;
   /** Limits of what users may ask for. */
   limits: CoreLimits;
   /** Admins named by the operator, besides each platform's own admins (adapters check both). */
@@ -107,6 +110,7 @@ export function createCore(parts: {
     settings,
     catalog,
     models: new ModelDefaults(catalog, parts.defaults, settings, (error) => parts.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'channel settings unreadable: using the defaults')),
+    scheduler: new WriteScheduler({ log: parts.log }),
     limits: { ...DEFAULT_LIMITS, ...parts.limits },
     admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
     log: parts.log,

@@ -109,6 +109,13 @@ export interface ReplyChannel {
    * revoked token…), or undefined when the error is not one the platform explains.
    */
   explain?(error: unknown): string | undefined;
+  /**
+   * The rate-limit buckets a write spends (delivery/scheduler.ts), e.g.
+   * `discord:webhook:<token>` for an interaction's message, `slack:update:<team>` for an edit.
+   * @param kind `send` for a new message, `edit` for a change of one.
+   * @param index which message of the answer (0: the first).
+   */
+  buckets?(kind: 'send' | 'edit', index: number): string[];
 }
 
 /**

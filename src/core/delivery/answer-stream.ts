@@ -10,6 +10,7 @@ import { ShownError, withReference } from '../command.ts';
 import { AbortedError, ServiceError, StreamIdleError, userMessageOf } from '../service/errors.ts';
 import type { Stream } from '../service/stream.ts';
 import type { BotEvents } from '../events.ts';
+import type { WriteScheduler } from './scheduler.ts';
 
 /**
  * The text of a streamed completion, one string per network read (the pieces of its chunks
@@ -68,6 +69,8 @@ export interface StreamAnswerOptions {
   /** Short lines under the answer. */
   notes?: readonly string[];
   events?: BotEvents;
+  /** The bot's write scheduler (budgets shared by every answer); a private one when absent. */
+  scheduler?: WriteScheduler;
   /** The stream's last `finish_reason` (read when it ended), to explain an empty or cut answer. */
   finishReason?: () => string | undefined;
   /**
@@ -96,7 +99,7 @@ export interface StreamedAnswer {
 export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<string>, options: StreamAnswerOptions = {}): Promise<StreamedAnswer> {
   const notes = [...(options.notes ?? [])];
   const noteText = () => (notes.length ? `\n\n${notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '');
-  const reply = new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}) });
+  const reply = new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}), ...(options.scheduler ? { scheduler: options.scheduler } : {}) });
   const cap = options.maxChars ?? Number.POSITIVE_INFINITY;
   let overflow = '';
   const started = performance.now();

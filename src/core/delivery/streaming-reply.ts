@@ -1,26 +1,23 @@
 /**
- * Turns a stream of text deltas into edits of platform messages:
- * - the first message as soon as there is text;
- * - then paced edits, at most one API call in flight, no closer than `minEditIntervalMs`;
+ * Turns a stream of text deltas into writes of platform messages, every one through the write
+ * scheduler (scheduler.ts), which keeps the platform's budgets:
+ * - the first message as soon as there is text (never a blank one);
+ * - then edits, one write of this answer at a time, no closer than `minEditIntervalMs`, the
+ *   newest text each time (pending edits coalesce in the scheduler);
  * - text beyond the platform limit continues in follow-up messages (split.ts keeps code
- *   fences balanced across the cut);
- * - `finish()` makes a final pass that always lands the complete text (retried on failure).
+ *   fences balanced across the cut), written in order;
+ * - `finish()` submits final writes, which go first, until every message shows its final page
+ *   (each retried on failure); a continuation that cannot be posted is noted in the first message.
  */
+import { randomUUID } from 'node:crypto';
 import { splitMessage } from './split.ts';
 import type { MessageHandle, ReplyChannel } from '../platform.ts';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../command.ts';
+import { WriteScheduler } from './scheduler.ts';
+import { systemClock, type Clock } from './clock.ts';
 
-/** Time source, injectable for tests. `now()` in ms. */
-export interface Clock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
-}
-
-export const systemClock: Clock = {
-  now: () => performance.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-};
+export { systemClock, type Clock } from './clock.ts';
 
 /** Options of {@link StreamingReply}. */
 export interface StreamingReplyOptions {
@@ -28,6 +25,8 @@ export interface StreamingReplyOptions {
   log?: Logger;
   /** Attempts of each final write before giving up; default 3. */
   finalAttempts?: number;
+  /** The bot's scheduler (budgets shared with every other answer); a private one when absent. */
+  scheduler?: WriteScheduler;
 }
 
 /** One streamed answer, possibly spanning several messages. Single use. */
@@ -36,13 +35,16 @@ export class StreamingReply {
   private readonly handles: MessageHandle[] = [];
   /** What each message currently shows. */
   private readonly shown: string[] = [];
-  private lastWriteAt = Number.NEGATIVE_INFINITY;
-  private pump: Promise<void> | undefined;
+  /** An intermediate write waiting in (or running through) the scheduler. */
+  private queued: Promise<unknown> | undefined;
   private finishing = false;
   private failure: unknown;
   /** The message whose final write failed. */
   private failedIndex = 0;
   private readonly clock: Clock;
+  private readonly scheduler: WriteScheduler;
+  /** The scheduler key of this answer's writes (one at a time, in order). */
+  private readonly id = randomUUID();
 
   /** Number of API calls made (sends + edits): for logs and tests. */
   writes = 0;
@@ -52,6 +54,7 @@ export class StreamingReply {
     private readonly options: StreamingReplyOptions = {},
   ) {
     this.clock = options.clock ?? systemClock;
+    this.scheduler = options.scheduler ?? new WriteScheduler({ clock: this.clock, ...(options.log ? { log: options.log } : {}) });
   }
 
   /** The text received so far. */
@@ -64,11 +67,11 @@ export class StreamingReply {
     return this.handles.length;
   }
 
-  /** Adds a delta; a write is scheduled (never more than one in flight). */
+  /** Adds a delta; a write is scheduled (one of this answer at a time). */
   append(delta: string): void {
     if (delta === '') return;
     this.text += delta;
-    this.schedule();
+    this.kick();
   }
 
   /**
@@ -82,15 +85,83 @@ export class StreamingReply {
     if (finalText !== undefined) this.text = finalText;
     if (this.text.trim() === '') this.text = emptyText;
     this.finishing = true;
-    // A pump started before finish() may have stopped early after a failed intermediate edit.
-    do {
-      this.schedule();
-      await this.pump;
-    } while (this.failure === undefined && this.dirty());
+    let attempt = 0;
+    while (this.dirty()) {
+      const index = this.firstDirty();
+      try {
+        // Replaces a pending intermediate write (or waits for a running one): final writes go first.
+        await this.submit(true);
+        attempt = 0;
+      } catch (error) {
+        attempt += 1;
+        this.options.log?.warn({ err: error, message: index, attempt, final: true }, 'streaming write failed');
+        if (attempt >= (this.options.finalAttempts ?? 3)) {
+          this.failure = error;
+          this.failedIndex = index;
+          break;
+        }
+        await this.clock.sleep(Math.min(4_000, 500 * 2 ** (attempt - 1)));
+      }
+    }
     if (this.failure !== undefined) {
       if (this.failedIndex > 0 && (await this.noteInFirst(this.failure))) throw new ShownError(this.failure, this.text);
       throw this.failure;
     }
+  }
+
+  /** Submits one intermediate write unless one is waiting already; after it, another if there is more to write. */
+  private kick(): void {
+    if (this.queued || this.finishing || !this.dirty()) return;
+    this.queued = this.submit(false)
+      .catch((error: unknown) => {
+        // Skipped: a later write carries newer text (finish() retries final ones).
+        this.options.log?.warn({ err: error, final: false }, 'streaming write failed');
+      })
+      .finally(() => {
+        this.queued = undefined;
+        this.kick();
+      });
+  }
+
+  /** Submits a write of the first page that differs from what is shown. */
+  private submit(final: boolean): Promise<unknown> {
+    const index = this.firstDirty();
+    return this.scheduler.submit({
+      key: this.id,
+      stream: this.id,
+      buckets: this.channel.buckets?.(this.handles[index] ? 'edit' : 'send', index) ?? [],
+      final,
+      minIntervalMs: final ? 0 : this.channel.limits.minEditIntervalMs,
+      run: () => this.writeOne(),
+    });
+  }
+
+  /** Writes the first page that differs from what is shown (reading the newest text now). */
+  private async writeOne(): Promise<void> {
+    const pages = this.pages();
+    const index = pages.findIndex((page, i) => this.shown[i] !== page);
+    if (index < 0 || this.text.trim() === '') return;
+    const page = pages[index]!;
+    this.writes++;
+    const handle = this.handles[index];
+    if (handle) await handle.edit({ content: page });
+    else this.handles[index] = await this.channel.send({ content: page });
+    this.shown[index] = page;
+  }
+
+  private pages(): string[] {
+    const { maxChars, measure } = this.channel.limits;
+    return splitMessage(this.text, maxChars, measure);
+  }
+
+  private firstDirty(): number {
+    return Math.max(0, this.pages().findIndex((page, i) => this.shown[i] !== page));
+  }
+
+  /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */
+  private dirty(): boolean {
+    if (this.text.trim() === '') return false;
+    return this.pages().some((page, i) => this.shown[i] !== page);
   }
 
   /**
@@ -112,69 +183,6 @@ export class StreamingReply {
     } catch (noteError) {
       this.options.log?.warn({ err: noteError }, 'could not note the missing continuation in the first message');
       return false;
-    }
-  }
-
-  private pages(): string[] {
-    const { maxChars, measure } = this.channel.limits;
-    return splitMessage(this.text, maxChars, measure);
-  }
-
-  /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */
-  private dirty(): boolean {
-    if (this.text.trim() === '') return false;
-    const pages = this.pages();
-    return pages.some((page, i) => this.shown[i] !== page);
-  }
-
-  private schedule(): void {
-    if (this.pump) return;
-    this.pump = this.run().finally(() => {
-      this.pump = undefined;
-    });
-  }
-
-  private async run(): Promise<void> {
-    while (this.dirty()) {
-      const wait = this.lastWriteAt + this.channel.limits.minEditIntervalMs - this.clock.now();
-      if (wait > 0) await this.clock.sleep(wait);
-      const pages = this.pages();
-      for (let i = 0; i < pages.length; i++) {
-        const page = pages[i]!;
-        if (this.shown[i] === page) continue;
-        // After a failed write, stop until the next delta (or finish) brings a reason to retry.
-        if (!(await this.write(i, page))) return;
-      }
-    }
-  }
-
-  /**
-   * Sends or edits message `i`. False when it failed: an intermediate write is then skipped
-   * (a later one carries newer text); a final one is retried, and its last error kept.
-   */
-  private async write(i: number, page: string): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
-      this.lastWriteAt = this.clock.now();
-      this.writes++;
-      try {
-        const handle = this.handles[i];
-        if (handle) await handle.edit({ content: page });
-        else this.handles[i] = await this.channel.send({ content: page });
-        this.shown[i] = page;
-        this.failure = undefined;
-        return true;
-      } catch (error) {
-        this.options.log?.warn({ err: error, message: i, attempt, final: this.finishing }, 'streaming write failed');
-        // Read after the failure: finish() may have begun while this write was in flight, and
-        // then this write is already one of the final ones.
-        if (!this.finishing) return false;
-        if (attempt >= (this.options.finalAttempts ?? 3)) {
-          this.failure = error;
-          this.failedIndex = i;
-          return false;
-        }
-        await this.clock.sleep(Math.min(4_000, 500 * 2 ** (attempt - 1)));
-      }
     }
   }
 }

@@ -110,6 +110,7 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
       ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
       ...(notes.length ? { notes } : {}),
       events: core.events,
+      scheduler: core.scheduler,
       finishReason: () => stream.finishReason,
       maxChars: core.limits.maxAnswerChars,
     }));
@@ -174,7 +175,7 @@ export async function complete(
   }
   let shown: string;
   try {
-    ({ text: shown } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars }));
+    ({ text: shown } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, scheduler: core.scheduler, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars }));
   } catch (error) {
     if (error instanceof ShownError && error.partial) await countTokens(ctx, core, prompt, error.partial.slice(prompt.length), usage);
     throw error;

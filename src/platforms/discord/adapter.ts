@@ -13,6 +13,7 @@ import type { Logger } from '../../log.ts';
 import { NO_MENTIONS, makeDiscordRequest } from './rest.ts';
 import { handleChatInput } from './interactions.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
+import { DiscordLimits } from './limits.ts';
 import { handleMessage, isAddressedToBot } from './messages.ts';
 
 /**
@@ -45,6 +46,8 @@ export class DiscordAdapter {
   private readonly running = new RunningCommands();
   /** Set when Discord closed the gateway for good (e.g. 4004, authentication failed). */
   private fatal: string | undefined;
+  /** Budgets and what Discord said about them, for the write scheduler. */
+  private readonly limits: DiscordLimits;
   /** Told when Discord closed the gateway for good (the bot may have no platform left). */
   onFatal: ((reason: string) => void) | undefined;
 
@@ -64,7 +67,7 @@ export class DiscordAdapter {
     });
     const onError = (error: unknown) => this.log.error({ err: error }, 'discord handler failed');
     this.client.on(Events.InteractionCreate, (interaction) => {
-      const deps = { core, commands, log };
+      const deps = { core, commands, log, limits: this.limits };
       if (this.running.draining) {
         // Stopping: running answers finish, new work is refused in a sentence.
         if (interaction.isAutocomplete()) void interaction.respond([]).catch(onError);
@@ -82,11 +85,11 @@ export class DiscordAdapter {
         void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(onError);
         return;
       }
-      void this.running.run((signal) => handleMessage(message, { core, log, botId, messageContent: config.messageContent }, signal), onError);
+      void this.running.run((signal) => handleMessage(message, { core, log, botId, messageContent: config.messageContent, limits: this.limits }, signal), onError);
     });
-    this.client.rest.on(RESTEvents.Response, (request, response) => {
-      if (response.status === 429) core.events.emit('platform.rate_limited', { platform: 'discord', route: request.route });
-    });
+    // Every response's rate-limit headers and 429s go to the write scheduler (limits.ts).
+    this.limits = new DiscordLimits(core.scheduler, core.events, log);
+    this.client.rest.on(RESTEvents.Response, (request, response) => this.limits.response(request.method, String(request.path), response.status, response.headers as Headers));
     this.client.on(Events.ShardDisconnect, (event, shardId) => {
       // discord.js emits this only for close codes it will not reconnect after (4004
       // authentication failed, 4010–4014 shard and intent errors).

@@ -11,6 +11,7 @@ import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 import { explainDiscordError, isExpiredToken } from './errors.ts';
+import { channelBucket, type DiscordLimits } from './limits.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 
 /** If a command has neither replied nor deferred after this many ms, it is deferred (the limit is 3 s). */
@@ -38,7 +39,11 @@ export class InteractionReply implements ReplyChannel {
   /** Set once the token was refused: writes go through the channel. */
   private expired = false;
 
-  constructor(private readonly interaction: ChatInputCommandInteraction, private readonly log: Logger) {
+  constructor(
+    private readonly interaction: ChatInputCommandInteraction,
+    private readonly log: Logger,
+    private readonly rateLimits?: DiscordLimits,
+  ) {
     // An interaction says how large an upload its channel takes (boosted servers take more).
     this.limits = { ...DISCORD_LIMITS, maxFileBytes: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.maxFileBytes };
     this.timer = setTimeout(() => void this.defer().catch(() => undefined), AUTO_DEFER_MS);
@@ -99,6 +104,12 @@ export class InteractionReply implements ReplyChannel {
 
   explain(error: unknown): string | undefined {
     return explainDiscordError(error);
+  }
+
+  /** Interaction writes spend the token's budget (and the channel's, where the channel shares one); after expiry, the channel's. */
+  buckets(): string[] {
+    if (this.expired) return [channelBucket(this.interaction.channelId)];
+    return this.rateLimits?.interactionBuckets(this.interaction.token, this.interaction.channelId) ?? [];
   }
 
   /** Stops the auto-defer timer (when the command is over). */
@@ -169,7 +180,7 @@ function optionsOf(interaction: ChatInputCommandInteraction, core: Core): { opti
  */
 export async function handleChatInput(
   interaction: ChatInputCommandInteraction,
-  deps: { core: Core; commands: readonly Command[]; log: Logger },
+  deps: { core: Core; commands: readonly Command[]; log: Logger; limits?: DiscordLimits },
   signal: AbortSignal,
 ): Promise<void> {
   const command = deps.commands.find((c) => c.name === interaction.commandName);
@@ -180,7 +191,7 @@ export async function handleChatInput(
     await interaction.reply({ content: 'This command is not known to the bot (yet).', flags: MessageFlags.Ephemeral }).catch(() => undefined);
     return;
   }
-  const reply = new InteractionReply(interaction, log);
+  const reply = new InteractionReply(interaction, log, deps.limits);
   const { options, files } = optionsOf(interaction, deps.core);
   try {
     await runCommand(command, {

@@ -19,6 +19,7 @@ import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 import { explainDiscordError } from './errors.ts';
+import { channelBucket, type DiscordLimits } from './limits.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
 export const TYPING_REFRESH_MS = 8_000;
@@ -75,6 +76,11 @@ export class MessageReply implements ReplyChannel {
 
   explain(error: unknown): string | undefined {
     return explainDiscordError(error);
+  }
+
+  /** Bot-token writes spend the channel's budget. */
+  buckets(): string[] {
+    return [channelBucket(this.message.channelId)];
   }
 
   /** Stops the typing indicator (when the answer is over). */
@@ -147,7 +153,7 @@ export function attachmentOf(file: DiscordAttachment, origin: Attachment['origin
  */
 export async function handleMessage(
   message: Message,
-  deps: { core: Core; log: Logger; botId: string; messageContent: boolean },
+  deps: { core: Core; log: Logger; botId: string; messageContent: boolean; limits?: DiscordLimits },
   signal: AbortSignal,
 ): Promise<void> {
   const { core, botId } = deps;

@@ -20,6 +20,7 @@ import { handleSlashCommand } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
 import { SlackDirectory } from './users.ts';
 import { createSlackServer } from './http.ts';
+import { SLACK_BUDGETS } from './reply.ts';
 
 /** Bolt's logger interface on top of pino. */
 function boltLogger(log: Logger): SlackLogger {
@@ -101,19 +102,26 @@ export class SlackAdapter {
       // while start() reports success. start() runs it instead (App#init) and fails clearly.
       deferInitialization: true,
     });
-    // Listeners get per-team WebClients from Bolt's pool: each reports its 429s once it is seen.
+    // The scheduler paces streamed writes within Slack's budgets; a 429 (which web-api waits out
+    // and retries) holds the bucket it hit. Listeners get per-team WebClients from Bolt's pool:
+    // each reports its 429s once it is seen.
+    core.scheduler.define('slack:post:', SLACK_BUDGETS.post);
+    core.scheduler.define('slack:update:', SLACK_BUDGETS.update);
     const watched = new WeakSet<WebClient>();
-    const watch = (client: WebClient) => {
+    const watch = (client: WebClient, team: string | undefined) => {
       if (watched.has(client)) return;
       watched.add(client);
-      client.on(WebClientEvent.RATE_LIMITED, (_retrySec: number, info: { url?: string }) =>
-        core.events.emit('platform.rate_limited', { platform: 'slack', route: info.url?.replace(/^.*\/api\//, '') ?? 'unknown' }),
-      );
+      client.on(WebClientEvent.RATE_LIMITED, (retrySec: number, info: { url?: string; body?: { channel?: unknown } }) => {
+        const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
+        core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
+        if (method === 'chat.update' && team) core.scheduler.rateLimited(`slack:update:${team}`, retrySec * 1000);
+        if (method === 'chat.postMessage' && typeof info.body?.channel === 'string') core.scheduler.rateLimited(`slack:post:${info.body.channel}`, retrySec * 1000);
+      });
     };
-    watch(this.app.client);
+    watch(this.app.client, undefined);
     const names = new Set(commands.map((c) => `/${c.name}`));
     this.app.use(async (args) => {
-      watch(args.client);
+      watch(args.client, args.context.teamId);
       // A slash command no listener serves (an old one, /CHAT typed by hand, another app's) is
       // acked and answered, instead of Bolt leaving Slack waiting into a 404.
       const { command, ack, respond } = args as unknown as { command?: { command?: string }; ack?: () => Promise<void>; respond?: RespondFn };

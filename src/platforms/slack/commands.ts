@@ -46,7 +46,7 @@ export async function handleSlashCommand(
       await client.chat.postEphemeral({ channel: slash.channel_id, user: slash.user_id, ...body });
     }
   };
-  const reply = new SlackReply(client, { channel: slash.channel_id, continueInThread: true }, ephemeral, log);
+  const reply = new SlackReply(client, { team: slash.team_id, channel: slash.channel_id, continueInThread: true }, ephemeral, log);
   if (asksForHelp(slash.text)) {
     await reply.sendEphemeral(helpMessage(command, await deps.core.catalog.quick()));
     return;

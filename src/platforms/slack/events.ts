@@ -143,7 +143,7 @@ async function answer(
     if (inChannel) await client.chat.postEphemeral({ ...body, user });
     else await client.chat.postMessage(body);
   };
-  const reply = new SlackReply(client, { channel: message.channel, threadTs, continueInThread: false }, ephemeral, log);
+  const reply = new SlackReply(client, { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false }, ephemeral, log);
   const ctx: CommandContext = {
     platform: 'slack',
     conversationId: `slack:${meta.teamId}:${message.channel}${threadTs ? `:${threadTs}` : ''}`,

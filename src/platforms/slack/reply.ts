@@ -22,8 +22,20 @@ export const SLACK_LIMITS: ReplyLimits = {
   cards: { maxFields: 40, maxChars: 100_000, maxValueChars: 2900, paging: 'messages' },
 };
 
+/**
+ * Slack's budgets for the write scheduler (PLATFORM-LIMITS.md): `chat.postMessage` about one a
+ * second per channel, `chat.update` tier 3 (about 50 a minute per workspace, shared by every
+ * answer streaming there).
+ */
+export const SLACK_BUDGETS = {
+  post: { limit: 1, windowMs: 1_000 },
+  update: { limit: 50, windowMs: 60_000 },
+};
+
 /** Where an answer goes. */
 export interface SlackTarget {
+  /** The workspace (its `chat.update` budget is shared). */
+  team: string;
   channel: string;
   /** The thread to answer in (a mention's thread); top level when undefined. */
   threadTs?: string | undefined;
@@ -88,6 +100,11 @@ export class SlackReply implements ReplyChannel {
 
   explain(error: unknown): string | undefined {
     return explainSlackError(error);
+  }
+
+  /** A post spends the channel's budget; an edit, the workspace's `chat.update` budget. */
+  buckets(kind: 'send' | 'edit'): string[] {
+    return kind === 'send' ? [`slack:post:${this.target.channel}`] : [`slack:update:${this.target.team}`];
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {

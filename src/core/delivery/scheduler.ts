@@ -1,0 +1,240 @@
+/**
+ * The write scheduler: every platform write of a streamed answer (post, edit, follow-up) goes
+ * through one instance per bot, which keeps each rate-limit bucket within its budget, so the
+ * platforms never have to refuse.
+ *
+ * - Budgets: a bucket (`discord:channel:<id>`, `discord:webhook:<token>`, `slack:update:<team>`…)
+ *   allows `limit` writes in any `windowMs` (a sliding window). Adapters declare budgets by
+ *   bucket prefix from the platforms' documentation, and feed what the platform reports:
+ *   `observe` (remaining writes and reset, from rate-limit headers) and `rateLimited` (a 429).
+ * - Coalescing: one pending write per key (a message); a newer one replaces a pending one, and
+ *   the write reads the newest text when it runs. Writes to one key never overlap.
+ * - Fairness: streams sharing a bucket are served in turn (least recently served first);
+ *   final writes go before intermediate ones, so every answer's last text lands.
+ * - Learning: a 429 on a bucket thought open halves that bucket's budget for a while and holds
+ *   it until the platform's retry-after: a burst costs one 429, not one per stream.
+ */
+import { systemClock, type Clock } from './clock.ts';
+import type { Logger } from '../../log.ts';
+
+/** At most `limit` writes in any `windowMs`. */
+export interface Budget {
+  limit: number;
+  windowMs: number;
+}
+
+/** One write to schedule. */
+export interface WriteRequest {
+  /** One pending write per key (e.g. `<stream>:<message index>`); a newer submit replaces it. */
+  key: string;
+  /** The stream (answer) it belongs to: fairness is per stream. */
+  stream: string;
+  /** The buckets it spends one write of, each (every one must have room). */
+  buckets: readonly string[];
+  /** A stream's final write: served first, never replaced by an intermediate one. */
+  final: boolean;
+  /** Shortest time after the previous write of this key, in ms (how often one message may change). */
+  minIntervalMs?: number;
+  /** Performs the write (reading the newest text then). Its rejection rejects `submit`. */
+  run(): Promise<void>;
+}
+
+/** What became of a submitted write. */
+export type WriteResult = 'written' | 'superseded';
+
+interface Pending {
+  request: WriteRequest;
+  resolve: (result: WriteResult) => void;
+  reject: (error: unknown) => void;
+  submittedAt: number;
+}
+
+interface BucketState {
+  budget: Budget;
+  /** Times (ms) of the writes in the current window, oldest first. */
+  sent: number[];
+  /** No write before this time (a retry-after, or the platform's reset with nothing remaining). */
+  blockedUntil: number;
+  /** Until this time the budget is halved (learned from a 429). */
+  slowUntil: number;
+}
+
+/** Options of {@link WriteScheduler}. */
+export interface WriteSchedulerOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** How long a learned slow-down lasts, in ms (default 60,000). */
+  slowForMs?: number;
+}
+
+/** The scheduler; one per bot. */
+export class WriteScheduler {
+  private readonly budgets: Array<[prefix: string, budget: Budget]> = [];
+  private readonly buckets = new Map<string, BucketState>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly running = new Set<string>();
+  private readonly lastWriteOf = new Map<string, number>();
+  private readonly lastServed = new Map<string, number>();
+  /** When the next wake-up is due (clock ms), and its number (a later arm() makes earlier ones stale). */
+  private timerAt = Number.POSITIVE_INFINITY;
+  private generation = 0;
+  private readonly clock: Clock;
+  private serial = 0;
+
+  constructor(private readonly options: WriteSchedulerOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** Declares the budget of every bucket whose name starts with `prefix` (the longest prefix wins). */
+  define(prefix: string, budget: Budget): void {
+    this.budgets.push([prefix, budget]);
+    this.budgets.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  /**
+   * What the platform reported for a bucket (rate-limit headers): with nothing `remaining`,
+   * no write before `resetAfterMs`; a different `limit` replaces the declared one.
+   */
+  observe(bucket: string, report: { remaining: number; resetAfterMs: number; limit?: number }): void {
+    const state = this.state(bucket);
+    if (report.limit !== undefined && report.limit > 0 && report.limit !== state.budget.limit) state.budget = { ...state.budget, limit: report.limit };
+    if (report.remaining <= 0) state.blockedUntil = Math.max(state.blockedUntil, this.clock.now() + report.resetAfterMs);
+    this.wake();
+  }
+
+  /**
+   * The platform refused a write of this bucket (429): no write before `retryAfterMs`, and
+   * half the budget for a while.
+   */
+  rateLimited(bucket: string, retryAfterMs: number): void {
+    const state = this.state(bucket);
+    const now = this.clock.now();
+    state.blockedUntil = Math.max(state.blockedUntil, now + retryAfterMs);
+    state.slowUntil = now + (this.options.slowForMs ?? 60_000);
+    this.options.log?.info({ bucket, retryAfterMs }, 'rate limited: slowing this bucket down');
+    this.wake();
+  }
+
+  /**
+   * Schedules a write.
+   * @returns `written` once it ran, `superseded` when a newer write of the key replaced it first.
+   * @throws what the write's `run` threw.
+   */
+  submit(request: WriteRequest): Promise<WriteResult> {
+    return new Promise<WriteResult>((resolve, reject) => {
+      const previous = this.pending.get(request.key);
+      if (previous) {
+        // A final write stays final whatever replaces it.
+        const final = previous.request.final || request.final;
+        previous.resolve('superseded');
+        this.pending.set(request.key, { request: { ...request, final }, resolve, reject, submittedAt: previous.submittedAt });
+      } else {
+        this.pending.set(request.key, { request, resolve, reject, submittedAt: this.clock.now() + this.serial++ * 1e-6 });
+      }
+      this.pump();
+    });
+  }
+
+  /** Writes waiting (for tests and metrics). */
+  get waiting(): number {
+    return this.pending.size;
+  }
+
+  private state(bucket: string): BucketState {
+    let state = this.buckets.get(bucket);
+    if (!state) {
+      const budget = this.budgets.find(([prefix]) => bucket.startsWith(prefix))?.[1] ?? { limit: 1_000_000, windowMs: 1000 };
+      state = { budget, sent: [], blockedUntil: 0, slowUntil: 0 };
+      this.buckets.set(bucket, state);
+    }
+    return state;
+  }
+
+  /** When the bucket has room for one more write (now, or later), in clock ms. */
+  private readyAt(bucket: string, now: number): number {
+    const state = this.state(bucket);
+    const limit = now < state.slowUntil ? Math.max(1, Math.floor(state.budget.limit / 2)) : state.budget.limit;
+    while (state.sent.length && state.sent[0]! <= now - state.budget.windowMs) state.sent.shift();
+    const windowFree = state.sent.length < limit ? now : state.sent[state.sent.length - limit]! + state.budget.windowMs;
+    return Math.max(windowFree, state.blockedUntil);
+  }
+
+  /** When a pending write may run. */
+  private runnableAt(p: Pending, now: number): number {
+    if (this.running.has(p.request.key)) return Number.POSITIVE_INFINITY;
+    let at = now;
+    const last = this.lastWriteOf.get(p.request.key);
+    if (last !== undefined && p.request.minIntervalMs) at = Math.max(at, last + p.request.minIntervalMs);
+    for (const bucket of p.request.buckets) at = Math.max(at, this.readyAt(bucket, now));
+    return at;
+  }
+
+  private pump(): void {
+    const now = this.clock.now();
+    for (;;) {
+      // Final writes first; then the stream served longest ago; then the oldest submission.
+      const candidates = [...this.pending.values()].sort(
+        (a, b) =>
+          Number(b.request.final) - Number(a.request.final) ||
+          (this.lastServed.get(a.request.stream) ?? -1) - (this.lastServed.get(b.request.stream) ?? -1) ||
+          a.submittedAt - b.submittedAt,
+      );
+      let next: Pending | undefined;
+      let earliest = Number.POSITIVE_INFINITY;
+      // A pending write whose buckets are busy must not let a later one of the same buckets
+      // jump ahead of it: buckets seen blocked are closed for the rest of this pass.
+      const closed = new Set<string>();
+      for (const candidate of candidates) {
+        if (candidate.request.buckets.some((b) => closed.has(b))) continue;
+        const at = this.runnableAt(candidate, now);
+        if (at <= now) {
+          next = candidate;
+          break;
+        }
+        earliest = Math.min(earliest, at);
+        if (!this.running.has(candidate.request.key)) for (const b of candidate.request.buckets) if (this.readyAt(b, now) > now) closed.add(b);
+      }
+      if (!next) {
+        this.arm(earliest);
+        return;
+      }
+      this.start(next, now);
+    }
+  }
+
+  private start(p: Pending, now: number): void {
+    const { request } = p;
+    this.pending.delete(request.key);
+    this.running.add(request.key);
+    for (const bucket of request.buckets) this.state(bucket).sent.push(now);
+    this.lastWriteOf.set(request.key, now);
+    this.lastServed.set(request.stream, now);
+    request
+      .run()
+      .then(
+        () => p.resolve('written'),
+        (error: unknown) => p.reject(error),
+      )
+      .finally(() => {
+        this.running.delete(request.key);
+        this.pump();
+      });
+  }
+
+  /** Wakes the pump at `at` (through the clock, so tests can drive time); an earlier wake-up wins. */
+  private arm(at: number): void {
+    if (!Number.isFinite(at) || at >= this.timerAt) return;
+    this.timerAt = at;
+    const generation = ++this.generation;
+    void this.clock.sleep(Math.max(0, at - this.clock.now())).then(() => {
+      if (generation !== this.generation) return;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.pump();
+    });
+  }
+
+  /** Something changed a bucket's state: look again (a wake-up already set stays, at worst early). */
+  private wake(): void {
+    this.pump();
+  }
+}
