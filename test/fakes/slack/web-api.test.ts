@@ -1,32 +1,19 @@
 /**
- * Tests of the fake Slack itself, spoken to with the real @slack/web-api WebClient (what Bolt
- * uses inside) and bare fetch: it must speak the wire format those clients expect and refuse
- * what Slack refuses.
+ * Tests of the fake Slack's Web API, spoken to with the real @slack/web-api WebClient (what
+ * Bolt uses inside) and bare fetch: authentication, chat.*, rate limits, file uploads and
+ * response_url. It must speak the wire format those clients expect and refuse what Slack refuses.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { SocketModeReceiver, verifySlackRequest } from '@slack/bolt';
-import { ErrorCode, LogLevel, WebClient, WebClientEvent, type Logger, type WebAPIPlatformError, type WebAPIRateLimitedError } from '@slack/web-api';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import WebSocket from 'ws';
-import { FakeSlack, RESPONSE_URL_TTL_MS, signSlackRequest, unescapeSlack } from './slack.ts';
-
-/** The WebClient logs Slack's `[ERROR]` response messages; the refusals here are on purpose. */
-const quiet: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  setLevel: () => undefined,
-  getLevel: () => LogLevel.ERROR,
-  setName: () => undefined,
-};
+import { ErrorCode, WebClient, WebClientEvent, type WebAPIRateLimitedError } from '@slack/web-api';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FakeSlack, RESPONSE_URL_TTL_MS, unescapeSlack } from '../slack.ts';
+import { handClock, quiet, rawCall as rawCallTo, slackError, webClient } from './test-helpers.ts';
 
 /** A Slack-side clock the tests move by hand. */
-const clock = { ms: Date.now(), now: () => clock.ms, advance: (ms: number) => void (clock.ms += ms) };
+const clock = handClock();
 
 let fake: FakeSlack;
 let client: WebClient;
+const rawCall = (method: string, form: Record<string, string>, headers?: Record<string, string>) => rawCallTo(fake, method, form, headers);
 
 beforeAll(async () => {
   fake = await FakeSlack.start({
@@ -38,7 +25,7 @@ beforeAll(async () => {
       { id: 'C0SMALL', name: 'small', members: ['U0ALICE'] },
     ],
   });
-  client = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logger: quiet });
+  client = webClient(fake);
 });
 afterEach(() => {
   fake.reset();
@@ -48,28 +35,6 @@ afterEach(() => {
 afterAll(async () => {
   await fake.close();
 });
-
-/** The Slack error code of a failed WebClient call. */
-async function slackError(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-  } catch (error) {
-    const e = error as WebAPIPlatformError;
-    if (e.code === ErrorCode.PlatformError) return e.data.error;
-    throw error;
-  }
-  throw new Error('the call succeeded');
-}
-
-/** A raw form POST to a Web API method. */
-async function rawCall(method: string, form: Record<string, string>, headers: Record<string, string> = { authorization: `Bearer ${fake.botToken}` }) {
-  const res = await fetch(`${fake.apiUrl}${method}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
-  return { status: res.status, headers: res.headers, json: (await res.json()) as Record<string, unknown> };
-}
 
 describe('authentication and methods', () => {
   it('auth.test with the bot token answers the bot identity', async () => {
@@ -81,7 +46,7 @@ describe('authentication and methods', () => {
   it('a missing token is not_authed, a wrong one invalid_auth, both with HTTP 200 like Slack', async () => {
     const none = await rawCall('auth.test', {}, {});
     expect(none).toMatchObject({ status: 200, json: { ok: false, error: 'not_authed' } });
-    const wrong = new WebClient('xoxb-wrong', { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logger: quiet });
+    const wrong = webClient(fake, 'xoxb-wrong');
     expect(await slackError(wrong.auth.test())).toBe('invalid_auth');
   });
 
@@ -290,274 +255,5 @@ describe('response_url', () => {
     const late = await post(url, { text: 'late' });
     expect(late.status).toBe(404);
     expect(await late.json()).toEqual({ ok: false, error: 'expired_url' });
-  });
-});
-
-describe('slash commands sent to an app', () => {
-  let app: Server;
-  let appUrl: string;
-  /** What the test app answers next: status and delay. */
-  let behaviour = { status: 200, delayMs: 0 };
-  let received: Array<{ headers: Record<string, string>; body: string; verified: string }> = [];
-
-  beforeAll(async () => {
-    app = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      req.on('end', () => {
-        let verified = 'ok';
-        try {
-          // Bolt's own verifier: the fake's signatures must pass it.
-          verifySlackRequest({
-            signingSecret: fake.signingSecret,
-            body,
-            headers: {
-              'x-slack-signature': String(req.headers['x-slack-signature']),
-              'x-slack-request-timestamp': Number(req.headers['x-slack-request-timestamp']),
-            },
-          });
-        } catch (error) {
-          verified = (error as Error).message;
-        }
-        received.push({ headers: req.headers as Record<string, string>, body, verified });
-        setTimeout(() => {
-          res.writeHead(behaviour.status);
-          res.end();
-        }, behaviour.delayMs);
-      });
-    });
-    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', () => resolve()));
-    appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-  });
-  afterEach(() => {
-    behaviour = { status: 200, delayMs: 0 };
-    received = [];
-  });
-  afterAll(() => {
-    app.closeAllConnections();
-    app.close();
-  });
-
-  it('sends the real form body to /slack/events, signed so that Bolt verifies it', async () => {
-    const result = await fake.sendSlashCommand(appUrl, { command: '/chat', text: 'a <b> & c', channel_id: 'C0TWO', user_id: 'U0BOB' });
-    expect(result).toMatchObject({ status: 200, ackedInTime: true, failure: undefined });
-    const [req] = received;
-    expect(req?.verified).toBe('ok');
-    expect(req?.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    const form = Object.fromEntries(new URLSearchParams(req!.body));
-    expect(form).toMatchObject({
-      token: fake.verificationToken,
-      team_id: fake.teamId,
-      team_domain: fake.teamDomain,
-      channel_id: 'C0TWO',
-      channel_name: 'two',
-      user_id: 'U0BOB',
-      user_name: 'bob',
-      command: '/chat',
-      text: 'a &lt;b&gt; &amp; c',
-      api_app_id: fake.appId,
-      is_enterprise_install: 'false',
-      response_url: result.responseUrl,
-      trigger_id: result.triggerId,
-    });
-    expect(req?.headers['x-slack-signature']).toBe(signSlackRequest(fake.signingSecret, Number(req?.headers['x-slack-request-timestamp']), req!.body));
-  });
-
-  it('can sign with a wrong secret or a stale timestamp, which Bolt rejects, without counting it as a platform failure', async () => {
-    await fake.sendSlashCommand(appUrl, { command: '/chat', text: 'x', channel_id: 'C0ONE' }, { signingSecret: 'not-the-secret' });
-    await fake.sendSlashCommand(appUrl, { command: '/chat', text: 'x', channel_id: 'C0ONE' }, { timestampSec: Math.floor(Date.now() / 1000) - 6 * 60 });
-    expect(received.map((r) => r.verified)).toEqual([expect.stringContaining('signature mismatch'), expect.stringContaining('stale')]);
-    expect(fake.platformFailures).toEqual([]);
-  });
-
-  it('records an ack later than Slack waits as operation_timeout, and a non-200 ack as http_error', async () => {
-    const patient = await FakeSlack.start({ ackTimeoutMs: 100 });
-    try {
-      behaviour = { status: 200, delayMs: 400 };
-      const late = await patient.sendSlashCommand(appUrl, { command: '/chat', text: 'x' });
-      expect(late).toMatchObject({ status: undefined, ackedInTime: false, failure: { kind: 'operation_timeout' } });
-      behaviour = { status: 500, delayMs: 0 };
-      const failed = await patient.sendSlashCommand(appUrl, { command: '/chat', text: 'x' });
-      expect(failed).toMatchObject({ status: 500, ackedInTime: false, failure: { kind: 'http_error' } });
-      expect(patient.platformFailures.map((f) => f.kind)).toEqual(['operation_timeout', 'http_error']);
-    } finally {
-      await patient.close();
-    }
-  });
-});
-
-describe('Socket Mode', () => {
-  /** Clients started by a test; disconnected after it. */
-  let started: Array<SocketModeReceiver['client']> = [];
-
-  /**
-   * The SocketModeClient that Bolt builds for Socket Mode (`receiver.client`, @slack/socket-mode
-   * unmodified), pointed at `target` with the app token; it logs nothing.
-   */
-  function socketClient(target: FakeSlack, options: { clientPingTimeout?: number } = {}) {
-    const receiver = new SocketModeReceiver({
-      appToken: target.appToken,
-      logger: quiet,
-      ...options,
-      installerOptions: { clientOptions: { slackApiUrl: target.apiUrl, retryConfig: { retries: 0 } } },
-    });
-    started.push(receiver.client);
-    return receiver.client;
-  }
-
-  /** Connects a bare `ws` client: 101 when the upgrade was accepted (then closes it), else the HTTP status of the refusal. */
-  function upgradeStatus(url: string): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url);
-      ws.on('open', () => {
-        ws.close(1000);
-        resolve(101);
-      });
-      ws.on('unexpected-response', (req, res) => {
-        req.destroy();
-        resolve(res.statusCode ?? 0);
-      });
-      ws.on('error', reject);
-    });
-  }
-
-  afterEach(async () => {
-    await Promise.all(started.map((c) => c.disconnect()));
-    started = [];
-  });
-
-  it('apps.connections.open takes only the app token (bot token: not_allowed_token_type, wrong token: invalid_auth, none: not_authed), and the app token is refused elsewhere', async () => {
-    const app = new WebClient(fake.appToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logger: quiet });
-    const opened = await app.apps.connections.open();
-    expect(opened.url).toMatch(new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/socket-mode\\?ticket=[0-9a-f]{32}&app_id=${fake.appId}$`));
-
-    expect(await slackError(client.apps.connections.open())).toBe('not_allowed_token_type');
-    const wrong = new WebClient('xapp-1-A0FAKEAPP-1-wrong', { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logger: quiet });
-    expect(await slackError(wrong.apps.connections.open())).toBe('invalid_auth');
-    expect((await rawCall('apps.connections.open', {}, {})).json).toEqual({ ok: false, error: 'not_authed' });
-    expect(await slackError(app.chat.postMessage({ channel: 'C0ONE', text: 'hi' }))).toBe('not_allowed_token_type');
-
-    expect(fake.calls.map((c) => [c.method, c.tokenType, c.error])).toEqual([
-      ['apps.connections.open', 'app', undefined],
-      ['apps.connections.open', 'bot', 'not_allowed_token_type'],
-      ['apps.connections.open', 'unknown', 'invalid_auth'],
-      ['apps.connections.open', 'none', 'not_authed'],
-      ['chat.postMessage', 'app', 'not_allowed_token_type'],
-    ]);
-    expect(fake.messages()).toEqual([]);
-  });
-
-  it('a URL from apps.connections.open opens one connection: the same ticket again, or an unknown one, is refused with HTTP 401', async () => {
-    const app = new WebClient(fake.appToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logger: quiet });
-    const { url } = await app.apps.connections.open();
-    expect(await upgradeStatus(url!)).toBe(101);
-    expect(await upgradeStatus(url!)).toBe(401);
-    expect(await upgradeStatus(url!.replace(/ticket=[0-9a-f]+/, 'ticket=0123'))).toBe(401);
-    expect(fake.socketConnections).toHaveLength(1);
-  });
-
-  it('@slack/socket-mode connects (hello), receives a slash_commands envelope with the HTTP form fields as payload, and its ack is matched by envelope_id', async () => {
-    const socket = socketClient(fake);
-    const received: Array<{ body: unknown; envelope_id: string; accepts_response_payload: boolean }> = [];
-    socket.on('slash_commands', async ({ ack, body, envelope_id, accepts_response_payload }) => {
-      received.push({ body, envelope_id, accepts_response_payload });
-      await ack({ text: 'on it' });
-    });
-    await socket.start(); // resolves on the fake's `hello`
-    const [connection, ...others] = fake.openSocketConnections();
-    expect(others).toEqual([]);
-    expect(fake.callsTo('apps.connections.open').map((c) => [c.tokenType, c.ok])).toEqual([['app', true]]);
-
-    const result = await fake.sendSocketSlashCommand({ command: '/chat', text: 'a <b> & c', channel_id: 'C0TWO', user_id: 'U0BOB' });
-    expect(result).toMatchObject({ connectionId: connection!.id, ackedInTime: true, ackPayload: { text: 'on it' }, failure: undefined });
-    expect(result.ackMs).toBeLessThan(3000);
-    expect(received).toEqual([{ body: result.payload, envelope_id: result.envelopeId, accepts_response_payload: true }]);
-    expect(result.payload).toEqual({
-      token: fake.verificationToken,
-      team_id: fake.teamId,
-      team_domain: fake.teamDomain,
-      channel_id: 'C0TWO',
-      channel_name: 'two',
-      user_id: 'U0BOB',
-      user_name: 'bob',
-      command: '/chat',
-      text: 'a &lt;b&gt; &amp; c',
-      api_app_id: fake.appId,
-      is_enterprise_install: 'false',
-      response_url: result.responseUrl,
-      trigger_id: result.triggerId,
-    });
-    // The client's ack as it came over the wire, and the envelope's record of it.
-    expect(connection!.received).toEqual([{ envelope_id: result.envelopeId, payload: { text: 'on it' } }]);
-    expect(fake.envelopes).toMatchObject([{ envelopeId: result.envelopeId, type: 'slash_commands', connectionId: connection!.id, ack: { late: false, payload: { text: 'on it' } } }]);
-    expect(fake.platformFailures).toEqual([]);
-
-    await socket.disconnect();
-    expect(await fake.socketClosed(connection!.id)).toMatchObject({ code: 1000, initiatedBy: 'app' });
-  });
-
-  it('an envelope not acked within the deadline is operation_timeout (a late ack is still stored, marked late); with no open connection a command is dispatch_failed', async () => {
-    const patient = await FakeSlack.start({ ackTimeoutMs: 100 });
-    try {
-      const socket = socketClient(patient);
-      let lateAckSent!: () => void;
-      const lateAck = new Promise<void>((resolve) => (lateAckSent = resolve));
-      socket.on('slash_commands', ({ ack }) => {
-        setTimeout(() => void ack().then(lateAckSent), 400);
-      });
-      await socket.start();
-      const late = await patient.sendSocketSlashCommand({ command: '/chat', text: 'x' });
-      expect(late).toMatchObject({ ackedInTime: false, ackMs: undefined, failure: { kind: 'operation_timeout', command: '/chat' } });
-      await lateAck;
-      await vi.waitFor(() => expect(patient.envelopes[0]!.ack).toMatchObject({ late: true, payload: {} }));
-
-      await socket.disconnect();
-      await patient.socketClosed(late.connectionId!);
-      const nobody = await patient.sendSocketSlashCommand({ command: '/chat', text: 'y' });
-      expect(nobody).toMatchObject({ connectionId: undefined, ackedInTime: false, failure: { kind: 'dispatch_failed' } });
-      expect(patient.platformFailures.map((f) => f.kind)).toEqual(['operation_timeout', 'dispatch_failed']);
-    } finally {
-      await patient.close();
-    }
-  });
-
-  it('pings go both ways: the client answers the fake\'s pings with pongs, the fake answers the client\'s, and the connection stays up', async () => {
-    const pinging = await FakeSlack.start({ socketPingIntervalMs: 50 });
-    try {
-      // The client pings every clientPingTimeout / 3 ms and drops the connection when pongs stop coming.
-      const socket = socketClient(pinging, { clientPingTimeout: 300 });
-      await socket.start();
-      const [connection] = pinging.openSocketConnections();
-      await vi.waitFor(() => {
-        expect(connection!.pongsReceived).toBeGreaterThanOrEqual(3);
-        expect(connection!.pingsReceived).toBeGreaterThanOrEqual(5);
-      }, { timeout: 5000, interval: 50 });
-      expect(connection!.pongsReceived).toBeLessThanOrEqual(connection!.pingsSent);
-      expect(connection!.closed).toBeUndefined();
-      expect(pinging.callsTo('apps.connections.open')).toHaveLength(1);
-    } finally {
-      await pinging.close();
-    }
-  });
-
-  it('a disconnect message makes the client close its socket (1000) and reconnect through a new apps.connections.open and a new ticket', async () => {
-    // The client waits clientPingTimeout ms before it reconnects.
-    const socket = socketClient(fake, { clientPingTimeout: 200 });
-    await socket.start();
-    const [first] = fake.openSocketConnections();
-    const reconnected = new Promise<void>((resolve) => socket.once('connected', () => resolve()));
-    expect(fake.sendSocketDisconnect('refresh_requested')).toBe(first!.id);
-    expect(await fake.socketClosed(first!.id)).toMatchObject({ code: 1000, initiatedBy: 'app' });
-    await reconnected;
-
-    const [second, ...others] = fake.openSocketConnections();
-    expect(others).toEqual([]);
-    expect(second!.id).toBeGreaterThan(first!.id);
-    expect(second!.ticket).not.toBe(first!.ticket);
-    expect(first!.disconnectsSent).toEqual(['refresh_requested']);
-    expect(fake.callsTo('apps.connections.open').map((c) => c.ok)).toEqual([true, true]);
-    // Envelopes now go over the new connection.
-    socket.on('slash_commands', ({ ack }) => void ack());
-    expect(await fake.sendSocketSlashCommand({ command: '/chat', text: 'still there?' })).toMatchObject({ connectionId: second!.id, ackedInTime: true });
   });
 });

@@ -1,0 +1,276 @@
+/**
+ * The FakeDiscord facade: starts the HTTP server and the gateway, wires the modules together,
+ * and offers tests their handles (scripting: channels, threads, DMs, users' messages,
+ * interactions, budgets, faults; inspection: records, channels and messages). Everything
+ * else lives in the protocol-area files.
+ */
+import type { EventEmitter } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Ctx } from './context.ts';
+import { DEFAULT_USER } from './constants.ts';
+import { Gateway } from './gateway.ts';
+import { handleRequest } from './http.ts';
+import { dispatchInteraction } from './interaction-payload.ts';
+import { MessageBudgets } from './limits.ts';
+import type { FakeChannel, FakeInteraction, FakeMessage, FakeUser } from './model.ts';
+import { addThread, openDm, postUserMessage } from './user-actions.ts';
+import { createRouter } from './routes/index.ts';
+import { FakeState } from './state.ts';
+import type {
+  DispatchInteractionOptions,
+  FakeCommand,
+  FakeDiscordEvents,
+  FakeDiscordOptions,
+  FakeDownload,
+  FakeRequestRecord,
+  FakeTyping,
+  FakeWrite,
+  Fault,
+  Json,
+  MessageBudget,
+  PostUserMessageOptions,
+  RateLimitRecord,
+} from './types.ts';
+import { channelJson, messageJson } from './wire.ts';
+
+/**
+ * The fake itself: `await FakeDiscord.start(options)`, point discord.js at `apiUrl` with
+ * `token`, wait for `waitForReady()`, then `dispatchInteraction(...)` or `postUserMessage(...)`
+ * and read what the bot did from the returned {@link FakeInteraction}, `messagesIn(channel)`,
+ * `writes`, `typing`, `downloads`, `requests` and `rateLimits`. `close()` when done. REST
+ * answers follow Discord's status codes and error bodies (see discord.ts).
+ */
+export class FakeDiscord {
+  readonly token: string;
+  readonly applicationId: string;
+  /** `http://127.0.0.1:PORT/api` (discord.js `rest.api`). */
+  readonly apiUrl: string;
+  /** `ws://127.0.0.1:PORT/gateway`. */
+  readonly gatewayUrl: string;
+  readonly guildId: string;
+  readonly botUser: FakeUser;
+  readonly events: EventEmitter<FakeDiscordEvents>;
+  /** Every REST request, oldest first. */
+  readonly requests: FakeRequestRecord[];
+  /** Every accepted message create and edit, oldest first. */
+  readonly writes: FakeWrite[];
+  /** Every 429 served. */
+  readonly rateLimits: RateLimitRecord[];
+  /** Interactions by id. */
+  readonly interactions: Map<string, FakeInteraction>;
+  /** Every typing indicator the bot sent (`POST /channels/:id/typing`), oldest first. */
+  readonly typing: FakeTyping[];
+  /** Every CDN download (GET of an attachment URL), oldest first; each updated when it ends. */
+  readonly downloads: FakeDownload[];
+
+  private readonly ctx: Ctx;
+  private readonly sockets = new Set<Socket>();
+  private closed = false;
+
+  private constructor(
+    private readonly server: Server,
+    port: number,
+    options: FakeDiscordOptions,
+  ) {
+    const state = new FakeState(port, options);
+    this.ctx = { state, gateway: new Gateway(state), budgets: new MessageBudgets(state) };
+    this.token = state.token;
+    this.applicationId = state.applicationId;
+    this.apiUrl = state.apiUrl;
+    this.gatewayUrl = state.gatewayUrl;
+    this.guildId = state.guildId;
+    this.botUser = state.botUser;
+    this.events = state.events;
+    this.requests = state.requests;
+    this.writes = state.writes;
+    this.rateLimits = state.rateLimits;
+    this.interactions = state.interactions;
+    this.typing = state.typing;
+    this.downloads = state.downloads;
+  }
+
+  /**
+   * Starts a fake on 127.0.0.1 with a random port.
+   * @throws when the port cannot be bound.
+   */
+  static async start(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
+    const server = createServer({ keepAliveTimeout: 5_000 });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const fake = new FakeDiscord(server, port, options);
+    const route = createRouter(fake.ctx);
+    server.on('connection', (socket) => {
+      fake.sockets.add(socket);
+      socket.once('close', () => fake.sockets.delete(socket));
+    });
+    server.on('request', (req, res) => void handleRequest(fake.ctx.state, req, res, route));
+    server.on('upgrade', (req, socket, head) => fake.ctx.gateway.upgrade(req, socket, head));
+    return fake;
+  }
+
+  // ------------------------------------------------------------ scripting and inspection
+
+  /** Global commands as registered (last bulk overwrite). */
+  get commands(): FakeCommand[] {
+    return this.ctx.state.commands;
+  }
+
+  set commands(list: FakeCommand[]) {
+    this.ctx.state.commands = list;
+  }
+
+  /** The guild's text channels (not threads, not DMs), oldest first. */
+  get channelList(): FakeChannel[] {
+    return this.ctx.state.channelList();
+  }
+
+  /** Any channel the fake holds (text channel, thread or DM) by id. */
+  channel(id: string): FakeChannel | undefined {
+    return this.ctx.state.channels.get(id);
+  }
+
+  /** Any message the fake holds by id (also deleted and ephemeral ones). */
+  message(id: string): FakeMessage | undefined {
+    return this.ctx.state.messages.get(id);
+  }
+
+  /** Number of gateway sessions that have identified (READY sent). */
+  get readySessions(): number {
+    return this.ctx.gateway.readySessions;
+  }
+
+  /**
+   * Adds a text channel to the guild and announces it (CHANNEL_CREATE) to connected bots.
+   * @returns the channel (id is a fresh snowflake).
+   */
+  addChannel(name: string): FakeChannel {
+    const { state } = this.ctx;
+    const channel = state.addChannel({ type: 0, guildId: state.guildId, name });
+    this.dispatch('CHANNEL_CREATE', { ...channelJson(state, channel), guild_id: state.guildId });
+    return channel;
+  }
+
+  /**
+   * Starts a public thread (type 11, `parent_id`, `thread_metadata`) in a guild text channel
+   * and announces it as THREAD_CREATE (`newly_created: true`) to sessions with GUILDS.
+   * @throws Error when the parent is not one of the guild's text channels.
+   */
+  addThread(parentChannelId: string, name: string): FakeChannel {
+    return addThread(this.ctx, parentChannelId, name);
+  }
+
+  /**
+   * The DM channel (type 1, `recipients`) between the bot and a user (default
+   * {@link DEFAULT_USER}; a known `id` alone is that user, anything else a new or updated
+   * user), opened if needed. Discord
+   * sends bots nothing when a DM opens: the bot learns of it from its first message.
+   */
+  openDm(user?: Partial<FakeUser>): FakeChannel {
+    const { state } = this.ctx;
+    const recipient = user === undefined || Object.keys(user).length === 0 ? state.userOf(DEFAULT_USER.id) : state.userFrom(user);
+    return openDm(this.ctx, recipient);
+  }
+
+  /**
+   * Posts a message by a user (kind `user`), another bot or a webhook, and dispatches
+   * MESSAGE_CREATE to sessions with GUILD_MESSAGES (guild channels, threads) or
+   * DIRECT_MESSAGES (DMs); sessions without MESSAGE_CONTENT see it as Discord shows it to
+   * them. Mentions come from the content (`<@id>`, `<@&id>`, `@everyone`) and a pinging reply.
+   * @returns the message, also in `messagesIn(channelId)`.
+   * @throws Error for what Discord's client would never send (see user-actions.ts).
+   */
+  postUserMessage(options: PostUserMessageOptions): FakeMessage {
+    return postUserMessage(this.ctx, options);
+  }
+
+  /** Sets the message budget of one channel (or the default for all, when `channelId` is undefined). */
+  setMessageBudget(channelId: string | undefined, budget: MessageBudget): void {
+    this.ctx.budgets.set(channelId, budget);
+  }
+
+  /**
+   * Makes the next `times` requests that match fail with `status` before any other check
+   * (nothing is applied): a Discord outage. Faults are used in the order they were added.
+   */
+  failNext(fault: Fault): void {
+    this.ctx.state.faults.push({ ...fault, left: fault.times ?? 1 });
+  }
+
+  /** Every message of a channel (also ephemeral and deleted ones), in creation order. */
+  messagesIn(channelId: string): FakeMessage[] {
+    return this.allMessages().filter((m) => m.channelId === channelId);
+  }
+
+  /** Every message the fake holds, in creation order. */
+  allMessages(): FakeMessage[] {
+    return [...this.ctx.state.messages.values()];
+  }
+
+  /** Commands registered in a guild (last bulk overwrite). */
+  guildCommands(guildId: string): FakeCommand[] {
+    return this.ctx.state.guildCommands(guildId);
+  }
+
+  /**
+   * Resolves with the first `event` whose arguments satisfy `predicate`.
+   * @throws Error after `timeoutMs` (default 10 s).
+   */
+  waitFor<K extends keyof FakeDiscordEvents>(event: K, predicate: (...args: FakeDiscordEvents[K]) => boolean = () => true, timeoutMs = 10_000): Promise<FakeDiscordEvents[K]> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.events.off(event, listener as never);
+        reject(new Error(`FakeDiscord: no ${String(event)} event within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const listener = (...args: FakeDiscordEvents[K]) => {
+        if (!predicate(...args)) return;
+        clearTimeout(timer);
+        this.events.off(event, listener as never);
+        resolve(args);
+      };
+      this.events.on(event, listener as never);
+    });
+  }
+
+  /** Resolves once a bot has identified on the gateway. @throws after `timeoutMs`. */
+  async waitForReady(timeoutMs = 10_000): Promise<void> {
+    if (this.readySessions > 0) return;
+    await this.waitFor('identify', () => true, timeoutMs);
+  }
+
+  /**
+   * Dispatches INTERACTION_CREATE (an application command, type 2, chat input) to every
+   * identified gateway session, with the payload Discord sends.
+   * @returns the interaction record; its callbacks and messages fill in as the bot answers.
+   * @throws Error when no bot is connected, the channel is unknown, or the options do not fit
+   *   the registered command.
+   */
+  dispatchInteraction(options: DispatchInteractionOptions): FakeInteraction {
+    return dispatchInteraction(this.ctx, options);
+  }
+
+  /** Sends a dispatch (op 0) to every identified session. */
+  dispatch(event: string, data: unknown): void {
+    this.ctx.gateway.dispatch(event, data);
+  }
+
+  /** The message object Discord answers (what discord.js builds a Message from), with all its content. */
+  messageJson(message: FakeMessage): Json {
+    return messageJson(this.ctx.state, message);
+  }
+
+  /** Stops the server, closing gateway connections and every socket. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ctx.gateway.close();
+    const done = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    for (const s of this.sockets) s.destroy();
+    await done;
+    this.events.removeAllListeners();
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * What the Discord fake holds and shows a test: users, channels, messages with their
+ * revisions and files, and interactions with their callbacks. The classes are filled in by
+ * the fake as the bot acts; tests read them.
+ */
+import type { Json } from './types.ts';
+
+/** Channel types the fake serves (Discord's values). */
+export const ChannelType = { GuildText: 0, DM: 1, PublicThread: 11 } as const;
+
+/** A guild text channel, a DM with the bot, or a public thread. */
+export interface FakeChannel {
+  id: string;
+  /** 0 guild text channel, 1 DM, 11 public thread. */
+  type: 0 | 1 | 11;
+  /** The guild; undefined for a DM. */
+  guildId: string | undefined;
+  /** The channel's or thread's name; for a DM, its recipient's username (Discord sends none). */
+  name: string;
+  /** A thread's parent channel. */
+  parentId?: string;
+  /** A DM's other user (the one who is not the bot). */
+  recipient?: FakeUser;
+  /** `Date.now()` at creation. */
+  createdAt: number;
+}
+
+/** A user as the fake knows it (wire shape of a Discord user). */
+export interface FakeUser {
+  id: string;
+  username: string;
+  global_name: string | null;
+  discriminator: string;
+  avatar: string | null;
+  bot?: boolean;
+}
+
+/** Whom a message revision pings, as Discord resolves `allowed_mentions` against the content. */
+export interface Pings {
+  everyone: boolean;
+  users: string[];
+  roles: string[];
+}
+
+/**
+ * One file of a message: uploaded by the bot (bytes kept), or attached by a test to a user's
+ * message (bytes given, or generated on download and never held: see attachments.ts).
+ */
+export interface FakeAttachment {
+  id: string;
+  filename: string;
+  /** The `size` Discord advertises, in bytes (a test may make it lie with `declaredSize`). */
+  size: number;
+  /** Bytes the CDN actually serves. */
+  byteLength: number;
+  contentType: string | undefined;
+  /** Pixel size for images (read with sharp for uploads; as given for user attachments). */
+  width: number | undefined;
+  height: number | undefined;
+  description: string | undefined;
+  /**
+   * The exact bytes. For a generated (`stream`) attachment they are produced on each read:
+   * prefer {@link chunks} for large ones.
+   */
+  readonly data: Buffer;
+  /** The bytes in chunks of at most 64 KiB, produced lazily. */
+  chunks(): Iterable<Buffer>;
+  /** The CDN answers without `Content-Length` (chunked transfer encoding). */
+  chunked: boolean;
+  /** Signed CDN URL: `http://127.0.0.1:PORT/attachments/<channel>/<id>/<filename>?ex=…&is=…&hm=…&`. */
+  url: string;
+  /** The same file through the media proxy (`/media/attachments/…`, same signature). */
+  proxyUrl: string;
+}
+
+/** The message a message replies to (`message_reference`, type 0). */
+export interface MessageReference {
+  messageId: string;
+  channelId: string;
+  guildId: string | undefined;
+}
+
+/** One state of a message: after its creation, or after an edit. */
+export interface MessageRevision {
+  /** Order among everything the fake recorded. */
+  seq: number;
+  /** `Date.now()` when accepted. */
+  at: number;
+  /** `defer`: the loading message of a type-5 callback; `create`; `edit`. */
+  via: 'defer' | 'create' | 'edit';
+  content: string;
+  embeds: Json[];
+  attachmentIds: string[];
+  flags: number;
+  /** `allowed_mentions` of the request exactly as sent; `undefined` when absent. */
+  allowedMentions: unknown;
+  /** Whom it pings: for the bot's writes as `allowed_mentions` allow; for a user's message, its mentions. */
+  pinged: Pings;
+  /** The message it replies to, if any. */
+  reference: { messageId: string } | undefined;
+}
+
+/** Message flags the fake knows. */
+export const MessageFlag = { SuppressEmbeds: 4, Ephemeral: 64, Loading: 128, SuppressNotifications: 4096, IsComponentsV2: 32768 } as const;
+
+/** A message with its whole history. */
+export class FakeMessage {
+  content = '';
+  embeds: Json[] = [];
+  attachments: FakeAttachment[] = [];
+  flags = 0;
+  deleted = false;
+  editedAt: number | undefined;
+  /** Discord's message type: 0 default, 19 reply, 20 chat input command, 7 member join, … */
+  type: number;
+  /** The message this one replies to (`message_reference`), if any. */
+  reference: MessageReference | undefined;
+  /** For a user-kind message posted by a webhook: the webhook's id. */
+  webhookId: string | undefined;
+  readonly revisions: MessageRevision[] = [];
+
+  constructor(
+    readonly id: string,
+    readonly channelId: string,
+    readonly guildId: string | undefined,
+    /**
+     * `original`: an interaction's response; `followup`; `channel`: posted with the bot
+     * token; `user`: posted by a user, another bot or a webhook (see `postUserMessage`).
+     */
+    readonly kind: 'original' | 'followup' | 'channel' | 'user',
+    /** `Date.now()` at creation. */
+    readonly createdAt: number,
+    readonly interaction: FakeInteraction | undefined,
+    /** Who wrote it: the bot for every kind but `user`. */
+    readonly author: FakeUser,
+  ) {
+    this.type = kind === 'original' ? 20 : 0;
+  }
+
+  get ephemeral(): boolean {
+    return (this.flags & MessageFlag.Ephemeral) !== 0;
+  }
+
+  /** True while a deferred response still shows "is thinking…". */
+  get loading(): boolean {
+    return (this.flags & MessageFlag.Loading) !== 0;
+  }
+
+  /** Whom the current revision pings. */
+  get pinged(): Pings {
+    return this.revisions.at(-1)?.pinged ?? { everyone: false, users: [], roles: [] };
+  }
+}
+
+/** One interaction callback attempt (also refused ones). */
+export interface CallbackRecord {
+  seq: number;
+  at: number;
+  /** The response type sent (4 reply, 5 deferred, …); `undefined` if the body had none. */
+  type: number | undefined;
+  flags: number;
+  /** HTTP status the fake answered. */
+  status: number;
+  /** Discord error code when refused. */
+  code: number | undefined;
+}
+
+/** An application command interaction dispatched by the fake, with everything the bot did with it. */
+export class FakeInteraction {
+  /** Every callback attempt, oldest first. */
+  readonly callbacks: CallbackRecord[] = [];
+  /** The accepted initial response. */
+  response: CallbackRecord | undefined;
+  /** The message of the initial response (a loading message after a deferral). */
+  original: FakeMessage | undefined;
+  readonly followUps: FakeMessage[] = [];
+
+  constructor(
+    readonly id: string,
+    readonly token: string,
+    readonly commandName: string,
+    readonly guildId: string,
+    readonly channelId: string,
+    readonly user: FakeUser,
+    /** The INTERACTION_CREATE payload as dispatched. */
+    readonly payload: Json,
+    /** `Date.now()` when dispatched. */
+    readonly dispatchedAt: number,
+    /** `Date.now()` after which the token is refused. */
+    readonly tokenExpiresAt: number,
+  ) {}
+
+  /** The original and the follow-ups, in the order they were created. */
+  get messages(): FakeMessage[] {
+    return [...(this.original ? [this.original] : []), ...this.followUps];
+  }
+}
+

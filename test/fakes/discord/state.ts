@@ -1,0 +1,166 @@
+/**
+ * The Discord fake's world, shared by its modules: identities, the guild, channels, users,
+ * messages, interactions, registered commands, and the records a test reads. It holds data
+ * and the few operations every module needs; the protocol lives in the other files.
+ */
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER, Intent } from './constants.ts';
+import { FakeMessage, type FakeChannel, type FakeInteraction, type FakeUser } from './model.ts';
+import type {
+  FakeCommand,
+  FakeDiscordEvents,
+  FakeDiscordOptions,
+  FakeDownload,
+  FakeRequestRecord,
+  FakeTyping,
+  FakeWrite,
+  Fault,
+  RateLimitRecord,
+} from './types.ts';
+import { snowflake } from './util.ts';
+
+/** The guild the fake serves. */
+export interface GuildState {
+  id: string;
+  name: string;
+  ownerId: string;
+  adminRoleId: string;
+  botRoleId: string;
+  joinedAt: number;
+}
+
+/** {@link FakeDiscordOptions} with every default applied (the ones that may change at run time). */
+export type ResolvedOptions = Required<Omit<FakeDiscordOptions, 'token' | 'applicationId' | 'botUsername' | 'guild'>>;
+
+export class FakeState {
+  readonly token: string;
+  readonly applicationId: string;
+  /** `http://127.0.0.1:PORT`. */
+  readonly origin: string;
+  readonly apiUrl: string;
+  readonly gatewayUrl: string;
+  readonly guildId: string;
+  readonly guild: GuildState;
+  readonly botUser: FakeUser;
+  readonly options: ResolvedOptions;
+  readonly events = new EventEmitter<FakeDiscordEvents>();
+  readonly requests: FakeRequestRecord[] = [];
+  readonly writes: FakeWrite[] = [];
+  readonly rateLimits: RateLimitRecord[] = [];
+  readonly typing: FakeTyping[] = [];
+  readonly downloads: FakeDownload[] = [];
+  /** Key of the CDN's URL signatures (`hm`). */
+  readonly cdnSecret = randomBytes(32);
+  readonly interactions = new Map<string, FakeInteraction>();
+  readonly byToken = new Map<string, FakeInteraction>();
+  readonly channels = new Map<string, FakeChannel>();
+  readonly users = new Map<string, FakeUser>();
+  readonly messages = new Map<string, FakeMessage>();
+  readonly guildCommandLists = new Map<string, FakeCommand[]>();
+  readonly commandIds = new Map<string, string>();
+  readonly faults: Array<Fault & { left: number }> = [];
+  /** Global commands as registered (last bulk overwrite). */
+  commands: FakeCommand[] = [];
+  private seqCounter = 0;
+
+  constructor(port: number, options: FakeDiscordOptions) {
+    this.origin = `http://127.0.0.1:${port}`;
+    this.apiUrl = `${this.origin}/api`;
+    this.gatewayUrl = `ws://127.0.0.1:${port}/gateway`;
+    this.token = options.token ?? DEFAULT_TOKEN;
+    this.applicationId = options.applicationId ?? DEFAULT_APPLICATION_ID;
+    this.options = {
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
+      responseWindowMs: options.responseWindowMs ?? 3_000,
+      tokenTtlMs: options.tokenTtlMs ?? 15 * 60_000,
+      messageBudget: options.messageBudget ?? { limit: 5, windowMs: 5_000 },
+      maxFileBytes: options.maxFileBytes ?? 10 * 1024 * 1024,
+      privilegedIntents: options.privilegedIntents ?? 0,
+      sessionStartRemaining: options.sessionStartRemaining ?? 1000,
+    };
+    this.botUser = { id: this.applicationId, username: options.botUsername ?? 'genbot', global_name: null, discriminator: '4242', avatar: null, bot: true };
+    this.users.set(this.botUser.id, this.botUser);
+    this.users.set(DEFAULT_USER.id, DEFAULT_USER);
+    this.guildId = options.guild?.id ?? DEFAULT_GUILD_ID;
+    this.guild = {
+      id: this.guildId,
+      name: options.guild?.name ?? 'Fake Guild',
+      ownerId: DEFAULT_USER.id,
+      adminRoleId: snowflake(),
+      botRoleId: snowflake(),
+      joinedAt: Date.now(),
+    };
+    for (const name of options.guild?.channels ?? ['general']) {
+      this.addChannel({ type: 0, guildId: this.guildId, name });
+    }
+  }
+
+  /** Stores a new channel (fresh snowflake id, created now). */
+  addChannel(channel: Omit<FakeChannel, 'id' | 'createdAt'>): FakeChannel {
+    const created: FakeChannel = { id: snowflake(), createdAt: Date.now(), ...channel };
+    this.channels.set(created.id, created);
+    return created;
+  }
+
+  /** Order among everything the fake records. */
+  nextSeq(): number {
+    this.seqCounter += 1;
+    return this.seqCounter;
+  }
+
+  /** The guild's text channels (not threads, not DMs), oldest first. */
+  channelList(): FakeChannel[] {
+    return [...this.channels.values()].filter((c) => c.type === 0);
+  }
+
+  /** The guild's threads, oldest first. */
+  threadList(): FakeChannel[] {
+    return [...this.channels.values()].filter((c) => c.type === 11);
+  }
+
+  /** A new, empty message (its content comes with the first revision); the bot's unless `author` is given. */
+  newMessage(channelId: string, kind: FakeMessage['kind'], interaction: FakeInteraction | undefined, author: FakeUser = this.botUser): FakeMessage {
+    const message = new FakeMessage(snowflake(), channelId, this.channels.get(channelId)?.guildId, kind, Date.now(), interaction, author);
+    this.messages.set(message.id, message);
+    return message;
+  }
+
+  /** A known user, or a stand-in with a name derived from the id (what Discord would resolve). */
+  userOf(id: string): FakeUser {
+    return this.users.get(id) ?? { id, username: `user${id.slice(-4)}`, global_name: null, discriminator: '0', avatar: null };
+  }
+
+  /**
+   * A user from a partial description: a known `id` alone is that user; anything else is a
+   * new or updated user (default name `user<last 4 digits>`), remembered for mentions.
+   */
+  userFrom(partial: Partial<FakeUser>): FakeUser {
+    const known = partial.id !== undefined ? this.users.get(partial.id) : undefined;
+    if (known && Object.keys(partial).length === 1) return known;
+    const id = partial.id ?? snowflake();
+    const user: FakeUser = { ...this.userOf(id), ...known, ...partial, id };
+    this.users.set(id, user);
+    return user;
+  }
+
+  /** Whether the app is approved for Message Content (what REST reads of messages obey). */
+  get approvedForContent(): boolean {
+    return (this.options.privilegedIntents & Intent.MessageContent) !== 0;
+  }
+
+  /** Commands registered in a guild (last bulk overwrite). */
+  guildCommands(guildId: string): FakeCommand[] {
+    return this.guildCommandLists.get(guildId) ?? [];
+  }
+
+  /** The id a command name keeps across overwrites (Discord keeps ids of same-named commands). */
+  commandIdFor(name: string): string {
+    let id = this.commandIds.get(name);
+    if (!id) {
+      id = snowflake();
+      this.commandIds.set(name, id);
+    }
+    return id;
+  }
+}

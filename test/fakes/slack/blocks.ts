@@ -1,0 +1,113 @@
+/**
+ * Block Kit validation: the limits Slack enforces on `blocks` that matter here (50 blocks, a
+ * section's text under 3,001 characters, a header's under 151, an image's alt text, known block
+ * types…), answered as Slack answers them: `invalid_blocks_format` or `invalid_blocks` with
+ * `response_metadata.messages` naming the JSON pointer.
+ */
+import { isObject, SlackApiError } from './wire.ts';
+
+const MAX_BLOCKS = 50;
+const MAX_SECTION_TEXT = 3000;
+
+const blockError = (message: string, pointer: string) =>
+  new SlackApiError('invalid_blocks', { response_metadata: { messages: [`[ERROR] ${message} [json-pointer:${pointer}]`] } });
+
+/** A text object `{ type: 'plain_text' | 'mrkdwn', text }` of 1..max characters. */
+function checkTextObject(value: unknown, pointer: string, max: number, plainOnly = false): void {
+  if (!isObject(value) || (value.type !== 'plain_text' && (plainOnly || value.type !== 'mrkdwn'))) {
+    throw blockError(`must be a ${plainOnly ? 'plain_text' : 'plain_text or mrkdwn'} text object`, pointer);
+  }
+  if (typeof value.text !== 'string' || value.text.length === 0) throw blockError('must be more than 0 characters', `${pointer}/text`);
+  if (value.text.length > max) throw blockError(`must be less than ${max + 1} characters`, `${pointer}/text`);
+}
+
+/**
+ * Checks `blocks` the way Slack does for the limits that matter here.
+ * @returns the parsed array, or undefined when absent.
+ * @throws SlackApiError `invalid_blocks_format` (not JSON, not an array) or `invalid_blocks`.
+ */
+export function parseBlocks(raw: unknown): unknown[] | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let blocks: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      blocks = JSON.parse(raw);
+    } catch {
+      throw new SlackApiError('invalid_blocks_format');
+    }
+  }
+  if (!Array.isArray(blocks)) throw new SlackApiError('invalid_blocks_format');
+  if (blocks.length > MAX_BLOCKS) throw blockError(`no more than ${MAX_BLOCKS} items allowed`, '/blocks');
+  const ids = new Set<string>();
+  blocks.forEach((block: unknown, i) => {
+    const at = `/blocks/${i}`;
+    if (!isObject(block)) throw blockError('must be an object', at);
+    if (block.block_id !== undefined) {
+      if (typeof block.block_id !== 'string' || block.block_id.length > 255) throw blockError('must be a string of at most 255 characters', `${at}/block_id`);
+      if (ids.has(block.block_id)) throw blockError('duplicate block_id', `${at}/block_id`);
+      ids.add(block.block_id);
+    }
+    switch (block.type) {
+      case 'section':
+        if (block.text === undefined && block.fields === undefined) throw blockError('must provide either text or fields', at);
+        if (block.text !== undefined) checkTextObject(block.text, `${at}/text`, MAX_SECTION_TEXT);
+        if (block.fields !== undefined) {
+          if (!Array.isArray(block.fields) || block.fields.length > 10) throw blockError('no more than 10 items allowed', `${at}/fields`);
+          block.fields.forEach((f: unknown, j) => checkTextObject(f, `${at}/fields/${j}`, 2000));
+        }
+        break;
+      case 'header':
+        checkTextObject(block.text, `${at}/text`, 150, true);
+        break;
+      case 'image':
+        if (typeof block.alt_text !== 'string' || block.alt_text.length === 0 || block.alt_text.length > 2000) {
+          throw blockError('must be a string of 1 to 2000 characters', `${at}/alt_text`);
+        }
+        if (block.slack_file === undefined && (typeof block.image_url !== 'string' || block.image_url.length === 0 || block.image_url.length > 3000)) {
+          throw blockError('must provide image_url (at most 3000 characters) or slack_file', `${at}/image_url`);
+        }
+        if (block.title !== undefined) checkTextObject(block.title, `${at}/title`, 2000, true);
+        break;
+      case 'context':
+        if (!Array.isArray(block.elements) || block.elements.length === 0 || block.elements.length > 10) {
+          throw blockError('must have 1 to 10 elements', `${at}/elements`);
+        }
+        break;
+      case 'markdown':
+        if (typeof block.text !== 'string' || block.text.length === 0 || block.text.length > 12_000) {
+          throw blockError('must be a string of 1 to 12000 characters', `${at}/text`);
+        }
+        break;
+      case 'actions':
+        if (!Array.isArray(block.elements) || block.elements.length === 0 || block.elements.length > 25) {
+          throw blockError('must have 1 to 25 elements', `${at}/elements`);
+        }
+        break;
+      case 'rich_text':
+        if (!Array.isArray(block.elements)) throw blockError('must be an array', `${at}/elements`);
+        break;
+      case 'divider':
+      case 'file':
+      case 'input':
+      case 'video':
+        break;
+      default:
+        throw blockError(`unsupported type: ${String(block.type)}`, `${at}/type`);
+    }
+  });
+  return blocks;
+}
+
+/** Texts inside blocks that Slack renders as mrkdwn (where mentions would work). */
+export function mrkdwnTexts(blocks: unknown[] | undefined): string[] {
+  const out: string[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (isObject(value)) {
+      if ((value.type === 'mrkdwn' || value.type === 'markdown') && typeof value.text === 'string') out.push(value.text);
+      Object.values(value).forEach(visit);
+    }
+  };
+  visit(blocks);
+  return out;
+}

@@ -1,0 +1,293 @@
+/**
+ * The base of the FakeSlack facade: one HTTP server (node:http on 127.0.0.1, random port) that
+ * routes to the parts of the fake (Web API, upload URL, file downloads, response_url, Socket
+ * Mode upgrade), the setup a test does (channels, DMs, users, files, scopes, subscriptions,
+ * limits) and what it reads back. What Slack sends to the app is in fake.ts.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { chatMethods } from './chat.ts';
+import { conversationMethods } from './conversations.ts';
+import { addUserFile, handleFileDownload, handlePermalink, handleSignInPage } from './downloads.ts';
+import { fileMethods } from './files.ts';
+import { identityMethods } from './identity.ts';
+import type { EventDelivery, SocketModeClose, SocketModeConnection, SocketModeEnvelope, UserFileInput } from './inbound-types.ts';
+import { handleResponseUrl } from './response-url.ts';
+import { SocketMode } from './socket-mode.ts';
+import type {
+  FakeSlackChannel,
+  FakeSlackEphemeral,
+  FakeSlackFile,
+  FakeSlackMessage,
+  FakeSlackOptions,
+  FakeSlackUser,
+  FileDownload,
+  PlatformFailure,
+  RateLimitRules,
+  ResponseUrl,
+  ResponseUrlPost,
+  SlackApiCall,
+} from './types.ts';
+import { handleUpload } from './upload.ts';
+import { WebApi } from './web-api.ts';
+import { Workspace, type UploadRecord } from './workspace.ts';
+
+export class FakeSlackCore {
+  readonly botToken: string;
+  /** The app-level token (`xapp-…`) that `apps.connections.open` accepts (SLACK_APP_TOKEN). */
+  readonly appToken: string;
+  readonly signingSecret: string;
+  readonly verificationToken: string;
+  readonly teamId: string;
+  readonly teamDomain: string;
+  readonly botUserId: string;
+  readonly botId: string;
+  readonly appId: string;
+  /** `http://127.0.0.1:PORT` */
+  readonly baseUrl: string;
+  /** `http://127.0.0.1:PORT/api/` (SLACK_API_URL). */
+  readonly apiUrl: string;
+
+  /** Every Web API call, oldest first. */
+  readonly calls: SlackApiCall[];
+  /** Every file the bot announced (`files.getUploadURLExternal`), by id. */
+  readonly files: Map<string, FakeSlackFile>;
+  /** Every user's file ({@link addUserFile}), by id. */
+  readonly userFiles: Map<string, FakeSlackFile>;
+  readonly ephemerals: FakeSlackEphemeral[];
+  /** Every response_url issued, by id. */
+  readonly responseUrls: Map<string, ResponseUrl>;
+  /** What Slack would have shown users as app failures (slash commands and events not acked in time, or refused). */
+  readonly platformFailures: PlatformFailure[];
+  /** Every upload request to an upload URL, in order (also refused ones). */
+  readonly uploads: UploadRecord[];
+  /** Every request for a file's bytes (`url_private`, `url_private_download`), in order, also refused ones. */
+  readonly downloads: FileDownload[];
+  /** Every delivery of an event to the app (HTTP or Socket Mode), in order. */
+  readonly eventDeliveries: EventDelivery[];
+  /** Every Socket Mode connection ever accepted, oldest first (open ones have `closed: undefined`). */
+  readonly socketConnections: SocketModeConnection[];
+  /** Every Socket Mode envelope sent, oldest first, with its ack. */
+  readonly envelopes: SocketModeEnvelope[];
+
+  protected readonly ws: Workspace;
+  protected readonly socketMode: SocketMode;
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly webApi: WebApi;
+  private closed = false;
+
+  protected constructor(server: Server, port: number, o: FakeSlackOptions) {
+    this.server = server;
+    const ws = new Workspace(`http://127.0.0.1:${port}`, o);
+    this.ws = ws;
+    this.socketMode = new SocketMode(ws);
+    this.webApi = new WebApi(ws, { ...identityMethods(ws), ...this.socketMode.methods(), ...chatMethods(ws), ...fileMethods(ws), ...conversationMethods(ws) });
+    ({ botToken: this.botToken, appToken: this.appToken, signingSecret: this.signingSecret, verificationToken: this.verificationToken } = ws);
+    ({ teamId: this.teamId, teamDomain: this.teamDomain, botUserId: this.botUserId, botId: this.botId, appId: this.appId } = ws);
+    ({ baseUrl: this.baseUrl, apiUrl: this.apiUrl } = ws);
+    ({ calls: this.calls, files: this.files, ephemerals: this.ephemerals, responseUrls: this.responseUrls, platformFailures: this.platformFailures } = ws);
+    ({ uploads: this.uploads, downloads: this.downloads, eventDeliveries: this.eventDeliveries, userFiles: this.userFiles } = ws);
+    this.socketConnections = this.socketMode.connections;
+    this.envelopes = this.socketMode.envelopes;
+  }
+
+  /** Binds a server on 127.0.0.1 with a random port. @throws when the port cannot be bound. */
+  protected static async listen(): Promise<{ server: Server; port: number }> {
+    const server = createServer({ keepAliveTimeout: 5_000 });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return { server, port: (server.address() as AddressInfo).port };
+  }
+
+  /** Starts serving requests and Socket Mode upgrades. */
+  protected attach(): void {
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    this.server.on('request', (req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`fake slack error: ${err instanceof Error ? err.message : String(err)}`);
+      });
+    });
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.socketMode.handleUpgrade(req, socket, head));
+  }
+
+  /** Stops the server, drops Socket Mode connections (recorded as closed by the fake, code 1006) and destroys open sockets. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.socketMode.close();
+    const done = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    for (const s of this.sockets) s.destroy();
+    await done;
+  }
+
+  // ------------------------------------------------------------ workspace setup
+
+  /** Adds (or replaces) a channel. */
+  addChannel(channel: FakeSlackChannel): void {
+    this.ws.channels.set(channel.id, { ...channel });
+  }
+
+  /** Adds (or replaces) a user. */
+  addUser(user: FakeSlackUser): void {
+    this.ws.users.set(user.id, { ...user });
+  }
+
+  /**
+   * The DM between `userId` and the bot (`D…`, `is_im`), created on first use, one per user as
+   * on Slack. The bot posts and updates there like anywhere; users write with
+   * {@link FakeSlack.imMessageEvent} or {@link postUserMessage}.
+   * @throws Error for an unknown user.
+   */
+  openIm(userId: string): FakeSlackChannel {
+    return this.ws.openIm(userId);
+  }
+
+  /**
+   * A file a user shares, as Slack describes it (id `F…`, `url_private`, `url_private_download`
+   * on this fake, …); attach it to a message with the `files` of an event builder. Its bytes
+   * are served to the bot token with `files:read` (downloads.ts).
+   * @throws Error without exactly one of `data` and `stream`, or for an unknown user.
+   */
+  addUserFile(input: UserFileInput): FakeSlackFile {
+    return addUserFile(this.ws, input);
+  }
+
+  /** The bot token's scopes now. */
+  get scopes(): readonly string[] {
+    return this.ws.scopes;
+  }
+
+  /** Replaces the bot token's scopes from now on (as after reinstalling the app with other scopes). */
+  setScopes(scopes: string[]): void {
+    this.ws.scopes = [...scopes];
+  }
+
+  /** The app's bot event subscriptions now (`app_mention`, `message.im`, …). */
+  get botEvents(): readonly string[] {
+    return this.ws.botEvents;
+  }
+
+  /** Replaces the app's bot event subscriptions from now on. */
+  setBotEvents(events: string[]): void {
+    this.ws.botEvents = [...events];
+  }
+
+  /** Changes rate limits from now on (partial: the rest stays). */
+  setRateLimits(rules: Partial<RateLimitRules>): void {
+    this.ws.limits.setRules(rules);
+  }
+
+  /**
+   * Scripts rate limits: the next `count` calls of `method` (any channel) are answered HTTP 429
+   * with `Retry-After: retryAfterSec`, whatever the windows say (Slack may limit any call).
+   */
+  rateLimitNext(method: string, count = 1, retryAfterSec = 1): void {
+    this.ws.limits.script(method, count, retryAfterSec);
+  }
+
+  /**
+   * Posts a message as a user (not the bot), e.g. to check that the bot cannot edit it.
+   * @throws Error for an unknown channel or user.
+   */
+  postUserMessage(channel: string, user: string, text: string, threadTs?: string): FakeSlackMessage {
+    if (!this.ws.channels.has(channel)) throw new Error(`unknown channel ${channel}`);
+    if (!this.ws.users.has(user)) throw new Error(`unknown user ${user}`);
+    return this.ws.storeMessage({ channel, user, botId: undefined, text, blocks: undefined, threadTs, files: [], via: 'user', method: 'user' });
+  }
+
+  /**
+   * Forgets messages, files, calls, ephemerals, response URLs, failures, uploads, downloads,
+   * event deliveries, envelopes, closed Socket Mode connections and rate-limit state; keeps
+   * channels (DMs too), users, scopes, subscriptions, settings and open connections.
+   */
+  reset(): void {
+    this.socketMode.reset();
+    this.ws.reset();
+  }
+
+  // ------------------------------------------------------------ inspection
+
+  /** Messages (not deleted) in ts order; of one channel when given, replies in threads included. */
+  messages(channel?: string): FakeSlackMessage[] {
+    return this.ws.messageList.filter((m) => !m.deleted && (channel === undefined || m.channel === channel));
+  }
+
+  /** One message, deleted or not. */
+  message(channel: string, ts: string): FakeSlackMessage | undefined {
+    return this.ws.message(channel, ts);
+  }
+
+  /** Replies in the thread of `ts` (not deleted), oldest first. */
+  thread(channel: string, ts: string): FakeSlackMessage[] {
+    return this.messages(channel).filter((m) => m.threadTs === ts);
+  }
+
+  /** Calls of one Web API method. */
+  callsTo(method: string): SlackApiCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  /** Every response_url post, in order. */
+  responsePosts(): Array<ResponseUrlPost & { command: string; channel: string; user: string }> {
+    return [...this.responseUrls.values()].flatMap((r) => r.posts.map((p) => ({ ...p, command: r.command, channel: r.channel, user: r.user })));
+  }
+
+  /**
+   * Everything users could have seen, as one string (for secret checks): message texts and every
+   * revision, blocks, file names/titles/alt texts, ephemeral messages, response_url posts.
+   */
+  visibleText(): string {
+    const parts: string[] = [];
+    for (const m of this.ws.messageList) for (const r of m.revisions) parts.push(r.text, JSON.stringify(r.blocks ?? []));
+    for (const f of this.files.values()) parts.push(f.filename, f.title ?? '', f.altText ?? '');
+    for (const e of this.ephemerals) parts.push(e.text, JSON.stringify(e.blocks ?? []));
+    for (const r of this.responseUrls.values()) for (const p of r.posts) parts.push(JSON.stringify(p.body));
+    return parts.join('\n');
+  }
+
+  /** Socket Mode connections that are open now, oldest first. */
+  openSocketConnections(): SocketModeConnection[] {
+    return this.socketMode.openConnections();
+  }
+
+  /**
+   * Resolves with how a Socket Mode connection ended, once it has.
+   * @param timeoutMs real-time ms to wait (default 5,000).
+   * @throws Error for an unknown connection id, or when it is still open after `timeoutMs`.
+   */
+  socketClosed(connectionId: number, timeoutMs = 5000): Promise<SocketModeClose> {
+    return this.socketMode.closed(connectionId, timeoutMs);
+  }
+
+  // ------------------------------------------------------------ HTTP
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.baseUrl);
+    const raw = await readBody(req);
+    const [, root, rest] = /^\/([^/]+)\/(.+)$/.exec(url.pathname) ?? [];
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    if (root === 'api' && rest) return this.webApi.handle(decodeURIComponent(rest), req, url, raw, res);
+    if (root === 'upload' && rest && req.method === 'POST') return handleUpload(this.ws, rest, req, raw, res);
+    if (root === 'response' && rest && req.method === 'POST') return handleResponseUrl(this.ws, rest, req, raw, res);
+    if (root === 'files-pri' && read) return handleFileDownload(this.ws, req, url, res);
+    if (root === 'files' && read) return handlePermalink(res);
+    if (url.pathname === '/' && read) return handleSignInPage(this.ws, res);
+    res.writeHead(404, { 'content-type': 'text/plain' });
+    res.end('not found');
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}

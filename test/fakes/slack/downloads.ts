@@ -1,0 +1,145 @@
+/**
+ * Users' files and file downloads: `GET|HEAD /files-pri/<team>-<file>/<name>` (`url_private`)
+ * and `/files-pri/<team>-<file>/download/<name>` (`url_private_download`), for users' files
+ * ({@link addUserFile}) and the bot's uploads alike.
+ *
+ * - With `Authorization: Bearer <bot token>` and the scope `files:read`: HTTP 200, the file's
+ *   mimetype as content type, `Content-Length` equal to the real byte count (whatever `size`
+ *   the file object claims), the bytes. A generated (`stream`) file is written 64 KiB at a
+ *   time as the client reads, never held in memory, and stops as soon as the client goes away.
+ * - Without a token, with another token, or without `files:read`: what Slack does, a redirect
+ *   to its sign-in page instead of the file — HTTP 302, `Location: <origin>/?redir=<path>`,
+ *   body `<a href="…">Found</a>.` (the body quoted in slackapi/node-slack-sdk#1750; "302 → HTML
+ *   login page" for a token lacking files:read in OpenRouterLabs/spawn#2316); following it
+ *   gives HTTP 200 `text/html` (what clients that follow redirects see: "Slack answers an
+ *   unauthorized file download with a 200 and an HTML sign-in page", PostHog/posthog#74184;
+ *   "a text/html answer means a missing scope", seratch/ChatGPT-in-Slack app/slack_ops.py).
+ * - An unknown file: HTTP 404 `text/html`.
+ * - `GET /files/<user>/<file>/<name>` (a `permalink`) is a web page (HTTP 200 `text/html`),
+ *   never the bytes, as on Slack.
+ *
+ * Every request for a file's bytes is recorded in `downloads` (authorized or not, bytes
+ * written, completed or aborted).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UserFileInput } from './inbound-types.ts';
+import type { FakeSlackFile, FileDownload } from './types.ts';
+import type { Workspace } from './workspace.ts';
+
+/** Bytes written per chunk of a generated file. */
+export const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
+
+/** Byte `i` of a generated file is `i % 251` (a prime, so chunks are not all alike). */
+const PERIOD = 251;
+const PATTERN = Buffer.from(Array.from({ length: DOWNLOAD_CHUNK_BYTES + PERIOD }, (_, i) => i % PERIOD));
+
+/** The bytes `[offset, offset + length)` of a generated file (for tests that check the content). */
+export function generatedBytes(offset: number, length: number): Buffer {
+  return Buffer.from(Array.from({ length }, (_, i) => (offset + i) % PERIOD));
+}
+
+/** A chunk of at most DOWNLOAD_CHUNK_BYTES at `offset`, as a view of one shared buffer (no allocation). */
+function chunkAt(offset: number, length: number): Buffer {
+  const start = offset % PERIOD;
+  return PATTERN.subarray(start, start + length);
+}
+
+/** See {@link FakeSlack.addUserFile}. @throws Error for a bad input (a test mistake). */
+export function addUserFile(ws: Workspace, input: UserFileInput): FakeSlackFile {
+  if (!input.name) throw new Error('addUserFile: a name is needed');
+  if ((input.data === undefined) === (input.stream === undefined)) throw new Error('addUserFile: give exactly one of data and stream');
+  if (input.stream && !(Number.isInteger(input.stream.bytes) && input.stream.bytes >= 0)) throw new Error('addUserFile: stream.bytes must be a whole number ≥ 0');
+  const user = input.user ?? [...ws.users.keys()][0] ?? '';
+  if (!ws.users.has(user)) throw new Error(`addUserFile: unknown user ${user}`);
+  const length = input.data ? input.data.length : input.stream!.bytes;
+  return ws.addFile({
+    origin: 'user',
+    filename: input.name,
+    length,
+    size: input.size ?? length,
+    altText: undefined,
+    title: input.title,
+    data: input.data,
+    streamBytes: input.stream?.bytes,
+    contentType: input.mimetype,
+    user,
+    completed: true,
+    ...(input.filetype ? { filetype: input.filetype } : {}),
+  });
+}
+
+/** A web page: Slack's sign-in page, or the web app at a permalink. */
+function sendHtml(res: ServerResponse, status: number, title: string, text: string): void {
+  const body = Buffer.from(`<!DOCTYPE html><html lang="en-US"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${text}</h1></body></html>`);
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': String(body.length) });
+  res.end(body);
+}
+
+/** `GET /` (where the redirect of an unauthorized download leads): the sign-in page. */
+export function handleSignInPage(ws: Workspace, res: ServerResponse): void {
+  sendHtml(res, 200, 'Slack', `Sign in to ${ws.teamDomain}`);
+}
+
+/** `GET /files/<user>/<file>/<name>`: a permalink is the web app, never the bytes. */
+export function handlePermalink(res: ServerResponse): void {
+  sendHtml(res, 200, 'Slack', 'Redirecting…');
+}
+
+/** Serves `url_private` / `url_private_download`; see the file comment. */
+export async function handleFileDownload(ws: Workspace, req: IncomingMessage, url: URL, res: ServerResponse): Promise<void> {
+  const [, team, fileId] = /^\/files-pri\/([A-Z0-9]+)-(F[A-Z0-9]+)\/(?:download\/)?[^/]+$/.exec(url.pathname) ?? [];
+  const record: FileDownload = { fileId: fileId ?? '', path: url.pathname, authorized: false, status: 0, bytesSent: 0, completed: false, aborted: false, at: ws.now() };
+  ws.downloads.push(record);
+  const token = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+  record.authorized = token === ws.botToken && ws.scopes.includes('files:read');
+  if (!record.authorized) {
+    const location = `${ws.baseUrl}/?redir=${encodeURIComponent(url.pathname)}`;
+    const body = Buffer.from(`<a href="${location}">Found</a>.`);
+    record.status = 302;
+    res.writeHead(302, { location, 'content-type': 'text/html; charset=utf-8', 'content-length': String(body.length) });
+    res.end(body);
+    return;
+  }
+  const file = fileId ? ws.file(fileId) : undefined;
+  if (!file || team !== ws.teamId || (file.data === undefined && file.streamBytes === undefined)) {
+    record.status = 404;
+    return sendHtml(res, 404, 'File not found', 'This file could not be found.');
+  }
+  record.status = 200;
+  const download = url.pathname.includes('/download/');
+  res.writeHead(200, {
+    'content-type': file.contentType ?? 'application/octet-stream',
+    'content-length': String(file.length),
+    'cache-control': 'private, no-transform',
+    ...(download ? { 'content-disposition': `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"` } : {}),
+  });
+  res.on('finish', () => void (record.completed = true));
+  res.on('close', () => void (record.aborted = !record.completed));
+  if (req.method === 'HEAD') return void res.end();
+  if (file.data) {
+    record.bytesSent = file.data.length;
+    return void res.end(file.data);
+  }
+  await writeGenerated(res, file.length, record);
+}
+
+/** Writes a generated file chunk by chunk, waiting for `drain`, and stops when the client closes. */
+async function writeGenerated(res: ServerResponse, total: number, record: FileDownload): Promise<void> {
+  let closed = false;
+  let wake: (() => void) | undefined;
+  res.on('drain', () => wake?.());
+  res.on('close', () => {
+    closed = true;
+    wake?.();
+  });
+  let offset = 0;
+  while (offset < total && !closed) {
+    const length = Math.min(DOWNLOAD_CHUNK_BYTES, total - offset);
+    const flushed = res.write(chunkAt(offset, length));
+    offset += length;
+    record.bytesSent = offset;
+    if (!flushed && !closed) await new Promise<void>((resolve) => (wake = resolve));
+    wake = undefined;
+  }
+  if (!closed) res.end();
+}

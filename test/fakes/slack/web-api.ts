@@ -1,0 +1,119 @@
+/**
+ * The Web API router: `POST|GET /api/<method>`. Reads parameters the way Slack does (form,
+ * JSON or multipart bodies, and the query string; nested values arrive as JSON strings), finds
+ * the token (`Authorization: Bearer`, or a `token` field of a form body, never of a JSON body),
+ * checks it, applies scripted rate limits, runs the method and records the call.
+ *
+ * Then the bot token's scope for the method (scopes.ts): `missing_scope` with `needed` and
+ * `provided`; answers to the bot token carry `X-OAuth-Scopes` / `X-Accepted-OAuth-Scopes`.
+ *
+ * Answers: HTTP 200 `{ ok: true, … }` / `{ ok: false, error, … }` (`not_authed`, `invalid_auth`,
+ * `not_allowed_token_type`, `missing_scope`, `unknown_method`, `invalid_arguments`, …), or HTTP
+ * 429 with a `Retry-After` header in whole seconds and `{ ok: false, error: 'ratelimited' }`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { neededScope } from './scopes.ts';
+import type { SlackApiCall } from './types.ts';
+import type { Workspace } from './workspace.ts';
+import { isObject, RateLimited, SlackApiError, type Json } from './wire.ts';
+
+/** One Web API method: parameters in, the fields of an `ok: true` answer out. @throws SlackApiError, RateLimited. */
+export type MethodHandler = (params: Json) => Json;
+
+/** Web API methods by name, e.g. `chat.postMessage`. */
+export type MethodTable = Record<string, MethodHandler>;
+
+/** Web API methods that take the app-level (`xapp-`) token, and no other token. */
+const APP_TOKEN_METHODS = new Set(['apps.connections.open']);
+
+/** Writes a JSON answer with its length. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const data = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(data.length), ...headers });
+  res.end(data);
+}
+
+export class WebApi {
+  constructor(
+    private readonly ws: Workspace,
+    private readonly methods: MethodTable,
+  ) {}
+
+  /** Answers one Web API request for `method` (already URL-decoded). */
+  async handle(method: string, req: IncomingMessage, url: URL, raw: Buffer, res: ServerResponse): Promise<void> {
+    const ws = this.ws;
+    const call: SlackApiCall = { method, params: {}, auth: 'none', tokenType: 'none', status: 200, ok: false, error: undefined, at: ws.now(), seq: ws.nextSeq() };
+    ws.calls.push(call);
+    const headers: Record<string, string> = {};
+    try {
+      const { params, bodyToken } = await parseParams(req, url, raw);
+      call.params = params;
+      const handler = this.methods[method];
+      if (!handler) throw new SlackApiError('unknown_method', { req_method: method });
+      const header = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+      const token = header ?? bodyToken;
+      call.auth = header ? 'header' : bodyToken ? 'body' : 'none';
+      call.tokenType = !token ? 'none' : token === ws.botToken ? 'bot' : token === ws.appToken ? 'app' : 'unknown';
+      if (method !== 'api.test') {
+        if (call.tokenType === 'none') throw new SlackApiError('not_authed');
+        if (call.tokenType === 'unknown') throw new SlackApiError('invalid_auth');
+        // The app-level token is good for app methods only, the bot token for everything else.
+        if ((call.tokenType === 'app') !== APP_TOKEN_METHODS.has(method)) throw new SlackApiError('not_allowed_token_type');
+      }
+      if (call.tokenType === 'bot') {
+        headers['x-oauth-scopes'] = ws.scopes.join(',');
+        const needed = neededScope(ws, method, params);
+        if (needed !== undefined) {
+          headers['x-accepted-oauth-scopes'] = needed;
+          if (!ws.scopes.includes(needed)) throw new SlackApiError('missing_scope', { needed, provided: ws.scopes.join(',') });
+        }
+      }
+      ws.limits.takeScripted(method);
+      const body = handler(params);
+      call.ok = true;
+      sendJson(res, 200, { ok: true, ...body }, headers);
+    } catch (error) {
+      if (error instanceof RateLimited) {
+        call.status = 429;
+        call.error = 'ratelimited';
+        sendJson(res, 429, { ok: false, error: 'ratelimited' }, { ...headers, 'retry-after': String(error.retryAfterSec) });
+      } else if (error instanceof SlackApiError) {
+        call.error = error.error;
+        sendJson(res, 200, { ok: false, error: error.error, ...error.extra }, headers);
+      } else {
+        throw error;
+      }
+    }
+  }
+}
+
+/** Parses a Web API request's parameters; `bodyToken` is the token found in a form body or the query. */
+async function parseParams(req: IncomingMessage, url: URL, raw: Buffer): Promise<{ params: Json; bodyToken: string | undefined }> {
+  const params: Json = Object.fromEntries(url.searchParams);
+  const type = (req.headers['content-type'] ?? '').toLowerCase();
+  let bodyToken = url.searchParams.get('token') ?? undefined;
+  if (raw.length === 0) return { params, bodyToken };
+  if (type.startsWith('application/json')) {
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new SlackApiError('invalid_json');
+    }
+    if (!isObject(body)) throw new SlackApiError('json_not_object');
+    const { token: _ignored, ...rest } = body;
+    Object.assign(params, rest);
+  } else if (type.startsWith('multipart/form-data')) {
+    const form = await new Request(url, { method: 'POST', headers: { 'content-type': type }, body: raw }).formData();
+    for (const [key, value] of form) {
+      if (key === 'token' && typeof value === 'string') bodyToken = value;
+      else params[key] = typeof value === 'string' ? value : Buffer.from(await value.arrayBuffer());
+    }
+  } else {
+    for (const [key, value] of new URLSearchParams(raw.toString('utf8'))) {
+      if (key === 'token') bodyToken = value;
+      else params[key] = value;
+    }
+  }
+  return { params, bodyToken };
+}
