@@ -76,6 +76,7 @@ export async function startBot(env: Record<string, string | undefined>, options:
     connectTimeoutMs: config.service.connectTimeoutMs,
     headersTimeoutMs: config.service.headersTimeoutMs,
     bodyTimeoutMs: config.service.bodyTimeoutMs,
+    maxConcurrency: config.service.maxConcurrency,
     onRetry: ({ attempt, delayMs, error, path }) => log.warn({ attempt, delayMs, code: error.code, status: error.status, path }, 'retrying service request'),
     onResponse: (response) => events.emit('service.response', response),
   });

@@ -30,6 +30,7 @@ const envSchema = z
     SERVICE_CONNECT_TIMEOUT_MS: optionalMs(10_000),
     SERVICE_HEADERS_TIMEOUT_MS: optionalMs(60_000),
     SERVICE_BODY_TIMEOUT_MS: optionalMs(60_000),
+    SERVICE_MAX_CONCURRENCY: optionalInt(256, 1, 100_000),
 
     DISCORD_TOKEN: optionalString,
     DISCORD_APPLICATION_ID: z.preprocess(
@@ -143,6 +144,8 @@ export interface Config {
     connectTimeoutMs: number;
     headersTimeoutMs: number;
     bodyTimeoutMs: number;
+    /** SERVICE_MAX_CONCURRENCY: generation requests at once and pool connections (default 256). */
+    maxConcurrency: number;
   };
   discord: DiscordConfig | undefined;
   slack: SlackConfig | undefined;
@@ -211,6 +214,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       connectTimeoutMs: e.SERVICE_CONNECT_TIMEOUT_MS,
       headersTimeoutMs: e.SERVICE_HEADERS_TIMEOUT_MS,
       bodyTimeoutMs: e.SERVICE_BODY_TIMEOUT_MS,
+      maxConcurrency: e.SERVICE_MAX_CONCURRENCY,
     },
     discord:
       e.DISCORD_TOKEN && e.DISCORD_APPLICATION_ID

@@ -12,6 +12,7 @@
  */
 import { ServiceHttp, type OpenResponse, type ServiceHttpOptions } from './http.ts';
 import { Stream } from './stream.ts';
+import type { QueueTicket, Release } from './gate.ts';
 import { scrubSecrets } from '../../log.ts';
 import { ConnectionError, InvalidResponseError, NotAStreamError, StreamInterruptedError, type ServiceError } from './errors.ts';
 import {
@@ -39,8 +40,13 @@ import type { z } from 'zod';
 
 /** Per-call options. */
 export interface RequestOptions {
-  /** Aborting it cancels the request (and a running stream). */
+  /** Aborting it cancels the request (and a running stream), or takes it out of the queue. */
   signal?: AbortSignal;
+  /**
+   * The line of a generation request in the fair queue (gate.ts: the channel, and who to tell
+   * of its place). Requests without one share the line `''`.
+   */
+  queue?: QueueTicket;
 }
 
 function parseResponse<T>(schema: z.ZodType<T>, body: unknown, what: string): T {
@@ -91,7 +97,14 @@ export class ServiceClient {
 
 /** Opens a streaming POST and wraps it in a Stream. */
 async function openStream<T>(http: ServiceHttp, path: string, body: unknown, options: RequestOptions, scrub: (t: string) => string): Promise<Stream<T>> {
-  const { controller, unlink } = linkedController(options.signal);
+  const release: Release = await http.gate.acquire(options.queue ?? { key: '' }, options.signal);
+  const linked = linkedController(options.signal);
+  const { controller } = linked;
+  // The slot is held until the stream is over (read to the end, failed or left).
+  const unlink = () => {
+    linked.unlink();
+    release();
+  };
   let response: OpenResponse;
   try {
     response = await http.open('POST', path, { body, signal: controller.signal, accept: 'text/event-stream' });
@@ -170,7 +183,13 @@ export class Images {
    */
   async generate(body: ImageGenerationRequest, options: RequestOptions = {}): Promise<ImageGenerationResult> {
     const valid = validateRequest(imageGenerationRequestSchema, body);
-    const json = await this.http.json('POST', '/v1/images/generations', { body: valid, signal: options.signal });
+    const release = await this.http.gate.acquire(options.queue ?? { key: '' }, options.signal);
+    let json: unknown;
+    try {
+      json = await this.http.json('POST', '/v1/images/generations', { body: valid, signal: options.signal });
+    } finally {
+      release();
+    }
     return parseResponse(imageGenerationSchema, json, 'the image generation result');
   }
 

@@ -3,6 +3,7 @@
  * Bearer auth (spec §5), JSON bodies, timeouts, retries, and error mapping (errors.ts).
  */
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { FairGate } from './gate.ts';
 import {
   AbortedError,
   ConnectionError,
@@ -42,6 +43,13 @@ export interface ServiceHttpOptions {
   onResponse?: (info: { endpoint: string; status: number | string; ms: number }) => void;
   /** Waits `ms`; injectable so tests need not sleep. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Generation requests running at once (streams until their last chunk, image generations),
+   * and the keep-alive connections of the pool (`SERVICE_MAX_CONCURRENCY`); default 256. More
+   * wait in a queue fair across channels (gate.ts). HTTP/2 is used where the service offers
+   * it (ALPN), so many streams can share a connection.
+   */
+  maxConcurrency?: number;
 }
 
 /** An open response whose body the caller reads (for SSE) and must consume or destroy. */
@@ -81,6 +89,8 @@ export class ServiceHttp {
   readonly origin: string;
   readonly prefix: string;
   private readonly pool: Pool;
+  /** Admits generation requests (gate.ts). */
+  readonly gate: FairGate;
   private readonly options: Required<Omit<ServiceHttpOptions, 'onRetry' | 'onResponse'>> & Pick<ServiceHttpOptions, 'onRetry' | 'onResponse'>;
 
   constructor(options: ServiceHttpOptions) {
@@ -95,12 +105,16 @@ export class ServiceHttp {
       maxRetryAfterMs: 20_000,
       backoffBaseMs: 500,
       sleep: sleepFor,
+      maxConcurrency: 256,
       ...options,
     };
+    this.gate = new FairGate(this.options.maxConcurrency);
     this.pool = new Pool(origin, {
       connect: { timeout: this.options.connectTimeoutMs },
       keepAliveTimeout: 30_000,
-      connections: 16,
+      connections: this.options.maxConcurrency,
+      // HTTP/2 where the service's TLS offers it (ALPN); plain HTTP/1.1 otherwise.
+      allowH2: true,
     });
   }
 

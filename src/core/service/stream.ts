@@ -39,6 +39,8 @@ export class Stream<T> implements AsyncIterable<T> {
    */
   abort(reason?: unknown): void {
     this.controller.abort(reason);
+    // The request is cancelled: its slot and the caller's signal are free even if nobody reads on.
+    this.onEnd();
   }
 
   /**
