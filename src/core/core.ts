@@ -17,6 +17,7 @@ import { SettingsStore } from './state/settings.ts';
 import { ModelCatalog } from './models/catalog.ts';
 import { ModelDefaults, type ModelSettings } from './models/defaults.ts';
 import { WriteScheduler } from './delivery/scheduler.ts';
+import { StopButtons } from './delivery/stops.ts';
 
 /** Everything a command may use. */
 export interface Core {
@@ -42,6 +43,8 @@ export interface Core {
   models: ModelDefaults;
   /** Paces every streamed write within the platforms' rate-limit budgets (adapters declare them). */
   scheduler: WriteScheduler;
+  /** The Stop buttons of the answers streaming in this process. */
+  stops: StopButtons;
   /** Limits of what users may ask for. */
   limits: CoreLimits;
   /** Admins named by the operator, besides each platform's own admins (adapters check both). */
@@ -111,6 +114,7 @@ export function createCore(parts: {
     catalog,
     models: new ModelDefaults(catalog, parts.defaults, settings, (error) => parts.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'channel settings unreadable: using the defaults')),
     scheduler: new WriteScheduler({ log: parts.log }),
+    stops: new StopButtons(parts.store),
     limits: { ...DEFAULT_LIMITS, ...parts.limits },
     admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
     log: parts.log,

@@ -136,6 +136,11 @@ export interface ComponentContext {
   log: Logger;
   /** Replaces the message that carries the button (within the platform's 3 s). */
   update(message: OutgoingMessage): Promise<void>;
+  /**
+   * Acknowledges the press without changing the message now (Discord: DEFERRED_UPDATE_MESSAGE;
+   * Slack acked already). Never throws.
+   */
+  acknowledge(): Promise<void>;
   /** Tells only the presser. Never throws. */
   sendEphemeral(message: string | OutgoingMessage): Promise<void>;
 }

@@ -94,7 +94,7 @@ describe('/models', () => {
       const press: ComponentContext = {
         platform: 'discord', conversationId: 'a:models', channelKey: 'a:models', user: r.ctx.user, args: next.id.split(':').slice(1),
         limits: r.ctx.reply.limits, signal: new AbortController().signal, log: pino({ level: 'silent' }),
-        update: async (m) => void (updated = m), sendEphemeral: async () => undefined,
+        update: async (m) => void (updated = m), acknowledge: async () => undefined, sendEphemeral: async () => undefined,
       };
       await modelsCommand.onComponent(press, core);
       page = updated!;

@@ -11,6 +11,8 @@ import { AbortedError, ServiceError, StreamIdleError, userMessageOf } from '../s
 import type { Stream } from '../service/stream.ts';
 import type { BotEvents } from '../events.ts';
 import type { WriteScheduler } from './scheduler.ts';
+import type { StopButtons } from './stops.ts';
+import type { QueueTicket } from '../service/gate.ts';
 
 /**
  * The text of a streamed completion, one string per network read (the pieces of its chunks
@@ -78,6 +80,55 @@ export interface StreamAnswerOptions {
    * answer is attached as `answer.md`. Default: no cap.
    */
   maxChars?: number;
+  /** The reply to write into (from {@link beginAnswer}, which may have shown a status in it); a new one when absent. */
+  reply?: StreamingReply;
+}
+
+/** The line shown while a request waits for the service (gate.ts). */
+export function queuedLine(ahead: number): string {
+  return ahead === 0 ? '⏳ Queued: you are next.' : `⏳ Queued: ${ahead} ahead of you.`;
+}
+
+/** An answer about to be asked for: its reply, its signal (Stop aborts it) and its place in the queue. */
+export interface AnswerSession {
+  /** Carries a Stop button until the final write; shows the queue place before the first text. */
+  reply: StreamingReply;
+  /** The command's signal, also aborted by a press of Stop (reason: a user StopRequest). */
+  signal: AbortSignal;
+  /** The request's line in the service's fair queue (the channel) and the place shown. */
+  queue: QueueTicket;
+  /**
+   * For a request that failed before any text: a status line already shown (the queue place)
+   * is replaced by the sentence for the error, and a ShownError thrown; otherwise `error` is
+   * rethrown as is. Always throws.
+   */
+  fail(error: unknown): Promise<never>;
+  /** Unregisters the Stop button (the answer is over). Idempotent. */
+  close(): void;
+}
+
+/**
+ * Starts an answer: registers its Stop button (the requester and admins may press it), makes
+ * its reply, and the queue ticket that shows "⏳ Queued: N ahead of you." while the service is busy.
+ */
+export function beginAnswer(ctx: CommandContext, deps: { scheduler: WriteScheduler; stops: StopButtons; clock?: Clock | undefined }): AnswerSession {
+  const stopper = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, stopper.signal]);
+  const stop = deps.stops.register({ requesterId: ctx.user.id, abort: (reason) => stopper.abort(reason) });
+  const reply = new StreamingReply(ctx.reply, { log: ctx.log, scheduler: deps.scheduler, controls: [stop.button], ...(deps.clock ? { clock: deps.clock } : {}) });
+  return {
+    reply,
+    signal,
+    queue: { key: ctx.channelKey, onQueued: (ahead) => reply.status(queuedLine(ahead)) },
+    fail: async (error) => {
+      if (!reply.showsStatusOnly) throw error;
+      const sentence = error instanceof ServiceError ? (error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)) : undefined;
+      if (sentence === undefined) throw error;
+      await reply.finish(`⚠️ ${sentence}`);
+      throw new ShownError(error);
+    },
+    close: () => stop.close(),
+  };
 }
 
 /** What {@link streamAnswer} produced. */
@@ -99,7 +150,7 @@ export interface StreamedAnswer {
 export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<string>, options: StreamAnswerOptions = {}): Promise<StreamedAnswer> {
   const notes = [...(options.notes ?? [])];
   const noteText = () => (notes.length ? `\n\n${notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '');
-  const reply = new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}), ...(options.scheduler ? { scheduler: options.scheduler } : {}) });
+  const reply = options.reply ?? new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}), ...(options.scheduler ? { scheduler: options.scheduler } : {}) });
   const cap = options.maxChars ?? Number.POSITIVE_INFINITY;
   let overflow = '';
   const started = performance.now();
@@ -119,7 +170,14 @@ export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<st
     }
   } catch (error) {
     end(error instanceof ServiceError ? error.code : 'internal');
-    if (reply.content.trim() === '' || !(error instanceof ServiceError)) throw error;
+    if (reply.content.trim() === '' || !(error instanceof ServiceError)) {
+      // A status line (the queue place) shown and no text: the sentence replaces it.
+      if (reply.showsStatusOnly && error instanceof ServiceError) {
+        await reply.finish(`⚠️ ${error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)}`);
+        throw new ShownError(error);
+      }
+      throw error;
+    }
     const partial = reply.content;
     await reply.finish(`${partial}\n\n⚠️ ${error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)}${noteText()}`);
     throw new ShownError(error, partial);

@@ -7,11 +7,14 @@
  * - text beyond the platform limit continues in follow-up messages (split.ts keeps code
  *   fences balanced across the cut), written in order;
  * - `finish()` submits final writes, which go first, until every message shows its final page
- *   (each retried on failure); a continuation that cannot be posted is noted in the first message.
+ *   (each retried on failure); a continuation that cannot be posted is noted in the first message;
+ * - before the first text, a status line (`status()`: a place in the queue, "is thinking…")
+ *   may occupy the first message, replaced by the answer;
+ * - `controls` (a Stop button) ride on the message being streamed and leave it in its final write.
  */
 import { randomUUID } from 'node:crypto';
 import { splitMessage } from './split.ts';
-import type { MessageHandle, ReplyChannel } from '../platform.ts';
+import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../command.ts';
 import { WriteScheduler } from './scheduler.ts';
@@ -27,13 +30,17 @@ export interface StreamingReplyOptions {
   finalAttempts?: number;
   /** The bot's scheduler (budgets shared with every other answer); a private one when absent. */
   scheduler?: WriteScheduler;
+  /** Buttons shown on the message being streamed until the final write (e.g. Stop). */
+  controls?: Button[];
 }
 
 /** One streamed answer, possibly spanning several messages. Single use. */
 export class StreamingReply {
   private text = '';
+  /** Shown in the first message while there is no text; '' for none. */
+  private statusText = '';
   private readonly handles: MessageHandle[] = [];
-  /** What each message currently shows. */
+  /** What each message currently shows: its page, and `\u0000` after it while it carries the controls. */
   private readonly shown: string[] = [];
   /** An intermediate write waiting in (or running through) the scheduler. */
   private queued: Promise<unknown> | undefined;
@@ -65,6 +72,21 @@ export class StreamingReply {
   /** Number of messages the answer occupies so far. */
   get messageCount(): number {
     return this.handles.length;
+  }
+
+  /**
+   * Shows `text` (one short line) in the first message until the answer's first text, e.g.
+   * "⏳ Queued: 3 ahead of you." or "is thinking…". Ignored once text arrived or while finishing.
+   */
+  status(text: string): void {
+    if (this.text !== '' || this.finishing) return;
+    this.statusText = text;
+    this.kick();
+  }
+
+  /** Whether the first message shows a status line and no answer yet. */
+  get showsStatusOnly(): boolean {
+    return this.text.trim() === '' && this.shown[0] !== undefined;
   }
 
   /** Adds a delta; a write is scheduled (one of this answer at a time). */
@@ -140,18 +162,27 @@ export class StreamingReply {
   private async writeOne(): Promise<void> {
     const pages = this.pages();
     const index = pages.findIndex((page, i) => this.shown[i] !== page);
-    if (index < 0 || this.text.trim() === '') return;
+    if (index < 0) return;
     const page = pages[index]!;
+    const content = page.endsWith('\u0000') ? page.slice(0, -1) : page;
+    if (content.trim() === '') return;
+    const controls = page !== content ? this.options.controls : undefined;
     this.writes++;
     const handle = this.handles[index];
-    if (handle) await handle.edit({ content: page });
-    else this.handles[index] = await this.channel.send({ content: page });
+    // An edit names the buttons (none in a final write), so controls shown before are removed.
+    if (handle) await handle.edit({ content, ...(this.options.controls ? { buttons: controls ?? [] } : {}) });
+    else this.handles[index] = await this.channel.send({ content, ...(controls ? { buttons: controls } : {}) });
     this.shown[index] = page;
   }
 
+  /** What each message should show: its page, marked with `\u0000` when it carries the controls. */
   private pages(): string[] {
     const { maxChars, measure } = this.channel.limits;
-    return splitMessage(this.text, maxChars, measure);
+    const text = this.text.trim() === '' ? this.statusText : this.text;
+    if (text.trim() === '') return [];
+    const pages = splitMessage(text, maxChars, measure);
+    if (this.options.controls?.length && !this.finishing) pages[pages.length - 1] += '\u0000';
+    return pages;
   }
 
   private firstDirty(): number {
@@ -160,7 +191,6 @@ export class StreamingReply {
 
   /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */
   private dirty(): boolean {
-    if (this.text.trim() === '') return false;
     return this.pages().some((page, i) => this.shown[i] !== page);
   }
 
@@ -175,7 +205,7 @@ export class StreamingReply {
     const reason = this.channel.explain?.(error) ?? 'the platform refused it.';
     const note = `\n\n⚠️ The rest of the answer could not be posted: ${reason}`;
     const { maxChars, measure = (t: string) => t.length } = this.channel.limits;
-    let head = this.shown[0];
+    let head = this.shown[0].replace(/\u0000$/, '');
     while (head.length > 0 && measure(head + note) > maxChars) head = head.slice(0, Math.max(0, head.length - (measure(head + note) - maxChars) - 1));
     try {
       await first.edit({ content: `${head}${note}` });

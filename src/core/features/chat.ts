@@ -6,17 +6,18 @@
 import type { CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
 import type { Clock } from '../delivery/streaming-reply.ts';
-import { streamAnswer, textOf } from '../delivery/answer-stream.ts';
+import { beginAnswer, streamAnswer, textOf } from '../delivery/answer-stream.ts';
 import { admit, countTokens } from './usage.ts';
 import { ShownError } from '../command.ts';
 import { AbortedError, BadRequestError, ImagesNotSupportedError, InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
-import type { ChatCompletionRequest, ChatMessage, CompletionRequest, ContentPart, Usage } from '../service/schemas.ts';
+import type { ChatCompletionRequest, ChatMessage, CompletionChunk, CompletionRequest, ContentPart, Usage } from '../service/schemas.ts';
 import { fitHistory } from '../tokens.ts';
 import { STORE_DOWN_NOTE } from '../state/health.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { Stream } from '../service/stream.ts';
 import { extractImageLinks, parseJsonAnswer } from './answer.ts';
+import type { AnswerSession } from '../delivery/answer-stream.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
 export type Sampling = Partial<Pick<ChatCompletionRequest, 'temperature' | 'max_tokens' | 'top_p' | 'frequency_penalty' | 'presence_penalty'>>;
@@ -82,6 +83,23 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
   if (dropped > 0) notes.push(`${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`);
 
   const sent = [...system, ...kept, question];
+  const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
+  try {
+    await answerChat(ctx, core, request, { model, sent, images, notes, session }, clock);
+  } finally {
+    session.close();
+  }
+}
+
+/** The request to the service and the streamed answer of {@link chat}. */
+async function answerChat(
+  ctx: CommandContext,
+  core: Core,
+  request: ChatRequest,
+  prepared: { model: string; sent: ChatMessage[]; images: PreparedImage[]; notes: string[]; session: AnswerSession },
+  clock?: Clock,
+): Promise<void> {
+  const { model, sent, images, notes, session } = prepared;
   let stream;
   try {
     stream = await core.service.chat.completions.create(
@@ -93,11 +111,11 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
         ...(request.webSearch ? { web_search: request.webSearch } : {}),
         ...(request.json ? { response_format: 'json' as const } : {}),
       },
-      { signal: ctx.signal },
+      { signal: session.signal, queue: session.queue },
     );
   } catch (error) {
-    if (images.length && refusesImages(error)) throw new ImagesNotSupportedError(model, error as BadRequestError);
-    throw error;
+    if (images.length && refusesImages(error)) return session.fail(new ImagesNotSupportedError(model, error as BadRequestError));
+    return session.fail(error);
   }
   const note = imagesNote(images);
   const asked = note ? `${request.prompt}\n${note}` : request.prompt;
@@ -113,6 +131,7 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
       scheduler: core.scheduler,
       finishReason: () => stream.finishReason,
       maxChars: core.limits.maxAnswerChars,
+      reply: session.reply,
     }));
   } catch (error) {
     // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
@@ -164,10 +183,32 @@ export async function complete(
   await ctx.reply.defer();
   const model = request.model ?? (await core.models.chatModel(ctx.signal, ctx.channelKey));
   const { prompt, temperature, max_tokens } = request;
-  const stream = await core.service.completions.create(
-    { model, prompt, stream: true, ...(temperature !== undefined ? { temperature } : {}), ...(max_tokens !== undefined ? { max_tokens } : {}) },
-    { signal: ctx.signal },
-  );
+  const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
+  try {
+    await answerCompletion(ctx, core, { prompt, model, temperature, max_tokens }, session, clock);
+  } finally {
+    session.close();
+  }
+}
+
+/** The request to the service and the streamed answer of {@link complete}. */
+async function answerCompletion(
+  ctx: CommandContext,
+  core: Core,
+  request: { prompt: string; model: string; temperature?: number | undefined; max_tokens?: number | undefined },
+  session: AnswerSession,
+  clock?: Clock,
+): Promise<void> {
+  const { prompt, model, temperature, max_tokens } = request;
+  let stream: Stream<CompletionChunk>;
+  try {
+    stream = await core.service.completions.create(
+      { model, prompt, stream: true, ...(temperature !== undefined ? { temperature } : {}), ...(max_tokens !== undefined ? { max_tokens } : {}) },
+      { signal: session.signal, queue: session.queue },
+    );
+  } catch (error) {
+    return session.fail(error);
+  }
   let usage: Usage | undefined;
   async function* deltas() {
     yield prompt;
@@ -175,7 +216,7 @@ export async function complete(
   }
   let shown: string;
   try {
-    ({ text: shown } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, scheduler: core.scheduler, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars }));
+    ({ text: shown } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, scheduler: core.scheduler, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars, reply: session.reply }));
   } catch (error) {
     if (error instanceof ShownError && error.partial) await countTokens(ctx, core, prompt, error.partial.slice(prompt.length), usage);
     throw error;

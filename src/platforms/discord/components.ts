@@ -8,6 +8,7 @@ import { MessageFlags, type AutocompleteInteraction, type ButtonInteraction } fr
 import { runInvocation, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { modelChoices } from '../../core/models/catalog.ts';
+import { STOP_BUTTON } from '../../core/delivery/stops.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
@@ -71,10 +72,20 @@ export async function handleButton(interaction: ButtonInteraction, deps: { core:
       if (interaction.deferred || interaction.replied) await interaction.editReply(editPayloadOf(message));
       else await interaction.update(editPayloadOf(message));
     },
+    acknowledge: async () => {
+      clearTimeout(timer);
+      await deferring;
+      if (interaction.deferred || interaction.replied) return;
+      await interaction.deferUpdate().catch((error: unknown) => log.warn({ err: error }, 'could not acknowledge a button press'));
+    },
     sendEphemeral,
   };
   try {
     await runInvocation(`${name}:button`, { platform: 'discord', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } }, deps.core, async () => {
+      if (name === STOP_BUTTON) {
+        await deps.core.stops.press(ctx);
+        return;
+      }
       if (!command?.onComponent) {
         log.warn('a button of no known command was pressed');
         await sendEphemeral('This button no longer works (the bot was updated). Run the command again.');

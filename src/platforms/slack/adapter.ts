@@ -1,7 +1,8 @@
 /**
  * The Slack adapter (@slack/bolt): the app, its receiver (HTTP or Socket Mode) and its
  * lifecycle. Each kind of inbound request has a file of its own: slash commands
- * (commands.ts) and messages addressed to the bot (events.ts); reply.ts answers both.
+ * (commands.ts), messages addressed to the bot (events.ts) and presses of its buttons
+ * (actions.ts); reply.ts answers them.
  */
 // A named import: Node's ESM gives `import bolt from` the whole CommonJS exports object, but
 // bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
@@ -18,6 +19,7 @@ import type { SlackConfig } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { handleSlashCommand } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
+import { registerBlockActions } from './actions.ts';
 import { SlackDirectory } from './users.ts';
 import { createSlackServer } from './http.ts';
 import { SLACK_BUDGETS } from './reply.ts';
@@ -146,6 +148,7 @@ export class SlackAdapter {
       });
     }
     registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, directory });
+    registerBlockActions(this.app, { core, commands, log, running: this.running, directory });
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');
     });

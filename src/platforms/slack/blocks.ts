@@ -13,7 +13,7 @@ export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | 
   const blocks: KnownBlock[] = [];
   const hasStructure = Boolean(message.cards?.length || message.imageLinks?.length || message.buttons?.length);
   if (!hasStructure) return undefined;
-  if (message.content) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: escapeSlackText(message.content).slice(0, 3000) } });
+  for (const piece of sectionsOf(escapeSlackText(message.content))) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: piece } });
   for (const link of (message.imageLinks ?? []).slice(0, 10)) {
     blocks.push({ type: 'image', image_url: link.url, alt_text: (link.alt || 'image result').slice(0, 2000) });
   }
@@ -39,6 +39,31 @@ export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | 
     });
   }
   return blocks.slice(0, 50);
+}
+
+/** Longest mrkdwn text of a section block, in characters. */
+const SECTION_CHARS = 3000;
+
+/**
+ * Escaped text cut into pieces that fit section blocks (3,000 characters each), at a line
+ * break or space where one is near, never inside an entity such as `&amp;`.
+ */
+function sectionsOf(escaped: string): string[] {
+  const pieces: string[] = [];
+  let rest = escaped;
+  while (rest.trim() !== '') {
+    if (rest.length <= SECTION_CHARS) {
+      pieces.push(rest);
+      break;
+    }
+    let cut = Math.max(rest.lastIndexOf('\n', SECTION_CHARS), rest.lastIndexOf(' ', SECTION_CHARS));
+    if (cut < SECTION_CHARS / 2) cut = SECTION_CHARS;
+    const amp = rest.lastIndexOf('&', cut - 1);
+    if (amp > cut - 6 && !rest.slice(amp, cut).includes(';')) cut = amp;
+    pieces.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  return pieces;
 }
 
 /** The `text` Slack requires beside blocks (notifications, screen readers): the content or the first title. */

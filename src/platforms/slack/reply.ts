@@ -93,7 +93,10 @@ export class SlackReply implements ReplyChannel {
     return {
       edit: async (m) => {
         const edited = blocksOf(m);
-        await this.client.chat.update({ channel: postedChannel, ts, text: fallbackTextOf(m), ...(edited ? { blocks: edited } : {}) });
+        // An edit that names its buttons (none: a streamed answer's final write) replaces the
+        // blocks; Slack keeps the previous blocks of an update that sends none.
+        const blocks = edited ?? (m.buttons ? [] : undefined);
+        await this.client.chat.update({ channel: postedChannel, ts, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}) });
       },
     };
   }

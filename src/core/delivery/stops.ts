@@ -1,0 +1,123 @@
+/**
+ * The Stop button of streaming answers. Each answer that streams registers how to abort its
+ * request to the service and who asked; its messages carry a button `stop:<id>` until the
+ * final write. A press by the requester or an admin aborts the request with a user
+ * {@link StopRequest}: the connection to the service closes at once, the answer keeps its
+ * partial text with a "Stopped." note, and the partial answer joins the history marked as
+ * stopped. Anyone else is told that only the asker or an admin may stop it.
+ *
+ * The button's id carries who asked (`stop:<id>:<user id>`), so any process can check a press.
+ * Presses reach the process that runs the answer on Discord (the shard that owns the guild);
+ * on Slack, with several instances behind a load balancer, any one of them — so with a shared
+ * store (Redis) a press that finds no local answer leaves a stop request there, which the
+ * owning process looks for once a second.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Button, ComponentContext } from '../platform.ts';
+import { StopRequest } from '../running.ts';
+import type { StateStore } from '../state/store.ts';
+
+/** The button's id prefix: `stop:<id>:<requester>`. */
+export const STOP_BUTTON = 'stop';
+
+/** How often an answer looks in a shared store for a press made on another process, in ms. */
+const STOP_POLL_MS = 1_000;
+
+/** How long a stop request left in the store for another process is kept, in ms. */
+const STOP_REQUEST_TTL_MS = 20 * 60_000;
+
+interface OpenAnswer {
+  requesterId: string;
+  abort: (reason: StopRequest) => void;
+}
+
+/** A registered answer: its button and how to unregister it. */
+export interface StopHandle {
+  /** The Stop button to show while the answer streams. */
+  button: Button;
+  /** True once stopped (by a press here or a request found in the store). */
+  readonly stopped: boolean;
+  /** Unregisters (the answer is over). Idempotent. */
+  close(): void;
+}
+
+/** The answers of this process that can be stopped. */
+export class StopButtons {
+  private readonly open = new Map<string, OpenAnswer>();
+
+  /** @param store where presses for answers of other processes are left (shared stores only matter). */
+  constructor(private readonly store?: StateStore) {}
+
+  /** Answers that can be stopped now. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Registers an answer.
+   * @param answer `requesterId`: the platform user id who asked; `abort`: cancels its request.
+   */
+  register(answer: OpenAnswer): StopHandle {
+    const id = randomBytes(9).toString('hex');
+    let stopped = false;
+    const entry: OpenAnswer = {
+      requesterId: answer.requesterId,
+      abort: (reason) => {
+        if (stopped) return;
+        stopped = true;
+        answer.abort(reason);
+      },
+    };
+    this.open.set(id, entry);
+    let polling = false;
+    const poll = async () => {
+      if (polling || stopped) return;
+      polling = true;
+      try {
+        if (await this.store!.keyv.get(`stop:${id}`)) entry.abort(new StopRequest('user'));
+      } catch {
+        // The store being down costs only presses made on other processes.
+      } finally {
+        polling = false;
+      }
+    };
+    const timer = this.store?.kind === 'redis' ? setInterval(() => void poll(), STOP_POLL_MS) : undefined;
+    timer?.unref();
+    return {
+      button: { id: `${STOP_BUTTON}:${id}:${answer.requesterId}`.slice(0, 100), label: 'Stop', style: 'danger' },
+      get stopped() {
+        return stopped;
+      },
+      close: () => {
+        clearInterval(timer);
+        this.open.delete(id);
+      },
+    };
+  }
+
+  /**
+   * Handles a press of `stop:<id>:<requester>` (`ctx.args` = [id, requester]): the requester
+   * or an admin stops the answer; anyone else is told why not. The press is acknowledged
+   * without a message change: the answer's final write removes the button.
+   */
+  async press(ctx: ComponentContext): Promise<void> {
+    const [id = '', requesterId = ''] = ctx.args;
+    if (requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
+      await ctx.sendEphemeral('Only the person who asked, or an admin, can stop this answer.');
+      return;
+    }
+    const answer = this.open.get(id);
+    if (answer) {
+      answer.abort(new StopRequest('user'));
+      await ctx.acknowledge();
+      return;
+    }
+    // Not here: with a shared store the answer may run in another process, which reads this.
+    if (this.store?.kind === 'redis') {
+      await this.store.keyv.set(`stop:${id}`, true, STOP_REQUEST_TTL_MS);
+      await ctx.acknowledge();
+      return;
+    }
+    await ctx.sendEphemeral('This answer is no longer running.');
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Presses of the bot's Block Kit buttons (`block_actions` interaction payloads, Slack's
+ * "Handling user interaction" docs): acked at once (Slack allows 3 s), then handed to the
+ * handler named by the button's `action_id` (`<command>:<args…>`): Stop (delivery/stops.ts)
+ * or a command's `onComponent` (e.g. /imagine's Reroll). `update` replaces the message that
+ * carries the button with `chat.update`; the presser alone is told things through the
+ * payload's `response_url` (ephemeral).
+ */
+import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import { runInvocation, type Command } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
+import { STOP_BUTTON } from '../../core/delivery/stops.ts';
+import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
+import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import { newReference, type Logger } from '../../log.ts';
+import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { SLACK_LIMITS } from './reply.ts';
+import type { SlackDirectory } from './users.ts';
+
+/** What the action handler needs. */
+export interface SlackActionDeps {
+  core: Core;
+  commands: readonly Command[];
+  log: Logger;
+  running: RunningCommands;
+  directory: SlackDirectory;
+}
+
+/** Registers the handler of every button of the bot (any `action_id` of a `block_actions` payload). */
+export function registerBlockActions(app: App, deps: SlackActionDeps): void {
+  app.action<BlockAction<ButtonAction>>({ type: 'block_actions' }, async ({ ack, body, action, client, respond }) => {
+    await ack();
+    const sendEphemeral = async (message: string | OutgoingMessage) => {
+      const m = typeof message === 'string' ? { content: message } : message;
+      const blocks = blocksOf(m);
+      await respond({ response_type: 'ephemeral', replace_original: false, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}) }).catch((error: unknown) =>
+        deps.log.warn({ err: error }, 'could not answer a button press on Slack'),
+      );
+    };
+    if (deps.running.draining) {
+      await sendEphemeral(RESTARTING);
+      return;
+    }
+    const [name = '', ...args] = (action.action_id ?? '').split(':');
+    const ref = newReference();
+    const team = body.team?.id ?? body.user.team_id ?? 'unknown';
+    const channel = body.channel?.id ?? body.container?.channel_id;
+    const messageTs = body.message?.ts ?? body.container?.message_ts;
+    const threadTs = body.message?.thread_ts as string | undefined;
+    const log = deps.log.child({ platform: 'slack', ref, user: body.user.id, channel, button: action.action_id });
+    const ctx: ComponentContext = {
+      platform: 'slack',
+      conversationId: `slack:${team}:${channel ?? 'unknown'}${threadTs ? `:${threadTs}` : ''}`,
+      channelKey: `slack:${team}:${channel ?? 'unknown'}`,
+      user: deps.directory.user(client, body.user.id, body.user.name ?? body.user.username ?? body.user.id),
+      args,
+      limits: SLACK_LIMITS,
+      signal: new AbortController().signal,
+      log,
+      update: async (message) => {
+        if (!channel || !messageTs) throw new Error('the pressed message has no channel or ts');
+        const blocks = blocksOf(message);
+        await client.chat.update({ channel, ts: messageTs, text: fallbackTextOf(message), blocks: blocks ?? [] });
+      },
+      acknowledge: async () => undefined,
+      sendEphemeral,
+    };
+    void deps.running.run(
+      (signal) =>
+        runInvocation(`${name}:button`, { platform: 'slack', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } }, deps.core, async () => {
+          if (name === STOP_BUTTON) return deps.core.stops.press(ctx);
+          const command = deps.commands.find((c) => c.name === name);
+          if (!command?.onComponent) {
+            log.warn('a button of no known command was pressed');
+            await sendEphemeral('This button no longer works (the bot was updated). Run the command again.');
+            return;
+          }
+          await command.onComponent({ ...ctx, signal }, deps.core);
+        }),
+      (error) => log.error({ err: error }, 'slack button handler failed'),
+    );
+  });
+}
