@@ -4,7 +4,7 @@
  * image (§4.3); it is posted as an attachment with a caption naming the settings and the seed.
  */
 import { OptionError, type Command } from '../src/core/command.ts';
-import { imagine } from '../src/core/features/imagine.ts';
+import { imagine, imagineFollowUp } from '../src/core/features/imagine.ts';
 import { stringOption } from '../src/core/features/options.ts';
 import { ASPECT_RATIOS, IMAGE_STYLES, type AspectRatio, type ImageStyle } from '../src/core/service/schemas.ts';
 
@@ -60,4 +60,6 @@ export default {
       ...(o.disable_safety_checker === true ? { disableSafetyChecker: true } : {}),
     });
   },
+  /** Reroll, Upscale and Vary of a posted image (`imagine:<action>:<id>`). */
+  onComponent: imagineFollowUp,
 } satisfies Command;

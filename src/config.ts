@@ -78,6 +78,8 @@ const envSchema = z
     ADMIN_USER_IDS: idList,
     ADMIN_ROLE_IDS: idList,
     ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
+    IMAGINE_BUTTONS: z.preprocess((v) => (v === '' || v === undefined ? 'requester' : v), z.enum(['requester', 'everyone'], { error: 'must be requester or everyone' })),
+    VARY_DENOISING_STRENGTH: z.preprocess((v) => (v === '' || v === undefined ? 0.6 : v), z.coerce.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be from 0 to 1').max(1, 'must be from 0 to 1')),
     HTTP_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
     LOG_FORMAT: z.preprocess((v) => (v === '' || v === undefined ? 'json' : v), z.enum(['json', 'pretty'], { error: 'must be json or pretty' })),
     LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
@@ -162,7 +164,17 @@ export interface Config {
    * switch, the longest answer shown in messages (characters) and the longest silence in a
    * stream (ms without text).
    */
-  limits: { maxTokens: number; historyTokenBudget: number; allowDisableSafetyChecker: boolean; maxAnswerChars: number; streamIdleMs: number };
+  limits: {
+    maxTokens: number;
+    historyTokenBudget: number;
+    allowDisableSafetyChecker: boolean;
+    maxAnswerChars: number;
+    streamIdleMs: number;
+    /** Who may press an image's follow-up buttons. */
+    imagineButtons: 'requester' | 'everyone';
+    /** Vary's `denoising_strength`, 0–1. */
+    varyDenoisingStrength: number;
+  };
   /** Per-user quotas (0: off); admins exempt unless `admins`. */
   quotas: { chatPerMinute: number; imagesPerDay: number; tokensPerDay: number; admins: boolean };
   /** Port of /healthz and /metrics (0: any free port); undefined: not served. */
@@ -247,6 +259,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
       maxAnswerChars: e.MAX_ANSWER_CHARS,
       streamIdleMs: e.STREAM_IDLE_TIMEOUT_MS,
+      imagineButtons: e.IMAGINE_BUTTONS,
+      varyDenoisingStrength: e.VARY_DENOISING_STRENGTH,
     },
     admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

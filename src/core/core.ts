@@ -65,6 +65,10 @@ export interface CoreLimits {
   maxAnswerChars: number;
   /** A stream that sends no text for this long is ended, in ms (`STREAM_IDLE_TIMEOUT_MS`, default 60,000). */
   streamIdleMs: number;
+  /** Who may press an image's Reroll / Upscale / Vary (`IMAGINE_BUTTONS`): the requester and admins (default), or everyone. */
+  imagineButtons: 'requester' | 'everyone';
+  /** `denoising_strength` of Vary (`VARY_DENOISING_STRENGTH`, default 0.6). */
+  varyDenoisingStrength: number;
 }
 
 /** Admins named by the operator (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`). */
@@ -76,7 +80,7 @@ export interface AdminList {
 }
 
 /** The limits when the environment sets none. */
-export const DEFAULT_LIMITS: CoreLimits = { maxTokens: 4096, historyTokenBudget: 6000, allowDisableSafetyChecker: false, maxAnswerChars: 20_000, streamIdleMs: 60_000 };
+export const DEFAULT_LIMITS: CoreLimits = { maxTokens: 4096, historyTokenBudget: 6000, allowDisableSafetyChecker: false, maxAnswerChars: 20_000, streamIdleMs: 60_000, imagineButtons: 'requester', varyDenoisingStrength: 0.6 };
 
 /**
  * Builds a Core from its parts: the service client, the keyv store (history, claims and

@@ -65,7 +65,10 @@ export interface CardLimits {
 
 /** A message the bot has posted and may edit. */
 export interface MessageHandle {
-  /** Replaces the message's text (files stay). Paced by the core; never called concurrently. */
+  /**
+   * Replaces the message's text (files stay unless `files` is given, where the channel
+   * `editsFiles`; buttons stay unless `buttons` is given). Paced by the core; never called concurrently.
+   */
   edit(message: OutgoingMessage): Promise<void>;
 }
 
@@ -89,6 +92,8 @@ export interface ReplyLimits {
  */
 export interface ReplyChannel {
   readonly limits: ReplyLimits;
+  /** Whether `MessageHandle.edit` can put files into a posted message (Discord yes, Slack no). */
+  readonly editsFiles?: boolean;
   /**
    * Tells the platform that an answer is coming (Discord `deferReply`; Slack has acked already).
    * Idempotent. Called by the core before any service call.
@@ -130,6 +135,14 @@ export interface ComponentContext {
   user: InvocationUser;
   /** The button id's parts after the command name (`models:2:1` → `['2', '1']`). */
   args: string[];
+  /** Short reference id of the press, shown with any error. */
+  ref: string;
+  /**
+   * Posts new public messages in the conversation of the pressed message (e.g. /imagine's
+   * Reroll result): Discord, the press's own reply (`defer` shows "thinking…") and follow-ups;
+   * Slack, messages in the channel (in the pressed message's thread when it is in one).
+   */
+  reply: ReplyChannel;
   /** What the platform's messages may carry. */
   limits: ReplyLimits;
   signal: AbortSignal;

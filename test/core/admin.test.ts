@@ -92,7 +92,7 @@ describe('/models', () => {
       const next = page.buttons!.find((b) => b.label.startsWith('Next'))!;
       let updated: OutgoingMessage | undefined;
       const press: ComponentContext = {
-        platform: 'discord', conversationId: 'a:models', channelKey: 'a:models', user: r.ctx.user, args: next.id.split(':').slice(1),
+        platform: 'discord', conversationId: 'a:models', channelKey: 'a:models', user: r.ctx.user, ref: 'TEST01', reply: r.ctx.reply, args: next.id.split(':').slice(1),
         limits: r.ctx.reply.limits, signal: new AbortController().signal, log: pino({ level: 'silent' }),
         update: async (m) => void (updated = m), acknowledge: async () => undefined, sendEphemeral: async () => undefined,
       };

@@ -9,7 +9,7 @@ import type { Attachment, CommandContext, MessageHandle, OutgoingMessage } from 
 export interface Recorder {
   ctx: CommandContext;
   /** Every message sent, each showing its latest edit. */
-  messages: Array<{ content: string; files: OutgoingMessage['files']; imageLinks: OutgoingMessage['imageLinks'] }>;
+  messages: Array<{ content: string; files: OutgoingMessage['files']; imageLinks: OutgoingMessage['imageLinks']; buttons?: OutgoingMessage['buttons'] }>;
   /** The text of each ephemeral message. */
   ephemerals: string[];
   /** Each ephemeral message whole (cards, buttons). */
@@ -26,7 +26,7 @@ export interface Recorder {
 export function recorder(
   conversationId: string,
   options: Record<string, string | boolean | number>,
-  extra: { files?: Record<string, Attachment>; admin?: boolean; channelKey?: string; directMessage?: boolean } = {},
+  extra: { files?: Record<string, Attachment>; admin?: boolean; channelKey?: string; directMessage?: boolean; userId?: string } = {},
 ): Recorder {
   const messages: Recorder['messages'] = [];
   const ephemerals: string[] = [];
@@ -37,7 +37,7 @@ export function recorder(
     conversationId,
     channelKey: extra.channelKey ?? conversationId,
     isDirectMessage: extra.directMessage ?? false,
-    user: { id: 'u1', name: 'ada', isAdmin: async () => extra.admin === true, canManageMessages: async () => extra.admin === true },
+    user: { id: extra.userId ?? 'u1', name: 'ada', isAdmin: async () => extra.admin === true, canManageMessages: async () => extra.admin === true },
     options,
     files: extra.files ?? {},
     signal: new AbortController().signal,
@@ -47,8 +47,15 @@ export function recorder(
       limits: { maxChars: 2000, minEditIntervalMs: 0, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } },
       defer: async () => void deferred++,
       send: async (m): Promise<MessageHandle> => {
-        const index = messages.push({ content: m.content, files: m.files, imageLinks: m.imageLinks }) - 1;
-        return { edit: async (e) => void (messages[index]!.content = e.content) };
+        const index = messages.push({ content: m.content, files: m.files, imageLinks: m.imageLinks, ...(m.buttons ? { buttons: m.buttons } : {}) }) - 1;
+        return {
+          edit: async (e) => {
+            const message = messages[index]!;
+            message.content = e.content;
+            if (e.files) message.files = e.files;
+            if (e.buttons) message.buttons = e.buttons;
+          },
+        };
       },
       sendEphemeral: async (m) => {
         const message = typeof m === 'string' ? { content: m } : m;

@@ -74,6 +74,8 @@ function pressOf(button: Button, userId: string, admin = false) {
   let acknowledged = 0;
   const ctx: ComponentContext = {
     platform: 'discord',
+    ref: 'TEST01',
+    reply: new ButtonChannel(),
     conversationId: 'c',
     channelKey: 'c',
     user: { id: userId, name: userId, isAdmin: async () => admin, canManageMessages: async () => admin },

@@ -109,9 +109,13 @@ describe('Slack end to end', () => {
 
     const meta = await sharp(file!.data!).metadata();
     expect(meta).toMatchObject({ format: 'png', width: 1216, height: 832 });
-    const [shared, ...others] = slack.messages(channel);
+    // The image with its caption, then a line with its Reroll / Upscale / Vary buttons.
+    const [shared, buttonsLine, ...others] = slack.messages(channel);
     expect(others).toEqual([]);
     expect(shared).toMatchObject({ via: 'files.completeUploadExternal', files: [file!.id], threadTs: undefined });
+    expect(buttonsLine).toMatchObject({ threadTs: undefined, text: '🎨 Reroll, upscale or vary the image above:' });
+    const actions = (buttonsLine!.blocks as Array<{ type: string; elements?: Array<{ action_id: string }> }>).find((b) => b.type === 'actions')!;
+    expect(actions.elements!.map((e) => e.action_id.split(':').slice(0, 2).join(':'))).toEqual(['imagine:reroll', 'imagine:upscale', 'imagine:vary']);
     expect(unescapeSlack(shared!.text)).toContain('a red fox in the snow');
     expect(shared!.text).toContain('1216×832');
   });

@@ -1,11 +1,17 @@
 /**
  * The image feature: prompt and options → image generation (§4.3) → the image posted as an
  * attachment, captioned with the prompt, model, style, size and the seed actually used.
+ * While the service works the reply shows the seconds elapsed (edited through the write
+ * scheduler). The result carries Reroll (same options, a new seed), Upscale (style
+ * `upscaled`, this image as `reference_image`) and Vary (this image as reference,
+ * `denoising_strength` 0.6 by default) buttons, whose state (the options and the image) is
+ * kept in the store under the button's id, so they work after a restart.
  */
-import type { Attachment, CommandContext } from '../platform.ts';
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Attachment, Button, CommandContext, ComponentContext, MessageHandle, OutgoingFile } from '../platform.ts';
 import type { Core } from '../core.ts';
-import { ForbiddenError, InputError, OptionError } from '../command.ts';
-import { InvalidResponseError } from '../service/errors.ts';
+import { ForbiddenError, InputError, OptionError, ShownError, withReference } from '../command.ts';
+import { InvalidResponseError, ServiceError } from '../service/errors.ts';
 import { ImageTooLargeError, fitImageFile, imagesFromResult, prepareReferenceImage } from '../media/images.ts';
 import { optionImage } from '../media/attachments.ts';
 import { admit } from './usage.ts';
@@ -53,8 +59,41 @@ function seedOf(result: ImageGenerationResult): number | undefined {
   return candidates.find((v): v is number => typeof v === 'number' && Number.isInteger(v));
 }
 
+/** What a generation needs, as kept for the follow-up buttons (no user files: a reference is a data URL). */
+export interface ImagineJob {
+  prompt: string;
+  aspectRatio: AspectRatio;
+  style?: ImageStyle | undefined;
+  /** Display name (`user_selected_model`); undefined: the server's choice. */
+  model?: string | undefined;
+  negativePrompt?: string | undefined;
+  seed?: number | undefined;
+  /** `reference_image`: a PNG data URL. */
+  referenceDataUrl?: string | undefined;
+  referenceImageUrl?: string | undefined;
+  denoisingStrength?: number | undefined;
+  enhance?: boolean | undefined;
+  disableSafetyChecker?: boolean | undefined;
+}
+
+/** What the store keeps under a result's button id (`imagine:<id>`). */
+interface ImagineState {
+  requesterId: string;
+  job: ImagineJob;
+  /** The generated image, base64, for Upscale and Vary. */
+  image: string;
+}
+
+/** How long a result's buttons keep working, in ms (the store forgets the state after it). */
+export const IMAGINE_STATE_TTL_MS = 30 * 24 * 3_600_000;
+/** How often the progress line is rewritten while the service works, in ms. */
+const PROGRESS_INTERVAL_MS = 3_000;
+/** The largest seed: 2³² − 1. */
+const MAX_SEED = 4_294_967_295;
+
 /**
- * Generates the image and posts it with a caption naming the prompt and settings.
+ * Generates the image and posts it with a caption naming the prompt and settings, and the
+ * Reroll / Upscale / Vary buttons.
  * @throws OptionError (both reference forms, an unusable reference image), ForbiddenError
  *   (`disable_safety_checker` without the right), ServiceError subclasses (runCommand tells the user).
  */
@@ -75,25 +114,107 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
     ? await optionImage('reference_image', request.referenceImage, core.inputImages, ctx.signal, prepareReferenceImage)
     : undefined;
   const model = request.model ?? (await core.models.forChannel(ctx.channelKey, ctx.signal)).image.value;
-  const aspectRatio = request.aspectRatio ?? 'square';
-  const body: ImageGenerationRequest = {
+  await generateAndPost(ctx, core, {
     prompt: request.prompt,
-    aspect_ratio: aspectRatio,
-    ...(request.style ? { style: request.style } : {}),
-    ...(model ? { user_selected_model: model } : {}),
-    ...(request.negativePrompt ? { negative_prompt: request.negativePrompt } : {}),
-    ...(request.seed !== undefined ? { seed: request.seed } : {}),
-    ...(reference ? { reference_image: reference.url } : {}),
-    ...(request.referenceImageUrl ? { reference_image_url: request.referenceImageUrl } : {}),
-    ...(request.denoisingStrength !== undefined && hasReference ? { denoising_strength: request.denoisingStrength } : {}),
-    ...(request.enhance ? { force_prompt_enhancement: true } : {}),
-    ...(request.disableSafetyChecker ? { disable_safety_checker: true } : {}),
+    aspectRatio: request.aspectRatio ?? 'square',
+    style: request.style,
+    model,
+    negativePrompt: request.negativePrompt,
+    seed: request.seed,
+    referenceDataUrl: reference?.url,
+    referenceImageUrl: request.referenceImageUrl,
+    denoisingStrength: hasReference ? request.denoisingStrength : undefined,
+    enhance: request.enhance,
+    disableSafetyChecker: request.disableSafetyChecker,
+  }, notes);
+}
+
+/** The request body of a job (§4.3). */
+function bodyOf(job: ImagineJob): ImageGenerationRequest {
+  return {
+    prompt: job.prompt,
+    aspect_ratio: job.aspectRatio,
+    ...(job.style ? { style: job.style } : {}),
+    ...(job.model ? { user_selected_model: job.model } : {}),
+    ...(job.negativePrompt ? { negative_prompt: job.negativePrompt } : {}),
+    ...(job.seed !== undefined ? { seed: job.seed } : {}),
+    ...(job.referenceDataUrl ? { reference_image: job.referenceDataUrl } : {}),
+    ...(job.referenceImageUrl ? { reference_image_url: job.referenceImageUrl } : {}),
+    ...(job.denoisingStrength !== undefined && (job.referenceDataUrl || job.referenceImageUrl) ? { denoising_strength: job.denoisingStrength } : {}),
+    ...(job.enhance ? { force_prompt_enhancement: true } : {}),
+    ...(job.disableSafetyChecker ? { disable_safety_checker: true } : {}),
     // One round trip: the bytes come inline instead of through the view endpoint.
     response_format: 'b64_json',
   };
-  const result = await core.service.images.generate(body, { signal: ctx.signal });
-  const [image] = await imagesFromResult(result, core.service.images, { expected: aspectRatio, log: ctx.log, signal: ctx.signal });
-  if (!image) throw new InvalidResponseError('the image result held no image (an empty data array)', 'The generation service returned no image for this prompt. Try again, perhaps with other words.');
+}
+
+/**
+ * Shows "🎨 Generating… N s" in the reply while `work` runs, from 3 s on and rewritten every
+ * 3 s through the write scheduler (intermediate writes: they yield to other answers' final
+ * writes). A failure after the line was shown becomes that line (a ShownError).
+ * @returns the work's result and the progress message (to become the result where the platform edits files in).
+ */
+async function withProgress<T>(ctx: CommandContext, core: Core, work: () => Promise<T>): Promise<{ result: T; progress: MessageHandle | undefined }> {
+  const started = Date.now();
+  const line = () => `🎨 Generating… ${Math.round((Date.now() - started) / 1000)} s`;
+  let progress: MessageHandle | undefined;
+  let posting: Promise<void> | undefined;
+  let done = false;
+  const key = `imagine:${randomBytes(6).toString('hex')}`;
+  const write = () => {
+    if (done) return;
+    void core.scheduler
+      .submit({
+        key,
+        stream: key,
+        buckets: ctx.reply.buckets?.(progress ? 'edit' : 'send', 0) ?? [],
+        final: false,
+        run: async () => {
+          if (done) return;
+          if (progress) await progress.edit({ content: line() });
+          else {
+            posting ??= ctx.reply.send({ content: line() }).then((handle) => void (progress = handle));
+            await posting;
+          }
+        },
+      })
+      .catch((error: unknown) => ctx.log.debug({ err: error }, 'progress write failed'));
+  };
+  // A quick image needs no progress (and a quick failure stays the user's alone).
+  const timer = setInterval(write, PROGRESS_INTERVAL_MS);
+  try {
+    const result = await work();
+    return { result, progress: await settled(posting).then(() => progress) };
+  } catch (error) {
+    await settled(posting);
+    // The progress line becomes the sentence: nothing is left saying "Generating…".
+    if (progress && error instanceof ServiceError) {
+      done = true;
+      await progress.edit({ content: `⚠️ ${withReference(error.userMessage, ctx.ref)}` }).then(
+        () => {
+          throw new ShownError(error);
+        },
+        () => undefined,
+      );
+    }
+    throw error;
+  } finally {
+    done = true;
+    clearInterval(timer);
+  }
+}
+
+const settled = (p: Promise<unknown> | undefined) => (p ?? Promise.resolve()).then(() => undefined, () => undefined);
+
+/** Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state. */
+async function generateAndPost(ctx: CommandContext, core: Core, job: ImagineJob, notes: string[]): Promise<void> {
+  const { result: generated, progress } = await withProgress(ctx, core, async () => {
+    const result = await core.service.images.generate(bodyOf(job), { signal: ctx.signal, queue: { key: ctx.channelKey } });
+    const [image] = await imagesFromResult(result, core.service.images, { expected: job.aspectRatio, log: ctx.log, signal: ctx.signal });
+    if (!image) throw new InvalidResponseError('the image result held no image (an empty data array)', 'The generation service returned no image for this prompt. Try again, perhaps with other words.');
+    return { result, image };
+  });
+  const { result, image } = generated;
   let fitted;
   try {
     fitted = await fitImageFile(image, ctx.reply.limits.maxFileBytes);
@@ -102,17 +223,77 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
     throw error;
   }
   if (fitted.reencoded) notes.push(`The image was ${fitted.reencoded}.`);
-  const seed = request.seed ?? seedOf(result);
+  const seed = job.seed ?? seedOf(result);
   const settings = [
-    model ?? 'default model',
-    request.style ?? 'vivid',
+    job.model ?? 'default model',
+    job.style ?? 'vivid',
     `${fitted.width}×${fitted.height}`,
     `seed ${seed ?? 'random'}`,
-    ...(reference || request.referenceImageUrl ? [`reference${request.denoisingStrength !== undefined ? `, denoising ${request.denoisingStrength}` : ''}`] : []),
+    ...(job.referenceDataUrl || job.referenceImageUrl ? [`reference${job.denoisingStrength !== undefined ? `, denoising ${job.denoisingStrength}` : ''}`] : []),
   ].join(' · ');
-  const lines = [`🎨 ${caption(request.prompt)}`, `_${settings}_`, ...notes.map((n) => `_⚠️ ${n}_`)];
-  await ctx.reply.send({
-    content: lines.join('\n'),
-    files: [{ name: `imagine.${extensionOf(fitted.format)}`, data: fitted.data, mimeType: fitted.mimeType, description: request.prompt.slice(0, 1000) }],
-  });
+  const lines = [`🎨 ${caption(job.prompt)}`, `_${settings}_`, ...notes.map((n) => `_⚠️ ${n}_`)];
+  const id = randomBytes(9).toString('hex');
+  let buttons: Button[] = [];
+  try {
+    const state: ImagineState = { requesterId: ctx.user.id, job: { ...job, seed }, image: fitted.data.toString('base64') };
+    await core.store.keyv.set(`imagine:${id}`, state, IMAGINE_STATE_TTL_MS);
+    buttons = [
+      { id: `imagine:reroll:${id}`, label: '🎲 Reroll' },
+      { id: `imagine:upscale:${id}`, label: '🔍 Upscale' },
+      { id: `imagine:vary:${id}`, label: '🌀 Vary' },
+    ];
+  } catch (error) {
+    // Without the store the buttons could not work: the image is posted without them.
+    core.storeHealth.failed(error, ctx.log);
+  }
+  const file: OutgoingFile = { name: `imagine.${extensionOf(fitted.format)}`, data: fitted.data, mimeType: fitted.mimeType, description: job.prompt.slice(0, 1000) };
+  const content = lines.join('\n');
+  if (ctx.reply.editsFiles) {
+    if (progress) await progress.edit({ content, files: [file], buttons });
+    else await ctx.reply.send({ content, files: [file], buttons });
+    return;
+  }
+  // Slack: a file message carries no buttons, and a posted message takes no file. The image
+  // comes with its caption; the buttons in a line of their own (the progress line, if shown).
+  await ctx.reply.send({ content, files: [file] });
+  if (buttons.length === 0) {
+    if (progress) await progress.edit({ content: '🎨 Done: the image is below.' });
+    return;
+  }
+  const line = { content: progress ? '🎨 Done: the image is below. Reroll, upscale or vary it:' : '🎨 Reroll, upscale or vary the image above:', buttons };
+  if (progress) await progress.edit(line);
+  else await ctx.reply.send(line);
+}
+
+/** The follow-ups of a result's buttons. */
+export type ImagineAction = 'reroll' | 'upscale' | 'vary';
+
+/**
+ * Handles a press of a result's Reroll, Upscale or Vary button (`imagine:<action>:<id>`):
+ * reads the state kept under the id, checks who may press (`IMAGINE_BUTTONS`: the requester
+ * and admins by default, or everyone), and posts a new image in the conversation.
+ * @throws InputError when the state is gone (expired) or the presser may not; as {@link imagine}.
+ */
+export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promise<void> {
+  const [action, id = ''] = ctx.args as [ImagineAction | undefined, string?];
+  if (action !== 'reroll' && action !== 'upscale' && action !== 'vary') throw new InputError('This button is not one the bot knows.');
+  const state = (await core.store.keyv.get(`imagine:${id}`)) as ImagineState | undefined;
+  if (!state) throw new InputError('This image\'s buttons have expired. Run /imagine again.');
+  if (core.limits.imagineButtons === 'requester' && state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
+    throw new ForbiddenError('Only the person who asked for this image, or an admin, can use its buttons.');
+  }
+  const command: CommandContext = { ...ctx, isDirectMessage: false, options: {}, files: {}, reply: ctx.reply };
+  await admit(command, core, 'image');
+  await ctx.reply.defer();
+  const base: ImagineJob = { ...state.job };
+  const newSeed = randomInt(0, MAX_SEED);
+  let job: ImagineJob;
+  if (action === 'reroll') job = { ...base, seed: newSeed };
+  else {
+    const reference = await prepareReferenceImage(Buffer.from(state.image, 'base64'), 'the image', core.inputImages);
+    job = action === 'upscale'
+      ? { ...base, style: 'upscaled', referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: undefined }
+      : { ...base, seed: newSeed, referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: core.limits.varyDenoisingStrength };
+  }
+  await generateAndPost(command, core, job, []);
 }

@@ -14,6 +14,8 @@ import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 import { channelKeyOf } from './messages.ts';
+import { InteractionReply } from './interactions.ts';
+import type { DiscordLimits } from './limits.ts';
 
 /** Longest wait for the model lists when none are cached, in ms (Discord allows 3 s for the whole answer). */
 const AUTOCOMPLETE_WAIT_MS = 2_000;
@@ -35,7 +37,7 @@ const AUTO_DEFER_MS = 2_000;
  * Runs the handler of a pressed button (`<command>:<args…>`), as a ComponentContext whose
  * `update` replaces the message that carries the button.
  */
-export async function handleButton(interaction: ButtonInteraction, deps: { core: Core; commands: readonly Command[]; log: Logger }, signal: AbortSignal): Promise<void> {
+export async function handleButton(interaction: ButtonInteraction, deps: { core: Core; commands: readonly Command[]; log: Logger; limits?: DiscordLimits }, signal: AbortSignal): Promise<void> {
   const [name, ...args] = interaction.customId.split(':');
   const command = deps.commands.find((c) => c.name === name);
   const ref = newReference();
@@ -57,8 +59,15 @@ export async function handleButton(interaction: ButtonInteraction, deps: { core:
       log.warn({ err: error }, 'could not answer a button press');
     }
   };
+  let reply: InteractionReply | undefined;
   const ctx: ComponentContext = {
     platform: 'discord',
+    ref,
+    // Made on first use: its deferral (a new "thinking…" message) is for handlers that post.
+    get reply() {
+      clearTimeout(timer);
+      return (reply ??= new InteractionReply(interaction, log, deps.limits));
+    },
     conversationId: `discord:${interaction.guildId ?? 'dm'}:${interaction.channelId}`,
     channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
     user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),

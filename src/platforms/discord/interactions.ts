@@ -3,7 +3,7 @@
  * chat-input interaction, and the core's ReplyChannel implemented with the interaction's
  * (deferred) reply and its follow-ups.
  */
-import { MessageFlags, type ChatInputCommandInteraction, type Message, type SendableChannels } from 'discord.js';
+import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction, type Message, type SendableChannels } from 'discord.js';
 import { runCommand, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
@@ -30,6 +30,7 @@ export const EXPIRED_NOTE = '_(Discord ends interactions after 15 minutes, so th
  */
 export class InteractionReply implements ReplyChannel {
   readonly limits: ReplyLimits;
+  readonly editsFiles = true;
   /** Whether a public message has been shown (the deferred reply filled). */
   private filled = false;
   private deferring: Promise<unknown> | undefined;
@@ -40,7 +41,8 @@ export class InteractionReply implements ReplyChannel {
   private expired = false;
 
   constructor(
-    private readonly interaction: ChatInputCommandInteraction,
+    /** A slash command, or a button press whose handler answers with new messages (Reroll). */
+    private readonly interaction: ChatInputCommandInteraction | ButtonInteraction,
     private readonly log: Logger,
     private readonly rateLimits?: DiscordLimits,
   ) {

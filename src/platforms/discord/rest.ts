@@ -68,14 +68,16 @@ export function payloadOf(message: OutgoingMessage) {
 }
 
 /**
- * The payload of an edit: the content, and embeds or buttons only when the message names
- * them (a streamed text edit leaves a message's embeds and buttons as they are); no pings.
+ * The payload of an edit: the content, and embeds, buttons or files only when the message
+ * names them (a streamed text edit leaves a message's embeds and buttons as they are); no pings.
  */
 export function editPayloadOf(message: OutgoingMessage) {
   return {
     content: message.content,
     ...(message.cards || message.imageLinks ? { embeds: embedsOf(message) } : {}),
     ...(message.buttons ? { components: componentsOf(message) } : {}),
+    // New files replace the message's attachments (a progress line becoming the image).
+    ...(message.files?.length ? { files: filesOf(message), attachments: [] } : {}),
     allowedMentions: NO_MENTIONS,
   };
 }

@@ -14,7 +14,7 @@ import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { newReference, type Logger } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
-import { SLACK_LIMITS } from './reply.ts';
+import { SLACK_LIMITS, SlackReply } from './reply.ts';
 import type { SlackDirectory } from './users.ts';
 
 /** What the action handler needs. */
@@ -48,8 +48,13 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
     const messageTs = body.message?.ts ?? body.container?.message_ts;
     const threadTs = body.message?.thread_ts as string | undefined;
     const log = deps.log.child({ platform: 'slack', ref, user: body.user.id, channel, button: action.action_id });
+    const reply = new SlackReply(client, { team, channel: channel ?? '', threadTs, continueInThread: false }, async (m) => {
+      await sendEphemeral(m);
+    }, log);
     const ctx: ComponentContext = {
       platform: 'slack',
+      ref,
+      reply,
       conversationId: `slack:${team}:${channel ?? 'unknown'}${threadTs ? `:${threadTs}` : ''}`,
       channelKey: `slack:${team}:${channel ?? 'unknown'}`,
       user: deps.directory.user(client, body.user.id, body.user.name ?? body.user.username ?? body.user.id),

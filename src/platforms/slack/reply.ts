@@ -72,7 +72,8 @@ export class SlackReply implements ReplyChannel {
       await this.client.filesUploadV2({
         channel_id: channel,
         initial_comment: escapeSlackText(message.content),
-        ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
+        // Where the answer goes, not a text continuation's thread: an image is for the channel to see.
+        ...(this.target.threadTs ? { thread_ts: this.target.threadTs } : {}),
         file_uploads: message.files.map((f) => ({ file: f.data, filename: f.name, ...(f.description ? { alt_text: f.description } : {}) })),
       });
       return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };

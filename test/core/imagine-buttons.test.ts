@@ -1,0 +1,136 @@
+/**
+ * /imagine's follow-up buttons in the core (src/core/features/imagine.ts): the result carries
+ * Reroll, Upscale and Vary; each press sends the right parameters to the fake service, from
+ * state kept in the store — also by a new core (a restarted bot) on the same SQLite file —
+ * and only the requester or an admin may press them unless IMAGINE_BUTTONS=everyone.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import sharp from 'sharp';
+import { FakeService } from '../fakes/service.ts';
+import { ServiceClient } from '../../src/core/service/client.ts';
+import { openStore } from '../../src/core/state/store.ts';
+import { closeCore, createCore, type Core, type CoreLimits } from '../../src/core/core.ts';
+import { runCommand, runInvocation } from '../../src/core/command.ts';
+import type { Button, ComponentContext } from '../../src/core/platform.ts';
+import imagineCommand from '../../commands/imagine.ts';
+import { recorder, type Recorder } from './recorder.ts';
+
+let fake: FakeService;
+let storeUrl: string;
+const cores: Core[] = [];
+
+/** A core on the shared SQLite file (a second one is the bot after a restart). */
+function newCore(limits: Partial<CoreLimits> = {}): Core {
+  const service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
+  const core = createCore({ service, store: openStore(storeUrl), log: pino({ level: 'silent' }), defaults: { chat: undefined, image: undefined }, limits });
+  cores.push(core);
+  return core;
+}
+
+beforeAll(async () => {
+  fake = await FakeService.start();
+  storeUrl = `sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-imagine-')), 'state.sqlite')}`;
+});
+beforeEach(() => fake.reset());
+afterAll(async () => {
+  for (const core of cores) {
+    await closeCore(core);
+    await core.service.close();
+  }
+  await fake.close();
+});
+
+/** Presses `button` of a result as `userId`; the new image goes to `into`'s reply. */
+async function press(core: Core, button: Button, into: Recorder, userId = 'u1', admin = false) {
+  const [, ...args] = button.id.split(':');
+  const ctx: ComponentContext = {
+    ...into.ctx,
+    user: { id: userId, name: userId, isAdmin: async () => admin, canManageMessages: async () => admin },
+    args,
+    limits: into.ctx.reply.limits,
+    update: async () => undefined,
+    acknowledge: async () => undefined,
+    sendEphemeral: into.ctx.reply.sendEphemeral,
+  };
+  return runInvocation('imagine:button', ctx, core, () => imagineCommand.onComponent!(ctx, core));
+}
+
+const buttonsOf = (r: Recorder) => Object.fromEntries((r.messages.find((m) => m.buttons?.length)?.buttons ?? []).map((b) => [b.id.split(':')[1], b]));
+
+describe('/imagine follow-up buttons', () => {
+  it('Reroll sends the same options with a new seed; Upscale sends style upscaled with the image as a PNG reference; Vary, the image with denoising_strength 0.6', async () => {
+    const core = newCore();
+    const r = recorder('t:buttons', { prompt: 'a lighthouse', aspect_ratio: 'landscape', style: 'natural', seed: 42, negative_prompt: 'people' });
+    expect(await runCommand(imagineCommand, r.ctx, core)).toMatchObject({ ok: true });
+    const first = fake.lastRequest('images')!.body as Record<string, unknown>;
+    expect(first).toMatchObject({ prompt: 'a lighthouse', seed: 42, style: 'natural' });
+    const buttons = buttonsOf(r);
+    expect(Object.keys(buttons)).toEqual(['reroll', 'upscale', 'vary']);
+    expect(r.messages[0]!.content).toContain('seed 42');
+
+    const reroll = recorder('t:buttons', {});
+    expect(await press(core, buttons.reroll!, reroll)).toMatchObject({ ok: true });
+    const rerolled = fake.lastRequest('images')!.body as Record<string, unknown>;
+    expect(rerolled).toMatchObject({ prompt: 'a lighthouse', aspect_ratio: 'landscape', style: 'natural', negative_prompt: 'people' });
+    expect(rerolled.seed).toEqual(expect.any(Number));
+    expect(rerolled.seed).not.toBe(42);
+    expect(reroll.messages[0]!.content).toContain(`seed ${rerolled.seed as number}`);
+    expect(reroll.messages[0]!.files).toHaveLength(1);
+    expect(Object.keys(buttonsOf(reroll))).toEqual(['reroll', 'upscale', 'vary']);
+
+    const upscale = recorder('t:buttons', {});
+    await press(core, buttons.upscale!, upscale);
+    const upscaled = fake.lastRequest('images')!.body as Record<string, unknown>;
+    expect(upscaled).toMatchObject({ prompt: 'a lighthouse', style: 'upscaled', seed: 42 });
+    expect(String(upscaled.reference_image)).toMatch(/^data:image\/png;base64,/);
+    const reference = await sharp(Buffer.from(String(upscaled.reference_image).split(',')[1]!, 'base64')).metadata();
+    expect(reference.format).toBe('png');
+    expect(upscaled.denoising_strength).toBeUndefined();
+
+    const vary = recorder('t:buttons', {});
+    await press(core, buttons.vary!, vary);
+    const varied = fake.lastRequest('images')!.body as Record<string, unknown>;
+    expect(varied).toMatchObject({ prompt: 'a lighthouse', style: 'natural', denoising_strength: 0.6 });
+    expect(String(varied.reference_image)).toMatch(/^data:image\/png;base64,/);
+    expect(varied.seed).not.toBe(42);
+  });
+
+  it('the buttons still work for a new core (a restarted bot) on the same SQLite file', async () => {
+    const before = newCore();
+    const r = recorder('t:restart', { prompt: 'a red fox', seed: 7 });
+    await runCommand(imagineCommand, r.ctx, before);
+    await closeCore(before);
+    const after = newCore();
+    const vary = recorder('t:restart', {});
+    expect(await press(after, buttonsOf(r).vary!, vary)).toMatchObject({ ok: true });
+    expect(fake.lastRequest('images')!.body).toMatchObject({ prompt: 'a red fox', denoising_strength: 0.6, reference_image: expect.stringMatching(/^data:image\/png;base64,/) });
+  });
+
+  it('refuses another user with a sentence and no request; an admin may; with IMAGINE_BUTTONS=everyone anyone may', async () => {
+    const core = newCore();
+    const r = recorder('t:rights', { prompt: 'a boat' });
+    await runCommand(imagineCommand, r.ctx, core);
+    const requests = () => fake.requests.filter((q) => q.route === 'images').length;
+    const count = requests();
+    const stranger = recorder('t:rights', {});
+    expect(await press(core, buttonsOf(r).reroll!, stranger, 'u2')).toMatchObject({ ok: false, errorCode: 'forbidden' });
+    expect(stranger.ephemerals).toEqual(['Only the person who asked for this image, or an admin, can use its buttons.']);
+    expect(requests()).toBe(count);
+    expect(await press(core, buttonsOf(r).reroll!, recorder('t:rights', {}), 'u3', true)).toMatchObject({ ok: true });
+    const open = newCore({ imagineButtons: 'everyone' });
+    expect(await press(open, buttonsOf(r).reroll!, recorder('t:rights', {}), 'u2')).toMatchObject({ ok: true });
+    expect(requests()).toBe(count + 2);
+  });
+
+  it('says the buttons have expired when their state is gone', async () => {
+    const core = newCore();
+    const gone = recorder('t:gone', {});
+    const outcome = await press(core, { id: 'imagine:reroll:0000', label: 'Reroll' }, gone);
+    expect(outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
+    expect(gone.ephemerals).toEqual(["This image's buttons have expired. Run /imagine again."]);
+  });
+});
