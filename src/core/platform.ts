@@ -68,8 +68,11 @@ export interface MessageHandle {
   /**
    * Replaces the message's text (files stay unless `files` is given, where the channel
    * `editsFiles`; buttons stay unless `buttons` is given). Paced by the core; never called concurrently.
+   * @param final true for the last write of this message (a natively streamed message ends then).
    */
-  edit(message: OutgoingMessage): Promise<void>;
+  edit(message: OutgoingMessage, final?: boolean): Promise<void>;
+  /** Ends the message's writing where the platform needs it (a natively streamed Slack message); idempotent. */
+  close?(): Promise<void>;
 }
 
 /** What a platform allows when a message is streamed into by edits. */

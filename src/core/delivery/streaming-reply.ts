@@ -125,6 +125,12 @@ export class StreamingReply {
         await this.clock.sleep(Math.min(4_000, 500 * 2 ** (attempt - 1)));
       }
     }
+    // Messages whose writing must be ended (Slack native streams) are, whatever their last write was.
+    if (this.failure === undefined) {
+      for (const handle of this.handles) {
+        await handle.close?.().catch((error: unknown) => this.options.log?.warn({ err: error }, 'could not close a streamed message'));
+      }
+    }
     if (this.failure !== undefined) {
       if (this.failedIndex > 0 && (await this.noteInFirst(this.failure))) throw new ShownError(this.failure, this.text);
       throw this.failure;
@@ -170,7 +176,9 @@ export class StreamingReply {
     this.writes++;
     const handle = this.handles[index];
     // An edit names the buttons (none in a final write), so controls shown before are removed.
-    if (handle) await handle.edit({ content, ...(this.options.controls ? { buttons: controls ?? [] } : {}) });
+    // A page is final once the answer is finishing or the text has moved on to a later page.
+    const final = this.finishing || index < pages.length - 1;
+    if (handle) await handle.edit({ content, ...(this.options.controls ? { buttons: controls ?? [] } : {}) }, final);
     else this.handles[index] = await this.channel.send({ content, ...(controls ? { buttons: controls } : {}) });
     this.shown[index] = page;
   }

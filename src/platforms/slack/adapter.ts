@@ -20,6 +20,7 @@ import type { Logger } from '../../log.ts';
 import { handleSlashCommand } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
 import { registerBlockActions } from './actions.ts';
+import { SlackStreaming } from './stream.ts';
 import { SlackDirectory } from './users.ts';
 import { createSlackServer } from './http.ts';
 import { SLACK_BUDGETS } from './reply.ts';
@@ -109,6 +110,8 @@ export class SlackAdapter {
     // each reports its 429s once it is seen.
     core.scheduler.define('slack:post:', SLACK_BUDGETS.post);
     core.scheduler.define('slack:update:', SLACK_BUDGETS.update);
+    core.scheduler.define('slack:startStream:', SLACK_BUDGETS.startStream);
+    core.scheduler.define('slack:appendStream:', SLACK_BUDGETS.appendStream);
     const watched = new WeakSet<WebClient>();
     const watch = (client: WebClient, team: string | undefined) => {
       if (watched.has(client)) return;
@@ -117,6 +120,7 @@ export class SlackAdapter {
         const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
         core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
         if (method === 'chat.update' && team) core.scheduler.rateLimited(`slack:update:${team}`, retrySec * 1000);
+        if ((method === 'chat.startStream' || method === 'chat.appendStream') && team) core.scheduler.rateLimited(`slack:${method.slice(5)}:${team}`, retrySec * 1000);
         if (method === 'chat.postMessage' && typeof info.body?.channel === 'string') core.scheduler.rateLimited(`slack:post:${info.body.channel}`, retrySec * 1000);
       });
     };
@@ -147,7 +151,7 @@ export class SlackAdapter {
         void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory, commands, botToken: config.botToken, apiOrigin }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
       });
     }
-    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, directory });
+    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, directory, streaming: new SlackStreaming() });
     registerBlockActions(this.app, { core, commands, log, running: this.running, directory });
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');

@@ -22,6 +22,8 @@ import { SlackReply } from './reply.ts';
 import { plainTextOf } from './text.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import type { SlackDirectory } from './users.ts';
+import type { SlackStreaming } from './stream.ts';
+
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
 export const SLACK_BOT_EVENTS = ['app_mention', 'message.im'] as const;
@@ -64,6 +66,8 @@ export interface SlackEventDeps {
   running: RunningCommands;
   botToken: string;
   directory: SlackDirectory;
+  /** Where Slack refused native streaming (answers in threads stream natively elsewhere). */
+  streaming: SlackStreaming;
 }
 
 /** Where an event came from. */
@@ -143,7 +147,8 @@ async function answer(
     if (inChannel) await client.chat.postEphemeral({ ...body, user });
     else await client.chat.postMessage(body);
   };
-  const reply = new SlackReply(client, { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false }, ephemeral, log);
+  const native = { streaming: deps.streaming, recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined };
+  const reply = new SlackReply(client, { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native }, ephemeral, log);
   const ctx: CommandContext = {
     platform: 'slack',
     conversationId: `slack:${meta.teamId}:${message.channel}${threadTs ? `:${threadTs}` : ''}`,

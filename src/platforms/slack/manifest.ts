@@ -61,6 +61,8 @@ export function slackManifest(list: readonly Command[] = commands, options: { re
     oauth_config: { scopes: { bot: [...SLACK_BOT_SCOPES] } },
     settings: {
       event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: [...SLACK_BOT_EVENTS] },
+      // Button presses (Stop, Reroll / Upscale / Vary) arrive as block_actions (actions.ts).
+      interactivity: { is_enabled: true, ...(url ? { request_url: url } : {}) },
       socket_mode_enabled: url === undefined,
       org_deploy_enabled: false,
       token_rotation_enabled: false,

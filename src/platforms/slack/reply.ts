@@ -10,6 +10,7 @@ import type { Logger } from '../../log.ts';
 import { escapeSlackText, slackLength } from './text.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { explainSlackError } from './errors.ts';
+import { NativeStream, type SlackStreaming } from './stream.ts';
 
 /** Slack's limits as the core needs them (PLATFORM-LIMITS.md). */
 export const SLACK_LIMITS: ReplyLimits = {
@@ -30,6 +31,10 @@ export const SLACK_LIMITS: ReplyLimits = {
 export const SLACK_BUDGETS = {
   post: { limit: 1, windowMs: 1_000 },
   update: { limit: 50, windowMs: 60_000 },
+  /** `chat.startStream`: tier 2, about 20 a minute per workspace. */
+  startStream: { limit: 20, windowMs: 60_000 },
+  /** `chat.appendStream`: tier 4, 100+ a minute per workspace. */
+  appendStream: { limit: 100, windowMs: 60_000 },
 };
 
 /** Where an answer goes. */
@@ -44,6 +49,11 @@ export interface SlackTarget {
    * message's thread (a slash command in a channel), false to post them after it (a DM).
    */
   continueInThread: boolean;
+  /**
+   * Native streaming (stream.ts) for text answers in a thread: where Slack refused it before,
+   * and who the answer is for (`recipient_*`, required outside DMs; undefined in a DM).
+   */
+  native?: { streaming: SlackStreaming; recipient?: { teamId: string; userId: string } | undefined } | undefined;
 }
 
 /**
@@ -54,6 +64,8 @@ export interface SlackTarget {
 export class SlackReply implements ReplyChannel {
   readonly limits = SLACK_LIMITS;
   private threadTs: string | undefined;
+  /** Whether the buttons of a natively streamed answer were given to the asker. */
+  private buttonsSent = false;
 
   constructor(
     private readonly client: WebClient,
@@ -66,8 +78,32 @@ export class SlackReply implements ReplyChannel {
 
   async defer(): Promise<void> {}
 
+  /** Whether a text message now would stream natively (a thread, and no refusal remembered). */
+  private streamsNatively(): boolean {
+    const { native, threadTs, team, channel } = this.target;
+    return Boolean(native && threadTs && native.streaming.allowed(team, channel));
+  }
+
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     const channel = this.target.channel;
+    const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
+    if (plainText && this.streamsNatively()) {
+      const { native, threadTs, team } = this.target;
+      try {
+        const stream = await NativeStream.start(this.client, { channel, threadTs: threadTs!, recipient: native!.recipient }, message.content, this.log);
+        // A streaming message takes no blocks: its buttons (Stop) go to the asker alone.
+        if (message.buttons?.length && !this.buttonsSent) {
+          this.buttonsSent = true;
+          await this.ephemeral({ content: 'The answer is streaming in the thread; you can stop it here.', buttons: message.buttons }).catch((error: unknown) =>
+            this.log.debug({ err: error }, 'could not post the Stop button'),
+          );
+        }
+        return { edit: (m, final) => stream.write(m.content, final === true), close: () => stream.close() };
+      } catch (error) {
+        if (!native!.streaming.refuse(team, channel, error)) throw error;
+        this.log.info({ err: error instanceof Error ? error.message : String(error), channel }, 'slack refused native streaming here; posting and updating instead');
+      }
+    }
     if (message.files?.length) {
       await this.client.filesUploadV2({
         channel_id: channel,
@@ -106,8 +142,13 @@ export class SlackReply implements ReplyChannel {
     return explainSlackError(error);
   }
 
-  /** A post spends the channel's budget; an edit, the workspace's `chat.update` budget. */
+  /**
+   * A post spends the channel's budget; an edit, the workspace's `chat.update` budget; natively
+   * streamed, a start spends the workspace's `chat.startStream` budget and an append its
+   * `chat.appendStream` budget.
+   */
   buckets(kind: 'send' | 'edit'): string[] {
+    if (this.streamsNatively()) return kind === 'send' ? [`slack:startStream:${this.target.team}`] : [`slack:appendStream:${this.target.team}`];
     return kind === 'send' ? [`slack:post:${this.target.channel}`] : [`slack:update:${this.target.team}`];
   }
 

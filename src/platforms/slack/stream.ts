@@ -1,0 +1,155 @@
+/**
+ * Slack's native text streaming for answers in threads (Slack docs, "Text streaming":
+ * `chat.startStream` → `chat.appendStream`… → `chat.stopStream`): the core's StreamingReply
+ * writes whole pages; a page that grows by appending becomes `chat.appendStream` calls with
+ * the new text only, and its final write `chat.stopStream`. Outside DMs `recipient_team_id`
+ * and `recipient_user_id` are sent, as Slack requires.
+ *
+ * Where Slack refuses to stream (`unknown_method`, `feature_not_enabled`, `not_in_channel`,
+ * `missing_recipient_team_id` / `missing_recipient_user_id`, a channel type it does not take,
+ * `ratelimited`), the answer falls back to post-then-`chat.update`, and the refusal is
+ * remembered for an hour: per workspace when the workspace cannot stream at all, per channel
+ * otherwise. A stream Slack closes mid-answer (`message_not_in_streaming_state`: streams
+ * expire after about 5 minutes) goes on with `chat.update` of the same message: no text is lost.
+ */
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from '../../log.ts';
+import { escapeSlackText } from './text.ts';
+
+/** Slack's refusals that mean "this workspace cannot stream" (remembered per workspace). */
+const WORKSPACE_REFUSALS = new Set(['unknown_method', 'feature_not_enabled', 'method_deprecated', 'not_allowed_token_type', 'missing_scope']);
+/** Refusals that concern one channel (remembered per channel). */
+const CHANNEL_REFUSALS = new Set(['not_in_channel', 'channel_not_found', 'channel_type_not_supported', 'invalid_channel_type', 'missing_recipient_team_id', 'missing_recipient_user_id', 'is_archived', 'restricted_action_thread_locked', 'messages_tab_disabled', 'ratelimited', 'rate_limited']);
+/** A stream Slack has closed (expired after ~5 minutes, or stopped). */
+const CLOSED_STREAM = new Set(['message_not_in_streaming_state', 'streaming_state_conflict', 'message_not_found']);
+
+/** How long a refusal is remembered, in ms. */
+const REFUSAL_TTL_MS = 60 * 60_000;
+
+/** The Slack error code of a Web API failure, if it is one. */
+export function slackErrorCode(error: unknown): string | undefined {
+  const data = (error as { data?: { error?: unknown } } | undefined)?.data;
+  if (typeof data?.error === 'string') return data.error;
+  if ((error as { code?: unknown } | undefined)?.code === 'slack_webapi_rate_limited_error') return 'ratelimited';
+  return undefined;
+}
+
+/** Where Slack refused to stream; shared by every answer of an adapter. */
+export class SlackStreaming {
+  private readonly refused = new Map<string, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Whether answers in `channel` of `team` may try native streaming. */
+  allowed(team: string, channel: string): boolean {
+    return !this.isRefused(team) && !this.isRefused(`${team}:${channel}`);
+  }
+
+  /**
+   * Remembers a refusal of `chat.startStream` when it is one that says streaming cannot work
+   * there. @returns whether it was such a refusal (the caller falls back).
+   */
+  refuse(team: string, channel: string, error: unknown): boolean {
+    const code = slackErrorCode(error);
+    if (!code) return false;
+    if (WORKSPACE_REFUSALS.has(code)) this.refused.set(team, this.now() + REFUSAL_TTL_MS);
+    else if (CHANNEL_REFUSALS.has(code)) this.refused.set(`${team}:${channel}`, this.now() + REFUSAL_TTL_MS);
+    else return false;
+    return true;
+  }
+
+  private isRefused(key: string): boolean {
+    const until = this.refused.get(key);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.refused.delete(key);
+    return false;
+  }
+}
+
+/** Whether an error says the stream is closed (expired or stopped): continue with chat.update. */
+export function isClosedStream(error: unknown): boolean {
+  const code = slackErrorCode(error);
+  return code !== undefined && CLOSED_STREAM.has(code);
+}
+
+/** One natively streamed message. */
+export class NativeStream {
+  /** The text shown so far (as the core wrote it, before escaping). */
+  private shown = '';
+  private open = true;
+
+  private constructor(
+    private readonly client: WebClient,
+    readonly channel: string,
+    readonly ts: string,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Starts a stream in a thread with its first text.
+   * @param recipient the user and workspace the answer is for (required by Slack outside DMs).
+   * @throws the Web API error (the caller may fall back: {@link SlackStreaming.refuse}).
+   */
+  static async start(
+    client: WebClient,
+    target: { channel: string; threadTs: string; recipient?: { teamId: string; userId: string } | undefined },
+    text: string,
+    log: Logger,
+  ): Promise<NativeStream> {
+    const started = await client.chat.startStream({
+      channel: target.channel,
+      thread_ts: target.threadTs,
+      markdown_text: escapeSlackText(text),
+      ...(target.recipient ? { recipient_team_id: target.recipient.teamId, recipient_user_id: target.recipient.userId } : {}),
+    });
+    if (!started.ts) throw new Error('chat.startStream returned no ts');
+    const stream = new NativeStream(client, started.channel ?? target.channel, started.ts, log);
+    stream.shown = text;
+    return stream;
+  }
+
+  /** Ends the stream as it is, if still open (`chat.stopStream`); a stream Slack closed already is fine. */
+  async close(): Promise<void> {
+    if (!this.open) return;
+    try {
+      await this.client.chat.stopStream({ channel: this.channel, ts: this.ts });
+    } catch (error) {
+      if (!isClosedStream(error)) throw error;
+    }
+    this.open = false;
+  }
+
+  /**
+   * Shows `text`: appends what is new while the stream is open (`chat.appendStream`); a
+   * change that is not an append, or a closed stream, becomes `chat.update` of the message.
+   * @param final ends the stream (`chat.stopStream`).
+   */
+  async write(text: string, final: boolean): Promise<void> {
+    if (this.open) {
+      try {
+        if (text.startsWith(this.shown)) {
+          const delta = text.slice(this.shown.length);
+          if (final) {
+            await this.client.chat.stopStream({ channel: this.channel, ts: this.ts, ...(delta ? { markdown_text: escapeSlackText(delta) } : {}) });
+            this.open = false;
+            this.shown = text;
+            return;
+          }
+          if (delta) await this.client.chat.appendStream({ channel: this.channel, ts: this.ts, markdown_text: escapeSlackText(delta) });
+          this.shown = text;
+          return;
+        }
+        // Not an append (a rewritten ending): the stream ends as it is, the message is then updated.
+        await this.client.chat.stopStream({ channel: this.channel, ts: this.ts });
+        this.open = false;
+      } catch (error) {
+        if (!isClosedStream(error)) throw error;
+        this.log.info({ ts: this.ts }, 'slack closed the stream mid-answer; continuing with chat.update');
+        this.open = false;
+      }
+    }
+    await this.client.chat.update({ channel: this.channel, ts: this.ts, text: escapeSlackText(text) });
+    this.shown = text;
+  }
+}
