@@ -33,10 +33,11 @@ export interface TestBot {
 /**
  * Starts the bot with `env` (merged over a temporary SQLite store and `LOG_LEVEL=debug`).
  * @param env the variables an operator would set (SERVICE_*, DISCORD_*, SLACK_*, …).
+ * @param storePath an existing SQLite file to use instead of a new one (a restart: stop the
+ *   previous bot first, then start another on its `storePath`).
  * @throws whatever startBot throws (ConfigError, login errors).
  */
-export async function startTestBot(env: Record<string, string>): Promise<TestBot> {
-  const storePath = join(mkdtempSync(join(tmpdir(), 'genbot-e2e-')), 'history.sqlite');
+export async function startTestBot(env: Record<string, string>, storePath = join(mkdtempSync(join(tmpdir(), 'genbot-e2e-')), 'history.sqlite')): Promise<TestBot> {
   const lines: string[] = [];
   const logs: TestBot['logs'] = [];
   const destination = new Writable({

@@ -89,7 +89,10 @@ async function settingsMessage(ctx: CommandContext, core: Core, changed: boolean
         { name: 'image_model', value: describe(resolved.image, "the service's choice") },
         { name: 'system_prompt', value: prompt ? `${prompt.length > 900 ? `${prompt.slice(0, 900)}…` : prompt} — set for this channel` : 'none' },
       ],
-      footer: 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt); undo with reset.',
+      // Slack has no option pickers: there options are typed `--name value`.
+      footer: ctx.platform === 'slack'
+        ? 'Change with /settings --chat_model <id> (and --image_model, --vision_model, --system_prompt); undo with --reset.'
+        : 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt); undo with reset.',
     }],
   };
 }

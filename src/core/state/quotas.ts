@@ -92,7 +92,14 @@ export class Quotas {
    */
   async admit(kind: 'chat' | 'image', subject: string, user: InvocationUser, channelKey: string): Promise<void> {
     await this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
-    if (!this.enabled || (!this.limits.admins && (await user.isAdmin()))) return;
+    const key = `quota:${kind}:${subject}`;
+    const windowMs = kind === 'chat' ? this.minuteMs : this.dayMs;
+    const limit = kind === 'chat' ? this.limits.chatPerMinute : this.limits.imagesPerDay;
+    // Use is counted even where no limit holds (quotas off, an exempt admin): /usage shows it.
+    if (!this.enabled || (!this.limits.admins && (await user.isAdmin()))) {
+      await this.count(key, 1, windowMs);
+      return;
+    }
     try {
       if (kind === 'chat' && this.limits.tokensPerDay > 0) {
         const tokens = await this.state.counter(`quota:tokens:${subject}`);
@@ -100,10 +107,11 @@ export class Quotas {
           throw new QuotaError(`You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(tokens.resetInMs)}.`, tokens.resetInMs);
         }
       }
-      const limit = kind === 'chat' ? this.limits.chatPerMinute : this.limits.imagesPerDay;
-      if (limit <= 0) return;
-      const key = `quota:${kind}:${subject}`;
-      const counted = await this.state.increment(key, 1, kind === 'chat' ? this.minuteMs : this.dayMs);
+      if (limit <= 0) {
+        await this.count(key, 1, windowMs);
+        return;
+      }
+      const counted = await this.state.increment(key, 1, windowMs);
       if (counted.value > limit) {
         await this.state.increment(key, -1, 1).catch(() => undefined);
         const what = kind === 'chat' ? `${limit} chat request${limit > 1 ? 's' : ''} a minute` : `${limit} image${limit > 1 ? 's' : ''} a day`;

@@ -115,6 +115,14 @@ export function parseSlashText(command: Command, text: string, others: readonly 
     out[name] = value ? value.value : '';
     if (value) i = value.end;
   }
+  // A command without free text (/settings, /models…) would drop these words unread, so that
+  // `/settings chat_model:x` (Discord's form) changed nothing and said nothing: name them.
+  const extra = rest.trim();
+  if (!main && extra) {
+    const colon = /^([A-Za-z][\w-]*):/.exec(extra);
+    const named = colon ? options.get(colon[1]!.toLowerCase().replace(/-/g, '_')) : undefined;
+    problems.push(`/${command.name} takes no text, only options: \`${extra.length > 60 ? `${extra.slice(0, 59)}…` : extra}\` is not one${named ? `; write \`${flagForm(named)}\`` : ''}.`);
+  }
   if (problems.length) {
     const forms = [...options.values()].map((o) => `\`${flagForm(o)}\``).join(', ');
     throw new OptionError(`${problems.join('\n')}\nOptions of /${command.name}: ${forms || 'none'}. \`/${command.name} help\` shows them with examples.`);
