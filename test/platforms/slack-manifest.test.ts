@@ -1,9 +1,69 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { slackManifest, usageHint } from '../../src/platforms/slack/manifest.ts';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
 import { checkOptions } from '../../src/core/command.ts';
 import { commands } from '../../commands/index.ts';
 import imagine from '../../commands/imagine.ts';
+import { METHOD_SCOPES, SUBSCRIPTION_SCOPES } from '../fakes/slack/scopes.ts';
+
+/** The Slack adapter's source files, comments removed (what the code does, not what it says). */
+const SLACK_SOURCES = (() => {
+  const dir = join(import.meta.dirname, '../../src/platforms/slack');
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => ({
+      name,
+      code: readFileSync(join(dir, name), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, ''),
+    }));
+})();
+
+/** @slack/web-api helpers that call Web API methods themselves. */
+const CLIENT_HELPERS: Record<string, readonly string[]> = {
+  filesUploadV2: ['files.getUploadURLExternal', 'files.completeUploadExternal'],
+};
+
+/** WebClient members that are no Web API call (its EventEmitter side). */
+const CLIENT_NON_CALLS: ReadonlySet<string> = new Set(['on', 'once', 'off', 'addListener', 'removeListener', 'removeAllListeners', 'emit']);
+
+/** What a `message` listener that checks `channel_type` against this value is subscribed to. */
+const MESSAGE_SUBSCRIPTIONS: Record<string, string> = { im: 'message.im', channel: 'message.channels', group: 'message.groups', mpim: 'message.mpim' };
+
+/** The channel types the bot answers in: a `conversations.*` call needs the scope of each. */
+const CHANNEL_SCOPE_PREFIXES = ['channels', 'groups', 'im'] as const;
+
+/**
+ * What the adapter's code uses, read from its source text: Web API methods (`client.<family>.<method>(`,
+ * `client.apiCall('<method>'`, helpers such as `filesUploadV2`), events (`app.event('…')`,
+ * `app.message(`), and whether it downloads users' files (`url_private`), has slash commands
+ * (`app.command(`) and buttons (`app.action(`).
+ */
+function usedBySource() {
+  const methods = new Map<string, string>();
+  const helpers = new Map<string, string>();
+  const events = new Map<string, string>();
+  const messageChannelTypes = new Set<string>();
+  let downloadsFiles = false;
+  let commands = false;
+  let actions = false;
+  for (const { name, code } of SLACK_SOURCES) {
+    for (const m of code.matchAll(/\bclient((?:\.[a-z][A-Za-z0-9]*){2,3})\s*\(/g)) methods.set(m[1]!.slice(1), name);
+    for (const m of code.matchAll(/\bclient\.apiCall\(\s*['"`]([\w.]+)['"`]/g)) methods.set(m[1]!, name);
+    for (const m of code.matchAll(/\bclient\.([a-z][A-Za-z0-9]*)\s*\(/g)) if (m[1] !== 'apiCall' && !CLIENT_NON_CALLS.has(m[1]!)) helpers.set(m[1]!, name);
+    for (const m of code.matchAll(/\.event\(\s*['"`]([\w.]+)['"`]/g)) events.set(m[1]!, name);
+    if (/\bapp\.message\(/.test(code)) events.set('message', name);
+    if (/\.event\(\s*['"`]message['"`]|\bapp\.message\(/.test(code)) {
+      for (const m of code.matchAll(/channel_type\s*[!=]==?\s*['"`](\w+)['"`]/g)) messageChannelTypes.add(m[1]!);
+    }
+    downloadsFiles ||= /\burl_private(?:_download)?\b/.test(code);
+    commands ||= /\.command\(/.test(code);
+    actions ||= /\.action\(/.test(code);
+  }
+  return { methods, helpers, events, messageChannelTypes, downloadsFiles, commands, actions };
+}
 
 describe('Slack app manifest', () => {
   it('declares every command within Slack\'s limits, with request URLs in HTTP mode', () => {
@@ -39,6 +99,67 @@ describe('Slack app manifest', () => {
       style: 'natural',
       seed: 7,
       enhance: true,
+    });
+  });
+
+  describe('covers what the code uses (read from src/platforms/slack/*.ts): a new call or listener without a manifest change fails here', () => {
+    const manifest = slackManifest(commands, { requestUrl: 'https://bot.example.com' });
+    const botScopes = new Set<string>(manifest.oauth_config!.scopes!.bot ?? []);
+    const botEvents = new Set<string>(manifest.settings!.event_subscriptions!.bot_events ?? []);
+    const used = usedBySource();
+
+    it('finds the calls and listeners it checks (the source reading works)', () => {
+      expect([...used.methods.keys()]).toEqual(expect.arrayContaining(['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'users.info']));
+      expect([...used.events.keys()]).toEqual(expect.arrayContaining(['app_mention', 'message']));
+      expect(used.helpers.has('filesUploadV2')).toBe(true);
+    });
+
+    it('has the bot scope of every Web API method the code calls (the fake Slack\'s method → scope table)', () => {
+      const methods = new Map(used.methods);
+      for (const [helper, file] of used.helpers) {
+        // An unknown helper of @slack/web-api: name the methods it calls in CLIENT_HELPERS.
+        expect(CLIENT_HELPERS[helper], `${file} calls client.${helper}(), which CLIENT_HELPERS does not know`).toBeDefined();
+        for (const method of CLIENT_HELPERS[helper]!) methods.set(method, file);
+      }
+      const missing: string[] = [];
+      for (const [method, file] of methods) {
+        expect(method in METHOD_SCOPES, `${file} calls ${method}, which the fake's scope table (test/fakes/slack/scopes.ts) does not know: add it with its scope from docs.slack.dev`).toBe(true);
+        const rule = METHOD_SCOPES[method];
+        const needed = rule === null || rule === undefined ? [] : typeof rule === 'string' ? [rule] : CHANNEL_SCOPE_PREFIXES.map((prefix) => `${prefix}:${rule.family}`);
+        for (const scope of needed) if (!botScopes.has(scope)) missing.push(`${scope} (${method}, ${file})`);
+      }
+      if (used.downloadsFiles && !botScopes.has('files:read')) missing.push('files:read (downloading url_private)');
+      if (used.commands && !botScopes.has('commands')) missing.push('commands (slash commands)');
+      expect(missing).toEqual([]);
+    });
+
+    it('subscribes to every event the code listens to, with each subscription\'s scope, and to nothing it ignores', () => {
+      const needed = new Map<string, string>();
+      for (const [event, file] of used.events) {
+        if (event !== 'message') needed.set(event, file);
+        else {
+          // A message listener that checks channel_type wants those channel types; one that does not, all of them.
+          const types = used.messageChannelTypes.size ? [...used.messageChannelTypes] : Object.keys(MESSAGE_SUBSCRIPTIONS);
+          for (const type of types) {
+            expect(MESSAGE_SUBSCRIPTIONS[type], `${file}: unknown channel_type ${type}`).toBeDefined();
+            needed.set(MESSAGE_SUBSCRIPTIONS[type]!, file);
+          }
+        }
+      }
+      expect([...needed.keys()].filter((event) => !botEvents.has(event))).toEqual([]);
+      // Every subscription is listened to (a message.* one by a `message` listener).
+      const listened = (event: string) => used.events.has(event.startsWith('message.') ? 'message' : event);
+      expect([...botEvents].filter((event) => !listened(event))).toEqual([]);
+      for (const event of botEvents) {
+        expect(SUBSCRIPTION_SCOPES[event], `the fake's SUBSCRIPTION_SCOPES does not know ${event}`).toBeDefined();
+        expect(botScopes.has(SUBSCRIPTION_SCOPES[event]!), `${event} needs ${SUBSCRIPTION_SCOPES[event]}`).toBe(true);
+      }
+      // DMs reach the bot only through its Messages tab.
+      if (botEvents.has('message.im')) {
+        expect(manifest.features!.app_home).toMatchObject({ messages_tab_enabled: true, messages_tab_read_only_enabled: false });
+      }
+      if (used.actions) expect(manifest.settings!.interactivity).toMatchObject({ is_enabled: true, request_url: 'https://bot.example.com/slack/events' });
+      expect(manifest.settings!.event_subscriptions!.request_url).toBe('https://bot.example.com/slack/events');
     });
   });
 });

@@ -19,7 +19,7 @@ import type { Workspace } from './workspace.ts';
 import type { Json } from './wire.ts';
 
 /** The bot scope of each Web API method the fake serves, or a function of the call's channel; null: none needed. */
-const METHOD_SCOPES: Record<string, string | null | { family: 'read' | 'history' }> = {
+export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'read' | 'history' }>> = {
   'api.test': null,
   'auth.test': null,
   // apps.connections.open takes the app-level token (its scope, connections:write, is not modelled).
