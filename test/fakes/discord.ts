@@ -12,7 +12,9 @@
  * - the first interaction response must come within `responseWindowMs` (3 s) of the dispatch
  *   (else 404, code 10062 Unknown interaction), only once (400, code 40060); the interaction
  *   token works on webhook routes for `tokenTtlMs` (15 min), then 401 code 50027;
- * - message bodies: `content` ≤ 2000 code points, ≤ 10 embeds within Discord's embed limits,
+ * - message bodies: `content` ≤ 2000 code points, ≤ 10 embeds within Discord's embed limits
+ *   (≤ 25 fields each, ≤ 6000 characters in all), components (≤ 5 action rows of ≤ 5 buttons,
+ *   `custom_id` ≤ 100 and unique, label ≤ 80),
  *   ≤ 10 files of at most `maxFileBytes` each (413, code 40005), no empty messages (50006),
  *   `allowed_mentions` well formed (`replied_user` a boolean); form errors are 400 code 50035
  *   "Invalid Form Body" with the nested `errors` tree;
@@ -36,8 +38,16 @@
  *   "This content is no longer available."), streams them in 64 KiB chunks with backpressure,
  *   stops when the client goes away, and states the real length in `Content-Length`.
  *
+ * - interactions: a command's file options arrive as attachment options (type 11,
+ *   `data.resolved.attachments`, served by the CDN); an autocomplete (type 4) takes only a
+ *   type-8 answer of ≤ 25 choices (names 1–100, values ≤ 100 characters) within the window; a
+ *   button press (type 3) takes 4, 5, 6 (deferred update) or 7 (update of the message with
+ *   the button), and after 6/7 `@original` is that message;
+ *
  * Tests script users: `postUserMessage` (a user's, another bot's or a webhook's message, with
- * mentions, files, as a reply), `openDm`, `addThread`, `addChannel`, `dispatchInteraction`.
+ * mentions, files, as a reply), `openDm`, `addThread`, `addChannel`, `dispatchInteraction`
+ * (with file options), `dispatchAutocomplete` (its `outcome` resolves with the choices or as
+ * expired), `pressButton` (a button of one of the bot's messages, by `custom_id`).
  *
  * It records what a test needs: every REST request (`requests`), every accepted create/edit
  * with its `allowed_mentions` and whom it would have pinged (`writes`), every message with
@@ -51,13 +61,17 @@
  * the public records; `wire.ts` the JSON shapes Discord sends; `gateway.ts` sessions, intents
  * and dispatches; `http.ts` request plumbing; `routes/*.ts` the REST areas (identity and DMs,
  * commands, interactions, channels, CDN); `writes.ts` the bot's creates and edits;
- * `user-actions.ts` what users do; `attachments.ts` files and signed URLs; `validation.ts`
+ * `user-actions.ts` what users do; `interaction-payload.ts` commands and autocomplete;
+ * `components.ts` button presses; `attachments.ts` files and signed URLs; `validation.ts`
  * and `command-validation.ts` Discord's form checks; `limits.ts` the per-channel budget.
  */
 export { FakeDiscord } from './discord/fake.ts';
-export { ChannelType, FakeInteraction, FakeMessage, MessageFlag } from './discord/model.ts';
-export type { CallbackRecord, FakeAttachment, FakeChannel, FakeUser, MessageReference, MessageRevision, Pings } from './discord/model.ts';
+export { ChannelType, FakeAutocomplete, FakeInteraction, FakeMessage, MessageFlag } from './discord/model.ts';
+export type { CallbackRecord, FakeAttachment, FakeChannel, FakeUser, InteractionType, MessageReference, MessageRevision, Pings } from './discord/model.ts';
 export type {
+  AutocompleteChoice,
+  AutocompleteOutcome,
+  DispatchAutocompleteOptions,
   DispatchInteractionOptions,
   FakeCommand,
   FakeDiscordEvents,
@@ -67,9 +81,12 @@ export type {
   FakeTyping,
   FakeWrite,
   Fault,
+  InvokingUser,
   Json,
   MessageBudget,
+  OptionValue,
   PostUserMessageOptions,
+  PressButtonOptions,
   RateLimitRecord,
   UserAttachmentOptions,
 } from './discord/types.ts';

@@ -11,13 +11,15 @@ import type { Ctx } from './context.ts';
 import { DEFAULT_USER } from './constants.ts';
 import { Gateway } from './gateway.ts';
 import { handleRequest } from './http.ts';
-import { dispatchInteraction } from './interaction-payload.ts';
+import { pressButton } from './components.ts';
+import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload.ts';
 import { MessageBudgets } from './limits.ts';
-import type { FakeChannel, FakeInteraction, FakeMessage, FakeUser } from './model.ts';
+import type { FakeAutocomplete, FakeChannel, FakeInteraction, FakeMessage, FakeUser } from './model.ts';
 import { addThread, openDm, postUserMessage } from './user-actions.ts';
 import { createRouter } from './routes/index.ts';
 import { FakeState } from './state.ts';
 import type {
+  DispatchAutocompleteOptions,
   DispatchInteractionOptions,
   FakeCommand,
   FakeDiscordEvents,
@@ -30,6 +32,7 @@ import type {
   Json,
   MessageBudget,
   PostUserMessageOptions,
+  PressButtonOptions,
   RateLimitRecord,
 } from './types.ts';
 import { channelJson, messageJson } from './wire.ts';
@@ -243,13 +246,41 @@ export class FakeDiscord {
 
   /**
    * Dispatches INTERACTION_CREATE (an application command, type 2, chat input) to every
-   * identified gateway session, with the payload Discord sends.
+   * identified gateway session, with the payload Discord sends (a file option becomes an
+   * attachment option, type 11, in `data.resolved.attachments`).
    * @returns the interaction record; its callbacks and messages fill in as the bot answers.
    * @throws Error when no bot is connected, the channel is unknown, or the options do not fit
    *   the registered command.
    */
   dispatchInteraction(options: DispatchInteractionOptions): FakeInteraction {
     return dispatchInteraction(this.ctx, options);
+  }
+
+  /**
+   * Dispatches an autocomplete interaction (type 4) as Discord does while a user types in
+   * `focused`: the options filled in so far, the focused one (`focused: true`) with the text
+   * typed. The bot answers with callback type 8 (`data.choices`), checked like Discord (at
+   * most 25 choices, names 1–100 characters, string values at most 100, within
+   * `responseWindowMs`: later is 10062).
+   * @returns the record; `await record.outcome` for the choices, or `expired` when no answer
+   *   was accepted in time.
+   * @throws Error as {@link dispatchInteraction}, or when the registered option does not autocomplete.
+   */
+  dispatchAutocomplete(options: DispatchAutocompleteOptions): FakeAutocomplete {
+    return dispatchAutocomplete(this.ctx, options);
+  }
+
+  /**
+   * Presses a button of one of the bot's messages: INTERACTION_CREATE type 3 (`component_type`
+   * 2, `message` = the message object). The bot answers with 6 (deferred update), 7 (update:
+   * the message's content, embeds and components are replaced), or 4/5 (a new reply); after
+   * 6 or 7, `PATCH /webhooks/:app/:token/messages/@original` edits the message with the button.
+   * @returns the interaction record (`type` 3, `customId`, `componentMessage`).
+   * @throws Error when the message has no such button, it is disabled, or the user could not
+   *   see it (Discord's client would not send the press).
+   */
+  pressButton(options: PressButtonOptions): FakeInteraction {
+    return pressButton(this.ctx, options);
   }
 
   /** Sends a dispatch (op 0) to every identified session. */

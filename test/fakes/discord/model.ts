@@ -3,7 +3,7 @@
  * revisions and files, and interactions with their callbacks. The classes are filled in by
  * the fake as the bot acts; tests read them.
  */
-import type { Json } from './types.ts';
+import type { AutocompleteChoice, AutocompleteOutcome, Json } from './types.ts';
 
 /** Channel types the fake serves (Discord's values). */
 export const ChannelType = { GuildText: 0, DM: 1, PublicThread: 11 } as const;
@@ -98,6 +98,8 @@ export interface MessageRevision {
   pinged: Pings;
   /** The message it replies to, if any. */
   reference: { messageId: string } | undefined;
+  /** The message's components (action rows of buttons) after this revision. */
+  components?: Json[];
 }
 
 /** Message flags the fake knows. */
@@ -108,6 +110,8 @@ export class FakeMessage {
   content = '';
   embeds: Json[] = [];
   attachments: FakeAttachment[] = [];
+  /** Components as sent (action rows of buttons), validated. */
+  components: Json[] = [];
   flags = 0;
   deleted = false;
   editedAt: number | undefined;
@@ -163,17 +167,35 @@ export interface CallbackRecord {
   status: number;
   /** Discord error code when refused. */
   code: number | undefined;
+  /** An autocomplete answer's choices (type 8), as sent. */
+  choices?: unknown;
 }
 
-/** An application command interaction dispatched by the fake, with everything the bot did with it. */
+/** Interaction types the fake dispatches: 2 application command, 3 message component, 4 autocomplete. */
+export type InteractionType = 2 | 3 | 4;
+
+/**
+ * An interaction dispatched by the fake (an application command unless `type` says otherwise),
+ * with everything the bot did with it.
+ */
 export class FakeInteraction {
   /** Every callback attempt, oldest first. */
   readonly callbacks: CallbackRecord[] = [];
   /** The accepted initial response. */
   response: CallbackRecord | undefined;
-  /** The message of the initial response (a loading message after a deferral). */
+  /**
+   * The message of the initial response (a loading message after a deferral). For a button
+   * press answered with type 6 or 7 it is the message that carries the button (what
+   * `@original` then edits).
+   */
   original: FakeMessage | undefined;
   readonly followUps: FakeMessage[] = [];
+  /** 2 application command (chat input), 3 message component (button), 4 autocomplete. */
+  type: InteractionType = 2;
+  /** A button press: the button's `custom_id`. */
+  customId: string | undefined;
+  /** A button press: the message that carries the button. */
+  componentMessage: FakeMessage | undefined;
 
   constructor(
     readonly id: string,
@@ -196,3 +218,43 @@ export class FakeInteraction {
   }
 }
 
+
+/**
+ * An autocomplete interaction (type 4): `outcome` resolves with the choices once the bot's
+ * answer (callback type 8) is accepted, or as expired when none was within the response window.
+ */
+export class FakeAutocomplete extends FakeInteraction {
+  /** The choices of the accepted answer. */
+  choices: AutocompleteChoice[] | undefined;
+  /** No accepted answer within the response window. */
+  expired = false;
+  /** Resolves once answered or expired (never rejects). */
+  readonly outcome: Promise<AutocompleteOutcome>;
+  private settle!: (outcome: AutocompleteOutcome) => void;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    /** The focused option's name. */
+    readonly focused: string,
+    windowMs: number,
+    ...rest: ConstructorParameters<typeof FakeInteraction>
+  ) {
+    super(...rest);
+    this.type = 4;
+    this.outcome = new Promise((resolve) => (this.settle = resolve));
+    this.timer = setTimeout(() => {
+      if (this.choices) return;
+      this.expired = true;
+      this.settle({ expired: true, elapsedMs: Date.now() - this.dispatchedAt });
+    }, windowMs + 1);
+    this.timer.unref();
+  }
+
+  /** Records the accepted answer (called by the callback route). */
+  answered(choices: AutocompleteChoice[], at: number): void {
+    if (this.expired || this.choices) return;
+    clearTimeout(this.timer);
+    this.choices = choices;
+    this.settle({ expired: false, choices, elapsedMs: at - this.dispatchedAt });
+  }
+}

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER, Intent } from './constants.ts';
-import { FakeMessage, type FakeChannel, type FakeInteraction, type FakeUser } from './model.ts';
+import { FakeMessage, type FakeAttachment, type FakeChannel, type FakeInteraction, type FakeUser } from './model.ts';
 import type {
   FakeCommand,
   FakeDiscordEvents,
@@ -57,6 +57,11 @@ export class FakeState {
   readonly channels = new Map<string, FakeChannel>();
   readonly users = new Map<string, FakeUser>();
   readonly messages = new Map<string, FakeMessage>();
+  /**
+   * Files given as attachment options of interactions (`data.resolved.attachments`), by id,
+   * with their channel and the interaction (served while its token lives).
+   */
+  readonly optionAttachments = new Map<string, { channelId: string; attachment: FakeAttachment; interaction: FakeInteraction }>();
   readonly guildCommandLists = new Map<string, FakeCommand[]>();
   readonly commandIds = new Map<string, string>();
   readonly faults: Array<Fault & { left: number }> = [];

@@ -193,15 +193,82 @@ export interface DispatchInteractionOptions {
    * Option values by name. Types come from the registered command when there is one
    * (unknown or missing required options then throw, as Discord's client would not send
    * them); otherwise string → 3, boolean → 5, integer → 4, other number → 10.
+   *
+   * A file (an object: `{ filename, contentType?, data, width?, height? }`, as
+   * {@link UserAttachmentOptions}) is an attachment option (type 11): the upload goes in
+   * `data.resolved.attachments` (with `ephemeral: true`) and the option's value is its id. It
+   * is served by the fake's signed CDN like a message's file, for the token's lifetime.
    */
-  options?: Record<string, string | number | boolean>;
+  options?: Record<string, OptionValue>;
   /** Default: the guild's first channel. */
   channelId?: string;
   /** The invoking user; default a fixed non-bot user. */
-  user?: { id?: string; username?: string; globalName?: string };
+  user?: InvokingUser;
   /** Member with the Administrator permission. Default false. */
   admin?: boolean;
   /** The member's permission bitfield (decimal string); wins over `admin`. */
+  permissions?: string;
+  locale?: string;
+}
+
+/** The user who invokes an interaction (a fresh id when `id` is absent). */
+export interface InvokingUser {
+  id?: string;
+  username?: string;
+  globalName?: string;
+}
+
+/** A value of an interaction option: text, number, boolean, or a file (attachment option). */
+export type OptionValue = string | number | boolean | UserAttachmentOptions;
+
+/** Options of {@link FakeDiscord.dispatchAutocomplete}. */
+export interface DispatchAutocompleteOptions {
+  /** The slash command's name, e.g. `chat`. */
+  command: string;
+  /**
+   * What the user has filled in so far, by name (required options may be missing: the user
+   * is still typing). The focused option's value is what was typed in it (default '').
+   */
+  options?: Record<string, string | number | boolean>;
+  /**
+   * The option being typed in (sent with `focused: true`). When the command is registered,
+   * it must be one of its options with `autocomplete: true` (else Discord's client would not ask).
+   */
+  focused: string;
+  channelId?: string;
+  user?: InvokingUser;
+  admin?: boolean;
+  permissions?: string;
+  locale?: string;
+}
+
+/** One autocomplete choice as the bot answered it (callback type 8, `data.choices`). */
+export interface AutocompleteChoice {
+  name: string;
+  value: string | number;
+  name_localizations?: Record<string, string> | null;
+}
+
+/**
+ * How an autocomplete ended: the choices of the accepted answer (type 8), or `expired` when
+ * none was accepted within `responseWindowMs` (Discord then shows "Loading options failed").
+ */
+export type AutocompleteOutcome =
+  | { expired: false; choices: AutocompleteChoice[]; elapsedMs: number }
+  | { expired: true; elapsedMs: number };
+
+/** Options of {@link FakeDiscord.pressButton}. */
+export interface PressButtonOptions {
+  /** A message of the bot that carries the button (in a guild channel or thread). */
+  messageId: string;
+  /** The button's `custom_id`. */
+  customId: string;
+  /**
+   * Who presses; default {@link DEFAULT_USER}. On an ephemeral message only the user it was
+   * shown to can press (anyone else would not see it: throws).
+   */
+  user?: InvokingUser;
+  admin?: boolean;
   permissions?: string;
   locale?: string;
 }

@@ -123,3 +123,102 @@ export function checkEmbeds(value: unknown, errors: ErrorTree): Json[] {
   return out;
 }
 
+
+/** Discord's limits of legacy message components (components/reference.mdx). */
+export const COMPONENT_LIMITS = { rows: 5, perRow: 5, customId: 100, label: 80 } as const;
+/** Button styles: primary, secondary, success, danger, link, premium. */
+const BUTTON_STYLES = [1, 2, 3, 4, 5, 6];
+/** Select menus (string, user, role, mentionable, channel): one fills a row. */
+const SELECT_TYPES = [3, 5, 6, 7, 8];
+
+/**
+ * Checks a message's `components` as Discord does for messages without the Components V2
+ * flag: at most 5 action rows (type 1), each with 1–5 buttons or one select menu; a button
+ * has a style, a `custom_id` of 1–100 characters (a link button a `url` instead), a label of
+ * at most 80 characters (or an emoji); `custom_id`s are unique in the message. With the
+ * Components V2 flag (`v2`) the tree is kept as sent, unchecked.
+ * @returns the components as stored.
+ */
+export function checkComponents(value: unknown, errors: ErrorTree, v2: boolean): Json[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    addError(errors, ['components'], 'BASE_TYPE_LIST', 'Must be a list.');
+    return [];
+  }
+  if (v2) return value.filter(isObject);
+  if (value.length > COMPONENT_LIMITS.rows) addError(errors, ['components'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.rows} or fewer in length.`);
+  const seen = new Set<string>();
+  value.forEach((row, i) => {
+    if (!isObject(row) || row.type !== 1) {
+      addError(errors, ['components', i, 'type'], 'UNION_TYPE_CHOICES', 'Value of field "type" must be one of (1,).');
+      return;
+    }
+    const children = row.components;
+    if (!Array.isArray(children)) {
+      addError(errors, ['components', i, 'components'], 'BASE_TYPE_REQUIRED', 'This field is required');
+      return;
+    }
+    if (children.length === 0) addError(errors, ['components', i, 'components'], 'BASE_TYPE_MIN_LENGTH', 'Must be 1 or more in length.');
+    if (children.length > COMPONENT_LIMITS.perRow) addError(errors, ['components', i, 'components'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.perRow} or fewer in length.`);
+    const selects = children.filter((c) => isObject(c) && SELECT_TYPES.includes(c.type as number));
+    if (selects.length > 0 && children.length > 1) addError(errors, ['components', i, 'components'], 'COMPONENT_LAYOUT_WIDTH_EXCEEDED', 'The specified component exceeds the maximum width');
+    children.forEach((c, j) => {
+      const at = ['components', i, 'components', j];
+      if (!isObject(c) || (c.type !== 2 && !SELECT_TYPES.includes(c.type as number))) {
+        addError(errors, [...at, 'type'], 'UNION_TYPE_CHOICES', 'Value of field "type" must be one of (2, 3, 5, 6, 7, 8).');
+        return;
+      }
+      const link = c.type === 2 && c.style === 5;
+      if (c.type === 2) {
+        if (!BUTTON_STYLES.includes(c.style as number)) addError(errors, [...at, 'style'], 'BASE_TYPE_CHOICES', `Value must be one of {${BUTTON_STYLES.join(', ')}}.`);
+        if (c.label !== undefined && c.label !== null) {
+          if (typeof c.label !== 'string') addError(errors, [...at, 'label'], 'BASE_TYPE_STRING', 'Must be a string.');
+          else if (codePoints(c.label) > COMPONENT_LIMITS.label) addError(errors, [...at, 'label'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.label} or fewer in length.`);
+        } else if (c.emoji === undefined && c.style !== 6) addError(errors, [...at], 'BUTTON_COMPONENT_LABEL_OR_EMOJI_REQUIRED', 'A label or an emoji is required');
+        if (link) {
+          if (typeof c.url !== 'string' || !/^(https?|discord):\/\/\S+$/.test(c.url)) addError(errors, [...at, 'url'], 'URL_TYPE_INVALID_URL', 'Not a well formed URL.');
+          if (c.custom_id !== undefined) addError(errors, [...at, 'custom_id'], 'BUTTON_COMPONENT_CUSTOM_ID_NOT_ALLOWED', 'A link button cannot have a custom id');
+          return;
+        }
+        if (c.style === 6) return;
+      }
+      const id = c.custom_id;
+      if (typeof id !== 'string' || id.length === 0) addError(errors, [...at, 'custom_id'], 'BASE_TYPE_REQUIRED', 'This field is required');
+      else if (codePoints(id) > COMPONENT_LIMITS.customId) addError(errors, [...at, 'custom_id'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.customId} or fewer in length.`);
+      else if (seen.has(id)) addError(errors, [...at, 'custom_id'], 'COMPONENT_CUSTOM_ID_DUPLICATED', 'Component custom id cannot be duplicated');
+      else seen.add(id);
+    });
+  });
+  return value.filter(isObject);
+}
+
+/** Autocomplete choices per answer, and the longest name and string value. */
+export const CHOICE_LIMITS = { choices: 25, name: 100, value: 100 } as const;
+
+/**
+ * Checks an autocomplete answer's `choices` (callback type 8) as Discord does: a list of at
+ * most 25, each with a `name` of 1–100 characters and a `value` of the focused option's type
+ * (a string of at most 100 characters for a string option, a number for a number or integer one).
+ * @param optionType the focused option's type (3 string, 4 integer, 10 number).
+ */
+export function checkChoices(value: unknown, optionType: number, errors: ErrorTree): void {
+  if (!Array.isArray(value)) {
+    addError(errors, ['data', 'choices'], 'BASE_TYPE_REQUIRED', 'This field is required');
+    return;
+  }
+  if (value.length > CHOICE_LIMITS.choices) addError(errors, ['data', 'choices'], 'BASE_TYPE_MAX_LENGTH', `Must be ${CHOICE_LIMITS.choices} or fewer in length.`);
+  value.forEach((choice, i) => {
+    const at = ['data', 'choices', i];
+    if (!isObject(choice)) {
+      addError(errors, at, 'MODEL_TYPE_CONVERT', 'Only dictionaries may be used in a ModelType');
+      return;
+    }
+    const { name, value: v } = choice;
+    if (typeof name !== 'string') addError(errors, [...at, 'name'], 'BASE_TYPE_REQUIRED', 'This field is required');
+    else if (codePoints(name) < 1 || codePoints(name) > CHOICE_LIMITS.name) addError(errors, [...at, 'name'], 'BASE_TYPE_BAD_LENGTH', `Must be between 1 and ${CHOICE_LIMITS.name} in length.`);
+    if (optionType === 4 || optionType === 10) {
+      if (typeof v !== 'number' || !Number.isFinite(v) || (optionType === 4 && !Number.isInteger(v))) addError(errors, [...at, 'value'], 'NUMBER_TYPE_COERCE', `Value "${String(v)}" is not ${optionType === 4 ? 'int' : 'a number'}.`);
+    } else if (typeof v !== 'string') addError(errors, [...at, 'value'], 'BASE_TYPE_STRING', 'Must be a string.');
+    else if (codePoints(v) > CHOICE_LIMITS.value) addError(errors, [...at, 'value'], 'BASE_TYPE_MAX_LENGTH', `Must be ${CHOICE_LIMITS.value} or fewer in length.`);
+  });
+}

@@ -198,7 +198,7 @@ export function messageJson(state: FakeState, message: FakeMessage, nested = fal
     embeds: message.embeds,
     pinned: false,
     flags: message.flags,
-    components: [],
+    components: message.components,
     ...(message.webhookId ? { webhook_id: message.webhookId } : {}),
     ...(ix
       ? {
@@ -206,14 +206,15 @@ export function messageJson(state: FakeState, message: FakeMessage, nested = fal
           application_id: state.applicationId,
           interaction_metadata: {
             id: ix.id,
-            type: 2,
-            name: ix.commandName,
-            command_type: 1,
+            type: ix.type,
+            ...(ix.type === 3
+              ? { interacted_message_id: ix.componentMessage?.id }
+              : { name: ix.commandName, command_type: 1 }),
             user: interactionUser,
             authorizing_integration_owners: { '0': ix.guildId },
             ...(message.kind === 'followup' && ix.original ? { original_response_message_id: ix.original.id } : {}),
           },
-          ...(message.kind === 'original' ? { interaction: { id: ix.id, type: 2, name: ix.commandName, user: interactionUser } } : {}),
+          ...(message.kind === 'original' ? { interaction: { id: ix.id, type: ix.type, name: ix.commandName, user: interactionUser } } : {}),
         }
       : {}),
     ...(ref ? { message_reference: { type: 0, channel_id: ref.channelId, message_id: ref.messageId, ...(ref.guildId ? { guild_id: ref.guildId } : {}) } } : {}),

@@ -15,7 +15,7 @@ import type { Body, Reply } from './http.ts';
 import { MessageFlag, type FakeAttachment, type FakeMessage, type Pings } from './model.ts';
 import type { FakeWrite, Json } from './types.ts';
 import { codePoints, isObject, snowflake } from './util.ts';
-import { checkAllowedMentions, checkEmbeds, resolvePings } from './validation.ts';
+import { checkAllowedMentions, checkComponents, checkEmbeds, resolvePings } from './validation.ts';
 import { gatewayMessageJson, restMessageJson } from './wire.ts';
 
 /** What a validated create or edit sets on a message. */
@@ -23,6 +23,8 @@ export interface WriteState {
   content: string;
   embeds: Json[];
   attachments: FakeAttachment[];
+  /** Action rows of buttons (kept from the message when the body names none). */
+  components: Json[];
   flags: number;
   allowedMentions: unknown;
 }
@@ -60,6 +62,7 @@ export async function prepareWrite(
     } else if (message) flags = (message.flags & ~MessageFlag.SuppressEmbeds) | (f & MessageFlag.SuppressEmbeds);
     else flags = f;
   }
+  const components = json.components === undefined ? (message?.components ?? []) : checkComponents(json.components, errors, (flags & MessageFlag.IsComponentsV2) !== 0);
 
   // Attachments: kept existing ones (by id) and new uploads (files[N] bound to attachment id N).
   if (body.files.length > MAX_FILES) addError(errors, ['files'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_FILES} or fewer in length.`);
@@ -100,8 +103,8 @@ export async function prepareWrite(
     added.push(storedAttachment(ctx.state, options.channelId, { id, filename, data: file.data, contentType, width, height, description }));
   }
   const attachments = [...kept, ...added];
-  if (content.trim() === '' && embeds.length === 0 && attachments.length === 0) throw discordError(400, 50006, 'Cannot send an empty message');
-  return { content, embeds, attachments, flags, allowedMentions: json.allowed_mentions };
+  if (content.trim() === '' && embeds.length === 0 && attachments.length === 0 && components.length === 0) throw discordError(400, 50006, 'Cannot send an empty message');
+  return { content, embeds, attachments, components, flags, allowedMentions: json.allowed_mentions };
 }
 
 /** Applies a prepared write to a message, records the revision and the write. */
@@ -116,12 +119,13 @@ export function commit(
   message.content = state.content;
   message.embeds = state.embeds;
   message.attachments = state.attachments;
+  message.components = state.components;
   message.flags = state.flags & ~MessageFlag.Loading;
   if (kind === 'edit') message.editedAt = at;
   const pinged = withRepliedUser(ctx, message, resolvePings(state.content, state.allowedMentions), state.allowedMentions);
   const seq = ctx.state.nextSeq();
   const reference = message.reference ? { messageId: message.reference.messageId } : undefined;
-  message.revisions.push({ seq, at, via: kind, content: state.content, embeds: state.embeds, attachmentIds: state.attachments.map((a) => a.id), flags: message.flags, allowedMentions: state.allowedMentions, pinged, reference });
+  message.revisions.push({ seq, at, via: kind, content: state.content, embeds: state.embeds, attachmentIds: state.attachments.map((a) => a.id), flags: message.flags, allowedMentions: state.allowedMentions, pinged, reference, components: state.components });
   const write: FakeWrite = { seq, at, kind, via, channelId: message.channelId, messageId: message.id, interactionId: message.interaction?.id, allowedMentions: state.allowedMentions, content: state.content, pinged };
   ctx.state.writes.push(write);
   ctx.state.events.emit('write', write);

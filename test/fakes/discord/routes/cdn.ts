@@ -1,7 +1,7 @@
 /**
  * The CDN: `GET`/`HEAD /attachments/:channel/:attachment/:filename?ex=…&is=…&hm=…&` and the
  * media proxy's `/media/attachments/…`, without Authorization, as Discord's CDN serves
- * attachments of messages that still exist.
+ * attachments of messages that still exist (and the uploads of interactions' attachment options).
  *
  * - Only the exact, unexpired signature of the URL the message carried is served; anything
  *   else (no query, another signature, an unknown or deleted file) is 404 with the text
@@ -38,8 +38,13 @@ export function serveAttachment(ctx: Ctx, method: string, url: URL, segments: st
   return { status: 200, stream: (res) => send(ctx, attachment, via, method === 'HEAD', res) };
 }
 
-/** A file of a message of that channel that still exists. */
+/**
+ * A file of a message of that channel that still exists, or of an attachment option of an
+ * interaction in that channel whose token still lives.
+ */
 function findAttachment(ctx: Ctx, channelId: string, attachmentId: string): FakeAttachment | undefined {
+  const option = ctx.state.optionAttachments.get(attachmentId);
+  if (option) return option.channelId === channelId && Date.now() <= option.interaction.tokenExpiresAt ? option.attachment : undefined;
   for (const message of ctx.state.messages.values()) {
     if (message.channelId !== channelId || message.deleted) continue;
     const found = message.attachments.find((a) => a.id === attachmentId);

@@ -1,22 +1,39 @@
 /**
  * Interaction callbacks and interaction webhooks (follow-ups, edits of the original response).
  * A response that is not ephemeral is echoed as MESSAGE_CREATE, the deferral's loading message
- * included.
+ * included. After a button press answered with 6 or 7, `@original` is the message that
+ * carries the button.
  */
 import type { Ctx } from '../context.ts';
-import { HttpError, discordError, formError, invalidWebhookToken, unknownInteraction, unknownMessage, unknownWebhook } from '../errors.ts';
+import { HttpError, discordError, formError, hasErrors, invalidWebhookToken, unknownInteraction, unknownMessage, unknownWebhook, type ErrorTree } from '../errors.ts';
 import { NO_BODY, type Body, type Reply } from '../http.ts';
-import { MessageFlag, type CallbackRecord, type FakeInteraction, type FakeMessage } from '../model.ts';
+import { FakeAutocomplete, MessageFlag, type CallbackRecord, type FakeInteraction, type FakeMessage } from '../model.ts';
 import type { FakeState } from '../state.ts';
+import type { AutocompleteChoice, Json } from '../types.ts';
 import { isObject } from '../util.ts';
+import { checkChoices } from '../validation.ts';
 import { messageJson } from '../wire.ts';
 import { announce, commit, existingMessage, prepareWrite } from '../writes.ts';
 import type { AreaRoutes } from './index.ts';
 
+/** Callback types Discord accepts for each interaction type. */
+const RESPONSE_TYPES: Record<number, number[]> = {
+  // Application command: a message (4) or a deferral (5).
+  2: [4, 5],
+  // Message component: also a deferred update (6) or an update (7) of the message with the component.
+  3: [4, 5, 6, 7],
+  // Autocomplete: only its result (8).
+  4: [8],
+};
+
+const invalidType = () => formError({ type: { _errors: [{ code: 'INTERACTION_RESPONSE_TYPE_INVALID', message: 'Interaction response type is invalid for this interaction' }] } });
+
 /**
  * `POST /interactions/:id/:token/callback`: the initial response, authenticated by the token
- * in the path. Type 5 (deferred: a loading message) or 4 (a message); within
- * `responseWindowMs` of the dispatch (else 10062), once (else 40060).
+ * in the path, within `responseWindowMs` of the dispatch (else 10062), once (else 40060), of a
+ * type that fits the interaction: 5 (deferred: a loading message) or 4 (a message) for a
+ * command; also 6 (deferred update) and 7 (update of the message with the button) for a
+ * button press; 8 (autocomplete result, choices checked) for an autocomplete.
  */
 export async function callback(ctx: Ctx, id: string, token: string, url: URL, body: Body): Promise<Reply> {
   const { state } = ctx;
@@ -30,6 +47,7 @@ export async function callback(ctx: Ctx, id: string, token: string, url: URL, bo
     flags: typeof data.flags === 'number' ? data.flags : 0,
     status: 0,
     code: undefined,
+    ...(json.type === 8 ? { choices: data.choices } : {}),
   };
   const answer = (reply: Reply): Reply => {
     record.status = reply.status;
@@ -46,39 +64,84 @@ export async function callback(ctx: Ctx, id: string, token: string, url: URL, bo
   if (!interaction || interaction.token !== token) return refuse(unknownInteraction());
   if (interaction.response) return refuse(discordError(400, 40060, 'Interaction has already been acknowledged.'));
   if (record.at - interaction.dispatchedAt > state.options.responseWindowMs) return refuse(unknownInteraction());
+  if (record.type === undefined || !RESPONSE_TYPES[interaction.type]!.includes(record.type)) return refuse(invalidType());
 
-  let original: FakeMessage;
-  if (record.type === 5) {
-    if ((record.flags & ~MessageFlag.Ephemeral) !== 0) return refuse(formError({ data: { flags: { _errors: [{ code: 'MESSAGE_FLAGS_INVALID', message: 'Invalid flags for this message' }] } } }));
-    original = state.newMessage(interaction.channelId, 'original', interaction);
-    original.flags = MessageFlag.Loading | (record.flags & MessageFlag.Ephemeral);
-    original.revisions.push({ seq: record.seq, at: record.at, via: 'defer', content: '', embeds: [], attachmentIds: [], flags: original.flags, allowedMentions: undefined, pinged: { everyone: false, users: [], roles: [] }, reference: undefined });
-    announce(ctx, original);
-  } else if (record.type === 4) {
-    let written;
-    try {
-      written = await prepareWrite(ctx, { json: data, files: body.files }, undefined, { allowEphemeral: true, channelId: interaction.channelId });
-    } catch (error) {
-      if (error instanceof HttpError) return refuse(error);
-      throw error;
-    }
-    original = state.newMessage(interaction.channelId, 'original', interaction);
-    commit(ctx, original, written, 'create', 'callback');
-  } else {
-    return refuse(formError({ type: { _errors: [{ code: 'INTERACTION_RESPONSE_TYPE_INVALID', message: 'Interaction response type is invalid for this interaction' }] } }));
+  let original: FakeMessage | undefined;
+  try {
+    original = await respond(ctx, interaction, record, data, body);
+  } catch (error) {
+    if (error instanceof HttpError) return refuse(error);
+    throw error;
   }
   interaction.original = original;
   interaction.response = record;
+  if (interaction instanceof FakeAutocomplete) interaction.answered(data.choices as AutocompleteChoice[], record.at);
   if (url.searchParams.get('with_response') === 'true') {
     return answer({
       status: 200,
       body: {
-        interaction: { id: interaction.id, type: 2, response_message_id: original.id, response_message_loading: original.loading, response_message_ephemeral: original.ephemeral },
-        resource: { type: record.type, message: messageJson(state, original) },
+        interaction: {
+          id: interaction.id,
+          type: interaction.type,
+          ...(original && (record.type === 4 || record.type === 5)
+            ? { response_message_id: original.id, response_message_loading: original.loading, response_message_ephemeral: original.ephemeral }
+            : {}),
+        },
+        resource: { type: record.type, ...(original ? { message: messageJson(state, original) } : {}) },
       },
     });
   }
   return answer({ status: 204 });
+}
+
+/**
+ * Applies an accepted callback type: the message it creates (4, 5) or updates (6, 7), none
+ * for an autocomplete result (8).
+ * @throws HttpError as Discord refuses the body (form errors, an empty message, choices out of
+ *   bounds), 10008 when the message with the button was deleted.
+ */
+async function respond(ctx: Ctx, interaction: FakeInteraction, record: CallbackRecord, data: Json, body: Body): Promise<FakeMessage | undefined> {
+  switch (record.type) {
+    case 5: {
+      if ((record.flags & ~MessageFlag.Ephemeral) !== 0) throw formError({ data: { flags: { _errors: [{ code: 'MESSAGE_FLAGS_INVALID', message: 'Invalid flags for this message' }] } } });
+      const original = newOriginal(ctx, interaction);
+      original.flags = MessageFlag.Loading | (record.flags & MessageFlag.Ephemeral);
+      original.revisions.push({ seq: record.seq, at: record.at, via: 'defer', content: '', embeds: [], attachmentIds: [], flags: original.flags, allowedMentions: undefined, pinged: { everyone: false, users: [], roles: [] }, reference: undefined, components: [] });
+      announce(ctx, original);
+      return original;
+    }
+    case 4: {
+      const written = await prepareWrite(ctx, { json: data, files: body.files }, undefined, { allowEphemeral: true, channelId: interaction.channelId });
+      const original = newOriginal(ctx, interaction);
+      commit(ctx, original, written, 'create', 'callback');
+      return original;
+    }
+    case 6:
+    case 7: {
+      const message = interaction.componentMessage;
+      if (!message || message.deleted) throw unknownMessage();
+      if (record.type === 7) {
+        const written = await prepareWrite(ctx, { json: data, files: body.files }, message, { allowEphemeral: true, channelId: interaction.channelId });
+        commit(ctx, message, written, 'edit', 'callback');
+      }
+      return message;
+    }
+    case 8: {
+      const type = (interaction.payload.data as { options?: Array<{ focused?: boolean; type: number }> }).options?.find((o) => o.focused)?.type ?? 3;
+      const errors: ErrorTree = {};
+      checkChoices(data.choices, type, errors);
+      if (hasErrors(errors)) throw formError(errors);
+      return undefined;
+    }
+  }
+  throw invalidType();
+}
+
+/** The new message of a type 4 or 5 response (a button's reply is an ordinary message, type 0). */
+function newOriginal(ctx: Ctx, interaction: FakeInteraction): FakeMessage {
+  const message = ctx.state.newMessage(interaction.channelId, 'original', interaction);
+  if (interaction.type === 3) message.type = 0;
+  return message;
 }
 
 /** The interaction of a webhook route, checking app id and token. */
