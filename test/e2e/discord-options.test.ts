@@ -210,7 +210,7 @@ describe('Discord /imagine options', () => {
         negative_prompt: 'people, boats',
         seed: 42,
         reference_image: { filename: 'sketch.jpg', contentType: 'image/jpeg', data: reference, width: 64, height: 48 },
-        denoising_strength: 0.4,
+        denoising_strength: 0.3,
         enhance: true,
       },
     });
@@ -226,7 +226,7 @@ describe('Discord /imagine options', () => {
       user_selected_model: 'Fake Image XL',
       negative_prompt: 'people, boats',
       seed: 42,
-      denoising_strength: 0.4,
+      denoising_strength: 0.3,
       force_prompt_enhancement: true,
       response_format: 'b64_json',
     });
@@ -400,6 +400,13 @@ describe('Discord /settings', () => {
     expect(here!.model).toBe('text-model-07');
     const [elsewhere] = await chatRequestsDuring(() => run({ channelId: other.id, command: 'chat', options: { prompt: 'And you?' } }));
     expect(elsewhere!.model).toBe('fake-chat');
+    // A mention in the channel uses the channel's model too.
+    const [mentioned] = await chatRequestsDuring(async () => {
+      const done = outcomesIn(channel.id);
+      discord.postUserMessage({ channelId: channel.id, content: `<@${discord.botUser.id}> and by mention?` });
+      await done;
+    });
+    expect(mentioned!.model).toBe('text-model-07');
 
     // A restart: the same store, a new process's worth of bot.
     const storePath = testBot.storePath;
