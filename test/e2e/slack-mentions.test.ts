@@ -69,23 +69,39 @@ async function deliver(event: SlackEvent, conversationId: string): Promise<Comma
 const botMessages = (channel: string) => slack.messages(channel).filter((m) => m.user === slack.botUserId);
 
 /**
- * Checks that `streamed` arrived as exactly one message of the bot in `channel`: posted by
- * chat.postMessage, edited by chat.update while streaming (some update a strict prefix), its
- * last revision the whole text, escaped as Slack requires (test/e2e/slack-checks.ts
- * expectStreamedMessage, for a channel where users wrote too).
+ * Checks that `streamed` arrived as exactly one message of the bot in `channel`, escaped as
+ * Slack requires, written more than once while streaming:
+ * - in a thread, natively: chat.startStream (with the recipient ids outside DMs), at least one
+ *   chat.appendStream of a strict prefix, then chat.stopStream; the stream ended as stopped;
+ * - at the top level (a DM not in a thread): chat.postMessage, then chat.update while
+ *   streaming (some update a strict prefix), its last revision the whole text.
  */
-function expectStreamedAnswer(channel: string, streamed: string): FakeSlackMessage {
+function expectStreamedAnswer(channel: string, streamed: string, recipient?: string): FakeSlackMessage {
   const [message, ...others] = botMessages(channel);
   expect(others).toEqual([]);
-  expect(message!.via).toBe('chat.postMessage');
   expect(unescapeSlack(message!.text)).toBe(streamed);
   expect(message!.text).toBe(escapeSlack(streamed));
+  if (message!.threadTs !== undefined) {
+    expect(message!.via).toBe('chat.startStream');
+    const stream = message!.stream!;
+    expect(stream.writes[0]!.method).toBe('chat.startStream');
+    expect(stream.writes.at(-1)!.method).toBe('chat.stopStream');
+    expect(stream.writes.filter((w) => w.method === 'chat.appendStream').length).toBeGreaterThanOrEqual(1);
+    expect(stream.writes.map((w) => w.text).join('')).toBe(message!.text);
+    expect(stream.state).toBe('stopped');
+    if (recipient) expect([stream.recipientTeamId, stream.recipientUserId]).toEqual([slack.teamId, recipient]);
+    return message!;
+  }
+  expect(message!.via).toBe('chat.postMessage');
   const updates = message!.revisions.filter((r) => r.method === 'chat.update');
   const partial = updates.filter((r) => unescapeSlack(r.text).length < streamed.length && streamed.startsWith(unescapeSlack(r.text)));
   expect(partial.length).toBeGreaterThanOrEqual(1);
   expect(updates.at(-1)!.text).toBe(message!.text);
   return message!;
 }
+
+/** The asker's ephemeral offer of the Stop button while an answer streams natively (Slack takes no blocks on a streaming message). */
+const STOP_OFFER = 'The answer is streaming in the thread; you can stop it here.';
 
 /** The content of the last message of a chat request. */
 const lastContent = (body: { messages: Array<{ content: unknown }> }) => body.messages.at(-1)!.content;
@@ -139,9 +155,10 @@ describe('Slack mentions and DMs end to end', () => {
     expect(downloads[0]).toMatchObject({ authorized: true, status: 200, completed: true, bytesSent: file.length });
 
     // The answer: one message in the mention's thread, posted then edited, exactly the streamed text.
-    const answer = expectStreamedAnswer(channel, streamed);
+    const answer = expectStreamedAnswer(channel, streamed, 'U0ALICE');
     expect(answer.threadTs).toBe(ts);
-    expect(slack.ephemerals.filter((e) => e.channel === channel)).toEqual([]);
+    // Only the asker was told anything privately: the Stop button of the streaming answer.
+    expect(slack.ephemerals.filter((e) => e.channel === channel).map((e) => [e.user, e.text])).toEqual([['U0ALICE', STOP_OFFER]]);
     expect(slack.platformFailures).toEqual([]);
   });
 
@@ -168,7 +185,7 @@ describe('Slack mentions and DMs end to end', () => {
 
     expect(service.chatRequests().length - requestsBefore).toBe(1);
     expect(requestsFor('Say something once.')).toHaveLength(1);
-    const answer = expectStreamedAnswer(channel, streamed);
+    const answer = expectStreamedAnswer(channel, streamed, 'U0BOB');
     expect(answer.threadTs).toBe(ts);
     expect(slack.eventDeliveries.filter((d) => d.eventId === first.eventId).map((d) => [d.retryNum, d.ackedInTime])).toEqual([
       [undefined, true],

@@ -1,9 +1,13 @@
 /**
  * The `chat.*` Web API methods: postMessage, update, postEphemeral, delete. Each checks what
  * Slack checks (channel, membership, text length, blocks, thread, authorship, rate limits) and
- * records what the bot did on the workspace.
+ * records what the bot did on the workspace. A message still streaming (streaming.ts) refuses
+ * chat.update with `streaming_state_conflict` and chat.delete with `cant_delete_message`: no
+ * Slack page documents either; both were measured against the live API by other projects'
+ * recordings (found on GitHub; the chat.update one by several independent ones).
  */
 import { parseBlocks } from './blocks.ts';
+import { isStreaming } from './streaming.ts';
 import type { MethodTable } from './web-api.ts';
 import type { Workspace } from './workspace.ts';
 import { required, SlackApiError, str, type Json } from './wire.ts';
@@ -36,6 +40,7 @@ function update(ws: Workspace, p: Json): Json {
   const m = ws.message(channel.id, ts);
   if (!m || m.deleted) throw new SlackApiError('message_not_found');
   if (m.user !== ws.botUserId) throw new SlackApiError('cant_update_message');
+  if (isStreaming(m)) throw new SlackApiError('streaming_state_conflict');
   const blocks = parseBlocks(p.blocks);
   const text = str(p, 'text');
   if (text === undefined && blocks === undefined) throw new SlackApiError('no_text');
@@ -57,15 +62,16 @@ function postEphemeral(ws: Workspace, p: Json): Json {
   const blocks = parseBlocks(p.blocks);
   const text = str(p, 'text');
   ws.checkText(text, blocks, p.attachments !== undefined);
-  ws.ephemerals.push({ channel: channel.id, user: userId, text: text ?? '', blocks, at: ws.now(), via: 'chat.postEphemeral' });
-  return { message_ts: ws.nextTs() };
+  const ts = ws.nextTs();
+  ws.ephemerals.push({ channel: channel.id, user: userId, ts, threadTs: str(p, 'thread_ts') || undefined, text: text ?? '', blocks, at: ws.now(), via: 'chat.postEphemeral', shown: true });
+  return { message_ts: ts };
 }
 
 function deleteMessage(ws: Workspace, p: Json): Json {
   const channel = ws.channelOf(p, 'channel');
   const m = ws.message(channel.id, required(p, 'ts', 'message_not_found'));
   if (!m || m.deleted) throw new SlackApiError('message_not_found');
-  if (m.user !== ws.botUserId) throw new SlackApiError('cant_delete_message');
+  if (m.user !== ws.botUserId || isStreaming(m)) throw new SlackApiError('cant_delete_message');
   m.deleted = true;
   return { channel: channel.id, ts: m.ts };
 }

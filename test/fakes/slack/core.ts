@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { assistantMethods } from './assistant.ts';
 import { chatMethods } from './chat.ts';
 import { conversationMethods } from './conversations.ts';
 import { addUserFile, handleFileDownload, handlePermalink, handleSignInPage } from './downloads.ts';
@@ -15,6 +16,7 @@ import { identityMethods } from './identity.ts';
 import type { EventDelivery, SocketModeClose, SocketModeConnection, SocketModeEnvelope, UserFileInput } from './inbound-types.ts';
 import { handleResponseUrl } from './response-url.ts';
 import { SocketMode } from './socket-mode.ts';
+import { streamingMethods } from './streaming.ts';
 import type {
   FakeSlackChannel,
   FakeSlackEphemeral,
@@ -83,7 +85,8 @@ export class FakeSlackCore {
     const ws = new Workspace(`http://127.0.0.1:${port}`, o);
     this.ws = ws;
     this.socketMode = new SocketMode(ws);
-    this.webApi = new WebApi(ws, { ...identityMethods(ws), ...this.socketMode.methods(), ...chatMethods(ws), ...fileMethods(ws), ...conversationMethods(ws) });
+    const methods = { ...identityMethods(ws), ...this.socketMode.methods(), ...chatMethods(ws), ...streamingMethods(ws), ...assistantMethods(ws), ...fileMethods(ws), ...conversationMethods(ws) };
+    this.webApi = new WebApi(ws, methods);
     ({ botToken: this.botToken, appToken: this.appToken, signingSecret: this.signingSecret, verificationToken: this.verificationToken } = ws);
     ({ teamId: this.teamId, teamDomain: this.teamDomain, botUserId: this.botUserId, botId: this.botId, appId: this.appId } = ws);
     ({ baseUrl: this.baseUrl, apiUrl: this.apiUrl } = ws);
@@ -205,9 +208,10 @@ export class FakeSlackCore {
   }
 
   /**
-   * Forgets messages, files, calls, ephemerals, response URLs, failures, uploads, downloads,
-   * event deliveries, envelopes, closed Socket Mode connections and rate-limit state; keeps
-   * channels (DMs too), users, scopes, subscriptions, settings and open connections.
+   * Forgets messages (and their streams), files, calls, ephemerals, response URLs, failures,
+   * uploads, downloads, event deliveries, loading statuses, button presses, envelopes, closed
+   * Socket Mode connections and rate-limit state; keeps channels (DMs too), users, scopes,
+   * subscriptions, settings (streaming ones too) and open connections.
    */
   reset(): void {
     this.socketMode.reset();

@@ -1,11 +1,17 @@
 /**
  * The FakeSlack facade: {@link FakeSlackCore} (server, setup, inspection) plus what Slack sends
- * to the app — slash commands and events, over HTTP (signed) or Socket Mode — and the builders
- * of the events people write. See test/fakes/slack.ts for the overview.
+ * to the app — slash commands, events and button presses, over HTTP (signed) or Socket Mode —,
+ * the builders of the events people write, and the streaming / loading-status settings and
+ * records. See test/fakes/slack.ts for the overview.
  */
+import { shownStatus } from './assistant.ts';
 import { botMessageEvent, channelMessageEvent, imMessageEvent, mentionEvent, messageChangedEvent, messageDeletedEvent, ownMessageEvent } from './events.ts';
 import { sendEvent, verifyUrl } from './events-api.ts';
 import { sendSigned, sendSlashCommand, type SignedResult } from './inbound.ts';
+import type { BlockActionInput, BlockActionRecord, BlockActionResult, SocketBlockActionResult } from './interaction-types.ts';
+import { sendBlockAction, sendSocketBlockAction } from './interactivity.ts';
+import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
+import { applyStreaming, stopStreamByUser } from './streaming.ts';
 import type {
   SendEventOptions,
   SendEventResult,
@@ -88,6 +94,80 @@ export class FakeSlack extends FakeSlackCore {
    */
   sendSocketDisconnect(reason: 'warning' | 'refresh_requested' | 'link_disabled' = 'refresh_requested', connectionId?: number): number {
     return this.socketMode.sendDisconnect(reason, connectionId);
+  }
+
+  // ------------------------------------------------------------ button presses (Slack → app)
+
+  /**
+   * A user presses a button of a message: POSTs the `block_actions` payload to the app the way
+   * Slack does (a signed `application/x-www-form-urlencoded` body `payload=<JSON>`, to `botUrl`
+   * + `/slack/events` unless `sign.path` says otherwise; interactivity.ts lists its fields),
+   * with a fresh `response_url` of this fake tied to the message and a `trigger_id`. Waits at
+   * most 3 s (`ackTimeoutMs`) for HTTP 200; a late, failed or non-200 ack of a correctly signed
+   * press is recorded in {@link platformFailures} (`command: 'block_actions'`). Every press is
+   * recorded in {@link blockActions}.
+   * @throws Error when no user could make that press: unknown user or channel, a user who
+   *   cannot see the conversation, no such message, or no button with that `action_id` (and
+   *   `value` / `blockId` when given) in its blocks.
+   */
+  sendBlockAction(botUrl: string, input: BlockActionInput, sign: SignOptions = {}): Promise<BlockActionResult> {
+    return sendBlockAction(this.ws, botUrl, input, sign);
+  }
+
+  /**
+   * The same press over Socket Mode: an envelope `{ envelope_id, type: 'interactive', payload:
+   * <block_actions>, accepts_response_payload: false }` on the newest open connection (or
+   * `options.connectionId`), acked like {@link sendSocketSlashCommand} (a missing ack is
+   * `operation_timeout`, no open connection `dispatch_failed`).
+   * @throws Error as {@link sendBlockAction}, or for an unknown or closed `options.connectionId`.
+   */
+  sendSocketBlockAction(input: BlockActionInput, options: { connectionId?: number } = {}): Promise<SocketBlockActionResult> {
+    return sendSocketBlockAction(this.ws, this.socketMode, input, options);
+  }
+
+  /** Every button press sent to the app (HTTP or Socket Mode), oldest first, with its ack. */
+  get blockActions(): readonly BlockActionRecord[] {
+    return this.ws.blockActions;
+  }
+
+  // ------------------------------------------------------------ streaming and loading statuses
+
+  /** The streaming and loading-status settings now (a copy). */
+  get streamingSettings(): StreamingSettings {
+    return structuredClone(this.ws.streaming);
+  }
+
+  /**
+   * Changes streaming and loading-status settings from now on (partial: the rest stays; a key
+   * given as `undefined` goes back to its default), e.g. `{ streaming: false,
+   * streamingRefusal: 'feature_not_enabled' }`. Expiry settings apply to open streams too.
+   */
+  setStreaming(patch: Partial<StreamingSettings>): void {
+    applyStreaming(this.ws.streaming, patch, true);
+  }
+
+  /**
+   * The user stops a streaming message in Slack's client: it leaves the streaming state (state
+   * `stopped_by_user`); chat.appendStream is then `stopped_by_user`, chat.stopStream
+   * `message_not_in_streaming_state`.
+   * @throws Error when the message is not streaming.
+   */
+  stopStreamByUser(channel: string, ts: string): void {
+    stopStreamByUser(this.ws, channel, ts);
+  }
+
+  /** Every accepted assistant.threads.setStatus, oldest first (also the ones that cleared a status). */
+  get assistantStatuses(): readonly AssistantStatus[] {
+    return this.ws.assistantStatuses;
+  }
+
+  /**
+   * The loading status users see in a thread now (`threadTs`: the parent's ts or a reply's):
+   * the latest one set there unless it was cleared (`''`), is older than
+   * `assistantStatusTimeoutMs` (2 minutes), or the bot has posted in the thread since.
+   */
+  assistantStatus(channel: string, threadTs: string): AssistantStatus | undefined {
+    return shownStatus(this.ws, channel, threadTs);
   }
 
   // ------------------------------------------------------------ events (Slack → app)

@@ -82,7 +82,7 @@ export interface SocketModeConnection {
 /** An envelope the fake sent over a Socket Mode connection, and the app's ack of it. */
 export interface SocketModeEnvelope {
   envelopeId: string;
-  type: 'slash_commands' | 'events_api';
+  type: 'slash_commands' | 'events_api' | 'interactive';
   connectionId: number;
   /** The envelope's `payload` as sent. */
   payload: Record<string, unknown>;

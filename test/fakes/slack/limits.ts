@@ -1,8 +1,10 @@
 /**
  * Slack's rate limits as the fake applies them (shared/PLATFORM-LIMITS.md): `chat.update` at
  * most 50 calls per 60 s per workspace (tier 3, a sliding window), `chat.postMessage` about 1 a
- * second per channel with a burst of 3 (a token bucket), and scripted one-shot 429s for any
- * method. A limited call is answered HTTP 429 with `Retry-After` in whole seconds.
+ * second per channel with a burst of 3 (a token bucket), the streaming methods per workspace
+ * (`chat.startStream` / `chat.stopStream` tier 2: 20 per 60 s; `chat.appendStream` tier 4: 100
+ * per 60 s; docs.slack.dev method pages), and scripted one-shot 429s for any method. A limited
+ * call is answered HTTP 429 with `Retry-After` in whole seconds.
  */
 import type { RateLimitRules } from './types.ts';
 import { RateLimited } from './wire.ts';
@@ -10,12 +12,19 @@ import { RateLimited } from './wire.ts';
 export const DEFAULT_RATE_LIMITS: RateLimitRules = {
   chatUpdate: { limit: 50, windowMs: 60_000 },
   postMessage: { perSecond: 1, burst: 3 },
+  startStream: { limit: 20, windowMs: 60_000 },
+  appendStream: { limit: 100, windowMs: 60_000 },
+  stopStream: { limit: 20, windowMs: 60_000 },
 };
+
+/** The rules that are sliding windows per workspace. */
+export type WindowRule = 'chatUpdate' | 'startStream' | 'appendStream' | 'stopStream';
 
 /** The rate-limit state of one workspace, on the Slack-side clock `now`. */
 export class RateLimiter {
   private rules: RateLimitRules;
-  private readonly updateCalls: number[] = [];
+  /** Times of the calls in each sliding window. */
+  private readonly windows = new Map<WindowRule, number[]>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private readonly scripted: Array<{ method: string; retryAfterSec: number }> = [];
 
@@ -29,7 +38,7 @@ export class RateLimiter {
   /** Changes the rules from now on (partial: the rest stays) and forgets the windows. */
   setRules(rules: Partial<RateLimitRules>): void {
     this.rules = { ...this.rules, ...rules };
-    this.updateCalls.length = 0;
+    this.windows.clear();
     this.buckets.clear();
   }
 
@@ -58,18 +67,25 @@ export class RateLimiter {
 
   /** A sliding window for chat.update per workspace. @throws RateLimited. */
   takeUpdateSlot(): void {
-    const { limit, windowMs } = this.rules.chatUpdate;
+    this.takeWindowSlot('chatUpdate');
+  }
+
+  /** A sliding window per workspace for `rule` (at most `limit` calls in any `windowMs`). @throws RateLimited. */
+  takeWindowSlot(rule: WindowRule): void {
+    const { limit, windowMs } = this.rules[rule];
     const now = this.now();
-    while (this.updateCalls.length > 0 && this.updateCalls[0]! <= now - windowMs) this.updateCalls.shift();
-    if (this.updateCalls.length >= limit) {
-      throw new RateLimited(Math.max(1, Math.ceil((this.updateCalls[0]! + windowMs - now) / 1000)));
+    const calls = this.windows.get(rule) ?? [];
+    this.windows.set(rule, calls);
+    while (calls.length > 0 && calls[0]! <= now - windowMs) calls.shift();
+    if (calls.length >= limit) {
+      throw new RateLimited(Math.max(1, Math.ceil((calls[0]! + windowMs - now) / 1000)));
     }
-    this.updateCalls.push(now);
+    calls.push(now);
   }
 
   /** Forgets windows, buckets and scripted limits (the rules stay). */
   reset(): void {
-    this.updateCalls.length = 0;
+    this.windows.clear();
     this.buckets.clear();
     this.scripted.length = 0;
   }

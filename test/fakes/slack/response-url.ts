@@ -1,15 +1,21 @@
 /**
- * `POST /response/<id>`: the `response_url` of one slash command. JSON `{ text, blocks,
- * response_type }` (`ephemeral`, Slack's default, or `in_channel`); at most
+ * `POST /response/<id>`: the `response_url` of one slash command or button press. JSON
+ * `{ text, blocks, response_type }` (`ephemeral`, Slack's default, or `in_channel`); at most
  * {@link RESPONSE_URL_MAX_USES} successful posts within {@link RESPONSE_URL_TTL_MS} of the
  * command, then HTTP 404 `used_url` / `expired_url`; a body that is not JSON is HTTP 400
  * `invalid_payload`, text and blocks are checked as for chat.postMessage. Every post is
  * recorded on its {@link ResponseUrl}, refused ones too.
+ *
+ * The URL of a button press also acts on the pressed message, stored or ephemeral
+ * (docs.slack.dev "Modifying messages", updating with response_url; the only way to change an
+ * ephemeral message): `replace_original: true` replaces its text and blocks,
+ * `delete_original: true` deletes it (a message already gone: HTTP 404 `message_not_found`,
+ * the fake's choice). Without either, a post is a new message as for a slash command.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseBlocks } from './blocks.ts';
-import type { ResponseUrl } from './types.ts';
+import type { FakeSlackEphemeral, FakeSlackMessage, ResponseUrl } from './types.ts';
 import { sendJson } from './web-api.ts';
 import type { Workspace } from './workspace.ts';
 import { isObject, SlackApiError, type Json } from './wire.ts';
@@ -51,6 +57,14 @@ export function handleResponseUrl(ws: Workspace, id: string, req: IncomingMessag
   if (ws.now() - record.issuedAt > RESPONSE_URL_TTL_MS) return answer(404, 'expired_url');
   if (record.posts.filter((p) => p.status === 200).length >= RESPONSE_URL_MAX_USES) return answer(404, 'used_url');
   if (!parsed || !(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) return answer(400, 'invalid_payload');
+  const original = pressedOriginal(ws, record);
+  const acting = isTrue(body.delete_original) || isTrue(body.replace_original);
+  if (record.messageTs !== undefined && acting && !original) return answer(404, 'message_not_found');
+  if (original && isTrue(body.delete_original)) {
+    if (original.kind === 'message') original.message.deleted = true;
+    else original.ephemeral.shown = false;
+    return answer(200, undefined);
+  }
   let blocks: unknown[] | undefined;
   try {
     blocks = parseBlocks(body.blocks);
@@ -59,10 +73,36 @@ export function handleResponseUrl(ws: Workspace, id: string, req: IncomingMessag
     if (error instanceof SlackApiError) return answer(400, error.error);
     throw error;
   }
-  if (responseType === 'in_channel') {
+  if (original?.kind === 'message' && isTrue(body.replace_original)) {
+    const m = original.message;
+    m.text = text;
+    m.blocks = blocks?.length ? blocks : undefined;
+    m.revisions.push({ text, blocks: m.blocks, at: ws.now(), method: 'response_url' });
+    m.mentions = ws.mentionsOf(m);
+  } else if (original?.kind === 'ephemeral' && isTrue(body.replace_original)) {
+    const old = original.ephemeral;
+    old.shown = false;
+    ws.ephemerals.push({ ...old, text, blocks, at: ws.now(), via: 'response_url', shown: true });
+  } else if (responseType === 'in_channel') {
     ws.storeMessage({ channel: record.channel, user: ws.botUserId, botId: ws.botId, text, blocks, threadTs: undefined, files: [], via: 'response_url', method: 'response_url' });
   } else {
-    ws.ephemerals.push({ channel: record.channel, user: record.user, text, blocks, at: ws.now(), via: 'response_url' });
+    ws.ephemerals.push({ channel: record.channel, user: record.user, ts: ws.nextTs(), threadTs: undefined, text, blocks, at: ws.now(), via: 'response_url', shown: true });
   }
   answer(200, undefined);
+}
+
+/** The message a button-press URL acts on, if it is still there: a stored one or an ephemeral one. */
+function pressedOriginal(ws: Workspace, record: ResponseUrl): { kind: 'message'; message: FakeSlackMessage } | { kind: 'ephemeral'; ephemeral: FakeSlackEphemeral } | undefined {
+  if (record.messageTs === undefined) return undefined;
+  if (record.ephemeral) {
+    const ephemeral = ws.ephemerals.findLast((e) => e.channel === record.channel && e.ts === record.messageTs && e.user === record.user && e.shown);
+    return ephemeral && { kind: 'ephemeral', ephemeral };
+  }
+  const message = ws.message(record.channel, record.messageTs);
+  return message && !message.deleted ? { kind: 'message', message } : undefined;
+}
+
+/** A JSON boolean as Slack reads it (`true` or `"true"`). */
+function isTrue(value: unknown): boolean {
+  return value === true || value === 'true';
 }

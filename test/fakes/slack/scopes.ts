@@ -31,6 +31,7 @@ export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'r
   'chat.startStream': 'chat:write',
   'chat.appendStream': 'chat:write',
   'chat.stopStream': 'chat:write',
+  'assistant.threads.setStatus': 'chat:write',
   'files.getUploadURLExternal': 'files:write',
   'files.completeUploadExternal': 'files:write',
   'files.info': 'files:read',
@@ -38,6 +39,14 @@ export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'r
   'conversations.info': { family: 'read' },
   'conversations.history': { family: 'history' },
   'conversations.replies': { family: 'history' },
+};
+
+/**
+ * Other scopes a method also accepts: assistant.threads.setStatus takes `assistant:write` too,
+ * "for the time being" (docs.slack.dev changelog 2026-03-05, "Set status method scope update").
+ */
+export const ALTERNATIVE_SCOPES: Readonly<Record<string, readonly string[]>> = {
+  'assistant.threads.setStatus': ['assistant:write'],
 };
 
 /** Posting with chat.postMessage to a public channel the bot is not a member of needs this scope. */

@@ -5,8 +5,9 @@
  * message on connect; envelopes `{ envelope_id, type, payload, accepts_response_payload }`
  * (`slash_commands` with the HTTP form fields as payload and `accepts_response_payload: true`;
  * `events_api` with the `event_callback` body as payload, `accepts_response_payload: false`,
- * `retry_attempt` and `retry_reason` — as in the sample of slackapi/node-slack-sdk
- * packages/socket-mode/src/SocketModeClient.test.ts);
+ * `retry_attempt` and `retry_reason`; `interactive` with a `block_actions` payload and
+ * `accepts_response_payload: false` (interactivity.ts) — as in the samples of slackapi/
+ * node-slack-sdk packages/socket-mode/src/SocketModeClient.test.ts);
  * acks `{ envelope_id, payload? }` from the app; protocol-level pings every
  * `socketPingIntervalMs` (and a pong for every ping of the app); `disconnect` messages on
  * request. Each URL's ticket works once; an unknown or used ticket is refused at the upgrade
@@ -37,7 +38,7 @@ import type { Workspace } from './workspace.ts';
 import { isObject } from './wire.ts';
 
 /** An open connection with what the fake needs to drive it. */
-interface LiveSocket {
+export interface LiveSocket {
   ws: WebSocket;
   record: SocketModeConnection;
   closingByFake: boolean;
@@ -141,7 +142,7 @@ export class SocketMode {
    * After the deadline an ack is still stored, marked late.
    * @param extra the envelope's other fields (`accepts_response_payload`, `retry_attempt`, …).
    */
-  private async sendEnvelope(live: LiveSocket, envelopeId: string, type: SocketModeEnvelope['type'], payload: Record<string, unknown>, extra: Record<string, unknown>): Promise<SocketModeEnvelope> {
+  async sendEnvelope(live: LiveSocket, envelopeId: string, type: SocketModeEnvelope['type'], payload: Record<string, unknown>, extra: Record<string, unknown>): Promise<SocketModeEnvelope> {
     const envelope: SocketModeEnvelope = { envelopeId, type, connectionId: live.record.id, payload, sentAt: this.ws.now(), ack: undefined };
     this.envelopes.push(envelope);
     const acked = new Promise<void>((resolve) => this.ackWaiters.set(envelopeId, resolve));
@@ -184,7 +185,7 @@ export class SocketMode {
   }
 
   /** The open connection `id`, or the newest open one when `id` is undefined (undefined when none is open). @throws Error for an unknown or closed `id`. */
-  private liveSocket(caller: string, id: number | undefined): LiveSocket | undefined {
+  liveSocket(caller: string, id: number | undefined): LiveSocket | undefined {
     if (id === undefined) return [...this.live.values()].at(-1);
     const live = this.live.get(id);
     if (!live) throw new Error(`${caller}: Socket Mode connection ${id} is unknown or closed`);

@@ -4,6 +4,7 @@
  * (slash commands, events, Socket Mode) is in inbound-types.ts. Re-exported by
  * test/fakes/slack.ts.
  */
+import type { FakeSlackStream, StreamingSettings } from './stream-types.ts';
 
 /** A conversation the fake knows. */
 export interface FakeSlackChannel {
@@ -20,6 +21,13 @@ export interface FakeSlackChannel {
   isIm?: boolean;
   /** The user of a DM. */
   imUser?: string;
+  /**
+   * False: chat.startStream here is `channel_type_not_supported`; a string: that error instead
+   * (e.g. `restricted_action_thread_locked`, `messages_tab_disabled`). Default: streaming works.
+   */
+  streaming?: false | string;
+  /** False: assistant.threads.setStatus here is `method_not_supported_for_channel_type`. */
+  assistantStatus?: false;
 }
 
 /** A user of the workspace. */
@@ -36,9 +44,16 @@ export interface RateLimitRules {
   chatUpdate: { limit: number; windowMs: number };
   /** `chat.postMessage` per channel: a token bucket refilled with `perSecond` tokens a second, holding at most `burst`. Default 1/s, burst 3. */
   postMessage: { perSecond: number; burst: number };
+  /** `chat.startStream` per workspace (tier 2, 20+ a minute). Default 20 / 60,000 ms. */
+  startStream: { limit: number; windowMs: number };
+  /** `chat.appendStream` per workspace (tier 4, 100+ a minute). Default 100 / 60,000 ms. */
+  appendStream: { limit: number; windowMs: number };
+  /** `chat.stopStream` per workspace (tier 2). Default 20 / 60,000 ms. */
+  stopStream: { limit: number; windowMs: number };
 }
 
-export interface FakeSlackOptions {
+/** Options of {@link FakeSlack.start}; the streaming ones are documented on {@link StreamingSettings}. */
+export interface FakeSlackOptions extends Partial<StreamingSettings> {
   /** The one bot token accepted. Default a random `xoxb-fake-…`. */
   botToken?: string;
   /** The one app-level token accepted (only by `apps.connections.open`). Default a random `xapp-1-<appId>-…`. */
@@ -80,7 +95,7 @@ export interface FakeSlackOptions {
   botEvents?: string[];
 }
 
-/** One state of a message: as posted, then after each `chat.update`. */
+/** One state of a message: as posted, then after each `chat.update` (and each write of a stream: start, append, stop). */
 export interface MessageRevision {
   /** The text as sent (Slack-escaped). */
   text: string;
@@ -108,7 +123,9 @@ export interface FakeSlackMessage {
   revisions: MessageRevision[];
   deleted: boolean;
   /** How it got there: the bot's methods, a user (postUserMessage, the event builders), or another app (botMessageEvent). */
-  via: 'chat.postMessage' | 'files.completeUploadExternal' | 'response_url' | 'user' | 'other_app';
+  via: 'chat.postMessage' | 'chat.startStream' | 'files.completeUploadExternal' | 'response_url' | 'user' | 'other_app';
+  /** For a message made by chat.startStream: its stream (state, every write with its time); otherwise undefined. */
+  stream: FakeSlackStream | undefined;
   /** Mentions Slack would render from the current text and blocks, e.g. `<!channel>`, `<@U123>`. */
   mentions: string[];
 }
@@ -179,11 +196,17 @@ export interface FileDownload {
 export interface FakeSlackEphemeral {
   channel: string;
   user: string;
+  /** Its `message_ts` (what chat.postEphemeral answers; a button press on it names it). */
+  ts: string;
+  /** The `thread_ts` it was posted with, if any. */
+  threadTs: string | undefined;
   /** As sent (Slack-escaped). */
   text: string;
   blocks: unknown[] | undefined;
   at: number;
   via: 'chat.postEphemeral' | 'response_url';
+  /** False once a response_url deleted or replaced it (a replacement is a new record with the same ts). */
+  shown: boolean;
 }
 
 /** One POST to a `response_url` (also refused ones). */
@@ -200,11 +223,16 @@ export interface ResponseUrlPost {
   at: number;
 }
 
-/** A `response_url` issued for one slash command. */
+/** A `response_url` issued for one slash command or button press. */
 export interface ResponseUrl {
   id: string;
   url: string;
+  /** The slash command, or `block_actions` for a button press. */
   command: string;
+  /** For a button press: the ts of the pressed message (`replace_original` / `delete_original` act on it). */
+  messageTs?: string;
+  /** For a button press: the pressed message is an ephemeral one. */
+  ephemeral?: boolean;
   channel: string;
   user: string;
   issuedAt: number;
@@ -237,7 +265,7 @@ export interface PlatformFailure {
    * (no HTTP connection, or no open Socket Mode connection).
    */
   kind: 'operation_timeout' | 'http_error' | 'dispatch_failed';
-  /** The slash command (`/chat`), or for an event its type (`app_mention`, `message`). */
+  /** The slash command (`/chat`), for an event its type (`app_mention`, `message`), for a button press `block_actions`. */
   command: string;
   detail: string;
   /** The event's `event_id`, for an event. */

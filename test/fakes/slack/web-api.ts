@@ -12,7 +12,7 @@
  * 429 with a `Retry-After` header in whole seconds and `{ ok: false, error: 'ratelimited' }`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { neededScope } from './scopes.ts';
+import { ALTERNATIVE_SCOPES, neededScope } from './scopes.ts';
 import type { SlackApiCall } from './types.ts';
 import type { Workspace } from './workspace.ts';
 import { isObject, RateLimited, SlackApiError, type Json } from './wire.ts';
@@ -64,8 +64,9 @@ export class WebApi {
         headers['x-oauth-scopes'] = ws.scopes.join(',');
         const needed = neededScope(ws, method, params);
         if (needed !== undefined) {
-          headers['x-accepted-oauth-scopes'] = needed;
-          if (!ws.scopes.includes(needed)) throw new SlackApiError('missing_scope', { needed, provided: ws.scopes.join(',') });
+          const accepted = [needed, ...(ALTERNATIVE_SCOPES[method] ?? [])];
+          headers['x-accepted-oauth-scopes'] = accepted.join(',');
+          if (!accepted.some((s) => ws.scopes.includes(s))) throw new SlackApiError('missing_scope', { needed, provided: ws.scopes.join(',') });
         }
       }
       ws.limits.takeScripted(method);

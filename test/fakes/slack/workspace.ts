@@ -7,8 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { mrkdwnTexts } from './blocks.ts';
 import type { EventDelivery } from './inbound-types.ts';
+import type { BlockActionRecord } from './interaction-types.ts';
 import { RateLimiter } from './limits.ts';
 import { CHAT_WRITE_PUBLIC, channelType, DEFAULT_BOT_EVENTS, DEFAULT_BOT_SCOPES } from './scopes.ts';
+import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
+import { streamingSettings } from './streaming.ts';
 import type {
   FakeSlackChannel,
   FileDownload,
@@ -102,6 +105,12 @@ export class Workspace {
   readonly eventDeliveries: EventDelivery[] = [];
   /** The `x-slack-request-timestamp` of each event's latest HTTP delivery, by event id. */
   readonly eventTimestamps = new Map<string, number>();
+  /** Every accepted assistant.threads.setStatus (assistant.ts). */
+  readonly assistantStatuses: AssistantStatus[] = [];
+  /** Every button press sent to the app (interactivity.ts). */
+  readonly blockActions: BlockActionRecord[] = [];
+  /** Streaming and loading-status settings (streaming.ts, assistant.ts); changed in place by setStreaming. */
+  readonly streaming: StreamingSettings;
   /** The bot token's scopes (see scopes.ts). */
   scopes: string[];
   /** The app's bot event subscriptions (see scopes.ts). */
@@ -131,6 +140,7 @@ export class Workspace {
     this.limits = new RateLimiter(o.rateLimits, this.now);
     this.scopes = [...(o.scopes ?? DEFAULT_BOT_SCOPES)];
     this.botEvents = [...(o.botEvents ?? DEFAULT_BOT_EVENTS)];
+    this.streaming = streamingSettings(o);
   }
 
   /**
@@ -213,6 +223,7 @@ export class Workspace {
       deleted: false,
       via: m.via,
       mentions: [],
+      stream: undefined,
     };
     message.mentions = this.mentionsOf(message);
     this.messageList.push(message);
@@ -226,6 +237,8 @@ export class Workspace {
 
   /** The message object Slack returns. */
   wire(m: FakeSlackMessage): Json {
+    // The writes of a stream are not edits.
+    const edit = m.revisions.slice(1).findLast((r) => !r.method.endsWith('Stream'));
     return {
       type: 'message',
       text: m.text,
@@ -237,7 +250,7 @@ export class Workspace {
       ...(m.threadTs ? { thread_ts: m.threadTs } : {}),
       ...(m.blocks ? { blocks: m.blocks } : {}),
       ...(m.files.length ? { files: m.files.map((id) => this.fileObject(this.file(id)!)), upload: true } : {}),
-      ...(m.revisions.length > 1 ? { edited: { user: m.user, ts: formatTs(Math.floor(m.revisions.at(-1)!.at * 1000)) } } : {}),
+      ...(edit ? { edited: { user: m.user, ts: formatTs(Math.floor(edit.at * 1000)) } } : {}),
     };
   }
 
@@ -323,7 +336,7 @@ export class Workspace {
     return parent.threadTs ?? parent.ts;
   }
 
-  /** Forgets messages, files, calls, ephemerals, response URLs, failures, uploads, downloads, event deliveries and rate-limit state. */
+  /** Forgets messages (streams too), files, calls, ephemerals, response URLs, failures, uploads, downloads, event deliveries, loading statuses, button presses and rate-limit state. */
   reset(): void {
     this.calls.length = 0;
     this.downloads.length = 0;
@@ -337,6 +350,8 @@ export class Workspace {
     this.uploads.length = 0;
     this.messageList.length = 0;
     this.messageIndex.clear();
+    this.assistantStatuses.length = 0;
+    this.blockActions.length = 0;
     this.limits.reset();
   }
 }
