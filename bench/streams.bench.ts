@@ -73,7 +73,19 @@ async function watched<T>(work: () => Promise<T>): Promise<{ result: T; peakRssM
   }
 }
 
-const quietLog = new Writable({ write: (_c, _e, done) => done() });
+/** The bot's warnings and errors (their messages and error codes), to say why commands failed. */
+const problems = new Map<string, number>();
+const quietLog = new Writable({
+  write: (chunk: Buffer, _e, done) => {
+    for (const line of String(chunk).split('\n')) {
+      if (!line) continue;
+      const entry = JSON.parse(line) as { msg?: string; err?: { code?: unknown; message?: unknown } };
+      const key = `${entry.msg} ${String(entry.err?.code ?? '')} ${String(entry.err?.message ?? '').slice(0, 80)}`;
+      problems.set(key, (problems.get(key) ?? 0) + 1);
+    }
+    done();
+  },
+});
 
 async function startQuietBot(env: Record<string, string>): Promise<Bot> {
   const storePath = join(mkdtempSync(join(tmpdir(), 'genbot-bench-')), 'state.sqlite');
@@ -126,19 +138,39 @@ async function discordScenario(name: string, streams: number, channels: number):
       list.push(w);
       writes.set(w.interactionId, list);
     });
+    // Time from the command's dispatch to the fake receiving its acknowledgement (the 3 s window).
+    const acks: number[] = [];
+    const dispatchedAt = new Map<string, number>();
+    const received: number[] = [];
+    discord.events.on('callback', (interaction, callback) => {
+      const at = dispatchedAt.get(interaction.id);
+      if (at !== undefined && callback.type !== undefined) acks.push(callback.at - at);
+      dispatchedAt.delete(interaction.id);
+    });
+    bot.discord!.client.on('interactionCreate', (interaction) => {
+      const at = startedAtOf.get(interaction.id);
+      if (at !== undefined) received.push(Date.now() - at);
+    });
+    const startedAtOf = new Map<string, number>();
     const channelIds = discord.channelList.filter((c) => c.name?.startsWith('bench-')).map((c) => c.id);
     const failures: Record<string, number> = {};
     const done = finished(bot, streams, failures);
     const { result: started, peakRssMb, eventLoopP99Ms } = await watched(async () => {
       const startedAt = new Map<string, number>();
+      const loopStarted = performance.now();
       for (let i = 0; i < streams; i++) {
         const interaction = discord.dispatchInteraction({ command: 'chat', options: { prompt: `question ${i}` }, channelId: channelIds[i % channelIds.length]!, user: { id: String(100000000000000000n + BigInt(i)) } });
         startedAt.set(interaction.id, Date.now());
+        dispatchedAt.set(interaction.id, Date.now());
+        startedAtOf.set(interaction.id, Date.now());
       }
+      process.stdout.write(`  dispatching ${streams} interactions took ${Math.round(performance.now() - loopStarted)} ms\n`);
       await done;
       return startedAt;
     });
     const per = [...started].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
+    process.stdout.write(`  received by discord.js: p50 ${Math.round(percentile(received, 50))} ms, p95 ${Math.round(percentile(received, 95))} ms\n`);
+    process.stdout.write(`  first acknowledgements: ${acks.length}, p50 ${Math.round(percentile(acks, 50))} ms, p95 ${Math.round(percentile(acks, 95))} ms, max ${Math.round(Math.max(...acks))} ms\n`);
     const exact = [...started.keys()].filter((id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER).length;
     return {
       scenario: name,
@@ -213,6 +245,7 @@ const SCENARIOS: Record<string, () => Promise<Figures>> = {
   ten: () => discordScenario('Discord, 10 streams in 1 channel', 10, 1),
   fifty: () => discordScenario('Discord, 50 streams in 1 channel', 50, 1),
   thousand: () => discordScenario('Discord, 1,000 streams in 1,000 channels', 1000, 1000),
+  hundreds: () => discordScenario('Discord, 300 streams in 300 channels', 300, 300),
   slack: () => slackScenario('Slack, 20 streams in 20 channels of 1 workspace', 20),
 };
 
@@ -224,6 +257,8 @@ for (const name of chosen) {
   const figures = await run();
   rows.push(figures);
   process.stdout.write(`${JSON.stringify(figures)}\n`);
+  if (Object.keys(figures.failures).length) process.stdout.write(`  logged: ${JSON.stringify([...problems].sort((a, b) => b[1] - a[1]).slice(0, 5))}\n`);
+  problems.clear();
 }
 process.stdout.write('\n| scenario | first text p50 / p95 (ms) | updates per stream per s | longest gap (ms) | 429s | exact | peak RSS (MB) | loop delay p99 (ms) |\n|---|---|---|---|---|---|---|---|\n');
 for (const r of rows) {

@@ -178,8 +178,14 @@ describe('Discord Stop button', () => {
     expect(ephemeralOf(refused).content).toBe('Only the person who asked, or an admin, can stop this answer.');
 
     const pressDone = testBot.outcomes((o) => o.conversationId === conversationId && o.command === 'stop:button');
+    const closed = new Promise<{ at: number; finished: boolean }>((resolve) => service.events.once('streamClosed', resolve));
+    const pressedAt = Date.now();
     const press = discord.pressButton({ messageId: message.id, customId: String(stop!.id) });
     await pressDone;
+    // The request to the service is cut at once (the answer had ~5 s to go), not left to run out.
+    const connection = await closed;
+    expect(connection.finished).toBe(false);
+    expect(connection.at - pressedAt).toBeLessThan(500);
     const [outcome] = await chatDone;
     expect(press.response?.type).toBe(6);
     // A stopped answer is reported as such (not a failure shown twice), its text kept.

@@ -197,6 +197,11 @@ export interface FakeServiceEvents {
   request: [RecordedRequest];
   /** A response began (status line written) or a scripted fault happened (status 0). */
   response: [{ route: FakeRoute | undefined; path: string; status: number; stream: boolean }];
+  /**
+   * A streamed response's connection closed: `finished` when the fake had written all of it,
+   * false when the client went away first (an aborted request); `at` in ms since the epoch.
+   */
+  streamClosed: [{ route: FakeRoute | undefined; at: number; finished: boolean }];
 }
 
 // ---------------------------------------------------------------- defaults
@@ -503,7 +508,8 @@ export class FakeService {
     const server = createServer({ keepAliveTimeout: 5_000 });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      // A backlog like a real front end's: Node's default 511 drops SYNs of a 1,000-request burst (retried after 1-3 s).
+      server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => resolve());
     });
     const { port } = server.address() as AddressInfo;
     const fake = new FakeService(server, `http://127.0.0.1:${port}`, opts);
@@ -1086,7 +1092,10 @@ export class FakeService {
     const delay = script.chunkDelayMs ?? this.options.chunkDelayMs;
 
     this.open += 1;
-    res.once('close', () => (this.open -= 1));
+    res.once('close', () => {
+      this.open -= 1;
+      this.events.emit('streamClosed', { route, at: Date.now(), finished: res.writableFinished });
+    });
     res.writeHead(200, {
       ...this.baseHeaders(),
       'content-type': 'text/event-stream; charset=utf-8',

@@ -91,13 +91,15 @@ export class Quotas {
    * @throws QuotaError naming the quota and the wait.
    */
   async admit(kind: 'chat' | 'image', subject: string, user: InvocationUser, channelKey: string): Promise<void> {
-    await this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
+    // Counting alone is not waited for: a command must not wait on the store before Discord's
+    // 3 s acknowledgement (count() never throws).
+    void this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
     const key = `quota:${kind}:${subject}`;
     const windowMs = kind === 'chat' ? this.minuteMs : this.dayMs;
     const limit = kind === 'chat' ? this.limits.chatPerMinute : this.limits.imagesPerDay;
     // Use is counted even where no limit holds (quotas off, an exempt admin): /usage shows it.
     if (!this.enabled || (!this.limits.admins && (await user.isAdmin()))) {
-      await this.count(key, 1, windowMs);
+      void this.count(key, 1, windowMs);
       return;
     }
     try {
@@ -108,7 +110,7 @@ export class Quotas {
         }
       }
       if (limit <= 0) {
-        await this.count(key, 1, windowMs);
+        void this.count(key, 1, windowMs);
         return;
       }
       const counted = await this.state.increment(key, 1, windowMs);

@@ -1,0 +1,180 @@
+/**
+ * End-to-end on Slack (issue 9): native streaming of answers in threads, what happens when
+ * Slack closes a stream or refuses streaming, and the buttons — Stop on a streaming answer,
+ * Reroll on an image — pressed as Slack sends them (signed `block_actions` payloads). The
+ * whole bot (startTestBot) with @slack/bolt and @slack/web-api unmodified, against FakeSlack
+ * and FakeService. The test that turns streaming off for the workspace runs last: the bot
+ * remembers that refusal for an hour.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandOutcome } from '../../src/core/command.ts';
+import { FakeService } from '../fakes/service.ts';
+import { FakeSlack, escapeSlack, unescapeSlack, type FakeSlackMessage } from '../fakes/slack.ts';
+import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+
+const CHANNELS = { expiry: 'C0EXPIRY', stop: 'C0STOP', reroll: 'C0REROLL', fallback: 'C0FALLBACK' } as const;
+
+let service: FakeService;
+let slack: FakeSlack;
+let testBot: TestBot;
+let botUrl: string;
+
+beforeAll(async () => {
+  service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
+  slack = await FakeSlack.start({ channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) });
+  slack.addUser({ id: 'U0CAROL', name: 'carol' });
+  testBot = await startTestBot(slackEnv(service, slack));
+  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
+});
+
+afterAll(async () => {
+  await testBot?.stop();
+  await slack?.close();
+  await service?.close();
+});
+
+/** The bot's messages in `channel` (the fake also keeps the users' messages). */
+const botMessages = (channel: string) => slack.messages(channel).filter((m) => m.user === slack.botUserId);
+
+/** Resolves with the next finished invocation named `command` in a conversation of `channel`. */
+function next(command: string, channel: string): Promise<CommandOutcome> {
+  return testBot.outcomes((o) => o.command === command && o.conversationId.includes(`:${channel}`)).then(([o]) => o!);
+}
+
+/** Mentions the bot in `channel` as `user`; resolves with the mention's ts and its finished outcome. */
+async function mention(channel: string, user: string, text: string): Promise<{ ts: string; done: Promise<CommandOutcome> }> {
+  const event = slack.mentionEvent({ channel, user, text });
+  const done = next('mention', channel);
+  const ack = await slack.sendEvent(botUrl, event);
+  expect(ack).toMatchObject({ status: 200, ackedInTime: true });
+  return { ts: event.ts as string, done };
+}
+
+/** Polls until `check` holds (a state of the fake reached by the bot's own pace). */
+async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The action ids of a message's (or ephemeral's) buttons. */
+const actionIds = (blocks: unknown[] | undefined) =>
+  (blocks ?? []).flatMap((b) => ((b as { type: string; elements?: Array<{ action_id?: string }> }).type === 'actions' ? (b as { elements: Array<{ action_id: string }> }).elements.map((e) => e.action_id) : []));
+
+describe('Slack native streaming', () => {
+  it('a stream Slack closes mid-answer (expired) goes on by chat.update: the whole text stays visible, nothing lost', async () => {
+    const channel = CHANNELS.expiry;
+    // Slack closes streams after about 5 minutes; here after 2.5 s, of an answer that lasts 5 s.
+    slack.setStreaming({ streamExpiryMs: 2_500 });
+    try {
+      const pieces = Array.from({ length: 50 }, (_, i) => `piece${i + 1} of a long answer & more. `);
+      const streamed = pieces.join('');
+      service.enqueue('chat', { stream: { pieces, chunkDelayMs: 100 } });
+      const { ts, done } = await mention(channel, 'U0ALICE', 'Tell me at length.');
+      expect((await done).ok).toBe(true);
+      const [answer, ...others] = botMessages(channel);
+      expect(others).toEqual([]);
+      expect(answer).toMatchObject({ via: 'chat.startStream', threadTs: ts });
+      expect(answer!.stream!.state).toBe('expired');
+      expect(answer!.stream!.writes.filter((w) => w.method === 'chat.appendStream').length).toBeGreaterThanOrEqual(1);
+      // After the expiry the message was updated to the whole answer.
+      expect(answer!.revisions.at(-1)!.method).toBe('chat.update');
+      expect(unescapeSlack(answer!.text)).toBe(streamed);
+      expect(answer!.text).toBe(escapeSlack(streamed));
+    } finally {
+      slack.setStreaming({ streamExpiryMs: undefined });
+    }
+  });
+
+  it('Stop, offered to the asker while the answer streams: the service connection closes at once, the partial text stays with "Stopped.", and the history keeps it marked', async () => {
+    const channel = CHANNELS.stop;
+    const pieces = Array.from({ length: 60 }, (_, i) => `word${i + 1} `);
+    service.enqueue('chat', { stream: { pieces, chunkDelayMs: 100 } });
+    const { ts, done } = await mention(channel, 'U0ALICE', 'Count slowly.');
+    await until(() => slack.ephemerals.some((e) => e.channel === channel && actionIds(e.blocks).length > 0) && (botMessages(channel)[0]?.stream?.writes.length ?? 0) >= 2);
+    const offer = slack.ephemerals.find((e) => e.channel === channel && actionIds(e.blocks).length > 0)!;
+    expect(offer.user).toBe('U0ALICE');
+    const [stopId] = actionIds(offer.blocks);
+    expect(stopId).toMatch(/^stop:[0-9a-f]+:U0ALICE$/);
+
+    const closed = new Promise<{ at: number; finished: boolean }>((resolve) => service.events.once('streamClosed', resolve));
+    const pressDone = next('stop:button', channel);
+    const pressedAt = Date.now();
+    const press = await slack.sendBlockAction(botUrl, { user: 'U0ALICE', channel, messageTs: offer.ts, actionId: stopId! });
+    expect(press).toMatchObject({ status: 200, ackedInTime: true });
+    expect((await pressDone).ok).toBe(true);
+    const connection = await closed;
+    expect(connection.finished).toBe(false);
+    expect(connection.at - pressedAt).toBeLessThan(500);
+
+    expect(await done).toMatchObject({ ok: false, errorCode: 'aborted' });
+    const [answer] = botMessages(channel);
+    expect(answer!.stream!.state).toBe('stopped');
+    expect(unescapeSlack(answer!.text)).toMatch(/^word1 [\s\S]*\n\n⚠️ Stopped\.$/);
+    expect(answer!.text).not.toContain('word60');
+    const history = await testBot.bot.core.history.get(`slack:${slack.teamId}:${channel}:${ts}`);
+    expect(history.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringMatching(/^word1 [\s\S]*\[stopped\]$/) });
+  });
+});
+
+describe('Slack /imagine buttons', () => {
+  /** The line of the Reroll / Upscale / Vary buttons under an image in `channel`. */
+  const buttonsLine = (channel: string): FakeSlackMessage => botMessages(channel).find((m) => actionIds(m.blocks as unknown[] | undefined).length > 0)!;
+
+  it('Reroll by the asker generates the same prompt with a new seed; another member is told only the asker or an admin may', async () => {
+    const channel = CHANNELS.reroll;
+    const done = next('imagine', channel);
+    const ack = await slack.sendSlashCommand(botUrl, { command: '/imagine', text: 'a lighthouse --seed 42', channel_id: channel, user_id: 'U0BOB' });
+    expect(ack.ackedInTime).toBe(true);
+    expect((await done).ok).toBe(true);
+    const line = buttonsLine(channel);
+    const reroll = actionIds(line.blocks as unknown[]).find((id) => id.startsWith('imagine:reroll:'))!;
+    const imagesBefore = service.requests.filter((r) => r.route === 'images').length;
+
+    const refusedDone = next('imagine:button', channel);
+    const refused = await slack.sendBlockAction(botUrl, { user: 'U0CAROL', channel, messageTs: line.ts, actionId: reroll });
+    expect(refused).toMatchObject({ status: 200, ackedInTime: true });
+    expect(await refusedDone).toMatchObject({ ok: false, errorCode: 'forbidden' });
+    expect(slack.responsePosts().some((p) => p.status === 200 && String((p.body as { text?: string }).text).includes('Only the person who asked for this image, or an admin'))).toBe(true);
+    expect(service.requests.filter((r) => r.route === 'images').length).toBe(imagesBefore);
+
+    const pressDone = next('imagine:button', channel);
+    await slack.sendBlockAction(botUrl, { user: 'U0BOB', channel, messageTs: line.ts, actionId: reroll });
+    expect((await pressDone).ok).toBe(true);
+    const rerolled = service.lastRequest('images')!.body as Record<string, unknown>;
+    expect(rerolled).toMatchObject({ prompt: 'a lighthouse' });
+    expect(rerolled.seed).toEqual(expect.any(Number));
+    expect(rerolled.seed).not.toBe(42);
+    expect([...slack.files.values()].filter((f) => f.channel === channel)).toHaveLength(2);
+  });
+});
+
+describe('Slack without native streaming', () => {
+  it('where Slack refuses streaming (unknown_method), the same answer arrives by post and chat.update, and the bot does not ask again', async () => {
+    const channel = CHANNELS.fallback;
+    slack.setStreaming({ streaming: false });
+    try {
+      const streamed = 'Posted, then updated, since this workspace cannot stream. '.repeat(6);
+      service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 25 } });
+      const first = await mention(channel, 'U0ALICE', 'First question.');
+      expect((await first.done).ok).toBe(true);
+      const [answer] = botMessages(channel);
+      expect(answer).toMatchObject({ via: 'chat.postMessage', threadTs: first.ts });
+      expect(unescapeSlack(answer!.text)).toBe(streamed);
+      expect(answer!.revisions.filter((r) => r.method === 'chat.update').length).toBeGreaterThanOrEqual(1);
+      const starts = () => slack.calls.filter((c) => c.method === 'chat.startStream').length;
+      const startsAfterFirst = starts();
+
+      service.enqueue('chat', { stream: { text: 'Second answer.', chunkDelayMs: 10 } });
+      const second = await mention(channel, 'U0ALICE', 'Second question.');
+      expect((await second.done).ok).toBe(true);
+      expect(starts()).toBe(startsAfterFirst);
+      expect(botMessages(channel).at(-1)).toMatchObject({ via: 'chat.postMessage', threadTs: second.ts });
+    } finally {
+      slack.setStreaming({ streaming: undefined });
+    }
+  });
+});
