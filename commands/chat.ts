@@ -15,6 +15,8 @@ type WebSearch = (typeof WEB_SEARCH_MODES)[number];
 export default {
   name: 'chat',
   description: 'Ask the language model; the answer streams in',
+  // On Slack the question is shown to the channel, and answered in its thread.
+  showsQuestion: true,
   options: [
     { name: 'prompt', description: 'What to ask or say', type: 'string', required: true, maxLength: 6000 },
     TEXT_MODEL_OPTION,

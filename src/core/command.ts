@@ -43,6 +43,12 @@ export interface Command {
   options: readonly CommandOption[];
   /** Checked at run time as well as hidden from non-admins on Discord. */
   adminOnly?: boolean;
+  /**
+   * Slack shows nobody a slash command's text: the question is posted in the channel,
+   * attributed and quoted, and answered in its thread (whose conversation also keeps the
+   * exchange). Channels only; a DM is answered as it is.
+   */
+  showsQuestion?: boolean;
   /** Invocations shown by Slack's `/<name> help` (without the slash command itself). */
   examples?: readonly string[];
   execute(ctx: CommandContext, core: Core): Promise<void>;

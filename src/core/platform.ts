@@ -124,6 +124,11 @@ export interface ReplyChannel {
    * @param index which message of the answer (0: the first).
    */
   buckets?(kind: 'send' | 'edit', index: number): string[];
+  /**
+   * Registers what to do when the user stops the answer with the platform's own control
+   * (Slack's stop of a natively streaming message: `stopped_by_user`), as a press of Stop would.
+   */
+  onUserStop?(stop: () => void): void;
 }
 
 /**
@@ -234,4 +239,9 @@ export interface CommandContext {
   /** Short reference id of the invocation (log.ts `newReference`), shown with any error so a report can be found in the log. */
   ref: string;
   reply: ReplyChannel;
+  /**
+   * Other conversations the exchange also joins, read when it is stored (Slack: the thread
+   * that shows a /chat's question and answer, so that a mention there carries it).
+   */
+  linkedConversations?: () => readonly string[];
 }

@@ -1,24 +1,55 @@
 /**
  * Assertions shared by the Slack end-to-end files (HTTP mode and Socket Mode).
+ *
+ * A Slack /chat in a channel shows its question to the channel (`*alice* asked:` and the
+ * prompt quoted, a top-level message) and streams the answer into that message's thread
+ * (natively: chat.startStream → appendStream… → stopStream).
  */
 import { expect } from 'vitest';
-import { escapeSlack, unescapeSlack, type FakeSlack } from '../fakes/slack.ts';
+import { escapeSlack, unescapeSlack, type FakeSlack, type FakeSlackMessage } from '../fakes/slack.ts';
+
+/** Whether a message is the question a /chat posted for the channel to see. */
+export const isQuestion = (message: FakeSlackMessage) => /^\*[^*\n]+\* asked:\n/.test(message.text);
+
+/** The bot's messages in `channel` that are not the questions /chat posted (answers, images, follow-ups), oldest first. */
+export function answersIn(slack: FakeSlack, channel: string): FakeSlackMessage[] {
+  return slack.messages(channel).filter((m) => m.user === slack.botUserId && !isQuestion(m));
+}
 
 /**
- * Checks that `streamed` arrived in `channel` as exactly one message: posted by
- * chat.postMessage, updated by chat.update while streaming (at least one update showed a
- * strict prefix of it), its last revision the whole text, escaped as Slack requires.
+ * Checks a /chat's question message in `channel`: top level, `*<asker>* asked:` then the
+ * prompt quoted, escaped as Slack requires.
+ * @returns the question message (its ts is the answer's thread).
+ */
+export function expectQuestion(slack: FakeSlack, channel: string, asker: string, prompt: string): FakeSlackMessage {
+  const questions = slack.messages(channel).filter((m) => m.user === slack.botUserId && isQuestion(m));
+  const question = questions.find((q) => unescapeSlack(q.text) === `*${asker}* asked:\n${prompt.split('\n').map((l) => `>${l ? ` ${l}` : ''}`).join('\n')}`);
+  expect(question, `a question "${prompt}" by ${asker} in ${channel}`).toBeDefined();
+  expect(question!.threadTs).toBeUndefined();
+  expect(question!.via).toBe('chat.postMessage');
+  return question!;
+}
+
+/**
+ * Checks that `streamed` arrived as exactly one message of the bot in `channel` besides the
+ * question: in the question's thread, streamed natively (chat.startStream, at least one
+ * chat.appendStream of a strict prefix, chat.stopStream), the whole text exactly, escaped as
+ * Slack requires.
  * @returns that message, for further checks.
  */
-export function expectStreamedMessage(slack: FakeSlack, channel: string, streamed: string) {
-  const [message, ...others] = slack.messages(channel);
+export function expectStreamedMessage(slack: FakeSlack, channel: string, streamed: string): FakeSlackMessage {
+  const [message, ...others] = answersIn(slack, channel);
   expect(others).toEqual([]);
-  expect(message!.via).toBe('chat.postMessage');
+  const [question, ...moreQuestions] = slack.messages(channel).filter((m) => m.user === slack.botUserId && isQuestion(m));
+  expect(moreQuestions).toEqual([]);
+  expect(message!.threadTs).toBe(question!.ts);
+  expect(message!.via).toBe('chat.startStream');
   expect(unescapeSlack(message!.text)).toBe(streamed);
   expect(message!.text).toBe(escapeSlack(streamed));
-  const updates = message!.revisions.filter((r) => r.method === 'chat.update');
-  const partial = updates.filter((r) => unescapeSlack(r.text).length < streamed.length && streamed.startsWith(unescapeSlack(r.text)));
-  expect(partial.length).toBeGreaterThanOrEqual(1);
-  expect(updates.at(-1)!.text).toBe(message!.text);
+  const writes = message!.stream!.writes;
+  expect(writes[0]!.method).toBe('chat.startStream');
+  expect(writes.at(-1)!.method).toBe('chat.stopStream');
+  expect(writes.filter((w) => w.method === 'chat.appendStream').length).toBeGreaterThanOrEqual(1);
+  expect(message!.stream!.state).toBe('stopped');
   return message!;
 }

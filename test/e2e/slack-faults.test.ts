@@ -3,7 +3,8 @@
  * every slash command is acked and an unknown one answered; a signed request stamped more
  * than 5 minutes off in either direction is refused; a replayed signed request runs once;
  * Slack's refusals and the service's odd answers each have their own sentence; a blank prompt
- * is refused as on Discord.
+ * is refused as on Discord; a chat.postMessage Slack never answers ends in a sentence within a
+ * deadline.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeService } from '../fakes/service.ts';
@@ -118,6 +119,43 @@ describe('Slack faults', () => {
     expect(postsSince(before)[0]!.text).toBe('/chat needs `prompt`: What to ask or say.');
     expect(service.requests.length).toBe(requests);
   });
+
+  it('tells the user within ~15 s when chat.postMessage never answers, and the next /chat works', async () => {
+    // Slack takes every chat.postMessage and never answers. The bot's client gives a call 6 s and
+    // one retry (12.5 s); the answer's remaining writes then fail at once (the core's retries of a
+    // final write take 2 s more) instead of waiting 12.5 s each, which took ~52 s in all.
+    slack.hangNext('chat.postMessage', Infinity);
+    try {
+      const before = slack.responsePosts().length;
+      const logsBefore = testBot.logs.length;
+      const posts = slack.callsTo('chat.postMessage').length;
+      const started = Date.now();
+      const done = testBot.outcomes((o) => o.command === 'chat' && o.conversationId.endsWith(':C0GENERAL'), 1, 60_000);
+      await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'are you there?', channel_id: 'C0GENERAL' });
+      await expect.poll(() => postsSince(before).length, { timeout: 16_000 - (Date.now() - started), interval: 100 }).toBe(1);
+      const [told] = postsSince(before);
+      expect(told!.responseType).toBe('ephemeral');
+      expect(told!.text).toMatch(/^Slack did not answer in time\. Try again in a moment\. \(ref [2-9A-Z]{6}\)$/);
+      const [outcome] = await done;
+      expect(outcome!.errorCode).toBe('platform_refused');
+      // Two unanswered attempts (the call and its retry), then no more waiting on Slack for this answer.
+      expect(slack.callsTo('chat.postMessage').slice(posts).map((c) => c.status)).toEqual([0, 0]);
+      const ref = /\(ref ([2-9A-Z]{6})\)/.exec(told!.text)![1];
+      const lines = testBot.logs.slice(logsBefore);
+      expect(lines.filter((l) => l.msg === 'platform refused a write')).toEqual([expect.objectContaining({ ref, level: 40 })]);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    } finally {
+      slack.stopHanging('chat.postMessage');
+    }
+
+    const next = slack.responsePosts().length;
+    const again = testBot.outcomes((o) => o.command === 'chat' && o.conversationId.endsWith(':C0GENERAL'));
+    await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'and now?', channel_id: 'C0GENERAL' });
+    const [second] = await again;
+    expect(second!.ok).toBe(true);
+    expect(slack.callsTo('chat.postMessage').at(-1)!.ok).toBe(true);
+    expect(postsSince(next)).toEqual([]);
+  }, 40_000);
 
   it('has a sentence for each of Slack\'s refusals a user can act on', () => {
     const refusal = (error: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(error), { code: 'slack_webapi_platform_error', data: { ok: false, error, ...extra } });

@@ -17,6 +17,7 @@ import { FILES_READ_MISSING } from '../../src/platforms/slack/files.ts';
 import { FakeService, type ContentPart } from '../fakes/service.ts';
 import { DEFAULT_BOT_SCOPES, FakeSlack, escapeSlack, unescapeSlack, type FakeSlackMessage, type SlackEvent } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { expectQuestion } from './slack-checks.ts';
 
 const CHANNELS = {
   image: 'C0MENTIMAGE',
@@ -100,9 +101,6 @@ function expectStreamedAnswer(channel: string, streamed: string, recipient?: str
   return message!;
 }
 
-/** The asker's ephemeral offer of the Stop button while an answer streams natively (Slack takes no blocks on a streaming message). */
-const STOP_OFFER = 'The answer is streaming in the thread; you can stop it here.';
-
 /** The content of the last message of a chat request. */
 const lastContent = (body: { messages: Array<{ content: unknown }> }) => body.messages.at(-1)!.content;
 
@@ -157,8 +155,7 @@ describe('Slack mentions and DMs end to end', () => {
     // The answer: one message in the mention's thread, posted then edited, exactly the streamed text.
     const answer = expectStreamedAnswer(channel, streamed, 'U0ALICE');
     expect(answer.threadTs).toBe(ts);
-    // Only the asker was told anything privately: the Stop button of the streaming answer.
-    expect(slack.ephemerals.filter((e) => e.channel === channel).map((e) => [e.user, e.text])).toEqual([['U0ALICE', STOP_OFFER]]);
+    expect(slack.ephemerals.filter((e) => e.channel === channel)).toEqual([]);
     expect(slack.platformFailures).toEqual([]);
   });
 
@@ -275,8 +272,11 @@ describe('Slack mentions and DMs end to end', () => {
     const [inChannel, ...moreInChannel] = requestsFor('Who am I?');
     expect(moreInChannel).toEqual([]);
     expect(inChannel!.messages).toEqual([{ role: 'user', content: 'Who am I?' }]);
+    // The /chat's question is shown in the channel and answered in its own thread, not the mention's.
+    const question = expectQuestion(slack, channel, 'alice', 'Who am I?');
     const channelAnswer = botMessages(channel).at(-1)!;
-    expect(channelAnswer.threadTs).toBeUndefined();
+    expect(channelAnswer.threadTs).toBe(question.ts);
+    expect(channelAnswer.threadTs).not.toBe(threadTs);
     expect(unescapeSlack(channelAnswer.text)).toBe('Echo: Who am I?');
   });
 

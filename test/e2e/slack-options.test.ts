@@ -16,6 +16,7 @@ import type { CommandOutcome } from '../../src/core/command.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../src/core/tokens.ts';
 import { DEFAULT_MODELS, FakeService, type FakeModel } from '../fakes/service.ts';
 import { DEFAULT_USERS, FakeSlack, unescapeSlack, type ResponseUrlPost } from '../fakes/slack.ts';
+import { answersIn } from './slack-checks.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 const CHANNELS = {
@@ -145,7 +146,7 @@ describe('Slack: service options, help and admin commands end to end', () => {
     });
     expect(body.messages).toEqual([{ role: 'user', content: 'Name a colour' }]);
     // JSON mode: the answer ({"echo": …} from the fake) is shown pretty-printed in a fence.
-    const [message] = slack.messages(channel);
+    const [message] = answersIn(slack, channel);
     expect(unescapeSlack(message!.text)).toBe('```json\n{\n  "echo": "Name a colour"\n}\n```');
 
     // Nothing given: none of the optional fields is sent (the server's defaults apply).
@@ -476,8 +477,8 @@ describe('Slack: service options, help and admin commands end to end', () => {
     expect(usage).toMatch(new RegExp(`\\*tokens\\*\\n${tokens} today \\(resets in`));
     expect(usage).toContain('Limits reset when each window rolls over.');
     expect(postsIn(channel).at(-1)!.user).toBe(FRESH);
-    // Nothing public: the answer, the image and its buttons line only.
-    expect(slack.messages(channel)).toHaveLength(3);
+    // Nothing public from /usage: the /chat's question and answer, the image and its buttons line only.
+    expect(slack.messages(channel)).toHaveLength(4);
 
     // An admin is told that the quotas do not hold them.
     await run('/usage', '', channel, ADMIN);

@@ -13,7 +13,7 @@ import type { CommandOutcome } from '../../src/core/command.ts';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack, unescapeSlack } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
-import { expectStreamedMessage } from './slack-checks.ts';
+import { answersIn, expectStreamedMessage } from './slack-checks.ts';
 
 const CHANNELS = { stream: 'C0SOCKET', stop: 'C0STOPPED' } as const;
 
@@ -98,7 +98,7 @@ describe('Slack end to end, Socket Mode', () => {
     expect(after.connectionId).not.toBe(connection.id);
     expect(after.ackedInTime).toBe(true);
     expect((await done).ok).toBe(true);
-    expect(slack.messages(CHANNELS.stop).map((m) => unescapeSlack(m.text))).toEqual(['Echo: anyone home?']);
+    expect(answersIn(slack, CHANNELS.stop).map((m) => unescapeSlack(m.text))).toEqual(['Echo: anyone home?']);
   });
 
   it('a wrong SLACK_APP_TOKEN stops startup with Slack\'s invalid_auth from apps.connections.open, and the error names no secret', async () => {

@@ -12,8 +12,9 @@ import type { CommandOutcome } from '../../src/core/command.ts';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack, escapeSlack, unescapeSlack, type FakeSlackMessage } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
-const CHANNELS = { expiry: 'C0EXPIRY', stop: 'C0STOP', reroll: 'C0REROLL', fallback: 'C0FALLBACK' } as const;
+const CHANNELS = { expiry: 'C0EXPIRY', stop: 'C0STOP', reroll: 'C0REROLL', fallback: 'C0FALLBACK', question: 'C0QUESTION', status: 'C0STATUS' } as const;
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -89,34 +90,69 @@ describe('Slack native streaming', () => {
     }
   });
 
-  it('Stop, offered to the asker while the answer streams: the service connection closes at once, the partial text stays with "Stopped.", and the history keeps it marked', async () => {
+  it('a stream the user stops in Slack\'s client (stopped_by_user) stops the answer as Stop does: the service connection closes, the partial text stays with "Stopped.", the history keeps it marked', async () => {
     const channel = CHANNELS.stop;
     const pieces = Array.from({ length: 60 }, (_, i) => `word${i + 1} `);
     service.enqueue('chat', { stream: { pieces, chunkDelayMs: 100 } });
     const { ts, done } = await mention(channel, 'U0ALICE', 'Count slowly.');
-    await until(() => slack.ephemerals.some((e) => e.channel === channel && actionIds(e.blocks).length > 0) && (botMessages(channel)[0]?.stream?.writes.length ?? 0) >= 2);
-    const offer = slack.ephemerals.find((e) => e.channel === channel && actionIds(e.blocks).length > 0)!;
-    expect(offer.user).toBe('U0ALICE');
-    const [stopId] = actionIds(offer.blocks);
-    expect(stopId).toMatch(/^stop:[0-9a-f]+:U0ALICE$/);
+    await until(() => (botMessages(channel)[0]?.stream?.writes.length ?? 0) >= 2);
+    const [answer] = botMessages(channel);
 
     const closed = new Promise<{ at: number; finished: boolean }>((resolve) => service.events.once('streamClosed', resolve));
-    const pressDone = next('stop:button', channel);
-    const pressedAt = Date.now();
-    const press = await slack.sendBlockAction(botUrl, { user: 'U0ALICE', channel, messageTs: offer.ts, actionId: stopId! });
-    expect(press).toMatchObject({ status: 200, ackedInTime: true });
-    expect((await pressDone).ok).toBe(true);
+    const stoppedAt = Date.now();
+    slack.stopStreamByUser(channel, answer!.ts);
+    expect(await done).toMatchObject({ ok: false, errorCode: 'aborted' });
     const connection = await closed;
     expect(connection.finished).toBe(false);
-    expect(connection.at - pressedAt).toBeLessThan(500);
+    // Slack says so at the bot's next append (about one a second): the answer had ~4 s to go.
+    expect(connection.at - stoppedAt).toBeLessThan(2_000);
 
-    expect(await done).toMatchObject({ ok: false, errorCode: 'aborted' });
-    const [answer] = botMessages(channel);
-    expect(answer!.stream!.state).toBe('stopped');
+    expect(answer!.stream!.state).toBe('stopped_by_user');
     expect(unescapeSlack(answer!.text)).toMatch(/^word1 [\s\S]*\n\n⚠️ Stopped\.$/);
     expect(answer!.text).not.toContain('word60');
     const history = await testBot.bot.core.history.get(`slack:${slack.teamId}:${channel}:${ts}`);
     expect(history.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringMatching(/^word1 [\s\S]*\[stopped\]$/) });
+    expect(slack.ephemerals.filter((e) => e.channel === channel)).toEqual([]);
+  });
+});
+
+describe('Slack /chat in a channel', () => {
+  it('shows the question to the channel, attributed and quoted, streams the answer into its thread for the asker, and a mention in that thread carries the exchange', async () => {
+    const channel = CHANNELS.question;
+    const streamed = 'Paris, on the Seine; its <b>heart</b> & soul. '.repeat(6);
+    service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 20 } });
+    const done = next('chat', channel);
+    const ack = await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'Capital of France? <!here> --temperature 0.2', channel_id: channel, user_id: 'U0BOB' });
+    expect(ack.ackedInTime).toBe(true);
+    expect((await done).ok).toBe(true);
+    // Only the prompt is shown (not the options), escaped: `<!here>` reads as typed and pings nobody.
+    const question = expectQuestion(slack, channel, 'bob', 'Capital of France? <!here>');
+    expect(question.mentions).toEqual([]);
+    const answer = expectStreamedMessage(slack, channel, streamed);
+    expect([answer.stream!.recipientTeamId, answer.stream!.recipientUserId]).toEqual([slack.teamId, 'U0BOB']);
+
+    const event = slack.mentionEvent({ channel, user: 'U0BOB', text: 'And its river?', threadTs: question.ts });
+    const mentioned = next('mention', channel);
+    await slack.sendEvent(botUrl, event);
+    expect((await mentioned).ok).toBe(true);
+    const request = service.chatRequests().at(-1)!;
+    expect(request.messages).toEqual([
+      { role: 'user', content: 'Capital of France? <!here>' },
+      { role: 'assistant', content: streamed },
+      { role: 'user', content: 'And its river?' },
+    ]);
+  });
+
+  it('while the answer is awaited, the mention\'s thread shows "is thinking…" (assistant.threads.setStatus)', async () => {
+    const channel = CHANNELS.status;
+    service.enqueue('chat', { stream: { text: 'Thought it through.', chunkDelayMs: 10 } });
+    const { ts, done } = await mention(channel, 'U0ALICE', 'Think first.');
+    expect((await done).ok).toBe(true);
+    const statuses = slack.assistantStatuses.filter((s) => s.channel === channel);
+    expect(statuses[0]).toMatchObject({ threadTs: ts, status: 'is thinking…' });
+    // The status was set before the answer's first write.
+    const [answer] = botMessages(channel);
+    expect(statuses[0]!.at).toBeLessThanOrEqual(answer!.stream!.startedAt);
   });
 });
 

@@ -14,7 +14,7 @@ import type { CommandOutcome } from '../../src/core/command.ts';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack, escapeSlack, mentionsIn, unescapeSlack, type SlashCommandResult } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
-import { expectStreamedMessage } from './slack-checks.ts';
+import { answersIn, expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
 const CHANNELS = {
   stream: 'C0STREAM',
@@ -86,7 +86,8 @@ describe('Slack end to end', () => {
     expect(slack.messages(channel).some((m) => unescapeSlack(m.text) === streamed)).toBe(false);
 
     expect((await done).ok).toBe(true);
-    // Posted, edited while streaming (some update a strict prefix), ending with exactly the text.
+    // The question is shown to the channel; the answer streams into its thread, ending with exactly the text.
+    expectQuestion(slack, channel, 'alice', 'tell me about Tom & Jerry');
     expectStreamedMessage(slack, channel, streamed);
     expect(callsIn(channel).every((c) => c.ok)).toBe(true);
     expect(slack.platformFailures).toEqual([]);
@@ -143,7 +144,7 @@ describe('Slack end to end', () => {
     service.enqueue('chat', { stream: { text: answer } });
     expect((await run('/chat', 'mention everybody', channel)).outcome.ok).toBe(true);
 
-    const [message] = slack.messages(channel);
+    const [message] = answersIn(slack, channel);
     expect(unescapeSlack(message!.text)).toBe(answer);
     expect(message!.mentions).toEqual([]);
     for (const revision of message!.revisions) expect(mentionsIn(revision.text)).toEqual([]);
@@ -159,11 +160,11 @@ describe('Slack end to end', () => {
 
     // Every page accepted (a 429 would be waited out and retried by the client: not a refusal).
     expect(callsIn(channel).filter((c) => !c.ok && c.error !== 'ratelimited')).toEqual([]);
-    const messages = slack.messages(channel);
+    const question = expectQuestion(slack, channel, 'alice', 'write a lot');
+    const messages = answersIn(slack, channel);
     expect(messages.length).toBeGreaterThanOrEqual(3);
-    const [first, ...followUps] = messages;
-    expect(first!.threadTs).toBeUndefined();
-    for (const m of followUps) expect(m.threadTs).toBe(first!.ts);
+    // Every page in the question's thread, in order.
+    for (const m of messages) expect(m.threadTs).toBe(question.ts);
     for (const m of messages) expect(m.text.length).toBeLessThanOrEqual(4000);
     // Pages are cut at line breaks (the break itself is dropped).
     expect(messages.map((m) => unescapeSlack(m.text)).join('\n')).toBe(answer);
@@ -198,7 +199,7 @@ describe('Slack end to end', () => {
 
     const next = await run('/chat', 'are you still there?', channel);
     expect(next.outcome.ok).toBe(true);
-    expect(slack.messages(channel).map((m) => unescapeSlack(m.text))).toEqual(['Echo: are you still there?']);
+    expect(answersIn(slack, channel).map((m) => unescapeSlack(m.text))).toEqual(['Echo: are you still there?']);
 
     // Over everything this file did so far: no secret in any log line or anything Slack shows.
     expect(testBot.logs.some((l) => l.msg === 'service call failed')).toBe(true);
@@ -230,7 +231,8 @@ describe('Slack end to end', () => {
       expect(outcomes).toHaveLength(1);
       const prompts = service.chatRequests().map((b) => JSON.stringify(b.messages));
       expect(prompts.some((p) => p.includes('forged prompt') || p.includes('stale prompt'))).toBe(false);
-      expect(slack.messages(channel).map((m) => unescapeSlack(m.text))).toEqual(['Echo: genuine prompt']);
+      expect(answersIn(slack, channel).map((m) => unescapeSlack(m.text))).toEqual(['Echo: genuine prompt']);
+      expectQuestion(slack, channel, 'alice', 'genuine prompt');
       for (const refused of [forged, stale]) {
         const id = refused.responseUrl.split('/').at(-1)!;
         expect(slack.responseUrls.get(id)!.posts).toEqual([]);
@@ -240,19 +242,31 @@ describe('Slack end to end', () => {
     }
   });
 
-  it('a chat.update refused with HTTP 429 is retried after Retry-After and the final text still lands', async () => {
+  it('a chat.appendStream (a /chat) and a chat.update (a /complete) refused with HTTP 429 are retried after Retry-After and the final texts still land', async () => {
     const channel = CHANNELS.ratelimit;
     const streamed = 'Rate limits are part of the platform; the final text must land anyway. '.repeat(4);
-    service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 10 } });
-    slack.rateLimitNext('chat.update', 1, 1);
+    service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 25 } });
+    slack.rateLimitNext('chat.appendStream', 1, 1);
     expect((await run('/chat', 'go', channel)).outcome.ok).toBe(true);
+    const [refusedAppend, retriedAppend] = callsIn(channel).filter((c) => c.method === 'chat.appendStream');
+    expect(refusedAppend).toMatchObject({ status: 429, error: 'ratelimited' });
+    expect(retriedAppend).toMatchObject({ status: 200, ok: true, params: { markdown_text: refusedAppend!.params.markdown_text } });
+    expect(retriedAppend!.at - refusedAppend!.at).toBeGreaterThanOrEqual(950); // Retry-After: 1 was honoured
+    expect(unescapeSlack(answersIn(slack, channel)[0]!.text)).toBe(streamed);
 
+    service.setCompletionReply(' and a completion long enough to be posted first and then updated.');
+    try {
+      service.enqueue('completions', { stream: { chunkDelayMs: 40 } });
+      slack.rateLimitNext('chat.update', 1, 1);
+      expect((await run('/complete', 'Once', channel)).outcome.ok).toBe(true);
+    } finally {
+      service.setCompletionReply(undefined);
+    }
     const [refused, retried] = callsIn(channel).filter((c) => c.method === 'chat.update');
     expect(refused).toMatchObject({ status: 429, error: 'ratelimited' });
     expect(retried).toMatchObject({ status: 200, ok: true, params: { text: refused!.params.text } });
-    expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(950); // Retry-After: 1 was honoured
-    const [message] = slack.messages(channel);
-    expect(unescapeSlack(message!.text)).toBe(streamed);
+    expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(950);
+    expect(unescapeSlack(answersIn(slack, channel).at(-1)!.text)).toBe('Once and a completion long enough to be posted first and then updated.');
   });
 
   it('/complete streams the prompt followed by its legacy text completion into the channel (posted, then edited to the full text), and keeps no history', async () => {
@@ -294,14 +308,16 @@ describe('Slack end to end', () => {
       const { outcome } = await run('/chat', 'show me foxes --web_search images', channel);
       expect(outcome.ok).toBe(true);
       expect(service.chatRequests().at(-1)).toMatchObject({ web_search: 'images' });
-      const messages = slack.messages(channel);
+      const messages = answersIn(slack, channel);
       expect(messages).toHaveLength(2);
       expect(unescapeSlack(messages[0]!.text)).toBe(answer);
       expect(messages[1]!.blocks).toEqual([
         { type: 'image', image_url: 'https://img.example/red-fox.jpg', alt_text: 'red fox' },
         { type: 'image', image_url: 'https://img.example/arctic-fox.png', alt_text: 'image result' },
       ]);
-      expect(messages[1]!.threadTs).toBe(messages[0]!.ts);
+      // In the question's thread, after the answer.
+      expect(messages[1]!.threadTs).toBe(messages[0]!.threadTs);
+      expect(messages[0]!.threadTs).toBe(expectQuestion(slack, channel, 'alice', 'show me foxes').ts);
     } finally {
       service.setChatReply(undefined);
     }

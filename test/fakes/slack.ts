@@ -15,7 +15,7 @@
  * | types.ts, inbound-types.ts | public record types; what goes to the app and comes back |
  * | stream-types.ts, interaction-types.ts | streaming settings, streams, loading statuses; button presses |
  * | workspace.ts | the shared state: identity, channels, users, messages, files, ts values |
- * | web-api.ts | `POST|GET /api/<method>`: parameters, token, scope, dispatch, `{ ok, error }` / 429 |
+ * | web-api.ts | `POST|GET /api/<method>`: parameters, token, scope, dispatch, `{ ok, error }` / 429, scripted hangs |
  * | chat.ts, files.ts, conversations.ts, identity.ts | the Web API methods, by family |
  * | streaming.ts | `chat.startStream` / `appendStream` / `stopStream`: stream state, expiry, chunks, refusals |
  * | assistant.ts | `assistant.threads.setStatus`: loading statuses and when users stop seeing them |
@@ -90,6 +90,9 @@
  *   `chat.startStream` and `chat.stopStream` 20 per 60 s (tier 2), `chat.appendStream` 100 per
  *   60 s (tier 4), each per workspace; all configurable (`rateLimits`, `setRateLimits`);
  *   `rateLimitNext` scripts one-shot 429s.
+ * - silence: `hangNext(method, count)` leaves the next `count` calls of a method (Infinity:
+ *   all until `stopHanging`) unanswered, recorded with `status: 0` and nothing done, until the
+ *   client gives up or the fake closes.
  * - `channel_not_found` for channels it does not know, `not_in_channel` where the bot is not a
  *   member; `message_not_found` for a wrong `ts`; `cant_update_message` / `cant_delete_message`
  *   for messages the bot did not post; `invalid_thread_ts` / `thread_not_found` for bad threads.

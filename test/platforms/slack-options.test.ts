@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
-import { checkOptions, OptionError } from '../../src/core/command.ts';
+import { checkOptions, OptionError, type Command } from '../../src/core/command.ts';
 import { escapeSlackText, slackLength } from '../../src/platforms/slack/text.ts';
 import imagine from '../../commands/imagine.ts';
 import chat from '../../commands/chat.ts';
@@ -52,7 +52,7 @@ describe('Slack slash-command text', () => {
 
   it('names back unknown options, another command\'s options, --prompt, short flags and repeated options, with the right forms', () => {
     const all = [chat, imagine];
-    const message = (text: string, command = chat) => {
+    const message = (text: string, command: Command = chat) => {
       try {
         parseSlashText(command, text, all);
       } catch (error) {

@@ -12,6 +12,7 @@ import type { Stream } from '../service/stream.ts';
 import type { BotEvents } from '../events.ts';
 import type { WriteScheduler } from './scheduler.ts';
 import type { StopButtons } from './stops.ts';
+import { StopRequest } from '../running.ts';
 import type { QueueTicket } from '../service/gate.ts';
 
 /**
@@ -115,6 +116,8 @@ export function beginAnswer(ctx: CommandContext, deps: { scheduler: WriteSchedul
   const stopper = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stopper.signal]);
   const stop = deps.stops.register({ requesterId: ctx.user.id, abort: (reason) => stopper.abort(reason) });
+  // The platform's own stop control (Slack's, on a streaming message) works like the button.
+  ctx.reply.onUserStop?.(() => stopper.abort(new StopRequest('user')));
   const reply = new StreamingReply(ctx.reply, { log: ctx.log, scheduler: deps.scheduler, controls: [stop.button], ...(deps.clock ? { clock: deps.clock } : {}) });
   return {
     reply,

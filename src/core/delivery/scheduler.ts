@@ -4,9 +4,15 @@
  * platforms never have to refuse.
  *
  * - Budgets: a bucket (`discord:channel:<id>`, `discord:webhook:<token>`, `slack:update:<team>`…)
- *   allows `limit` writes in any `windowMs` (a sliding window). Adapters declare budgets by
- *   bucket prefix from the platforms' documentation, and feed what the platform reports:
- *   `observe` (remaining writes and reset, from rate-limit headers) and `rateLimited` (a 429).
+ *   allows `limit` writes in any `windowMs` (a sliding window), and optionally at most
+ *   `concurrency` under way at once. A write counts from its start; once done, it counts from
+ *   the time it completed (the platform saw it somewhere in between, so a window reckoned from
+ *   completions never ends before the platform's: latency and the REST client's own waits and
+ *   retries cannot push a write into a window the platform has already filled). Adapters
+ *   declare budgets by bucket prefix from the platforms' documentation (`define`), set one
+ *   bucket's budget as they learn it (`setBudget`), make the buckets of a prefix also spend
+ *   another (`alsoSpend`), and feed what the platform reports: `observe` (remaining writes
+ *   and reset, from rate-limit headers) and `rateLimited` (a 429).
  * - Coalescing: one pending write per key (a message); a newer one replaces a pending one, and
  *   the write reads the newest text when it runs. Writes to one key never overlap.
  * - Fairness: streams sharing a bucket are served in turn (least recently served first);
@@ -17,10 +23,11 @@
 import { systemClock, type Clock } from './clock.ts';
 import type { Logger } from '../../log.ts';
 
-/** At most `limit` writes in any `windowMs`. */
+/** At most `limit` writes in any `windowMs` (ms), and at most `concurrency` under way at once (unbounded when absent). */
 export interface Budget {
   limit: number;
   windowMs: number;
+  concurrency?: number;
 }
 
 /** One write to schedule. */
@@ -51,8 +58,10 @@ interface Pending {
 
 interface BucketState {
   budget: Budget;
-  /** Times (ms) of the writes in the current window, oldest first. */
+  /** Completion times (ms) of the finished writes in the current window, oldest first. */
   sent: number[];
+  /** Writes under way (each counts in the window until it completes). */
+  running: number;
   /** No write before this time (a retry-after, or the platform's reset with nothing remaining). */
   blockedUntil: number;
   /** Until this time the budget is halved (learned from a 429). */
@@ -70,6 +79,10 @@ export interface WriteSchedulerOptions {
 /** The scheduler; one per bot. */
 export class WriteScheduler {
   private readonly budgets: Array<[prefix: string, budget: Budget]> = [];
+  /** Budgets of single buckets (`setBudget`), over the prefixes' ones. */
+  private readonly overrides = new Map<string, Budget>();
+  /** Further buckets the buckets of a prefix spend (`alsoSpend`). */
+  private readonly extras: Array<[prefix: string, extra: (bucket: string) => string | undefined]> = [];
   private readonly buckets = new Map<string, BucketState>();
   private readonly pending = new Map<string, Pending>();
   private readonly running = new Set<string>();
@@ -80,6 +93,7 @@ export class WriteScheduler {
   private generation = 0;
   private readonly clock: Clock;
   private serial = 0;
+  private startsSincePrune = 0;
 
   constructor(private readonly options: WriteSchedulerOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -89,6 +103,27 @@ export class WriteScheduler {
   define(prefix: string, budget: Budget): void {
     this.budgets.push([prefix, budget]);
     this.budgets.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  /**
+   * Sets the budget of one bucket (what an adapter learned of it), over its prefix's; `undefined`
+   * goes back to the prefix's. Writes already counted stay counted.
+   */
+  setBudget(bucket: string, budget: Budget | undefined): void {
+    if (budget) this.overrides.set(bucket, budget);
+    else this.overrides.delete(bucket);
+    const state = this.buckets.get(bucket);
+    if (state) state.budget = this.budgetOf(bucket);
+    this.wake();
+  }
+
+  /**
+   * Makes every write that spends a bucket starting with `prefix` also spend the bucket
+   * `extra(bucket)` names (none when it returns undefined), e.g. every write of a channel
+   * spending the channel's all-writes budget. Read when a write is submitted.
+   */
+  alsoSpend(prefix: string, extra: (bucket: string) => string | undefined): void {
+    this.extras.push([prefix, extra]);
   }
 
   /**
@@ -103,15 +138,18 @@ export class WriteScheduler {
   }
 
   /**
-   * The platform refused a write of this bucket (429): no write before `retryAfterMs`, and
-   * half the budget for a while.
+   * The platform refused a write of this bucket (429): no write before `retryAfterMs` (ms), and
+   * half the budget for a while (`slowForMs`) unless `slowDown` is false (the adapter knows why
+   * the write was refused and has set the bucket's budget itself).
    */
-  rateLimited(bucket: string, retryAfterMs: number): void {
+  rateLimited(bucket: string, retryAfterMs: number, options: { slowDown?: boolean } = {}): void {
     const state = this.state(bucket);
     const now = this.clock.now();
     state.blockedUntil = Math.max(state.blockedUntil, now + retryAfterMs);
-    state.slowUntil = now + (this.options.slowForMs ?? 60_000);
-    this.options.log?.info({ bucket, retryAfterMs }, 'rate limited: slowing this bucket down');
+    if (options.slowDown !== false) {
+      state.slowUntil = now + (this.options.slowForMs ?? 60_000);
+      this.options.log?.info({ bucket, retryAfterMs }, 'rate limited: slowing this bucket down');
+    }
     this.wake();
   }
 
@@ -120,7 +158,8 @@ export class WriteScheduler {
    * @returns `written` once it ran, `superseded` when a newer write of the key replaced it first.
    * @throws what the write's `run` threw.
    */
-  submit(request: WriteRequest): Promise<WriteResult> {
+  submit(submitted: WriteRequest): Promise<WriteResult> {
+    const request = this.extras.length ? { ...submitted, buckets: this.withExtras(submitted.buckets) } : submitted;
     return new Promise<WriteResult>((resolve, reject) => {
       const previous = this.pending.get(request.key);
       if (previous) {
@@ -140,22 +179,44 @@ export class WriteScheduler {
     return this.pending.size;
   }
 
+  /** The buckets with the extra ones `alsoSpend` adds, each once. */
+  private withExtras(buckets: readonly string[]): string[] {
+    const all = new Set(buckets);
+    for (const bucket of buckets) {
+      for (const [prefix, extra] of this.extras) {
+        const more = bucket.startsWith(prefix) ? extra(bucket) : undefined;
+        if (more !== undefined) all.add(more);
+      }
+    }
+    return [...all];
+  }
+
+  private budgetOf(bucket: string): Budget {
+    return this.overrides.get(bucket) ?? this.budgets.find(([prefix]) => bucket.startsWith(prefix))?.[1] ?? { limit: 1_000_000, windowMs: 1000 };
+  }
+
   private state(bucket: string): BucketState {
     let state = this.buckets.get(bucket);
     if (!state) {
-      const budget = this.budgets.find(([prefix]) => bucket.startsWith(prefix))?.[1] ?? { limit: 1_000_000, windowMs: 1000 };
-      state = { budget, sent: [], blockedUntil: 0, slowUntil: 0 };
+      state = { budget: this.budgetOf(bucket), sent: [], running: 0, blockedUntil: 0, slowUntil: 0 };
       this.buckets.set(bucket, state);
     }
     return state;
   }
 
-  /** When the bucket has room for one more write (now, or later), in clock ms. */
+  /** When the bucket has room for one more write (now, or later; never while it has `concurrency` under way), in clock ms. */
   private readyAt(bucket: string, now: number): number {
     const state = this.state(bucket);
-    const limit = now < state.slowUntil ? Math.max(1, Math.floor(state.budget.limit / 2)) : state.budget.limit;
-    while (state.sent.length && state.sent[0]! <= now - state.budget.windowMs) state.sent.shift();
-    const windowFree = state.sent.length < limit ? now : state.sent[state.sent.length - limit]! + state.budget.windowMs;
+    const { budget } = state;
+    if (budget.concurrency !== undefined && state.running >= budget.concurrency) return Number.POSITIVE_INFINITY;
+    const limit = now < state.slowUntil ? Math.max(1, Math.floor(budget.limit / 2)) : budget.limit;
+    while (state.sent.length && state.sent[0]! <= now - budget.windowMs) state.sent.shift();
+    // Writes under way count too: a place frees when enough finished ones leave the window.
+    const excess = state.running + state.sent.length - limit;
+    let windowFree: number;
+    if (excess < 0) windowFree = now;
+    else if (excess < state.sent.length) windowFree = state.sent[excess]! + budget.windowMs;
+    else windowFree = Number.POSITIVE_INFINITY; // only a running write's completion frees a place
     return Math.max(windowFree, state.blockedUntil);
   }
 
@@ -206,19 +267,36 @@ export class WriteScheduler {
     const { request } = p;
     this.pending.delete(request.key);
     this.running.add(request.key);
-    for (const bucket of request.buckets) this.state(bucket).sent.push(now);
+    const states = request.buckets.map((bucket) => this.state(bucket));
+    for (const state of states) state.running += 1;
     this.lastWriteOf.set(request.key, now);
     this.lastServed.set(request.stream, now);
+    if (++this.startsSincePrune >= 1024) this.prune(now);
     request
       .run()
+      .finally(() => {
+        // Counted from its completion from now on (completions come in clock order: `sent` stays sorted).
+        const done = this.clock.now();
+        for (const state of states) {
+          state.running -= 1;
+          state.sent.push(done);
+        }
+        this.running.delete(request.key);
+      })
       .then(
         () => p.resolve('written'),
         (error: unknown) => p.reject(error),
       )
-      .finally(() => {
-        this.running.delete(request.key);
-        this.pump();
-      });
+      .finally(() => this.pump());
+  }
+
+  /** Forgets buckets with nothing to remember (no write in their window or under way, not held or slowed). */
+  private prune(now: number): void {
+    this.startsSincePrune = 0;
+    for (const [bucket, state] of this.buckets) {
+      const quiet = state.running === 0 && (state.sent.at(-1) ?? Number.NEGATIVE_INFINITY) <= now - state.budget.windowMs;
+      if (quiet && state.blockedUntil <= now && state.slowUntil <= now) this.buckets.delete(bucket);
+    }
   }
 
   /** Wakes the pump at `at` (through the clock, so tests can drive time); an earlier wake-up wins. */

@@ -116,7 +116,8 @@ export class StreamingReply {
         attempt = 0;
       } catch (error) {
         attempt += 1;
-        this.options.log?.warn({ err: error, message: index, attempt, final: true }, 'streaming write failed');
+        // Debug: a write that fails for good is logged once by whoever reports the answer.
+        this.options.log?.debug({ err: error, message: index, attempt, final: true }, 'streaming write failed');
         if (attempt >= (this.options.finalAttempts ?? 3)) {
           this.failure = error;
           this.failedIndex = index;
@@ -143,7 +144,7 @@ export class StreamingReply {
     this.queued = this.submit(false)
       .catch((error: unknown) => {
         // Skipped: a later write carries newer text (finish() retries final ones).
-        this.options.log?.warn({ err: error, final: false }, 'streaming write failed');
+        this.options.log?.debug({ err: error, final: false }, 'streaming write failed');
       })
       .finally(() => {
         this.queued = undefined;

@@ -151,11 +151,13 @@ async function answerChat(
   if (answer.trim() !== '') await remember(ctx, core, asked, answer);
 }
 
-/** Appends one exchange to the conversation's history; a store that is down loses it (logged once per outage). */
+/** Appends one exchange to the conversation's history (and its linked ones); a store that is down loses it (logged once per outage). */
 async function remember(ctx: CommandContext, core: Core, question: string, answer: string): Promise<void> {
   const at = Date.now();
   try {
-    await core.history.append(ctx.conversationId, { role: 'user', content: question, at, userId: ctx.user.id }, { role: 'assistant', content: answer, at });
+    for (const conversationId of [ctx.conversationId, ...(ctx.linkedConversations?.() ?? [])]) {
+      await core.history.append(conversationId, { role: 'user', content: question, at, userId: ctx.user.id }, { role: 'assistant', content: answer, at });
+    }
     core.storeHealth.succeeded(ctx.log);
   } catch (error) {
     core.storeHealth.failed(error, ctx.log);

@@ -31,7 +31,12 @@ function boltLogger(log: Logger): SlackLogger {
   return {
     debug: (...m: unknown[]) => log.debug(m.map(String).join(' ')),
     info: (...m: unknown[]) => log.info(m.map(String).join(' ')),
-    warn: (...m: unknown[]) => log.warn(m.map(String).join(' ')),
+    // web-api warns of each failed attempt of a call; the bot logs each call's outcome itself.
+    warn: (...m: unknown[]) => {
+      const text = m.map(String).join(' ');
+      if (/^http request failed/i.test(text)) log.debug(text);
+      else log.warn(text);
+    },
     error: (...m: unknown[]) => log.error(m.map(String).join(' ')),
     setLevel: (l: LogLevel) => {
       level = l;
@@ -140,6 +145,8 @@ export class SlackAdapter {
       await args.next();
     });
     const directory = new SlackDirectory(core.admins, log);
+    /** Where Slack refused native streaming or the thinking status, for every answer of this adapter. */
+    const streaming = new SlackStreaming();
     const apiOrigin = new URL(config.apiUrl ?? 'https://slack.com/api/').origin;
     for (const command of commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
@@ -148,10 +155,10 @@ export class SlackAdapter {
           await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) => this.log.warn({ err: error }, 'could not answer while stopping'));
           return;
         }
-        void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory, commands, botToken: config.botToken, apiOrigin }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
+        void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory, commands, botToken: config.botToken, apiOrigin, streaming }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
       });
     }
-    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, directory, streaming: new SlackStreaming() });
+    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, directory, streaming });
     registerBlockActions(this.app, { core, commands, log, running: this.running, directory });
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');

@@ -15,6 +15,7 @@ import { SlackReply } from './reply.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
 import type { SlackDirectory } from './users.ts';
+import type { SlackStreaming } from './stream.ts';
 
 /**
  * The bot scopes slash commands need: the commands themselves, posting and editing (also in
@@ -31,7 +32,7 @@ export async function handleSlashCommand(
   slash: SlashCommand,
   client: WebClient,
   respond: RespondFn,
-  deps: { core: Core; log: Logger; directory: SlackDirectory; commands: readonly Command[]; botToken: string; apiOrigin: string },
+  deps: { core: Core; log: Logger; directory: SlackDirectory; commands: readonly Command[]; botToken: string; apiOrigin: string; streaming: SlackStreaming },
   signal: AbortSignal,
 ): Promise<void> {
   const ref = newReference();
@@ -46,13 +47,32 @@ export async function handleSlashCommand(
       await client.chat.postEphemeral({ channel: slash.channel_id, user: slash.user_id, ...body });
     }
   };
-  const reply = new SlackReply(client, { team: slash.team_id, channel: slash.channel_id, continueInThread: true }, ephemeral, log);
+  const isDirectMessage = slash.channel_id.startsWith('D') || slash.channel_name === 'directmessage';
+  // Options as parsed (read below): the question shown to the channel is the parsed prompt.
+  let parsed: Record<string, unknown> = {};
+  const announce = command.showsQuestion && !isDirectMessage
+    ? { asker: slash.user_name || slash.user_id, question: () => (typeof parsed.prompt === 'string' ? parsed.prompt : undefined) }
+    : undefined;
+  const reply = new SlackReply(
+    client,
+    {
+      team: slash.team_id,
+      channel: slash.channel_id,
+      continueInThread: true,
+      announce,
+      // The answer in the question's thread streams natively, for the asker.
+      ...(announce ? { native: { streaming: deps.streaming, recipient: { teamId: slash.team_id, userId: slash.user_id } } } : {}),
+    },
+    ephemeral,
+    log,
+  );
   if (asksForHelp(slash.text)) {
     await reply.sendEphemeral(helpMessage(command, await deps.core.catalog.quick()));
     return;
   }
   const read = async () => {
     const options: Record<string, unknown> = parseSlashText(command, slash.text, deps.commands);
+    parsed = options;
     const files: Record<string, Attachment> = {};
     for (const option of command.options) {
       const value = options[option.name];
@@ -66,7 +86,7 @@ export async function handleSlashCommand(
     platform: 'slack',
     conversationId: `slack:${slash.team_id}:${slash.channel_id}`,
     channelKey: `slack:${slash.team_id}:${slash.channel_id}`,
-    isDirectMessage: slash.channel_id.startsWith('D') || slash.channel_name === 'directmessage',
+    isDirectMessage,
     user: deps.directory.user(client, slash.user_id, slash.user_name),
     options: {},
     files: {},
@@ -74,5 +94,7 @@ export async function handleSlashCommand(
     log,
     ref,
     reply,
+    // The question's thread keeps the exchange too: a mention there carries it.
+    linkedConversations: () => (announce && reply.answerThreadTs ? [`slack:${slash.team_id}:${slash.channel_id}:${reply.answerThreadTs}`] : []),
   }, deps.core, read);
 }

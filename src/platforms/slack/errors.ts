@@ -10,6 +10,14 @@ export function slackErrorCode(error: unknown): string | undefined {
 }
 
 /**
+ * Whether a @slack/web-api call failed without an answer from Slack: no answer within the
+ * client's deadline (`timeout`), after its retry, or no connection at all.
+ */
+export function slackDidNotAnswer(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'slack_webapi_request_error';
+}
+
+/**
  * The sentence for a Slack refusal, or undefined for anything else.
  * @param error what a @slack/web-api call threw.
  */
@@ -46,7 +54,6 @@ export function explainSlackError(error: unknown): string | undefined {
     default:
       return `Slack refused the message (${code}).`;
   }
-  const name = (error as { code?: unknown } | undefined)?.code;
-  if (name === 'slack_webapi_request_error') return 'Slack did not answer in time. Try again in a moment.';
+  if (slackDidNotAnswer(error)) return 'Slack did not answer in time. Try again in a moment.';
   return undefined;
 }

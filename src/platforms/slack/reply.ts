@@ -9,7 +9,7 @@ import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '
 import type { Logger } from '../../log.ts';
 import { escapeSlackText, slackLength } from './text.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
-import { explainSlackError } from './errors.ts';
+import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
 
 /** Slack's limits as the core needs them (PLATFORM-LIMITS.md). */
@@ -54,18 +54,42 @@ export interface SlackTarget {
    * and who the answer is for (`recipient_*`, required outside DMs; undefined in a DM).
    */
   native?: { streaming: SlackStreaming; recipient?: { teamId: string; userId: string } | undefined } | undefined;
+  /**
+   * A slash command whose text nobody else sees (Slack shows no command to the channel): before
+   * the answer, the question is posted, attributed and quoted, and the answer goes into its
+   * thread. `question()` is read at `defer()` (after the options were parsed).
+   */
+  announce?: { asker: string; question: () => string | undefined } | undefined;
+}
+
+/** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
+const STATUS_WAIT_MS = 1_000;
+
+/** The message that shows a slash command's question to the channel: `*alice* asked:` and the text quoted. */
+export function questionText(asker: string, question: string): string {
+  const quoted = escapeSlackText(question.trim()).split('\n').map((line) => `>${line ? ` ${line}` : ''}`).join('\n');
+  const head = `*${escapeSlackText(asker)}* asked:\n`;
+  return `${head}${quoted}`.slice(0, 3_900);
 }
 
 /**
  * One answer on Slack. `defer` does nothing (Slack was acked when the request arrived);
  * `sendEphemeral` is the caller's (response_url for a slash command, chat.postEphemeral for
  * a mention, a plain message in a DM).
+ *
+ * Once a Web API call of the answer gets no answer from Slack (the client's deadline passed,
+ * after its retry), every later write of the answer fails at once with that error instead of
+ * waiting out the deadline again: the user reads why after one deadline, not after each retry.
  */
 export class SlackReply implements ReplyChannel {
   readonly limits = SLACK_LIMITS;
   private threadTs: string | undefined;
-  /** Whether the buttons of a natively streamed answer were given to the asker. */
-  private buttonsSent = false;
+  /** What stops the answer when the user stops its stream in Slack's client. */
+  private userStop: (() => void) | undefined;
+  private deferred = false;
+  private announced = false;
+  /** The error of a Web API call of this answer that Slack did not answer, once there is one. */
+  private unanswered: { error: unknown } | undefined;
 
   constructor(
     private readonly client: WebClient,
@@ -76,53 +100,108 @@ export class SlackReply implements ReplyChannel {
     this.threadTs = target.threadTs;
   }
 
-  async defer(): Promise<void> {}
+  /** The thread the answer goes into, once known (a mention's, or the posted question's). */
+  get answerThreadTs(): string | undefined {
+    return this.threadTs;
+  }
+
+  /**
+   * In a thread that streams natively (a mention's, a DM thread), shows "is thinking…"
+   * (`assistant.threads.setStatus`) until the first text, where Slack allows it. Idempotent.
+   */
+  async defer(): Promise<void> {
+    if (this.deferred) return;
+    this.deferred = true;
+    const { native, team, channel } = this.target;
+    if (native && this.threadTs && native.streaming.statusAllowed(team)) {
+      const status = this.client.assistant.threads.setStatus({ channel_id: channel, thread_ts: this.threadTs, status: 'is thinking…' }).catch((error: unknown) => {
+        native.streaming.refuseStatus(team, error);
+        this.log.debug({ err: error instanceof Error ? error.message : String(error) }, 'slack refused the thinking status');
+      });
+      // A nicety: the answer does not wait long for it.
+      await Promise.race([status, new Promise((resolve) => setTimeout(resolve, STATUS_WAIT_MS).unref())]);
+    }
+  }
+
+  /**
+   * Runs one Web API call of this answer.
+   * @throws what the call threw; at once, without calling, the error of an earlier call Slack
+   *   did not answer.
+   */
+  private async call<T>(run: () => Promise<T>): Promise<T> {
+    if (this.unanswered) throw this.unanswered.error;
+    try {
+      return await run();
+    } catch (error) {
+      if (slackDidNotAnswer(error)) this.unanswered = { error };
+      throw error;
+    }
+  }
 
   /** Whether a text message now would stream natively (a thread, and no refusal remembered). */
   private streamsNatively(): boolean {
-    const { native, threadTs, team, channel } = this.target;
-    return Boolean(native && threadTs && native.streaming.allowed(team, channel));
+    const { native, team, channel } = this.target;
+    return Boolean(native && this.threadTs && native.streaming.allowed(team, channel));
+  }
+
+  /**
+   * Posts the question when the target asks for it, before the answer's first message (so a
+   * command that fails before any answer leaves nothing public); its thread holds the answer.
+   */
+  private async announce(): Promise<void> {
+    const announce = this.target.announce;
+    if (!announce || this.announced) return;
+    this.announced = true;
+    const question = announce.question();
+    if (!question) return;
+    const posted = await this.call(() =>
+      this.client.chat.postMessage({ channel: this.target.channel, text: questionText(announce.asker, question), unfurl_links: false, unfurl_media: false }),
+    );
+    if (posted.ts) this.threadTs = posted.ts;
   }
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
+    await this.announce();
     const channel = this.target.channel;
     const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
     if (plainText && this.streamsNatively()) {
-      const { native, threadTs, team } = this.target;
+      const { native, team } = this.target;
+      const threadTs = this.threadTs!;
       try {
-        const stream = await NativeStream.start(this.client, { channel, threadTs: threadTs!, recipient: native!.recipient }, message.content, this.log);
-        // A streaming message takes no blocks: its buttons (Stop) go to the asker alone.
-        if (message.buttons?.length && !this.buttonsSent) {
-          this.buttonsSent = true;
-          await this.ephemeral({ content: 'The answer is streaming in the thread; you can stop it here.', buttons: message.buttons }).catch((error: unknown) =>
-            this.log.debug({ err: error }, 'could not post the Stop button'),
-          );
-        }
-        return { edit: (m, final) => stream.write(m.content, final === true), close: () => stream.close() };
+        const stream = await this.call(() => NativeStream.start(this.client, { channel, threadTs, recipient: native!.recipient }, message.content, this.log));
+        // A streaming message takes no blocks: Slack's client shows its own stop control, whose
+        // use (stopped_by_user) stops the answer as the Stop button does elsewhere.
+        stream.onUserStop = () => this.userStop?.();
+        return { edit: (m, final) => this.call(() => stream.write(m.content, final === true)), close: () => stream.close() };
       } catch (error) {
         if (!native!.streaming.refuse(team, channel, error)) throw error;
         this.log.info({ err: error instanceof Error ? error.message : String(error), channel }, 'slack refused native streaming here; posting and updating instead');
       }
     }
-    if (message.files?.length) {
-      await this.client.filesUploadV2({
-        channel_id: channel,
-        initial_comment: escapeSlackText(message.content),
-        // Where the answer goes, not a text continuation's thread: an image is for the channel to see.
-        ...(this.target.threadTs ? { thread_ts: this.target.threadTs } : {}),
-        file_uploads: message.files.map((f) => ({ file: f.data, filename: f.name, ...(f.description ? { alt_text: f.description } : {}) })),
-      });
+    const files = message.files;
+    if (files?.length) {
+      await this.call(() =>
+        this.client.filesUploadV2({
+          channel_id: channel,
+          initial_comment: escapeSlackText(message.content),
+          // Where the answer goes, not a text continuation's thread: an image is for the channel to see.
+          ...(this.target.threadTs ? { thread_ts: this.target.threadTs } : {}),
+          file_uploads: files.map((f) => ({ file: f.data, filename: f.name, ...(f.description ? { alt_text: f.description } : {}) })),
+        }),
+      );
       return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
     }
     const blocks = blocksOf(message);
-    const posted = await this.client.chat.postMessage({
-      channel,
-      text: fallbackTextOf(message),
-      ...(blocks ? { blocks } : {}),
-      unfurl_links: false,
-      unfurl_media: false,
-      ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
-    });
+    const posted = await this.call(() =>
+      this.client.chat.postMessage({
+        channel,
+        text: fallbackTextOf(message),
+        ...(blocks ? { blocks } : {}),
+        unfurl_links: false,
+        unfurl_media: false,
+        ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
+      }),
+    );
     const ts = posted.ts;
     if (!ts) throw new Error('chat.postMessage returned no ts');
     if (this.target.continueInThread) this.threadTs ??= ts;
@@ -133,9 +212,13 @@ export class SlackReply implements ReplyChannel {
         // An edit that names its buttons (none: a streamed answer's final write) replaces the
         // blocks; Slack keeps the previous blocks of an update that sends none.
         const blocks = edited ?? (m.buttons ? [] : undefined);
-        await this.client.chat.update({ channel: postedChannel, ts, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}) });
+        await this.call(() => this.client.chat.update({ channel: postedChannel, ts, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}) }));
       },
     };
+  }
+
+  onUserStop(stop: () => void): void {
+    this.userStop = stop;
   }
 
   explain(error: unknown): string | undefined {

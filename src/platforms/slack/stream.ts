@@ -21,7 +21,7 @@ const WORKSPACE_REFUSALS = new Set(['unknown_method', 'feature_not_enabled', 'me
 /** Refusals that concern one channel (remembered per channel). */
 const CHANNEL_REFUSALS = new Set(['not_in_channel', 'channel_not_found', 'channel_type_not_supported', 'invalid_channel_type', 'missing_recipient_team_id', 'missing_recipient_user_id', 'is_archived', 'restricted_action_thread_locked', 'messages_tab_disabled', 'ratelimited', 'rate_limited']);
 /** A stream Slack has closed (expired after ~5 minutes, or stopped). */
-const CLOSED_STREAM = new Set(['message_not_in_streaming_state', 'streaming_state_conflict', 'message_not_found']);
+const CLOSED_STREAM = new Set(['message_not_in_streaming_state', 'streaming_state_conflict', 'message_not_found', 'stopped_by_user']);
 
 /** How long a refusal is remembered, in ms. */
 const REFUSAL_TTL_MS = 60 * 60_000;
@@ -39,6 +39,16 @@ export class SlackStreaming {
   private readonly refused = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  /** Whether `assistant.threads.setStatus` may be tried in `team` (not refused there lately). */
+  statusAllowed(team: string): boolean {
+    return !this.isRefused(`status:${team}`);
+  }
+
+  /** Remembers a refusal of `assistant.threads.setStatus` in `team` (any Slack error: it is only a nicety). */
+  refuseStatus(team: string, error: unknown): void {
+    if (slackErrorCode(error)) this.refused.set(`status:${team}`, this.now() + REFUSAL_TTL_MS);
+  }
 
   /** Whether answers in `channel` of `team` may try native streaming. */
   allowed(team: string, channel: string): boolean {
@@ -78,6 +88,8 @@ export class NativeStream {
   /** The text shown so far (as the core wrote it, before escaping). */
   private shown = '';
   private open = true;
+  /** Called when Slack says the user stopped the stream (`stopped_by_user`). */
+  onUserStop: (() => void) | undefined;
 
   private constructor(
     private readonly client: WebClient,
@@ -145,8 +157,14 @@ export class NativeStream {
         this.open = false;
       } catch (error) {
         if (!isClosedStream(error)) throw error;
-        this.log.info({ ts: this.ts }, 'slack closed the stream mid-answer; continuing with chat.update');
         this.open = false;
+        if (slackErrorCode(error) === 'stopped_by_user') {
+          // The user stopped it in Slack's client: the answer is stopped, as by the Stop button.
+          this.log.info({ ts: this.ts }, 'the user stopped the stream in Slack');
+          this.onUserStop?.();
+        } else {
+          this.log.info({ ts: this.ts }, 'slack closed the stream mid-answer; continuing with chat.update');
+        }
       }
     }
     await this.client.chat.update({ channel: this.channel, ts: this.ts, text: escapeSlackText(text) });

@@ -101,7 +101,8 @@ export class FakeSlackCore {
     const server = createServer({ keepAliveTimeout: 5_000 });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      // A backlog like a real front end's: Node's default 511 drops SYNs of a 1,000-request burst (retried after 1-3 s).
+      server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => resolve());
     });
     return { server, port: (server.address() as AddressInfo).port };
   }
@@ -198,6 +199,21 @@ export class FakeSlackCore {
   }
 
   /**
+   * Scripts silence: the next `count` calls of `method` (Infinity: every call until
+   * {@link stopHanging}) are read and recorded (`status: 0`) but never answered and do nothing;
+   * each response stays open until the client gives up (its own timeout) or the fake closes, as
+   * when Slack or the network swallows a call.
+   */
+  hangNext(method: string, count = 1): void {
+    this.webApi.hangNext(method, count);
+  }
+
+  /** Ends scripted silence: calls of `method` (of every method when undefined) are answered again. */
+  stopHanging(method?: string): void {
+    this.webApi.stopHanging(method);
+  }
+
+  /**
    * Posts a message as a user (not the bot), e.g. to check that the bot cannot edit it.
    * @throws Error for an unknown channel or user.
    */
@@ -210,11 +226,12 @@ export class FakeSlackCore {
   /**
    * Forgets messages (and their streams), files, calls, ephemerals, response URLs, failures,
    * uploads, downloads, event deliveries, loading statuses, button presses, envelopes, closed
-   * Socket Mode connections and rate-limit state; keeps channels (DMs too), users, scopes,
-   * subscriptions, settings (streaming ones too) and open connections.
+   * Socket Mode connections, rate-limit state and scripted hangs; keeps channels (DMs too),
+   * users, scopes, subscriptions, settings (streaming ones too) and open connections.
    */
   reset(): void {
     this.socketMode.reset();
+    this.webApi.reset();
     this.ws.reset();
   }
 

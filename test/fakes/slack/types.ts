@@ -248,7 +248,7 @@ export interface SlackApiCall {
   auth: 'header' | 'body' | 'none';
   /** Which token it was: the bot token, the app-level token, another one, or none. */
   tokenType: 'bot' | 'app' | 'unknown' | 'none';
-  /** HTTP status answered (200, or 429 when rate limited). */
+  /** HTTP status answered (200, or 429 when rate limited); 0 for a call left unanswered (`hangNext`). */
   status: number;
   ok: boolean;
   error: string | undefined;

@@ -9,7 +9,10 @@
  *
  * Answers: HTTP 200 `{ ok: true, … }` / `{ ok: false, error, … }` (`not_authed`, `invalid_auth`,
  * `not_allowed_token_type`, `missing_scope`, `unknown_method`, `invalid_arguments`, …), or HTTP
- * 429 with a `Retry-After` header in whole seconds and `{ ok: false, error: 'ratelimited' }`.
+ * 429 with a `Retry-After` header in whole seconds and `{ ok: false, error: 'ratelimited' }`,
+ * or, for a call scripted with {@link WebApi.hangNext}, no answer at all: the request is read
+ * and recorded (`status: 0`), nothing is done, and the response stays open until the client
+ * gives up or the fake closes (Slack or the network swallowing a call).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ALTERNATIVE_SCOPES, neededScope } from './scopes.ts';
@@ -34,10 +37,42 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 export class WebApi {
+  /** Scripted hangs: how many more calls of each method to leave unanswered (Infinity: until {@link stopHanging}). */
+  private readonly hangs = new Map<string, number>();
+
   constructor(
     private readonly ws: Workspace,
     private readonly methods: MethodTable,
   ) {}
+
+  /**
+   * The next `count` calls of `method` (Infinity: every call until {@link stopHanging}) get no
+   * answer: each is recorded (`status: 0`, `ok: false`, no `error`) and nothing is done, and its
+   * response stays open until the client gives up (its own timeout) or the fake closes.
+   */
+  hangNext(method: string, count = 1): void {
+    this.hangs.set(method, (this.hangs.get(method) ?? 0) + count);
+  }
+
+  /** Answers calls of `method` again (of every method when undefined); calls held so far stay unanswered. */
+  stopHanging(method?: string): void {
+    if (method === undefined) this.hangs.clear();
+    else this.hangs.delete(method);
+  }
+
+  /** Forgets scripted hangs. */
+  reset(): void {
+    this.hangs.clear();
+  }
+
+  /** Consumes a scripted hang of `method`. @returns whether this call is to be left unanswered. */
+  private takeHang(method: string): boolean {
+    const left = this.hangs.get(method) ?? 0;
+    if (left <= 0) return false;
+    if (left === 1) this.hangs.delete(method);
+    else this.hangs.set(method, left - 1);
+    return true;
+  }
 
   /** Answers one Web API request for `method` (already URL-decoded). */
   async handle(method: string, req: IncomingMessage, url: URL, raw: Buffer, res: ServerResponse): Promise<void> {
@@ -48,6 +83,10 @@ export class WebApi {
     try {
       const { params, bodyToken } = await parseParams(req, url, raw);
       call.params = params;
+      if (this.takeHang(method)) {
+        call.status = 0;
+        return; // the response stays open: the client's deadline (or close()) ends it
+      }
       const handler = this.methods[method];
       if (!handler) throw new SlackApiError('unknown_method', { req_method: method });
       const header = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
