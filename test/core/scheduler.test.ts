@@ -1,7 +1,9 @@
 /**
  * The write scheduler under a fake clock: budgets are never exceeded, pending writes of one
  * message coalesce and never overlap, streams sharing a bucket take turns, final writes go
- * first, and a 429 or an exhausted bucket holds and slows the bucket.
+ * first, and a 429 or an exhausted bucket holds and slows the bucket; writes count from their
+ * completion, a bucket may bound how many run at once, a bucket's budget can be set alone, and
+ * the buckets of a prefix can spend another one too.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WriteScheduler, type WriteRequest } from '../../src/core/delivery/scheduler.ts';
@@ -111,6 +113,103 @@ describe('WriteScheduler', () => {
     expect(ran).toEqual([]);
     await vi.advanceTimersByTimeAsync(100);
     expect(await write).toBe('written');
+  });
+
+  it('counts a write from its completion: a slow write keeps its place in the window until it is done, and for a window after', async () => {
+    const { scheduler, ran, request } = setup(1, 1000);
+    const completed: number[] = [];
+    // The first write takes 1.5 s (a REST client waiting out a retry-after before it lands).
+    const slow = scheduler.submit(request('a:0', { run: async () => {
+      ran.push({ at: performance.now(), key: 'a:0' });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      completed.push(performance.now());
+    } }));
+    const next = scheduler.submit(request('b:0'));
+    await vi.advanceTimersByTimeAsync(1200);
+    // Counted from its start, a:0 would have left the window at 1 s while still under way.
+    expect(ran.map((r) => r.key)).toEqual(['a:0']);
+    await vi.advanceTimersByTimeAsync(1400);
+    await Promise.all([slow, next]);
+    expect(completed).toEqual([1500]);
+    expect(ran.map((r) => [r.key, r.at])).toEqual([['a:0', 0], ['b:0', 2500]]);
+  });
+
+  it('runs at most `concurrency` writes of a bucket at once, whatever its rate', async () => {
+    const scheduler = new WriteScheduler();
+    scheduler.define('one:', { limit: 1_000, windowMs: 1000, concurrency: 1 });
+    let inFlight = 0;
+    let most = 0;
+    const order: string[] = [];
+    const write = (key: string): WriteRequest => ({
+      key,
+      stream: key,
+      buckets: ['one:x'],
+      final: false,
+      run: async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        order.push(key);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        inFlight -= 1;
+      },
+    });
+    const all = ['a', 'b', 'c', 'd'].map((k) => scheduler.submit(write(k)));
+    await vi.advanceTimersByTimeAsync(120);
+    expect(order).toEqual(['a', 'b', 'c']);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await Promise.all(all)).toEqual(Array(4).fill('written'));
+    expect(most).toBe(1);
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('sets one bucket\'s budget over its prefix\'s (and back), keeping what was already written', async () => {
+    const { scheduler, ran, request } = setup(100, 1000);
+    scheduler.setBudget('b:1', { limit: 2, windowMs: 1000 });
+    const first = Array.from({ length: 4 }, (_, i) => scheduler.submit(request(`s${i}:0`)));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(ran).toHaveLength(2);
+    // Another bucket of the prefix keeps the prefix's budget.
+    const other = Array.from({ length: 4 }, (_, i) => scheduler.submit(request(`o${i}:0`, { buckets: ['b:2'] })));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(ran.filter((r) => r.key.startsWith('o'))).toHaveLength(4);
+    scheduler.setBudget('b:1', undefined);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(ran.filter((r) => r.key.startsWith('s'))).toHaveLength(4);
+    await Promise.all([...first, ...other]);
+  });
+
+  it('makes the buckets of a prefix also spend the bucket alsoSpend names', async () => {
+    const scheduler = new WriteScheduler();
+    scheduler.define('chan:', { limit: 100, windowMs: 1000 });
+    scheduler.define('token:', { limit: 100, windowMs: 1000 });
+    scheduler.define('all:', { limit: 3, windowMs: 1000 });
+    scheduler.alsoSpend('chan:', (bucket) => `all:${bucket.slice('chan:'.length)}`);
+    const ran: string[] = [];
+    const write = (key: string, buckets: string[]): WriteRequest => ({ key, stream: key, buckets, final: false, run: async () => void ran.push(key) });
+    // Two bot-token writes (chan:1, implying all:1) and two interaction writes naming all:1 themselves.
+    const writes = [
+      scheduler.submit(write('bot1', ['chan:1'])),
+      scheduler.submit(write('bot2', ['chan:1'])),
+      scheduler.submit(write('ix1', ['token:a', 'all:1'])),
+      scheduler.submit(write('ix2', ['token:b', 'all:1'])),
+      scheduler.submit(write('elsewhere', ['chan:2'])),
+    ];
+    await vi.advanceTimersByTimeAsync(10);
+    expect(ran).toEqual(['bot1', 'bot2', 'ix1', 'elsewhere']);
+    await vi.advanceTimersByTimeAsync(1000);
+    await Promise.all(writes);
+    expect(ran).toEqual(['bot1', 'bot2', 'ix1', 'elsewhere', 'ix2']);
+  });
+
+  it('after a 429 with slowDown false holds the bucket until retry-after without halving its budget', async () => {
+    const { scheduler, ran, request } = setup(4, 1000);
+    scheduler.rateLimited('b:1', 2000, { slowDown: false });
+    const writes = Array.from({ length: 4 }, (_, i) => scheduler.submit(request(`s${i}:0`)));
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(ran).toEqual([]);
+    await vi.advanceTimersByTimeAsync(10);
+    await Promise.all(writes);
+    expect(ran.map((r) => r.at)).toEqual([2000, 2000, 2000, 2000]);
   });
 
   it('passes on what a write threw, and goes on with the others', async () => {

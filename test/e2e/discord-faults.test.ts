@@ -3,7 +3,8 @@
  * re-encoded to fit; an expired interaction token (50027) does not leave "is thinking…"
  * behind; a continuation Discord refuses (403 Missing Permissions) is explained in the first
  * message; a deferred reply that cannot be deleted becomes the error sentence; a blank prompt
- * is refused before any service call.
+ * is refused before any service call; an interaction with neither member nor user is answered
+ * and logged once instead of throwing inside discord.js.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
@@ -11,6 +12,7 @@ import { FakeService } from '../fakes/service.ts';
 import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
 import { startTestBot, type TestBot } from './harness.ts';
 import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
+import { MALFORMED_INTERACTION_TEXT } from '../../src/platforms/discord/guard.ts';
 
 /** The upload limit the fake's interactions announce (`attachment_size_limit`), in bytes. */
 const LIMIT = 600 * 1024;
@@ -96,5 +98,38 @@ describe('Discord refusing or failing', () => {
     expect(errorCode).toBe('invalid_option');
     expect(interaction.messages.find((m) => m.ephemeral)!.content).toBe('/chat needs `prompt`: What to ask or say.');
     expect(service.chatRequests().length).toBe(before);
+  });
+  it('answers an interaction with neither member nor user in a sentence, logs one line, throws nothing, and the next /chat works', async () => {
+    const escaped: unknown[] = [];
+    const onEscape = (error: unknown) => escaped.push(error);
+    process.on('uncaughtException', onEscape);
+    process.on('unhandledRejection', onEscape);
+    try {
+      const channel = discord.addChannel('no-invoker');
+      const logsBefore = testBot.logs.length;
+      const requests = service.requests.length;
+      const interaction = discord.dispatchInteraction({ command: 'chat', options: { prompt: 'who am I?' }, channelId: channel.id, withoutInvoker: true });
+      expect(interaction.payload.member).toBeUndefined();
+      expect(interaction.payload.user).toBeUndefined();
+      await expect.poll(() => interaction.callbacks.length, { timeout: 3_000 }).toBe(1);
+      expect(interaction.callbacks[0]).toMatchObject({ type: 4, flags: 64, status: 204 });
+      expect(interaction.messages.map((m) => [m.content, m.ephemeral])).toEqual([[MALFORMED_INTERACTION_TEXT, true]]);
+      // Time for a late rejection from discord.js's gateway listener to surface.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(escaped).toEqual([]);
+      const lines = testBot.logs.slice(logsBefore).filter((l) => l.level >= 40);
+      expect(lines).toEqual([expect.objectContaining({ level: 40, interaction: interaction.id, command: 'chat', answered: true, msg: 'discord sent an interaction with neither member nor user; not run' })]);
+      expect(lines[0]).not.toHaveProperty('err');
+      expect(service.requests.length).toBe(requests);
+
+      const { interaction: next, ok } = await run('after-no-invoker', 'chat', { prompt: 'hello again' });
+      expect(ok).toBe(true);
+      expect(next.original!.loading).toBe(false);
+      expect(next.original!.content.trim()).not.toBe('');
+      expect(escaped).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onEscape);
+      process.off('unhandledRejection', onEscape);
+    }
   });
 });

@@ -22,9 +22,14 @@
  *   `MESSAGE_REFERENCE_UNKNOWN_MESSAGE`) unless `fail_if_not_exists: false`; the replied author
  *   is pinged without `allowed_mentions`, else only with `replied_user: true`; the bot edits
  *   only its own messages (403, 50005) and deletes no one else's (403, 50013);
- * - every create and edit of a message counts against a per-channel budget (default 5 per 5 s,
- *   DMs and threads too): over it, 429 with `retry-after` and `x-ratelimit-*` headers (the
- *   headers of accepted writes report the same budget), which discord.js waits out and retries;
+ * - creates and edits of messages count against rate limits in one of two modes
+ *   (`rateLimitMode`, `setRateLimitMode`): `shared` (default), one hidden budget per channel
+ *   (`messageBudget`, 5 per 5 s; DMs and threads too) spent by every write, interaction
+ *   webhooks included; `documented`, a bucket per interaction token for its webhook routes
+ *   (`webhookBudget`, 5 per 2 s) and one per channel for bot-token writes (5 per 5 s). Over a
+ *   budget, 429 with `retry-after`, `x-ratelimit-scope: user` and `x-ratelimit-*` headers (the
+ *   headers of accepted writes report the same bucket, `x-ratelimit-bucket` one hash per kind
+ *   of bucket), which discord.js waits out and retries; `rateLimits` records each 429;
  * - application command JSON (`PUT /applications/:app[/guilds/:guild]/commands`) is validated
  *   like Discord does (names, lengths, option counts and order, choices);
  * - gateway intents: IDENTIFY with a privileged intent the app is not approved for
@@ -44,10 +49,20 @@
  *   button press (type 3) takes 4, 5, 6 (deferred update) or 7 (update of the message with
  *   the button), and after 6/7 `@original` is that message;
  *
+ * - gateway: IDENTIFY with `shard: [id, count]`; a guild's events go to shard
+ *   `(guild_id >> 22) % count` only, DMs to shard 0; RESUME continues a closed session with its
+ *   intents and shard;
+ *
+ * Tests script gateway faults: `dropGateway` (an outage: sessions closed with a resumable code
+ * or cut, new connections refused with 503 or held without HELLO) and `restoreGateway`;
+ * `closeGatewaySessions(code)` (4004 when the token was reset); and read `gatewayIdentifies`,
+ * `gatewayResumes`, `gatewaySessions`, `refusedGatewayConnections`.
+ *
  * Tests script users: `postUserMessage` (a user's, another bot's or a webhook's message, with
  * mentions, files, as a reply), `openDm`, `addThread`, `addChannel`, `dispatchInteraction`
- * (with file options), `dispatchAutocomplete` (its `outcome` resolves with the choices or as
- * expired), `pressButton` (a button of one of the bot's messages, by `custom_id`).
+ * (with file options; `withoutInvoker` for a malformed one with neither `member` nor `user`),
+ * `dispatchAutocomplete` (its `outcome` resolves with the choices or as expired), `pressButton`
+ * (a button of one of the bot's messages, by `custom_id`).
  *
  * It records what a test needs: every REST request (`requests`), every accepted create/edit
  * with its `allowed_mentions` and whom it would have pinged (`writes`), every message with
@@ -63,7 +78,7 @@
  * commands, interactions, channels, CDN); `writes.ts` the bot's creates and edits;
  * `user-actions.ts` what users do; `interaction-payload.ts` commands and autocomplete;
  * `components.ts` button presses; `attachments.ts` files and signed URLs; `validation.ts`
- * and `command-validation.ts` Discord's form checks; `limits.ts` the per-channel budget.
+ * and `command-validation.ts` Discord's form checks; `limits.ts` the rate-limit buckets and their modes.
  */
 export { FakeDiscord } from './discord/fake.ts';
 export { ChannelType, FakeAutocomplete, FakeInteraction, FakeMessage, MessageFlag } from './discord/model.ts';
@@ -87,8 +102,11 @@ export type {
   OptionValue,
   PostUserMessageOptions,
   PressButtonOptions,
+  RateLimitMode,
   RateLimitRecord,
   UserAttachmentOptions,
 } from './discord/types.ts';
+export type { DropGatewayOptions, GatewayIdentify, GatewayOutageMode, GatewayResume, GatewaySessionInfo } from './discord/gateway.ts';
+export { shardOfGuild } from './discord/gateway.ts';
 export { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER } from './discord/constants.ts';
 export { snowflake } from './discord/util.ts';

@@ -15,6 +15,10 @@ import { handleChatInput } from './interactions.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { DiscordLimits } from './limits.ts';
 import { handleMessage, isAddressedToBot } from './messages.ts';
+import { guardMalformedInteractions } from './guard.ts';
+
+/** What discord.js may send a second before it holds requests back itself (Discord's interaction routes are exempt from the global 50/s). */
+const REST_GLOBAL_PER_SECOND = 1_000_000;
 
 /**
  * The gateway intents the bot asks for: guilds, guild messages and DMs (none privileged), and
@@ -63,8 +67,15 @@ export class DiscordAdapter {
       partials: [Partials.Channel],
       allowedMentions: NO_MENTIONS,
       ...shardOptions(config),
-      rest: { makeRequest: makeDiscordRequest, ...(config.apiUrl ? { api: config.apiUrl } : {}) },
+      // discord.js counts every request against Discord's global 50 a second, interaction
+      // callbacks and webhooks included, which Discord exempts ("Interaction endpoints are not
+      // bound to the bot's Global Rate Limit"): a burst of 1,000 commands then had its deferrals
+      // queued for 20 s, past the 3 s window. The global budget of bot-token writes is kept by the
+      // write scheduler instead (limits.ts); a global 429 is still honoured by discord.js.
+      rest: { makeRequest: makeDiscordRequest, globalRequestsPerSecond: REST_GLOBAL_PER_SECOND, ...(config.apiUrl ? { api: config.apiUrl } : {}) },
     });
+    // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
+    guardMalformedInteractions(this.client, log);
     const onError = (error: unknown) => this.log.error({ err: error }, 'discord handler failed');
     this.client.on(Events.InteractionCreate, (interaction) => {
       const deps = { core, commands, log, limits: this.limits };

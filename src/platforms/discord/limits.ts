@@ -1,13 +1,27 @@
 /**
  * Discord's rate limits as the write scheduler sees them (PLATFORM-LIMITS.md, topics/rate-limits):
- * an interaction's webhook token allows about 5 writes per 2 s; bot-token writes about 5 per
- * 5 s per channel. Some channels put every write, interactions' included, into one hidden
- * budget: a 429 on an interaction write the scheduler thought open teaches it that the
- * channel shares, and its interactions then spend the channel's budget too (for a while).
- * Every REST response's `X-RateLimit-*` headers and every 429 are fed to the scheduler.
+ * an interaction's webhook token allows about 5 writes per 2 s (`discord:webhook:<token hash>`);
+ * bot-token writes about 5 per 5 s per channel (`discord:channel:<id>`), and 50 a second in all
+ * (`discord:global`: Discord's global limit, which exempts interaction routes). Some channels put
+ * every write, interactions' included, into one hidden budget, which no header announces: the
+ * first write to a new bucket cannot know of it. So every write of a channel also spends the
+ * channel's all-writes bucket (`discord:writes:<id>`), whose budget is what the bot knows of
+ * the channel:
+ *
+ * - nothing yet: writes go one at a time (concurrency 1, no rate), so that a hidden budget
+ *   answers its first 429 before any other write is under way: a burst costs one 429, not one
+ *   per stream;
+ * - `shared` (a 429 the scheduler did not expect): the channel's budget, 5 per 5 s, for every
+ *   write, with the hold the 429 asked for;
+ * - `separate` (more than twice the channel's budget accepted within its window, which one
+ *   shared budget could not have done, even across a window's reset): no bound beyond the
+ *   token's and the channel's own buckets.
+ *
+ * What is learned lasts 10 minutes. Every REST response's `X-RateLimit-*` headers and every
+ * 429 are fed to the scheduler.
  */
 import { createHash } from 'node:crypto';
-import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
+import type { Budget, WriteScheduler } from '../../core/delivery/scheduler.ts';
 import type { BotEvents } from '../../core/events.ts';
 import type { Logger } from '../../log.ts';
 
@@ -15,10 +29,30 @@ import type { Logger } from '../../log.ts';
 export const DISCORD_BUDGETS = {
   webhook: { limit: 5, windowMs: 2_000 },
   channel: { limit: 5, windowMs: 5_000 },
+  /**
+   * Every bot-token request, 50 a second (Discord's global limit). Interaction callbacks and
+   * webhooks are exempt, and discord.js is told not to hold requests back itself (adapter.ts).
+   */
+  global: { limit: 50, windowMs: 1_000 },
 };
 
-/** How long a channel learned to share one budget is treated so, in ms. */
-const SHARED_FOR_MS = 10 * 60_000;
+/** The scheduler bucket of the bot token's global limit. */
+export const GLOBAL_BUCKET = 'discord:global';
+
+/** A limit no channel reaches: the all-writes bucket bounds only concurrency, or nothing. */
+const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
+/** The all-writes bucket of a channel whose sharing is not known yet: one write at a time. */
+const PROBING: Budget = { limit: UNBOUNDED, windowMs: DISCORD_BUDGETS.channel.windowMs, concurrency: 1 };
+
+/** The all-writes bucket of a channel found not to share one budget. */
+const SEPARATE: Budget = { limit: UNBOUNDED, windowMs: DISCORD_BUDGETS.channel.windowMs };
+
+/** How long what was learned about a channel holds, in ms. */
+const LEARNED_FOR_MS = 10 * 60_000;
+
+/** What the bot knows of a channel's writes: one budget for all (`shared`), its own per token and for the bot token (`separate`), or nothing yet. */
+export type ChannelSharing = 'shared' | 'separate' | 'unknown';
 
 /** The scheduler bucket of an interaction's webhook token (the token itself never appears). */
 export function webhookBucket(token: string): string {
@@ -30,16 +64,29 @@ export function channelBucket(channelId: string): string {
   return `discord:channel:${channelId}`;
 }
 
+/** The scheduler bucket every write of a channel spends (bot token and interaction tokens alike). */
+export function writesBucket(channelId: string): string {
+  return `discord:writes:${channelId}`;
+}
+
 /** What the adapter learns about Discord's limits, and feeds to the scheduler. */
 export class DiscordLimits {
-  /** Channels found to share one budget among all writes, until when (ms since epoch). */
-  private readonly shared = new Map<string, number>();
-  /** The channel of each interaction webhook bucket (to learn sharing from its 429s). */
+  /** Channels whose sharing was learned, and until when (ms since epoch). */
+  private readonly learned = new Map<string, { sharing: 'shared' | 'separate'; until: number }>();
+  /** The channel of each interaction webhook bucket (to learn sharing from its answers). */
   private readonly webhookChannels = new Map<string, string>();
+  /** Times (ms since epoch) of the writes Discord accepted lately, by channel (to learn `separate`). */
+  private readonly accepted = new Map<string, number[]>();
+  private acceptedSincePrune = 0;
 
   constructor(private readonly scheduler: WriteScheduler, private readonly events: BotEvents, private readonly log: Logger) {
     scheduler.define('discord:webhook:', DISCORD_BUDGETS.webhook);
     scheduler.define('discord:channel:', DISCORD_BUDGETS.channel);
+    scheduler.define('discord:writes:', PROBING);
+    // Bot-token writes of a channel spend its all-writes bucket too, and the global bot-token budget.
+    scheduler.alsoSpend('discord:channel:', (bucket) => this.writesBucketOf(bucket.slice('discord:channel:'.length)));
+    scheduler.setBudget(GLOBAL_BUCKET, DISCORD_BUDGETS.global);
+    scheduler.alsoSpend('discord:channel:', () => GLOBAL_BUCKET);
   }
 
   /** The buckets of an interaction's write in `channelId`; registers the pair (forgotten after 20 minutes). */
@@ -49,42 +96,90 @@ export class DiscordLimits {
       this.webhookChannels.set(bucket, channelId);
       setTimeout(() => this.webhookChannels.delete(bucket), 20 * 60_000).unref();
     }
-    return this.isShared(channelId) ? [bucket, channelBucket(channelId)] : [bucket];
+    return [bucket, this.writesBucketOf(channelId)];
   }
 
-  /** Whether a channel was found to share one budget. */
+  /** What is known of a channel's writes now (a learned state ends after 10 minutes). */
+  sharing(channelId: string): ChannelSharing {
+    const known = this.learned.get(channelId);
+    if (!known) return 'unknown';
+    if (known.until > Date.now()) return known.sharing;
+    this.learned.delete(channelId);
+    this.scheduler.setBudget(writesBucket(channelId), undefined);
+    return 'unknown';
+  }
+
+  /** Whether a channel was found to share one budget among all its writes. */
   isShared(channelId: string): boolean {
-    const until = this.shared.get(channelId);
-    if (until === undefined) return false;
-    if (until > Date.now()) return true;
-    this.shared.delete(channelId);
-    return false;
+    return this.sharing(channelId) === 'shared';
   }
 
   /**
-   * Reads one REST response (discord.js's `response` event): its rate-limit headers, and a 429.
+   * Reads one REST response (discord.js's `response` event): its rate-limit headers, an
+   * accepted write, and a 429.
    * @param path the request's path, e.g. `/webhooks/<app>/<token>/messages/@original`.
    */
   response(method: string, path: string, status: number, headers: Headers): void {
     const bucket = bucketOfPath(path);
     if (!bucket) return;
+    const isWebhook = bucket.startsWith('discord:webhook:');
+    const channelId = isWebhook ? this.webhookChannels.get(bucket) : bucket.slice('discord:channel:'.length);
     const remaining = Number(headers.get('x-ratelimit-remaining'));
     const resetAfter = Number(headers.get('x-ratelimit-reset-after'));
     const limit = Number(headers.get('x-ratelimit-limit'));
     if (Number.isFinite(remaining) && Number.isFinite(resetAfter) && headers.has('x-ratelimit-remaining')) {
-      this.scheduler.observe(bucket, { remaining, resetAfterMs: resetAfter * 1000, ...(Number.isFinite(limit) && limit > 0 && bucket.startsWith('discord:webhook:') ? { limit } : {}) });
+      const report = { remaining, resetAfterMs: resetAfter * 1000 };
+      this.scheduler.observe(bucket, { ...report, ...(Number.isFinite(limit) && limit > 0 && isWebhook ? { limit } : {}) });
+      // In a shared channel the bot-token bucket's headers describe the one budget.
+      if (!isWebhook && channelId && this.isShared(channelId)) this.scheduler.observe(writesBucket(channelId), report);
     }
+    if (status >= 200 && status < 300 && (method === 'POST' || method === 'PATCH') && channelId) this.accept(channelId);
     if (status !== 429) return;
     const retryAfterMs = Math.max(Number(headers.get('retry-after')) * 1000 || 0, (Number.isFinite(resetAfter) ? resetAfter : 1) * 1000);
     this.events.emit('platform.rate_limited', { platform: 'discord', route: `${method} ${routeOf(path)}` });
-    this.scheduler.rateLimited(bucket, retryAfterMs);
-    const channelId = bucket.startsWith('discord:webhook:') ? this.webhookChannels.get(bucket) : bucket.slice('discord:channel:'.length);
-    if (!channelId) return;
-    // A 429 means the channel's writes share a budget the scheduler did not know of: hold them all.
-    this.scheduler.rateLimited(channelBucket(channelId), retryAfterMs);
-    if (bucket.startsWith('discord:webhook:') && !this.isShared(channelId)) {
-      this.shared.set(channelId, Date.now() + SHARED_FOR_MS);
-      this.log.info({ channel: channelId }, 'discord: this channel shares one write budget among interactions: pacing them together');
+    if (!channelId) {
+      this.scheduler.rateLimited(bucket, retryAfterMs);
+      return;
+    }
+    if (this.isShared(channelId)) {
+      // Known to share, and still refused: the budget is smaller than thought; slow down.
+      this.scheduler.rateLimited(bucket, retryAfterMs);
+      this.scheduler.rateLimited(writesBucket(channelId), retryAfterMs);
+      return;
+    }
+    // A 429 the buckets did not expect: the channel's writes share a budget. Pace them all
+    // together from now on, holding them until the reset the 429 named (no halving: the cause is known).
+    this.learn(channelId, 'shared');
+    this.scheduler.rateLimited(bucket, retryAfterMs, { slowDown: false });
+    this.scheduler.rateLimited(writesBucket(channelId), retryAfterMs, { slowDown: false });
+  }
+
+  /** The channel's all-writes bucket, its budget brought up to date. */
+  private writesBucketOf(channelId: string): string {
+    this.sharing(channelId);
+    return writesBucket(channelId);
+  }
+
+  private learn(channelId: string, sharing: 'shared' | 'separate'): void {
+    this.learned.set(channelId, { sharing, until: Date.now() + LEARNED_FOR_MS });
+    this.scheduler.setBudget(writesBucket(channelId), sharing === 'shared' ? DISCORD_BUDGETS.channel : SEPARATE);
+    this.log.info({ channel: channelId, sharing }, sharing === 'shared'
+      ? 'discord: this channel shares one write budget among all writes: pacing them together'
+      : 'discord: this channel\'s interactions have budgets of their own: pacing them apart');
+  }
+
+  /** Counts an accepted write; more than twice the channel's budget within its window proves it is not shared. */
+  private accept(channelId: string): void {
+    const now = Date.now();
+    const { limit, windowMs } = DISCORD_BUDGETS.channel;
+    const times = (this.accepted.get(channelId) ?? []).filter((t) => t > now - windowMs);
+    times.push(now);
+    if (times.length > 2 * limit && this.sharing(channelId) === 'unknown') this.learn(channelId, 'separate');
+    this.accepted.set(channelId, times);
+    // Now and then, forget channels with no write in the window.
+    if (++this.acceptedSincePrune >= 1000) {
+      this.acceptedSincePrune = 0;
+      for (const [id, list] of this.accepted) if (list.at(-1)! <= now - windowMs) this.accepted.delete(id);
     }
   }
 }

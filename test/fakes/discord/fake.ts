@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Ctx } from './context.ts';
 import { DEFAULT_USER } from './constants.ts';
-import { Gateway } from './gateway.ts';
+import { Gateway, type DropGatewayOptions, type GatewayIdentify, type GatewayResume, type GatewaySessionInfo } from './gateway.ts';
 import { handleRequest } from './http.ts';
 import { pressButton } from './components.ts';
 import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload.ts';
@@ -33,6 +33,7 @@ import type {
   MessageBudget,
   PostUserMessageOptions,
   PressButtonOptions,
+  RateLimitMode,
   RateLimitRecord,
 } from './types.ts';
 import { channelJson, messageJson } from './wire.ts';
@@ -101,7 +102,8 @@ export class FakeDiscord {
     const server = createServer({ keepAliveTimeout: 5_000 });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      // A backlog like a real front end's: Node's default 511 drops SYNs of a 1,000-request burst (retried after 1-3 s).
+      server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => resolve());
     });
     const { port } = server.address() as AddressInfo;
     const fake = new FakeDiscord(server, port, options);
@@ -196,6 +198,20 @@ export class FakeDiscord {
   }
 
   /**
+   * Switches the rate limits enforced from now on: `shared` (one budget per channel for every
+   * write) or `documented` (per interaction token, and per channel for bot-token writes); every
+   * window starts afresh.
+   */
+  setRateLimitMode(mode: RateLimitMode): void {
+    this.ctx.budgets.setMode(mode);
+  }
+
+  /** The rate limits enforced now (see {@link setRateLimitMode}). */
+  get rateLimitMode(): RateLimitMode {
+    return this.ctx.state.options.rateLimitMode;
+  }
+
+  /**
    * Makes the next `times` requests that match fail with `status` before any other check
    * (nothing is applied): a Discord outage. Faults are used in the order they were added.
    */
@@ -236,6 +252,63 @@ export class FakeDiscord {
       };
       this.events.on(event, listener as never);
     });
+  }
+
+  // ------------------------------------------------------------ gateway faults and records
+
+  /**
+   * A gateway outage: every open connection is closed with `options.close` (default 4000
+   * "Unknown error.", which discord.js resumes after) or cut without a close frame
+   * (`'terminate'`: the client sees 1006); until {@link restoreGateway}, new connections are
+   * refused with HTTP 503 (`whileDown: 'refuse'`, default) or accepted without HELLO
+   * (`'hold'`). The dropped sessions stay resumable.
+   * @returns the number of connections ended.
+   */
+  dropGateway(options: DropGatewayOptions = {}): number {
+    return this.ctx.gateway.drop(options);
+  }
+
+  /**
+   * Ends the outage: connections are accepted again, held ones get their HELLO now, and a
+   * RESUME of a dropped session is answered RESUMED (an IDENTIFY, READY).
+   */
+  restoreGateway(): void {
+    this.ctx.gateway.restore();
+  }
+
+  /** True between {@link dropGateway} and {@link restoreGateway}. */
+  get gatewayDown(): boolean {
+    return this.ctx.gateway.down;
+  }
+
+  /** Connection attempts refused (HTTP 503) during outages so far. */
+  get refusedGatewayConnections(): number {
+    return this.ctx.gateway.refusedConnections;
+  }
+
+  /**
+   * Closes every open gateway connection with `code` and Discord's reason for it, as Discord
+   * does mid-session (4004 "Authentication failed." when the bot's token was reset). After
+   * 4004, 4007, 4009 or 4010–4014 the session cannot be resumed.
+   * @returns the number of connections closed.
+   */
+  closeGatewaySessions(code: number, reason?: string): number {
+    return this.ctx.gateway.closeSessions(code, reason);
+  }
+
+  /** Every accepted IDENTIFY (sessions started, with their `[shard, count]`), oldest first. */
+  get gatewayIdentifies(): readonly GatewayIdentify[] {
+    return this.ctx.gateway.identifies;
+  }
+
+  /** Every accepted RESUME, oldest first. */
+  get gatewayResumes(): readonly GatewayResume[] {
+    return this.ctx.gateway.resumes;
+  }
+
+  /** The open gateway connections now (identified or not), oldest first. */
+  get gatewaySessions(): GatewaySessionInfo[] {
+    return this.ctx.gateway.openSessions;
   }
 
   /** Resolves once a bot has identified on the gateway. @throws after `timeoutMs`. */
@@ -283,7 +356,10 @@ export class FakeDiscord {
     return pressButton(this.ctx, options);
   }
 
-  /** Sends a dispatch (op 0) to every identified session. */
+  /**
+   * Sends a dispatch (op 0) to every identified session whose intents allow it and whose shard
+   * holds the event's guild (`(guild_id >> 22) % count`; shard 0 for events without a guild).
+   */
   dispatch(event: string, data: unknown): void {
     this.ctx.gateway.dispatch(event, data);
   }

@@ -136,6 +136,8 @@ export function dispatchInteraction(ctx: Ctx, options: DispatchInteractionOption
     return { name, type: optionType(registered, name, value), value };
   });
   const payload: Json = { ...env.payload, type: 2, data: commandData(ctx, options.command, registered, wireOptions, attachments) };
+  // A guild interaction names its invoker in `member` (a DM's, in `user`): `withoutInvoker` drops it.
+  if (options.withoutInvoker) delete payload.member;
   const interaction = new FakeInteraction(env.id, env.token, options.command, env.guildId, env.channel.id, env.user, payload, env.now, env.now + ctx.state.options.tokenTtlMs);
   for (const attachment of attachments) ctx.state.optionAttachments.set(attachment.id, { channelId: env.channel.id, attachment, interaction });
   return launch(ctx, interaction);

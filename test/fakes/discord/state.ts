@@ -80,6 +80,8 @@ export class FakeState {
       responseWindowMs: options.responseWindowMs ?? 3_000,
       tokenTtlMs: options.tokenTtlMs ?? 15 * 60_000,
       messageBudget: options.messageBudget ?? { limit: 5, windowMs: 5_000 },
+      webhookBudget: options.webhookBudget ?? { limit: 5, windowMs: 2_000 },
+      rateLimitMode: options.rateLimitMode ?? 'shared',
       maxFileBytes: options.maxFileBytes ?? 10 * 1024 * 1024,
       privilegedIntents: options.privilegedIntents ?? 0,
       sessionStartRemaining: options.sessionStartRemaining ?? 1000,

@@ -21,8 +21,19 @@ export interface FakeDiscordOptions {
   responseWindowMs?: number;
   /** Lifetime of an interaction token on webhook routes, in ms. Default 15 minutes. */
   tokenTtlMs?: number;
-  /** Creates + edits allowed per channel per window. Default 5 per 5,000 ms. */
+  /**
+   * Creates + edits allowed per channel per window. Default 5 per 5,000 ms. In `shared` mode
+   * every write in the channel counts; in `documented` mode only bot-token writes do.
+   */
   messageBudget?: MessageBudget;
+  /** `documented` mode: writes per interaction token (its webhook routes) per window. Default 5 per 2,000 ms. */
+  webhookBudget?: MessageBudget;
+  /**
+   * Which rate limits the fake enforces (see limits.ts): `shared`, one budget per channel for
+   * every write (default); `documented`, a bucket per interaction token and one per channel for
+   * bot-token writes.
+   */
+  rateLimitMode?: RateLimitMode;
   /** Largest file accepted, in bytes (also the interaction's `attachment_size_limit`). Default 10 MiB. */
   maxFileBytes?: number;
   /**
@@ -36,7 +47,13 @@ export interface FakeDiscordOptions {
   sessionStartRemaining?: number;
 }
 
-/** A per-channel rate limit on message creates and edits. */
+/**
+ * `shared`: one budget per channel for every write (interaction webhooks included);
+ * `documented`: per interaction token and, for bot-token writes, per channel.
+ */
+export type RateLimitMode = 'documented' | 'shared';
+
+/** A rate limit on message creates and edits (per channel, or per interaction token). */
 export interface MessageBudget {
   /** Writes per window. */
   limit: number;
@@ -85,6 +102,11 @@ export interface RateLimitRecord {
   path: string;
   /** What `retry-after` said, in ms (before rounding up to whole seconds). */
   retryAfterMs: number;
+  /**
+   * The budget that refused: `shared` (the channel's, every write; shared mode), `channel`
+   * (bot-token writes of the channel) or `webhook` (the interaction token's; documented mode).
+   */
+  bucket: 'shared' | 'channel' | 'webhook';
 }
 
 /** A scripted failure of matching REST requests (see {@link FakeDiscord.failNext}). */
@@ -109,7 +131,10 @@ export interface FakeDiscordEvents {
   callback: [FakeInteraction, CallbackRecord];
   write: [FakeWrite];
   rateLimited: [RateLimitRecord];
-  identify: [{ sessionId: string; intents: number }];
+  /** An IDENTIFY was accepted (READY sent); `shard` is `[id, count]`. */
+  identify: [{ sessionId: string; intents: number; shard: [number, number] }];
+  /** A RESUME was accepted (RESUMED sent). */
+  resume: [{ sessionId: string; shard: [number, number] }];
   /** A user's message was posted (after its MESSAGE_CREATE went out). */
   userMessage: [FakeMessage];
   typing: [FakeTyping];
@@ -209,6 +234,12 @@ export interface DispatchInteractionOptions {
   /** The member's permission bitfield (decimal string); wins over `admin`. */
   permissions?: string;
   locale?: string;
+  /**
+   * Sends the payload with neither `member` nor `user`, which Discord never does (it always says
+   * who invoked), to test a client's guard against a malformed interaction. The interaction is
+   * stored as usual: its token and callback work.
+   */
+  withoutInvoker?: boolean;
 }
 
 /** The user who invokes an interaction (a fresh id when `id` is absent). */

@@ -148,16 +148,19 @@ export function announce(ctx: Ctx, message: FakeMessage): void {
   if (!message.ephemeral) ctx.gateway.dispatch('MESSAGE_CREATE', gatewayMessageJson(ctx.state, message));
 }
 
-/** GET, DELETE or PATCH (an edit, within the channel's budget) of a message that exists. */
-export async function existingMessage(ctx: Ctx, method: string, message: FakeMessage, channelId: string, path: string, body: Body, via: 'webhook' | 'channel'): Promise<Reply> {
+/**
+ * GET, DELETE or PATCH (an edit, within its rate-limit bucket) of a message that exists.
+ * @param token the interaction token of a webhook route (its bucket in documented mode).
+ */
+export async function existingMessage(ctx: Ctx, method: string, message: FakeMessage, channelId: string, path: string, body: Body, via: 'webhook' | 'channel', token?: string): Promise<Reply> {
   if (method === 'GET') return { status: 200, body: restMessageJson(ctx.state, message) };
   if (method === 'DELETE') {
     message.deleted = true;
     return { status: 204 };
   }
-  ctx.budgets.check(channelId, method, path);
+  ctx.budgets.check(channelId, method, path, token);
   const written = await prepareWrite(ctx, body, message, { allowEphemeral: via === 'webhook', channelId });
-  const headers = ctx.budgets.spend(channelId);
+  const headers = ctx.budgets.spend(channelId, token);
   commit(ctx, message, written, 'edit', via);
   return { status: 200, body: restMessageJson(ctx.state, message), headers };
 }

@@ -163,9 +163,9 @@ export async function webhook(ctx: Ctx, method: string, applicationId: string, t
   if (messageRef === undefined) {
     // POST: a follow-up message.
     if (!interaction.response) throw unknownWebhook();
-    budgets.check(interaction.channelId, method, path);
+    budgets.check(interaction.channelId, method, path, token);
     const written = await prepareWrite(ctx, body, undefined, { allowEphemeral: true, channelId: interaction.channelId });
-    const headers = budgets.spend(interaction.channelId);
+    const headers = budgets.spend(interaction.channelId, token);
     const message = state.newMessage(interaction.channelId, 'followup', interaction);
     commit(ctx, message, written, 'create', 'webhook');
     interaction.followUps.push(message);
@@ -174,7 +174,7 @@ export async function webhook(ctx: Ctx, method: string, applicationId: string, t
   }
   const message = messageRef === '@original' ? interaction.original : interaction.followUps.find((m) => m.id === messageRef);
   if (!message || message.deleted) throw unknownMessage();
-  return existingMessage(ctx, method, message, interaction.channelId, path, body, 'webhook');
+  return existingMessage(ctx, method, message, interaction.channelId, path, body, 'webhook', token);
 }
 
 
