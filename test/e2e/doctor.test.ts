@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FakeService } from '../fakes/service.ts';
 import { FakeDiscord } from '../fakes/discord.ts';
+import { FakeSlack } from '../fakes/slack.ts';
+import { SLACK_BOT_SCOPES } from '../../src/platforms/slack/manifest.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -81,5 +83,35 @@ describe('npm run doctor', () => {
     const noStore = await doctor(env({ STORE_URL: 'redis://127.0.0.1:1' }));
     expect(noStore.code).toBe(1);
     expect(noStore.stdout).toMatch(/^✗ The store at redis:\/\/127\.0\.0\.1:1 does not answer \(.+\)\.$/m);
+  });
+
+  it('checks the Slack token against the scopes the manifest asks for: all there, then one removed and named', async () => {
+    // A workspace that granted what the manifest asks for.
+    const slack = await FakeSlack.start({ scopes: [...SLACK_BOT_SCOPES] });
+    try {
+      const slackEnv = {
+        SERVICE_BASE_URL: `${service.baseUrl}/v1`,
+        SERVICE_API_KEY: service.apiKey,
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_SIGNING_SECRET: slack.signingSecret,
+        SLACK_API_URL: slack.apiUrl,
+        STORE_URL: `sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-doctor-store-')), 's.sqlite')}`,
+        DEFAULT_CHAT_MODEL: 'fake-chat',
+      };
+      const good = await doctor(slackEnv);
+      expect(good.stdout).toMatch(/^✓ The Slack token has every scope the bot uses \(\d+\)\.$/m);
+      expect(good.stdout.split('\n').filter((l) => l.startsWith('✗'))).toEqual([]);
+      expect(good.code).toBe(0);
+
+      slack.setScopes(SLACK_BOT_SCOPES.filter((scope) => scope !== 'files:read'));
+      const missing = await doctor(slackEnv);
+      expect(missing.code).toBe(1);
+      expect(missing.stdout.split('\n').filter((l) => l.startsWith('✗'))).toEqual([
+        expect.stringMatching(/^✗ The Slack token lacks the scopes files:read: add them under OAuth & Permissions/),
+      ]);
+      expect(missing.stdout + missing.stderr).not.toContain(slack.botToken);
+    } finally {
+      await slack.close();
+    }
   });
 });
