@@ -4,7 +4,7 @@
  * button presses (components.ts), and messages addressed to the bot (messages.ts); rest.ts
  * holds what every write shares (no pings, limits, embeds, buttons, uploads).
  */
-import { Client, Events, GatewayCloseCodes, GatewayIntentBits, MessageFlags, Partials, RESTEvents, Status } from 'discord.js';
+import { Client, Events, GatewayCloseCodes, GatewayIntentBits, MessageFlags, Partials, RESTEvents, Status, type RESTOptions } from 'discord.js';
 import type { Command } from '../../core/command.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Core } from '../../core/core.ts';
@@ -16,9 +16,18 @@ import { handleAutocomplete, handleButton } from './components.ts';
 import { DiscordLimits } from './limits.ts';
 import { handleMessage, isAddressedToBot } from './messages.ts';
 import { guardMalformedInteractions } from './guard.ts';
+import { Agent } from 'undici';
 
 /** What discord.js may send a second before it holds requests back itself (Discord's interaction routes are exempt from the global 50/s). */
 const REST_GLOBAL_PER_SECOND = 1_000_000;
+
+/**
+ * Keep-alive connections discord.js keeps to Discord's API. Unbounded (discord.js's default),
+ * a burst of 1,000 commands opened 1,000 connections at once, and their deferrals reached
+ * Discord after its 3 s window; 128 reused connections carry such a burst within it
+ * (bench/streams.bench.ts).
+ */
+const REST_CONNECTIONS = 128;
 
 /**
  * The gateway intents the bot asks for: guilds, guild messages and DMs (none privileged), and
@@ -72,7 +81,8 @@ export class DiscordAdapter {
       // bound to the bot's Global Rate Limit"): a burst of 1,000 commands then had its deferrals
       // queued for 20 s, past the 3 s window. The global budget of bot-token writes is kept by the
       // write scheduler instead (limits.ts); a global 429 is still honoured by discord.js.
-      rest: { makeRequest: makeDiscordRequest, globalRequestsPerSecond: REST_GLOBAL_PER_SECOND, ...(config.apiUrl ? { api: config.apiUrl } : {}) },
+      // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
+      rest: { makeRequest: makeDiscordRequest, agent: new Agent({ connections: REST_CONNECTIONS, keepAliveTimeout: 30_000 }) as unknown as RESTOptions['agent'], globalRequestsPerSecond: REST_GLOBAL_PER_SECOND, ...(config.apiUrl ? { api: config.apiUrl } : {}) },
     });
     // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
     guardMalformedInteractions(this.client, log);
