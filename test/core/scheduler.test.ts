@@ -220,4 +220,29 @@ describe('WriteScheduler', () => {
     expect(await next).toBe('written');
     expect(ran.map((r) => r.key)).toEqual(['b:0']);
   });
+
+  it('spreads a long window\'s budget evenly with spacingMs: streams sharing it each get a turn all along, none waits out the window', async () => {
+    const scheduler = new WriteScheduler();
+    scheduler.define('b:', { limit: 10, windowMs: 10_000, spacingMs: 1_000 });
+    const ran: Array<{ at: number; stream: string }> = [];
+    // Four streams, each with a write pending again as soon as its last one ran.
+    const streams = ['s1', 's2', 's3', 's4'];
+    const submit = (stream: string): Promise<unknown> =>
+      scheduler.submit({ key: stream, stream, buckets: ['b:1'], final: false, run: async () => void ran.push({ at: performance.now(), stream }) }).then(() => (performance.now() < 15_000 ? submit(stream) : undefined));
+    const all = Promise.all(streams.map(submit));
+    // The last writes are submitted before 15 s; the bucket lets them all run by 20 s.
+    await vi.advanceTimersByTimeAsync(25_000);
+    await all;
+    const times = ran.map((r) => r.at);
+    // One write a second, never a burst: in any 10 s at most the budget.
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(1_000);
+    expect(busiestWindow(times, 10_000)).toBeLessThanOrEqual(10);
+    // Each stream's longest wait is about its fair share (4 streams × 1 s), not the window.
+    for (const stream of streams) {
+      const own = ran.filter((r) => r.stream === stream).map((r) => r.at);
+      let gap = 0;
+      for (let i = 1; i < own.length; i++) gap = Math.max(gap, own[i]! - own[i - 1]!);
+      expect(gap).toBeLessThanOrEqual(4_000);
+    }
+  });
 });

@@ -189,7 +189,7 @@ describe('Slack /imagine buttons', () => {
 });
 
 describe('Slack without native streaming', () => {
-  it('where Slack refuses streaming (unknown_method), the same answer arrives by post and chat.update, and the bot does not ask again', async () => {
+  it('where Slack refuses streaming (unknown_method), the same answer arrives by post and chat.update, the bot does not ask again, and the posted answer\'s Stop button works for the asker alone', async () => {
     const channel = CHANNELS.fallback;
     slack.setStreaming({ streaming: false });
     try {
@@ -209,6 +209,28 @@ describe('Slack without native streaming', () => {
       expect((await second.done).ok).toBe(true);
       expect(starts()).toBe(startsAfterFirst);
       expect(botMessages(channel).at(-1)).toMatchObject({ via: 'chat.postMessage', threadTs: second.ts });
+
+      // Posted answers carry a Stop button (a block): refused to another member, honoured for the asker.
+      const pieces = Array.from({ length: 60 }, (_, i) => `word${i + 1} `);
+      service.enqueue('chat', { stream: { pieces, chunkDelayMs: 100 } });
+      const third = await mention(channel, 'U0ALICE', 'Count slowly.');
+      await until(() => actionIds(botMessages(channel).at(-1)?.blocks as unknown[] | undefined).some((id) => id.startsWith('stop:')) && botMessages(channel).at(-1)!.threadTs === third.ts);
+      const streaming = botMessages(channel).at(-1)!;
+      const stopId = actionIds(streaming.blocks as unknown[]).find((id) => id.startsWith('stop:'))!;
+      const refusedDone = next('stop:button', channel);
+      await slack.sendBlockAction(botUrl, { user: 'U0BOB', channel, messageTs: streaming.ts, actionId: stopId });
+      await refusedDone;
+      expect(slack.responsePosts().some((p) => String((p.body as { text?: string }).text).includes('Only the person who asked, or an admin, can stop this answer.'))).toBe(true);
+      const closed = new Promise<{ at: number; finished: boolean }>((resolve) => service.events.once('streamClosed', resolve));
+      const pressedAt = Date.now();
+      await slack.sendBlockAction(botUrl, { user: 'U0ALICE', channel, messageTs: streaming.ts, actionId: stopId });
+      expect(await third.done).toMatchObject({ ok: false, errorCode: 'aborted' });
+      const connection = await closed;
+      expect(connection.finished).toBe(false);
+      expect(connection.at - pressedAt).toBeLessThan(500);
+      expect(unescapeSlack(streaming.text)).toMatch(/^word1 [\s\S]*\n\n⚠️ Stopped\.$/);
+      // The final write removed the button.
+      expect(actionIds(streaming.blocks as unknown[] | undefined)).toEqual([]);
     } finally {
       slack.setStreaming({ streaming: undefined });
     }

@@ -28,6 +28,12 @@ export interface Budget {
   limit: number;
   windowMs: number;
   concurrency?: number;
+  /**
+   * At least this long between the starts of two writes of the bucket, in ms: spreads a long
+   * window's budget evenly (e.g. 60 s / 100), so that streams sharing it each get their turn
+   * all along instead of spending it in the first seconds and then waiting out the window.
+   */
+  spacingMs?: number;
 }
 
 /** One write to schedule. */
@@ -66,6 +72,8 @@ interface BucketState {
   blockedUntil: number;
   /** Until this time the budget is halved (learned from a 429). */
   slowUntil: number;
+  /** When the last write started (clock ms), for `spacingMs`. */
+  lastStart: number;
 }
 
 /** Options of {@link WriteScheduler}. */
@@ -93,6 +101,8 @@ export class WriteScheduler {
   private generation = 0;
   private readonly clock: Clock;
   private serial = 0;
+  /** A pump is queued (a microtask) and will see every change made before it runs. */
+  private pumpQueued = false;
   private startsSincePrune = 0;
 
   constructor(private readonly options: WriteSchedulerOptions = {}) {
@@ -170,7 +180,9 @@ export class WriteScheduler {
       } else {
         this.pending.set(request.key, { request, resolve, reject, submittedAt: this.clock.now() + this.serial++ * 1e-6 });
       }
-      this.pump();
+      // A lone write starts at once; a burst of submits in one tick shares one pass.
+      if (this.pending.size <= 1 && !this.pumpQueued) this.pump();
+      else this.schedulePump();
     });
   }
 
@@ -198,7 +210,7 @@ export class WriteScheduler {
   private state(bucket: string): BucketState {
     let state = this.buckets.get(bucket);
     if (!state) {
-      state = { budget: this.budgetOf(bucket), sent: [], running: 0, blockedUntil: 0, slowUntil: 0 };
+      state = { budget: this.budgetOf(bucket), sent: [], running: 0, blockedUntil: 0, slowUntil: 0, lastStart: Number.NEGATIVE_INFINITY };
       this.buckets.set(bucket, state);
     }
     return state;
@@ -217,7 +229,7 @@ export class WriteScheduler {
     if (excess < 0) windowFree = now;
     else if (excess < state.sent.length) windowFree = state.sent[excess]! + budget.windowMs;
     else windowFree = Number.POSITIVE_INFINITY; // only a running write's completion frees a place
-    return Math.max(windowFree, state.blockedUntil);
+    return Math.max(windowFree, state.blockedUntil, state.lastStart + (budget.spacingMs ?? 0));
   }
 
   /** When a pending write may run. */
@@ -230,37 +242,43 @@ export class WriteScheduler {
     return at;
   }
 
+  /**
+   * Starts every pending write that may run now, in order: final writes first, then the stream
+   * served longest ago, then the oldest submission. One sorted pass (a started write updates
+   * its buckets before the next candidate is looked at), so a pump costs O(n log n) for n
+   * pending writes however many it starts; then a wake-up is armed for the earliest of the rest.
+   */
   private pump(): void {
+    this.pumpQueued = false;
     const now = this.clock.now();
-    for (;;) {
-      // Final writes first; then the stream served longest ago; then the oldest submission.
-      const candidates = [...this.pending.values()].sort(
-        (a, b) =>
-          Number(b.request.final) - Number(a.request.final) ||
-          (this.lastServed.get(a.request.stream) ?? -1) - (this.lastServed.get(b.request.stream) ?? -1) ||
-          a.submittedAt - b.submittedAt,
-      );
-      let next: Pending | undefined;
-      let earliest = Number.POSITIVE_INFINITY;
-      // A pending write whose buckets are busy must not let a later one of the same buckets
-      // jump ahead of it: buckets seen blocked are closed for the rest of this pass.
-      const closed = new Set<string>();
-      for (const candidate of candidates) {
-        if (candidate.request.buckets.some((b) => closed.has(b))) continue;
-        const at = this.runnableAt(candidate, now);
-        if (at <= now) {
-          next = candidate;
-          break;
-        }
-        earliest = Math.min(earliest, at);
-        if (!this.running.has(candidate.request.key)) for (const b of candidate.request.buckets) if (this.readyAt(b, now) > now) closed.add(b);
+    const candidates = [...this.pending.values()].sort(
+      (a, b) =>
+        Number(b.request.final) - Number(a.request.final) ||
+        (this.lastServed.get(a.request.stream) ?? -1) - (this.lastServed.get(b.request.stream) ?? -1) ||
+        a.submittedAt - b.submittedAt,
+    );
+    let earliest = Number.POSITIVE_INFINITY;
+    // A pending write whose buckets are busy must not let a later one of the same buckets
+    // jump ahead of it: buckets seen blocked are closed for the rest of this pass.
+    const closed = new Set<string>();
+    for (const candidate of candidates) {
+      if (candidate.request.buckets.some((b) => closed.has(b))) continue;
+      const at = this.runnableAt(candidate, now);
+      if (at <= now) {
+        this.start(candidate, now);
+        continue;
       }
-      if (!next) {
-        this.arm(earliest);
-        return;
-      }
-      this.start(next, now);
+      earliest = Math.min(earliest, at);
+      if (!this.running.has(candidate.request.key)) for (const b of candidate.request.buckets) if (this.readyAt(b, now) > now) closed.add(b);
     }
+    this.arm(earliest);
+  }
+
+  /** Runs {@link pump} once after the current task (many submits and completions in one tick share one pass). */
+  private schedulePump(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    queueMicrotask(() => this.pump());
   }
 
   private start(p: Pending, now: number): void {
@@ -268,7 +286,10 @@ export class WriteScheduler {
     this.pending.delete(request.key);
     this.running.add(request.key);
     const states = request.buckets.map((bucket) => this.state(bucket));
-    for (const state of states) state.running += 1;
+    for (const state of states) {
+      state.running += 1;
+      state.lastStart = now;
+    }
     this.lastWriteOf.set(request.key, now);
     this.lastServed.set(request.stream, now);
     if (++this.startsSincePrune >= 1024) this.prune(now);
@@ -287,7 +308,7 @@ export class WriteScheduler {
         () => p.resolve('written'),
         (error: unknown) => p.reject(error),
       )
-      .finally(() => this.pump());
+      .finally(() => this.schedulePump());
   }
 
   /** Forgets buckets with nothing to remember (no write in their window or under way, not held or slowed). */
@@ -313,6 +334,6 @@ export class WriteScheduler {
 
   /** Something changed a bucket's state: look again (a wake-up already set stays, at worst early). */
   private wake(): void {
-    this.pump();
+    this.schedulePump();
   }
 }

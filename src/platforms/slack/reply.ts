@@ -26,15 +26,16 @@ export const SLACK_LIMITS: ReplyLimits = {
 /**
  * Slack's budgets for the write scheduler (PLATFORM-LIMITS.md): `chat.postMessage` about one a
  * second per channel, `chat.update` tier 3 (about 50 a minute per workspace, shared by every
- * answer streaming there).
+ * answer streaming there). The per-minute edit budgets are spread evenly (`spacingMs`): spent
+ * at once by many streams, they would leave every stream without an update for most of a minute.
  */
 export const SLACK_BUDGETS = {
   post: { limit: 1, windowMs: 1_000 },
-  update: { limit: 50, windowMs: 60_000 },
-  /** `chat.startStream`: tier 2, about 20 a minute per workspace. */
+  update: { limit: 50, windowMs: 60_000, spacingMs: 60_000 / 50 },
+  /** `chat.startStream`: tier 2, about 20 a minute per workspace (not spread: each answer starts once, at once). */
   startStream: { limit: 20, windowMs: 60_000 },
   /** `chat.appendStream`: tier 4, 100+ a minute per workspace. */
-  appendStream: { limit: 100, windowMs: 60_000 },
+  appendStream: { limit: 100, windowMs: 60_000, spacingMs: 60_000 / 100 },
 };
 
 /** Where an answer goes. */
