@@ -92,11 +92,11 @@ async function chat(index: number, channel: string, user: string, text: string):
   expect(ack.ackedInTime).toBe(true);
 }
 
-/** Resolves with the bot's message in `channel` whose text starts with `text`. */
-async function answerIn(channel: string, text: string): Promise<string> {
+/** Resolves with the bot's message in `channel` whose text starts with `text` (waiting up to `timeoutMs`). */
+async function answerIn(channel: string, text: string, timeoutMs = 15_000): Promise<string> {
   let found: string | undefined;
   await expect
-    .poll(() => (found = slack.messages(channel).find((m) => m.botId && m.text.startsWith(text))?.text), { timeout: 15_000, interval: 50 })
+    .poll(() => (found = slack.messages(channel).find((m) => m.botId && m.text.startsWith(text))?.text), { timeout: timeoutMs, interval: 50 })
     .toBeDefined();
   return found!;
 }
@@ -120,7 +120,9 @@ describe('two bot processes sharing Redis', () => {
   it('20 concurrent /chat in one conversation over both processes leave 40 turns, each question followed by its answer', async () => {
     const questions = Array.from({ length: 20 }, (_, i) => `Question ${i}`);
     await Promise.all(questions.map((q, i) => chat(i % 2, CHANNELS.busy, `U0USER${i}`, q)));
-    await Promise.all(questions.map((q) => answerIn(CHANNELS.busy, `Answer to: ${q}`)));
+    // Each /chat first shows its question in the channel, and Slack takes about one post a second
+    // per channel: the twentieth question is shown some 20 s after the first.
+    await Promise.all(questions.map((q) => answerIn(CHANNELS.busy, `Answer to: ${q}`, 60_000)));
     await expect.poll(async () => (await history(CHANNELS.busy)).length, { timeout: 10_000 }).toBe(40);
     const turns = await history(CHANNELS.busy);
     for (let i = 0; i < 40; i += 2) {
@@ -128,7 +130,7 @@ describe('two bot processes sharing Redis', () => {
       expect(turns[i + 1]).toMatchObject({ role: 'assistant', content: `Answer to: ${turns[i]!.content}` });
     }
     expect(turns.filter((t) => t.role === 'user').map((t) => t.content).sort()).toEqual([...questions].sort());
-  });
+  }, 90_000);
 
   it('a user\'s quota (3 a minute) is one quota across both processes', async () => {
     for (let i = 0; i < 5; i++) await chat(i % 2, CHANNELS.quota, 'U0QUOTA', `Quota ${i}`);

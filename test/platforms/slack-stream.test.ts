@@ -71,7 +71,7 @@ describe('NativeStream', () => {
 describe('SlackStreaming', () => {
   it('remembers unknown_method for the workspace and not_in_channel for the channel, for an hour', () => {
     let now = 0;
-    const streaming = new SlackStreaming(() => now);
+    const streaming = new SlackStreaming(undefined, () => now);
     expect(streaming.allowed('T1', 'C1')).toBe(true);
     expect(streaming.refuse('T1', 'C1', slackError('not_in_channel'))).toBe(true);
     expect(streaming.allowed('T1', 'C1')).toBe(false);
@@ -83,5 +83,33 @@ describe('SlackStreaming', () => {
     now += 60 * 60_000 + 1;
     expect(streaming.allowed('T1', 'C1')).toBe(true);
     expect(streaming.allowed('T2', 'C3')).toBe(true);
+  });
+
+  it('gives out 20 chat.startStream calls a minute per workspace (tier 2), then says no until the window moves', async () => {
+    let now = 0;
+    const streaming = new SlackStreaming(undefined, () => now);
+    const taken: boolean[] = [];
+    for (let i = 0; i < 25; i++) taken.push(await streaming.takeStart('T1'));
+    expect(taken.filter(Boolean)).toHaveLength(20);
+    expect(taken.slice(20)).toEqual([false, false, false, false, false]);
+    expect(await streaming.takeStart('T2')).toBe(true);
+    now += 60_001;
+    expect(await streaming.takeStart('T1')).toBe(true);
+  });
+
+  it('a startStream refused as rate limited stops native starts in the workspace for Slack\'s Retry-After, then allows them again', () => {
+    let now = 0;
+    const streaming = new SlackStreaming(undefined, () => now);
+    const limited = Object.assign(new Error('A rate limit was exceeded'), { code: 'slack_webapi_rate_limited_error', retryAfter: 45 });
+    expect(streaming.refuse('T1', 'C1', limited)).toBe(true);
+    expect(streaming.allowed('T1', 'C2')).toBe(false);
+    now += 45_001;
+    expect(streaming.allowed('T1', 'C2')).toBe(true);
+  });
+
+  it('with a shared store that does not answer, no native start is taken (the other instances\' starts are unknown)', async () => {
+    const silent = { kind: 'redis', increment: () => new Promise(() => undefined) } as unknown as ConstructorParameters<typeof SlackStreaming>[0];
+    const streaming = new SlackStreaming(silent);
+    expect(await streaming.takeStart('T1')).toBe(false);
   });
 });

@@ -191,6 +191,7 @@ export class WriteScheduler {
     return this.pending.size;
   }
 
+
   /** The buckets with the extra ones `alsoSpend` adds, each once. */
   private withExtras(buckets: readonly string[]): string[] {
     const all = new Set(buckets);

@@ -8,7 +8,7 @@
 // bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
 // is undefined there. `exports.App` is found by both.
 import { App, HTTPReceiver, type RespondFn } from '@slack/bolt';
-import { WebClientEvent, type WebClient } from '@slack/web-api';
+import { WebClient, WebClientEvent } from '@slack/web-api';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LogLevel, type Logger as SlackLogger } from '@slack/logger';
@@ -146,7 +146,11 @@ export class SlackAdapter {
     });
     const directory = new SlackDirectory(core.admins, log);
     /** Where Slack refused native streaming or the thinking status, for every answer of this adapter. */
-    const streaming = new SlackStreaming();
+    const streaming = new SlackStreaming(
+      core.store,
+      Date.now,
+      new WebClient(config.botToken, { ...slackApiUrl, logger, rejectRateLimitedCalls: true, retryConfig: { retries: 0 }, timeout: 6_000 }),
+    );
     const apiOrigin = new URL(config.apiUrl ?? 'https://slack.com/api/').origin;
     for (const command of commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {

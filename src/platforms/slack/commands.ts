@@ -61,7 +61,9 @@ export async function handleSlashCommand(
       continueInThread: true,
       announce,
       // The answer in the question's thread streams natively, for the asker.
-      ...(announce ? { native: { streaming: deps.streaming, recipient: { teamId: slash.team_id, userId: slash.user_id } } } : {}),
+      ...(announce
+        ? { native: { streaming: deps.streaming, recipient: { teamId: slash.team_id, userId: slash.user_id } } }
+        : {}),
     },
     ephemeral,
     log,

@@ -147,7 +147,10 @@ async function answer(
     if (inChannel) await client.chat.postEphemeral({ ...body, user });
     else await client.chat.postMessage(body);
   };
-  const native = { streaming: deps.streaming, recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined };
+  const native = {
+    streaming: deps.streaming,
+    recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined,
+  };
   const reply = new SlackReply(client, { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native }, ephemeral, log);
   const ctx: CommandContext = {
     platform: 'slack',

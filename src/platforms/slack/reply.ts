@@ -54,7 +54,10 @@ export interface SlackTarget {
    * Native streaming (stream.ts) for text answers in a thread: where Slack refused it before,
    * and who the answer is for (`recipient_*`, required outside DMs; undefined in a DM).
    */
-  native?: { streaming: SlackStreaming; recipient?: { teamId: string; userId: string } | undefined } | undefined;
+  native?: {
+    streaming: SlackStreaming;
+    recipient?: { teamId: string; userId: string } | undefined;
+  } | undefined;
   /**
    * A slash command whose text nobody else sees (Slack shows no command to the channel): before
    * the answer, the question is posted, attributed and quoted, and the answer goes into its
@@ -88,6 +91,8 @@ export class SlackReply implements ReplyChannel {
   /** What stops the answer when the user stops its stream in Slack's client. */
   private userStop: (() => void) | undefined;
   private deferred = false;
+  /** Whether this answer streams natively, decided at its first message (see send). */
+  private nativeChosen: boolean | undefined;
   private announced = false;
   /** The error of a Web API call of this answer that Slack did not answer, once there is one. */
   private unanswered: { error: unknown } | undefined;
@@ -142,7 +147,7 @@ export class SlackReply implements ReplyChannel {
   /** Whether a text message now would stream natively (a thread, and no refusal remembered). */
   private streamsNatively(): boolean {
     const { native, team, channel } = this.target;
-    return Boolean(native && this.threadTs && native.streaming.allowed(team, channel));
+    return Boolean(native && this.threadTs && native.streaming.allowed(team, channel) && this.nativeChosen !== false);
   }
 
   /**
@@ -165,11 +170,14 @@ export class SlackReply implements ReplyChannel {
     await this.announce();
     const channel = this.target.channel;
     const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
+    // Decided at the answer's first message: with the workspace's startStream budget spent, the
+    // answer is posted and updated at once instead of waiting up to a minute for it.
+    if (plainText && this.nativeChosen === undefined && this.streamsNatively()) this.nativeChosen = await this.target.native!.streaming.takeStart(this.target.team);
     if (plainText && this.streamsNatively()) {
       const { native, team } = this.target;
       const threadTs = this.threadTs!;
       try {
-        const stream = await this.call(() => NativeStream.start(this.client, { channel, threadTs, recipient: native!.recipient }, message.content, this.log));
+        const stream = await this.call(() => NativeStream.start(this.client, { channel, threadTs, recipient: native!.recipient }, message.content, this.log, native!.streaming.startClient));
         // A streaming message takes no blocks: Slack's client shows its own stop control, whose
         // use (stopped_by_user) stops the answer as the Stop button does elsewhere.
         stream.onUserStop = () => this.userStop?.();

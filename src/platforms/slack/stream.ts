@@ -14,14 +14,21 @@
  */
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from '../../log.ts';
+import type { StateStore } from '../../core/state/store.ts';
 import { escapeSlackText } from './text.ts';
 
 /** Slack's refusals that mean "this workspace cannot stream" (remembered per workspace). */
 const WORKSPACE_REFUSALS = new Set(['unknown_method', 'feature_not_enabled', 'method_deprecated', 'not_allowed_token_type', 'missing_scope']);
 /** Refusals that concern one channel (remembered per channel). */
-const CHANNEL_REFUSALS = new Set(['not_in_channel', 'channel_not_found', 'channel_type_not_supported', 'invalid_channel_type', 'missing_recipient_team_id', 'missing_recipient_user_id', 'is_archived', 'restricted_action_thread_locked', 'messages_tab_disabled', 'ratelimited', 'rate_limited']);
+const CHANNEL_REFUSALS = new Set(['not_in_channel', 'channel_not_found', 'channel_type_not_supported', 'invalid_channel_type', 'missing_recipient_team_id', 'missing_recipient_user_id', 'is_archived', 'restricted_action_thread_locked', 'messages_tab_disabled']);
 /** A stream Slack has closed (expired after ~5 minutes, or stopped). */
 const CLOSED_STREAM = new Set(['message_not_in_streaming_state', 'streaming_state_conflict', 'message_not_found', 'stopped_by_user']);
+
+/** `chat.startStream` calls a workspace may make per {@link START_WINDOW_MS} (tier 2). */
+const STARTS_PER_WINDOW = 20;
+const START_WINDOW_MS = 60_000;
+/** Longest wait for the shared store's count of starts, in ms. */
+const STORE_WAIT_MS = 250;
 
 /** How long a refusal is remembered, in ms. */
 const REFUSAL_TTL_MS = 60 * 60_000;
@@ -37,8 +44,21 @@ export function slackErrorCode(error: unknown): string | undefined {
 /** Where Slack refused to stream; shared by every answer of an adapter. */
 export class SlackStreaming {
   private readonly refused = new Map<string, number>();
+  /** Times of the `chat.startStream` calls of each workspace in the current window. */
+  private readonly starts = new Map<string, number[]>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /**
+   * @param store the bot's store: when shared (Redis), the startStream budget is counted there.
+   * @param now the clock, in ms.
+   * @param startClient the client for `chat.startStream`: one that throws on a 429
+   *   (`rejectRateLimitedCalls`) instead of waiting out Slack's Retry-After (up to a minute),
+   *   so that the answer is posted and updated at once.
+   */
+  constructor(
+    private readonly store?: StateStore,
+    private readonly now: () => number = Date.now,
+    readonly startClient?: WebClient,
+  ) {}
 
   /** Whether `assistant.threads.setStatus` may be tried in `team` (not refused there lately). */
   statusAllowed(team: string): boolean {
@@ -48,6 +68,34 @@ export class SlackStreaming {
   /** Remembers a refusal of `assistant.threads.setStatus` in `team` (any Slack error: it is only a nicety). */
   refuseStatus(team: string, error: unknown): void {
     if (slackErrorCode(error)) this.refused.set(`status:${team}`, this.now() + REFUSAL_TTL_MS);
+  }
+
+  /**
+   * Takes one `chat.startStream` of `team`'s budget (tier 2: 20 a minute). With a shared store
+   * (Redis: several instances answer one workspace) the count is the store's, a window of a
+   * minute from its first start (no start while the store does not answer); otherwise this
+   * process's sliding window.
+   * @returns false when the budget is spent: the answer is then posted and updated instead.
+   */
+  async takeStart(team: string): Promise<boolean> {
+    if (this.store?.kind === 'redis') {
+      // A store that does not answer at once (down, reconnecting) is not waited for; the other
+      // instances' starts are then unknown, and a start past Slack's budget would wait out its
+      // Retry-After (up to a minute): the answer is posted and updated instead.
+      let timer: NodeJS.Timeout | undefined;
+      const counted = await Promise.race([
+        this.store.increment(`slack:startStream:${team}`, 1, START_WINDOW_MS).then(({ value }) => value, () => undefined),
+        new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), STORE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      return counted !== undefined && counted <= STARTS_PER_WINDOW;
+    }
+    const now = this.now();
+    const starts = (this.starts.get(team) ?? []).filter((at) => at > now - START_WINDOW_MS);
+    const ok = starts.length < STARTS_PER_WINDOW;
+    if (ok) starts.push(now);
+    this.starts.set(team, starts);
+    return ok;
   }
 
   /** Whether answers in `channel` of `team` may try native streaming. */
@@ -62,6 +110,13 @@ export class SlackStreaming {
   refuse(team: string, channel: string, error: unknown): boolean {
     const code = slackErrorCode(error);
     if (!code) return false;
+    // The startStream budget is spent (the estimate missed): no native start in the workspace
+    // until Slack's Retry-After has passed.
+    if (code === 'ratelimited' || code === 'rate_limited') {
+      const retryAfterSec = (error as { retryAfter?: unknown }).retryAfter;
+      this.refused.set(team, this.now() + (typeof retryAfterSec === 'number' ? retryAfterSec * 1000 : START_WINDOW_MS));
+      return true;
+    }
     if (WORKSPACE_REFUSALS.has(code)) this.refused.set(team, this.now() + REFUSAL_TTL_MS);
     else if (CHANNEL_REFUSALS.has(code)) this.refused.set(`${team}:${channel}`, this.now() + REFUSAL_TTL_MS);
     else return false;
@@ -108,8 +163,10 @@ export class NativeStream {
     target: { channel: string; threadTs: string; recipient?: { teamId: string; userId: string } | undefined },
     text: string,
     log: Logger,
+    /** A client that throws on a 429 instead of waiting (the caller then posts instead); `client` when absent. */
+    startClient: WebClient = client,
   ): Promise<NativeStream> {
-    const started = await client.chat.startStream({
+    const started = await startClient.chat.startStream({
       channel: target.channel,
       thread_ts: target.threadTs,
       markdown_text: escapeSlackText(text),
