@@ -22,13 +22,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { FakeService } from '../test/fakes/service.ts';
 import { FakeDiscord, type FakeWrite } from '../test/fakes/discord.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
+import { freePort } from '../test/helpers/redis.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const PIECES = Array.from({ length: 60 }, (_, i) => `word${String(i).padStart(4, '0')} `);
@@ -63,18 +63,6 @@ interface Figures {
   ackP95Ms: number | undefined;
   peakRssMb: number;
   eventLoopP99Ms: number;
-}
-
-/** A free TCP port on loopback. */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 /** The bot as a process of its own. */

@@ -4,6 +4,7 @@
  * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
  */
 import { z } from 'zod';
+import type { CoreLimits } from './core/core.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -159,22 +160,8 @@ export interface Config {
   defaultVisionModel: string | undefined;
   /** Caps on the images users send: count per request, bytes per file. */
   inputImages: { maxCount: number; maxBytes: number };
-  /**
-   * Request limits: largest max_tokens, history budget (estimated tokens), the safety-checker
-   * switch, the longest answer shown in messages (characters) and the longest silence in a
-   * stream (ms without text).
-   */
-  limits: {
-    maxTokens: number;
-    historyTokenBudget: number;
-    allowDisableSafetyChecker: boolean;
-    maxAnswerChars: number;
-    streamIdleMs: number;
-    /** Who may press an image's follow-up buttons. */
-    imagineButtons: 'requester' | 'everyone';
-    /** Vary's `denoising_strength`, 0–1. */
-    varyDenoisingStrength: number;
-  };
+  /** Request limits, as the core takes them (core.ts CoreLimits documents each). */
+  limits: CoreLimits;
   /** Per-user quotas (0: off); admins exempt unless `admins`. */
   quotas: { chatPerMinute: number; imagesPerDay: number; tokensPerDay: number; admins: boolean };
   /** Port of /healthz and /metrics (0: any free port); undefined: not served. */

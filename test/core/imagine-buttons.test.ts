@@ -133,4 +133,27 @@ describe('/imagine follow-up buttons', () => {
     expect(outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
     expect(gone.ephemerals).toEqual(["This image's buttons have expired. Run /imagine again."]);
   });
+
+  it('a slow generation posts a progress line (from 3 s on) before the image, and that line then points at the image with the buttons', async () => {
+    const core = newCore();
+    fake.enqueue('images', { delayHeadersMs: 3_500 });
+    const r = recorder('t:progress', { prompt: 'a slow painting' });
+    expect(await runCommand(imagineCommand, r.ctx, core)).toMatchObject({ ok: true });
+    // The progress line came first; it became the buttons line, and the image followed it.
+    const [line, image] = r.messages;
+    expect(line!.content).toBe('🎨 Done: the image is below. Reroll, upscale or vary it:');
+    expect(line!.buttons?.map((b) => b.label)).toEqual(['🎲 Reroll', '🔍 Upscale', '🌀 Vary']);
+    expect(image!.files).toHaveLength(1);
+    expect(image!.content).toContain('a slow painting');
+  }, 15_000);
+
+  it('a slow generation that fails turns its progress line into the sentence, said once', async () => {
+    const core = newCore();
+    for (let i = 0; i < 3; i++) fake.enqueue('images', { status: 500, delayHeadersMs: 1_300 });
+    const r = recorder('t:progress-failed', { prompt: 'a doomed painting' });
+    expect(await runCommand(imagineCommand, r.ctx, core)).toMatchObject({ ok: false });
+    expect(r.messages).toHaveLength(1);
+    expect(r.messages[0]!.content).toMatch(/^⚠️ .*\(ref TESTREF\)$/);
+    expect(r.ephemerals).toEqual([]);
+  }, 15_000);
 });

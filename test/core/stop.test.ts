@@ -10,6 +10,8 @@ import { StopButtons } from '../../src/core/delivery/stops.ts';
 import { StopRequest } from '../../src/core/running.ts';
 import type { Button, ComponentContext, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
+import { openStore } from '../../src/core/state/store.ts';
+import { startRedis } from '../helpers/redis.ts';
 
 /** Records what each message shows, buttons included, after every write. */
 class ButtonChannel implements ReplyChannel {
@@ -32,8 +34,8 @@ class ButtonChannel implements ReplyChannel {
 }
 
 const stopButton: Button = { id: 'stop:abc:U1', label: 'Stop', style: 'danger' };
-const waitFor = async (check: () => boolean) => {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+const waitFor = async (check: () => boolean, timeoutMs = 1_000) => {
+  for (let i = 0; i < timeoutMs / 5 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
   expect(check()).toBe(true);
 };
 
@@ -130,5 +132,29 @@ describe('StopButtons', () => {
     await stops.press(press.ctx);
     expect(press.told).toEqual(['This answer is no longer running.']);
     await store.close();
+  });
+
+  it('with instances sharing Redis, a press that lands on another process stops the answer where it runs (its one poll a second for all open answers)', async () => {
+    const redis = await startRedis();
+    const [here, there] = [openStore(redis.url), openStore(redis.url)];
+    try {
+      const running = new StopButtons(here);
+      const reasons: unknown[] = [];
+      const handle = running.register({ requesterId: 'U1', abort: (r) => reasons.push(r) });
+      const other = running.register({ requesterId: 'U2', abort: (r) => reasons.push(r) });
+      const press = pressOf(handle.button, 'U1');
+      await new StopButtons(there).press(press.ctx);
+      expect(press.acknowledged()).toBe(1);
+      await waitFor(() => reasons.length === 1, 3_000);
+      expect((reasons[0] as StopRequest).kind).toBe('user');
+      expect(handle.stopped).toBe(true);
+      expect(other.stopped).toBe(false);
+      handle.close();
+      other.close();
+    } finally {
+      await here.close();
+      await there.close();
+      await redis.stop();
+    }
   });
 });

@@ -12,7 +12,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { FakeService, type StreamScript } from '../fakes/service.ts';
 import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
 import { FakeSlack } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { discordEnv, slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
@@ -22,11 +22,7 @@ beforeAll(async () => {
   service = await FakeService.start();
   discord = await FakeDiscord.start();
   testBot = await startTestBot({
-    SERVICE_BASE_URL: service.baseUrl,
-    SERVICE_API_KEY: service.apiKey,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    DISCORD_API_URL: discord.apiUrl,
+    ...discordEnv(service, discord),
     STREAM_IDLE_TIMEOUT_MS: '1500',
   });
 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { FakeService } from '../fakes/service.ts';
 import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
-import { startTestBot, type TestBot } from './harness.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
 import { MALFORMED_INTERACTION_TEXT } from '../../src/platforms/discord/guard.ts';
 
@@ -25,11 +25,7 @@ beforeAll(async () => {
   service = await FakeService.start({ noisyImages: true });
   discord = await FakeDiscord.start({ maxFileBytes: LIMIT, tokenTtlMs: 4_000 });
   testBot = await startTestBot({
-    SERVICE_BASE_URL: service.baseUrl,
-    SERVICE_API_KEY: service.apiKey,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    DISCORD_API_URL: discord.apiUrl,
+    ...discordEnv(service, discord),
   });
 });
 

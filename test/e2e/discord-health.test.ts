@@ -22,7 +22,7 @@ import { Events } from 'discord.js';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
 import { FakeDiscord, shardOfGuild, type FakeInteraction } from '../fakes/discord.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { discordEnv, slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -38,17 +38,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.close();
 });
-
-/** The variables an operator sets for the service and Discord, pointed at the fakes. */
-function discordEnv(discord: FakeDiscord): Record<string, string> {
-  return {
-    SERVICE_BASE_URL: service.baseUrl,
-    SERVICE_API_KEY: service.apiKey,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    DISCORD_API_URL: discord.apiUrl,
-  };
-}
 
 interface Health {
   status: number;
@@ -93,7 +82,7 @@ describe('Discord gateway outage: /healthz', () => {
 
   beforeAll(async () => {
     discord = await FakeDiscord.start();
-    testBot = await startTestBot({ ...discordEnv(discord), HTTP_PORT: '0' });
+    testBot = await startTestBot({ ...discordEnv(service, discord), HTTP_PORT: '0' });
     port = testBot.bot.ops!.port;
   });
 
@@ -161,7 +150,7 @@ describe('Discord gateway outage: /healthz', () => {
 describe('Discord closing the gateway with 4004 (authentication failed)', () => {
   it('in process, Discord only: an error log line names the failure, /healthz is 503 for good, and the bot is told it has no platform left', async () => {
     const discord = await FakeDiscord.start();
-    const testBot = await startTestBot({ ...discordEnv(discord), HTTP_PORT: '0' });
+    const testBot = await startTestBot({ ...discordEnv(service, discord), HTTP_PORT: '0' });
     try {
       const port = testBot.bot.ops!.port;
       expect((await health(port)).status).toBe(200);
@@ -195,7 +184,7 @@ describe('Discord closing the gateway with 4004 (authentication failed)', () => 
   it('in process, with Slack also configured: the bot is told one platform is left, /healthz names discord only, and Slack still answers', async () => {
     const discord = await FakeDiscord.start();
     const slack = await FakeSlack.start({ channels: [{ id: 'C0LEFT', name: 'left' }] });
-    const testBot = await startTestBot({ ...slackEnv(service, slack), ...discordEnv(discord), SERVICE_BASE_URL: `${service.baseUrl}/v1`, HTTP_PORT: '0' });
+    const testBot = await startTestBot({ ...slackEnv(service, slack), ...discordEnv(service, discord), SERVICE_BASE_URL: `${service.baseUrl}/v1`, HTTP_PORT: '0' });
     try {
       const port = testBot.bot.ops!.port;
       const lost = new Promise<{ reason: string; platformsLeft: number }>((done) => {
@@ -225,7 +214,7 @@ describe('Discord closing the gateway with 4004 (authentication failed)', () => 
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: root,
       // INIT_CWD: where main.ts looks for .env (an empty folder: a developer's own .env is not read).
-      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, INIT_CWD: dir, ...discordEnv(discord), STORE_URL: `sqlite://${join(dir, 'history.sqlite')}`, HTTP_PORT: '0', LOG_LEVEL: 'info' },
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, INIT_CWD: dir, ...discordEnv(service, discord), STORE_URL: `sqlite://${join(dir, 'history.sqlite')}`, HTTP_PORT: '0', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -268,7 +257,7 @@ describe('DISCORD_SHARDS=2 in one process', () => {
   beforeAll(async () => {
     discord = await FakeDiscord.start();
     // discord.js identifies one shard per 5 s (max_concurrency 1): this takes about 5 s.
-    testBot = await startTestBot({ ...discordEnv(discord), DISCORD_SHARDS: '2', HTTP_PORT: '0' });
+    testBot = await startTestBot({ ...discordEnv(service, discord), DISCORD_SHARDS: '2', HTTP_PORT: '0' });
   });
 
   afterAll(async () => {

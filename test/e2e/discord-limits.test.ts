@@ -20,7 +20,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeService, type RecordedRequest } from '../fakes/service.ts';
 import { FakeDiscord, type FakeChannel, type FakeMessage, type FakeWrite } from '../fakes/discord.ts';
-import { startTestBot, type TestBot } from './harness.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 
 let service: FakeService;
@@ -31,11 +31,7 @@ beforeAll(async () => {
   service = await FakeService.start();
   discord = await FakeDiscord.start();
   testBot = await startTestBot({
-    SERVICE_BASE_URL: service.baseUrl,
-    SERVICE_API_KEY: service.apiKey,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    DISCORD_API_URL: discord.apiUrl,
+    ...discordEnv(service, discord),
   });
   await discord.waitForReady();
 });

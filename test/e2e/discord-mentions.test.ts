@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { FakeService, type ContentPart, type RecordedRequest } from '../fakes/service.ts';
 import { FakeDiscord, type FakeChannel, type FakeDownload, type FakeMessage, type FakeTyping, type FakeWrite, type PostUserMessageOptions } from '../fakes/discord.ts';
-import { startTestBot, type TestBot } from './harness.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS, MAX_IMAGE_SIDE } from '../../src/core/media/images.ts';
 
@@ -24,11 +24,7 @@ beforeAll(async () => {
   service = await FakeService.start();
   discord = await FakeDiscord.start();
   testBot = await startTestBot({
-    SERVICE_BASE_URL: service.baseUrl,
-    SERVICE_API_KEY: service.apiKey,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    DISCORD_API_URL: discord.apiUrl,
+    ...discordEnv(service, discord),
     // The fake lists fake-vision as its model that takes images; without this the chat model is used.
     DEFAULT_VISION_MODEL: 'fake-vision',
   });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { DEFAULT_MODELS, FakeService, type ChatRequestBody, type ContentPart, type FakeModel, type ImageRequestBody } from '../fakes/service.ts';
 import { FakeDiscord, type DispatchInteractionOptions, type FakeInteraction, type FakeMessage, type Json } from '../fakes/discord.ts';
-import { startTestBot, type TestBot } from './harness.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 
@@ -32,11 +32,7 @@ beforeAll(async () => {
   service = await FakeService.start({ models: MODELS });
   discord = await FakeDiscord.start();
   env = {
-    SERVICE_BASE_URL: service.baseUrl,
-    SERVICE_API_KEY: service.apiKey,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    DISCORD_API_URL: discord.apiUrl,
+    ...discordEnv(service, discord),
     HISTORY_TOKEN_BUDGET: String(BUDGET_TOKENS),
     ALLOW_DISABLE_SAFETY_CHECKER: 'true',
   };

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { FakeService, type RecordedRequest } from '../fakes/service.ts';
 import { FakeDiscord, MessageFlag, type CallbackRecord, type DispatchInteractionOptions, type FakeInteraction } from '../fakes/discord.ts';
-import { startTestBot, type TestBot } from './harness.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import { toDiscordCommand } from '../../src/platforms/discord/commands.ts';
@@ -29,11 +29,7 @@ beforeAll(async () => {
   service = await FakeService.start();
   discord = await FakeDiscord.start();
   testBot = await startTestBot({
-    SERVICE_BASE_URL: service.baseUrl,
-    SERVICE_API_KEY: service.apiKey,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    DISCORD_API_URL: discord.apiUrl,
+    ...discordEnv(service, discord),
   });
 });
 

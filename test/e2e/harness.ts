@@ -11,6 +11,7 @@ import { startBot, type Bot } from '../../src/bot.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import type { FakeService } from '../fakes/service.ts';
 import type { FakeSlack } from '../fakes/slack.ts';
+import type { FakeDiscord } from '../fakes/discord.ts';
 
 /** A bot started for a test, with its log lines. */
 export interface TestBot {
@@ -79,6 +80,17 @@ export async function startTestBot(env: Record<string, string>, storePath = join
       });
     },
     stop: () => bot.stop(0),
+  };
+}
+
+/** The environment an operator would set for the service and Discord, pointed at the fakes. */
+export function discordEnv(service: FakeService, discord: FakeDiscord): Record<string, string> {
+  return {
+    SERVICE_BASE_URL: service.baseUrl,
+    SERVICE_API_KEY: service.apiKey,
+    DISCORD_TOKEN: discord.token,
+    DISCORD_APPLICATION_ID: discord.applicationId,
+    DISCORD_API_URL: discord.apiUrl,
   };
 }
 

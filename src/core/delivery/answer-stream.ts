@@ -85,6 +85,22 @@ export interface StreamAnswerOptions {
   reply?: StreamingReply;
 }
 
+/** What the user reads for a service failure in an answer: a stop says why; anything else carries the reference. */
+function sentenceOf(error: ServiceError, ref: string): string {
+  return error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ref);
+}
+
+/**
+ * A request that failed before any text: a status line already shown (the queue place) is
+ * replaced by the sentence for a service failure, and a ShownError thrown; otherwise `error`
+ * is rethrown as is (the runner tells the user). Always throws.
+ */
+async function failBeforeText(ctx: CommandContext, reply: StreamingReply, error: unknown): Promise<never> {
+  if (!reply.showsStatusOnly || !(error instanceof ServiceError)) throw error;
+  await reply.finish(`⚠️ ${sentenceOf(error, ctx.ref)}`);
+  throw new ShownError(error);
+}
+
 /** The line shown while a request waits for the service (gate.ts). */
 export function queuedLine(ahead: number): string {
   return ahead === 0 ? '⏳ Queued: you are next.' : `⏳ Queued: ${ahead} ahead of you.`;
@@ -123,13 +139,7 @@ export function beginAnswer(ctx: CommandContext, deps: { scheduler: WriteSchedul
     reply,
     signal,
     queue: { key: ctx.channelKey, onQueued: (ahead) => reply.status(queuedLine(ahead)) },
-    fail: async (error) => {
-      if (!reply.showsStatusOnly) throw error;
-      const sentence = error instanceof ServiceError ? (error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)) : undefined;
-      if (sentence === undefined) throw error;
-      await reply.finish(`⚠️ ${sentence}`);
-      throw new ShownError(error);
-    },
+    fail: (error) => failBeforeText(ctx, reply, error),
     close: () => stop.close(),
   };
 }
@@ -173,16 +183,9 @@ export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<st
     }
   } catch (error) {
     end(error instanceof ServiceError ? error.code : 'internal');
-    if (reply.content.trim() === '' || !(error instanceof ServiceError)) {
-      // A status line (the queue place) shown and no text: the sentence replaces it.
-      if (reply.showsStatusOnly && error instanceof ServiceError) {
-        await reply.finish(`⚠️ ${error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)}`);
-        throw new ShownError(error);
-      }
-      throw error;
-    }
+    if (reply.content.trim() === '' || !(error instanceof ServiceError)) return failBeforeText(ctx, reply, error);
     const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ctx.ref)}${noteText()}`);
+    await reply.finish(`${partial}\n\n⚠️ ${sentenceOf(error, ctx.ref)}${noteText()}`);
     throw new ShownError(error, partial);
   }
   const answer = reply.content;

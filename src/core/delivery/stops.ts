@@ -44,6 +44,9 @@ export interface StopHandle {
 /** The answers of this process that can be stopped. */
 export class StopButtons {
   private readonly open = new Map<string, OpenAnswer>();
+  /** Looks in a shared store for presses made on other processes, once a second for all open answers. */
+  private pollTimer: NodeJS.Timeout | undefined;
+  private polling = false;
 
   /** @param store where presses for answers of other processes are left (shared stores only matter). */
   constructor(private readonly store?: StateStore) {}
@@ -69,30 +72,40 @@ export class StopButtons {
       },
     };
     this.open.set(id, entry);
-    let polling = false;
-    const poll = async () => {
-      if (polling || stopped) return;
-      polling = true;
-      try {
-        if (await this.store!.keyv.get(`stop:${id}`)) entry.abort(new StopRequest('user'));
-      } catch {
-        // The store being down costs only presses made on other processes.
-      } finally {
-        polling = false;
-      }
-    };
-    const timer = this.store?.kind === 'redis' ? setInterval(() => void poll(), STOP_POLL_MS) : undefined;
-    timer?.unref();
+    if (this.store?.kind === 'redis' && !this.pollTimer) {
+      this.pollTimer = setInterval(() => void this.poll(), STOP_POLL_MS);
+      this.pollTimer.unref();
+    }
     return {
       button: { id: `${STOP_BUTTON}:${id}:${answer.requesterId}`.slice(0, 100), label: 'Stop', style: 'danger' },
       get stopped() {
         return stopped;
       },
       close: () => {
-        clearInterval(timer);
         this.open.delete(id);
+        if (this.open.size === 0) {
+          clearInterval(this.pollTimer);
+          this.pollTimer = undefined;
+        }
       },
     };
+  }
+
+  /** Reads the stop requests of every open answer in one round trip (`getMany`); aborts those found. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.open.size === 0) return;
+    this.polling = true;
+    const ids = [...this.open.keys()];
+    try {
+      const found = await this.store!.keyv.getMany(ids.map((id) => `stop:${id}`));
+      ids.forEach((id, i) => {
+        if (found[i]) this.open.get(id)?.abort(new StopRequest('user'));
+      });
+    } catch {
+      // The store being down costs only presses made on other processes.
+    } finally {
+      this.polling = false;
+    }
   }
 
   /**

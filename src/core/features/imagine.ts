@@ -158,12 +158,12 @@ async function withProgress<T>(ctx: CommandContext, core: Core, work: () => Prom
   const started = Date.now();
   const line = () => `🎨 Generating… ${Math.round((Date.now() - started) / 1000)} s`;
   let progress: MessageHandle | undefined;
-  let posting: Promise<void> | undefined;
+  /** The progress write submitted last (one at a time: the scheduler runs one write per key). */
+  let writing: Promise<unknown> = Promise.resolve();
   let done = false;
   const key = `imagine:${randomBytes(6).toString('hex')}`;
   const write = () => {
-    if (done) return;
-    void core.scheduler
+    writing = core.scheduler
       .submit({
         key,
         stream: key,
@@ -172,39 +172,35 @@ async function withProgress<T>(ctx: CommandContext, core: Core, work: () => Prom
         run: async () => {
           if (done) return;
           if (progress) await progress.edit({ content: line() });
-          else {
-            posting ??= ctx.reply.send({ content: line() }).then((handle) => void (progress = handle));
-            await posting;
-          }
+          else progress = await ctx.reply.send({ content: line() });
         },
       })
       .catch((error: unknown) => ctx.log.debug({ err: error }, 'progress write failed'));
   };
   // A quick image needs no progress (and a quick failure stays the user's alone).
   const timer = setInterval(write, PROGRESS_INTERVAL_MS);
+  let result: T;
   try {
-    const result = await work();
-    return { result, progress: await settled(posting).then(() => progress) };
+    result = await work();
   } catch (error) {
-    await settled(posting);
-    // The progress line becomes the sentence: nothing is left saying "Generating…".
-    if (progress && error instanceof ServiceError) {
-      done = true;
-      await progress.edit({ content: `⚠️ ${withReference(error.userMessage, ctx.ref)}` }).then(
-        () => {
-          throw new ShownError(error);
-        },
-        () => undefined,
-      );
-    }
-    throw error;
-  } finally {
-    done = true;
     clearInterval(timer);
+    done = true;
+    // The result's writes never overlap a progress write still under way.
+    await writing;
+    if (!progress || !(error instanceof ServiceError)) throw error;
+    // The progress line becomes the sentence: nothing is left saying "Generating…".
+    try {
+      await progress.edit({ content: `⚠️ ${withReference(error.userMessage, ctx.ref)}` });
+    } catch {
+      throw error;
+    }
+    throw new ShownError(error);
   }
+  clearInterval(timer);
+  done = true;
+  await writing;
+  return { result, progress };
 }
-
-const settled = (p: Promise<unknown> | undefined) => (p ?? Promise.resolve()).then(() => undefined, () => undefined);
 
 /** Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state. */
 async function generateAndPost(ctx: CommandContext, core: Core, job: ImagineJob, notes: string[]): Promise<void> {

@@ -115,7 +115,6 @@ export class SlackAdapter {
     // each reports its 429s once it is seen.
     core.scheduler.define('slack:post:', SLACK_BUDGETS.post);
     core.scheduler.define('slack:update:', SLACK_BUDGETS.update);
-    core.scheduler.define('slack:startStream:', SLACK_BUDGETS.startStream);
     core.scheduler.define('slack:appendStream:', SLACK_BUDGETS.appendStream);
     const watched = new WeakSet<WebClient>();
     const watch = (client: WebClient, team: string | undefined) => {
@@ -125,7 +124,7 @@ export class SlackAdapter {
         const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
         core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
         if (method === 'chat.update' && team) core.scheduler.rateLimited(`slack:update:${team}`, retrySec * 1000);
-        if ((method === 'chat.startStream' || method === 'chat.appendStream') && team) core.scheduler.rateLimited(`slack:${method.slice(5)}:${team}`, retrySec * 1000);
+        if (method === 'chat.appendStream' && team) core.scheduler.rateLimited(`slack:appendStream:${team}`, retrySec * 1000);
         if (method === 'chat.postMessage' && typeof info.body?.channel === 'string') core.scheduler.rateLimited(`slack:post:${info.body.channel}`, retrySec * 1000);
       });
     };

@@ -1,8 +1,8 @@
 /**
  * The core's ReplyChannel on Slack, for every kind of answer: messages posted with
  * `chat.postMessage` and edited with `chat.update` as tokens arrive, files with
- * `filesUploadV2`; where the answer goes (a channel, a thread, a DM) is the target's choice.
- * (Native `chat.startStream` streaming comes with the write scheduler.)
+ * `filesUploadV2`, or in a thread streamed natively (stream.ts); where the answer goes (a
+ * channel, a thread, a DM) is the target's choice.
  */
 import type { WebClient } from '@slack/web-api';
 import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
@@ -32,8 +32,6 @@ export const SLACK_LIMITS: ReplyLimits = {
 export const SLACK_BUDGETS = {
   post: { limit: 1, windowMs: 1_000 },
   update: { limit: 50, windowMs: 60_000, spacingMs: 60_000 / 50 },
-  /** `chat.startStream`: tier 2, about 20 a minute per workspace (not spread: each answer starts once, at once). */
-  startStream: { limit: 20, windowMs: 60_000 },
   /** `chat.appendStream`: tier 4, 100+ a minute per workspace. */
   appendStream: { limit: 100, windowMs: 60_000, spacingMs: 60_000 / 100 },
 };
@@ -236,11 +234,11 @@ export class SlackReply implements ReplyChannel {
 
   /**
    * A post spends the channel's budget; an edit, the workspace's `chat.update` budget; natively
-   * streamed, a start spends the workspace's `chat.startStream` budget and an append its
-   * `chat.appendStream` budget.
+   * streamed, an append spends the workspace's `chat.appendStream` budget (a start is counted by
+   * SlackStreaming.takeStart, which posts the answer instead when none is left: it never waits).
    */
   buckets(kind: 'send' | 'edit'): string[] {
-    if (this.streamsNatively()) return kind === 'send' ? [`slack:startStream:${this.target.team}`] : [`slack:appendStream:${this.target.team}`];
+    if (this.streamsNatively()) return kind === 'send' ? [] : [`slack:appendStream:${this.target.team}`];
     return kind === 'send' ? [`slack:post:${this.target.channel}`] : [`slack:update:${this.target.team}`];
   }
 

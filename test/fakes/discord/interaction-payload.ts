@@ -12,8 +12,8 @@ import { ALL_PERMISSIONS, BOT_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS } fr
 import type { Ctx } from './context.ts';
 import { FakeAutocomplete, FakeInteraction, type FakeAttachment, type FakeChannel, type FakeUser } from './model.ts';
 import type { DispatchAutocompleteOptions, DispatchInteractionOptions, FakeCommand, InvokingUser, Json, OptionValue } from './types.ts';
-import { iso, snowflake } from './util.ts';
-import { attachmentJson, channelJson, userJson } from './wire.ts';
+import { snowflake } from './util.ts';
+import { attachmentJson, channelJson, memberJson, userJson } from './wire.ts';
 
 /** Who interacts, where, and with which rights. */
 export interface Invoker {
@@ -64,22 +64,8 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
     guild: { id: guildId, locale: 'en-US', features: [] },
     channel_id: channel.id,
     channel: { ...channelJson(state, channel), guild_id: guildId, permissions },
-    member: {
-      user: userWire,
-      roles: invoker.admin ? [state.guild.adminRoleId] : [],
-      permissions,
-      nick: null,
-      avatar: null,
-      banner: null,
-      premium_since: null,
-      joined_at: iso(state.guild.joinedAt),
-      pending: false,
-      deaf: false,
-      mute: false,
-      flags: 0,
-      communication_disabled_until: null,
-      unusual_dm_activity_until: null,
-    },
+    // A member as the guild sends it, with what an interaction adds: the user, the permissions there.
+    member: { ...memberJson(state, user), user: userWire, roles: invoker.admin ? [state.guild.adminRoleId] : [], permissions, unusual_dm_activity_until: null },
     app_permissions: String(BOT_PERMISSIONS),
     locale: invoker.locale ?? 'en-US',
     guild_locale: 'en-US',
