@@ -2,7 +2,9 @@
  * Benchmark: streamed answers at the platforms' limits. The bot runs as its own process, as an
  * operator starts it (`node --import tsx src/main.ts`, configured by environment variables),
  * against the project's fakes, which run in this process: FakeService streams each answer as
- * ~600 characters over ~6 s (60 pieces, 100 ms apart); FakeDiscord enforces one budget of 5
+ * ~600 characters over ~6 s (60 pieces, 100 ms apart, each event written whole as production
+ * servers flush them: the tests' cutting of events into 1–40-byte pieces would cost both
+ * processes a write and a read per piece that no real service causes); FakeDiscord enforces one budget of 5
  * writes per 5 s per channel shared by every kind of write (the stricter, "shared" reading of
  * Discord's limits; one scenario uses the documented per-token and per-channel buckets instead);
  * FakeSlack enforces its tiers (chat.update 50 a minute, chat.startStream 20,
@@ -16,7 +18,9 @@
  * between two updates of one stream, responses with status 429, whether every final text was
  * exact, the bot process's peak RSS (VmHWM) and its event-loop delay p99
  * (`nodejs_eventloop_lag_p99_seconds` of its /metrics: prom-client's monitorEventLoopDelay),
- * and for Discord commands the time to the fake receiving their acknowledgement (3 s allowed).
+ * and for Discord commands the time to the fake receiving their acknowledgement (3 s allowed),
+ * with the p50 / p95 of the acknowledgement, the service's request and the first write, from
+ * the first command (where the time to first text goes).
  *
  * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,slack to choose).
  */
@@ -219,7 +223,7 @@ async function discordScenario(name: string, streams: number, channels: number, 
     SERVICE_MAX_CONCURRENCY: String(Math.max(256, streams + 24)),
   });
   try {
-    for (let i = 0; i < streams; i++) service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS } });
+    for (let i = 0; i < streams; i++) service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, wholeEvents: true } });
     // Writes by what they answer: an interaction's id, or the message a mention answer replies to.
     const writes = new Map<string, FakeWrite[]>();
     const replyTo = new Map<string, string>();
@@ -241,6 +245,11 @@ async function discordScenario(name: string, streams: number, channels: number, 
         acks.push(callback.at - at);
       }
     });
+    // When the service got each question (its prompt names the stream): how much of the time to first text is before the answer's request.
+    const requested: number[] = [];
+    service.events.on('request', (r) => {
+      if (r.route === 'chat') requested.push(r.receivedAt);
+    });
     const channelIds = discord.channelList.filter((c) => c.name?.startsWith('bench-')).map((c) => c.id);
     const done = finished(bot, kind, streams);
     for (let i = 0; i < streams; i++) {
@@ -253,6 +262,9 @@ async function discordScenario(name: string, streams: number, channels: number, 
       startedAt.set(id, Date.now());
     }
     const outcomes = await done;
+    const t0 = Math.min(...startedAt.values());
+    const firstWrites = [...startedAt].map(([id, at]) => (writes.get(id)?.[0]?.at ?? NaN) - at);
+    process.stdout.write(`  p50 / p95 from the first command (ms): acknowledged ${percentile(acks, 50)} / ${percentile(acks, 95)}, service request ${percentile(requested.map((t) => t - t0), 50)} / ${percentile(requested.map((t) => t - t0), 95)}, first write ${percentile(firstWrites, 50)} / ${percentile(firstWrites, 95)}\n`);
     process.stdout.write(`  bot memory at most: heap ${bot.heapMb} MB, external ${bot.externalMb} MB, peak RSS ${bot.peakRssMb()} MB\n`);
     const per = [...startedAt].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
     const exact = [...startedAt.keys()].filter((id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER).length;
@@ -288,7 +300,7 @@ async function slackScenario(name: string, streams: number): Promise<Figures> {
   });
   const botUrl = `http://127.0.0.1:${slackPort}`;
   try {
-    for (let i = 0; i < streams; i++) service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS } });
+    for (let i = 0; i < streams; i++) service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, wholeEvents: true } });
     const done = finished(bot, 'chat', streams);
     const startedAt = Date.now();
     await Promise.all(channels.map((c, i) => slack.sendSlashCommand(botUrl, { command: '/chat', text: `question ${i}`, channel_id: c.id })));

@@ -601,6 +601,15 @@ describe('scripted behaviours', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(6 * 60 - 20);
     expect(chatDeltas(parseSse(res.text).data)).toBe('abcd');
   });
+  it('with wholeEvents writes each event in one piece, chunkDelayMs apart', async () => {
+    fake.enqueue('chat', { stream: { pieces: ['a', 'b', 'c', 'd'], chunkDelayMs: 30, wholeEvents: true } });
+    const res = await readStream('/v1/chat/completions', chatBody({ stream: true }));
+    const { data } = parseSse(res.text);
+    expect(chatDeltas(data)).toBe('abcd');
+    // 30 ms apart, every event arrives in a read of its own that ends where the event ends.
+    expect(res.reads.length).toBe(data.length);
+    for (const r of res.reads) expect(r.toString('utf8')).toMatch(/^data: [^\n]*\n\n$/);
+  });
 });
 
 describe('recording', () => {
