@@ -105,6 +105,47 @@ describe('WriteScheduler', () => {
     expect(busiestWindow(ran.map((r) => r.at), 1000)).toBe(2);
   });
 
+  it('when a slow-down ends, a write held by the halved budget runs at once, not when the halved window would have let it', async () => {
+    const scheduler = new WriteScheduler({ slowForMs: 1500 });
+    scheduler.define('b:', { limit: 2, windowMs: 10_000 });
+    const ran: number[] = [];
+    const write = (key: string): WriteRequest => ({ key, stream: key, buckets: ['b:1'], final: false, run: async () => void ran.push(performance.now()) });
+    scheduler.rateLimited('b:1', 0);
+    // Halved to one write per 10 s: the second waits, but only until the slow-down ends at 1.5 s.
+    const writes = [scheduler.submit(write('a')), scheduler.submit(write('b'))];
+    await vi.advanceTimersByTimeAsync(1400);
+    expect(ran).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(200);
+    await Promise.all(writes);
+    expect(ran).toEqual([0, 1500]);
+  });
+
+  it('with a thousand streams waiting on their own budgets, runs each write when its budget allows, within the budget', async () => {
+    const scheduler = new WriteScheduler();
+    scheduler.define('hook:', { limit: 5, windowMs: 2000 });
+    const ran = new Map<string, number[]>();
+    const streams = Array.from({ length: 1000 }, (_, i) => `s${i}`);
+    // Each stream writes 12 times as fast as it may, one message, at most one edit a second.
+    const all: Array<Promise<unknown>> = [];
+    for (let round = 0; round < 12; round++) {
+      for (const stream of streams) {
+        all.push(scheduler.submit({ key: stream, stream, buckets: [`hook:${stream}`], final: round === 11, minIntervalMs: 1000, run: async () => void ran.set(stream, [...(ran.get(stream) ?? []), performance.now()]) }));
+      }
+      await vi.advanceTimersByTimeAsync(250);
+    }
+    await vi.advanceTimersByTimeAsync(3000);
+    await Promise.all(all);
+    expect(scheduler.waiting).toBe(0);
+    for (const stream of streams) {
+      const times = ran.get(stream)!;
+      // First write at once, then one a second (coalesced), the final one last.
+      expect(times[0]).toBe(0);
+      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(1000);
+      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeLessThanOrEqual(1000);
+      expect(busiestWindow(times, 2000)).toBeLessThanOrEqual(5);
+    }
+  });
+
   it('waits out a bucket the platform says is spent (remaining 0) until its reset', async () => {
     const { scheduler, ran, request } = setup(5, 1000);
     scheduler.observe('b:1', { remaining: 0, resetAfterMs: 700, limit: 5 });

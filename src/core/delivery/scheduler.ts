@@ -20,8 +20,12 @@
  * - Learning: a 429 on a bucket thought open halves that bucket's budget for a while and holds
  *   it until the platform's retry-after: a burst costs one 429, not one per stream.
  */
+import TinyQueue from 'tinyqueue';
 import { systemClock, type Clock } from './clock.ts';
 import type { Logger } from '../../log.ts';
+
+/** How long the last write time of a quiet key or stream is kept, in ms. */
+const FORGET_AFTER_MS = 60_000;
 
 /** At most `limit` writes in any `windowMs` (ms), and at most `concurrency` under way at once (unbounded when absent). */
 export interface Budget {
@@ -60,6 +64,15 @@ interface Pending {
   resolve: (result: WriteResult) => void;
   reject: (error: unknown) => void;
   submittedAt: number;
+  /** The number of its latest wake-up: entries of the wake-up queue with another number are stale. */
+  wakeSeq: number;
+}
+
+/** A pending write to look at again at `at` (clock ms), if it is still the one numbered `seq`. */
+interface Wakeup {
+  at: number;
+  key: string;
+  seq: number;
 }
 
 interface BucketState {
@@ -74,6 +87,8 @@ interface BucketState {
   slowUntil: number;
   /** When the last write started (clock ms), for `spacingMs`. */
   lastStart: number;
+  /** Keys of pending writes that wait for a write of this bucket to complete (its concurrency is taken). */
+  parked: Set<string>;
 }
 
 /** Options of {@link WriteScheduler}. */
@@ -96,6 +111,14 @@ export class WriteScheduler {
   private readonly running = new Set<string>();
   private readonly lastWriteOf = new Map<string, number>();
   private readonly lastServed = new Map<string, number>();
+  /**
+   * When each pending write may run at the earliest (a lower bound: it is looked at again then),
+   * earliest first. A write that waits for a completion is parked on its bucket (or key) instead.
+   */
+  private readonly wakeups = new TinyQueue<Wakeup>([], (a, b) => a.at - b.at);
+  /** Keys of pending writes to look at in the next pump (new, replaced, or something freed their way). */
+  private readonly dirty = new Set<string>();
+  private wakeSerial = 0;
   /** When the next wake-up is due (clock ms), and its number (a later arm() makes earlier ones stale). */
   private timerAt = Number.POSITIVE_INFINITY;
   private generation = 0;
@@ -124,6 +147,7 @@ export class WriteScheduler {
     else this.overrides.delete(bucket);
     const state = this.buckets.get(bucket);
     if (state) state.budget = this.budgetOf(bucket);
+    this.lookAgainAtAll();
     this.wake();
   }
 
@@ -142,7 +166,10 @@ export class WriteScheduler {
    */
   observe(bucket: string, report: { remaining: number; resetAfterMs: number; limit?: number }): void {
     const state = this.state(bucket);
-    if (report.limit !== undefined && report.limit > 0 && report.limit !== state.budget.limit) state.budget = { ...state.budget, limit: report.limit };
+    if (report.limit !== undefined && report.limit > 0 && report.limit !== state.budget.limit) {
+      state.budget = { ...state.budget, limit: report.limit };
+      this.lookAgainAtAll();
+    }
     if (report.remaining <= 0) state.blockedUntil = Math.max(state.blockedUntil, this.clock.now() + report.resetAfterMs);
     this.wake();
   }
@@ -176,10 +203,11 @@ export class WriteScheduler {
         // A final write stays final whatever replaces it.
         const final = previous.request.final || request.final;
         previous.resolve('superseded');
-        this.pending.set(request.key, { request: { ...request, final }, resolve, reject, submittedAt: previous.submittedAt });
+        this.pending.set(request.key, { request: { ...request, final }, resolve, reject, submittedAt: previous.submittedAt, wakeSeq: 0 });
       } else {
-        this.pending.set(request.key, { request, resolve, reject, submittedAt: this.clock.now() + this.serial++ * 1e-6 });
+        this.pending.set(request.key, { request, resolve, reject, submittedAt: this.clock.now() + this.serial++ * 1e-6, wakeSeq: 0 });
       }
+      this.dirty.add(request.key);
       // A lone write starts at once; a burst of submits in one tick shares one pass.
       if (this.pending.size <= 1 && !this.pumpQueued) this.pump();
       else this.schedulePump();
@@ -211,18 +239,23 @@ export class WriteScheduler {
   private state(bucket: string): BucketState {
     let state = this.buckets.get(bucket);
     if (!state) {
-      state = { budget: this.budgetOf(bucket), sent: [], running: 0, blockedUntil: 0, slowUntil: 0, lastStart: Number.NEGATIVE_INFINITY };
+      state = { budget: this.budgetOf(bucket), sent: [], running: 0, blockedUntil: 0, slowUntil: 0, lastStart: Number.NEGATIVE_INFINITY, parked: new Set() };
       this.buckets.set(bucket, state);
     }
     return state;
   }
 
-  /** When the bucket has room for one more write (now, or later; never while it has `concurrency` under way), in clock ms. */
+  /**
+   * When the bucket has room for one more write, in clock ms: now, or later (a lower bound while
+   * it is slowed down: the end of the slow-down may come first), or never until a write of it
+   * completes (its `concurrency` is taken, or only writes under way fill its window).
+   */
   private readyAt(bucket: string, now: number): number {
     const state = this.state(bucket);
     const { budget } = state;
     if (budget.concurrency !== undefined && state.running >= budget.concurrency) return Number.POSITIVE_INFINITY;
-    const limit = now < state.slowUntil ? Math.max(1, Math.floor(budget.limit / 2)) : budget.limit;
+    const slowed = now < state.slowUntil;
+    const limit = slowed ? Math.max(1, Math.floor(budget.limit / 2)) : budget.limit;
     while (state.sent.length && state.sent[0]! <= now - budget.windowMs) state.sent.shift();
     // Writes under way count too: a place frees when enough finished ones leave the window.
     const excess = state.running + state.sent.length - limit;
@@ -230,49 +263,77 @@ export class WriteScheduler {
     if (excess < 0) windowFree = now;
     else if (excess < state.sent.length) windowFree = state.sent[excess]! + budget.windowMs;
     else windowFree = Number.POSITIVE_INFINITY; // only a running write's completion frees a place
-    return Math.max(windowFree, state.blockedUntil, state.lastStart + (budget.spacingMs ?? 0));
+    const at = Math.max(windowFree, state.blockedUntil, state.lastStart + (budget.spacingMs ?? 0));
+    return slowed && Number.isFinite(at) ? Math.min(at, Math.max(state.slowUntil, state.blockedUntil)) : at;
   }
 
-  /** When a pending write may run. */
-  private runnableAt(p: Pending, now: number): number {
-    if (this.running.has(p.request.key)) return Number.POSITIVE_INFINITY;
+  /**
+   * When a pending write may run at the earliest (clock ms), and when that is "not until a write
+   * completes", the buckets whose completions it waits for (none: it waits for its own key's).
+   */
+  private runnableAt(p: Pending, now: number): { at: number; waitFor: BucketState[] } {
+    const waitFor: BucketState[] = [];
+    if (this.running.has(p.request.key)) return { at: Number.POSITIVE_INFINITY, waitFor };
     let at = now;
     const last = this.lastWriteOf.get(p.request.key);
     if (last !== undefined && p.request.minIntervalMs) at = Math.max(at, last + p.request.minIntervalMs);
-    for (const bucket of p.request.buckets) at = Math.max(at, this.readyAt(bucket, now));
-    return at;
+    for (const bucket of p.request.buckets) {
+      const ready = this.readyAt(bucket, now);
+      if (ready === Number.POSITIVE_INFINITY) waitFor.push(this.state(bucket));
+      at = Math.max(at, ready);
+    }
+    return { at, waitFor };
+  }
+
+  /** Puts a pending write that may not run now where it will be looked at again: the wake-up queue, or its buckets' (or key's) completions. */
+  private park(p: Pending, when: { at: number; waitFor: BucketState[] }): void {
+    p.wakeSeq = ++this.wakeSerial;
+    if (Number.isFinite(when.at)) this.wakeups.push({ at: when.at, key: p.request.key, seq: p.wakeSeq });
+    else for (const state of when.waitFor) state.parked.add(p.request.key);
+    // With neither, it waits for its own key's write under way, whose completion looks at it again.
+  }
+
+  /** Every pending write is looked at in the next pump (a budget changed: some may run sooner). */
+  private lookAgainAtAll(): void {
+    for (const key of this.pending.keys()) this.dirty.add(key);
   }
 
   /**
    * Starts every pending write that may run now, in order: final writes first, then the stream
-   * served longest ago, then the oldest submission. One sorted pass (a started write updates
-   * its buckets before the next candidate is looked at), so a pump costs O(n log n) for n
-   * pending writes however many it starts; then a wake-up is armed for the earliest of the rest.
+   * served longest ago, then the oldest submission. Only the writes that may run now are looked
+   * at: those whose wake-up time has come and those something changed for (new, replaced, or a
+   * completion freed their bucket or key); every other pending write has its earliest time in
+   * the wake-up queue, or is parked on a bucket whose completion looks at it again. One sorted
+   * pass over them (a started write updates its buckets before the next one is looked at), so a
+   * pump costs O(k log n) for k such writes out of n pending (with a thousand streams waiting
+   * on their budgets, a pump looks at the few whose turn came); then a wake-up is armed for the
+   * earliest of the rest.
    */
   private pump(): void {
     this.pumpQueued = false;
     const now = this.clock.now();
-    const candidates = [...this.pending.values()].sort(
+    const due = this.dirty.size ? [...this.dirty] : [];
+    this.dirty.clear();
+    for (let top = this.wakeups.peek(); top && top.at <= now; top = this.wakeups.peek()) {
+      this.wakeups.pop();
+      if (this.pending.get(top.key)?.wakeSeq === top.seq) due.push(top.key);
+    }
+    const candidates = [...new Set(due)].flatMap((key) => this.pending.get(key) ?? []).sort(
       (a, b) =>
         Number(b.request.final) - Number(a.request.final) ||
         (this.lastServed.get(a.request.stream) ?? -1) - (this.lastServed.get(b.request.stream) ?? -1) ||
         a.submittedAt - b.submittedAt,
     );
-    let earliest = Number.POSITIVE_INFINITY;
-    // A pending write whose buckets are busy must not let a later one of the same buckets
-    // jump ahead of it: buckets seen blocked are closed for the rest of this pass.
-    const closed = new Set<string>();
+    // Nothing a started write does makes a bucket ready sooner, so a write that may not run
+    // now cannot be overtaken by a later one of the same buckets within this pass.
     for (const candidate of candidates) {
-      if (candidate.request.buckets.some((b) => closed.has(b))) continue;
-      const at = this.runnableAt(candidate, now);
-      if (at <= now) {
-        this.start(candidate, now);
-        continue;
-      }
-      earliest = Math.min(earliest, at);
-      if (!this.running.has(candidate.request.key)) for (const b of candidate.request.buckets) if (this.readyAt(b, now) > now) closed.add(b);
+      const when = this.runnableAt(candidate, now);
+      if (when.at <= now) this.start(candidate, now);
+      else this.park(candidate, when);
     }
-    this.arm(earliest);
+    // A prune while starting may have freed parked writes: they get a pass of their own.
+    if (this.dirty.size) this.schedulePump();
+    this.arm(this.wakeups.peek()?.at ?? Number.POSITIVE_INFINITY);
   }
 
   /** Runs {@link pump} once after the current task (many submits and completions in one tick share one pass). */
@@ -302,8 +363,12 @@ export class WriteScheduler {
         for (const state of states) {
           state.running -= 1;
           state.sent.push(done);
+          // A place under way freed: what waited for one is looked at again.
+          for (const key of state.parked) this.dirty.add(key);
+          state.parked.clear();
         }
         this.running.delete(request.key);
+        if (this.pending.has(request.key)) this.dirty.add(request.key);
       })
       .then(
         () => p.resolve('written'),
@@ -312,13 +377,22 @@ export class WriteScheduler {
       .finally(() => this.schedulePump());
   }
 
-  /** Forgets buckets with nothing to remember (no write in their window or under way, not held or slowed). */
+  /**
+   * Forgets buckets with nothing to remember (no write in their window or under way, not held or
+   * slowed), and the last write times of keys and streams quiet for a minute (longer than any
+   * `minIntervalMs`; a stream not served for a minute comes first anyway).
+   */
   private prune(now: number): void {
     this.startsSincePrune = 0;
     for (const [bucket, state] of this.buckets) {
       const quiet = state.running === 0 && (state.sent.at(-1) ?? Number.NEGATIVE_INFINITY) <= now - state.budget.windowMs;
-      if (quiet && state.blockedUntil <= now && state.slowUntil <= now) this.buckets.delete(bucket);
+      if (quiet && state.blockedUntil <= now && state.slowUntil <= now) {
+        for (const key of state.parked) this.dirty.add(key);
+        this.buckets.delete(bucket);
+      }
     }
+    for (const [key, at] of this.lastWriteOf) if (at <= now - FORGET_AFTER_MS && !this.running.has(key)) this.lastWriteOf.delete(key);
+    for (const [stream, at] of this.lastServed) if (at <= now - FORGET_AFTER_MS) this.lastServed.delete(stream);
   }
 
   /** Wakes the pump at `at` (through the clock, so tests can drive time); an earlier wake-up wins. */
