@@ -135,6 +135,17 @@ describe('openStore', () => {
     expect(() => openStore('mysql://db')).toThrow(/unsupported STORE_URL scheme: mysql/);
   });
 
+  it('keeps a SQLite file in write-ahead-log mode with synchronous NORMAL (no fsync per write)', async () => {
+    const path = tempFile();
+    const store = track(openStore(`sqlite://${path}`));
+    await store.keyv.set('x', 1);
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    // The connection's own settings, read back through the same store (1 = NORMAL).
+    const sqlite = (store.keyv.store as { query(sql: string): Promise<Array<Record<string, unknown>>> });
+    expect(await sqlite.query('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
+    expect(await sqlite.query('PRAGMA synchronous')).toEqual([{ synchronous: 1 }]);
+  });
+
   it('with Redis gone, operations fail at once instead of hanging, and work again when it is back', async () => {
     const own = await startRedis();
     const store = openStore(own.url);
