@@ -118,6 +118,54 @@ describe('/chat in the core', () => {
   });
 });
 
+describe('the deferral goes on while the history is read and the service asked', () => {
+  /** A recorder whose defer() takes `ms` and then resolves (or rejects with `error`); the times of its settling and of each send. */
+  function slowDeferral(id: string, options: Record<string, string>, ms: number, error?: Error) {
+    const r = recorder(id, options);
+    const times = { deferred: NaN, sends: [] as number[] };
+    r.ctx.reply.defer = () => new Promise<void>((resolve, reject) => setTimeout(() => {
+      times.deferred = Date.now();
+      if (error) reject(error);
+      else resolve();
+    }, ms));
+    const send = r.ctx.reply.send.bind(r.ctx.reply);
+    r.ctx.reply.send = async (m) => {
+      times.sends.push(Date.now());
+      return send(m);
+    };
+    return { r, times };
+  }
+
+  it('/chat asks the service before the deferral is done, and shows text only after it', async () => {
+    fake.setChatReply('Paris.');
+    const { r, times } = slowDeferral('t:defer', { prompt: 'Capital of France?' }, 300);
+    expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: true });
+    expect(fake.chatRequests()).toHaveLength(1);
+    expect(fake.lastRequest('chat')!.receivedAt).toBeLessThan(times.deferred);
+    expect(times.sends.length).toBeGreaterThan(0);
+    expect(Math.min(...times.sends)).toBeGreaterThanOrEqual(times.deferred);
+    expect(r.messages.map((m) => m.content)).toEqual(['Paris.']);
+  });
+
+  it('/complete asks the service before the deferral is done', async () => {
+    fake.setCompletionReply(' a fox.');
+    const { r, times } = slowDeferral('t:defer-c', { prompt: 'Once' }, 300);
+    expect(await runCommand(completeCommand, r.ctx, core)).toMatchObject({ ok: true });
+    expect(fake.lastRequest('completions')!.receivedAt).toBeLessThan(times.deferred);
+    expect(r.messages.map((m) => m.content)).toEqual(['Once a fox.']);
+  });
+
+  it('a refused deferral cancels the service request, shows nothing and leaves the history as it was', async () => {
+    fake.enqueue('chat', { stream: { text: 'A long answer that is still streaming when the deferral fails.', chunkDelayMs: 100 } });
+    const closed = new Promise<{ finished: boolean }>((resolve) => fake.events.once('streamClosed', resolve));
+    const { r } = slowDeferral('t:defer-fail', { prompt: 'hello' }, 150, new Error('Unknown interaction'));
+    expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: false });
+    expect((await closed).finished).toBe(false);
+    expect(r.messages).toEqual([]);
+    expect(await core.history.get('t:defer-fail')).toEqual([]);
+  });
+});
+
 describe('/complete and /imagine in the core', () => {
   it('/complete streams the prompt followed by its completion', async () => {
     fake.setCompletionReply(' there was a fox.');
