@@ -1,6 +1,6 @@
 /**
  * Benchmark: streamed answers at the platforms' limits. The bot runs as its own process, as an
- * operator starts it (`node --import tsx src/main.ts`, configured by environment variables),
+ * operator starts it (`npm start`, configured by environment variables),
  * against the project's fakes, which run in this process: FakeService streams each answer as
  * ~600 characters over ~6 s (60 pieces, 100 ms apart, each event written whole as production
  * servers flush them: the tests' cutting of events into 1–40-byte pieces would cost both
@@ -92,19 +92,19 @@ interface BotProcess {
 }
 
 /**
- * Starts the bot (`node --import tsx src/main.ts`) with `env` only (no .env), and
- * waits until /healthz says every platform is connected.
+ * Starts the bot as an operator does, `npm start` (whose `node` keeps npm's place: its script
+ * execs it), with `env` only (no .env), and waits until /healthz says every platform is
+ * connected. BENCH_NODE_OPTIONS are added to the bot's NODE_OPTIONS after npm start's own
+ * (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes).
  * @throws Error when it exits or is not healthy within 60 s.
  */
 async function spawnBot(env: Record<string, string>): Promise<BotProcess> {
   const cwd = mkdtempSync(join(tmpdir(), 'genbot-bench-'));
   const httpPort = await freePort();
-  // From the project (where tsx resolves); its .env is not read: INIT_CWD points at an empty folder.
-  // BENCH_BOT_FLAGS: node flags for the bot (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes).
-  const flags = (process.env.BENCH_BOT_FLAGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(ROOT, 'src/main.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), INIT_CWD: cwd, STORE_URL: `sqlite://${join(cwd, 'state.sqlite')}`, LOG_LEVEL: 'warn', HTTP_PORT: String(httpPort), ...env },
+  // Started in an empty folder: npm's INIT_CWD points there, so no .env is read.
+  const child = spawn('npm', ['--prefix', ROOT, '--silent', 'start'], {
+    cwd,
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), STORE_URL: `sqlite://${join(cwd, 'state.sqlite')}`, LOG_LEVEL: 'warn', HTTP_PORT: String(httpPort), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const problems = new Map<string, number>();
@@ -130,6 +130,8 @@ async function spawnBot(env: Record<string, string>): Promise<BotProcess> {
     if (Date.now() > deadline) throw new Error('the bot was not healthy within 60 s');
     await new Promise((r) => setTimeout(r, 200));
   }
+  // The bot's own process: npm's child (the script's shell became node).
+  const botPid = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
   const bot: BotProcess = {
     child,
     httpPort,
@@ -148,7 +150,7 @@ async function spawnBot(env: Record<string, string>): Promise<BotProcess> {
       return text;
     },
     peakRssMb: () => {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const status = readFileSync(`/proc/${botPid}/status`, 'utf8');
       return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024);
     },
     stop: async () => {

@@ -15,6 +15,7 @@ import { commands } from '../commands/index.ts';
 import { DiscordAdapter } from './platforms/discord/adapter.ts';
 import { SlackAdapter } from './platforms/slack/adapter.ts';
 import type { DestinationStream } from 'pino';
+import { getHeapStatistics } from 'node:v8';
 
 /**
  * Logs the store's background errors (a Redis connection lost and retried) without flooding:
@@ -114,7 +115,9 @@ export async function startBot(env: Record<string, string | undefined>, options:
     await stop();
     throw error;
   }
-  log.info({ discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port }, 'bot started');
+  // The V8 heap limit (npm start's default --max-old-space-size=384, or NODE_OPTIONS'), in MB.
+  const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
+  log.info({ discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port, heapLimitMb }, 'bot started');
   const health = async () => (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
   const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, onPlatformLost: undefined };
   if (discord) discord.onFatal = (reason) => bot.onPlatformLost?.(reason, slack ? 1 : 0);

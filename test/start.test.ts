@@ -60,6 +60,10 @@ describe('npm start', () => {
       });
       const botPids = descendants(child.pid!);
       expect(botPids.length).toBeGreaterThanOrEqual(1);
+      // npm start caps V8's heap at 384 MB of old space (the limit V8 reports adds the young generation).
+      const started = JSON.parse(stdout.split('\n').find((line) => line.includes('"msg":"bot started"'))!) as { heapLimitMb: number };
+      expect(started.heapLimitMb).toBeGreaterThanOrEqual(384);
+      expect(started.heapLimitMb).toBeLessThan(512);
 
       // Two answers streaming: one ends within the grace time (4 s), one would take 30 s.
       const short = Array.from({ length: 12 }, (_, i) => `short${i} `);
