@@ -3,7 +3,7 @@
  * chat-input interaction, and the core's ReplyChannel implemented with the interaction's
  * (deferred) reply and its follow-ups.
  */
-import { MessageFlags, type ButtonInteraction, type ChatInputCommandInteraction, type Message, type SendableChannels } from 'discord.js';
+import { MessageFlags, Routes, type ButtonInteraction, type ChatInputCommandInteraction, type Message, type SendableChannels } from 'discord.js';
 import { runCommand, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
@@ -63,15 +63,40 @@ export class InteractionReply implements ReplyChannel {
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     await this.defer();
-    const payload = payloadOf(message);
     if (!this.filled) {
-      await this.withToken(() => this.interaction.editReply(payload), () => this.editInChannel(this.originalId, payload));
+      const edit = (m: OutgoingMessage) => this.withToken(() => this.editOriginal('@original', m), () => this.editInChannel(this.originalId, editPayloadOf(m)));
+      // The first send fills the deferred reply: all of the message (no embeds or buttons when it has none).
+      await this.withToken(() => this.editOriginal('@original', message, true), () => this.editInChannel(this.originalId, payloadOf(message)));
       // Only once Discord took it: a failed first send is retried as the reply, not as a follow-up.
       this.filled = true;
-      return { edit: async (m) => void (await this.withToken(() => this.interaction.editReply(editPayloadOf(m)), () => this.editInChannel(this.originalId, editPayloadOf(m)))) };
+      return { edit: async (m) => void (await edit(m)) };
     }
+    const payload = payloadOf(message);
     const sent = await this.withToken(() => this.interaction.followUp(payload), () => this.sendInChannel(payload));
-    return { edit: async (m) => void (await this.withToken(() => this.interaction.editReply({ message: sent.id, ...editPayloadOf(m) }), () => this.editInChannel(sent.id, editPayloadOf(m)))) };
+    return { edit: async (m) => void (await this.withToken(() => this.editOriginal(sent.id, m), () => this.editInChannel(sent.id, editPayloadOf(m)))) };
+  }
+
+  /**
+   * Edits one of the interaction's messages (`@original`, or a follow-up's id) with its token.
+   * A text edit (no files) is one PATCH through discord.js's REST client (Discord's "Edit
+   * Original Interaction Response" / "Edit Followup Message"), without building a discord.js
+   * Message from the answer: a streamed answer edits its message about once a second, and a
+   * thousand answers at once spent a fifth of their CPU building Messages nobody read. With
+   * files, discord.js's editReply (multipart upload).
+   * @param whole the first write of a deferred reply: embeds are sent even when empty.
+   * @throws DiscordAPIError as discord.js's REST client does (50027 once the token expired).
+   */
+  private async editOriginal(messageId: string, message: OutgoingMessage, whole = false): Promise<unknown> {
+    const payload = whole ? payloadOf(message) : editPayloadOf(message);
+    if (message.files?.length) return this.interaction.editReply(messageId === '@original' ? payload : { message: messageId, ...payload });
+    const body = {
+      content: payload.content,
+      ...('embeds' in payload ? { embeds: payload.embeds } : {}),
+      ...('components' in payload ? { components: payload.components } : {}),
+      allowed_mentions: { parse: [], replied_user: false },
+    };
+    const route = Routes.webhookMessage(this.interaction.applicationId, this.interaction.token, messageId);
+    return this.interaction.client.rest.patch(route, { body, auth: false });
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
