@@ -94,19 +94,22 @@ interface BotProcess {
 /**
  * Starts the bot as an operator does, `npm start` (whose `node` keeps npm's place: its script
  * execs it), with `env` only (no .env), and waits until /healthz says every platform is
- * connected. BENCH_NODE_OPTIONS are added to the bot's NODE_OPTIONS after npm start's own
- * (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes).
+ * connected. BENCH_NODE_OPTIONS are added to the bot's NODE_OPTIONS after npm start's own;
+ * BENCH_BOT_FLAGS, node flags that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+ * to see where its time goes), run npm start's script with them and without npm.
  * @throws Error when it exits or is not healthy within 60 s.
  */
 async function spawnBot(env: Record<string, string>): Promise<BotProcess> {
   const cwd = mkdtempSync(join(tmpdir(), 'genbot-bench-'));
   const httpPort = await freePort();
+  const childEnv = { PATH: process.env.PATH!, HOME: process.env.HOME!, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), STORE_URL: `sqlite://${join(cwd, 'state.sqlite')}`, LOG_LEVEL: 'warn', HTTP_PORT: String(httpPort), ...env };
+  // Flags Node refuses in NODE_OPTIONS (--cpu-prof): node itself, started as npm start's script starts it.
+  const flags = (process.env.BENCH_BOT_FLAGS ?? '').split(' ').filter(Boolean);
+  const start = /"start": "(.*)"/.exec(readFileSync(join(ROOT, 'package.json'), 'utf8'))![1]!.replace(/\\"/g, '"');
   // Started in an empty folder: npm's INIT_CWD points there, so no .env is read.
-  const child = spawn('npm', ['--prefix', ROOT, '--silent', 'start'], {
-    cwd,
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), STORE_URL: `sqlite://${join(cwd, 'state.sqlite')}`, LOG_LEVEL: 'warn', HTTP_PORT: String(httpPort), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = flags.length
+    ? spawn('sh', ['-c', start.replace('exec node', `exec node ${flags.join(' ')}`)], { cwd: ROOT, env: { ...childEnv, INIT_CWD: cwd }, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn('npm', ['--prefix', ROOT, '--silent', 'start'], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const problems = new Map<string, number>();
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {
@@ -130,8 +133,8 @@ async function spawnBot(env: Record<string, string>): Promise<BotProcess> {
     if (Date.now() > deadline) throw new Error('the bot was not healthy within 60 s');
     await new Promise((r) => setTimeout(r, 200));
   }
-  // The bot's own process: npm's child (the script's shell became node).
-  const botPid = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
+  // The bot's own process: npm's child (the script's shell became node), or the shell itself.
+  const botPid = flags.length ? child.pid! : Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
   const bot: BotProcess = {
     child,
     httpPort,

@@ -1114,7 +1114,8 @@ export class FakeService {
     let pos = 0;
     let frame = 1; // next frame start to account for (frame 0 starts with the headers)
     while (pos < all.length) {
-      const end = script.wholeEvents ? (starts.find((start) => start > pos) ?? all.length) : Math.min(all.length, pos + 1 + Math.floor(rnd() * MAX_PIECE_BYTES));
+      // Whole events: up to the next frame's start (`pos` is always at one, counted in `frame` after the first).
+      const end = script.wholeEvents ? (starts[pos === 0 ? frame : frame + 1] ?? all.length) : Math.min(all.length, pos + 1 + Math.floor(rnd() * MAX_PIECE_BYTES));
       let newEvents = 0;
       while (frame < starts.length && starts[frame]! < end) {
         newEvents += 1;
