@@ -174,12 +174,12 @@ function outcomesOf(metrics: string, command: string): Record<string, number> {
   return out;
 }
 
-/** Waits until the bot has finished `count` invocations named `command`; resolves with their outcomes. */
+/** Waits until the bot has finished `count` invocations named `command` (its /metrics read once a second, as a scraper would, not more often); resolves with their outcomes. */
 async function finished(bot: BotProcess, command: string, count: number): Promise<Record<string, number>> {
   for (;;) {
     const outcomes = outcomesOf(await bot.metrics(), command);
     if (Object.values(outcomes).reduce((s, n) => s + n, 0) >= count) return outcomes;
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 1000));
   }
 }
 

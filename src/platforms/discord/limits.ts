@@ -20,7 +20,7 @@
  * What is learned lasts 10 minutes. Every REST response's `X-RateLimit-*` headers and every
  * 429 are fed to the scheduler.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Budget, WriteScheduler } from '../../core/delivery/scheduler.ts';
 import type { BotEvents } from '../../core/events.ts';
 import type { Logger } from '../../log.ts';
@@ -54,9 +54,19 @@ const LEARNED_FOR_MS = 10 * 60_000;
 /** What the bot knows of a channel's writes: one budget for all (`shared`), its own per token and for the bot token (`separate`), or nothing yet. */
 export type ChannelSharing = 'shared' | 'separate' | 'unknown';
 
+/** Buckets of the tokens seen lately: every write of a streamed answer, and every response, asks. */
+const TOKEN_BUCKETS = new Map<string, string>();
+
 /** The scheduler bucket of an interaction's webhook token (the token itself never appears). */
 export function webhookBucket(token: string): string {
-  return `discord:webhook:${createHash('sha256').update(token).digest('hex').slice(0, 16)}`;
+  let bucket = TOKEN_BUCKETS.get(token);
+  if (bucket === undefined) {
+    // Tokens live 15 minutes: a full table is simply started afresh.
+    if (TOKEN_BUCKETS.size >= 10_000) TOKEN_BUCKETS.clear();
+    bucket = `discord:webhook:${hash('sha256', token).slice(0, 16)}`;
+    TOKEN_BUCKETS.set(token, bucket);
+  }
+  return bucket;
 }
 
 /** The scheduler bucket of a channel's bot-token writes. */
