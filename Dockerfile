@@ -12,9 +12,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:20-slim
-# V8 collects lazily under a large heap limit: at 1,000 concurrent answers the bot holds ~140 MB
-# of live data but grows past 500 MB without a cap (npm run bench:streams). 384 MB keeps it near
-# its live size; raise it (NODE_OPTIONS) for more concurrent answers.
+# V8 collects lazily under a large heap limit: at 1,000 concurrent answers the bot holds ~90 MB
+# of live data but grows past 500 MB RSS without a cap, ~280 MB with it (npm run bench:streams;
+# npm start sets the same default). Raise it (NODE_OPTIONS) for more concurrent answers.
 ENV NODE_ENV=production HTTP_PORT=9464 SLACK_PORT=3000 NODE_OPTIONS=--max-old-space-size=384
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

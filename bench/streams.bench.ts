@@ -11,8 +11,8 @@
  * chat.appendStream 100, per workspace) and ~1 post a second per channel.
  *
  * Scenarios: 1, 10 and 50 concurrent /chat in one Discord channel; 10 concurrent mentions in one
- * Discord channel; 1,000 concurrent /chat in 1,000 Discord channels (SERVICE_MAX_CONCURRENCY=1024
- * so that the service is not the queue); 20 concurrent /chat in 20 channels of one Slack
+ * Discord channel; 1,000 concurrent /chat in 1,000 Discord channels, under either reading of the
+ * limits (SERVICE_MAX_CONCURRENCY=1024 so that the service is not the queue); 20 concurrent /chat in 20 channels of one Slack
  * workspace. For each: time to first visible text (p50 / p95, from the command to the first
  * write that shows answer text), visible updates per stream per second, the longest gap
  * between two updates of one stream, responses with status 429, whether every final text was
@@ -22,7 +22,7 @@
  * with the p50 / p95 of the acknowledgement, the service's request and the first write, from
  * the first command (where the time to first text goes).
  *
- * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,slack to choose).
+ * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,thousand-documented,slack to choose).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -336,6 +336,7 @@ const SCENARIOS: Record<string, () => Promise<Figures>> = {
   'fifty-documented': () => discordScenario('Discord, 50 /chat in 1 channel, documented limits', 50, 1, 'chat', 'documented'),
   mentions: () => discordScenario('Discord, 10 mentions in 1 channel', 10, 1, 'mention'),
   thousand: () => discordScenario('Discord, 1,000 /chat in 1,000 channels', 1000, 1000),
+  'thousand-documented': () => discordScenario('Discord, 1,000 /chat in 1,000 channels, documented limits', 1000, 1000, 'chat', 'documented'),
   slack: () => slackScenario('Slack, 20 /chat in 20 channels of 1 workspace', 20),
 };
 
