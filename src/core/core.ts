@@ -126,7 +126,7 @@ export function createCore(parts: {
   };
 }
 
-/** Closes what the core holds open: the store's connection and the download sockets. */
+/** Closes what the core holds open: the store's connection (after the usage counts not written yet) and the download sockets. */
 export async function closeCore(core: Core): Promise<void> {
-  await Promise.allSettled([core.store.close(), core.downloader.close()]);
+  await Promise.allSettled([core.quotas.flush().then(() => core.store.close()), core.downloader.close()]);
 }

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { FakeService } from '../fakes/service.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openStore, type StateStore } from '../../src/core/state/store.ts';
-import { Quotas, QuotaError, waitText, type QuotaLimits } from '../../src/core/state/quotas.ts';
+import { COUNT_FLUSH_MS, Quotas, QuotaError, waitText, type QuotaLimits } from '../../src/core/state/quotas.ts';
 import { closeCore, createCore, type Core } from '../../src/core/core.ts';
 import { runCommand } from '../../src/core/command.ts';
 import chatCommand from '../../commands/chat.ts';
@@ -87,6 +87,33 @@ describe('Quotas', () => {
     const tokens = new Quotas(sqlite(), limits({ tokensPerDay: 100 }), silent);
     await tokens.recordTokens('discord:t', 'c', 120);
     await expect(tokens.admit('chat', 'discord:t', user(), 'c')).rejects.toThrow(/^You have used your 100 tokens for today\. Try again in /);
+  });
+
+  it('adds up counts nothing waits for and writes them together: this process reads them at once, the store within COUNT_FLUSH_MS, and a clean stop writes the rest', async () => {
+    const store = redisStore();
+    const quotas = new Quotas(store, limits({}), silent);
+    const other = new Quotas(store, limits({}), silent);
+    const subject = `discord:${Math.random()}`;
+    for (let i = 0; i < 3; i++) await quotas.admit('chat', subject, user(), 'discord:g:burst');
+    await quotas.recordTokens(subject, 'discord:g:burst', 250);
+    // Nothing written yet: this process counts it, another instance does not see it yet.
+    expect(await store.counter(`quota:chat:${subject}`)).toEqual({ value: 0, resetInMs: 0 });
+    expect((await quotas.usageOf(subject)).chat.used).toBe(3);
+    expect((await quotas.usageOfChannel('discord:g:burst')).tokens.used).toBe(250);
+    expect((await other.usageOf(subject)).chat.used).toBe(0);
+    // Written together within COUNT_FLUSH_MS, one increment a key.
+    await expect.poll(async () => (await store.counter(`quota:chat:${subject}`)).value, { timeout: COUNT_FLUSH_MS + 2_000, interval: 100 }).toBe(3);
+    expect((await other.usageOf(subject)).tokens.used).toBe(250);
+    expect((await other.usageOfChannel('discord:g:burst')).chat.used).toBe(3);
+    expect((await quotas.usageOf(subject)).chat.used).toBe(3);
+    // A count made just before a stop is written by closeCore before the store closes.
+    const path = join(mkdtempSync(join(tmpdir(), 'genbot-quota-')), 's.sqlite');
+    const core = createCore({ service, store: openStore(`sqlite://${path}`), log: silent, defaults: { chat: undefined, image: undefined } });
+    await core.quotas.recordTokens(subject, 'discord:g:stop', 42);
+    await closeCore(core);
+    const reopened = openStore(`sqlite://${path}`);
+    stores.push(reopened);
+    expect((await reopened.counter(`quota:tokens:${subject}`)).value).toBe(42);
   });
 
   it('lets requests through when the store does not answer', async () => {

@@ -7,6 +7,12 @@
  * unless `QUOTA_ADMINS=true`. Use is also counted per channel (never enforced) for /usage.
  *
  * A store that does not answer lets requests through (logged): quotas never stop the bot.
+ *
+ * Counts that nothing waits for (use where no limit holds, per channel, tokens) are added up in
+ * memory and written together every {@link COUNT_FLUSH_MS}: four of the six store queries of a
+ * /chat were such counts, and a burst of commands queued its own history reads behind them
+ * (bench:streams, 1,000 at once: first text p95 ~0.2 s sooner; written every 2 s the batch landed among the first texts). This process's reads add what it
+ * has not written yet; other instances see it at most that much later; a clean stop writes it.
  */
 import type { StateStore } from './store.ts';
 import type { InvocationUser } from '../platform.ts';
@@ -27,6 +33,8 @@ export const NO_QUOTAS: QuotaLimits = { chatPerMinute: 0, imagesPerDay: 0, token
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
+/** How often counts nothing waits for are written to the store, in ms. */
+export const COUNT_FLUSH_MS = 5_000;
 
 /** A quota that is used up; `message` says which, and when the user may try again. Code `quota_exceeded`. */
 export class QuotaError extends InputError {
@@ -68,6 +76,9 @@ export interface UsageReport {
 export class Quotas {
   private readonly minuteMs: number;
   private readonly dayMs: number;
+  /** Counts not written yet, by key: what to add, and the counter's window (ms) if it has to be created. */
+  private readonly unwritten = new Map<string, { by: number; ttlMs: number }>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
   /** @param windows the windows' lengths in ms (default a minute and a day; tests shorten them). */
   constructor(
@@ -93,24 +104,24 @@ export class Quotas {
   async admit(kind: 'chat' | 'image', subject: string, user: InvocationUser, channelKey: string): Promise<void> {
     // Counting alone is not waited for: a command must not wait on the store before Discord's
     // 3 s acknowledgement (count() never throws).
-    void this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
+    this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
     const key = `quota:${kind}:${subject}`;
     const windowMs = kind === 'chat' ? this.minuteMs : this.dayMs;
     const limit = kind === 'chat' ? this.limits.chatPerMinute : this.limits.imagesPerDay;
     // Use is counted even where no limit holds (quotas off, an exempt admin): /usage shows it.
     if (!this.enabled || (!this.limits.admins && (await user.isAdmin()))) {
-      void this.count(key, 1, windowMs);
+      this.count(key, 1, windowMs);
       return;
     }
     try {
       if (kind === 'chat' && this.limits.tokensPerDay > 0) {
-        const tokens = await this.state.counter(`quota:tokens:${subject}`);
+        const tokens = this.withUnwritten(`quota:tokens:${subject}`, await this.state.counter(`quota:tokens:${subject}`));
         if (tokens.value >= this.limits.tokensPerDay) {
           throw new QuotaError(`You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(tokens.resetInMs)}.`, tokens.resetInMs);
         }
       }
       if (limit <= 0) {
-        void this.count(key, 1, windowMs);
+        this.count(key, 1, windowMs);
         return;
       }
       const counted = await this.state.increment(key, 1, windowMs);
@@ -125,10 +136,24 @@ export class Quotas {
     }
   }
 
-  /** Adds the tokens a request used to the user's and the channel's day. Never throws. */
+  /** Adds the tokens a request used to the user's and the channel's day (written with the next flush). Never throws. */
   async recordTokens(subject: string, channelKey: string, tokens: number): Promise<void> {
     if (tokens <= 0) return;
-    await Promise.all([this.count(`quota:tokens:${subject}`, tokens, this.dayMs), this.count(`usage:tokens:${channelKey}`, tokens, this.dayMs)]);
+    this.count(`quota:tokens:${subject}`, tokens, this.dayMs);
+    this.count(`usage:tokens:${channelKey}`, tokens, this.dayMs);
+  }
+
+  /**
+   * Writes the counts not written yet (each key one increment). Runs every
+   * {@link COUNT_FLUSH_MS} while there are some, and must run before the store closes
+   * (closeCore does). Never throws: a count the store refuses is logged at debug and dropped.
+   */
+  async flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batch = [...this.unwritten];
+    this.unwritten.clear();
+    await Promise.all(batch.map(([key, { by, ttlMs }]) => this.state.increment(key, by, ttlMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'usage not counted'))));
   }
 
   /** A user's use against the limits. Never throws (unknown counts read as 0). */
@@ -147,12 +172,26 @@ export class Quotas {
     return { chat: { ...chat!, limit: 0, window: 'day' }, images: { ...images!, limit: 0, window: 'day' }, tokens: { ...tokens!, limit: 0, window: 'day' } };
   }
 
-  private async count(key: string, by: number, ttlMs: number): Promise<void> {
-    await this.state.increment(key, by, ttlMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'usage not counted'));
+  /** Adds `by` to a counter with the next flush (a window of `ttlMs` if the counter is new). */
+  private count(key: string, by: number, ttlMs: number): void {
+    const entry = this.unwritten.get(key);
+    if (entry) entry.by += by;
+    else this.unwritten.set(key, { by, ttlMs });
+    if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => void this.flush(), COUNT_FLUSH_MS);
+      this.flushTimer.unref();
+    }
+  }
+
+  /** A stored counter with what this process has not written to it yet. */
+  private withUnwritten(key: string, stored: { value: number; resetInMs: number }): { value: number; resetInMs: number } {
+    const entry = this.unwritten.get(key);
+    if (!entry) return stored;
+    return { value: stored.value + entry.by, resetInMs: stored.resetInMs > 0 ? stored.resetInMs : entry.ttlMs };
   }
 
   private async read(key: string): Promise<{ used: number; resetInMs: number }> {
-    const counted = await this.state.counter(key).catch(() => ({ value: 0, resetInMs: 0 }));
+    const counted = this.withUnwritten(key, await this.state.counter(key).catch(() => ({ value: 0, resetInMs: 0 })));
     return { used: counted.value, resetInMs: counted.resetInMs };
   }
 }
