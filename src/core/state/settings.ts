@@ -39,10 +39,9 @@ export const SETTINGS_CACHE_MS = 10_000;
 const CACHED_CHANNELS = 10_000;
 
 /**
- * Reads and writes channel settings. Every /chat, mention and /imagine reads its channel's;
- * they are kept in memory for {@link SETTINGS_CACHE_MS} (one read serves concurrent callers):
- * a burst of 1,000 commands queued a store read each ahead of its history (bench:streams,
- * first text p95 ~0.2 s sooner without them).
+ * Reads and writes channel settings. Every /chat, mention and /imagine reads its channel's
+ * before its history; they are kept in memory for {@link SETTINGS_CACHE_MS} (one read serves
+ * concurrent callers), so a busy channel costs one store read per that time, not one a message.
  */
 export class SettingsStore {
   private readonly cache = new Map<string, { settings: ChannelSettings; until: number }>();
