@@ -89,6 +89,15 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
   await admit(ctx, core, 'chat');
   const deferral = startDeferral(ctx);
   const images = request.images ?? [];
+  // The history is read while the channel's settings are (each a store query a command waits for).
+  let storeDown = false;
+  const reading = core.history.asChatMessages(ctx.conversationId).then(
+    (messages) => (core.storeHealth.succeeded(ctx.log), messages),
+    (error: unknown) => {
+      storeDown = core.storeHealth.failed(error, ctx.log, ctx.conversationId);
+      return [] as ChatMessage[];
+    },
+  );
   const channel = await core.models.forChannel(ctx.channelKey, ctx.signal);
   const model = request.model ?? (images.length ? channel.vision.value : channel.chat.value);
   const content: string | ContentPart[] = images.length
@@ -97,13 +106,8 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
   const system: ChatMessage[] = channel.systemPrompt ? [{ role: 'system', content: channel.systemPrompt }] : [];
   const question: ChatMessage = { role: 'user', content };
   const notes = [...(request.notes ?? [])];
-  const history = await core.history.asChatMessages(ctx.conversationId).then(
-    (messages) => (core.storeHealth.succeeded(ctx.log), messages),
-    (error: unknown) => {
-      if (core.storeHealth.failed(error, ctx.log, ctx.conversationId)) notes.push(STORE_DOWN_NOTE);
-      return [] as ChatMessage[];
-    },
-  );
+  const history = await reading;
+  if (storeDown) notes.push(STORE_DOWN_NOTE);
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0) notes.push(`${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`);
 
