@@ -1,6 +1,7 @@
 /**
  * Discord refusing or failing, end to end: an image over the interaction's upload limit is
- * re-encoded to fit; an expired interaction token (50027) does not leave "is thinking…"
+ * re-encoded to fit; an expired interaction token (50027), before or after the first word,
+ * does not leave "is thinking…"
  * behind; a continuation Discord refuses (403 Missing Permissions) is explained in the first
  * message; a deferred reply that cannot be deleted becomes the error sentence; a blank prompt
  * is refused before any service call; an interaction with neither member nor user is answered
@@ -65,6 +66,20 @@ describe('Discord refusing or failing', () => {
     expect(interaction.original!.loading).toBe(false);
     expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${EXPIRED_NOTE}`);
     expect(discord.requests.some((r) => r.code === 50027)).toBe(true);
+    expect(interaction.original!.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
+  });
+
+  it('fills the deferred reply with the bot\'s token when the interaction token expired before the answer\'s first word', async () => {
+    // The service answers after 4.5 s: the token (4 s here) is gone by the first word.
+    const pieces = ['late ', 'but ', 'whole.'];
+    service.enqueue('chat', { stream: { pieces, chunkDelayMs: 50 }, delayHeadersMs: 4_500 });
+    const { interaction, ok } = await run('expired-before-text', 'chat', { prompt: 'think long' }, 30_000);
+    expect(ok).toBe(true);
+    expect(discord.requests.some((r) => r.code === 50027)).toBe(true);
+    // The deferred reply, found in the channel by its interaction, shows the answer (no "is thinking…", no second message).
+    expect(interaction.original!.loading).toBe(false);
+    expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${EXPIRED_NOTE}`);
+    expect(discord.messagesIn(interaction.channelId).filter((m) => m.kind === 'channel')).toEqual([]);
     expect(interaction.original!.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
   });
 
