@@ -1,9 +1,8 @@
 /**
  * Discord refusing or failing, end to end: an image over the interaction's upload limit is
  * re-encoded to fit; an expired interaction token (50027), before or after the first word,
- * does not leave "is thinking…"
- * behind; a continuation Discord refuses (403 Missing Permissions) is explained in the first
- * message; a deferred reply that cannot be deleted becomes the error sentence; a blank prompt
+ * does not leave "is thinking…" behind; a continuation Discord refuses (403 Missing
+ * Permissions) is explained in the first message; a deferred reply that cannot be deleted becomes the error sentence; a blank prompt
  * is refused before any service call; an interaction with neither member nor user is answered
  * and logged once instead of throwing inside discord.js.
  */
