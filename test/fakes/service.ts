@@ -28,8 +28,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { listenOnLoopback } from './listen.ts';
 import sharp from 'sharp';
 
 // ---------------------------------------------------------------- public types
@@ -511,13 +512,7 @@ export class FakeService {
 
   /** Starts a fake on 127.0.0.1 with a random port. */
   static async start(opts: FakeServiceOptions = {}): Promise<FakeService> {
-    const server = createServer({ keepAliveTimeout: 5_000 });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      // A backlog like a real front end's: Node's default 511 drops SYNs of a 1,000-request burst (retried after 1-3 s).
-      server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => resolve());
-    });
-    const { port } = server.address() as AddressInfo;
+    const { server, port } = await listenOnLoopback();
     const fake = new FakeService(server, `http://127.0.0.1:${port}`, opts);
     server.on('connection', (socket) => {
       socket.setNoDelay(true);

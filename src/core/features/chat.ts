@@ -56,8 +56,7 @@ type Deferral = Promise<{ error: unknown } | undefined>;
 /**
  * Starts the reply's deferral (Discord's acknowledgement, Slack's "is thinking…") without
  * waiting for it: it goes on while the history is read and the service asked. The first text
- * waits for it anyway (a reply's send awaits it), so under load its round trip no longer comes
- * before theirs; a burst of 1,000 /chat showed its first text 0.5 s sooner.
+ * waits for it anyway (a reply's send awaits it), so its round trip no longer comes before theirs.
  */
 function startDeferral(ctx: CommandContext): Deferral {
   return ctx.reply.defer().then(() => undefined, (error: unknown) => ({ error }));

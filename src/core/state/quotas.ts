@@ -103,8 +103,8 @@ export class Quotas {
    * @throws QuotaError naming the quota and the wait.
    */
   async admit(kind: 'chat' | 'image', subject: string, user: InvocationUser, channelKey: string): Promise<void> {
-    // Counting alone is not waited for: a command must not wait on the store before Discord's
-    // 3 s acknowledgement (count() never throws).
+    // Counting alone is buffered (count() neither waits for the store nor throws): a command
+    // must not wait on the store before Discord's 3 s acknowledgement.
     this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
     const key = `quota:${kind}:${subject}`;
     const windowMs = kind === 'chat' ? this.minuteMs : this.dayMs;
@@ -116,7 +116,7 @@ export class Quotas {
     }
     try {
       if (kind === 'chat' && this.limits.tokensPerDay > 0) {
-        const tokens = this.withUnwritten(`quota:tokens:${subject}`, await this.state.counter(`quota:tokens:${subject}`));
+        const tokens = await this.counted(`quota:tokens:${subject}`);
         if (tokens.value >= this.limits.tokensPerDay) {
           throw new QuotaError(`You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(tokens.resetInMs)}.`, tokens.resetInMs);
         }
@@ -184,7 +184,11 @@ export class Quotas {
     }
   }
 
-  /** A stored counter with what this process has not written to it yet. */
+  /** A stored counter plus what this process has not written to it yet. @throws what the store throws. */
+  private async counted(key: string): Promise<{ value: number; resetInMs: number }> {
+    return this.withUnwritten(key, await this.state.counter(key));
+  }
+
   private withUnwritten(key: string, stored: { value: number; resetInMs: number }): { value: number; resetInMs: number } {
     const entry = this.unwritten.get(key);
     if (!entry) return stored;

@@ -11,6 +11,7 @@
  */
 import { Events, InteractionResponseType, InteractionType, MessageFlags, Routes, type Client } from 'discord.js';
 import type { Logger } from '../../log.ts';
+import { API_NO_MENTIONS } from './rest.ts';
 
 /** What the user reads when Discord sent their interaction without saying who they are. */
 export const MALFORMED_INTERACTION_TEXT = 'Discord did not say who sent this, so I could not run it. Please try again.';
@@ -73,7 +74,7 @@ export function guardMalformedInteractions(client: Client, log: Logger): void {
     const body =
       interaction.type === InteractionType.ApplicationCommandAutocomplete
         ? { type: InteractionResponseType.ApplicationCommandAutocompleteResult, data: { choices: [] } }
-        : { type: InteractionResponseType.ChannelMessageWithSource, data: { content: MALFORMED_INTERACTION_TEXT, flags: MessageFlags.Ephemeral, allowed_mentions: { parse: [] } } };
+        : { type: InteractionResponseType.ChannelMessageWithSource, data: { content: MALFORMED_INTERACTION_TEXT, flags: MessageFlags.Ephemeral, allowed_mentions: API_NO_MENTIONS } };
     client.rest.post(Routes.interactionCallback(interaction.id, interaction.token), { body, auth: false }).then(
       () => log.warn({ ...about, answered: true }, message),
       (error: unknown) => log.warn({ ...about, answered: false, reason: error instanceof Error ? error.message : String(error) }, message),

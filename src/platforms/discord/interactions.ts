@@ -8,7 +8,7 @@ import { runCommand, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
 import { newReference, type Logger } from '../../log.ts';
-import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
+import { DISCORD_LIMITS, editBodyOf, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 import { explainDiscordError, isExpiredToken } from './errors.ts';
 import { channelBucket, type DiscordLimits } from './limits.ts';
@@ -100,16 +100,12 @@ export class InteractionReply implements ReplyChannel {
    * @throws DiscordAPIError as discord.js's REST client does (50027 once the token expired).
    */
   private async editOriginal(messageId: string, message: OutgoingMessage, whole = false): Promise<unknown> {
-    const payload = whole ? payloadOf(message) : editPayloadOf(message);
-    if (message.files?.length) return this.interaction.editReply(messageId === '@original' ? payload : { message: messageId, ...payload });
-    const body = {
-      content: payload.content,
-      ...('embeds' in payload ? { embeds: payload.embeds } : {}),
-      ...('components' in payload ? { components: payload.components } : {}),
-      allowed_mentions: { parse: [], replied_user: false },
-    };
+    if (message.files?.length) {
+      const payload = whole ? payloadOf(message) : editPayloadOf(message);
+      return this.interaction.editReply(messageId === '@original' ? payload : { message: messageId, ...payload });
+    }
     const route = Routes.webhookMessage(this.interaction.applicationId, this.interaction.token, messageId);
-    return this.interaction.client.rest.patch(route, { body, auth: false });
+    return this.interaction.client.rest.patch(route, { body: editBodyOf(message, whole), auth: false });
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {

@@ -12,6 +12,9 @@ import type { OutgoingMessage, ReplyLimits } from '../../core/platform.ts';
  */
 export const NO_MENTIONS = { parse: [] as [], repliedUser: false };
 
+/** {@link NO_MENTIONS} as Discord's API spells it (`allowed_mentions`), for bodies sent through discord.js's REST client directly. */
+export const API_NO_MENTIONS = { parse: [] as [], replied_user: false };
+
 /** Discord's limits as the core needs them (PLATFORM-LIMITS.md). */
 export const DISCORD_LIMITS: ReplyLimits = {
   /** `content` characters. */
@@ -79,6 +82,21 @@ export function editPayloadOf(message: OutgoingMessage) {
     // New files replace the message's attachments (a progress line becoming the image).
     ...(message.files?.length ? { files: filesOf(message), attachments: [] } : {}),
     allowedMentions: NO_MENTIONS,
+  };
+}
+
+/**
+ * The JSON body of a text edit (no files) for Discord's edit endpoints, sent without discord.js's
+ * payload builder: the content, and embeds and buttons only when the message names them (as
+ * {@link editPayloadOf}) or, `whole`, always (as {@link payloadOf}: the first write of a deferred
+ * reply); no pings.
+ */
+export function editBodyOf(message: OutgoingMessage, whole = false) {
+  return {
+    content: message.content,
+    ...(whole || message.cards || message.imageLinks ? { embeds: embedsOf(message) } : {}),
+    ...(whole || message.buttons ? { components: componentsOf(message) } : {}),
+    allowed_mentions: API_NO_MENTIONS,
   };
 }
 

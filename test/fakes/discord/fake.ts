@@ -5,8 +5,9 @@
  * else lives in the protocol-area files.
  */
 import type { EventEmitter } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { listenOnLoopback } from '../listen.ts';
 import type { Ctx } from './context.ts';
 import { DEFAULT_USER } from './constants.ts';
 import { Gateway, type DropGatewayOptions, type GatewayIdentify, type GatewayResume, type GatewaySessionInfo } from './gateway.ts';
@@ -99,13 +100,7 @@ export class FakeDiscord {
    * @throws when the port cannot be bound.
    */
   static async start(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
-    const server = createServer({ keepAliveTimeout: 5_000 });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      // A backlog like a real front end's: Node's default 511 drops SYNs of a 1,000-request burst (retried after 1-3 s).
-      server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => resolve());
-    });
-    const { port } = server.address() as AddressInfo;
+    const { server, port } = await listenOnLoopback();
     const fake = new FakeDiscord(server, port, options);
     const route = createRouter(fake.ctx);
     server.on('connection', (socket) => {

@@ -58,11 +58,7 @@ export class MessageBudgets {
   check(channelId: string, method: string, path: string, token?: string): void {
     const bucket = this.bucketOf(channelId, token);
     const now = Date.now();
-    let window = this.windows.get(bucket.key);
-    if (!window || now >= window.resetAt) {
-      window = { resetAt: now + bucket.budget.windowMs, used: 0 };
-      this.windows.set(bucket.key, window);
-    }
+    const window = this.windowOf(bucket, now);
     if (window.used < bucket.budget.limit) return;
     const retryAfterMs = window.resetAt - now;
     const record: RateLimitRecord = { at: now, channelId, method, path, retryAfterMs, bucket: bucket.kind };
@@ -82,14 +78,20 @@ export class MessageBudgets {
   spend(channelId: string, token?: string): Record<string, string> {
     const bucket = this.bucketOf(channelId, token);
     const now = Date.now();
+    // If the window ran out while the body was checked, the write opens the next one.
+    const window = this.windowOf(bucket, now);
+    window.used += 1;
+    return this.headers(bucket, Math.max(0, bucket.budget.limit - window.used), window.resetAt, now);
+  }
+
+  /** The bucket's current window (a new one once the last has reset). */
+  private windowOf(bucket: Bucket, now: number): { resetAt: number; used: number } {
     let window = this.windows.get(bucket.key);
     if (!window || now >= window.resetAt) {
-      // The window ran out while the body was checked: the write opens the next one.
       window = { resetAt: now + bucket.budget.windowMs, used: 0 };
       this.windows.set(bucket.key, window);
     }
-    window.used += 1;
-    return this.headers(bucket, Math.max(0, bucket.budget.limit - window.used), window.resetAt, now);
+    return window;
   }
 
   private bucketOf(channelId: string, token: string | undefined): Bucket {

@@ -4,8 +4,9 @@
  * Mode upgrade), the setup a test does (channels, DMs, users, files, scopes, subscriptions,
  * limits) and what it reads back. What Slack sends to the app is in fake.ts.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { listenOnLoopback } from '../listen.ts';
 import type { Duplex } from 'node:stream';
 import { assistantMethods } from './assistant.ts';
 import { chatMethods } from './chat.ts';
@@ -96,15 +97,9 @@ export class FakeSlackCore {
     this.envelopes = this.socketMode.envelopes;
   }
 
-  /** Binds a server on 127.0.0.1 with a random port. @throws when the port cannot be bound. */
-  protected static async listen(): Promise<{ server: Server; port: number }> {
-    const server = createServer({ keepAliveTimeout: 5_000 });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      // A backlog like a real front end's: Node's default 511 drops SYNs of a 1,000-request burst (retried after 1-3 s).
-      server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => resolve());
-    });
-    return { server, port: (server.address() as AddressInfo).port };
+  /** Binds a server on 127.0.0.1 with a random port (listen.ts). @throws when the port cannot be bound. */
+  protected static listen(): Promise<{ server: Server; port: number }> {
+    return listenOnLoopback();
   }
 
   /** Starts serving requests and Socket Mode upgrades. */
