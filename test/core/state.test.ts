@@ -1,7 +1,8 @@
 /**
  * The state backends against the same expectations: SQLite (a file) and Redis (a real
  * redis-server on a free port). History keeps conversations apart and every concurrent turn;
- * claims, counters and locks are atomic; two instances on one store agree.
+ * claims, counters and locks are atomic; two instances on one store agree. SQLite deletes its
+ * expired rows on a timer, and never a row without expiry.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { Claims } from '../../src/core/state/claims.ts';
 import { openStore, type StateStore } from '../../src/core/state/store.ts';
+import { LocalState } from '../../src/core/state/local-state.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;
@@ -165,5 +167,71 @@ describe('openStore', () => {
       await store.close();
       await own.stop();
     }
+  });
+});
+
+describe('SQLite sweep of expired rows', () => {
+  /** The rows of the keyv table in the file, read through the store's own connection. */
+  const rowsOf = async (store: LocalState) => {
+    const sqlite = store.keyv.store as { query(sql: string): Promise<Array<{ key: string; value: string }>> };
+    return (await sqlite.query('SELECT key, value FROM keyv ORDER BY key')).map((r) => r.key);
+  };
+
+  it('deletes expired claims, counters, stop requests and buttons on its timer, and keeps every row without expiry', async () => {
+    const errors: unknown[] = [];
+    const store = new LocalState(tempFile(), { onError: (e) => errors.push(e), firstSweepAfterMs: 100, sweepEveryMs: 100 });
+    opened.push(store);
+    const history = new ConversationStore(store);
+    await history.append('kept', { role: 'user', content: 'a turn that says "expires": 1 and {"expires":1}', at: 1 });
+    await store.keyv.set('settings:C1', { model: 'm', expires: 1 }); // no TTL: a field named like keyv's is not an expiry
+    await store.keyv.set('plain', '"expires":0'); // no TTL, the text of an expiry
+    await store.keyv.set('stop:live', true, 60_000);
+    await new Claims(store).claim('slack:request:live', 60_000);
+    await new Claims(store).claim('slack:request:old', 1_000);
+    await store.increment('quota:old', 1, 1_000);
+    await store.keyv.set('stop:old', true, 1_000);
+    await store.keyv.set('imagine:old', { prompt: 'p' }, 1_000);
+    // Every row is there until the short-lived ones expire (1 s), sweeps or not.
+    expect(await rowsOf(store)).toHaveLength(9);
+
+    await expect.poll(() => rowsOf(store), { timeout: 5_000, interval: 50 }).toEqual(
+      ['genbot:claim:slack:request:live', 'genbot:history:kept', 'genbot:plain', 'genbot:settings:C1', 'genbot:stop:live'].sort(),
+    );
+    expect((await history.get('kept')).map((m) => m.content)).toEqual(['a turn that says "expires": 1 and {"expires":1}']);
+    expect(await store.keyv.get('settings:C1')).toEqual({ model: 'm', expires: 1 });
+    expect(await store.keyv.get('plain')).toBe('"expires":0');
+    expect(await store.keyv.get('stop:live')).toBe(true);
+    expect(errors).toEqual([]);
+  });
+
+  it('sweeps once shortly after opening, keeps sweeping on its interval, and stops when closed', async () => {
+    const path = tempFile();
+    const before = new LocalState(path, { firstSweepAfterMs: 3_600_000 });
+    await new Claims(before).claim('old', 1);
+    await before.close();
+    // Reopened: the expired claim left by the previous process goes at the first sweep.
+    const store = new LocalState(path, { firstSweepAfterMs: 50, sweepEveryMs: 3_600_000 });
+    opened.push(store);
+    expect(await rowsOf(store)).toEqual(['genbot:claim:old']);
+    await expect.poll(() => rowsOf(store), { timeout: 2_000, interval: 20 }).toEqual([]);
+    await store.close();
+    const errors: unknown[] = [];
+    const closed = new LocalState(tempFile(), { onError: (e) => errors.push(e), firstSweepAfterMs: 1, sweepEveryMs: 1 });
+    await closed.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(errors).toEqual([]);
+  });
+
+  it('tells onError of a failed sweep and sweeps again at the next interval', async () => {
+    const errors: unknown[] = [];
+    const store = new LocalState(tempFile(), { onError: (e) => errors.push(e), firstSweepAfterMs: 50, sweepEveryMs: 50 });
+    opened.push(store);
+    const sqlite = store.keyv.store as { query(sql: string, ...params: unknown[]): Promise<unknown> };
+    const query = sqlite.query.bind(sqlite);
+    let failures = 1;
+    sqlite.query = (sql, ...params) => (sql.startsWith('DELETE') && failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : query(sql, ...params));
+    await new Claims(store).claim('old', 1);
+    await expect.poll(() => rowsOf(store), { timeout: 2_000, interval: 20 }).toEqual([]);
+    expect(errors).toEqual([expect.objectContaining({ message: 'disk I/O error' })]);
   });
 });

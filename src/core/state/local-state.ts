@@ -1,12 +1,42 @@
 /**
  * The SQLite state backend (keyv + @keyv/sqlite): one bot process. Claims, counters and locks
  * are atomic within the process (one promise chain per key and file); values persist in the file.
+ *
+ * Rows, as @keyv/sqlite 4 and keyv 5 write them: table `keyv` (`key VARCHAR(255) PRIMARY KEY,
+ * value TEXT`), key `genbot:<key>`, value keyv's JSON `{"value":<the value>,"expires":<ms since
+ * the epoch>}`, with no `expires` for a value set without a TTL (history, channel settings).
+ * keyv only drops an expired row when it reads that very key again, and claims, stop requests,
+ * buttons and counters are mostly never read again: without more, each would stay in the file for
+ * good. So the store sweeps: {@link SWEEP_SQL}, one DELETE run inside SQLite (no row is read into
+ * JS), {@link FIRST_SWEEP_AFTER_MS} after opening and then every {@link SWEEP_EVERY_MS}, on an
+ * unref'd timer that close() stops; a failed sweep goes to `onError` and the next one runs as
+ * planned. A row without a numeric top-level `expires` is never deleted. Deleted rows free their
+ * pages for reuse: the file stops growing, it does not shrink (no VACUUM).
  */
 import Keyv from 'keyv';
 import KeyvSqlite from '@keyv/sqlite';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { StateStore } from './store.ts';
+
+/** How often expired rows are deleted, in ms. */
+export const SWEEP_EVERY_MS = 10 * 60 * 1000;
+
+/** When the first sweep runs after opening, in ms. */
+export const FIRST_SWEEP_AFTER_MS = 5_000;
+
+/**
+ * Deletes the namespace's rows whose keyv `expires` (ms since the epoch) is before `?` (now),
+ * as keyv itself treats them (`Date.now() > expires`). CASE evaluates in order, so `json_valid`
+ * only runs on rows mentioning `"expires":` (not on every history row) and `json_extract` only on
+ * valid JSON (it throws on anything else); a row without a top-level `expires` gives NULL, and a
+ * non-numeric one sorts after every number: neither is deleted.
+ */
+export const SWEEP_SQL = `DELETE FROM keyv WHERE key LIKE 'genbot:%' AND CASE
+  WHEN instr(value, '"expires":') = 0 THEN 0
+  WHEN json_valid(value) THEN json_extract(value, '$.expires') < ?
+  ELSE 0
+END`;
 
 /** A counter as stored: its value and when it expires (ms since epoch). */
 interface StoredCounter {
@@ -26,14 +56,26 @@ export class LocalState implements StateStore {
   readonly kind = 'sqlite';
   readonly keyv: Keyv;
   private readonly chains: Map<string, Promise<unknown>>;
+  private readonly sqlite: KeyvSqlite;
+  private readonly onError: (error: unknown) => void;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  private closed = false;
 
-  /** @param path a file path (its folder is created) or `:memory:`. */
-  constructor(path: string, options: { onError?: (error: unknown) => void } = {}) {
+  /**
+   * @param path a file path (its folder is created) or `:memory:`.
+   * @param options.onError told of background errors (a failed pragma or sweep), for logs.
+   * @param options.sweepEveryMs ms between sweeps of expired rows (default {@link SWEEP_EVERY_MS}).
+   * @param options.firstSweepAfterMs ms from opening to the first sweep (default {@link FIRST_SWEEP_AFTER_MS}).
+   */
+  constructor(path: string, options: { onError?: (error: unknown) => void; sweepEveryMs?: number; firstSweepAfterMs?: number } = {}) {
+    this.onError = (error) => options.onError?.(error);
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
     const file = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
     this.chains = CHAINS.get(file) ?? new Map();
     CHAINS.set(file, this.chains);
     const sqlite = new KeyvSqlite({ uri: `sqlite://${path}` });
+    this.sqlite = sqlite;
     if (path !== ':memory:') {
       // Write-ahead logging with synchronous=NORMAL (https://sqlite.org/wal.html): a commit
       // appends to the log without an fsync, and readers never wait for the writer. In the
@@ -47,6 +89,37 @@ export class LocalState implements StateStore {
     }
     this.keyv = new Keyv({ store: sqlite, namespace: 'genbot', throwOnErrors: true });
     this.keyv.on('error', (error: unknown) => options.onError?.(error));
+    this.scheduleSweep(options.firstSweepAfterMs ?? FIRST_SWEEP_AFTER_MS, options.sweepEveryMs ?? SWEEP_EVERY_MS);
+  }
+
+  /**
+   * Deletes every expired row now (see {@link SWEEP_SQL}); one sweep at a time.
+   * @throws the database's error.
+   */
+  sweepExpired(): Promise<void> {
+    this.sweeping ??= this.sqlite
+      .query(SWEEP_SQL, Date.now())
+      .then(() => undefined)
+      .finally(() => {
+        this.sweeping = undefined;
+      });
+    return this.sweeping;
+  }
+
+  /** Runs a sweep after `firstMs`, then every `everyMs`, until close(). */
+  private scheduleSweep(firstMs: number, everyMs: number): void {
+    const run = (delayMs: number) => {
+      this.sweepTimer = setTimeout(() => {
+        if (this.closed) return;
+        this.sweepExpired()
+          .catch((error: unknown) => this.onError(error))
+          .finally(() => {
+            if (!this.closed) run(everyMs);
+          });
+      }, delayMs);
+      this.sweepTimer.unref();
+    };
+    run(firstMs);
   }
 
   setIfAbsent(key: string, ttlMs: number): Promise<boolean> {
@@ -82,7 +155,9 @@ export class LocalState implements StateStore {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.chains.values()]);
+    this.closed = true;
+    clearTimeout(this.sweepTimer);
+    await Promise.allSettled([...this.chains.values(), this.sweeping]);
     await this.keyv.disconnect();
   }
 

@@ -188,7 +188,7 @@ export class SlackAdapter {
       this.log.info('slack ready (socket mode)');
       return;
     }
-    const server = createSlackServer(this.receiver!, { claims: this.core.claims, log: this.log });
+    const server = createSlackServer(this.receiver!, { signingSecret: this.config.signingSecret, claims: this.core.claims, log: this.log });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.config.port, () => resolve());

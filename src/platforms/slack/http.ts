@@ -1,11 +1,44 @@
 /**
- * The HTTP server Slack posts to in HTTP mode (`/slack/events`): Bolt's HTTPReceiver does the
- * work (signature check, acks, dispatch), behind a guard that refuses what Bolt lets through:
- * a timestamp more than 5 minutes in the FUTURE (Bolt only refuses the past), and a signed
- * request replayed as is (same signature and timestamp), which is acknowledged but not run
- * again. Replays are remembered in the shared store, so instances behind one load balancer agree.
+ * The HTTP server Slack posts to in HTTP mode (`/slack/events`): a guard in front of Bolt's
+ * HTTPReceiver, which then does the rest (acks, url_verification, dispatch).
+ *
+ * The guard verifies every POST itself, strictly, as "Verifying requests from Slack" describes
+ * (https://api.slack.com/authentication/verifying-requests-from-slack), BEFORE any store call,
+ * so that a request nobody signed costs no store row:
+ *
+ * 1. The body is read with a cap ({@link MAX_BODY_BYTES}; a larger `content-length`, or more
+ *    bytes than that, is answered 413 and the connection closed), never whole before its size
+ *    is bounded.
+ * 2. `x-slack-request-timestamp` must be decimal seconds (no sign, no leading zero, no
+ *    fraction) within {@link MAX_CLOCK_SKEW_SEC} of now either way (Bolt only refuses the past).
+ * 3. `x-slack-signature` must be exactly `v0=` + 64 lowercase hex digits, equal (timing-safe
+ *    compare) to HMAC-SHA256(signing secret, `v0:<timestamp>:<raw body bytes>`). Anything
+ *    else is refused, including a valid signature with something appended (`v0=<hex>=x`, which
+ *    Bolt 5 accepts: it splits the header on `=` and compares only the second part), a second
+ *    signature (`, v0=…`: Node joins repeated headers with a comma) or upper-case hex.
+ *
+ * A refusal is a 401 (413 for the size) with a short plain-text reason; it is logged at info,
+ * at most one line per {@link REFUSAL_LOG_EVERY_MS} with the number of refusals left unlogged
+ * since the previous line (no secret, no body, no header value is logged).
+ *
+ * Only a verified request takes its replay claim, `slack:request:<digest>:<timestamp>` (the
+ * verified hex digest and timestamp, never the raw header) for {@link REPLAY_TTL_MS}: the first
+ * goes on to Bolt, a later one within that time is acknowledged 200 and not run again (Slack's
+ * own retries carry a new timestamp, hence a new signature). Claims live in the shared store, so
+ * instances behind one load balancer agree; when the store is down the request still goes to Bolt
+ * (a replay then cannot be told apart).
+ *
+ * Bolt gets the body already read: the guard sets `req.rawBody` (a Buffer), which Bolt 5's
+ * `bufferIncomingMessage` takes instead of reading the stream again (`isBufferedIncomingMessage`);
+ * Bolt then checks the signature once more, which passes.
+ *
+ * Exceptions, as in Bolt: a POST whose form body is Slack's `ssl_check=1` goes to Bolt without a
+ * signature or claim (Bolt answers 200 and strips every other field); a request that is not a
+ * POST goes to Bolt as is (it has no route for one: 404).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
 import type { HTTPReceiver } from '@slack/bolt';
 import type { Claims } from '../../core/state/claims.ts';
 import type { Logger } from '../../log.ts';
@@ -13,16 +46,104 @@ import type { Logger } from '../../log.ts';
 /** Slack's window for request timestamps, in seconds (either way). */
 export const MAX_CLOCK_SKEW_SEC = 5 * 60;
 
-/** How long a seen signature is remembered, in ms: past it, its timestamp is too old anyway. */
-const REPLAY_TTL_MS = 2 * MAX_CLOCK_SKEW_SEC * 1000;
+/** The largest body read, in bytes (Slack's payloads are a few KB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** How long a verified request is remembered, in ms: past it, its timestamp is too old anyway. */
+export const REPLAY_TTL_MS = 2 * MAX_CLOCK_SKEW_SEC * 1000;
+
+/** At most one log line per kind (refused, replayed) this often, in ms. */
+export const REFUSAL_LOG_EVERY_MS = 10_000;
+
+/** `v0=` and the lowercase hex of a SHA-256 HMAC, nothing before or after. */
+const SIGNATURE = /^v0=([0-9a-f]{64})$/;
+/** Seconds since the epoch as Slack writes them (and as `String(Number(x))` gives them back). */
+const TIMESTAMP = /^[1-9][0-9]{0,11}$/;
+
+/** A request that verified: its digest (64 lowercase hex) and timestamp (s), or why it did not. */
+export type Verification = { ok: true; digest: string; timestampSec: string } | { ok: false; reason: string; skewSec?: number };
+
+/**
+ * Checks a request's signature as Slack specifies, strictly (see the module comment).
+ * @param headers the request's headers as Node parsed them.
+ * @param body the raw body bytes, exactly as received.
+ * @param nowMs the clock, ms since the epoch.
+ */
+export function verifySlackSignature(headers: IncomingHttpHeaders, body: Buffer, signingSecret: string, nowMs: number): Verification {
+  const timestamp = headers['x-slack-request-timestamp'];
+  const signature = headers['x-slack-signature'];
+  if (typeof timestamp !== 'string' || !TIMESTAMP.test(timestamp)) return { ok: false, reason: 'missing or malformed x-slack-request-timestamp' };
+  const skewSec = Math.round(Number(timestamp) - nowMs / 1000);
+  if (Math.abs(skewSec) > MAX_CLOCK_SKEW_SEC) return { ok: false, reason: 'timestamp more than 5 minutes off', skewSec };
+  const digest = typeof signature === 'string' ? SIGNATURE.exec(signature)?.[1] : undefined;
+  if (digest === undefined) return { ok: false, reason: 'missing or malformed x-slack-signature' };
+  const expected = createHmac('sha256', signingSecret).update(`v0:${timestamp}:`).update(body).digest();
+  if (!timingSafeEqual(Buffer.from(digest, 'hex'), expected)) return { ok: false, reason: 'signature mismatch' };
+  return { ok: true, digest, timestampSec: timestamp };
+}
+
+/**
+ * Reads a request's body, at most `cap` bytes.
+ * @returns the bytes; `'too large'` when the body is (or says it is) longer than `cap` (the rest is
+ *   left unread); undefined when the client went away first.
+ */
+function readBody(req: IncomingMessage, cap: number): Promise<Buffer | 'too large' | undefined> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > cap) return Promise.resolve('too large');
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const done = (result: Buffer | 'too large' | undefined) => {
+      req.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
+      resolve(result);
+    };
+    const onData = (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > cap) {
+        req.pause();
+        return done('too large');
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => done(Buffer.concat(chunks, length));
+    const onGone = () => done(undefined);
+    req.on('data', onData).on('end', onEnd).on('error', onGone).on('close', onGone);
+  });
+}
+
+/** Slack's SSL check, which Bolt answers without a signature: a form body with `ssl_check=1`. */
+function isSslCheck(req: IncomingMessage, body: Buffer): boolean {
+  return req.headers['content-type'] === 'application/x-www-form-urlencoded' && parseQuery(body.toString()).ssl_check === '1';
+}
+
+/** Logs at most one line per `everyMs`, with how many were left unlogged since the previous one. */
+function throttled(now: () => number, everyMs: number, write: (fields: Record<string, unknown>, message: string) => void) {
+  let last = -Infinity;
+  let unlogged = 0;
+  return (fields: Record<string, unknown>, message: string) => {
+    const t = now();
+    if (t - last < everyMs) {
+      unlogged += 1;
+      return;
+    }
+    write({ ...fields, unloggedSincePrevious: unlogged }, message);
+    last = t;
+    unlogged = 0;
+  };
+}
 
 /**
  * Creates (does not start) the server.
- * @param now the clock, ms since the epoch (tests).
+ * @param deps.signingSecret the app's signing secret (the one Bolt's receiver has).
+ * @param deps.now the clock, ms since the epoch (tests).
  */
-export function createSlackServer(receiver: HTTPReceiver, deps: { claims: Claims; log: Logger; now?: () => number }): Server {
+export function createSlackServer(receiver: HTTPReceiver, deps: { signingSecret: string; claims: Claims; log: Logger; now?: () => number }): Server {
   const now = deps.now ?? Date.now;
-  const pass = (req: IncomingMessage, res: ServerResponse) => {
+  const logRefusal = throttled(now, REFUSAL_LOG_EVERY_MS, (fields, message) => deps.log.info(fields, message));
+  const logReplay = throttled(now, REFUSAL_LOG_EVERY_MS, (fields, message) => deps.log.warn(fields, message));
+  const pass = (req: IncomingMessage, res: ServerResponse, body?: Buffer) => {
+    // Bolt reads `rawBody` instead of the (already consumed) stream.
+    if (body) Object.assign(req, { rawBody: body });
     try {
       receiver.requestListener(req, res);
     } catch {
@@ -30,24 +151,32 @@ export function createSlackServer(receiver: HTTPReceiver, deps: { claims: Claims
       if (!res.headersSent) res.writeHead(404).end();
     }
   };
-  return createServer((req, res) => {
-    const timestamp = Number(req.headers['x-slack-request-timestamp']);
-    const signature = req.headers['x-slack-signature'];
-    if (req.method !== 'POST' || !Number.isFinite(timestamp) || typeof signature !== 'string') return pass(req, res);
-    if (Math.abs(now() / 1000 - timestamp) > MAX_CLOCK_SKEW_SEC) {
-      deps.log.info({ skewSec: Math.round(timestamp - now() / 1000) }, 'slack request refused: timestamp more than 5 minutes off');
-      res.writeHead(401, { 'content-type': 'text/plain' }).end('timestamp out of range');
-      return;
+  const refuse = (res: ServerResponse, status: 401 | 413, reason: string, fields: Record<string, unknown> = {}) => {
+    logRefusal({ status, ...fields }, `slack request refused: ${reason}`);
+    res.writeHead(status, { 'content-type': 'text/plain', ...(status === 413 ? { connection: 'close' } : {}) }).end(status === 413 ? 'body too large' : reason);
+  };
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST') return pass(req, res);
+    const body = await readBody(req, MAX_BODY_BYTES);
+    if (body === undefined) return; // the client went away
+    if (body === 'too large') return refuse(res, 413, `body over ${MAX_BODY_BYTES} bytes`);
+    if (isSslCheck(req, body)) return pass(req, res, body);
+    const verified = verifySlackSignature(req.headers, body, deps.signingSecret, now());
+    if (!verified.ok) return refuse(res, 401, verified.reason, verified.skewSec === undefined ? {} : { skewSec: verified.skewSec });
+    let first: boolean;
+    try {
+      first = await deps.claims.claim(`slack:request:${verified.digest}:${verified.timestampSec}`, REPLAY_TTL_MS);
+    } catch {
+      // Without the store a replay cannot be told apart; the request is genuine, so it runs.
+      return pass(req, res, body);
     }
-    deps.claims.claim(`slack:request:${signature}:${timestamp}`, REPLAY_TTL_MS).then(
-      (first) => {
-        if (first) return pass(req, res);
-        deps.log.warn('slack request replayed (same signature and timestamp): acknowledged, not run again');
-        req.resume();
-        res.writeHead(200).end();
-      },
-      // Without the store a replay cannot be told apart; Bolt still checks the signature.
-      () => pass(req, res),
-    );
+    if (first) return pass(req, res, body);
+    logReplay({}, 'slack request replayed (same signature and timestamp): acknowledged, not run again');
+    res.writeHead(200).end();
+  };
+  return createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end();
+    });
   });
 }
