@@ -6,6 +6,7 @@
 import { OptionError, type Command } from '../src/core/command.ts';
 import { imagine, imagineFollowUp } from '../src/core/features/imagine.ts';
 import { stringOption } from '../src/core/features/options.ts';
+import { checkForwardableUrl, DownloadError } from '../src/core/media/download.ts';
 import { ASPECT_RATIOS, IMAGE_STYLES, type AspectRatio, type ImageStyle } from '../src/core/service/schemas.ts';
 
 /** The largest seed: 2³² − 1. */
@@ -40,10 +41,16 @@ export default {
   examples: ['a red fox in the snow --aspect_ratio landscape --style natural', 'a lighthouse at dusk --seed 42 --negative_prompt people'],
   async execute(ctx, core) {
     const o = ctx.options;
-    const referenceImageUrl = stringOption(o, 'reference_image_url');
-    if (referenceImageUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(referenceImageUrl)) {
+    const typedReferenceUrl = stringOption(o, 'reference_image_url');
+    if (typedReferenceUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(typedReferenceUrl)) {
       throw new OptionError('`reference_image_url` must be an http(s) address of an image, e.g. https://example.com/photo.png.');
     }
+    // The service fetches this link itself: never one to a private or local address (the same
+    // guard as the bot's own downloads, with the same resolver), and passed on as checked.
+    const referenceImageUrl = typedReferenceUrl === undefined ? undefined : await checkForwardableUrl(typedReferenceUrl, { name: '`reference_image_url`', lookup: core.downloader.lookup }).catch((error: unknown) => {
+      if (error instanceof DownloadError) throw new OptionError(`${error.message} Give the public address of an image, e.g. https://example.com/photo.png.`);
+      throw error;
+    });
     const model = stringOption(o, 'model');
     const negativePrompt = stringOption(o, 'negative_prompt');
     await imagine(ctx, core, {

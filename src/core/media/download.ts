@@ -4,9 +4,14 @@
  * before any byte is read, and the download is cut off as soon as the bytes received pass the
  * cap, so a 50 MB file never sits in memory. undici's `request()` on a pool of our own (the
  * service client's pool is not shared: a slow CDN must not take its connections).
+ *
+ * Links users type are held to public addresses: {@link isPublicAddress} (the IANA
+ * special-purpose registries, written once in NOT_PUBLIC_RANGES) judges the addresses a
+ * `publicOnly` download connects to and those of a link the bot passes on to the service
+ * ({@link checkForwardableUrl}).
  */
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 
 /** Why a download failed: the stable code and a sentence naming the file, for the user. */
@@ -43,8 +48,11 @@ export interface DownloadOptions {
   /** The file's name, for messages. */
   name: string;
   /**
-   * A URL a user typed: only https, and only to public addresses (a request to loopback,
-   * private, link-local or metadata addresses is refused before connecting: no SSRF).
+   * A URL a user typed (or any link that carries no credential): only https, and only to
+   * public addresses ({@link isPublicAddress}): an IP literal that is not public, `localhost`,
+   * or a name resolving to any address that is not public is refused before connecting (no
+   * SSRF). Ignored when the Downloader was given a `dispatcher` (tests), except the https and
+   * IP-literal checks.
    */
   publicOnly?: boolean;
 }
@@ -58,20 +66,120 @@ export interface Downloaded {
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
-/** Addresses a user-typed URL may not reach: loopback, private, shared, link-local (cloud metadata), unspecified, multicast. */
-const NOT_PUBLIC = new BlockList();
-for (const [network, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) {
-  NOT_PUBLIC.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
+/**
+ * The addresses no link from a user may reach, written once. From the IANA IPv4 and IPv6
+ * Special-Purpose Address Registries (RFC 6890; iana.org/assignments/iana-ipv4-special-registry
+ * and iana-ipv6-special-registry): every range whose "Globally Reachable" is False or N/A,
+ * plus the translation and tunnelling prefixes that embed another address (an IPv4 address
+ * behind NAT64, 6to4 or Teredo may be a private one) and the multicast blocks.
+ * Each entry: network, prefix length, what it is.
+ */
+const NOT_PUBLIC_RANGES = {
+  ipv4: [
+    ['0.0.0.0', 8, '"this network" (RFC 791), 0.0.0.0 included'],
+    ['10.0.0.0', 8, 'private use (RFC 1918)'],
+    ['100.64.0.0', 10, 'shared address space, carrier-grade NAT (RFC 6598)'],
+    ['127.0.0.0', 8, 'loopback (RFC 1122)'],
+    ['169.254.0.0', 16, 'link local, cloud metadata (RFC 3927)'],
+    ['172.16.0.0', 12, 'private use (RFC 1918)'],
+    // The whole block, with its two globally reachable anycast /32s (PCP, TURN): no image is served there.
+    ['192.0.0.0', 24, 'IETF protocol assignments (RFC 6890), NAT64 discovery and DS-Lite included'],
+    ['192.0.2.0', 24, 'documentation TEST-NET-1 (RFC 5737)'],
+    ['192.88.99.0', 24, 'deprecated 6to4 relay anycast (RFC 7526), 6a44 included'],
+    ['192.168.0.0', 16, 'private use (RFC 1918)'],
+    ['198.18.0.0', 15, 'benchmarking (RFC 2544)'],
+    ['198.51.100.0', 24, 'documentation TEST-NET-2 (RFC 5737)'],
+    ['203.0.113.0', 24, 'documentation TEST-NET-3 (RFC 5737)'],
+    ['224.0.0.0', 4, 'multicast (RFC 5771)'],
+    ['240.0.0.0', 4, 'reserved (RFC 1112)'],
+    ['255.255.255.255', 32, 'limited broadcast (RFC 919)'],
+  ],
+  ipv6: [
+    // ::/96 holds the unspecified ::/128 (RFC 4291) and loopback ::1/128; IPv4-mapped ::ffff:0:0/96 is judged as its IPv4 address instead.
+    ['::', 96, 'IPv4-compatible, deprecated (RFC 4291 §2.5.5.1), unspecified and loopback included'],
+    ['64:ff9b::', 96, 'IPv4/IPv6 translation, NAT64 (RFC 6052)'],
+    ['64:ff9b:1::', 48, 'local-use IPv4/IPv6 translation (RFC 8215)'],
+    ['100::', 64, 'discard-only (RFC 6666)'],
+    ['100:0:0:1::', 64, 'dummy IPv6 prefix (RFC 9780)'],
+    // The whole block, with its few globally reachable assignments (anycasts, AMT, AS112, ORCHIDv2): no image is served there.
+    ['2001::', 23, 'IETF protocol assignments (RFC 2928): Teredo 2001::/32 (RFC 4380), benchmarking, ORCHID'],
+    ['2001:db8::', 32, 'documentation (RFC 3849)'],
+    ['2002::', 16, '6to4 (RFC 3056)'],
+    ['3fff::', 20, 'documentation (RFC 9637)'],
+    ['5f00::', 16, 'segment routing SIDs (RFC 9602)'],
+    ['fc00::', 7, 'unique local (RFC 4193)'],
+    ['fe80::', 10, 'link-local unicast (RFC 4291)'],
+    ['fec0::', 10, 'site-local, deprecated (RFC 3879)'],
+    ['ff00::', 8, 'multicast (RFC 4291)'],
+  ],
+} as const;
 
-/** Whether an IP address is one a user-typed URL may reach (IPv4-mapped IPv6 judged as IPv4). */
+/** Global unicast, 2000::/3 (IANA IPv6 Address Space registry): no IPv6 address outside it is public. */
+const GLOBAL_UNICAST_V6 = { network: 0x2000n << 112n, prefix: 3 };
+
+/** An IP address as a number: 32 bits for IPv4, 128 for IPv6. */
+type ParsedAddress = { family: 4; value: bigint } | { family: 6; value: bigint };
+
+/** `a.b.c.d` as a 32-bit number; undefined when not exactly that. */
+function parseIPv4(text: string): bigint | undefined {
+  if (isIP(text) !== 4) return undefined;
+  return text.split('.').reduce((sum, part) => (sum << 8n) | BigInt(Number(part)), 0n);
+}
+
+/**
+ * Parses an IPv4 or IPv6 address in any spelling node or a resolver may give: brackets, a zone
+ * id (`fe80::1%eth0`), upper case, full or compressed groups, an embedded dotted IPv4 tail.
+ */
+function parseAddress(raw: string): ParsedAddress | undefined {
+  const text = raw.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const v4 = parseIPv4(text);
+  if (v4 !== undefined) return { family: 4, value: v4 };
+  if (isIP(text) !== 6) return undefined;
+  let body = text.toLowerCase();
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(body)?.[1];
+  if (dotted !== undefined) {
+    const tail = parseIPv4(dotted);
+    if (tail === undefined) return undefined;
+    body = `${body.slice(0, -dotted.length)}${(tail >> 16n).toString(16)}:${(tail & 0xffffn).toString(16)}`;
+  }
+  const [head, rest] = body.split('::') as [string, string | undefined];
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'));
+  const left = groupsOf(head);
+  const right = rest === undefined ? [] : groupsOf(rest);
+  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  if (groups.length !== 8) return undefined;
+  return { family: 6, value: groups.reduce((sum, group) => (sum << 16n) | BigInt(parseInt(group, 16)), 0n) };
+}
+
+/** Whether `value` (of `bits` bits) lies in `network`/`prefix`. */
+function inRange(value: bigint, network: bigint, prefix: number, bits: 32 | 128): boolean {
+  const shift = BigInt(bits - prefix);
+  return value >> shift === network >> shift;
+}
+
+const RANGES = {
+  4: NOT_PUBLIC_RANGES.ipv4.map(([network, prefix]) => ({ network: parseAddress(network)!.value, prefix })),
+  6: NOT_PUBLIC_RANGES.ipv6.map(([network, prefix]) => ({ network: parseAddress(network)!.value, prefix })),
+};
+
+/**
+ * Whether an IP address is one a link from a user may reach: not in {@link NOT_PUBLIC_RANGES},
+ * and for IPv6 inside global unicast 2000::/3. IPv4-mapped IPv6 (`::ffff:a.b.c.d`, any
+ * spelling) is judged as its IPv4 address. Accepts brackets, zone ids, upper case, full or
+ * compressed IPv6. Anything that is not an IP address is not public.
+ */
 export function isPublicAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  const ip = mapped ?? address;
-  const family = isIP(ip);
-  if (family === 0) return false;
-  return !NOT_PUBLIC.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  const parsed = parseAddress(address);
+  if (!parsed) return false;
+  if (parsed.family === 6 && parsed.value >> 32n === 0xffffn) return isPublicAddress(formatIPv4(parsed.value & 0xffffffffn));
+  if (parsed.family === 6 && !inRange(parsed.value, GLOBAL_UNICAST_V6.network, GLOBAL_UNICAST_V6.prefix, 128)) return false;
+  const bits = parsed.family === 4 ? 32 : 128;
+  return !RANGES[parsed.family].some((range) => inRange(parsed.value, range.network, range.prefix, bits));
+}
+
+/** A 32-bit number as `a.b.c.d`. */
+function formatIPv4(value: bigint): string {
+  return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join('.');
 }
 
 /** The shape of `dns.lookup` with `all: true`, injectable for tests. */
@@ -94,10 +202,76 @@ function publicLookup(resolve: LookupAll) {
   };
 }
 
+/** The sentence ending of a refused private or local address. */
+const NOT_FETCHED = 'points to a private or local address, which the bot does not fetch';
+
+/** `localhost`, `*.localhost` (RFC 6761 §6.3: always loopback), with or without the final dot. */
+function isLocalhostName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.+$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/** A URL's host as an IP address when it is one (brackets removed), else undefined. */
+function ipLiteralOf(url: URL): string | undefined {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return isIP(host) !== 0 ? host : undefined;
+}
+
+/** All the addresses `hostname` resolves to, or undefined when it does not resolve within `timeoutMs`. */
+function resolveAll(lookup: LookupAll, hostname: string, timeoutMs: number): Promise<LookupAddress[] | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), timeoutMs);
+    try {
+      lookup(hostname, { all: true }, (error, addresses) => {
+        clearTimeout(timer);
+        resolve(error ? undefined : addresses);
+      });
+    } catch {
+      clearTimeout(timer);
+      resolve(undefined);
+    }
+  });
+}
+
+/**
+ * Checks a URL a user typed that the bot passes on for another server to fetch (the service's
+ * `reference_image_url`, §4.3) instead of fetching it itself: only `http:`/`https:`; not
+ * `localhost` or `*.localhost`; not an IP address outside the public ones
+ * ({@link isPublicAddress}); not a name that resolves here (`lookup` with `all: true`, at most
+ * `timeoutMs`, default 2,000 ms) to any address that is not public. A name that does not
+ * resolve here (or not in time) is passed on: the service resolves it on its own network.
+ * @param name how the URL is named in the error (e.g. "`reference_image_url`").
+ * @returns the URL as parsed and serialized (WHATWG URL), which is what should be passed on, so
+ *   that the service reads the very host checked here (`http://0x7f.1/` is `http://127.0.0.1/`).
+ * @throws DownloadError `not_public` with a sentence naming `name`: not an http(s) address, or
+ *   a private or local one.
+ */
+export async function checkForwardableUrl(url: string, options: { name: string; lookup: LookupAll; timeoutMs?: number }): Promise<string> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DownloadError('not_public', options.name, 'is not an http(s) address');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new DownloadError('not_public', options.name, 'is not an http(s) address');
+  const refused = new DownloadError('not_public', options.name, 'points to a private or local address, which the bot does not pass on to the service');
+  if (isLocalhostName(parsed.hostname)) throw refused;
+  const literal = ipLiteralOf(parsed);
+  if (literal !== undefined) {
+    if (!isPublicAddress(literal)) throw refused;
+    return parsed.href;
+  }
+  const addresses = await resolveAll(options.lookup, parsed.hostname, options.timeoutMs ?? 2_000);
+  if (addresses?.some((a) => !isPublicAddress(a.address))) throw refused;
+  return parsed.href;
+}
+
 /** Downloads user files over HTTP(S) with caps. One per bot; `close()` ends its sockets. */
 export class Downloader {
   private readonly agent: Agent;
   private readonly publicAgent: Agent;
+  /** The name resolution of `publicOnly` downloads (`dns.lookup` unless one was given), for checks of links the bot passes on ({@link checkForwardableUrl}). */
+  readonly lookup: LookupAll;
 
   /**
    * @param options.timeoutMs longest time for one whole download, in ms (default 30,000).
@@ -107,7 +281,8 @@ export class Downloader {
   constructor(private readonly options: { timeoutMs?: number; connections?: number; dispatcher?: Dispatcher; lookup?: LookupAll } = {}) {
     const common = { connections: options.connections ?? 16, headersTimeout: 15_000, bodyTimeout: 15_000 };
     this.agent = new Agent({ ...common, connectTimeout: 10_000 });
-    this.publicAgent = new Agent({ ...common, connect: { timeout: 10_000, lookup: publicLookup(options.lookup ?? (dnsLookup as unknown as LookupAll)) } });
+    this.lookup = options.lookup ?? (dnsLookup as unknown as LookupAll);
+    this.publicAgent = new Agent({ ...common, connect: { timeout: 10_000, lookup: publicLookup(this.lookup) } });
   }
 
   /**
@@ -177,10 +352,8 @@ export class Downloader {
   private checkPublicUrl(url: string, name: string): void {
     const parsed = new URL(url);
     if (parsed.protocol !== 'https:') throw new DownloadError('not_public', name, 'is not an https address');
-    const host = parsed.hostname.replace(/^\[|\]$/g, '');
-    if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && !isPublicAddress(host))) {
-      throw new DownloadError('not_public', name, 'points to a private or local address, which the bot does not fetch');
-    }
+    const literal = ipLiteralOf(parsed);
+    if (isLocalhostName(parsed.hostname) || (literal !== undefined && !isPublicAddress(literal))) throw new DownloadError('not_public', name, NOT_FETCHED);
   }
 
   private tooLarge(options: DownloadOptions, declared?: number): DownloadError {
@@ -194,7 +367,7 @@ export class Downloader {
       return new DownloadError('timeout', options.name, 'took too long to download');
     }
     if ((error as { code?: string; cause?: { code?: string } }).code === 'ENOTPUBLIC' || (error as { cause?: { code?: string } }).cause?.code === 'ENOTPUBLIC') {
-      return new DownloadError('not_public', options.name, 'points to a private or local address, which the bot does not fetch');
+      return new DownloadError('not_public', options.name, NOT_FETCHED);
     }
     return new DownloadError('network', options.name, 'could not be downloaded (network error)');
   }

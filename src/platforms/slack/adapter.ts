@@ -150,7 +150,8 @@ export class SlackAdapter {
       Date.now,
       new WebClient(config.botToken, { ...slackApiUrl, logger, rejectRateLimitedCalls: true, retryConfig: { retries: 0 }, timeout: 6_000 }),
     );
-    const apiOrigin = new URL(config.apiUrl ?? 'https://slack.com/api/').origin;
+    // Only an origin the operator configured joins Slack's file hosts in getting the bot token (files.ts).
+    const apiOrigin = config.apiUrl === undefined ? undefined : new URL(config.apiUrl).origin;
     for (const command of commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
         await ack();
@@ -161,7 +162,7 @@ export class SlackAdapter {
         void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory, commands, botToken: config.botToken, apiOrigin, streaming }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
       });
     }
-    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, directory, streaming });
+    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, apiOrigin, directory, streaming });
     registerBlockActions(this.app, { core, commands, log, running: this.running, directory });
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');

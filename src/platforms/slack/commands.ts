@@ -32,7 +32,7 @@ export async function handleSlashCommand(
   slash: SlashCommand,
   client: WebClient,
   respond: RespondFn,
-  deps: { core: Core; log: Logger; directory: SlackDirectory; commands: readonly Command[]; botToken: string; apiOrigin: string; streaming: SlackStreaming },
+  deps: { core: Core; log: Logger; directory: SlackDirectory; commands: readonly Command[]; botToken: string; apiOrigin: string | undefined; streaming: SlackStreaming },
   signal: AbortSignal,
 ): Promise<void> {
   const ref = newReference();

@@ -65,6 +65,8 @@ export interface SlackEventDeps {
   log: Logger;
   running: RunningCommands;
   botToken: string;
+  /** SLACK_API_URL's origin when set: with Slack's file hosts, where the bot token may go (files.ts slackFileHost). */
+  apiOrigin: string | undefined;
   directory: SlackDirectory;
   /** Where Slack refused native streaming (answers in threads stream natively elsewhere). */
   streaming: SlackStreaming;
@@ -169,7 +171,11 @@ async function answer(
   await runInvocation('mention', ctx, deps.core, () => answerMention(ctx, deps.core, { text: plainTextOf(message.text ?? '', meta.botUserId), attachments }));
 }
 
-/** A Slack file of a message event as a core Attachment (downloaded with the bot token). */
+/**
+ * A Slack file of a message event as a core Attachment: downloaded with the bot token from
+ * Slack's file hosts only; a `url_private(_download)` elsewhere (an external file) is fetched
+ * without it, from a public https address only (downloadSlackFile).
+ */
 function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
   const name = file.name || file.title || file.id || 'file';
   const url = file.url_private_download ?? file.url_private;
@@ -180,7 +186,7 @@ function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
     origin: 'message',
     fetch: async (options) => {
       if (!url) throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
-      return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, { botToken: deps.botToken, downloader: deps.core.downloader });
+      return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, { botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin });
     },
   };
 }

@@ -4,6 +4,9 @@
  * (`--image <link>`) into a file: a Slack file link (`https://<team>.slack.com/files/U…/F…/name`,
  * looked up with files.info) or any public https address (downloaded without credentials, and
  * never from a private address).
+ *
+ * The bot token goes to one place only: {@link slackFileHost} decides, for every URL, whether
+ * it may carry it; every other link is fetched without it, through the public-address guard.
  */
 import type { WebClient } from '@slack/web-api';
 import { AttachmentAccessError, type Attachment } from '../../core/platform.ts';
@@ -18,17 +21,56 @@ export interface SlackFileDeps {
   client: WebClient;
   botToken: string;
   downloader: Downloader;
-  /** Origin of the Web API (`https://slack.com`, or SLACK_API_URL's): file links there are Slack's. */
-  apiOrigin: string;
+  /**
+   * The origin of SLACK_API_URL when the operator set one (a proxy, GovSlack, the tests' fake
+   * Slack), else undefined: file links there are Slack's and get the token.
+   */
+  apiOrigin: string | undefined;
 }
 
 /**
- * Downloads a file Slack hosts with the bot token. Slack answers a web page (a login page, or
- * a redirect to one) instead of the file when the token lacks `files:read`
- * (PLATFORM-LIMITS.md): that, or text where an image was announced, is an AttachmentAccessError.
- * @throws AttachmentAccessError; DownloadError as Downloader.download.
+ * The hosts Slack serves users' files from (`url_private`, `url_private_download`, typed
+ * `/files-pri/` links): `https://files.slack.com/files-pri/<team>-<file>/…` in Slack's file
+ * object reference (docs.slack.dev, "File object"). Another host (GovSlack's, for one) is
+ * added only with evidence that Slack serves users' files there; until then SLACK_API_URL's
+ * origin is the operator's way to name one.
  */
-export async function downloadSlackFile(url: string, file: { name: string; mimeType?: string | undefined }, options: { maxBytes: number; signal: AbortSignal }, deps: Pick<SlackFileDeps, 'botToken' | 'downloader'>): Promise<Uint8Array> {
+export const SLACK_FILE_HOSTS: ReadonlySet<string> = new Set(['files.slack.com']);
+
+/**
+ * Whether `url` may be sent the bot token: an `https:` URL on the default port 443 (no other
+ * port written) whose host is exactly one of {@link SLACK_FILE_HOSTS}, or a URL of exactly the
+ * origin (scheme, host and port) of the operator's SLACK_API_URL (`apiOrigin`; no such exception
+ * when it is unset). Judged on the parsed URL (WHATWG), as the download will use it: user info,
+ * look-alike hosts (`files.slack.com.evil.example`), other schemes and ports are all refused.
+ * @param url a URL or its text; text that does not parse is refused (false).
+ */
+export function slackFileHost(url: string | URL, apiOrigin: string | undefined): boolean {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return false;
+  }
+  if (apiOrigin !== undefined && parsed.origin === apiOrigin) return true;
+  return parsed.protocol === 'https:' && parsed.port === '' && SLACK_FILE_HOSTS.has(parsed.hostname);
+}
+
+/**
+ * Downloads a file of a Slack message or of files.info (`url_private_download`, `url_private`)
+ * with the bot token, when {@link slackFileHost} allows it. A URL off Slack's file hosts is
+ * fetched like a link a user typed, without the token and only from a public https address:
+ * Slack gives such URLs for files that live elsewhere (`is_external`: Google Drive, Dropbox…),
+ * and a user who shares one expects the bot to read it when it is public — never to hand the
+ * workspace's token to that host.
+ * Slack answers a web page (a login page, or a redirect to one) instead of the file when the
+ * token lacks `files:read` (PLATFORM-LIMITS.md): that, or text where an image was announced, is
+ * an AttachmentAccessError.
+ * @throws AttachmentAccessError; DownloadError as Downloader.download (`not_public` for a URL
+ *   off Slack that is not public https).
+ */
+export async function downloadSlackFile(url: string, file: { name: string; mimeType?: string | undefined }, options: { maxBytes: number; signal: AbortSignal }, deps: Pick<SlackFileDeps, 'botToken' | 'downloader' | 'apiOrigin'>): Promise<Uint8Array> {
+  if (!slackFileHost(url, deps.apiOrigin)) return (await deps.downloader.download(url, { ...options, name: file.name, publicOnly: true })).data;
   try {
     const { data, contentType } = await deps.downloader.download(url, { ...options, name: file.name, headers: { authorization: `Bearer ${deps.botToken}` } });
     if (contentType && /^(text\/|application\/json)/.test(contentType) && file.mimeType?.startsWith('image/')) throw new AttachmentAccessError(FILES_READ_MISSING);
@@ -63,7 +105,8 @@ export function linkAttachment(raw: string, deps: SlackFileDeps): Attachment {
   }
   const name = url ? decodeURIComponent(url.pathname.split('/').filter(Boolean).at(-1) ?? 'image') : text.slice(0, 60);
   const fileId = url ? /\/files\/[UW][A-Z0-9]+\/(F[A-Z0-9]+)(?:\/|$)/.exec(url.pathname)?.[1] : undefined;
-  const slackHost = url !== undefined && (url.origin === deps.apiOrigin || url.hostname === 'files.slack.com' || url.hostname.endsWith('.slack.com'));
+  // A permalink names a file for files.info (the token goes to the Web API, never to this URL).
+  const slackPage = url !== undefined && (url.origin === deps.apiOrigin || (url.protocol === 'https:' && url.port === '' && url.hostname.endsWith('.slack.com')));
   return {
     name,
     mimeType: mimeTypeOf(name),
@@ -71,7 +114,7 @@ export function linkAttachment(raw: string, deps: SlackFileDeps): Attachment {
     origin: 'message',
     fetch: async (options) => {
       if (!url) throw new DownloadError('http_status', text.slice(0, 60) || 'the link', 'is not a link (give an https address or a Slack file link)');
-      if (slackHost && fileId) {
+      if (slackPage && fileId) {
         const info = await deps.client.files.info({ file: fileId }).catch((error: unknown) => {
           const code = (error as { data?: { error?: string } }).data?.error;
           if (code === 'missing_scope') throw new AttachmentAccessError(FILES_READ_MISSING);
@@ -81,7 +124,7 @@ export function linkAttachment(raw: string, deps: SlackFileDeps): Attachment {
         if (!download) throw new DownloadError('http_status', name, 'is not shared with the bot');
         return downloadSlackFile(download, { name, mimeType: info.file?.mimetype }, options, deps);
       }
-      if (slackHost && url.pathname.startsWith('/files-pri/')) return downloadSlackFile(url.href, { name, mimeType: mimeTypeOf(name) }, options, deps);
+      if (slackFileHost(url, deps.apiOrigin) && url.pathname.startsWith('/files-pri/')) return downloadSlackFile(url.href, { name, mimeType: mimeTypeOf(name) }, options, deps);
       return (await deps.downloader.download(url.href, { ...options, name, publicOnly: true })).data;
     },
   };
