@@ -24,17 +24,12 @@
  *
  * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,thousand-documented,slack to choose).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { FakeService } from '../test/fakes/service.ts';
 import { FakeDiscord, type FakeWrite } from '../test/fakes/discord.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
 import { freePort } from '../test/helpers/redis.ts';
+import { spawnBot, type BotProcess } from '../test/helpers/bot-process.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
 const PIECES = Array.from({ length: 60 }, (_, i) => `word${String(i).padStart(4, '0')} `);
 const ANSWER = PIECES.join('');
 const CHUNK_DELAY_MS = 100;
@@ -67,101 +62,6 @@ interface Figures {
   ackP95Ms: number | undefined;
   peakRssMb: number;
   eventLoopP99Ms: number;
-}
-
-/** The bot as a process of its own. */
-interface BotProcess {
-  child: ChildProcess;
-  /** Its /healthz and /metrics. */
-  httpPort: number;
-  /** Warnings and errors it logged, by message and error code. */
-  problems: Map<string, number>;
-  /**
-   * Its /metrics text. prom-client restarts its event-loop delay histogram at each scrape, so
-   * the p99 of every scrape is kept: {@link loopP99Ms} is the worst of them.
-   */
-  metrics(): Promise<string>;
-  /** The worst event-loop delay p99 seen in a scrape so far, in ms. */
-  loopP99Ms: number;
-  /** The most V8 heap in use and external memory (buffers) seen in a scrape, in MB. */
-  heapMb: number;
-  externalMb: number;
-  /** Its peak resident set so far (VmHWM), in MB. */
-  peakRssMb(): number;
-  stop(): Promise<void>;
-}
-
-/**
- * Starts the bot as an operator does, `npm start` (whose `node` keeps npm's place: its script
- * execs it), with `env` only (no .env), and waits until /healthz says every platform is
- * connected. BENCH_NODE_OPTIONS are added to the bot's NODE_OPTIONS after npm start's own;
- * BENCH_BOT_FLAGS, node flags that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
- * to see where its time goes), run npm start's script with them and without npm.
- * @throws Error when it exits or is not healthy within 60 s.
- */
-async function spawnBot(env: Record<string, string>): Promise<BotProcess> {
-  const cwd = mkdtempSync(join(tmpdir(), 'genbot-bench-'));
-  const httpPort = await freePort();
-  const childEnv = { PATH: process.env.PATH!, HOME: process.env.HOME!, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), STORE_URL: `sqlite://${join(cwd, 'state.sqlite')}`, LOG_LEVEL: 'warn', HTTP_PORT: String(httpPort), ...env };
-  // Flags Node refuses in NODE_OPTIONS (--cpu-prof): node itself, started as npm start's script starts it.
-  const flags = (process.env.BENCH_BOT_FLAGS ?? '').split(' ').filter(Boolean);
-  const start = /"start": "(.*)"/.exec(readFileSync(join(ROOT, 'package.json'), 'utf8'))![1]!.replace(/\\"/g, '"');
-  // Started in an empty folder: npm's INIT_CWD points there, so no .env is read.
-  const child = flags.length
-    ? spawn('sh', ['-c', start.replace('exec node', `exec node ${flags.join(' ')}`)], { cwd: ROOT, env: { ...childEnv, INIT_CWD: cwd }, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn('npm', ['--prefix', ROOT, '--silent', 'start'], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  const problems = new Map<string, number>();
-  for (const stream of [child.stdout!, child.stderr!]) {
-    createInterface({ input: stream }).on('line', (line) => {
-      let key = line.slice(0, 120);
-      try {
-        const entry = JSON.parse(line) as { msg?: string; err?: { code?: unknown; message?: unknown } };
-        key = `${entry.msg} ${String(entry.err?.code ?? '')} ${String(entry.err?.message ?? '').slice(0, 80)}`.trim();
-      } catch {
-        // Not a log line: kept as it is.
-      }
-      problems.set(key, (problems.get(key) ?? 0) + 1);
-    });
-  }
-  const exited = new Promise<number | null>((done) => child.once('exit', done));
-  const url = `http://127.0.0.1:${httpPort}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the bot exited (${child.exitCode}): ${[...problems.keys()].join(' | ')}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error('the bot was not healthy within 60 s');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  // The bot's own process: npm's child (the script's shell became node), or the shell itself.
-  const botPid = flags.length ? child.pid! : Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
-  const bot: BotProcess = {
-    child,
-    httpPort,
-    problems,
-    loopP99Ms: 0,
-    heapMb: 0,
-    externalMb: 0,
-    metrics: async () => {
-      const text = await fetch(`${url}/metrics`).then((r) => r.text());
-      const p99 = /^(?:genbot_)?nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(text);
-      if (p99) bot.loopP99Ms = Math.max(bot.loopP99Ms, Number((Number(p99[1]) * 1000).toFixed(1)));
-      for (const [name, key] of [['heap_size_used_bytes', 'heapMb'], ['external_memory_bytes', 'externalMb']] as const) {
-        const m = new RegExp(`^(?:genbot_)?nodejs_${name} (\\S+)`, 'm').exec(text);
-        if (m) bot[key] = Math.max(bot[key], Math.round(Number(m[1]) / 2 ** 20));
-      }
-      return text;
-    },
-    peakRssMb: () => {
-      const status = readFileSync(`/proc/${botPid}/status`, 'utf8');
-      return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024);
-    },
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-  return bot;
 }
 
 /** The finished commands named `command` by outcome, from the bot's /metrics. */

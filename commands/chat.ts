@@ -8,6 +8,7 @@ import type { Command } from '../src/core/command.ts';
 import { chat } from '../src/core/features/chat.ts';
 import { MAX_TOKENS_OPTION, NUCLEUS_OPTIONS, TEMPERATURE_OPTION, TEXT_MODEL_OPTION, samplingFrom, stringOption } from '../src/core/features/options.ts';
 import { optionImage } from '../src/core/media/attachments.ts';
+import { subjectOf } from '../src/core/features/usage.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
 
 type WebSearch = (typeof WEB_SEARCH_MODES)[number];
@@ -38,7 +39,7 @@ export default {
     const sampling = samplingFrom(ctx.options, core);
     const model = stringOption(ctx.options, 'model');
     const file = ctx.files.image;
-    const images = file ? [await optionImage('image', file, core.inputImages, ctx.signal)] : [];
+    const images = file ? [await optionImage('image', file, core.inputImages, { images: core.images, key: subjectOf(ctx), signal: ctx.signal })] : [];
     await chat(ctx, core, {
       prompt: String(prompt),
       sampling,

@@ -87,6 +87,7 @@ export async function startBot(env: Record<string, string | undefined>, options:
     log,
     defaults: { chat: config.defaultChatModel, image: config.defaultImageModel, vision: config.defaultVisionModel },
     inputImages: config.inputImages,
+    imageWorkers: config.imageWorkers,
     limits: config.limits,
     admins: config.admins,
     quotas: config.quotas,

@@ -67,6 +67,8 @@ const envSchema = z
     DEFAULT_VISION_MODEL: optionalString,
     MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
     MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    IMAGE_PREP_TIMEOUT_MS: optionalInt(5_000, 100, 120_000),
+    IMAGE_PREP_CONCURRENCY: optionalInt(2, 1, 64),
     MAX_TOKENS_LIMIT: optionalInt(4096, 1, 1_000_000),
     MAX_ANSWER_CHARS: optionalInt(20_000, 2_000, 1_000_000),
     STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
@@ -160,6 +162,8 @@ export interface Config {
   defaultVisionModel: string | undefined;
   /** Caps on the images users send: count per request, bytes per file. */
   inputImages: { maxCount: number; maxBytes: number };
+  /** Image workers: jobs at once (each a process) and the time one request's images may take, in ms. */
+  imageWorkers: { concurrency: number; timeoutMs: number };
   /** Request limits, as the core takes them (core.ts CoreLimits documents each). */
   limits: CoreLimits;
   /** Per-user quotas (0: off); admins exempt unless `admins`. */
@@ -240,6 +244,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     defaultImageModel: e.DEFAULT_IMAGE_MODEL,
     defaultVisionModel: e.DEFAULT_VISION_MODEL,
     inputImages: { maxCount: e.MAX_INPUT_IMAGES, maxBytes: e.MAX_INPUT_IMAGE_BYTES },
+    imageWorkers: { concurrency: e.IMAGE_PREP_CONCURRENCY, timeoutMs: e.IMAGE_PREP_TIMEOUT_MS },
     limits: {
       maxTokens: e.MAX_TOKENS_LIMIT,
       historyTokenBudget: e.HISTORY_TOKEN_BUDGET,

@@ -11,6 +11,7 @@ import { NO_QUOTAS, Quotas, type QuotaLimits } from './state/quotas.ts';
 import { Downloader } from './media/download.ts';
 import type { ImageAttachmentLimits } from './media/attachments.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS } from './media/images.ts';
+import { ImagePool, type ImagePoolOptions } from './media/image-pool.ts';
 import { BotEvents } from './events.ts';
 import type { Logger } from '../log.ts';
 import { SettingsStore } from './state/settings.ts';
@@ -35,6 +36,8 @@ export interface Core {
   downloader: Downloader;
   /** Caps on the images users send. */
   inputImages: ImageAttachmentLimits;
+  /** The image workers: every image decode and encode runs there, in processes of their own, with a deadline. */
+  images: ImagePool;
   /** Per-channel settings (/settings). */
   settings: SettingsStore;
   /** The service's model lists, cached. */
@@ -96,6 +99,8 @@ export function createCore(parts: {
   limits?: Partial<CoreLimits>;
   admins?: { userIds?: readonly string[]; roleIds?: readonly string[] };
   downloader?: Downloader;
+  /** The image workers' concurrency and per-request deadline (IMAGE_PREP_CONCURRENCY, IMAGE_PREP_TIMEOUT_MS). */
+  imageWorkers?: Omit<ImagePoolOptions, 'log'>;
   /** How long the model lists are cached, in ms (default 60,000). */
   catalogTtlMs?: number;
   /** Per-user quotas (default: none). */
@@ -114,6 +119,7 @@ export function createCore(parts: {
     quotas: new Quotas(parts.store, parts.quotas ?? NO_QUOTAS, parts.log),
     downloader: parts.downloader ?? new Downloader(),
     inputImages: { maxCount: 4, ...DEFAULT_IMAGE_INPUT_LIMITS, ...parts.inputImages },
+    images: new ImagePool({ ...parts.imageWorkers, log: parts.log }),
     settings,
     catalog,
     models: new ModelDefaults(catalog, parts.defaults, settings, (error) => parts.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'channel settings unreadable: using the defaults')),
@@ -126,7 +132,7 @@ export function createCore(parts: {
   };
 }
 
-/** Closes what the core holds open: the store's connection (after the usage counts not written yet) and the download sockets. */
+/** Closes what the core holds open: the store's connection (after the usage counts not written yet), the download sockets and the image workers. */
 export async function closeCore(core: Core): Promise<void> {
-  await Promise.allSettled([core.quotas.flush().then(() => core.store.close()), core.downloader.close()]);
+  await Promise.allSettled([core.quotas.flush().then(() => core.store.close()), core.downloader.close(), core.images.close()]);
 }

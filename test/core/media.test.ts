@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import { decodeHxd, ImageInputError, prepareImageInput } from '../../src/core/media/images.ts';
+import { decodeHxd, ImageInputError } from '../../src/core/media/images.ts';
+import { prepareImageInput } from '../../src/core/media/image-ops.ts';
 
 const solid = (width: number, height: number, channels: 3 | 4 = 3) =>
   sharp({ create: { width, height, channels, background: channels === 4 ? { r: 10, g: 20, b: 30, alpha: 0.5 } : '#336699' } });

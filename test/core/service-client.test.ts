@@ -24,6 +24,7 @@ import {
   TimeoutError,
 } from '../../src/core/service/errors.ts';
 import { imagesFromResult } from '../../src/core/media/images.ts';
+import { describeImage } from '../../src/core/media/image-ops.ts';
 import { parseJsonAnswer } from '../../src/core/features/answer.ts';
 import { createLogger } from '../../src/log.ts';
 import type { ChatCompletionChunk } from '../../src/core/service/schemas.ts';
@@ -170,7 +171,7 @@ describe('§4.1 image input rules', () => {
   });
 
   it('rules 1–2: an image part prepared by media.ts is accepted by a vision model', async () => {
-    const { prepareImageInput } = await import('../../src/core/media/images.ts');
+    const { prepareImageInput } = await import('../../src/core/media/image-ops.ts');
     const image = await prepareImageInput(await sharp({ create: { width: 2000, height: 1000, channels: 3, background: '#123456' } }).webp().toBuffer(), 'x.webp');
     const completion = await service.chat.completions.create({
       model: 'fake-vision',
@@ -339,14 +340,14 @@ describe('§4.3 image generation', () => {
   ] as const)('aspect_ratio %s gives %i×%i (url fetched through the view endpoint with auth)', async (aspect_ratio, width, height) => {
     const result = await service.images.generate({ prompt: 'a fox', aspect_ratio });
     expect(result.data[0]!.url).toMatch(/\/v1\/images\/view\//);
-    const [image] = await imagesFromResult(result, service.images, { expected: aspect_ratio });
+    const [image] = await imagesFromResult(result, service.images, { describe: describeImage, expected: aspect_ratio });
     expect([image!.width, image!.height, image!.mimeType]).toEqual([width, height, 'image/png']);
     expect(fake.lastRequest('view')!.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
   });
 
   it('b64_json, hxd and a list of formats each decode to the same image', async () => {
     const result = await service.images.generate({ prompt: 'a fox', aspect_ratio: 'landscape', response_format: ['url', 'b64_json', 'hxd'] });
-    const images = await imagesFromResult(result, service.images);
+    const images = await imagesFromResult(result, service.images, { describe: describeImage });
     expect(images.map((i) => i.source).sort()).toEqual(['b64_json', 'hxd', 'url']);
     expect(new Set(images.map((i) => i.data.toString('base64'))).size).toBe(1);
     expect(images.every((i) => i.width === 1216 && i.height === 832)).toBe(true);

@@ -12,9 +12,9 @@ import type { Attachment, Button, CommandContext, ComponentContext, MessageHandl
 import type { Core } from '../core.ts';
 import { ForbiddenError, InputError, OptionError, ShownError, withReference } from '../command.ts';
 import { InvalidResponseError, ServiceError } from '../service/errors.ts';
-import { ImageTooLargeError, fitImageFile, imagesFromResult, prepareReferenceImage } from '../media/images.ts';
+import { ImageInputError, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import { optionImage } from '../media/attachments.ts';
-import { admit } from './usage.ts';
+import { admit, subjectOf } from './usage.ts';
 import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
 
 /** An image request from a user (option names as in §4.3 where they map one to one). */
@@ -111,7 +111,7 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
     notes.push('`denoising_strength` was not used: it only applies with `reference_image` or `reference_image_url`.');
   }
   const reference = request.referenceImage
-    ? await optionImage('reference_image', request.referenceImage, core.inputImages, ctx.signal, prepareReferenceImage)
+    ? await optionImage('reference_image', request.referenceImage, core.inputImages, { images: core.images, key: subjectOf(ctx), signal: ctx.signal }, 'reference')
     : undefined;
   const model = request.model ?? (await core.models.forChannel(ctx.channelKey, ctx.signal)).image.value;
   await generateAndPost(ctx, core, {
@@ -206,14 +206,16 @@ async function withProgress<T>(ctx: CommandContext, core: Core, work: () => Prom
 async function generateAndPost(ctx: CommandContext, core: Core, job: ImagineJob, notes: string[]): Promise<void> {
   const { result: generated, progress } = await withProgress(ctx, core, async () => {
     const result = await core.service.images.generate(bodyOf(job), { signal: ctx.signal, queue: { key: ctx.channelKey } });
-    const [image] = await imagesFromResult(result, core.service.images, { expected: job.aspectRatio, log: ctx.log, signal: ctx.signal });
+    const work = { key: subjectOf(ctx), signal: ctx.signal };
+    const describe = (data: Buffer, source: Parameters<typeof core.images.describe>[1]) => core.images.describe(data, source, work);
+    const [image] = await imagesFromResult(result, core.service.images, { describe, expected: job.aspectRatio, log: ctx.log, signal: ctx.signal });
     if (!image) throw new InvalidResponseError('the image result held no image (an empty data array)', 'The generation service returned no image for this prompt. Try again, perhaps with other words.');
     return { result, image };
   });
   const { result, image } = generated;
   let fitted;
   try {
-    fitted = await fitImageFile(image, ctx.reply.limits.maxFileBytes);
+    fitted = await core.images.fit(image, ctx.reply.limits.maxFileBytes, { key: subjectOf(ctx), signal: ctx.signal });
   } catch (error) {
     if (error instanceof ImageTooLargeError) throw new InputError(error.message);
     throw error;
@@ -286,7 +288,13 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
   let job: ImagineJob;
   if (action === 'reroll') job = { ...base, seed: newSeed };
   else {
-    const reference = await prepareReferenceImage(Buffer.from(state.image, 'base64'), 'the image', core.inputImages);
+    let reference;
+    try {
+      reference = await core.images.prepareReference(Buffer.from(state.image, 'base64'), 'the image', core.inputImages, { key: subjectOf(ctx), signal: ctx.signal });
+    } catch (error) {
+      if (error instanceof ImageInputError) throw new InputError(`The image could not be used: ${error.message}`);
+      throw error;
+    }
     job = action === 'upscale'
       ? { ...base, style: 'upscaled', referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: undefined }
       : { ...base, seed: newSeed, referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: core.limits.varyDenoisingStrength };

@@ -9,6 +9,7 @@ import type { Core } from '../core.ts';
 import { InputError } from '../command.ts';
 import { collectImages, skippedLine } from '../media/attachments.ts';
 import { chat } from './chat.ts';
+import { subjectOf } from './usage.ts';
 import type { Clock } from '../delivery/streaming-reply.ts';
 
 /** A message addressed to the bot, as an adapter hands it over. */
@@ -35,7 +36,7 @@ export const DEFAULT_IMAGES_PROMPT = 'Describe these images.';
  */
 export async function answerMention(ctx: CommandContext, core: Core, request: MentionRequest, clock?: Clock): Promise<void> {
   await ctx.reply.defer();
-  const { images, skipped, notices } = await collectImages(request.attachments, core.inputImages, { signal: ctx.signal, log: ctx.log });
+  const { images, skipped, notices } = await collectImages(request.attachments, core.inputImages, { images: core.images, key: subjectOf(ctx), signal: ctx.signal, log: ctx.log });
   const notes = [...(request.notices ?? []), ...notices];
   const line = skippedLine(skipped);
   if (line) notes.push(line);

@@ -1,14 +1,15 @@
 /**
  * From a user's attachments to the images a chat completion takes (§4.1 image input): picks
  * the image files, at most `maxCount`, refuses by declared size before downloading, downloads
- * each with the byte cap, converts with {@link prepareImageInput}. Nothing is silently dropped:
- * every file not used is returned with a short reason, and platform-wide refusals (a missing
- * Slack scope) as one notice.
+ * each with the byte cap, converts each in an image worker (image-pool.ts: off the bot's
+ * threads, all of one request within one deadline). Nothing is silently dropped: every file
+ * not used is returned with a short reason, and platform-wide refusals (a missing Slack scope)
+ * as one notice.
  */
-import sharp from 'sharp';
 import { AttachmentAccessError, type Attachment } from '../platform.ts';
 import { DownloadError } from './download.ts';
-import { ImageInputError, prepareImageInput, type ImageInputLimits, type PreparedImage } from './images.ts';
+import { ImageInputError, READABLE_FORMATS, mb, type ImageInputLimits, type PreparedImage } from './images.ts';
+import type { ImagePool } from './image-pool.ts';
 import { OptionError } from '../command.ts';
 import type { Logger } from '../../log.ts';
 
@@ -33,53 +34,75 @@ export interface CollectedImages {
   notices: string[];
 }
 
-/** File name extensions of the formats this build of sharp decodes (heif covers AVIF). */
-const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set(
-  Object.entries(sharp.format)
-    .filter(([id, format]) => id !== 'raw' && format.input.buffer)
-    .flatMap(([id]) => (id === 'jpeg' ? ['jpg', 'jpeg', 'jfif'] : id === 'tiff' ? ['tif', 'tiff'] : id === 'heif' ? ['heif', 'heic', 'avif'] : [id])),
-);
+/** File name extensions of the raster formats the bot reads (images.ts RasterFormat; heif covers AVIF). */
+const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set(['jpg', 'jpeg', 'jfif', 'png', 'gif', 'webp', 'tif', 'tiff', 'heif', 'heic', 'avif']);
 
-/** Whether a file looks like an image by its type or name (the bytes are checked later). */
+/** The extension of a file name, lower case, or undefined. O(length). */
+function extensionOf(name: string): string | undefined {
+  const dot = name.lastIndexOf('.');
+  return dot >= 0 && dot < name.length - 1 ? name.slice(dot + 1).toLowerCase() : undefined;
+}
+
+/** Whether a file is an SVG drawing by its type or name: refused without a download (its render time is unbounded). */
+export function isSvg(attachment: Pick<Attachment, 'name' | 'mimeType'>): boolean {
+  return attachment.mimeType?.toLowerCase().startsWith('image/svg') === true || ['svg', 'svgz'].includes(extensionOf(attachment.name) ?? '');
+}
+
+/** Whether a file looks like an image the bot reads by its type or name (the bytes are checked later). */
 export function looksLikeImage(attachment: Pick<Attachment, 'name' | 'mimeType'>): boolean {
+  if (isSvg(attachment)) return false;
   if (attachment.mimeType?.toLowerCase().startsWith('image/')) return true;
-  const extension = /\.([a-z0-9]+)$/i.exec(attachment.name)?.[1]?.toLowerCase();
+  const extension = extensionOf(attachment.name);
   return extension !== undefined && IMAGE_EXTENSIONS.has(extension);
 }
 
-const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+/** The short reason a file that is not an image the bot reads is skipped. */
+function notImageReason(attachment: Pick<Attachment, 'name' | 'mimeType'>): string {
+  return isSvg(attachment) ? `an SVG drawing, which the bot does not read (${READABLE_FORMATS})` : 'not an image';
+}
+
+/** What converting a request's images needs: the workers, the user's line among them, and the request's signal. */
+export interface ImageWork {
+  images: ImagePool;
+  /** The user (`<platform>:<user id>`): users take turns in the workers' line. */
+  key: string;
+  signal: AbortSignal;
+  log?: Logger;
+}
 
 /**
- * Downloads and prepares the image attachments (concurrently, order kept).
+ * Downloads and prepares the image attachments (concurrently, order kept), every conversion
+ * in an image worker and all of them within one deadline (`IMAGE_PREP_TIMEOUT_MS` from the
+ * first file downloaded): a file past it is skipped as "took too long to process".
  * @param attachments the message's own files first, then those of the message it replies to.
- * @throws only the abort of `signal`; every per-file failure is in the result.
+ * @throws only the abort of `work.signal`; every per-file failure is in the result.
  */
-export async function collectImages(
-  attachments: readonly Attachment[],
-  limits: ImageAttachmentLimits,
-  options: { signal: AbortSignal; log?: Logger },
-): Promise<CollectedImages> {
+export async function collectImages(attachments: readonly Attachment[], limits: ImageAttachmentLimits, work: ImageWork): Promise<CollectedImages> {
+  /** One deadline for the request's conversions, from the first file downloaded. */
+  let deadline: number | undefined;
   const skipped: SkippedAttachment[] = [];
   const notices = new Set<string>();
   const chosen: Attachment[] = [];
   for (const attachment of attachments) {
-    if (!looksLikeImage(attachment)) skipped.push({ name: attachment.name, reason: 'not an image' });
+    if (!looksLikeImage(attachment)) skipped.push({ name: attachment.name, reason: notImageReason(attachment) });
     else if (chosen.length >= limits.maxCount) skipped.push({ name: attachment.name, reason: `over the limit of ${limits.maxCount} images a message` });
     else if (attachment.size > limits.maxBytes) skipped.push({ name: attachment.name, reason: `too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read)` });
     else chosen.push(attachment);
   }
+  if (chosen.length > 0) work.images.warm();
   const results = await Promise.all(
     chosen.map(async (attachment): Promise<PreparedImage | undefined> => {
       try {
-        const data = await attachment.fetch({ maxBytes: limits.maxBytes, signal: options.signal });
-        return await prepareImageInput(data, attachment.name, limits);
+        const data = await attachment.fetch({ maxBytes: limits.maxBytes, signal: work.signal });
+        deadline ??= work.images.deadline();
+        return await work.images.prepareInput(data, attachment.name, limits, { key: work.key, deadline, signal: work.signal });
       } catch (error) {
-        if (options.signal.aborted) throw error;
+        if (work.signal.aborted) throw error;
         if (error instanceof AttachmentAccessError) notices.add(error.message);
         else if (error instanceof ImageInputError) skipped.push({ name: attachment.name, reason: error.reason });
         else if (error instanceof DownloadError) skipped.push({ name: attachment.name, reason: error.reason.replace(/^is /, '') });
         else throw error;
-        options.log?.info({ file: attachment.name, err: error instanceof Error ? error.message : String(error) }, 'attachment not used');
+        work.log?.info({ file: attachment.name, err: error instanceof Error ? error.message : String(error) }, 'attachment not used');
         return undefined;
       }
     }),
@@ -101,20 +124,21 @@ export function imagesNote(images: readonly Pick<PreparedImage, 'name'>[]): stri
 
 /**
  * The image given to an attachment option (/chat `image`, /imagine `reference_image`),
- * downloaded with the caps and converted by `prepare` (default: the chat input form).
- * @throws OptionError naming the option and why the file cannot be used; the abort of `signal`.
+ * downloaded with the caps and converted in an image worker, as the chat input form
+ * (`input`) or a reference image (`reference`), within `IMAGE_PREP_TIMEOUT_MS`.
+ * @throws OptionError naming the option and why the file cannot be used; the abort of `work.signal`.
  */
-export async function optionImage(
-  option: string,
-  attachment: Attachment,
-  limits: ImageInputLimits,
-  signal: AbortSignal,
-  prepare: (data: Uint8Array, name: string, limits: ImageInputLimits) => Promise<PreparedImage> = prepareImageInput,
-): Promise<PreparedImage> {
-  if (!looksLikeImage(attachment)) throw new OptionError(`\`${option}\`: ${attachment.name} is not an image (JPEG, PNG, WebP, GIF, AVIF and TIFF work).`);
+export async function optionImage(option: string, attachment: Attachment, limits: ImageInputLimits, work: ImageWork, form: 'input' | 'reference' = 'input'): Promise<PreparedImage> {
+  const { signal } = work;
+  if (!looksLikeImage(attachment)) {
+    throw new OptionError(`\`${option}\`: ${attachment.name} is ${isSvg(attachment) ? 'an SVG drawing, which the bot does not read' : 'not an image'} (${READABLE_FORMATS}).`);
+  }
   if (attachment.size > limits.maxBytes) throw new OptionError(`\`${option}\`: ${attachment.name} is too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read).`);
+  work.images.warm();
   try {
-    return await prepare(await attachment.fetch({ maxBytes: limits.maxBytes, signal }), attachment.name, limits);
+    const data = await attachment.fetch({ maxBytes: limits.maxBytes, signal });
+    const job = { key: work.key, signal };
+    return await (form === 'reference' ? work.images.prepareReference(data, attachment.name, limits, job) : work.images.prepareInput(data, attachment.name, limits, job));
   } catch (error) {
     if (signal.aborted) throw error;
     if (error instanceof ImageInputError || error instanceof DownloadError || error instanceof AttachmentAccessError) {

@@ -1,93 +1,23 @@
 /**
- * Images with sharp: generated images (service → file to post) and, later, attachments
- * (user → data URL for vision).
+ * Images as the rest of the bot sees them: the shapes of a user's image ready for a chat
+ * completion and of a generated image, the errors that name a file for the user, the limits,
+ * and the checks that need no decoder (the format read from the first bytes, `hxd` values).
+ * Nothing here decodes pixels: sharp runs only in the image workers (image-pool.ts, which
+ * runs image-ops.ts in processes of their own), never on the bot's threads.
  */
-import sharp, { type Metadata } from 'sharp';
 import type { Images } from '../service/client.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import { ASPECT_RATIO_SIZES, type AspectRatio, type ImageGenerationResult, type ImageResponseFormat } from '../service/schemas.ts';
 import type { Logger } from '../../log.ts';
-
-/** A decoded generated image. */
-export interface GeneratedImage {
-  data: Buffer;
-  /** Format as sharp read it: `png`, `jpeg`, `webp`, … */
-  format: string;
-  mimeType: string;
-  /** Real pixel size, read from the bytes. */
-  width: number;
-  height: number;
-  /** Which field of the result it came from. */
-  source: ImageResponseFormat;
-  revisedPrompt?: string;
-}
-
-/**
- * Decodes an `hxd` value. Its shape is "not shown" in the spec (§4.3); assumption: the image
- * bytes as a hex string (optionally `0x`-prefixed), else base64 (optionally a data URL).
- * @throws InvalidResponseError when it is neither.
- */
-export function decodeHxd(value: string): Buffer {
-  const text = value.trim().replace(/^0x/i, '');
-  if (text.length % 2 === 0 && /^[0-9a-f]+$/i.test(text)) return Buffer.from(text, 'hex');
-  const b64 = text.replace(/^data:[^,]*;base64,/, '');
-  if (/^[A-Za-z0-9+/\r\n]+=*$/.test(b64)) return Buffer.from(b64, 'base64');
-  throw new InvalidResponseError('the hxd image field is neither hex nor base64');
-}
-
-/**
- * Reads every image of a §2.4 result: `url` items are fetched through the view endpoint
- * (with auth), `b64_json` decoded, `hxd` decoded (see {@link decodeHxd}). An item carrying
- * several formats yields one image per format present.
- * @param expected the requested aspect ratio; a different real size is logged, never refused
- *   (`upscaled` and other servers may return other sizes).
- * @throws InvalidResponseError when an item holds no image or bytes that are not an image.
- */
-export async function imagesFromResult(
-  result: ImageGenerationResult,
-  images: Images,
-  options: { expected?: AspectRatio; log?: Logger; signal?: AbortSignal } = {},
-): Promise<GeneratedImage[]> {
-  const out: GeneratedImage[] = [];
-  for (const item of result.data) {
-    const sources: Array<[ImageResponseFormat, () => Promise<Buffer>]> = [];
-    if (item.b64_json) sources.push(['b64_json', async () => Buffer.from(item.b64_json!.replace(/^data:[^,]*;base64,/, ''), 'base64')]);
-    if (item.hxd) sources.push(['hxd', async () => decodeHxd(item.hxd!)]);
-    if (item.url) sources.push(['url', async () => (await images.view(item.url!, { signal: options.signal })).data]);
-    if (sources.length === 0) throw new InvalidResponseError('an image result item has no url, b64_json or hxd');
-    for (const [source, load] of sources) {
-      const data = await load();
-      const image = await describeImage(data, source);
-      if (item.revised_prompt) image.revisedPrompt = item.revised_prompt;
-      if (options.expected) {
-        const want = ASPECT_RATIO_SIZES[options.expected];
-        if (image.width !== want.width || image.height !== want.height) {
-          options.log?.info({ expected: want, got: { width: image.width, height: image.height }, source }, 'generated image has an unexpected size');
-        }
-      }
-      out.push(image);
-    }
-  }
-  return out;
-}
-
-async function describeImage(data: Buffer, source: ImageResponseFormat): Promise<GeneratedImage> {
-  let meta: Metadata;
-  try {
-    meta = await sharp(data).metadata();
-  } catch {
-    throw new InvalidResponseError(`the ${source} image is not a readable image`);
-  }
-  if (!meta.width || !meta.height || !meta.format) throw new InvalidResponseError(`the ${source} image has no size`);
-  const format: string = meta.format;
-  return { data, format, mimeType: `image/${format}`, width: meta.width, height: meta.height, source };
-}
 
 /** §4.1 image input rule 3 / §8: each image counts about this many tokens in a budget. */
 export const IMAGE_TOKENS = 85;
 
 /** §4.1 image input rule 2: the longest side sent, in px. */
 export const MAX_IMAGE_SIDE = 1024;
+
+/** The longest side of a reference image sent to image generation, in px (the largest output side, §4.3). */
+export const MAX_REFERENCE_SIDE = 1216;
 
 /** Limits on an image a user sends (decompression-bomb and oversize guards). */
 export interface ImageInputLimits {
@@ -128,68 +58,18 @@ export interface PreparedImage {
   name: string;
 }
 
-const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-
-/**
- * Turns an image in any format sharp decodes (JPEG, PNG, WebP, GIF — first frame —, AVIF,
- * TIFF, …) into the data URL the service accepts (§4.1 image input rules 1–2): EXIF
- * orientation applied, longest side at most {@link MAX_IMAGE_SIDE} px, PNG when it has
- * transparency, JPEG otherwise.
- * @param name the file name, for messages.
- * @throws ImageInputError (too many bytes, too many pixels, not an image).
- */
-export async function prepareImageInput(data: Uint8Array, name: string, limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS): Promise<PreparedImage> {
-  if (data.byteLength > limits.maxBytes) {
-    const reason = `too large (${mb(data.byteLength)}; images up to ${mb(limits.maxBytes)} are accepted)`;
-    throw new ImageInputError(`${name} is ${reason}.`, reason);
-  }
-  let meta: Metadata;
-  try {
-    // Only the header is read here (no pixels are decoded), so the size can be named below;
-    // every decoding step after it has limitInputPixels, which refuses a decompression bomb.
-    meta = await sharp(data, { limitInputPixels: false, animated: false }).metadata();
-  } catch {
-    throw new ImageInputError(`${name} is not an image the bot can read (JPEG, PNG, WebP, GIF, AVIF and TIFF work).`, 'not an image the bot can read');
-  }
-  const pixels = (meta.width ?? 0) * (meta.pageHeight ?? meta.height ?? 0);
-  if (!meta.width || !meta.height || pixels > limits.maxPixels) {
-    const reason = `too large to process (${meta.width ?? '?'}×${meta.height ?? '?'} px; at most ${(limits.maxPixels / 1e6).toFixed(0)} megapixels)`;
-    throw new ImageInputError(`${name} is ${reason}.`, reason);
-  }
-  try {
-    // An alpha channel alone (GIF palettes, many PNGs) does not mean transparency: check pixels.
-    const alpha = meta.hasAlpha === true && !(await sharp(data, { limitInputPixels: limits.maxPixels, animated: false }).stats()).isOpaque;
-    const pipeline = sharp(data, { limitInputPixels: limits.maxPixels, animated: false })
-      .rotate()
-      .resize({ width: MAX_IMAGE_SIDE, height: MAX_IMAGE_SIDE, fit: 'inside', withoutEnlargement: true });
-    const { data: out, info } = await (alpha ? pipeline.png({ compressionLevel: 9 }) : pipeline.flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true })).toBuffer({ resolveWithObject: true });
-    const mimeType = alpha ? 'image/png' : 'image/jpeg';
-    return { url: `data:${mimeType};base64,${out.toString('base64')}`, mimeType, width: info.width, height: info.height, bytes: out.byteLength, name };
-  } catch {
-    throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
-  }
-}
-
-/** The longest side of a reference image sent to image generation, in px (the largest output side, §4.3). */
-export const MAX_REFERENCE_SIDE = 1216;
-
-/**
- * Turns a user's image into the reference image form of §4.3: a `data:image/png;base64` URL,
- * EXIF orientation applied, longest side at most {@link MAX_REFERENCE_SIDE} px.
- * @throws ImageInputError as {@link prepareImageInput}.
- */
-export async function prepareReferenceImage(data: Uint8Array, name: string, limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS): Promise<PreparedImage> {
-  const checked = await prepareImageInput(data, name, limits);
-  try {
-    const { data: out, info } = await sharp(data, { limitInputPixels: limits.maxPixels, animated: false })
-      .rotate()
-      .resize({ width: MAX_REFERENCE_SIDE, height: MAX_REFERENCE_SIDE, fit: 'inside', withoutEnlargement: true })
-      .png({ compressionLevel: 9 })
-      .toBuffer({ resolveWithObject: true });
-    return { url: `data:image/png;base64,${out.toString('base64')}`, mimeType: 'image/png', width: info.width, height: info.height, bytes: out.byteLength, name: checked.name };
-  } catch {
-    throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
-  }
+/** A decoded generated image. */
+export interface GeneratedImage {
+  data: Buffer;
+  /** Format as sharp read it: `png`, `jpeg`, `webp`, … */
+  format: string;
+  mimeType: string;
+  /** Real pixel size, read from the bytes. */
+  width: number;
+  height: number;
+  /** Which field of the result it came from. */
+  source: ImageResponseFormat;
+  revisedPrompt?: string;
 }
 
 /** A generated image made to fit an upload limit, and what was done to it. */
@@ -203,33 +83,130 @@ export interface FittedImage {
   reencoded: string | undefined;
 }
 
+export const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+
 /** The platform takes no file this large, however the image is re-encoded. `message` is for the user. */
 export class ImageTooLargeError extends Error {
-  constructor(bytes: number, maxBytes: number) {
-    super(`The image is too large for this server (${mb(bytes)}; files up to ${mb(maxBytes)} are taken here), even re-encoded.`);
+  /** @param message the sentence ({@link ImageTooLargeError.of} builds it). */
+  constructor(message: string) {
+    super(message);
     this.name = 'ImageTooLargeError';
+  }
+
+  /** The error for an image of `bytes` that cannot be made to fit `maxBytes` (both in bytes). */
+  static of(bytes: number, maxBytes: number): ImageTooLargeError {
+    return new ImageTooLargeError(`The image is too large for this server (${mb(bytes)}; files up to ${mb(maxBytes)} are taken here), even re-encoded.`);
   }
 }
 
 /**
- * Makes an image fit `maxBytes` (a Discord interaction's `attachment_size_limit`): as it is
- * when it fits; else JPEG at falling quality, then smaller, down to 512 px on the long side.
- * @throws ImageTooLargeError when nothing fits.
+ * The raster formats the bot decodes, as sharp names them. Each one's decoding cost is bounded
+ * by its pixel count, which is checked from the header before any pixel is decoded. Formats
+ * whose cost is not (SVG and other vector or document formats: a 200-byte SVG filter can
+ * render for minutes) are refused from their first bytes, before any decoder sees them.
  */
-export async function fitImageFile(image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>, maxBytes: number | undefined): Promise<FittedImage> {
-  if (maxBytes === undefined || image.data.byteLength <= maxBytes) return { ...image, reencoded: undefined };
-  const longest = Math.max(image.width, image.height);
-  for (const side of [longest, 2048, 1536, 1024, 768, 512].filter((s) => s <= longest)) {
-    for (const quality of side === longest ? [90, 80, 70] : [80]) {
-      const { data, info } = await sharp(image.data, { limitInputPixels: DEFAULT_IMAGE_INPUT_LIMITS.maxPixels })
-        .resize({ width: side, height: side, fit: 'inside', withoutEnlargement: true })
-        .flatten({ background: '#ffffff' })
-        .jpeg({ quality, mozjpeg: true })
-        .toBuffer({ resolveWithObject: true });
-      if (data.byteLength <= maxBytes) {
-        return { data, format: 'jpeg', mimeType: 'image/jpeg', width: info.width, height: info.height, reencoded: `re-encoded as JPEG (${quality}%) to fit this server's ${mb(maxBytes)} limit` };
+export type RasterFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'tiff' | 'heif';
+
+/** What the bot tells a user about a file that is not one of its {@link RasterFormat}s. */
+export const READABLE_FORMATS = 'JPEG, PNG, WebP, GIF, AVIF and TIFF work';
+
+/** ISO base media brands of HEIF and AVIF still images (the `ftyp` box). */
+const HEIF_BRANDS: ReadonlySet<string> = new Set(['avif', 'avis', 'heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'mif1', 'msf1']);
+
+/**
+ * The raster format of an image, read from its first bytes (magic numbers), or undefined for
+ * anything else (SVG, XML, HTML, PDF, video, text…). Reads at most 12 bytes: O(1).
+ */
+export function sniffRasterFormat(data: Uint8Array): RasterFormat | undefined {
+  const b = data;
+  const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
+  if (b.length >= 8 && b[0] === 0x89 && ascii(1, 4) === 'PNG' && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) return 'png';
+  if (b.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) return 'gif';
+  if (b.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
+  if (b.length >= 4 && ((b[0] === 0x49 && b[1] === 0x49 && b[2] === 0x2a && b[3] === 0x00) || (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0x00 && b[3] === 0x2a))) return 'tiff';
+  if (b.length >= 12 && ascii(4, 8) === 'ftyp' && HEIF_BRANDS.has(ascii(8, 12))) return 'heif';
+  return undefined;
+}
+
+/** Whether the first non-blank bytes look like markup (`<svg`, `<?xml`, `<html`): said in the refusal. */
+function looksLikeMarkup(data: Uint8Array): boolean {
+  for (let i = 0; i < Math.min(data.length, 512); i++) {
+    const c = data[i]!;
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0xef || c === 0xbb || c === 0xbf) continue;
+    return c === 0x3c;
+  }
+  return false;
+}
+
+/**
+ * Refuses a user's file that is not one of the {@link RasterFormat}s, from its first bytes.
+ * @returns the format.
+ * @throws ImageInputError naming the file (an SVG drawing is named as such).
+ */
+export function checkRasterInput(data: Uint8Array, name: string): RasterFormat {
+  const format = sniffRasterFormat(data);
+  if (format) return format;
+  if (looksLikeMarkup(data) && /<svg[\s>]/i.test(Buffer.from(data.subarray(0, 4096)).toString('latin1'))) {
+    const reason = `an SVG drawing, which the bot does not read (${READABLE_FORMATS})`;
+    throw new ImageInputError(`${name} is ${reason}.`, reason);
+  }
+  throw new ImageInputError(`${name} is not an image the bot can read (${READABLE_FORMATS}).`, 'not an image the bot can read');
+}
+
+/**
+ * Decodes an `hxd` value. Its shape is "not shown" in the spec (§4.3); assumption: the image
+ * bytes as a hex string (optionally `0x`-prefixed), else base64 (optionally a data URL).
+ * @throws InvalidResponseError when it is neither.
+ */
+export function decodeHxd(value: string): Buffer {
+  const text = value.trim().replace(/^0x/i, '');
+  if (text.length % 2 === 0 && /^[0-9a-f]+$/i.test(text)) return Buffer.from(text, 'hex');
+  const b64 = text.replace(/^data:[^,]*;base64,/, '');
+  if (/^[A-Za-z0-9+/\r\n]+=*$/.test(b64)) return Buffer.from(b64, 'base64');
+  throw new InvalidResponseError('the hxd image field is neither hex nor base64');
+}
+
+/**
+ * Reads a generated image's format and size from its bytes (in an image worker: see
+ * ImagePool.describe). @throws InvalidResponseError when the bytes are not an image.
+ */
+export type DescribeImage = (data: Buffer, source: ImageResponseFormat) => Promise<GeneratedImage>;
+
+/**
+ * Reads every image of a §2.4 result: `url` items are fetched through the view endpoint
+ * (with auth), `b64_json` decoded, `hxd` decoded (see {@link decodeHxd}). An item carrying
+ * several formats yields one image per format present.
+ * @param options.describe reads each image's format and size (ImagePool.describe: off the bot's threads).
+ * @param options.expected the requested aspect ratio; a different real size is logged, never refused
+ *   (`upscaled` and other servers may return other sizes).
+ * @throws InvalidResponseError when an item holds no image or bytes that are not an image.
+ */
+export async function imagesFromResult(
+  result: ImageGenerationResult,
+  images: Images,
+  options: { describe: DescribeImage; expected?: AspectRatio; log?: Logger; signal?: AbortSignal },
+): Promise<GeneratedImage[]> {
+  const out: GeneratedImage[] = [];
+  for (const item of result.data) {
+    const sources: Array<[ImageResponseFormat, () => Promise<Buffer>]> = [];
+    if (item.b64_json) sources.push(['b64_json', async () => Buffer.from(item.b64_json!.replace(/^data:[^,]*;base64,/, ''), 'base64')]);
+    if (item.hxd) sources.push(['hxd', async () => decodeHxd(item.hxd!)]);
+    if (item.url) sources.push(['url', async () => (await images.view(item.url!, { signal: options.signal })).data]);
+    if (sources.length === 0) throw new InvalidResponseError('an image result item has no url, b64_json or hxd');
+    for (const [source, load] of sources) {
+      const data = await load();
+      if (!sniffRasterFormat(data)) throw new InvalidResponseError(`the ${source} image is not a raster image the bot reads`);
+      const image = await options.describe(data, source);
+      if (item.revised_prompt) image.revisedPrompt = item.revised_prompt;
+      if (options.expected) {
+        const want = ASPECT_RATIO_SIZES[options.expected];
+        if (image.width !== want.width || image.height !== want.height) {
+          options.log?.info({ expected: want, got: { width: image.width, height: image.height }, source }, 'generated image has an unexpected size');
+        }
       }
+      out.push(image);
     }
   }
-  throw new ImageTooLargeError(image.data.byteLength, maxBytes);
+  return out;
 }

@@ -1,0 +1,289 @@
+/**
+ * The image workers of the bot: every decode and encode of an image (a user's attachment, a
+ * reference image, a generated image) runs in a child process (image-worker.ts), never in the
+ * bot's process. sharp does its work on libuv's threads, and the bot's SQLite store needs the
+ * same four threads for every history read: four crafted images decoding there held another
+ * user's /chat for 39 s. A decode also runs as long as its input makes it (a pixel limit does
+ * not bound an SVG filter's render), and native work cannot be interrupted: a child process can
+ * be killed.
+ *
+ * - At most `concurrency` jobs run at once (one per worker process, started when needed and
+ *   ended after `idleMs` unused); beyond it jobs wait in a line per key (the user), served in
+ *   turn (FairGate), so one user's images never queue another's behind all of them.
+ * - A job has a deadline (one request's images share one: {@link ImagePool.deadline}); a job
+ *   still waiting then leaves the line, one still running has its worker killed (SIGKILL). Either
+ *   way the caller gets the sentence for its file and the bot goes on.
+ * - Workers run at a lower scheduling priority than the bot (nice 10).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { FairGate, type Release } from '../service/gate.ts';
+import { InvalidResponseError } from '../service/errors.ts';
+import type { ImageResponseFormat } from '../service/schemas.ts';
+import { ImageInputError, ImageTooLargeError, checkRasterInput, sniffRasterFormat, type FittedImage, type GeneratedImage, type ImageInputLimits, type PreparedImage } from './images.ts';
+import type { WorkerJob, WorkerOps, WorkerReply } from './image-worker.ts';
+import type { Logger } from '../../log.ts';
+
+/** The worker's entry file, and the loader that runs TypeScript (tsx, a dependency of `npm start`). */
+const WORKER_FILE = fileURLToPath(new URL('./image-worker.ts', import.meta.url));
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/** Options of an {@link ImagePool}. */
+export interface ImagePoolOptions {
+  /** Jobs running at once, each in a process of its own (`IMAGE_PREP_CONCURRENCY`, default 2). */
+  concurrency?: number;
+  /** The longest time the images of one request may take, waiting included, in ms (`IMAGE_PREP_TIMEOUT_MS`, default 5,000). */
+  timeoutMs?: number;
+  /** A worker unused this long ends, in ms (default 60,000). */
+  idleMs?: number;
+  log?: Logger;
+}
+
+/** Where a job waits and until when. */
+export interface ImageJobOptions {
+  /** The line it waits in: the user (`<platform>:<user id>`), so users take turns. */
+  key: string;
+  /** When it must be done, in ms since the epoch (default: now + `timeoutMs`). */
+  deadline?: number;
+  /** Cancels it (the command was stopped): the signal's reason is thrown. */
+  signal?: AbortSignal;
+}
+
+/** A worker process and the job it runs. */
+interface Worker {
+  child: ChildProcess;
+  /** Settles the running job with the worker's reply, or with its end. */
+  settle?: (reply: WorkerReply | { exit: string }) => void;
+  idleTimer?: NodeJS.Timeout;
+}
+
+/** How a job failed, for the caller's sentence. */
+type Failure = 'timeout' | 'crash';
+
+/** Runs image operations in worker processes. One per bot; `close()` ends the workers. */
+export class ImagePool {
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  private readonly idleMs: number;
+  private readonly gate: FairGate;
+  private readonly idle: Worker[] = [];
+  private readonly workers = new Set<Worker>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly options: ImagePoolOptions = {}) {
+    this.concurrency = options.concurrency ?? 2;
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.idleMs = options.idleMs ?? 60_000;
+    this.gate = new FairGate(this.concurrency);
+  }
+
+  /** Worker processes alive now (running a job or idle). */
+  get processes(): number {
+    return this.workers.size;
+  }
+
+  /**
+   * Starts a worker ahead of a job if none is idle (and a slot is left), so that its start
+   * (~0.4 s: Node, the TypeScript loader, sharp) overlaps the download of the file. Never throws.
+   */
+  warm(): void {
+    if (this.closed || this.idle.length > 0 || this.workers.size >= this.concurrency) return;
+    try {
+      this.park(this.spawn());
+    } catch (error) {
+      this.options.log?.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not start an image worker');
+    }
+  }
+
+  /** The deadline of a request's images starting now, in ms since the epoch (now + `timeoutMs`). */
+  deadline(): number {
+    return Date.now() + this.timeoutMs;
+  }
+
+  /**
+   * A user's image → the data URL of a chat completion (image-ops.ts prepareImageInput). A
+   * file that is not a raster image (SVG…) is refused from its first bytes, here.
+   * @throws ImageInputError naming the file (not a raster image, too large, damaged, took too
+   *   long); the abort reason of `job.signal`.
+   */
+  async prepareInput(data: Uint8Array, name: string, limits: ImageInputLimits, job: ImageJobOptions): Promise<PreparedImage> {
+    checkRasterInput(data, name);
+    return this.run('prepareInput', [data, name, { maxBytes: limits.maxBytes, maxPixels: limits.maxPixels }], job, (failure) => inputFailure(name, failure, this.timeoutMs));
+  }
+
+  /** A user's image → a §4.3 reference image (image-ops.ts prepareReferenceImage). @throws as {@link prepareInput}. */
+  async prepareReference(data: Uint8Array, name: string, limits: ImageInputLimits, job: ImageJobOptions): Promise<PreparedImage> {
+    checkRasterInput(data, name);
+    return this.run('prepareReference', [data, name, { maxBytes: limits.maxBytes, maxPixels: limits.maxPixels }], job, (failure) => inputFailure(name, failure, this.timeoutMs));
+  }
+
+  /**
+   * A generated image's format and size (image-ops.ts describeImage).
+   * @throws InvalidResponseError (not an image, or not read in time); the abort reason of `job.signal`.
+   */
+  async describe(data: Buffer, source: ImageResponseFormat, job: ImageJobOptions): Promise<GeneratedImage> {
+    if (!sniffRasterFormat(data)) throw new InvalidResponseError(`the ${source} image is not a raster image the bot reads`);
+    const described = await this.run('describe', [data, source], job, (failure) => generatedFailure(failure));
+    return { ...described, data };
+  }
+
+  /**
+   * A generated image made to fit `maxBytes` (image-ops.ts fitImageFile).
+   * @throws ImageTooLargeError; InvalidResponseError (not read in time); the abort reason of `job.signal`.
+   */
+  async fit(image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>, maxBytes: number | undefined, job: ImageJobOptions): Promise<FittedImage> {
+    if (maxBytes === undefined || image.data.byteLength <= maxBytes) return { data: image.data, format: image.format, mimeType: image.mimeType, width: image.width, height: image.height, reencoded: undefined };
+    const fitted = await this.run('fit', [{ data: image.data, format: image.format, mimeType: image.mimeType, width: image.width, height: image.height }, maxBytes], job, (failure) => generatedFailure(failure));
+    return { ...fitted, data: Buffer.from(fitted.data.buffer, fitted.data.byteOffset, fitted.data.byteLength) };
+  }
+
+  /** Ends every worker (running jobs fail) and refuses new jobs. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.workers].map((worker) => this.end(worker, 'the bot is stopping')));
+  }
+
+  /**
+   * Runs one job in a worker: waits for a slot (in the key's line) until the deadline, sends
+   * the job, and waits for its reply until the deadline; a worker past it is killed.
+   * @throws the operation's own errors, rebuilt; `failed(…)` for a timeout or a worker that
+   *   ended; the abort reason of `job.signal`.
+   */
+  private async run<K extends keyof WorkerOps>(op: K, args: WorkerOps[K]['args'], job: ImageJobOptions, failed: (failure: Failure) => Error): Promise<WorkerOps[K]['result']> {
+    if (this.closed) throw new Error('the image workers are closed');
+    const deadline = job.deadline ?? this.deadline();
+    const remaining = deadline - Date.now();
+    if (job.signal?.aborted) throw job.signal.reason;
+    if (remaining <= 0) throw failed('timeout');
+    const expiry = AbortSignal.timeout(remaining);
+    const waiting = job.signal ? AbortSignal.any([job.signal, expiry]) : expiry;
+    let release: Release;
+    try {
+      release = await this.gate.acquire({ key: job.key }, waiting);
+    } catch (error) {
+      if (job.signal?.aborted) throw job.signal.reason;
+      if (expiry.aborted) {
+        this.options.log?.info({ op, key: job.key }, 'image job waited past its deadline');
+        throw failed('timeout');
+      }
+      throw error;
+    }
+    try {
+      const reply = await this.send(op, args, deadline, job.signal);
+      if ('exit' in reply) {
+        this.options.log?.info({ op, key: job.key, why: reply.exit }, reply.exit === 'timeout' ? 'image job ran past its deadline: worker killed' : 'image worker ended during a job');
+        if (reply.exit === 'aborted') throw job.signal!.reason;
+        throw failed(reply.exit === 'timeout' ? 'timeout' : 'crash');
+      }
+      if (!reply.ok) throw rebuild(reply.error);
+      return reply.value as WorkerOps[K]['result'];
+    } finally {
+      release();
+    }
+  }
+
+  /** Sends a job to an idle worker (or a new one) and resolves with its reply or its end. */
+  private send<K extends keyof WorkerOps>(op: K, args: WorkerOps[K]['args'], deadline: number, signal: AbortSignal | undefined): Promise<WorkerReply | { exit: string }> {
+    let worker: Worker;
+    try {
+      worker = this.idle.pop() ?? this.spawn();
+    } catch (error) {
+      return Promise.resolve({ exit: `could not start a worker: ${error instanceof Error ? error.message : String(error)}` });
+    }
+    clearTimeout(worker.idleTimer);
+    worker.child.ref();
+    (worker.child as unknown as { channel?: { ref(): void } }).channel?.ref();
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => void this.end(worker, 'timeout'), Math.max(0, deadline - Date.now()));
+      const onAbort = () => void this.end(worker, 'aborted');
+      signal?.addEventListener('abort', onAbort, { once: true });
+      worker.settle = (reply) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        worker.settle = undefined;
+        if (!('exit' in reply) && this.workers.has(worker)) this.park(worker);
+        resolve(reply);
+      };
+      const message: WorkerJob<K> = { id, op, args };
+      worker.child.send(message, (error) => {
+        if (error) void this.end(worker, `could not send the job: ${error.message}`);
+      });
+    });
+  }
+
+  /** Starts a worker process. @throws what fork throws. */
+  private spawn(): Worker {
+    const child = fork(WORKER_FILE, [], {
+      execArgv: ['--import', TSX_LOADER],
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const worker: Worker = { child };
+    this.workers.add(worker);
+    child.on('message', (reply: WorkerReply) => worker.settle?.(reply));
+    child.on('error', (error) => void this.end(worker, error.message));
+    child.on('exit', (code, signal) => {
+      this.forget(worker);
+      worker.settle?.({ exit: `exited (${signal ?? code})` });
+    });
+    return worker;
+  }
+
+  /** Puts a worker back among the idle ones, to end after `idleMs` unused. */
+  private park(worker: Worker): void {
+    if (this.closed) return void this.end(worker, 'closed');
+    this.idle.push(worker);
+    worker.idleTimer = setTimeout(() => void this.end(worker, 'idle'), this.idleMs);
+    worker.idleTimer.unref();
+    // An idle worker does not keep the bot's process alive.
+    worker.child.unref();
+    (worker.child as unknown as { channel?: { unref(): void } }).channel?.unref();
+  }
+
+  /** Kills a worker; its running job (if any) settles with `why`. */
+  private async end(worker: Worker, why: string): Promise<void> {
+    if (!this.workers.has(worker)) return;
+    this.forget(worker);
+    const exited = new Promise<void>((resolve) => {
+      if (worker.child.exitCode !== null || worker.child.signalCode !== null) resolve();
+      else worker.child.once('exit', () => resolve());
+    });
+    worker.child.kill('SIGKILL');
+    worker.settle?.({ exit: why });
+    await exited;
+  }
+
+  private forget(worker: Worker): void {
+    this.workers.delete(worker);
+    clearTimeout(worker.idleTimer);
+    const index = this.idle.indexOf(worker);
+    if (index >= 0) this.idle.splice(index, 1);
+  }
+}
+
+/** The sentence for a user's file that took too long or crashed its worker. */
+function inputFailure(name: string, failure: Failure, timeoutMs: number): ImageInputError {
+  if (failure === 'timeout') {
+    const reason = `took too long to process (over ${Math.round(timeoutMs / 100) / 10} s)`;
+    return new ImageInputError(`${name} ${reason}.`, reason);
+  }
+  return new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
+}
+
+/** The error for a generated image that took too long or crashed its worker. */
+function generatedFailure(failure: Failure): InvalidResponseError {
+  return failure === 'timeout'
+    ? new InvalidResponseError('the generated image was not read in time', 'The generated image could not be processed in time. Try again.')
+    : new InvalidResponseError('the image worker ended while reading the generated image');
+}
+
+/** The error a worker reported, as the class the callers catch. */
+function rebuild(error: { name: string; message: string; reason?: string }): Error {
+  if (error.name === 'ImageInputError') return new ImageInputError(error.message, error.reason ?? 'damaged or unreadable');
+  if (error.name === 'ImageTooLargeError') return new ImageTooLargeError(error.message);
+  if (error.name === 'InvalidResponseError') return new InvalidResponseError(error.message);
+  return new Error(`image worker: ${error.message}`);
+}

@@ -1,0 +1,80 @@
+/**
+ * An image worker: a child process that runs the image operations (image-ops.ts) for the bot,
+ * one at a time, so that sharp decodes on this process's threads and CPU share, never on the
+ * bot's. Started by ImagePool (image-pool.ts) with an IPC channel using Node's "advanced"
+ * serialization (buffers cross as bytes, not JSON), at a lower scheduling priority than the
+ * bot, and killed by it when a job runs past its deadline.
+ *
+ * Messages: the pool sends {@link WorkerJob}; the worker answers one {@link WorkerReply} per job.
+ */
+import { setPriority } from 'node:os';
+import sharp from 'sharp';
+import { describeImage, fitImageFile, prepareImageInput, prepareReferenceImage } from './image-ops.ts';
+
+/** The operations a worker runs, with their arguments and results. */
+export interface WorkerOps {
+  prepareInput: { args: [data: Uint8Array, name: string, limits: { maxBytes: number; maxPixels: number }]; result: Awaited<ReturnType<typeof prepareImageInput>> };
+  prepareReference: { args: [data: Uint8Array, name: string, limits: { maxBytes: number; maxPixels: number }]; result: Awaited<ReturnType<typeof prepareReferenceImage>> };
+  describe: { args: Parameters<typeof describeImage>; result: Awaited<ReturnType<typeof describeImage>> };
+  fit: { args: Parameters<typeof fitImageFile>; result: Awaited<ReturnType<typeof fitImageFile>> };
+}
+
+/** One job: `id` is the pool's, echoed in the reply. */
+export interface WorkerJob<K extends keyof WorkerOps = keyof WorkerOps> {
+  id: number;
+  op: K;
+  args: WorkerOps[K]['args'];
+}
+
+/** What a worker answers: the result, or the error's class name, message and (ImageInputError) reason. */
+export type WorkerReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { name: string; message: string; reason?: string } };
+
+/** Bytes that crossed the IPC channel as a Uint8Array, as a Buffer over the same memory. */
+const asBuffer = (data: Uint8Array): Buffer => (Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+
+/** Runs one job. @throws what the operation throws. */
+async function run(job: WorkerJob): Promise<unknown> {
+  switch (job.op) {
+    case 'prepareInput': {
+      const [data, name, limits] = job.args as WorkerOps['prepareInput']['args'];
+      return prepareImageInput(asBuffer(data), name, limits);
+    }
+    case 'prepareReference': {
+      const [data, name, limits] = job.args as WorkerOps['prepareReference']['args'];
+      return prepareReferenceImage(asBuffer(data), name, limits);
+    }
+    case 'describe': {
+      const [data, source] = job.args as WorkerOps['describe']['args'];
+      return describeImage(asBuffer(data), source);
+    }
+    case 'fit': {
+      const [image, maxBytes] = job.args as WorkerOps['fit']['args'];
+      return fitImageFile({ ...image, data: asBuffer(image.data) }, maxBytes);
+    }
+    default:
+      throw new Error(`unknown image operation ${String((job as { op: unknown }).op)}`);
+  }
+}
+
+if (process.send) {
+  // Below the bot: a long decode takes the CPU the bot does not need (nice 10; raising is not allowed, lowering is).
+  try {
+    setPriority(10);
+  } catch {
+    // Some containers refuse it; the process boundary is what keeps the bot's threads free.
+  }
+  // One job at a time, on one libvips thread, without libvips' operation cache (nothing repeats).
+  sharp.concurrency(1);
+  sharp.cache(false);
+  process.on('message', (job: WorkerJob) => {
+    run(job).then(
+      (value) => process.send!({ id: job.id, ok: true, value } satisfies WorkerReply),
+      (error: unknown) => {
+        const e = error instanceof Error ? error : new Error(String(error));
+        process.send!({ id: job.id, ok: false, error: { name: e.name, message: e.message, ...('reason' in e && typeof e.reason === 'string' ? { reason: e.reason } : {}) } } satisfies WorkerReply);
+      },
+    );
+  });
+  // The pool closing the channel (or dying) ends the worker.
+  process.on('disconnect', () => process.exit(0));
+}
