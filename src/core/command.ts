@@ -194,6 +194,24 @@ export function runCommand(command: Command, ctx: CommandContext, core: Core, re
   });
 }
 
+/**
+ * Handles a press of a command's button (`<command>:<args…>`) on either platform: a button of
+ * no known command is told it no longer works; else the command's `onComponent` runs, which
+ * checks the presser's rights when the press runs, against the current configuration and what
+ * the bot stored (who asked, who may press, what the presser may set). Stop buttons are
+ * delivery/stops.ts's.
+ * @param command the command named by the button id, if it still exists.
+ * @throws what `onComponent` throws (ForbiddenError for a presser without the right).
+ */
+export async function runComponent(command: Command | undefined, ctx: ComponentContext, core: Core): Promise<void> {
+  if (!command?.onComponent) {
+    ctx.log.warn('a button of no known command was pressed');
+    await ctx.sendEphemeral('This button no longer works (the bot was updated). Run the command again.');
+    return;
+  }
+  await command.onComponent(ctx, core);
+}
+
 /** What {@link runInvocation} needs of an invocation: where it is, a logger, and a way to tell the user. */
 export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & { reply: Pick<ReplyChannel, 'sendEphemeral' | 'explain'> };
 

@@ -13,7 +13,7 @@ import { DEFAULT_IMAGE_MODELS, DEFAULT_MODELS, FakeService, type FakeImageModel,
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openStore } from '../../src/core/state/store.ts';
 import { closeCore, createCore, type Core } from '../../src/core/core.ts';
-import { runCommand } from '../../src/core/command.ts';
+import { runCommand, runComponent, runInvocation } from '../../src/core/command.ts';
 import type { CardLimits, ComponentContext, OutgoingMessage } from '../../src/core/platform.ts';
 import { estimateMessageTokens } from '../../src/core/tokens.ts';
 import chatCommand from '../../commands/chat.ts';
@@ -121,6 +121,33 @@ describe('/models', () => {
     expect(await runCommand(modelsCommand, r.ctx, core)).toMatchObject({ ok: false, errorCode: 'forbidden' });
     expect(r.ephemerals).toEqual(['/models is for admins only.']);
     expect(fake.requests).toEqual([]);
+  });
+
+  it('a page button of a list shown to one admin is checked when pressed: an admin no longer one is refused and the page does not turn; a public list anyone may page', async () => {
+    const { models, images } = sixtyModels();
+    fake.setModels(models, images);
+    const pressBy = (args: string[], admin: boolean) => {
+      const told: string[] = [];
+      let updated: OutgoingMessage | undefined;
+      const ctx: ComponentContext = {
+        platform: 'discord', conversationId: 'a:models-press', channelKey: 'a:models-press', ref: 'TEST01', reply: adminContext('a:models-press', {}, DISCORD_CARDS).ctx.reply, args,
+        user: { id: 'u9', name: 'former admin', isAdmin: async () => admin, canManageMessages: async () => false },
+        limits: { maxChars: 2000, minEditIntervalMs: 0, cards: DISCORD_CARDS }, signal: new AbortController().signal, log: pino({ level: 'silent' }),
+        update: async (m) => void (updated = m), acknowledge: async () => undefined, sendEphemeral: async (m) => void told.push(typeof m === 'string' ? m : m.content),
+      };
+      return { ctx, told, updated: () => updated };
+    };
+    // models:1:0 — page 2 of a list shown only to the admin who asked.
+    const demoted = pressBy(['1', '0'], false);
+    expect(await runInvocation('models:button', { ...demoted.ctx, reply: { sendEphemeral: demoted.ctx.sendEphemeral } }, core, () => runComponent(modelsCommand, demoted.ctx, core))).toMatchObject({ ok: false, errorCode: 'forbidden' });
+    expect(demoted.told).toEqual(['/models is for admins only.']);
+    expect(demoted.updated()).toBeUndefined();
+    const admin = pressBy(['1', '0'], true);
+    await runComponent(modelsCommand, admin.ctx, core);
+    expect(admin.updated()!.cards![0]!.footer).toMatch(/^Page 2 of 3/);
+    const member = pressBy(['1', '1'], false);
+    await runComponent(modelsCommand, member.ctx, core);
+    expect(member.updated()!.cards![0]!.footer).toMatch(/^Page 2 of 3/);
   });
 });
 

@@ -32,7 +32,8 @@ function newCore(limits: Partial<CoreLimits> = {}): Core {
 }
 
 beforeAll(async () => {
-  fake = await FakeService.start();
+  // The service lets this account send disable_safety_checker (the bot decides who may).
+  fake = await FakeService.start({ allowDisableSafetyChecker: true });
   storeUrl = `sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-imagine-')), 'state.sqlite')}`;
 });
 beforeEach(() => fake.reset());
@@ -124,6 +125,34 @@ describe('/imagine follow-up buttons', () => {
     const open = newCore({ imagineButtons: 'everyone' });
     expect(await press(open, buttonsOf(r).reroll!, recorder('t:rights', {}), 'u2')).toMatchObject({ ok: true });
     expect(requests()).toBe(count + 2);
+  });
+
+  it('never replays an admin\'s disable_safety_checker from stored state: a non-admin\'s press (IMAGINE_BUTTONS=everyone) does not send it, nor any press once the operator turned it off', async () => {
+    const allowed = newCore({ allowDisableSafetyChecker: true, imagineButtons: 'everyone' });
+    const r = recorder('t:safety', { prompt: 'a storm', disable_safety_checker: true }, { admin: true, userId: 'admin1' });
+    expect(await runCommand(imagineCommand, r.ctx, allowed)).toMatchObject({ ok: true });
+    expect(fake.lastRequest('images')!.body).toMatchObject({ disable_safety_checker: true });
+    const sent = () => fake.lastRequest('images')!.body as Record<string, unknown>;
+
+    // An admin pressing now, while the operator allows it, sends it again.
+    expect(await press(allowed, buttonsOf(r).reroll!, recorder('t:safety', {}), 'admin1', true)).toMatchObject({ ok: true });
+    expect(sent().disable_safety_checker).toBe(true);
+
+    // Another member, who may press (everyone), gets the checker on, and is told.
+    const member = recorder('t:safety', {});
+    for (const action of ['reroll', 'upscale', 'vary'] as const) {
+      expect(await press(allowed, buttonsOf(r)[action]!, member, 'u2')).toMatchObject({ ok: true });
+      expect(sent().disable_safety_checker).toBeUndefined();
+    }
+    expect(member.messages.filter((m) => m.files?.length).every((m) => m.content.includes('The safety checker is on for this image'))).toBe(true);
+
+    // After a restart with ALLOW_DISABLE_SAFETY_CHECKER off, not even the admin's press sends it.
+    await closeCore(allowed);
+    const restarted = newCore({ allowDisableSafetyChecker: false, imagineButtons: 'everyone' });
+    for (const action of ['reroll', 'upscale', 'vary'] as const) {
+      expect(await press(restarted, buttonsOf(r)[action]!, recorder('t:safety', {}), 'admin1', true)).toMatchObject({ ok: true });
+      expect(sent().disable_safety_checker).toBeUndefined();
+    }
   });
 
   it('says the buttons have expired when their state is gone', async () => {

@@ -122,6 +122,20 @@ describe('StopButtons', () => {
     expect(reasons).toHaveLength(1);
   });
 
+  it('checks a press against the requester it stored, not the one the button id names: an id rewritten to name the presser is refused', async () => {
+    const stops = new StopButtons();
+    const reasons: unknown[] = [];
+    const handle = stops.register({ requesterId: 'U1', abort: (r) => reasons.push(r) });
+    const forged: Button = { ...handle.button, id: handle.button.id.replace(/:U1$/, ':U2') };
+    const stranger = pressOf(forged, 'U2');
+    await stops.press(stranger.ctx);
+    expect(stranger.told).toEqual(['Only the person who asked, or an admin, can stop this answer.']);
+    expect(reasons).toHaveLength(0);
+    // The stored requester, whatever the id says, and an admin may.
+    await stops.press(pressOf({ ...handle.button, id: handle.button.id.replace(/:U1$/, ':U9') }, 'U1').ctx);
+    expect(reasons).toHaveLength(1);
+  });
+
   it('says an answer that is over is no longer running (a single-process store)', async () => {
     const store = new LocalState(':memory:');
     const stops = new StopButtons(store);
@@ -151,6 +165,31 @@ describe('StopButtons', () => {
       expect(other.stopped).toBe(false);
       handle.close();
       other.close();
+    } finally {
+      await here.close();
+      await there.close();
+      await redis.stop();
+    }
+  });
+
+  it('with instances sharing Redis, a press on another process with an id rewritten to name the presser does not stop the answer; an admin\'s does', async () => {
+    const redis = await startRedis();
+    const [here, there] = [openStore(redis.url), openStore(redis.url)];
+    try {
+      const running = new StopButtons(here);
+      const reasons: unknown[] = [];
+      const handle = running.register({ requesterId: 'U1', abort: (r) => reasons.push(r) });
+      const forged: Button = { ...handle.button, id: handle.button.id.replace(/:U1$/, ':U2') };
+      const stranger = pressOf(forged, 'U2');
+      await new StopButtons(there).press(stranger.ctx);
+      // Two polls of the owning process: the request was read and refused.
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(reasons).toHaveLength(0);
+      expect(handle.stopped).toBe(false);
+      const admin = pressOf(forged, 'U3', true);
+      await new StopButtons(there).press(admin.ctx);
+      await waitFor(() => reasons.length === 1, 3_000);
+      handle.close();
     } finally {
       await here.close();
       await there.close();

@@ -365,7 +365,7 @@ describe('Discord /models', () => {
     expect(service.requests.filter((r) => r.route === 'models')).toHaveLength(before);
   });
 
-  it('lets a non-admin turn the pages of a list an admin made public (the bot does not re-check admin on paging)', async () => {
+  it('lets a non-admin turn the pages of a list an admin made public (anyone who sees a public list may page it; a private one is re-checked)', async () => {
     const channel = discord.addChannel('models-public');
     const { interaction } = await run({ channelId: channel.id, command: 'models', admin: true, options: { public: true } });
     const message = interaction.original!;

@@ -6,11 +6,14 @@
  * partial text with a "Stopped." note, and the partial answer joins the history marked as
  * stopped. Anyone else is told that only the asker or an admin may stop it.
  *
- * The button's id carries who asked (`stop:<id>:<user id>`), so any process can check a press.
- * Presses reach the process that runs the answer on Discord (the shard that owns the guild);
- * on Slack, with several instances behind a load balancer, any one of them — so with a shared
- * store (Redis) a press that finds no local answer leaves a stop request there, which the
- * owning process looks for once a second.
+ * A press is checked against the requester the bot stored when the answer began (and the
+ * presser's admin rights now), never against what the button's id says: the id
+ * (`stop:<id>:<user id>`) only lets a process that does not run the answer turn away an
+ * obvious stranger at once. Presses reach the process that runs the answer on Discord (the
+ * shard that owns the guild); on Slack, with several instances behind a load balancer, any one
+ * of them — so with a shared store (Redis) a press that finds no local answer leaves a stop
+ * request there naming the presser (and whether they are an admin), which the owning process
+ * looks for once a second and checks against its stored requester before stopping.
  */
 import { randomBytes } from 'node:crypto';
 import type { Button, ComponentContext } from '../platform.ts';
@@ -25,6 +28,15 @@ const STOP_POLL_MS = 1_000;
 
 /** How long a stop request left in the store for another process is kept, in ms. */
 const STOP_REQUEST_TTL_MS = 20 * 60_000;
+
+/** What a press left for the process that runs the answer: who pressed, and whether they were an admin then. */
+interface StopRequestRecord {
+  by: string;
+  admin: boolean;
+}
+
+/** Said to anyone else who presses Stop. */
+const NOT_YOURS = 'Only the person who asked, or an admin, can stop this answer.';
 
 interface OpenAnswer {
   requesterId: string;
@@ -97,9 +109,12 @@ export class StopButtons {
     this.polling = true;
     const ids = [...this.open.keys()];
     try {
-      const found = await this.store!.keyv.getMany(ids.map((id) => `stop:${id}`));
+      const found = await this.store!.keyv.getMany<StopRequestRecord>(ids.map((id) => `stop:${id}`));
       ids.forEach((id, i) => {
-        if (found[i]) this.open.get(id)?.abort(new StopRequest('user'));
+        const request = found[i];
+        const answer = this.open.get(id);
+        if (!request || !answer) return;
+        if (request.by === answer.requesterId || request.admin === true) answer.abort(new StopRequest('user'));
       });
     } catch {
       // The store being down costs only presses made on other processes.
@@ -110,24 +125,29 @@ export class StopButtons {
 
   /**
    * Handles a press of `stop:<id>:<requester>` (`ctx.args` = [id, requester]): the requester
-   * or an admin stops the answer; anyone else is told why not. The press is acknowledged
-   * without a message change: the answer's final write removes the button.
+   * stored with the answer, or an admin, stops it; anyone else is told why not. The press is
+   * acknowledged without a message change: the answer's final write removes the button.
    */
   async press(ctx: ComponentContext): Promise<void> {
-    const [id = '', requesterId = ''] = ctx.args;
-    if (requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
-      await ctx.sendEphemeral('Only the person who asked, or an admin, can stop this answer.');
+    const [id = '', namedRequester = ''] = ctx.args;
+    const answer = this.open.get(id);
+    // The requester stored here when the answer began; the id's only when the answer runs elsewhere.
+    const requesterId = answer?.requesterId ?? namedRequester;
+    const admin = requesterId === ctx.user.id ? false : await ctx.user.isAdmin();
+    if (requesterId !== ctx.user.id && !admin) {
+      await ctx.sendEphemeral(NOT_YOURS);
       return;
     }
-    const answer = this.open.get(id);
     if (answer) {
       answer.abort(new StopRequest('user'));
       await ctx.acknowledge();
       return;
     }
-    // Not here: with a shared store the answer may run in another process, which reads this.
+    // Not here: with a shared store the answer may run in another process, which checks the
+    // presser against the requester it stored before stopping.
     if (this.store?.kind === 'redis') {
-      await this.store.keyv.set(`stop:${id}`, true, STOP_REQUEST_TTL_MS);
+      const request: StopRequestRecord = { by: ctx.user.id, admin };
+      await this.store.keyv.set(`stop:${id}`, request, STOP_REQUEST_TTL_MS);
       await ctx.acknowledge();
       return;
     }

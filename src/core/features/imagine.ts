@@ -269,7 +269,10 @@ export type ImagineAction = 'reroll' | 'upscale' | 'vary';
 /**
  * Handles a press of a result's Reroll, Upscale or Vary button (`imagine:<action>:<id>`):
  * reads the state kept under the id, checks who may press (`IMAGINE_BUTTONS`: the requester
- * and admins by default, or everyone), and posts a new image in the conversation.
+ * the bot stored and admins by default, or everyone, as configured now), and posts a new image
+ * in the conversation. `disable_safety_checker` is sent again only when the presser may set it
+ * now (an admin, with ALLOW_DISABLE_SAFETY_CHECKER on); otherwise the new image says the
+ * checker was on.
  * @throws InputError when the state is gone (expired) or the presser may not; as {@link imagine}.
  */
 export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promise<void> {
@@ -281,9 +284,15 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
     throw new ForbiddenError('Only the person who asked for this image, or an admin, can use its buttons.');
   }
   const command: CommandContext = { ...ctx, isDirectMessage: false, options: {}, files: {}, reply: ctx.reply };
+  // A privileged field is never replayed from stored state: only when the presser may set it now.
+  const notes: string[] = [];
+  const base: ImagineJob = { ...state.job };
+  if (base.disableSafetyChecker && !(await maySetDisableSafetyChecker(ctx, core))) {
+    base.disableSafetyChecker = undefined;
+    notes.push('The safety checker is on for this image: only admins may turn it off, where the operator allows it.');
+  }
   await admit(command, core, 'image');
   await ctx.reply.defer();
-  const base: ImagineJob = { ...state.job };
   const newSeed = randomInt(0, MAX_SEED);
   let job: ImagineJob;
   if (action === 'reroll') job = { ...base, seed: newSeed };
@@ -299,5 +308,10 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
       ? { ...base, style: 'upscaled', referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: undefined }
       : { ...base, seed: newSeed, referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: core.limits.varyDenoisingStrength };
   }
-  await generateAndPost(command, core, job, []);
+  await generateAndPost(command, core, job, notes);
+}
+
+/** Whether this user may send `disable_safety_checker` now: the operator allows it (ALLOW_DISABLE_SAFETY_CHECKER) and they are an admin. */
+async function maySetDisableSafetyChecker(ctx: Pick<CommandContext, 'user'>, core: Core): Promise<boolean> {
+  return core.limits.allowDisableSafetyChecker && (await ctx.user.isAdmin());
 }

@@ -5,6 +5,7 @@
  * (Discord: 25 fields and 6,000 characters an embed, paged with Previous/Next buttons;
  * Slack: pages posted in turn within 50 blocks).
  */
+import { ForbiddenError } from '../command.ts';
 import type { CardLimits, CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
 import type { Core } from '../core.ts';
 import type { ModelLists } from '../models/catalog.ts';
@@ -86,8 +87,14 @@ export async function showModels(ctx: CommandContext, core: Core, isPublic: bool
   }
 }
 
-/** Previous/Next: shows page `args[0]` in place of the message with the buttons. */
+/**
+ * Previous/Next: shows page `args[0]` in place of the message with the buttons. A list an admin
+ * showed to the channel (`args[1]` = `1`) may be paged by anyone who sees it; a list shown to
+ * one admin only by an admin, checked when pressed (one who is no longer an admin is refused).
+ * @throws ForbiddenError.
+ */
 export async function turnModelsPage(ctx: ComponentContext, core: Core): Promise<void> {
+  if (ctx.args[1] !== '1' && !(await ctx.user.isAdmin())) throw new ForbiddenError('/models is for admins only.');
   const limits = ctx.limits.cards;
   const index = Number.parseInt(ctx.args[0] ?? '0', 10);
   const lists = await core.catalog.lists(ctx.signal);

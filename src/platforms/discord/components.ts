@@ -5,7 +5,7 @@
  * `custom_id`, `<command>:<args…>`).
  */
 import { MessageFlags, type AutocompleteInteraction, type ButtonInteraction } from 'discord.js';
-import { runInvocation, type Command } from '../../core/command.ts';
+import { runComponent, runInvocation, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { modelChoices } from '../../core/models/catalog.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
@@ -95,12 +95,7 @@ export async function handleButton(interaction: ButtonInteraction, deps: { core:
         await deps.core.stops.press(ctx);
         return;
       }
-      if (!command?.onComponent) {
-        log.warn('a button of no known command was pressed');
-        await sendEphemeral('This button no longer works (the bot was updated). Run the command again.');
-        return;
-      }
-      await command.onComponent(ctx, deps.core);
+      await runComponent(command, ctx, deps.core);
     });
   } finally {
     clearTimeout(timer);

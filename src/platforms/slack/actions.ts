@@ -7,7 +7,7 @@
  * payload's `response_url` (ephemeral).
  */
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
-import { runInvocation, type Command } from '../../core/command.ts';
+import { runComponent, runInvocation, type Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
@@ -74,13 +74,7 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
       (signal) =>
         runInvocation(`${name}:button`, { platform: 'slack', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } }, deps.core, async () => {
           if (name === STOP_BUTTON) return deps.core.stops.press(ctx);
-          const command = deps.commands.find((c) => c.name === name);
-          if (!command?.onComponent) {
-            log.warn('a button of no known command was pressed');
-            await sendEphemeral('This button no longer works (the bot was updated). Run the command again.');
-            return;
-          }
-          await command.onComponent({ ...ctx, signal }, deps.core);
+          return runComponent(deps.commands.find((c) => c.name === name), { ...ctx, signal }, deps.core);
         }),
       (error) => log.error({ err: error }, 'slack button handler failed'),
     );
