@@ -64,7 +64,7 @@ describe('Quotas', () => {
     // Refusals are not counted: the count stays at the limit.
     expect((await quotas.usageOf(subject)).chat).toMatchObject({ used: 3, limit: 3, window: 'minute' });
     await new Promise((resolve) => setTimeout(resolve, 500));
-    await expect(quotas.admit('chat', subject, user(), 'discord:g:c')).resolves.toBeUndefined();
+    await expect(quotas.admit('chat', subject, user(), 'discord:g:c')).resolves.toBeTypeOf('function');
   });
 
   it('is one quota for two instances sharing Redis', async () => {
@@ -85,8 +85,38 @@ describe('Quotas', () => {
     await held.admit('chat', 'discord:admin', user(true), 'c');
     await expect(held.admit('chat', 'discord:admin', user(true), 'c')).rejects.toBeInstanceOf(QuotaError);
     const tokens = new Quotas(sqlite(), limits({ tokensPerDay: 100 }), silent);
-    await tokens.recordTokens('discord:t', 'c', 120);
+    await (await tokens.reserveTokens('discord:t', user(), 10)).settle(120);
     await expect(tokens.admit('chat', 'discord:t', user(), 'c')).rejects.toThrow(/^You have used your 100 tokens for today\. Try again in /);
+  });
+
+  it.each([['SQLite', sqlite], ['Redis', redisStore]])('on %s, 20 parallel token reservations of 300 against 1,000 a day: those admitted reserve at most 1,000 + one reservation, the rest are refused with the wait, and settling leaves the real count', async (_name, open) => {
+    const store = open();
+    const quotas = new Quotas(store, limits({ tokensPerDay: 1_000 }), silent);
+    const subject = `discord:${Math.random()}`;
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => quotas.reserveTokens(subject, user(), 300)));
+    const admitted = results.filter((r): r is PromiseFulfilledResult<Awaited<ReturnType<Quotas['reserveTokens']>>> => r.status === 'fulfilled').map((r) => r.value);
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as Error);
+    expect(admitted).toHaveLength(4);
+    expect((await store.counter(`quota:tokens:${subject}`)).value).toBe(1_200);
+    expect(refused.every((e) => e instanceof QuotaError && /^You have used your 1000 tokens for today\. Try again in /.test(e.message))).toBe(true);
+    await Promise.all(admitted.map((r) => r.settle(250)));
+    expect((await store.counter(`quota:tokens:${subject}`)).value).toBe(1_000);
+    await expect(quotas.reserveTokens(subject, user(), 1)).rejects.toBeInstanceOf(QuotaError);
+  });
+
+  it('a reservation settled with 0 (no answer came) gives its tokens back; an image not generated is given back', async () => {
+    const store = sqlite();
+    const quotas = new Quotas(store, limits({ tokensPerDay: 1_000, imagesPerDay: 1 }), silent);
+    const reservation = await quotas.reserveTokens('discord:r', user(), 900);
+    await reservation.extend(50);
+    expect((await store.counter('quota:tokens:discord:r')).value).toBe(950);
+    await reservation.settle(0);
+    await reservation.settle(500);
+    expect((await store.counter('quota:tokens:discord:r')).value).toBe(0);
+    const giveBack = await quotas.admit('image', 'discord:r', user(), 'c');
+    await expect(quotas.admit('image', 'discord:r', user(), 'c')).rejects.toBeInstanceOf(QuotaError);
+    await giveBack();
+    await expect(quotas.admit('image', 'discord:r', user(), 'c')).resolves.toBeTypeOf('function');
   });
 
   it('adds up counts nothing waits for and writes them together: this process reads them at once, the store within COUNT_FLUSH_MS, and a clean stop writes the rest', async () => {
@@ -95,7 +125,8 @@ describe('Quotas', () => {
     const other = new Quotas(store, limits({}), silent);
     const subject = `discord:${Math.random()}`;
     for (let i = 0; i < 3; i++) await quotas.admit('chat', subject, user(), 'discord:g:burst');
-    await quotas.recordTokens(subject, 'discord:g:burst', 250);
+    await (await quotas.reserveTokens(subject, user(), 10)).settle(250);
+    await quotas.recordChannelTokens('discord:g:burst', 250);
     // Nothing written yet: this process counts it, another instance does not see it yet.
     expect(await store.counter(`quota:chat:${subject}`)).toEqual({ value: 0, resetInMs: 0 });
     expect((await quotas.usageOf(subject)).chat.used).toBe(3);
@@ -109,7 +140,7 @@ describe('Quotas', () => {
     // A count made just before a stop is written by closeCore before the store closes.
     const path = join(mkdtempSync(join(tmpdir(), 'genbot-quota-')), 's.sqlite');
     const core = createCore({ service, store: openStore(`sqlite://${path}`), log: silent, defaults: { chat: undefined, image: undefined } });
-    await core.quotas.recordTokens(subject, 'discord:g:stop', 42);
+    await (await core.quotas.reserveTokens(subject, user(), 5)).settle(42);
     await closeCore(core);
     const reopened = openStore(`sqlite://${path}`);
     stores.push(reopened);
@@ -123,7 +154,7 @@ describe('Quotas', () => {
       const quotas = new Quotas(store, limits({ chatPerMinute: 1 }), silent);
       await quotas.admit('chat', 's', user(), 'c');
       await own.kill();
-      await expect(quotas.admit('chat', 's', user(), 'c')).resolves.toBeUndefined();
+      await expect(quotas.admit('chat', 's', user(), 'c')).resolves.toBeTypeOf('function');
     } finally {
       await store.close();
       await own.stop();
@@ -158,6 +189,29 @@ describe('quotas in the commands', () => {
     // Estimated (the fake sends no usage): 4 a message + 1 per 4 characters. First: "count me" (6) +
     // the 18-character answer (5) = 11; second: the first exchange (6 + 9) + "count me" (6) + 5 = 26.
     expect(fields.find((f) => f.name === 'tokens')!.value).toMatch(/^37 of 1000000 today/);
+  });
+
+  it('20 parallel /chat by one user against 1,000 tokens a day: the tokens counted stay within 1,000 + one request\'s reservation, the rest are refused with when to try again', async () => {
+    const held = createCore({ service, store: sqlite(), log: silent, defaults: { chat: 'fake-chat', image: undefined }, quotas: limits({ tokensPerDay: 1_000 }) });
+    try {
+      fake.setChatReply('x'.repeat(400)); // ~100 tokens an answer
+      const runs = Array.from({ length: 20 }, (_, i) => recorder(`discord:g:tok${i}`, { prompt: `question ${i}` }, { userId: 'greedy' }));
+      const outcomes = await Promise.all(runs.map((r) => runCommand(chatCommand, r.ctx, held)));
+      const ok = outcomes.filter((o) => o.ok).length;
+      const refused = runs.filter((_, i) => outcomes[i]!.errorCode === 'quota_exceeded');
+      expect(ok).toBeGreaterThanOrEqual(1);
+      expect(refused.length).toBeGreaterThanOrEqual(18);
+      expect(ok + refused.length).toBe(20);
+      for (const r of refused) expect(r.ephemerals[0]).toMatch(/^You have used your 1000 tokens for today\. Try again in \d+ h \d+ min\.$/);
+      expect(fake.chatRequests()).toHaveLength(ok);
+      // One request's reservation: its prompt (~5) + MAX_TOKENS_LIMIT (4,096).
+      const counted = (await held.store.counter('quota:tokens:discord:greedy')).value;
+      expect(counted).toBeGreaterThan(0);
+      expect(counted).toBeLessThanOrEqual(1_000 + 4_096 + 10);
+    } finally {
+      fake.setChatReply(undefined);
+      await closeCore(held);
+    }
   });
 
   it('/imagine counts images a day; a channel\'s use is for admins', async () => {

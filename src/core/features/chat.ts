@@ -7,11 +7,12 @@ import type { CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
 import type { Clock } from '../delivery/streaming-reply.ts';
 import { beginAnswer, streamAnswer, textOf } from '../delivery/answer-stream.ts';
-import { admit, countTokens } from './usage.ts';
+import { admit, countTokens, reserveTokens } from './usage.ts';
+import type { TokenReservation } from '../state/quotas.ts';
 import { ShownError } from '../command.ts';
 import { AbortedError, BadRequestError, ImagesNotSupportedError, InvalidJsonError, ServiceError, userMessageOf } from '../service/errors.ts';
 import type { ChatCompletionRequest, ChatMessage, CompletionChunk, CompletionRequest, ContentPart, Usage } from '../service/schemas.ts';
-import { fitHistory } from '../tokens.ts';
+import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { STORE_DOWN_NOTE } from '../state/health.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { imagesNote } from '../media/attachments.ts';
@@ -86,6 +87,18 @@ async function deferred(deferral: Deferral, stream: Stream<unknown>): Promise<vo
  */
 export async function chat(ctx: CommandContext, core: Core, request: ChatRequest, clock?: Clock): Promise<void> {
   await admit(ctx, core, 'chat');
+  const images = request.images ?? [];
+  const reservation = await reserveTokens(ctx, core, request.prompt, { images: images.length, maxTokens: request.sampling?.max_tokens });
+  try {
+    await chatReserved(ctx, core, request, reservation, clock);
+  } finally {
+    // What was reserved and never counted (no answer came) is given back.
+    await reservation.settle(0);
+  }
+}
+
+/** {@link chat} once the request's tokens are reserved. */
+async function chatReserved(ctx: CommandContext, core: Core, request: ChatRequest, reservation: TokenReservation, clock?: Clock): Promise<void> {
   const deferral = startDeferral(ctx);
   const images = request.images ?? [];
   // The history is read while the channel's settings are (each a store query a command waits for).
@@ -111,9 +124,11 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
   if (dropped > 0) notes.push(`${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`);
 
   const sent = [...system, ...kept, question];
+  // The history sent joins the reservation (a store write nothing waits for; settling corrects it).
+  void reservation.extend(estimateMessageTokens([...system, ...kept]));
   const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
   try {
-    await answerChat(ctx, core, request, { model, sent, images, notes, session, deferral }, clock);
+    await answerChat(ctx, core, request, { model, sent, images, notes, session, deferral, reservation }, clock);
   } finally {
     session.close();
   }
@@ -124,10 +139,10 @@ async function answerChat(
   ctx: CommandContext,
   core: Core,
   request: ChatRequest,
-  prepared: { model: string; sent: ChatMessage[]; images: PreparedImage[]; notes: string[]; session: AnswerSession; deferral: Deferral },
+  prepared: { model: string; sent: ChatMessage[]; images: PreparedImage[]; notes: string[]; session: AnswerSession; deferral: Deferral; reservation: TokenReservation },
   clock?: Clock,
 ): Promise<void> {
-  const { model, sent, images, notes, session, deferral } = prepared;
+  const { model, sent, images, notes, session, deferral, reservation } = prepared;
   let stream;
   try {
     stream = await core.service.chat.completions.create(
@@ -166,12 +181,12 @@ async function answerChat(
     // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
     // one cut off by a fault does not (it may be wrong where it ends). Both cost tokens.
     if (error instanceof ShownError && error.partial) {
-      await countTokens(ctx, core, sent, error.partial, usage);
+      await countTokens(ctx, core, reservation, sent, error.partial, usage);
       if (error.cause instanceof AbortedError) await remember(ctx, core, asked, `${error.partial}\n[stopped]`);
     }
     throw error;
   }
-  await countTokens(ctx, core, sent, answer, usage);
+  await countTokens(ctx, core, reservation, sent, answer, usage);
   if (request.webSearch === 'images') {
     const links = extractImageLinks(answer).slice(0, 10);
     if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
@@ -211,14 +226,19 @@ export async function complete(
   clock?: Clock,
 ): Promise<void> {
   await admit(ctx, core, 'chat');
-  const deferral = startDeferral(ctx);
-  const model = request.model ?? (await core.models.chatModel(ctx.signal, ctx.channelKey));
-  const { prompt, temperature, max_tokens } = request;
-  const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
+  const reservation = await reserveTokens(ctx, core, request.prompt, { maxTokens: request.max_tokens });
   try {
-    await answerCompletion(ctx, core, { prompt, model, temperature, max_tokens }, session, deferral, clock);
+    const deferral = startDeferral(ctx);
+    const model = request.model ?? (await core.models.chatModel(ctx.signal, ctx.channelKey));
+    const { prompt, temperature, max_tokens } = request;
+    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
+    try {
+      await answerCompletion(ctx, core, { prompt, model, temperature, max_tokens }, { session, deferral, reservation }, clock);
+    } finally {
+      session.close();
+    }
   } finally {
-    session.close();
+    await reservation.settle(0);
   }
 }
 
@@ -227,11 +247,11 @@ async function answerCompletion(
   ctx: CommandContext,
   core: Core,
   request: { prompt: string; model: string; temperature?: number | undefined; max_tokens?: number | undefined },
-  session: AnswerSession,
-  deferral: Deferral,
+  running: { session: AnswerSession; deferral: Deferral; reservation: TokenReservation },
   clock?: Clock,
 ): Promise<void> {
   const { prompt, model, temperature, max_tokens } = request;
+  const { session, deferral, reservation } = running;
   let stream: Stream<CompletionChunk>;
   try {
     stream = await core.service.completions.create(
@@ -251,8 +271,8 @@ async function answerCompletion(
   try {
     ({ text: shown } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, scheduler: core.scheduler, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars, reply: session.reply }));
   } catch (error) {
-    if (error instanceof ShownError && error.partial) await countTokens(ctx, core, prompt, error.partial.slice(prompt.length), usage);
+    if (error instanceof ShownError && error.partial) await countTokens(ctx, core, reservation, prompt, error.partial.slice(prompt.length), usage);
     throw error;
   }
-  await countTokens(ctx, core, prompt, shown.slice(prompt.length), usage);
+  await countTokens(ctx, core, reservation, prompt, shown.slice(prompt.length), usage);
 }

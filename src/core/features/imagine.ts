@@ -103,7 +103,12 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
     if (!(await ctx.user.isAdmin())) throw new ForbiddenError('`disable_safety_checker` is for admins only.');
   }
   if (request.referenceImage && request.referenceImageUrl) throw new OptionError('Give either `reference_image` or `reference_image_url`, not both.');
-  await admit(ctx, core, 'image');
+  const giveBack = await admit(ctx, core, 'image');
+  await counted(giveBack, () => generateRequested(ctx, core, request));
+}
+
+/** {@link imagine} once admitted: the reference image, the model, the generation. */
+async function generateRequested(ctx: CommandContext, core: Core, request: ImagineRequest): Promise<void> {
   await ctx.reply.defer();
   const notes: string[] = [];
   const hasReference = Boolean(request.referenceImage || request.referenceImageUrl);
@@ -127,6 +132,16 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
     enhance: request.enhance,
     disableSafetyChecker: request.disableSafetyChecker,
   }, notes);
+}
+
+/** Runs a generation admitted by the image quota; when it fails, the image is given back (it was reserved, not made). @throws what `work` throws. */
+async function counted(giveBack: () => Promise<void>, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    await giveBack();
+    throw error;
+  }
 }
 
 /** The request body of a job (§4.3). */
@@ -291,24 +306,26 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
     base.disableSafetyChecker = undefined;
     notes.push('The safety checker is on for this image: only admins may turn it off, where the operator allows it.');
   }
-  await admit(command, core, 'image');
-  await ctx.reply.defer();
-  const newSeed = randomInt(0, MAX_SEED);
-  let job: ImagineJob;
-  if (action === 'reroll') job = { ...base, seed: newSeed };
-  else {
-    let reference;
-    try {
-      reference = await core.images.prepareReference(Buffer.from(state.image, 'base64'), 'the image', core.inputImages, { key: subjectOf(ctx), signal: ctx.signal });
-    } catch (error) {
-      if (error instanceof ImageInputError) throw new InputError(`The image could not be used: ${error.message}`);
-      throw error;
+  const giveBack = await admit(command, core, 'image');
+  await counted(giveBack, async () => {
+    await ctx.reply.defer();
+    const newSeed = randomInt(0, MAX_SEED);
+    let job: ImagineJob;
+    if (action === 'reroll') job = { ...base, seed: newSeed };
+    else {
+      let reference;
+      try {
+        reference = await core.images.prepareReference(Buffer.from(state.image, 'base64'), 'the image', core.inputImages, { key: subjectOf(ctx), signal: ctx.signal });
+      } catch (error) {
+        if (error instanceof ImageInputError) throw new InputError(`The image could not be used: ${error.message}`);
+        throw error;
+      }
+      job = action === 'upscale'
+        ? { ...base, style: 'upscaled', referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: undefined }
+        : { ...base, seed: newSeed, referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: core.limits.varyDenoisingStrength };
     }
-    job = action === 'upscale'
-      ? { ...base, style: 'upscaled', referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: undefined }
-      : { ...base, seed: newSeed, referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: core.limits.varyDenoisingStrength };
-  }
-  await generateAndPost(command, core, job, notes);
+    await generateAndPost(command, core, job, notes);
+  });
 }
 
 /** Whether this user may send `disable_safety_checker` now: the operator allows it (ALLOW_DISABLE_SAFETY_CHECKER) and they are an admin. */

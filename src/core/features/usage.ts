@@ -7,6 +7,8 @@ import type { CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
 import type { ChatMessage, Usage } from '../service/schemas.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
+import type { TokenReservation } from '../state/quotas.ts';
+import { IMAGE_TOKENS } from '../media/images.ts';
 
 /** The quota subject of an invocation's user: `<platform>:<user id>`. */
 export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user'>): string {
@@ -15,21 +17,34 @@ export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user'>): strin
 
 /**
  * Lets a request through the user's quotas (counting it) or refuses it.
+ * @returns gives the count back (an image that was not generated).
  * @throws QuotaError naming the quota and when to try again.
  */
-export async function admit(ctx: CommandContext, core: Core, kind: 'chat' | 'image'): Promise<void> {
-  await core.quotas.admit(kind, subjectOf(ctx), ctx.user, ctx.channelKey);
+export async function admit(ctx: CommandContext, core: Core, kind: 'chat' | 'image'): Promise<() => Promise<void>> {
+  return core.quotas.admit(kind, subjectOf(ctx), ctx.user, ctx.channelKey);
 }
 
 /**
- * Counts the tokens a request used against the user's day and reports them. Never throws.
+ * Reserves what a chat request may cost in the user's tokens a day before it runs: the
+ * prompt's estimate (text, and {@link IMAGE_TOKENS} an image) plus its `max_tokens`
+ * (`MAX_TOKENS_LIMIT` when the user set none). Settled by {@link countTokens}.
+ * @throws QuotaError when the day's tokens are used up.
+ */
+export function reserveTokens(ctx: CommandContext, core: Core, prompt: string, options: { images?: number; maxTokens?: number | undefined } = {}): Promise<TokenReservation> {
+  const estimate = estimateTextTokens(prompt) + (options.images ?? 0) * IMAGE_TOKENS + (options.maxTokens ?? core.limits.maxTokens);
+  return core.quotas.reserveTokens(subjectOf(ctx), ctx.user, estimate);
+}
+
+/**
+ * Counts the tokens a request used against the user's day (settling its reservation) and the
+ * channel's, and reports them. Never throws.
  * @param prompt the messages sent (or the prompt text of a completion).
  * @param usage the service's `usage`, when a chunk carried one.
  */
-export async function countTokens(ctx: CommandContext, core: Core, prompt: readonly ChatMessage[] | string, answer: string, usage: Usage | undefined): Promise<void> {
+export async function countTokens(ctx: CommandContext, core: Core, reservation: TokenReservation, prompt: readonly ChatMessage[] | string, answer: string, usage: Usage | undefined): Promise<void> {
   const estimated = usage === undefined;
   const promptTokens = usage?.prompt_tokens ?? (typeof prompt === 'string' ? estimateTextTokens(prompt) : estimateMessageTokens(prompt));
   const completionTokens = usage?.completion_tokens ?? estimateTextTokens(answer);
   core.events.emit('tokens', { platform: ctx.platform, prompt: promptTokens, completion: completionTokens, estimated });
-  await core.quotas.recordTokens(subjectOf(ctx), ctx.channelKey, promptTokens + completionTokens);
+  await Promise.all([reservation.settle(promptTokens + completionTokens), core.quotas.recordChannelTokens(ctx.channelKey, promptTokens + completionTokens)]);
 }

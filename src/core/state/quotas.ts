@@ -6,6 +6,13 @@
  * Each window starts with the first use and rolls over when it expires. Admins are exempt
  * unless `QUOTA_ADMINS=true`. Use is also counted per channel (never enforced) for /usage.
  *
+ * Quotas hold under parallel requests: each admission is one atomic increment that is undone
+ * when it went past the limit (requests, images), and a chat request reserves its estimated
+ * tokens (prompt + `max_tokens`) with one atomic increment before it runs, admitted only while
+ * the day's count before it is under the limit, and settles the reservation with the real count
+ * after ({@link TokenReservation}). So parallel requests together go past the tokens a day by at
+ * most one request's reservation; a generation that fails gives its image back.
+ *
  * A store that does not answer lets requests through (logged): quotas never stop the bot.
  *
  * Counts that nothing waits for (use where no limit holds, per channel, tokens) are added up in
@@ -55,6 +62,20 @@ export function waitText(ms: number): string {
   return `in ${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/**
+ * Tokens reserved for one request before it runs, in the user's count for the day: settled
+ * with what the request really used once known. Idempotent; never throws (a store that does not
+ * answer costs the correction, logged at debug).
+ */
+export interface TokenReservation {
+  /** Tokens reserved so far. */
+  readonly reserved: number;
+  /** Adds to the reservation what became known later (the history sent with the question). */
+  extend(tokens: number): Promise<void>;
+  /** Replaces the reservation with the tokens really used (prompt + completion). Only the first call counts. */
+  settle(tokens: number): Promise<void>;
+}
+
 /** One counter as /usage shows it. */
 export interface UsageLine {
   used: number;
@@ -98,11 +119,15 @@ export class Quotas {
   }
 
   /**
-   * Lets one request of `kind` through for `user`, counting it, or refuses it.
+   * Lets one request of `kind` through for `user`, counting it, or refuses it. A chat request
+   * is also refused once the day's tokens are used up (what it will cost is reserved by
+   * {@link reserveTokens}).
    * @param subject `<platform>:<user id>`.
+   * @returns gives the count back (an image that was not generated); a no-op where nothing was counted in the store.
    * @throws QuotaError naming the quota and the wait.
    */
-  async admit(kind: 'chat' | 'image', subject: string, user: InvocationUser, channelKey: string): Promise<void> {
+  async admit(kind: 'chat' | 'image', subject: string, user: InvocationUser, channelKey: string): Promise<() => Promise<void>> {
+    const none = async () => undefined;
     // Counting alone is buffered (count() neither waits for the store nor throws): a command
     // must not wait on the store before Discord's 3 s acknowledgement.
     this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
@@ -110,38 +135,118 @@ export class Quotas {
     const windowMs = kind === 'chat' ? this.minuteMs : this.dayMs;
     const limit = kind === 'chat' ? this.limits.chatPerMinute : this.limits.imagesPerDay;
     // Use is counted even where no limit holds (quotas off, an exempt admin): /usage shows it.
-    if (!this.enabled || (!this.limits.admins && (await user.isAdmin()))) {
+    if (!(await this.holds(user))) {
       this.count(key, 1, windowMs);
-      return;
+      return none;
     }
     try {
       if (kind === 'chat' && this.limits.tokensPerDay > 0) {
         const tokens = await this.counted(`quota:tokens:${subject}`);
-        if (tokens.value >= this.limits.tokensPerDay) {
-          throw new QuotaError(`You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(tokens.resetInMs)}.`, tokens.resetInMs);
-        }
+        if (tokens.value >= this.limits.tokensPerDay) throw this.tokensUsed(tokens.resetInMs);
       }
       if (limit <= 0) {
         this.count(key, 1, windowMs);
-        return;
+        return none;
       }
+      // One atomic increment: of parallel requests, exactly those within the limit pass.
       const counted = await this.state.increment(key, 1, windowMs);
       if (counted.value > limit) {
         await this.state.increment(key, -1, 1).catch(() => undefined);
         const what = kind === 'chat' ? `${limit} chat request${limit > 1 ? 's' : ''} a minute` : `${limit} image${limit > 1 ? 's' : ''} a day`;
         throw new QuotaError(`You have reached your limit of ${what}. Try again ${waitText(counted.resetInMs)}.`, counted.resetInMs);
       }
+      const windowEnds = Date.now() + counted.resetInMs;
+      let given = false;
+      return async () => {
+        if (given || Date.now() >= windowEnds) return;
+        given = true;
+        await this.state.increment(key, -1, windowMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'count not given back'));
+      };
     } catch (error) {
       if (error instanceof QuotaError) throw error;
       this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'quota store unreachable: request let through');
+      return none;
     }
   }
 
-  /** Adds the tokens a request used to the user's and the channel's day (written with the next flush). Never throws. */
-  async recordTokens(subject: string, channelKey: string, tokens: number): Promise<void> {
-    if (tokens <= 0) return;
-    this.count(`quota:tokens:${subject}`, tokens, this.dayMs);
-    this.count(`usage:tokens:${channelKey}`, tokens, this.dayMs);
+  /**
+   * Reserves the tokens a chat request may use (`tokens`: its estimated prompt plus its
+   * `max_tokens`) in the user's count for the day, with one atomic increment, before the request
+   * runs. The request is admitted when the count before its reservation is under the limit, so
+   * parallel requests go past the limit by at most one reservation. Where no token quota holds
+   * for the user, nothing is reserved and the real count is added with the next flush.
+   * @param subject `<platform>:<user id>`.
+   * @throws QuotaError (the day's tokens are used up, with the wait). A store that does not
+   *   answer lets the request through (logged).
+   */
+  async reserveTokens(subject: string, user: InvocationUser, tokens: number): Promise<TokenReservation> {
+    const key = `quota:tokens:${subject}`;
+    // Nothing reserved: the real count joins the next flush.
+    const counting = (): TokenReservation => {
+      let settled = false;
+      return {
+        reserved: 0,
+        extend: async () => undefined,
+        settle: async (used) => {
+          if (settled) return;
+          settled = true;
+          if (used > 0) this.count(key, Math.round(used), this.dayMs);
+        },
+      };
+    };
+    if (this.limits.tokensPerDay <= 0 || !(await this.holds(user))) return counting();
+    const wanted = Math.max(1, Math.ceil(tokens));
+    let counted: { value: number; resetInMs: number };
+    try {
+      counted = this.withUnwritten(key, await this.state.increment(key, wanted, this.dayMs));
+    } catch (error) {
+      this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'quota store unreachable: request let through');
+      return counting();
+    }
+    if (counted.value - wanted >= this.limits.tokensPerDay) {
+      await this.state.increment(key, -wanted, this.dayMs).catch(() => undefined);
+      throw this.tokensUsed(counted.resetInMs);
+    }
+    return this.reservation(key, wanted, Date.now() + counted.resetInMs);
+  }
+
+  /** Adds the tokens a request used to the channel's day, for /usage (written with the next flush; the user's are its reservation's). Never throws. */
+  async recordChannelTokens(channelKey: string, tokens: number): Promise<void> {
+    if (tokens > 0) this.count(`usage:tokens:${channelKey}`, tokens, this.dayMs);
+  }
+
+  /** Whether the quotas hold for `user` (any is on, and they are not an exempt admin). */
+  private async holds(user: InvocationUser): Promise<boolean> {
+    return this.enabled && (this.limits.admins || !(await user.isAdmin()));
+  }
+
+  private tokensUsed(resetInMs: number): QuotaError {
+    return new QuotaError(`You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(resetInMs)}.`, resetInMs);
+  }
+
+  /** A reservation of `reserved` tokens in `key`, whose window ends at `windowEnds` (ms since the epoch): corrections after it are dropped. */
+  private reservation(key: string, reserved: number, windowEnds: number): TokenReservation {
+    let held = reserved;
+    let settled = false;
+    const adjust = async (by: number) => {
+      if (by === 0 || Date.now() >= windowEnds) return;
+      await this.state.increment(key, by, this.dayMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'token reservation not corrected'));
+    };
+    return {
+      get reserved() {
+        return held;
+      },
+      extend: async (tokens) => {
+        if (settled || tokens <= 0) return;
+        held += tokens;
+        await adjust(tokens);
+      },
+      settle: async (used) => {
+        if (settled) return;
+        settled = true;
+        await adjust(Math.max(0, Math.round(used)) - held);
+      },
+    };
   }
 
   /**
