@@ -181,6 +181,27 @@ export interface Config {
   secrets: string[];
 }
 
+/**
+ * The credentials written in a URL (`redis://user:password@host`): the password and the user
+ * name, as written and percent-decoded, for the logger to scrub. None for a URL without them.
+ */
+export function urlCredentials(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [];
+  }
+  const decode = (text: string) => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text;
+    }
+  };
+  return [...new Set([parsed.password, decode(parsed.password), parsed.username, decode(parsed.username)].filter((v) => v !== ''))];
+}
+
 /** Thrown by {@link loadConfig}; `message` names every offending variable, one per line. */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -260,7 +281,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     quotas: { chatPerMinute: e.QUOTA_CHAT_PER_MINUTE, imagesPerDay: e.QUOTA_IMAGES_PER_DAY, tokensPerDay: e.QUOTA_TOKENS_PER_DAY, admins: e.QUOTA_ADMINS },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN].filter(
+    secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN, ...urlCredentials(e.STORE_URL)].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,
     ),
   };

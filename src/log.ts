@@ -18,12 +18,39 @@ export const REDACTED = '[redacted]';
 /** Longest string kept in a serialized error field, in characters. */
 export const MAX_FIELD_CHARS = 500;
 
+/** Characters that end a URL's authority (`user:password@host:port`) in a log line. */
+const AUTHORITY_END = new Set(['/', '?', '#', '"', "'", ' ', '\t', '\n', '\r', '\\']);
+
 /**
- * Replaces each secret (and its JSON-escaped form) in `text` with {@link REDACTED}.
- * Secrets shorter than 6 characters are ignored: they cannot be told from ordinary words.
+ * Replaces the user information of every URL in `text` (`redis://:pw@host` →
+ * `redis://[redacted]@host`). One pass: each `://` is looked at once, its authority once.
+ */
+export function redactUrlCredentials(text: string): string {
+  let out = '';
+  let from = 0;
+  let next = text.indexOf('://');
+  while (next >= 0) {
+    const start = next + 3;
+    let end = start;
+    let at = -1;
+    for (; end < text.length && !AUTHORITY_END.has(text[end]!); end++) if (text[end] === '@') at = end;
+    if (at >= 0) {
+      out += `${text.slice(from, start)}${REDACTED}`;
+      from = at;
+    }
+    next = text.indexOf('://', end);
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/**
+ * Replaces each secret (and its JSON-escaped form) in `text` with {@link REDACTED}, and the
+ * credentials of any URL written in it (`redis://:pw@host` → `redis://[redacted]@host`).
+ * Secrets shorter than 6 characters are ignored as words (they cannot be told from ordinary
+ * ones), but not inside a URL's credentials.
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
+  let out = text.includes('@') ? redactUrlCredentials(text) : text;
   for (const secret of secrets) {
     if (secret.length < 6) continue;
     for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1)])) {

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import pretty from 'pino-pretty';
-import { createLogger, logUnhandledRejections, MAX_FIELD_CHARS, newReference, REDACTED, scrubSecrets, serializeError } from '../../src/log.ts';
+import { createLogger, logUnhandledRejections, MAX_FIELD_CHARS, newReference, REDACTED, redactUrlCredentials, scrubSecrets, serializeError } from '../../src/log.ts';
+import { loadConfig } from '../../src/config.ts';
+import { withoutBodies } from '../../src/platforms/slack/adapter.ts';
 
 /** A logger writing parsed lines into `lines`. */
 function collecting(secrets: string[]) {
@@ -33,6 +35,39 @@ describe('log', () => {
     expect(JSON.stringify(lines[0])).not.toContain(secret);
     remove();
     expect(fakeProcess.listenerCount('unhandledRejection')).toBe(0);
+  });
+});
+
+describe('secrets in URLs and library debug lines', () => {
+  it('scrubs STORE_URL\'s credentials from every line: the URL\'s user information wherever a URL is written, and the password and user alone', () => {
+    const password = 'p@ss:w0rd/long';
+    const storeUrl = `redis://cache-admin:${encodeURIComponent(password)}@redis.internal:6379/0`;
+    const config = loadConfig({ SERVICE_BASE_URL: 'https://api.example.com/v1', SERVICE_API_KEY: 'sk-test-key-123', SLACK_BOT_TOKEN: 'xoxb-1-2-3', SLACK_SIGNING_SECRET: 'signing-secret', STORE_URL: storeUrl });
+    expect(config.secrets).toEqual(expect.arrayContaining([encodeURIComponent(password), password, 'cache-admin']));
+    const { log, lines } = collecting(config.secrets);
+    log.warn({ err: new Error(`connect ECONNREFUSED ${storeUrl}`) }, 'state store error');
+    log.warn({ url: `rediss://other:${password}@10.0.0.1` }, `AUTH failed for cache-admin with ${password}`);
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain(password);
+    expect(text).not.toContain(encodeURIComponent(password));
+    expect(text).not.toContain('cache-admin');
+    expect(text).toContain(`redis://${REDACTED}@redis.internal:6379/0`);
+  });
+
+  it('redacts URL credentials in one pass (1 MB of "://" in 100 ms), and leaves URLs without them alone', () => {
+    expect(redactUrlCredentials('see https://example.com/a@b and mailto:x@y.z')).toBe('see https://example.com/a@b and mailto:x@y.z');
+    expect(redactUrlCredentials('redis://:pw@h:1 and amqp://u:p@q/vhost')).toBe(`redis://${REDACTED}@h:1 and amqp://${REDACTED}@q/vhost`);
+    const started = performance.now();
+    redactUrlCredentials(`${'://'.repeat(350_000)}@`);
+    expect(performance.now() - started).toBeLessThan(100);
+  });
+
+  it('keeps a Slack library\'s debug line without its request or response body', () => {
+    expect(withoutBodies("apiCall('chat.postMessage') start")).toBe("apiCall('chat.postMessage') start");
+    expect(withoutBodies('http request body: {"channel":"C1","text":"the secret plan"}')).toBe('http request (details not logged)');
+    expect(withoutBodies('http request result: {"ok":true,"message":{"text":"the secret plan"}}')).toBe('http request (details not logged)');
+    expect(withoutBodies('ack() response sent (body: {"text":"the secret plan"})')).toBe('ack() response sent (details not logged)');
+    expect(withoutBodies(`Received a message: ${'x'.repeat(300)}`)).toBe('Received a (details not logged)');
   });
 });
 

@@ -31,13 +31,14 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts redis-server on a free port and resolves once it accepts connections.
+ * @param options.password the default user's password (`--requirepass`); none by default.
  * @throws Error when redis-server is not installed (`apt-get install redis-server`) or does not start in 10 s.
  */
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(options: { password?: string } = {}): Promise<TestRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const launch = async () => {
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...(options.password ? ['--requirepass', options.password] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     let output = '';
     proc.stdout!.on('data', (d: Buffer) => (output += d.toString()));

@@ -25,11 +25,27 @@ import { SlackDirectory } from './users.ts';
 import { createSlackServer } from './http.ts';
 import { SLACK_BUDGETS } from './reply.ts';
 
-/** Bolt's logger interface on top of pino. */
+/**
+ * A library's debug line without what may carry a request or response body, headers or a
+ * payload (web-api logs `http request body: {…}` and `http request result: {…}`, Bolt its acks'
+ * bodies, Socket Mode its envelopes): the words before the first `:`, `{`, `[` or the word
+ * body/result/headers/payload, then "(details not logged)". Short plain lines stay whole.
+ */
+export function withoutBodies(text: string): string {
+  const cut = text.search(/[:{[]|\b(?:body|result|headers|payload|envelope|message)\b/i);
+  if (cut < 0 && text.length <= 200) return text;
+  let head = text.slice(0, cut < 0 ? 200 : cut).trim();
+  if (head.endsWith('(')) head = head.slice(0, -1).trimEnd();
+  return `${head} (details not logged)`;
+}
+
+/** Bolt's logger interface on top of pino; debug lines lose their bodies ({@link withoutBodies}). */
 function boltLogger(log: Logger): SlackLogger {
   let level = LogLevel.INFO;
   return {
-    debug: (...m: unknown[]) => log.debug(m.map(String).join(' ')),
+    debug: (...m: unknown[]) => {
+      if (log.isLevelEnabled('debug')) log.debug(withoutBodies(m.map(String).join(' ')));
+    },
     info: (...m: unknown[]) => log.info(m.map(String).join(' ')),
     // web-api warns of each failed attempt of a call; the bot logs each call's outcome itself.
     warn: (...m: unknown[]) => {
