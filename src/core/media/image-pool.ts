@@ -18,10 +18,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { setPriority } from 'node:os';
 import { FairGate, type Release } from '../service/gate.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import type { ImageResponseFormat } from '../service/schemas.ts';
-import { ImageInputError, ImageTooLargeError, checkRasterInput, sniffRasterFormat, type FittedImage, type GeneratedImage, type ImageInputLimits, type PreparedImage } from './images.ts';
+import { ImageInputError, ImageTooLargeError, WORKER_NICE, checkRasterInput, sniffRasterFormat, type FittedImage, type GeneratedImage, type ImageInputLimits, type PreparedImage } from './images.ts';
 import type { WorkerJob, WorkerOps, WorkerReply } from './image-worker.ts';
 import type { Logger } from '../../log.ts';
 
@@ -221,6 +222,13 @@ export class ImagePool {
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
+    // Below the bot from its first instruction: starting Node, the TypeScript loader and sharp
+    // takes ~0.4 s of CPU, which the bot's own work must not wait behind (the worker lowers itself too).
+    try {
+      if (child.pid !== undefined) setPriority(child.pid, WORKER_NICE);
+    } catch {
+      // Not allowed here (some containers): the worker's own call still tries.
+    }
     const worker: Worker = { child };
     this.workers.add(worker);
     child.on('message', (reply: WorkerReply) => worker.settle?.(reply));

@@ -9,6 +9,7 @@
  */
 import { setPriority } from 'node:os';
 import sharp from 'sharp';
+import { WORKER_NICE } from './images.ts';
 import { describeImage, fitImageFile, prepareImageInput, prepareReferenceImage } from './image-ops.ts';
 
 /** The operations a worker runs, with their arguments and results. */
@@ -59,7 +60,7 @@ async function run(job: WorkerJob): Promise<unknown> {
 if (process.send) {
   // Below the bot: a long decode takes the CPU the bot does not need (nice 10; raising is not allowed, lowering is).
   try {
-    setPriority(10);
+    setPriority(WORKER_NICE);
   } catch {
     // Some containers refuse it; the process boundary is what keeps the bot's threads free.
   }

@@ -19,6 +19,9 @@ export const MAX_IMAGE_SIDE = 1024;
 /** The longest side of a reference image sent to image generation, in px (the largest output side, §4.3). */
 export const MAX_REFERENCE_SIDE = 1216;
 
+/** The image workers' scheduling priority (nice): below the bot's 0, so that a long decode takes only the CPU the bot leaves. */
+export const WORKER_NICE = 10;
+
 /** Limits on an image a user sends (decompression-bomb and oversize guards). */
 export interface ImageInputLimits {
   /** Largest file accepted, in bytes; default 20 MiB. */
