@@ -36,11 +36,24 @@ function noisyJpeg(side: number, format: 'jpeg' | 'png' = 'jpeg'): Promise<Buffe
   return (format === 'png' ? image.png() : image.jpeg({ quality: 85 })).toBuffer();
 }
 
-/** 4,000 × 4,000 px, 5.4 MB. */
+/** 4,000 × 4,000 px, 5.4 MB; and 64 × 64 px. */
 let big: Buffer;
+let small: Buffer;
 beforeAll(async () => {
   big = await noisyJpeg(4000);
+  small = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123456' } }).png().toBuffer();
 });
+
+/**
+ * Starts the pool's workers with a small job each, then stops them (SIGSTOP): a job sent to
+ * one then never answers, whatever this machine's speed. @returns their pids.
+ */
+async function stoppedWorkers(pool: ImagePool): Promise<number[]> {
+  await Promise.all(Array.from({ length: pool.concurrency }, (_, i) => pool.prepareInput(small, `warm-${i}.png`, limits, { key: `warm-${i}` })));
+  const pids = pidsOf(pool);
+  for (const pid of pids) process.kill(pid, 'SIGSTOP');
+  return pids;
+}
 
 /** The worker processes' pids (the pool keeps them private). */
 const pidsOf = (pool: ImagePool): number[] => [...(pool as unknown as { workers: Set<{ child: { pid: number } }> }).workers].map((w) => w.child.pid);
@@ -81,15 +94,13 @@ describe('ImagePool', () => {
 
   it('kills the worker of a job past its deadline: the file is named as taking too long, and the next job gets a new worker', async () => {
     const pool = newPool({ concurrency: 1, timeoutMs: 60_000 });
-    const small = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123456' } }).png().toBuffer();
-    await pool.prepareInput(small, 'warm.png', limits, { key: 'u' });
-    const [pid] = pidsOf(pool);
+    const [pid] = await stoppedWorkers(pool);
     const started = Date.now();
-    const refused = pool.prepareInput(big, 'huge.png', limits, { key: 'u', deadline: Date.now() + 150 });
+    const refused = pool.prepareInput(small, 'huge.png', limits, { key: 'u', deadline: Date.now() + 150 });
     await expect(refused).rejects.toBeInstanceOf(ImageInputError);
     await expect(refused).rejects.toThrow(/^huge\.png took too long to process/);
     expect(Date.now() - started).toBeLessThan(1_000);
-    // SIGKILL, then reaped by this process's event loop.
+    // SIGKILL (it ends a stopped process too), then reaped by this process's event loop.
     for (let waited = 0; alive(pid!) && waited < 2_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
     expect(alive(pid!)).toBe(false);
     const again = await pool.prepareInput(small, 'after.png', limits, { key: 'u' });
@@ -99,10 +110,13 @@ describe('ImagePool', () => {
 
   it('a job still waiting at its deadline leaves the line without a worker', async () => {
     const pool = newPool({ concurrency: 1, timeoutMs: 60_000 });
-    const first = pool.prepareInput(big, 'first.png', limits, { key: 'a' });
-    const waiting = pool.prepareInput(big, 'second.png', limits, { key: 'b', deadline: Date.now() + 100 });
+    const pids = await stoppedWorkers(pool);
+    const first = pool.prepareInput(small, 'first.png', limits, { key: 'a' });
+    const waiting = pool.prepareInput(small, 'second.png', limits, { key: 'b', deadline: Date.now() + 100 });
     await expect(waiting).rejects.toThrow(/^second\.png took too long to process/);
+    for (const pid of pids) process.kill(pid, 'SIGCONT');
     await expect(first).resolves.toMatchObject({ name: 'first.png' });
+    expect(pidsOf(pool)).toEqual(pids);
   });
 
   it('users take turns: one user\'s queued images do not hold another\'s behind all of them', async () => {
@@ -126,15 +140,19 @@ describe('ImagePool', () => {
 
   it('a stopped command cancels its job (the worker is killed); a worker that dies names the file as damaged', async () => {
     const pool = newPool({ concurrency: 1, timeoutMs: 60_000 });
+    const [pid] = await stoppedWorkers(pool);
     const controller = new AbortController();
-    const stopped = pool.prepareInput(big, 'a.png', limits, { key: 'u', signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 100));
+    const stopped = pool.prepareInput(small, 'a.png', limits, { key: 'u', signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 50));
     controller.abort(new Error('stopped by the user'));
     await expect(stopped).rejects.toThrow('stopped by the user');
+    for (let waited = 0; alive(pid!) && waited < 2_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    expect(alive(pid!)).toBe(false);
 
-    const crashing = pool.prepareInput(big, 'b.png', limits, { key: 'u' });
-    await new Promise((r) => setTimeout(r, 600));
-    for (const pid of pidsOf(pool)) process.kill(pid, 'SIGKILL');
+    const [next] = await stoppedWorkers(pool);
+    const crashing = pool.prepareInput(small, 'b.png', limits, { key: 'u' });
+    await new Promise((r) => setTimeout(r, 50));
+    process.kill(next!, 'SIGKILL');
     await expect(crashing).rejects.toThrow('b.png could not be converted (the file may be damaged).');
   });
 
