@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { openFenceAtEnd, splitMessage } from '../../src/core/delivery/split.ts';
+import { PageSplitter, openFenceAtEnd, splitMessage } from '../../src/core/delivery/split.ts';
+import { slackLength } from '../../src/platforms/slack/text.ts';
 
 /** Every fence in `page` is closed by its end. */
 const balanced = (page: string) => openFenceAtEnd(page) === undefined;
@@ -85,5 +86,56 @@ describe('splitMessage', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('property: a text split as it grows (PageSplitter) gives the pages of the whole', () => {
+    const line = fc.oneof(
+      fc.constantFrom('```', '```js', '~~~', '````', 'text', '', '  indented', '`inline` code', '```\r', 'a & b < c'),
+      fc.string({ maxLength: 120 }),
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 150 }), fc.integer({ min: 40, max: 2000 }), fc.boolean(), fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1 }), (lines, max, slack, steps) => {
+        const text = lines.join('\n');
+        const measure = slack ? slackLength : undefined;
+        const splitter = new PageSplitter(max, measure);
+        for (let i = 0, k = 0; i < text.length; k++) {
+          const step = steps[k % steps.length]!;
+          splitter.append(text.slice(i, i + step));
+          i += step;
+          if (k % 3 === 0) splitter.pages();
+        }
+        expect(splitter.pages()).toEqual(splitMessage(text, max, measure));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a fence opened by a line longer than half a page is reopened with its marker alone, each page still carrying text', () => {
+    const text = `~~~${'x'.repeat(3000)}\n${'code line\n'.repeat(1000)}~~~\nafter`;
+    const pages = splitMessage(text, 2000);
+    expect(pages.length).toBeLessThan(12);
+    for (const page of pages) {
+      expect(page.length).toBeLessThanOrEqual(2000);
+      expect(openFenceAtEnd(page)).toBeUndefined();
+    }
+    expect(pages[1]!.startsWith('~~~\n')).toBe(true);
+    expect(pages.at(-1)!.endsWith('after')).toBe(true);
+  });
+
+  it('a fence marker that would take half a page is not carried over (the pages are cut as text)', () => {
+    const marker = '`'.repeat(1200);
+    const text = `${marker}\n${'code line\n'.repeat(500)}`;
+    const pages = splitMessage(text, 2000);
+    for (const page of pages) expect(page.length).toBeLessThanOrEqual(2000);
+    expect(pages.join('\n').replace(/\s+/g, '')).toBe(text.replace(/\s+/g, ''));
+  });
+
+  it('a line of backticks ended by a carriage return is not a fence line (as before), and is read in linear time', () => {
+    const line = `${'`'.repeat(200_000)}\r`;
+    const started = performance.now();
+    expect(openFenceAtEnd(line)).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(250);
+    expect(openFenceAtEnd('```ts\r\ncode')).toBeUndefined();
+    expect(openFenceAtEnd('```ts\ncode')).toEqual({ marker: '```', openingLine: '```ts' });
   });
 });

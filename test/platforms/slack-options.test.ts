@@ -68,6 +68,17 @@ describe('Slack slash-command text', () => {
     expect(message('a fox --style vivid --style natural', imagine)).toMatch(/^`--style` is given twice; give it once\./);
     expect(message('hi --unknown x')).toMatch(/Options of \/chat: `--model <text>`, `--image <https URL or Slack file link>`, .*`\/chat help` shows them with examples\.$/s);
   });
+
+  it('reads opening quotes that never close as text, and a flag\'s unclosed quoted value as its next word, in linear time (issue 16)', () => {
+    expect(parseSlashText(chat, 'a „quote and “another --temperature 0.5 "third')).toEqual({ prompt: 'a „quote and “another "third', temperature: '0.5' });
+    expect(parseSlashText(chat, '--model “big model why --json')).toEqual({ model: '“big', json: 'true', prompt: 'model why' });
+    // 100,000 opening quotes, and flags whose values never close: read once, not once per quote.
+    const quotes = '„ “ '.repeat(50_000);
+    const started = performance.now();
+    expect(parseSlashText(chat, quotes)).toEqual({ prompt: quotes.trim() });
+    expect(() => parseSlashText(chat, `hi ${'--model “x '.repeat(20_000)}`)).toThrow(/`--model` is given twice/);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
 });
 
 describe('Slack text escaping', () => {

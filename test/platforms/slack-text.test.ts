@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { plainTextOf } from '../../src/platforms/slack/text.ts';
 
 describe('plainTextOf (a user\'s Slack message as the model reads it)', () => {
@@ -15,5 +16,33 @@ describe('plainTextOf (a user\'s Slack message as the model reads it)', () => {
 
   it('keeps the mention of another user who happens to share a prefix with the bot', () => {
     expect(plainTextOf('<@U0BOTX> hi <@U0BOT>', 'U0BOT')).toBe('@U0BOTX hi');
+  });
+
+  it('keeps the readings of edge cases: empty labels, a label holding a tag, links without a label', () => {
+    expect(plainTextOf('<@U1|> <#C1|> <!subteam^S1|> <!here|x> <https://a.example|> <mailto:x@y.z>', undefined)).toBe('<@U1|> #C1 @ @here https://a.example| x@y.z');
+    expect(plainTextOf('<@U1|<#C2>', undefined)).toBe('@<#C2');
+    expect(plainTextOf('a\n\t <@U0BOT|bot>\n b <@U0BOT>', 'U0BOT')).toBe('a b');
+  });
+
+  it('property: the same text as the chain of expressions it replaced (issue 16)', () => {
+    const old = (text: string, botUserId: string | undefined) => {
+      let out = text;
+      if (botUserId) out = out.replace(new RegExp(`\\s*<@${botUserId}(?:\\|[^>]*)?>\\s*`, 'g'), ' ');
+      out = out
+        .replace(/<@([UW][A-Z0-9]+)(?:\|([^>]+))?>/g, (_, id: string, name: string | undefined) => `@${name ?? id}`)
+        .replace(/<#([CGD][A-Z0-9]+)(?:\|([^>]*))?>/g, (_, id: string, name: string | undefined) => `#${name || id}`)
+        .replace(/<!subteam\^[A-Z0-9]+(?:\|([^>]*))?>/g, (_, name: string | undefined) => `@${name ?? 'group'}`)
+        .replace(/<!(here|channel|everyone)(?:\|[^>]*)?>/g, '@$1')
+        .replace(/<(mailto:|https?:\/\/)([^|>]+)\|([^>]+)>/g, (_, scheme: string, rest: string, label: string) => `${label} (${scheme === 'mailto:' ? rest : scheme + rest})`)
+        .replace(/<((?:https?:\/\/|mailto:)[^>]+)>/g, (_, url: string) => url.replace(/^mailto:/, ''));
+      return out.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();
+    };
+    const pieces = ['<', '>', '|', '@', '#', '!', 'U123', 'U1', 'W9', 'C1', 'G2', 'D3', 'subteam^', 'S1', 'here', 'channel', 'everyone', 'http://', 'https://', 'mailto:', 'a', 'x.y', ' ', '\n', '\t', '&lt;', '&gt;', '&amp;', '<@U123>', '<@U123|bot>', '<@U1|ada>', '<#C1|gen>', '<!here>', '<https://x|l>'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 25 }).map((a) => a.join('')), fc.constantFrom('U123', 'U1', undefined), (text, bot) => {
+        expect(plainTextOf(text, bot)).toBe(old(text, bot));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

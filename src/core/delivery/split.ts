@@ -4,11 +4,13 @@
  * reopened (with its info string, e.g. ```ts) at the start of the next.
  *
  * Prefix-stable: the first page depends only on the first `maxChars` measured characters of the
- * text, so while an answer streams, pages that have been completed never change again.
+ * text, so while an answer streams, pages that have been completed never change again; a
+ * {@link PageSplitter} keeps them and splits only what came after (O(new text) per call).
+ *
+ * Linear time: each page reads about `maxChars` characters of the text (fence lines are found
+ * by a scan, not by a regular expression that can backtrack on a long line of backticks).
  */
-
-/** A fence line: up to 3 spaces, then 3+ backticks or tildes, then an optional info string. */
-const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+import { isWhitespace } from '../text-scan.ts';
 
 /** An open fence: its marker (e.g. "```") and the line that opened it (e.g. "```ts"). */
 interface OpenFence {
@@ -21,36 +23,91 @@ export type Measure = (text: string) => number;
 
 const byLength: Measure = (text) => text.length;
 
-/** The fence left open at the end of `text`, if any (CommonMark rules, simplified). */
+const SPACE = 0x20;
+const BACKTICK = 0x60;
+const TILDE = 0x7e;
+
+
+/**
+ * The fence line in text[start, end) (one line, no `\n`), if it is one: up to 3 spaces, then 3+
+ * backticks or tildes (the marker, all of them), then the rest of the line (an info string),
+ * which may hold no other line terminator (`\r`, U+2028, U+2029), as `/^ {0,3}(`{3,}|~{3,})(.*)$/`.
+ * @returns the marker's span and what the rest holds.
+ */
+function fenceLineIn(text: string, start: number, end: number): { markerStart: number; markerEnd: number; restHasBacktick: boolean; restIsBlank: boolean } | undefined {
+  let i = start;
+  while (i < end && i - start < 3 && text.charCodeAt(i) === SPACE) i++;
+  const c = text.charCodeAt(i);
+  if (i >= end || (c !== BACKTICK && c !== TILDE)) return undefined;
+  let j = i;
+  while (j < end && text.charCodeAt(j) === c) j++;
+  if (j - i < 3) return undefined;
+  let restHasBacktick = false;
+  let restIsBlank = true;
+  for (let k = j; k < end; k++) {
+    const d = text.charCodeAt(k);
+    if (d === 0x0d || d === 0x2028 || d === 0x2029) return undefined;
+    if (d === BACKTICK) restHasBacktick = true;
+    if (restIsBlank && !isWhitespace(d)) restIsBlank = false;
+  }
+  return { markerStart: i, markerEnd: j, restHasBacktick, restIsBlank };
+}
+
+/** The fence left open at the end of `text`, if any (CommonMark rules, simplified). Linear in the length of `text`. */
 export function openFenceAtEnd(text: string): OpenFence | undefined {
   let open: OpenFence | undefined;
-  for (const line of text.split('\n')) {
-    const match = FENCE_LINE.exec(line);
-    if (!match) continue;
-    const marker = match[1]!;
-    const rest = match[2]!;
-    if (!open) {
-      // A backtick fence's info string may not contain backticks.
-      if (marker[0] === '`' && rest.includes('`')) continue;
-      open = { marker, openingLine: line.trim() };
-    } else if (marker[0] === open.marker[0] && marker.length >= open.marker.length && rest.trim() === '') {
-      open = undefined;
+  for (let start = 0; start <= text.length;) {
+    const found = text.indexOf('\n', start);
+    const end = found < 0 ? text.length : found;
+    const line = fenceLineIn(text, start, end);
+    if (line) {
+      const markerLength = line.markerEnd - line.markerStart;
+      const markerChar = text.charCodeAt(line.markerStart);
+      if (!open) {
+        // A backtick fence's info string may not contain backticks.
+        if (!(markerChar === BACKTICK && line.restHasBacktick)) {
+          open = { marker: text.slice(line.markerStart, line.markerEnd), openingLine: text.slice(start, end).trim() };
+        }
+      } else if (markerChar === open.marker.charCodeAt(0) && markerLength >= open.marker.length && line.restIsBlank) {
+        open = undefined;
+      }
     }
+    start = end + 1;
   }
   return open;
 }
 
-/** The longest prefix length `n` of `text` with `measure(text.slice(0, n)) <= budget`. */
+/** Code units measured at a time by {@link fittingLength} before it searches inside a piece. */
+const MEASURED_PIECE = 256;
+
+/**
+ * The longest prefix length `n` of `text` with `measure(text.slice(0, n)) <= budget` (measure
+ * additive and never negative), reading about `n` code units: pieces are measured one after
+ * the other (never cutting a surrogate pair), then the piece that overflows is searched.
+ */
 function fittingLength(text: string, budget: number, measure: Measure): number {
   if (measure === byLength) return Math.min(text.length, Math.max(0, budget));
-  let lo = 0;
-  let hi = text.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (measure(text.slice(0, mid)) <= budget) lo = mid;
-    else hi = mid - 1;
+  let start = 0;
+  let used = 0;
+  while (start < text.length) {
+    let end = Math.min(text.length, start + MEASURED_PIECE);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+    const cost = measure(text.slice(start, end));
+    if (used + cost > budget) {
+      let lo = start;
+      let hi = end - 1;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (used + measure(text.slice(start, mid)) <= budget) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    }
+    used += cost;
+    start = end;
   }
-  return lo;
+  return text.length;
 }
 
 /**
@@ -72,41 +129,154 @@ function chooseCut(text: string, window: number, minCut: number): { cut: number;
 }
 
 /**
- * Splits `text` into pages of at most `maxChars` (as `measure` counts).
+ * Splits a text into pages of at most `maxChars` (as `measure` counts), keeping the pages
+ * completed so far: while a text grows ({@link append}), {@link pages} splits only what came
+ * after them, so a streamed answer costs O(its length) to split however many times it is shown.
+ */
+export class PageSplitter {
+  /** The pages completed: they never change while the text only grows. */
+  private readonly done: string[] = [];
+  /** The text after the completed pages. */
+  private rest = '';
+  /** `measure(rest)`, kept up to date by adding the measure of each delta (the measure is additive). */
+  private restMeasure = 0;
+  /** The fence line (and its line break) that starts the next page; '' for none. */
+  private reopen = '';
+  /** The last page as last returned (reopen + rest), until either changes. */
+  private last: string | undefined;
+
+  /**
+   * @param maxChars the platform's limit, e.g. 2000 for Discord `content`.
+   * @param measure how the platform counts (e.g. after escaping); must be additive over
+   *   concatenation and never negative.
+   * @throws RangeError when `maxChars` is too small to make progress (< 16).
+   */
+  constructor(
+    private readonly maxChars: number,
+    private readonly measure: Measure = byLength,
+  ) {
+    if (maxChars < 16) throw new RangeError('maxChars must be at least 16');
+  }
+
+  /** Starts afresh with `text` (e.g. an answer replaced by its final form). */
+  reset(text: string): void {
+    this.done.length = 0;
+    this.rest = text;
+    this.restMeasure = this.measure === byLength ? text.length : Number.NaN; // measured when first needed
+    this.reopen = '';
+    this.last = undefined;
+  }
+
+  /** Adds `delta` at the end of the text. O(delta). */
+  append(delta: string): void {
+    if (delta === '') return;
+    this.rest += delta;
+    this.restMeasure += this.measure(delta);
+    this.last = undefined;
+  }
+
+  /**
+   * The pages of the text: the same as {@link splitMessage} of the whole text, in a new array
+   * (the strings of completed pages are the same each time). O(text added since the last call
+   * + the number of pages).
+   */
+  pages(): string[] {
+    while (this.cutPage());
+    this.last ??= this.reopen + this.rest;
+    return [...this.done, this.last];
+  }
+
+  /** `head` (a prefix of reopen + rest), long enough to decide the next cut; undefined when reopen + rest fits on one page. */
+  private headToCut(reopen: string): string | undefined {
+    const { maxChars, measure, rest } = this;
+    if (measure === byLength) return reopen.length + rest.length <= maxChars ? undefined : reopen + rest.slice(0, maxChars + 1);
+    if (Number.isNaN(this.restMeasure)) this.restMeasure = measure(rest);
+    if (measure(reopen) + this.restMeasure <= maxChars) return undefined;
+    // Read as much as shows the text overflows the page (a measure may count some characters as nothing).
+    for (let length = maxChars + 1; ; length *= 2) {
+      const head = reopen + rest.slice(0, length);
+      if (fittingLength(head, maxChars, measure) < head.length) return head;
+      if (length >= rest.length) return undefined;
+    }
+  }
+
+  /** Completes the next page, if the rest does not fit on one. @returns whether it did. */
+  private cutPage(): boolean {
+    const { maxChars, measure, reopen } = this;
+    const head = this.headToCut(reopen);
+    if (head === undefined) return false;
+    let reserve = 4; // "\n```"
+    for (;;) {
+      const window = fittingLength(head, maxChars - reserve, measure);
+      const { cut, skip } = chooseCut(head, window, reopen.length);
+      const page = head.slice(0, cut);
+      const carried = this.carry(openFenceAtEnd(page));
+      const closing = carried?.closing ?? '';
+      if (measure(page + closing) <= maxChars) {
+        this.complete(page + closing, cut + skip - reopen.length, carried?.reopen ?? '');
+        return true;
+      }
+      reserve = Math.max(reserve + 1, Math.max(closing.length, measure(closing)) + 1);
+      // A safety net for measures that count fence lines oddly: the page is as short as it gets
+      // (its reopened fence line and one character) and still too long, or the fence lines take
+      // half the page.
+      if (window < reopen.length || reserve > maxChars / 2) return this.cutWithoutFence();
+    }
+  }
+
+  /**
+   * How a fence open at the end of a page is carried to the next: the line that closes it, and
+   * the line that reopens it (its opening line, or only its marker when that line is long).
+   * Undefined when there is no open fence, or when even the marker's lines would take half a
+   * page (pages would carry almost nothing else).
+   */
+  private carry(open: OpenFence | undefined): { closing: string; reopen: string } | undefined {
+    if (!open) return undefined;
+    const closing = `\n${open.marker}`;
+    for (const line of [open.openingLine, open.marker]) {
+      const reopen = `${line}\n`;
+      if (this.measure(reopen) + this.measure(closing) <= this.maxChars / 2) return { closing, reopen };
+    }
+    return undefined;
+  }
+
+  /** Completes a page from the rest as plain text, without the fence line that would have reopened it. */
+  private cutWithoutFence(): boolean {
+    const { maxChars, measure } = this;
+    const head = this.headToCut('');
+    if (head === undefined) {
+      this.reopen = '';
+      this.last = undefined;
+      return false;
+    }
+    const { cut, skip } = chooseCut(head, fittingLength(head, maxChars, measure), 0);
+    this.complete(head.slice(0, cut), cut + skip, '');
+    return true;
+  }
+
+  private complete(page: string, consumed: number, reopen: string): void {
+    this.done.push(page);
+    if (this.measure === byLength) this.restMeasure -= consumed;
+    else if (!Number.isNaN(this.restMeasure)) this.restMeasure -= this.measure(this.rest.slice(0, consumed));
+    this.rest = this.rest.slice(consumed);
+    this.reopen = reopen;
+    this.last = undefined;
+  }
+}
+
+/**
+ * Splits `text` into pages of at most `maxChars` (as `measure` counts). Linear in the length of `text`.
  * @param text the whole message (Markdown).
  * @param maxChars the platform's limit, e.g. 2000 for Discord `content`.
  * @param measure how the platform counts (e.g. after escaping); must be additive over concatenation.
  * @returns one page when the text fits; the pages joined are the text, but for the line break
- *   at each cut and the fence lines added to close and reopen code blocks.
+ *   at each cut and the fence lines added to close and reopen code blocks (a fence opened by a
+ *   line longer than about half a page is reopened with its marker alone; one whose marker
+ *   would take half a page is not carried over).
  * @throws RangeError when `maxChars` is too small to make progress (< 16).
  */
 export function splitMessage(text: string, maxChars: number, measure: Measure = byLength): string[] {
-  if (maxChars < 16) throw new RangeError('maxChars must be at least 16');
-  const pages: string[] = [];
-  let rest = text;
-  let reopen = '';
-  for (;;) {
-    const candidate = reopen + rest;
-    if (measure(candidate) <= maxChars) {
-      pages.push(candidate);
-      return pages;
-    }
-    let reserve = 4; // "\n```"
-    for (;;) {
-      const window = fittingLength(candidate, maxChars - reserve, measure);
-      const { cut, skip } = chooseCut(candidate, window, reopen.length);
-      const page = candidate.slice(0, cut);
-      const open = openFenceAtEnd(page);
-      const closing = open ? `\n${open.marker}` : '';
-      if (measure(page + closing) > maxChars) {
-        reserve = Math.max(reserve + 1, closing.length + 1);
-        if (reserve > maxChars / 2) throw new RangeError('a code fence line is too long to split around');
-        continue;
-      }
-      pages.push(page + closing);
-      rest = candidate.slice(cut + skip);
-      reopen = open ? `${open.openingLine}\n` : '';
-      break;
-    }
-  }
+  const splitter = new PageSplitter(maxChars, measure);
+  splitter.reset(text);
+  return splitter.pages();
 }

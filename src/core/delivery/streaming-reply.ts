@@ -11,9 +11,12 @@
  * - before the first text, a status line (`status()`: a place in the queue, "is thinking…")
  *   may occupy the first message, replaced by the answer;
  * - `controls` (a Stop button) ride on the message being streamed and leave it in its final write.
+ *
+ * A delta costs O(its length): the pages are computed once per write (about once a second), and
+ * then only from the last completed page on (PageSplitter), however long the answer grows.
  */
 import { randomUUID } from 'node:crypto';
-import { splitMessage } from './split.ts';
+import { PageSplitter, splitMessage } from './split.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../command.ts';
@@ -37,6 +40,12 @@ export interface StreamingReplyOptions {
 /** One streamed answer, possibly spanning several messages. Single use. */
 export class StreamingReply {
   private text = '';
+  /** Whether `text` holds anything but whitespace (kept up to date per delta, never by re-reading `text`). */
+  private hasText = false;
+  /** The last result of {@link pages}, and what it was computed from. */
+  private view: { text: string; status: string; finishing: boolean; maxChars: number; measure: ((text: string) => number) | undefined; pages: string[] } | undefined;
+  /** The pages of `text`, kept across appends: made at the first text (again if the channel's limits change). */
+  private splitter: { pages: PageSplitter; maxChars: number; measure: ((text: string) => number) | undefined } | undefined;
   /** Shown in the first message while there is no text; '' for none. */
   private statusText = '';
   private readonly handles: MessageHandle[] = [];
@@ -86,13 +95,15 @@ export class StreamingReply {
 
   /** Whether the first message shows a status line and no answer yet. */
   get showsStatusOnly(): boolean {
-    return this.text.trim() === '' && this.shown[0] !== undefined;
+    return !this.hasText && this.shown[0] !== undefined;
   }
 
-  /** Adds a delta; a write is scheduled (one of this answer at a time). */
+  /** Adds a delta; a write is scheduled (one of this answer at a time). O(delta) until the write runs. */
   append(delta: string): void {
     if (delta === '') return;
     this.text += delta;
+    this.splitter?.pages.append(delta);
+    if (!this.hasText && !isBlank(delta)) this.hasText = true;
     this.kick();
   }
 
@@ -104,8 +115,17 @@ export class StreamingReply {
    *   ShownError when it was a continuation that failed and the first message now says so.
    */
   async finish(finalText?: string, emptyText = '*(the model returned an empty answer)*'): Promise<void> {
-    if (finalText !== undefined) this.text = finalText;
-    if (this.text.trim() === '') this.text = emptyText;
+    if (finalText !== undefined && finalText !== this.text) {
+      // The usual final text is the answer with notes after it: its pages so far stay.
+      if (this.hasText && finalText.startsWith(this.text)) this.splitter?.pages.append(finalText.slice(this.text.length));
+      else this.splitter?.pages.reset(finalText);
+      this.text = finalText;
+    }
+    if (isBlank(this.text)) {
+      this.text = emptyText;
+      this.splitter?.pages.reset(emptyText);
+    }
+    this.hasText = true;
     this.finishing = true;
     let attempt = 0;
     while (this.dirty()) {
@@ -184,12 +204,32 @@ export class StreamingReply {
     this.shown[index] = page;
   }
 
-  /** What each message should show: its page, marked with `\u0000` when it carries the controls. */
-  private pages(): string[] {
+  /**
+   * What each message should show: its page, marked with `\u0000` when it carries the controls.
+   * Computed once per state of the text (a write asks three times); not to be modified.
+   */
+  private pages(): readonly string[] {
     const { maxChars, measure } = this.channel.limits;
-    const text = this.text.trim() === '' ? this.statusText : this.text;
-    if (text.trim() === '') return [];
-    const pages = splitMessage(text, maxChars, measure);
+    const view = this.view;
+    if (view && view.text === this.text && view.status === this.statusText && view.finishing === this.finishing && view.maxChars === maxChars && view.measure === measure) return view.pages;
+    const pages = this.paginate();
+    this.view = { text: this.text, status: this.statusText, finishing: this.finishing, maxChars, measure, pages };
+    return pages;
+  }
+
+  private paginate(): string[] {
+    const { maxChars, measure } = this.channel.limits;
+    let pages: string[];
+    if (this.hasText) {
+      if (this.splitter?.maxChars !== maxChars || this.splitter.measure !== measure) {
+        this.splitter = { pages: new PageSplitter(maxChars, measure), maxChars, measure };
+        this.splitter.pages.reset(this.text);
+      }
+      pages = this.splitter.pages.pages();
+    } else {
+      if (this.statusText.trim() === '') return [];
+      pages = splitMessage(this.statusText, maxChars, measure);
+    }
     if (this.options.controls?.length && !this.finishing) pages[pages.length - 1] += '\u0000';
     return pages;
   }
@@ -224,4 +264,9 @@ export class StreamingReply {
       return false;
     }
   }
+}
+
+/** Whether `text` is empty or only whitespace (reads up to its first other character). */
+function isBlank(text: string): boolean {
+  return !/\S/.test(text);
 }

@@ -1,18 +1,70 @@
 /**
  * Post-processing of a finished answer: JSON mode (§4.1 JSON mode rules 1–3) and the inline
  * image results of web search mode "images" (§4.1 web search modes).
+ *
+ * Answers are the model's text, up to MAX_ANSWER_CHARS (1,000,000) characters and 8 million in
+ * answer.md: every parser here runs in time linear in the answer's length (scans, and no regular
+ * expression that can backtrack), so that no answer, however shaped, holds the event loop for
+ * longer than its length takes to read.
  */
 import { InvalidJsonError } from '../service/errors.ts';
+import { NextIndex, isWhitespace } from '../text-scan.ts';
+
+const BACKTICK = 0x60;
+
+/** Whether `text` holds three backticks at `at`. */
+function fenceAt(text: string, at: number): boolean {
+  return at >= 0 && text.charCodeAt(at) === BACKTICK && text.charCodeAt(at + 1) === BACKTICK && text.charCodeAt(at + 2) === BACKTICK;
+}
+
+/** Whether `text` holds "json" in any case at `at`. */
+function jsonWordAt(text: string, at: number): boolean {
+  // `| 0x20` lowers an ASCII capital and maps nothing else onto these four letters.
+  return (text.charCodeAt(at) | 0x20) === 0x6a && (text.charCodeAt(at + 1) | 0x20) === 0x73
+    && (text.charCodeAt(at + 2) | 0x20) === 0x6f && (text.charCodeAt(at + 3) | 0x20) === 0x6e;
+}
+
+/**
+ * The text inside a Markdown code fence that wraps a whole answer: optional whitespace, "```"
+ * with the info string "json" (any case) or none, whitespace up to a line break, the body, a
+ * line break, whitespace, "```" and optional whitespace to the end. The body is the shortest
+ * one (it ends at the first line break of the whitespace before the closing "```"), and the
+ * opening line break the last one before the body; the same text the regular expression
+ * `/^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/i` captures, found in linear time (that
+ * expression backtracks: an opening fence followed by 4,000 characters of spaces and line
+ * breaks took it 2.3 s, and 1 MB would take days).
+ * @returns the body, or undefined when `raw` is not one fenced block.
+ */
+export function jsonFenceBody(raw: string): string | undefined {
+  // Whitespace is skipped with trimStart/trimEnd: native, and their whitespace is exactly `\s`.
+  const open = raw.length - raw.trimStart().length;
+  if (!fenceAt(raw, open)) return undefined;
+  const info = jsonWordAt(raw, open + 3) ? open + 7 : open + 3;
+  // The closing fence is the last non-whitespace of the text, after whitespace holding a line break.
+  const close = raw.trimEnd().length - 3;
+  if (close <= info || !fenceAt(raw, close)) return undefined;
+  const spaceStart = Math.max(info, raw.slice(0, close).trimEnd().length);
+  const lastBreak = raw.lastIndexOf('\n', close - 1);
+  if (lastBreak < spaceStart) return undefined;
+  // After the opening fence (and its "json"): whitespace holding the opening line break, the
+  // last one there that leaves a closing line break after it.
+  const spaceEnd = lastBreak - raw.slice(info, lastBreak).trimStart().length;
+  const opening = spaceEnd > info ? raw.lastIndexOf('\n', spaceEnd - 1) : -1;
+  if (opening < info) return undefined;
+  // The closing line break: the first one of the whitespace before the closing fence, after the opening one.
+  const closing = raw.indexOf('\n', Math.max(spaceStart, opening + 1));
+  return raw.slice(opening + 1, closing);
+}
 
 /**
  * Parses a JSON-mode answer. The streamed pieces must be joined first (rule 3): pass the
- * whole text. A Markdown fence around the JSON (```json … ```) is tolerated.
+ * whole text. A Markdown fence around the JSON (```json … ```) is tolerated (see
+ * {@link jsonFenceBody}). Linear in the length of `raw`.
  * @returns the value and its pretty-printed form (2-space indent).
  * @throws InvalidJsonError keeping `raw` for the user.
  */
 export function parseJsonAnswer(raw: string): { value: unknown; pretty: string } {
-  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/i.exec(raw);
-  const text = fenced ? fenced[1]! : raw;
+  const text = jsonFenceBody(raw) ?? raw;
   try {
     const value: unknown = JSON.parse(text);
     return { value, pretty: JSON.stringify(value, null, 2) };
@@ -27,13 +79,171 @@ export interface ImageLink {
   alt: string;
 }
 
-const MARKDOWN_IMAGE = /!\[([^\]]*)\]\((https?:\/\/[^\s)]+)(?:\s+"[^"]*")?\)/g;
-const BARE_IMAGE_URL = /(?<![(\w])(https?:\/\/[^\s<>()"']+?\.(?:png|jpe?g|gif|webp|avif)(?:\?[^\s<>()"',]*)?)(?=[\s)>"',.]|$)/gi;
+/** A Markdown image `![alt](url "title")` found in a text: its span [start, end), alt text and URL. */
+interface MarkdownImage {
+  start: number;
+  end: number;
+  alt: string;
+  url: string;
+}
+
+/** `(` */
+const OPEN_PAREN = 0x28;
+/** `)` */
+const CLOSE_PAREN = 0x29;
+/** `"` */
+const QUOTE = 0x22;
+
+/**
+ * The Markdown images of a text, left to right without overlaps: `![alt](http(s)://url)` or
+ * `![alt](http(s)://url "title")`, where alt holds no `]`, the URL no whitespace or `)` and the
+ * title no `"`: the matches of `/!\[([^\]]*)\]\((https?:\/\/[^\s)]+)(?:\s+"[^"]*")?\)/g`.
+ * Linear: each "next `]`", "end of URL" and "next `"`" search resumes where the last one stopped
+ * (the expression reads to the end of the text again from every "![" when no `]` follows).
+ */
+function markdownImages(text: string): MarkdownImage[] {
+  const images: MarkdownImage[] = [];
+  const bracket = new NextIndex(text, ']');
+  const urlEnd = new NextIndex(text, (c) => c === CLOSE_PAREN || isWhitespace(c));
+  const nonSpace = new NextIndex(text, (c) => !isWhitespace(c));
+  const quote = new NextIndex(text, '"');
+  for (let start = text.indexOf('!['); start >= 0;) {
+    const close = bracket.at(start + 2);
+    if (close < 0) break; // no `]` after this "![": none after the later ones either
+    let next = start + 1;
+    if (text.charCodeAt(close + 1) === OPEN_PAREN) {
+      const url = close + 2;
+      const scheme = text.startsWith('https://', url) ? 8 : text.startsWith('http://', url) ? 7 : 0;
+      const stop = scheme ? urlEnd.at(url + scheme) : -1;
+      const urlStop = stop < 0 ? text.length : stop;
+      if (scheme && urlStop > url + scheme && urlStop < text.length) {
+        let end = -1;
+        if (text.charCodeAt(urlStop) === CLOSE_PAREN) end = urlStop + 1;
+        else {
+          // Whitespace, then a quoted title, then `)`.
+          const title = nonSpace.at(urlStop);
+          const titleEnd = title >= 0 && text.charCodeAt(title) === QUOTE ? quote.at(title + 1) : -1;
+          if (titleEnd >= 0 && text.charCodeAt(titleEnd + 1) === CLOSE_PAREN) end = titleEnd + 2;
+        }
+        if (end >= 0) {
+          images.push({ start, end, alt: text.slice(start + 2, close), url: text.slice(url, urlStop) });
+          next = end;
+        }
+      }
+    }
+    start = text.indexOf('![', next);
+  }
+  return images;
+}
+
+/** Whether a code unit may not appear in a bare image URL: whitespace `<` `>` `(` `)` `"` `'`. */
+function endsUrl(code: number): boolean {
+  return code === 0x3c || code === 0x3e || code === OPEN_PAREN || code === CLOSE_PAREN || code === QUOTE || code === 0x27 || isWhitespace(code);
+}
+
+/** Whether a code unit may not appear in a bare image URL's query: those of {@link endsUrl} and `,`. */
+function endsQuery(code: number): boolean {
+  return code === 0x2c || endsUrl(code);
+}
+
+/** Whether a bare image URL may end before position `at` of `text`: at the end, or before whitespace or one of `)>"',.`. */
+function endsLink(text: string, at: number): boolean {
+  if (at >= text.length) return true;
+  const c = text.charCodeAt(at);
+  return c === CLOSE_PAREN || c === 0x3e || c === QUOTE || c === 0x27 || c === 0x2c || c === 0x2e || isWhitespace(c);
+}
+
+/** Image file extensions of bare links, lower case. */
+const IMAGE_EXTENSIONS = ['png', 'jpeg', 'jpg', 'gif', 'webp', 'avif'];
+
+/** The length of the image extension (any case) at `at`, or 0. */
+function imageExtensionAt(text: string, at: number): number {
+  for (const ext of IMAGE_EXTENSIONS) {
+    let i = 0;
+    while (i < ext.length && (text.charCodeAt(at + i) | 0x20) === ext.charCodeAt(i)) i++;
+    if (i === ext.length) return i;
+  }
+  return 0;
+}
+
+/** Whether the code unit before a bare URL rules it out (a letter, digit, `_` or `(`). */
+function gluedBefore(code: number): boolean {
+  return code === OPEN_PAREN || code === 0x5f || (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a);
+}
+
+/**
+ * The bare image links of a text, left to right: `http(s)://` (any case) not preceded by a
+ * letter, digit, `_` or `(`, then URL characters (no whitespace, `<>()"'`) up to the first `.`
+ * that ends an image extension (png, jpg, jpeg, gif, webp, avif, any case) followed by the end,
+ * whitespace or one of `)>"',.`, or by a `?` query (no `,` either) that ends so (or at its last
+ * `.`): the matches of
+ * `/(?<![(\w])(https?:\/\/[^\s<>()"']+?\.(?:png|jpe?g|gif|webp|avif)(?:\?[^\s<>()"',]*)?)(?=[\s)>"',.]|$)/gi`.
+ * Linear: whether a `.` ends a link does not depend on where the link starts, so each `.` is
+ * judged once, where the expression judges it again from every `http://` before it.
+ */
+function bareImageUrls(text: string): string[] {
+  const urls: string[] = [];
+  const urlStop = new NextIndex(text, endsUrl);
+  const queryStop = new NextIndex(text, endsQuery);
+  const dots = new NextIndex(text, '.');
+  // The last `.` before the end of the last query looked at (many links may share a query).
+  let lastQueryStop = -1;
+  let lastQueryDot = -1;
+  /** Where a link whose extension's dot is at `dot` ends, or -1. */
+  const linkEnd = (dot: number): number => {
+    const ext = imageExtensionAt(text, dot + 1);
+    if (!ext) return -1;
+    const afterExt = dot + 1 + ext;
+    if (text.charCodeAt(afterExt) !== 0x3f /* ? */) return endsLink(text, afterExt) ? afterExt : -1;
+    const found = queryStop.at(afterExt + 1);
+    const stop = found < 0 ? text.length : found;
+    if (endsLink(text, stop)) return stop;
+    // Else the query ends at its last `.` (the only code unit of a query a link may end before).
+    if (stop !== lastQueryStop) {
+      lastQueryStop = stop;
+      lastQueryDot = text.lastIndexOf('.', stop - 1);
+    }
+    return lastQueryDot > afterExt ? lastQueryDot : -1;
+  };
+  /** The first `.` at or after a position that ends a link, and that link's end (memo for non-decreasing positions). */
+  let okFrom = -1;
+  let okDot = -1;
+  let okEnd = -1;
+  const firstLinkDot = (from: number): number => {
+    if (okFrom >= 0 && from >= okFrom && (okDot < 0 || from <= okDot)) return okDot;
+    okFrom = from;
+    for (let dot = dots.at(from); dot >= 0; dot = dots.at(dot + 1)) {
+      const end = linkEnd(dot);
+      if (end >= 0) {
+        okDot = dot;
+        okEnd = end;
+        return dot;
+      }
+    }
+    okDot = -1;
+    return -1;
+  };
+  const scheme = /https?:\/\//gi;
+  for (let match = scheme.exec(text); match; match = scheme.exec(text)) {
+    const start = match.index;
+    scheme.lastIndex = start + 1;
+    if (start > 0 && gluedBefore(text.charCodeAt(start - 1))) continue;
+    const body = start + match[0].length;
+    const stop = urlStop.at(body);
+    const bodyEnd = stop < 0 ? text.length : stop;
+    // At least one URL character before the extension's dot, all of them URL characters.
+    const dot = bodyEnd > body ? firstLinkDot(body + 1) : -1;
+    if (dot < 0 || dot >= bodyEnd) continue;
+    urls.push(text.slice(start, okEnd));
+    scheme.lastIndex = okEnd;
+  }
+  return urls;
+}
 
 /**
  * Finds the image results in an answer of web search mode "images": Markdown images
  * `![alt](url)` and bare http(s) links ending in an image extension. Duplicates removed,
- * order kept.
+ * order kept (the Markdown images first). Linear in the length of `text`.
  */
 export function extractImageLinks(text: string): ImageLink[] {
   const seen = new Set<string>();
@@ -43,8 +253,16 @@ export function extractImageLinks(text: string): ImageLink[] {
     seen.add(url);
     out.push({ url, alt });
   };
-  for (const m of text.matchAll(MARKDOWN_IMAGE)) add(m[2]!, m[1]!);
-  const withoutMarkdown = text.replace(MARKDOWN_IMAGE, ' ');
-  for (const m of withoutMarkdown.matchAll(BARE_IMAGE_URL)) add(m[1]!, '');
+  const images = markdownImages(text);
+  for (const image of images) add(image.url, image.alt);
+  // The bare links are looked for in the text with each Markdown image replaced by a space.
+  const parts: string[] = [];
+  let last = 0;
+  for (const image of images) {
+    parts.push(text.slice(last, image.start), ' ');
+    last = image.end;
+  }
+  parts.push(text.slice(last));
+  for (const url of bareImageUrls(parts.join(''))) add(url, '');
   return out;
 }

@@ -20,6 +20,7 @@ import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 import { explainDiscordError } from './errors.ts';
 import { channelBucket, type DiscordLimits } from './limits.ts';
+import { replaceSpacedTags } from '../../core/text-scan.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
 export const TYPING_REFRESH_MS = 8_000;
@@ -114,9 +115,15 @@ export function isAddressedToBot(message: Message, botId: string): boolean {
   return message.mentions.users.has(botId) || message.mentions.repliedUser?.id === botId;
 }
 
-/** The message text as the prompt: the bot's own mention removed, other mentions as names. */
+/**
+ * The message text as the prompt: the bot's own mention (`<@id>`, `<@!id>`) removed with the
+ * whitespace around it, other mentions as names. Linear in the length of the text.
+ */
 export function promptOf(message: Message, botId: string): string {
-  const withoutBot = message.content.replace(new RegExp(`\\s*<@!?${botId}>\\s*`, 'g'), ' ');
+  const withoutBot = replaceSpacedTags(message.content, '<@', (at) => {
+    const from = message.content.charCodeAt(at + 2) === 0x21 /* ! */ ? at + 3 : at + 2;
+    return message.content.startsWith(`${botId}>`, from) ? from + botId.length + 1 : -1;
+  });
   return cleanContent(withoutBot, message.channel).trim();
 }
 

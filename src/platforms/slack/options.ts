@@ -11,6 +11,7 @@
  */
 import { OptionError, type Command, type CommandOption } from '../../core/command.ts';
 import { unescapeSlackText } from './text.ts';
+import { NextIndex, isWhitespace } from '../../core/text-scan.ts';
 
 /** Words a boolean flag may take as its value (`--json yes`). */
 const BOOLEAN_WORDS = new Map([['true', 'true'], ['yes', 'true'], ['on', 'true'], ['false', 'false'], ['no', 'false'], ['off', 'false']]);
@@ -33,14 +34,30 @@ export function flagForm(option: CommandOption): string {
   return `--${option.name} ${value}`;
 }
 
+/** Where a closing quote next occurs in the text, at or after a position (-1: nowhere). */
+type ClosingQuotes = (close: string, from: number) => number;
+
+/**
+ * The closing quotes of `text`, each search resuming where the last one for that quote stopped:
+ * a text of many opening quotes and no closing one would otherwise be read to its end from each.
+ */
+function closingQuotesOf(text: string): ClosingQuotes {
+  const finders = new Map<string, NextIndex>();
+  return (close, from) => {
+    let finder = finders.get(close);
+    if (!finder) finders.set(close, (finder = new NextIndex(text, close)));
+    return finder.at(from);
+  };
+}
+
 /** Reads a value after a flag: a quoted string, or the next word. */
-function readValue(text: string, from: number): { value: string; end: number } | undefined {
+function readValue(text: string, from: number, closing: ClosingQuotes): { value: string; end: number } | undefined {
   let i = from;
   while (i < text.length && /[ \t]/.test(text[i]!)) i++;
   if (i >= text.length || text[i] === '\n') return undefined;
   const close = QUOTES[text[i]!];
   if (close) {
-    const end = text.indexOf(close, i + 1);
+    const end = closing(close, i + 1);
     if (end > i) return { value: text.slice(i + 1, end), end: end + 1 };
   }
   if (FLAG.test(text.slice(i))) return undefined;
@@ -50,7 +67,8 @@ function readValue(text: string, from: number): { value: string; end: number } |
 }
 
 /**
- * Parses slash-command `text` into raw option values, by the command's definition.
+ * Parses slash-command `text` into raw option values, by the command's definition, in time
+ * linear in the length of `text`.
  * @param others every command (to say which command an unknown option belongs to).
  * @returns option name → raw string value (an option named without a value maps to `''`,
  *   which `checkOptions` reports); the main option holds the rest of the text.
@@ -60,27 +78,31 @@ export function parseSlashText(command: Command, text: string, others: readonly 
   const main = mainOptionOf(command);
   const options = new Map(command.options.filter((o) => o !== main).map((o) => [o.name, o]));
   const source = unescapeSlackText(text);
+  const closing = closingQuotesOf(source);
   const out: Record<string, string> = {};
   const problems: string[] = [];
-  let rest = '';
+  // The main option's text: the source but for the flags and their values, copied a run at a time.
+  const restParts: string[] = [];
+  let runStart = 0; // -1 right after a flag: the next run starts where the loop goes on
   let i = 0;
   while (i < source.length) {
-    const atWordStart = i === 0 || /\s/.test(source[i - 1]!);
+    if (runStart < 0) runStart = i;
+    const atWordStart = i === 0 || isWhitespace(source.charCodeAt(i - 1));
     const quote = atWordStart ? QUOTES[source[i]!] : undefined;
     if (quote) {
-      const end = source.indexOf(quote, i + 1);
+      const end = closing(quote, i + 1);
       if (end > i) {
-        rest += source.slice(i, end + 1);
         i = end + 1;
         continue;
       }
     }
     const flag = atWordStart ? FLAG.exec(source.slice(i)) : null;
     if (!flag) {
-      rest += source[i];
       i++;
       continue;
     }
+    restParts.push(source.slice(runStart, i));
+    runStart = -1;
     i += flag[0].length;
     if (flag[3] !== undefined) {
       const guess = [...options.values()].find((o) => o.name.startsWith(flag[3]!.toLowerCase()));
@@ -90,7 +112,7 @@ export function parseSlashText(command: Command, text: string, others: readonly 
     const written = flag[0].replace(/=$/, '');
     const name = flag[1]!.toLowerCase().replace(/-/g, '_');
     const option = options.get(name);
-    const value = readValue(source, i);
+    const value = readValue(source, i, closing);
     if (!option) {
       if (value && flag[2]) i = value.end;
       if (main && name === main.name) problems.push(`The ${main.name} is the text itself: write \`/${command.name} your ${main.name} here --option value\`, without \`${written}\`.`);
@@ -115,6 +137,8 @@ export function parseSlashText(command: Command, text: string, others: readonly 
     out[name] = value ? value.value : '';
     if (value) i = value.end;
   }
+  if (runStart >= 0) restParts.push(source.slice(runStart));
+  const rest = restParts.join('');
   // A command without free text (/settings, /models…) would drop these words unread, so that
   // `/settings chat_model:x` (Discord's form) changed nothing and said nothing: name them.
   const extra = rest.trim();
