@@ -131,12 +131,17 @@ function parseIPv4(text: string): bigint | undefined {
  * id (`fe80::1%eth0`), upper case, full or compressed groups, an embedded dotted IPv4 tail.
  */
 function parseAddress(raw: string): ParsedAddress | undefined {
-  const text = raw.trim().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  // Slices, not regular expressions: linear whatever a resolver or a URL hands over.
+  let text = raw.trim();
+  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+  const zone = text.indexOf('%');
+  if (zone >= 0) text = text.slice(0, zone);
   const v4 = parseIPv4(text);
   if (v4 !== undefined) return { family: 4, value: v4 };
   if (isIP(text) !== 6) return undefined;
   let body = text.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(body)?.[1];
+  // A valid IPv6 address (isIP) with a dot ends in a dotted IPv4 address after its last colon.
+  const dotted = body.includes('.') ? body.slice(body.lastIndexOf(':') + 1) : undefined;
   if (dotted !== undefined) {
     const tail = parseIPv4(dotted);
     if (tail === undefined) return undefined;
