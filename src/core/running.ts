@@ -22,10 +22,19 @@ export class StopRequest extends Error {
 /** What a user reads when a command arrives while the bot is stopping. */
 export const RESTARTING = 'The bot is restarting; try again in a few seconds.';
 
+/**
+ * How long stopped work may take to write its partial answers at a shutdown, in ms: an answer
+ * whose text came in full may still have hundreds of messages to post at the platform's pace.
+ */
+export const STOPPED_WRITES_MS = 10_000;
+
 /** Running work of one adapter. */
 export class RunningCommands {
   private readonly running = new Map<Promise<void>, AbortController>();
   private stopping = false;
+
+  /** @param stoppedWritesMs how long {@link drain} waits for stopped work, in ms (default {@link STOPPED_WRITES_MS}). */
+  constructor(private readonly stoppedWritesMs = STOPPED_WRITES_MS) {}
 
   /** True once `drain()` began: adapters refuse new work with {@link RESTARTING}. */
   get draining(): boolean {
@@ -59,22 +68,28 @@ export class RunningCommands {
 
   /**
    * Stops taking work, waits up to `graceMs` for what runs to finish, then aborts the rest
-   * with a shutdown {@link StopRequest} and waits for it to settle (partial answers are written).
+   * with a shutdown {@link StopRequest} and waits for it to settle (partial answers are
+   * written), at most `stoppedWritesMs` more: a shutdown takes at most `graceMs` + that.
    * @param graceMs time allowed to finish, in ms (0: abort at once).
+   * @returns how many were still writing when the bound passed (0 when all settled).
    */
-  async drain(graceMs: number): Promise<void> {
+  async drain(graceMs: number): Promise<number> {
     this.stopping = true;
-    if (this.running.size > 0 && graceMs > 0) {
-      const timer = new AbortController();
-      await Promise.race([Promise.all(this.running.keys()), sleep(graceMs, undefined, { signal: timer.signal }).catch(() => undefined)]);
-      timer.abort();
-    }
+    if (this.running.size > 0 && graceMs > 0) await this.settled(graceMs);
     for (const controller of this.running.values()) controller.abort(new StopRequest('shutdown'));
-    await Promise.all(this.running.keys());
+    if (this.running.size > 0) await this.settled(this.stoppedWritesMs);
+    return this.running.size;
+  }
+
+  /** Waits for every running work to settle, at most `ms`. */
+  private async settled(ms: number): Promise<void> {
+    const timer = new AbortController();
+    await Promise.race([Promise.all(this.running.keys()), sleep(ms, undefined, { signal: timer.signal }).catch(() => undefined)]);
+    timer.abort();
   }
 
   /** Aborts every running work at once and waits for it (a drain with no grace). */
-  stopAll(): Promise<void> {
-    return this.drain(0);
+  async stopAll(): Promise<void> {
+    await this.drain(0);
   }
 }

@@ -62,6 +62,15 @@ describe('RunningCommands', () => {
     expect(running.size).toBe(0);
   });
 
+  it('drain waits for stopped work only a bounded time: an answer still writing its pages does not hold a shutdown', async () => {
+    const running = new RunningCommands(200);
+    // Ignores its signal (a final write of hundreds of messages at the platform's pace).
+    void running.run(() => new Promise((resolve) => setTimeout(resolve, 5_000)), () => undefined);
+    const started = Date.now();
+    expect(await running.drain(100)).toBe(1);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
   it('drain returns as soon as everything finished, without waiting out the grace time', async () => {
     const running = new RunningCommands();
     void running.run(() => new Promise((resolve) => setTimeout(resolve, 20)), () => undefined);

@@ -230,11 +230,13 @@ export class SlackAdapter {
 
   /**
    * Stops: new work is refused with a sentence, running answers get `graceMs` to finish, the
-   * rest are stopped with their partial text kept and noted; then the receiver is closed.
+   * rest are stopped with their partial text kept and noted (their writes get 10 s more:
+   * RunningCommands.drain); then the receiver is closed.
    * @param graceMs time allowed to finish, in ms (default 0: stop at once).
    */
   async stop(graceMs = 0): Promise<void> {
-    await this.running.drain(graceMs);
+    const unfinished = await this.running.drain(graceMs);
+    if (unfinished > 0) this.log.warn({ unfinished }, 'stopping with answers still being written (their last writes took too long)');
     this.started = false;
     if (this.config.appToken !== undefined) {
       await this.app.stop();
