@@ -20,6 +20,7 @@ import { runCommand } from '../../src/core/command.ts';
 import { slackLength } from '../../src/platforms/slack/text.ts';
 import { recorder } from './recorder.ts';
 import chatCommand from '../../commands/chat.ts';
+import { fenceThenWhitespace } from '../helpers/abuse.ts';
 
 /** The answer's length: MAX_ANSWER_CHARS at its largest, so that all of it is shown in messages. */
 const ANSWER_CHARS = 1_000_000;
@@ -48,16 +49,6 @@ afterAll(async () => {
   await core.service.close();
   await fake.close();
 });
-
-/** An answer of `chars` characters: an opening ```json fence, then whitespace (spaces, line breaks, tabs), in `count` pieces. */
-function fenceThenWhitespace(chars: number, count: number): string[] {
-  const opening = '```json\n';
-  const whitespace = ' \n  \t\n   \n'.repeat(chars).slice(0, chars - opening.length);
-  const size = Math.ceil(whitespace.length / (count - 1));
-  const pieces = [opening];
-  for (let i = 0; i < whitespace.length; i += size) pieces.push(whitespace.slice(i, i + size));
-  return pieces;
-}
 
 /**
  * Streams `pieces` as the answer of `/chat json:true` into a recording channel of these limits.

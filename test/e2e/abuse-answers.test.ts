@@ -9,8 +9,10 @@
  */
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { FakeService } from '../fakes/service.ts';
-import { FakeDiscord, type FakeWrite } from '../fakes/discord.ts';
+import { FakeDiscord } from '../fakes/discord.ts';
 import { spawnBot, type BotProcess } from '../helpers/bot-process.ts';
+import { fenceThenWhitespace } from '../helpers/abuse.ts';
+import { discordEnv } from './harness.ts';
 
 const ANSWER_CHARS = 1_000_000;
 const PIECES = 2_000;
@@ -33,21 +35,11 @@ afterAll(async () => {
   await service?.close();
 });
 
-/** An opening ```json fence, then whitespace, `chars` characters in `count` pieces. */
-function fenceThenWhitespace(chars: number, count: number): string[] {
-  const opening = '```json\n';
-  const whitespace = ' \n  \t\n   \n'.repeat(chars).slice(0, chars - opening.length);
-  const size = Math.ceil(whitespace.length / (count - 1));
-  const pieces = [opening];
-  for (let i = 0; i < whitespace.length; i += size) pieces.push(whitespace.slice(i, i + size));
-  return pieces;
-}
-
 const channelId = (name: string) => discord.channelList.find((c) => c.name === name)!.id;
 
 /** Starts the bot with `env` over the fakes' environment. */
 async function start(env: Record<string, string> = {}): Promise<BotProcess> {
-  return spawnBot({ SERVICE_BASE_URL: service.baseUrl, SERVICE_API_KEY: service.apiKey, DISCORD_TOKEN: discord.token, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_URL: discord.apiUrl, SHUTDOWN_GRACE_MS: '1000', ...env });
+  return spawnBot({ ...discordEnv(service, discord), SHUTDOWN_GRACE_MS: '1000', ...env });
 }
 
 /** Asks a plain /chat in `channel` now; resolves with the ms to its first answer text. */
