@@ -10,7 +10,7 @@ import { StopButtons } from '../../src/core/delivery/stops.ts';
 import { StopRequest } from '../../src/core/running.ts';
 import type { Button, ComponentContext, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
-import { openStore } from '../../src/core/state/store.ts';
+import { openStore, type StateStore } from '../../src/core/state/store.ts';
 import { startRedis } from '../helpers/redis.ts';
 
 /** Records what each message shows, buttons included, after every write. */
@@ -149,9 +149,7 @@ describe('StopButtons', () => {
   });
 
   it('with instances sharing Redis, a press that lands on another process stops the answer where it runs (its one poll a second for all open answers)', async () => {
-    const redis = await startRedis();
-    const [here, there] = [openStore(redis.url), openStore(redis.url)];
-    try {
+    await onTwoProcesses(async (here, there) => {
       const running = new StopButtons(here);
       const reasons: unknown[] = [];
       const handle = running.register({ requesterId: 'U1', abort: (r) => reasons.push(r) });
@@ -165,17 +163,11 @@ describe('StopButtons', () => {
       expect(other.stopped).toBe(false);
       handle.close();
       other.close();
-    } finally {
-      await here.close();
-      await there.close();
-      await redis.stop();
-    }
+    });
   });
 
   it('with instances sharing Redis, a press on another process with an id rewritten to name the presser does not stop the answer; an admin\'s does', async () => {
-    const redis = await startRedis();
-    const [here, there] = [openStore(redis.url), openStore(redis.url)];
-    try {
+    await onTwoProcesses(async (here, there) => {
       const running = new StopButtons(here);
       const reasons: unknown[] = [];
       const handle = running.register({ requesterId: 'U1', abort: (r) => reasons.push(r) });
@@ -190,10 +182,19 @@ describe('StopButtons', () => {
       await new StopButtons(there).press(admin.ctx);
       await waitFor(() => reasons.length === 1, 3_000);
       handle.close();
-    } finally {
-      await here.close();
-      await there.close();
-      await redis.stop();
-    }
+    });
   });
 });
+
+/** Runs `test` with two stores on one new redis-server (two instances' views), closed after. */
+async function onTwoProcesses(test: (here: StateStore, there: StateStore) => Promise<void>): Promise<void> {
+  const redis = await startRedis();
+  const [here, there] = [openStore(redis.url), openStore(redis.url)];
+  try {
+    await test(here, there);
+  } finally {
+    await here.close();
+    await there.close();
+    await redis.stop();
+  }
+}
