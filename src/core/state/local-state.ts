@@ -61,6 +61,8 @@ export class LocalState implements StateStore {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private closed = false;
+  /** The connection's settings being applied (every query waits for them; so does close()). */
+  private opened: Promise<void> = Promise.resolve();
 
   /**
    * @param path a file path (its folder is created) or `:memory:`.
@@ -82,10 +84,18 @@ export class LocalState implements StateStore {
       // default rollback journal every write (a usage counter, a history turn) was an fsync,
       // run on libuv's 4 threads: a burst of 1,000 commands queued its history reads behind
       // 2,000 fsyncs for seconds. A commit survives the process crashing; the last ones may be
-      // lost if the machine loses power. Issued before any other query, on the one connection.
-      for (const pragma of ['PRAGMA journal_mode=WAL', 'PRAGMA synchronous=NORMAL']) {
-        sqlite.query(pragma).catch((error: unknown) => options.onError?.(error));
-      }
+      // lost if the machine loses power. Run before any other query on the one connection:
+      // node-sqlite3 runs queries in parallel, and a write started beside `journal_mode=WAL`
+      // left the file in the rollback journal (SQLITE_BUSY on the pragma), so every other query
+      // of this store waits for the two pragmas.
+      const query = sqlite.query;
+      const pragmas = (this.opened = (async () => {
+        for (const pragma of ['PRAGMA journal_mode=WAL', 'PRAGMA synchronous=NORMAL']) await query(pragma).catch((error: unknown) => options.onError?.(error));
+      })());
+      sqlite.query = async (sql, ...parameters) => {
+        await pragmas;
+        return query(sql, ...parameters);
+      };
     }
     this.keyv = new Keyv({ store: sqlite, namespace: 'genbot', throwOnErrors: true });
     this.keyv.on('error', (error: unknown) => options.onError?.(error));
@@ -157,7 +167,7 @@ export class LocalState implements StateStore {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.sweepTimer);
-    await Promise.allSettled([...this.chains.values(), this.sweeping]);
+    await Promise.allSettled([...this.chains.values(), this.sweeping, this.opened]);
     await this.keyv.disconnect();
   }
 
