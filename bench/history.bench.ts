@@ -10,7 +10,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type StateStore } from '../src/core/state/store.ts';
+import { type StateStore } from '../src/core/state/store.ts';
+import { openStore } from '../src/core/state/open-store.ts';
 import { ConversationStore, type StoredMessage } from '../src/core/state/history.ts';
 import { startRedis } from '../test/helpers/redis.ts';
 

@@ -3,7 +3,8 @@
  * [reference_image_url] [denoising_strength] [enhance] [disable_safety_checker]`: generate an
  * image (§4.3); it is posted as an attachment with a caption naming the settings and the seed.
  */
-import { OptionError, type Command } from '../src/core/command.ts';
+import { type Command } from '../src/core/command.ts';
+import { OptionError } from '../src/core/errors.ts';
 import { imagine, imagineFollowUp } from '../src/core/features/imagine.ts';
 import { stringOption } from '../src/core/features/options.ts';
 import { checkForwardableUrl, DownloadError } from '../src/core/media/download.ts';

@@ -3,7 +3,8 @@
  * images and tokens today, and when each window rolls over); admins may ask for the channel's
  * use today instead. Shown only to the user who asked.
  */
-import { ForbiddenError, type Command } from '../src/core/command.ts';
+import { type Command } from '../src/core/command.ts';
+import { ForbiddenError } from '../src/core/errors.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
 import { waitText, type UsageLine, type UsageReport } from '../src/core/state/quotas.ts';
 

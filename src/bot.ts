@@ -6,7 +6,7 @@
 import { loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ServiceClient } from './core/service/client.ts';
-import { openStore } from './core/state/store.ts';
+import { openStore } from './core/state/open-store.ts';
 import { closeCore, createCore, type Core } from './core/core.ts';
 import { BotEvents } from './core/events.ts';
 import { createMetrics, type BotMetrics } from './ops/metrics.ts';

@@ -6,7 +6,9 @@
 import type { CommandOutcome } from './events.ts';
 import type { Attachment, CommandContext, ComponentContext, ReplyChannel } from './platform.ts';
 import type { Core } from './core.ts';
-import { ServiceError, userMessageOf } from './service/errors.ts';
+import { ServiceError } from './service/errors.ts';
+import { sentenceOf } from './sentences.ts';
+import { ForbiddenError, InputError, OptionError, ShownError, withReference } from './errors.ts';
 
 /**
  * Option value types; both platforms can express these. `attachment`: a file (a Discord
@@ -57,44 +59,6 @@ export interface Command {
    * @throws like execute (the presser is told).
    */
   onComponent?(ctx: ComponentContext, core: Core): Promise<void>;
-}
-
-/**
- * Input the bot cannot act on (a mention with nothing to answer, files it cannot use);
- * `message` is the sentence for the user. Logged at info level, code `invalid_input`.
- */
-export class InputError extends Error {
-  readonly code: string = 'invalid_input';
-
-  constructor(message: string) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
-
-/** An option value the user gave that the command cannot take; `message` is for the user. */
-export class OptionError extends InputError {
-  override readonly code = 'invalid_option';
-}
-
-/** The user may not do this (an admin command); `message` is for the user. Code `forbidden`. */
-export class ForbiddenError extends InputError {
-  override readonly code = 'forbidden';
-}
-
-/**
- * Wraps an error the command has already shown to the user (e.g. appended to a partly
- * streamed answer): runCommand logs it once and sends nothing more.
- */
-export class ShownError extends Error {
-  /**
-   * @param cause the error shown.
-   * @param partial the answer's text shown before the error, if any.
-   */
-  constructor(override readonly cause: unknown, readonly partial?: string) {
-    super(cause instanceof Error ? cause.message : String(cause));
-    this.name = 'ShownError';
-  }
 }
 
 /** An option's range in words: `from 0 to 2`, `at least 1`, `at most 5`; '' when it has none. */
@@ -161,11 +125,6 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
 }
 
 export type { CommandOutcome } from './events.ts';
-
-/** A sentence about a failure with its reference id, e.g. `… Try again in a minute. (ref K7M2QX)`. */
-export function withReference(sentence: string, ref: string): string {
-  return `${sentence} (ref ${ref})`;
-}
 
 /** The log line of each kind of refused input. */
 const INPUT_LOG_MESSAGES: Record<string, string> = {
@@ -238,13 +197,13 @@ export async function runInvocation(name: string, ctx: InvocationTarget, core: C
     } else if (error instanceof ServiceError) {
       errorCode = error.code;
       ctx.log.warn({ command: name, ref: ctx.ref, code: error.code, status: error.status, err: error.message }, 'service call failed');
-      await tell(withReference(error.userMessage, ctx.ref));
+      await tell(withReference(sentenceOf(error), ctx.ref));
     } else {
       const explained = ctx.reply.explain?.(error);
       errorCode = explained ? 'platform_refused' : 'internal';
       if (explained) ctx.log.warn({ command: name, ref: ctx.ref, err: error }, 'platform refused a write');
       else ctx.log.error({ command: name, ref: ctx.ref, err: error }, 'command failed');
-      await tell(withReference(explained ?? userMessageOf(error), ctx.ref));
+      await tell(withReference(explained ?? sentenceOf(error), ctx.ref));
     }
   }
   const outcome: CommandOutcome = {

@@ -15,7 +15,7 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { ServiceClient } from '../core/service/client.ts';
 import { ServiceError } from '../core/service/errors.ts';
 import { ModelCatalog } from '../core/models/catalog.ts';
-import { openStore } from '../core/state/store.ts';
+import { openStore } from '../core/state/open-store.ts';
 import { scrubSecrets } from '../log.ts';
 import { commands } from '../../commands/index.ts';
 import { SLACK_BOT_SCOPES } from '../platforms/slack/manifest.ts';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { DEFAULT_IMAGE_MODELS, DEFAULT_MODELS, FakeService, type FakeImageModel, type FakeModel } from '../fakes/service.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { closeCore, createCore, type Core } from '../../src/core/core.ts';
 import { runCommand, runComponent, runInvocation } from '../../src/core/command.ts';
 import type { CardLimits, ComponentContext, OutgoingMessage } from '../../src/core/platform.ts';

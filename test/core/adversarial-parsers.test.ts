@@ -18,7 +18,7 @@ import { PageSplitter, openFenceAtEnd, splitMessage, type Measure } from '../../
 import { asksForHelp, parseSlashText } from '../../src/platforms/slack/options.ts';
 import { escapeSlackText, plainTextOf, slackLength, unescapeSlackText } from '../../src/platforms/slack/text.ts';
 import { promptOf } from '../../src/platforms/discord/messages.ts';
-import { OptionError } from '../../src/core/command.ts';
+import { OptionError } from '../../src/core/errors.ts';
 import chat from '../../commands/chat.ts';
 
 const KB = 1024;

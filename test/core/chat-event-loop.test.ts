@@ -14,7 +14,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { FakeService } from '../fakes/service.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { closeCore, createCore, type Core } from '../../src/core/core.ts';
 import { runCommand } from '../../src/core/command.ts';
 import { slackLength } from '../../src/platforms/slack/text.ts';

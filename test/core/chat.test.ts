@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { FakeService } from '../fakes/service.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { closeCore, createCore, type Core } from '../../src/core/core.ts';
 import { runCommand } from '../../src/core/command.ts';
 import { recorder } from './recorder.ts';

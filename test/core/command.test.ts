@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { checkOptions, OptionError, runCommand, type Command, type CommandOutcome } from '../../src/core/command.ts';
+import { checkOptions, runCommand, type Command, type CommandOutcome } from '../../src/core/command.ts';
+import { OptionError } from '../../src/core/errors.ts';
 import { BotEvents } from '../../src/core/events.ts';
 import type { Core } from '../../src/core/core.ts';
 import type { CommandContext } from '../../src/core/platform.ts';

@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import sharp from 'sharp';
 import { FakeService } from '../fakes/service.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { closeCore, createCore, type Core, type CoreLimits } from '../../src/core/core.ts';
 import { runCommand, runInvocation } from '../../src/core/command.ts';
 import type { Button, ComponentContext } from '../../src/core/platform.ts';

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import sharp from 'sharp';
 import { DEFAULT_MODELS, FakeService } from '../fakes/service.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { closeCore, createCore, type Core } from '../../src/core/core.ts';
 import { runCommand } from '../../src/core/command.ts';
 import type { Attachment } from '../../src/core/platform.ts';

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type StateStore } from '../../src/core/state/store.ts';
+import { type StateStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { SettingsStore } from '../../src/core/state/settings.ts';
 
 const stores: StateStore[] = [];

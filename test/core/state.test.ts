@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { Claims } from '../../src/core/state/claims.ts';
-import { openStore, type StateStore } from '../../src/core/state/store.ts';
+import { type StateStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 

@@ -10,7 +10,8 @@ import { StopButtons } from '../../src/core/delivery/stops.ts';
 import { StopRequest } from '../../src/core/running.ts';
 import type { Button, ComponentContext, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
-import { openStore, type StateStore } from '../../src/core/state/store.ts';
+import { type StateStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { startRedis } from '../helpers/redis.ts';
 
 /** Records what each message shows, buttons included, after every write. */

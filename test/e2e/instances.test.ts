@@ -11,7 +11,8 @@ import { resolve } from 'node:path';
 import { FakeService, type ChatRequestBody } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import { openStore, type StateStore } from '../../src/core/state/store.ts';
+import { type StateStore } from '../../src/core/state/store.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { STORE_DOWN_NOTE } from '../../src/core/state/health.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
-import { checkOptions, OptionError, type Command } from '../../src/core/command.ts';
+import { checkOptions, type Command } from '../../src/core/command.ts';
+import { OptionError } from '../../src/core/errors.ts';
 import { escapeSlackText, slackLength } from '../../src/platforms/slack/text.ts';
 import imagine from '../../commands/imagine.ts';
 import chat from '../../commands/chat.ts';

@@ -6,8 +6,9 @@
  */
 import type { CommandContext } from '../platform.ts';
 import { StreamingReply, type Clock } from './streaming-reply.ts';
-import { ShownError, withReference } from '../command.ts';
-import { AbortedError, ServiceError, StreamIdleError, userMessageOf } from '../service/errors.ts';
+import { ShownError, withReference } from '../errors.ts';
+import { AbortedError, ServiceError, StreamIdleError } from '../service/errors.ts';
+import { sentenceOf as sentenceOfError } from '../sentences.ts';
 import type { Stream } from '../service/stream.ts';
 import type { BotEvents } from '../events.ts';
 import type { WriteScheduler } from './scheduler.ts';
@@ -87,7 +88,7 @@ export interface StreamAnswerOptions {
 
 /** What the user reads for a service failure in an answer: a stop says why; anything else carries the reference. */
 function sentenceOf(error: ServiceError, ref: string): string {
-  return error.code === 'aborted' ? userMessageOf(error) : withReference(userMessageOf(error), ref);
+  return error.code === 'aborted' ? sentenceOfError(error) : withReference(sentenceOfError(error), ref);
 }
 
 /**

@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { PageSplitter, splitMessage } from './split.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
 import type { Logger } from '../../log.ts';
-import { ShownError } from '../command.ts';
+import { ShownError } from '../errors.ts';
 import { WriteScheduler } from './scheduler.ts';
 import { systemClock, type Clock } from './clock.ts';
 

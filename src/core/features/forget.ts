@@ -4,7 +4,7 @@
  */
 import type { CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
-import { ForbiddenError } from '../command.ts';
+import { ForbiddenError } from '../errors.ts';
 
 /**
  * Clears the history and says so in the conversation (so everyone knows the bot starts afresh).

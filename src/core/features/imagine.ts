@@ -10,8 +10,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Attachment, Button, CommandContext, ComponentContext, MessageHandle, OutgoingFile } from '../platform.ts';
 import type { Core } from '../core.ts';
-import { ForbiddenError, InputError, OptionError, ShownError, withReference } from '../command.ts';
+import { ForbiddenError, InputError, OptionError, ShownError, withReference } from '../errors.ts';
 import { InvalidResponseError, ServiceError } from '../service/errors.ts';
+import { sentenceOf } from '../sentences.ts';
 import { ImageInputError, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import { optionImage } from '../media/attachments.ts';
 import { admit, subjectOf } from './usage.ts';
@@ -205,7 +206,7 @@ async function withProgress<T>(ctx: CommandContext, core: Core, work: () => Prom
     if (!progress || !(error instanceof ServiceError)) throw error;
     // The progress line becomes the sentence: nothing is left saying "Generating…".
     try {
-      await progress.edit({ content: `⚠️ ${withReference(error.userMessage, ctx.ref)}` });
+      await progress.edit({ content: `⚠️ ${withReference(sentenceOf(error), ctx.ref)}` });
     } catch {
       throw error;
     }

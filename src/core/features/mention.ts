@@ -6,7 +6,7 @@
  */
 import type { Attachment, CommandContext } from '../platform.ts';
 import type { Core } from '../core.ts';
-import { InputError } from '../command.ts';
+import { InputError } from '../errors.ts';
 import { collectImages, skippedLine } from '../media/attachments.ts';
 import { chat } from './chat.ts';
 import { subjectOf } from './usage.ts';

@@ -5,7 +5,7 @@
  * (Discord: 25 fields and 6,000 characters an embed, paged with Previous/Next buttons;
  * Slack: pages posted in turn within 50 blocks).
  */
-import { ForbiddenError } from '../command.ts';
+import { ForbiddenError } from '../errors.ts';
 import type { CardLimits, CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
 import type { Core } from '../core.ts';
 import type { ModelLists } from '../models/catalog.ts';

@@ -3,7 +3,7 @@
  * parameters of §4.1/§4.2, with the spec's ranges) and reading them back.
  */
 import type { CommandOption } from '../command.ts';
-import { OptionError } from '../command.ts';
+import { OptionError } from '../errors.ts';
 import type { Core } from '../core.ts';
 import type { Sampling } from './chat.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { CommandContext, OutgoingMessage } from '../platform.ts';
 import type { Core } from '../core.ts';
-import { OptionError } from '../command.ts';
+import { OptionError } from '../errors.ts';
 import { SETTING_FIELDS, SETTING_NAMES, type ChannelSettings, type SettingName } from '../state/settings.ts';
 import type { ModelLists } from '../models/catalog.ts';
 import type { Resolved } from '../models/defaults.ts';

@@ -10,7 +10,7 @@ import { AttachmentAccessError, type Attachment } from '../platform.ts';
 import { DownloadError } from './download.ts';
 import { ImageInputError, READABLE_FORMATS, mb, type ImageInputLimits, type PreparedImage } from './images.ts';
 import type { ImagePool } from './image-pool.ts';
-import { OptionError } from '../command.ts';
+import { OptionError } from '../errors.ts';
 import type { Logger } from '../../log.ts';
 
 /** Caps on the images of one request. */

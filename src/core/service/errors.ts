@@ -83,32 +83,18 @@ export class BadRequestError extends ServiceError {
 
 /**
  * 400 saying the request is longer than the model's context (OpenAI's code
- * `context_length_exceeded`, or a message naming the context length): the sentence names /forget.
+ * `context_length_exceeded`, or a message naming the context length). What the user can do
+ * about it is the bot's to say (core/sentences.ts).
  */
 export class ContextLengthError extends ServiceError {
   constructor(message: string, status: number, serviceCode?: string) {
-    super('context_length', message, 'The conversation is too long for the model. Use /forget to start afresh (or ask a shorter question).', { status, ...(serviceCode ? { serviceCode } : {}) });
+    super('context_length', message, 'The conversation is too long for the model.', { status, ...(serviceCode ? { serviceCode } : {}) });
   }
 }
 
 /** Whether a 400's text says the context was too long. */
 export function isContextLengthMessage(message: string, code: string | undefined): boolean {
   return code === 'context_length_exceeded' || /context (length|window)|maximum context|too many tokens|prompt is too long/i.test(message);
-}
-
-/**
- * The service refused image parts for the model (a 400 naming images or vision, §4.1: the
- * model "must support image input if image parts are sent"). The sentence names the setting.
- */
-export class ImagesNotSupportedError extends ServiceError {
-  constructor(readonly model: string, cause: BadRequestError) {
-    super(
-      'bad_request',
-      `model ${model} refused image input: ${cause.message}`,
-      `The model \`${model}\` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does.`,
-      { status: cause.status ?? 400, ...(cause.serviceCode ? { serviceCode: cause.serviceCode } : {}), cause },
-    );
-  }
 }
 
 /** Raised before any network call: a parameter is outside what the spec allows. */

@@ -24,7 +24,7 @@
  */
 import type { StateStore } from './store.ts';
 import type { InvocationUser } from '../platform.ts';
-import { InputError } from '../command.ts';
+import { InputError } from '../errors.ts';
 import type { Logger } from '../../log.ts';
 
 /** Limits per user; 0 turns one off. */

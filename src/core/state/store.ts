@@ -9,11 +9,10 @@
  *   a lock with expiry and an owner token, atomic for every process sharing the server.
  *
  * Every operation throws when the backend is unreachable (callers decide: answer without
- * history, refuse a quota check…); nothing waits for a server that is down.
+ * history, refuse a quota check…); nothing waits for a server that is down. `openStore`
+ * (open-store.ts) makes one from a URL.
  */
 import type Keyv from 'keyv';
-import { LocalState } from './local-state.ts';
-import { RedisState } from './redis-state.ts';
 
 /** What every state backend offers. Keys are plain strings (`history:<id>`, `claim:<key>`, …). */
 export interface StateStore {
@@ -43,17 +42,4 @@ export interface StateStore {
   ping(): Promise<void>;
   /** Closes connections; pending writes are flushed first. */
   close(): Promise<void>;
-}
-
-/**
- * Opens the store named by a URL.
- * @param url `sqlite://<path>` (relative paths from the working directory; the folder is
- *   created; `sqlite://:memory:` for a throwaway store) or `redis://host:port` / `rediss://…`.
- * @param options.onError told of background errors (a Redis connection lost), for logs.
- * @throws Error for another scheme.
- */
-export function openStore(url: string, options: { onError?: (error: unknown) => void } = {}): StateStore {
-  if (url.startsWith('sqlite://')) return new LocalState(url.slice('sqlite://'.length), options);
-  if (url.startsWith('redis://') || url.startsWith('rediss://')) return new RedisState(url, options);
-  throw new Error(`unsupported STORE_URL scheme: ${url.split(':')[0]}`);
 }

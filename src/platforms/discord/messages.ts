@@ -12,7 +12,8 @@
 import { MessageType, cleanContent, type Attachment as DiscordAttachment, type Channel, type Message } from 'discord.js';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Core } from '../../core/core.ts';
-import { InputError, runInvocation } from '../../core/command.ts';
+import { runInvocation } from '../../core/command.ts';
+import { InputError } from '../../core/errors.ts';
 import { answerMention } from '../../core/features/mention.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import { newReference, type Logger } from '../../log.ts';

@@ -9,7 +9,8 @@
  * form. Phones type `—` (em dash) or `–` for `--`: both are read as `--`. Text in quotes
  * ("…" or “…”) is prompt text as written, flags and all.
  */
-import { OptionError, type Command, type CommandOption } from '../../core/command.ts';
+import { type Command, type CommandOption } from '../../core/command.ts';
+import { OptionError } from '../../core/errors.ts';
 import { unescapeSlackText } from './text.ts';
 import { NextIndex, isWhitespace } from '../../core/text-scan.ts';
 

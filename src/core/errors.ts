@@ -1,0 +1,48 @@
+/**
+ * The errors that become a sentence for the user, and the reference that ties a sentence to its
+ * log line. A leaf module: it imports nothing of the core, so that every part of it (features,
+ * quotas, media, delivery) can throw these without importing the runner (command.ts).
+ */
+
+/**
+ * Input the bot cannot act on (a mention with nothing to answer, files it cannot use);
+ * `message` is the sentence for the user. Logged at info level, code `invalid_input`.
+ */
+export class InputError extends Error {
+  readonly code: string = 'invalid_input';
+
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** An option value the user gave that the command cannot take; `message` is for the user. */
+export class OptionError extends InputError {
+  override readonly code = 'invalid_option';
+}
+
+/** The user may not do this (an admin command); `message` is for the user. Code `forbidden`. */
+export class ForbiddenError extends InputError {
+  override readonly code = 'forbidden';
+}
+
+/**
+ * Wraps an error the command has already shown to the user (e.g. appended to a partly
+ * streamed answer): runCommand logs it once and sends nothing more.
+ */
+export class ShownError extends Error {
+  /**
+   * @param cause the error shown.
+   * @param partial the answer's text shown before the error, if any.
+   */
+  constructor(override readonly cause: unknown, readonly partial?: string) {
+    super(cause instanceof Error ? cause.message : String(cause));
+    this.name = 'ShownError';
+  }
+}
+
+/** A sentence about a failure with its reference id, e.g. `… Try again in a minute. (ref K7M2QX)`. */
+export function withReference(sentence: string, ref: string): string {
+  return `${sentence} (ref ${ref})`;
+}

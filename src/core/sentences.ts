@@ -1,0 +1,32 @@
+/**
+ * Where a failure becomes the sentence a user reads, in the bot's words: the service's errors
+ * say what went wrong (service/errors.ts); what to do about it with this bot (a command, a
+ * setting) is added here, and nowhere else.
+ */
+import { BadRequestError, ContextLengthError, ServiceError, userMessageOf } from './service/errors.ts';
+
+/**
+ * The service refused image parts for the model (a 400 naming images or vision, §4.1: the
+ * model "must support image input if image parts are sent"): the sentence names the setting
+ * that chooses the model for requests with images.
+ */
+export class ImagesNotSupportedError extends ServiceError {
+  constructor(readonly model: string, cause: BadRequestError) {
+    super(
+      'bad_request',
+      `model ${model} refused image input: ${cause.message}`,
+      `The model \`${model}\` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does.`,
+      { status: cause.status ?? 400, ...(cause.serviceCode ? { serviceCode: cause.serviceCode } : {}), cause },
+    );
+  }
+}
+
+/**
+ * The sentence for a failure (without its reference): a service error's own, with what the user
+ * can do here added (a conversation too long for the model: /forget); anything else, the
+ * bot's own fault in general words (no detail of it).
+ */
+export function sentenceOf(error: unknown): string {
+  if (error instanceof ContextLengthError) return `${error.userMessage} Use /forget to start afresh (or ask a shorter question).`;
+  return userMessageOf(error);
+}
