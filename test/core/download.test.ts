@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Dispatcher } from 'undici';
-import { checkForwardableUrl, Downloader, DownloadError, isPublicAddress, type LookupAll } from '../../src/core/media/download.ts';
+import { checkForwardableUrl, Downloader, DownloadError, type LookupAll } from '../../src/core/media/download.ts';
+import { isPublicAddress } from '../../src/core/media/addresses.ts';
 
 const MiB = 1024 * 1024;
 let server: Server;
