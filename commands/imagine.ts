@@ -5,13 +5,12 @@
  */
 import { type Command } from '../src/core/command.ts';
 import { OptionError } from '../src/core/errors.ts';
-import { imagine, imagineFollowUp } from '../src/core/features/imagine.ts';
-import { stringOption } from '../src/core/features/options.ts';
+import { imagine } from '../src/core/features/imagine.ts';
+import { imagineFollowUp } from '../src/core/features/imagine-buttons.ts';
+import { MAX_SEED, stringOption } from '../src/core/features/options.ts';
 import { checkForwardableUrl, DownloadError } from '../src/core/media/download.ts';
 import { ASPECT_RATIOS, IMAGE_STYLES, type AspectRatio, type ImageStyle } from '../src/core/service/schemas.ts';
 
-/** The largest seed: 2³² − 1. */
-export const MAX_SEED = 4_294_967_295;
 
 export default {
   name: 'imagine',

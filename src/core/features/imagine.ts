@@ -5,15 +5,16 @@
  * scheduler). The result carries Reroll (same options, a new seed), Upscale (style
  * `upscaled`, this image as `reference_image`) and Vary (this image as reference,
  * `denoising_strength` 0.6 by default) buttons, whose state (the options and the image) is
- * kept in the store under the button's id, so they work after a restart.
+ * kept in the store under the button's id, so they work after a restart (their presses:
+ * imagine-buttons.ts).
  */
-import { randomBytes, randomInt } from 'node:crypto';
-import type { Attachment, Button, CommandContext, ComponentContext, MessageHandle, OutgoingFile } from '../platform.ts';
+import { randomBytes } from 'node:crypto';
+import type { Attachment, Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
 import type { Core } from '../core.ts';
 import { ForbiddenError, InputError, OptionError, ShownError, withReference } from '../errors.ts';
 import { InvalidResponseError, ServiceError } from '../service/errors.ts';
 import { sentenceOf } from '../sentences.ts';
-import { ImageInputError, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
+import { ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import { optionImage } from '../media/attachments.ts';
 import { admit, subjectOf } from './usage.ts';
 import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
@@ -78,7 +79,7 @@ export interface ImagineJob {
 }
 
 /** What the store keeps under a result's button id (`imagine:<id>`). */
-interface ImagineState {
+export interface ImagineState {
   requesterId: string;
   job: ImagineJob;
   /** The generated image, base64, for Upscale and Vary. */
@@ -89,8 +90,6 @@ interface ImagineState {
 export const IMAGINE_STATE_TTL_MS = 30 * 24 * 3_600_000;
 /** How often the progress line is rewritten while the service works, in ms. */
 const PROGRESS_INTERVAL_MS = 3_000;
-/** The largest seed: 2³² − 1. */
-const MAX_SEED = 4_294_967_295;
 
 /**
  * Generates the image and posts it with a caption naming the prompt and settings, and the
@@ -136,7 +135,7 @@ async function generateRequested(ctx: CommandContext, core: Core, request: Imagi
 }
 
 /** Runs a generation admitted by the image quota; when it fails, the image is given back (it was reserved, not made). @throws what `work` throws. */
-async function counted(giveBack: () => Promise<void>, work: () => Promise<void>): Promise<void> {
+export async function counted(giveBack: () => Promise<void>, work: () => Promise<void>): Promise<void> {
   try {
     await work();
   } catch (error) {
@@ -219,7 +218,7 @@ async function withProgress<T>(ctx: CommandContext, core: Core, work: () => Prom
 }
 
 /** Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state. */
-async function generateAndPost(ctx: CommandContext, core: Core, job: ImagineJob, notes: string[]): Promise<void> {
+export async function generateAndPost(ctx: CommandContext, core: Core, job: ImagineJob, notes: string[]): Promise<void> {
   const { result: generated, progress } = await withProgress(ctx, core, async () => {
     const result = await core.service.images.generate(bodyOf(job), { signal: ctx.signal, queue: { key: ctx.channelKey } });
     const work = { key: subjectOf(ctx), signal: ctx.signal };
@@ -277,59 +276,4 @@ async function generateAndPost(ctx: CommandContext, core: Core, job: ImagineJob,
   const line = { content: progress ? '🎨 Done: the image is below. Reroll, upscale or vary it:' : '🎨 Reroll, upscale or vary the image above:', buttons };
   if (progress) await progress.edit(line);
   else await ctx.reply.send(line);
-}
-
-/** The follow-ups of a result's buttons. */
-export type ImagineAction = 'reroll' | 'upscale' | 'vary';
-
-/**
- * Handles a press of a result's Reroll, Upscale or Vary button (`imagine:<action>:<id>`):
- * reads the state kept under the id, checks who may press (`IMAGINE_BUTTONS`: the requester
- * the bot stored and admins by default, or everyone, as configured now), and posts a new image
- * in the conversation. `disable_safety_checker` is sent again only when the presser may set it
- * now (an admin, with ALLOW_DISABLE_SAFETY_CHECKER on); otherwise the new image says the
- * checker was on.
- * @throws InputError when the state is gone (expired) or the presser may not; as {@link imagine}.
- */
-export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promise<void> {
-  const [action, id = ''] = ctx.args as [ImagineAction | undefined, string?];
-  if (action !== 'reroll' && action !== 'upscale' && action !== 'vary') throw new InputError('This button is not one the bot knows.');
-  const state = (await core.store.keyv.get(`imagine:${id}`)) as ImagineState | undefined;
-  if (!state) throw new InputError('This image\'s buttons have expired. Run /imagine again.');
-  if (core.limits.imagineButtons === 'requester' && state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
-    throw new ForbiddenError('Only the person who asked for this image, or an admin, can use its buttons.');
-  }
-  const command: CommandContext = { ...ctx, isDirectMessage: false, options: {}, files: {}, reply: ctx.reply };
-  // A privileged field is never replayed from stored state: only when the presser may set it now.
-  const notes: string[] = [];
-  const base: ImagineJob = { ...state.job };
-  if (base.disableSafetyChecker && !(await maySetDisableSafetyChecker(ctx, core))) {
-    base.disableSafetyChecker = undefined;
-    notes.push('The safety checker is on for this image: only admins may turn it off, where the operator allows it.');
-  }
-  const giveBack = await admit(command, core, 'image');
-  await counted(giveBack, async () => {
-    await ctx.reply.defer();
-    const newSeed = randomInt(0, MAX_SEED);
-    let job: ImagineJob;
-    if (action === 'reroll') job = { ...base, seed: newSeed };
-    else {
-      let reference;
-      try {
-        reference = await core.images.prepareReference(Buffer.from(state.image, 'base64'), 'the image', core.inputImages, { key: subjectOf(ctx), signal: ctx.signal });
-      } catch (error) {
-        if (error instanceof ImageInputError) throw new InputError(`The image could not be used: ${error.message}`);
-        throw error;
-      }
-      job = action === 'upscale'
-        ? { ...base, style: 'upscaled', referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: undefined }
-        : { ...base, seed: newSeed, referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: core.limits.varyDenoisingStrength };
-    }
-    await generateAndPost(command, core, job, notes);
-  });
-}
-
-/** Whether this user may send `disable_safety_checker` now: the operator allows it (ALLOW_DISABLE_SAFETY_CHECKER) and they are an admin. */
-async function maySetDisableSafetyChecker(ctx: Pick<CommandContext, 'user'>, core: Core): Promise<boolean> {
-  return core.limits.allowDisableSafetyChecker && (await ctx.user.isAdmin());
 }

@@ -51,3 +51,6 @@ export function stringOption(options: Record<string, unknown>, name: string): st
   const value = options[name];
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
+
+/** The largest image seed: 2³² − 1 (/imagine's `seed` option and the new seeds of Reroll and Vary). */
+export const MAX_SEED = 4_294_967_295;
