@@ -26,6 +26,9 @@ import type { StateStore } from './store.ts';
 import type { InvocationUser } from '../platform.ts';
 import { InputError } from '../errors.ts';
 import type { Logger } from '../../log.ts';
+import { StoredReservation, type TokenReservation } from './token-reservation.ts';
+
+export type { TokenReservation } from './token-reservation.ts';
 
 /** Limits per user; 0 turns one off. */
 export interface QuotaLimits {
@@ -60,20 +63,6 @@ export function waitText(ms: number): string {
   const minutes = Math.ceil(seconds / 60);
   if (minutes < 120) return `in ${minutes} min`;
   return `in ${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
-
-/**
- * Tokens reserved for one request before it runs, in the user's count for the day: settled
- * with what the request really used once known. Idempotent; never throws (a store that does not
- * answer costs the correction, logged at debug).
- */
-export interface TokenReservation {
-  /** Tokens reserved so far. */
-  readonly reserved: number;
-  /** Adds to the reservation what became known later (the history sent with the question). */
-  extend(tokens: number): Promise<void>;
-  /** Replaces the reservation with the tokens really used (prompt + completion). Only the first call counts. */
-  settle(tokens: number): Promise<void>;
 }
 
 /** One counter as /usage shows it. */
@@ -207,7 +196,7 @@ export class Quotas {
       await this.state.increment(key, -wanted, this.dayMs).catch(() => undefined);
       throw this.tokensUsed(counted.resetInMs);
     }
-    return this.reservation(key, wanted, Date.now() + counted.resetInMs);
+    return new StoredReservation(this.state, { key, reserved: wanted, windowEnds: Date.now() + counted.resetInMs, windowMs: this.dayMs }, this.log);
   }
 
   /** Adds the tokens a request used to the channel's day, for /usage (written with the next flush; the user's are its reservation's). Never throws. */
@@ -222,31 +211,6 @@ export class Quotas {
 
   private tokensUsed(resetInMs: number): QuotaError {
     return new QuotaError(`You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(resetInMs)}.`, resetInMs);
-  }
-
-  /** A reservation of `reserved` tokens in `key`, whose window ends at `windowEnds` (ms since the epoch): corrections after it are dropped. */
-  private reservation(key: string, reserved: number, windowEnds: number): TokenReservation {
-    let held = reserved;
-    let settled = false;
-    const adjust = async (by: number) => {
-      if (by === 0 || Date.now() >= windowEnds) return;
-      await this.state.increment(key, by, this.dayMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'token reservation not corrected'));
-    };
-    return {
-      get reserved() {
-        return held;
-      },
-      extend: async (tokens) => {
-        if (settled || tokens <= 0) return;
-        held += tokens;
-        await adjust(tokens);
-      },
-      settle: async (used) => {
-        if (settled) return;
-        settled = true;
-        await adjust(Math.max(0, Math.round(used)) - held);
-      },
-    };
   }
 
   /**
