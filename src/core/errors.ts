@@ -32,11 +32,8 @@ export class ForbiddenError extends InputError {
  * streamed answer): runCommand logs it once and sends nothing more.
  */
 export class ShownError extends Error {
-  /**
-   * @param cause the error shown.
-   * @param partial the answer's text shown before the error, if any.
-   */
-  constructor(override readonly cause: unknown, readonly partial?: string) {
+  /** @param cause the error shown. */
+  constructor(override readonly cause: unknown) {
     super(cause instanceof Error ? cause.message : String(cause));
     this.name = 'ShownError';
   }

@@ -145,21 +145,33 @@ export function beginAnswer(ctx: CommandContext, deps: { scheduler: WriteSchedul
   };
 }
 
+/**
+ * How an answer that showed text ended: `done` (the stream ended and every message was
+ * written), `stopped` (Stop, or a shutdown, aborted it: `error` is the AbortedError) or `cut`
+ * (the stream broke on a fault, or the platform refused a continuation: `error` says which).
+ * The user was told in the message either way.
+ */
+export type AnswerEnding = 'done' | 'stopped' | 'cut';
+
 /** What {@link streamAnswer} produced. */
 export interface StreamedAnswer {
-  /** The answer's text as shown (at most `maxChars`): what the history may keep. */
+  /** The answer's text as shown (at most `maxChars`; as far as it went when not `done`): what the history may keep. */
   text: string;
   /** True when the answer was longer than `maxChars` (the whole of it went out as a file). */
   capped: boolean;
+  ending: AnswerEnding;
+  /** Why it did not end `done`: the service's error, or the platform's refusal of a continuation (`cut`). */
+  error?: unknown;
 }
 
 /**
  * Streams text deltas into the reply and finishes it. Nothing whitespace-only is ever sent;
  * an empty answer says why when the service said (`finish_reason`); an answer over the cap
- * shows its first `maxChars` characters and comes whole as a Markdown file.
- * @returns the text shown, and whether it was capped.
- * @throws ServiceError before any text arrived; ShownError when the stream broke after text
- *   was shown (the notice is appended to the message).
+ * shows its first `maxChars` characters and comes whole as a Markdown file. A stream that
+ * breaks after text was shown keeps that text with the reason appended, and says how it ended.
+ * @returns the text shown, whether it was capped, and how it ended.
+ * @throws ServiceError (or a ShownError when a status line became the sentence) when the stream
+ *   failed before any text; what the platform throws for a write.
  */
 export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<string>, options: StreamAnswerOptions = {}): Promise<StreamedAnswer> {
   const notes = [...(options.notes ?? [])];
@@ -187,7 +199,7 @@ export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<st
     if (reply.content.trim() === '' || !(error instanceof ServiceError)) return failBeforeText(ctx, reply, error);
     const partial = reply.content;
     await reply.finish(`${partial}\n\n⚠️ ${sentenceOf(error, ctx.ref)}${noteText()}`);
-    throw new ShownError(error, partial);
+    return { text: partial, capped: overflow !== '', ending: error instanceof AbortedError ? 'stopped' : 'cut', error };
   }
   const answer = reply.content;
   const reason = options.finishReason?.();
@@ -199,9 +211,13 @@ export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<st
   try {
     await reply.finish(`${shown.trim() ? shown : empty}${noteText()}`);
     if (overflow) await ctx.reply.send({ content: '', files: [{ name: 'answer.md', data: Buffer.from(answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS)), mimeType: 'text/markdown', description: 'The whole answer' }] });
+  } catch (error) {
+    // A continuation the platform refused, told in the first message: the text came whole, the messages did not.
+    if (error instanceof ShownError) return { text: answer, capped: overflow !== '', ending: 'cut', error: error.cause };
+    throw error;
   } finally {
     end('done');
   }
   ctx.log.debug({ chars: answer.length + overflow.length, messages: reply.messageCount, writes: reply.writes, capped: overflow !== '' }, 'answer streamed');
-  return { text: answer, capped: overflow !== '' };
+  return { text: answer, capped: overflow !== '', ending: 'done' };
 }

@@ -153,7 +153,7 @@ export class StreamingReply {
       }
     }
     if (this.failure !== undefined) {
-      if (this.failedIndex > 0 && (await this.noteInFirst(this.failure))) throw new ShownError(this.failure, this.text);
+      if (this.failedIndex > 0 && (await this.noteInFirst(this.failure))) throw new ShownError(this.failure);
       throw this.failure;
     }
   }

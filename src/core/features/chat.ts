@@ -10,7 +10,7 @@ import { beginAnswer, streamAnswer, textOf } from '../delivery/answer-stream.ts'
 import { admit, countTokens, reserveTokens } from './usage.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { ShownError } from '../errors.ts';
-import { AbortedError, BadRequestError, InvalidJsonError } from '../service/errors.ts';
+import { BadRequestError, InvalidJsonError } from '../service/errors.ts';
 import { ImagesNotSupportedError } from '../sentences.ts';
 import type { ChatCompletionRequest, ChatMessage, CompletionChunk, CompletionRequest, ContentPart, Usage } from '../service/schemas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
@@ -165,29 +165,25 @@ async function answerChat(
   const note = imagesNote(images);
   const asked = note ? `${request.prompt}\n${note}` : request.prompt;
   let usage: Usage | undefined;
-  let answer: string;
-  try {
-    const deltas = textOf(stream, (chunk) => ((usage = chunk.usage ?? usage), chunk.choices[0]?.delta?.content), { idleMs: core.limits.streamIdleMs });
-    ({ text: answer } = await streamAnswer(ctx, deltas, {
-      ...(clock ? { clock } : {}),
-      ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
-      ...(notes.length ? { notes } : {}),
-      events: core.events,
-      scheduler: core.scheduler,
-      finishReason: () => stream.finishReason,
-      maxChars: core.limits.maxAnswerChars,
-      reply: session.reply,
-    }));
-  } catch (error) {
-    // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
-    // one cut off by a fault does not (it may be wrong where it ends). Both cost tokens.
-    if (error instanceof ShownError && error.partial) {
-      await countTokens(ctx, core, reservation, sent, error.partial, usage);
-      if (error.cause instanceof AbortedError) await remember(ctx, core, asked, `${error.partial}\n[stopped]`);
-    }
-    throw error;
-  }
+  const deltas = textOf(stream, (chunk) => ((usage = chunk.usage ?? usage), chunk.choices[0]?.delta?.content), { idleMs: core.limits.streamIdleMs });
+  const { text: answer, ending, error } = await streamAnswer(ctx, deltas, {
+    ...(clock ? { clock } : {}),
+    ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
+    ...(notes.length ? { notes } : {}),
+    events: core.events,
+    scheduler: core.scheduler,
+    finishReason: () => stream.finishReason,
+    maxChars: core.limits.maxAnswerChars,
+    reply: session.reply,
+  });
+  // Every ending costs the tokens shown. A stopped answer (Stop, or a shutdown) joins the history
+  // as far as it went, marked as such; one cut off by a fault does not (it may be wrong where it
+  // ends). Either is a failed command, already told in the message.
   await countTokens(ctx, core, reservation, sent, answer, usage);
+  if (ending !== 'done') {
+    if (ending === 'stopped') await remember(ctx, core, asked, `${answer}\n[stopped]`);
+    throw new ShownError(error);
+  }
   if (request.webSearch === 'images') {
     const links = extractImageLinks(answer).slice(0, 10);
     if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
@@ -268,12 +264,7 @@ async function answerCompletion(
     yield prompt;
     yield* textOf(stream, (chunk) => ((usage = (chunk.usage as Usage | undefined) ?? usage), chunk.choices[0]?.text), { idleMs: core.limits.streamIdleMs });
   }
-  let shown: string;
-  try {
-    ({ text: shown } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, scheduler: core.scheduler, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars, reply: session.reply }));
-  } catch (error) {
-    if (error instanceof ShownError && error.partial) await countTokens(ctx, core, reservation, prompt, error.partial.slice(prompt.length), usage);
-    throw error;
-  }
+  const { text: shown, ending, error } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, scheduler: core.scheduler, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars, reply: session.reply });
   await countTokens(ctx, core, reservation, prompt, shown.slice(prompt.length), usage);
+  if (ending !== 'done') throw new ShownError(error);
 }
