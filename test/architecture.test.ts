@@ -1,5 +1,5 @@
 /**
- * The seam between core and platforms (STYLE.md): nothing under commands/ or src/core/
+ * The seam between core and platforms (docs/architecture.md): nothing under commands/ or src/core/
  * imports a platform SDK, so every command and the whole core serve Discord and Slack alike.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Conformance of the core's service client with service-api-spec.md, against the strict fake
+ * Conformance of the core's service client with docs/service-api.md, against the strict fake
  * service over real HTTP: one test (or table row) per parameter of §4.1–§4.5 and per rule.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * A local fake of the generation service (shared/service-api-spec.md), for tests.
+ * A local fake of the generation service (docs/service-api.md), for tests.
  *
  * It is a real HTTP server (node:http on 127.0.0.1, random port) that speaks the spec strictly,
  * the way an OpenAI-compatible server would, so the bot's client (undici) is tested against the

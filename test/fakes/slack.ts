@@ -73,7 +73,7 @@
  *   works once; an unknown or used ticket is refused at the upgrade with HTTP 401 (the fake's
  *   choice: Slack documents no status for it).
  *
- * What Slack enforces, the fake enforces (shared/PLATFORM-LIMITS.md):
+ * What Slack enforces, the fake enforces (docs/platform-limits.md):
  * - scopes: every Web API method needs its bot scope (scopes.ts; `scopes` option, `setScopes`),
  *   else HTTP 200 `{ ok: false, error: 'missing_scope', needed, provided }` and nothing done;
  *   answers to the bot token carry `X-OAuth-Scopes`. `chat:write.public` lets chat.postMessage

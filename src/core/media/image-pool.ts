@@ -3,9 +3,9 @@
  * reference image, a generated image) runs in a child process (image-worker.ts), never in the
  * bot's process. sharp does its work on libuv's threads, and the bot's SQLite store needs the
  * same four threads for every history read: four crafted images decoding there held another
- * user's /chat for 39 s. A decode also runs as long as its input makes it (a pixel limit does
- * not bound an SVG filter's render), and native work cannot be interrupted: a child process can
- * be killed.
+ * user's /chat for many seconds (bench:abuse). A decode also runs as long as its input makes it
+ * (a pixel limit does not bound an SVG filter's render), and native work cannot be
+ * interrupted: a child process can be killed.
  *
  * - At most `concurrency` jobs run at once (one per worker process, started when needed and
  *   ended after `idleMs` unused); beyond it jobs wait in a line per key (the user), served in

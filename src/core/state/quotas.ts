@@ -18,8 +18,8 @@
  * Counts that nothing waits for (use where no limit holds, per channel, tokens) are added up in
  * memory and written together every {@link COUNT_FLUSH_MS}: four of the six store queries of a
  * /chat were such counts, and a burst of commands queued its own history reads behind them
- * (bench:streams, 1,000 at once: first text p95 ~0.2 s sooner; written every 2 s, the batch
- * landed among the first texts). This process's reads add what it has not written yet; other
+ * (bench:streams: batching brings the first text sooner; written every 2 s, the batch landed
+ * among the first texts). This process's reads add what it has not written yet; other
  * instances see it at most that much later; a clean stop writes it.
  */
 import type { StateStore } from './store.ts';

@@ -23,9 +23,9 @@ const REST_GLOBAL_PER_SECOND = 1_000_000;
 
 /**
  * Keep-alive connections discord.js keeps to Discord's API. Unbounded (discord.js's default),
- * a burst of 1,000 commands opened 1,000 connections at once, and their deferrals reached
- * Discord after its 3 s window; with 128 reused connections their acknowledgement p95 was
- * 1.7–1.9 s, with 256 1.3–1.5 s, and the first text came ~0.2 s sooner (bench/streams.bench.ts).
+ * a burst of commands opened as many connections at once, and their deferrals reached Discord
+ * after its 3 s window; a bounded pool of reused connections acknowledges them in time, and 256
+ * did better than 128 (bench/streams.bench.ts; the figures are in the README).
  */
 const REST_CONNECTIONS = 256;
 
@@ -78,8 +78,8 @@ export class DiscordAdapter {
       ...shardOptions(config),
       // discord.js counts every request against Discord's global 50 a second, interaction
       // callbacks and webhooks included, which Discord exempts ("Interaction endpoints are not
-      // bound to the bot's Global Rate Limit"): a burst of 1,000 commands then had its deferrals
-      // queued for 20 s, past the 3 s window. The global budget of bot-token writes is kept by the
+      // bound to the bot's Global Rate Limit"): a burst of commands then had its deferrals
+      // queued past the 3 s window. The global budget of bot-token writes is kept by the
       // write scheduler instead (limits.ts); a global 429 is still honoured by discord.js.
       // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
       rest: { makeRequest: makeDiscordRequest, agent: new Agent({ connections: REST_CONNECTIONS, keepAliveTimeout: 30_000 }) as unknown as RESTOptions['agent'], globalRequestsPerSecond: REST_GLOBAL_PER_SECOND, ...(config.apiUrl ? { api: config.apiUrl } : {}) },

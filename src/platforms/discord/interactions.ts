@@ -26,7 +26,7 @@ export const EXPIRED_NOTE = '_(Discord ends interactions after 15 minutes, so th
  *
  * When Discord says the interaction's token has expired (50027, after 15 minutes), the answer
  * goes on with the bot's own token: the (non-ephemeral) reply is edited in the channel and
- * follow-ups are channel messages, with a note saying why (PLATFORM-LIMITS.md).
+ * follow-ups are channel messages, with a note saying why (docs/platform-limits.md).
  */
 export class InteractionReply implements ReplyChannel {
   readonly limits: ReplyLimits;
@@ -38,8 +38,8 @@ export class InteractionReply implements ReplyChannel {
   /**
    * The reply's message id, for edits with the bot token after the token expired: known from the
    * first write of the reply (Discord's answer to it), else looked up (findOriginal). The deferral
-   * is sent without `?with_response` (a 204, nothing to parse: in a burst of 1,000 commands the
-   * first text came ~0.1 s sooner, bench:streams).
+   * is sent without `?with_response` (a 204, nothing to parse: in a burst of commands the first
+   * text comes sooner; bench:streams, figures in the README).
    */
   private originalId: string | undefined;
   /** Set once the token was refused: writes go through the channel. */

@@ -1,5 +1,5 @@
 /**
- * Discord's rate limits as the write scheduler sees them (PLATFORM-LIMITS.md, topics/rate-limits):
+ * Discord's rate limits as the write scheduler sees them (docs/platform-limits.md, Discord: topics/rate-limits):
  * an interaction's webhook token allows about 5 writes per 2 s (`discord:webhook:<token hash>`);
  * bot-token writes about 5 per 5 s per channel (`discord:channel:<id>`), and 50 a second in all
  * (`discord:global`: Discord's global limit, which exempts interaction routes). Some channels put

@@ -6,7 +6,7 @@
  *
  * Intents (no privileged one needed): Discord delivers the content and attachments of
  * messages that mention the app, of DMs and of the app's own messages; those of the message a
- * mention replies to arrive empty unless `MessageContent` is enabled (PLATFORM-LIMITS.md,
+ * mention replies to arrive empty unless `MessageContent` is enabled (docs/platform-limits.md,
  * gateway docs "Message Content Intent").
  */
 import { MessageType, cleanContent, type Attachment as DiscordAttachment, type Channel, type Message } from 'discord.js';

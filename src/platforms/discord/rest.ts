@@ -15,7 +15,7 @@ export const NO_MENTIONS = { parse: [] as [], repliedUser: false };
 /** {@link NO_MENTIONS} as Discord's API spells it (`allowed_mentions`), for bodies sent through discord.js's REST client directly. */
 export const API_NO_MENTIONS = { parse: [] as [], replied_user: false };
 
-/** Discord's limits as the core needs them (PLATFORM-LIMITS.md). */
+/** Discord's limits as the core needs them (docs/platform-limits.md). */
 export const DISCORD_LIMITS: ReplyLimits = {
   /** `content` characters. */
   maxChars: 2000,

@@ -64,7 +64,7 @@ export function slackFileHost(url: string | URL, apiOrigin: string | undefined):
  * and a user who shares one expects the bot to read it when it is public — never to hand the
  * workspace's token to that host.
  * Slack answers a web page (a login page, or a redirect to one) instead of the file when the
- * token lacks `files:read` (PLATFORM-LIMITS.md): that, or text where an image was announced, is
+ * token lacks `files:read` (docs/platform-limits.md): that, or text where an image was announced, is
  * an AttachmentAccessError.
  * @throws AttachmentAccessError; DownloadError as Downloader.download (`not_public` for a URL
  *   off Slack that is not public https).

@@ -12,7 +12,7 @@ import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
 
-/** Slack's limits as the core needs them (PLATFORM-LIMITS.md). */
+/** Slack's limits as the core needs them (docs/platform-limits.md). */
 export const SLACK_LIMITS: ReplyLimits = {
   /** `msg_too_long` appears near 4,000 characters in practice; keep a margin. */
   maxChars: 3900,
@@ -24,7 +24,7 @@ export const SLACK_LIMITS: ReplyLimits = {
 };
 
 /**
- * Slack's budgets for the write scheduler (PLATFORM-LIMITS.md): `chat.postMessage` about one a
+ * Slack's budgets for the write scheduler (docs/platform-limits.md): `chat.postMessage` about one a
  * second per channel, `chat.update` tier 3 (about 50 a minute per workspace, shared by every
  * answer streaming there). The per-minute edit budgets are spread evenly (`spacingMs`): spent
  * at once by many streams, they would leave every stream without an update for most of a minute.

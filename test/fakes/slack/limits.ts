@@ -1,5 +1,5 @@
 /**
- * Slack's rate limits as the fake applies them (shared/PLATFORM-LIMITS.md): `chat.update` at
+ * Slack's rate limits as the fake applies them (docs/platform-limits.md): `chat.update` at
  * most 50 calls per 60 s per workspace (tier 3, a sliding window), `chat.postMessage` about 1 a
  * second per channel with a burst of 3 (a token bucket), the streaming methods per workspace
  * (`chat.startStream` / `chat.stopStream` tier 2: 20 per 60 s; `chat.appendStream` tier 4: 100
