@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import type { Button, ComponentContext } from '../platform.ts';
 import { StopRequest } from '../running.ts';
 import type { StateStore } from '../state/store.ts';
+import { storeKeys } from '../keys.ts';
 
 /** The button's id prefix: `stop:<id>:<requester>`. */
 export const STOP_BUTTON = 'stop';
@@ -109,7 +110,7 @@ export class StopButtons {
     this.polling = true;
     const ids = [...this.open.keys()];
     try {
-      const found = await this.store!.keyv.getMany<StopRequestRecord>(ids.map((id) => `stop:${id}`));
+      const found = await this.store!.keyv.getMany<StopRequestRecord>(ids.map((id) => storeKeys.stopRequest(id)));
       ids.forEach((id, i) => {
         const request = found[i];
         const answer = this.open.get(id);
@@ -147,7 +148,7 @@ export class StopButtons {
     // presser against the requester it stored before stopping.
     if (this.store?.kind === 'redis') {
       const request: StopRequestRecord = { by: ctx.user.id, admin };
-      await this.store.keyv.set(`stop:${id}`, request, STOP_REQUEST_TTL_MS);
+      await this.store.keyv.set(storeKeys.stopRequest(id), request, STOP_REQUEST_TTL_MS);
       await ctx.acknowledge();
       return;
     }

@@ -11,6 +11,7 @@ import { ImageInputError } from '../media/images.ts';
 import { admit, subjectOf } from './usage.ts';
 import { MAX_SEED } from './options.ts';
 import { counted, generateAndPost, type ImagineJob, type ImagineState } from './imagine.ts';
+import { storeKeys } from '../keys.ts';
 
 /** The follow-ups of a result's buttons. */
 export type ImagineAction = 'reroll' | 'upscale' | 'vary';
@@ -27,7 +28,7 @@ export type ImagineAction = 'reroll' | 'upscale' | 'vary';
 export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promise<void> {
   const [action, id = ''] = ctx.args as [ImagineAction | undefined, string?];
   if (action !== 'reroll' && action !== 'upscale' && action !== 'vary') throw new InputError('This button is not one the bot knows.');
-  const state = (await core.store.keyv.get(`imagine:${id}`)) as ImagineState | undefined;
+  const state = (await core.store.keyv.get(storeKeys.imagineState(id))) as ImagineState | undefined;
   if (!state) throw new InputError('This image\'s buttons have expired. Run /imagine again.');
   if (core.limits.imagineButtons === 'requester' && state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
     throw new ForbiddenError('Only the person who asked for this image, or an admin, can use its buttons.');

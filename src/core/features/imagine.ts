@@ -18,6 +18,7 @@ import { ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import { optionImage } from '../media/attachments.ts';
 import { admit, subjectOf } from './usage.ts';
 import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
+import { storeKeys } from '../keys.ts';
 
 /** An image request from a user (option names as in §4.3 where they map one to one). */
 export interface ImagineRequest {
@@ -249,7 +250,7 @@ export async function generateAndPost(ctx: CommandContext, core: Core, job: Imag
   let buttons: Button[] = [];
   try {
     const state: ImagineState = { requesterId: ctx.user.id, job: { ...job, seed }, image: fitted.data.toString('base64') };
-    await core.store.keyv.set(`imagine:${id}`, state, IMAGINE_STATE_TTL_MS);
+    await core.store.keyv.set(storeKeys.imagineState(id), state, IMAGINE_STATE_TTL_MS);
     buttons = [
       { id: `imagine:reroll:${id}`, label: '🎲 Reroll' },
       { id: `imagine:upscale:${id}`, label: '🔍 Upscale' },

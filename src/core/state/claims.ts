@@ -6,6 +6,7 @@
  * balancer agree; on SQLite it is atomic within the one process.
  */
 import type { StateStore } from './store.ts';
+import { storeKeys } from '../keys.ts';
 
 /** Claims of keys, e.g. `slack:event:<event_id>`. */
 export class Claims {
@@ -17,6 +18,6 @@ export class Claims {
    * @throws the store's error (callers decide whether to answer anyway).
    */
   claim(key: string, ttlMs: number): Promise<boolean> {
-    return this.state.setIfAbsent(`claim:${key}`, ttlMs);
+    return this.state.setIfAbsent(storeKeys.claim(key), ttlMs);
   }
 }

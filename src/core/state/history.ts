@@ -8,6 +8,7 @@
  */
 import type { StateStore } from './store.ts';
 import type { ChatMessage } from '../service/schemas.ts';
+import { storeKeys } from '../keys.ts';
 
 /** A stored turn: what was said, when (ms since epoch) and by whom (platform user id). */
 export interface StoredMessage {
@@ -72,6 +73,6 @@ export class ConversationStore {
   }
 
   private key(conversationId: string): string {
-    return `history:${conversationId}`;
+    return storeKeys.history(conversationId);
   }
 }

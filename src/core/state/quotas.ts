@@ -27,6 +27,7 @@ import type { InvocationUser } from '../platform.ts';
 import { InputError } from '../errors.ts';
 import type { Logger } from '../../log.ts';
 import { StoredReservation, type TokenReservation } from './token-reservation.ts';
+import { storeKeys } from '../keys.ts';
 
 export type { TokenReservation } from './token-reservation.ts';
 
@@ -119,8 +120,8 @@ export class Quotas {
     const none = async () => undefined;
     // Counting alone is buffered (count() neither waits for the store nor throws): a command
     // must not wait on the store before Discord's 3 s acknowledgement.
-    this.count(`usage:${kind}:${channelKey}`, 1, this.dayMs);
-    const key = `quota:${kind}:${subject}`;
+    this.count(storeKeys.usage(kind, channelKey), 1, this.dayMs);
+    const key = storeKeys.quota(kind, subject);
     const windowMs = kind === 'chat' ? this.minuteMs : this.dayMs;
     const limit = kind === 'chat' ? this.limits.chatPerMinute : this.limits.imagesPerDay;
     // Use is counted even where no limit holds (quotas off, an exempt admin): /usage shows it.
@@ -130,7 +131,7 @@ export class Quotas {
     }
     try {
       if (kind === 'chat' && this.limits.tokensPerDay > 0) {
-        const tokens = await this.counted(`quota:tokens:${subject}`);
+        const tokens = await this.counted(storeKeys.quota('tokens', subject));
         if (tokens.value >= this.limits.tokensPerDay) throw this.tokensUsed(tokens.resetInMs);
       }
       if (limit <= 0) {
@@ -169,7 +170,7 @@ export class Quotas {
    *   answer lets the request through (logged).
    */
   async reserveTokens(subject: string, user: InvocationUser, tokens: number): Promise<TokenReservation> {
-    const key = `quota:tokens:${subject}`;
+    const key = storeKeys.quota('tokens', subject);
     // Nothing reserved: the real count joins the next flush.
     const counting = (): TokenReservation => {
       let settled = false;
@@ -201,7 +202,7 @@ export class Quotas {
 
   /** Adds the tokens a request used to the channel's day, for /usage (written with the next flush; the user's are its reservation's). Never throws. */
   async recordChannelTokens(channelKey: string, tokens: number): Promise<void> {
-    if (tokens > 0) this.count(`usage:tokens:${channelKey}`, tokens, this.dayMs);
+    if (tokens > 0) this.count(storeKeys.usage('tokens', channelKey), tokens, this.dayMs);
   }
 
   /** Whether the quotas hold for `user` (any is on, and they are not an exempt admin). */
@@ -228,7 +229,7 @@ export class Quotas {
 
   /** A user's use against the limits. Never throws (unknown counts read as 0). */
   async usageOf(subject: string): Promise<UsageReport> {
-    const [chat, images, tokens] = await Promise.all(['chat', 'image', 'tokens'].map((kind) => this.read(`quota:${kind}:${subject}`)));
+    const [chat, images, tokens] = await Promise.all((['chat', 'image', 'tokens'] as const).map((kind) => this.read(storeKeys.quota(kind, subject))));
     return {
       chat: { ...chat!, limit: this.limits.chatPerMinute, window: 'minute' },
       images: { ...images!, limit: this.limits.imagesPerDay, window: 'day' },
@@ -238,7 +239,7 @@ export class Quotas {
 
   /** A channel's use today (chat requests, images, tokens); limits are per user, so none is shown. */
   async usageOfChannel(channelKey: string): Promise<UsageReport> {
-    const [chat, images, tokens] = await Promise.all(['chat', 'image', 'tokens'].map((kind) => this.read(`usage:${kind}:${channelKey}`)));
+    const [chat, images, tokens] = await Promise.all((['chat', 'image', 'tokens'] as const).map((kind) => this.read(storeKeys.usage(kind, channelKey))));
     return { chat: { ...chat!, limit: 0, window: 'day' }, images: { ...images!, limit: 0, window: 'day' }, tokens: { ...tokens!, limit: 0, window: 'day' } };
   }
 

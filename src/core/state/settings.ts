@@ -4,6 +4,7 @@
  * Values survive restarts and are shared by every instance using the store.
  */
 import type Keyv from 'keyv';
+import { storeKeys } from '../keys.ts';
 
 /** What one channel overrides; an absent field falls back to the environment's default. */
 export interface ChannelSettings {
@@ -97,6 +98,6 @@ export class SettingsStore {
   }
 
   private key(channelKey: string): string {
-    return `settings:${channelKey}`;
+    return storeKeys.settings(channelKey);
   }
 }

@@ -16,6 +16,7 @@ import { invocationUser } from './members.ts';
 import { channelKeyOf } from './messages.ts';
 import { InteractionReply } from './interactions.ts';
 import type { DiscordLimits } from './limits.ts';
+import { conversationKey } from '../../core/keys.ts';
 
 /** Longest wait for the model lists when none are cached, in ms (Discord allows 3 s for the whole answer). */
 const AUTOCOMPLETE_WAIT_MS = 2_000;
@@ -68,7 +69,7 @@ export async function handleButton(interaction: ButtonInteraction, deps: { core:
       clearTimeout(timer);
       return (reply ??= new InteractionReply(interaction, log, deps.limits));
     },
-    conversationId: `discord:${interaction.guildId ?? 'dm'}:${interaction.channelId}`,
+    conversationId: conversationKey({ platform: 'discord', guild: interaction.guildId ?? undefined, channel: interaction.channelId }),
     channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
     user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
     args,

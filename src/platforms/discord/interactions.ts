@@ -13,6 +13,7 @@ import { invocationUser } from './members.ts';
 import { explainDiscordError, isExpiredToken } from './errors.ts';
 import { channelBucket, type DiscordLimits } from './limits.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
+import { conversationKey } from '../../core/keys.ts';
 
 /** If a command has neither replied nor deferred after this many ms, it is deferred (the limit is 3 s). */
 const AUTO_DEFER_MS = 2000;
@@ -247,7 +248,7 @@ export async function handleChatInput(
   try {
     await runCommand(command, {
       platform: 'discord',
-      conversationId: `discord:${interaction.guildId ?? 'dm'}:${interaction.channelId}`,
+      conversationId: conversationKey({ platform: 'discord', guild: interaction.guildId ?? undefined, channel: interaction.channelId }),
       channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
       isDirectMessage: !interaction.inGuild(),
       user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),

@@ -22,6 +22,7 @@ import { invocationUser } from './members.ts';
 import { explainDiscordError } from './errors.ts';
 import { channelBucket, type DiscordLimits } from './limits.ts';
 import { replaceSpacedTags } from '../../core/text-scan.ts';
+import { channelKey, conversationKey } from '../../core/keys.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
 export const TYPING_REFRESH_MS = 8_000;
@@ -140,7 +141,7 @@ function looksHidden(message: Message, botId: string): boolean {
  */
 export function channelKeyOf(guildId: string | null, channelId: string, channel: Channel | null | undefined): string {
   const parent = channel?.isThread() ? channel.parentId : null;
-  return `discord:${guildId ?? 'dm'}:${parent ?? channelId}`;
+  return channelKey({ platform: 'discord', guild: guildId ?? undefined, channel: parent ?? channelId });
 }
 
 /** A Discord attachment as a core Attachment, downloaded from the CDN with the byte cap. */
@@ -170,7 +171,7 @@ export async function handleMessage(
   const reply = new MessageReply(message, log);
   const ctx = {
     platform: 'discord' as const,
-    conversationId: `discord:${message.guildId ?? 'dm'}:${message.channelId}`,
+    conversationId: conversationKey({ platform: 'discord', guild: message.guildId ?? undefined, channel: message.channelId }),
     channelKey: channelKeyOf(message.guildId, message.channelId, message.channel),
     isDirectMessage: !message.inGuild(),
     user: invocationUser(message.author, message.member, message.inGuild() ? message.channel.permissionsFor(message.author) : null, core.admins),

@@ -16,6 +16,7 @@ import { newReference, type Logger } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { SLACK_LIMITS, SlackReply } from './reply.ts';
 import type { SlackDirectory } from './users.ts';
+import { channelKey, conversationKey } from '../../core/keys.ts';
 
 /** What the action handler needs. */
 export interface SlackActionDeps {
@@ -55,8 +56,8 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
       platform: 'slack',
       ref,
       reply,
-      conversationId: `slack:${team}:${channel ?? 'unknown'}${threadTs ? `:${threadTs}` : ''}`,
-      channelKey: `slack:${team}:${channel ?? 'unknown'}`,
+      conversationId: conversationKey({ platform: 'slack', team, channel: channel ?? 'unknown', thread: threadTs }),
+      channelKey: channelKey({ platform: 'slack', team, channel: channel ?? 'unknown' }),
       user: deps.directory.user(client, body.user.id, body.user.name ?? body.user.username ?? body.user.id),
       args,
       limits: SLACK_LIMITS,

@@ -16,6 +16,7 @@ import { blocksOf, fallbackTextOf } from './blocks.ts';
 import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
 import type { SlackDirectory } from './users.ts';
 import type { SlackStreaming } from './stream.ts';
+import { channelKey, conversationKey } from '../../core/keys.ts';
 
 /**
  * The bot scopes slash commands need: the commands themselves, posting and editing (also in
@@ -86,8 +87,8 @@ export async function handleSlashCommand(
   };
   await runCommand(command, {
     platform: 'slack',
-    conversationId: `slack:${slash.team_id}:${slash.channel_id}`,
-    channelKey: `slack:${slash.team_id}:${slash.channel_id}`,
+    conversationId: conversationKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id }),
+    channelKey: channelKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id }),
     isDirectMessage,
     user: deps.directory.user(client, slash.user_id, slash.user_name),
     options: {},
@@ -97,6 +98,6 @@ export async function handleSlashCommand(
     ref,
     reply,
     // The question's thread keeps the exchange too: a mention there carries it.
-    linkedConversations: () => (announce && reply.answerThreadTs ? [`slack:${slash.team_id}:${slash.channel_id}:${reply.answerThreadTs}`] : []),
+    linkedConversations: () => (announce && reply.answerThreadTs ? [conversationKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id, thread: reply.answerThreadTs })] : []),
   }, deps.core, read);
 }

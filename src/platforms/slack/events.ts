@@ -23,6 +23,7 @@ import { plainTextOf } from './text.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import type { SlackDirectory } from './users.ts';
 import type { SlackStreaming } from './stream.ts';
+import { channelKey, conversationKey, slackClaims } from '../../core/keys.ts';
 
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
@@ -111,7 +112,7 @@ async function onUserMessage(
       .catch((error: unknown) => log.warn({ err: error }, 'could not answer while stopping'));
     return;
   }
-  if (!(await firstDelivery(deps.core, log, [`slack:event:${meta.eventId}`, `slack:message:${meta.teamId}:${message.channel}:${message.ts}`]))) {
+  if (!(await firstDelivery(deps.core, log, [slackClaims.event(meta.eventId), slackClaims.message(meta.teamId, message.channel, message.ts)]))) {
     log.info('event already answered (a retry or a second delivery); ignored');
     return;
   }
@@ -156,8 +157,8 @@ async function answer(
   const reply = new SlackReply(client, { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native }, ephemeral, log);
   const ctx: CommandContext = {
     platform: 'slack',
-    conversationId: `slack:${meta.teamId}:${message.channel}${threadTs ? `:${threadTs}` : ''}`,
-    channelKey: `slack:${meta.teamId}:${message.channel}`,
+    conversationId: conversationKey({ platform: 'slack', team: meta.teamId, channel: message.channel, thread: threadTs }),
+    channelKey: channelKey({ platform: 'slack', team: meta.teamId, channel: message.channel }),
     isDirectMessage: !inChannel,
     user: deps.directory.user(client, user),
     options: {},

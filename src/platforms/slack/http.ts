@@ -42,6 +42,7 @@ import { parse as parseQuery } from 'node:querystring';
 import type { HTTPReceiver } from '@slack/bolt';
 import type { Claims } from '../../core/state/claims.ts';
 import type { Logger } from '../../log.ts';
+import { slackClaims } from '../../core/keys.ts';
 
 /** Slack's window for request timestamps, in seconds (either way). */
 export const MAX_CLOCK_SKEW_SEC = 5 * 60;
@@ -165,7 +166,7 @@ export function createSlackServer(receiver: HTTPReceiver, deps: { signingSecret:
     if (!verified.ok) return refuse(res, 401, verified.reason, verified.skewSec === undefined ? {} : { skewSec: verified.skewSec });
     let first: boolean;
     try {
-      first = await deps.claims.claim(`slack:request:${verified.digest}:${verified.timestampSec}`, REPLAY_TTL_MS);
+      first = await deps.claims.claim(slackClaims.request(verified.digest, verified.timestampSec), REPLAY_TTL_MS);
     } catch {
       // Without the store a replay cannot be told apart; the request is genuine, so it runs.
       return pass(req, res, body);

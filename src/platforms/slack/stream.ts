@@ -16,6 +16,7 @@ import type { WebClient } from '@slack/web-api';
 import type { Logger } from '../../log.ts';
 import type { StateStore } from '../../core/state/store.ts';
 import { escapeSlackText } from './text.ts';
+import { storeKeys } from '../../core/keys.ts';
 
 /** Slack's refusals that mean "this workspace cannot stream" (remembered per workspace). */
 const WORKSPACE_REFUSALS = new Set(['unknown_method', 'feature_not_enabled', 'method_deprecated', 'not_allowed_token_type', 'missing_scope']);
@@ -84,7 +85,7 @@ export class SlackStreaming {
       // Retry-After (up to a minute): the answer is posted and updated instead.
       let timer: NodeJS.Timeout | undefined;
       const counted = await Promise.race([
-        this.store.increment(`slack:startStream:${team}`, 1, START_WINDOW_MS).then(({ value }) => value, () => undefined),
+        this.store.increment(storeKeys.startStreams(team), 1, START_WINDOW_MS).then(({ value }) => value, () => undefined),
         new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), STORE_WAIT_MS))),
       ]);
       clearTimeout(timer);

@@ -1,0 +1,64 @@
+/**
+ * Every key the bot builds from platform ids, built (and read back) here and nowhere else:
+ * conversation and channel keys, the state store's keys, and the claim keys of Slack's
+ * deliveries. The formats are stored (history, settings, counters outlive a restart), so they
+ * do not change: `discord:<guild id | dm>:<channel id>`, `slack:<team id>:<channel id>[:<thread_ts>]`.
+ */
+
+/** Where a conversation lives: a Discord channel, thread or DM, or a Slack channel or thread. */
+export type ConversationRef =
+  | { platform: 'discord'; /** undefined in a DM */ guild: string | undefined; channel: string }
+  | { platform: 'slack'; team: string; channel: string; /** the thread's `thread_ts` */ thread?: string | undefined };
+
+/** A conversation's key: `discord:<guild|dm>:<channel>` or `slack:<team>:<channel>[:<thread_ts>]`. */
+export function conversationKey(ref: ConversationRef): string {
+  if (ref.platform === 'discord') return `discord:${ref.guild ?? 'dm'}:${ref.channel}`;
+  return `slack:${ref.team}:${ref.channel}${ref.thread ? `:${ref.thread}` : ''}`;
+}
+
+/**
+ * The key of the channel whose settings and fair-queue line apply: the conversation key
+ * without a Slack thread. (A Discord thread's channel is its parent: pass the parent.)
+ */
+export function channelKey(ref: ConversationRef): string {
+  return ref.platform === 'discord' ? conversationKey(ref) : conversationKey({ ...ref, thread: undefined });
+}
+
+/** Reads a conversation key back. @returns undefined for a string that is not one. */
+export function parseConversationKey(key: string): ConversationRef | undefined {
+  const [platform, scope, channel, thread, ...rest] = key.split(':');
+  if (!scope || !channel || rest.length > 0) return undefined;
+  if (platform === 'discord' && thread === undefined) return { platform, guild: scope === 'dm' ? undefined : scope, channel };
+  if (platform === 'slack') return { platform, team: scope, channel, ...(thread ? { thread } : {}) };
+  return undefined;
+}
+
+/** The state store's keys (the values' shapes are their owners'). */
+export const storeKeys = {
+  /** A conversation's history (state/history.ts). */
+  history: (conversationId: string) => `history:${conversationId}`,
+  /** A channel's /settings (state/settings.ts). */
+  settings: (channel: string) => `settings:${channel}`,
+  /** A first-claim-wins marker (state/claims.ts). */
+  claim: (key: string) => `claim:${key}`,
+  /** A user's quota counter: requests a minute, images or tokens a day (`subject`: `<platform>:<user id>`). */
+  quota: (kind: 'chat' | 'image' | 'tokens', subject: string) => `quota:${kind}:${subject}`,
+  /** A channel's use a day, for /usage. */
+  usage: (kind: 'chat' | 'image' | 'tokens', channel: string) => `usage:${kind}:${channel}`,
+  /** An /imagine result's button state, under its button id. */
+  imagineState: (id: string) => `imagine:${id}`,
+  /** A Stop press left for the instance running the answer. */
+  stopRequest: (id: string) => `stop:${id}`,
+  /** A Slack workspace's chat.startStream count in its window. */
+  startStreams: (team: string) => `slack:startStream:${team}`,
+} as const;
+
+/** The claim keys of Slack's deliveries (with {@link storeKeys.claim}'s prefix added by Claims). */
+export const slackClaims = {
+  /** An event, by its `event_id` (Slack's retries carry the same). */
+  event: (eventId: string) => `slack:event:${eventId}`,
+  /** A message, by workspace, channel and `ts` (one message may come as app_mention and message.im). */
+  message: (team: string, channel: string, ts: string) => `slack:message:${team}:${channel}:${ts}`,
+  /** A verified HTTP request, by its signature's digest and timestamp (replays). */
+  request: (digest: string, timestampSec: string) => `slack:request:${digest}:${timestampSec}`,
+} as const;

@@ -1,0 +1,37 @@
+/**
+ * The keys built from platform ids (src/core/keys.ts): their stored formats (history, settings
+ * and counters outlive a restart, so these never change) and that a conversation key reads back.
+ */
+import { describe, expect, it } from 'vitest';
+import { channelKey, conversationKey, parseConversationKey, slackClaims, storeKeys, type ConversationRef } from '../../src/core/keys.ts';
+
+describe('keys', () => {
+  it('builds conversation and channel keys in their stored formats, and reads conversation keys back', () => {
+    const refs: Array<[ConversationRef, string, string]> = [
+      [{ platform: 'discord', guild: '111', channel: '222' }, 'discord:111:222', 'discord:111:222'],
+      [{ platform: 'discord', guild: undefined, channel: '333' }, 'discord:dm:333', 'discord:dm:333'],
+      [{ platform: 'slack', team: 'T1', channel: 'C1' }, 'slack:T1:C1', 'slack:T1:C1'],
+      [{ platform: 'slack', team: 'T1', channel: 'C1', thread: '1700000000.000100' }, 'slack:T1:C1:1700000000.000100', 'slack:T1:C1'],
+    ];
+    for (const [ref, conversation, channel] of refs) {
+      expect(conversationKey(ref)).toBe(conversation);
+      expect(channelKey(ref)).toBe(channel);
+      expect(parseConversationKey(conversation)).toEqual(ref.platform === 'slack' && !ref.thread ? { platform: 'slack', team: ref.team, channel: ref.channel } : ref);
+    }
+    for (const bad of ['', 'discord', 'discord:1', 'discord:1:2:3', 'teams:1:2', 'slack:T1:C1:1.2:x']) expect(parseConversationKey(bad)).toBeUndefined();
+  });
+
+  it('builds the store\'s and the claims\' keys in their stored formats', () => {
+    expect(storeKeys.history('slack:T1:C1')).toBe('history:slack:T1:C1');
+    expect(storeKeys.settings('discord:1:2')).toBe('settings:discord:1:2');
+    expect(storeKeys.claim('slack:event:Ev1')).toBe('claim:slack:event:Ev1');
+    expect(storeKeys.quota('tokens', 'discord:42')).toBe('quota:tokens:discord:42');
+    expect(storeKeys.usage('image', 'slack:T1:C1')).toBe('usage:image:slack:T1:C1');
+    expect(storeKeys.imagineState('abc')).toBe('imagine:abc');
+    expect(storeKeys.stopRequest('abc')).toBe('stop:abc');
+    expect(storeKeys.startStreams('T1')).toBe('slack:startStream:T1');
+    expect(slackClaims.event('Ev1')).toBe('slack:event:Ev1');
+    expect(slackClaims.message('T1', 'C1', '1.2')).toBe('slack:message:T1:C1:1.2');
+    expect(slackClaims.request('ab12', '1700000000')).toBe('slack:request:ab12:1700000000');
+  });
+});
