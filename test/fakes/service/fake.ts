@@ -1,0 +1,129 @@
+/**
+ * {@link FakeService}: the facade tests hold. Starting and closing the server, scripting
+ * (`enqueue`, `setChatReply`, `setCompletionReply`, `setModels`, `reset`) and inspection
+ * (`requests`, `events`, `chatRequests`, `lastRequest`, `openStreams`, `images`); the serving
+ * itself is in server.ts and the endpoints' modules.
+ */
+import type { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { listenOnLoopback } from '../listen.ts';
+import { serve } from './server.ts';
+import { ServiceState } from './state.ts';
+import type {
+  Behaviour,
+  ChatReply,
+  ChatRequestBody,
+  CompletionReply,
+  FakeImageModel,
+  FakeModel,
+  FakeRoute,
+  FakeServiceEvents,
+  FakeServiceOptions,
+  RecordedRequest,
+} from './types.ts';
+
+/** A running fake of the generation service (see test/fakes/service.ts). */
+export class FakeService {
+  /** Every request received, oldest first. */
+  readonly requests: RecordedRequest[];
+  readonly events: EventEmitter<FakeServiceEvents>;
+  readonly apiKey: string;
+  /** `http://127.0.0.1:PORT` (no `/v1`). */
+  readonly baseUrl: string;
+  /** Stored images of `/v1/images/view/<id>`. */
+  readonly images: Map<string, Buffer>;
+
+  private readonly server: Server;
+  private readonly state: ServiceState;
+  /** The server's open sockets (read by a test of the client's cancellation, through a cast). */
+  private readonly sockets: Set<Socket>;
+
+  private constructor(server: Server, baseUrl: string, opts: FakeServiceOptions) {
+    this.server = server;
+    this.state = new ServiceState(baseUrl, opts);
+    this.requests = this.state.requests;
+    this.events = this.state.events;
+    this.apiKey = this.state.apiKey;
+    this.baseUrl = baseUrl;
+    this.images = this.state.images;
+    this.sockets = this.state.sockets;
+  }
+
+  /** Starts a fake on 127.0.0.1 with a random port. */
+  static async start(opts: FakeServiceOptions = {}): Promise<FakeService> {
+    const { server, port } = await listenOnLoopback();
+    const fake = new FakeService(server, `http://127.0.0.1:${port}`, opts);
+    serve(server, fake.state);
+    return fake;
+  }
+
+  /** Scripts the next request of `route` (one-shot, FIFO per route). */
+  enqueue(route: FakeRoute, behaviour: Behaviour): void {
+    const q = this.state.queues.get(route) ?? [];
+    q.push(behaviour);
+    this.state.queues.set(route, q);
+  }
+
+  /** Scripted behaviours not used yet. */
+  pending(route: FakeRoute): number {
+    return this.state.queues.get(route)?.length ?? 0;
+  }
+
+  /** Sets the chat reply (a string, or a function of the validated body); `undefined` restores the default (`Echo: <last user text>`, JSON in JSON mode). */
+  setChatReply(reply: ChatReply | string | undefined): void {
+    this.state.chatReply = typeof reply === 'string' ? () => reply : reply;
+  }
+
+  /** Sets the text-completion reply; `undefined` restores the default (`Echo: <prompt>`). */
+  setCompletionReply(reply: CompletionReply | string | undefined): void {
+    this.state.completionReply = typeof reply === 'string' ? () => reply : reply;
+  }
+
+  /** Replaces the model lists at run time. */
+  setModels(models: FakeModel[], imageModels?: FakeImageModel[]): void {
+    this.state.models = models.map((m) => ({ ...m }));
+    if (imageModels) this.state.imageModels = imageModels.map((m) => ({ ...m }));
+  }
+
+  /** Bodies of the POST /v1/chat/completions requests (also refused ones), oldest first. */
+  chatRequests(): ChatRequestBody[] {
+    return this.requests.filter((r) => r.route === 'chat' && r.method === 'POST').map((r) => r.body as ChatRequestBody);
+  }
+
+  /** The last request of a route (any route when omitted). */
+  lastRequest(route?: FakeRoute): RecordedRequest | undefined {
+    for (let i = this.requests.length - 1; i >= 0; i--) {
+      const r = this.requests[i]!;
+      if (route === undefined || r.route === route) return r;
+    }
+    return undefined;
+  }
+
+  /** Streamed responses whose connection is still open (a client that left has closed its own). */
+  get openStreams(): number {
+    return this.state.open;
+  }
+
+  /** Forgets recorded requests, scripted behaviours and reply overrides. */
+  reset(): void {
+    this.requests.length = 0;
+    this.state.queues.clear();
+    this.state.chatReply = undefined;
+    this.state.completionReply = undefined;
+  }
+
+  /** Stops the server and destroys every open socket (keep-alive, hanging, streaming). */
+  async close(): Promise<void> {
+    const state = this.state;
+    if (state.closed) return;
+    state.closed = true;
+    for (const t of state.timers) clearTimeout(t);
+    state.timers.clear();
+    const done = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    for (const s of state.sockets) s.destroy();
+    await done;
+    this.events.removeAllListeners();
+  }
+}
