@@ -14,7 +14,7 @@ import { newReference, type Logger } from '../../log.ts';
 import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 import { invocationUser } from './members.ts';
 import { channelKeyOf } from './messages.ts';
-import { InteractionReply } from './interactions.ts';
+import { AUTO_DEFER_MS, InteractionReply } from './interactions.ts';
 import type { DiscordLimits } from './limits.ts';
 import { conversationKey } from '../../core/keys.ts';
 
@@ -31,8 +31,6 @@ export async function handleAutocomplete(interaction: AutocompleteInteraction, d
   await interaction.respond(choices).catch((error: unknown) => deps.log.warn({ err: error, command: interaction.commandName }, 'autocomplete answer failed'));
 }
 
-/** If a button's handler has not answered after this many ms, the press is acknowledged (the limit is 3 s). */
-const AUTO_DEFER_MS = 2_000;
 
 /**
  * Runs the handler of a pressed button (`<command>:<args…>`), as a ComponentContext whose

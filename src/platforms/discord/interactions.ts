@@ -15,8 +15,11 @@ import { channelBucket, type DiscordLimits } from './limits.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import { conversationKey } from '../../core/keys.ts';
 
-/** If a command has neither replied nor deferred after this many ms, it is deferred (the limit is 3 s). */
-const AUTO_DEFER_MS = 2000;
+/**
+ * If an interaction (a command, a button press) has neither been answered nor deferred after
+ * this many ms, it is deferred: Discord allows 3 s for the first response (docs/platform-limits.md).
+ */
+export const AUTO_DEFER_MS = 2_000;
 
 /** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
 export const EXPIRED_NOTE = '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
