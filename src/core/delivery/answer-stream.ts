@@ -8,7 +8,7 @@ import type { CommandContext } from '../platform.ts';
 import { StreamingReply, type Clock } from './streaming-reply.ts';
 import { ShownError, withReference } from '../errors.ts';
 import { AbortedError, ServiceError, StreamIdleError } from '../service/errors.ts';
-import { sentenceOf as sentenceOfError } from '../sentences.ts';
+import { sentenceOf } from '../sentences.ts';
 import type { Stream } from '../service/stream.ts';
 import type { BotEvents } from '../events.ts';
 import type { WriteScheduler } from './scheduler.ts';
@@ -87,8 +87,8 @@ export interface StreamAnswerOptions {
 }
 
 /** What the user reads for a service failure in an answer: a stop says why; anything else carries the reference. */
-function sentenceOf(error: ServiceError, ref: string): string {
-  return error.code === 'aborted' ? sentenceOfError(error) : withReference(sentenceOfError(error), ref);
+function failureLine(error: ServiceError, ref: string): string {
+  return error.code === 'aborted' ? sentenceOf(error) : withReference(sentenceOf(error), ref);
 }
 
 /**
@@ -98,7 +98,7 @@ function sentenceOf(error: ServiceError, ref: string): string {
  */
 async function failBeforeText(ctx: CommandContext, reply: StreamingReply, error: unknown): Promise<never> {
   if (!reply.showsStatusOnly || !(error instanceof ServiceError)) throw error;
-  await reply.finish(`⚠️ ${sentenceOf(error, ctx.ref)}`);
+  await reply.finish(`⚠️ ${failureLine(error, ctx.ref)}`);
   throw new ShownError(error);
 }
 
@@ -198,7 +198,7 @@ export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<st
     end(error instanceof ServiceError ? error.code : 'internal');
     if (reply.content.trim() === '' || !(error instanceof ServiceError)) return failBeforeText(ctx, reply, error);
     const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${sentenceOf(error, ctx.ref)}${noteText()}`);
+    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx.ref)}${noteText()}`);
     return { text: partial, capped: overflow !== '', ending: error instanceof AbortedError ? 'stopped' : 'cut', error };
   }
   const answer = reply.content;

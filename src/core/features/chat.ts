@@ -125,8 +125,8 @@ async function chatReserved(ctx: CommandContext, core: Core, request: ChatReques
   if (dropped > 0) notes.push(`${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`);
 
   const sent = [...system, ...kept, question];
-  // The history sent joins the reservation (a store write nothing waits for; settling corrects it).
-  void reservation.extend(estimateMessageTokens([...system, ...kept]));
+  // Where a token quota holds, the history sent joins the reservation (a store write nothing waits for; settling corrects it).
+  if (reservation.reserved > 0) void reservation.extend(estimateMessageTokens([...system, ...kept]));
   const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
   try {
     await answerChat(ctx, core, request, { model, sent, images, notes, session, deferral, reservation }, clock);

@@ -16,7 +16,8 @@ import { describeImage, fitImageFile, prepareImageInput, prepareReferenceImage }
 export interface WorkerOps {
   prepareInput: { args: [data: Uint8Array, name: string, limits: { maxBytes: number; maxPixels: number }]; result: Awaited<ReturnType<typeof prepareImageInput>> };
   prepareReference: { args: [data: Uint8Array, name: string, limits: { maxBytes: number; maxPixels: number }]; result: Awaited<ReturnType<typeof prepareReferenceImage>> };
-  describe: { args: Parameters<typeof describeImage>; result: Awaited<ReturnType<typeof describeImage>> };
+  /** The image's format and size only: its bytes are the caller's already (not sent back). */
+  describe: { args: Parameters<typeof describeImage>; result: Omit<Awaited<ReturnType<typeof describeImage>>, 'data'> };
   fit: { args: Parameters<typeof fitImageFile>; result: Awaited<ReturnType<typeof fitImageFile>> };
 }
 
@@ -46,7 +47,8 @@ async function run(job: WorkerJob): Promise<unknown> {
     }
     case 'describe': {
       const [data, source] = job.args as WorkerOps['describe']['args'];
-      return describeImage(asBuffer(data), source);
+      const { data: _bytes, ...described } = await describeImage(asBuffer(data), source);
+      return described;
     }
     case 'fit': {
       const [image, maxBytes] = job.args as WorkerOps['fit']['args'];

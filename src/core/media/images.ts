@@ -180,7 +180,8 @@ export type DescribeImage = (data: Buffer, source: ImageResponseFormat) => Promi
  * Reads every image of a §2.4 result: `url` items are fetched through the view endpoint
  * (with auth), `b64_json` decoded, `hxd` decoded (see {@link decodeHxd}). An item carrying
  * several formats yields one image per format present.
- * @param options.describe reads each image's format and size (ImagePool.describe: off the bot's threads).
+ * @param options.describe reads each image's format and size, refusing what is not a raster image
+ *   (ImagePool.describe: off the bot's threads).
  * @param options.expected the requested aspect ratio; a different real size is logged, never refused
  *   (`upscaled` and other servers may return other sizes).
  * @throws InvalidResponseError when an item holds no image or bytes that are not an image.
@@ -199,7 +200,6 @@ export async function imagesFromResult(
     if (sources.length === 0) throw new InvalidResponseError('an image result item has no url, b64_json or hxd');
     for (const [source, load] of sources) {
       const data = await load();
-      if (!sniffRasterFormat(data)) throw new InvalidResponseError(`the ${source} image is not a raster image the bot reads`);
       const image = await options.describe(data, source);
       if (item.revised_prompt) image.revisedPrompt = item.revised_prompt;
       if (options.expected) {
