@@ -11,11 +11,19 @@
  *
  * Run: `npm run bench:abuse` (BENCH_ROUNDS, default 5).
  */
-import { FakeService } from '../test/fakes/service.ts';
-import { FakeDiscord } from '../test/fakes/discord.ts';
-import { spawnBot } from '../test/helpers/bot-process.ts';
-import { DOWNLOADED_CRAFTED, chatBurst, craftedAttachments, downloaded, finishedReplyTo, heavyInterlacedPng } from '../test/helpers/abuse.ts';
+
 import { discordEnv } from '../test/e2e/harness.ts';
+import { FakeDiscord } from '../test/fakes/discord.ts';
+import { FakeService } from '../test/fakes/service.ts';
+import {
+  chatBurst,
+  craftedAttachments,
+  DOWNLOADED_CRAFTED,
+  downloaded,
+  finishedReplyTo,
+  heavyInterlacedPng,
+} from '../test/helpers/abuse.ts';
+import { spawnBot } from '../test/helpers/bot-process.ts';
 
 const CHATS = 20;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -24,7 +32,10 @@ const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
 const p = (values: number[], q: number) => sorted(values)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
 
 const service = await FakeService.start();
-const discord = await FakeDiscord.start({ guild: { channels: [...Array.from({ length: CHATS }, (_, i) => `chat-${i}`), 'attack'] }, rateLimitMode: 'documented' });
+const discord = await FakeDiscord.start({
+  guild: { channels: [...Array.from({ length: CHATS }, (_, i) => `chat-${i}`), 'attack'] },
+  rateLimitMode: 'documented',
+});
 const bot = await spawnBot({ ...discordEnv(service, discord), DEFAULT_VISION_MODEL: 'fake-vision' });
 const heavyPng = await heavyInterlacedPng();
 const channels = discord.channelList.filter((c) => c.name?.startsWith('chat-')).map((c) => c.id);
@@ -50,9 +61,18 @@ async function measured(run: () => Promise<number[]>): Promise<{ firsts: number[
 async function attack(): Promise<{ ended: Promise<number> }> {
   const postedAt = Date.now();
   users += 1n;
-  const message = discord.postUserMessage({ channelId: attackChannel, content: `<@${discord.botUser.id}> what are these?`, author: { id: String(500000000000000000n + users) }, attachments: craftedAttachments(heavyPng) });
+  const message = discord.postUserMessage({
+    channelId: attackChannel,
+    content: `<@${discord.botUser.id}> what are these?`,
+    author: { id: String(500000000000000000n + users) },
+    attachments: craftedAttachments(heavyPng),
+  });
   await downloaded(discord, DOWNLOADED_CRAFTED, postedAt);
-  return { ended: finishedReplyTo(discord, attackChannel, message.id, 60_000).then((answer) => (answer ? answer.at - postedAt : NaN)) };
+  return {
+    ended: finishedReplyTo(discord, attackChannel, message.id, 60_000).then((answer) =>
+      answer ? answer.at - postedAt : NaN,
+    ),
+  };
 }
 
 try {
@@ -68,7 +88,9 @@ try {
     );
     process.stdout.write(`${rows.at(-1)}\n`);
   }
-  process.stdout.write(`\n| round | floor first text p50 / worst (ms) | under attack p50 / worst (ms) | worst vs floor | floor loop p99 (ms) | attack loop p99 (ms) | attacking mention ended (ms) |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`);
+  process.stdout.write(
+    `\n| round | floor first text p50 / worst (ms) | under attack p50 / worst (ms) | worst vs floor | floor loop p99 (ms) | attack loop p99 (ms) | attacking mention ended (ms) |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
+  );
 } finally {
   await bot.stop();
   await discord.close();

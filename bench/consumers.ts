@@ -6,8 +6,8 @@
  * others' heap and JIT state (the openai SDK's above all) out of its figures.
  */
 import { createInterface } from 'node:readline';
-import { request, Agent } from 'undici';
 import OpenAI from 'openai';
+import { Agent, request } from 'undici';
 import { ServiceClient } from '../src/core/service/client.ts';
 
 const API_KEY = 'bench-key';
@@ -31,7 +31,8 @@ function consumers(baseUrl: string): Record<string, Consumer> {
     core: async () => {
       let chars = 0;
       const stream = await service.chat.completions.create(body);
-      for await (const chunks of stream.batches()) for (const chunk of chunks) chars += chunk.choices[0]?.delta?.content?.length ?? 0;
+      for await (const chunks of stream.batches())
+        for (const chunk of chunks) chars += chunk.choices[0]?.delta?.content?.length ?? 0;
       return chars;
     },
     'core per chunk': async () => {

@@ -10,9 +10,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type StateStore } from '../src/core/state/store.ts';
-import { openStore } from '../src/core/state/open-store.ts';
 import { ConversationStore, type StoredMessage } from '../src/core/state/history.ts';
+import { openStore } from '../src/core/state/open-store.ts';
+import { type StateStore } from '../src/core/state/store.ts';
 import { startRedis } from '../test/helpers/redis.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 10_000);
@@ -21,7 +21,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const PREFILL = 20;
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(9);
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 /** One turn: load, then append question and answer. Returns its duration in ms. */
 async function turn(history: ConversationStore, id: string): Promise<number> {
@@ -35,9 +36,17 @@ async function turn(history: ConversationStore, id: string): Promise<number> {
 async function measure(name: string, store: StateStore): Promise<string> {
   const history = new ConversationStore(store);
   const id = (i: number) => `bench:${i}`;
-  const messages: StoredMessage[] = Array.from({ length: PREFILL * 2 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: TEXT, at: i }));
+  const messages: StoredMessage[] = Array.from({ length: PREFILL * 2 }, (_, i) => ({
+    role: i % 2 ? 'assistant' : 'user',
+    content: TEXT,
+    at: i,
+  }));
   for (let i = 0; i < CONVERSATIONS; i += 100) {
-    await Promise.all(Array.from({ length: Math.min(100, CONVERSATIONS - i) }, (_, j) => store.keyv.set(`history:${id(i + j)}`, { version: 1, messages })));
+    await Promise.all(
+      Array.from({ length: Math.min(100, CONVERSATIONS - i) }, (_, j) =>
+        store.keyv.set(`history:${id(i + j)}`, { version: 1, messages }),
+      ),
+    );
   }
   const pick = () => id(Math.floor(Math.random() * CONVERSATIONS));
   for (let i = 0; i < 200; i++) await turn(history, pick()); // warm-up
@@ -46,12 +55,14 @@ async function measure(name: string, store: StateStore): Promise<string> {
   sequential.sort((a, b) => a - b);
   const started = performance.now();
   let done = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (done < TURNS) {
-      done += 1;
-      await turn(history, pick());
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (done < TURNS) {
+        done += 1;
+        await turn(history, pick());
+      }
+    }),
+  );
   const perSecond = TURNS / ((performance.now() - started) / 1000);
   return `| ${name} | ${percentile(sequential, 50).toFixed(2)} | ${percentile(sequential, 95).toFixed(2)} | ${Math.round(perSecond)} |`;
 }
@@ -71,5 +82,9 @@ try {
   await redisStore.close();
   await redis.stop();
 }
-process.stdout.write(`History load + append per turn, ${CONVERSATIONS} conversations of ${PREFILL} turns, Node ${process.version}:\n\n`);
-process.stdout.write(`| store | p50 ms (one at a time) | p95 ms | turns/s (${CONCURRENCY} at a time) |\n|---|---|---|---|\n${rows.join('\n')}\n`);
+process.stdout.write(
+  `History load + append per turn, ${CONVERSATIONS} conversations of ${PREFILL} turns, Node ${process.version}:\n\n`,
+);
+process.stdout.write(
+  `| store | p50 ms (one at a time) | p95 ms | turns/s (${CONCURRENCY} at a time) |\n|---|---|---|---|\n${rows.join('\n')}\n`,
+);

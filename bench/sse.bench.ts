@@ -11,9 +11,9 @@
  * floor's CPU time in the same round, both as medians over the rounds. Run: `npm run bench`.
  * Environment: BENCH_CHUNKS (100000), BENCH_ROUNDS (15), BENCH_WARMUP (5).
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { CONSUMER_NAMES } from './consumers.ts';
 
@@ -23,9 +23,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 
 async function startServer(): Promise<{ baseUrl: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./stream-server.ts', import.meta.url)), String(CHUNKS)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./stream-server.ts', import.meta.url)), String(CHUNKS)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   for await (const data of child.stdout) {
     out += String(data);
@@ -91,9 +95,13 @@ async function main(): Promise<void> {
     'wall ms (median)': median(rounds[name]!.map((r) => r.wallMs)).toFixed(0),
     'vs floor': vsFloor(name).toFixed(2),
   }));
-  console.log(`node ${process.version}, ${CHUNKS} chunks, ${WARMUP} warm-up + ${ROUNDS} measured rounds, one process per consumer`);
+  console.log(
+    `node ${process.version}, ${CHUNKS} chunks, ${WARMUP} warm-up + ${ROUNDS} measured rounds, one process per consumer`,
+  );
   console.table(rows);
-  console.log(`core/floor = ${vsFloor('core').toFixed(2)} (target ≤ 1.15), core/openai = ${(perChunk('core') / perChunk('openai')).toFixed(2)} (target < 1)`);
+  console.log(
+    `core/floor = ${vsFloor('core').toFixed(2)} (target ≤ 1.15), core/openai = ${(perChunk('core') / perChunk('openai')).toFixed(2)} (target < 1)`,
+  );
   // The same figures as a Markdown table, for the README.
   console.log('\n| consumer | CPU µs/chunk | vs floor |\n|---|---|---|');
   for (const row of rows) console.log(`| ${row.consumer} | ${row['CPU µs/chunk']} | ${row['vs floor']} |`);

@@ -24,11 +24,12 @@
  *
  * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,thousand-documented,slack to choose).
  */
-import { FakeService } from '../test/fakes/service.ts';
+
 import { FakeDiscord, type FakeWrite } from '../test/fakes/discord.ts';
+import { FakeService } from '../test/fakes/service.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
+import { type BotProcess, spawnBot } from '../test/helpers/bot-process.ts';
 import { freePort } from '../test/helpers/redis.ts';
-import { spawnBot, type BotProcess } from '../test/helpers/bot-process.ts';
 
 const PIECES = Array.from({ length: 60 }, (_, i) => `word${String(i).padStart(4, '0')} `);
 const ANSWER = PIECES.join('');
@@ -101,12 +102,26 @@ function streamFigures(started: number, writes: Array<{ at: number; content: str
 }
 
 /** The figures of a scenario from its streams' writes. */
-function figuresOf(name: string, per: Array<{ firstMs: number; updatesPerSec: number; gapMs: number }>, rest: Pick<Figures, 'status429' | 'exact' | 'failures' | 'ackP95Ms' | 'peakRssMb' | 'eventLoopP99Ms'>): Figures {
+function figuresOf(
+  name: string,
+  per: Array<{ firstMs: number; updatesPerSec: number; gapMs: number }>,
+  rest: Pick<Figures, 'status429' | 'exact' | 'failures' | 'ackP95Ms' | 'peakRssMb' | 'eventLoopP99Ms'>,
+): Figures {
   return {
     scenario: name,
     streams: per.length,
-    firstTextP50Ms: Math.round(percentile(per.map((p) => p.firstMs), 50)),
-    firstTextP95Ms: Math.round(percentile(per.map((p) => p.firstMs), 95)),
+    firstTextP50Ms: Math.round(
+      percentile(
+        per.map((p) => p.firstMs),
+        50,
+      ),
+    ),
+    firstTextP95Ms: Math.round(
+      percentile(
+        per.map((p) => p.firstMs),
+        95,
+      ),
+    ),
     updatesPerStreamPerSec: mean(per.map((p) => p.updatesPerSec)),
     longestGapMs: Math.round(Math.max(0, ...per.map((p) => p.gapMs).filter((g) => !Number.isNaN(g)))),
     ...rest,
@@ -114,11 +129,21 @@ function figuresOf(name: string, per: Array<{ firstMs: number; updatesPerSec: nu
 }
 
 /** Failed outcomes only. */
-const failuresOf = (outcomes: Record<string, number>) => Object.fromEntries(Object.entries(outcomes).filter(([k]) => k !== 'ok'));
+const failuresOf = (outcomes: Record<string, number>) =>
+  Object.fromEntries(Object.entries(outcomes).filter(([k]) => k !== 'ok'));
 
-async function discordScenario(name: string, streams: number, channels: number, kind: 'chat' | 'mention' = 'chat', rateLimitMode: 'shared' | 'documented' = 'shared'): Promise<Figures> {
+async function discordScenario(
+  name: string,
+  streams: number,
+  channels: number,
+  kind: 'chat' | 'mention' = 'chat',
+  rateLimitMode: 'shared' | 'documented' = 'shared',
+): Promise<Figures> {
   const service = await FakeService.start();
-  const discord = await FakeDiscord.start({ guild: { channels: Array.from({ length: channels }, (_, i) => `bench-${i}`) }, rateLimitMode });
+  const discord = await FakeDiscord.start({
+    guild: { channels: Array.from({ length: channels }, (_, i) => `bench-${i}`) },
+    rateLimitMode,
+  });
   const bot = await spawnBot({
     SERVICE_BASE_URL: service.baseUrl,
     SERVICE_API_KEY: service.apiKey,
@@ -128,7 +153,8 @@ async function discordScenario(name: string, streams: number, channels: number, 
     SERVICE_MAX_CONCURRENCY: String(Math.max(256, streams + 24)),
   });
   try {
-    for (let i = 0; i < streams; i++) service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, wholeEvents: true } });
+    for (let i = 0; i < streams; i++)
+      service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, wholeEvents: true } });
     // Writes by what they answer: an interaction's id, or the message a mention answer replies to.
     const writes = new Map<string, FakeWrite[]>();
     const replyTo = new Map<string, string>();
@@ -169,12 +195,25 @@ async function discordScenario(name: string, streams: number, channels: number, 
     const outcomes = await done;
     const t0 = Math.min(...startedAt.values());
     const firstWrites = [...startedAt].map(([id, at]) => (writes.get(id)?.[0]?.at ?? NaN) - at);
-    process.stdout.write(`  p50 / p95 from the first command (ms): acknowledged ${percentile(acks, 50)} / ${percentile(acks, 95)}, service request ${percentile(requested.map((t) => t - t0), 50)} / ${percentile(requested.map((t) => t - t0), 95)}, first write ${percentile(firstWrites, 50)} / ${percentile(firstWrites, 95)}\n`);
-    process.stdout.write(`  bot memory at most: heap ${bot.heapMb} MB, external ${bot.externalMb} MB, peak RSS ${bot.peakRssMb()} MB\n`);
+    process.stdout.write(
+      `  p50 / p95 from the first command (ms): acknowledged ${percentile(acks, 50)} / ${percentile(acks, 95)}, service request ${percentile(
+        requested.map((t) => t - t0),
+        50,
+      )} / ${percentile(
+        requested.map((t) => t - t0),
+        95,
+      )}, first write ${percentile(firstWrites, 50)} / ${percentile(firstWrites, 95)}\n`,
+    );
+    process.stdout.write(
+      `  bot memory at most: heap ${bot.heapMb} MB, external ${bot.externalMb} MB, peak RSS ${bot.peakRssMb()} MB\n`,
+    );
     const per = [...startedAt].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
-    const exact = [...startedAt.keys()].filter((id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER).length;
+    const exact = [...startedAt.keys()].filter(
+      (id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER,
+    ).length;
     const failures = failuresOf(outcomes);
-    if (Object.keys(failures).length) process.stdout.write(`  logged: ${JSON.stringify([...bot.problems].sort((a, b) => b[1] - a[1]).slice(0, 5))}\n`);
+    if (Object.keys(failures).length)
+      process.stdout.write(`  logged: ${JSON.stringify([...bot.problems].sort((a, b) => b[1] - a[1]).slice(0, 5))}\n`);
     return figuresOf(name, per, {
       status429: discord.rateLimits.length,
       exact: `${exact}/${streams}`,
@@ -205,14 +244,26 @@ async function slackScenario(name: string, streams: number): Promise<Figures> {
   });
   const botUrl = `http://127.0.0.1:${slackPort}`;
   try {
-    for (let i = 0; i < streams; i++) service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, wholeEvents: true } });
+    for (let i = 0; i < streams; i++)
+      service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, wholeEvents: true } });
     const done = finished(bot, 'chat', streams);
     const startedAt = Date.now();
-    await Promise.all(channels.map((c, i) => slack.sendSlashCommand(botUrl, { command: '/chat', text: `question ${i}`, channel_id: c.id })));
+    await Promise.all(
+      channels.map((c, i) =>
+        slack.sendSlashCommand(botUrl, { command: '/chat', text: `question ${i}`, channel_id: c.id }),
+      ),
+    );
     const outcomes = await done;
     // The answer: the bot's message in the question's thread.
-    const answers = channels.map((c) => slack.messages(c.id).find((m) => m.user === slack.botUserId && m.threadTs !== undefined));
-    const per = answers.map((m) => streamFigures(startedAt, (m?.revisions ?? []).map((r) => ({ at: r.at, content: r.text }))));
+    const answers = channels.map((c) =>
+      slack.messages(c.id).find((m) => m.user === slack.botUserId && m.threadTs !== undefined),
+    );
+    const per = answers.map((m) =>
+      streamFigures(
+        startedAt,
+        (m?.revisions ?? []).map((r) => ({ at: r.at, content: r.text })),
+      ),
+    );
     const limited = slack.calls.filter((c) => c.status === 429 || c.error === 'ratelimited').length;
     return figuresOf(name, per, {
       status429: limited,
@@ -233,10 +284,12 @@ const SCENARIOS: Record<string, () => Promise<Figures>> = {
   one: () => discordScenario('Discord, 1 /chat in 1 channel', 1, 1),
   ten: () => discordScenario('Discord, 10 /chat in 1 channel', 10, 1),
   fifty: () => discordScenario('Discord, 50 /chat in 1 channel', 50, 1),
-  'fifty-documented': () => discordScenario('Discord, 50 /chat in 1 channel, documented limits', 50, 1, 'chat', 'documented'),
+  'fifty-documented': () =>
+    discordScenario('Discord, 50 /chat in 1 channel, documented limits', 50, 1, 'chat', 'documented'),
   mentions: () => discordScenario('Discord, 10 mentions in 1 channel', 10, 1, 'mention'),
   thousand: () => discordScenario('Discord, 1,000 /chat in 1,000 channels', 1000, 1000),
-  'thousand-documented': () => discordScenario('Discord, 1,000 /chat in 1,000 channels, documented limits', 1000, 1000, 'chat', 'documented'),
+  'thousand-documented': () =>
+    discordScenario('Discord, 1,000 /chat in 1,000 channels, documented limits', 1000, 1000, 'chat', 'documented'),
   slack: () => slackScenario('Slack, 20 /chat in 20 channels of 1 workspace', 20),
 };
 
@@ -249,8 +302,12 @@ for (const name of chosen) {
   rows.push(figures);
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
-process.stdout.write(`\n| scenario | first text p50 / p95 (ms) | updates per stream per s | longest gap (ms) | 429s | exact | ack p95 (ms) | bot peak RSS (MB) | bot loop delay p99 (ms) |\n|---|---|---|---|---|---|---|---|---|\n`);
+process.stdout.write(
+  `\n| scenario | first text p50 / p95 (ms) | updates per stream per s | longest gap (ms) | 429s | exact | ack p95 (ms) | bot peak RSS (MB) | bot loop delay p99 (ms) |\n|---|---|---|---|---|---|---|---|---|\n`,
+);
 for (const r of rows) {
-  process.stdout.write(`| ${r.scenario} | ${r.firstTextP50Ms} / ${r.firstTextP95Ms} | ${r.updatesPerStreamPerSec} | ${r.longestGapMs} | ${r.status429} | ${r.exact} | ${r.ackP95Ms ?? '–'} | ${r.peakRssMb} | ${r.eventLoopP99Ms} |\n`);
+  process.stdout.write(
+    `| ${r.scenario} | ${r.firstTextP50Ms} / ${r.firstTextP95Ms} | ${r.updatesPerStreamPerSec} | ${r.longestGapMs} | ${r.status429} | ${r.exact} | ${r.ackP95Ms ?? '–'} | ${r.peakRssMb} | ${r.eventLoopP99Ms} |\n`,
+  );
 }
 process.exit(0);

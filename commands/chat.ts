@@ -6,9 +6,16 @@
  */
 import type { Command } from '../src/core/command.ts';
 import { chat } from '../src/core/features/chat.ts';
-import { MAX_TOKENS_OPTION, NUCLEUS_OPTIONS, TEMPERATURE_OPTION, TEXT_MODEL_OPTION, samplingFrom, stringOption } from '../src/core/features/options.ts';
-import { optionImage } from '../src/core/media/attachments.ts';
+import {
+  MAX_TOKENS_OPTION,
+  NUCLEUS_OPTIONS,
+  samplingFrom,
+  stringOption,
+  TEMPERATURE_OPTION,
+  TEXT_MODEL_OPTION,
+} from '../src/core/features/options.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
+import { optionImage } from '../src/core/media/attachments.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
 
 type WebSearch = (typeof WEB_SEARCH_MODES)[number];
@@ -33,13 +40,25 @@ export default {
     MAX_TOKENS_OPTION,
     ...NUCLEUS_OPTIONS,
   ],
-  examples: ['Explain RAID 5 in two sentences', 'Write a haiku about rain --temperature 1.2 --max_tokens 60', 'List three colours --json'],
+  examples: [
+    'Explain RAID 5 in two sentences',
+    'Write a haiku about rain --temperature 1.2 --max_tokens 60',
+    'List three colours --json',
+  ],
   async execute(ctx, core) {
     const { prompt, web_search, json } = ctx.options;
     const sampling = samplingFrom(ctx.options, core);
     const model = stringOption(ctx.options, 'model');
     const file = ctx.files.image;
-    const images = file ? [await optionImage('image', file, core.inputImages, { images: core.images, key: subjectOf(ctx), signal: ctx.signal })] : [];
+    const images = file
+      ? [
+          await optionImage('image', file, core.inputImages, {
+            images: core.images,
+            key: subjectOf(ctx),
+            signal: ctx.signal,
+          }),
+        ]
+      : [];
     await chat(ctx, core, {
       prompt: String(prompt),
       sampling,

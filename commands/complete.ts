@@ -4,7 +4,13 @@
  */
 import type { Command } from '../src/core/command.ts';
 import { complete } from '../src/core/features/chat.ts';
-import { MAX_TOKENS_OPTION, TEMPERATURE_OPTION, TEXT_MODEL_OPTION, samplingFrom, stringOption } from '../src/core/features/options.ts';
+import {
+  MAX_TOKENS_OPTION,
+  samplingFrom,
+  stringOption,
+  TEMPERATURE_OPTION,
+  TEXT_MODEL_OPTION,
+} from '../src/core/features/options.ts';
 
 export default {
   name: 'complete',

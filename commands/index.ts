@@ -3,11 +3,11 @@
  */
 import type { Command } from '../src/core/command.ts';
 import chat from './chat.ts';
-import imagine from './imagine.ts';
 import complete from './complete.ts';
+import forget from './forget.ts';
+import imagine from './imagine.ts';
 import models from './models.ts';
 import settings from './settings.ts';
-import forget from './forget.ts';
 import usage from './usage.ts';
 
 export const commands: readonly Command[] = [chat, imagine, complete, models, settings, forget, usage];

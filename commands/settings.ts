@@ -3,8 +3,8 @@
  * channel's models and system prompt; alone, shows each value and where it comes from.
  */
 import type { Command } from '../src/core/command.ts';
-import { MAX_SYSTEM_PROMPT, changeSettings } from '../src/core/features/settings.ts';
 import { stringOption } from '../src/core/features/options.ts';
+import { changeSettings, MAX_SYSTEM_PROMPT } from '../src/core/features/settings.ts';
 import { SETTING_NAMES, type SettingName } from '../src/core/state/settings.ts';
 
 export default {
@@ -12,10 +12,33 @@ export default {
   description: "Show or change this channel's models and system prompt (admins)",
   adminOnly: true,
   options: [
-    { name: 'chat_model', description: 'Chat model for /chat and mentions here', type: 'string', maxLength: 100, autocomplete: 'text_models' },
-    { name: 'image_model', description: 'Image model for /imagine here', type: 'string', maxLength: 100, autocomplete: 'image_models' },
-    { name: 'vision_model', description: 'Model for messages with images here', type: 'string', maxLength: 100, autocomplete: 'text_models' },
-    { name: 'system_prompt', description: 'Sent first with every chat here', type: 'string', maxLength: MAX_SYSTEM_PROMPT },
+    {
+      name: 'chat_model',
+      description: 'Chat model for /chat and mentions here',
+      type: 'string',
+      maxLength: 100,
+      autocomplete: 'text_models',
+    },
+    {
+      name: 'image_model',
+      description: 'Image model for /imagine here',
+      type: 'string',
+      maxLength: 100,
+      autocomplete: 'image_models',
+    },
+    {
+      name: 'vision_model',
+      description: 'Model for messages with images here',
+      type: 'string',
+      maxLength: 100,
+      autocomplete: 'text_models',
+    },
+    {
+      name: 'system_prompt',
+      description: 'Sent first with every chat here',
+      type: 'string',
+      maxLength: MAX_SYSTEM_PROMPT,
+    },
     {
       name: 'reset',
       description: 'Back to the default: one setting, or all',

@@ -6,7 +6,7 @@
 import { type Command } from '../src/core/command.ts';
 import { ForbiddenError } from '../src/core/errors.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
-import { waitText, type UsageLine, type UsageReport } from '../src/core/state/quotas.ts';
+import { type UsageLine, type UsageReport, waitText } from '../src/core/state/quotas.ts';
 
 function line(item: UsageLine): string {
   const used = `${item.used}${item.limit > 0 ? ` of ${item.limit}` : ''} ${item.window === 'minute' ? 'this minute' : 'today'}`;
@@ -30,11 +30,24 @@ export default {
     if (ctx.options.channel === true) {
       if (!(await ctx.user.isAdmin())) throw new ForbiddenError("Only admins can see a channel's use.");
       const report = await core.quotas.usageOfChannel(ctx.channelKey);
-      await ctx.reply.sendEphemeral({ content: '', cards: [{ title: 'Use of this channel today', fields: fields(report), footer: 'Quotas apply per user; this is everyone here together.' }] });
+      await ctx.reply.sendEphemeral({
+        content: '',
+        cards: [
+          {
+            title: 'Use of this channel today',
+            fields: fields(report),
+            footer: 'Quotas apply per user; this is everyone here together.',
+          },
+        ],
+      });
       return;
     }
     const report = await core.quotas.usageOf(subjectOf(ctx));
-    const footer = core.quotas.enabled ? ((await ctx.user.isAdmin()) && !core.quotas.limits.admins ? 'As an admin you are not held to the quotas.' : 'Limits reset when each window rolls over.') : 'No quotas are set on this bot.';
+    const footer = core.quotas.enabled
+      ? (await ctx.user.isAdmin()) && !core.quotas.limits.admins
+        ? 'As an admin you are not held to the quotas.'
+        : 'Limits reset when each window rolls over.'
+      : 'No quotas are set on this bot.';
     await ctx.reply.sendEphemeral({ content: '', cards: [{ title: 'Your use', fields: fields(report), footer }] });
   },
 } satisfies Command;

@@ -3,19 +3,20 @@
  * platform adapters. `src/main.ts` runs it for `npm start`; end-to-end tests call
  * {@link startBot} with the same environment variables an operator sets.
  */
-import { loadConfig, type Config } from './config.ts';
-import { createLogger, type Logger } from './log.ts';
+
+import { getHeapStatistics } from 'node:v8';
+import type { DestinationStream } from 'pino';
+import { commands } from '../commands/index.ts';
+import { type Config, loadConfig } from './config.ts';
+import { type Core, closeCore, createCore } from './core/core.ts';
+import { BotEvents } from './core/events.ts';
 import { ServiceClient } from './core/service/client.ts';
 import { openStore } from './core/state/open-store.ts';
-import { closeCore, createCore, type Core } from './core/core.ts';
-import { BotEvents } from './core/events.ts';
-import { createMetrics, type BotMetrics } from './ops/metrics.ts';
-import { startOpsServer, type HealthCheck, type OpsServer } from './ops/server.ts';
-import { commands } from '../commands/index.ts';
+import { createLogger, type Logger } from './log.ts';
+import { type BotMetrics, createMetrics } from './ops/metrics.ts';
+import { type HealthCheck, type OpsServer, startOpsServer } from './ops/server.ts';
 import { DiscordAdapter } from './platforms/discord/adapter.ts';
 import { SlackAdapter } from './platforms/slack/adapter.ts';
-import type { DestinationStream } from 'pino';
-import { getHeapStatistics } from 'node:v8';
 
 /**
  * Logs the store's background errors (a Redis connection lost and retried) without flooding:
@@ -67,9 +68,17 @@ export interface Bot {
  * @param options.logDestination where log lines go (tests collect them).
  * @throws ConfigError for bad configuration; platform login errors (e.g. a bad Discord token).
  */
-export async function startBot(env: Record<string, string | undefined>, options: { logDestination?: DestinationStream } = {}): Promise<Bot> {
+export async function startBot(
+  env: Record<string, string | undefined>,
+  options: { logDestination?: DestinationStream } = {},
+): Promise<Bot> {
   const config = loadConfig(env);
-  const log = createLogger({ level: config.logLevel, secrets: config.secrets, format: config.logFormat, ...(options.logDestination ? { destination: options.logDestination } : {}) });
+  const log = createLogger({
+    level: config.logLevel,
+    secrets: config.secrets,
+    format: config.logFormat,
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  });
   const events = new BotEvents();
   const service = new ServiceClient({
     baseUrl: config.service.baseUrl,
@@ -78,7 +87,8 @@ export async function startBot(env: Record<string, string | undefined>, options:
     headersTimeoutMs: config.service.headersTimeoutMs,
     bodyTimeoutMs: config.service.bodyTimeoutMs,
     maxConcurrency: config.service.maxConcurrency,
-    onRetry: ({ attempt, delayMs, error, path }) => log.warn({ attempt, delayMs, code: error.code, status: error.status, path }, 'retrying service request'),
+    onRetry: ({ attempt, delayMs, error, path }) =>
+      log.warn({ attempt, delayMs, code: error.code, status: error.status, path }, 'retrying service request'),
     onResponse: (response) => events.emit('service.response', response),
   });
   const core = createCore({
@@ -100,7 +110,15 @@ export async function startBot(env: Record<string, string | undefined>, options:
   const checks: HealthCheck[] = [
     ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),
     ...(slack ? [{ name: 'slack', check: () => slack.health() }] : []),
-    { name: 'store', check: () => core.store.ping().then(() => undefined, (error: unknown) => `store (${core.store.kind}) not answering: ${error instanceof Error ? error.message : String(error)}`) },
+    {
+      name: 'store',
+      check: () =>
+        core.store.ping().then(
+          () => undefined,
+          (error: unknown) =>
+            `store (${core.store.kind}) not answering: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+    },
   ];
   let ops: OpsServer | undefined;
   const stop = async (graceMs = config.shutdownGraceMs) => {
@@ -111,15 +129,20 @@ export async function startBot(env: Record<string, string | undefined>, options:
   };
   try {
     await Promise.all([discord?.start(), slack?.start()]);
-    if (config.httpPort !== undefined) ops = await startOpsServer(config.httpPort, { checks, registry: metrics.registry, log });
+    if (config.httpPort !== undefined)
+      ops = await startOpsServer(config.httpPort, { checks, registry: metrics.registry, log });
   } catch (error) {
     await stop();
     throw error;
   }
   // The V8 heap limit (npm start's default --max-old-space-size=384, or NODE_OPTIONS'), in MB.
   const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
-  log.info({ discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port, heapLimitMb }, 'bot started');
-  const health = async () => (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
+  log.info(
+    { discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port, heapLimitMb },
+    'bot started',
+  );
+  const health = async () =>
+    (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
   const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, onPlatformLost: undefined };
   if (discord) discord.onFatal = (reason) => bot.onPlatformLost?.(reason, slack ? 1 : 0);
   return bot;

@@ -24,69 +24,96 @@ const idList = z.preprocess(
 const optionalMs = (fallback: number) =>
   z.preprocess((v) => (v === '' || v === undefined ? fallback : v), z.coerce.number().int().min(1).max(3_600_000));
 
-const envSchema = z
-  .object({
-    SERVICE_BASE_URL: z.url({ error: 'must be an http(s) URL, e.g. https://api.example.com/v1' }),
-    SERVICE_API_KEY: z.string({ error: 'is required' }).min(1, 'is required'),
-    SERVICE_CONNECT_TIMEOUT_MS: optionalMs(10_000),
-    SERVICE_HEADERS_TIMEOUT_MS: optionalMs(60_000),
-    SERVICE_BODY_TIMEOUT_MS: optionalMs(60_000),
-    SERVICE_MAX_CONCURRENCY: optionalInt(256, 1, 100_000),
+const envSchema = z.object({
+  SERVICE_BASE_URL: z.url({ error: 'must be an http(s) URL, e.g. https://api.example.com/v1' }),
+  SERVICE_API_KEY: z.string({ error: 'is required' }).min(1, 'is required'),
+  SERVICE_CONNECT_TIMEOUT_MS: optionalMs(10_000),
+  SERVICE_HEADERS_TIMEOUT_MS: optionalMs(60_000),
+  SERVICE_BODY_TIMEOUT_MS: optionalMs(60_000),
+  SERVICE_MAX_CONCURRENCY: optionalInt(256, 1, 100_000),
 
-    DISCORD_TOKEN: optionalString,
-    DISCORD_APPLICATION_ID: z.preprocess(
-      (v) => (v === '' ? undefined : v),
-      z.string().regex(/^\d{15,22}$/, 'must be a Discord application id (a snowflake)').optional(),
-    ),
-    DISCORD_API_URL: optionalUrl,
-    DISCORD_MESSAGE_CONTENT: optionalBoolean,
-    DISCORD_SHARDS: z.preprocess(
-      (v) => (v === '' || v === undefined ? undefined : v),
-      z.union([z.literal('auto'), z.coerce.number().int().min(1).max(10_000)], { error: 'must be auto or a number of shards' }).optional(),
-    ),
-    DISCORD_SHARD_IDS: z.preprocess(
-      (v) => (typeof v === 'string' && v !== '' ? v.split(/[\s,]+/).filter(Boolean).map(Number) : undefined),
-      z.array(z.number().int().min(0), { error: 'must be a comma-separated list of shard ids, e.g. 0,1' }).optional(),
-    ),
+  DISCORD_TOKEN: optionalString,
+  DISCORD_APPLICATION_ID: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^\d{15,22}$/, 'must be a Discord application id (a snowflake)')
+      .optional(),
+  ),
+  DISCORD_API_URL: optionalUrl,
+  DISCORD_MESSAGE_CONTENT: optionalBoolean,
+  DISCORD_SHARDS: z.preprocess(
+    (v) => (v === '' || v === undefined ? undefined : v),
+    z
+      .union([z.literal('auto'), z.coerce.number().int().min(1).max(10_000)], {
+        error: 'must be auto or a number of shards',
+      })
+      .optional(),
+  ),
+  DISCORD_SHARD_IDS: z.preprocess(
+    (v) =>
+      typeof v === 'string' && v !== ''
+        ? v
+            .split(/[\s,]+/)
+            .filter(Boolean)
+            .map(Number)
+        : undefined,
+    z.array(z.number().int().min(0), { error: 'must be a comma-separated list of shard ids, e.g. 0,1' }).optional(),
+  ),
 
-    SLACK_BOT_TOKEN: optionalString,
-    SLACK_SIGNING_SECRET: optionalString,
-    SLACK_APP_TOKEN: z.preprocess(
-      (v) => (v === '' ? undefined : v),
-      z.string().startsWith('xapp-', 'must be an app-level token starting with xapp-').optional(),
-    ),
-    SLACK_API_URL: optionalUrl,
-    SLACK_PORT: z.preprocess((v) => (v === '' || v === undefined ? 3000 : v), z.coerce.number().int().min(0).max(65535)),
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_APP_TOKEN: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.string().startsWith('xapp-', 'must be an app-level token starting with xapp-').optional(),
+  ),
+  SLACK_API_URL: optionalUrl,
+  SLACK_PORT: z.preprocess((v) => (v === '' || v === undefined ? 3000 : v), z.coerce.number().int().min(0).max(65535)),
 
-    STORE_URL: z.preprocess(
-      (v) => (v === '' || v === undefined ? 'sqlite://data/history.sqlite' : v),
-      z.string().regex(/^(sqlite|redis|rediss):\/\/.+/, 'must be sqlite://<path> or redis://<host>:<port>'),
-    ),
-    DEFAULT_CHAT_MODEL: optionalString,
-    DEFAULT_IMAGE_MODEL: optionalString,
-    DEFAULT_VISION_MODEL: optionalString,
-    MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
-    MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
-    IMAGE_PREP_TIMEOUT_MS: optionalInt(5_000, 100, 120_000),
-    IMAGE_PREP_CONCURRENCY: optionalInt(2, 1, 64),
-    MAX_TOKENS_LIMIT: optionalInt(4096, 1, 1_000_000),
-    MAX_ANSWER_CHARS: optionalInt(20_000, 2_000, 1_000_000),
-    STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
-    QUOTA_CHAT_PER_MINUTE: optionalInt(0, 0, 1_000_000),
-    QUOTA_IMAGES_PER_DAY: optionalInt(0, 0, 1_000_000),
-    QUOTA_TOKENS_PER_DAY: optionalInt(0, 0, 1_000_000_000),
-    QUOTA_ADMINS: optionalBoolean,
-    SHUTDOWN_GRACE_MS: z.preprocess((v) => (v === '' || v === undefined ? 10_000 : v), z.coerce.number().int().min(0).max(600_000)),
-    HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
-    ADMIN_USER_IDS: idList,
-    ADMIN_ROLE_IDS: idList,
-    ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
-    IMAGINE_BUTTONS: z.preprocess((v) => (v === '' || v === undefined ? 'requester' : v), z.enum(['requester', 'everyone'], { error: 'must be requester or everyone' })),
-    VARY_DENOISING_STRENGTH: z.preprocess((v) => (v === '' || v === undefined ? 0.6 : v), z.coerce.number({ error: 'must be a number from 0 to 1' }).min(0, 'must be from 0 to 1').max(1, 'must be from 0 to 1')),
-    HTTP_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
-    LOG_FORMAT: z.preprocess((v) => (v === '' || v === undefined ? 'json' : v), z.enum(['json', 'pretty'], { error: 'must be json or pretty' })),
-    LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
-  });
+  STORE_URL: z.preprocess(
+    (v) => (v === '' || v === undefined ? 'sqlite://data/history.sqlite' : v),
+    z.string().regex(/^(sqlite|redis|rediss):\/\/.+/, 'must be sqlite://<path> or redis://<host>:<port>'),
+  ),
+  DEFAULT_CHAT_MODEL: optionalString,
+  DEFAULT_IMAGE_MODEL: optionalString,
+  DEFAULT_VISION_MODEL: optionalString,
+  MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
+  MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+  IMAGE_PREP_TIMEOUT_MS: optionalInt(5_000, 100, 120_000),
+  IMAGE_PREP_CONCURRENCY: optionalInt(2, 1, 64),
+  MAX_TOKENS_LIMIT: optionalInt(4096, 1, 1_000_000),
+  MAX_ANSWER_CHARS: optionalInt(20_000, 2_000, 1_000_000),
+  STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
+  QUOTA_CHAT_PER_MINUTE: optionalInt(0, 0, 1_000_000),
+  QUOTA_IMAGES_PER_DAY: optionalInt(0, 0, 1_000_000),
+  QUOTA_TOKENS_PER_DAY: optionalInt(0, 0, 1_000_000_000),
+  QUOTA_ADMINS: optionalBoolean,
+  SHUTDOWN_GRACE_MS: z.preprocess(
+    (v) => (v === '' || v === undefined ? 10_000 : v),
+    z.coerce.number().int().min(0).max(600_000),
+  ),
+  HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
+  ADMIN_USER_IDS: idList,
+  ADMIN_ROLE_IDS: idList,
+  ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
+  IMAGINE_BUTTONS: z.preprocess(
+    (v) => (v === '' || v === undefined ? 'requester' : v),
+    z.enum(['requester', 'everyone'], { error: 'must be requester or everyone' }),
+  ),
+  VARY_DENOISING_STRENGTH: z.preprocess(
+    (v) => (v === '' || v === undefined ? 0.6 : v),
+    z.coerce
+      .number({ error: 'must be a number from 0 to 1' })
+      .min(0, 'must be from 0 to 1')
+      .max(1, 'must be from 0 to 1'),
+  ),
+  HTTP_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
+  LOG_FORMAT: z.preprocess(
+    (v) => (v === '' || v === undefined ? 'json' : v),
+    z.enum(['json', 'pretty'], { error: 'must be json or pretty' }),
+  ),
+  LOG_LEVEL: z.preprocess((v) => (v === '' || v === undefined ? 'info' : v), z.enum(LOG_LEVELS)),
+});
 
 /** Names of every environment variable the bot reads (`.env.example` lists each, with a comment). */
 export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
@@ -97,7 +124,9 @@ function platformProblems(env: Record<string, string | undefined>): string[] {
   const discord = set('DISCORD_TOKEN') || set('DISCORD_APPLICATION_ID');
   const slack = set('SLACK_BOT_TOKEN') || set('SLACK_SIGNING_SECRET');
   if (!discord && !slack) {
-    return ['no platform is configured: set DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or all four)'];
+    return [
+      'no platform is configured: set DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or all four)',
+    ];
   }
   const pairs: Array<[string, string, boolean]> = [
     ['DISCORD_TOKEN', 'DISCORD_APPLICATION_ID', discord],
@@ -105,7 +134,9 @@ function platformProblems(env: Record<string, string | undefined>): string[] {
     ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', slack],
     ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', slack],
   ];
-  return pairs.filter(([name, other, on]) => on && !set(name) && set(other)).map(([name, other]) => `${name} is required when ${other} is set`);
+  return pairs
+    .filter(([name, other, on]) => on && !set(name) && set(other))
+    .map(([name, other]) => `${name} is required when ${other} is set`);
 }
 
 /** Discord settings, present when the Discord adapter is to run. */
@@ -199,7 +230,11 @@ export function urlCredentials(url: string): string[] {
       return text;
     }
   };
-  return [...new Set([parsed.password, decode(parsed.password), parsed.username, decode(parsed.username)].filter((v) => v !== ''))];
+  return [
+    ...new Set(
+      [parsed.password, decode(parsed.password), parsed.username, decode(parsed.username)].filter((v) => v !== ''),
+    ),
+  ];
 }
 
 /** Thrown by {@link loadConfig}; `message` names every offending variable, one per line. */
@@ -226,8 +261,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   problems.push(...platformProblems(env));
   if (parsed.success && parsed.data.DISCORD_SHARD_IDS) {
     const count = parsed.data.DISCORD_SHARDS;
-    if (typeof count !== 'number') problems.push('DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards');
-    else if (parsed.data.DISCORD_SHARD_IDS.some((id) => id >= count)) problems.push(`DISCORD_SHARD_IDS must be below DISCORD_SHARDS (${count})`);
+    if (typeof count !== 'number')
+      problems.push('DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards');
+    else if (parsed.data.DISCORD_SHARD_IDS.some((id) => id >= count))
+      problems.push(`DISCORD_SHARD_IDS must be below DISCORD_SHARDS (${count})`);
   }
   if (!parsed.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
   const e = parsed.data;
@@ -278,11 +315,21 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     httpPort: e.HTTP_PORT,
-    quotas: { chatPerMinute: e.QUOTA_CHAT_PER_MINUTE, imagesPerDay: e.QUOTA_IMAGES_PER_DAY, tokensPerDay: e.QUOTA_TOKENS_PER_DAY, admins: e.QUOTA_ADMINS },
+    quotas: {
+      chatPerMinute: e.QUOTA_CHAT_PER_MINUTE,
+      imagesPerDay: e.QUOTA_IMAGES_PER_DAY,
+      tokensPerDay: e.QUOTA_TOKENS_PER_DAY,
+      admins: e.QUOTA_ADMINS,
+    },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    secrets: [e.SERVICE_API_KEY, e.DISCORD_TOKEN, e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN, ...urlCredentials(e.STORE_URL)].filter(
-      (s): s is string => typeof s === 'string' && s.length > 0,
-    ),
+    secrets: [
+      e.SERVICE_API_KEY,
+      e.DISCORD_TOKEN,
+      e.SLACK_BOT_TOKEN,
+      e.SLACK_SIGNING_SECRET,
+      e.SLACK_APP_TOKEN,
+      ...urlCredentials(e.STORE_URL),
+    ].filter((s): s is string => typeof s === 'string' && s.length > 0),
   };
 }

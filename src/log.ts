@@ -6,9 +6,10 @@
  * request or response body (a refused upload's image bytes, 45 MB) ever reaches a log line,
  * nor an interaction token from a URL.
  */
-import { pino, type Logger, type DestinationStream } from 'pino';
-import pretty from 'pino-pretty';
+
 import { randomInt } from 'node:crypto';
+import { type DestinationStream, type Logger, pino } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -69,7 +70,12 @@ export function redactPath(path: string): string {
 
 const cut = (value: unknown): string | undefined => {
   if (value === undefined || value === null) return undefined;
-  const text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+  const text =
+    typeof value === 'string'
+      ? value
+      : typeof value === 'number' || typeof value === 'boolean'
+        ? String(value)
+        : undefined;
   if (text === undefined) return undefined;
   return text.length > MAX_FIELD_CHARS ? `${text.slice(0, MAX_FIELD_CHARS)}… (${text.length} characters)` : text;
 };
@@ -93,7 +99,8 @@ export interface SerializedError {
  * service errors their code, status and the service's code. Bodies are never kept.
  */
 export function serializeError(value: unknown, depth = 0): SerializedError {
-  if (!(value instanceof Error) && (typeof value !== 'object' || value === null)) return { type: typeof value, ...(cut(value) ? { message: cut(value)! } : {}) };
+  if (!(value instanceof Error) && (typeof value !== 'object' || value === null))
+    return { type: typeof value, ...(cut(value) ? { message: cut(value)! } : {}) };
   const e = value as Record<string, unknown> & { name?: string; message?: string; cause?: unknown };
   const out: SerializedError = { type: cut(e.name) ?? (value as object).constructor?.name ?? 'Error' };
   const message = cut(e.message);
@@ -126,7 +133,11 @@ export function createLogger(options: {
   destination?: DestinationStream;
 }): Logger {
   const secrets = [...options.secrets];
-  const destination = options.destination ?? (options.format === 'pretty' ? pretty({ destination: 1, sync: true, colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l' }) : pino.destination(1));
+  const destination =
+    options.destination ??
+    (options.format === 'pretty'
+      ? pretty({ destination: 1, sync: true, colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l' })
+      : pino.destination(1));
   return pino(
     {
       level: options.level,
@@ -159,7 +170,8 @@ export function newReference(): string {
  * @returns a function that removes the handler.
  */
 export function logUnhandledRejections(log: Logger, target: NodeJS.EventEmitter = process): () => void {
-  const handler = (reason: unknown) => log.error({ err: reason }, 'unhandled promise rejection (outside any command); the bot goes on');
+  const handler = (reason: unknown) =>
+    log.error({ err: reason }, 'unhandled promise rejection (outside any command); the bot goes on');
   target.on('unhandledRejection', handler);
   return () => target.off('unhandledRejection', handler);
 }

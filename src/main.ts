@@ -11,8 +11,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from './config.ts';
 import { startBot } from './bot.ts';
+import { ConfigError } from './config.ts';
 import { logUnhandledRejections, scrubSecrets } from './log.ts';
 
 const envFile = join(process.env.INIT_CWD ?? process.cwd(), '.env');
@@ -53,7 +53,13 @@ try {
     process.stderr.write(`${error.message}\nSee .env.example for every variable.\n`);
     process.exit(2);
   }
-  const secrets = [process.env.SERVICE_API_KEY, process.env.DISCORD_TOKEN, process.env.SLACK_BOT_TOKEN, process.env.SLACK_SIGNING_SECRET, process.env.SLACK_APP_TOKEN].filter((s): s is string => Boolean(s));
+  const secrets = [
+    process.env.SERVICE_API_KEY,
+    process.env.DISCORD_TOKEN,
+    process.env.SLACK_BOT_TOKEN,
+    process.env.SLACK_SIGNING_SECRET,
+    process.env.SLACK_APP_TOKEN,
+  ].filter((s): s is string => Boolean(s));
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`The bot could not start: ${scrubSecrets(message, secrets)}\n`);
   process.exit(1);

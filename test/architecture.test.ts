@@ -2,12 +2,14 @@
  * The seam between core and platforms (docs/architecture.md): nothing under commands/ or src/core/
  * imports a platform SDK, so every command and the whole core serve Discord and Slack alike.
  */
-import { describe, expect, it } from 'vitest';
+
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
-const PLATFORM_SDK = /\bfrom\s+['"](discord\.js|@discordjs\/[^'"]+|@slack\/[^'"]+)['"]|\bimport\(\s*['"](discord\.js|@discordjs\/|@slack\/)/;
+const PLATFORM_SDK =
+  /\bfrom\s+['"](discord\.js|@discordjs\/[^'"]+|@slack\/[^'"]+)['"]|\bimport\(\s*['"](discord\.js|@discordjs\/|@slack\/)/;
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })

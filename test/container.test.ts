@@ -6,16 +6,21 @@
  * what an operator relies on (multi-stage, slim Node ≥ 20, non-root, health check; Redis and
  * two bot replicas).
  */
-import { describe, expect, it } from 'vitest';
+
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
 /** Instructions with their continuation lines joined. */
-const instructions = dockerfile.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const instructions = dockerfile
+  .replace(/\\\n\s*/g, ' ')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
 const stages = instructions.reduce<string[][]>((all, line) => {
   if (line.startsWith('FROM ')) all.push([]);
   all.at(-1)?.push(line);
@@ -29,21 +34,43 @@ describe('Dockerfile', () => {
     const final = stages.at(-1)!;
     expect(final.find((l) => l.startsWith('USER '))).toMatch(/^USER (node|\d+)$/);
     expect(final.some((l) => l.startsWith('HEALTHCHECK ') && l.includes('/healthz'))).toBe(true);
-    expect(JSON.parse(final.find((l) => l.startsWith('CMD '))!.slice(4))).toEqual(['node', '--import', 'tsx', 'src/main.ts']);
+    expect(JSON.parse(final.find((l) => l.startsWith('CMD '))!.slice(4))).toEqual([
+      'node',
+      '--import',
+      'tsx',
+      'src/main.ts',
+    ]);
     expect(stages.flat().some((l) => /^RUN npm ci --omit=dev\b/.test(l))).toBe(true);
   });
 
   it('its npm ci --omit=dev on a clean copy installs a bot whose CMD, with an empty environment, exits 2 naming the missing variables', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'genbot-image-'));
     // What the stages copy from the build context (COPY without --from).
-    const copied = stages.flat().filter((l) => l.startsWith('COPY ') && !l.includes('--from')).flatMap((l) => l.slice(5).split(/\s+/).slice(0, -1));
+    const copied = stages
+      .flat()
+      .filter((l) => l.startsWith('COPY ') && !l.includes('--from'))
+      .flatMap((l) => l.slice(5).split(/\s+/).slice(0, -1));
     expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'src', 'commands']));
     for (const path of new Set(copied)) cpSync(join(root, path), join(dir, path), { recursive: true });
-    const install = stages.flat().find((l) => /^RUN npm ci --omit=dev\b/.test(l))!.slice(4);
+    const install = stages
+      .flat()
+      .find((l) => /^RUN npm ci --omit=dev\b/.test(l))!
+      .slice(4);
     // At the lowest priority: sqlite3 compiles for about a minute, and the other tests run meanwhile.
-    const installed = await run('nice', ['-n', '19', 'sh', '-c', install], dir, { PATH: process.env.PATH!, HOME: process.env.HOME! }, 600_000);
+    const installed = await run(
+      'nice',
+      ['-n', '19', 'sh', '-c', install],
+      dir,
+      { PATH: process.env.PATH!, HOME: process.env.HOME! },
+      600_000,
+    );
     expect(installed.code, installed.stderr).toBe(0);
-    const [command, ...args] = JSON.parse(stages.at(-1)!.find((l) => l.startsWith('CMD '))!.slice(4)) as string[];
+    const [command, ...args] = JSON.parse(
+      stages
+        .at(-1)!
+        .find((l) => l.startsWith('CMD '))!
+        .slice(4),
+    ) as string[];
     const started = await run(command!, args, dir, { PATH: process.env.PATH! }, 60_000);
     expect(started.code).toBe(2);
     expect(started.stderr).toContain('SERVICE_BASE_URL is required');
@@ -63,7 +90,13 @@ describe('compose.yaml', () => {
   });
 });
 
-function run(command: string, args: string[], cwd: string, env: Record<string, string>, timeout: number): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  timeout: number,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const child = spawn(command, args, { cwd, env, timeout });
     let stdout = '';

@@ -2,13 +2,14 @@
  * `npm start`, run as an operator runs it: a child process that reads `.env` from the folder
  * it is started in.
  */
-import { describe, expect, it } from 'vitest';
+
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FakeService } from './fakes/service.ts';
+import { describe, expect, it } from 'vitest';
 import { FakeDiscord } from './fakes/discord.ts';
+import { FakeService } from './fakes/service.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const baseEnv = () => ({ PATH: process.env.PATH!, HOME: process.env.HOME! });
@@ -25,11 +26,13 @@ describe('npm start', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('SERVICE_BASE_URL is required');
     expect(result.stderr).toContain('SERVICE_API_KEY is required');
-    expect(result.stderr).toMatch(/DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET/);
+    expect(result.stderr).toMatch(
+      /DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET/,
+    );
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('reads .env, connects to Discord, and on SIGTERM to npm\'s own PID lets a running answer finish, stops a longer one with its partial text, exits 0 and leaves no process', async () => {
+  it("reads .env, connects to Discord, and on SIGTERM to npm's own PID lets a running answer finish, stops a longer one with its partial text, exits 0 and leaves no process", async () => {
     const service = await FakeService.start();
     const discord = await FakeDiscord.start();
     const cwd = mkdtempSync(join(tmpdir(), 'genbot-start-'));
@@ -61,7 +64,9 @@ describe('npm start', () => {
       const botPids = descendants(child.pid!);
       expect(botPids.length).toBeGreaterThanOrEqual(1);
       // npm start caps V8's heap at 384 MB of old space (the limit V8 reports adds the young generation).
-      const started = JSON.parse(stdout.split('\n').find((line) => line.includes('"msg":"bot started"'))!) as { heapLimitMb: number };
+      const started = JSON.parse(stdout.split('\n').find((line) => line.includes('"msg":"bot started"'))!) as {
+        heapLimitMb: number;
+      };
       expect(started.heapLimitMb).toBeGreaterThanOrEqual(384);
       expect(started.heapLimitMb).toBeLessThan(512);
 
@@ -87,7 +92,9 @@ describe('npm start', () => {
       expect(Date.now() - signalledAt).toBeLessThan(15_000);
 
       expect(a.original!.content).toBe(short.join(''));
-      expect(b.original!.content).toMatch(/^long0 long1 .*\n\n⚠️ Stopped: the bot is restarting\. Ask again in a moment\.$/s);
+      expect(b.original!.content).toMatch(
+        /^long0 long1 .*\n\n⚠️ Stopped: the bot is restarting\. Ask again in a moment\.$/s,
+      );
       expect(b.original!.content.length).toBeLessThan(long.join('').length);
       expect(late.messages.map((m) => m.content)).toEqual(['The bot is restarting; try again in a few seconds.']);
       expect(late.messages[0]!.ephemeral).toBe(true);
@@ -110,7 +117,11 @@ function descendants(pid: number): number[] {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+      const ppid = Number(
+        readFileSync(`/proc/${entry}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[1],
+      );
       children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
     } catch {
       // The process ended while being read.

@@ -3,12 +3,13 @@
  * option checking shared by both adapters, and the one place that runs a command, turns
  * any error into a message for the user, and logs it once.
  */
+
+import type { Core } from './core.ts';
+import { ForbiddenError, InputError, OptionError, ShownError, withReference } from './errors.ts';
 import type { CommandOutcome } from './events.ts';
 import type { Attachment, CommandContext, ComponentContext, ReplyChannel } from './platform.ts';
-import type { Core } from './core.ts';
-import { ServiceError } from './service/errors.ts';
 import { sentenceOf } from './sentences.ts';
-import { ForbiddenError, InputError, OptionError, ShownError, withReference } from './errors.ts';
+import { ServiceError } from './service/errors.ts';
 
 /**
  * Option value types; both platforms can express these. `attachment`: a file (a Discord
@@ -63,7 +64,8 @@ export interface Command {
 
 /** An option's range in words: `from 0 to 2`, `at least 1`, `at most 5`; '' when it has none. */
 export function rangeOf(option: Pick<CommandOption, 'minValue' | 'maxValue'>): string {
-  if (option.minValue !== undefined && option.maxValue !== undefined) return `from ${option.minValue} to ${option.maxValue}`;
+  if (option.minValue !== undefined && option.maxValue !== undefined)
+    return `from ${option.minValue} to ${option.maxValue}`;
   if (option.minValue !== undefined) return `at least ${option.minValue}`;
   if (option.maxValue !== undefined) return `at most ${option.maxValue}`;
   return '';
@@ -74,12 +76,17 @@ export function rangeOf(option: Pick<CommandOption, 'minValue' | 'maxValue'>): s
  * length) and returns them typed. Discord checks most of this client-side; Slack does not.
  * @throws OptionError with a sentence naming the option and what it accepts.
  */
-export function checkOptions(command: Command, raw: Record<string, unknown>): Record<string, string | number | boolean | undefined> {
+export function checkOptions(
+  command: Command,
+  raw: Record<string, unknown>,
+): Record<string, string | number | boolean | undefined> {
   const out: Record<string, string | number | boolean | undefined> = {};
   const known = new Set(command.options.map((o) => o.name));
   for (const name of Object.keys(raw)) {
     if (!known.has(name)) {
-      throw new OptionError(`/${command.name} has no option \`${name}\`. Options: ${command.options.map((o) => `\`${o.name}\``).join(', ')}.`);
+      throw new OptionError(
+        `/${command.name} has no option \`${name}\`. Options: ${command.options.map((o) => `\`${o.name}\``).join(', ')}.`,
+      );
     }
   }
   for (const option of command.options) {
@@ -98,9 +105,14 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
     } else if (option.type === 'integer' || option.type === 'number') {
       const n = typeof given === 'number' ? given : Number(given);
       if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n))) {
-        throw new OptionError(`\`${option.name}\` must be ${option.type === 'integer' ? 'a whole number' : 'a number'}.`);
+        throw new OptionError(
+          `\`${option.name}\` must be ${option.type === 'integer' ? 'a whole number' : 'a number'}.`,
+        );
       }
-      if ((option.minValue !== undefined && n < option.minValue) || (option.maxValue !== undefined && n > option.maxValue)) {
+      if (
+        (option.minValue !== undefined && n < option.minValue) ||
+        (option.maxValue !== undefined && n > option.maxValue)
+      ) {
         throw new OptionError(`\`${option.name}\` must be ${rangeOf(option)}.`);
       }
       value = n;
@@ -113,11 +125,15 @@ export function checkOptions(command: Command, raw: Record<string, unknown>): Re
     } else {
       value = String(given);
       if (option.maxLength !== undefined && value.length > option.maxLength) {
-        throw new OptionError(`\`${option.name}\` is too long (${value.length} characters; at most ${option.maxLength}).`);
+        throw new OptionError(
+          `\`${option.name}\` is too long (${value.length} characters; at most ${option.maxLength}).`,
+        );
       }
     }
     if (option.choices && !option.choices.some((c) => c.value === value)) {
-      throw new OptionError(`\`${option.name}\` must be one of ${option.choices.map((c) => `\`${c.value}\``).join(', ')}.`);
+      throw new OptionError(
+        `\`${option.name}\` must be one of ${option.choices.map((c) => `\`${c.value}\``).join(', ')}.`,
+      );
     }
     out[option.name] = value;
   }
@@ -145,9 +161,15 @@ export interface RawInvocation {
  * @param read reads the raw options (and files) when they need parsing that can fail with an
  *   OptionError for the user (Slack's text); default `ctx.options` and `ctx.files`.
  */
-export function runCommand(command: Command, ctx: CommandContext, core: Core, read?: () => Promise<RawInvocation>): Promise<CommandOutcome> {
+export function runCommand(
+  command: Command,
+  ctx: CommandContext,
+  core: Core,
+  read?: () => Promise<RawInvocation>,
+): Promise<CommandOutcome> {
   return runInvocation(command.name, ctx, core, async () => {
-    if (command.adminOnly && !(await ctx.user.isAdmin())) throw new ForbiddenError(`/${command.name} is for admins only.`);
+    if (command.adminOnly && !(await ctx.user.isAdmin()))
+      throw new ForbiddenError(`/${command.name} is for admins only.`);
     const raw = read ? await read() : { options: ctx.options, files: ctx.files };
     await command.execute({ ...ctx, options: checkOptions(command, raw.options), files: raw.files ?? ctx.files }, core);
   });
@@ -172,7 +194,9 @@ export async function runComponent(command: Command | undefined, ctx: ComponentC
 }
 
 /** What {@link runInvocation} needs of an invocation: where it is, a logger, and a way to tell the user. */
-export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & { reply: Pick<ReplyChannel, 'sendEphemeral' | 'explain'> };
+export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & {
+  reply: Pick<ReplyChannel, 'sendEphemeral' | 'explain'>;
+};
 
 /**
  * Runs one invocation (a command, `mention` for a mention or DM, `<command>:button` for a
@@ -181,7 +205,12 @@ export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId
  * Never throws: the bot survives any invocation.
  * @param name the command's name, or `mention`.
  */
-export async function runInvocation(name: string, ctx: InvocationTarget, core: Core, work: () => Promise<void>): Promise<CommandOutcome> {
+export async function runInvocation(
+  name: string,
+  ctx: InvocationTarget,
+  core: Core,
+  work: () => Promise<void>,
+): Promise<CommandOutcome> {
   const started = performance.now();
   let errorCode: string | undefined;
   try {
@@ -192,11 +221,17 @@ export async function runInvocation(name: string, ctx: InvocationTarget, core: C
     const tell = (text: string) => (shown ? Promise.resolve() : ctx.reply.sendEphemeral(text));
     if (error instanceof InputError) {
       errorCode = error.code;
-      ctx.log.info({ command: name, code: error.code, reason: error.message }, INPUT_LOG_MESSAGES[error.code] ?? 'input not usable');
+      ctx.log.info(
+        { command: name, code: error.code, reason: error.message },
+        INPUT_LOG_MESSAGES[error.code] ?? 'input not usable',
+      );
       await tell(error.message);
     } else if (error instanceof ServiceError) {
       errorCode = error.code;
-      ctx.log.warn({ command: name, ref: ctx.ref, code: error.code, status: error.status, err: error.message }, 'service call failed');
+      ctx.log.warn(
+        { command: name, ref: ctx.ref, code: error.code, status: error.status, err: error.message },
+        'service call failed',
+      );
       await tell(withReference(sentenceOf(error), ctx.ref));
     } else {
       const explained = ctx.reply.explain?.(error);

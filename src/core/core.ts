@@ -2,23 +2,24 @@
  * The core's dependencies in one object, built by the composition root (src/main.ts) and
  * handed to every command. Tests build it with fakes.
  */
-import type { ServiceClient } from './service/client.ts';
-import type { StateStore } from './state/store.ts';
-import { ConversationStore } from './state/history.ts';
-import { Claims } from './state/claims.ts';
-import { StoreHealth } from './state/health.ts';
-import { NO_QUOTAS, Quotas, type QuotaLimits } from './state/quotas.ts';
-import { Downloader } from './media/download.ts';
-import type { ImageAttachmentLimits } from './media/attachments.ts';
-import { DEFAULT_IMAGE_INPUT_LIMITS } from './media/images.ts';
-import { ImagePool, type ImagePoolOptions } from './media/image-pool.ts';
-import { BotEvents } from './events.ts';
+
 import type { Logger } from '../log.ts';
-import { SettingsStore } from './state/settings.ts';
-import { ModelCatalog } from './models/catalog.ts';
-import { ModelDefaults, type ModelSettings } from './models/defaults.ts';
 import { WriteScheduler } from './delivery/scheduler.ts';
 import { StopButtons } from './delivery/stops.ts';
+import { BotEvents } from './events.ts';
+import type { ImageAttachmentLimits } from './media/attachments.ts';
+import { Downloader } from './media/download.ts';
+import { ImagePool, type ImagePoolOptions } from './media/image-pool.ts';
+import { DEFAULT_IMAGE_INPUT_LIMITS } from './media/images.ts';
+import { ModelCatalog } from './models/catalog.ts';
+import { ModelDefaults, type ModelSettings } from './models/defaults.ts';
+import type { ServiceClient } from './service/client.ts';
+import { Claims } from './state/claims.ts';
+import { StoreHealth } from './state/health.ts';
+import { ConversationStore } from './state/history.ts';
+import { NO_QUOTAS, type QuotaLimits, Quotas } from './state/quotas.ts';
+import { SettingsStore } from './state/settings.ts';
+import type { StateStore } from './state/store.ts';
 
 /** Everything a command may use. */
 export interface Core {
@@ -83,7 +84,15 @@ export interface AdminList {
 }
 
 /** The limits when the environment sets none. */
-export const DEFAULT_LIMITS: CoreLimits = { maxTokens: 4096, historyTokenBudget: 6000, allowDisableSafetyChecker: false, maxAnswerChars: 20_000, streamIdleMs: 60_000, imagineButtons: 'requester', varyDenoisingStrength: 0.6 };
+export const DEFAULT_LIMITS: CoreLimits = {
+  maxTokens: 4096,
+  historyTokenBudget: 6000,
+  allowDisableSafetyChecker: false,
+  maxAnswerChars: 20_000,
+  streamIdleMs: 60_000,
+  imagineButtons: 'requester',
+  varyDenoisingStrength: 0.6,
+};
 
 /**
  * Builds a Core from its parts: the service client, the keyv store (history, claims and
@@ -109,7 +118,10 @@ export function createCore(parts: {
   events?: BotEvents;
 }): Core {
   const settings = new SettingsStore(parts.store.keyv);
-  const catalog = new ModelCatalog(parts.service, { log: parts.log, ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}) });
+  const catalog = new ModelCatalog(parts.service, {
+    log: parts.log,
+    ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}),
+  });
   return {
     service: parts.service,
     store: parts.store,
@@ -122,7 +134,12 @@ export function createCore(parts: {
     images: new ImagePool({ ...parts.imageWorkers, log: parts.log }),
     settings,
     catalog,
-    models: new ModelDefaults(catalog, parts.defaults, settings, (error) => parts.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'channel settings unreadable: using the defaults')),
+    models: new ModelDefaults(catalog, parts.defaults, settings, (error) =>
+      parts.log.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'channel settings unreadable: using the defaults',
+      ),
+    ),
     scheduler: new WriteScheduler({ log: parts.log }),
     stops: new StopButtons(parts.store),
     limits: { ...DEFAULT_LIMITS, ...parts.limits },
@@ -134,5 +151,9 @@ export function createCore(parts: {
 
 /** Closes what the core holds open: the store's connection (after the usage counts not written yet), the download sockets and the image workers. */
 export async function closeCore(core: Core): Promise<void> {
-  await Promise.allSettled([core.quotas.flush().then(() => core.store.close()), core.downloader.close(), core.images.close()]);
+  await Promise.allSettled([
+    core.quotas.flush().then(() => core.store.close()),
+    core.downloader.close(),
+    core.images.close(),
+  ]);
 }

@@ -7,8 +7,19 @@
 
 /** Where a conversation lives: a Discord channel, thread or DM, or a Slack channel or thread. */
 export type ConversationRef =
-  | { platform: 'discord'; /** undefined in a DM */ guild: string | undefined; channel: string }
-  | { platform: 'slack'; team: string; channel: string; /** the thread's `thread_ts` */ thread?: string | undefined };
+  | {
+      platform: 'discord';
+      /** undefined in a DM */
+      guild: string | undefined;
+      channel: string;
+    }
+  | {
+      platform: 'slack';
+      team: string;
+      channel: string;
+      /** the thread's `thread_ts` */
+      thread?: string | undefined;
+    };
 
 /** A conversation's key: `discord:<guild|dm>:<channel>` or `slack:<team>:<channel>[:<thread_ts>]`. */
 export function conversationKey(ref: ConversationRef): string {
@@ -28,7 +39,8 @@ export function channelKey(ref: ConversationRef): string {
 export function parseConversationKey(key: string): ConversationRef | undefined {
   const [platform, scope, channel, thread, ...rest] = key.split(':');
   if (!scope || !channel || rest.length > 0) return undefined;
-  if (platform === 'discord' && thread === undefined) return { platform, guild: scope === 'dm' ? undefined : scope, channel };
+  if (platform === 'discord' && thread === undefined)
+    return { platform, guild: scope === 'dm' ? undefined : scope, channel };
   if (platform === 'slack') return { platform, team: scope, channel, ...(thread ? { thread } : {}) };
   return undefined;
 }

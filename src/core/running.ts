@@ -84,7 +84,10 @@ export class RunningCommands {
   /** Waits for every running work to settle, at most `ms`. */
   private async settled(ms: number): Promise<void> {
     const timer = new AbortController();
-    await Promise.race([Promise.all(this.running.keys()), sleep(ms, undefined, { signal: timer.signal }).catch(() => undefined)]);
+    await Promise.race([
+      Promise.all(this.running.keys()),
+      sleep(ms, undefined, { signal: timer.signal }).catch(() => undefined),
+    ]);
     timer.abort();
   }
 

@@ -11,7 +11,10 @@ import { BadRequestError, ContextLengthError, ServiceError, userMessageOf } from
  * that chooses the model for requests with images.
  */
 export class ImagesNotSupportedError extends ServiceError {
-  constructor(readonly model: string, cause: BadRequestError) {
+  constructor(
+    readonly model: string,
+    cause: BadRequestError,
+  ) {
     super(
       'bad_request',
       `model ${model} refused image input: ${cause.message}`,
@@ -27,6 +30,7 @@ export class ImagesNotSupportedError extends ServiceError {
  * bot's own fault in general words (no detail of it).
  */
 export function sentenceOf(error: unknown): string {
-  if (error instanceof ContextLengthError) return `${error.userMessage} Use /forget to start afresh (or ask a shorter question).`;
+  if (error instanceof ContextLengthError)
+    return `${error.userMessage} Use /forget to start afresh (or ask a shorter question).`;
   return userMessageOf(error);
 }

@@ -11,8 +11,17 @@
 export function isWhitespace(code: number): boolean {
   if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
   if (code < 0xa0) return false;
-  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029
-    || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /**
@@ -28,7 +37,10 @@ export class NextIndex {
   private readonly matches: ((code: number) => boolean) | undefined;
 
   /** @param target one UTF-16 code unit (searched with indexOf) or a predicate on code units. */
-  constructor(private readonly text: string, target: string | ((code: number) => boolean)) {
+  constructor(
+    private readonly text: string,
+    target: string | ((code: number) => boolean),
+  ) {
     if (typeof target === 'string') this.char = target;
     else this.matches = target;
   }
@@ -72,7 +84,7 @@ export class NextIndex {
 export function replaceSpacedTags(text: string, prefix: string, endOf: (at: number) => number): string {
   const parts: string[] = [];
   let kept = 0;
-  for (let at = text.indexOf(prefix); at >= 0;) {
+  for (let at = text.indexOf(prefix); at >= 0; ) {
     let end = endOf(at);
     if (end < 0) {
       at = text.indexOf(prefix, at + 1);

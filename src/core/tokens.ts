@@ -3,8 +3,9 @@
  * is bundled: about 4 characters a token for text, and a flat cost per image (§4.1 image
  * input rule 3, §8: "about 85 tokens each").
  */
-import type { ChatMessage } from './service/schemas.ts';
+
 import { IMAGE_TOKENS } from './media/images.ts';
+import type { ChatMessage } from './service/schemas.ts';
 
 /** Tokens a message costs beyond its content (role and separators), as OpenAI counts it. */
 const PER_MESSAGE_TOKENS = 4;
@@ -42,7 +43,11 @@ export interface FittedHistory {
  * The kept history never starts with an assistant message (its question was left out).
  * @param budget tokens (`HISTORY_TOKEN_BUDGET`); when `fixed` alone exceeds it, no history is kept.
  */
-export function fitHistory(history: readonly ChatMessage[], fixed: readonly ChatMessage[], budget: number): FittedHistory {
+export function fitHistory(
+  history: readonly ChatMessage[],
+  fixed: readonly ChatMessage[],
+  budget: number,
+): FittedHistory {
   let total = estimateMessageTokens(fixed);
   let start = history.length;
   while (start > 0) {

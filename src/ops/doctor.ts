@@ -9,15 +9,22 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ApplicationFlags, REST, Routes, type RESTGetAPIApplicationCommandsResult, type APIApplication, type APIUser } from 'discord.js';
 import { WebClient } from '@slack/web-api';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import {
+  type APIApplication,
+  type APIUser,
+  ApplicationFlags,
+  REST,
+  type RESTGetAPIApplicationCommandsResult,
+  Routes,
+} from 'discord.js';
+import { commands } from '../../commands/index.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { ModelCatalog } from '../core/models/catalog.ts';
 import { ServiceClient } from '../core/service/client.ts';
 import { ServiceError } from '../core/service/errors.ts';
-import { ModelCatalog } from '../core/models/catalog.ts';
 import { openStore } from '../core/state/open-store.ts';
 import { scrubSecrets } from '../log.ts';
-import { commands } from '../../commands/index.ts';
 import { SLACK_BOT_SCOPES } from '../platforms/slack/manifest.ts';
 
 /** One finding: passed or not, in a sentence. */
@@ -41,18 +48,38 @@ function reasonOf(error: unknown): string {
 }
 
 const checkService: Check = async (config) => {
-  const service = new ServiceClient({ baseUrl: config.service.baseUrl, apiKey: config.service.apiKey, maxRetries: 0, connectTimeoutMs: 5_000, headersTimeoutMs: 10_000 });
+  const service = new ServiceClient({
+    baseUrl: config.service.baseUrl,
+    apiKey: config.service.apiKey,
+    maxRetries: 0,
+    connectTimeoutMs: 5_000,
+    headersTimeoutMs: 10_000,
+  });
   try {
     const lists = await new ModelCatalog(service).lists();
-    const findings = [pass(`The service at ${config.service.baseUrl} answers and accepts the API key: ${lists.text.length} text models, ${lists.image.length} image models.`)];
+    const findings = [
+      pass(
+        `The service at ${config.service.baseUrl} answers and accepts the API key: ${lists.text.length} text models, ${lists.image.length} image models.`,
+      ),
+    ];
     if (lists.text.length === 0) findings.push(fail('The service lists no text model: /chat has nothing to use.'));
     const known = (value: string | undefined, list: string[], name: string) => {
       if (value === undefined) return;
-      findings.push(list.some((m) => m.toLowerCase() === value.toLowerCase()) ? pass(`${name} ${value} is listed by the service.`) : fail(`${name} ${value} is not listed by the service (it lists ${list.slice(0, 5).join(', ') || 'none'}${list.length > 5 ? ', …' : ''}).`));
+      findings.push(
+        list.some((m) => m.toLowerCase() === value.toLowerCase())
+          ? pass(`${name} ${value} is listed by the service.`)
+          : fail(
+              `${name} ${value} is not listed by the service (it lists ${list.slice(0, 5).join(', ') || 'none'}${list.length > 5 ? ', …' : ''}).`,
+            ),
+      );
     };
     known(config.defaultChatModel, lists.text, 'DEFAULT_CHAT_MODEL');
     known(config.defaultVisionModel, lists.text, 'DEFAULT_VISION_MODEL');
-    known(config.defaultImageModel, lists.image.map((m) => m.display_name), 'DEFAULT_IMAGE_MODEL');
+    known(
+      config.defaultImageModel,
+      lists.image.map((m) => m.display_name),
+      'DEFAULT_IMAGE_MODEL',
+    );
     return findings;
   } catch (error) {
     return [fail(`The service at ${config.service.baseUrl} did not work: ${reasonOf(error)}`)];
@@ -64,28 +91,54 @@ const checkService: Check = async (config) => {
 const checkDiscord: Check = async (config) => {
   const discord = config.discord;
   if (!discord) return [];
-  const rest = new REST({ ...(discord.apiUrl ? { api: discord.apiUrl } : {}), retries: 0, timeout: 10_000 }).setToken(discord.token);
+  const rest = new REST({ ...(discord.apiUrl ? { api: discord.apiUrl } : {}), retries: 0, timeout: 10_000 }).setToken(
+    discord.token,
+  );
   const findings: Finding[] = [];
   try {
     const me = (await rest.get(Routes.user('@me'))) as APIUser;
     findings.push(pass(`Discord accepts DISCORD_TOKEN: the bot is ${me.username}.`));
   } catch (error) {
-    return [fail(`Discord refused DISCORD_TOKEN (${reasonOf(error)}): reset the token in the Developer Portal → Bot and set it again.`)];
+    return [
+      fail(
+        `Discord refused DISCORD_TOKEN (${reasonOf(error)}): reset the token in the Developer Portal → Bot and set it again.`,
+      ),
+    ];
   }
   try {
     const application = (await rest.get(Routes.currentApplication())) as APIApplication;
-    if (application.id !== discord.applicationId) findings.push(fail(`DISCORD_APPLICATION_ID is ${discord.applicationId}, but the token belongs to application ${application.id}.`));
+    if (application.id !== discord.applicationId)
+      findings.push(
+        fail(
+          `DISCORD_APPLICATION_ID is ${discord.applicationId}, but the token belongs to application ${application.id}.`,
+        ),
+      );
     const flags = application.flags ?? 0;
-    const contentIntent = (flags & (ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited)) !== 0;
+    const contentIntent =
+      (flags & (ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited)) !== 0;
     if (discord.messageContent) {
-      findings.push(contentIntent ? pass('The Message Content intent is enabled, as DISCORD_MESSAGE_CONTENT=true needs.') : fail('DISCORD_MESSAGE_CONTENT=true, but the Message Content intent is off in the Developer Portal → Bot: the gateway will refuse the bot (close 4014).'));
+      findings.push(
+        contentIntent
+          ? pass('The Message Content intent is enabled, as DISCORD_MESSAGE_CONTENT=true needs.')
+          : fail(
+              'DISCORD_MESSAGE_CONTENT=true, but the Message Content intent is off in the Developer Portal → Bot: the gateway will refuse the bot (close 4014).',
+            ),
+      );
     } else {
       findings.push(pass('No privileged intent is needed (DISCORD_MESSAGE_CONTENT is off).'));
     }
-    const registered = (await rest.get(Routes.applicationCommands(discord.applicationId))) as RESTGetAPIApplicationCommandsResult;
+    const registered = (await rest.get(
+      Routes.applicationCommands(discord.applicationId),
+    )) as RESTGetAPIApplicationCommandsResult;
     const names = new Set(registered.map((c) => c.name));
     const missing = commands.filter((c) => !names.has(c.name)).map((c) => `/${c.name}`);
-    findings.push(missing.length ? fail(`Commands not registered globally: ${missing.join(', ')}. Run npm run deploy-commands (or set DISCORD_GUILD_ID for one guild).`) : pass(`Every command is registered (${registered.length}).`));
+    findings.push(
+      missing.length
+        ? fail(
+            `Commands not registered globally: ${missing.join(', ')}. Run npm run deploy-commands (or set DISCORD_GUILD_ID for one guild).`,
+          )
+        : pass(`Every command is registered (${registered.length}).`),
+    );
   } catch (error) {
     findings.push(fail(`Discord did not answer about the application: ${reasonOf(error)}`));
   }
@@ -95,23 +148,48 @@ const checkDiscord: Check = async (config) => {
 const checkSlack: Check = async (config) => {
   const slack = config.slack;
   if (!slack) return [];
-  const client = new WebClient(slack.botToken, { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: { retries: 0 }, timeout: 10_000 });
+  const client = new WebClient(slack.botToken, {
+    ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}),
+    retryConfig: { retries: 0 },
+    timeout: 10_000,
+  });
   try {
     const auth = await client.auth.test();
-    const findings = [pass(`Slack accepts SLACK_BOT_TOKEN: the bot is ${auth.user ?? auth.user_id} in ${auth.team ?? auth.team_id}.`)];
+    const findings = [
+      pass(`Slack accepts SLACK_BOT_TOKEN: the bot is ${auth.user ?? auth.user_id} in ${auth.team ?? auth.team_id}.`),
+    ];
     const granted = auth.response_metadata?.scopes;
-    if (!granted) findings.push(fail("Slack did not say which scopes the token has (no X-OAuth-Scopes header): the scopes could not be checked."));
+    if (!granted)
+      findings.push(
+        fail(
+          'Slack did not say which scopes the token has (no X-OAuth-Scopes header): the scopes could not be checked.',
+        ),
+      );
     else {
       const missing = SLACK_BOT_SCOPES.filter((s) => !granted.includes(s));
-      findings.push(missing.length ? fail(`The Slack token lacks the scopes ${missing.join(', ')}: add them under OAuth & Permissions (npm run slack-manifest lists them all) and reinstall the app.`) : pass(`The Slack token has every scope the bot uses (${SLACK_BOT_SCOPES.length}).`));
+      findings.push(
+        missing.length
+          ? fail(
+              `The Slack token lacks the scopes ${missing.join(', ')}: add them under OAuth & Permissions (npm run slack-manifest lists them all) and reinstall the app.`,
+            )
+          : pass(`The Slack token has every scope the bot uses (${SLACK_BOT_SCOPES.length}).`),
+      );
     }
     if (slack.appToken) {
-      const socket = new WebClient(slack.appToken, { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: { retries: 0 }, timeout: 10_000 });
+      const socket = new WebClient(slack.appToken, {
+        ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}),
+        retryConfig: { retries: 0 },
+        timeout: 10_000,
+      });
       try {
         await socket.apps.connections.open();
         findings.push(pass('Slack accepts SLACK_APP_TOKEN for Socket Mode.'));
       } catch (error) {
-        findings.push(fail(`Slack refused SLACK_APP_TOKEN for Socket Mode (${reasonOf(error)}): it needs the connections:write scope.`));
+        findings.push(
+          fail(
+            `Slack refused SLACK_APP_TOKEN for Socket Mode (${reasonOf(error)}): it needs the connections:write scope.`,
+          ),
+        );
       }
     }
     return findings;
@@ -126,7 +204,9 @@ const checkStore: Check = async (config) => {
     await store.ping();
     return [pass(`The store (${store.kind}) answers.`)];
   } catch (error) {
-    return [fail(`The store at ${config.storeUrl.replace(/\/\/[^@/]*@/, '//…@')} does not answer (${reasonOf(error)}).`)];
+    return [
+      fail(`The store at ${config.storeUrl.replace(/\/\/[^@/]*@/, '//…@')} does not answer (${reasonOf(error)}).`),
+    ];
   } finally {
     await store.close();
   }

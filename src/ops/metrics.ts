@@ -4,8 +4,15 @@
  * and stream duration; tokens in and out; platform 429s; open streams; and Node's own metrics
  * (event-loop delay among them: `nodejs_eventloop_lag_p99_seconds`).
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { BotEvents, CommandOutcome, RateLimitReport, ServiceResponse, StreamReport, TokenReport } from '../core/events.ts';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type {
+  BotEvents,
+  CommandOutcome,
+  RateLimitReport,
+  ServiceResponse,
+  StreamReport,
+  TokenReport,
+} from '../core/events.ts';
 
 /** The metrics of one bot, in a registry of their own. */
 export interface BotMetrics {
@@ -24,17 +31,61 @@ export function createMetrics(events: BotEvents, options: { prefix?: string } = 
   const prefix = options.prefix ?? 'genbot_';
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix });
-  const commands = new Counter({ name: `${prefix}commands_total`, help: 'Invocations by command, platform and outcome (ok or an error code).', labelNames: ['command', 'platform', 'outcome'], registers: [registry] });
-  const requests = new Counter({ name: `${prefix}service_requests_total`, help: 'Responses of the generation service by endpoint and status (or error code).', labelNames: ['endpoint', 'status'], registers: [registry] });
-  const latency = new Histogram({ name: `${prefix}service_response_seconds`, help: 'Time to the service\'s response headers, by endpoint.', labelNames: ['endpoint'], buckets: SECONDS, registers: [registry] });
-  const firstToken = new Histogram({ name: `${prefix}time_to_first_token_seconds`, help: 'Time from a chat request to its first text, by platform.', labelNames: ['platform'], buckets: SECONDS, registers: [registry] });
-  const duration = new Histogram({ name: `${prefix}stream_duration_seconds`, help: 'Duration of streamed answers, by platform and outcome.', labelNames: ['platform', 'outcome'], buckets: SECONDS, registers: [registry] });
-  const tokens = new Counter({ name: `${prefix}tokens_total`, help: 'Tokens used, by direction (prompt or completion) and whether they were estimated.', labelNames: ['direction', 'estimated'], registers: [registry] });
-  const rateLimited = new Counter({ name: `${prefix}platform_rate_limited_total`, help: 'Responses with status 429 from Discord or Slack, by route.', labelNames: ['platform', 'route'], registers: [registry] });
-  const open = new Gauge({ name: `${prefix}open_streams`, help: 'Answers streaming now, by platform.', labelNames: ['platform'], registers: [registry] });
+  const commands = new Counter({
+    name: `${prefix}commands_total`,
+    help: 'Invocations by command, platform and outcome (ok or an error code).',
+    labelNames: ['command', 'platform', 'outcome'],
+    registers: [registry],
+  });
+  const requests = new Counter({
+    name: `${prefix}service_requests_total`,
+    help: 'Responses of the generation service by endpoint and status (or error code).',
+    labelNames: ['endpoint', 'status'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: `${prefix}service_response_seconds`,
+    help: "Time to the service's response headers, by endpoint.",
+    labelNames: ['endpoint'],
+    buckets: SECONDS,
+    registers: [registry],
+  });
+  const firstToken = new Histogram({
+    name: `${prefix}time_to_first_token_seconds`,
+    help: 'Time from a chat request to its first text, by platform.',
+    labelNames: ['platform'],
+    buckets: SECONDS,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: `${prefix}stream_duration_seconds`,
+    help: 'Duration of streamed answers, by platform and outcome.',
+    labelNames: ['platform', 'outcome'],
+    buckets: SECONDS,
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: `${prefix}tokens_total`,
+    help: 'Tokens used, by direction (prompt or completion) and whether they were estimated.',
+    labelNames: ['direction', 'estimated'],
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: `${prefix}platform_rate_limited_total`,
+    help: 'Responses with status 429 from Discord or Slack, by route.',
+    labelNames: ['platform', 'route'],
+    registers: [registry],
+  });
+  const open = new Gauge({
+    name: `${prefix}open_streams`,
+    help: 'Answers streaming now, by platform.',
+    labelNames: ['platform'],
+    registers: [registry],
+  });
   for (const platform of ['discord', 'slack']) open.set({ platform }, 0);
 
-  const onCommand = (o: CommandOutcome) => commands.inc({ command: o.command, platform: o.platform, outcome: o.ok ? 'ok' : (o.errorCode ?? 'error') });
+  const onCommand = (o: CommandOutcome) =>
+    commands.inc({ command: o.command, platform: o.platform, outcome: o.ok ? 'ok' : (o.errorCode ?? 'error') });
   const onResponse = (r: ServiceResponse) => {
     requests.inc({ endpoint: r.endpoint, status: String(r.status) });
     latency.observe({ endpoint: r.endpoint }, r.ms / 1000);

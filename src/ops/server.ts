@@ -39,7 +39,10 @@ async function run(check: HealthCheck): Promise<string | undefined> {
  * from outside; `host` narrows it), on `port` (0: any free port).
  * @throws when the port cannot be bound.
  */
-export async function startOpsServer(port: number, options: { checks: readonly HealthCheck[]; registry: Registry; log: Logger; host?: string }): Promise<OpsServer> {
+export async function startOpsServer(
+  port: number,
+  options: { checks: readonly HealthCheck[]; registry: Registry; log: Logger; host?: string },
+): Promise<OpsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -49,8 +52,14 @@ export async function startOpsServer(port: number, options: { checks: readonly H
     if (path === '/healthz') {
       void Promise.all(options.checks.map(async (c) => [c.name, await run(c)] as const)).then((results) => {
         const failures = results.filter(([, reason]) => reason !== undefined).map(([, reason]) => reason!);
-        const body = JSON.stringify({ status: failures.length ? 'unhealthy' : 'ok', checks: Object.fromEntries(results.map(([name, reason]) => [name, reason ?? 'ok'])), ...(failures.length ? { reasons: failures } : {}) });
-        res.writeHead(failures.length ? 503 : 200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(body);
+        const body = JSON.stringify({
+          status: failures.length ? 'unhealthy' : 'ok',
+          checks: Object.fromEntries(results.map(([name, reason]) => [name, reason ?? 'ok'])),
+          ...(failures.length ? { reasons: failures } : {}),
+        });
+        res
+          .writeHead(failures.length ? 503 : 200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+          .end(body);
       });
       return;
     }
@@ -59,7 +68,10 @@ export async function startOpsServer(port: number, options: { checks: readonly H
         .metrics()
         .then((text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text))
         .catch((error: unknown) => {
-          options.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'metrics could not be collected');
+          options.log.warn(
+            { err: error instanceof Error ? error.message : String(error) },
+            'metrics could not be collected',
+          );
           res.writeHead(500).end();
         });
       return;

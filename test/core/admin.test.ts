@@ -4,23 +4,30 @@
  * live lists, surviving a restart), /forget with its rights, and the history trimmed to
  * HISTORY_TOKEN_BUDGET with a notice.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { DEFAULT_IMAGE_MODELS, DEFAULT_MODELS, FakeService, type FakeImageModel, type FakeModel } from '../fakes/service.ts';
-import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
-import { closeCore, createCore, type Core } from '../../src/core/core.ts';
-import { runCommand, runComponent, runInvocation } from '../../src/core/command.ts';
-import type { CardLimits, ComponentContext, OutgoingMessage } from '../../src/core/platform.ts';
-import { estimateMessageTokens } from '../../src/core/tokens.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import chatCommand from '../../commands/chat.ts';
+import forgetCommand from '../../commands/forget.ts';
 import modelsCommand from '../../commands/models.ts';
 import settingsCommand from '../../commands/settings.ts';
-import forgetCommand from '../../commands/forget.ts';
-import { recorder, type Recorder } from './recorder.ts';
+import { runCommand, runComponent, runInvocation } from '../../src/core/command.ts';
+import { type Core, closeCore, createCore } from '../../src/core/core.ts';
+import type { CardLimits, ComponentContext, OutgoingMessage } from '../../src/core/platform.ts';
+import { ServiceClient } from '../../src/core/service/client.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
+import { estimateMessageTokens } from '../../src/core/tokens.ts';
+import {
+  DEFAULT_IMAGE_MODELS,
+  DEFAULT_MODELS,
+  type FakeImageModel,
+  type FakeModel,
+  FakeService,
+} from '../fakes/service.ts';
+import { type Recorder, recorder } from './recorder.ts';
 
 let fake: FakeService;
 let service: ServiceClient;
@@ -30,7 +37,14 @@ let core: Core;
 /** A core on the test's SQLite file (a "restart" is a new core on the same file). */
 function makeCore(limits: { historyTokenBudget?: number } = {}): Core {
   // Lists are fetched afresh each time: the tests change them between commands.
-  return createCore({ service, store: openStore(`sqlite://${storePath}`), log: pino({ level: 'silent' }), defaults: { chat: undefined, image: undefined }, limits, catalogTtlMs: 0 });
+  return createCore({
+    service,
+    store: openStore(`sqlite://${storePath}`),
+    log: pino({ level: 'silent' }),
+    defaults: { chat: undefined, image: undefined },
+    limits,
+    catalogTtlMs: 0,
+  });
 }
 
 beforeAll(async () => {
@@ -53,7 +67,12 @@ const DISCORD_CARDS: CardLimits = { maxFields: 25, maxChars: 6000, maxValueChars
 const SLACK_CARDS: CardLimits = { maxFields: 40, maxChars: 100_000, maxValueChars: 2900, paging: 'messages' };
 
 /** An admin's context with a platform's card limits. */
-function adminContext(conversationId: string, options: Record<string, string | boolean>, cards: CardLimits, admin = true): Recorder {
+function adminContext(
+  conversationId: string,
+  options: Record<string, string | boolean>,
+  cards: CardLimits,
+  admin = true,
+): Recorder {
   const r = recorder(conversationId, options, { admin });
   (r.ctx.reply as { limits: unknown }).limits = { ...r.ctx.reply.limits, cards };
   return r;
@@ -61,14 +80,23 @@ function adminContext(conversationId: string, options: Record<string, string | b
 
 /** 50 text and 10 image models, with long descriptions. */
 function sixtyModels(): { models: FakeModel[]; images: FakeImageModel[] } {
-  const models: FakeModel[] = Array.from({ length: 50 }, (_, i) => ({ id: `text-model-${String(i).padStart(2, '0')}` }));
-  const images: FakeImageModel[] = Array.from({ length: 10 }, (_, i) => ({ display_name: `Painter ${i}`, description: `Paints in style number ${i}. `.repeat(8) }));
+  const models: FakeModel[] = Array.from({ length: 50 }, (_, i) => ({
+    id: `text-model-${String(i).padStart(2, '0')}`,
+  }));
+  const images: FakeImageModel[] = Array.from({ length: 10 }, (_, i) => ({
+    display_name: `Painter ${i}`,
+    description: `Paints in style number ${i}. `.repeat(8),
+  }));
   models.push(...images.map((m) => ({ id: m.display_name, type: 'image' })));
   return { models, images };
 }
 
 function cardChars(message: OutgoingMessage): number {
-  return (message.cards ?? []).reduce((n, c) => n + c.title.length + (c.footer?.length ?? 0) + c.fields.reduce((m, f) => m + f.name.length + f.value.length, 0), 0);
+  return (message.cards ?? []).reduce(
+    (n, c) =>
+      n + c.title.length + (c.footer?.length ?? 0) + c.fields.reduce((m, f) => m + f.name.length + f.value.length, 0),
+    0,
+  );
 }
 
 describe('/models', () => {
@@ -83,7 +111,10 @@ describe('/models', () => {
     expect(first.cards![0]!.fields).toHaveLength(25);
     expect(cardChars(first)).toBeLessThanOrEqual(6000);
     expect(first.cards![0]!.footer).toMatch(/^Page 1 of 3/);
-    expect(first.buttons!.map((b) => [b.id, b.disabled === true])).toEqual([['models:-1:0', true], ['models:1:0', false]]);
+    expect(first.buttons!.map((b) => [b.id, b.disabled === true])).toEqual([
+      ['models:-1:0', true],
+      ['models:1:0', false],
+    ]);
 
     // Next, as the adapter hands it over: the list continues where the first page ended.
     const shown: string[] = [...first.cards![0]!.fields.map((f) => f.name)];
@@ -92,9 +123,19 @@ describe('/models', () => {
       const next = page.buttons!.find((b) => b.label.startsWith('Next'))!;
       let updated: OutgoingMessage | undefined;
       const press: ComponentContext = {
-        platform: 'discord', conversationId: 'a:models', channelKey: 'a:models', user: r.ctx.user, ref: 'TEST01', reply: r.ctx.reply, args: next.id.split(':').slice(1),
-        limits: r.ctx.reply.limits, signal: new AbortController().signal, log: pino({ level: 'silent' }),
-        update: async (m) => void (updated = m), acknowledge: async () => undefined, sendEphemeral: async () => undefined,
+        platform: 'discord',
+        conversationId: 'a:models',
+        channelKey: 'a:models',
+        user: r.ctx.user,
+        ref: 'TEST01',
+        reply: r.ctx.reply,
+        args: next.id.split(':').slice(1),
+        limits: r.ctx.reply.limits,
+        signal: new AbortController().signal,
+        log: pino({ level: 'silent' }),
+        update: async (m) => void (updated = m),
+        acknowledge: async () => undefined,
+        sendEphemeral: async () => undefined,
       };
       await modelsCommand.onComponent(press, core);
       page = updated!;
@@ -102,7 +143,10 @@ describe('/models', () => {
       shown.push(...page.cards![0]!.fields.map((f) => f.name));
     }
     expect(page.buttons!.find((b) => b.label.startsWith('Next'))!.disabled).toBe(true);
-    expect(shown).toEqual([...models.filter((m) => m.type !== 'image').map((m) => m.id), ...images.map((m) => `🖼️ ${m.display_name}`)]);
+    expect(shown).toEqual([
+      ...models.filter((m) => m.type !== 'image').map((m) => m.id),
+      ...images.map((m) => `🖼️ ${m.display_name}`),
+    ]);
     expect(page.cards![0]!.fields.at(-1)!.value).toMatch(/^image model: Paints in style number 9\..*\(id Painter 9\)$/);
   });
 
@@ -130,16 +174,32 @@ describe('/models', () => {
       const told: string[] = [];
       let updated: OutgoingMessage | undefined;
       const ctx: ComponentContext = {
-        platform: 'discord', conversationId: 'a:models-press', channelKey: 'a:models-press', ref: 'TEST01', reply: adminContext('a:models-press', {}, DISCORD_CARDS).ctx.reply, args,
+        platform: 'discord',
+        conversationId: 'a:models-press',
+        channelKey: 'a:models-press',
+        ref: 'TEST01',
+        reply: adminContext('a:models-press', {}, DISCORD_CARDS).ctx.reply,
+        args,
         user: { id: 'u9', name: 'former admin', isAdmin: async () => admin, canManageMessages: async () => false },
-        limits: { maxChars: 2000, minEditIntervalMs: 0, cards: DISCORD_CARDS }, signal: new AbortController().signal, log: pino({ level: 'silent' }),
-        update: async (m) => void (updated = m), acknowledge: async () => undefined, sendEphemeral: async (m) => void told.push(typeof m === 'string' ? m : m.content),
+        limits: { maxChars: 2000, minEditIntervalMs: 0, cards: DISCORD_CARDS },
+        signal: new AbortController().signal,
+        log: pino({ level: 'silent' }),
+        update: async (m) => void (updated = m),
+        acknowledge: async () => undefined,
+        sendEphemeral: async (m) => void told.push(typeof m === 'string' ? m : m.content),
       };
       return { ctx, told, updated: () => updated };
     };
     // models:1:0 — page 2 of a list shown only to the admin who asked.
     const demoted = pressBy(['1', '0'], false);
-    expect(await runInvocation('models:button', { ...demoted.ctx, reply: { sendEphemeral: demoted.ctx.sendEphemeral } }, core, () => runComponent(modelsCommand, demoted.ctx, core))).toMatchObject({ ok: false, errorCode: 'forbidden' });
+    expect(
+      await runInvocation(
+        'models:button',
+        { ...demoted.ctx, reply: { sendEphemeral: demoted.ctx.sendEphemeral } },
+        core,
+        () => runComponent(modelsCommand, demoted.ctx, core),
+      ),
+    ).toMatchObject({ ok: false, errorCode: 'forbidden' });
     expect(demoted.told).toEqual(['/models is for admins only.']);
     expect(demoted.updated()).toBeUndefined();
     const admin = pressBy(['1', '0'], true);
@@ -152,7 +212,7 @@ describe('/models', () => {
 });
 
 describe('/settings', () => {
-  it('a channel\'s chat_model changes the next /chat there and not in another channel, and survives a restart', async () => {
+  it("a channel's chat_model changes the next /chat there and not in another channel, and survives a restart", async () => {
     const set = adminContext('discord:g:settings-a', { chat_model: 'FAKE-VISION' }, DISCORD_CARDS);
     expect(await runCommand(settingsCommand, set.ctx, core)).toMatchObject({ ok: true });
     const shown = set.ephemeralMessages[0]!.cards![0]!.fields;
@@ -169,14 +229,20 @@ describe('/settings', () => {
     }
   });
 
-  it('sends the channel\'s system prompt first, uses its image model, and reset puts the defaults back', async () => {
+  it("sends the channel's system prompt first, uses its image model, and reset puts the defaults back", async () => {
     const channel = 'discord:g:settings-prompt';
-    await runCommand(settingsCommand, adminContext(channel, { system_prompt: 'Answer in French.', image_model: 'fake image xl' }, DISCORD_CARDS).ctx, core);
+    await runCommand(
+      settingsCommand,
+      adminContext(channel, { system_prompt: 'Answer in French.', image_model: 'fake image xl' }, DISCORD_CARDS).ctx,
+      core,
+    );
     await runCommand(chatCommand, recorder(channel, { prompt: 'hello' }).ctx, core);
     expect(fake.chatRequests()[0]!.messages[0]).toEqual({ role: 'system', content: 'Answer in French.' });
     const show = adminContext(channel, {}, DISCORD_CARDS);
     await runCommand(settingsCommand, show.ctx, core);
-    expect(show.ephemeralMessages[0]!.cards![0]!.fields.find((f) => f.name === 'image_model')!.value).toBe('`Fake Image XL` — set for this channel');
+    expect(show.ephemeralMessages[0]!.cards![0]!.fields.find((f) => f.name === 'image_model')!.value).toBe(
+      '`Fake Image XL` — set for this channel',
+    );
     await runCommand(settingsCommand, adminContext(channel, { reset: 'all' }, DISCORD_CARDS).ctx, core);
     expect(await core.settings.get(channel)).toEqual({});
   });
@@ -184,7 +250,9 @@ describe('/settings', () => {
   it('refuses a model the service does not list, naming close ones, and changes nothing', async () => {
     const r = adminContext('discord:g:settings-bad', { chat_model: 'vision' }, DISCORD_CARDS);
     expect(await runCommand(settingsCommand, r.ctx, core)).toMatchObject({ ok: false, errorCode: 'invalid_option' });
-    expect(r.ephemerals).toEqual(['`chat_model`: the service lists no text model `vision`. Try `fake-vision`, or see /models.']);
+    expect(r.ephemerals).toEqual([
+      '`chat_model`: the service lists no text model `vision`. Try `fake-vision`, or see /models.',
+    ]);
     expect(await core.settings.get('discord:g:settings-bad')).toEqual({});
   });
 
@@ -201,7 +269,9 @@ describe('/forget and the history budget', () => {
     await runCommand(chatCommand, recorder(channel, { prompt: 'remember 42' }).ctx, core);
     const r = recorder(channel, {}, { admin: true });
     expect(await runCommand(forgetCommand, r.ctx, core)).toMatchObject({ ok: true });
-    expect(r.messages[0]!.content).toBe('🧹 History cleared (2 messages forgotten): the next message starts a new conversation.');
+    expect(r.messages[0]!.content).toBe(
+      '🧹 History cleared (2 messages forgotten): the next message starts a new conversation.',
+    );
     await runCommand(chatCommand, recorder(channel, { prompt: 'what number?' }).ctx, core);
     expect(fake.chatRequests().at(-1)!.messages).toEqual([{ role: 'user', content: 'what number?' }]);
   });
@@ -219,7 +289,11 @@ describe('/forget and the history budget', () => {
     const budgeted = makeCore({ historyTokenBudget: 6000 });
     const channel = 'discord:g:budget';
     try {
-      const turns = Array.from({ length: 200 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i}:`.padEnd(2000, 'x'), at: i }));
+      const turns = Array.from({ length: 200 }, (_, i) => ({
+        role: i % 2 ? 'assistant' : 'user',
+        content: `${i}:`.padEnd(2000, 'x'),
+        at: i,
+      }));
       await budgeted.store.keyv.set(`history:${channel}`, { version: 1, messages: turns });
       await budgeted.settings.update(channel, { systemPrompt: 'Be brief.' });
       fake.setChatReply('Sure.');
@@ -233,16 +307,29 @@ describe('/forget and the history budget', () => {
       expect(String(sent.at(-2)!.content).startsWith('199:')).toBe(true);
       const kept = sent.length - 2;
       expect(kept).toBeGreaterThan(4);
-      expect(r.messages[0]!.content).toBe(`Sure.\n\n_⚠️ ${200 - kept} earlier messages were left out to keep the conversation within the history budget; /forget starts afresh._`);
+      expect(r.messages[0]!.content).toBe(
+        `Sure.\n\n_⚠️ ${200 - kept} earlier messages were left out to keep the conversation within the history budget; /forget starts afresh._`,
+      );
     } finally {
       await closeCore(budgeted);
     }
   });
 
   it('a service error about the context length names /forget', async () => {
-    fake.enqueue('chat', { status: 400, body: { error: { message: "This model's maximum context length is 8192 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded' } } });
+    fake.enqueue('chat', {
+      status: 400,
+      body: {
+        error: {
+          message: "This model's maximum context length is 8192 tokens.",
+          type: 'invalid_request_error',
+          code: 'context_length_exceeded',
+        },
+      },
+    });
     const r = recorder('discord:g:context', { prompt: 'hi' });
     expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: false, errorCode: 'context_length' });
-    expect(r.ephemerals).toEqual(['The conversation is too long for the model. Use /forget to start afresh (or ask a shorter question). (ref TESTREF)']);
+    expect(r.ephemerals).toEqual([
+      'The conversation is too long for the model. Use /forget to start afresh (or ask a shorter question). (ref TESTREF)',
+    ]);
   });
 });

@@ -9,17 +9,18 @@
  * shape is run at sizes growing fourfold from 4 KB, so that super-linear code fails at the
  * first size where it passes its bound, in seconds, instead of hanging on 1 MB.
  */
-import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
+
 import { cleanContent, type Message } from 'discord.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import chat from '../../commands/chat.ts';
+import { type Measure, openFenceAtEnd, PageSplitter, splitMessage } from '../../src/core/delivery/split.ts';
+import { OptionError } from '../../src/core/errors.ts';
 import { extractImageLinks, jsonFenceBody, parseJsonAnswer } from '../../src/core/features/answer.ts';
 import { InvalidJsonError } from '../../src/core/service/errors.ts';
-import { PageSplitter, openFenceAtEnd, splitMessage, type Measure } from '../../src/core/delivery/split.ts';
+import { promptOf } from '../../src/platforms/discord/messages.ts';
 import { asksForHelp, parseSlashText } from '../../src/platforms/slack/options.ts';
 import { escapeSlackText, plainTextOf, slackLength, unescapeSlackText } from '../../src/platforms/slack/text.ts';
-import { promptOf } from '../../src/platforms/discord/messages.ts';
-import { OptionError } from '../../src/core/errors.ts';
-import chat from '../../commands/chat.ts';
 
 const KB = 1024;
 const MB = 1024 * KB;
@@ -34,7 +35,9 @@ function timed<T>(label: string, input: string, parse: (text: string) => T): T {
   const started = performance.now();
   const result = parse(input);
   const ms = performance.now() - started;
-  expect(ms, `${label} on ${input.length.toLocaleString('en-US')} characters took ${ms.toFixed(0)} ms`).toBeLessThan(boundMs(input.length));
+  expect(ms, `${label} on ${input.length.toLocaleString('en-US')} characters took ${ms.toFixed(0)} ms`).toBeLessThan(
+    boundMs(input.length),
+  );
   return result;
 }
 
@@ -62,11 +65,80 @@ function grown<T>(label: string, shape: Shape, parse: (text: string) => T): T {
 
 /** The pieces adversarial inputs are made of: fence openers, whitespace, backticks, brackets, quotes, tags, dashes. */
 const PIECES = [
-  '```', '```json', '```JSON', '~~~', '````', ' ', '  ', '\n', '\t', '\r', '\r\n', '\u2028', '\u00a0', '`', '``',
-  '![', '](', '[', ']', '(', ')', 'http://', 'https://', 'HTTP://', '.png', '.jpg', '?', ',', '.', '/', 'x', 'a b',
-  '"', "'", '“', '”', '„', '{', '}', '<', '>', '|', '@', '#', '!', '<@U123', '<@U123|', '<@U123>', '<@', '<@!', '<@123>',
-  '<#', '<#C1|', '<!', '<!here', '<!subteam^S1|', '<http://', '<mailto:', '&lt;', '&gt;', '&amp;',
-  '--', '—', '–', '-', '--json', '--model', '--web-search=', 'help', ':', '😀', '\\', '*', '_',
+  '```',
+  '```json',
+  '```JSON',
+  '~~~',
+  '````',
+  ' ',
+  '  ',
+  '\n',
+  '\t',
+  '\r',
+  '\r\n',
+  '\u2028',
+  '\u00a0',
+  '`',
+  '``',
+  '![',
+  '](',
+  '[',
+  ']',
+  '(',
+  ')',
+  'http://',
+  'https://',
+  'HTTP://',
+  '.png',
+  '.jpg',
+  '?',
+  ',',
+  '.',
+  '/',
+  'x',
+  'a b',
+  '"',
+  "'",
+  '“',
+  '”',
+  '„',
+  '{',
+  '}',
+  '<',
+  '>',
+  '|',
+  '@',
+  '#',
+  '!',
+  '<@U123',
+  '<@U123|',
+  '<@U123>',
+  '<@',
+  '<@!',
+  '<@123>',
+  '<#',
+  '<#C1|',
+  '<!',
+  '<!here',
+  '<!subteam^S1|',
+  '<http://',
+  '<mailto:',
+  '&lt;',
+  '&gt;',
+  '&amp;',
+  '--',
+  '—',
+  '–',
+  '-',
+  '--json',
+  '--model',
+  '--web-search=',
+  'help',
+  ':',
+  '😀',
+  '\\',
+  '*',
+  '_',
 ] as const;
 
 /** A Discord message with `content`, enough for promptOf (cleanContent finds no members, users or channels). */
@@ -86,7 +158,10 @@ const PARSERS: Array<{
 }> = [
   {
     name: 'parseJsonAnswer (JSON-mode fences)',
-    focus: { heads: ['```', '```json', ' ```JSON', '```\n', '\n```json '], motif: [' ', '\n', '\t', '\r\n', ' \n', '`', '[', 'x'] },
+    focus: {
+      heads: ['```', '```json', ' ```JSON', '```\n', '\n```json '],
+      motif: [' ', '\n', '\t', '\r\n', ' \n', '`', '[', 'x'],
+    },
     parse: (text) => {
       try {
         return parseJsonAnswer(text);
@@ -100,7 +175,7 @@ const PARSERS: Array<{
       'a json fence, then whitespace': (n) => `\`\`\`json\n${fill(' \t\n ', n)}`,
       'a json fence, line breaks, and a closing fence': (n) => `\`\`\`json${fill('\n', n)}\`\`\``,
       'fence openers and line breaks': (n) => fill('```\n', n),
-      'backticks': (n) => fill('`', n),
+      backticks: (n) => fill('`', n),
       'whitespace, then a fence': (n) => `${fill(' \n', n)}\`\`\``,
       'a fence around brackets and whitespace': (n) => `\`\`\`json\n[${fill(' \n', n)}]\n\`\`\``,
     },
@@ -167,7 +242,10 @@ const PARSERS: Array<{
   },
   {
     name: 'extractImageLinks (web search images)',
-    focus: { heads: ['', '![', 'http://', '('], motif: ['![', '](', ']', '(', ')', 'http://', 'https://', '.png', '?', ',', '.', ' ', '"', 'x'] },
+    focus: {
+      heads: ['', '![', 'http://', '('],
+      motif: ['![', '](', ']', '(', ')', 'http://', 'https://', '.png', '?', ',', '.', ' ', '"', 'x'],
+    },
     parse: (text) => extractImageLinks(text),
     shapes: {
       'image openers': (n) => fill('![', n),
@@ -195,10 +273,10 @@ const PARSERS: Array<{
       'opening quotes that never close': (n) => fill('„ ', n),
       'curly quotes that never close': (n) => fill('“ ', n),
       'a flag whose quoted value never closes': (n) => fill('--model “ ', n),
-      'dashes': (n) => fill('-- ', n),
+      dashes: (n) => fill('-- ', n),
       'em dashes': (n) => fill('— ', n),
-      'words': (n) => fill('x ', n),
-      'spaces': (n) => fill(' ', n),
+      words: (n) => fill('x ', n),
+      spaces: (n) => fill(' ', n),
     },
   },
   {
@@ -212,10 +290,13 @@ const PARSERS: Array<{
   },
   {
     name: 'plainTextOf (Slack mentions, channels, links)',
-    focus: { heads: ['', ' ', '<'], motif: ['<@U123', '<@U1', '|', '<', '>', ' ', '<#C1', '<!', '<http://', '<mailto:', 'x', '&lt;'] },
+    focus: {
+      heads: ['', ' ', '<'],
+      motif: ['<@U123', '<@U1', '|', '<', '>', ' ', '<#C1', '<!', '<http://', '<mailto:', 'x', '&lt;'],
+    },
     parse: (text) => plainTextOf(text, 'U123'),
     shapes: {
-      'spaces': (n) => fill(' ', n),
+      spaces: (n) => fill(' ', n),
       'mentions of the bot among spaces': (n) => fill(' <@U123> ', n),
       'mention openers with a label and no closing bracket': (n) => fill('<@U123|', n),
       'user mentions with a label and no closing bracket': (n) => fill('<@U1|', n),
@@ -243,7 +324,7 @@ const PARSERS: Array<{
     focus: { heads: ['', 'a'], motif: ['<@', '<@!', '123', '>', ' ', '\n', '\t', 'x'] },
     parse: (text) => promptOf(discordMessage(text), '123'),
     shapes: {
-      'spaces': (n) => fill(' ', n),
+      spaces: (n) => fill(' ', n),
       'mentions of the bot among spaces': (n) => fill(' <@123> ', n),
       'mention openers': (n) => fill('<@!', n),
       'other mentions among spaces': (n) => fill(' <@1234> ', n),
@@ -260,9 +341,16 @@ describe.each(PARSERS)('$name on adversarial inputs up to 1 MB', ({ name, parse,
     // A short motif repeated (what makes a backtracking expression super-linear), after a head:
     // of this parser's pieces three times in four, of all the pieces otherwise.
     const text = (heads: readonly string[], motif: readonly string[]) =>
-      fc.tuple(fc.array(fc.constantFrom(...heads), { minLength: 1, maxLength: 2 }), fc.array(fc.constantFrom(...motif), { minLength: 1, maxLength: 6 }))
+      fc
+        .tuple(
+          fc.array(fc.constantFrom(...heads), { minLength: 1, maxLength: 2 }),
+          fc.array(fc.constantFrom(...motif), { minLength: 1, maxLength: 6 }),
+        )
         .map(([head, repeated]) => ({ head: head.join(''), motif: repeated.join('') }));
-    const texts = fc.oneof({ arbitrary: text(focus.heads, focus.motif), weight: 3 }, { arbitrary: text(PIECES, PIECES), weight: 1 });
+    const texts = fc.oneof(
+      { arbitrary: text(focus.heads, focus.motif), weight: 3 },
+      { arbitrary: text(PIECES, PIECES), weight: 1 },
+    );
     fc.assert(
       fc.property(texts, ({ head, motif }) => {
         for (const size of ladder(64 * KB)) timed(name, head + fill(motif, size), parse);
@@ -295,7 +383,9 @@ describe('what the parsers return on 1 MB inputs (each size from 4 KB within its
     const value = Array.from({ length: 40_000 }, (_, i) => ({ i, s: `item ${i}` }));
     const json = JSON.stringify(value, null, 1);
     expect(json.length).toBeGreaterThan(MB);
-    expect(grown('parseJsonAnswer', (n) => `\`\`\`json\n[${fill(' \n', n)}]\n\`\`\``, parseJsonAnswer).value).toEqual([]);
+    expect(grown('parseJsonAnswer', (n) => `\`\`\`json\n[${fill(' \n', n)}]\n\`\`\``, parseJsonAnswer).value).toEqual(
+      [],
+    );
     expect(timed('parseJsonAnswer', `  \`\`\`JSON  \n${json}\n \n\`\`\` \n`, parseJsonAnswer).value).toEqual(value);
   });
 
@@ -346,7 +436,10 @@ describe('what the parsers return on 1 MB inputs (each size from 4 KB within its
   it('image links: none in 1 MB of openers, every one of 20,000 distinct images', () => {
     expect(grown('extractImageLinks', (n) => fill('![', n), extractImageLinks)).toEqual([]);
     expect(grown('extractImageLinks', (n) => fill('http://', n), extractImageLinks)).toEqual([]);
-    const images = Array.from({ length: 20_000 }, (_, i) => `![n${i}](https://img.example/${i}.png) https://cdn.example/${i}.jpg?w=1,`).join('\n');
+    const images = Array.from(
+      { length: 20_000 },
+      (_, i) => `![n${i}](https://img.example/${i}.png) https://cdn.example/${i}.jpg?w=1,`,
+    ).join('\n');
     const links = timed('extractImageLinks', images, extractImageLinks);
     expect(links).toHaveLength(40_000);
     expect(links[0]).toEqual({ url: 'https://img.example/0.png', alt: 'n0' });
@@ -354,7 +447,7 @@ describe('what the parsers return on 1 MB inputs (each size from 4 KB within its
     expect(links[20_000]).toEqual({ url: 'https://cdn.example/0.jpg?w=1', alt: '' });
   });
 
-  it('Slack text: whitespace and the bot\'s mentions come to nothing; other tags are read', () => {
+  it("Slack text: whitespace and the bot's mentions come to nothing; other tags are read", () => {
     const plain = (t: string) => plainTextOf(t, 'U123');
     expect(grown('plainTextOf', (n) => fill(' ', n), plain)).toBe('');
     expect(grown('plainTextOf', (n) => ' <@U123|bot> '.repeat(Math.floor(n / 13)), plain)).toBe('');
@@ -365,10 +458,13 @@ describe('what the parsers return on 1 MB inputs (each size from 4 KB within its
   it('Slack options: unclosed quotes are prompt text; a quoted value that never closes is the next word', () => {
     const parse = (t: string) => parseSlashText(chat, t, [chat]);
     expect(grown('parseSlashText', (n) => fill('„ ', n), parse)).toEqual({ prompt: fill('„ ', MB).trim() });
-    expect(grown('parseSlashText', (n) => `--model “x ${fill('word ', n)}`, parse)).toEqual({ model: '“x', prompt: fill('word ', MB).trim() });
+    expect(grown('parseSlashText', (n) => `--model “x ${fill('word ', n)}`, parse)).toEqual({
+      model: '“x',
+      prompt: fill('word ', MB).trim(),
+    });
   });
 
-  it('Discord: the bot\'s mentions and the whitespace around them come to nothing', () => {
+  it("Discord: the bot's mentions and the whitespace around them come to nothing", () => {
     const prompt = (t: string) => promptOf(discordMessage(t), '123');
     expect(grown('promptOf', (n) => ' <@123> <@!123>\n'.repeat(n / 16), prompt)).toBe('');
     expect(grown('promptOf', (n) => `a${fill(' ', n)}<@123>${fill('\t', n)}b${fill(' ', n)}`, prompt)).toBe('a b');
@@ -376,14 +472,17 @@ describe('what the parsers return on 1 MB inputs (each size from 4 KB within its
 });
 
 describe('promptOf (Discord) removes what the expression it replaced removed', () => {
-  it('property: the same prompt as with the bot\'s mention removed by `\\s*<@!?id>\\s*`', () => {
+  it("property: the same prompt as with the bot's mention removed by `\\s*<@!?id>\\s*`", () => {
     const pieces = ['<@', '<@!', '123', '1234', '>', ' ', '\n', '\t', 'a', '<@123>', '<@!123>', '<@!1234>', '\u00a0'];
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 25 }).map((a) => a.join('')), (content) => {
-        const message = discordMessage(content);
-        const old = cleanContent(content.replace(/\s*<@!?123>\s*/g, ' '), message.channel).trim();
-        expect(promptOf(message, '123')).toBe(old);
-      }),
+      fc.property(
+        fc.array(fc.constantFrom(...pieces), { maxLength: 25 }).map((a) => a.join('')),
+        (content) => {
+          const message = discordMessage(content);
+          const old = cleanContent(content.replace(/\s*<@!?123>\s*/g, ' '), message.channel).trim();
+          expect(promptOf(message, '123')).toBe(old);
+        },
+      ),
       { numRuns: 3000 },
     );
   });

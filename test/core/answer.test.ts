@@ -1,12 +1,15 @@
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
 import { extractImageLinks, jsonFenceBody, parseJsonAnswer } from '../../src/core/features/answer.ts';
 import { InvalidJsonError } from '../../src/core/service/errors.ts';
 
 describe('JSON mode answers (§4.1 JSON mode rules)', () => {
   it('parses the joined pieces and pretty-prints them', () => {
     const pieces = ['{"na', 'me": "fox", "legs"', ': 4}'];
-    expect(parseJsonAnswer(pieces.join(''))).toEqual({ value: { name: 'fox', legs: 4 }, pretty: '{\n  "name": "fox",\n  "legs": 4\n}' });
+    expect(parseJsonAnswer(pieces.join(''))).toEqual({
+      value: { name: 'fox', legs: 4 },
+      pretty: '{\n  "name": "fox",\n  "legs": 4\n}',
+    });
   });
 
   it('tolerates a ```json fence around the answer', () => {
@@ -27,7 +30,8 @@ describe('JSON mode answers (§4.1 JSON mode rules)', () => {
 
 describe('image results of web search "images" mode', () => {
   it('finds Markdown images and bare image links once each, in order', () => {
-    const text = 'Foxes:\n![red fox](https://img.example/fox.jpg)\nAlso https://cdn.example/a/b.png?w=200, and https://img.example/fox.jpg again. Not https://example.com/page.';
+    const text =
+      'Foxes:\n![red fox](https://img.example/fox.jpg)\nAlso https://cdn.example/a/b.png?w=200, and https://img.example/fox.jpg again. Not https://example.com/page.';
     expect(extractImageLinks(text)).toEqual([
       { url: 'https://img.example/fox.jpg', alt: 'red fox' },
       { url: 'https://cdn.example/a/b.png?w=200', alt: '' },
@@ -46,7 +50,8 @@ describe('image results of web search "images" mode', () => {
 describe('the scanners find what the expressions they replaced found', () => {
   const OLD_FENCE = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/i;
   const OLD_MARKDOWN_IMAGE = /!\[([^\]]*)\]\((https?:\/\/[^\s)]+)(?:\s+"[^"]*")?\)/g;
-  const OLD_BARE_IMAGE_URL = /(?<![(\w])(https?:\/\/[^\s<>()"']+?\.(?:png|jpe?g|gif|webp|avif)(?:\?[^\s<>()"',]*)?)(?=[\s)>"',.]|$)/gi;
+  const OLD_BARE_IMAGE_URL =
+    /(?<![(\w])(https?:\/\/[^\s<>()"']+?\.(?:png|jpe?g|gif|webp|avif)(?:\?[^\s<>()"',]*)?)(?=[\s)>"',.]|$)/gi;
   const oldImageLinks = (text: string) => {
     const out: Array<{ url: string; alt: string }> = [];
     const add = (url: string, alt: string) => {
@@ -56,7 +61,8 @@ describe('the scanners find what the expressions they replaced found', () => {
     for (const m of text.replace(OLD_MARKDOWN_IMAGE, ' ').matchAll(OLD_BARE_IMAGE_URL)) add(m[1]!, '');
     return out;
   };
-  const joined = (pieces: readonly string[], max: number) => fc.array(fc.constantFrom(...pieces), { maxLength: max }).map((a) => a.join(''));
+  const joined = (pieces: readonly string[], max: number) =>
+    fc.array(fc.constantFrom(...pieces), { maxLength: max }).map((a) => a.join(''));
 
   it("property: jsonFenceBody is the fence expression's capture", () => {
     const space = joined([' ', '\n', '\t', '\r', '\u2028', '\u00a0', '\u3000'], 5);
@@ -73,7 +79,37 @@ describe('the scanners find what the expressions they replaced found', () => {
   });
 
   it('property: extractImageLinks finds the links the image expressions found', () => {
-    const pieces = ['![', '](', ']', '(', ')', 'http://', 'https://', 'HTTP://', 'a', '.png', '.PNG', '.jpg', '.jpeg', '.webp', '.gif', '.avif', '?', ',', '.', ' ', '\n', '"', "'", '<', '>', '_', 'x.png?a.b', '![a](https://x/y.png)', '![a](http://x "t")'];
+    const pieces = [
+      '![',
+      '](',
+      ']',
+      '(',
+      ')',
+      'http://',
+      'https://',
+      'HTTP://',
+      'a',
+      '.png',
+      '.PNG',
+      '.jpg',
+      '.jpeg',
+      '.webp',
+      '.gif',
+      '.avif',
+      '?',
+      ',',
+      '.',
+      ' ',
+      '\n',
+      '"',
+      "'",
+      '<',
+      '>',
+      '_',
+      'x.png?a.b',
+      '![a](https://x/y.png)',
+      '![a](http://x "t")',
+    ];
     fc.assert(
       fc.property(joined(pieces, 20), (text) => {
         expect(extractImageLinks(text)).toEqual(oldImageLinks(text));
@@ -89,7 +125,9 @@ describe('the scanners find what the expressions they replaced found', () => {
     expect(jsonFenceBody('```\n\n```')).toBe('');
     expect(jsonFenceBody('```jsonx\n[1]\n```')).toBeUndefined();
     expect(parseJsonAnswer('```JSON\n{"a": [1]}\n```\n').value).toEqual({ a: [1] });
-    expect(extractImageLinks('![a](https://x/1.png "title") (https://x/2.png) https://x/3.PNG?q=1.5( HTTPS://x/4.gif.')).toEqual([
+    expect(
+      extractImageLinks('![a](https://x/1.png "title") (https://x/2.png) https://x/3.PNG?q=1.5( HTTPS://x/4.gif.'),
+    ).toEqual([
       { url: 'https://x/1.png', alt: 'a' },
       { url: 'https://x/3.PNG?q=1', alt: '' },
       { url: 'HTTPS://x/4.gif', alt: '' },

@@ -3,12 +3,13 @@
  * typed (at most 25), answered at once from the cache, and an empty answer in time when the
  * service is down.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeService } from '../fakes/service.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ModelCatalog, type ModelLists, modelChoices } from '../../src/core/models/catalog.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { ModelCatalog, modelChoices, type ModelLists } from '../../src/core/models/catalog.ts';
+import { FakeService } from '../fakes/service.ts';
 
 let fake: FakeService;
 let service: ServiceClient;
@@ -32,13 +33,35 @@ describe('modelChoices', () => {
   it('filters by what was typed, prefix matches first, case-insensitively, at most 25', () => {
     const many = lists([...Array.from({ length: 40 }, (_, i) => `gpt-${i}`), 'my-gpt', 'claude']);
     expect(modelChoices(many, 'text', '')).toHaveLength(25);
-    expect(modelChoices(many, 'text', 'GPT-3').map((c) => c.value)).toEqual(['gpt-3', 'gpt-30', 'gpt-31', 'gpt-32', 'gpt-33', 'gpt-34', 'gpt-35', 'gpt-36', 'gpt-37', 'gpt-38', 'gpt-39']);
+    expect(modelChoices(many, 'text', 'GPT-3').map((c) => c.value)).toEqual([
+      'gpt-3',
+      'gpt-30',
+      'gpt-31',
+      'gpt-32',
+      'gpt-33',
+      'gpt-34',
+      'gpt-35',
+      'gpt-36',
+      'gpt-37',
+      'gpt-38',
+      'gpt-39',
+    ]);
     expect(modelChoices(many, 'text', 'y-g').map((c) => c.value)).toEqual(['my-gpt']);
     expect(modelChoices(undefined, 'text', 'x')).toEqual([]);
   });
 
   it('labels image models with their description and sends the display name, within 100 characters', () => {
-    const choices = modelChoices(lists([], [['Painter', 'Oil paintings'], ['Long', 'x'.repeat(200)]]), 'image', '');
+    const choices = modelChoices(
+      lists(
+        [],
+        [
+          ['Painter', 'Oil paintings'],
+          ['Long', 'x'.repeat(200)],
+        ],
+      ),
+      'image',
+      '',
+    );
     expect(choices[0]).toEqual({ name: 'Painter — Oil paintings', value: 'Painter' });
     expect(choices[1]!.name).toHaveLength(100);
     expect(choices[1]!.value).toBe('Long');
@@ -68,7 +91,11 @@ describe('ModelCatalog', () => {
     // A service that accepts connections and never answers.
     const silent: Server = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const down = new ServiceClient({ baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, apiKey: 'sk-x', maxRetries: 0 });
+    const down = new ServiceClient({
+      baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`,
+      apiKey: 'sk-x',
+      maxRetries: 0,
+    });
     try {
       const started = performance.now();
       expect(await new ModelCatalog(down).quick(300)).toBeUndefined();

@@ -2,22 +2,23 @@
  * The chat feature against the fake service, through a recording ReplyChannel (the platform
  * adapters are covered by the end-to-end tests).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { FakeService } from '../fakes/service.ts';
-import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
-import { closeCore, createCore, type Core } from '../../src/core/core.ts';
-import { runCommand } from '../../src/core/command.ts';
-import { recorder } from './recorder.ts';
-import { StopRequest } from '../../src/core/running.ts';
+import sharp from 'sharp';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import chatCommand from '../../commands/chat.ts';
 import completeCommand from '../../commands/complete.ts';
 import imagineCommand from '../../commands/imagine.ts';
-import sharp from 'sharp';
+import { runCommand } from '../../src/core/command.ts';
+import { type Core, closeCore, createCore } from '../../src/core/core.ts';
+import { StopRequest } from '../../src/core/running.ts';
+import { ServiceClient } from '../../src/core/service/client.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
+import { FakeService } from '../fakes/service.ts';
+import { recorder } from './recorder.ts';
 
 let fake: FakeService;
 let core: Core;
@@ -26,7 +27,12 @@ beforeAll(async () => {
   fake = await FakeService.start();
   const service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
   const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-chat-')), 'h.sqlite')}`);
-  core = createCore({ service, store, log: pino({ level: 'silent' }), defaults: { chat: undefined, image: undefined } });
+  core = createCore({
+    service,
+    store,
+    log: pino({ level: 'silent' }),
+    defaults: { chat: undefined, image: undefined },
+  });
 });
 beforeEach(() => fake.reset());
 afterAll(async () => {
@@ -61,7 +67,9 @@ describe('/chat in the core', () => {
     fake.setChatReply('{"a":');
     const r = recorder('t:badjson', { prompt: 'give JSON', json: true });
     await runCommand(chatCommand, r.ctx, core);
-    expect(r.messages[0]!.content).toMatch(/^\{"a":\n\n⚠️ The model was asked for JSON but its answer is not valid JSON/);
+    expect(r.messages[0]!.content).toMatch(
+      /^\{"a":\n\n⚠️ The model was asked for JSON but its answer is not valid JSON/,
+    );
   });
 
   it('web_search images mode passes the mode and shows the image results as image links', async () => {
@@ -101,7 +109,9 @@ describe('/chat in the core', () => {
     await vi.waitFor(() => expect(r.messages[0]?.content).toMatch(/^One, two, /), { timeout: 5000, interval: 20 });
     controller.abort(new StopRequest('shutdown'));
     expect(await running).toMatchObject({ ok: false, errorCode: 'aborted' });
-    expect(r.messages[0]!.content).toMatch(/^One, two, .*\n\n⚠️ Stopped: the bot is restarting\. Ask again in a moment\.$/s);
+    expect(r.messages[0]!.content).toMatch(
+      /^One, two, .*\n\n⚠️ Stopped: the bot is restarting\. Ask again in a moment\.$/s,
+    );
     expect(r.ephemerals).toEqual([]);
     const stored = await core.history.get('t:stopped');
     expect(stored.map((m) => m.role)).toEqual(['user', 'assistant']);
@@ -113,7 +123,9 @@ describe('/chat in the core', () => {
     const r = recorder('t:401', { prompt: 'go' });
     await runCommand(chatCommand, r.ctx, core);
     expect(r.messages).toEqual([]);
-    expect(r.ephemerals).toEqual(['The generation service refused the bot\'s API key. An admin needs to check SERVICE_API_KEY. (ref TESTREF)']);
+    expect(r.ephemerals).toEqual([
+      "The generation service refused the bot's API key. An admin needs to check SERVICE_API_KEY. (ref TESTREF)",
+    ]);
     expect(await core.history.get('t:401')).toEqual([]);
   });
 });
@@ -123,11 +135,14 @@ describe('the deferral goes on while the history is read and the service asked',
   function slowDeferral(id: string, options: Record<string, string>, ms: number, error?: Error) {
     const r = recorder(id, options);
     const times = { deferred: NaN, sends: [] as number[] };
-    r.ctx.reply.defer = () => new Promise<void>((resolve, reject) => setTimeout(() => {
-      times.deferred = Date.now();
-      if (error) reject(error);
-      else resolve();
-    }, ms));
+    r.ctx.reply.defer = () =>
+      new Promise<void>((resolve, reject) =>
+        setTimeout(() => {
+          times.deferred = Date.now();
+          if (error) reject(error);
+          else resolve();
+        }, ms),
+      );
     const send = r.ctx.reply.send.bind(r.ctx.reply);
     r.ctx.reply.send = async (m) => {
       times.sends.push(Date.now());
@@ -156,7 +171,9 @@ describe('the deferral goes on while the history is read and the service asked',
   });
 
   it('a refused deferral cancels the service request, shows nothing and leaves the history as it was', async () => {
-    fake.enqueue('chat', { stream: { text: 'A long answer that is still streaming when the deferral fails.', chunkDelayMs: 100 } });
+    fake.enqueue('chat', {
+      stream: { text: 'A long answer that is still streaming when the deferral fails.', chunkDelayMs: 100 },
+    });
     const closed = new Promise<{ finished: boolean }>((resolve) => fake.events.once('streamClosed', resolve));
     const { r } = slowDeferral('t:defer-fail', { prompt: 'hello' }, 150, new Error('Unknown interaction'));
     expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: false });
@@ -174,14 +191,19 @@ describe('/complete and /imagine in the core', () => {
     expect(r.messages.map((m) => m.content)).toEqual(['Once upon a time there was a fox.']);
   });
 
-  it('/imagine posts the image as a file of the aspect ratio\'s size', async () => {
+  it("/imagine posts the image as a file of the aspect ratio's size", async () => {
     const r = recorder('t:i', { prompt: 'a fox', aspect_ratio: 'portrait', style: 'natural' });
     await runCommand(imagineCommand, r.ctx, core);
     const file = r.messages[0]!.files![0]!;
     expect(file.mimeType).toBe('image/png');
     const meta = await sharp(file.data).metadata();
     expect([meta.width, meta.height]).toEqual([832, 1216]);
-    expect(fake.lastRequest('images')!.body).toEqual({ prompt: 'a fox', aspect_ratio: 'portrait', style: 'natural', response_format: 'b64_json' });
+    expect(fake.lastRequest('images')!.body).toEqual({
+      prompt: 'a fox',
+      aspect_ratio: 'portrait',
+      style: 'natural',
+      response_format: 'b64_json',
+    });
   });
 
   it('/imagine with a bad aspect ratio says which values work, without calling the service', async () => {

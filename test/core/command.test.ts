@@ -1,11 +1,11 @@
-import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { checkOptions, runCommand, type Command, type CommandOutcome } from '../../src/core/command.ts';
+import { describe, expect, it } from 'vitest';
+import imagine from '../../commands/imagine.ts';
+import { type Command, type CommandOutcome, checkOptions, runCommand } from '../../src/core/command.ts';
+import type { Core } from '../../src/core/core.ts';
 import { OptionError } from '../../src/core/errors.ts';
 import { BotEvents } from '../../src/core/events.ts';
-import type { Core } from '../../src/core/core.ts';
 import type { CommandContext } from '../../src/core/platform.ts';
-import imagine from '../../commands/imagine.ts';
 import { AuthenticationError } from '../../src/core/service/errors.ts';
 
 const silent = pino({ level: 'silent' });
@@ -24,7 +24,11 @@ function context(overrides: Partial<CommandContext> = {}): CommandContext & { ep
     log: silent,
     ref: 'TESTREF',
     reply: {
-      limits: { maxChars: 2000, minEditIntervalMs: 0, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } },
+      limits: {
+        maxChars: 2000,
+        minEditIntervalMs: 0,
+        cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' },
+      },
       defer: async () => undefined,
       send: async () => ({ edit: async () => undefined }),
       sendEphemeral: async (m) => void ephemerals.push(typeof m === 'string' ? m : m.content),
@@ -67,7 +71,13 @@ describe('checkOptions', () => {
 describe('runCommand', () => {
   it('refuses an admin command to a non-admin at run time, without executing it', async () => {
     let executed = false;
-    const command: Command = { name: 'setmodel', description: 'd', options: [], adminOnly: true, execute: async () => void (executed = true) };
+    const command: Command = {
+      name: 'setmodel',
+      description: 'd',
+      options: [],
+      adminOnly: true,
+      execute: async () => void (executed = true),
+    };
     const ctx = context();
     const outcome = await runCommand(command, ctx, core());
     expect(executed).toBe(false);
@@ -76,7 +86,14 @@ describe('runCommand', () => {
   });
 
   it('turns a service error into its sentence, ephemerally, and emits the outcome', async () => {
-    const command: Command = { name: 'x', description: 'd', options: [], execute: async () => { throw new AuthenticationError('bad key'); } };
+    const command: Command = {
+      name: 'x',
+      description: 'd',
+      options: [],
+      execute: async () => {
+        throw new AuthenticationError('bad key');
+      },
+    };
     const ctx = context();
     const c = core();
     const seen: CommandOutcome[] = [];
@@ -87,7 +104,14 @@ describe('runCommand', () => {
   });
 
   it('survives an unexpected error with a generic sentence', async () => {
-    const command: Command = { name: 'x', description: 'd', options: [], execute: async () => { throw new TypeError('oops'); } };
+    const command: Command = {
+      name: 'x',
+      description: 'd',
+      options: [],
+      execute: async () => {
+        throw new TypeError('oops');
+      },
+    };
     const ctx = context();
     const outcome = await runCommand(command, ctx, core());
     expect(outcome.errorCode).toBe('internal');

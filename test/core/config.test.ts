@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, ENV_VARIABLES, loadConfig } from '../../src/config.ts';
 import { DEPLOY_ENV_VARIABLES } from '../../src/platforms/discord/deploy.ts';
 
@@ -25,27 +25,60 @@ describe('loadConfig', () => {
   });
 
   it('asks for the other half of a half-configured platform', () => {
-    expect(problemsOf({ ...base, DISCORD_TOKEN: 'x' })).toEqual(['DISCORD_APPLICATION_ID is required when DISCORD_TOKEN is set']);
-    expect(problemsOf({ ...base, SLACK_SIGNING_SECRET: 'x' })).toEqual(['SLACK_BOT_TOKEN is required when SLACK_SIGNING_SECRET is set']);
+    expect(problemsOf({ ...base, DISCORD_TOKEN: 'x' })).toEqual([
+      'DISCORD_APPLICATION_ID is required when DISCORD_TOKEN is set',
+    ]);
+    expect(problemsOf({ ...base, SLACK_SIGNING_SECRET: 'x' })).toEqual([
+      'SLACK_BOT_TOKEN is required when SLACK_SIGNING_SECRET is set',
+    ]);
   });
 
   it('rejects malformed values without echoing them', () => {
-    const problems = problemsOf({ ...base, SERVICE_BASE_URL: 'not a url', SLACK_BOT_TOKEN: 'b', SLACK_SIGNING_SECRET: 's', SLACK_APP_TOKEN: 'secret-value', LOG_LEVEL: 'loud', STORE_URL: 'mysql://db' });
-    expect(problems.map((p) => p.split(' ')[0])).toEqual(['SERVICE_BASE_URL', 'SLACK_APP_TOKEN', 'STORE_URL', 'LOG_LEVEL']);
+    const problems = problemsOf({
+      ...base,
+      SERVICE_BASE_URL: 'not a url',
+      SLACK_BOT_TOKEN: 'b',
+      SLACK_SIGNING_SECRET: 's',
+      SLACK_APP_TOKEN: 'secret-value',
+      LOG_LEVEL: 'loud',
+      STORE_URL: 'mysql://db',
+    });
+    expect(problems.map((p) => p.split(' ')[0])).toEqual([
+      'SERVICE_BASE_URL',
+      'SLACK_APP_TOKEN',
+      'STORE_URL',
+      'LOG_LEVEL',
+    ]);
     expect(problems.join('\n')).not.toContain('secret-value');
   });
 
   it('builds a config with defaults, and lists every secret for the log scrubber', () => {
-    const config = loadConfig({ ...base, DISCORD_TOKEN: 'discord-token-abc', DISCORD_APPLICATION_ID: '123456789012345678', SLACK_PORT: '' });
-    expect(config.discord).toEqual({ token: 'discord-token-abc', applicationId: '123456789012345678', apiUrl: undefined, messageContent: false, shards: undefined });
+    const config = loadConfig({
+      ...base,
+      DISCORD_TOKEN: 'discord-token-abc',
+      DISCORD_APPLICATION_ID: '123456789012345678',
+      SLACK_PORT: '',
+    });
+    expect(config.discord).toEqual({
+      token: 'discord-token-abc',
+      applicationId: '123456789012345678',
+      apiUrl: undefined,
+      messageContent: false,
+      shards: undefined,
+    });
     expect(config.slack).toBeUndefined();
     expect(config.storeUrl).toBe('sqlite://data/history.sqlite');
     expect(config.logLevel).toBe('info');
     expect(config.secrets).toEqual(['sk-test-key-123456', 'discord-token-abc']);
   });
 
-  it('adds the trailing slash Slack\'s Web API base needs', () => {
-    const config = loadConfig({ ...base, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_API_URL: 'http://127.0.0.1:9/api' });
+  it("adds the trailing slash Slack's Web API base needs", () => {
+    const config = loadConfig({
+      ...base,
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      SLACK_SIGNING_SECRET: 's',
+      SLACK_API_URL: 'http://127.0.0.1:9/api',
+    });
     expect(config.slack?.apiUrl).toBe('http://127.0.0.1:9/api/');
     expect(config.slack?.port).toBe(3000);
   });
@@ -64,12 +97,24 @@ describe('.env.example', () => {
     for (const [name, i] of listed) expect(lines[i - 1], `${name} has a comment above it`).toMatch(/^# \S/);
   });
 
-  it('reads Discord shards: auto, a count with this process\'s ids, and refuses ids past the count', () => {
+  it("reads Discord shards: auto, a count with this process's ids, and refuses ids past the count", () => {
     const discord = { ...base, DISCORD_TOKEN: 't', DISCORD_APPLICATION_ID: '123456789012345678' };
-    expect(loadConfig({ ...discord, DISCORD_SHARDS: 'auto' }).discord!.shards).toEqual({ count: 'auto', ids: undefined });
-    expect(loadConfig({ ...discord, DISCORD_SHARDS: '4', DISCORD_SHARD_IDS: '1, 3' }).discord!.shards).toEqual({ count: 4, ids: [1, 3] });
-    expect(problemsOf({ ...discord, DISCORD_SHARDS: '2', DISCORD_SHARD_IDS: '2' })).toEqual(['DISCORD_SHARD_IDS must be below DISCORD_SHARDS (2)']);
-    expect(problemsOf({ ...discord, DISCORD_SHARD_IDS: '0' })).toEqual(['DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards']);
-    expect(problemsOf({ ...discord, DISCORD_SHARDS: 'many' })).toEqual(['DISCORD_SHARDS must be auto or a number of shards']);
+    expect(loadConfig({ ...discord, DISCORD_SHARDS: 'auto' }).discord!.shards).toEqual({
+      count: 'auto',
+      ids: undefined,
+    });
+    expect(loadConfig({ ...discord, DISCORD_SHARDS: '4', DISCORD_SHARD_IDS: '1, 3' }).discord!.shards).toEqual({
+      count: 4,
+      ids: [1, 3],
+    });
+    expect(problemsOf({ ...discord, DISCORD_SHARDS: '2', DISCORD_SHARD_IDS: '2' })).toEqual([
+      'DISCORD_SHARD_IDS must be below DISCORD_SHARDS (2)',
+    ]);
+    expect(problemsOf({ ...discord, DISCORD_SHARD_IDS: '0' })).toEqual([
+      'DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards',
+    ]);
+    expect(problemsOf({ ...discord, DISCORD_SHARDS: 'many' })).toEqual([
+      'DISCORD_SHARDS must be auto or a number of shards',
+    ]);
   });
 });

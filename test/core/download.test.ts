@@ -4,12 +4,13 @@
  * public-address guard (every non-public range of the IANA special-purpose registries, in every
  * spelling) refuses before connecting, and guards the links the bot passes on.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Dispatcher } from 'undici';
-import { checkForwardableUrl, Downloader, DownloadError, type LookupAll } from '../../src/core/media/download.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPublicAddress } from '../../src/core/media/addresses.ts';
+import { checkForwardableUrl, DownloadError, Downloader, type LookupAll } from '../../src/core/media/download.ts';
 
 const MiB = 1024 * 1024;
 let server: Server;
@@ -43,7 +44,9 @@ beforeAll(async () => {
     lastHeaders = req.headers;
     const path = req.url ?? '/';
     if (path === '/small.png') {
-      res.writeHead(200, { 'content-type': 'image/png; charset=binary', 'content-length': '3' }).end(Buffer.from([1, 2, 3]));
+      res
+        .writeHead(200, { 'content-type': 'image/png; charset=binary', 'content-length': '3' })
+        .end(Buffer.from([1, 2, 3]));
     } else if (path === '/declared-50mb') {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(50 * MiB) });
       stream(path, res, 50 * MiB);
@@ -76,7 +79,12 @@ const signal = () => new AbortController().signal;
 
 describe('Downloader', () => {
   it('returns the bytes and the content type without its parameters, sending the given headers', async () => {
-    const got = await downloader.download(`${base}/small.png`, { maxBytes: 10, name: 'small.png', signal: signal(), headers: { authorization: 'Bearer xoxb-1' } });
+    const got = await downloader.download(`${base}/small.png`, {
+      maxBytes: 10,
+      name: 'small.png',
+      signal: signal(),
+      headers: { authorization: 'Bearer xoxb-1' },
+    });
     expect([...got.data]).toEqual([1, 2, 3]);
     expect(got.contentType).toBe('image/png');
     expect(lastHeaders.authorization).toBe('Bearer xoxb-1');
@@ -84,7 +92,9 @@ describe('Downloader', () => {
 
   it('refuses a declared 50 MB body before reading it: the server is cut off after a few chunks', async () => {
     const before = process.memoryUsage().arrayBuffers;
-    const error = await downloader.download(`${base}/declared-50mb`, { maxBytes: 5 * MiB, name: 'big.png', signal: signal() }).catch((e: unknown) => e);
+    const error = await downloader
+      .download(`${base}/declared-50mb`, { maxBytes: 5 * MiB, name: 'big.png', signal: signal() })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DownloadError);
     expect((error as DownloadError).code).toBe('too_large');
     expect((error as DownloadError).message).toBe('big.png is too large (50.0 MB; files up to 5.0 MB are read).');
@@ -95,7 +105,9 @@ describe('Downloader', () => {
   });
 
   it('stops an undeclared (chunked) body as soon as it passes the cap', async () => {
-    const error = await downloader.download(`${base}/chunked-50mb`, { maxBytes: 2 * MiB, name: 'big.gif', signal: signal() }).catch((e: unknown) => e);
+    const error = await downloader
+      .download(`${base}/chunked-50mb`, { maxBytes: 2 * MiB, name: 'big.gif', signal: signal() })
+      .catch((e: unknown) => e);
     expect((error as DownloadError).code).toBe('too_large');
     expect((error as DownloadError).reason).toBe('is too large (over 2.0 MB; files up to 2.0 MB are read)');
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -104,17 +116,25 @@ describe('Downloader', () => {
   });
 
   it('tells a web page (a login page) from a file, and does not follow redirects', async () => {
-    await expect(downloader.download(`${base}/login`, { maxBytes: MiB, name: 'cat.png', signal: signal() })).rejects.toMatchObject({ code: 'html' });
-    await expect(downloader.download(`${base}/moved`, { maxBytes: MiB, name: 'cat.png', signal: signal() })).rejects.toMatchObject({ code: 'http_status', status: 302 });
-    await expect(downloader.download(`${base}/missing`, { maxBytes: MiB, name: 'cat.png', signal: signal() })).rejects.toMatchObject({
+    await expect(
+      downloader.download(`${base}/login`, { maxBytes: MiB, name: 'cat.png', signal: signal() }),
+    ).rejects.toMatchObject({ code: 'html' });
+    await expect(
+      downloader.download(`${base}/moved`, { maxBytes: MiB, name: 'cat.png', signal: signal() }),
+    ).rejects.toMatchObject({ code: 'http_status', status: 302 });
+    await expect(
+      downloader.download(`${base}/missing`, { maxBytes: MiB, name: 'cat.png', signal: signal() }),
+    ).rejects.toMatchObject({
       code: 'http_status',
       status: 404,
       message: 'cat.png could not be downloaded (HTTP 404).',
     });
   });
 
-  it('gives up on a download that stalls, and rejects with the caller\'s reason when the caller aborts', async () => {
-    await expect(downloader.download(`${base}/slow`, { maxBytes: MiB, name: 'slow.png', signal: signal() })).rejects.toMatchObject({ code: 'timeout' });
+  it("gives up on a download that stalls, and rejects with the caller's reason when the caller aborts", async () => {
+    await expect(
+      downloader.download(`${base}/slow`, { maxBytes: MiB, name: 'slow.png', signal: signal() }),
+    ).rejects.toMatchObject({ code: 'timeout' });
     const controller = new AbortController();
     const pending = downloader.download(`${base}/slow`, { maxBytes: MiB, name: 'slow.png', signal: controller.signal });
     controller.abort(new Error('stopped by the user'));
@@ -123,12 +143,26 @@ describe('Downloader', () => {
 });
 
 describe('Downloader with publicOnly (URLs users type)', () => {
-  const refused = (url: string) => downloader.download(url, { maxBytes: MiB, name: 'x.png', signal: signal(), publicOnly: true });
+  const refused = (url: string) =>
+    downloader.download(url, { maxBytes: MiB, name: 'x.png', signal: signal(), publicOnly: true });
 
   it('refuses http, localhost, loopback, private, link-local (metadata) and mapped addresses before connecting', async () => {
-    await expect(refused(`${base}/small.png`)).rejects.toMatchObject({ code: 'not_public', message: 'x.png is not an https address.' });
-    for (const url of ['https://localhost/a.png', 'https://127.0.0.1/a.png', 'https://10.1.2.3/a.png', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/a.png', 'https://[::ffff:192.168.0.1]/a.png']) {
-      await expect(refused(url), url).rejects.toMatchObject({ code: 'not_public', message: 'x.png points to a private or local address, which the bot does not fetch.' });
+    await expect(refused(`${base}/small.png`)).rejects.toMatchObject({
+      code: 'not_public',
+      message: 'x.png is not an https address.',
+    });
+    for (const url of [
+      'https://localhost/a.png',
+      'https://127.0.0.1/a.png',
+      'https://10.1.2.3/a.png',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/a.png',
+      'https://[::ffff:192.168.0.1]/a.png',
+    ]) {
+      await expect(refused(url), url).rejects.toMatchObject({
+        code: 'not_public',
+        message: 'x.png points to a private or local address, which the bot does not fetch.',
+      });
     }
   });
 
@@ -142,7 +176,14 @@ describe('Downloader with publicOnly (URLs users type)', () => {
     });
     try {
       const port = new URL(base).port;
-      await expect(rebinding.download(`https://images.example:${port}/a.png`, { maxBytes: MiB, name: 'x.png', signal: signal(), publicOnly: true })).rejects.toMatchObject({ code: 'not_public' });
+      await expect(
+        rebinding.download(`https://images.example:${port}/a.png`, {
+          maxBytes: MiB,
+          name: 'x.png',
+          signal: signal(),
+          publicOnly: true,
+        }),
+      ).rejects.toMatchObject({ code: 'not_public' });
       expect(resolved).toEqual(['images.example']);
     } finally {
       await rebinding.close();
@@ -152,7 +193,20 @@ describe('Downloader with publicOnly (URLs users type)', () => {
   it('tells public from non-public addresses', () => {
     expect(isPublicAddress('93.184.216.34')).toBe(true);
     expect(isPublicAddress('2606:4700::1111')).toBe(true);
-    for (const address of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', 'not an ip']) {
+    for (const address of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      'not an ip',
+    ]) {
       expect(isPublicAddress(address), address).toBe(false);
     }
   });
@@ -183,8 +237,14 @@ const REFUSED: Array<[string, string[]]> = [
   ['::/128 unspecified', ['::', '0:0:0:0:0:0:0:0']],
   ['::1/128 loopback', ['::1', '0000:0000:0000:0000:0000:0000:0000:0001']],
   ['::/96 IPv4-compatible', ['::a9fe:a9fe', '::169.254.169.254', '::8.8.8.8', '0:0:0:0:0:0:808:808']],
-  ['::ffff:0:0/96 mapped, judged as IPv4', ['::ffff:127.0.0.1', '::FFFF:7F00:1', '0:0:0:0:0:ffff:a9fe:a9fe', '::ffff:192.168.0.1']],
-  ['64:ff9b::/96 NAT64', ['64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '0064:FF9B:0000:0000:0000:0000:A9FE:A9FE', '64:ff9b::8.8.8.8']],
+  [
+    '::ffff:0:0/96 mapped, judged as IPv4',
+    ['::ffff:127.0.0.1', '::FFFF:7F00:1', '0:0:0:0:0:ffff:a9fe:a9fe', '::ffff:192.168.0.1'],
+  ],
+  [
+    '64:ff9b::/96 NAT64',
+    ['64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '0064:FF9B:0000:0000:0000:0000:A9FE:A9FE', '64:ff9b::8.8.8.8'],
+  ],
   ['64:ff9b:1::/48 local-use NAT64', ['64:ff9b:1::a9fe:a9fe', '64:ff9b:1:ffff::1']],
   ['100::/64 discard-only', ['100::1', '0100:0000:0000:0000:ffff:ffff:ffff:ffff']],
   ['2001::/32 Teredo', ['2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001::1']],
@@ -202,10 +262,33 @@ const REFUSED: Array<[string, string[]]> = [
 
 /** Ordinary public addresses: on the edges of the refused ranges, and well-known ones. */
 const PUBLIC = [
-  '93.184.216.34', '8.8.8.8', '1.1.1.1', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '169.253.255.255', '172.15.255.255', '172.32.0.0',
-  '192.0.1.255', '192.0.3.0', '192.88.98.255', '192.31.196.1', '192.175.48.1', '198.17.255.255', '198.20.0.0', '223.255.255.255',
-  '2606:4700::1111', '2606:4700:0000:0000:0000:0000:0000:1111', '2A00:1450:4001:81B::200E', '2001:200::1', '2003::1', '2620:4f:8000::1',
-  '::ffff:8.8.8.8', '::FFFF:808:808', '0:0:0:0:0:ffff:5db8:d822',
+  '93.184.216.34',
+  '8.8.8.8',
+  '1.1.1.1',
+  '9.255.255.255',
+  '11.0.0.0',
+  '100.63.255.255',
+  '100.128.0.0',
+  '169.253.255.255',
+  '172.15.255.255',
+  '172.32.0.0',
+  '192.0.1.255',
+  '192.0.3.0',
+  '192.88.98.255',
+  '192.31.196.1',
+  '192.175.48.1',
+  '198.17.255.255',
+  '198.20.0.0',
+  '223.255.255.255',
+  '2606:4700::1111',
+  '2606:4700:0000:0000:0000:0000:0000:1111',
+  '2A00:1450:4001:81B::200E',
+  '2001:200::1',
+  '2003::1',
+  '2620:4f:8000::1',
+  '::ffff:8.8.8.8',
+  '::FFFF:808:808',
+  '0:0:0:0:0:ffff:5db8:d822',
 ];
 
 describe('isPublicAddress: the IANA special-purpose registries', () => {
@@ -217,7 +300,8 @@ describe('isPublicAddress: the IANA special-purpose registries', () => {
       }
     }
     for (const address of PUBLIC) expect(isPublicAddress(address), address).toBe(true);
-    for (const text of ['not an ip', '', '1.2.3', '256.1.1.1', '::g', '1::2::3', 'example.com']) expect(isPublicAddress(text), text).toBe(false);
+    for (const text of ['not an ip', '', '1.2.3', '256.1.1.1', '::g', '1::2::3', 'example.com'])
+      expect(isPublicAddress(text), text).toBe(false);
   });
 });
 
@@ -241,7 +325,15 @@ describe('the guard refuses before connecting', () => {
     for (const [range, addresses] of REFUSED) {
       for (const address of addresses.filter((a) => !a.includes('%'))) {
         const host = address.includes(':') ? `[${address}]` : address;
-        await expect(guarded.download(`https://${host}/a.png`, { maxBytes: MiB, name: 'x.png', signal: signal(), publicOnly: true }), `${range}: ${address}`).rejects.toMatchObject({
+        await expect(
+          guarded.download(`https://${host}/a.png`, {
+            maxBytes: MiB,
+            name: 'x.png',
+            signal: signal(),
+            publicOnly: true,
+          }),
+          `${range}: ${address}`,
+        ).rejects.toMatchObject({
           code: 'not_public',
           message: 'x.png points to a private or local address, which the bot does not fetch.',
         });
@@ -249,7 +341,14 @@ describe('the guard refuses before connecting', () => {
     }
     expect(asked).toEqual([]);
     // The spy does answer for a public address: it was not skipped by accident.
-    await expect(guarded.download('https://93.184.216.34/a.png', { maxBytes: MiB, name: 'x.png', signal: signal(), publicOnly: true })).rejects.toMatchObject({ code: 'network' });
+    await expect(
+      guarded.download('https://93.184.216.34/a.png', {
+        maxBytes: MiB,
+        name: 'x.png',
+        signal: signal(),
+        publicOnly: true,
+      }),
+    ).rejects.toMatchObject({ code: 'network' });
     expect(asked).toEqual(['https://93.184.216.34/a.png']);
   });
 
@@ -265,9 +364,22 @@ describe('the guard refuses before connecting', () => {
       for (const [range, addresses] of REFUSED) {
         for (const address of addresses) {
           const family = address.includes(':') ? 6 : 4;
-          for (const list of [[{ address, family }], [{ address: '93.184.216.34', family: 4 }, { address, family }]]) {
+          for (const list of [
+            [{ address, family }],
+            [
+              { address: '93.184.216.34', family: 4 },
+              { address, family },
+            ],
+          ]) {
             answer = list;
-            const error = await guarded.download('https://images.example/a.png', { maxBytes: MiB, name: 'x.png', signal: signal(), publicOnly: true }).catch((e: unknown) => e);
+            const error = await guarded
+              .download('https://images.example/a.png', {
+                maxBytes: MiB,
+                name: 'x.png',
+                signal: signal(),
+                publicOnly: true,
+              })
+              .catch((e: unknown) => e);
             expect(error, `${range}: ${address}`).toMatchObject({ code: 'not_public' });
           }
         }
@@ -280,10 +392,19 @@ describe('the guard refuses before connecting', () => {
 });
 
 describe('checkForwardableUrl (a link the service fetches, e.g. reference_image_url)', () => {
-  const unresolvable: LookupAll = (_hostname, _options, callback) => callback(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), []);
-  const resolvingTo = (...addresses: string[]): LookupAll => (_hostname, _options, callback) => callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
-  const check = (url: string, lookup: LookupAll = unresolvable, timeoutMs?: number) => checkForwardableUrl(url, { name: '`reference_image_url`', lookup, ...(timeoutMs ? { timeoutMs } : {}) });
-  const PRIVATE = '`reference_image_url` points to a private or local address, which the bot does not pass on to the service.';
+  const unresolvable: LookupAll = (_hostname, _options, callback) =>
+    callback(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), []);
+  const resolvingTo =
+    (...addresses: string[]): LookupAll =>
+    (_hostname, _options, callback) =>
+      callback(
+        null,
+        addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+      );
+  const check = (url: string, lookup: LookupAll = unresolvable, timeoutMs?: number) =>
+    checkForwardableUrl(url, { name: '`reference_image_url`', lookup, ...(timeoutMs ? { timeoutMs } : {}) });
+  const PRIVATE =
+    '`reference_image_url` points to a private or local address, which the bot does not pass on to the service.';
 
   it('refuses metadata, unique-local, localhost, NAT64 and mapped addresses, in any spelling, with a sentence', async () => {
     for (const url of [
@@ -307,20 +428,31 @@ describe('checkForwardableUrl (a link the service fetches, e.g. reference_image_
   });
 
   it('refuses a name resolving here to any address that is not public', async () => {
-    await expect(check('https://metadata.example/latest', resolvingTo('169.254.169.254'))).rejects.toMatchObject({ message: PRIVATE });
-    await expect(check('https://mixed.example/a.png', resolvingTo('93.184.216.34', 'fd00::1'))).rejects.toMatchObject({ message: PRIVATE });
-    await expect(check('https://nat64.example/a.png', resolvingTo('64:ff9b::a9fe:a9fe'))).rejects.toMatchObject({ message: PRIVATE });
+    await expect(check('https://metadata.example/latest', resolvingTo('169.254.169.254'))).rejects.toMatchObject({
+      message: PRIVATE,
+    });
+    await expect(check('https://mixed.example/a.png', resolvingTo('93.184.216.34', 'fd00::1'))).rejects.toMatchObject({
+      message: PRIVATE,
+    });
+    await expect(check('https://nat64.example/a.png', resolvingTo('64:ff9b::a9fe:a9fe'))).rejects.toMatchObject({
+      message: PRIVATE,
+    });
   });
 
   it('refuses what is not an http(s) address', async () => {
     for (const url of ['ftp://example.com/a.png', 'file:///etc/passwd', 'not a url', 'gopher://example.com/']) {
-      await expect(check(url), url).rejects.toMatchObject({ code: 'not_public', message: '`reference_image_url` is not an http(s) address.' });
+      await expect(check(url), url).rejects.toMatchObject({
+        code: 'not_public',
+        message: '`reference_image_url` is not an http(s) address.',
+      });
     }
   });
 
   it('passes on public addresses and names that resolve to public addresses, or that do not resolve here (or not in time), as parsed', async () => {
     await expect(check('https://example.com/photos/ref.png')).resolves.toBe('https://example.com/photos/ref.png');
-    await expect(check('https://images.example/a.png', resolvingTo('93.184.216.34', '2606:4700::1111'))).resolves.toBe('https://images.example/a.png');
+    await expect(check('https://images.example/a.png', resolvingTo('93.184.216.34', '2606:4700::1111'))).resolves.toBe(
+      'https://images.example/a.png',
+    );
     await expect(check('http://93.184.216.34/a.png')).resolves.toBe('http://93.184.216.34/a.png');
     await expect(check('https://[2606:4700::1111]/a.png')).resolves.toBe('https://[2606:4700::1111]/a.png');
     await expect(check('https://Example.COM/a.png')).resolves.toBe('https://example.com/a.png');

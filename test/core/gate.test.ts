@@ -3,8 +3,8 @@
  * queue that serves channels in turn, places told to waiting requests, aborts leaving the queue.
  */
 import { describe, expect, it } from 'vitest';
-import { FairGate, type Release } from '../../src/core/service/gate.ts';
 import { AbortedError } from '../../src/core/service/errors.ts';
+import { FairGate, type Release } from '../../src/core/service/gate.ts';
 
 describe('FairGate', () => {
   it('admits up to the limit at once and queues the rest until a slot is released', async () => {

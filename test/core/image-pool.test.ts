@@ -3,11 +3,12 @@
  * on this process's libuv threads (which the SQLite store needs); a job past its deadline has
  * its worker killed; users take turns; what is not a raster image never reaches a worker.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import sharp from 'sharp';
+
 import { pbkdf2 } from 'node:crypto';
+import sharp from 'sharp';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ImagePool } from '../../src/core/media/image-pool.ts';
-import { ImageInputError, DEFAULT_IMAGE_INPUT_LIMITS } from '../../src/core/media/images.ts';
+import { DEFAULT_IMAGE_INPUT_LIMITS, ImageInputError } from '../../src/core/media/images.ts';
 import { InvalidResponseError } from '../../src/core/service/errors.ts';
 
 const limits = DEFAULT_IMAGE_INPUT_LIMITS;
@@ -41,7 +42,9 @@ let big: Buffer;
 let small: Buffer;
 beforeAll(async () => {
   big = await noisyJpeg(4000);
-  small = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123456' } }).png().toBuffer();
+  small = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123456' } })
+    .png()
+    .toBuffer();
 });
 
 /**
@@ -49,14 +52,19 @@ beforeAll(async () => {
  * one then never answers, whatever this machine's speed. @returns their pids.
  */
 async function stoppedWorkers(pool: ImagePool): Promise<number[]> {
-  await Promise.all(Array.from({ length: pool.concurrency }, (_, i) => pool.prepareInput(small, `warm-${i}.png`, limits, { key: `warm-${i}` })));
+  await Promise.all(
+    Array.from({ length: pool.concurrency }, (_, i) =>
+      pool.prepareInput(small, `warm-${i}.png`, limits, { key: `warm-${i}` }),
+    ),
+  );
   const pids = pidsOf(pool);
   for (const pid of pids) process.kill(pid, 'SIGSTOP');
   return pids;
 }
 
 /** The worker processes' pids (the pool keeps them private). */
-const pidsOf = (pool: ImagePool): number[] => [...(pool as unknown as { workers: Set<{ child: { pid: number } }> }).workers].map((w) => w.child.pid);
+const pidsOf = (pool: ImagePool): number[] =>
+  [...(pool as unknown as { workers: Set<{ child: { pid: number } }> }).workers].map((w) => w.child.pid);
 
 const alive = (pid: number) => {
   try {
@@ -75,16 +83,20 @@ const threadPoolWait = () =>
   });
 
 describe('ImagePool', () => {
-  it('converts in a worker process: while four large images convert, this process\'s libuv threads stay free', async () => {
+  it("converts in a worker process: while four large images convert, this process's libuv threads stay free", async () => {
     const pool = newPool({ concurrency: 2, timeoutMs: 60_000 });
-    const converting = Promise.all(Array.from({ length: 4 }, (_, i) => pool.prepareInput(big, `photo-${i}.png`, limits, { key: `user-${i}` })));
+    const converting = Promise.all(
+      Array.from({ length: 4 }, (_, i) => pool.prepareInput(big, `photo-${i}.png`, limits, { key: `user-${i}` })),
+    );
     // Sampled while the conversions run: a thread-pool call is never held behind them.
     const waits: number[] = [];
     let done = false;
     void converting.finally(() => (done = true));
     while (!done) waits.push(await threadPoolWait());
     const images = await converting;
-    expect(images.map((i) => [i.mimeType, i.width, i.height])).toEqual(Array.from({ length: 4 }, () => ['image/jpeg', 1024, 1024]));
+    expect(images.map((i) => [i.mimeType, i.width, i.height])).toEqual(
+      Array.from({ length: 4 }, () => ['image/jpeg', 1024, 1024]),
+    );
     expect(pidsOf(pool).every((pid) => pid !== process.pid)).toBe(true);
     expect(pool.processes).toBeGreaterThanOrEqual(1);
     expect(pool.processes).toBeLessThanOrEqual(2);
@@ -119,11 +131,18 @@ describe('ImagePool', () => {
     expect(pidsOf(pool)).toEqual(pids);
   });
 
-  it('users take turns: one user\'s queued images do not hold another\'s behind all of them', async () => {
+  it("users take turns: one user's queued images do not hold another's behind all of them", async () => {
     const pool = newPool({ concurrency: 1, timeoutMs: 60_000 });
     const order: string[] = [];
-    const job = (key: string, name: string) => pool.prepareInput(big, name, limits, { key }).then(() => order.push(name));
-    const all = [job('attacker', 'a1'), job('attacker', 'a2'), job('attacker', 'a3'), job('attacker', 'a4'), job('member', 'm1')];
+    const job = (key: string, name: string) =>
+      pool.prepareInput(big, name, limits, { key }).then(() => order.push(name));
+    const all = [
+      job('attacker', 'a1'),
+      job('attacker', 'a2'),
+      job('attacker', 'a3'),
+      job('attacker', 'a4'),
+      job('member', 'm1'),
+    ];
     await Promise.all(all);
     // a1 had started; m1 is served at the member's first turn, before the attacker's remaining three.
     expect(order.indexOf('m1')).toBeLessThanOrEqual(2);
@@ -131,9 +150,15 @@ describe('ImagePool', () => {
 
   it('refuses an SVG (also under a .png name) and other non-raster bytes from their first bytes, without starting a worker', async () => {
     const pool = newPool();
-    const svg = Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="6000" height="6000"><filter id="f"><feTurbulence numOctaves="10"/></filter></svg>');
-    await expect(pool.prepareInput(svg, 'photo.png', limits, { key: 'u' })).rejects.toThrow('photo.png is an SVG drawing, which the bot does not read (JPEG, PNG, WebP, GIF, AVIF and TIFF work).');
-    await expect(pool.prepareReference(Buffer.from('%PDF-1.7'), 'doc.png', limits, { key: 'u' })).rejects.toThrow('doc.png is not an image the bot can read');
+    const svg = Buffer.from(
+      '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="6000" height="6000"><filter id="f"><feTurbulence numOctaves="10"/></filter></svg>',
+    );
+    await expect(pool.prepareInput(svg, 'photo.png', limits, { key: 'u' })).rejects.toThrow(
+      'photo.png is an SVG drawing, which the bot does not read (JPEG, PNG, WebP, GIF, AVIF and TIFF work).',
+    );
+    await expect(pool.prepareReference(Buffer.from('%PDF-1.7'), 'doc.png', limits, { key: 'u' })).rejects.toThrow(
+      'doc.png is not an image the bot can read',
+    );
     await expect(pool.describe(svg, 'b64_json', { key: 'u' })).rejects.toBeInstanceOf(InvalidResponseError);
     expect(pool.processes).toBe(0);
   });

@@ -4,20 +4,21 @@
  * state kept in the store — also by a new core (a restarted bot) on the same SQLite file —
  * and only the requester or an admin may press them unless IMAGINE_BUTTONS=everyone.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import sharp from 'sharp';
-import { FakeService } from '../fakes/service.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import imagineCommand from '../../commands/imagine.ts';
+import { runCommand, runInvocation } from '../../src/core/command.ts';
+import { type Core, type CoreLimits, closeCore, createCore } from '../../src/core/core.ts';
+import type { Button, ComponentContext } from '../../src/core/platform.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
-import { closeCore, createCore, type Core, type CoreLimits } from '../../src/core/core.ts';
-import { runCommand, runInvocation } from '../../src/core/command.ts';
-import type { Button, ComponentContext } from '../../src/core/platform.ts';
-import imagineCommand from '../../commands/imagine.ts';
-import { recorder, type Recorder } from './recorder.ts';
+import { FakeService } from '../fakes/service.ts';
+import { type Recorder, recorder } from './recorder.ts';
 
 let fake: FakeService;
 let storeUrl: string;
@@ -26,7 +27,13 @@ const cores: Core[] = [];
 /** A core on the shared SQLite file (a second one is the bot after a restart). */
 function newCore(limits: Partial<CoreLimits> = {}): Core {
   const service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
-  const core = createCore({ service, store: openStore(storeUrl), log: pino({ level: 'silent' }), defaults: { chat: undefined, image: undefined }, limits });
+  const core = createCore({
+    service,
+    store: openStore(storeUrl),
+    log: pino({ level: 'silent' }),
+    defaults: { chat: undefined, image: undefined },
+    limits,
+  });
   cores.push(core);
   return core;
 }
@@ -60,12 +67,19 @@ async function press(core: Core, button: Button, into: Recorder, userId = 'u1', 
   return runInvocation('imagine:button', ctx, core, () => imagineCommand.onComponent!(ctx, core));
 }
 
-const buttonsOf = (r: Recorder) => Object.fromEntries((r.messages.find((m) => m.buttons?.length)?.buttons ?? []).map((b) => [b.id.split(':')[1], b]));
+const buttonsOf = (r: Recorder) =>
+  Object.fromEntries((r.messages.find((m) => m.buttons?.length)?.buttons ?? []).map((b) => [b.id.split(':')[1], b]));
 
 describe('/imagine follow-up buttons', () => {
   it('Reroll sends the same options with a new seed; Upscale sends style upscaled with the image as a PNG reference; Vary, the image with denoising_strength 0.6', async () => {
     const core = newCore();
-    const r = recorder('t:buttons', { prompt: 'a lighthouse', aspect_ratio: 'landscape', style: 'natural', seed: 42, negative_prompt: 'people' });
+    const r = recorder('t:buttons', {
+      prompt: 'a lighthouse',
+      aspect_ratio: 'landscape',
+      style: 'natural',
+      seed: 42,
+      negative_prompt: 'people',
+    });
     expect(await runCommand(imagineCommand, r.ctx, core)).toMatchObject({ ok: true });
     const first = fake.lastRequest('images')!.body as Record<string, unknown>;
     expect(first).toMatchObject({ prompt: 'a lighthouse', seed: 42, style: 'natural' });
@@ -76,7 +90,12 @@ describe('/imagine follow-up buttons', () => {
     const reroll = recorder('t:buttons', {});
     expect(await press(core, buttons.reroll!, reroll)).toMatchObject({ ok: true });
     const rerolled = fake.lastRequest('images')!.body as Record<string, unknown>;
-    expect(rerolled).toMatchObject({ prompt: 'a lighthouse', aspect_ratio: 'landscape', style: 'natural', negative_prompt: 'people' });
+    expect(rerolled).toMatchObject({
+      prompt: 'a lighthouse',
+      aspect_ratio: 'landscape',
+      style: 'natural',
+      negative_prompt: 'people',
+    });
     expect(rerolled.seed).toEqual(expect.any(Number));
     expect(rerolled.seed).not.toBe(42);
     expect(reroll.messages[0]!.content).toContain(`seed ${rerolled.seed as number}`);
@@ -108,7 +127,11 @@ describe('/imagine follow-up buttons', () => {
     const after = newCore();
     const vary = recorder('t:restart', {});
     expect(await press(after, buttonsOf(r).vary!, vary)).toMatchObject({ ok: true });
-    expect(fake.lastRequest('images')!.body).toMatchObject({ prompt: 'a red fox', denoising_strength: 0.6, reference_image: expect.stringMatching(/^data:image\/png;base64,/) });
+    expect(fake.lastRequest('images')!.body).toMatchObject({
+      prompt: 'a red fox',
+      denoising_strength: 0.6,
+      reference_image: expect.stringMatching(/^data:image\/png;base64,/),
+    });
   });
 
   it('refuses another user with a sentence and no request; an admin may; with IMAGINE_BUTTONS=everyone anyone may', async () => {
@@ -118,8 +141,13 @@ describe('/imagine follow-up buttons', () => {
     const requests = () => fake.requests.filter((q) => q.route === 'images').length;
     const count = requests();
     const stranger = recorder('t:rights', {});
-    expect(await press(core, buttonsOf(r).reroll!, stranger, 'u2')).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(stranger.ephemerals).toEqual(['Only the person who asked for this image, or an admin, can use its buttons.']);
+    expect(await press(core, buttonsOf(r).reroll!, stranger, 'u2')).toMatchObject({
+      ok: false,
+      errorCode: 'forbidden',
+    });
+    expect(stranger.ephemerals).toEqual([
+      'Only the person who asked for this image, or an admin, can use its buttons.',
+    ]);
     expect(requests()).toBe(count);
     expect(await press(core, buttonsOf(r).reroll!, recorder('t:rights', {}), 'u3', true)).toMatchObject({ ok: true });
     const open = newCore({ imagineButtons: 'everyone' });
@@ -127,15 +155,21 @@ describe('/imagine follow-up buttons', () => {
     expect(requests()).toBe(count + 2);
   });
 
-  it('never replays an admin\'s disable_safety_checker from stored state: a non-admin\'s press (IMAGINE_BUTTONS=everyone) does not send it, nor any press once the operator turned it off', async () => {
+  it("never replays an admin's disable_safety_checker from stored state: a non-admin's press (IMAGINE_BUTTONS=everyone) does not send it, nor any press once the operator turned it off", async () => {
     const allowed = newCore({ allowDisableSafetyChecker: true, imagineButtons: 'everyone' });
-    const r = recorder('t:safety', { prompt: 'a storm', disable_safety_checker: true }, { admin: true, userId: 'admin1' });
+    const r = recorder(
+      't:safety',
+      { prompt: 'a storm', disable_safety_checker: true },
+      { admin: true, userId: 'admin1' },
+    );
     expect(await runCommand(imagineCommand, r.ctx, allowed)).toMatchObject({ ok: true });
     expect(fake.lastRequest('images')!.body).toMatchObject({ disable_safety_checker: true });
     const sent = () => fake.lastRequest('images')!.body as Record<string, unknown>;
 
     // An admin pressing now, while the operator allows it, sends it again.
-    expect(await press(allowed, buttonsOf(r).reroll!, recorder('t:safety', {}), 'admin1', true)).toMatchObject({ ok: true });
+    expect(await press(allowed, buttonsOf(r).reroll!, recorder('t:safety', {}), 'admin1', true)).toMatchObject({
+      ok: true,
+    });
     expect(sent().disable_safety_checker).toBe(true);
 
     // Another member, who may press (everyone), gets the checker on, and is told.
@@ -144,13 +178,19 @@ describe('/imagine follow-up buttons', () => {
       expect(await press(allowed, buttonsOf(r)[action]!, member, 'u2')).toMatchObject({ ok: true });
       expect(sent().disable_safety_checker).toBeUndefined();
     }
-    expect(member.messages.filter((m) => m.files?.length).every((m) => m.content.includes('The safety checker is on for this image'))).toBe(true);
+    expect(
+      member.messages
+        .filter((m) => m.files?.length)
+        .every((m) => m.content.includes('The safety checker is on for this image')),
+    ).toBe(true);
 
     // After a restart with ALLOW_DISABLE_SAFETY_CHECKER off, not even the admin's press sends it.
     await closeCore(allowed);
     const restarted = newCore({ allowDisableSafetyChecker: false, imagineButtons: 'everyone' });
     for (const action of ['reroll', 'upscale', 'vary'] as const) {
-      expect(await press(restarted, buttonsOf(r)[action]!, recorder('t:safety', {}), 'admin1', true)).toMatchObject({ ok: true });
+      expect(await press(restarted, buttonsOf(r)[action]!, recorder('t:safety', {}), 'admin1', true)).toMatchObject({
+        ok: true,
+      });
       expect(sent().disable_safety_checker).toBeUndefined();
     }
   });

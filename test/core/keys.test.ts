@@ -3,7 +3,14 @@
  * and counters outlive a restart, so these never change) and that a conversation key reads back.
  */
 import { describe, expect, it } from 'vitest';
-import { channelKey, conversationKey, parseConversationKey, slackClaims, storeKeys, type ConversationRef } from '../../src/core/keys.ts';
+import {
+  type ConversationRef,
+  channelKey,
+  conversationKey,
+  parseConversationKey,
+  slackClaims,
+  storeKeys,
+} from '../../src/core/keys.ts';
 
 describe('keys', () => {
   it('builds conversation and channel keys in their stored formats, and reads conversation keys back', () => {
@@ -11,17 +18,24 @@ describe('keys', () => {
       [{ platform: 'discord', guild: '111', channel: '222' }, 'discord:111:222', 'discord:111:222'],
       [{ platform: 'discord', guild: undefined, channel: '333' }, 'discord:dm:333', 'discord:dm:333'],
       [{ platform: 'slack', team: 'T1', channel: 'C1' }, 'slack:T1:C1', 'slack:T1:C1'],
-      [{ platform: 'slack', team: 'T1', channel: 'C1', thread: '1700000000.000100' }, 'slack:T1:C1:1700000000.000100', 'slack:T1:C1'],
+      [
+        { platform: 'slack', team: 'T1', channel: 'C1', thread: '1700000000.000100' },
+        'slack:T1:C1:1700000000.000100',
+        'slack:T1:C1',
+      ],
     ];
     for (const [ref, conversation, channel] of refs) {
       expect(conversationKey(ref)).toBe(conversation);
       expect(channelKey(ref)).toBe(channel);
-      expect(parseConversationKey(conversation)).toEqual(ref.platform === 'slack' && !ref.thread ? { platform: 'slack', team: ref.team, channel: ref.channel } : ref);
+      expect(parseConversationKey(conversation)).toEqual(
+        ref.platform === 'slack' && !ref.thread ? { platform: 'slack', team: ref.team, channel: ref.channel } : ref,
+      );
     }
-    for (const bad of ['', 'discord', 'discord:1', 'discord:1:2:3', 'teams:1:2', 'slack:T1:C1:1.2:x']) expect(parseConversationKey(bad)).toBeUndefined();
+    for (const bad of ['', 'discord', 'discord:1', 'discord:1:2:3', 'teams:1:2', 'slack:T1:C1:1.2:x'])
+      expect(parseConversationKey(bad)).toBeUndefined();
   });
 
-  it('builds the store\'s and the claims\' keys in their stored formats', () => {
+  it("builds the store's and the claims' keys in their stored formats", () => {
     expect(storeKeys.history('slack:T1:C1')).toBe('history:slack:T1:C1');
     expect(storeKeys.settings('discord:1:2')).toBe('settings:discord:1:2');
     expect(storeKeys.claim('slack:event:Ev1')).toBe('claim:slack:event:Ev1');

@@ -1,9 +1,18 @@
-import { describe, expect, it } from 'vitest';
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import pretty from 'pino-pretty';
-import { createLogger, logUnhandledRejections, MAX_FIELD_CHARS, newReference, REDACTED, redactUrlCredentials, scrubSecrets, serializeError } from '../../src/log.ts';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import {
+  createLogger,
+  logUnhandledRejections,
+  MAX_FIELD_CHARS,
+  newReference,
+  REDACTED,
+  redactUrlCredentials,
+  scrubSecrets,
+  serializeError,
+} from '../../src/log.ts';
 import { withoutBodies } from '../../src/platforms/slack/adapter.ts';
 
 /** A logger writing parsed lines into `lines`. */
@@ -20,7 +29,9 @@ function collecting(secrets: string[]) {
 
 describe('log', () => {
   it('scrubs a secret and its JSON-escaped form, and leaves short values alone', () => {
-    expect(scrubSecrets('key sk-abc"def in "sk-abc\\"def"', ['sk-abc"def', 'abc'])).toBe(`key ${REDACTED} in "${REDACTED}"`);
+    expect(scrubSecrets('key sk-abc"def in "sk-abc\\"def"', ['sk-abc"def', 'abc'])).toBe(
+      `key ${REDACTED} in "${REDACTED}"`,
+    );
   });
 
   it('logs an unhandled rejection once, as an error with the secret scrubbed, and the handler can be removed', () => {
@@ -39,10 +50,16 @@ describe('log', () => {
 });
 
 describe('secrets in URLs and library debug lines', () => {
-  it('scrubs STORE_URL\'s credentials from every line: the URL\'s user information wherever a URL is written, and the password and user alone', () => {
+  it("scrubs STORE_URL's credentials from every line: the URL's user information wherever a URL is written, and the password and user alone", () => {
     const password = 'p@ss:w0rd/long';
     const storeUrl = `redis://cache-admin:${encodeURIComponent(password)}@redis.internal:6379/0`;
-    const config = loadConfig({ SERVICE_BASE_URL: 'https://api.example.com/v1', SERVICE_API_KEY: 'sk-test-key-123', SLACK_BOT_TOKEN: 'xoxb-1-2-3', SLACK_SIGNING_SECRET: 'signing-secret', STORE_URL: storeUrl });
+    const config = loadConfig({
+      SERVICE_BASE_URL: 'https://api.example.com/v1',
+      SERVICE_API_KEY: 'sk-test-key-123',
+      SLACK_BOT_TOKEN: 'xoxb-1-2-3',
+      SLACK_SIGNING_SECRET: 'signing-secret',
+      STORE_URL: storeUrl,
+    });
     expect(config.secrets).toEqual(expect.arrayContaining([encodeURIComponent(password), password, 'cache-admin']));
     const { log, lines } = collecting(config.secrets);
     log.warn({ err: new Error(`connect ECONNREFUSED ${storeUrl}`) }, 'state store error');
@@ -55,18 +72,28 @@ describe('secrets in URLs and library debug lines', () => {
   });
 
   it('redacts URL credentials in one pass (1 MB of "://" in 100 ms), and leaves URLs without them alone', () => {
-    expect(redactUrlCredentials('see https://example.com/a@b and mailto:x@y.z')).toBe('see https://example.com/a@b and mailto:x@y.z');
-    expect(redactUrlCredentials('redis://:pw@h:1 and amqp://u:p@q/vhost')).toBe(`redis://${REDACTED}@h:1 and amqp://${REDACTED}@q/vhost`);
+    expect(redactUrlCredentials('see https://example.com/a@b and mailto:x@y.z')).toBe(
+      'see https://example.com/a@b and mailto:x@y.z',
+    );
+    expect(redactUrlCredentials('redis://:pw@h:1 and amqp://u:p@q/vhost')).toBe(
+      `redis://${REDACTED}@h:1 and amqp://${REDACTED}@q/vhost`,
+    );
     const started = performance.now();
     redactUrlCredentials(`${'://'.repeat(350_000)}@`);
     expect(performance.now() - started).toBeLessThan(100);
   });
 
-  it('keeps a Slack library\'s debug line without its request or response body', () => {
+  it("keeps a Slack library's debug line without its request or response body", () => {
     expect(withoutBodies("apiCall('chat.postMessage') start")).toBe("apiCall('chat.postMessage') start");
-    expect(withoutBodies('http request body: {"channel":"C1","text":"the secret plan"}')).toBe('http request (details not logged)');
-    expect(withoutBodies('http request result: {"ok":true,"message":{"text":"the secret plan"}}')).toBe('http request (details not logged)');
-    expect(withoutBodies('ack() response sent (body: {"text":"the secret plan"})')).toBe('ack() response sent (details not logged)');
+    expect(withoutBodies('http request body: {"channel":"C1","text":"the secret plan"}')).toBe(
+      'http request (details not logged)',
+    );
+    expect(withoutBodies('http request result: {"ok":true,"message":{"text":"the secret plan"}}')).toBe(
+      'http request (details not logged)',
+    );
+    expect(withoutBodies('ack() response sent (body: {"text":"the secret plan"})')).toBe(
+      'ack() response sent (details not logged)',
+    );
     expect(withoutBodies(`Received a message: ${'x'.repeat(300)}`)).toBe('Received a (details not logged)');
   });
 });
@@ -97,8 +124,11 @@ describe('error serializer', () => {
     });
   });
 
-  it('keeps Slack\'s error code and the cause, and cuts long messages', () => {
-    const slack = Object.assign(new Error(`An API error occurred: invalid_auth ${'x'.repeat(2_000)}`), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'invalid_auth', response_metadata: { big: 'y'.repeat(5_000) } } });
+  it("keeps Slack's error code and the cause, and cuts long messages", () => {
+    const slack = Object.assign(new Error(`An API error occurred: invalid_auth ${'x'.repeat(2_000)}`), {
+      code: 'slack_webapi_platform_error',
+      data: { ok: false, error: 'invalid_auth', response_metadata: { big: 'y'.repeat(5_000) } },
+    });
     const serialized = serializeError(new Error('could not post', { cause: slack }));
     expect(serialized.cause).toMatchObject({ code: 'slack_webapi_platform_error', detail: 'invalid_auth' });
     expect(serialized.cause!.message!.length).toBeLessThan(MAX_FIELD_CHARS + 40);
@@ -115,7 +145,12 @@ describe('error serializer', () => {
       },
     });
     // pino-pretty formats the JSON line the logger hands it; here the collecting stream stands in for stdout.
-    const log = createLogger({ level: 'info', secrets: ['sk-secret-123456'], format: 'pretty', destination: pretty({ destination, sync: true, colorize: false }) });
+    const log = createLogger({
+      level: 'info',
+      secrets: ['sk-secret-123456'],
+      format: 'pretty',
+      destination: pretty({ destination, sync: true, colorize: false }),
+    });
     log.info({ key: 'sk-secret-123456' }, 'hello there');
     expect(out).toMatch(/INFO.*: hello there\n\s+key: "\[redacted\]"/);
   });

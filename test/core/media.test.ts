@@ -1,10 +1,12 @@
-import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import { decodeHxd, ImageInputError } from '../../src/core/media/images.ts';
+import { describe, expect, it } from 'vitest';
 import { prepareImageInput } from '../../src/core/media/image-ops.ts';
+import { decodeHxd, ImageInputError } from '../../src/core/media/images.ts';
 
 const solid = (width: number, height: number, channels: 3 | 4 = 3) =>
-  sharp({ create: { width, height, channels, background: channels === 4 ? { r: 10, g: 20, b: 30, alpha: 0.5 } : '#336699' } });
+  sharp({
+    create: { width, height, channels, background: channels === 4 ? { r: 10, g: 20, b: 30, alpha: 0.5 } : '#336699' },
+  });
 
 async function decoded(url: string) {
   const [, mime, b64] = /^data:(image\/(?:jpeg|png));base64,(.*)$/.exec(url)!;
@@ -28,9 +30,15 @@ describe('prepareImageInput (§4.1 image input rules)', () => {
   });
 
   it('takes the first frame of an animated GIF', async () => {
-    const red = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#ff0000' } }).png().toBuffer();
-    const blue = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#0000ff' } }).png().toBuffer();
-    const gif = await sharp([red, blue], { join: { animated: true } }).gif().toBuffer();
+    const red = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#ff0000' } })
+      .png()
+      .toBuffer();
+    const blue = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#0000ff' } })
+      .png()
+      .toBuffer();
+    const gif = await sharp([red, blue], { join: { animated: true } })
+      .gif()
+      .toBuffer();
     expect((await sharp(gif).metadata()).pages).toBe(2);
     const image = await prepareImageInput(gif, 'anim.gif');
     const { meta } = await decoded(image.url);
@@ -55,7 +63,9 @@ describe('prepareImageInput (§4.1 image input rules)', () => {
   });
 
   it('refuses an oversized file and a decompression bomb with a clear message', async () => {
-    await expect(prepareImageInput(new Uint8Array(1024), 'big.bin', { maxBytes: 100, maxPixels: 1e6 })).rejects.toThrow(/big.bin is too large \(0.0 MB/);
+    await expect(prepareImageInput(new Uint8Array(1024), 'big.bin', { maxBytes: 100, maxPixels: 1e6 })).rejects.toThrow(
+      /big.bin is too large \(0.0 MB/,
+    );
     const bomb = await solid(4000, 4000).png({ compressionLevel: 9 }).toBuffer();
     const refused = prepareImageInput(bomb, 'bomb.png', { maxBytes: 50e6, maxPixels: 1_000_000 });
     await expect(refused).rejects.toBeInstanceOf(ImageInputError);
@@ -63,7 +73,9 @@ describe('prepareImageInput (§4.1 image input rules)', () => {
   });
 
   it('refuses bytes that are not an image', async () => {
-    await expect(prepareImageInput(Buffer.from('<html>login</html>'), 'file.png')).rejects.toThrow(/not an image the bot can read/);
+    await expect(prepareImageInput(Buffer.from('<html>login</html>'), 'file.png')).rejects.toThrow(
+      /not an image the bot can read/,
+    );
   });
 });
 

@@ -3,20 +3,21 @@
  * as data URLs of at most 1024 px, the vision model is used, files not used are named under
  * the answer, and the history notes the images without storing them.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import sharp from 'sharp';
-import { DEFAULT_MODELS, FakeService } from '../fakes/service.ts';
-import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
-import { closeCore, createCore, type Core } from '../../src/core/core.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runInvocation } from '../../src/core/command.ts';
+import { type Core, closeCore, createCore } from '../../src/core/core.ts';
 import { answerMention } from '../../src/core/features/mention.ts';
-import { AttachmentAccessError, type Attachment } from '../../src/core/platform.ts';
+import { type Attachment, AttachmentAccessError } from '../../src/core/platform.ts';
+import { ServiceClient } from '../../src/core/service/client.ts';
 import type { ContentPart } from '../../src/core/service/schemas.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
+import { DEFAULT_MODELS, FakeService } from '../fakes/service.ts';
 import { recorder } from './recorder.ts';
 
 let fake: FakeService;
@@ -52,7 +53,12 @@ function makeCore(options: { vision?: string; maxCount?: number } = {}): Core {
 }
 
 /** An attachment served from memory; `fetches` counts downloads. */
-function file(name: string, data: Buffer, mimeType: string | undefined, size = data.length): Attachment & { fetches: number } {
+function file(
+  name: string,
+  data: Buffer,
+  mimeType: string | undefined,
+  size = data.length,
+): Attachment & { fetches: number } {
   const attachment = {
     name,
     mimeType,
@@ -74,8 +80,12 @@ let huge: Buffer;
 beforeAll(async () => {
   webp = await solid(2048, 1536).webp().toBuffer();
   // An animated GIF: two frames stacked as pages.
-  gif = await sharp({ create: { width: 300, height: 400, channels: 4, background: '#f00' } }).gif().toBuffer();
-  gif = await sharp([gif, gif], { join: { animated: true } }).gif().toBuffer();
+  gif = await sharp({ create: { width: 300, height: 400, channels: 4, background: '#f00' } })
+    .gif()
+    .toBuffer();
+  gif = await sharp([gif, gif], { join: { animated: true } })
+    .gif()
+    .toBuffer();
   huge = await solid(12_000, 12_000).png({ compressionLevel: 9 }).toBuffer();
 });
 
@@ -91,7 +101,10 @@ describe('answerMention', () => {
     fake.setChatReply('A cat and a dog.');
     const r = recorder('m:two', {});
     const outcome = await runInvocation('mention', r.ctx, core, () =>
-      answerMention(r.ctx, core, { text: 'What are these?', attachments: [file('cat.webp', webp, 'image/webp'), file('dog.gif', gif, 'image/gif')] }),
+      answerMention(r.ctx, core, {
+        text: 'What are these?',
+        attachments: [file('cat.webp', webp, 'image/webp'), file('dog.gif', gif, 'image/gif')],
+      }),
     );
     expect(outcome).toMatchObject({ ok: true, command: 'mention' });
     expect(fake.chatRequests()).toHaveLength(1);
@@ -116,7 +129,9 @@ describe('answerMention', () => {
     const core = makeCore();
     fake.setModels([{ id: 'fake-chat', vision: true }]);
     const r = recorder('m:only', {});
-    await runInvocation('mention', r.ctx, core, () => answerMention(r.ctx, core, { text: '  ', attachments: [file('cat.webp', webp, 'image/webp')] }));
+    await runInvocation('mention', r.ctx, core, () =>
+      answerMention(r.ctx, core, { text: '  ', attachments: [file('cat.webp', webp, 'image/webp')] }),
+    );
     expect(fake.chatRequests()[0]!.model).toBe('fake-chat');
     expect((lastUserContent() as ContentPart[])[0]).toEqual({ type: 'text', text: 'Describe this image.' });
   });
@@ -129,7 +144,12 @@ describe('answerMention', () => {
     await runInvocation('mention', r.ctx, core, () =>
       answerMention(r.ctx, core, {
         text: 'Colour?',
-        attachments: [pdf, file('huge.png', huge, 'image/png'), file('a.webp', webp, 'image/webp'), file('b.webp', webp, 'image/webp')],
+        attachments: [
+          pdf,
+          file('huge.png', huge, 'image/png'),
+          file('a.webp', webp, 'image/webp'),
+          file('b.webp', webp, 'image/webp'),
+        ],
       }),
     );
     expect((lastUserContent() as ContentPart[]).filter((p) => p.type === 'image_url')).toHaveLength(1);
@@ -147,14 +167,23 @@ describe('answerMention', () => {
     const r = recorder('m:big', {});
     await runInvocation('mention', r.ctx, core, () => answerMention(r.ctx, core, { text: 'hi', attachments: [big] }));
     expect(big.fetches).toBe(0);
-    expect(r.messages[0]!.content).toMatch(/Not used: big\.png \(too large \(50\.0 MB; images up to 20\.0 MB are read\)\)/);
+    expect(r.messages[0]!.content).toMatch(
+      /Not used: big\.png \(too large \(50\.0 MB; images up to 20\.0 MB are read\)\)/,
+    );
   });
 
   it('says a platform refusal (a missing scope) once, however many files it concerns', async () => {
     const core = makeCore({ vision: 'fake-vision' });
-    const refused = (name: string): Attachment => ({ name, mimeType: 'image/png', size: 10, fetch: async () => Promise.reject(new AttachmentAccessError('Missing files:read.')) });
+    const refused = (name: string): Attachment => ({
+      name,
+      mimeType: 'image/png',
+      size: 10,
+      fetch: async () => Promise.reject(new AttachmentAccessError('Missing files:read.')),
+    });
     const r = recorder('m:scope', {});
-    await runInvocation('mention', r.ctx, core, () => answerMention(r.ctx, core, { text: 'look', attachments: [refused('a.png'), refused('b.png')] }));
+    await runInvocation('mention', r.ctx, core, () =>
+      answerMention(r.ctx, core, { text: 'look', attachments: [refused('a.png'), refused('b.png')] }),
+    );
     expect(lastUserContent()).toBe('look');
     expect(r.messages[0]!.content.match(/Missing files:read\./g)).toHaveLength(1);
   });
@@ -162,7 +191,9 @@ describe('answerMention', () => {
   it('with no text and nothing usable, says why without calling the service, and stores nothing', async () => {
     const core = makeCore({ vision: 'fake-vision' });
     const r = recorder('m:none', {});
-    const outcome = await runInvocation('mention', r.ctx, core, () => answerMention(r.ctx, core, { text: '', attachments: [file('notes.txt', Buffer.from('hi'), 'text/plain')] }));
+    const outcome = await runInvocation('mention', r.ctx, core, () =>
+      answerMention(r.ctx, core, { text: '', attachments: [file('notes.txt', Buffer.from('hi'), 'text/plain')] }),
+    );
     expect(outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
     expect(r.ephemerals).toEqual(['Not used: notes.txt (not an image).']);
     expect(fake.requests.filter((q) => q.route === 'chat')).toEqual([]);
@@ -172,10 +203,14 @@ describe('answerMention', () => {
   it('when the model refuses images, the sentence names DEFAULT_VISION_MODEL, and the history is untouched', async () => {
     const core = makeCore();
     const r = recorder('m:refused', {});
-    const outcome = await runInvocation('mention', r.ctx, core, () => answerMention(r.ctx, core, { text: 'see', attachments: [file('cat.webp', webp, 'image/webp')] }));
+    const outcome = await runInvocation('mention', r.ctx, core, () =>
+      answerMention(r.ctx, core, { text: 'see', attachments: [file('cat.webp', webp, 'image/webp')] }),
+    );
     expect(fake.chatRequests()).toHaveLength(1);
     expect(outcome).toMatchObject({ ok: false, errorCode: 'bad_request' });
-    expect(r.ephemerals).toEqual(['The model `fake-chat` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does. (ref TESTREF)']);
+    expect(r.ephemerals).toEqual([
+      'The model `fake-chat` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does. (ref TESTREF)',
+    ]);
     expect(await core.history.get('m:refused')).toEqual([]);
   });
 });

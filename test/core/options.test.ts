@@ -2,21 +2,22 @@
  * Every option of /chat, /complete and /imagine reaches the strict fake service with the
  * user's value; out-of-range values never do, and the user reads the allowed range.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import sharp from 'sharp';
-import { DEFAULT_MODELS, FakeService } from '../fakes/service.ts';
-import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
-import { closeCore, createCore, type Core } from '../../src/core/core.ts';
-import { runCommand } from '../../src/core/command.ts';
-import type { Attachment } from '../../src/core/platform.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import chatCommand from '../../commands/chat.ts';
 import completeCommand from '../../commands/complete.ts';
 import imagineCommand from '../../commands/imagine.ts';
+import { runCommand } from '../../src/core/command.ts';
+import { type Core, closeCore, createCore } from '../../src/core/core.ts';
+import type { Attachment } from '../../src/core/platform.ts';
+import { ServiceClient } from '../../src/core/service/client.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
+import { DEFAULT_MODELS, FakeService } from '../fakes/service.ts';
 import { recorder } from './recorder.ts';
 
 let fake: FakeService;
@@ -45,12 +46,27 @@ afterAll(async () => {
 });
 
 /** An image attachment served from memory. */
-const imageFile = (name: string, data: Buffer): Attachment => ({ name, mimeType: 'image/png', size: data.length, fetch: async () => data });
+const imageFile = (name: string, data: Buffer): Attachment => ({
+  name,
+  mimeType: 'image/png',
+  size: data.length,
+  fetch: async () => data,
+});
 
 describe('/chat options', () => {
-  it('sends every sampling parameter, the model, web_search and JSON mode with the user\'s values', async () => {
+  it("sends every sampling parameter, the model, web_search and JSON mode with the user's values", async () => {
     fake.setChatReply('{"ok":true}');
-    const r = recorder('o:chat', { prompt: 'hi', model: 'fake-vision', temperature: 1.3, max_tokens: 300, top_p: 0.9, frequency_penalty: -0.5, presence_penalty: 1.5, web_search: 'force', json: true });
+    const r = recorder('o:chat', {
+      prompt: 'hi',
+      model: 'fake-vision',
+      temperature: 1.3,
+      max_tokens: 300,
+      top_p: 0.9,
+      frequency_penalty: -0.5,
+      presence_penalty: 1.5,
+      web_search: 'force',
+      json: true,
+    });
     expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: true });
     expect(fake.chatRequests()[0]).toMatchObject({
       model: 'fake-vision',
@@ -81,8 +97,14 @@ describe('/chat options', () => {
   });
 
   it('sends the image option as an image_url part to the vision model', async () => {
-    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123456' } }).png().toBuffer();
-    const r = recorder('o:image', { prompt: 'what colour?', image: 'swatch.png' }, { files: { image: imageFile('swatch.png', png) } });
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#123456' } })
+      .png()
+      .toBuffer();
+    const r = recorder(
+      'o:image',
+      { prompt: 'what colour?', image: 'swatch.png' },
+      { files: { image: imageFile('swatch.png', png) } },
+    );
     expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: true });
     const request = fake.chatRequests()[0]!;
     expect(request.model).toBe('fake-vision');
@@ -93,7 +115,15 @@ describe('/chat options', () => {
   });
 
   it('an image option that is not an image is refused, naming the option, before any service call', async () => {
-    const r = recorder('o:badimage', { prompt: 'x', image: 'notes.txt' }, { files: { image: { name: 'notes.txt', mimeType: 'text/plain', size: 5, fetch: async () => Buffer.from('hello') } } });
+    const r = recorder(
+      'o:badimage',
+      { prompt: 'x', image: 'notes.txt' },
+      {
+        files: {
+          image: { name: 'notes.txt', mimeType: 'text/plain', size: 5, fetch: async () => Buffer.from('hello') },
+        },
+      },
+    );
     await runCommand(chatCommand, r.ctx, core);
     expect(r.ephemerals).toEqual(['`image`: notes.txt is not an image (JPEG, PNG, WebP, GIF, AVIF and TIFF work).']);
     expect(fake.requests.filter((q) => q.route === 'chat')).toEqual([]);
@@ -104,16 +134,35 @@ describe('/complete options', () => {
   it('sends model, temperature and max_tokens', async () => {
     const r = recorder('o:complete', { prompt: 'Once', model: 'fake-chat', temperature: 0.1, max_tokens: 20 });
     expect(await runCommand(completeCommand, r.ctx, core)).toMatchObject({ ok: true });
-    expect(fake.lastRequest('completions')!.body).toMatchObject({ model: 'fake-chat', prompt: 'Once', temperature: 0.1, max_tokens: 20, stream: true });
+    expect(fake.lastRequest('completions')!.body).toMatchObject({
+      model: 'fake-chat',
+      prompt: 'Once',
+      temperature: 0.1,
+      max_tokens: 20,
+      stream: true,
+    });
   });
 });
 
 describe('/imagine options', () => {
-  it('sends every parameter with the user\'s values, the reference image as a PNG data URL, and captions the seed', async () => {
-    const jpeg = await sharp({ create: { width: 1600, height: 900, channels: 3, background: '#884422' } }).jpeg().toBuffer();
+  it("sends every parameter with the user's values, the reference image as a PNG data URL, and captions the seed", async () => {
+    const jpeg = await sharp({ create: { width: 1600, height: 900, channels: 3, background: '#884422' } })
+      .jpeg()
+      .toBuffer();
     const r = recorder(
       'o:imagine',
-      { prompt: 'a fox', aspect_ratio: 'landscape', style: 'natural', model: 'Fake Image XL', negative_prompt: 'people', seed: 4_294_967_295, reference_image: 'start.jpg', denoising_strength: 0.3, enhance: true, disable_safety_checker: true },
+      {
+        prompt: 'a fox',
+        aspect_ratio: 'landscape',
+        style: 'natural',
+        model: 'Fake Image XL',
+        negative_prompt: 'people',
+        seed: 4_294_967_295,
+        reference_image: 'start.jpg',
+        denoising_strength: 0.3,
+        enhance: true,
+        disable_safety_checker: true,
+      },
       { files: { reference_image: imageFile('start.jpg', jpeg) }, admin: true },
     );
     expect(await runCommand(imagineCommand, r.ctx, core)).toMatchObject({ ok: true });
@@ -132,7 +181,9 @@ describe('/imagine options', () => {
     expect(body.reference_image).toMatch(/^data:image\/png;base64,/);
     const meta = await sharp(Buffer.from(String(body.reference_image).split(',')[1]!, 'base64')).metadata();
     expect([meta.format, Math.max(meta.width!, meta.height!)]).toEqual(['png', 1216]);
-    expect(r.messages[0]!.content).toBe('🎨 a fox\n_Fake Image XL · natural · 1216×832 · seed 4294967295 · reference, denoising 0.3_');
+    expect(r.messages[0]!.content).toBe(
+      '🎨 a fox\n_Fake Image XL · natural · 1216×832 · seed 4294967295 · reference, denoising 0.3_',
+    );
   });
 
   it('captions the seed the service reports when none was asked for; passes reference_image_url as is', async () => {
@@ -148,14 +199,19 @@ describe('/imagine options', () => {
     const r = recorder('o:denoise', { prompt: 'a tower', denoising_strength: 0.5 });
     await runCommand(imagineCommand, r.ctx, core);
     expect('denoising_strength' in (fake.lastRequest('images')!.body as object)).toBe(false);
-    expect(r.messages[0]!.content).toContain('⚠️ `denoising_strength` was not used: it only applies with `reference_image` or `reference_image_url`.');
+    expect(r.messages[0]!.content).toContain(
+      '⚠️ `denoising_strength` was not used: it only applies with `reference_image` or `reference_image_url`.',
+    );
   });
 
   it.each([
     [{ seed: -1 }, '`seed` must be from 0 to 4294967295.'],
     [{ seed: 4_294_967_296 }, '`seed` must be from 0 to 4294967295.'],
     [{ denoising_strength: 1.5 }, '`denoising_strength` must be from 0 to 1.'],
-    [{ reference_image_url: 'ftp://x/y.png' }, '`reference_image_url` must be an http(s) address of an image, e.g. https://example.com/photo.png.'],
+    [
+      { reference_image_url: 'ftp://x/y.png' },
+      '`reference_image_url` must be an http(s) address of an image, e.g. https://example.com/photo.png.',
+    ],
   ])('refuses %o without calling the service', async (option, sentence) => {
     const r = recorder('o:imagine-range', { prompt: 'x', ...option });
     await runCommand(imagineCommand, r.ctx, core);
@@ -167,10 +223,17 @@ describe('/imagine options', () => {
     const member = recorder('o:safety', { prompt: 'x', disable_safety_checker: true });
     expect(await runCommand(imagineCommand, member.ctx, core)).toMatchObject({ ok: false, errorCode: 'forbidden' });
     expect(member.ephemerals).toEqual(['`disable_safety_checker` is for admins only.']);
-    const strict = createCore({ service, store: core.store, log: pino({ level: 'silent' }), defaults: { chat: undefined, image: undefined } });
+    const strict = createCore({
+      service,
+      store: core.store,
+      log: pino({ level: 'silent' }),
+      defaults: { chat: undefined, image: undefined },
+    });
     const admin = recorder('o:safety', { prompt: 'x', disable_safety_checker: true }, { admin: true });
     await runCommand(imagineCommand, admin.ctx, strict);
-    expect(admin.ephemerals).toEqual(['`disable_safety_checker` is turned off for this bot (the operator has not set ALLOW_DISABLE_SAFETY_CHECKER=true).']);
+    expect(admin.ephemerals).toEqual([
+      '`disable_safety_checker` is turned off for this bot (the operator has not set ALLOW_DISABLE_SAFETY_CHECKER=true).',
+    ]);
     expect(fake.requests).toEqual([]);
   });
 });

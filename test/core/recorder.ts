@@ -9,7 +9,12 @@ import type { Attachment, CommandContext, MessageHandle, OutgoingMessage } from 
 export interface Recorder {
   ctx: CommandContext;
   /** Every message sent, each showing its latest edit. */
-  messages: Array<{ content: string; files: OutgoingMessage['files']; imageLinks: OutgoingMessage['imageLinks']; buttons?: OutgoingMessage['buttons'] }>;
+  messages: Array<{
+    content: string;
+    files: OutgoingMessage['files'];
+    imageLinks: OutgoingMessage['imageLinks'];
+    buttons?: OutgoingMessage['buttons'];
+  }>;
   /** The text of each ephemeral message. */
   ephemerals: string[];
   /** Each ephemeral message whole (cards, buttons). */
@@ -26,7 +31,13 @@ export interface Recorder {
 export function recorder(
   conversationId: string,
   options: Record<string, string | boolean | number>,
-  extra: { files?: Record<string, Attachment>; admin?: boolean; channelKey?: string; directMessage?: boolean; userId?: string } = {},
+  extra: {
+    files?: Record<string, Attachment>;
+    admin?: boolean;
+    channelKey?: string;
+    directMessage?: boolean;
+    userId?: string;
+  } = {},
 ): Recorder {
   const messages: Recorder['messages'] = [];
   const ephemerals: string[] = [];
@@ -37,17 +48,32 @@ export function recorder(
     conversationId,
     channelKey: extra.channelKey ?? conversationId,
     isDirectMessage: extra.directMessage ?? false,
-    user: { id: extra.userId ?? 'u1', name: 'ada', isAdmin: async () => extra.admin === true, canManageMessages: async () => extra.admin === true },
+    user: {
+      id: extra.userId ?? 'u1',
+      name: 'ada',
+      isAdmin: async () => extra.admin === true,
+      canManageMessages: async () => extra.admin === true,
+    },
     options,
     files: extra.files ?? {},
     signal: new AbortController().signal,
     log: pino({ level: 'silent' }),
     ref: 'TESTREF',
     reply: {
-      limits: { maxChars: 2000, minEditIntervalMs: 0, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } },
+      limits: {
+        maxChars: 2000,
+        minEditIntervalMs: 0,
+        cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' },
+      },
       defer: async () => void deferred++,
       send: async (m): Promise<MessageHandle> => {
-        const index = messages.push({ content: m.content, files: m.files, imageLinks: m.imageLinks, ...(m.buttons ? { buttons: m.buttons } : {}) }) - 1;
+        const index =
+          messages.push({
+            content: m.content,
+            files: m.files,
+            imageLinks: m.imageLinks,
+            ...(m.buttons ? { buttons: m.buttons } : {}),
+          }) - 1;
         return {
           edit: async (e) => {
             const message = messages[index]!;

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
 import { RunningCommands, StopRequest } from '../../src/core/running.ts';
 
 /** A command that runs until its signal aborts, then resolves. */
@@ -25,19 +25,32 @@ describe('RunningCommands', () => {
   it('forgets a finished command (nothing is left on any signal) and gives one started after stopAll an aborted signal', async () => {
     const running = new RunningCommands();
     let first: AbortSignal | undefined;
-    await running.run(async (signal) => void (first = signal), () => undefined);
+    await running.run(
+      async (signal) => void (first = signal),
+      () => undefined,
+    );
     expect(running.size).toBe(0);
     expect(getEventListeners(first!, 'abort')).toHaveLength(0);
     await running.stopAll();
     let late: AbortSignal | undefined;
-    await running.run(async (signal) => void (late = signal), () => undefined);
+    await running.run(
+      async (signal) => void (late = signal),
+      () => undefined,
+    );
     expect(late!.aborted).toBe(true);
   });
 
   it('hands a rejection to onError; the run promise itself resolves', async () => {
     const running = new RunningCommands();
     const errors: unknown[] = [];
-    await expect(running.run(async () => { throw new Error('boom'); }, (e) => errors.push(e))).resolves.toBeUndefined();
+    await expect(
+      running.run(
+        async () => {
+          throw new Error('boom');
+        },
+        (e) => errors.push(e),
+      ),
+    ).resolves.toBeUndefined();
     expect(errors.map((e) => (e as Error).message)).toEqual(['boom']);
     expect(running.size).toBe(0);
   });
@@ -46,10 +59,13 @@ describe('RunningCommands', () => {
     const running = new RunningCommands();
     const seen: AbortSignal[] = [];
     let quickDone = false;
-    void running.run(async () => {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      quickDone = true;
-    }, () => undefined);
+    void running.run(
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        quickDone = true;
+      },
+      () => undefined,
+    );
     void running.run(untilAborted(seen), () => undefined);
     const draining = running.drain(300);
     expect(running.draining).toBe(true);
@@ -65,7 +81,10 @@ describe('RunningCommands', () => {
   it('drain waits for stopped work only a bounded time: an answer still writing its pages does not hold a shutdown', async () => {
     const running = new RunningCommands(200);
     // Ignores its signal (a final write of hundreds of messages at the platform's pace).
-    void running.run(() => new Promise((resolve) => setTimeout(resolve, 5_000)), () => undefined);
+    void running.run(
+      () => new Promise((resolve) => setTimeout(resolve, 5_000)),
+      () => undefined,
+    );
     const started = Date.now();
     expect(await running.drain(100)).toBe(1);
     expect(Date.now() - started).toBeLessThan(1_500);
@@ -73,7 +92,10 @@ describe('RunningCommands', () => {
 
   it('drain returns as soon as everything finished, without waiting out the grace time', async () => {
     const running = new RunningCommands();
-    void running.run(() => new Promise((resolve) => setTimeout(resolve, 20)), () => undefined);
+    void running.run(
+      () => new Promise((resolve) => setTimeout(resolve, 20)),
+      () => undefined,
+    );
     const started = Date.now();
     await running.drain(60_000);
     expect(Date.now() - started).toBeLessThan(10_000);

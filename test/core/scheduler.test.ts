@@ -6,7 +6,7 @@
  * the buckets of a prefix can spend another one too.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WriteScheduler, type WriteRequest } from '../../src/core/delivery/scheduler.ts';
+import { type WriteRequest, WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
@@ -43,7 +43,12 @@ describe('WriteScheduler', () => {
     await vi.advanceTimersByTimeAsync(5000);
     expect(await Promise.all(all)).toEqual(Array(20).fill('written'));
     expect(ran).toHaveLength(20);
-    expect(busiestWindow(ran.map((r) => r.at), 1000)).toBe(5);
+    expect(
+      busiestWindow(
+        ran.map((r) => r.at),
+        1000,
+      ),
+    ).toBe(5);
     expect(ran.at(-1)!.at - ran[0]!.at).toBeGreaterThanOrEqual(3000);
   });
 
@@ -63,16 +68,17 @@ describe('WriteScheduler', () => {
     let inFlight = 0;
     let most = 0;
     const times: number[] = [];
-    const slow = (): WriteRequest => request('a:0', {
-      minIntervalMs: 300,
-      run: async () => {
-        inFlight += 1;
-        most = Math.max(most, inFlight);
-        times.push(performance.now());
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        inFlight -= 1;
-      },
-    });
+    const slow = (): WriteRequest =>
+      request('a:0', {
+        minIntervalMs: 300,
+        run: async () => {
+          inFlight += 1;
+          most = Math.max(most, inFlight);
+          times.push(performance.now());
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          inFlight -= 1;
+        },
+      });
     const writes = [scheduler.submit(slow())];
     await vi.advanceTimersByTimeAsync(10);
     writes.push(scheduler.submit(slow()));
@@ -102,14 +108,25 @@ describe('WriteScheduler', () => {
     await vi.advanceTimersByTimeAsync(2100);
     await Promise.all(writes);
     // Two a second (half of four) while slowed.
-    expect(busiestWindow(ran.map((r) => r.at), 1000)).toBe(2);
+    expect(
+      busiestWindow(
+        ran.map((r) => r.at),
+        1000,
+      ),
+    ).toBe(2);
   });
 
   it('when a slow-down ends, a write held by the halved budget runs at once, not when the halved window would have let it', async () => {
     const scheduler = new WriteScheduler({ slowForMs: 1500 });
     scheduler.define('b:', { limit: 2, windowMs: 10_000 });
     const ran: number[] = [];
-    const write = (key: string): WriteRequest => ({ key, stream: key, buckets: ['b:1'], final: false, run: async () => void ran.push(performance.now()) });
+    const write = (key: string): WriteRequest => ({
+      key,
+      stream: key,
+      buckets: ['b:1'],
+      final: false,
+      run: async () => void ran.push(performance.now()),
+    });
     scheduler.rateLimited('b:1', 0);
     // Halved to one write per 10 s: the second waits, but only until the slow-down ends at 1.5 s.
     const writes = [scheduler.submit(write('a')), scheduler.submit(write('b'))];
@@ -129,7 +146,16 @@ describe('WriteScheduler', () => {
     const all: Array<Promise<unknown>> = [];
     for (let round = 0; round < 12; round++) {
       for (const stream of streams) {
-        all.push(scheduler.submit({ key: stream, stream, buckets: [`hook:${stream}`], final: round === 11, minIntervalMs: 1000, run: async () => void ran.set(stream, [...(ran.get(stream) ?? []), performance.now()]) }));
+        all.push(
+          scheduler.submit({
+            key: stream,
+            stream,
+            buckets: [`hook:${stream}`],
+            final: round === 11,
+            minIntervalMs: 1000,
+            run: async () => void ran.set(stream, [...(ran.get(stream) ?? []), performance.now()]),
+          }),
+        );
       }
       await vi.advanceTimersByTimeAsync(250);
     }
@@ -160,11 +186,15 @@ describe('WriteScheduler', () => {
     const { scheduler, ran, request } = setup(1, 1000);
     const completed: number[] = [];
     // The first write takes 1.5 s (a REST client waiting out a retry-after before it lands).
-    const slow = scheduler.submit(request('a:0', { run: async () => {
-      ran.push({ at: performance.now(), key: 'a:0' });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      completed.push(performance.now());
-    } }));
+    const slow = scheduler.submit(
+      request('a:0', {
+        run: async () => {
+          ran.push({ at: performance.now(), key: 'a:0' });
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+          completed.push(performance.now());
+        },
+      }),
+    );
     const next = scheduler.submit(request('b:0'));
     await vi.advanceTimersByTimeAsync(1200);
     // Counted from its start, a:0 would have left the window at 1 s while still under way.
@@ -172,7 +202,10 @@ describe('WriteScheduler', () => {
     await vi.advanceTimersByTimeAsync(1400);
     await Promise.all([slow, next]);
     expect(completed).toEqual([1500]);
-    expect(ran.map((r) => [r.key, r.at])).toEqual([['a:0', 0], ['b:0', 2500]]);
+    expect(ran.map((r) => [r.key, r.at])).toEqual([
+      ['a:0', 0],
+      ['b:0', 2500],
+    ]);
   });
 
   it('runs at most `concurrency` writes of a bucket at once, whatever its rate', async () => {
@@ -203,7 +236,7 @@ describe('WriteScheduler', () => {
     expect(order).toEqual(['a', 'b', 'c', 'd']);
   });
 
-  it('sets one bucket\'s budget over its prefix\'s (and back), keeping what was already written', async () => {
+  it("sets one bucket's budget over its prefix's (and back), keeping what was already written", async () => {
     const { scheduler, ran, request } = setup(100, 1000);
     scheduler.setBudget('b:1', { limit: 2, windowMs: 1000 });
     const first = Array.from({ length: 4 }, (_, i) => scheduler.submit(request(`s${i}:0`)));
@@ -226,7 +259,13 @@ describe('WriteScheduler', () => {
     scheduler.define('all:', { limit: 3, windowMs: 1000 });
     scheduler.alsoSpend('chan:', (bucket) => `all:${bucket.slice('chan:'.length)}`);
     const ran: string[] = [];
-    const write = (key: string, buckets: string[]): WriteRequest => ({ key, stream: key, buckets, final: false, run: async () => void ran.push(key) });
+    const write = (key: string, buckets: string[]): WriteRequest => ({
+      key,
+      stream: key,
+      buckets,
+      final: false,
+      run: async () => void ran.push(key),
+    });
     // Two bot-token writes (chan:1, implying all:1) and two interaction writes naming all:1 themselves.
     const writes = [
       scheduler.submit(write('bot1', ['chan:1'])),
@@ -262,14 +301,22 @@ describe('WriteScheduler', () => {
     expect(ran.map((r) => r.key)).toEqual(['b:0']);
   });
 
-  it('spreads a long window\'s budget evenly with spacingMs: streams sharing it each get a turn all along, none waits out the window', async () => {
+  it("spreads a long window's budget evenly with spacingMs: streams sharing it each get a turn all along, none waits out the window", async () => {
     const scheduler = new WriteScheduler();
     scheduler.define('b:', { limit: 10, windowMs: 10_000, spacingMs: 1_000 });
     const ran: Array<{ at: number; stream: string }> = [];
     // Four streams, each with a write pending again as soon as its last one ran.
     const streams = ['s1', 's2', 's3', 's4'];
     const submit = (stream: string): Promise<unknown> =>
-      scheduler.submit({ key: stream, stream, buckets: ['b:1'], final: false, run: async () => void ran.push({ at: performance.now(), stream }) }).then(() => (performance.now() < 15_000 ? submit(stream) : undefined));
+      scheduler
+        .submit({
+          key: stream,
+          stream,
+          buckets: ['b:1'],
+          final: false,
+          run: async () => void ran.push({ at: performance.now(), stream }),
+        })
+        .then(() => (performance.now() < 15_000 ? submit(stream) : undefined));
     const all = Promise.all(streams.map(submit));
     // The last writes are submitted before 15 s; the bucket lets them all run by 20 s.
     await vi.advanceTimersByTimeAsync(25_000);

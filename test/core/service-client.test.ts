@@ -2,12 +2,15 @@
  * Conformance of the core's service client with docs/service-api.md, against the strict fake
  * service over real HTTP: one test (or table row) per parameter of §4.1–§4.5 and per rule.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import sharp from 'sharp';
-import { Writable } from 'node:stream';
+
 import { getEventListeners } from 'node:events';
-import { FakeService } from '../fakes/service.ts';
-import { ServiceClient, isImageModel } from '../../src/core/service/client.ts';
+import { Writable } from 'node:stream';
+import sharp from 'sharp';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseJsonAnswer } from '../../src/core/features/answer.ts';
+import { describeImage } from '../../src/core/media/image-ops.ts';
+import { imagesFromResult } from '../../src/core/media/images.ts';
+import { isImageModel, ServiceClient } from '../../src/core/service/client.ts';
 import {
   AbortedError,
   AuthenticationError,
@@ -23,12 +26,10 @@ import {
   StreamInterruptedError,
   TimeoutError,
 } from '../../src/core/service/errors.ts';
-import { imagesFromResult } from '../../src/core/media/images.ts';
-import { describeImage } from '../../src/core/media/image-ops.ts';
-import { parseJsonAnswer } from '../../src/core/features/answer.ts';
-import { createLogger } from '../../src/log.ts';
 import type { ChatCompletionChunk } from '../../src/core/service/schemas.ts';
 import type { Stream } from '../../src/core/service/stream.ts';
+import { createLogger } from '../../src/log.ts';
+import { FakeService } from '../fakes/service.ts';
 
 let fake: FakeService;
 let service: ServiceClient;
@@ -164,7 +165,9 @@ describe('§4.1 chat completions: parameters', () => {
 describe('§4.1 image input rules', () => {
   it('rule 1: only JPEG or PNG base64 data URLs pass; a GIF data URL is refused before the network', async () => {
     const gif = { type: 'image_url' as const, image_url: { url: 'data:image/gif;base64,R0lGODlh' } };
-    const error = await caught(service.chat.completions.create({ model: 'fake-vision', messages: [{ role: 'user', content: [gif] }] } as never));
+    const error = await caught(
+      service.chat.completions.create({ model: 'fake-vision', messages: [{ role: 'user', content: [gif] }] } as never),
+    );
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect(error.message).toMatch(/data:image\/jpeg or data:image\/png/);
     expect(requestsTo('chat')).toBe(0);
@@ -172,10 +175,23 @@ describe('§4.1 image input rules', () => {
 
   it('rules 1–2: an image part prepared by media.ts is accepted by a vision model', async () => {
     const { prepareImageInput } = await import('../../src/core/media/image-ops.ts');
-    const image = await prepareImageInput(await sharp({ create: { width: 2000, height: 1000, channels: 3, background: '#123456' } }).webp().toBuffer(), 'x.webp');
+    const image = await prepareImageInput(
+      await sharp({ create: { width: 2000, height: 1000, channels: 3, background: '#123456' } })
+        .webp()
+        .toBuffer(),
+      'x.webp',
+    );
     const completion = await service.chat.completions.create({
       model: 'fake-vision',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: image.url } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image_url', image_url: { url: image.url } },
+          ],
+        },
+      ],
     });
     expect(completion.choices[0]!.message.content).toBeTruthy();
     expect(image.width).toBe(1024);
@@ -205,7 +221,7 @@ describe('§4.1 streaming rules', () => {
     expect(requestsTo('chat')).toBe(1);
   });
 
-  it('an error object arriving mid-stream is raised with the service\'s message', async () => {
+  it("an error object arriving mid-stream is raised with the service's message", async () => {
     fake.enqueue('chat', { stream: { errorMidStream: { message: 'model overloaded', type: 'server_error' } } });
     const error = await caught(text(await service.chat.completions.create({ ...chatBody, stream: true })));
     expect(error).toBeInstanceOf(StreamInterruptedError);
@@ -266,7 +282,8 @@ describe('§4.1 streaming rules', () => {
   it('a long-lived signal keeps no listener from streams that are over (read, left early, or refused)', async () => {
     const shutdown = new AbortController();
     fake.setChatReply('short answer');
-    for (let i = 0; i < 3; i++) await text(await service.chat.completions.create({ ...chatBody, stream: true }, { signal: shutdown.signal }));
+    for (let i = 0; i < 3; i++)
+      await text(await service.chat.completions.create({ ...chatBody, stream: true }, { signal: shutdown.signal }));
     const left = await service.chat.completions.create({ ...chatBody, stream: true }, { signal: shutdown.signal });
     for await (const _chunk of left) break;
     fake.enqueue('chat', { status: 400 });
@@ -300,17 +317,29 @@ describe('§4.1 JSON mode rules', () => {
   it('invalid JSON from the model is an InvalidJsonError that keeps the raw text', async () => {
     fake.setChatReply('{"animal": "fox",');
     const completion = await service.chat.completions.create({ ...chatBody, response_format: 'json' });
-    expect(() => parseJsonAnswer(completion.choices[0]!.message.content!)).toThrow(expect.objectContaining({ code: 'invalid_json', raw: '{"animal": "fox",' }));
+    expect(() => parseJsonAnswer(completion.choices[0]!.message.content!)).toThrow(
+      expect.objectContaining({ code: 'invalid_json', raw: '{"animal": "fox",' }),
+    );
   });
 });
 
 describe('§4.2 text completions', () => {
   it('model, prompt, temperature, max_tokens are sent; the answer is a §2.3 text completion', async () => {
     fake.setCompletionReply(' and they lived happily ever after.');
-    const completion = await service.completions.create({ model: 'fake-chat', prompt: 'Once upon a time', temperature: 0.2, max_tokens: 50 });
+    const completion = await service.completions.create({
+      model: 'fake-chat',
+      prompt: 'Once upon a time',
+      temperature: 0.2,
+      max_tokens: 50,
+    });
     expect(completion.choices[0]!.text).toBe(' and they lived happily ever after.');
     expect(completion.id).toMatch(/^cmpl-/);
-    expect(fake.lastRequest('completions')!.body).toEqual({ model: 'fake-chat', prompt: 'Once upon a time', temperature: 0.2, max_tokens: 50 });
+    expect(fake.lastRequest('completions')!.body).toEqual({
+      model: 'fake-chat',
+      prompt: 'Once upon a time',
+      temperature: 0.2,
+      max_tokens: 50,
+    });
   });
 
   it('stream: true yields text pieces that join to the completion', async () => {
@@ -337,16 +366,26 @@ describe('§4.3 image generation', () => {
     ['square', 1024, 1024],
     ['portrait', 832, 1216],
     ['landscape', 1216, 832],
-  ] as const)('aspect_ratio %s gives %i×%i (url fetched through the view endpoint with auth)', async (aspect_ratio, width, height) => {
-    const result = await service.images.generate({ prompt: 'a fox', aspect_ratio });
-    expect(result.data[0]!.url).toMatch(/\/v1\/images\/view\//);
-    const [image] = await imagesFromResult(result, service.images, { describe: describeImage, expected: aspect_ratio });
-    expect([image!.width, image!.height, image!.mimeType]).toEqual([width, height, 'image/png']);
-    expect(fake.lastRequest('view')!.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
-  });
+  ] as const)(
+    'aspect_ratio %s gives %i×%i (url fetched through the view endpoint with auth)',
+    async (aspect_ratio, width, height) => {
+      const result = await service.images.generate({ prompt: 'a fox', aspect_ratio });
+      expect(result.data[0]!.url).toMatch(/\/v1\/images\/view\//);
+      const [image] = await imagesFromResult(result, service.images, {
+        describe: describeImage,
+        expected: aspect_ratio,
+      });
+      expect([image!.width, image!.height, image!.mimeType]).toEqual([width, height, 'image/png']);
+      expect(fake.lastRequest('view')!.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
+    },
+  );
 
   it('b64_json, hxd and a list of formats each decode to the same image', async () => {
-    const result = await service.images.generate({ prompt: 'a fox', aspect_ratio: 'landscape', response_format: ['url', 'b64_json', 'hxd'] });
+    const result = await service.images.generate({
+      prompt: 'a fox',
+      aspect_ratio: 'landscape',
+      response_format: ['url', 'b64_json', 'hxd'],
+    });
     const images = await imagesFromResult(result, service.images, { describe: describeImage });
     expect(images.map((i) => i.source).sort()).toEqual(['b64_json', 'hxd', 'url']);
     expect(new Set(images.map((i) => i.data.toString('base64'))).size).toBe(1);
@@ -354,7 +393,11 @@ describe('§4.3 image generation', () => {
   });
 
   it('every optional parameter of the table is accepted by the strict server when valid', async () => {
-    const reference = `data:image/png;base64,${(await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } }).png().toBuffer()).toString('base64')}`;
+    const reference = `data:image/png;base64,${(
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
+        .png()
+        .toBuffer()
+    ).toString('base64')}`;
     const body = {
       prompt: 'a fox',
       style: 'natural' as const,
@@ -428,14 +471,17 @@ describe('errors, retries and timeouts', () => {
     [404, 'NotFoundError', NotFoundError, 'not_found', /could not find|not available/],
     [400, 'BadRequestError', BadRequestError, 'bad_request', /rejected the request/],
     [422, 'BadRequestError', BadRequestError, 'bad_request', /rejected the request/],
-  ] as const)('HTTP %i is a %s with a stable code and a user sentence', async (status, _name, Class, code, sentence) => {
-    fake.enqueue('chat', { status });
-    const error = await caught(service.chat.completions.create(chatBody));
-    expect(error).toBeInstanceOf(Class);
-    expect(error.code).toBe(code);
-    expect(error.userMessage).toMatch(sentence);
-    expect(requestsTo('chat')).toBe(1);
-  });
+  ] as const)(
+    'HTTP %i is a %s with a stable code and a user sentence',
+    async (status, _name, Class, code, sentence) => {
+      fake.enqueue('chat', { status });
+      const error = await caught(service.chat.completions.create(chatBody));
+      expect(error).toBeInstanceOf(Class);
+      expect(error.code).toBe(code);
+      expect(error.userMessage).toMatch(sentence);
+      expect(requestsTo('chat')).toBe(1);
+    },
+  );
 
   it('429 and 5xx are retried (up to 2 times) with backoff, honouring retry-after', async () => {
     fake.enqueue('chat', { status: 429, headers: { 'retry-after': '2' } });
@@ -500,10 +546,17 @@ describe('errors, retries and timeouts', () => {
 
   it('the API key never appears in an error, a user sentence, or a log line', async () => {
     const lines: string[] = [];
-    const destination = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+    const destination = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
     const log = createLogger({ level: 'trace', secrets: [fake.apiKey], destination });
     const key = fake.apiKey;
-    const echoing = { error: { message: `Incorrect API key provided: ${key}`, type: 'invalid_request_error', code: 'invalid_api_key' } };
+    const echoing = {
+      error: { message: `Incorrect API key provided: ${key}`, type: 'invalid_request_error', code: 'invalid_api_key' },
+    };
     const scripted = [
       { status: 401, body: echoing },
       { status: 400, body: { error: { message: `bad ${key}` } } },
@@ -518,7 +571,9 @@ describe('errors, retries and timeouts', () => {
     errors.push(await caught(service.chat.completions.create(chatBody)));
     errors.push(await caught(service.chat.completions.create(chatBody)));
     errors.push(await caught(text(await service.chat.completions.create({ ...chatBody, stream: true }))));
-    errors.push(await caught(new ServiceClient({ baseUrl: fake.baseUrl, apiKey: 'sk-wrong-key-0123456789' }).models.list()));
+    errors.push(
+      await caught(new ServiceClient({ baseUrl: fake.baseUrl, apiKey: 'sk-wrong-key-0123456789' }).models.list()),
+    );
     for (const error of errors) {
       log.error({ err: error, headers: { authorization: `Bearer ${key}` } }, `failed: ${error.message} ${key}`);
       expect(`${error.message} ${error.userMessage} ${String(error.stack)}`).not.toContain(key);

@@ -3,13 +3,14 @@
  * the cache time, this instance's updates apply at once, another instance's after the cache
  * time, updates merge onto what the store holds, and a read that raced an update is not kept.
  */
-import { afterAll, describe, expect, it, vi } from 'vitest';
+
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type StateStore } from '../../src/core/state/store.ts';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { SettingsStore } from '../../src/core/state/settings.ts';
+import { type StateStore } from '../../src/core/state/store.ts';
 
 const stores: StateStore[] = [];
 afterAll(async () => {
@@ -41,7 +42,7 @@ describe('SettingsStore', () => {
     expect(await settings.get('c1')).toEqual({ chatModel: 'm1' });
   });
 
-  it('applies its own update at once, another instance\'s after the cache time, and merges updates onto what the store holds', async () => {
+  it("applies its own update at once, another instance's after the cache time, and merges updates onto what the store holds", async () => {
     const state = store();
     const a = new SettingsStore(state.keyv, 200);
     const b = new SettingsStore(state.keyv, 200);
@@ -51,7 +52,10 @@ describe('SettingsStore', () => {
     expect(await b.get('c2')).toEqual({ chatModel: 'from-b' });
     expect(await a.get('c2')).toEqual({});
     // A's update starts from the store (B's model), not from what A remembers.
-    expect(await a.update('c2', { systemPrompt: 'Be brief.' })).toEqual({ chatModel: 'from-b', systemPrompt: 'Be brief.' });
+    expect(await a.update('c2', { systemPrompt: 'Be brief.' })).toEqual({
+      chatModel: 'from-b',
+      systemPrompt: 'Be brief.',
+    });
     await new Promise((resolve) => setTimeout(resolve, 250));
     expect(await b.get('c2')).toEqual({ chatModel: 'from-b', systemPrompt: 'Be brief.' });
   });

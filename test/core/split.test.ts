@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PageSplitter, openFenceAtEnd, splitMessage } from '../../src/core/delivery/split.ts';
+import { describe, expect, it } from 'vitest';
+import { openFenceAtEnd, PageSplitter, splitMessage } from '../../src/core/delivery/split.ts';
 import { slackLength } from '../../src/platforms/slack/text.ts';
 
 /** Every fence in `page` is closed by its end. */
@@ -94,18 +94,24 @@ describe('splitMessage', () => {
       fc.string({ maxLength: 120 }),
     );
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 150 }), fc.integer({ min: 40, max: 2000 }), fc.boolean(), fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1 }), (lines, max, slack, steps) => {
-        const text = lines.join('\n');
-        const measure = slack ? slackLength : undefined;
-        const splitter = new PageSplitter(max, measure);
-        for (let i = 0, k = 0; i < text.length; k++) {
-          const step = steps[k % steps.length]!;
-          splitter.append(text.slice(i, i + step));
-          i += step;
-          if (k % 3 === 0) splitter.pages();
-        }
-        expect(splitter.pages()).toEqual(splitMessage(text, max, measure));
-      }),
+      fc.property(
+        fc.array(line, { maxLength: 150 }),
+        fc.integer({ min: 40, max: 2000 }),
+        fc.boolean(),
+        fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1 }),
+        (lines, max, slack, steps) => {
+          const text = lines.join('\n');
+          const measure = slack ? slackLength : undefined;
+          const splitter = new PageSplitter(max, measure);
+          for (let i = 0, k = 0; i < text.length; k++) {
+            const step = steps[k % steps.length]!;
+            splitter.append(text.slice(i, i + step));
+            i += step;
+            if (k % 3 === 0) splitter.pages();
+          }
+          expect(splitter.pages()).toEqual(splitMessage(text, max, measure));
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { sseData } from '../../src/core/service/sse.ts';
+import { describe, expect, it } from 'vitest';
 import { ConnectionError, StreamInterruptedError } from '../../src/core/service/errors.ts';
+import { sseData } from '../../src/core/service/sse.ts';
 
 /** A body that yields `bytes` cut at `cuts`, and records whether it was destroyed. */
 function body(bytes: Uint8Array, cuts: number[]) {
@@ -49,9 +49,11 @@ function serialise(datas: string[], opts: { crlf: boolean; comments: boolean; mu
 
 describe('sseData', () => {
   it('property: any split of a valid stream yields the same events', async () => {
-    const chunk = fc.record({ content: fc.string({ maxLength: 30, unit: 'grapheme' }) }).map((c) =>
-      JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: c, finish_reason: null }] }),
-    );
+    const chunk = fc
+      .record({ content: fc.string({ maxLength: 30, unit: 'grapheme' }) })
+      .map((c) =>
+        JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: c, finish_reason: null }] }),
+      );
     await fc.assert(
       fc.asyncProperty(
         fc.array(chunk, { maxLength: 30 }),
@@ -88,7 +90,9 @@ describe('sseData', () => {
   });
 
   it('destroys the body (cancelling the request) when the consumer leaves the loop', async () => {
-    const bytes = new TextEncoder().encode(serialise(['1', '2', '3'], { crlf: false, comments: false, multiline: false }));
+    const bytes = new TextEncoder().encode(
+      serialise(['1', '2', '3'], { crlf: false, comments: false, multiline: false }),
+    );
     const { iterable, state } = body(bytes, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     for await (const d of sseData(iterable, mapError)) {
       if (d === '1') break;

@@ -4,15 +4,16 @@
  * claims, counters and locks are atomic; two instances on one store agree. SQLite deletes its
  * expired rows on a timer, and never a row without expiry.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConversationStore } from '../../src/core/state/history.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Claims } from '../../src/core/state/claims.ts';
-import { type StateStore } from '../../src/core/state/store.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
+import { ConversationStore } from '../../src/core/state/history.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
+import { type StateStore } from '../../src/core/state/store.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;
@@ -29,14 +30,20 @@ const tempFile = () => join(mkdtempSync(join(tmpdir(), 'genbot-state-')), 'neste
 
 /** Backends by name: each call opens another instance on the same underlying store. */
 const backends: Array<[string, () => () => StateStore]> = [
-  ['SQLite', () => {
-    const path = tempFile();
-    return () => track(openStore(`sqlite://${path}`));
-  }],
-  ['Redis', () => {
-    const prefix = Math.random().toString(36).slice(2);
-    return () => track(prefixed(openStore(redis.url), prefix));
-  }],
+  [
+    'SQLite',
+    () => {
+      const path = tempFile();
+      return () => track(openStore(`sqlite://${path}`));
+    },
+  ],
+  [
+    'Redis',
+    () => {
+      const prefix = Math.random().toString(36).slice(2);
+      return () => track(prefixed(openStore(redis.url), prefix));
+    },
+  ],
 ];
 
 function track(store: StateStore): StateStore {
@@ -63,7 +70,11 @@ describe.each(backends)('%s state', (_name, makeFactory) => {
     const open = makeFactory();
     const id = `c${Math.random()}`;
     const first = new ConversationStore(open());
-    await first.append(`${id}:a`, { role: 'user', content: 'hi', at: 1 }, { role: 'assistant', content: 'hello', at: 2 });
+    await first.append(
+      `${id}:a`,
+      { role: 'user', content: 'hi', at: 1 },
+      { role: 'assistant', content: 'hello', at: 2 },
+    );
     await first.append(`${id}:b`, { role: 'user', content: 'other', at: 3 });
     const second = new ConversationStore(open());
     expect(await second.asChatMessages(`${id}:a`)).toEqual([
@@ -76,14 +87,30 @@ describe.each(backends)('%s state', (_name, makeFactory) => {
 
   it('loses no turn of 20 concurrent appends to one conversation made through two instances', async () => {
     const open = makeFactory();
-    const stores = [new ConversationStore(open(), { maxMessages: 100 }), new ConversationStore(open(), { maxMessages: 100 })];
+    const stores = [
+      new ConversationStore(open(), { maxMessages: 100 }),
+      new ConversationStore(open(), { maxMessages: 100 }),
+    ];
     const id = `c${Math.random()}`;
-    await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.append(id, { role: 'user', content: String(i), at: i }, { role: 'assistant', content: `a${i}`, at: i })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        stores[i % 2]!.append(
+          id,
+          { role: 'user', content: String(i), at: i },
+          { role: 'assistant', content: `a${i}`, at: i },
+        ),
+      ),
+    );
     const turns = await stores[0]!.get(id);
     expect(turns).toHaveLength(40);
     // Each exchange stays together: every question is followed by its own answer.
     for (let i = 0; i < 40; i += 2) expect(turns[i + 1]!.content).toBe(`a${turns[i]!.content}`);
-    expect(turns.filter((t) => t.role === 'user').map((t) => Number(t.content)).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(
+      turns
+        .filter((t) => t.role === 'user')
+        .map((t) => Number(t.content))
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
   it('keeps only the newest maxMessages', async () => {
@@ -119,11 +146,12 @@ describe.each(backends)('%s state', (_name, makeFactory) => {
     const open = makeFactory();
     const [a, b] = [open(), open()];
     const order: string[] = [];
-    const section = (store: StateStore, name: string) => store.withLock('section', async () => {
-      order.push(`${name}:in`);
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      order.push(`${name}:out`);
-    });
+    const section = (store: StateStore, name: string) =>
+      store.withLock('section', async () => {
+        order.push(`${name}:in`);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        order.push(`${name}:out`);
+      });
     await Promise.all([section(a, 'a'), section(b, 'b'), section(a, 'c')]);
     for (let i = 0; i < order.length; i += 2) expect(order[i]!.split(':')[0]).toBe(order[i + 1]!.split(':')[0]);
   });
@@ -144,7 +172,7 @@ describe('openStore', () => {
     await store.keyv.set('x', 1);
     expect(existsSync(`${path}-wal`)).toBe(true);
     // The connection's own settings, read back through the same store (1 = NORMAL).
-    const sqlite = (store.keyv.store as { query(sql: string): Promise<Array<Record<string, unknown>>> });
+    const sqlite = store.keyv.store as { query(sql: string): Promise<Array<Record<string, unknown>>> };
     expect(await sqlite.query('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
     expect(await sqlite.query('PRAGMA synchronous')).toEqual([{ synchronous: 1 }]);
   });
@@ -161,7 +189,16 @@ describe('openStore', () => {
       await expect(store.ping()).rejects.toThrow();
       expect(performance.now() - started).toBeLessThan(5_000);
       await own.restart();
-      await expect.poll(() => store.ping().then(() => true, () => false), { timeout: 10_000, interval: 100 }).toBe(true);
+      await expect
+        .poll(
+          () =>
+            store.ping().then(
+              () => true,
+              () => false,
+            ),
+          { timeout: 10_000, interval: 100 },
+        )
+        .toBe(true);
       await history.append('c', { role: 'user', content: 'after', at: 3 });
       expect((await history.get('c')).map((m) => m.content)).toEqual(['after']);
     } finally {
@@ -180,7 +217,11 @@ describe('SQLite sweep of expired rows', () => {
 
   it('deletes expired claims, counters, stop requests and buttons on its timer, and keeps every row without expiry', async () => {
     const errors: unknown[] = [];
-    const store = new LocalState(tempFile(), { onError: (e) => errors.push(e), firstSweepAfterMs: 100, sweepEveryMs: 100 });
+    const store = new LocalState(tempFile(), {
+      onError: (e) => errors.push(e),
+      firstSweepAfterMs: 100,
+      sweepEveryMs: 100,
+    });
     opened.push(store);
     const history = new ConversationStore(store);
     await history.append('kept', { role: 'user', content: 'a turn that says "expires": 1 and {"expires":1}', at: 1 });
@@ -195,10 +236,20 @@ describe('SQLite sweep of expired rows', () => {
     // Every row is there until the short-lived ones expire (1 s), sweeps or not.
     expect(await rowsOf(store)).toHaveLength(9);
 
-    await expect.poll(() => rowsOf(store), { timeout: 5_000, interval: 50 }).toEqual(
-      ['genbot:claim:slack:request:live', 'genbot:history:kept', 'genbot:plain', 'genbot:settings:C1', 'genbot:stop:live'].sort(),
-    );
-    expect((await history.get('kept')).map((m) => m.content)).toEqual(['a turn that says "expires": 1 and {"expires":1}']);
+    await expect
+      .poll(() => rowsOf(store), { timeout: 5_000, interval: 50 })
+      .toEqual(
+        [
+          'genbot:claim:slack:request:live',
+          'genbot:history:kept',
+          'genbot:plain',
+          'genbot:settings:C1',
+          'genbot:stop:live',
+        ].sort(),
+      );
+    expect((await history.get('kept')).map((m) => m.content)).toEqual([
+      'a turn that says "expires": 1 and {"expires":1}',
+    ]);
     expect(await store.keyv.get('settings:C1')).toEqual({ model: 'm', expires: 1 });
     expect(await store.keyv.get('plain')).toBe('"expires":0');
     expect(await store.keyv.get('stop:live')).toBe(true);
@@ -217,7 +268,11 @@ describe('SQLite sweep of expired rows', () => {
     await expect.poll(() => rowsOf(store), { timeout: 2_000, interval: 20 }).toEqual([]);
     await store.close();
     const errors: unknown[] = [];
-    const closed = new LocalState(tempFile(), { onError: (e) => errors.push(e), firstSweepAfterMs: 1, sweepEveryMs: 1 });
+    const closed = new LocalState(tempFile(), {
+      onError: (e) => errors.push(e),
+      firstSweepAfterMs: 1,
+      sweepEveryMs: 1,
+    });
     await closed.close();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(errors).toEqual([]);
@@ -225,12 +280,17 @@ describe('SQLite sweep of expired rows', () => {
 
   it('tells onError of a failed sweep and sweeps again at the next interval', async () => {
     const errors: unknown[] = [];
-    const store = new LocalState(tempFile(), { onError: (e) => errors.push(e), firstSweepAfterMs: 50, sweepEveryMs: 50 });
+    const store = new LocalState(tempFile(), {
+      onError: (e) => errors.push(e),
+      firstSweepAfterMs: 50,
+      sweepEveryMs: 50,
+    });
     opened.push(store);
     const sqlite = store.keyv.store as { query(sql: string, ...params: unknown[]): Promise<unknown> };
     const query = sqlite.query.bind(sqlite);
     let failures = 1;
-    sqlite.query = (sql, ...params) => (sql.startsWith('DELETE') && failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : query(sql, ...params));
+    sqlite.query = (sql, ...params) =>
+      sql.startsWith('DELETE') && failures-- > 0 ? Promise.reject(new Error('disk I/O error')) : query(sql, ...params);
     await new Claims(store).claim('old', 1);
     await expect.poll(() => rowsOf(store), { timeout: 2_000, interval: 20 }).toEqual([]);
     expect(errors).toEqual([expect.objectContaining({ message: 'disk I/O error' })]);

@@ -3,20 +3,32 @@
  * (and drops in its final write), the status line before the first text, and the registry
  * that lets the requester or an admin stop an answer (src/core/delivery/stops.ts).
  */
-import { describe, expect, it } from 'vitest';
+
 import pino from 'pino';
-import { StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
+import { describe, expect, it } from 'vitest';
 import { StopButtons } from '../../src/core/delivery/stops.ts';
+import { StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
+import type {
+  Button,
+  ComponentContext,
+  MessageHandle,
+  OutgoingMessage,
+  ReplyChannel,
+  ReplyLimits,
+} from '../../src/core/platform.ts';
 import { StopRequest } from '../../src/core/running.ts';
-import type { Button, ComponentContext, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
-import { type StateStore } from '../../src/core/state/store.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
+import { type StateStore } from '../../src/core/state/store.ts';
 import { startRedis } from '../helpers/redis.ts';
 
 /** Records what each message shows, buttons included, after every write. */
 class ButtonChannel implements ReplyChannel {
-  readonly limits: ReplyLimits = { maxChars: 40, minEditIntervalMs: 5, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } };
+  readonly limits: ReplyLimits = {
+    maxChars: 40,
+    minEditIntervalMs: 5,
+    cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' },
+  };
   messages: Array<{ content: string; buttons: string[] }> = [];
   writes: Array<{ message: number; content: string; buttons: string[] }> = [];
   async defer() {}
@@ -167,7 +179,7 @@ describe('StopButtons', () => {
     });
   });
 
-  it('with instances sharing Redis, a press on another process with an id rewritten to name the presser does not stop the answer; an admin\'s does', async () => {
+  it("with instances sharing Redis, a press on another process with an id rewritten to name the presser does not stop the answer; an admin's does", async () => {
     await onTwoProcesses(async (here, there) => {
       const running = new StopButtons(here);
       const reasons: unknown[] = [];

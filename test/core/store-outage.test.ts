@@ -2,17 +2,18 @@
  * A store that goes away (Redis killed mid-run): answers go on without history, the user is
  * told once, nothing crashes; when the store is back, new turns are stored again.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { pino } from 'pino';
-import { FakeService } from '../fakes/service.ts';
-import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
-import { closeCore, createCore, type Core } from '../../src/core/core.ts';
-import { runCommand } from '../../src/core/command.ts';
-import { STORE_DOWN_NOTE } from '../../src/core/state/health.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import chatCommand from '../../commands/chat.ts';
-import { recorder } from './recorder.ts';
+import { runCommand } from '../../src/core/command.ts';
+import { type Core, closeCore, createCore } from '../../src/core/core.ts';
+import { ServiceClient } from '../../src/core/service/client.ts';
+import { STORE_DOWN_NOTE } from '../../src/core/state/health.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
+import { FakeService } from '../fakes/service.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { recorder } from './recorder.ts';
 
 let fake: FakeService;
 let service: ServiceClient;
@@ -23,7 +24,12 @@ beforeAll(async () => {
   fake = await FakeService.start();
   service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
   redis = await startRedis();
-  core = createCore({ service, store: openStore(redis.url), log: pino({ level: 'silent' }), defaults: { chat: 'fake-chat', image: undefined } });
+  core = createCore({
+    service,
+    store: openStore(redis.url),
+    log: pino({ level: 'silent' }),
+    defaults: { chat: 'fake-chat', image: undefined },
+  });
 });
 afterAll(async () => {
   await closeCore(core);
@@ -36,7 +42,9 @@ describe('the store going away', () => {
   it('answers without history and says so once while Redis is down, then stores new turns when it is back', async () => {
     const id = 'slack:T:C:outage';
     fake.setChatReply('Noted.');
-    expect(await runCommand(chatCommand, recorder(id, { prompt: 'my name is Ada' }).ctx, core)).toMatchObject({ ok: true });
+    expect(await runCommand(chatCommand, recorder(id, { prompt: 'my name is Ada' }).ctx, core)).toMatchObject({
+      ok: true,
+    });
     expect(await core.history.get(id)).toHaveLength(2);
 
     await redis.kill();
@@ -49,7 +57,16 @@ describe('the store going away', () => {
     expect(second.messages[0]!.content).toBe('Noted.');
 
     await redis.restart();
-    await expect.poll(() => core.store.ping().then(() => true, () => false), { timeout: 10_000, interval: 100 }).toBe(true);
+    await expect
+      .poll(
+        () =>
+          core.store.ping().then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 10_000, interval: 100 },
+      )
+      .toBe(true);
     const after = recorder(id, { prompt: 'remember this' });
     expect(await runCommand(chatCommand, after.ctx, core)).toMatchObject({ ok: true });
     expect(after.messages[0]!.content).toBe('Noted.');

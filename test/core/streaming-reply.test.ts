@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StreamingReply, type Clock } from '../../src/core/delivery/streaming-reply.ts';
+import { type Clock, StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 
 /** A virtual clock: sleep() resolves when the test advances time past its deadline. */
@@ -26,8 +26,17 @@ class RecordingChannel implements ReplyChannel {
   maxInFlight = 0;
   failNext = 0;
   contents: string[] = [];
-  constructor(private readonly clock: VirtualClock, maxChars = 2000, interval = 1000, private readonly latency = 0) {
-    this.limits = { maxChars, minEditIntervalMs: interval, cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' } };
+  constructor(
+    private readonly clock: VirtualClock,
+    maxChars = 2000,
+    interval = 1000,
+    private readonly latency = 0,
+  ) {
+    this.limits = {
+      maxChars,
+      minEditIntervalMs: interval,
+      cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' },
+    };
   }
   private async call(kind: 'send' | 'edit', message: number, content: string) {
     this.inFlight++;

@@ -7,11 +7,11 @@
  * the bot's event-loop delay p99 over the answer (its /metrics) stays under 50 ms, the user is
  * told the answer is not valid JSON, and a /chat in another channel meanwhile answers.
  */
-import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { FakeService } from '../fakes/service.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeDiscord } from '../fakes/discord.ts';
-import { spawnBot, type BotProcess } from '../helpers/bot-process.ts';
+import { FakeService } from '../fakes/service.ts';
 import { fenceThenWhitespace } from '../helpers/abuse.ts';
+import { type BotProcess, spawnBot } from '../helpers/bot-process.ts';
 import { discordEnv } from './harness.ts';
 
 const ANSWER_CHARS = 1_000_000;
@@ -23,7 +23,10 @@ let bot: BotProcess | undefined;
 
 beforeAll(async () => {
   service = await FakeService.start();
-  discord = await FakeDiscord.start({ guild: { channels: ['json-1', 'json-2', 'other-1', 'other-2'] }, rateLimitMode: 'documented' });
+  discord = await FakeDiscord.start({
+    guild: { channels: ['json-1', 'json-2', 'other-1', 'other-2'] },
+    rateLimitMode: 'documented',
+  });
 });
 afterEach(async () => {
   // A shutdown with hundreds of pages still to post takes the grace time (1 s here) and 10 s more, at most.
@@ -45,7 +48,11 @@ async function start(env: Record<string, string> = {}): Promise<BotProcess> {
 /** Asks a plain /chat in `channel` now; resolves with the ms to its first answer text. */
 async function plainChat(channel: string): Promise<number> {
   const asked = Date.now();
-  const id = discord.dispatchInteraction({ command: 'chat', options: { prompt: 'a plain question' }, channelId: channelId(channel) }).id;
+  const id = discord.dispatchInteraction({
+    command: 'chat',
+    options: { prompt: 'a plain question' },
+    channelId: channelId(channel),
+  }).id;
   for (;;) {
     const first = discord.writes.find((w) => w.interactionId === id && w.content.includes('Echo:'));
     if (first) return first.at - asked;
@@ -57,13 +64,20 @@ async function plainChat(channel: string): Promise<number> {
 describe('a 1 MB JSON-mode answer of a fence and whitespace (bot as npm start runs it)', () => {
   it('under the default MAX_ANSWER_CHARS (the rest as a file): loop delay p99 < 50 ms over the answer, the user is told it is not valid JSON, another /chat answers meanwhile', async () => {
     bot = await start();
-    service.enqueue('chat', { stream: { pieces: fenceThenWhitespace(ANSWER_CHARS, PIECES), chunkDelayMs: 1, wholeEvents: true } });
+    service.enqueue('chat', {
+      stream: { pieces: fenceThenWhitespace(ANSWER_CHARS, PIECES), chunkDelayMs: 1, wholeEvents: true },
+    });
     await bot.metrics(); // restarts the bot's event-loop histogram
-    const json = discord.dispatchInteraction({ command: 'chat', options: { prompt: 'give me json', json: true }, channelId: channelId('json-1') });
+    const json = discord.dispatchInteraction({
+      command: 'chat',
+      options: { prompt: 'give me json', json: true },
+      channelId: channelId('json-1'),
+    });
     await new Promise((r) => setTimeout(r, 300));
     const other = await plainChat('other-1');
     const deadline = Date.now() + 60_000;
-    const said = () => discord.writes.filter((w) => w.interactionId === json.id).some((w) => /not valid JSON/.test(w.content));
+    const said = () =>
+      discord.writes.filter((w) => w.interactionId === json.id).some((w) => /not valid JSON/.test(w.content));
     while (!said() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     bot.loopP99Ms = 0;
     await bot.metrics();
@@ -72,11 +86,17 @@ describe('a 1 MB JSON-mode answer of a fence and whitespace (bot as npm start ru
     expect(bot.loopP99Ms).toBeLessThan(50);
   }, 120_000);
 
-  it('with every character shown (MAX_ANSWER_CHARS=1000000, 500 messages at Discord\'s pace): loop delay p99 < 50 ms while the answer streams in, and another /chat answers meanwhile', async () => {
+  it("with every character shown (MAX_ANSWER_CHARS=1000000, 500 messages at Discord's pace): loop delay p99 < 50 ms while the answer streams in, and another /chat answers meanwhile", async () => {
     bot = await start({ MAX_ANSWER_CHARS: '1000000' });
-    service.enqueue('chat', { stream: { pieces: fenceThenWhitespace(ANSWER_CHARS, PIECES), chunkDelayMs: 1, wholeEvents: true } });
+    service.enqueue('chat', {
+      stream: { pieces: fenceThenWhitespace(ANSWER_CHARS, PIECES), chunkDelayMs: 1, wholeEvents: true },
+    });
     await bot.metrics();
-    discord.dispatchInteraction({ command: 'chat', options: { prompt: 'give me json', json: true }, channelId: channelId('json-2') });
+    discord.dispatchInteraction({
+      command: 'chat',
+      options: { prompt: 'give me json', json: true },
+      channelId: channelId('json-2'),
+    });
     await new Promise((r) => setTimeout(r, 300));
     const other = await plainChat('other-2');
     // The service's stream (2,000 events 1 ms apart) is over well within this; the 500 messages take minutes.

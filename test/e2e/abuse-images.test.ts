@@ -10,10 +10,17 @@
  * and the bot's event-loop delay p99 (its /metrics) must stay under 50 ms.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeService } from '../fakes/service.ts';
 import { FakeDiscord } from '../fakes/discord.ts';
-import { spawnBot, type BotProcess } from '../helpers/bot-process.ts';
-import { DOWNLOADED_CRAFTED, chatBurst, craftedAttachments, downloaded, finishedReplyTo, heavyInterlacedPng } from '../helpers/abuse.ts';
+import { FakeService } from '../fakes/service.ts';
+import {
+  chatBurst,
+  craftedAttachments,
+  DOWNLOADED_CRAFTED,
+  downloaded,
+  finishedReplyTo,
+  heavyInterlacedPng,
+} from '../helpers/abuse.ts';
+import { type BotProcess, spawnBot } from '../helpers/bot-process.ts';
 import { discordEnv } from './harness.ts';
 
 const IMAGE_PREP_TIMEOUT_MS = 5_000;
@@ -26,8 +33,15 @@ let heavyPng: Buffer;
 
 beforeAll(async () => {
   service = await FakeService.start();
-  discord = await FakeDiscord.start({ guild: { channels: [...Array.from({ length: CHATS * 2 }, (_, i) => `chat-${i}`), 'attack'] }, rateLimitMode: 'documented' });
-  bot = await spawnBot({ ...discordEnv(service, discord), DEFAULT_VISION_MODEL: 'fake-vision', IMAGE_PREP_TIMEOUT_MS: String(IMAGE_PREP_TIMEOUT_MS) });
+  discord = await FakeDiscord.start({
+    guild: { channels: [...Array.from({ length: CHATS * 2 }, (_, i) => `chat-${i}`), 'attack'] },
+    rateLimitMode: 'documented',
+  });
+  bot = await spawnBot({
+    ...discordEnv(service, discord),
+    DEFAULT_VISION_MODEL: 'fake-vision',
+    IMAGE_PREP_TIMEOUT_MS: String(IMAGE_PREP_TIMEOUT_MS),
+  });
   heavyPng = await heavyInterlacedPng();
 }, 120_000);
 
@@ -38,7 +52,11 @@ afterAll(async () => {
 });
 
 /** The channel ids named `chat-<n>` from `from` on. */
-const chatChannels = (from: number) => discord.channelList.filter((c) => c.name?.startsWith('chat-')).slice(from, from + CHATS).map((c) => c.id);
+const chatChannels = (from: number) =>
+  discord.channelList
+    .filter((c) => c.name?.startsWith('chat-'))
+    .slice(from, from + CHATS)
+    .map((c) => c.id);
 
 /**
  * Runs `work` between two reads of the bot's /metrics: prom-client restarts its event-loop
@@ -62,7 +80,12 @@ describe('crafted images (bot as npm start runs it)', () => {
     const attackChannel = discord.channelList.find((c) => c.name === 'attack')!.id;
     const { result, loopP99Ms } = await watchingLoop(async () => {
       const postedAt = Date.now();
-      const attack = discord.postUserMessage({ channelId: attackChannel, content: `<@${discord.botUser.id}> what are these?`, author: { id: '300000000000000001' }, attachments: craftedAttachments(heavyPng) });
+      const attack = discord.postUserMessage({
+        channelId: attackChannel,
+        content: `<@${discord.botUser.id}> what are these?`,
+        author: { id: '300000000000000001' },
+        attachments: craftedAttachments(heavyPng),
+      });
       // The burst starts once the attack's files are downloaded and being decoded.
       await downloaded(discord, DOWNLOADED_CRAFTED, postedAt);
       await new Promise((r) => setTimeout(r, 200));

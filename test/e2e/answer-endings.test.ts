@@ -7,10 +7,11 @@
  * shows its first MAX_ANSWER_CHARS characters plus the whole as a file, without blocking the
  * event loop.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { FakeService, type StreamScript } from '../fakes/service.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
+import { FakeService, type StreamScript } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
 import { discordEnv, slackEnv, startTestBot, type TestBot } from './harness.ts';
 
@@ -34,13 +35,20 @@ afterAll(async () => {
 });
 
 /** Runs /chat in a channel of its own with a scripted stream; resolves when the bot is done. */
-async function chatWith(name: string, stream: StreamScript): Promise<{ interaction: FakeInteraction; conversationId: string }> {
+async function chatWith(
+  name: string,
+  stream: StreamScript,
+): Promise<{ interaction: FakeInteraction; conversationId: string }> {
   const channel = discord.addChannel(name);
   discord.setMessageBudget(channel.id, { limit: 1000, windowMs: 1000 });
   const conversationId = `discord:${discord.guildId}:${channel.id}`;
   service.enqueue('chat', { stream });
   const done = testBot.outcomes((o) => o.conversationId === conversationId);
-  const interaction = discord.dispatchInteraction({ command: 'chat', options: { prompt: `test ${name}` }, channelId: channel.id });
+  const interaction = discord.dispatchInteraction({
+    command: 'chat',
+    options: { prompt: `test ${name}` },
+    channelId: channel.id,
+  });
   await done;
   return { interaction, conversationId };
 }
@@ -54,42 +62,74 @@ describe('empty answers', () => {
   it.each([
     ['done-only', { pieces: [] }, '*(the model returned an empty answer)*'],
     ['whitespace', { pieces: ['  ', '\n', '\t '] }, '*(the model returned an empty answer)*'],
-    ['filtered', { pieces: [], finishReason: 'content_filter' }, "*(the model returned an empty answer: the service's content filter stopped it)*"],
-    ['tool-calls', { pieces: [], toolCalls: true }, '*(the model returned an empty answer: the model asked to call a tool, which this bot does not do)*'],
-  ] as Array<[string, StreamScript, string]>)('%s: says why, sends nothing empty or blank, stores nothing', async (name, stream, shown) => {
-    const before = emptyRefusals().length;
-    const { interaction, conversationId } = await chatWith(`empty-${name}`, stream);
-    expect(interaction.original!.content).toBe(shown);
-    expect(interaction.original!.revisions.filter((r) => r.via !== 'defer').every((r) => r.content.trim() !== '')).toBe(true);
-    expect(emptyRefusals().length).toBe(before);
-    expect(await history(conversationId)).toEqual([]);
-  });
+    [
+      'filtered',
+      { pieces: [], finishReason: 'content_filter' },
+      "*(the model returned an empty answer: the service's content filter stopped it)*",
+    ],
+    [
+      'tool-calls',
+      { pieces: [], toolCalls: true },
+      '*(the model returned an empty answer: the model asked to call a tool, which this bot does not do)*',
+    ],
+  ] as Array<[string, StreamScript, string]>)(
+    '%s: says why, sends nothing empty or blank, stores nothing',
+    async (name, stream, shown) => {
+      const before = emptyRefusals().length;
+      const { interaction, conversationId } = await chatWith(`empty-${name}`, stream);
+      expect(interaction.original!.content).toBe(shown);
+      expect(
+        interaction.original!.revisions.filter((r) => r.via !== 'defer').every((r) => r.content.trim() !== ''),
+      ).toBe(true);
+      expect(emptyRefusals().length).toBe(before);
+      expect(await history(conversationId)).toEqual([]);
+    },
+  );
 });
 
 describe('complete and cut answers', () => {
   it('a last chunk with finish_reason "stop" and then a closed connection (no [DONE]) completes the answer, stored whole', async () => {
-    const { interaction, conversationId } = await chatWith('no-done', { pieces: ['A complete ', 'answer.'], omitDone: true });
+    const { interaction, conversationId } = await chatWith('no-done', {
+      pieces: ['A complete ', 'answer.'],
+      omitDone: true,
+    });
     expect(interaction.original!.content).toBe('A complete answer.');
     expect((await history(conversationId)).map((m) => m.content)).toEqual(['test no-done', 'A complete answer.']);
   });
 
   it('a filtered answer after some text keeps the text and says the filter stopped it', async () => {
-    const { interaction, conversationId } = await chatWith('filtered-half', { pieces: ['The first half'], finishReason: 'content_filter' });
-    expect(interaction.original!.content).toBe("The first half\n\n_⚠️ The service's content filter stopped the answer here._");
+    const { interaction, conversationId } = await chatWith('filtered-half', {
+      pieces: ['The first half'],
+      finishReason: 'content_filter',
+    });
+    expect(interaction.original!.content).toBe(
+      "The first half\n\n_⚠️ The service's content filter stopped the answer here._",
+    );
     expect((await history(conversationId))[1]!.content).toBe('The first half');
   });
 
   it('a connection closed mid-stream keeps the text with the reason and stores nothing', async () => {
-    const { interaction, conversationId } = await chatWith('dropped', { pieces: ['Going ', 'well ', 'until ', 'here'], dropAfterChunks: 3 });
-    expect(interaction.original!.content).toMatch(/^Going well \n\n⚠️ The answer was cut off because the generation service stopped sending\. Try again\. \(ref [2-9A-Z]{6}\)$/);
+    const { interaction, conversationId } = await chatWith('dropped', {
+      pieces: ['Going ', 'well ', 'until ', 'here'],
+      dropAfterChunks: 3,
+    });
+    expect(interaction.original!.content).toMatch(
+      /^Going well \n\n⚠️ The answer was cut off because the generation service stopped sending\. Try again\. \(ref [2-9A-Z]{6}\)$/,
+    );
     expect(await history(conversationId)).toEqual([]);
   });
 
   it('keep-alive comments after half an answer end it after STREAM_IDLE_TIMEOUT_MS with the text and a note, close the request, and store nothing', async () => {
-    const { interaction, conversationId } = await chatWith('idle', { pieces: ['Half ', 'an ', 'answer'], stallAfterChunks: 3, keepAliveMs: 100 });
+    const { interaction, conversationId } = await chatWith('idle', {
+      pieces: ['Half ', 'an ', 'answer'],
+      stallAfterChunks: 3,
+      keepAliveMs: 100,
+    });
     // The bot ended the request: the fake saw the stream's connection close while it still sent comments.
     await expect.poll(() => service.openStreams, { timeout: 5_000 }).toBe(0);
-    expect(interaction.original!.content).toMatch(/^Half an \n\n⚠️ The generation service stopped sending text for 2 s, so the answer ends here\. Try again\. \(ref [2-9A-Z]{6}\)$/);
+    expect(interaction.original!.content).toMatch(
+      /^Half an \n\n⚠️ The generation service stopped sending text for 2 s, so the answer ends here\. Try again\. \(ref [2-9A-Z]{6}\)$/,
+    );
     expect(await history(conversationId)).toEqual([]);
   });
 });
@@ -120,14 +160,21 @@ describe('a 1 MiB answer', () => {
   }, 60_000);
 
   it('on Slack: the same, in messages Slack accepts and one file', async () => {
-    const slack = await FakeSlack.start({ channels: [{ id: 'C0HUGE', name: 'huge' }], rateLimits: { postMessage: { perSecond: 50, burst: 50 }, chatUpdate: { limit: 1000, windowMs: 60_000 } } });
+    const slack = await FakeSlack.start({
+      channels: [{ id: 'C0HUGE', name: 'huge' }],
+      rateLimits: { postMessage: { perSecond: 50, burst: 50 }, chatUpdate: { limit: 1000, windowMs: 60_000 } },
+    });
     const slackBot = await startTestBot(slackEnv(service, slack));
     try {
       service.enqueue('chat', { stream: { pieces, chunkDelayMs: 0 } });
       const delay = monitorEventLoopDelay({ resolution: 10 });
       delay.enable();
       const done = slackBot.outcomes((o) => o.command === 'chat');
-      const ack = await slack.sendSlashCommand(`http://127.0.0.1:${slackBot.bot.slack!.port}`, { command: '/chat', text: 'write a lot', channel_id: 'C0HUGE' });
+      const ack = await slack.sendSlashCommand(`http://127.0.0.1:${slackBot.bot.slack!.port}`, {
+        command: '/chat',
+        text: 'write a lot',
+        channel_id: 'C0HUGE',
+      });
       expect(ack.ackedInTime).toBe(true);
       expect((await done)[0]!.ok).toBe(true);
       delay.disable();

@@ -2,13 +2,14 @@
  * `npm run deploy-commands`, run as an operator runs it (a child process with environment
  * variables), against FakeDiscord: exit codes 0 / 1 / 2 and what it prints.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FakeDiscord } from '../fakes/discord.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commands } from '../../commands/index.ts';
+import { FakeDiscord } from '../fakes/discord.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 let discord: FakeDiscord;
@@ -24,23 +25,38 @@ afterAll(async () => {
 function deploy(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const cwd = mkdtempSync(join(tmpdir(), 'genbot-deploy-'));
   return new Promise((done) => {
-    execFile('npm', ['--prefix', root, 'run', '--silent', 'deploy-commands'], { cwd, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      done({ code: error ? Number((error as NodeJS.ErrnoException).code) : 0, stdout, stderr }),
+    execFile(
+      'npm',
+      ['--prefix', root, 'run', '--silent', 'deploy-commands'],
+      { cwd, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        done({ code: error ? Number((error as NodeJS.ErrnoException).code) : 0, stdout, stderr }),
     );
   });
 }
 
 describe('npm run deploy-commands', () => {
   it('registers every command in the guild given by DISCORD_GUILD_ID, says so, and exits 0', async () => {
-    const result = await deploy({ DISCORD_TOKEN: discord.token, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_URL: discord.apiUrl, DISCORD_GUILD_ID: discord.guildId });
+    const result = await deploy({
+      DISCORD_TOKEN: discord.token,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_URL: discord.apiUrl,
+      DISCORD_GUILD_ID: discord.guildId,
+    });
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`Registered ${commands.length} commands in guild ${discord.guildId}: ${commands.map((c) => `/${c.name}`).join(', ')}`);
+    expect(result.stdout).toContain(
+      `Registered ${commands.length} commands in guild ${discord.guildId}: ${commands.map((c) => `/${c.name}`).join(', ')}`,
+    );
     expect(discord.guildCommands(discord.guildId).map((c) => c.name)).toEqual(commands.map((c) => c.name));
   });
 
-  it('exits 1 with Discord\'s refusal, without the token, when the token is wrong', async () => {
+  it("exits 1 with Discord's refusal, without the token, when the token is wrong", async () => {
     const token = 'MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.wrong-token.for-this-test-only';
-    const result = await deploy({ DISCORD_TOKEN: token, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_URL: discord.apiUrl });
+    const result = await deploy({
+      DISCORD_TOKEN: token,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_URL: discord.apiUrl,
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^Discord refused the commands: /);
     expect(result.stdout + result.stderr).not.toContain(token);

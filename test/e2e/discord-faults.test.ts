@@ -6,13 +6,14 @@
  * is refused before any service call; an interaction with neither member nor user is answered
  * and logged once instead of throwing inside discord.js.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import sharp from 'sharp';
-import { FakeService } from '../fakes/service.ts';
-import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
-import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MALFORMED_INTERACTION_TEXT } from '../../src/platforms/discord/guard.ts';
+import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
+import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
+import { FakeService } from '../fakes/service.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 
 /** The upload limit the fake's interactions announce (`attachment_size_limit`), in bytes. */
 const LIMIT = 600 * 1024;
@@ -36,7 +37,12 @@ afterAll(async () => {
 });
 
 /** Dispatches a command in a channel of its own and waits until the bot is done with it. */
-async function run(name: string, command: string, options: Record<string, string | number | boolean>, timeoutMs = 20_000): Promise<{ interaction: FakeInteraction; ok: boolean; errorCode: string | undefined }> {
+async function run(
+  name: string,
+  command: string,
+  options: Record<string, string | number | boolean>,
+  timeoutMs = 20_000,
+): Promise<{ interaction: FakeInteraction; ok: boolean; errorCode: string | undefined }> {
   const channel = discord.addChannel(name);
   discord.setMessageBudget(channel.id, { limit: 1000, windowMs: 1000 });
   const done = testBot.outcomes((o) => o.conversationId === `discord:${discord.guildId}:${channel.id}`, 1, timeoutMs);
@@ -46,18 +52,20 @@ async function run(name: string, command: string, options: Record<string, string
 }
 
 describe('Discord refusing or failing', () => {
-  it('re-encodes a generated image over the interaction\'s attachment_size_limit so that it fits, and says so', async () => {
+  it("re-encodes a generated image over the interaction's attachment_size_limit so that it fits, and says so", async () => {
     const { interaction, ok } = await run('too-large-image', 'imagine', { prompt: 'static noise' });
     expect(ok).toBe(true);
     const file = interaction.original!.attachments[0]!;
     expect(file.size).toBeLessThanOrEqual(LIMIT);
     expect(file.filename).toBe('imagine.jpg');
     expect((await sharp(file.data).metadata()).format).toBe('jpeg');
-    expect(interaction.original!.content).toMatch(/⚠️ The image was re-encoded as JPEG \(\d+%\) to fit this server's 0\.6 MB limit\./);
+    expect(interaction.original!.content).toMatch(
+      /⚠️ The image was re-encoded as JPEG \(\d+%\) to fit this server's 0\.6 MB limit\./,
+    );
     expect(discord.requests.filter((r) => r.status === 413)).toEqual([]);
   });
 
-  it('finishes an answer that outlives the interaction token with the bot\'s own token, and says so', async () => {
+  it("finishes an answer that outlives the interaction token with the bot's own token, and says so", async () => {
     const pieces = Array.from({ length: 30 }, (_, i) => `word${i} `);
     service.enqueue('chat', { stream: { pieces, chunkDelayMs: 250 } });
     const { interaction, ok } = await run('expired-token', 'chat', { prompt: 'take your time' }, 30_000);
@@ -68,7 +76,7 @@ describe('Discord refusing or failing', () => {
     expect(interaction.original!.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
   });
 
-  it('fills the deferred reply with the bot\'s token when the interaction token expired before the answer\'s first word', async () => {
+  it("fills the deferred reply with the bot's token when the interaction token expired before the answer's first word", async () => {
     // The service answers after 4.5 s: the token (4 s here) is gone by the first word.
     const pieces = ['late ', 'but ', 'whole.'];
     service.enqueue('chat', { stream: { pieces, chunkDelayMs: 50 }, delayHeadersMs: 4_500 });
@@ -84,11 +92,19 @@ describe('Discord refusing or failing', () => {
 
   it('when Discord refuses the continuation of a long answer (403 Missing Permissions), the first message says what is missing', async () => {
     service.enqueue('chat', { stream: { text: 'Long answer. '.repeat(300), chunkDelayMs: 0 } });
-    discord.failNext({ method: 'POST', path: /^\/api\/v10\/webhooks\/\d+\/[^/]+$/, status: 403, body: { message: 'Missing Permissions', code: 50013 }, times: 20 });
+    discord.failNext({
+      method: 'POST',
+      path: /^\/api\/v10\/webhooks\/\d+\/[^/]+$/,
+      status: 403,
+      body: { message: 'Missing Permissions', code: 50013 },
+      times: 20,
+    });
     const { interaction, errorCode } = await run('no-followups', 'chat', { prompt: 'write a lot' });
     expect(errorCode).toBe('platform_refused');
     expect(interaction.followUps.filter((m) => !m.ephemeral)).toEqual([]);
-    expect(interaction.original!.content).toMatch(/\n\n⚠️ The rest of the answer could not be posted: I lack a permission in this channel \(Send Messages, Embed Links or Attach Files\): a server admin can grant it in the channel's settings\.$/);
+    expect(interaction.original!.content).toMatch(
+      /\n\n⚠️ The rest of the answer could not be posted: I lack a permission in this channel \(Send Messages, Embed Links or Attach Files\): a server admin can grant it in the channel's settings\.$/,
+    );
     expect(interaction.original!.content.length).toBeLessThanOrEqual(2000);
   });
 
@@ -99,7 +115,9 @@ describe('Discord refusing or failing', () => {
     expect(errorCode).toBe('authentication');
     expect(interaction.original!.loading).toBe(false);
     expect(interaction.original!.deleted).toBe(false);
-    expect(interaction.original!.content).toMatch(/^The generation service refused the bot's API key\. An admin needs to check SERVICE_API_KEY\. \(ref [2-9A-Z]{6}\)$/);
+    expect(interaction.original!.content).toMatch(
+      /^The generation service refused the bot's API key\. An admin needs to check SERVICE_API_KEY\. \(ref [2-9A-Z]{6}\)$/,
+    );
   });
 
   it('refuses a whitespace-only prompt before any service call', async () => {
@@ -118,7 +136,12 @@ describe('Discord refusing or failing', () => {
       const channel = discord.addChannel('no-invoker');
       const logsBefore = testBot.logs.length;
       const requests = service.requests.length;
-      const interaction = discord.dispatchInteraction({ command: 'chat', options: { prompt: 'who am I?' }, channelId: channel.id, withoutInvoker: true });
+      const interaction = discord.dispatchInteraction({
+        command: 'chat',
+        options: { prompt: 'who am I?' },
+        channelId: channel.id,
+        withoutInvoker: true,
+      });
       expect(interaction.payload.member).toBeUndefined();
       expect(interaction.payload.user).toBeUndefined();
       await expect.poll(() => interaction.callbacks.length, { timeout: 3_000 }).toBe(1);
@@ -128,7 +151,15 @@ describe('Discord refusing or failing', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(escaped).toEqual([]);
       const lines = testBot.logs.slice(logsBefore).filter((l) => l.level >= 40);
-      expect(lines).toEqual([expect.objectContaining({ level: 40, interaction: interaction.id, command: 'chat', answered: true, msg: 'discord sent an interaction with neither member nor user; not run' })]);
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 40,
+          interaction: interaction.id,
+          command: 'chat',
+          answered: true,
+          msg: 'discord sent an interaction with neither member nor user; not run',
+        }),
+      ]);
       expect(lines[0]).not.toHaveProperty('err');
       expect(service.requests.length).toBe(requests);
 

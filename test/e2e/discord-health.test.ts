@@ -13,15 +13,16 @@
  * Each scenario has its own FakeDiscord and bot (a 4004 ends Discord for that bot); waits are
  * on events or polled states, never on fixed sleeps.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Events } from 'discord.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeDiscord, type FakeInteraction, shardOfGuild } from '../fakes/discord.ts';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
-import { FakeDiscord, shardOfGuild, type FakeInteraction } from '../fakes/discord.ts';
 import { discordEnv, slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -66,7 +67,12 @@ async function healthBecomes(port: number, status: number, timeoutMs = 15_000): 
 }
 
 /** Runs `/chat prompt` in a new channel and resolves once the bot has finished with it. */
-async function chat(testBot: TestBot, discord: FakeDiscord, channelName: string, prompt: string): Promise<FakeInteraction> {
+async function chat(
+  testBot: TestBot,
+  discord: FakeDiscord,
+  channelName: string,
+  prompt: string,
+): Promise<FakeInteraction> {
   const channel = discord.addChannel(channelName);
   const done = testBot.outcomes((o) => o.conversationId === `discord:${discord.guildId}:${channel.id}`);
   const interaction = discord.dispatchInteraction({ command: 'chat', options: { prompt }, channelId: channel.id });
@@ -104,7 +110,9 @@ describe('Discord gateway outage: /healthz', () => {
     expect(down.body.checks.discord).toMatch(/^discord gateway not connected \(shard 0: \w+\)$/);
     expect(down.body.reasons).toEqual([down.body.checks.discord]);
     // Still 503 while discord.js keeps trying and Discord keeps refusing (two attempts refused).
-    await expect.poll(() => discord.refusedGatewayConnections, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(() => discord.refusedGatewayConnections, { timeout: 10_000, interval: 50 })
+      .toBeGreaterThanOrEqual(2);
     expect((await health(port)).status).toBe(503);
     expect(discord.gatewaySessions).toEqual([]);
 
@@ -132,7 +140,9 @@ describe('Discord gateway outage: /healthz', () => {
     const down = await healthBecomes(port, 503);
     expect(down.body.checks.discord).toMatch(/^discord gateway not connected/);
     // discord.js has reconnected and waits for HELLO on a connection the fake holds: still down.
-    await expect.poll(() => discord.gatewaySessions.some((s) => !s.identified), { timeout: 10_000, interval: 50 }).toBe(true);
+    await expect
+      .poll(() => discord.gatewaySessions.some((s) => !s.identified), { timeout: 10_000, interval: 50 })
+      .toBe(true);
     expect(discord.gatewaySessions).toEqual([expect.objectContaining({ identified: false, sessionId: undefined })]);
     expect((await health(port)).status).toBe(503);
 
@@ -166,7 +176,9 @@ describe('Discord closing the gateway with 4004 (authentication failed)', () => 
       const errors = testBot.logs.filter((l) => l.level >= ERROR);
       expect(errors).toHaveLength(1);
       expect(errors[0]).toMatchObject({ code: 4004, shard: 0 });
-      expect(errors[0]!.msg).toMatch(/^discord gateway closed for good: 4004 AuthenticationFailed \(check DISCORD_TOKEN/);
+      expect(errors[0]!.msg).toMatch(
+        /^discord gateway closed for good: 4004 AuthenticationFailed \(check DISCORD_TOKEN/,
+      );
 
       const down = await health(port);
       expect(down.status).toBe(503);
@@ -184,21 +196,37 @@ describe('Discord closing the gateway with 4004 (authentication failed)', () => 
   it('in process, with Slack also configured: the bot is told one platform is left, /healthz names discord only, and Slack still answers', async () => {
     const discord = await FakeDiscord.start();
     const slack = await FakeSlack.start({ channels: [{ id: 'C0LEFT', name: 'left' }] });
-    const testBot = await startTestBot({ ...slackEnv(service, slack), ...discordEnv(service, discord), SERVICE_BASE_URL: `${service.baseUrl}/v1`, HTTP_PORT: '0' });
+    const testBot = await startTestBot({
+      ...slackEnv(service, slack),
+      ...discordEnv(service, discord),
+      SERVICE_BASE_URL: `${service.baseUrl}/v1`,
+      HTTP_PORT: '0',
+    });
     try {
       const port = testBot.bot.ops!.port;
       const lost = new Promise<{ reason: string; platformsLeft: number }>((done) => {
         testBot.bot.onPlatformLost = (reason, platformsLeft) => done({ reason, platformsLeft });
       });
       discord.closeGatewaySessions(4004);
-      expect(await lost).toEqual({ reason: 'discord gateway closed for good: 4004 AuthenticationFailed', platformsLeft: 1 });
+      expect(await lost).toEqual({
+        reason: 'discord gateway closed for good: 4004 AuthenticationFailed',
+        platformsLeft: 1,
+      });
       const down = await health(port);
       expect(down.status).toBe(503);
-      expect(down.body.checks).toEqual({ discord: 'discord gateway closed for good: 4004 AuthenticationFailed', slack: 'ok', store: 'ok' });
+      expect(down.body.checks).toEqual({
+        discord: 'discord gateway closed for good: 4004 AuthenticationFailed',
+        slack: 'ok',
+        store: 'ok',
+      });
 
       service.setChatReply('Slack carries on.');
       const done = testBot.outcomes((o) => o.command === 'chat');
-      const ack = await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, { command: '/chat', text: 'still there?', channel_id: 'C0LEFT' });
+      const ack = await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, {
+        command: '/chat',
+        text: 'still there?',
+        channel_id: 'C0LEFT',
+      });
       expect(ack.ackedInTime).toBe(true);
       expect((await done)[0]!.ok).toBe(true);
     } finally {
@@ -214,7 +242,15 @@ describe('Discord closing the gateway with 4004 (authentication failed)', () => 
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: root,
       // INIT_CWD: where main.ts looks for .env (an empty folder: a developer's own .env is not read).
-      env: { PATH: process.env.PATH!, HOME: process.env.HOME!, INIT_CWD: dir, ...discordEnv(service, discord), STORE_URL: `sqlite://${join(dir, 'history.sqlite')}`, HTTP_PORT: '0', LOG_LEVEL: 'info' },
+      env: {
+        PATH: process.env.PATH!,
+        HOME: process.env.HOME!,
+        INIT_CWD: dir,
+        ...discordEnv(service, discord),
+        STORE_URL: `sqlite://${join(dir, 'history.sqlite')}`,
+        HTTP_PORT: '0',
+        LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -229,7 +265,11 @@ describe('Discord closing the gateway with 4004 (authentication failed)', () => 
         });
         void exited.then((code) => failed(new Error(`the bot exited ${code} before starting: ${stderr}`)));
       });
-      const lines = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown> & { level: number; msg: string });
+      const lines = () =>
+        stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown> & { level: number; msg: string });
       const port = lines().find((l) => l.msg === 'health and metrics listening')!.port as number;
       expect((await health(port)).status).toBe(200);
 
@@ -237,7 +277,10 @@ describe('Discord closing the gateway with 4004 (authentication failed)', () => 
       expect(await exited).toBe(1);
 
       const errors = lines().filter((l) => l.level >= ERROR);
-      expect(errors.map((l) => l.msg)).toEqual([expect.stringMatching(/^discord gateway closed for good: 4004 AuthenticationFailed \(check DISCORD_TOKEN/), 'no platform left: stopping']);
+      expect(errors.map((l) => l.msg)).toEqual([
+        expect.stringMatching(/^discord gateway closed for good: 4004 AuthenticationFailed \(check DISCORD_TOKEN/),
+        'no platform left: stopping',
+      ]);
       expect(errors[0]).toMatchObject({ code: 4004 });
       expect(errors[1]).toMatchObject({ reason: 'discord gateway closed for good: 4004 AuthenticationFailed' });
       expect(stderr).toBe('');
@@ -270,11 +313,19 @@ describe('DISCORD_SHARDS=2 in one process', () => {
       [0, 2],
       [1, 2],
     ]);
-    expect(discord.gatewaySessions.filter((s) => s.identified).map((s) => s.shard).sort()).toEqual([
+    expect(
+      discord.gatewaySessions
+        .filter((s) => s.identified)
+        .map((s) => s.shard)
+        .sort(),
+    ).toEqual([
       [0, 2],
       [1, 2],
     ]);
-    expect(await health(testBot.bot.ops!.port)).toEqual({ status: 200, body: { status: 'ok', checks: { discord: 'ok', store: 'ok' } } });
+    expect(await health(testBot.bot.ops!.port)).toEqual({
+      status: 200,
+      body: { status: 'ok', checks: { discord: 'ok', store: 'ok' } },
+    });
 
     const owner = shardOfGuild(discord.guildId, 2);
     const interactionShards: number[] = [];

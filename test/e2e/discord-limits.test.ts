@@ -18,10 +18,10 @@
  * user message.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeService, type RecordedRequest } from '../fakes/service.ts';
-import { FakeDiscord, type FakeChannel, type FakeMessage, type FakeWrite } from '../fakes/discord.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { type FakeChannel, FakeDiscord, type FakeMessage, type FakeWrite } from '../fakes/discord.ts';
+import { FakeService, type RecordedRequest } from '../fakes/service.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
@@ -52,7 +52,10 @@ const CHUNK_DELAY_MS = 100;
 
 /** The answer of the stream tagged `tag` (e.g. `c07`): "c07-w0001 c07-w0002 … c07-w0060". */
 function answerPieces(tag: string): string[] {
-  return Array.from({ length: PIECES }, (_, i) => `${tag}-w${String(i + 1).padStart(4, '0')}${i + 1 < PIECES ? ' ' : ''}`);
+  return Array.from(
+    { length: PIECES },
+    (_, i) => `${tag}-w${String(i + 1).padStart(4, '0')}${i + 1 < PIECES ? ' ' : ''}`,
+  );
 }
 
 /**
@@ -62,7 +65,8 @@ function answerPieces(tag: string): string[] {
  */
 function scriptAnswers(tags: string[]): { textFor: (tag: string) => string | undefined; stop: () => void } {
   const texts = tags.map((tag) => answerPieces(tag).join(''));
-  for (const tag of tags) service.enqueue('chat', { stream: { pieces: answerPieces(tag), chunkDelayMs: CHUNK_DELAY_MS } });
+  for (const tag of tags)
+    service.enqueue('chat', { stream: { pieces: answerPieces(tag), chunkDelayMs: CHUNK_DELAY_MS } });
   const askedBy: string[] = [];
   const onRequest = (r: RecordedRequest) => {
     if (r.route !== 'chat') return;
@@ -118,7 +122,9 @@ function peakInWindow(writes: FakeWrite[], windowMs: number): number {
 }
 
 describe('Discord streaming at the rate limits', () => {
-  it('documented buckets: 25 concurrent /chat and 10 concurrent mentions in one channel get no 429 and every final text exact', { timeout: 60_000 }, async () => {
+  it('documented buckets: 25 concurrent /chat and 10 concurrent mentions in one channel get no 429 and every final text exact', {
+    timeout: 60_000,
+  }, async () => {
     discord.setRateLimitMode('documented');
     const channel = discord.addChannel('limits-documented');
     const chatTags = Array.from({ length: 25 }, (_, i) => `c${String(i).padStart(2, '0')}`);
@@ -134,10 +140,19 @@ describe('Discord streaming at the rate limits', () => {
       const chatsDone = done(channel, 'chat', chatTags.length);
       const mentionsDone = done(channel, 'mention', mentionTags.length);
       const interactions = chatTags.map((tag, i) =>
-        discord.dispatchInteraction({ command: 'chat', options: { prompt: `Tell me about ask-${tag}` }, channelId: channel.id, user: { id: String(310000000000000000n + BigInt(i)) } }),
+        discord.dispatchInteraction({
+          command: 'chat',
+          options: { prompt: `Tell me about ask-${tag}` },
+          channelId: channel.id,
+          user: { id: String(310000000000000000n + BigInt(i)) },
+        }),
       );
       const questions = mentionTags.map((tag, i) =>
-        discord.postUserMessage({ channelId: channel.id, content: `<@${discord.botUser.id}> Tell me about ask-${tag}`, author: { id: String(320000000000000000n + BigInt(i)), username: `asker${i}` } }),
+        discord.postUserMessage({
+          channelId: channel.id,
+          content: `<@${discord.botUser.id}> Tell me about ask-${tag}`,
+          author: { id: String(320000000000000000n + BigInt(i)), username: `asker${i}` },
+        }),
       );
       const outcomes = [...(await chatsDone), ...(await mentionsDone)];
       expect(outcomes.filter((o) => !o.ok)).toEqual([]);
@@ -149,12 +164,28 @@ describe('Discord streaming at the rate limits', () => {
       const streams: StreamRecord[] = [];
       for (const [i, interaction] of interactions.entries()) {
         const tag = chatTags[i]!;
-        streams.push({ tag, message: interaction.original, visible: visibleWrites(writes.filter((w) => w.interactionId === interaction.id), answers.textFor(tag)) });
+        streams.push({
+          tag,
+          message: interaction.original,
+          visible: visibleWrites(
+            writes.filter((w) => w.interactionId === interaction.id),
+            answers.textFor(tag),
+          ),
+        });
       }
       for (const [i, question] of questions.entries()) {
         const tag = mentionTags[i]!;
-        const message = discord.messagesIn(channel.id).find((m) => m.author.id === discord.botUser.id && m.reference?.messageId === question.id);
-        streams.push({ tag, message, visible: visibleWrites(writes.filter((w) => w.messageId === message?.id), answers.textFor(tag)) });
+        const message = discord
+          .messagesIn(channel.id)
+          .find((m) => m.author.id === discord.botUser.id && m.reference?.messageId === question.id);
+        streams.push({
+          tag,
+          message,
+          visible: visibleWrites(
+            writes.filter((w) => w.messageId === message?.id),
+            answers.textFor(tag),
+          ),
+        });
       }
       for (const stream of streams) {
         const expected = answers.textFor(stream.tag);
@@ -166,14 +197,21 @@ describe('Discord streaming at the rate limits', () => {
       const interactionWrites = writes.filter((w) => w.via === 'webhook');
       expect(peakInWindow(interactionWrites, 5_000)).toBeGreaterThan(5);
       // Bot-token writes (the mention answers) kept the channel's 5 per 5 s.
-      expect(peakInWindow(writes.filter((w) => w.via === 'channel'), 5_000)).toBeLessThanOrEqual(5);
+      expect(
+        peakInWindow(
+          writes.filter((w) => w.via === 'channel'),
+          5_000,
+        ),
+      ).toBeLessThanOrEqual(5);
     } finally {
       discord.events.off('write', onWrite);
       answers.stop();
     }
   });
 
-  it('one shared budget per channel: 8 concurrent /chat get at most one 429, every final text exact, and an update at least every 8 × 1.5 s', { timeout: 60_000 }, async () => {
+  it('one shared budget per channel: 8 concurrent /chat get at most one 429, every final text exact, and an update at least every 8 × 1.5 s', {
+    timeout: 60_000,
+  }, async () => {
     discord.setRateLimitMode('shared');
     discord.setMessageBudget(undefined, { limit: 5, windowMs: 5_000 });
     const channel = discord.addChannel('limits-shared');
@@ -187,7 +225,12 @@ describe('Discord streaming at the rate limits', () => {
     try {
       const finished = done(channel, 'chat', tags.length);
       const interactions = tags.map((tag, i) =>
-        discord.dispatchInteraction({ command: 'chat', options: { prompt: `Tell me about ask-${tag}` }, channelId: channel.id, user: { id: String(330000000000000000n + BigInt(i)) } }),
+        discord.dispatchInteraction({
+          command: 'chat',
+          options: { prompt: `Tell me about ask-${tag}` },
+          channelId: channel.id,
+          user: { id: String(330000000000000000n + BigInt(i)) },
+        }),
       );
       const outcomes = await finished;
       expect(outcomes.filter((o) => !o.ok)).toEqual([]);
@@ -201,7 +244,10 @@ describe('Discord streaming at the rate limits', () => {
         const expected = answers.textFor(tag);
         expect(expected, tag).toBeDefined();
         expect(interaction.original?.content, tag).toBe(expected);
-        const visible = visibleWrites(writes.filter((w) => w.interactionId === interaction.id), expected);
+        const visible = visibleWrites(
+          writes.filter((w) => w.interactionId === interaction.id),
+          expected,
+        );
         expect(visible.at(-1)?.content, tag).toBe(expected);
         // Text showed while the answer streamed, not only at its end: the gap below measures something.
         expect(visible.length, tag).toBeGreaterThanOrEqual(2);

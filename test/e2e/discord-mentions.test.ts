@@ -8,13 +8,22 @@
  * A mention finishes with `command.done` (`command: 'mention'`) in the conversation
  * `discord:<guild id | dm>:<channel id>`.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
 import sharp from 'sharp';
-import { FakeService, type ContentPart, type RecordedRequest } from '../fakes/service.ts';
-import { FakeDiscord, type FakeChannel, type FakeDownload, type FakeMessage, type FakeTyping, type FakeWrite, type PostUserMessageOptions } from '../fakes/discord.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS, MAX_IMAGE_SIDE } from '../../src/core/media/images.ts';
+import {
+  type FakeChannel,
+  FakeDiscord,
+  type FakeDownload,
+  type FakeMessage,
+  type FakeTyping,
+  type FakeWrite,
+  type PostUserMessageOptions,
+} from '../fakes/discord.ts';
+import { type ContentPart, FakeService, type RecordedRequest } from '../fakes/service.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
@@ -53,7 +62,10 @@ function mentionsDone(channel: FakeChannel, count = 1): Promise<CommandOutcome[]
 }
 
 /** Posts a user's message and waits until the bot has finished answering it. */
-async function post(options: PostUserMessageOptions & { channelId: string }, channel: FakeChannel): Promise<{ message: FakeMessage; outcome: CommandOutcome }> {
+async function post(
+  options: PostUserMessageOptions & { channelId: string },
+  channel: FakeChannel,
+): Promise<{ message: FakeMessage; outcome: CommandOutcome }> {
   const done = mentionsDone(channel);
   const message = discord.postUserMessage(options);
   const [outcome] = await done;
@@ -80,7 +92,9 @@ function chatRequestsFrom(): () => ReturnType<FakeService['chatRequests']> {
 }
 
 /** The `image_url` parts of a message's content. */
-function imageParts(content: string | ContentPart[] | undefined): Array<{ type: 'image_url'; image_url: { url: string } }> {
+function imageParts(
+  content: string | ContentPart[] | undefined,
+): Array<{ type: 'image_url'; image_url: { url: string } }> {
   if (!Array.isArray(content)) return [];
   return content.filter((p): p is { type: 'image_url'; image_url: { url: string } } => p.type === 'image_url');
 }
@@ -92,7 +106,9 @@ function textOf(content: string | ContentPart[] | undefined): string | undefined
 }
 
 /** Decodes a `data:image/(jpeg|png);base64,…` URL with sharp. */
-async function decodeDataUrl(url: string): Promise<{ mime: string; format: string | undefined; width: number; height: number }> {
+async function decodeDataUrl(
+  url: string,
+): Promise<{ mime: string; format: string | undefined; width: number; height: number }> {
   const match = /^data:(image\/(?:jpeg|png));base64,([A-Za-z0-9+/]+=*)$/.exec(url);
   expect(match, url.slice(0, 40)).not.toBeNull();
   const meta = await sharp(Buffer.from(match![2]!, 'base64')).metadata();
@@ -101,7 +117,9 @@ async function decodeDataUrl(url: string): Promise<{ mime: string; format: strin
 
 /** A solid PNG of one colour. */
 function solidPng(width: number, height: number, background: string): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background } })
+    .png()
+    .toBuffer();
 }
 
 const ALLOWED_NONE = { parse: [], replied_user: false };
@@ -110,9 +128,13 @@ describe('Discord mentions', () => {
   it('answers a mention with a WebP and an animated GIF: one vision request with both images (≤ 1024 px), a streamed reply to the message that pings no one', async () => {
     const channel = discord.addChannel('mention-images');
     // 2000×1500 WebP, and a 3-frame 1200×800 animated GIF (every frame a different colour).
-    const webp = await sharp({ create: { width: 2000, height: 1500, channels: 3, background: '#c83c28' } }).webp().toBuffer();
+    const webp = await sharp({ create: { width: 2000, height: 1500, channels: 3, background: '#c83c28' } })
+      .webp()
+      .toBuffer();
     const frames = await Promise.all(['#1e7828', '#787828', '#dc7828'].map((c) => solidPng(1200, 800, c)));
-    const gif = await sharp(frames, { join: { animated: true } }).gif({ delay: [100, 100, 100], loop: 0 }).toBuffer();
+    const gif = await sharp(frames, { join: { animated: true } })
+      .gif({ delay: [100, 100, 100], loop: 0 })
+      .toBuffer();
     const gifMeta = await sharp(gif, { animated: true }).metadata();
     expect([gifMeta.format, gifMeta.pages, gifMeta.width, gifMeta.pageHeight]).toEqual(['gif', 3, 1200, 800]);
 
@@ -156,7 +178,10 @@ describe('Discord mentions', () => {
     expect(Math.abs(decoded[1]!.height - 683)).toBeLessThanOrEqual(1);
     // Both files were downloaded from the signed CDN, completely.
     for (const attachment of discord.message(message.id)!.attachments) {
-      expect(discord.downloads.find((d) => d.attachmentId === attachment.id)).toMatchObject({ completed: true, bytesSent: attachment.byteLength });
+      expect(discord.downloads.find((d) => d.attachmentId === attachment.id)).toMatchObject({
+        completed: true,
+        bytesSent: attachment.byteLength,
+      });
     }
 
     // The answer: one bot message, a reply to the user's message, ending with exactly the streamed text.
@@ -165,7 +190,9 @@ describe('Discord mentions', () => {
     const answer = answers[0]!;
     expect(answer.content).toBe(text);
     expect(answer.reference?.messageId).toBe(message.id);
-    const create = discord.requests.find((r) => r.method === 'POST' && r.path.endsWith(`/channels/${channel.id}/messages`) && r.status === 200);
+    const create = discord.requests.find(
+      (r) => r.method === 'POST' && r.path.endsWith(`/channels/${channel.id}/messages`) && r.status === 200,
+    );
     expect(create?.body).toMatchObject({ message_reference: { message_id: message.id } });
     // Written while it streamed: at least two revisions before the final one, each a longer prefix.
     expect(answer.revisions[0]!.via).toBe('create');
@@ -194,10 +221,21 @@ describe('Discord mentions', () => {
     service.enqueue('chat', { stream: { pieces: ['It is blue.'] } });
     const requests = chatRequestsFrom();
 
-    const first = await post({ channelId: channel.id, content: mention('look at this'), attachments: [{ filename: 'shape.png', data: png }] }, channel);
+    const first = await post(
+      { channelId: channel.id, content: mention('look at this'), attachments: [{ filename: 'shape.png', data: png }] },
+      channel,
+    );
     expect(first.outcome.ok).toBe(true);
     // The reply has no file of its own, and does not ping the replied (human) author.
-    const second = await post({ channelId: channel.id, content: mention('what colour was it?'), replyTo: first.message.id, pingRepliedAuthor: false }, channel);
+    const second = await post(
+      {
+        channelId: channel.id,
+        content: mention('what colour was it?'),
+        replyTo: first.message.id,
+        pingRepliedAuthor: false,
+      },
+      channel,
+    );
     expect(second.outcome.ok).toBe(true);
     expect(second.message.attachments).toEqual([]);
 
@@ -220,10 +258,15 @@ describe('Discord mentions', () => {
 
   it('answers a question sent with a PDF and a 12,000 × 12,000 PNG, naming both files in the warning line under the answer', async () => {
     const channel = discord.addChannel('mention-unusable');
-    const huge = await sharp({ create: { width: 12_000, height: 12_000, channels: 3, background: '#3366cc' } }).png({ compressionLevel: 9 }).toBuffer();
+    const huge = await sharp({ create: { width: 12_000, height: 12_000, channels: 3, background: '#3366cc' } })
+      .png({ compressionLevel: 9 })
+      .toBuffer();
     expect(12_000 * 12_000).toBeGreaterThan(DEFAULT_IMAGE_INPUT_LIMITS.maxPixels);
     expect(huge.length).toBeLessThan(DEFAULT_IMAGE_INPUT_LIMITS.maxBytes);
-    const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n', 'latin1');
+    const pdf = Buffer.from(
+      '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
+      'latin1',
+    );
     service.enqueue('chat', { stream: { pieces: ['Paris is the capital of France.'] } });
     const requests = chatRequestsFrom();
 
@@ -277,7 +320,16 @@ describe('Discord mentions', () => {
     }
 
     // 1. Honest size: refused from the message's `size` alone, before any byte is fetched.
-    const honest = await peakGrowth(() => post({ channelId: channel.id, content: mention(''), attachments: [{ filename: 'scan.png', stream: { bytes: 50_000_000 } }] }, channel));
+    const honest = await peakGrowth(() =>
+      post(
+        {
+          channelId: channel.id,
+          content: mention(''),
+          attachments: [{ filename: 'scan.png', stream: { bytes: 50_000_000 } }],
+        },
+        channel,
+      ),
+    );
     expect(honest.result.outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
     const honestId = honest.result.message.attachments[0]!.id;
     expect(discord.downloads.filter((d) => d.attachmentId === honestId)).toEqual([]);
@@ -298,7 +350,13 @@ describe('Discord mentions', () => {
     });
     const liar = await peakGrowth(async () => {
       const posted = await post(
-        { channelId: channel.id, content: mention(''), attachments: [{ filename: 'liar.png', stream: { bytes: 50_000_000 }, declaredSize: 2_000_000, chunked: true }] },
+        {
+          channelId: channel.id,
+          content: mention(''),
+          attachments: [
+            { filename: 'liar.png', stream: { bytes: 50_000_000 }, declaredSize: 2_000_000, chunked: true },
+          ],
+        },
         channel,
       );
       return { ...posted, download: await downloaded };
@@ -313,7 +371,9 @@ describe('Discord mentions', () => {
     expect(download.bytesSent).toBeLessThan(35_000_000);
     const secondRefusal = botMessagesIn(channel.id).at(-1)!;
     expect(secondRefusal.reference?.messageId).toBe(liar.result.message.id);
-    expect(secondRefusal.content).toContain(`liar.png (too large (over ${maxMb} MB; files up to ${maxMb} MB are read))`);
+    expect(secondRefusal.content).toContain(
+      `liar.png (too large (over ${maxMb} MB; files up to ${maxMb} MB are read))`,
+    );
     // The bot held up to the 20 MiB cap for a moment (about 30 MB of peak RSS growth measured),
     // never the 50 MB file (which, buffered and concatenated, would be 50 to 100 MB).
     expect(liar.growth).toBeLessThan(45 * 1024 * 1024);
@@ -335,7 +395,11 @@ describe('Discord mentions', () => {
     const onRequest = (r: RecordedRequest) => serviceSeen.push(r);
     service.events.on('request', onRequest);
     try {
-      const fromBot = discord.postUserMessage({ channelId: channel.id, content: mention('please answer me, fellow bot'), author: { username: 'otherbot', bot: true } });
+      const fromBot = discord.postUserMessage({
+        channelId: channel.id,
+        content: mention('please answer me, fellow bot'),
+        author: { username: 'otherbot', bot: true },
+      });
       expect(fromBot.author.bot).toBe(true);
       // MESSAGE_CREATEs are handled in order: once the person's mention is answered, the bot's was seen.
       const person = await post({ channelId: channel.id, content: mention('hello?') }, channel);
@@ -390,7 +454,8 @@ describe('Discord mentions', () => {
     expect(answers).toHaveLength(1);
     expect(answers[0]!.content).toBe('Hi there!');
     expect(answers[0]!.reference?.messageId).toBe(message.id);
-    for (const write of discord.writes.filter((w) => w.channelId === dm.id)) expect(write.allowedMentions).toEqual(ALLOWED_NONE);
+    for (const write of discord.writes.filter((w) => w.channelId === dm.id))
+      expect(write.allowedMentions).toEqual(ALLOWED_NONE);
   });
 
   it("sends a mention's exchange with the next /chat in that channel", async () => {
@@ -403,7 +468,11 @@ describe('Discord mentions', () => {
     expect(outcome.ok).toBe(true);
 
     const chatDone = testBot.outcomes((o) => o.command === 'chat' && o.conversationId === conversationOf(channel));
-    const interaction = discord.dispatchInteraction({ command: 'chat', options: { prompt: 'And in one word?' }, channelId: channel.id });
+    const interaction = discord.dispatchInteraction({
+      command: 'chat',
+      options: { prompt: 'And in one word?' },
+      channelId: channel.id,
+    });
     const [chatOutcome] = await chatDone;
     expect(chatOutcome!.ok).toBe(true);
     expect(interaction.original!.content).toBe('Red.');

@@ -7,17 +7,37 @@
  * down), /models pages with buttons, /settings per channel across a restart, /forget's rights,
  * and the history budget. Each test uses its own channel so that histories do not mix.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import sharp from 'sharp';
-import { DEFAULT_MODELS, FakeService, type ChatRequestBody, type ContentPart, type FakeModel, type ImageRequestBody } from '../fakes/service.ts';
-import { FakeDiscord, type DispatchInteractionOptions, type FakeInteraction, type FakeMessage, type Json } from '../fakes/discord.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
+import {
+  type DispatchInteractionOptions,
+  FakeDiscord,
+  type FakeInteraction,
+  type FakeMessage,
+  type Json,
+} from '../fakes/discord.ts';
+import {
+  type ChatRequestBody,
+  type ContentPart,
+  DEFAULT_MODELS,
+  type FakeModel,
+  FakeService,
+  type ImageRequestBody,
+} from '../fakes/service.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 
 /** 58 more text models: with fake-chat and fake-vision, 60 (and the two image models). */
-const EXTRA_MODELS: FakeModel[] = Array.from({ length: 58 }, (_, i) => ({ id: `text-model-${String(i + 1).padStart(2, '0')}` }));
-const MODELS: FakeModel[] = [...DEFAULT_MODELS.filter((m) => m.type !== 'image'), ...EXTRA_MODELS, ...DEFAULT_MODELS.filter((m) => m.type === 'image')];
+const EXTRA_MODELS: FakeModel[] = Array.from({ length: 58 }, (_, i) => ({
+  id: `text-model-${String(i + 1).padStart(2, '0')}`,
+}));
+const MODELS: FakeModel[] = [
+  ...DEFAULT_MODELS.filter((m) => m.type !== 'image'),
+  ...EXTRA_MODELS,
+  ...DEFAULT_MODELS.filter((m) => m.type === 'image'),
+];
 const TEXT_MODELS = MODELS.filter((m) => m.type !== 'image').map((m) => m.id);
 /** Manage Messages, with a member's usual rights (View Channel, Send Messages, Use Application Commands). */
 const MANAGE_MESSAGES = String((1n << 13n) | (1n << 10n) | (1n << 11n) | (1n << 31n));
@@ -55,7 +75,9 @@ function outcomesIn(channelId: string, count = 1): Promise<CommandOutcome[]> {
 }
 
 /** Dispatches a slash command over the gateway and waits until the bot has finished with it. */
-async function run(options: DispatchInteractionOptions & { channelId: string }): Promise<{ interaction: FakeInteraction; outcome: CommandOutcome }> {
+async function run(
+  options: DispatchInteractionOptions & { channelId: string },
+): Promise<{ interaction: FakeInteraction; outcome: CommandOutcome }> {
   const done = outcomesIn(options.channelId);
   const interaction = discord.dispatchInteraction(options);
   const [outcome] = await done;
@@ -86,12 +108,17 @@ function fromDataUrl(url: string): { mimeType: string; data: Buffer } {
 /** The embed fields' names of a message. */
 const fieldNames = (message: FakeMessage) => ((message.embeds[0]?.fields ?? []) as Json[]).map((f) => String(f.name));
 /** The custom ids of a message's buttons, with their disabled state. */
-const buttonsOf = (message: FakeMessage) => message.components.flatMap((row) => (row.components as Json[]).map((b) => ({ id: b.custom_id, disabled: b.disabled === true })));
+const buttonsOf = (message: FakeMessage) =>
+  message.components.flatMap((row) =>
+    (row.components as Json[]).map((b) => ({ id: b.custom_id, disabled: b.disabled === true })),
+  );
 
 describe('Discord /chat options', () => {
-  it('sends model, temperature, max_tokens, top_p, frequency_penalty, presence_penalty, json and web_search under the spec\'s names, and an image option as an image_url data URL', async () => {
+  it("sends model, temperature, max_tokens, top_p, frequency_penalty, presence_penalty, json and web_search under the spec's names, and an image option as an image_url data URL", async () => {
     const channel = discord.addChannel('chat-options');
-    const photo = await sharp({ create: { width: 40, height: 30, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
+    const photo = await sharp({ create: { width: 40, height: 30, channels: 3, background: { r: 200, g: 30, b: 30 } } })
+      .png()
+      .toBuffer();
     service.setChatReply('{"colour": "red"}');
     let interaction!: FakeInteraction;
     let outcome!: CommandOutcome;
@@ -146,24 +173,33 @@ describe('Discord /chat options', () => {
     }
   });
 
-  it('sends none of the optional fields when no option is given, and the channel\'s chat model', async () => {
+  it("sends none of the optional fields when no option is given, and the channel's chat model", async () => {
     const channel = discord.addChannel('chat-plain');
-    const [body] = await chatRequestsDuring(() => run({ channelId: channel.id, command: 'chat', options: { prompt: 'Hello' } }));
+    const [body] = await chatRequestsDuring(() =>
+      run({ channelId: channel.id, command: 'chat', options: { prompt: 'Hello' } }),
+    );
     expect(Object.keys(body!).sort()).toEqual(['messages', 'model', 'stream']);
     expect(body!.model).toBe('fake-chat');
   });
 });
 
 describe('Discord Stop button', () => {
-  it('shows Stop while /chat streams; another member\'s press is refused to them alone; the asker\'s press ends the answer with its partial text and removes the button', async () => {
+  it("shows Stop while /chat streams; another member's press is refused to them alone; the asker's press ends the answer with its partial text and removes the button", async () => {
     const channel = discord.addChannel('stop');
     discord.setMessageBudget(channel.id, { limit: 100, windowMs: 5_000 });
     const pieces = Array.from({ length: 60 }, (_, i) => `word${i + 1} `);
     service.enqueue('chat', { stream: { pieces, chunkDelayMs: 100 } });
     const conversationId = `discord:${discord.guildId}:${channel.id}`;
     const chatDone = testBot.outcomes((o) => o.conversationId === conversationId && o.command === 'chat');
-    const interaction = discord.dispatchInteraction({ channelId: channel.id, command: 'chat', options: { prompt: 'Count slowly' } });
-    await discord.waitFor('write', (w) => w.interactionId === interaction.id && buttonsOf(discord.message(w.messageId)!).length > 0);
+    const interaction = discord.dispatchInteraction({
+      channelId: channel.id,
+      command: 'chat',
+      options: { prompt: 'Count slowly' },
+    });
+    await discord.waitFor(
+      'write',
+      (w) => w.interactionId === interaction.id && buttonsOf(discord.message(w.messageId)!).length > 0,
+    );
     const message = interaction.original!;
     const [stop] = buttonsOf(message);
     expect(String(stop!.id)).toMatch(new RegExp(`^stop:[0-9a-f]+:${interaction.user.id}$`));
@@ -174,7 +210,9 @@ describe('Discord Stop button', () => {
     expect(ephemeralOf(refused).content).toBe('Only the person who asked, or an admin, can stop this answer.');
 
     const pressDone = testBot.outcomes((o) => o.conversationId === conversationId && o.command === 'stop:button');
-    const closed = new Promise<{ at: number; finished: boolean }>((resolve) => service.events.once('streamClosed', resolve));
+    const closed = new Promise<{ at: number; finished: boolean }>((resolve) =>
+      service.events.once('streamClosed', resolve),
+    );
     const pressedAt = Date.now();
     const press = discord.pressButton({ messageId: message.id, customId: String(stop!.id) });
     await pressDone;
@@ -191,7 +229,10 @@ describe('Discord Stop button', () => {
     expect(message.content).not.toContain('word60');
     expect(service.openStreams).toBe(0);
     const history = await testBot.bot.core.history.get(conversationId);
-    expect(history.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringMatching(/^word1 [\s\S]*\[stopped\]$/) });
+    expect(history.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: expect.stringMatching(/^word1 [\s\S]*\[stopped\]$/),
+    });
   });
 });
 
@@ -199,7 +240,11 @@ describe('Discord /imagine options', () => {
   it('maps every option to the request body (reference_image as a PNG data URL) and names the seed in the caption', async () => {
     const channel = discord.addChannel('imagine-options');
     // A JPEG: the bot converts the reference to PNG, the only format §4.3 takes.
-    const reference = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 120, b: 200 } } }).jpeg().toBuffer();
+    const reference = await sharp({
+      create: { width: 64, height: 48, channels: 3, background: { r: 10, g: 120, b: 200 } },
+    })
+      .jpeg()
+      .toBuffer();
     const before = service.requests.length;
     const { interaction, outcome } = await run({
       channelId: channel.id,
@@ -241,12 +286,20 @@ describe('Discord /imagine options', () => {
     expect(message.content).toContain('a lighthouse at dusk');
     expect(message.content).toContain('seed 42');
     expect(message.content).toContain('Fake Image XL · natural · 832×1216');
-    expect(buttonsOf(message).map((b) => String(b.id).split(':').slice(0, 2).join(':'))).toEqual(['imagine:reroll', 'imagine:upscale', 'imagine:vary']);
+    expect(buttonsOf(message).map((b) => String(b.id).split(':').slice(0, 2).join(':'))).toEqual([
+      'imagine:reroll',
+      'imagine:upscale',
+      'imagine:vary',
+    ]);
   });
 
-  it('Reroll: refuses another member\'s press in a sentence only they see, and for the requester posts a new image with a new seed as a new reply', async () => {
+  it("Reroll: refuses another member's press in a sentence only they see, and for the requester posts a new image with a new seed as a new reply", async () => {
     const channel = discord.addChannel('imagine-reroll');
-    const { interaction } = await run({ channelId: channel.id, command: 'imagine', options: { prompt: 'a red fox', seed: 7 } });
+    const { interaction } = await run({
+      channelId: channel.id,
+      command: 'imagine',
+      options: { prompt: 'a red fox', seed: 7 },
+    });
     const result = interaction.original!;
     const reroll = String(buttonsOf(result).find((b) => String(b.id).startsWith('imagine:reroll:'))!.id);
     const before = service.requests.filter((r) => r.route === 'images').length;
@@ -254,7 +307,9 @@ describe('Discord /imagine options', () => {
     const refusedDone = outcomesIn(channel.id);
     const refused = discord.pressButton({ messageId: result.id, customId: reroll, user: NON_ADMIN });
     expect((await refusedDone)[0]).toMatchObject({ command: 'imagine:button', ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(refused).content).toBe('Only the person who asked for this image, or an admin, can use its buttons.');
+    expect(ephemeralOf(refused).content).toBe(
+      'Only the person who asked for this image, or an admin, can use its buttons.',
+    );
     expect(service.requests.filter((r) => r.route === 'images')).toHaveLength(before);
 
     const done = outcomesIn(channel.id);
@@ -274,7 +329,12 @@ describe('Discord /imagine options', () => {
   it('refuses disable_safety_checker from a non-admin with a sentence only they see, and asks the service nothing', async () => {
     const channel = discord.addChannel('imagine-safety');
     const before = service.requests.filter((r) => r.route === 'images').length;
-    const { interaction, outcome } = await run({ channelId: channel.id, command: 'imagine', user: NON_ADMIN, options: { prompt: 'anything', disable_safety_checker: true } });
+    const { interaction, outcome } = await run({
+      channelId: channel.id,
+      command: 'imagine',
+      user: NON_ADMIN,
+      options: { prompt: 'anything', disable_safety_checker: true },
+    });
     expect(outcome).toMatchObject({ ok: false, errorCode: 'forbidden' });
     expect(ephemeralOf(interaction).content).toBe('`disable_safety_checker` is for admins only.');
     expect(interaction.messages.filter((m) => !m.ephemeral && !m.deleted)).toEqual([]);
@@ -292,26 +352,48 @@ describe('Discord autocomplete of /chat model', () => {
     expect(outcome.choices).toHaveLength(25);
     expect(outcome.choices.map((c) => c.value)).toEqual(TEXT_MODELS.slice(0, 25));
 
-    const typed = discord.dispatchAutocomplete({ command: 'chat', focused: 'model', options: { prompt: 'hi', model: 'MODEL-0' } });
+    const typed = discord.dispatchAutocomplete({
+      command: 'chat',
+      focused: 'model',
+      options: { prompt: 'hi', model: 'MODEL-0' },
+    });
     const filtered = await typed.outcome;
     expect(filtered.expired).toBe(false);
     if (filtered.expired) return;
     expect(filtered.choices.map((c) => c.value)).toEqual(Array.from({ length: 9 }, (_, i) => `text-model-0${i + 1}`));
     expect(filtered.choices.every((c) => c.name === c.value)).toBe(true);
 
-    const none = await discord.dispatchAutocomplete({ command: 'chat', focused: 'model', options: { model: 'no-such-thing' } }).outcome;
+    const none = await discord.dispatchAutocomplete({
+      command: 'chat',
+      focused: 'model',
+      options: { model: 'no-such-thing' },
+    }).outcome;
     expect(none).toMatchObject({ expired: false, choices: [] });
   });
 
   it('answers an empty list (not an error) within 3 s when the service is down', async () => {
     const downService = await FakeService.start();
     const downDiscord = await FakeDiscord.start();
-    const downEnv = { ...env, SERVICE_BASE_URL: downService.baseUrl, DISCORD_TOKEN: downDiscord.token, DISCORD_APPLICATION_ID: downDiscord.applicationId, DISCORD_API_URL: downDiscord.apiUrl };
+    const downEnv = {
+      ...env,
+      SERVICE_BASE_URL: downService.baseUrl,
+      DISCORD_TOKEN: downDiscord.token,
+      DISCORD_APPLICATION_ID: downDiscord.applicationId,
+      DISCORD_API_URL: downDiscord.apiUrl,
+    };
     const downBot = await startTestBot(downEnv);
     try {
-      await deployCommands({ token: downDiscord.token, applicationId: downDiscord.applicationId, apiUrl: downDiscord.apiUrl });
+      await deployCommands({
+        token: downDiscord.token,
+        applicationId: downDiscord.applicationId,
+        apiUrl: downDiscord.apiUrl,
+      });
       await downService.close();
-      const record = downDiscord.dispatchAutocomplete({ command: 'chat', focused: 'model', options: { model: 'fake' } });
+      const record = downDiscord.dispatchAutocomplete({
+        command: 'chat',
+        focused: 'model',
+        options: { model: 'fake' },
+      });
       const outcome = await record.outcome;
       expect(outcome).toMatchObject({ expired: false, choices: [] });
       expect(outcome.elapsedMs).toBeLessThan(3_000);
@@ -325,7 +407,7 @@ describe('Discord autocomplete of /chat model', () => {
 });
 
 describe('Discord /models', () => {
-  it('shows an admin 60 text models in embeds within Discord\'s limits, paged with buttons: Next shows the next page in place', async () => {
+  it("shows an admin 60 text models in embeds within Discord's limits, paged with buttons: Next shows the next page in place", async () => {
     const channel = discord.addChannel('models');
     const { interaction, outcome } = await run({ channelId: channel.id, command: 'models', admin: true });
     expect(outcome.ok).toBe(true);
@@ -336,7 +418,10 @@ describe('Discord /models', () => {
     expect(fieldNames(message)).toEqual(TEXT_MODELS.slice(0, 25));
     expect(String((embed.footer as Json).text)).toMatch(/^Page 1 of 3 /);
     expect(JSON.stringify(message.embeds).length).toBeLessThan(6_000);
-    expect(buttonsOf(message)).toEqual([{ id: 'models:-1:0', disabled: true }, { id: 'models:1:0', disabled: false }]);
+    expect(buttonsOf(message)).toEqual([
+      { id: 'models:-1:0', disabled: true },
+      { id: 'models:1:0', disabled: false },
+    ]);
 
     const done = outcomesIn(channel.id);
     const press = discord.pressButton({ messageId: message.id, customId: 'models:1:0', admin: true });
@@ -346,14 +431,28 @@ describe('Discord /models', () => {
     expect(press.response?.type).toBe(7);
     expect(fieldNames(message)).toEqual(TEXT_MODELS.slice(25, 50));
     expect(String((message.embeds[0]!.footer as Json).text)).toMatch(/^Page 2 of 3 /);
-    expect(buttonsOf(message)).toEqual([{ id: 'models:0:0', disabled: false }, { id: 'models:2:0', disabled: false }]);
+    expect(buttonsOf(message)).toEqual([
+      { id: 'models:0:0', disabled: false },
+      { id: 'models:2:0', disabled: false },
+    ]);
 
     const last = outcomesIn(channel.id);
     discord.pressButton({ messageId: message.id, customId: 'models:2:0', admin: true });
     await last;
-    expect(fieldNames(message)).toEqual([...TEXT_MODELS.slice(50), '🖼️ Fake Image', '🖼️ Fake Image XL', '🖼️ fake-image', '🖼️ fake-image-xl']);
-    expect(buttonsOf(message)).toEqual([{ id: 'models:1:0', disabled: false }, { id: 'models:3:0', disabled: true }]);
-    expect(() => discord.pressButton({ messageId: message.id, customId: 'models:3:0', admin: true })).toThrow(/disabled/);
+    expect(fieldNames(message)).toEqual([
+      ...TEXT_MODELS.slice(50),
+      '🖼️ Fake Image',
+      '🖼️ Fake Image XL',
+      '🖼️ fake-image',
+      '🖼️ fake-image-xl',
+    ]);
+    expect(buttonsOf(message)).toEqual([
+      { id: 'models:1:0', disabled: false },
+      { id: 'models:3:0', disabled: true },
+    ]);
+    expect(() => discord.pressButton({ messageId: message.id, customId: 'models:3:0', admin: true })).toThrow(
+      /disabled/,
+    );
   });
 
   it('refuses /models to a non-admin with a sentence only they see', async () => {
@@ -367,7 +466,12 @@ describe('Discord /models', () => {
 
   it('lets a non-admin turn the pages of a list an admin made public (anyone who sees a public list may page it; a private one is re-checked)', async () => {
     const channel = discord.addChannel('models-public');
-    const { interaction } = await run({ channelId: channel.id, command: 'models', admin: true, options: { public: true } });
+    const { interaction } = await run({
+      channelId: channel.id,
+      command: 'models',
+      admin: true,
+      options: { public: true },
+    });
     const message = interaction.original!;
     expect(message.ephemeral).toBe(false);
     expect(buttonsOf(message).map((b) => b.id)).toEqual(['models:-1:1', 'models:1:1']);
@@ -380,7 +484,7 @@ describe('Discord /models', () => {
 });
 
 describe('Discord /settings', () => {
-  it('sets a channel\'s chat model for /chat there, shows each value with its source, refuses non-admins, and keeps the setting across a restart', async () => {
+  it("sets a channel's chat model for /chat there, shows each value with its source, refuses non-admins, and keeps the setting across a restart", async () => {
     const channel = discord.addChannel('settings');
     const other = discord.addChannel('settings-other');
 
@@ -388,19 +492,35 @@ describe('Discord /settings', () => {
     const fresh = ephemeralOf(shown.interaction).embeds[0]!.fields as Json[];
     expect(fresh.find((f) => f.name === 'chat_model')!.value).toBe("`fake-chat` — the service's choice");
 
-    const refused = await run({ channelId: channel.id, command: 'settings', user: NON_ADMIN, options: { chat_model: 'text-model-07' } });
+    const refused = await run({
+      channelId: channel.id,
+      command: 'settings',
+      user: NON_ADMIN,
+      options: { chat_model: 'text-model-07' },
+    });
     expect(refused.outcome).toMatchObject({ ok: false, errorCode: 'forbidden' });
     expect(ephemeralOf(refused.interaction).content).toBe('/settings is for admins only.');
 
-    const set = await run({ channelId: channel.id, command: 'settings', admin: true, options: { chat_model: 'text-model-07' } });
+    const set = await run({
+      channelId: channel.id,
+      command: 'settings',
+      admin: true,
+      options: { chat_model: 'text-model-07' },
+    });
     expect(set.outcome.ok).toBe(true);
     const saved = ephemeralOf(set.interaction);
     expect(saved.content).toBe('Settings saved.');
-    expect((saved.embeds[0]!.fields as Json[]).find((f) => f.name === 'chat_model')!.value).toBe('`text-model-07` — set for this channel');
+    expect((saved.embeds[0]!.fields as Json[]).find((f) => f.name === 'chat_model')!.value).toBe(
+      '`text-model-07` — set for this channel',
+    );
 
-    const [here] = await chatRequestsDuring(() => run({ channelId: channel.id, command: 'chat', options: { prompt: 'Which model are you?' } }));
+    const [here] = await chatRequestsDuring(() =>
+      run({ channelId: channel.id, command: 'chat', options: { prompt: 'Which model are you?' } }),
+    );
     expect(here!.model).toBe('text-model-07');
-    const [elsewhere] = await chatRequestsDuring(() => run({ channelId: other.id, command: 'chat', options: { prompt: 'And you?' } }));
+    const [elsewhere] = await chatRequestsDuring(() =>
+      run({ channelId: other.id, command: 'chat', options: { prompt: 'And you?' } }),
+    );
     expect(elsewhere!.model).toBe('fake-chat');
     // A mention in the channel uses the channel's model too.
     const [mentioned] = await chatRequestsDuring(async () => {
@@ -418,31 +538,46 @@ describe('Discord /settings', () => {
     const after = await run({ channelId: channel.id, command: 'settings', admin: true });
     const fields = ephemeralOf(after.interaction).embeds[0]!.fields as Json[];
     expect(fields.find((f) => f.name === 'chat_model')!.value).toBe('`text-model-07` — set for this channel');
-    const [again] = await chatRequestsDuring(() => run({ channelId: channel.id, command: 'chat', options: { prompt: 'Still you?' } }));
+    const [again] = await chatRequestsDuring(() =>
+      run({ channelId: channel.id, command: 'chat', options: { prompt: 'Still you?' } }),
+    );
     expect(again!.model).toBe('text-model-07');
   });
 });
 
 describe('Discord /forget', () => {
-  it('clears the channel\'s history: the next /chat carries no earlier exchange; a member without Manage Messages is refused, one with it may', async () => {
+  it("clears the channel's history: the next /chat carries no earlier exchange; a member without Manage Messages is refused, one with it may", async () => {
     const channel = discord.addChannel('forget');
     discord.setMessageBudget(channel.id, { limit: 100, windowMs: 5_000 });
     for (const answer of ['Noted: blue.', 'Blue.']) service.enqueue('chat', { stream: { pieces: [answer] } });
     await run({ channelId: channel.id, command: 'chat', options: { prompt: 'My colour is blue.' } });
-    const [remembered] = await chatRequestsDuring(() => run({ channelId: channel.id, command: 'chat', options: { prompt: 'What is my colour?' } }));
+    const [remembered] = await chatRequestsDuring(() =>
+      run({ channelId: channel.id, command: 'chat', options: { prompt: 'What is my colour?' } }),
+    );
     expect(remembered!.messages).toHaveLength(3);
 
     const refused = await run({ channelId: channel.id, command: 'forget', user: NON_ADMIN });
     expect(refused.outcome).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(refused.interaction).content).toMatch(/^\/forget in a channel is for admins and members who may manage messages\./);
+    expect(ephemeralOf(refused.interaction).content).toMatch(
+      /^\/forget in a channel is for admins and members who may manage messages\./,
+    );
     expect(await testBot.bot.core.history.get(`discord:${discord.guildId}:${channel.id}`)).toHaveLength(4);
 
-    const cleared = await run({ channelId: channel.id, command: 'forget', user: { id: '1290000000000000778', username: 'mod' }, permissions: MANAGE_MESSAGES });
+    const cleared = await run({
+      channelId: channel.id,
+      command: 'forget',
+      user: { id: '1290000000000000778', username: 'mod' },
+      permissions: MANAGE_MESSAGES,
+    });
     expect(cleared.outcome.ok).toBe(true);
-    expect(cleared.interaction.original!.content).toBe('🧹 History cleared (4 messages forgotten): the next message starts a new conversation.');
+    expect(cleared.interaction.original!.content).toBe(
+      '🧹 History cleared (4 messages forgotten): the next message starts a new conversation.',
+    );
     expect(cleared.interaction.original!.ephemeral).toBe(false);
 
-    const [next] = await chatRequestsDuring(() => run({ channelId: channel.id, command: 'chat', options: { prompt: 'What is my colour?' } }));
+    const [next] = await chatRequestsDuring(() =>
+      run({ channelId: channel.id, command: 'chat', options: { prompt: 'What is my colour?' } }),
+    );
     expect(next!.messages).toEqual([{ role: 'user', content: 'What is my colour?' }]);
   });
 });
@@ -464,6 +599,8 @@ describe('Discord history budget', () => {
     });
     expect(body!.messages.map((m) => String(m.content).slice(0, 2))).toEqual(['Q2', 'A2', 'Q3', 'A3', 'Su']);
     expect(body!.messages.slice(0, 4).map((m) => m.content)).toEqual([turn('Q2'), turn('A2'), turn('Q3'), turn('A3')]);
-    expect(interaction.original!.content).toMatch(/^Short answer\.[\s\S]*2 earlier messages were left out to keep the conversation within the history budget; \/forget starts afresh\./);
+    expect(interaction.original!.content).toMatch(
+      /^Short answer\.[\s\S]*2 earlier messages were left out to keep the conversation within the history budget; \/forget starts afresh\./,
+    );
   });
 });

@@ -5,15 +5,22 @@
  * fake's message records. One fake pair and one bot serve the file; each test uses its own
  * channel so that histories do not mix.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import sharp from 'sharp';
-import { FakeService, type RecordedRequest } from '../fakes/service.ts';
-import { FakeDiscord, MessageFlag, type CallbackRecord, type DispatchInteractionOptions, type FakeInteraction } from '../fakes/discord.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
-import type { CommandOutcome } from '../../src/core/command.ts';
-import { deployCommands } from '../../src/platforms/discord/deploy.ts';
-import { toDiscordCommand } from '../../src/platforms/discord/commands.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commands } from '../../commands/index.ts';
+import type { CommandOutcome } from '../../src/core/command.ts';
+import { toDiscordCommand } from '../../src/platforms/discord/commands.ts';
+import { deployCommands } from '../../src/platforms/discord/deploy.ts';
+import {
+  type CallbackRecord,
+  type DispatchInteractionOptions,
+  FakeDiscord,
+  type FakeInteraction,
+  MessageFlag,
+} from '../fakes/discord.ts';
+import { FakeService, type RecordedRequest } from '../fakes/service.ts';
+import { discordEnv, startTestBot, type TestBot } from './harness.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
@@ -47,7 +54,9 @@ function outcomesIn(channelId: string, count = 1): Promise<CommandOutcome[]> {
 }
 
 /** Dispatches a slash command over the gateway and waits until the bot has finished with it. */
-async function run(options: DispatchInteractionOptions & { channelId: string }): Promise<{ interaction: FakeInteraction; outcome: CommandOutcome }> {
+async function run(
+  options: DispatchInteractionOptions & { channelId: string },
+): Promise<{ interaction: FakeInteraction; outcome: CommandOutcome }> {
   const done = outcomesIn(options.channelId);
   const interaction = discord.dispatchInteraction(options);
   const [outcome] = await done;
@@ -76,7 +85,11 @@ describe('Discord /chat', () => {
     discord.events.on('callback', onCallback);
     service.events.on('request', onRequest);
     try {
-      const { interaction, outcome } = await run({ command: 'chat', options: { prompt: 'Count for me' }, channelId: channel.id });
+      const { interaction, outcome } = await run({
+        command: 'chat',
+        options: { prompt: 'Count for me' },
+        channelId: channel.id,
+      });
       expect(outcome.ok).toBe(true);
 
       expect(interaction.response?.type).toBe(5);
@@ -105,13 +118,20 @@ describe('Discord /chat', () => {
 
   it('splits a ~3,000-character answer with a code block into the reply and one follow-up, closing the fence and reopening it as ```ts', async () => {
     const channel = discord.addChannel('chat-long');
-    const code = Array.from({ length: 55 }, (_, i) => `export const step${i} = compute(${i}, 'value number ${i}');`).join('\n');
+    const code = Array.from(
+      { length: 55 },
+      (_, i) => `export const step${i} = compute(${i}, 'value number ${i}');`,
+    ).join('\n');
     const text = `Here is the module you asked for:\n\n\`\`\`ts\n${code}\n\`\`\`\n\nEach step calls compute once.`;
     expect(text.length).toBeGreaterThan(2900);
     expect(text.length).toBeLessThan(3300);
     service.enqueue('chat', { stream: { text, chunkDelayMs: 0 } });
 
-    const { interaction, outcome } = await run({ command: 'chat', options: { prompt: 'Write the module' }, channelId: channel.id });
+    const { interaction, outcome } = await run({
+      command: 'chat',
+      options: { prompt: 'Write the module' },
+      channelId: channel.id,
+    });
     expect(outcome.ok).toBe(true);
 
     expect(interaction.followUps).toHaveLength(1);
@@ -134,10 +154,15 @@ describe('Discord /chat', () => {
     const other = discord.addChannel('history-b');
     const before = service.chatRequests().length;
     // One-piece answers: each reply is written once, with no paced edit to wait for.
-    for (const answer of ['Nice to meet you, Ada.', 'Your name is Ada.', 'I do not know your name.']) service.enqueue('chat', { stream: { pieces: [answer] } });
+    for (const answer of ['Nice to meet you, Ada.', 'Your name is Ada.', 'I do not know your name.'])
+      service.enqueue('chat', { stream: { pieces: [answer] } });
 
     await run({ command: 'chat', options: { prompt: 'My name is Ada.' }, channelId: first.id });
-    const { interaction } = await run({ command: 'chat', options: { prompt: 'What is my name?' }, channelId: first.id });
+    const { interaction } = await run({
+      command: 'chat',
+      options: { prompt: 'What is my name?' },
+      channelId: first.id,
+    });
     expect(interaction.original!.content).toBe('Your name is Ada.');
     const elsewhere = await run({ command: 'chat', options: { prompt: 'What is my name?' }, channelId: other.id });
     expect(elsewhere.interaction.original!.content).toBe('I do not know your name.');
@@ -170,7 +195,10 @@ describe('Discord /chat', () => {
     // Every write the bot has made so far in this file (this test and the ones before it).
     expect(discord.writes.length).toBeGreaterThan(own.length);
     for (const write of discord.writes) {
-      expect(write.allowedMentions, `${write.kind} of message ${write.messageId}`).toEqual({ parse: [], replied_user: false });
+      expect(write.allowedMentions, `${write.kind} of message ${write.messageId}`).toEqual({
+        parse: [],
+        replied_user: false,
+      });
       expect(write.pinged).toEqual({ everyone: false, users: [], roles: [] });
     }
   });
@@ -179,7 +207,11 @@ describe('Discord /chat', () => {
     const channel = discord.addChannel('service-401');
     service.enqueue('chat', { status: 401 });
 
-    const { interaction, outcome } = await run({ command: 'chat', options: { prompt: 'Hello?' }, channelId: channel.id });
+    const { interaction, outcome } = await run({
+      command: 'chat',
+      options: { prompt: 'Hello?' },
+      channelId: channel.id,
+    });
     expect(outcome).toMatchObject({ ok: false, errorCode: 'authentication' });
     expect(interaction.response?.type).toBe(5);
     // The public "is thinking…" reply is removed; the explanation goes to the user alone.
@@ -187,7 +219,9 @@ describe('Discord /chat', () => {
     const notices = interaction.followUps.filter((m) => (m.flags & MessageFlag.Ephemeral) !== 0);
     expect(notices).toHaveLength(1);
     // The sentence carries a reference id that is also in the log line of the failure.
-    const ref = /^The generation service refused the bot's API key\. .+\. \(ref ([2-9A-Z]{6})\)$/.exec(notices[0]!.content)?.[1];
+    const ref = /^The generation service refused the bot's API key\. .+\. \(ref ([2-9A-Z]{6})\)$/.exec(
+      notices[0]!.content,
+    )?.[1];
     expect(ref).toBeDefined();
     expect(interaction.followUps.filter((m) => !m.ephemeral)).toEqual([]);
     // Logged once: one warning or error line for this interaction, the failed service call.
@@ -206,7 +240,11 @@ describe('Discord /chat', () => {
     // The client retries twice: three 503s make the request fail.
     for (let i = 0; i < 3; i++) service.enqueue('chat', { status: 503 });
 
-    const { interaction, outcome } = await run({ command: 'chat', options: { prompt: 'Are you there?' }, channelId: channel.id });
+    const { interaction, outcome } = await run({
+      command: 'chat',
+      options: { prompt: 'Are you there?' },
+      channelId: channel.id,
+    });
     expect(outcome).toMatchObject({ ok: false, errorCode: 'server_error' });
     const notice = interaction.followUps.find((m) => m.ephemeral);
     expect(notice?.content).toMatch(/having trouble \(HTTP 503\)\. Try again/);
@@ -219,8 +257,22 @@ describe('Discord /chat', () => {
   it('never writes SERVICE_API_KEY or DISCORD_TOKEN in a log line or a Discord message', async () => {
     const channel = discord.addChannel('secrets');
     // A refusal whose text echoes the key, as careless servers do, must still not leak it.
-    service.enqueue('chat', { status: 401, body: { error: { message: `Incorrect API key provided: ${service.apiKey}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } });
-    const { interaction } = await run({ command: 'chat', options: { prompt: `My token is ${discord.token}` }, channelId: channel.id });
+    service.enqueue('chat', {
+      status: 401,
+      body: {
+        error: {
+          message: `Incorrect API key provided: ${service.apiKey}.`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      },
+    });
+    const { interaction } = await run({
+      command: 'chat',
+      options: { prompt: `My token is ${discord.token}` },
+      channelId: channel.id,
+    });
     expect(interaction.followUps.some((m) => m.ephemeral)).toBe(true);
 
     const log = testBot.rawLog();
@@ -245,8 +297,17 @@ describe('Discord /chat', () => {
     service.enqueue('chat', { stream: { pieces: piecesB, chunkDelayMs: 100 } });
 
     const done = outcomesIn(channel.id, 2);
-    const a = discord.dispatchInteraction({ command: 'chat', options: { prompt: 'Stream alpha' }, channelId: channel.id });
-    const b = discord.dispatchInteraction({ command: 'chat', options: { prompt: 'Stream beta' }, channelId: channel.id, user: { username: 'grace' } });
+    const a = discord.dispatchInteraction({
+      command: 'chat',
+      options: { prompt: 'Stream alpha' },
+      channelId: channel.id,
+    });
+    const b = discord.dispatchInteraction({
+      command: 'chat',
+      options: { prompt: 'Stream beta' },
+      channelId: channel.id,
+      user: { username: 'grace' },
+    });
     const outcomes = await done;
 
     expect(outcomes.every((o) => o.ok)).toBe(true);
@@ -255,7 +316,9 @@ describe('Discord /chat', () => {
     expect(finals).toEqual([piecesA.join(''), piecesB.join('')].sort());
     expect(discord.rateLimits.filter((r) => r.channelId === channel.id).length).toBeGreaterThanOrEqual(1);
     // Only 429s were refused: discord.js waited and retried each of them.
-    const refused = discord.requests.filter((r) => (r.path.includes(a.token) || r.path.includes(b.token)) && r.status >= 400);
+    const refused = discord.requests.filter(
+      (r) => (r.path.includes(a.token) || r.path.includes(b.token)) && r.status >= 400,
+    );
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(refused.every((r) => r.status === 429)).toBe(true);
   });
@@ -268,7 +331,11 @@ describe('Discord /chat', () => {
     // discord.js tries 4 times (3 retries on 5xx): the bot's first write of the reply fails once.
     discord.failNext({ method: 'PATCH', path: /\/messages\/@original$/, status: 503, times: 4 });
 
-    const { interaction, outcome } = await run({ command: 'chat', options: { prompt: 'Answer in two parts' }, channelId: channel.id });
+    const { interaction, outcome } = await run({
+      command: 'chat',
+      options: { prompt: 'Answer in two parts' },
+      channelId: channel.id,
+    });
     expect(discord.requests.filter((r) => r.path.includes(interaction.token) && r.status === 503)).toHaveLength(4);
     expect(outcome.ok).toBe(true);
     expect(interaction.original!.content).toBe(pieces.join(''));
@@ -281,7 +348,11 @@ describe('Discord /chat', () => {
     discord.setMessageBudget(channel.id, { limit: 100, windowMs: 5_000 });
     for (let i = 0; i < 12; i++) {
       service.enqueue('chat', { stream: { pieces: [`Answer ${i}.`] } });
-      const { interaction } = await run({ command: 'chat', options: { prompt: `Question ${i}` }, channelId: channel.id });
+      const { interaction } = await run({
+        command: 'chat',
+        options: { prompt: `Question ${i}` },
+        channelId: channel.id,
+      });
       expect(interaction.original!.content).toBe(`Answer ${i}.`);
     }
     expect(listenerWarnings.map((w) => w.message)).toEqual([]);
@@ -294,13 +365,20 @@ describe('Discord /chat web_search images', () => {
     const answer = 'Two foxes: ![red fox](https://img.example/red-fox.jpg) and https://img.example/arctic-fox.png';
     service.setChatReply(answer);
     try {
-      const { interaction, outcome } = await run({ command: 'chat', options: { prompt: 'show me foxes', web_search: 'images' }, channelId: channel.id });
+      const { interaction, outcome } = await run({
+        command: 'chat',
+        options: { prompt: 'show me foxes', web_search: 'images' },
+        channelId: channel.id,
+      });
       expect(outcome.ok).toBe(true);
       expect(service.chatRequests().at(-1)).toMatchObject({ web_search: 'images' });
       expect(interaction.original!.content).toBe(answer);
       expect(interaction.followUps).toHaveLength(1);
       expect(interaction.followUps[0]!.embeds).toEqual([
-        expect.objectContaining({ image: expect.objectContaining({ url: 'https://img.example/red-fox.jpg' }), title: 'red fox' }),
+        expect.objectContaining({
+          image: expect.objectContaining({ url: 'https://img.example/red-fox.jpg' }),
+          title: 'red fox',
+        }),
         expect.objectContaining({ image: expect.objectContaining({ url: 'https://img.example/arctic-fox.png' }) }),
       ]);
     } finally {
@@ -312,7 +390,11 @@ describe('Discord /chat web_search images', () => {
 describe('Discord /imagine', () => {
   it('posts a PNG attachment of 1216×832 for aspect_ratio landscape', async () => {
     const channel = discord.addChannel('imagine');
-    const { interaction, outcome } = await run({ command: 'imagine', options: { prompt: 'a lighthouse at dusk', aspect_ratio: 'landscape' }, channelId: channel.id });
+    const { interaction, outcome } = await run({
+      command: 'imagine',
+      options: { prompt: 'a lighthouse at dusk', aspect_ratio: 'landscape' },
+      channelId: channel.id,
+    });
     expect(outcome.ok).toBe(true);
 
     expect(interaction.response?.type).toBe(5);
@@ -325,7 +407,10 @@ describe('Discord /imagine', () => {
     expect(meta.format).toBe('png');
     expect([meta.width, meta.height]).toEqual([1216, 832]);
     expect(message.content).toContain('a lighthouse at dusk');
-    expect(service.lastRequest('images')?.body).toMatchObject({ prompt: 'a lighthouse at dusk', aspect_ratio: 'landscape' });
+    expect(service.lastRequest('images')?.body).toMatchObject({
+      prompt: 'a lighthouse at dusk',
+      aspect_ratio: 'landscape',
+    });
   });
 });
 
@@ -334,11 +419,19 @@ describe('Discord /complete', () => {
     const channel = discord.addChannel('complete');
     service.setCompletionReply(' was a dark and stormy night.');
     try {
-      const { interaction, outcome } = await run({ command: 'complete', options: { prompt: 'It' }, channelId: channel.id });
+      const { interaction, outcome } = await run({
+        command: 'complete',
+        options: { prompt: 'It' },
+        channelId: channel.id,
+      });
       expect(outcome.ok).toBe(true);
       expect(interaction.response?.type).toBe(5);
       expect(interaction.original!.content).toBe('It was a dark and stormy night.');
-      expect(service.lastRequest('completions')?.body).toMatchObject({ prompt: 'It', stream: true, model: 'fake-chat' });
+      expect(service.lastRequest('completions')?.body).toMatchObject({
+        prompt: 'It',
+        stream: true,
+        model: 'fake-chat',
+      });
       expect(await testBot.bot.core.history.get(`discord:${discord.guildId}:${channel.id}`)).toEqual([]);
     } finally {
       service.setCompletionReply(undefined);
@@ -348,22 +441,37 @@ describe('Discord /complete', () => {
 
 describe('Discord command registration', () => {
   it('deployCommands registers every command globally and in a guild, and the fake accepts the JSON', async () => {
-    const global = await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
+    const global = await deployCommands({
+      token: discord.token,
+      applicationId: discord.applicationId,
+      apiUrl: discord.apiUrl,
+    });
     expect(global.map((c) => c.name)).toEqual(commands.map((c) => c.name));
     expect(global.every((c) => /^\d{17,20}$/.test(c.id))).toBe(true);
     for (const command of commands) {
       const registered = discord.commands.find((c) => c.name === command.name);
-      expect(registered).toMatchObject({ type: 1, description: command.description, options: toDiscordCommand(command).options });
+      expect(registered).toMatchObject({
+        type: 1,
+        description: command.description,
+        options: toDiscordCommand(command).options,
+      });
     }
 
-    const inGuild = await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl, guildId: discord.guildId });
+    const inGuild = await deployCommands({
+      token: discord.token,
+      applicationId: discord.applicationId,
+      apiUrl: discord.apiUrl,
+      guildId: discord.guildId,
+    });
     expect(inGuild.map((c) => c.name)).toEqual(commands.map((c) => c.name));
     expect(discord.guildCommands(discord.guildId).map((c) => c.name)).toEqual(commands.map((c) => c.name));
   });
 
   it('deployCommands with a wrong token is refused with 401 and registers nothing', async () => {
     const before = discord.commands;
-    await expect(deployCommands({ token: 'not-the-token', applicationId: discord.applicationId, apiUrl: discord.apiUrl })).rejects.toMatchObject({ status: 401 });
+    await expect(
+      deployCommands({ token: 'not-the-token', applicationId: discord.applicationId, apiUrl: discord.apiUrl }),
+    ).rejects.toMatchObject({ status: 401 });
     expect(discord.commands).toBe(before);
   });
 });

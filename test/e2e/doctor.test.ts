@@ -3,16 +3,17 @@
  * against the fakes: all green when everything works; a wrong service key, a command not
  * registered, a store that does not answer: one sentence each, exit 1, no stack trace, no secret.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FakeService } from '../fakes/service.ts';
-import { FakeDiscord } from '../fakes/discord.ts';
-import { FakeSlack } from '../fakes/slack.ts';
-import { SLACK_BOT_SCOPES } from '../../src/platforms/slack/manifest.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
+import { SLACK_BOT_SCOPES } from '../../src/platforms/slack/manifest.ts';
+import { FakeDiscord } from '../fakes/discord.ts';
+import { FakeService } from '../fakes/service.ts';
+import { FakeSlack } from '../fakes/slack.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 let service: FakeService;
@@ -31,8 +32,12 @@ afterAll(async () => {
 function doctor(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const cwd = mkdtempSync(join(tmpdir(), 'genbot-doctor-'));
   return new Promise((done) => {
-    execFile('npm', ['--prefix', root, 'run', '--silent', 'doctor'], { cwd, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      done({ code: error ? Number((error as NodeJS.ErrnoException).code) : 0, stdout, stderr }),
+    execFile(
+      'npm',
+      ['--prefix', root, 'run', '--silent', 'doctor'],
+      { cwd, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        done({ code: error ? Number((error as NodeJS.ErrnoException).code) : 0, stdout, stderr }),
     );
   });
 }
@@ -57,7 +62,9 @@ describe('npm run doctor', () => {
     const after = await doctor(env());
     expect(after.stdout.split('\n').filter((l) => l.startsWith('✗'))).toEqual([]);
     expect(after.stdout).toContain('✓ Every variable is set and well formed.');
-    expect(after.stdout).toMatch(/✓ The service at .* answers and accepts the API key: 2 text models, 2 image models\./);
+    expect(after.stdout).toMatch(
+      /✓ The service at .* answers and accepts the API key: 2 text models, 2 image models\./,
+    );
     expect(after.stdout).toContain('✓ DEFAULT_CHAT_MODEL fake-chat is listed by the service.');
     expect(after.stdout).toContain('✓ Discord accepts DISCORD_TOKEN: the bot is genbot.');
     expect(after.stdout).toContain('✓ The store (sqlite) answers.');
@@ -70,7 +77,11 @@ describe('npm run doctor', () => {
     const result = await doctor(env({ SERVICE_API_KEY: wrongKey }));
     expect(result.code).toBe(1);
     const failures = result.stdout.split('\n').filter((l) => l.startsWith('✗'));
-    expect(failures).toEqual([expect.stringMatching(/^✗ The service at .* did not work: The generation service refused the bot's API key\. An admin needs to check SERVICE_API_KEY\.$/)]);
+    expect(failures).toEqual([
+      expect.stringMatching(
+        /^✗ The service at .* did not work: The generation service refused the bot's API key\. An admin needs to check SERVICE_API_KEY\.$/,
+      ),
+    ]);
     expect(result.stdout + result.stderr).not.toMatch(/\n\s+at /);
     expect(result.stdout + result.stderr).not.toContain(wrongKey);
   });

@@ -7,11 +7,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { startBot, type Bot } from '../../src/bot.ts';
+import { type Bot, startBot } from '../../src/bot.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import type { FakeDiscord } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
 import type { FakeSlack } from '../fakes/slack.ts';
-import type { FakeDiscord } from '../fakes/discord.ts';
 
 /** A bot started for a test, with its log lines. */
 export interface TestBot {
@@ -38,7 +38,10 @@ export interface TestBot {
  *   previous bot first, then start another on its `storePath`).
  * @throws whatever startBot throws (ConfigError, login errors).
  */
-export async function startTestBot(env: Record<string, string>, storePath = join(mkdtempSync(join(tmpdir(), 'genbot-e2e-')), 'history.sqlite')): Promise<TestBot> {
+export async function startTestBot(
+  env: Record<string, string>,
+  storePath = join(mkdtempSync(join(tmpdir(), 'genbot-e2e-')), 'history.sqlite'),
+): Promise<TestBot> {
   const lines: string[] = [];
   const logs: TestBot['logs'] = [];
   const destination = new Writable({
@@ -51,7 +54,10 @@ export async function startTestBot(env: Record<string, string>, storePath = join
       done();
     },
   });
-  const bot = await startBot({ STORE_URL: `sqlite://${storePath}`, LOG_LEVEL: 'debug', ...env }, { logDestination: destination });
+  const bot = await startBot(
+    { STORE_URL: `sqlite://${storePath}`, LOG_LEVEL: 'debug', ...env },
+    { logDestination: destination },
+  );
   return {
     bot,
     logs,
@@ -98,7 +104,11 @@ export function discordEnv(service: FakeService, discord: FakeDiscord): Record<s
  * The environment an operator would set for the service and Slack, pointed at the fakes:
  * HTTP mode on a free port, or Socket Mode with `{ socketMode: true }` (the fake's app token).
  */
-export function slackEnv(service: FakeService, slack: FakeSlack, options: { socketMode?: boolean } = {}): Record<string, string> {
+export function slackEnv(
+  service: FakeService,
+  slack: FakeSlack,
+  options: { socketMode?: boolean } = {},
+): Record<string, string> {
   return {
     SERVICE_BASE_URL: `${service.baseUrl}/v1`,
     SERVICE_API_KEY: service.apiKey,

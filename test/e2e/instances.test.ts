@@ -5,16 +5,17 @@
  * its answer; a user's quota is one quota across both; Redis stopping mid-run gives answers
  * without history and one notice, and once it is back new turns are stored.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { FakeService, type ChatRequestBody } from '../fakes/service.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORE_DOWN_NOTE } from '../../src/core/state/health.ts';
+import { ConversationStore } from '../../src/core/state/history.ts';
+import { openStore } from '../../src/core/state/open-store.ts';
+import { type StateStore } from '../../src/core/state/store.ts';
+import { type ChatRequestBody, FakeService } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import { type StateStore } from '../../src/core/state/store.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
-import { ConversationStore } from '../../src/core/state/history.ts';
-import { STORE_DOWN_NOTE } from '../../src/core/state/health.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const CHANNELS = { shared: 'C0SHARED', busy: 'C0BUSY', quota: 'C0QUOTA', outage: 'C0OUTAGE' };
@@ -29,8 +30,14 @@ const bots: Array<{ child: ChildProcess; url: string; healthUrl: string; output:
 const lastQuestion = (body: ChatRequestBody) => String(body.messages.at(-1)!.content);
 
 /** Starts one bot process (Slack and /healthz on free ports) and resolves once it logged that it started. */
-async function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; healthUrl: string; output: () => string }> {
-  const child = spawn('node', ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startProcess(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; healthUrl: string; output: () => string }> {
+  const child = spawn('node', ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stderr!.on('data', (d) => (output += String(d)));
   const [port, healthPort] = await new Promise<[number, number]>((started, failed) => {
@@ -42,13 +49,21 @@ async function startProcess(env: Record<string, string>): Promise<{ child: Child
     });
     child.once('exit', (code) => failed(new Error(`bot exited ${code}: ${output}`)));
   });
-  return { child, url: `http://127.0.0.1:${port}`, healthUrl: `http://127.0.0.1:${healthPort}/healthz`, output: () => output };
+  return {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    healthUrl: `http://127.0.0.1:${healthPort}/healthz`,
+    output: () => output,
+  };
 }
 
 beforeAll(async () => {
   service = await FakeService.start();
   service.setChatReply((body) => `Answer to: ${lastQuestion(body)}`);
-  const users = ['U0ADA', 'U0QUOTA', 'U0OUT', ...Array.from({ length: 20 }, (_, i) => `U0USER${i}`)].map((id) => ({ id, name: id.slice(2).toLowerCase() }));
+  const users = ['U0ADA', 'U0QUOTA', 'U0OUT', ...Array.from({ length: 20 }, (_, i) => `U0USER${i}`)].map((id) => ({
+    id,
+    name: id.slice(2).toLowerCase(),
+  }));
   slack = await FakeSlack.start({
     channels: Object.values(CHANNELS).map((id) => ({ id, name: id.toLowerCase() })),
     users,
@@ -75,11 +90,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(
-    bots.map(({ child }) => new Promise<void>((done) => {
-      if (child.exitCode !== null) return done();
-      child.once('exit', () => done());
-      child.kill('SIGTERM');
-    })),
+    bots.map(
+      ({ child }) =>
+        new Promise<void>((done) => {
+          if (child.exitCode !== null) return done();
+          child.once('exit', () => done());
+          child.kill('SIGTERM');
+        }),
+    ),
   );
   await store?.close();
   await slack?.close();
@@ -89,7 +107,12 @@ afterAll(async () => {
 
 /** Sends /chat through bot `index` and checks Slack's 3 s ack. */
 async function chat(index: number, channel: string, user: string, text: string): Promise<void> {
-  const ack = await slack.sendSlashCommand(bots[index]!.url, { command: '/chat', text, channel_id: channel, user_id: user });
+  const ack = await slack.sendSlashCommand(bots[index]!.url, {
+    command: '/chat',
+    text,
+    channel_id: channel,
+    user_id: user,
+  });
   expect(ack.ackedInTime).toBe(true);
 }
 
@@ -97,7 +120,10 @@ async function chat(index: number, channel: string, user: string, text: string):
 async function answerIn(channel: string, text: string, timeoutMs = 15_000): Promise<string> {
   let found: string | undefined;
   await expect
-    .poll(() => (found = slack.messages(channel).find((m) => m.botId && m.text.startsWith(text))?.text), { timeout: timeoutMs, interval: 50 })
+    .poll(() => (found = slack.messages(channel).find((m) => m.botId && m.text.startsWith(text))?.text), {
+      timeout: timeoutMs,
+      interval: 50,
+    })
     .toBeDefined();
   return found!;
 }
@@ -130,16 +156,28 @@ describe('two bot processes sharing Redis', () => {
       expect(turns[i]!.role).toBe('user');
       expect(turns[i + 1]).toMatchObject({ role: 'assistant', content: `Answer to: ${turns[i]!.content}` });
     }
-    expect(turns.filter((t) => t.role === 'user').map((t) => t.content).sort()).toEqual([...questions].sort());
+    expect(
+      turns
+        .filter((t) => t.role === 'user')
+        .map((t) => t.content)
+        .sort(),
+    ).toEqual([...questions].sort());
   }, 90_000);
 
-  it('a user\'s quota (3 a minute) is one quota across both processes', async () => {
+  it("a user's quota (3 a minute) is one quota across both processes", async () => {
     for (let i = 0; i < 5; i++) await chat(i % 2, CHANNELS.quota, 'U0QUOTA', `Quota ${i}`);
-    await expect.poll(() => slack.responsePosts().filter((p) => p.channel === CHANNELS.quota).length, { timeout: 10_000 }).toBe(2);
+    await expect
+      .poll(() => slack.responsePosts().filter((p) => p.channel === CHANNELS.quota).length, { timeout: 10_000 })
+      .toBe(2);
     const refusals = slack.responsePosts().filter((p) => p.channel === CHANNELS.quota);
-    for (const refusal of refusals) expect(refusal.text).toMatch(/^You have reached your limit of 3 chat requests a minute\. Try again in \d+ s\.$/);
+    for (const refusal of refusals)
+      expect(refusal.text).toMatch(/^You have reached your limit of 3 chat requests a minute\. Try again in \d+ s\.$/);
     expect(refusals.every((r) => r.responseType === 'ephemeral')).toBe(true);
-    await expect.poll(() => service.chatRequests().filter((b) => lastQuestion(b).startsWith('Quota ')).length, { timeout: 10_000 }).toBe(3);
+    await expect
+      .poll(() => service.chatRequests().filter((b) => lastQuestion(b).startsWith('Quota ')).length, {
+        timeout: 10_000,
+      })
+      .toBe(3);
   });
 
   it('with Redis stopped, answers come without history and one notice; after it restarts, new turns are stored', async () => {
@@ -150,7 +188,9 @@ describe('two bot processes sharing Redis', () => {
     await answerIn(CHANNELS.outage, 'Answer to: During one');
     // The note comes with the answer's final edit.
     await expect
-      .poll(() => slack.messages(CHANNELS.outage).find((m) => m.text.startsWith('Answer to: During one'))?.text, { timeout: 10_000 })
+      .poll(() => slack.messages(CHANNELS.outage).find((m) => m.text.startsWith('Answer to: During one'))?.text, {
+        timeout: 10_000,
+      })
       .toBe(`Answer to: During one\n\n_⚠️ ${STORE_DOWN_NOTE}_`);
     expect(service.chatRequests().find((b) => lastQuestion(b) === 'During one')!.messages).toHaveLength(1);
     await chat(0, CHANNELS.outage, 'U0OUT', 'During two');
@@ -158,12 +198,15 @@ describe('two bot processes sharing Redis', () => {
 
     await redis.restart();
     // The bots reconnect on their own (backoff up to 5 s): their health checks say when.
-    for (const bot of bots) await expect.poll(async () => (await fetch(bot.healthUrl)).status, { timeout: 15_000, interval: 200 }).toBe(200);
+    for (const bot of bots)
+      await expect.poll(async () => (await fetch(bot.healthUrl)).status, { timeout: 15_000, interval: 200 }).toBe(200);
     await chat(1, CHANNELS.outage, 'U0OUT', 'After the outage');
     await answerIn(CHANNELS.outage, 'Answer to: After the outage');
     // (The restarted Redis starts empty. A turn answered just before it came back may have been
     // stored too, when its write waited for the reconnection; the new exchange is stored last.)
-    await expect.poll(async () => (await history(CHANNELS.outage)).map((t) => t.content).slice(-2), { timeout: 10_000 }).toEqual(['After the outage', 'Answer to: After the outage']);
+    await expect
+      .poll(async () => (await history(CHANNELS.outage)).map((t) => t.content).slice(-2), { timeout: 10_000 })
+      .toEqual(['After the outage', 'Answer to: After the outage']);
     expect((await history(CHANNELS.outage)).map((t) => t.content)).not.toContain('Before the outage');
     for (const bot of bots) expect(bot.output()).not.toMatch(/unhandled|Uncaught/i);
   }, 60_000);

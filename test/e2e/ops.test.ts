@@ -4,12 +4,13 @@
  * Redis is down, then 200 again; /metrics is Prometheus text that a parser reads, and it
  * counts a /chat, the service's response, the stream and its tokens.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -32,12 +33,19 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function health(): Promise<{ status: number; body: { status: string; checks: Record<string, string>; reasons?: string[] } }> {
+async function health(): Promise<{
+  status: number;
+  body: { status: string; checks: Record<string, string>; reasons?: string[] };
+}> {
   const response = await fetch(`${opsUrl}/healthz`);
   return { status: response.status, body: (await response.json()) as never };
 }
 
-type Family = { name: string; type: string; metrics: Array<{ labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string }> };
+type Family = {
+  name: string;
+  type: string;
+  metrics: Array<{ labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string }>;
+};
 
 async function metrics(): Promise<Family[]> {
   const response = await fetch(`${opsUrl}/metrics`);
@@ -64,13 +72,23 @@ describe('HTTP_PORT: /healthz and /metrics', () => {
   it('/metrics parses as Prometheus text and counts a /chat: the command, the service response, the stream and its tokens', async () => {
     service.setChatReply('Four words right here.');
     const done = testBot.outcomes((o) => o.command === 'chat');
-    const ack = await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, { command: '/chat', text: 'count me', channel_id: 'C0OPS' });
+    const ack = await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, {
+      command: '/chat',
+      text: 'count me',
+      channel_id: 'C0OPS',
+    });
     expect(ack.ackedInTime).toBe(true);
     expect((await done)[0]!.ok).toBe(true);
 
     const families = await metrics();
-    expect(family(families, 'genbot_commands_total').metrics).toContainEqual({ labels: { command: 'chat', platform: 'slack', outcome: 'ok' }, value: '1' });
-    expect(family(families, 'genbot_service_requests_total').metrics).toContainEqual({ labels: { endpoint: '/v1/chat/completions', status: '200' }, value: '1' });
+    expect(family(families, 'genbot_commands_total').metrics).toContainEqual({
+      labels: { command: 'chat', platform: 'slack', outcome: 'ok' },
+      value: '1',
+    });
+    expect(family(families, 'genbot_service_requests_total').metrics).toContainEqual({
+      labels: { endpoint: '/v1/chat/completions', status: '200' },
+      value: '1',
+    });
     // (This parser keeps a histogram's buckets but not its labels: one stream, so one observation.)
     const firstToken = family(families, 'genbot_time_to_first_token_seconds');
     expect(firstToken.type).toBe('HISTOGRAM');
@@ -78,7 +96,9 @@ describe('HTTP_PORT: /healthz and /metrics', () => {
     expect(family(families, 'genbot_stream_duration_seconds').metrics.map((m) => m.buckets!['+Inf'])).toEqual(['1']);
     const tokens = family(families, 'genbot_tokens_total').metrics;
     expect(Number(tokens.find((m) => m.labels?.direction === 'completion')!.value)).toBe(6);
-    expect(family(families, 'genbot_open_streams').metrics.find((m) => m.labels?.platform === 'slack')!.value).toBe('0');
+    expect(family(families, 'genbot_open_streams').metrics.find((m) => m.labels?.platform === 'slack')!.value).toBe(
+      '0',
+    );
     expect(family(families, 'genbot_nodejs_eventloop_lag_p99_seconds').type).toBe('GAUGE');
   });
 

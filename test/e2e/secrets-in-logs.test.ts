@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -31,12 +31,18 @@ describe('logs at LOG_LEVEL=debug', () => {
     testBot = await startTestBot({ ...slackEnv(service, slack), LOG_LEVEL: 'debug' });
     service.setChatReply('The zanzibar-answer streams here, word by word.');
     const done = testBot.outcomes((o) => o.conversationId.endsWith(':C0LOGS'));
-    const ack = await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, { command: '/chat', text: 'what is the quokka-question?', channel_id: 'C0LOGS' });
+    const ack = await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, {
+      command: '/chat',
+      text: 'what is the quokka-question?',
+      channel_id: 'C0LOGS',
+    });
     expect(ack.status).toBe(200);
     const [outcome] = await done;
     expect(outcome).toMatchObject({ ok: true });
     // The answer did reach Slack, and debug lines were written (the libraries' included).
-    expect(slack.messages('C0LOGS').some((m) => m.revisions.some((r) => r.text.includes('zanzibar-answer')))).toBe(true);
+    expect(slack.messages('C0LOGS').some((m) => m.revisions.some((r) => r.text.includes('zanzibar-answer')))).toBe(
+      true,
+    );
     expect(testBot.logs.filter((l) => l.level === 20).length).toBeGreaterThan(5);
     expect(testBot.logs.some((l) => l.lib === 'bolt' && l.level === 20)).toBe(true);
     const text = testBot.rawLog();
@@ -61,9 +67,17 @@ describe('STORE_URL credentials', () => {
 
   it('are scrubbed from every line while the store refuses them (a wrong password), and the bot answers without history', async () => {
     const wrong = 'wr0ng-redis-p4ssword';
-    testBot = await startTestBot({ ...slackEnv(service, slack), LOG_LEVEL: 'debug', STORE_URL: `redis://genbot-user:${wrong}@127.0.0.1:${redis.port}` });
+    testBot = await startTestBot({
+      ...slackEnv(service, slack),
+      LOG_LEVEL: 'debug',
+      STORE_URL: `redis://genbot-user:${wrong}@127.0.0.1:${redis.port}`,
+    });
     const done = testBot.outcomes((o) => o.conversationId.endsWith(':C0LOGS'));
-    await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, { command: '/chat', text: 'hello', channel_id: 'C0LOGS' });
+    await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, {
+      command: '/chat',
+      text: 'hello',
+      channel_id: 'C0LOGS',
+    });
     const [outcome] = await done;
     expect(outcome).toMatchObject({ ok: true });
     expect(await testBot.bot.health()).toEqual([expect.stringMatching(/^store \(redis\) not answering/)]);

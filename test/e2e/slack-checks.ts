@@ -6,7 +6,7 @@
  * (natively: chat.startStream → appendStream… → stopStream).
  */
 import { expect } from 'vitest';
-import { escapeSlack, unescapeSlack, type FakeSlack, type FakeSlackMessage } from '../fakes/slack.ts';
+import { escapeSlack, type FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
 
 /** Whether a message is the question a /chat posted for the channel to see. */
 export const isQuestion = (message: FakeSlackMessage) => /^\*[^*\n]+\* asked:\n/.test(message.text);
@@ -23,7 +23,14 @@ export function answersIn(slack: FakeSlack, channel: string): FakeSlackMessage[]
  */
 export function expectQuestion(slack: FakeSlack, channel: string, asker: string, prompt: string): FakeSlackMessage {
   const questions = slack.messages(channel).filter((m) => m.user === slack.botUserId && isQuestion(m));
-  const question = questions.find((q) => unescapeSlack(q.text) === `*${asker}* asked:\n${prompt.split('\n').map((l) => `>${l ? ` ${l}` : ''}`).join('\n')}`);
+  const question = questions.find(
+    (q) =>
+      unescapeSlack(q.text) ===
+      `*${asker}* asked:\n${prompt
+        .split('\n')
+        .map((l) => `>${l ? ` ${l}` : ''}`)
+        .join('\n')}`,
+  );
   expect(question, `a question "${prompt}" by ${asker} in ${channel}`).toBeDefined();
   expect(question!.threadTs).toBeUndefined();
   expect(question!.via).toBe('chat.postMessage');
@@ -40,7 +47,9 @@ export function expectQuestion(slack: FakeSlack, channel: string, asker: string,
 export function expectStreamedMessage(slack: FakeSlack, channel: string, streamed: string): FakeSlackMessage {
   const [message, ...others] = answersIn(slack, channel);
   expect(others).toEqual([]);
-  const [question, ...moreQuestions] = slack.messages(channel).filter((m) => m.user === slack.botUserId && isQuestion(m));
+  const [question, ...moreQuestions] = slack
+    .messages(channel)
+    .filter((m) => m.user === slack.botUserId && isQuestion(m));
   expect(moreQuestions).toEqual([]);
   expect(message!.threadTs).toBe(question!.ts);
   expect(message!.via).toBe('chat.startStream');

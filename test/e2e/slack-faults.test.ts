@@ -7,10 +7,10 @@
  * deadline.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { explainSlackError } from '../../src/platforms/slack/errors.ts';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
-import { explainSlackError } from '../../src/platforms/slack/errors.ts';
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -48,7 +48,9 @@ describe('Slack faults', () => {
     }
     await expect.poll(() => postsSince(before).length, { timeout: 5_000 }).toBe(2);
     const [unknown, upper] = postsSince(before);
-    expect(unknown!.text).toMatch(/^\/frobnicate is not a command of this bot\. Its commands: \/chat, \/imagine, \/complete, /);
+    expect(unknown!.text).toMatch(
+      /^\/frobnicate is not a command of this bot\. Its commands: \/chat, \/imagine, \/complete, /,
+    );
     expect(upper!.text).toBe('Slack commands are lowercase here: try /chat.');
     expect(unknown!.responseType).toBe('ephemeral');
   });
@@ -57,7 +59,11 @@ describe('Slack faults', () => {
     const before = service.requests.length;
     const now = Math.floor(Date.now() / 1000);
     for (const timestampSec of [now + 600, now - 360]) {
-      const result = await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'sneaky', channel_id: 'C0GENERAL' }, { timestampSec });
+      const result = await slack.sendSlashCommand(
+        botUrl,
+        { command: '/chat', text: 'sneaky', channel_id: 'C0GENERAL' },
+        { timestampSec },
+      );
       expect(result.status).toBe(401);
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -67,7 +73,11 @@ describe('Slack faults', () => {
   it('runs a signed request sent twice as is (same signature and timestamp) only once', async () => {
     const timestampSec = Math.floor(Date.now() / 1000);
     const done = testBot.outcomes((o) => o.command === 'chat' && o.conversationId.endsWith(':C0GENERAL'));
-    const first = await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'once please', channel_id: 'C0GENERAL' }, { timestampSec });
+    const first = await slack.sendSlashCommand(
+      botUrl,
+      { command: '/chat', text: 'once please', channel_id: 'C0GENERAL' },
+      { timestampSec },
+    );
     expect(first.status).toBe(200);
     const replay = await slack.sendSigned(botUrl, first.rawBody, 'application/x-www-form-urlencoded', { timestampSec });
     expect(replay.status).toBe(200);
@@ -82,14 +92,22 @@ describe('Slack faults', () => {
     await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'anyone here?', channel_id: 'C0OUTSIDE' });
     const [outcome] = await done;
     expect(outcome!.errorCode).toBe('platform_refused');
-    expect(postsSince(before).map((p) => p.text)).toEqual([expect.stringMatching(/^I am not in this channel: invite me \(\/invite followed by my name\), then try again\. \(ref [2-9A-Z]{6}\)$/)]);
+    expect(postsSince(before).map((p) => p.text)).toEqual([
+      expect.stringMatching(
+        /^I am not in this channel: invite me \(\/invite followed by my name\), then try again\. \(ref [2-9A-Z]{6}\)$/,
+      ),
+    ]);
   });
 
   it('says the service answered something that is not a stream (HTML, JSON, gzip, nothing), and that an image result was empty', async () => {
     const cases: Array<[Record<string, string>, string, RegExp]> = [
       [{ 'content-type': 'text/html' }, '<html>Bad gateway</html>', /\(a text\/html body\)/],
       [{ 'content-type': 'application/json' }, '{"choices":[]}', /\(a application\/json body\)/],
-      [{ 'content-type': 'text/event-stream', 'content-encoding': 'gzip' }, '\u001f\u008b', /\(gzip-compressed data the bot did not ask for\)/],
+      [
+        { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' },
+        '\u001f\u008b',
+        /\(gzip-compressed data the bot did not ask for\)/,
+      ],
       [{ 'content-type': 'text/event-stream' }, '', /\(an event stream with no event\)/],
     ];
     for (const [headers, body, what] of cases) {
@@ -107,7 +125,9 @@ describe('Slack faults', () => {
     const done = testBot.outcomes((o) => o.command === 'imagine');
     await slack.sendSlashCommand(botUrl, { command: '/imagine', text: 'nothing at all', channel_id: 'C0GENERAL' });
     await done;
-    expect(postsSince(before)[0]!.text).toMatch(/^The generation service returned no image for this prompt\. Try again, perhaps with other words\. \(ref /);
+    expect(postsSince(before)[0]!.text).toMatch(
+      /^The generation service returned no image for this prompt\. Try again, perhaps with other words\. \(ref /,
+    );
   });
 
   it('refuses a whitespace-only prompt, as on Discord, without calling the service', async () => {
@@ -132,17 +152,26 @@ describe('Slack faults', () => {
       const started = Date.now();
       const done = testBot.outcomes((o) => o.command === 'chat' && o.conversationId.endsWith(':C0GENERAL'), 1, 60_000);
       await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'are you there?', channel_id: 'C0GENERAL' });
-      await expect.poll(() => postsSince(before).length, { timeout: 16_000 - (Date.now() - started), interval: 100 }).toBe(1);
+      await expect
+        .poll(() => postsSince(before).length, { timeout: 16_000 - (Date.now() - started), interval: 100 })
+        .toBe(1);
       const [told] = postsSince(before);
       expect(told!.responseType).toBe('ephemeral');
       expect(told!.text).toMatch(/^Slack did not answer in time\. Try again in a moment\. \(ref [2-9A-Z]{6}\)$/);
       const [outcome] = await done;
       expect(outcome!.errorCode).toBe('platform_refused');
       // Two unanswered attempts (the call and its retry), then no more waiting on Slack for this answer.
-      expect(slack.callsTo('chat.postMessage').slice(posts).map((c) => c.status)).toEqual([0, 0]);
+      expect(
+        slack
+          .callsTo('chat.postMessage')
+          .slice(posts)
+          .map((c) => c.status),
+      ).toEqual([0, 0]);
       const ref = /\(ref ([2-9A-Z]{6})\)/.exec(told!.text)![1];
       const lines = testBot.logs.slice(logsBefore);
-      expect(lines.filter((l) => l.msg === 'platform refused a write')).toEqual([expect.objectContaining({ ref, level: 40 })]);
+      expect(lines.filter((l) => l.msg === 'platform refused a write')).toEqual([
+        expect.objectContaining({ ref, level: 40 }),
+      ]);
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
     } finally {
       slack.stopHanging('chat.postMessage');
@@ -157,13 +186,16 @@ describe('Slack faults', () => {
     expect(postsSince(next)).toEqual([]);
   }, 40_000);
 
-  it('has a sentence for each of Slack\'s refusals a user can act on', () => {
-    const refusal = (error: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(error), { code: 'slack_webapi_platform_error', data: { ok: false, error, ...extra } });
+  it("has a sentence for each of Slack's refusals a user can act on", () => {
+    const refusal = (error: string, extra: Record<string, unknown> = {}) =>
+      Object.assign(new Error(error), { code: 'slack_webapi_platform_error', data: { ok: false, error, ...extra } });
     expect(explainSlackError(refusal('channel_not_found'))).toMatch(/^I cannot see this channel: invite me/);
     expect(explainSlackError(refusal('is_archived'))).toBe('This channel is archived, so I cannot post in it.');
     expect(explainSlackError(refusal('invalid_auth'))).toMatch(/SLACK_BOT_TOKEN/);
     expect(explainSlackError(refusal('missing_scope', { needed: 'files:write' }))).toMatch(/`files:write`/);
-    expect(explainSlackError(Object.assign(new Error('timeout'), { code: 'slack_webapi_request_error' }))).toBe('Slack did not answer in time. Try again in a moment.');
+    expect(explainSlackError(Object.assign(new Error('timeout'), { code: 'slack_webapi_request_error' }))).toBe(
+      'Slack did not answer in time. Try again in a moment.',
+    );
     expect(explainSlackError(new Error('something else'))).toBeUndefined();
   });
 });

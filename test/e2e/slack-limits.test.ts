@@ -15,7 +15,10 @@ import { FakeSlack, unescapeSlack } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 const STREAMS = 25;
-const CHANNELS = Array.from({ length: STREAMS }, (_, i) => ({ id: `C0LOAD${String(i).padStart(2, '0')}`, name: `load-${i}` }));
+const CHANNELS = Array.from({ length: STREAMS }, (_, i) => ({
+  id: `C0LOAD${String(i).padStart(2, '0')}`,
+  name: `load-${i}`,
+}));
 /** chat.appendStream per workspace and minute (tier 4), as the fake enforces it. */
 const APPENDS_PER_MINUTE = 100;
 /** chat.update per workspace and minute (tier 3). */
@@ -47,13 +50,19 @@ describe('Slack at its tiers', () => {
     const texts = CHANNELS.map((_, s) => Array.from({ length: 60 }, (_, i) => `s${s}w${i} `).join(''));
     for (const text of texts) service.enqueue('chat', { stream: { text, chunkDelayMs: 100 } });
     const done = testBot.outcomes((o) => o.command === 'chat', STREAMS, 120_000);
-    const acks = await Promise.all(CHANNELS.map((c, i) => slack.sendSlashCommand(botUrl, { command: '/chat', text: `question ${i}`, channel_id: c.id })));
+    const acks = await Promise.all(
+      CHANNELS.map((c, i) =>
+        slack.sendSlashCommand(botUrl, { command: '/chat', text: `question ${i}`, channel_id: c.id }),
+      ),
+    );
     expect(acks.every((a) => a.ackedInTime)).toBe(true);
     const outcomes = await done;
     expect(outcomes.every((o) => o.ok)).toBe(true);
 
     expect(slack.calls.filter((c) => c.status === 429 || c.error === 'ratelimited')).toEqual([]);
-    const answers = CHANNELS.map((channel) => slack.messages(channel.id).find((m) => m.user === slack.botUserId && m.threadTs !== undefined)!);
+    const answers = CHANNELS.map(
+      (channel) => slack.messages(channel.id).find((m) => m.user === slack.botUserId && m.threadTs !== undefined)!,
+    );
     const native = answers.filter((a) => a.via === 'chat.startStream');
     const posted = answers.filter((a) => a.via === 'chat.postMessage');
     expect([native.length, posted.length]).toEqual([STARTS_PER_MINUTE, STREAMS - STARTS_PER_MINUTE]);
@@ -63,11 +72,15 @@ describe('Slack at its tiers', () => {
     const gapOf = (times: number[]) => times.slice(1).reduce((gap, t, k) => Math.max(gap, t - times[k]!), 0);
     for (const answer of native) {
       expect(answer.stream!.state).toBe('stopped');
-      expect(gapOf(answer.stream!.writes.map((w) => w.at))).toBeLessThanOrEqual(1.5 * (native.length / APPENDS_PER_MINUTE) * 60_000);
+      expect(gapOf(answer.stream!.writes.map((w) => w.at))).toBeLessThanOrEqual(
+        1.5 * (native.length / APPENDS_PER_MINUTE) * 60_000,
+      );
     }
     for (const answer of posted) {
       expect(answer.revisions.filter((r) => r.method === 'chat.update').length).toBeGreaterThanOrEqual(1);
-      expect(gapOf(answer.revisions.map((r) => r.at))).toBeLessThanOrEqual(1.5 * (posted.length / UPDATES_PER_MINUTE) * 60_000 + 1_000);
+      expect(gapOf(answer.revisions.map((r) => r.at))).toBeLessThanOrEqual(
+        1.5 * (posted.length / UPDATES_PER_MINUTE) * 60_000 + 1_000,
+      );
     }
   }, 150_000);
 });

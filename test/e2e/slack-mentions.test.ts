@@ -14,8 +14,15 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { FILES_READ_MISSING } from '../../src/platforms/slack/files.ts';
-import { FakeService, type ContentPart } from '../fakes/service.ts';
-import { DEFAULT_BOT_SCOPES, FakeSlack, escapeSlack, unescapeSlack, type FakeSlackMessage, type SlackEvent } from '../fakes/slack.ts';
+import { type ContentPart, FakeService } from '../fakes/service.ts';
+import {
+  DEFAULT_BOT_SCOPES,
+  escapeSlack,
+  FakeSlack,
+  type FakeSlackMessage,
+  type SlackEvent,
+  unescapeSlack,
+} from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { expectQuestion } from './slack-checks.ts';
 
@@ -36,7 +43,9 @@ let botUrl: string;
 
 beforeAll(async () => {
   service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({ channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) });
+  slack = await FakeSlack.start({
+    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
+  });
   for (const [name, id] of Object.entries(DM_USERS)) slack.addUser({ id, name });
   // Requests with images go to the service's vision model.
   testBot = await startTestBot({ ...slackEnv(service, slack), DEFAULT_VISION_MODEL: 'fake-vision' });
@@ -50,11 +59,14 @@ afterAll(async () => {
 });
 
 /** The conversation of a mention or DM, as src/platforms/slack/events.ts names it. */
-const conversationOf = (channel: string, threadTs?: string) => `slack:${slack.teamId}:${channel}${threadTs ? `:${threadTs}` : ''}`;
+const conversationOf = (channel: string, threadTs?: string) =>
+  `slack:${slack.teamId}:${channel}${threadTs ? `:${threadTs}` : ''}`;
 
 /** Resolves with the next finished mention (or DM) in `conversationId`. */
 function nextMention(conversationId: string): Promise<CommandOutcome> {
-  return testBot.outcomes((o) => o.command === 'mention' && o.conversationId === conversationId).then(([outcome]) => outcome!);
+  return testBot
+    .outcomes((o) => o.command === 'mention' && o.conversationId === conversationId)
+    .then(([outcome]) => outcome!);
 }
 
 /** Sends `event` over HTTP, checks it was acked with HTTP 200 in time, and waits until the bot answered it. */
@@ -95,7 +107,9 @@ function expectStreamedAnswer(channel: string, streamed: string, recipient?: str
   }
   expect(message!.via).toBe('chat.postMessage');
   const updates = message!.revisions.filter((r) => r.method === 'chat.update');
-  const partial = updates.filter((r) => unescapeSlack(r.text).length < streamed.length && streamed.startsWith(unescapeSlack(r.text)));
+  const partial = updates.filter(
+    (r) => unescapeSlack(r.text).length < streamed.length && streamed.startsWith(unescapeSlack(r.text)),
+  );
   expect(partial.length).toBeGreaterThanOrEqual(1);
   expect(updates.at(-1)!.text).toBe(message!.text);
   return message!;
@@ -108,15 +122,23 @@ const lastContent = (body: { messages: Array<{ content: unknown }> }) => body.me
 const requestsFor = (text: string) => service.chatRequests().filter((b) => lastContent(b) === text);
 
 /** A real PNG (sharp), opaque, `width`×`height`. */
-const png = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 40 } } }).png().toBuffer();
+const png = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 40 } } })
+    .png()
+    .toBuffer();
 
 /** How many times `needle` occurs in `haystack`. */
 const occurrences = (haystack: string, needle: string) => haystack.split(needle).length - 1;
 
 describe('Slack mentions and DMs end to end', () => {
-  it('an app_mention with a PNG reaches the service as an image_url data URL, downloaded with the bot token, and is answered in the mention\'s thread with exactly the streamed text', async () => {
+  it("an app_mention with a PNG reaches the service as an image_url data URL, downloaded with the bot token, and is answered in the mention's thread with exactly the streamed text", async () => {
     const channel = CHANNELS.image;
-    const file = slack.addUserFile({ name: 'red-square.png', mimetype: 'image/png', data: await png(64, 48), user: 'U0ALICE' });
+    const file = slack.addUserFile({
+      name: 'red-square.png',
+      mimetype: 'image/png',
+      data: await png(64, 48),
+      user: 'U0ALICE',
+    });
     const event = slack.mentionEvent({ channel, user: 'U0ALICE', text: 'What colour is this?', files: [file] });
     const ts = event.ts as string;
     expect(event.files).toHaveLength(1);
@@ -166,7 +188,10 @@ describe('Slack mentions and DMs end to end', () => {
     const streamed = 'Once, and only once: this answer must not be written twice. '.repeat(8);
     service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 25 } });
     const requestsBefore = service.chatRequests().length;
-    const ignoredLines = (eventId: string) => testBot.logs.filter((l) => l.event === eventId && l.msg === 'event already answered (a retry or a second delivery); ignored');
+    const ignoredLines = (eventId: string) =>
+      testBot.logs.filter(
+        (l) => l.event === eventId && l.msg === 'event already answered (a retry or a second delivery); ignored',
+      );
 
     const done = nextMention(conversationOf(channel, ts));
     const first = await slack.sendEvent(botUrl, event);
@@ -176,7 +201,11 @@ describe('Slack mentions and DMs end to end', () => {
     expect(early).toMatchObject({ status: 200, ackedInTime: true, eventId: first.eventId });
     expect((await done).ok).toBe(true);
     // …and once more after the answer is complete.
-    const late = await slack.sendEvent(botUrl, event, { eventId: first.eventId, retryNum: 2, retryReason: 'http_error' });
+    const late = await slack.sendEvent(botUrl, event, {
+      eventId: first.eventId,
+      retryNum: 2,
+      retryReason: 'http_error',
+    });
     expect(late).toMatchObject({ status: 200, ackedInTime: true, eventId: first.eventId });
     await vi.waitFor(() => expect(ignoredLines(first.eventId)).toHaveLength(2), { timeout: 10_000 });
 
@@ -184,7 +213,9 @@ describe('Slack mentions and DMs end to end', () => {
     expect(requestsFor('Say something once.')).toHaveLength(1);
     const answer = expectStreamedAnswer(channel, streamed, 'U0BOB');
     expect(answer.threadTs).toBe(ts);
-    expect(slack.eventDeliveries.filter((d) => d.eventId === first.eventId).map((d) => [d.retryNum, d.ackedInTime])).toEqual([
+    expect(
+      slack.eventDeliveries.filter((d) => d.eventId === first.eventId).map((d) => [d.retryNum, d.ackedInTime]),
+    ).toEqual([
       [undefined, true],
       [1, true],
       [2, true],
@@ -194,7 +225,11 @@ describe('Slack mentions and DMs end to end', () => {
 
   it('a DM to the bot is answered in the DM, not in a thread, with the streamed text', async () => {
     const dm = slack.openIm(DM_USERS.answered).id;
-    const event = slack.imMessageEvent({ channel: dm, user: DM_USERS.answered, text: 'Hello from a private chat & more' });
+    const event = slack.imMessageEvent({
+      channel: dm,
+      user: DM_USERS.answered,
+      text: 'Hello from a private chat & more',
+    });
     expect(event).toMatchObject({ type: 'message', channel_type: 'im' });
     const streamed = 'Hello back, privately. This answer is long enough to be edited while it streams in. '.repeat(6);
     service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 25 } });
@@ -238,7 +273,10 @@ describe('Slack mentions and DMs end to end', () => {
     const shown = unescapeSlack(answer!.text);
     expect(shown.startsWith('Echo: Compare these two.')).toBe(true);
     expect(occurrences(shown, FILES_READ_MISSING)).toBe(1);
-    const everything = [...slack.messages(channel).map((m) => unescapeSlack(m.text)), ...slack.ephemerals.filter((e) => e.channel === channel).map((e) => unescapeSlack(e.text))].join('\n');
+    const everything = [
+      ...slack.messages(channel).map((m) => unescapeSlack(m.text)),
+      ...slack.ephemerals.filter((e) => e.channel === channel).map((e) => unescapeSlack(e.text)),
+    ].join('\n');
     expect(occurrences(everything, FILES_READ_MISSING)).toBe(1);
   });
 
@@ -266,7 +304,12 @@ describe('Slack mentions and DMs end to end', () => {
     ]);
 
     const done = testBot.outcomes((o) => o.command === 'chat' && o.conversationId === conversationOf(channel));
-    const ack = await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'Who am I?', channel_id: channel, user_id: 'U0ALICE' });
+    const ack = await slack.sendSlashCommand(botUrl, {
+      command: '/chat',
+      text: 'Who am I?',
+      channel_id: channel,
+      user_id: 'U0ALICE',
+    });
     expect(ack).toMatchObject({ status: 200, ackedInTime: true });
     expect((await done)[0]!.ok).toBe(true);
     const [inChannel, ...moreInChannel] = requestsFor('Who am I?');
@@ -280,7 +323,7 @@ describe('Slack mentions and DMs end to end', () => {
     expect(unescapeSlack(channelAnswer.text)).toBe('Echo: Who am I?');
   });
 
-  it('in a DM, other apps\' messages, the bot\'s own messages, edits and deletions are acked and ignored: no request to the service, no answer', async () => {
+  it("in a DM, other apps' messages, the bot's own messages, edits and deletions are acked and ignored: no request to the service, no answer", async () => {
     const user = DM_USERS.ignored;
     const dm = slack.openIm(user).id;
     const hello = slack.imMessageEvent({ channel: dm, user, text: 'Hello there.' });

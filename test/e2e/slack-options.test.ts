@@ -14,10 +14,10 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../src/core/tokens.ts';
-import { DEFAULT_MODELS, FakeService, type FakeModel } from '../fakes/service.ts';
-import { DEFAULT_USERS, FakeSlack, unescapeSlack, type ResponseUrlPost } from '../fakes/slack.ts';
-import { answersIn } from './slack-checks.ts';
+import { DEFAULT_MODELS, type FakeModel, FakeService } from '../fakes/service.ts';
+import { DEFAULT_USERS, FakeSlack, type ResponseUrlPost, unescapeSlack } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { answersIn } from './slack-checks.ts';
 
 const CHANNELS = {
   options: 'C0OPTIONS',
@@ -38,7 +38,11 @@ const MEMBER = 'U0BOB';
 const FRESH = 'U0CAROL';
 
 /** 60 text models: the fake's two, then 58 more. */
-const TEXT_MODELS = ['fake-chat', 'fake-vision', ...Array.from({ length: 58 }, (_, i) => `text-model-${String(i + 3).padStart(2, '0')}`)];
+const TEXT_MODELS = [
+  'fake-chat',
+  'fake-vision',
+  ...Array.from({ length: 58 }, (_, i) => `text-model-${String(i + 3).padStart(2, '0')}`),
+];
 const MODELS: FakeModel[] = [
   ...DEFAULT_MODELS.filter((m) => m.type !== 'image'),
   ...TEXT_MODELS.slice(2).map((id) => ({ id, owned_by: 'fake-service' })),
@@ -61,7 +65,11 @@ const env = () => ({
 });
 
 beforeAll(async () => {
-  service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}`, models: MODELS, allowDisableSafetyChecker: true });
+  service = await FakeService.start({
+    apiKey: `sk-fake-${randomBytes(16).toString('hex')}`,
+    models: MODELS,
+    allowDisableSafetyChecker: true,
+  });
   slack = await FakeSlack.start({
     channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
     users: [...DEFAULT_USERS, { id: FRESH, name: 'carol' }],
@@ -108,7 +116,8 @@ function blockTexts(blocks: unknown): string[] {
 }
 
 /** What a user reads in a post: the text and every block's text, unescaped. */
-const readable = (post: { text: string; body: Record<string, unknown> }) => unescapeSlack([post.text, ...blockTexts(post.body.blocks)].join('\n'));
+const readable = (post: { text: string; body: Record<string, unknown> }) =>
+  unescapeSlack([post.text, ...blockTexts(post.body.blocks)].join('\n'));
 
 /** The one ephemeral answer of the last command in `channel` (checked to be ephemeral and accepted). */
 function lastEphemeral(channel: string): string {
@@ -118,13 +127,14 @@ function lastEphemeral(channel: string): string {
 }
 
 /** Counts of service requests by route. */
-const countOf = (route: 'chat' | 'images') => service.requests.filter((r) => r.route === route && r.method === 'POST').length;
+const countOf = (route: 'chat' | 'images') =>
+  service.requests.filter((r) => r.route === route && r.method === 'POST').length;
 
 /** The text of the last user message of a chat request. */
 const lastUserText = (body: { messages: Array<{ content: unknown }> }) => body.messages.at(-1)!.content;
 
 describe('Slack: service options, help and admin commands end to end', () => {
-  it('/chat sends --model --temperature --max_tokens --top_p --frequency_penalty --presence_penalty --json --web_search with the spec\'s field names', async () => {
+  it("/chat sends --model --temperature --max_tokens --top_p --frequency_penalty --presence_penalty --json --web_search with the spec's field names", async () => {
     const channel = CHANNELS.options;
     const outcome = await run(
       '/chat',
@@ -202,7 +212,11 @@ describe('Slack: service options, help and admin commands end to end', () => {
   it('/chat --image <Slack file permalink> downloads the PNG with the bot token and sends it as an image_url data URL', async () => {
     const channel = CHANNELS.chatImage;
     // Half-transparent, so it stays a PNG (an opaque image is sent as JPEG).
-    const png = await sharp({ create: { width: 64, height: 48, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 0.5 } } }).png().toBuffer();
+    const png = await sharp({
+      create: { width: 64, height: 48, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 0.5 } },
+    })
+      .png()
+      .toBuffer();
     const file = slack.addUserFile({ name: 'red-square.png', mimetype: 'image/png', data: png, user: ADMIN });
     expect(file.permalink).toMatch(/\/files\/U0ALICE\/F[0-9A-F]+\/red-square\.png$/);
 
@@ -212,7 +226,11 @@ describe('Slack: service options, help and admin commands end to end', () => {
     const body = service.chatRequests().at(-1)!;
     // Without --model, a request with an image goes to the vision model (DEFAULT_VISION_MODEL).
     expect(body.model).toBe('fake-vision');
-    const [text, image, ...more] = body.messages.at(-1)!.content as Array<{ type: string; text?: string; image_url?: { url: string } }>;
+    const [text, image, ...more] = body.messages.at(-1)!.content as Array<{
+      type: string;
+      text?: string;
+      image_url?: { url: string };
+    }>;
     expect(more).toEqual([]);
     expect(text).toEqual({ type: 'text', text: 'What colour is this?' });
     expect(image!.type).toBe('image_url');
@@ -222,12 +240,19 @@ describe('Slack: service options, help and admin commands end to end', () => {
     expect(sent).toMatchObject({ format: 'png', width: 64, height: 48 });
 
     // Looked up by id (files.info), then its bytes fetched with the bot token.
-    expect(slack.callsTo('files.info').some((c) => c.params.file === file.id && c.ok && c.tokenType === 'bot')).toBe(true);
-    expect(slack.downloads.filter((d) => d.fileId === file.id)).toMatchObject([{ authorized: true, status: 200, completed: true, bytesSent: png.length }]);
+    expect(slack.callsTo('files.info').some((c) => c.params.file === file.id && c.ok && c.tokenType === 'bot')).toBe(
+      true,
+    );
+    expect(slack.downloads.filter((d) => d.fileId === file.id)).toMatchObject([
+      { authorized: true, status: 200, completed: true, bytesSent: png.length },
+    ]);
     expect(unescapeSlack(slack.messages(channel).at(-1)!.text)).toBe('Echo: What colour is this?');
     // The history keeps a note of the image, never its bytes.
     const history = await testBot.bot.core.history.get(outcome.conversationId);
-    expect(history.map((m) => m.content)).toEqual(['What colour is this?\n[1 image: red-square.png]', 'Echo: What colour is this?']);
+    expect(history.map((m) => m.content)).toEqual([
+      'What colour is this?\n[1 image: red-square.png]',
+      'Echo: What colour is this?',
+    ]);
   });
 
   it('/imagine maps --aspect_ratio --style --model --negative_prompt --seed --denoising_strength --enhance --reference_image_url to the request, and the caption names the seed', async () => {
@@ -263,13 +288,17 @@ describe('Slack: service options, help and admin commands end to end', () => {
 
     // Defaults: square, no optional field; denoising without a reference is not sent, and said so.
     await run('/imagine', 'a plain fox --denoising_strength 0.3', channel);
-    expect(service.lastRequest('images')!.body).toEqual({ prompt: 'a plain fox', aspect_ratio: 'square', response_format: 'b64_json' });
+    expect(service.lastRequest('images')!.body).toEqual({
+      prompt: 'a plain fox',
+      aspect_ratio: 'square',
+      response_format: 'b64_json',
+    });
     const caption2 = unescapeSlack(slack.messages(channel).at(-2)!.text);
     expect(caption2).toContain('default model · vivid · 1024×1024 · seed random');
     expect(caption2).toContain('`denoising_strength` was not used');
   });
 
-  it('/imagine refuses bad values and --disable_safety_checker from a non-admin with a sentence and no service request; an admin\'s reaches the service', async () => {
+  it("/imagine refuses bad values and --disable_safety_checker from a non-admin with a sentence and no service request; an admin's reaches the service", async () => {
     const channel = CHANNELS.safety;
     const imagesBefore = countOf('images');
 
@@ -283,7 +312,12 @@ describe('Slack: service options, help and admin commands end to end', () => {
     expect(seed).toMatchObject({ ok: false, errorCode: 'invalid_option' });
     expect(lastEphemeral(channel)).toBe('`seed` must be from 0 to 4294967295.');
 
-    const strength = await run('/imagine', 'a fox --denoising_strength 1.5 --reference_image_url https://example.com/a.png', channel, MEMBER);
+    const strength = await run(
+      '/imagine',
+      'a fox --denoising_strength 1.5 --reference_image_url https://example.com/a.png',
+      channel,
+      MEMBER,
+    );
     expect(strength).toMatchObject({ ok: false, errorCode: 'invalid_option' });
     expect(lastEphemeral(channel)).toBe('`denoising_strength` must be from 0 to 1.');
 
@@ -300,7 +334,10 @@ describe('Slack: service options, help and admin commands end to end', () => {
 
     const allowed = await run('/imagine', 'anything goes --disable_safety_checker', channel, ADMIN);
     expect(allowed).toMatchObject({ ok: true });
-    expect(service.lastRequest('images')!.body).toMatchObject({ prompt: 'anything goes', disable_safety_checker: true });
+    expect(service.lastRequest('images')!.body).toMatchObject({
+      prompt: 'anything goes',
+      disable_safety_checker: true,
+    });
   });
 
   it('`/chat help` and `/imagine help` list every option with its range or values and the live model choices, only to the asker', async () => {
@@ -308,11 +345,24 @@ describe('Slack: service options, help and admin commands end to end', () => {
     const chatsBefore = countOf('chat');
 
     // Help is no command run (no command.done): wait for its answer.
-    expect((await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'help', channel_id: channel, user_id: MEMBER })).ackedInTime).toBe(true);
+    expect(
+      (await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'help', channel_id: channel, user_id: MEMBER }))
+        .ackedInTime,
+    ).toBe(true);
     await waitFor(() => postsIn(channel).length === 1, 'the /chat help');
     const chatHelp = lastEphemeral(channel);
     expect(chatHelp).toContain('/chat: Ask the language model');
-    for (const form of ['--model <text>', '--image <https URL or Slack file link>', '--web_search off|auto|force|images', '--json', '--temperature <number>', '--max_tokens <integer>', '--top_p <number>', '--frequency_penalty <number>', '--presence_penalty <number>']) {
+    for (const form of [
+      '--model <text>',
+      '--image <https URL or Slack file link>',
+      '--web_search off|auto|force|images',
+      '--json',
+      '--temperature <number>',
+      '--max_tokens <integer>',
+      '--top_p <number>',
+      '--frequency_penalty <number>',
+      '--presence_penalty <number>',
+    ]) {
       expect(chatHelp).toContain(form);
     }
     expect(chatHelp).toContain('from 0 to 2');
@@ -322,10 +372,30 @@ describe('Slack: service options, help and admin commands end to end', () => {
     expect(chatHelp).not.toContain(TEXT_MODELS[25]!);
     expect(chatHelp).toContain('/chat Write a haiku about rain --temperature 1.2 --max_tokens 60');
 
-    expect((await slack.sendSlashCommand(botUrl, { command: '/imagine', text: '--help', channel_id: channel, user_id: MEMBER })).ackedInTime).toBe(true);
+    expect(
+      (
+        await slack.sendSlashCommand(botUrl, {
+          command: '/imagine',
+          text: '--help',
+          channel_id: channel,
+          user_id: MEMBER,
+        })
+      ).ackedInTime,
+    ).toBe(true);
     await waitFor(() => postsIn(channel).length === 2, 'the /imagine help');
     const imagineHelp = lastEphemeral(channel);
-    for (const form of ['--aspect_ratio square|portrait|landscape', '--style', '--model <text>', '--negative_prompt <text>', '--seed <integer>', '--reference_image <https URL or Slack file link>', '--reference_image_url <text>', '--denoising_strength <number>', '--enhance', '--disable_safety_checker']) {
+    for (const form of [
+      '--aspect_ratio square|portrait|landscape',
+      '--style',
+      '--model <text>',
+      '--negative_prompt <text>',
+      '--seed <integer>',
+      '--reference_image <https URL or Slack file link>',
+      '--reference_image_url <text>',
+      '--denoising_strength <number>',
+      '--enhance',
+      '--disable_safety_checker',
+    ]) {
       expect(imagineHelp).toContain(form);
     }
     expect(imagineHelp).toContain('from 0 to 4294967295');
@@ -375,7 +445,10 @@ describe('Slack: service options, help and admin commands end to end', () => {
     await run('/chat', 'Which model are you?', channel);
     expect(service.chatRequests().at(-1)).toMatchObject({
       model: 'text-model-42',
-      messages: [{ role: 'system', content: 'Answer in French.' }, { role: 'user', content: 'Which model are you?' }],
+      messages: [
+        { role: 'system', content: 'Answer in French.' },
+        { role: 'user', content: 'Which model are you?' },
+      ],
     });
 
     const unknown = await run('/settings', '--chat_model text-model-99', channel);
@@ -387,7 +460,9 @@ describe('Slack: service options, help and admin commands end to end', () => {
     const discordForm = await run('/settings', 'chat_model:text-model-05', channel);
     expect(discordForm).toMatchObject({ ok: false, errorCode: 'invalid_option' });
     const told = lastEphemeral(channel);
-    expect(told).toContain('/settings takes no text, only options: `chat_model:text-model-05` is not one; write `--chat_model <text>`.');
+    expect(told).toContain(
+      '/settings takes no text, only options: `chat_model:text-model-05` is not one; write `--chat_model <text>`.',
+    );
 
     const shownBefore = await run('/settings', '', channel);
     expect(shownBefore.ok).toBe(true);
@@ -429,7 +504,7 @@ describe('Slack: service options, help and admin commands end to end', () => {
     expect(service.chatRequests().at(-1)!.messages[0]!.role).toBe('user');
   });
 
-  it('/forget: an admin clears a channel\'s history, a member is refused there, and anyone may in a DM', async () => {
+  it("/forget: an admin clears a channel's history, a member is refused there, and anyone may in a DM", async () => {
     const channel = CHANNELS.forget;
     await run('/chat', 'My name is Ada.', channel);
     await run('/chat', 'I like owls.', channel, MEMBER);

@@ -14,10 +14,10 @@ import { existsSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../src/platforms/slack/http.ts';
 import { FakeService } from '../fakes/service.ts';
 import { FakeSlack, signSlackRequest } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
-import { MAX_BODY_BYTES } from '../../src/platforms/slack/http.ts';
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -27,7 +27,12 @@ let pool: Pool;
 
 beforeAll(async () => {
   service = await FakeService.start();
-  slack = await FakeSlack.start({ channels: [{ id: 'C0GENERAL', name: 'general' }, { id: 'C0REPLAY', name: 'replay' }] });
+  slack = await FakeSlack.start({
+    channels: [
+      { id: 'C0GENERAL', name: 'general' },
+      { id: 'C0REPLAY', name: 'replay' },
+    ],
+  });
   testBot = await startTestBot(slackEnv(service, slack));
   botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
   pool = new Pool(botUrl, { connections: 50 });
@@ -54,25 +59,41 @@ function fileBytes(): { file: number; wal: number } {
 
 /** POSTs to the bot's Slack endpoint with exactly these headers; resolves with the status. */
 async function post(body: string | Readable, headers: Record<string, string | string[]>): Promise<number> {
-  const res = await pool.request({ method: 'POST', path: '/slack/events', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+  const res = await pool.request({
+    method: 'POST',
+    path: '/slack/events',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body,
+  });
   await res.body.dump();
   return res.statusCode;
 }
 
 /** A slash command's form body as Slack sends it (no response_url of the fake: nothing should ever use it). */
 const commandBody = (text: string, channel = 'C0GENERAL') =>
-  new URLSearchParams({ token: 'x', team_id: 'T0FAKE', channel_id: channel, user_id: 'U0ALICE', command: '/chat', text, response_url: 'http://127.0.0.1:9/none', trigger_id: '1.2.3' }).toString();
+  new URLSearchParams({
+    token: 'x',
+    team_id: 'T0FAKE',
+    channel_id: channel,
+    user_id: 'U0ALICE',
+    command: '/chat',
+    text,
+    response_url: 'http://127.0.0.1:9/none',
+    trigger_id: '1.2.3',
+  }).toString();
 
 /** Runs `tasks` with at most `limit` at a time. */
 async function inParallel<T>(count: number, limit: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < count) {
-      const i = next++;
-      results[i] = await task(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
   return results;
 }
 
@@ -98,19 +119,40 @@ describe('Slack HTTP guard', () => {
       const ts = nowSec();
       const kind = kinds[i % kinds.length]!;
       const headers: Record<string, string> =
-        kind === 'unsigned' ? {}
-        : kind === 'wrong digest' ? { 'x-slack-request-timestamp': String(ts), 'x-slack-signature': `v0=${randomBytes(32).toString('hex')}` }
-        : kind === 'stale' ? { 'x-slack-request-timestamp': String(ts - 360), 'x-slack-signature': signSlackRequest(slack.signingSecret, ts - 360, body) }
-        : kind === 'future' ? { 'x-slack-request-timestamp': String(ts + 600), 'x-slack-signature': signSlackRequest(slack.signingSecret, ts + 600, body) }
-        : kind === 'upper-case hex' ? { 'x-slack-request-timestamp': String(ts), 'x-slack-signature': `v0=${signSlackRequest(slack.signingSecret, ts, body).slice(3).toUpperCase()}` }
-        : { 'x-slack-request-timestamp': String(ts), 'x-slack-signature': `${signSlackRequest(slack.signingSecret, ts, commandBody('a genuine one'))}=x` };
+        kind === 'unsigned'
+          ? {}
+          : kind === 'wrong digest'
+            ? { 'x-slack-request-timestamp': String(ts), 'x-slack-signature': `v0=${randomBytes(32).toString('hex')}` }
+            : kind === 'stale'
+              ? {
+                  'x-slack-request-timestamp': String(ts - 360),
+                  'x-slack-signature': signSlackRequest(slack.signingSecret, ts - 360, body),
+                }
+              : kind === 'future'
+                ? {
+                    'x-slack-request-timestamp': String(ts + 600),
+                    'x-slack-signature': signSlackRequest(slack.signingSecret, ts + 600, body),
+                  }
+                : kind === 'upper-case hex'
+                  ? {
+                      'x-slack-request-timestamp': String(ts),
+                      'x-slack-signature': `v0=${signSlackRequest(slack.signingSecret, ts, body).slice(3).toUpperCase()}`,
+                    }
+                  : {
+                      'x-slack-request-timestamp': String(ts),
+                      'x-slack-signature': `${signSlackRequest(slack.signingSecret, ts, commandBody('a genuine one'))}=x`,
+                    };
       return `${kind}: ${await post(body, headers)}`;
     });
     expect(await rowCount()).toBe(rowsBefore);
     expect(fileBytes()).toEqual(bytesBefore);
     const tally = new Map<string, number>();
     for (const s of statuses) tally.set(s, (tally.get(s) ?? 0) + 1);
-    expect(Object.fromEntries(tally)).toEqual(Object.fromEntries(kinds.map((k, i) => [`${k}: 401`, Math.floor(10_000 / kinds.length) + (i < 10_000 % kinds.length ? 1 : 0)])));
+    expect(Object.fromEntries(tally)).toEqual(
+      Object.fromEntries(
+        kinds.map((k, i) => [`${k}: 401`, Math.floor(10_000 / kinds.length) + (i < 10_000 % kinds.length ? 1 : 0)]),
+      ),
+    );
     // Nothing ran, and the refusals were logged in a few lines, not one each.
     expect(service.chatRequests()).toEqual([]);
     const refusals = testBot.logs.slice(logsBefore).filter((l) => String(l.msg).startsWith('slack request refused'));
@@ -121,7 +163,11 @@ describe('Slack HTTP guard', () => {
 
     // The count does see what a genuine request stores (its replay claim, its history).
     const done = testBot.outcomes((o) => o.conversationId.endsWith(':C0GENERAL'));
-    const genuine = await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'a genuine one', channel_id: 'C0GENERAL' });
+    const genuine = await slack.sendSlashCommand(botUrl, {
+      command: '/chat',
+      text: 'a genuine one',
+      channel_id: 'C0GENERAL',
+    });
     expect(genuine.status).toBe(200);
     await done;
     expect(await rowCount()).toBeGreaterThan(rowsBefore);
@@ -137,13 +183,32 @@ describe('Slack HTTP guard', () => {
     testBot.bot.core.events.on('command.done', record);
     try {
       const done = testBot.outcomes((o) => o.conversationId.endsWith(':C0REPLAY'));
-      const first = await slack.sendSlashCommand(botUrl, { command: '/chat', text, channel_id: 'C0REPLAY' }, { timestampSec });
+      const first = await slack.sendSlashCommand(
+        botUrl,
+        { command: '/chat', text, channel_id: 'C0REPLAY' },
+        { timestampSec },
+      );
       expect(first.status).toBe(200);
       await done;
       const good = signSlackRequest(slack.signingSecret, timestampSec, first.rawBody);
-      const replays: Array<string | string[]> = [good, `${good}=x`, `${good}x`, `${good} `, `${good},${good}`, `${good}, v0=${'0'.repeat(64)}`, `${good}=`, [good, `${good}=x`]];
+      const replays: Array<string | string[]> = [
+        good,
+        `${good}=x`,
+        `${good}x`,
+        `${good} `,
+        `${good},${good}`,
+        `${good}, v0=${'0'.repeat(64)}`,
+        `${good}=`,
+        [good, `${good}=x`],
+      ];
       const statuses: number[] = [];
-      for (const signature of replays) statuses.push(await post(first.rawBody, { 'x-slack-request-timestamp': String(timestampSec), 'x-slack-signature': signature }));
+      for (const signature of replays)
+        statuses.push(
+          await post(first.rawBody, {
+            'x-slack-request-timestamp': String(timestampSec),
+            'x-slack-signature': signature,
+          }),
+        );
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(service.chatRequests().filter((b) => JSON.stringify(b.messages).includes(text))).toHaveLength(1);
       expect(outcomes).toHaveLength(1);
@@ -158,7 +223,10 @@ describe('Slack HTTP guard', () => {
     const rowsBefore = await rowCount();
     const ts = Math.floor(Date.now() / 1000);
     const big = commandBody('x'.repeat(MAX_BODY_BYTES));
-    const headers = { 'x-slack-request-timestamp': String(ts), 'x-slack-signature': signSlackRequest(slack.signingSecret, ts, big) };
+    const headers = {
+      'x-slack-request-timestamp': String(ts),
+      'x-slack-signature': signSlackRequest(slack.signingSecret, ts, big),
+    };
     expect(await post(big, headers)).toBe(413);
     async function* chunks() {
       for (let sent = 0; sent < big.length; sent += 64 * 1024) yield Buffer.from(big.slice(sent, sent + 64 * 1024));

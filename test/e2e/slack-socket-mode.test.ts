@@ -22,11 +22,16 @@ let slack: FakeSlack;
 let testBot: TestBot;
 
 /** The environment an operator would set for Socket Mode, pointed at the fakes. */
-const env = (overrides: Record<string, string> = {}) => ({ ...slackEnv(service, slack, { socketMode: true }), ...overrides });
+const env = (overrides: Record<string, string> = {}) => ({
+  ...slackEnv(service, slack, { socketMode: true }),
+  ...overrides,
+});
 
 beforeAll(async () => {
   service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({ channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) });
+  slack = await FakeSlack.start({
+    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
+  });
   testBot = await startTestBot(env());
 });
 
@@ -49,7 +54,9 @@ describe('Slack end to end, Socket Mode', () => {
     expect(opens.map((c) => [c.tokenType, c.auth, c.ok])).toEqual([['app', 'header', true]]);
     // The socket was opened with the ticket of that very answer.
     expect(connection!.ticket).toMatch(/^[0-9a-f]{32}$/);
-    expect(slack.calls.filter((c) => c.method !== 'apps.connections.open').every((c) => c.tokenType === 'bot')).toBe(true);
+    expect(slack.calls.filter((c) => c.method !== 'apps.connections.open').every((c) => c.tokenType === 'bot')).toBe(
+      true,
+    );
     expect(slack.callsTo('auth.test').map((c) => c.ok)).toEqual([true]);
     expect(testBot.bot.slack!.port).toBeUndefined();
     expect(testBot.rawLog()).not.toContain(slack.appToken);
@@ -59,11 +66,17 @@ describe('Slack end to end, Socket Mode', () => {
     const channel = CHANNELS.stream;
     const streamed =
       'Sockets & streams <3: if a > b && b < c then a > c. ' +
-      'This answer arrives slowly, a few characters at a time, so the bot has to post it first and edit it as it grows. '.repeat(3);
+      'This answer arrives slowly, a few characters at a time, so the bot has to post it first and edit it as it grows. '.repeat(
+        3,
+      );
     // ~110 SSE events 25 ms apart: the stream lasts about 3 s.
     service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 25 } });
     const done = nextOutcome(testBot, channel);
-    const ack = await slack.sendSocketSlashCommand({ command: '/chat', text: 'tell me about sockets & streams', channel_id: channel });
+    const ack = await slack.sendSocketSlashCommand({
+      command: '/chat',
+      text: 'tell me about sockets & streams',
+      channel_id: channel,
+    });
 
     expect(ack.failure).toBeUndefined();
     expect(ack.ackedInTime).toBe(true);
@@ -77,12 +90,17 @@ describe('Slack end to end, Socket Mode', () => {
     // Posted, edited while streaming (some update a strict prefix), ending with exactly the text.
     expectStreamedMessage(slack, channel, streamed);
     // The prompt reached the service unescaped.
-    expect(service.chatRequests().at(-1)!.messages.at(-1)).toEqual({ role: 'user', content: 'tell me about sockets & streams' });
-    expect(slack.calls.filter((c) => c.params.channel === channel).every((c) => c.ok && c.tokenType === 'bot')).toBe(true);
+    expect(service.chatRequests().at(-1)!.messages.at(-1)).toEqual({
+      role: 'user',
+      content: 'tell me about sockets & streams',
+    });
+    expect(slack.calls.filter((c) => c.params.channel === channel).every((c) => c.ok && c.tokenType === 'bot')).toBe(
+      true,
+    );
     expect(slack.platformFailures).toEqual([]);
   });
 
-  it('bot.stop() closes its socket with a normal close frame (1000) sent by the bot, and the other bot\'s connection goes on serving commands', async () => {
+  it("bot.stop() closes its socket with a normal close frame (1000) sent by the bot, and the other bot's connection goes on serving commands", async () => {
     // A second bot of its own, so that the shared one keeps running for the other tests.
     const second = await startTestBot(env());
     const connection = slack.openSocketConnections().at(-1)!;
@@ -94,14 +112,18 @@ describe('Slack end to end, Socket Mode', () => {
 
     // The first bot's connection is untouched and still takes commands.
     const done = nextOutcome(testBot, CHANNELS.stop);
-    const after = await slack.sendSocketSlashCommand({ command: '/chat', text: 'anyone home?', channel_id: CHANNELS.stop });
+    const after = await slack.sendSocketSlashCommand({
+      command: '/chat',
+      text: 'anyone home?',
+      channel_id: CHANNELS.stop,
+    });
     expect(after.connectionId).not.toBe(connection.id);
     expect(after.ackedInTime).toBe(true);
     expect((await done).ok).toBe(true);
     expect(answersIn(slack, CHANNELS.stop).map((m) => unescapeSlack(m.text))).toEqual(['Echo: anyone home?']);
   });
 
-  it('a wrong SLACK_APP_TOKEN stops startup with Slack\'s invalid_auth from apps.connections.open, and the error names no secret', async () => {
+  it("a wrong SLACK_APP_TOKEN stops startup with Slack's invalid_auth from apps.connections.open, and the error names no secret", async () => {
     const wrongToken = `xapp-1-A0FAKEAPP-1-${randomBytes(8).toString('hex')}`;
     const before = slack.socketConnections.length;
     const error = await startTestBot(env({ SLACK_APP_TOKEN: wrongToken })).then(
@@ -113,7 +135,10 @@ describe('Slack end to end, Socket Mode', () => {
     );
     expect(error.message).toMatch(/invalid_auth/);
     expect(error.message).not.toContain(wrongToken);
-    expect(slack.callsTo('apps.connections.open').at(-1)).toMatchObject({ tokenType: 'unknown', error: 'invalid_auth' });
+    expect(slack.callsTo('apps.connections.open').at(-1)).toMatchObject({
+      tokenType: 'unknown',
+      error: 'invalid_auth',
+    });
     expect(slack.socketConnections).toHaveLength(before);
   });
 });

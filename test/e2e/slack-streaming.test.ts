@@ -10,11 +10,18 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { FakeService } from '../fakes/service.ts';
-import { FakeSlack, escapeSlack, unescapeSlack, type FakeSlackMessage } from '../fakes/slack.ts';
+import { escapeSlack, FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
-const CHANNELS = { expiry: 'C0EXPIRY', stop: 'C0STOP', reroll: 'C0REROLL', fallback: 'C0FALLBACK', question: 'C0QUESTION', status: 'C0STATUS' } as const;
+const CHANNELS = {
+  expiry: 'C0EXPIRY',
+  stop: 'C0STOP',
+  reroll: 'C0REROLL',
+  fallback: 'C0FALLBACK',
+  question: 'C0QUESTION',
+  status: 'C0STATUS',
+} as const;
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -23,7 +30,9 @@ let botUrl: string;
 
 beforeAll(async () => {
   service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({ channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) });
+  slack = await FakeSlack.start({
+    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
+  });
   slack.addUser({ id: 'U0CAROL', name: 'carol' });
   testBot = await startTestBot(slackEnv(service, slack));
   botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
@@ -44,7 +53,11 @@ function next(command: string, channel: string): Promise<CommandOutcome> {
 }
 
 /** Mentions the bot in `channel` as `user`; resolves with the mention's ts and its finished outcome. */
-async function mention(channel: string, user: string, text: string): Promise<{ ts: string; done: Promise<CommandOutcome> }> {
+async function mention(
+  channel: string,
+  user: string,
+  text: string,
+): Promise<{ ts: string; done: Promise<CommandOutcome> }> {
   const event = slack.mentionEvent({ channel, user, text });
   const done = next('mention', channel);
   const ack = await slack.sendEvent(botUrl, event);
@@ -63,7 +76,11 @@ async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
 
 /** The action ids of a message's (or ephemeral's) buttons. */
 const actionIds = (blocks: unknown[] | undefined) =>
-  (blocks ?? []).flatMap((b) => ((b as { type: string; elements?: Array<{ action_id?: string }> }).type === 'actions' ? (b as { elements: Array<{ action_id: string }> }).elements.map((e) => e.action_id) : []));
+  (blocks ?? []).flatMap((b) =>
+    (b as { type: string; elements?: Array<{ action_id?: string }> }).type === 'actions'
+      ? (b as { elements: Array<{ action_id: string }> }).elements.map((e) => e.action_id)
+      : [],
+  );
 
 describe('Slack native streaming', () => {
   it('a stream Slack closes mid-answer (expired) goes on by chat.update: the whole text stays visible, nothing lost', async () => {
@@ -98,7 +115,9 @@ describe('Slack native streaming', () => {
     await until(() => (botMessages(channel)[0]?.stream?.writes.length ?? 0) >= 2);
     const [answer] = botMessages(channel);
 
-    const closed = new Promise<{ at: number; finished: boolean }>((resolve) => service.events.once('streamClosed', resolve));
+    const closed = new Promise<{ at: number; finished: boolean }>((resolve) =>
+      service.events.once('streamClosed', resolve),
+    );
     const stoppedAt = Date.now();
     slack.stopStreamByUser(channel, answer!.ts);
     expect(await done).toMatchObject({ ok: false, errorCode: 'aborted' });
@@ -111,7 +130,10 @@ describe('Slack native streaming', () => {
     expect(unescapeSlack(answer!.text)).toMatch(/^word1 [\s\S]*\n\n⚠️ Stopped\.$/);
     expect(answer!.text).not.toContain('word60');
     const history = await testBot.bot.core.history.get(`slack:${slack.teamId}:${channel}:${ts}`);
-    expect(history.at(-1)).toMatchObject({ role: 'assistant', content: expect.stringMatching(/^word1 [\s\S]*\[stopped\]$/) });
+    expect(history.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: expect.stringMatching(/^word1 [\s\S]*\[stopped\]$/),
+    });
     expect(slack.ephemerals.filter((e) => e.channel === channel)).toEqual([]);
   });
 });
@@ -122,7 +144,12 @@ describe('Slack /chat in a channel', () => {
     const streamed = 'Paris, on the Seine; its <b>heart</b> & soul. '.repeat(6);
     service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 20 } });
     const done = next('chat', channel);
-    const ack = await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'Capital of France? <!here> --temperature 0.2', channel_id: channel, user_id: 'U0BOB' });
+    const ack = await slack.sendSlashCommand(botUrl, {
+      command: '/chat',
+      text: 'Capital of France? <!here> --temperature 0.2',
+      channel_id: channel,
+      user_id: 'U0BOB',
+    });
     expect(ack.ackedInTime).toBe(true);
     expect((await done).ok).toBe(true);
     // Only the prompt is shown (not the options), escaped: `<!here>` reads as typed and pings nobody.
@@ -158,12 +185,18 @@ describe('Slack /chat in a channel', () => {
 
 describe('Slack /imagine buttons', () => {
   /** The line of the Reroll / Upscale / Vary buttons under an image in `channel`. */
-  const buttonsLine = (channel: string): FakeSlackMessage => botMessages(channel).find((m) => actionIds(m.blocks as unknown[] | undefined).length > 0)!;
+  const buttonsLine = (channel: string): FakeSlackMessage =>
+    botMessages(channel).find((m) => actionIds(m.blocks as unknown[] | undefined).length > 0)!;
 
   it('Reroll by the asker generates the same prompt with a new seed; another member is told only the asker or an admin may', async () => {
     const channel = CHANNELS.reroll;
     const done = next('imagine', channel);
-    const ack = await slack.sendSlashCommand(botUrl, { command: '/imagine', text: 'a lighthouse --seed 42', channel_id: channel, user_id: 'U0BOB' });
+    const ack = await slack.sendSlashCommand(botUrl, {
+      command: '/imagine',
+      text: 'a lighthouse --seed 42',
+      channel_id: channel,
+      user_id: 'U0BOB',
+    });
     expect(ack.ackedInTime).toBe(true);
     expect((await done).ok).toBe(true);
     const line = buttonsLine(channel);
@@ -171,10 +204,25 @@ describe('Slack /imagine buttons', () => {
     const imagesBefore = service.requests.filter((r) => r.route === 'images').length;
 
     const refusedDone = next('imagine:button', channel);
-    const refused = await slack.sendBlockAction(botUrl, { user: 'U0CAROL', channel, messageTs: line.ts, actionId: reroll });
+    const refused = await slack.sendBlockAction(botUrl, {
+      user: 'U0CAROL',
+      channel,
+      messageTs: line.ts,
+      actionId: reroll,
+    });
     expect(refused).toMatchObject({ status: 200, ackedInTime: true });
     expect(await refusedDone).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(slack.responsePosts().some((p) => p.status === 200 && String((p.body as { text?: string }).text).includes('Only the person who asked for this image, or an admin'))).toBe(true);
+    expect(
+      slack
+        .responsePosts()
+        .some(
+          (p) =>
+            p.status === 200 &&
+            String((p.body as { text?: string }).text).includes(
+              'Only the person who asked for this image, or an admin',
+            ),
+        ),
+    ).toBe(true);
     expect(service.requests.filter((r) => r.route === 'images').length).toBe(imagesBefore);
 
     const pressDone = next('imagine:button', channel);
@@ -189,7 +237,7 @@ describe('Slack /imagine buttons', () => {
 });
 
 describe('Slack without native streaming', () => {
-  it('where Slack refuses streaming (unknown_method), the same answer arrives by post and chat.update, the bot does not ask again, and the posted answer\'s Stop button works for the asker alone', async () => {
+  it("where Slack refuses streaming (unknown_method), the same answer arrives by post and chat.update, the bot does not ask again, and the posted answer's Stop button works for the asker alone", async () => {
     const channel = CHANNELS.fallback;
     slack.setStreaming({ streaming: false });
     try {
@@ -214,14 +262,29 @@ describe('Slack without native streaming', () => {
       const pieces = Array.from({ length: 60 }, (_, i) => `word${i + 1} `);
       service.enqueue('chat', { stream: { pieces, chunkDelayMs: 100 } });
       const third = await mention(channel, 'U0ALICE', 'Count slowly.');
-      await until(() => actionIds(botMessages(channel).at(-1)?.blocks as unknown[] | undefined).some((id) => id.startsWith('stop:')) && botMessages(channel).at(-1)!.threadTs === third.ts);
+      await until(
+        () =>
+          actionIds(botMessages(channel).at(-1)?.blocks as unknown[] | undefined).some((id) =>
+            id.startsWith('stop:'),
+          ) && botMessages(channel).at(-1)!.threadTs === third.ts,
+      );
       const streaming = botMessages(channel).at(-1)!;
       const stopId = actionIds(streaming.blocks as unknown[]).find((id) => id.startsWith('stop:'))!;
       const refusedDone = next('stop:button', channel);
       await slack.sendBlockAction(botUrl, { user: 'U0BOB', channel, messageTs: streaming.ts, actionId: stopId });
       await refusedDone;
-      expect(slack.responsePosts().some((p) => String((p.body as { text?: string }).text).includes('Only the person who asked, or an admin, can stop this answer.'))).toBe(true);
-      const closed = new Promise<{ at: number; finished: boolean }>((resolve) => service.events.once('streamClosed', resolve));
+      expect(
+        slack
+          .responsePosts()
+          .some((p) =>
+            String((p.body as { text?: string }).text).includes(
+              'Only the person who asked, or an admin, can stop this answer.',
+            ),
+          ),
+      ).toBe(true);
+      const closed = new Promise<{ at: number; finished: boolean }>((resolve) =>
+        service.events.once('streamClosed', resolve),
+      );
       const pressedAt = Date.now();
       await slack.sendBlockAction(botUrl, { user: 'U0ALICE', channel, messageTs: streaming.ts, actionId: stopId });
       expect(await third.done).toMatchObject({ ok: false, errorCode: 'aborted' });

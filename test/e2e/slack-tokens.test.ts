@@ -50,15 +50,22 @@ const lookup: LookupAll = (hostname, _options, callback) => {
 };
 
 beforeAll(async () => {
-  png = await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: 0, g: 0, b: 255 } } }).png().toBuffer();
+  png = await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: 0, g: 0, b: 255 } } })
+    .png()
+    .toBuffer();
   service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({ channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) });
+  slack = await FakeSlack.start({
+    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
+  });
   const listening = await listenOnLoopback();
   recorder = listening.server;
-  recorder.on('request', (req: { headers: IncomingHttpHeaders; url?: string }, res: import('node:http').ServerResponse) => {
-    received.push({ host: req.headers.host ?? '', path: req.url ?? '', authorization: req.headers.authorization });
-    res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) }).end(png);
-  });
+  recorder.on(
+    'request',
+    (req: { headers: IncomingHttpHeaders; url?: string }, res: import('node:http').ServerResponse) => {
+      received.push({ host: req.headers.host ?? '', path: req.url ?? '', authorization: req.headers.authorization });
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) }).end(png);
+    },
+  );
   testBot = await startTestBot({ ...slackEnv(service, slack), DEFAULT_VISION_MODEL: 'fake-vision' });
   botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
   const slackOrigin = new URL(slack.baseUrl);
@@ -94,13 +101,16 @@ async function run(command: string, text: string, channel: string): Promise<Comm
 
 /** What the user read last in `channel` (the ephemeral answer of a refused command). */
 function lastAnswer(channel: string): string {
-  const post = slack.responsePosts().filter((p) => p.channel === channel).at(-1)!;
+  const post = slack
+    .responsePosts()
+    .filter((p) => p.channel === channel)
+    .at(-1)!;
   return unescapeSlack(post.text);
 }
 
 const bearer = () => `Bearer ${slack.botToken}`;
 
-describe('the Slack bot token goes only to Slack\'s file hosts', () => {
+describe("the Slack bot token goes only to Slack's file hosts", () => {
   it('typed links: only https://files.slack.com (port 443) gets the token; http, another port, another host or a look-alike never does', async () => {
     const start = received.length;
     const startConnections = connections.length;
@@ -121,13 +131,28 @@ describe('the Slack bot token goes only to Slack\'s file hosts', () => {
     }
     const requests = received.slice(start);
     // Every request that reached a stand-in, and which carried the token.
-    expect(requests.filter((r) => r.authorization !== undefined)).toEqual([{ host: 'files.slack.com', path: '/files-pri/T0-F0REAL/real.png', authorization: bearer() }]);
+    expect(requests.filter((r) => r.authorization !== undefined)).toEqual([
+      { host: 'files.slack.com', path: '/files-pri/T0-F0REAL/real.png', authorization: bearer() },
+    ]);
     // The links off Slack that are public https were fetched, without any credential; http ones were refused before connecting.
-    expect(requests.map((r) => r.host).sort()).toEqual(['evil.example', 'evil.example', 'files.slack.com', 'files.slack.com.evil.example', 'files.slack.com:8443', 'x.slack.com'].sort());
-    expect(connections.slice(startConnections).filter((c) => c.startsWith('http:') && c !== `http://${new URL(slack.baseUrl).host}`)).toEqual([]);
+    expect(requests.map((r) => r.host).sort()).toEqual(
+      [
+        'evil.example',
+        'evil.example',
+        'files.slack.com',
+        'files.slack.com.evil.example',
+        'files.slack.com:8443',
+        'x.slack.com',
+      ].sort(),
+    );
+    expect(
+      connections
+        .slice(startConnections)
+        .filter((c) => c.startsWith('http:') && c !== `http://${new URL(slack.baseUrl).host}`),
+    ).toEqual([]);
   });
 
-  it('an app_mention whose files\' url_private_download point off Slack: fetched without the token (public https only), never with it; its file on Slack still with it', async () => {
+  it("an app_mention whose files' url_private_download point off Slack: fetched without the token (public https only), never with it; its file on Slack still with it", async () => {
     const start = received.length;
     const files = [
       slack.addUserFile({ name: 'elsewhere.png', mimetype: 'image/png', data: png, user: 'U0ALICE' }),
@@ -137,9 +162,16 @@ describe('the Slack bot token goes only to Slack\'s file hosts', () => {
     ];
     const event = slack.mentionEvent({ channel: CHANNELS.event, user: 'U0ALICE', text: 'What are these?', files });
     const shared = event.files as Array<Record<string, unknown>>;
-    const offSlack = ['https://evil.example/files-pri/T0-F0EVENT/download/elsewhere.png', 'https://files.slack.com:8443/files-pri/T0-F0EVENT/download/other-port.png', 'http://files.slack.com/files-pri/T0-F0EVENT/download/plain.png'];
+    const offSlack = [
+      'https://evil.example/files-pri/T0-F0EVENT/download/elsewhere.png',
+      'https://files.slack.com:8443/files-pri/T0-F0EVENT/download/other-port.png',
+      'http://files.slack.com/files-pri/T0-F0EVENT/download/plain.png',
+    ];
     offSlack.forEach((url, i) => Object.assign(shared[i]!, { url_private_download: url, url_private: url }));
-    const done = testBot.outcomes((o) => o.command === 'mention' && o.conversationId === `slack:${slack.teamId}:${CHANNELS.event}:${event.ts as string}`);
+    const done = testBot.outcomes(
+      (o) =>
+        o.command === 'mention' && o.conversationId === `slack:${slack.teamId}:${CHANNELS.event}:${event.ts as string}`,
+    );
     const ack = await slack.sendEvent(botUrl, event);
     expect(ack).toMatchObject({ status: 200, ackedInTime: true });
     await done;
@@ -149,14 +181,25 @@ describe('the Slack bot token goes only to Slack\'s file hosts', () => {
       ['files.slack.com:8443', '/files-pri/T0-F0EVENT/download/other-port.png', undefined],
     ]);
     // The file left on the fake Slack (SLACK_API_URL's origin) was downloaded with the token; the others never reached it.
-    expect(slack.downloads.filter((d) => files.some((f) => f.id === d.fileId)).map((d) => [d.fileId, d.authorized, d.status])).toEqual([[files[3]!.id, true, 200]]);
+    expect(
+      slack.downloads
+        .filter((d) => files.some((f) => f.id === d.fileId))
+        .map((d) => [d.fileId, d.authorized, d.status]),
+    ).toEqual([[files[3]!.id, true, 200]]);
   });
 });
 
 describe('a typed reference_image_url is held to public addresses before the service gets it', () => {
   it('refuses metadata, unique-local, localhost, NAT64 and names resolving to private addresses, with a sentence, sending nothing to the service; still passes on a public link', async () => {
     const before = imageRequests().length;
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00::1]/a.png', 'http://localhost/a.png', 'http://[64:ff9b::a9fe:a9fe]/', 'https://metadata.example/latest', 'https://rebind.example/a.png']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00::1]/a.png',
+      'http://localhost/a.png',
+      'http://[64:ff9b::a9fe:a9fe]/',
+      'https://metadata.example/latest',
+      'https://rebind.example/a.png',
+    ]) {
       const outcome = await run('/imagine', `a fox --reference_image_url ${url}`, CHANNELS.imagine);
       expect(outcome, url).toMatchObject({ ok: false, errorCode: 'invalid_option' });
       expect(lastAnswer(CHANNELS.imagine), url).toBe(
@@ -164,11 +207,19 @@ describe('a typed reference_image_url is held to public addresses before the ser
       );
     }
     expect(imageRequests().length).toBe(before);
-    expect(JSON.stringify(service.requests)).not.toMatch(/169\.254|fd00|localhost|64:ff9b|metadata\.example|rebind\.example/);
+    expect(JSON.stringify(service.requests)).not.toMatch(
+      /169\.254|fd00|localhost|64:ff9b|metadata\.example|rebind\.example/,
+    );
 
     // A public link (one that does not resolve here, as on this machine) is still passed on.
-    const outcome = await run('/imagine', 'a fox --reference_image_url https://example.com/photos/ref.png', CHANNELS.imagine);
+    const outcome = await run(
+      '/imagine',
+      'a fox --reference_image_url https://example.com/photos/ref.png',
+      CHANNELS.imagine,
+    );
     expect(outcome).toMatchObject({ ok: true });
-    expect((imageRequests().at(-1)!.body as { reference_image_url?: string }).reference_image_url).toBe('https://example.com/photos/ref.png');
+    expect((imageRequests().at(-1)!.body as { reference_image_url?: string }).reference_image_url).toBe(
+      'https://example.com/photos/ref.png',
+    );
   });
 });

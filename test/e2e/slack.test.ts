@@ -12,7 +12,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { FakeService } from '../fakes/service.ts';
-import { FakeSlack, escapeSlack, mentionsIn, unescapeSlack, type SlashCommandResult } from '../fakes/slack.ts';
+import { escapeSlack, FakeSlack, mentionsIn, type SlashCommandResult, unescapeSlack } from '../fakes/slack.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { answersIn, expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
@@ -40,7 +40,9 @@ const env = (overrides: Record<string, string> = {}) => ({ ...slackEnv(service, 
 
 beforeAll(async () => {
   service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({ channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) });
+  slack = await FakeSlack.start({
+    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
+  });
   testBot = await startTestBot(env());
   botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
 });
@@ -57,7 +59,11 @@ function nextOutcome(channel: string): Promise<CommandOutcome> {
 }
 
 /** Sends a signed slash command, checks Slack's 3 s ack rule, and waits until the bot finished it. */
-async function run(command: string, text: string, channel: string): Promise<{ ack: SlashCommandResult; outcome: CommandOutcome }> {
+async function run(
+  command: string,
+  text: string,
+  channel: string,
+): Promise<{ ack: SlashCommandResult; outcome: CommandOutcome }> {
   const done = nextOutcome(channel);
   const ack = await slack.sendSlashCommand(botUrl, { command, text, channel_id: channel });
   expect(ack.failure).toBeUndefined();
@@ -66,18 +72,25 @@ async function run(command: string, text: string, channel: string): Promise<{ ac
 }
 
 /** Web API calls that concerned `channel`. */
-const callsIn = (channel: string) => slack.calls.filter((c) => c.params.channel === channel || c.params.channel_id === channel);
+const callsIn = (channel: string) =>
+  slack.calls.filter((c) => c.params.channel === channel || c.params.channel_id === channel);
 
 describe('Slack end to end', () => {
   it('/chat is acked with HTTP 200 within 3 s while the answer still streams, then posted and edited until it shows exactly the streamed text', async () => {
     const channel = CHANNELS.stream;
     const streamed =
       'Tom & Jerry <3 cheese; if a > b && b < c then a > c. ' +
-      'This answer arrives slowly, a few characters at a time, so the bot has to post it first and edit it as it grows. '.repeat(3);
+      'This answer arrives slowly, a few characters at a time, so the bot has to post it first and edit it as it grows. '.repeat(
+        3,
+      );
     // ~110 SSE events 25 ms apart: the stream lasts about 3 s.
     service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 25 } });
     const done = nextOutcome(channel);
-    const ack = await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'tell me about Tom & Jerry', channel_id: channel });
+    const ack = await slack.sendSlashCommand(botUrl, {
+      command: '/chat',
+      text: 'tell me about Tom & Jerry',
+      channel_id: channel,
+    });
 
     expect(ack.status).toBe(200);
     expect(ack.ackedInTime).toBe(true);
@@ -93,7 +106,7 @@ describe('Slack end to end', () => {
     expect(slack.platformFailures).toEqual([]);
   });
 
-  it('/imagine uploads a PNG of the asked aspect ratio in the three steps (getUploadURLExternal → bytes → completeUploadExternal) into the command\'s channel', async () => {
+  it("/imagine uploads a PNG of the asked aspect ratio in the three steps (getUploadURLExternal → bytes → completeUploadExternal) into the command's channel", async () => {
     const channel = CHANNELS.image;
     const { outcome } = await run('/imagine', 'a red fox in the snow --aspect_ratio landscape', channel);
     expect(outcome).toMatchObject({ ok: true, command: 'imagine' });
@@ -115,8 +128,14 @@ describe('Slack end to end', () => {
     expect(others).toEqual([]);
     expect(shared).toMatchObject({ via: 'files.completeUploadExternal', files: [file!.id], threadTs: undefined });
     expect(buttonsLine).toMatchObject({ threadTs: undefined, text: '🎨 Reroll, upscale or vary the image above:' });
-    const actions = (buttonsLine!.blocks as Array<{ type: string; elements?: Array<{ action_id: string }> }>).find((b) => b.type === 'actions')!;
-    expect(actions.elements!.map((e) => e.action_id.split(':').slice(0, 2).join(':'))).toEqual(['imagine:reroll', 'imagine:upscale', 'imagine:vary']);
+    const actions = (buttonsLine!.blocks as Array<{ type: string; elements?: Array<{ action_id: string }> }>).find(
+      (b) => b.type === 'actions',
+    )!;
+    expect(actions.elements!.map((e) => e.action_id.split(':').slice(0, 2).join(':'))).toEqual([
+      'imagine:reroll',
+      'imagine:upscale',
+      'imagine:vary',
+    ]);
     expect(unescapeSlack(shared!.text)).toContain('a red fox in the snow');
     expect(shared!.text).toContain('1216×832');
   });
@@ -126,7 +145,8 @@ describe('Slack end to end', () => {
     await run('/chat', 'What is my name?', CHANNELS.history);
     await run('/chat', 'Who am I?', CHANNELS.otherHistory);
 
-    const lastUserText = (body: { messages: Array<{ role: string; content: unknown }> }) => body.messages.at(-1)!.content;
+    const lastUserText = (body: { messages: Array<{ role: string; content: unknown }> }) =>
+      body.messages.at(-1)!.content;
     const second = service.chatRequests().find((b) => lastUserText(b) === 'What is my name?')!;
     expect(second.messages).toEqual([
       { role: 'user', content: 'My name is Ada.' },
@@ -140,7 +160,8 @@ describe('Slack end to end', () => {
 
   it('model output with <!channel>, <!everyone>, <!here> or <@U…> is posted escaped: it reads the same and mentions nobody', async () => {
     const channel = CHANNELS.mentions;
-    const answer = 'Attention <!channel> and <!everyone> and <!here>: ping <@U123> and <@U0BOB|bob>, <!subteam^S0ADMINS>!';
+    const answer =
+      'Attention <!channel> and <!everyone> and <!here>: ping <@U123> and <@U0BOB|bob>, <!subteam^S0ADMINS>!';
     service.enqueue('chat', { stream: { text: answer } });
     expect((await run('/chat', 'mention everybody', channel)).outcome.ok).toBe(true);
 
@@ -151,9 +172,12 @@ describe('Slack end to end', () => {
     expect(slack.ephemerals.filter((e) => e.channel === channel)).toEqual([]);
   });
 
-  it('an answer over 4,000 characters is split into messages Slack accepts, the follow-ups in the first message\'s thread', async () => {
+  it("an answer over 4,000 characters is split into messages Slack accepts, the follow-ups in the first message's thread", async () => {
     const channel = CHANNELS.long;
-    const answer = Array.from({ length: 90 }, (_, i) => `Line ${i + 1}: fish & chips <with> salt, written out long enough to make this answer span pages.`).join('\n');
+    const answer = Array.from(
+      { length: 90 },
+      (_, i) => `Line ${i + 1}: fish & chips <with> salt, written out long enough to make this answer span pages.`,
+    ).join('\n');
     expect(answer.length).toBeGreaterThan(8000);
     service.enqueue('chat', { stream: { text: answer } });
     expect((await run('/chat', 'write a lot', channel)).outcome.ok).toBe(true);
@@ -181,13 +205,23 @@ describe('Slack end to end', () => {
     // The service's error text quotes the key, as some servers do: the user must never see it.
     service.enqueue('chat', {
       status: 400,
-      body: { error: { message: `Invalid API key ${service.apiKey} for this model`, type: 'invalid_request_error', param: null, code: null } },
+      body: {
+        error: {
+          message: `Invalid API key ${service.apiKey} for this model`,
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        },
+      },
     });
     const failed = await run('/chat', 'hello?', channel);
     expect(failed.outcome).toMatchObject({ ok: false, errorCode: 'bad_request' });
 
     const posts = slack.responsePosts().filter((p) => p.channel === channel);
-    expect(posts.map((p) => [p.responseType, p.status])).toEqual([['ephemeral', 200], ['ephemeral', 200]]);
+    expect(posts.map((p) => [p.responseType, p.status])).toEqual([
+      ['ephemeral', 200],
+      ['ephemeral', 200],
+    ]);
     expect(unescapeSlack(posts[0]!.text)).toMatch(/`aspect_ratio` must be one of `square`, `portrait`, `landscape`/);
     expect(unescapeSlack(posts[1]!.text)).toMatch(/^The generation service rejected the request: /);
     expect(slack.ephemerals.filter((e) => e.channel === channel)).toHaveLength(2);
@@ -217,7 +251,11 @@ describe('Slack end to end', () => {
     };
     testBot.bot.core.events.on('command.done', record);
     try {
-      const forged = await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'forged prompt', channel_id: channel }, { signingSecret: 'not-the-signing-secret' });
+      const forged = await slack.sendSlashCommand(
+        botUrl,
+        { command: '/chat', text: 'forged prompt', channel_id: channel },
+        { signingSecret: 'not-the-signing-secret' },
+      );
       const stale = await slack.sendSlashCommand(
         botUrl,
         { command: '/chat', text: 'stale prompt', channel_id: channel },
@@ -250,7 +288,11 @@ describe('Slack end to end', () => {
     expect((await run('/chat', 'go', channel)).outcome.ok).toBe(true);
     const [refusedAppend, retriedAppend] = callsIn(channel).filter((c) => c.method === 'chat.appendStream');
     expect(refusedAppend).toMatchObject({ status: 429, error: 'ratelimited' });
-    expect(retriedAppend).toMatchObject({ status: 200, ok: true, params: { markdown_text: refusedAppend!.params.markdown_text } });
+    expect(retriedAppend).toMatchObject({
+      status: 200,
+      ok: true,
+      params: { markdown_text: refusedAppend!.params.markdown_text },
+    });
     expect(retriedAppend!.at - refusedAppend!.at).toBeGreaterThanOrEqual(950); // Retry-After: 1 was honoured
     expect(unescapeSlack(answersIn(slack, channel)[0]!.text)).toBe(streamed);
 
@@ -266,12 +308,15 @@ describe('Slack end to end', () => {
     expect(refused).toMatchObject({ status: 429, error: 'ratelimited' });
     expect(retried).toMatchObject({ status: 200, ok: true, params: { text: refused!.params.text } });
     expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(950);
-    expect(unescapeSlack(answersIn(slack, channel).at(-1)!.text)).toBe('Once and a completion long enough to be posted first and then updated.');
+    expect(unescapeSlack(answersIn(slack, channel).at(-1)!.text)).toBe(
+      'Once and a completion long enough to be posted first and then updated.',
+    );
   });
 
   it('/complete streams the prompt followed by its legacy text completion into the channel (posted, then edited to the full text), and keeps no history', async () => {
     const channel = CHANNELS.complete;
-    const completion = ' was a dark & stormy night; the rain fell in torrents <except at occasional intervals>, when it was checked by a violent gust of wind.';
+    const completion =
+      ' was a dark & stormy night; the rain fell in torrents <except at occasional intervals>, when it was checked by a violent gust of wind.';
     service.setCompletionReply(completion);
     try {
       // Slow pieces, so that the answer is posted before the completion is over and edited as it grows.
@@ -289,7 +334,11 @@ describe('Slack end to end', () => {
       expect(unescapeSlack(posted!.text).length).toBeLessThan(`It${completion}`.length);
       expect(updates.length).toBeGreaterThanOrEqual(1);
       expect(updates.every((r) => r.method === 'chat.update')).toBe(true);
-      expect(service.lastRequest('completions')?.body).toMatchObject({ prompt: 'It', stream: true, model: 'fake-chat' });
+      expect(service.lastRequest('completions')?.body).toMatchObject({
+        prompt: 'It',
+        stream: true,
+        model: 'fake-chat',
+      });
       expect(outcome.conversationId).toBe(`slack:${slack.teamId}:${channel}`);
       expect(await testBot.bot.core.history.get(outcome.conversationId)).toEqual([]);
       // …whereas a /chat in the same channel is remembered under that key.
@@ -323,7 +372,7 @@ describe('Slack end to end', () => {
     }
   });
 
-  it('a wrong SLACK_BOT_TOKEN stops startup with Slack\'s invalid_auth, and the error names no secret', async () => {
+  it("a wrong SLACK_BOT_TOKEN stops startup with Slack's invalid_auth, and the error names no secret", async () => {
     const wrongToken = `xoxb-wrong-${randomBytes(8).toString('hex')}`;
     const error = await startTestBot(env({ SLACK_BOT_TOKEN: wrongToken })).then(
       async (started) => {

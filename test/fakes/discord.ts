@@ -80,9 +80,28 @@
  * `components.ts` button presses; `attachments.ts` files and signed URLs; `validation.ts`
  * and `command-validation.ts` Discord's form checks; `limits.ts` the rate-limit buckets and their modes.
  */
+
+export { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER } from './discord/constants.ts';
 export { FakeDiscord } from './discord/fake.ts';
+export type {
+  DropGatewayOptions,
+  GatewayIdentify,
+  GatewayOutageMode,
+  GatewayResume,
+  GatewaySessionInfo,
+} from './discord/gateway.ts';
+export { shardOfGuild } from './discord/gateway.ts';
+export type {
+  CallbackRecord,
+  FakeAttachment,
+  FakeChannel,
+  FakeUser,
+  InteractionType,
+  MessageReference,
+  MessageRevision,
+  Pings,
+} from './discord/model.ts';
 export { ChannelType, FakeAutocomplete, FakeInteraction, FakeMessage, MessageFlag } from './discord/model.ts';
-export type { CallbackRecord, FakeAttachment, FakeChannel, FakeUser, InteractionType, MessageReference, MessageRevision, Pings } from './discord/model.ts';
 export type {
   AutocompleteChoice,
   AutocompleteOutcome,
@@ -106,7 +125,4 @@ export type {
   RateLimitRecord,
   UserAttachmentOptions,
 } from './discord/types.ts';
-export type { DropGatewayOptions, GatewayIdentify, GatewayOutageMode, GatewayResume, GatewaySessionInfo } from './discord/gateway.ts';
-export { shardOfGuild } from './discord/gateway.ts';
-export { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER } from './discord/constants.ts';
 export { snowflake } from './discord/util.ts';

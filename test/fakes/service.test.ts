@@ -3,7 +3,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import sharp from 'sharp';
-import { errors as undiciErrors, fetch, request } from 'undici';
+import { fetch, request, errors as undiciErrors } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_API_KEY, FakeService, type RecordedRequest } from './service.ts';
 
@@ -90,7 +90,12 @@ describe('auth and routing', () => {
     const none = await post('/v1/chat/completions', chatBody(), { authorization: '' });
     expect(none.status).toBe(401);
     expect(none.json()).toEqual({
-      error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
+      error: {
+        message: 'Incorrect API key provided.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_api_key',
+      },
     });
     const wrong = await get('/v1/models', { authorization: 'Bearer sk-wrong-secret-123' });
     expect(wrong.status).toBe(401);
@@ -102,7 +107,10 @@ describe('auth and routing', () => {
   it('answers 404 for unknown paths and 405 for wrong methods, OpenAI style', async () => {
     const missing = await get('/v1/nothing-here');
     expect(missing.status).toBe(404);
-    expect(missing.json().error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('/v1/nothing-here') });
+    expect(missing.json().error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringContaining('/v1/nothing-here'),
+    });
     const wrongMethod = await get('/v1/chat/completions');
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.allow).toBe('POST');
@@ -149,7 +157,9 @@ describe('models', () => {
       imageModels: [{ display_name: 'Only', description: 'd' }],
     });
     try {
-      const res = await request(`${other.baseUrl}/v1/images/available-models`, { headers: { authorization: 'Bearer sk-other' } });
+      const res = await request(`${other.baseUrl}/v1/images/available-models`, {
+        headers: { authorization: 'Bearer sk-other' },
+      });
       expect(await res.body.json()).toEqual({ data: [{ display_name: 'Only', description: 'd' }] });
       const models = await request(`${other.baseUrl}/v1/models`, { headers: { authorization: 'Bearer sk-other' } });
       expect(((await models.body.json()) as any).data.map((m: any) => m.id)).toEqual(['m1']);
@@ -161,7 +171,17 @@ describe('models', () => {
 
 describe('chat completions', () => {
   it('answers a chat completion object with an echo and plausible usage', async () => {
-    const res = await post('/v1/chat/completions', chatBody({ temperature: 0.2, max_tokens: 50, top_p: 1, frequency_penalty: -2, presence_penalty: 2, web_search: 'auto' }));
+    const res = await post(
+      '/v1/chat/completions',
+      chatBody({
+        temperature: 0.2,
+        max_tokens: 50,
+        top_p: 1,
+        frequency_penalty: -2,
+        presence_penalty: 2,
+        web_search: 'auto',
+      }),
+    );
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
     const body = res.json();
@@ -178,10 +198,22 @@ describe('chat completions', () => {
   });
 
   it('takes image parts on the vision model and counts ~85 tokens per image', async () => {
-    const text = { model: 'fake-vision', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }] }] };
+    const text = {
+      model: 'fake-vision',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }] }],
+    };
     const withImages = {
       model: 'fake-vision',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is it?' }, { type: 'image_url', image_url: { url: pngDataUrl } }, { type: 'image_url', image_url: { url: jpegDataUrl } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is it?' },
+            { type: 'image_url', image_url: { url: pngDataUrl } },
+            { type: 'image_url', image_url: { url: jpegDataUrl } },
+          ],
+        },
+      ],
     };
     const a = (await post('/v1/chat/completions', text)).json();
     const b = await post('/v1/chat/completions', withImages);
@@ -253,8 +285,18 @@ describe('chat completions', () => {
     ['response_format object (OpenAI form)', { response_format: { type: 'json_object' } }, 'response_format', /'json'/],
     ['response_format text', { response_format: 'text' }, 'response_format', /'json'/],
     ['unknown field', { n: 2 }, 'n', /Unknown parameter: 'n'/],
-    ['role unknown', { messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role', /'system', 'user', 'assistant'/],
-    ['unknown message field', { messages: [{ role: 'user', content: 'x', name: 'bob' }] }, 'messages[0].name', /Unknown parameter/],
+    [
+      'role unknown',
+      { messages: [{ role: 'tool', content: 'x' }] },
+      'messages[0].role',
+      /'system', 'user', 'assistant'/,
+    ],
+    [
+      'unknown message field',
+      { messages: [{ role: 'user', content: 'x', name: 'bob' }] },
+      'messages[0].name',
+      /Unknown parameter/,
+    ],
     ['no messages', { messages: [] }, 'messages', /at least 1/],
   ];
   it.each(refusals)('refuses %s with a 400 naming the param', async (_name, extra, param, message) => {
@@ -270,13 +312,22 @@ describe('chat completions', () => {
 
   it('refuses a GIF data URL, undecodable base64, and images for a model without vision', async () => {
     const gif = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
-    const part = (url: string) => ({ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url } }] });
+    const part = (url: string) => ({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'look' },
+        { type: 'image_url', image_url: { url } },
+      ],
+    });
     const gifRes = await post('/v1/chat/completions', { model: 'fake-vision', messages: [part(gif)] });
     expect(gifRes.status).toBe(400);
     expect(gifRes.json().error.param).toBe('messages[0].content[1].image_url.url');
     expect(gifRes.json().error.message).toMatch(/data:image\/jpeg;base64.*data:image\/png;base64/);
 
-    const bad64 = await post('/v1/chat/completions', { model: 'fake-vision', messages: [part('data:image/png;base64,@@@@')] });
+    const bad64 = await post('/v1/chat/completions', {
+      model: 'fake-vision',
+      messages: [part('data:image/png;base64,@@@@')],
+    });
     expect(bad64.status).toBe(400);
     expect(bad64.json().error.param).toBe('messages[0].content[1].image_url.url');
 
@@ -285,7 +336,10 @@ describe('chat completions', () => {
     expect(noVision.json().error.param).toBe('messages[0].content[1]');
     expect(noVision.json().error.message).toContain('fake-vision');
 
-    const inSystem = await post('/v1/chat/completions', { model: 'fake-vision', messages: [{ ...part(pngDataUrl), role: 'system' }] });
+    const inSystem = await post('/v1/chat/completions', {
+      model: 'fake-vision',
+      messages: [{ ...part(pngDataUrl), role: 'system' }],
+    });
     expect(inSystem.status).toBe(400);
   });
 
@@ -303,11 +357,20 @@ describe('chat completions', () => {
 
 describe('text completions', () => {
   it('answers a text_completion object, and streams text chunks then [DONE]', async () => {
-    const res = await post('/v1/completions', { model: 'fake-chat', prompt: 'Once upon', max_tokens: 20, temperature: 1 });
+    const res = await post('/v1/completions', {
+      model: 'fake-chat',
+      prompt: 'Once upon',
+      max_tokens: 20,
+      temperature: 1,
+    });
     expect(res.status).toBe(200);
     const body = res.json();
     expect(body.id).toMatch(/^cmpl-/);
-    expect(body).toMatchObject({ object: 'text_completion', model: 'fake-chat', choices: [{ text: 'Echo: Once upon', index: 0, finish_reason: 'stop' }] });
+    expect(body).toMatchObject({
+      object: 'text_completion',
+      model: 'fake-chat',
+      choices: [{ text: 'Echo: Once upon', index: 0, finish_reason: 'stop' }],
+    });
     expect(body.usage.total_tokens).toBeGreaterThan(0);
 
     fake.setCompletionReply(' a time, there was a fake.');
@@ -329,7 +392,12 @@ describe('text completions', () => {
 
 describe('image generation', () => {
   it('makes a landscape PNG of 1216x832 behind a url that needs the key', async () => {
-    const res = await post('/v1/images/generations', { prompt: 'a red fox', aspect_ratio: 'landscape', style: 'natural', seed: 7 });
+    const res = await post('/v1/images/generations', {
+      prompt: 'a red fox',
+      aspect_ratio: 'landscape',
+      style: 'natural',
+      seed: 7,
+    });
     expect(res.status).toBe(200);
     const body = res.json();
     expect(Number.isInteger(body.created)).toBe(true);
@@ -349,8 +417,16 @@ describe('image generation', () => {
   });
 
   it('returns b64_json at the size of the aspect ratio', async () => {
-    for (const [ratio, width, height] of [['landscape', 1216, 832], ['portrait', 832, 1216], [undefined, 1024, 1024]] as const) {
-      const res = await post('/v1/images/generations', { prompt: 'a fox', response_format: 'b64_json', ...(ratio ? { aspect_ratio: ratio } : {}) });
+    for (const [ratio, width, height] of [
+      ['landscape', 1216, 832],
+      ['portrait', 832, 1216],
+      [undefined, 1024, 1024],
+    ] as const) {
+      const res = await post('/v1/images/generations', {
+        prompt: 'a fox',
+        response_format: 'b64_json',
+        ...(ratio ? { aspect_ratio: ratio } : {}),
+      });
       expect(res.status).toBe(200);
       const item = res.json().data[0];
       expect(Object.keys(item)).toEqual(['b64_json']);
@@ -496,19 +572,27 @@ describe('scripted behaviours', () => {
 
   it('sends an error event mid-stream and ends without [DONE]', async () => {
     fake.enqueue('chat', {
-      stream: { pieces: ['a', 'b', 'c'], afterChunks: 3, errorMidStream: { message: 'The server had an error', type: 'server_error', code: null } },
+      stream: {
+        pieces: ['a', 'b', 'c'],
+        afterChunks: 3,
+        errorMidStream: { message: 'The server had an error', type: 'server_error', code: null },
+      },
     });
     const res = await readStream('/v1/chat/completions', chatBody({ stream: true }));
     expect(res.error).toBeUndefined();
     const { data } = parseSse(res.text);
     expect(data).toHaveLength(4);
-    expect(JSON.parse(data[3]!)).toEqual({ error: { message: 'The server had an error', type: 'server_error', code: null } });
+    expect(JSON.parse(data[3]!)).toEqual({
+      error: { message: 'The server had an error', type: 'server_error', code: null },
+    });
     expect(chatDeltas(data.slice(0, 3))).toBe('ab');
     expect(res.text).not.toContain('[DONE]');
   });
 
   it('streams with comments, CRLF and multi-line data that a real SSE parser joins back', async () => {
-    fake.enqueue('chat', { stream: { text: 'Hello, multi-line world', comments: true, crlf: true, multiLineData: true, emptyDeltas: true } });
+    fake.enqueue('chat', {
+      stream: { text: 'Hello, multi-line world', comments: true, crlf: true, multiLineData: true, emptyDeltas: true },
+    });
     const res = await readStream('/v1/chat/completions', chatBody({ stream: true }));
     expect(res.text).toContain(': keep-alive\r\n\r\n');
     expect(res.text).not.toMatch(/[^\r]\n/);
@@ -529,14 +613,20 @@ describe('scripted behaviours', () => {
     expect(data.at(-1)).not.toBe('[DONE]');
     expect(JSON.parse(data.at(-1)!).choices[0].finish_reason).toBe('content_filter');
     fake.enqueue('chat', { stream: { pieces: [], toolCalls: true } });
-    const tools = parseSse((await readStream('/v1/chat/completions', chatBody({ stream: true }))).text).data.slice(0, -1).map((d) => JSON.parse(d));
+    const tools = parseSse((await readStream('/v1/chat/completions', chatBody({ stream: true }))).text)
+      .data.slice(0, -1)
+      .map((d) => JSON.parse(d));
     expect(tools.at(-2).choices[0].delta.tool_calls[0].function.name).toBe('lookup');
     expect(tools.at(-1).choices[0].finish_reason).toBe('tool_calls');
   });
 
   it('after stallAfterChunks sends only keep-alive comments until the client leaves', async () => {
     fake.enqueue('chat', { stream: { pieces: ['a', 'b', 'c'], stallAfterChunks: 2, keepAliveMs: 20 } });
-    const res = await request(`${fake.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify(chatBody({ stream: true })) });
+    const res = await request(`${fake.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify(chatBody({ stream: true })),
+    });
     let text = '';
     for await (const chunk of res.body) {
       text += String(chunk);
@@ -624,7 +714,12 @@ describe('recording', () => {
 
     expect(seen).toHaveLength(2);
     const chat = fake.lastRequest('chat')!;
-    expect(chat).toMatchObject({ method: 'POST', path: '/v1/chat/completions', route: 'chat', body: chatBody({ max_tokens: 5 }) });
+    expect(chat).toMatchObject({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      route: 'chat',
+      body: chatBody({ max_tokens: 5 }),
+    });
     expect(chat.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
     expect(chat.receivedAt).toBeGreaterThanOrEqual(before);
     expect(fake.lastRequest()?.route).toBe('models');
@@ -637,6 +732,8 @@ describe('recording', () => {
     const res = await request(`${other.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${other.apiKey}` } });
     await res.body.text();
     await other.close();
-    await expect(request(`${other.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${other.apiKey}` } })).rejects.toThrow();
+    await expect(
+      request(`${other.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${other.apiKey}` } }),
+    ).rejects.toThrow();
   });
 });

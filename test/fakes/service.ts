@@ -45,8 +45,9 @@
  * | respond.ts | whole responses (bytes, JSON), base headers, the 500 |
  * | util.ts | PRNG, ids, timestamps, token estimates |
  */
-export { FakeService } from './service/fake.ts';
+
 export { DEFAULT_API_KEY, DEFAULT_IMAGE_MODELS, DEFAULT_MODELS, IMAGE_SIZES } from './service/constants.ts';
+export { FakeService } from './service/fake.ts';
 export type {
   Behaviour,
   ChatMessage,

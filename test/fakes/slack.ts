@@ -151,15 +151,16 @@
  * Error names the Slack documentation does not give are the fake's choice and say so where
  * they are produced.
  */
-export { FakeSlack } from './slack/fake.ts';
-export { DEFAULT_CHANNELS, DEFAULT_USERS } from './slack/workspace.ts';
-export { RESPONSE_URL_MAX_USES, RESPONSE_URL_TTL_MS } from './slack/response-url.ts';
-export { signSlackRequest } from './slack/inbound.ts';
-export { escapeSlack, mentionsIn, unescapeSlack } from './slack/wire.ts';
-export { DEFAULT_BOT_EVENTS, DEFAULT_BOT_SCOPES, SUBSCRIPTION_SCOPES } from './slack/scopes.ts';
+
 export { DOWNLOAD_CHUNK_BYTES, generatedBytes } from './slack/downloads.ts';
+export { FakeSlack } from './slack/fake.ts';
+export { signSlackRequest } from './slack/inbound.ts';
+export type * from './slack/inbound-types.ts';
+export type * from './slack/interaction-types.ts';
+export { RESPONSE_URL_MAX_USES, RESPONSE_URL_TTL_MS } from './slack/response-url.ts';
+export { DEFAULT_BOT_EVENTS, DEFAULT_BOT_SCOPES, SUBSCRIPTION_SCOPES } from './slack/scopes.ts';
+export type * from './slack/stream-types.ts';
 export { DEFAULT_STREAMING } from './slack/streaming.ts';
 export type * from './slack/types.ts';
-export type * from './slack/inbound-types.ts';
-export type * from './slack/stream-types.ts';
-export type * from './slack/interaction-types.ts';
+export { escapeSlack, mentionsIn, unescapeSlack } from './slack/wire.ts';
+export { DEFAULT_CHANNELS, DEFAULT_USERS } from './slack/workspace.ts';

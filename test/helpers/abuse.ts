@@ -13,7 +13,15 @@ export const SLOW_SVG = Buffer.from(
 
 /** 6,300 × 6,300 px (39.7 MP, just under the bot's limit), Adam7-interlaced, two colours of noise: a 5 MB file that decodes to 119 MB. */
 export function heavyInterlacedPng(): Promise<Buffer> {
-  return sharp({ create: { width: 6300, height: 6300, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 2 } } })
+  return sharp({
+    create: {
+      width: 6300,
+      height: 6300,
+      channels: 3,
+      background: '#808080',
+      noise: { type: 'gaussian', mean: 128, sigma: 2 },
+    },
+  })
     .png({ progressive: true, compressionLevel: 9, palette: true, colours: 2 })
     .toBuffer();
 }
@@ -34,7 +42,8 @@ export const DOWNLOADED_CRAFTED = ['photo.png', 'big-1.png', 'big-2.png'];
 /** Resolves once the fake CDN has served every file named, since `since` (ms since the epoch), or after 10 s. */
 export async function downloaded(discord: FakeDiscord, names: readonly string[], since: number): Promise<void> {
   const wanted = new Set(names);
-  const done = () => discord.downloads.filter((d) => wanted.has(d.filename) && d.completed && d.at >= since).length >= wanted.size;
+  const done = () =>
+    discord.downloads.filter((d) => wanted.has(d.filename) && d.completed && d.at >= since).length >= wanted.size;
   while (!done() && Date.now() < since + 10_000) await new Promise((r) => setTimeout(r, 10));
 }
 
@@ -54,21 +63,35 @@ export function fenceThenWhitespace(chars: number, count: number): string[] {
  * @returns each one's time from its command to the first write showing answer text, in ms.
  * @throws Error when not every one showed text within 30 s.
  */
-export async function chatBurst(discord: FakeDiscord, channelIds: readonly string[], firstUserId: bigint): Promise<number[]> {
+export async function chatBurst(
+  discord: FakeDiscord,
+  channelIds: readonly string[],
+  firstUserId: bigint,
+): Promise<number[]> {
   const startedAt = new Map<string, number>();
   const firstText = new Map<string, number>();
   const onWrite = (w: FakeWrite) => {
-    if (w.interactionId && startedAt.has(w.interactionId) && !firstText.has(w.interactionId) && w.content.includes('Echo:')) firstText.set(w.interactionId, w.at);
+    if (
+      w.interactionId &&
+      startedAt.has(w.interactionId) &&
+      !firstText.has(w.interactionId) &&
+      w.content.includes('Echo:')
+    )
+      firstText.set(w.interactionId, w.at);
   };
   discord.events.on('write', onWrite);
   try {
     channelIds.forEach((channelId, i) => {
       const user = { id: String(firstUserId + BigInt(i)) };
-      startedAt.set(discord.dispatchInteraction({ command: 'chat', options: { prompt: `question ${i}` }, channelId, user }).id, Date.now());
+      startedAt.set(
+        discord.dispatchInteraction({ command: 'chat', options: { prompt: `question ${i}` }, channelId, user }).id,
+        Date.now(),
+      );
     });
     const deadline = Date.now() + 30_000;
     while (firstText.size < startedAt.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    if (firstText.size < startedAt.size) throw new Error(`${firstText.size} of ${startedAt.size} /chat showed text within 30 s`);
+    if (firstText.size < startedAt.size)
+      throw new Error(`${firstText.size} of ${startedAt.size} /chat showed text within 30 s`);
     return [...startedAt].map(([id, at]) => firstText.get(id)! - at);
   } finally {
     discord.events.off('write', onWrite);
@@ -76,12 +99,20 @@ export async function chatBurst(discord: FakeDiscord, channelIds: readonly strin
 }
 
 /** The bot's reply to a user's message, once finished (no Stop button left) and naming files not used; resolves with it and the time of its last write, or undefined after `timeoutMs`. */
-export async function finishedReplyTo(discord: FakeDiscord, channelId: string, messageId: string, timeoutMs = 30_000): Promise<{ content: string; at: number } | undefined> {
+export async function finishedReplyTo(
+  discord: FakeDiscord,
+  channelId: string,
+  messageId: string,
+  timeoutMs = 30_000,
+): Promise<{ content: string; at: number } | undefined> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const reply = discord.messagesIn(channelId).find((m) => m.reference?.messageId === messageId && m.author.id === discord.botUser.id);
+    const reply = discord
+      .messagesIn(channelId)
+      .find((m) => m.reference?.messageId === messageId && m.author.id === discord.botUser.id);
     const last = reply ? discord.writes.filter((w) => w.messageId === reply.id).at(-1) : undefined;
-    if (reply && last && /Not used: /.test(reply.content) && (reply.components ?? []).length === 0) return { content: reply.content, at: last.at };
+    if (reply && last && /Not used: /.test(reply.content) && (reply.components ?? []).length === 0)
+      return { content: reply.content, at: last.at };
     await new Promise((r) => setTimeout(r, 20));
   }
   return undefined;

@@ -3,7 +3,7 @@
  * `npm start` in a process of its own, configured by environment variables only, with its
  * /healthz, /metrics (event-loop delay, memory) and peak RSS readable from outside.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -45,13 +45,25 @@ export interface BotProcess {
 export async function spawnBot(env: Record<string, string>): Promise<BotProcess> {
   const cwd = mkdtempSync(join(tmpdir(), 'genbot-bench-'));
   const httpPort = await freePort();
-  const childEnv = { PATH: process.env.PATH!, HOME: process.env.HOME!, ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}), STORE_URL: `sqlite://${join(cwd, 'state.sqlite')}`, LOG_LEVEL: 'warn', HTTP_PORT: String(httpPort), ...env };
+  const childEnv = {
+    PATH: process.env.PATH!,
+    HOME: process.env.HOME!,
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+    STORE_URL: `sqlite://${join(cwd, 'state.sqlite')}`,
+    LOG_LEVEL: 'warn',
+    HTTP_PORT: String(httpPort),
+    ...env,
+  };
   // Flags Node refuses in NODE_OPTIONS (--cpu-prof): node itself, started as npm start's script starts it.
   const flags = (process.env.BENCH_BOT_FLAGS ?? '').split(' ').filter(Boolean);
   const start = /"start": "(.*)"/.exec(readFileSync(join(ROOT, 'package.json'), 'utf8'))![1]!.replace(/\\"/g, '"');
   // Started in an empty folder: npm's INIT_CWD points there, so no .env is read.
   const child = flags.length
-    ? spawn('sh', ['-c', start.replace('exec node', `exec node ${flags.join(' ')}`)], { cwd: ROOT, env: { ...childEnv, INIT_CWD: cwd }, stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn('sh', ['-c', start.replace('exec node', `exec node ${flags.join(' ')}`)], {
+        cwd: ROOT,
+        env: { ...childEnv, INIT_CWD: cwd },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
     : spawn('npm', ['--prefix', ROOT, '--silent', 'start'], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const problems = new Map<string, number>();
   for (const stream of [child.stdout!, child.stderr!]) {
@@ -70,14 +82,20 @@ export async function spawnBot(env: Record<string, string>): Promise<BotProcess>
   const url = `http://127.0.0.1:${httpPort}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the bot exited (${child.exitCode}): ${[...problems.keys()].join(' | ')}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (child.exitCode !== null)
+      throw new Error(`the bot exited (${child.exitCode}): ${[...problems.keys()].join(' | ')}`);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error('the bot was not healthy within 60 s');
     await new Promise((r) => setTimeout(r, 200));
   }
   // The bot's own process: npm's child (the script's shell became node), or the shell itself.
-  const botPid = flags.length ? child.pid! : Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
+  const botPid = flags.length
+    ? child.pid!
+    : Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
   const bot: BotProcess = {
     child,
     httpPort,
@@ -89,7 +107,10 @@ export async function spawnBot(env: Record<string, string>): Promise<BotProcess>
       const text = await fetch(`${url}/metrics`).then((r) => r.text());
       const p99 = /^(?:genbot_)?nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(text);
       if (p99) bot.loopP99Ms = Math.max(bot.loopP99Ms, Number((Number(p99[1]) * 1000).toFixed(1)));
-      for (const [name, key] of [['heap_size_used_bytes', 'heapMb'], ['external_memory_bytes', 'externalMb']] as const) {
+      for (const [name, key] of [
+        ['heap_size_used_bytes', 'heapMb'],
+        ['external_memory_bytes', 'externalMb'],
+      ] as const) {
         const m = new RegExp(`^(?:genbot_)?nodejs_${name} (\\S+)`, 'm').exec(text);
         if (m) bot[key] = Math.max(bot[key], Math.round(Number(m[1]) / 2 ** 20));
       }
@@ -106,4 +127,3 @@ export async function spawnBot(env: Record<string, string>): Promise<BotProcess>
   };
   return bot;
 }
-

@@ -2,9 +2,9 @@
  * A real redis-server for tests, on a free loopback port, started by the test that needs it
  * (`.ci/run` installs the Debian package). No persistence: each server starts empty.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
 
 /** A running redis-server. */
 export interface TestRedis {
@@ -38,7 +38,23 @@ export async function startRedis(options: { password?: string } = {}): Promise<T
   const port = await freePort();
   let child: ChildProcess | undefined;
   const launch = async () => {
-    const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...(options.password ? ['--requirepass', options.password] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'no',
+        ...(options.password ? ['--requirepass', options.password] : []),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     child = proc;
     let output = '';
     proc.stdout!.on('data', (d: Buffer) => (output += d.toString()));

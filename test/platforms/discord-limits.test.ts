@@ -6,11 +6,12 @@
  * the channel's budget accepted within 5 s makes it `separate` (no bound beyond each token's
  * and the bot token's own); what was learned ends after 10 minutes.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
 import pino from 'pino';
-import { WriteScheduler, type WriteRequest } from '../../src/core/delivery/scheduler.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type WriteRequest, WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import { BotEvents, type RateLimitReport } from '../../src/core/events.ts';
-import { DiscordLimits, channelBucket } from '../../src/platforms/discord/limits.ts';
+import { channelBucket, DiscordLimits } from '../../src/platforms/discord/limits.ts';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
@@ -47,7 +48,13 @@ function setup() {
     },
   });
   /** A bot-token write in the channel (the channel's bucket, as a mention answer names it). */
-  const botWrite = (key: string): WriteRequest => ({ key, stream: key, buckets: [channelBucket(CHANNEL)], final: false, run: async () => void ran.push({ key, at: performance.now() }) });
+  const botWrite = (key: string): WriteRequest => ({
+    key,
+    stream: key,
+    buckets: [channelBucket(CHANNEL)],
+    final: false,
+    run: async () => void ran.push({ key, at: performance.now() }),
+  });
   return { scheduler, limits, reports, ran, interactionWrite, botWrite, mostInFlight: () => mostInFlight };
 }
 
@@ -59,7 +66,7 @@ function headers(values: Record<string, string>): Headers {
 const webhookPath = (token: string) => `/webhooks/${APP}/${token}/messages/@original`;
 
 describe('DiscordLimits', () => {
-  it('sends a channel\'s writes one at a time while it does not know whether they share one budget', async () => {
+  it("sends a channel's writes one at a time while it does not know whether they share one budget", async () => {
     const { scheduler, limits, interactionWrite, mostInFlight, ran } = setup();
     expect(limits.sharing(CHANNEL)).toBe('unknown');
     const writes = ['a', 'b', 'c'].map((t) => scheduler.submit(interactionWrite(`${t}:0`, `token-${t}`)));
@@ -72,9 +79,26 @@ describe('DiscordLimits', () => {
   it('learns from an unexpected 429 that the channel shares one budget: every write within 5 per 5 s, held until the reset, not halved', async () => {
     const { scheduler, limits, interactionWrite, botWrite, ran, reports } = setup();
     // Five accepted writes, then a 429 on another token's first write (retry-after 5 s).
-    for (let i = 0; i < 5; i++) limits.response('PATCH', webhookPath(`t${i}`), 200, headers({ 'x-ratelimit-remaining': '4', 'x-ratelimit-reset-after': '2', 'x-ratelimit-limit': '5' }));
+    for (let i = 0; i < 5; i++)
+      limits.response(
+        'PATCH',
+        webhookPath(`t${i}`),
+        200,
+        headers({ 'x-ratelimit-remaining': '4', 'x-ratelimit-reset-after': '2', 'x-ratelimit-limit': '5' }),
+      );
     limits.interactionBuckets('t5', CHANNEL);
-    limits.response('PATCH', webhookPath('t5'), 429, headers({ 'retry-after': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': '4.9', 'x-ratelimit-limit': '5', 'x-ratelimit-scope': 'user' }));
+    limits.response(
+      'PATCH',
+      webhookPath('t5'),
+      429,
+      headers({
+        'retry-after': '5',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset-after': '4.9',
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-scope': 'user',
+      }),
+    );
     expect(limits.sharing(CHANNEL)).toBe('shared');
     expect(limits.isShared(CHANNEL)).toBe(true);
     expect(reports).toEqual([{ platform: 'discord', route: 'PATCH /webhooks/:id/:token/messages/@original' }]);
@@ -100,9 +124,19 @@ describe('DiscordLimits', () => {
 
   it('halves the shared budget when a channel known to share is refused again', async () => {
     const { scheduler, limits, botWrite, ran } = setup();
-    limits.response('POST', `/channels/${CHANNEL}/messages`, 429, headers({ 'retry-after': '1', 'x-ratelimit-reset-after': '1' }));
+    limits.response(
+      'POST',
+      `/channels/${CHANNEL}/messages`,
+      429,
+      headers({ 'retry-after': '1', 'x-ratelimit-reset-after': '1' }),
+    );
     expect(limits.sharing(CHANNEL)).toBe('shared');
-    limits.response('POST', `/channels/${CHANNEL}/messages`, 429, headers({ 'retry-after': '1', 'x-ratelimit-reset-after': '1' }));
+    limits.response(
+      'POST',
+      `/channels/${CHANNEL}/messages`,
+      429,
+      headers({ 'retry-after': '1', 'x-ratelimit-reset-after': '1' }),
+    );
     const writes = Array.from({ length: 4 }, (_, i) => scheduler.submit(botWrite(`b${i}:0`)));
     await vi.advanceTimersByTimeAsync(1_010);
     // Two (half of five) in the first window.
@@ -116,12 +150,22 @@ describe('DiscordLimits', () => {
     const { scheduler, limits, interactionWrite, mostInFlight } = setup();
     limits.interactionBuckets('t', CHANNEL);
     for (let i = 0; i < 10; i++) {
-      limits.response('PATCH', webhookPath('t'), 200, headers({ 'x-ratelimit-remaining': '4', 'x-ratelimit-reset-after': '2', 'x-ratelimit-limit': '5' }));
+      limits.response(
+        'PATCH',
+        webhookPath('t'),
+        200,
+        headers({ 'x-ratelimit-remaining': '4', 'x-ratelimit-reset-after': '2', 'x-ratelimit-limit': '5' }),
+      );
       await vi.advanceTimersByTimeAsync(400);
     }
     // Ten in 4 s: one shared budget could have allowed that across a window's reset.
     expect(limits.sharing(CHANNEL)).toBe('unknown');
-    limits.response('POST', `/channels/${CHANNEL}/messages`, 200, headers({ 'x-ratelimit-remaining': '4', 'x-ratelimit-reset-after': '5' }));
+    limits.response(
+      'POST',
+      `/channels/${CHANNEL}/messages`,
+      200,
+      headers({ 'x-ratelimit-remaining': '4', 'x-ratelimit-reset-after': '5' }),
+    );
     expect(limits.sharing(CHANNEL)).toBe('separate');
     const writes = ['a', 'b', 'c'].map((t) => scheduler.submit(interactionWrite(`${t}:0`, `token-${t}`)));
     await vi.advanceTimersByTimeAsync(30);
@@ -139,25 +183,38 @@ describe('DiscordLimits', () => {
     expect(limits.sharing(CHANNEL)).toBe('unknown');
   });
 
-  it('keeps bot-token writes of many channels within Discord\'s global 50 a second, while interaction writes are not held by it', async () => {
+  it("keeps bot-token writes of many channels within Discord's global 50 a second, while interaction writes are not held by it", async () => {
     const { scheduler, limits } = setup();
     const times: number[] = [];
     // 120 bot-token writes in 120 channels known not to share (their own buckets are open).
     const writes = Array.from({ length: 120 }, (_, i) => {
       const channel = String(1300000000000000000n + BigInt(i));
-      return scheduler.submit({ key: `w${i}`, stream: `w${i}`, buckets: [channelBucket(channel)], final: false, run: async () => void times.push(performance.now()) });
+      return scheduler.submit({
+        key: `w${i}`,
+        stream: `w${i}`,
+        buckets: [channelBucket(channel)],
+        final: false,
+        run: async () => void times.push(performance.now()),
+      });
     });
     // The first write of each channel probes it (one at a time per channel): all of them may start at once.
     await vi.advanceTimersByTimeAsync(3_000);
     expect(await Promise.all(writes)).toEqual(Array(120).fill('written'));
-    for (let start = 0; start < 3_000; start += 100) expect(times.filter((t) => t >= start && t < start + 1_000).length).toBeLessThanOrEqual(50);
+    for (let start = 0; start < 3_000; start += 100)
+      expect(times.filter((t) => t >= start && t < start + 1_000).length).toBeLessThanOrEqual(50);
     expect(times.filter((t) => t < 1_000)).toHaveLength(50);
     // Interaction webhooks are exempt: 60 of them in 60 channels all run at once.
     const before = times.length;
     const submittedAt = performance.now();
     const interactions = Array.from({ length: 60 }, (_, i) => {
       const channel = String(1400000000000000000n + BigInt(i));
-      return scheduler.submit({ key: `i${i}`, stream: `i${i}`, buckets: limits.interactionBuckets(`token-${i}`, channel), final: false, run: async () => void times.push(performance.now()) });
+      return scheduler.submit({
+        key: `i${i}`,
+        stream: `i${i}`,
+        buckets: limits.interactionBuckets(`token-${i}`, channel),
+        final: false,
+        run: async () => void times.push(performance.now()),
+      });
     });
     await vi.advanceTimersByTimeAsync(0);
     expect(await Promise.all(interactions)).toEqual(Array(60).fill('written'));

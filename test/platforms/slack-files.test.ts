@@ -3,7 +3,7 @@
  * or exactly the origin of the operator's SLACK_API_URL — judged on the parsed URL.
  */
 import { describe, expect, it } from 'vitest';
-import { slackFileHost, SLACK_FILE_HOSTS } from '../../src/platforms/slack/files.ts';
+import { SLACK_FILE_HOSTS, slackFileHost } from '../../src/platforms/slack/files.ts';
 
 describe('slackFileHost', () => {
   it('lists files.slack.com only', () => {
@@ -47,7 +47,12 @@ describe('slackFileHost', () => {
     const apiOrigin = 'http://127.0.0.1:4567';
     expect(slackFileHost('http://127.0.0.1:4567/files-pri/T0-F0/a.png', apiOrigin)).toBe(true);
     expect(slackFileHost('https://files.slack.com/files-pri/T0-F0/a.png', apiOrigin)).toBe(true);
-    for (const url of ['http://127.0.0.1:4568/files-pri/T0-F0/a.png', 'https://127.0.0.1:4567/a.png', 'http://localhost:4567/a.png', 'http://127.0.0.1/a.png']) {
+    for (const url of [
+      'http://127.0.0.1:4568/files-pri/T0-F0/a.png',
+      'https://127.0.0.1:4567/a.png',
+      'http://localhost:4567/a.png',
+      'http://127.0.0.1/a.png',
+    ]) {
       expect(slackFileHost(url, apiOrigin), url).toBe(false);
     }
     // Unset: no exception at all (not even slack.com, the Web API's default).

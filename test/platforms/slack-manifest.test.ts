@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import imagine from '../../commands/imagine.ts';
+import { commands } from '../../commands/index.ts';
+import { checkOptions } from '../../src/core/command.ts';
 import { slackManifest, usageHint } from '../../src/platforms/slack/manifest.ts';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
-import { checkOptions } from '../../src/core/command.ts';
-import { commands } from '../../commands/index.ts';
-import imagine from '../../commands/imagine.ts';
 import { METHOD_SCOPES, SUBSCRIPTION_SCOPES } from '../fakes/slack/scopes.ts';
 
 /** The Slack adapter's source files, comments removed (what the code does, not what it says). */
@@ -27,10 +27,23 @@ const CLIENT_HELPERS: Record<string, readonly string[]> = {
 };
 
 /** WebClient members that are no Web API call (its EventEmitter side). */
-const CLIENT_NON_CALLS: ReadonlySet<string> = new Set(['on', 'once', 'off', 'addListener', 'removeListener', 'removeAllListeners', 'emit']);
+const CLIENT_NON_CALLS: ReadonlySet<string> = new Set([
+  'on',
+  'once',
+  'off',
+  'addListener',
+  'removeListener',
+  'removeAllListeners',
+  'emit',
+]);
 
 /** What a `message` listener that checks `channel_type` against this value is subscribed to. */
-const MESSAGE_SUBSCRIPTIONS: Record<string, string> = { im: 'message.im', channel: 'message.channels', group: 'message.groups', mpim: 'message.mpim' };
+const MESSAGE_SUBSCRIPTIONS: Record<string, string> = {
+  im: 'message.im',
+  channel: 'message.channels',
+  group: 'message.groups',
+  mpim: 'message.mpim',
+};
 
 /** The channel types the bot answers in: a `conversations.*` call needs the scope of each. */
 const CHANNEL_SCOPE_PREFIXES = ['channels', 'groups', 'im'] as const;
@@ -52,7 +65,8 @@ function usedBySource() {
   for (const { name, code } of SLACK_SOURCES) {
     for (const m of code.matchAll(/\bclient((?:\.[a-z][A-Za-z0-9]*){2,3})\s*\(/g)) methods.set(m[1]!.slice(1), name);
     for (const m of code.matchAll(/\bclient\.apiCall\(\s*['"`]([\w.]+)['"`]/g)) methods.set(m[1]!, name);
-    for (const m of code.matchAll(/\bclient\.([a-z][A-Za-z0-9]*)\s*\(/g)) if (m[1] !== 'apiCall' && !CLIENT_NON_CALLS.has(m[1]!)) helpers.set(m[1]!, name);
+    for (const m of code.matchAll(/\bclient\.([a-z][A-Za-z0-9]*)\s*\(/g))
+      if (m[1] !== 'apiCall' && !CLIENT_NON_CALLS.has(m[1]!)) helpers.set(m[1]!, name);
     for (const m of code.matchAll(/\.event\(\s*['"`]([\w.]+)['"`]/g)) events.set(m[1]!, name);
     if (/\bapp\.message\(/.test(code)) events.set('message', name);
     if (/\.event\(\s*['"`]message['"`]|\bapp\.message\(/.test(code)) {
@@ -66,7 +80,7 @@ function usedBySource() {
 }
 
 describe('Slack app manifest', () => {
-  it('declares every command within Slack\'s limits, with request URLs in HTTP mode', () => {
+  it("declares every command within Slack's limits, with request URLs in HTTP mode", () => {
     const manifest = slackManifest(commands, { requestUrl: 'https://bot.example.com/' });
     const slash = manifest.features!.slash_commands!;
     expect(slash.map((c) => c.command)).toEqual(commands.map((c) => `/${c.name}`));
@@ -78,7 +92,9 @@ describe('Slack app manifest', () => {
       expect(entry.url).toBe('https://bot.example.com/slack/events');
     }
     expect(manifest.settings!.socket_mode_enabled).toBe(false);
-    expect(manifest.oauth_config!.scopes!.bot).toEqual(expect.arrayContaining(['commands', 'chat:write', 'files:write']));
+    expect(manifest.oauth_config!.scopes!.bot).toEqual(
+      expect.arrayContaining(['commands', 'chat:write', 'files:write']),
+    );
   });
 
   it('has no request URLs and enables Socket Mode when no URL is given', () => {
@@ -93,7 +109,12 @@ describe('Slack app manifest', () => {
         '[--seed <integer>] [--reference_image <https URL or Slack file link>] [--reference_image_url <text>] [--denoising_strength <number>] [--enhance] [--disable_safety_checker]',
     );
     // An invocation written after the hint is understood.
-    expect(checkOptions(imagine, parseSlashText(imagine, 'a fox --aspect_ratio portrait --style natural --seed 7 --enhance'))).toEqual({
+    expect(
+      checkOptions(
+        imagine,
+        parseSlashText(imagine, 'a fox --aspect_ratio portrait --style natural --seed 7 --enhance'),
+      ),
+    ).toEqual({
       prompt: 'a fox',
       aspect_ratio: 'portrait',
       style: 'natural',
@@ -109,23 +130,36 @@ describe('Slack app manifest', () => {
     const used = usedBySource();
 
     it('finds the calls and listeners it checks (the source reading works)', () => {
-      expect([...used.methods.keys()]).toEqual(expect.arrayContaining(['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'users.info']));
+      expect([...used.methods.keys()]).toEqual(
+        expect.arrayContaining(['chat.postMessage', 'chat.update', 'chat.postEphemeral', 'users.info']),
+      );
       expect([...used.events.keys()]).toEqual(expect.arrayContaining(['app_mention', 'message']));
       expect(used.helpers.has('filesUploadV2')).toBe(true);
     });
 
-    it('has the bot scope of every Web API method the code calls (the fake Slack\'s method → scope table)', () => {
+    it("has the bot scope of every Web API method the code calls (the fake Slack's method → scope table)", () => {
       const methods = new Map(used.methods);
       for (const [helper, file] of used.helpers) {
         // An unknown helper of @slack/web-api: name the methods it calls in CLIENT_HELPERS.
-        expect(CLIENT_HELPERS[helper], `${file} calls client.${helper}(), which CLIENT_HELPERS does not know`).toBeDefined();
+        expect(
+          CLIENT_HELPERS[helper],
+          `${file} calls client.${helper}(), which CLIENT_HELPERS does not know`,
+        ).toBeDefined();
         for (const method of CLIENT_HELPERS[helper]!) methods.set(method, file);
       }
       const missing: string[] = [];
       for (const [method, file] of methods) {
-        expect(method in METHOD_SCOPES, `${file} calls ${method}, which the fake's scope table (test/fakes/slack/scopes.ts) does not know: add it with its scope from docs.slack.dev`).toBe(true);
+        expect(
+          method in METHOD_SCOPES,
+          `${file} calls ${method}, which the fake's scope table (test/fakes/slack/scopes.ts) does not know: add it with its scope from docs.slack.dev`,
+        ).toBe(true);
         const rule = METHOD_SCOPES[method];
-        const needed = rule === null || rule === undefined ? [] : typeof rule === 'string' ? [rule] : CHANNEL_SCOPE_PREFIXES.map((prefix) => `${prefix}:${rule.family}`);
+        const needed =
+          rule === null || rule === undefined
+            ? []
+            : typeof rule === 'string'
+              ? [rule]
+              : CHANNEL_SCOPE_PREFIXES.map((prefix) => `${prefix}:${rule.family}`);
         for (const scope of needed) if (!botScopes.has(scope)) missing.push(`${scope} (${method}, ${file})`);
       }
       if (used.downloadsFiles && !botScopes.has('files:read')) missing.push('files:read (downloading url_private)');
@@ -133,13 +167,15 @@ describe('Slack app manifest', () => {
       expect(missing).toEqual([]);
     });
 
-    it('subscribes to every event the code listens to, with each subscription\'s scope, and to nothing it ignores', () => {
+    it("subscribes to every event the code listens to, with each subscription's scope, and to nothing it ignores", () => {
       const needed = new Map<string, string>();
       for (const [event, file] of used.events) {
         if (event !== 'message') needed.set(event, file);
         else {
           // A message listener that checks channel_type wants those channel types; one that does not, all of them.
-          const types = used.messageChannelTypes.size ? [...used.messageChannelTypes] : Object.keys(MESSAGE_SUBSCRIPTIONS);
+          const types = used.messageChannelTypes.size
+            ? [...used.messageChannelTypes]
+            : Object.keys(MESSAGE_SUBSCRIPTIONS);
           for (const type of types) {
             expect(MESSAGE_SUBSCRIPTIONS[type], `${file}: unknown channel_type ${type}`).toBeDefined();
             needed.set(MESSAGE_SUBSCRIPTIONS[type]!, file);
@@ -156,9 +192,16 @@ describe('Slack app manifest', () => {
       }
       // DMs reach the bot only through its Messages tab.
       if (botEvents.has('message.im')) {
-        expect(manifest.features!.app_home).toMatchObject({ messages_tab_enabled: true, messages_tab_read_only_enabled: false });
+        expect(manifest.features!.app_home).toMatchObject({
+          messages_tab_enabled: true,
+          messages_tab_read_only_enabled: false,
+        });
       }
-      if (used.actions) expect(manifest.settings!.interactivity).toMatchObject({ is_enabled: true, request_url: 'https://bot.example.com/slack/events' });
+      if (used.actions)
+        expect(manifest.settings!.interactivity).toMatchObject({
+          is_enabled: true,
+          request_url: 'https://bot.example.com/slack/events',
+        });
       expect(manifest.settings!.event_subscriptions!.request_url).toBe('https://bot.example.com/slack/events');
     });
   });

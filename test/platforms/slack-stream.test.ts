@@ -4,13 +4,18 @@
  * write stops the stream, a stream Slack closed goes on by chat.update, and refusals are
  * remembered per workspace or per channel.
  */
-import { describe, expect, it } from 'vitest';
-import { pino } from 'pino';
+
 import type { WebClient } from '@slack/web-api';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
 import { NativeStream, SlackStreaming } from '../../src/platforms/slack/stream.ts';
 
 /** A Web API platform error as @slack/web-api throws it. */
-const slackError = (code: string) => Object.assign(new Error(`An API error occurred: ${code}`), { code: 'slack_webapi_platform_error', data: { ok: false, error: code } });
+const slackError = (code: string) =>
+  Object.assign(new Error(`An API error occurred: ${code}`), {
+    code: 'slack_webapi_platform_error',
+    data: { ok: false, error: code },
+  });
 
 function recordingClient(failures: Record<string, string[]> = {}) {
   const calls: Array<{ method: string; args: Record<string, unknown> }> = [];
@@ -20,7 +25,14 @@ function recordingClient(failures: Record<string, string[]> = {}) {
     if (code) throw slackError(code);
     return { ok: true, channel: args.channel, ts: '1700000000.000100' };
   };
-  const client = { chat: { startStream: call('chat.startStream'), appendStream: call('chat.appendStream'), stopStream: call('chat.stopStream'), update: call('chat.update') } };
+  const client = {
+    chat: {
+      startStream: call('chat.startStream'),
+      appendStream: call('chat.appendStream'),
+      stopStream: call('chat.stopStream'),
+      update: call('chat.update'),
+    },
+  };
   return { client: client as unknown as WebClient, calls };
 }
 
@@ -36,7 +48,16 @@ describe('NativeStream', () => {
     await stream.write('Hello, world & more', true);
     await stream.close();
     expect(calls).toEqual([
-      { method: 'chat.startStream', args: { channel: 'C1', thread_ts: target.threadTs, markdown_text: 'Hello', recipient_team_id: 'T1', recipient_user_id: 'U1' } },
+      {
+        method: 'chat.startStream',
+        args: {
+          channel: 'C1',
+          thread_ts: target.threadTs,
+          markdown_text: 'Hello',
+          recipient_team_id: 'T1',
+          recipient_user_id: 'U1',
+        },
+      },
       { method: 'chat.appendStream', args: { channel: 'C1', ts: '1700000000.000100', markdown_text: ', wor' } },
       { method: 'chat.stopStream', args: { channel: 'C1', ts: '1700000000.000100', markdown_text: 'ld &amp; more' } },
     ]);
@@ -97,18 +118,23 @@ describe('SlackStreaming', () => {
     expect(await streaming.takeStart('T1')).toBe(true);
   });
 
-  it('a startStream refused as rate limited stops native starts in the workspace for Slack\'s Retry-After, then allows them again', () => {
+  it("a startStream refused as rate limited stops native starts in the workspace for Slack's Retry-After, then allows them again", () => {
     let now = 0;
     const streaming = new SlackStreaming(undefined, () => now);
-    const limited = Object.assign(new Error('A rate limit was exceeded'), { code: 'slack_webapi_rate_limited_error', retryAfter: 45 });
+    const limited = Object.assign(new Error('A rate limit was exceeded'), {
+      code: 'slack_webapi_rate_limited_error',
+      retryAfter: 45,
+    });
     expect(streaming.refuse('T1', 'C1', limited)).toBe(true);
     expect(streaming.allowed('T1', 'C2')).toBe(false);
     now += 45_001;
     expect(streaming.allowed('T1', 'C2')).toBe(true);
   });
 
-  it('with a shared store that does not answer, no native start is taken (the other instances\' starts are unknown)', async () => {
-    const silent = { kind: 'redis', increment: () => new Promise(() => undefined) } as unknown as ConstructorParameters<typeof SlackStreaming>[0];
+  it("with a shared store that does not answer, no native start is taken (the other instances' starts are unknown)", async () => {
+    const silent = { kind: 'redis', increment: () => new Promise(() => undefined) } as unknown as ConstructorParameters<
+      typeof SlackStreaming
+    >[0];
     const streaming = new SlackStreaming(silent);
     expect(await streaming.takeStart('T1')).toBe(false);
   });

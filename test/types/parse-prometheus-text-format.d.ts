@@ -5,6 +5,12 @@ declare module 'parse-prometheus-text-format' {
     name: string;
     help: string;
     type: 'COUNTER' | 'GAUGE' | 'HISTOGRAM' | 'SUMMARY' | 'UNTYPED';
-    metrics: Array<{ labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string; sum?: string }>;
+    metrics: Array<{
+      labels?: Record<string, string>;
+      value?: string;
+      buckets?: Record<string, string>;
+      count?: string;
+      sum?: string;
+    }>;
   }>;
 }

@@ -4,17 +4,18 @@
  * text was shown keeps that text with the reason. Reports `stream.start` / `stream.end`
  * (time to first text, duration, outcome) on the bot's events.
  */
-import type { CommandContext } from '../platform.ts';
-import { StreamingReply, type Clock } from './streaming-reply.ts';
+
 import { ShownError, withReference } from '../errors.ts';
-import { AbortedError, ServiceError, StreamIdleError } from '../service/errors.ts';
-import { sentenceOf } from '../sentences.ts';
-import type { Stream } from '../service/stream.ts';
 import type { BotEvents } from '../events.ts';
+import type { CommandContext } from '../platform.ts';
+import { StopRequest } from '../running.ts';
+import { sentenceOf } from '../sentences.ts';
+import { AbortedError, ServiceError, StreamIdleError } from '../service/errors.ts';
+import type { QueueTicket } from '../service/gate.ts';
+import type { Stream } from '../service/stream.ts';
 import type { WriteScheduler } from './scheduler.ts';
 import type { StopButtons } from './stops.ts';
-import { StopRequest } from '../running.ts';
-import type { QueueTicket } from '../service/gate.ts';
+import { type Clock, StreamingReply } from './streaming-reply.ts';
 
 /**
  * The text of a streamed completion, one string per network read (the pieces of its chunks
@@ -25,7 +26,11 @@ import type { QueueTicket } from '../service/gate.ts';
  *   timeout only sees bytes.
  * @throws StreamIdleError when the idle limit passed; as Stream.batches otherwise.
  */
-export async function* textOf<T>(stream: Stream<T>, pieceOf: (chunk: T) => string | null | undefined, options: { idleMs?: number } = {}): AsyncGenerator<string, void, undefined> {
+export async function* textOf<T>(
+  stream: Stream<T>,
+  pieceOf: (chunk: T) => string | null | undefined,
+  options: { idleMs?: number } = {},
+): AsyncGenerator<string, void, undefined> {
   const idleMs = options.idleMs;
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
@@ -59,10 +64,22 @@ export const MAX_ANSWER_FILE_CHARS = 8 * 1024 * 1024;
 
 /** Why a stream ended, in words for the user, by `finish_reason`. */
 const FINISH_REASONS: Record<string, { empty: string; note: string }> = {
-  content_filter: { empty: "the service's content filter stopped it", note: "The service's content filter stopped the answer here." },
-  length: { empty: 'it reached its length limit (max_tokens) before any text', note: 'The answer stopped at its length limit (max_tokens).' },
-  tool_calls: { empty: 'the model asked to call a tool, which this bot does not do', note: 'The model asked to call a tool here, which this bot does not do.' },
-  function_call: { empty: 'the model asked to call a function, which this bot does not do', note: 'The model asked to call a function here, which this bot does not do.' },
+  content_filter: {
+    empty: "the service's content filter stopped it",
+    note: "The service's content filter stopped the answer here.",
+  },
+  length: {
+    empty: 'it reached its length limit (max_tokens) before any text',
+    note: 'The answer stopped at its length limit (max_tokens).',
+  },
+  tool_calls: {
+    empty: 'the model asked to call a tool, which this bot does not do',
+    note: 'The model asked to call a tool here, which this bot does not do.',
+  },
+  function_call: {
+    empty: 'the model asked to call a function, which this bot does not do',
+    note: 'The model asked to call a function here, which this bot does not do.',
+  },
 };
 
 /** Options of {@link streamAnswer}. */
@@ -129,13 +146,21 @@ export interface AnswerSession {
  * Starts an answer: registers its Stop button (the requester and admins may press it), makes
  * its reply, and the queue ticket that shows "⏳ Queued: N ahead of you." while the service is busy.
  */
-export function beginAnswer(ctx: CommandContext, deps: { scheduler: WriteScheduler; stops: StopButtons; clock?: Clock | undefined }): AnswerSession {
+export function beginAnswer(
+  ctx: CommandContext,
+  deps: { scheduler: WriteScheduler; stops: StopButtons; clock?: Clock | undefined },
+): AnswerSession {
   const stopper = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stopper.signal]);
   const stop = deps.stops.register({ requesterId: ctx.user.id, abort: (reason) => stopper.abort(reason) });
   // The platform's own stop control (Slack's, on a streaming message) works like the button.
   ctx.reply.onUserStop?.(() => stopper.abort(new StopRequest('user')));
-  const reply = new StreamingReply(ctx.reply, { log: ctx.log, scheduler: deps.scheduler, controls: [stop.button], ...(deps.clock ? { clock: deps.clock } : {}) });
+  const reply = new StreamingReply(ctx.reply, {
+    log: ctx.log,
+    scheduler: deps.scheduler,
+    controls: [stop.button],
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  });
   return {
     reply,
     signal,
@@ -173,15 +198,31 @@ export interface StreamedAnswer {
  * @throws ServiceError (or a ShownError when a status line became the sentence) when the stream
  *   failed before any text; what the platform throws for a write.
  */
-export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<string>, options: StreamAnswerOptions = {}): Promise<StreamedAnswer> {
+export async function streamAnswer(
+  ctx: CommandContext,
+  deltas: AsyncIterable<string>,
+  options: StreamAnswerOptions = {},
+): Promise<StreamedAnswer> {
   const notes = [...(options.notes ?? [])];
   const noteText = () => (notes.length ? `\n\n${notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '');
-  const reply = options.reply ?? new StreamingReply(ctx.reply, { log: ctx.log, ...(options.clock ? { clock: options.clock } : {}), ...(options.scheduler ? { scheduler: options.scheduler } : {}) });
+  const reply =
+    options.reply ??
+    new StreamingReply(ctx.reply, {
+      log: ctx.log,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.scheduler ? { scheduler: options.scheduler } : {}),
+    });
   const cap = options.maxChars ?? Number.POSITIVE_INFINITY;
   let overflow = '';
   const started = performance.now();
   let firstTokenMs: number | undefined;
-  const end = (outcome: string) => options.events?.emit('stream.end', { platform: ctx.platform, firstTokenMs, durationMs: performance.now() - started, outcome });
+  const end = (outcome: string) =>
+    options.events?.emit('stream.end', {
+      platform: ctx.platform,
+      firstTokenMs,
+      durationMs: performance.now() - started,
+      outcome,
+    });
   options.events?.emit('stream.start', { platform: ctx.platform });
   try {
     for await (const delta of deltas) {
@@ -205,19 +246,42 @@ export async function streamAnswer(ctx: CommandContext, deltas: AsyncIterable<st
   const reason = options.finishReason?.();
   const explained = reason ? FINISH_REASONS[reason] : undefined;
   if (answer.trim() !== '' && explained) notes.push(explained.note);
-  if (overflow) notes.push(`The answer is longer than ${cap.toLocaleString('en-US')} characters: the whole of it is in answer.md${overflow.length > MAX_ANSWER_FILE_CHARS ? ' (cut at 8 million characters)' : ''}.`);
+  if (overflow)
+    notes.push(
+      `The answer is longer than ${cap.toLocaleString('en-US')} characters: the whole of it is in answer.md${overflow.length > MAX_ANSWER_FILE_CHARS ? ' (cut at 8 million characters)' : ''}.`,
+    );
   const shown = options.finalize ? options.finalize(answer) : answer;
   const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
   try {
     await reply.finish(`${shown.trim() ? shown : empty}${noteText()}`);
-    if (overflow) await ctx.reply.send({ content: '', files: [{ name: 'answer.md', data: Buffer.from(answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS)), mimeType: 'text/markdown', description: 'The whole answer' }] });
+    if (overflow)
+      await ctx.reply.send({
+        content: '',
+        files: [
+          {
+            name: 'answer.md',
+            data: Buffer.from(answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS)),
+            mimeType: 'text/markdown',
+            description: 'The whole answer',
+          },
+        ],
+      });
   } catch (error) {
     // A continuation the platform refused, told in the first message: the text came whole, the messages did not.
-    if (error instanceof ShownError) return { text: answer, capped: overflow !== '', ending: 'cut', error: error.cause };
+    if (error instanceof ShownError)
+      return { text: answer, capped: overflow !== '', ending: 'cut', error: error.cause };
     throw error;
   } finally {
     end('done');
   }
-  ctx.log.debug({ chars: answer.length + overflow.length, messages: reply.messageCount, writes: reply.writes, capped: overflow !== '' }, 'answer streamed');
+  ctx.log.debug(
+    {
+      chars: answer.length + overflow.length,
+      messages: reply.messageCount,
+      writes: reply.writes,
+      capped: overflow !== '',
+    },
+    'answer streamed',
+  );
   return { text: answer, capped: overflow !== '', ending: 'done' };
 }

@@ -21,8 +21,8 @@
  *   it until the platform's retry-after: a burst costs one 429, not one per stream.
  */
 import TinyQueue from 'tinyqueue';
-import { systemClock, type Clock } from './clock.ts';
 import type { Logger } from '../../log.ts';
+import { type Clock, systemClock } from './clock.ts';
 
 /** How long the last write time of a quiet key or stream is kept, in ms. */
 const FORGET_AFTER_MS = 60_000;
@@ -170,7 +170,8 @@ export class WriteScheduler {
       state.budget = { ...state.budget, limit: report.limit };
       this.lookAgainAtAll();
     }
-    if (report.remaining <= 0) state.blockedUntil = Math.max(state.blockedUntil, this.clock.now() + report.resetAfterMs);
+    if (report.remaining <= 0)
+      state.blockedUntil = Math.max(state.blockedUntil, this.clock.now() + report.resetAfterMs);
     this.wake();
   }
 
@@ -203,9 +204,21 @@ export class WriteScheduler {
         // A final write stays final whatever replaces it.
         const final = previous.request.final || request.final;
         previous.resolve('superseded');
-        this.pending.set(request.key, { request: { ...request, final }, resolve, reject, submittedAt: previous.submittedAt, wakeSeq: 0 });
+        this.pending.set(request.key, {
+          request: { ...request, final },
+          resolve,
+          reject,
+          submittedAt: previous.submittedAt,
+          wakeSeq: 0,
+        });
       } else {
-        this.pending.set(request.key, { request, resolve, reject, submittedAt: this.clock.now() + this.serial++ * 1e-6, wakeSeq: 0 });
+        this.pending.set(request.key, {
+          request,
+          resolve,
+          reject,
+          submittedAt: this.clock.now() + this.serial++ * 1e-6,
+          wakeSeq: 0,
+        });
       }
       this.dirty.add(request.key);
       // A lone write starts at once; a burst of submits in one tick shares one pass.
@@ -218,7 +231,6 @@ export class WriteScheduler {
   get waiting(): number {
     return this.pending.size;
   }
-
 
   /** The buckets with the extra ones `alsoSpend` adds, each once. */
   private withExtras(buckets: readonly string[]): string[] {
@@ -233,13 +245,24 @@ export class WriteScheduler {
   }
 
   private budgetOf(bucket: string): Budget {
-    return this.overrides.get(bucket) ?? this.budgets.find(([prefix]) => bucket.startsWith(prefix))?.[1] ?? { limit: 1_000_000, windowMs: 1000 };
+    return (
+      this.overrides.get(bucket) ??
+      this.budgets.find(([prefix]) => bucket.startsWith(prefix))?.[1] ?? { limit: 1_000_000, windowMs: 1000 }
+    );
   }
 
   private state(bucket: string): BucketState {
     let state = this.buckets.get(bucket);
     if (!state) {
-      state = { budget: this.budgetOf(bucket), sent: [], running: 0, blockedUntil: 0, slowUntil: 0, lastStart: Number.NEGATIVE_INFINITY, parked: new Set() };
+      state = {
+        budget: this.budgetOf(bucket),
+        sent: [],
+        running: 0,
+        blockedUntil: 0,
+        slowUntil: 0,
+        lastStart: Number.NEGATIVE_INFINITY,
+        parked: new Set(),
+      };
       this.buckets.set(bucket, state);
     }
     return state;
@@ -318,12 +341,14 @@ export class WriteScheduler {
       this.wakeups.pop();
       if (this.pending.get(top.key)?.wakeSeq === top.seq) due.push(top.key);
     }
-    const candidates = [...new Set(due)].flatMap((key) => this.pending.get(key) ?? []).sort(
-      (a, b) =>
-        Number(b.request.final) - Number(a.request.final) ||
-        (this.lastServed.get(a.request.stream) ?? -1) - (this.lastServed.get(b.request.stream) ?? -1) ||
-        a.submittedAt - b.submittedAt,
-    );
+    const candidates = [...new Set(due)]
+      .flatMap((key) => this.pending.get(key) ?? [])
+      .sort(
+        (a, b) =>
+          Number(b.request.final) - Number(a.request.final) ||
+          (this.lastServed.get(a.request.stream) ?? -1) - (this.lastServed.get(b.request.stream) ?? -1) ||
+          a.submittedAt - b.submittedAt,
+      );
     // Nothing a started write does makes a bucket ready sooner, so a write that may not run
     // now cannot be overtaken by a later one of the same buckets within this pass.
     for (const candidate of candidates) {
@@ -385,13 +410,15 @@ export class WriteScheduler {
   private prune(now: number): void {
     this.startsSincePrune = 0;
     for (const [bucket, state] of this.buckets) {
-      const quiet = state.running === 0 && (state.sent.at(-1) ?? Number.NEGATIVE_INFINITY) <= now - state.budget.windowMs;
+      const quiet =
+        state.running === 0 && (state.sent.at(-1) ?? Number.NEGATIVE_INFINITY) <= now - state.budget.windowMs;
       if (quiet && state.blockedUntil <= now && state.slowUntil <= now) {
         for (const key of state.parked) this.dirty.add(key);
         this.buckets.delete(bucket);
       }
     }
-    for (const [key, at] of this.lastWriteOf) if (at <= now - FORGET_AFTER_MS && !this.running.has(key)) this.lastWriteOf.delete(key);
+    for (const [key, at] of this.lastWriteOf)
+      if (at <= now - FORGET_AFTER_MS && !this.running.has(key)) this.lastWriteOf.delete(key);
     for (const [stream, at] of this.lastServed) if (at <= now - FORGET_AFTER_MS) this.lastServed.delete(stream);
   }
 

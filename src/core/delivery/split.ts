@@ -27,14 +27,17 @@ const SPACE = 0x20;
 const BACKTICK = 0x60;
 const TILDE = 0x7e;
 
-
 /**
  * The fence line in text[start, end) (one line, no `\n`), if it is one: up to 3 spaces, then 3+
  * backticks or tildes (the marker, all of them), then the rest of the line (an info string),
  * which may hold no other line terminator (`\r`, U+2028, U+2029), as `/^ {0,3}(`{3,}|~{3,})(.*)$/`.
  * @returns the marker's span and what the rest holds.
  */
-function fenceLineIn(text: string, start: number, end: number): { markerStart: number; markerEnd: number; restHasBacktick: boolean; restIsBlank: boolean } | undefined {
+function fenceLineIn(
+  text: string,
+  start: number,
+  end: number,
+): { markerStart: number; markerEnd: number; restHasBacktick: boolean; restIsBlank: boolean } | undefined {
   let i = start;
   while (i < end && i - start < 3 && text.charCodeAt(i) === SPACE) i++;
   const c = text.charCodeAt(i);
@@ -56,7 +59,7 @@ function fenceLineIn(text: string, start: number, end: number): { markerStart: n
 /** The fence left open at the end of `text`, if any (CommonMark rules, simplified). Linear in the length of `text`. */
 export function openFenceAtEnd(text: string): OpenFence | undefined {
   let open: OpenFence | undefined;
-  for (let start = 0; start <= text.length;) {
+  for (let start = 0; start <= text.length; ) {
     const found = text.indexOf('\n', start);
     const end = found < 0 ? text.length : found;
     const line = fenceLineIn(text, start, end);
@@ -189,7 +192,8 @@ export class PageSplitter {
   /** `head` (a prefix of reopen + rest), long enough to decide the next cut; undefined when reopen + rest fits on one page. */
   private headToCut(reopen: string): string | undefined {
     const { maxChars, measure, rest } = this;
-    if (measure === byLength) return reopen.length + rest.length <= maxChars ? undefined : reopen + rest.slice(0, maxChars + 1);
+    if (measure === byLength)
+      return reopen.length + rest.length <= maxChars ? undefined : reopen + rest.slice(0, maxChars + 1);
     if (Number.isNaN(this.restMeasure)) this.restMeasure = measure(rest);
     if (measure(reopen) + this.restMeasure <= maxChars) return undefined;
     // Read as much as shows the text overflows the page (a measure may count some characters as nothing).

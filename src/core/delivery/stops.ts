@@ -16,10 +16,10 @@
  * looks for once a second and checks against its stored requester before stopping.
  */
 import { randomBytes } from 'node:crypto';
+import { storeKeys } from '../keys.ts';
 import type { Button, ComponentContext } from '../platform.ts';
 import { StopRequest } from '../running.ts';
 import type { StateStore } from '../state/store.ts';
-import { storeKeys } from '../keys.ts';
 
 /** The button's id prefix: `stop:<id>:<requester>`. */
 export const STOP_BUTTON = 'stop';

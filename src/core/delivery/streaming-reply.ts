@@ -16,14 +16,14 @@
  * then only from the last completed page on (PageSplitter), however long the answer grows.
  */
 import { randomUUID } from 'node:crypto';
-import { PageSplitter, splitMessage } from './split.ts';
-import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
+import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
+import { type Clock, systemClock } from './clock.ts';
 import { WriteScheduler } from './scheduler.ts';
-import { systemClock, type Clock } from './clock.ts';
+import { PageSplitter, splitMessage } from './split.ts';
 
-export { systemClock, type Clock } from './clock.ts';
+export { type Clock, systemClock } from './clock.ts';
 
 /** Options of {@link StreamingReply}. */
 export interface StreamingReplyOptions {
@@ -43,9 +43,20 @@ export class StreamingReply {
   /** Whether `text` holds anything but whitespace (kept up to date per delta, never by re-reading `text`). */
   private hasText = false;
   /** The last result of {@link pages}, and what it was computed from. */
-  private view: { text: string; status: string; finishing: boolean; maxChars: number; measure: ((text: string) => number) | undefined; pages: string[] } | undefined;
+  private view:
+    | {
+        text: string;
+        status: string;
+        finishing: boolean;
+        maxChars: number;
+        measure: ((text: string) => number) | undefined;
+        pages: string[];
+      }
+    | undefined;
   /** The pages of `text`, kept across appends: made at the first text (again if the channel's limits change). */
-  private splitter: { pages: PageSplitter; maxChars: number; measure: ((text: string) => number) | undefined } | undefined;
+  private splitter:
+    | { pages: PageSplitter; maxChars: number; measure: ((text: string) => number) | undefined }
+    | undefined;
   /** Shown in the first message while there is no text; '' for none. */
   private statusText = '';
   private readonly handles: MessageHandle[] = [];
@@ -70,7 +81,8 @@ export class StreamingReply {
     private readonly options: StreamingReplyOptions = {},
   ) {
     this.clock = options.clock ?? systemClock;
-    this.scheduler = options.scheduler ?? new WriteScheduler({ clock: this.clock, ...(options.log ? { log: options.log } : {}) });
+    this.scheduler =
+      options.scheduler ?? new WriteScheduler({ clock: this.clock, ...(options.log ? { log: options.log } : {}) });
   }
 
   /** The text received so far. */
@@ -117,7 +129,8 @@ export class StreamingReply {
   async finish(finalText?: string, emptyText = '*(the model returned an empty answer)*'): Promise<void> {
     if (finalText !== undefined && finalText !== this.text) {
       // The usual final text is the answer with notes after it: its pages so far stay.
-      if (this.hasText && finalText.startsWith(this.text)) this.splitter?.pages.append(finalText.slice(this.text.length));
+      if (this.hasText && finalText.startsWith(this.text))
+        this.splitter?.pages.append(finalText.slice(this.text.length));
       else this.splitter?.pages.reset(finalText);
       this.text = finalText;
     }
@@ -149,7 +162,9 @@ export class StreamingReply {
     // Messages whose writing must be ended (Slack native streams) are, whatever their last write was.
     if (this.failure === undefined) {
       for (const handle of this.handles) {
-        await handle.close?.().catch((error: unknown) => this.options.log?.warn({ err: error }, 'could not close a streamed message'));
+        await handle
+          .close?.()
+          .catch((error: unknown) => this.options.log?.warn({ err: error }, 'could not close a streamed message'));
       }
     }
     if (this.failure !== undefined) {
@@ -211,7 +226,15 @@ export class StreamingReply {
   private pages(): readonly string[] {
     const { maxChars, measure } = this.channel.limits;
     const view = this.view;
-    if (view && view.text === this.text && view.status === this.statusText && view.finishing === this.finishing && view.maxChars === maxChars && view.measure === measure) return view.pages;
+    if (
+      view &&
+      view.text === this.text &&
+      view.status === this.statusText &&
+      view.finishing === this.finishing &&
+      view.maxChars === maxChars &&
+      view.measure === measure
+    )
+      return view.pages;
     const pages = this.paginate();
     this.view = { text: this.text, status: this.statusText, finishing: this.finishing, maxChars, measure, pages };
     return pages;
@@ -235,7 +258,10 @@ export class StreamingReply {
   }
 
   private firstDirty(): number {
-    return Math.max(0, this.pages().findIndex((page, i) => this.shown[i] !== page));
+    return Math.max(
+      0,
+      this.pages().findIndex((page, i) => this.shown[i] !== page),
+    );
   }
 
   /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */
@@ -255,7 +281,8 @@ export class StreamingReply {
     const note = `\n\n⚠️ The rest of the answer could not be posted: ${reason}`;
     const { maxChars, measure = (t: string) => t.length } = this.channel.limits;
     let head = this.shown[0].replace(/\u0000$/, '');
-    while (head.length > 0 && measure(head + note) > maxChars) head = head.slice(0, Math.max(0, head.length - (measure(head + note) - maxChars) - 1));
+    while (head.length > 0 && measure(head + note) > maxChars)
+      head = head.slice(0, Math.max(0, head.length - (measure(head + note) - maxChars) - 1));
     try {
       await first.edit({ content: `${head}${note}` });
       return true;

@@ -8,20 +8,29 @@
  * longer than its length takes to read.
  */
 import { InvalidJsonError } from '../service/errors.ts';
-import { NextIndex, isWhitespace } from '../text-scan.ts';
+import { isWhitespace, NextIndex } from '../text-scan.ts';
 
 const BACKTICK = 0x60;
 
 /** Whether `text` holds three backticks at `at`. */
 function fenceAt(text: string, at: number): boolean {
-  return at >= 0 && text.charCodeAt(at) === BACKTICK && text.charCodeAt(at + 1) === BACKTICK && text.charCodeAt(at + 2) === BACKTICK;
+  return (
+    at >= 0 &&
+    text.charCodeAt(at) === BACKTICK &&
+    text.charCodeAt(at + 1) === BACKTICK &&
+    text.charCodeAt(at + 2) === BACKTICK
+  );
 }
 
 /** Whether `text` holds "json" in any case at `at`. */
 function jsonWordAt(text: string, at: number): boolean {
   // `| 0x20` lowers an ASCII capital and maps nothing else onto these four letters.
-  return (text.charCodeAt(at) | 0x20) === 0x6a && (text.charCodeAt(at + 1) | 0x20) === 0x73
-    && (text.charCodeAt(at + 2) | 0x20) === 0x6f && (text.charCodeAt(at + 3) | 0x20) === 0x6e;
+  return (
+    (text.charCodeAt(at) | 0x20) === 0x6a &&
+    (text.charCodeAt(at + 1) | 0x20) === 0x73 &&
+    (text.charCodeAt(at + 2) | 0x20) === 0x6f &&
+    (text.charCodeAt(at + 3) | 0x20) === 0x6e
+  );
 }
 
 /**
@@ -107,7 +116,7 @@ function markdownImages(text: string): MarkdownImage[] {
   const urlEnd = new NextIndex(text, (c) => c === CLOSE_PAREN || isWhitespace(c));
   const nonSpace = new NextIndex(text, (c) => !isWhitespace(c));
   const quote = new NextIndex(text, '"');
-  for (let start = text.indexOf('!['); start >= 0;) {
+  for (let start = text.indexOf('!['); start >= 0; ) {
     const close = bracket.at(start + 2);
     if (close < 0) break; // no `]` after this "![": none after the later ones either
     let next = start + 1;
@@ -138,7 +147,15 @@ function markdownImages(text: string): MarkdownImage[] {
 
 /** Whether a code unit may not appear in a bare image URL: whitespace `<` `>` `(` `)` `"` `'`. */
 function endsUrl(code: number): boolean {
-  return code === 0x3c || code === 0x3e || code === OPEN_PAREN || code === CLOSE_PAREN || code === QUOTE || code === 0x27 || isWhitespace(code);
+  return (
+    code === 0x3c ||
+    code === 0x3e ||
+    code === OPEN_PAREN ||
+    code === CLOSE_PAREN ||
+    code === QUOTE ||
+    code === 0x27 ||
+    isWhitespace(code)
+  );
 }
 
 /** Whether a code unit may not appear in a bare image URL's query: those of {@link endsUrl} and `,`. */
@@ -168,7 +185,12 @@ function imageExtensionAt(text: string, at: number): number {
 
 /** Whether the code unit before a bare URL rules it out (a letter, digit, `_` or `(`). */
 function gluedBefore(code: number): boolean {
-  return code === OPEN_PAREN || code === 0x5f || (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a);
+  return (
+    code === OPEN_PAREN ||
+    code === 0x5f ||
+    (code >= 0x30 && code <= 0x39) ||
+    ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a)
+  );
 }
 
 /**

@@ -3,26 +3,36 @@
  * edited in place as tokens arrive → both turns appended to the conversation's history.
  * Also `/complete` (§4.2), which streams the same way without history.
  */
-import type { CommandContext } from '../platform.ts';
+
 import type { Core } from '../core.ts';
-import type { Clock } from '../delivery/streaming-reply.ts';
-import { beginAnswer, streamAnswer, textOf } from '../delivery/answer-stream.ts';
-import { admit, countTokens, reserveTokens } from './usage.ts';
-import type { TokenReservation } from '../state/quotas.ts';
-import { ShownError } from '../errors.ts';
-import { BadRequestError, InvalidJsonError } from '../service/errors.ts';
-import { ImagesNotSupportedError } from '../sentences.ts';
-import type { ChatCompletionRequest, ChatMessage, CompletionChunk, CompletionRequest, ContentPart, Usage } from '../service/schemas.ts';
-import { estimateMessageTokens, fitHistory } from '../tokens.ts';
-import { STORE_DOWN_NOTE } from '../state/health.ts';
-import type { PreparedImage } from '../media/images.ts';
-import { imagesNote } from '../media/attachments.ts';
-import type { Stream } from '../service/stream.ts';
-import { extractImageLinks, parseJsonAnswer } from './answer.ts';
 import type { AnswerSession } from '../delivery/answer-stream.ts';
+import { beginAnswer, streamAnswer, textOf } from '../delivery/answer-stream.ts';
+import type { Clock } from '../delivery/streaming-reply.ts';
+import { ShownError } from '../errors.ts';
+import { imagesNote } from '../media/attachments.ts';
+import type { PreparedImage } from '../media/images.ts';
+import type { CommandContext } from '../platform.ts';
+import { ImagesNotSupportedError } from '../sentences.ts';
+import { BadRequestError, InvalidJsonError } from '../service/errors.ts';
+import type {
+  ChatCompletionRequest,
+  ChatMessage,
+  CompletionChunk,
+  CompletionRequest,
+  ContentPart,
+  Usage,
+} from '../service/schemas.ts';
+import type { Stream } from '../service/stream.ts';
+import { STORE_DOWN_NOTE } from '../state/health.ts';
+import type { TokenReservation } from '../state/quotas.ts';
+import { estimateMessageTokens, fitHistory } from '../tokens.ts';
+import { extractImageLinks, parseJsonAnswer } from './answer.ts';
+import { admit, countTokens, reserveTokens } from './usage.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
-export type Sampling = Partial<Pick<ChatCompletionRequest, 'temperature' | 'max_tokens' | 'top_p' | 'frequency_penalty' | 'presence_penalty'>>;
+export type Sampling = Partial<
+  Pick<ChatCompletionRequest, 'temperature' | 'max_tokens' | 'top_p' | 'frequency_penalty' | 'presence_penalty'>
+>;
 
 /** A chat request from a user. */
 export interface ChatRequest {
@@ -61,7 +71,10 @@ type Deferral = Promise<{ error: unknown } | undefined>;
  * waits for it anyway (a reply's send awaits it), so its round trip no longer comes before theirs.
  */
 function startDeferral(ctx: CommandContext): Deferral {
-  return ctx.reply.defer().then(() => undefined, (error: unknown) => ({ error }));
+  return ctx.reply.defer().then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
 }
 
 /**
@@ -89,7 +102,10 @@ async function deferred(deferral: Deferral, stream: Stream<unknown>): Promise<vo
 export async function chat(ctx: CommandContext, core: Core, request: ChatRequest, clock?: Clock): Promise<void> {
   await admit(ctx, core, 'chat');
   const images = request.images ?? [];
-  const reservation = await reserveTokens(ctx, core, request.prompt, { images: images.length, maxTokens: request.sampling?.max_tokens });
+  const reservation = await reserveTokens(ctx, core, request.prompt, {
+    images: images.length,
+    maxTokens: request.sampling?.max_tokens,
+  });
   try {
     await chatReserved(ctx, core, request, reservation, clock);
   } finally {
@@ -99,7 +115,13 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
 }
 
 /** {@link chat} once the request's tokens are reserved. */
-async function chatReserved(ctx: CommandContext, core: Core, request: ChatRequest, reservation: TokenReservation, clock?: Clock): Promise<void> {
+async function chatReserved(
+  ctx: CommandContext,
+  core: Core,
+  request: ChatRequest,
+  reservation: TokenReservation,
+  clock?: Clock,
+): Promise<void> {
   const deferral = startDeferral(ctx);
   const images = request.images ?? [];
   // The history is read while the channel's settings are (each a store query a command waits for).
@@ -114,7 +136,10 @@ async function chatReserved(ctx: CommandContext, core: Core, request: ChatReques
   const channel = await core.models.forChannel(ctx.channelKey, ctx.signal);
   const model = request.model ?? (images.length ? channel.vision.value : channel.chat.value);
   const content: string | ContentPart[] = images.length
-    ? [{ type: 'text', text: request.prompt }, ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } }))]
+    ? [
+        { type: 'text', text: request.prompt },
+        ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } })),
+      ]
     : request.prompt;
   const system: ChatMessage[] = channel.systemPrompt ? [{ role: 'system', content: channel.systemPrompt }] : [];
   const question: ChatMessage = { role: 'user', content };
@@ -122,7 +147,10 @@ async function chatReserved(ctx: CommandContext, core: Core, request: ChatReques
   const history = await reading;
   if (storeDown) notes.push(STORE_DOWN_NOTE);
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
-  if (dropped > 0) notes.push(`${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`);
+  if (dropped > 0)
+    notes.push(
+      `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`,
+    );
 
   const sent = [...system, ...kept, question];
   // Where a token quota holds, the history sent joins the reservation (a store write nothing waits for; settling corrects it).
@@ -140,7 +168,15 @@ async function answerChat(
   ctx: CommandContext,
   core: Core,
   request: ChatRequest,
-  prepared: { model: string; sent: ChatMessage[]; images: PreparedImage[]; notes: string[]; session: AnswerSession; deferral: Deferral; reservation: TokenReservation },
+  prepared: {
+    model: string;
+    sent: ChatMessage[];
+    images: PreparedImage[];
+    notes: string[];
+    session: AnswerSession;
+    deferral: Deferral;
+    reservation: TokenReservation;
+  },
   clock?: Clock,
 ): Promise<void> {
   const { model, sent, images, notes, session, deferral, reservation } = prepared;
@@ -158,15 +194,22 @@ async function answerChat(
       { signal: session.signal, queue: session.queue },
     );
   } catch (error) {
-    if (images.length && refusesImages(error)) return session.fail(new ImagesNotSupportedError(model, error as BadRequestError));
+    if (images.length && refusesImages(error))
+      return session.fail(new ImagesNotSupportedError(model, error as BadRequestError));
     return session.fail(error);
   }
   await deferred(deferral, stream);
   const note = imagesNote(images);
   const asked = note ? `${request.prompt}\n${note}` : request.prompt;
   let usage: Usage | undefined;
-  const deltas = textOf(stream, (chunk) => ((usage = chunk.usage ?? usage), chunk.choices[0]?.delta?.content), { idleMs: core.limits.streamIdleMs });
-  const { text: answer, ending, error } = await streamAnswer(ctx, deltas, {
+  const deltas = textOf(stream, (chunk) => ((usage = chunk.usage ?? usage), chunk.choices[0]?.delta?.content), {
+    idleMs: core.limits.streamIdleMs,
+  });
+  const {
+    text: answer,
+    ending,
+    error,
+  } = await streamAnswer(ctx, deltas, {
     ...(clock ? { clock } : {}),
     ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
     ...(notes.length ? { notes } : {}),
@@ -197,7 +240,11 @@ async function remember(ctx: CommandContext, core: Core, question: string, answe
   const at = Date.now();
   try {
     for (const conversationId of [ctx.conversationId, ...(ctx.linkedConversations?.() ?? [])]) {
-      await core.history.append(conversationId, { role: 'user', content: question, at, userId: ctx.user.id }, { role: 'assistant', content: answer, at });
+      await core.history.append(
+        conversationId,
+        { role: 'user', content: question, at, userId: ctx.user.id },
+        { role: 'assistant', content: answer, at },
+      );
     }
     core.storeHealth.succeeded(ctx.log);
   } catch (error) {
@@ -207,7 +254,11 @@ async function remember(ctx: CommandContext, core: Core, question: string, answe
 
 /** Whether a service error says the model takes no image input (a 400 naming images or vision). */
 function refusesImages(error: unknown): boolean {
-  return error instanceof BadRequestError && error.status === 400 && /\bimages?\b|image[_ ]input|image_url|vision/i.test(error.message);
+  return (
+    error instanceof BadRequestError &&
+    error.status === 400 &&
+    /\bimages?\b|image[_ ]input|image_url|vision/i.test(error.message)
+  );
 }
 
 /**
@@ -230,7 +281,13 @@ export async function complete(
     const { prompt, temperature, max_tokens } = request;
     const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
     try {
-      await answerCompletion(ctx, core, { prompt, model, temperature, max_tokens }, { session, deferral, reservation }, clock);
+      await answerCompletion(
+        ctx,
+        core,
+        { prompt, model, temperature, max_tokens },
+        { session, deferral, reservation },
+        clock,
+      );
     } finally {
       session.close();
     }
@@ -252,7 +309,13 @@ async function answerCompletion(
   let stream: Stream<CompletionChunk>;
   try {
     stream = await core.service.completions.create(
-      { model, prompt, stream: true, ...(temperature !== undefined ? { temperature } : {}), ...(max_tokens !== undefined ? { max_tokens } : {}) },
+      {
+        model,
+        prompt,
+        stream: true,
+        ...(temperature !== undefined ? { temperature } : {}),
+        ...(max_tokens !== undefined ? { max_tokens } : {}),
+      },
       { signal: session.signal, queue: session.queue },
     );
   } catch (error) {
@@ -262,9 +325,22 @@ async function answerCompletion(
   let usage: Usage | undefined;
   async function* deltas() {
     yield prompt;
-    yield* textOf(stream, (chunk) => ((usage = (chunk.usage as Usage | undefined) ?? usage), chunk.choices[0]?.text), { idleMs: core.limits.streamIdleMs });
+    yield* textOf(stream, (chunk) => ((usage = (chunk.usage as Usage | undefined) ?? usage), chunk.choices[0]?.text), {
+      idleMs: core.limits.streamIdleMs,
+    });
   }
-  const { text: shown, ending, error } = await streamAnswer(ctx, deltas(), { ...(clock ? { clock } : {}), events: core.events, scheduler: core.scheduler, finishReason: () => stream.finishReason, maxChars: core.limits.maxAnswerChars, reply: session.reply });
+  const {
+    text: shown,
+    ending,
+    error,
+  } = await streamAnswer(ctx, deltas(), {
+    ...(clock ? { clock } : {}),
+    events: core.events,
+    scheduler: core.scheduler,
+    finishReason: () => stream.finishReason,
+    maxChars: core.limits.maxAnswerChars,
+    reply: session.reply,
+  });
   await countTokens(ctx, core, reservation, prompt, shown.slice(prompt.length), usage);
   if (ending !== 'done') throw new ShownError(error);
 }

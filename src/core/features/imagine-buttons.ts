@@ -4,14 +4,14 @@
  * generates a new image in the conversation from the state kept under the button's id.
  */
 import { randomInt } from 'node:crypto';
-import type { CommandContext, ComponentContext } from '../platform.ts';
 import type { Core } from '../core.ts';
 import { ForbiddenError, InputError } from '../errors.ts';
-import { ImageInputError } from '../media/images.ts';
-import { admit, subjectOf } from './usage.ts';
-import { MAX_SEED } from './options.ts';
-import { counted, generateAndPost, type ImagineJob, type ImagineState } from './imagine.ts';
 import { storeKeys } from '../keys.ts';
+import { ImageInputError } from '../media/images.ts';
+import type { CommandContext, ComponentContext } from '../platform.ts';
+import { counted, generateAndPost, type ImagineJob, type ImagineState } from './imagine.ts';
+import { MAX_SEED } from './options.ts';
+import { admit, subjectOf } from './usage.ts';
 
 /** The follow-ups of a result's buttons. */
 export type ImagineAction = 'reroll' | 'upscale' | 'vary';
@@ -27,9 +27,10 @@ export type ImagineAction = 'reroll' | 'upscale' | 'vary';
  */
 export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promise<void> {
   const [action, id = ''] = ctx.args as [ImagineAction | undefined, string?];
-  if (action !== 'reroll' && action !== 'upscale' && action !== 'vary') throw new InputError('This button is not one the bot knows.');
+  if (action !== 'reroll' && action !== 'upscale' && action !== 'vary')
+    throw new InputError('This button is not one the bot knows.');
   const state = (await core.store.keyv.get(storeKeys.imagineState(id))) as ImagineState | undefined;
-  if (!state) throw new InputError('This image\'s buttons have expired. Run /imagine again.');
+  if (!state) throw new InputError("This image's buttons have expired. Run /imagine again.");
   if (core.limits.imagineButtons === 'requester' && state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
     throw new ForbiddenError('Only the person who asked for this image, or an admin, can use its buttons.');
   }
@@ -50,14 +51,32 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
     else {
       let reference;
       try {
-        reference = await core.images.prepareReference(Buffer.from(state.image, 'base64'), 'the image', core.inputImages, { key: subjectOf(ctx), signal: ctx.signal });
+        reference = await core.images.prepareReference(
+          Buffer.from(state.image, 'base64'),
+          'the image',
+          core.inputImages,
+          { key: subjectOf(ctx), signal: ctx.signal },
+        );
       } catch (error) {
         if (error instanceof ImageInputError) throw new InputError(`The image could not be used: ${error.message}`);
         throw error;
       }
-      job = action === 'upscale'
-        ? { ...base, style: 'upscaled', referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: undefined }
-        : { ...base, seed: newSeed, referenceDataUrl: reference.url, referenceImageUrl: undefined, denoisingStrength: core.limits.varyDenoisingStrength };
+      job =
+        action === 'upscale'
+          ? {
+              ...base,
+              style: 'upscaled',
+              referenceDataUrl: reference.url,
+              referenceImageUrl: undefined,
+              denoisingStrength: undefined,
+            }
+          : {
+              ...base,
+              seed: newSeed,
+              referenceDataUrl: reference.url,
+              referenceImageUrl: undefined,
+              denoisingStrength: core.limits.varyDenoisingStrength,
+            };
     }
     await generateAndPost(command, core, job, notes);
   });

@@ -9,16 +9,16 @@
  * imagine-buttons.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { Attachment, Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
 import type { Core } from '../core.ts';
 import { ForbiddenError, InputError, OptionError, ShownError, withReference } from '../errors.ts';
-import { InvalidResponseError, ServiceError } from '../service/errors.ts';
-import { sentenceOf } from '../sentences.ts';
-import { ImageTooLargeError, imagesFromResult } from '../media/images.ts';
-import { optionImage } from '../media/attachments.ts';
-import { admit, subjectOf } from './usage.ts';
-import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
 import { storeKeys } from '../keys.ts';
+import { optionImage } from '../media/attachments.ts';
+import { ImageTooLargeError, imagesFromResult } from '../media/images.ts';
+import type { Attachment, Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
+import { sentenceOf } from '../sentences.ts';
+import { InvalidResponseError, ServiceError } from '../service/errors.ts';
+import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
+import { admit, subjectOf } from './usage.ts';
 
 /** An image request from a user (option names as in §4.3 where they map one to one). */
 export interface ImagineRequest {
@@ -58,7 +58,10 @@ function caption(prompt: string): string {
  * is not shown (§4.3), so `seed` at the top level or on the image item is read when present.
  */
 function seedOf(result: ImageGenerationResult): number | undefined {
-  const candidates = [(result as Record<string, unknown>).seed, (result.data[0] as Record<string, unknown> | undefined)?.seed];
+  const candidates = [
+    (result as Record<string, unknown>).seed,
+    (result.data[0] as Record<string, unknown> | undefined)?.seed,
+  ];
   return candidates.find((v): v is number => typeof v === 'number' && Number.isInteger(v));
 }
 
@@ -100,10 +103,14 @@ const PROGRESS_INTERVAL_MS = 3_000;
  */
 export async function imagine(ctx: CommandContext, core: Core, request: ImagineRequest): Promise<void> {
   if (request.disableSafetyChecker) {
-    if (!core.limits.allowDisableSafetyChecker) throw new ForbiddenError('`disable_safety_checker` is turned off for this bot (the operator has not set ALLOW_DISABLE_SAFETY_CHECKER=true).');
+    if (!core.limits.allowDisableSafetyChecker)
+      throw new ForbiddenError(
+        '`disable_safety_checker` is turned off for this bot (the operator has not set ALLOW_DISABLE_SAFETY_CHECKER=true).',
+      );
     if (!(await ctx.user.isAdmin())) throw new ForbiddenError('`disable_safety_checker` is for admins only.');
   }
-  if (request.referenceImage && request.referenceImageUrl) throw new OptionError('Give either `reference_image` or `reference_image_url`, not both.');
+  if (request.referenceImage && request.referenceImageUrl)
+    throw new OptionError('Give either `reference_image` or `reference_image_url`, not both.');
   const giveBack = await admit(ctx, core, 'image');
   await counted(giveBack, () => generateRequested(ctx, core, request));
 }
@@ -117,22 +124,33 @@ async function generateRequested(ctx: CommandContext, core: Core, request: Imagi
     notes.push('`denoising_strength` was not used: it only applies with `reference_image` or `reference_image_url`.');
   }
   const reference = request.referenceImage
-    ? await optionImage('reference_image', request.referenceImage, core.inputImages, { images: core.images, key: subjectOf(ctx), signal: ctx.signal }, 'reference')
+    ? await optionImage(
+        'reference_image',
+        request.referenceImage,
+        core.inputImages,
+        { images: core.images, key: subjectOf(ctx), signal: ctx.signal },
+        'reference',
+      )
     : undefined;
   const model = request.model ?? (await core.models.forChannel(ctx.channelKey, ctx.signal)).image.value;
-  await generateAndPost(ctx, core, {
-    prompt: request.prompt,
-    aspectRatio: request.aspectRatio ?? 'square',
-    style: request.style,
-    model,
-    negativePrompt: request.negativePrompt,
-    seed: request.seed,
-    referenceDataUrl: reference?.url,
-    referenceImageUrl: request.referenceImageUrl,
-    denoisingStrength: hasReference ? request.denoisingStrength : undefined,
-    enhance: request.enhance,
-    disableSafetyChecker: request.disableSafetyChecker,
-  }, notes);
+  await generateAndPost(
+    ctx,
+    core,
+    {
+      prompt: request.prompt,
+      aspectRatio: request.aspectRatio ?? 'square',
+      style: request.style,
+      model,
+      negativePrompt: request.negativePrompt,
+      seed: request.seed,
+      referenceDataUrl: reference?.url,
+      referenceImageUrl: request.referenceImageUrl,
+      denoisingStrength: hasReference ? request.denoisingStrength : undefined,
+      enhance: request.enhance,
+      disableSafetyChecker: request.disableSafetyChecker,
+    },
+    notes,
+  );
 }
 
 /** Runs a generation admitted by the image quota; when it fails, the image is given back (it was reserved, not made). @throws what `work` throws. */
@@ -156,7 +174,9 @@ function bodyOf(job: ImagineJob): ImageGenerationRequest {
     ...(job.seed !== undefined ? { seed: job.seed } : {}),
     ...(job.referenceDataUrl ? { reference_image: job.referenceDataUrl } : {}),
     ...(job.referenceImageUrl ? { reference_image_url: job.referenceImageUrl } : {}),
-    ...(job.denoisingStrength !== undefined && (job.referenceDataUrl || job.referenceImageUrl) ? { denoising_strength: job.denoisingStrength } : {}),
+    ...(job.denoisingStrength !== undefined && (job.referenceDataUrl || job.referenceImageUrl)
+      ? { denoising_strength: job.denoisingStrength }
+      : {}),
     ...(job.enhance ? { force_prompt_enhancement: true } : {}),
     ...(job.disableSafetyChecker ? { disable_safety_checker: true } : {}),
     // One round trip: the bytes come inline instead of through the view endpoint.
@@ -170,7 +190,11 @@ function bodyOf(job: ImagineJob): ImageGenerationRequest {
  * writes). A failure after the line was shown becomes that line (a ShownError).
  * @returns the work's result and the progress message (to become the result where the platform edits files in).
  */
-async function withProgress<T>(ctx: CommandContext, core: Core, work: () => Promise<T>): Promise<{ result: T; progress: MessageHandle | undefined }> {
+async function withProgress<T>(
+  ctx: CommandContext,
+  core: Core,
+  work: () => Promise<T>,
+): Promise<{ result: T; progress: MessageHandle | undefined }> {
   const started = Date.now();
   const line = () => `🎨 Generating… ${Math.round((Date.now() - started) / 1000)} s`;
   let progress: MessageHandle | undefined;
@@ -219,13 +243,31 @@ async function withProgress<T>(ctx: CommandContext, core: Core, work: () => Prom
 }
 
 /** Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state. */
-export async function generateAndPost(ctx: CommandContext, core: Core, job: ImagineJob, notes: string[]): Promise<void> {
+export async function generateAndPost(
+  ctx: CommandContext,
+  core: Core,
+  job: ImagineJob,
+  notes: string[],
+): Promise<void> {
   const { result: generated, progress } = await withProgress(ctx, core, async () => {
-    const result = await core.service.images.generate(bodyOf(job), { signal: ctx.signal, queue: { key: ctx.channelKey } });
+    const result = await core.service.images.generate(bodyOf(job), {
+      signal: ctx.signal,
+      queue: { key: ctx.channelKey },
+    });
     const work = { key: subjectOf(ctx), signal: ctx.signal };
-    const describe = (data: Buffer, source: Parameters<typeof core.images.describe>[1]) => core.images.describe(data, source, work);
-    const [image] = await imagesFromResult(result, core.service.images, { describe, expected: job.aspectRatio, log: ctx.log, signal: ctx.signal });
-    if (!image) throw new InvalidResponseError('the image result held no image (an empty data array)', 'The generation service returned no image for this prompt. Try again, perhaps with other words.');
+    const describe = (data: Buffer, source: Parameters<typeof core.images.describe>[1]) =>
+      core.images.describe(data, source, work);
+    const [image] = await imagesFromResult(result, core.service.images, {
+      describe,
+      expected: job.aspectRatio,
+      log: ctx.log,
+      signal: ctx.signal,
+    });
+    if (!image)
+      throw new InvalidResponseError(
+        'the image result held no image (an empty data array)',
+        'The generation service returned no image for this prompt. Try again, perhaps with other words.',
+      );
     return { result, image };
   });
   const { result, image } = generated;
@@ -243,13 +285,19 @@ export async function generateAndPost(ctx: CommandContext, core: Core, job: Imag
     job.style ?? 'vivid',
     `${fitted.width}×${fitted.height}`,
     `seed ${seed ?? 'random'}`,
-    ...(job.referenceDataUrl || job.referenceImageUrl ? [`reference${job.denoisingStrength !== undefined ? `, denoising ${job.denoisingStrength}` : ''}`] : []),
+    ...(job.referenceDataUrl || job.referenceImageUrl
+      ? [`reference${job.denoisingStrength !== undefined ? `, denoising ${job.denoisingStrength}` : ''}`]
+      : []),
   ].join(' · ');
   const lines = [`🎨 ${caption(job.prompt)}`, `_${settings}_`, ...notes.map((n) => `_⚠️ ${n}_`)];
   const id = randomBytes(9).toString('hex');
   let buttons: Button[] = [];
   try {
-    const state: ImagineState = { requesterId: ctx.user.id, job: { ...job, seed }, image: fitted.data.toString('base64') };
+    const state: ImagineState = {
+      requesterId: ctx.user.id,
+      job: { ...job, seed },
+      image: fitted.data.toString('base64'),
+    };
     await core.store.keyv.set(storeKeys.imagineState(id), state, IMAGINE_STATE_TTL_MS);
     buttons = [
       { id: `imagine:reroll:${id}`, label: '🎲 Reroll' },
@@ -260,7 +308,12 @@ export async function generateAndPost(ctx: CommandContext, core: Core, job: Imag
     // Without the store the buttons could not work: the image is posted without them.
     core.storeHealth.failed(error, ctx.log);
   }
-  const file: OutgoingFile = { name: `imagine.${extensionOf(fitted.format)}`, data: fitted.data, mimeType: fitted.mimeType, description: job.prompt.slice(0, 1000) };
+  const file: OutgoingFile = {
+    name: `imagine.${extensionOf(fitted.format)}`,
+    data: fitted.data,
+    mimeType: fitted.mimeType,
+    description: job.prompt.slice(0, 1000),
+  };
   const content = lines.join('\n');
   if (ctx.reply.editsFiles) {
     if (progress) await progress.edit({ content, files: [file], buttons });
@@ -274,7 +327,12 @@ export async function generateAndPost(ctx: CommandContext, core: Core, job: Imag
     if (progress) await progress.edit({ content: '🎨 Done: the image is below.' });
     return;
   }
-  const line = { content: progress ? '🎨 Done: the image is below. Reroll, upscale or vary it:' : '🎨 Reroll, upscale or vary the image above:', buttons };
+  const line = {
+    content: progress
+      ? '🎨 Done: the image is below. Reroll, upscale or vary it:'
+      : '🎨 Reroll, upscale or vary the image above:',
+    buttons,
+  };
   if (progress) await progress.edit(line);
   else await ctx.reply.send(line);
 }

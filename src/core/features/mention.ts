@@ -4,13 +4,14 @@
  * and joins the conversation's history, exactly like /chat. Platform adapters decide when a
  * message is addressed to the bot and turn it into a {@link MentionRequest}.
  */
-import type { Attachment, CommandContext } from '../platform.ts';
+
 import type { Core } from '../core.ts';
+import type { Clock } from '../delivery/streaming-reply.ts';
 import { InputError } from '../errors.ts';
 import { collectImages, skippedLine } from '../media/attachments.ts';
+import type { Attachment, CommandContext } from '../platform.ts';
 import { chat } from './chat.ts';
 import { subjectOf } from './usage.ts';
-import type { Clock } from '../delivery/streaming-reply.ts';
 
 /** A message addressed to the bot, as an adapter hands it over. */
 export interface MentionRequest {
@@ -34,16 +35,28 @@ export const DEFAULT_IMAGES_PROMPT = 'Describe these images.';
  * @throws InputError when there is neither text nor a usable image (the sentence says why);
  *   otherwise as {@link chat}.
  */
-export async function answerMention(ctx: CommandContext, core: Core, request: MentionRequest, clock?: Clock): Promise<void> {
+export async function answerMention(
+  ctx: CommandContext,
+  core: Core,
+  request: MentionRequest,
+  clock?: Clock,
+): Promise<void> {
   await ctx.reply.defer();
-  const { images, skipped, notices } = await collectImages(request.attachments, core.inputImages, { images: core.images, key: subjectOf(ctx), signal: ctx.signal, log: ctx.log });
+  const { images, skipped, notices } = await collectImages(request.attachments, core.inputImages, {
+    images: core.images,
+    key: subjectOf(ctx),
+    signal: ctx.signal,
+    log: ctx.log,
+  });
   const notes = [...(request.notices ?? []), ...notices];
   const line = skippedLine(skipped);
   if (line) notes.push(line);
   const text = request.text.trim();
   const prompt = text || (images.length > 1 ? DEFAULT_IMAGES_PROMPT : images.length === 1 ? DEFAULT_IMAGE_PROMPT : '');
   if (!prompt) {
-    throw new InputError(notes.length ? notes.join('\n') : 'Ask me something after the mention, or attach an image for me to look at.');
+    throw new InputError(
+      notes.length ? notes.join('\n') : 'Ask me something after the mention, or attach an image for me to look at.',
+    );
   }
   await chat(ctx, core, { prompt, images, notes }, clock);
 }

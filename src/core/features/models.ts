@@ -5,10 +5,11 @@
  * (Discord: 25 fields and 6,000 characters an embed, paged with Previous/Next buttons;
  * Slack: pages posted in turn within 50 blocks).
  */
-import { ForbiddenError } from '../errors.ts';
-import type { CardLimits, CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
+
 import type { Core } from '../core.ts';
+import { ForbiddenError } from '../errors.ts';
 import type { ModelLists } from '../models/catalog.ts';
+import type { CardLimits, CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
 
 /** One line of the list. */
 export interface ModelEntry {
@@ -23,9 +24,13 @@ export function modelEntries(lists: ModelLists): ModelEntry[] {
   for (const model of lists.image) {
     const id = lists.imageIds.find((i) => i.toLowerCase() === model.display_name.toLowerCase());
     if (id) matched.add(id);
-    entries.push({ name: `🖼️ ${model.display_name}`, value: `image model${model.description ? `: ${model.description}` : ''}${id ? ` (id ${id})` : ''}` });
+    entries.push({
+      name: `🖼️ ${model.display_name}`,
+      value: `image model${model.description ? `: ${model.description}` : ''}${id ? ` (id ${id})` : ''}`,
+    });
   }
-  for (const id of lists.imageIds) if (!matched.has(id)) entries.push({ name: `🖼️ ${id}`, value: 'image model (listed by /v1/models)' });
+  for (const id of lists.imageIds)
+    if (!matched.has(id)) entries.push({ name: `🖼️ ${id}`, value: 'image model (listed by /v1/models)' });
   return entries;
 }
 
@@ -50,17 +55,27 @@ export function pageEntries(entries: readonly ModelEntry[], limits: CardLimits, 
 }
 
 /** One page as a message; with button paging, Previous/Next carry the page to show (`models:<page>:<public>`). */
-function pageMessage(lists: ModelLists, pages: ModelEntry[][], index: number, limits: CardLimits, isPublic: boolean): OutgoingMessage {
+function pageMessage(
+  lists: ModelLists,
+  pages: ModelEntry[][],
+  index: number,
+  limits: CardLimits,
+  isPublic: boolean,
+): OutgoingMessage {
   const page = Math.min(Math.max(index, 0), pages.length - 1);
   const textCount = lists.text.length;
-  const imageCount = lists.image.length + lists.imageIds.filter((id) => !lists.image.some((m) => m.display_name.toLowerCase() === id.toLowerCase())).length;
+  const imageCount =
+    lists.image.length +
+    lists.imageIds.filter((id) => !lists.image.some((m) => m.display_name.toLowerCase() === id.toLowerCase())).length;
   const message: OutgoingMessage = {
     content: '',
-    cards: [{
-      title: `Models: ${textCount} text, ${imageCount} image`,
-      fields: pages[page]!,
-      footer: `Page ${page + 1} of ${pages.length} · 🖼️ marks image models · /settings sets a channel's defaults`,
-    }],
+    cards: [
+      {
+        title: `Models: ${textCount} text, ${imageCount} image`,
+        fields: pages[page]!,
+        footer: `Page ${page + 1} of ${pages.length} · 🖼️ marks image models · /settings sets a channel's defaults`,
+      },
+    ],
   };
   if (limits.paging === 'buttons' && pages.length > 1) {
     const flag = isPublic ? 1 : 0;
@@ -80,7 +95,10 @@ export async function showModels(ctx: CommandContext, core: Core, isPublic: bool
   const lists = await core.catalog.lists(ctx.signal);
   const limits = ctx.reply.limits.cards;
   const pages = pageEntries(modelEntries(lists), limits);
-  const messages = limits.paging === 'buttons' ? [pageMessage(lists, pages, 0, limits, isPublic)] : pages.map((_, i) => pageMessage(lists, pages, i, limits, isPublic));
+  const messages =
+    limits.paging === 'buttons'
+      ? [pageMessage(lists, pages, 0, limits, isPublic)]
+      : pages.map((_, i) => pageMessage(lists, pages, i, limits, isPublic));
   for (const message of messages) {
     if (isPublic) await ctx.reply.send(message);
     else await ctx.reply.sendEphemeral(message);

@@ -3,8 +3,8 @@
  * parameters of §4.1/§4.2, with the spec's ranges) and reading them back.
  */
 import type { CommandOption } from '../command.ts';
-import { OptionError } from '../errors.ts';
 import type { Core } from '../core.ts';
+import { OptionError } from '../errors.ts';
 import type { Sampling } from './chat.ts';
 
 /** `model` for /chat and /complete: a text model id, autocompleted from `/v1/models`. */
@@ -17,16 +17,39 @@ export const TEXT_MODEL_OPTION: CommandOption = {
 };
 
 /** `temperature`, 0 to 2 (§4.1, §4.2). */
-export const TEMPERATURE_OPTION: CommandOption = { name: 'temperature', description: 'Randomness, 0 to 2 (default 0.7)', type: 'number', minValue: 0, maxValue: 2 };
+export const TEMPERATURE_OPTION: CommandOption = {
+  name: 'temperature',
+  description: 'Randomness, 0 to 2 (default 0.7)',
+  type: 'number',
+  minValue: 0,
+  maxValue: 2,
+};
 
 /** `max_tokens`, 1 to `MAX_TOKENS_LIMIT` (checked at run time: the limit is the operator's). */
-export const MAX_TOKENS_OPTION: CommandOption = { name: 'max_tokens', description: 'Longest answer, in tokens (default 1000)', type: 'integer', minValue: 1 };
+export const MAX_TOKENS_OPTION: CommandOption = {
+  name: 'max_tokens',
+  description: 'Longest answer, in tokens (default 1000)',
+  type: 'integer',
+  minValue: 1,
+};
 
 /** The §4.1-only sampling options. */
 export const NUCLEUS_OPTIONS: readonly CommandOption[] = [
   { name: 'top_p', description: 'Nucleus sampling, 0 to 1 (default 1)', type: 'number', minValue: 0, maxValue: 1 },
-  { name: 'frequency_penalty', description: 'Penalise repeated tokens, -2 to 2 (default 0)', type: 'number', minValue: -2, maxValue: 2 },
-  { name: 'presence_penalty', description: 'Penalise tokens already used, -2 to 2 (default 0)', type: 'number', minValue: -2, maxValue: 2 },
+  {
+    name: 'frequency_penalty',
+    description: 'Penalise repeated tokens, -2 to 2 (default 0)',
+    type: 'number',
+    minValue: -2,
+    maxValue: 2,
+  },
+  {
+    name: 'presence_penalty',
+    description: 'Penalise tokens already used, -2 to 2 (default 0)',
+    type: 'number',
+    minValue: -2,
+    maxValue: 2,
+  },
 ];
 
 /**

@@ -3,12 +3,13 @@
  * (checked against the service's live lists), resets them, or reads what applies and where
  * each value comes from (the channel, the environment's default, or the service's choice).
  */
-import type { CommandContext, OutgoingMessage } from '../platform.ts';
+
 import type { Core } from '../core.ts';
 import { OptionError } from '../errors.ts';
-import { SETTING_FIELDS, SETTING_NAMES, type ChannelSettings, type SettingName } from '../state/settings.ts';
 import type { ModelLists } from '../models/catalog.ts';
 import type { Resolved } from '../models/defaults.ts';
+import type { CommandContext, OutgoingMessage } from '../platform.ts';
+import { type ChannelSettings, SETTING_FIELDS, SETTING_NAMES, type SettingName } from '../state/settings.ts';
 
 /** Longest system prompt, in characters. */
 export const MAX_SYSTEM_PROMPT = 4000;
@@ -38,11 +39,18 @@ function suggestions(typed: string, names: readonly string[]): string {
 function checkModel(setting: SettingName, typed: string, lists: ModelLists): string {
   const names = setting === 'image_model' ? lists.image.map((m) => m.display_name) : lists.text;
   const found = names.find((n) => n === typed) ?? names.find((n) => n.toLowerCase() === typed.toLowerCase());
-  if (!found) throw new OptionError(`\`${setting}\`: the service lists no ${setting === 'image_model' ? 'image' : 'text'} model \`${typed}\`.${suggestions(typed, names)}`);
+  if (!found)
+    throw new OptionError(
+      `\`${setting}\`: the service lists no ${setting === 'image_model' ? 'image' : 'text'} model \`${typed}\`.${suggestions(typed, names)}`,
+    );
   return found;
 }
 
-const SOURCE_WORDS: Record<Resolved['source'], string> = { channel: 'set for this channel', environment: "the bot's default", service: "the service's choice" };
+const SOURCE_WORDS: Record<Resolved['source'], string> = {
+  channel: 'set for this channel',
+  environment: "the bot's default",
+  service: "the service's choice",
+};
 
 function describe(resolved: Resolved, serviceWord: string): string {
   return `${resolved.value ? `\`${resolved.value}\`` : serviceWord} — ${SOURCE_WORDS[resolved.source]}`;
@@ -56,14 +64,19 @@ function describe(resolved: Resolved, serviceWord: string): string {
  */
 export async function changeSettings(ctx: CommandContext, core: Core, change: SettingsChange): Promise<void> {
   const updates: Partial<Record<keyof ChannelSettings, string | undefined>> = {};
-  if (change.reset) for (const name of change.reset === 'all' ? SETTING_NAMES : [change.reset]) updates[SETTING_FIELDS[name]] = undefined;
+  if (change.reset)
+    for (const name of change.reset === 'all' ? SETTING_NAMES : [change.reset])
+      updates[SETTING_FIELDS[name]] = undefined;
   const models = (['chat_model', 'image_model', 'vision_model'] as const).filter((name) => change[name] !== undefined);
   if (models.length) {
     const lists = await core.catalog.lists(ctx.signal);
     for (const name of models) updates[SETTING_FIELDS[name]] = checkModel(name, change[name]!, lists);
   }
   if (change.system_prompt !== undefined) {
-    if (change.system_prompt.length > MAX_SYSTEM_PROMPT) throw new OptionError(`\`system_prompt\` is too long (${change.system_prompt.length} characters; at most ${MAX_SYSTEM_PROMPT}).`);
+    if (change.system_prompt.length > MAX_SYSTEM_PROMPT)
+      throw new OptionError(
+        `\`system_prompt\` is too long (${change.system_prompt.length} characters; at most ${MAX_SYSTEM_PROMPT}).`,
+      );
     updates.systemPrompt = change.system_prompt.trim() || undefined;
   }
   const changed = Object.keys(updates).length > 0;
@@ -80,19 +93,33 @@ async function settingsMessage(ctx: CommandContext, core: Core, changed: boolean
   const prompt = resolved.systemPrompt;
   return {
     content: changed ? 'Settings saved.' : '',
-    cards: [{
-      title: 'Settings of this channel',
-      fields: [
-        { name: 'chat_model', value: describe(resolved.chat, "the service's first listed model") },
-        // Without a vision model of its own, a channel's requests with images use its chat model.
-        { name: 'vision_model', value: resolved.vision === resolved.chat ? `\`${resolved.vision.value}\` — the chat model (no vision model set)` : describe(resolved.vision, '') },
-        { name: 'image_model', value: describe(resolved.image, "the service's choice") },
-        { name: 'system_prompt', value: prompt ? `${prompt.length > 900 ? `${prompt.slice(0, 900)}…` : prompt} — set for this channel` : 'none' },
-      ],
-      // Slack has no option pickers: there options are typed `--name value`.
-      footer: ctx.platform === 'slack'
-        ? 'Change with /settings --chat_model <id> (and --image_model, --vision_model, --system_prompt); undo with --reset.'
-        : 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt); undo with reset.',
-    }],
+    cards: [
+      {
+        title: 'Settings of this channel',
+        fields: [
+          { name: 'chat_model', value: describe(resolved.chat, "the service's first listed model") },
+          // Without a vision model of its own, a channel's requests with images use its chat model.
+          {
+            name: 'vision_model',
+            value:
+              resolved.vision === resolved.chat
+                ? `\`${resolved.vision.value}\` — the chat model (no vision model set)`
+                : describe(resolved.vision, ''),
+          },
+          { name: 'image_model', value: describe(resolved.image, "the service's choice") },
+          {
+            name: 'system_prompt',
+            value: prompt
+              ? `${prompt.length > 900 ? `${prompt.slice(0, 900)}…` : prompt} — set for this channel`
+              : 'none',
+          },
+        ],
+        // Slack has no option pickers: there options are typed `--name value`.
+        footer:
+          ctx.platform === 'slack'
+            ? 'Change with /settings --chat_model <id> (and --image_model, --vision_model, --system_prompt); undo with --reset.'
+            : 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt); undo with reset.',
+      },
+    ],
   };
 }

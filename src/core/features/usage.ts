@@ -3,12 +3,13 @@
  * before any service call, and counting the tokens it used after (the service's `usage`
  * when a chunk carried one, else estimated: §4.1 image input rule 3, src/core/tokens.ts).
  */
-import type { CommandContext } from '../platform.ts';
+
 import type { Core } from '../core.ts';
-import type { ChatMessage, Usage } from '../service/schemas.ts';
-import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
-import type { TokenReservation } from '../state/quotas.ts';
 import { IMAGE_TOKENS } from '../media/images.ts';
+import type { CommandContext } from '../platform.ts';
+import type { ChatMessage, Usage } from '../service/schemas.ts';
+import type { TokenReservation } from '../state/quotas.ts';
+import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
 
 /** The quota subject of an invocation's user: `<platform>:<user id>`. */
 export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user'>): string {
@@ -30,8 +31,14 @@ export async function admit(ctx: CommandContext, core: Core, kind: 'chat' | 'ima
  * (`MAX_TOKENS_LIMIT` when the user set none). Settled by {@link countTokens}.
  * @throws QuotaError when the day's tokens are used up.
  */
-export function reserveTokens(ctx: CommandContext, core: Core, prompt: string, options: { images?: number; maxTokens?: number | undefined } = {}): Promise<TokenReservation> {
-  const estimate = estimateTextTokens(prompt) + (options.images ?? 0) * IMAGE_TOKENS + (options.maxTokens ?? core.limits.maxTokens);
+export function reserveTokens(
+  ctx: CommandContext,
+  core: Core,
+  prompt: string,
+  options: { images?: number; maxTokens?: number | undefined } = {},
+): Promise<TokenReservation> {
+  const estimate =
+    estimateTextTokens(prompt) + (options.images ?? 0) * IMAGE_TOKENS + (options.maxTokens ?? core.limits.maxTokens);
   return core.quotas.reserveTokens(subjectOf(ctx), ctx.user, estimate);
 }
 
@@ -41,10 +48,21 @@ export function reserveTokens(ctx: CommandContext, core: Core, prompt: string, o
  * @param prompt the messages sent (or the prompt text of a completion).
  * @param usage the service's `usage`, when a chunk carried one.
  */
-export async function countTokens(ctx: CommandContext, core: Core, reservation: TokenReservation, prompt: readonly ChatMessage[] | string, answer: string, usage: Usage | undefined): Promise<void> {
+export async function countTokens(
+  ctx: CommandContext,
+  core: Core,
+  reservation: TokenReservation,
+  prompt: readonly ChatMessage[] | string,
+  answer: string,
+  usage: Usage | undefined,
+): Promise<void> {
   const estimated = usage === undefined;
-  const promptTokens = usage?.prompt_tokens ?? (typeof prompt === 'string' ? estimateTextTokens(prompt) : estimateMessageTokens(prompt));
+  const promptTokens =
+    usage?.prompt_tokens ?? (typeof prompt === 'string' ? estimateTextTokens(prompt) : estimateMessageTokens(prompt));
   const completionTokens = usage?.completion_tokens ?? estimateTextTokens(answer);
   core.events.emit('tokens', { platform: ctx.platform, prompt: promptTokens, completion: completionTokens, estimated });
-  await Promise.all([reservation.settle(promptTokens + completionTokens), core.quotas.recordChannelTokens(ctx.channelKey, promptTokens + completionTokens)]);
+  await Promise.all([
+    reservation.settle(promptTokens + completionTokens),
+    core.quotas.recordChannelTokens(ctx.channelKey, promptTokens + completionTokens),
+  ]);
 }

@@ -90,7 +90,8 @@ function parseAddress(raw: string): ParsedAddress | undefined {
   const groupsOf = (part: string) => (part === '' ? [] : part.split(':'));
   const left = groupsOf(head);
   const right = rest === undefined ? [] : groupsOf(rest);
-  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const groups =
+    rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   if (groups.length !== 8) return undefined;
   return { family: 6, value: groups.reduce((sum, group) => (sum << 16n) | BigInt(parseInt(group, 16)), 0n) };
 }
@@ -115,8 +116,10 @@ const RANGES = {
 export function isPublicAddress(address: string): boolean {
   const parsed = parseAddress(address);
   if (!parsed) return false;
-  if (parsed.family === 6 && parsed.value >> 32n === 0xffffn) return isPublicAddress(formatIPv4(parsed.value & 0xffffffffn));
-  if (parsed.family === 6 && !inRange(parsed.value, GLOBAL_UNICAST_V6.network, GLOBAL_UNICAST_V6.prefix, 128)) return false;
+  if (parsed.family === 6 && parsed.value >> 32n === 0xffffn)
+    return isPublicAddress(formatIPv4(parsed.value & 0xffffffffn));
+  if (parsed.family === 6 && !inRange(parsed.value, GLOBAL_UNICAST_V6.network, GLOBAL_UNICAST_V6.prefix, 128))
+    return false;
   const bits = parsed.family === 4 ? 32 : 128;
   return !RANGES[parsed.family].some((range) => inRange(parsed.value, range.network, range.prefix, bits));
 }

@@ -6,12 +6,13 @@
  * not used is returned with a short reason, and platform-wide refusals (a missing Slack scope)
  * as one notice.
  */
-import { AttachmentAccessError, type Attachment } from '../platform.ts';
-import { DownloadError } from './download.ts';
-import { ImageInputError, READABLE_FORMATS, mb, type ImageInputLimits, type PreparedImage } from './images.ts';
-import type { ImagePool } from './image-pool.ts';
-import { OptionError } from '../errors.ts';
+
 import type { Logger } from '../../log.ts';
+import { OptionError } from '../errors.ts';
+import { type Attachment, AttachmentAccessError } from '../platform.ts';
+import { DownloadError } from './download.ts';
+import type { ImagePool } from './image-pool.ts';
+import { ImageInputError, type ImageInputLimits, mb, type PreparedImage, READABLE_FORMATS } from './images.ts';
 
 /** Caps on the images of one request. */
 export interface ImageAttachmentLimits extends ImageInputLimits {
@@ -35,7 +36,19 @@ export interface CollectedImages {
 }
 
 /** File name extensions of the raster formats the bot reads (images.ts RasterFormat; heif covers AVIF). */
-const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set(['jpg', 'jpeg', 'jfif', 'png', 'gif', 'webp', 'tif', 'tiff', 'heif', 'heic', 'avif']);
+const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set([
+  'jpg',
+  'jpeg',
+  'jfif',
+  'png',
+  'gif',
+  'webp',
+  'tif',
+  'tiff',
+  'heif',
+  'heic',
+  'avif',
+]);
 
 /** The extension of a file name, lower case, or undefined. O(length). */
 function extensionOf(name: string): string | undefined {
@@ -45,7 +58,10 @@ function extensionOf(name: string): string | undefined {
 
 /** Whether a file is an SVG drawing by its type or name: refused without a download (its render time is unbounded). */
 export function isSvg(attachment: Pick<Attachment, 'name' | 'mimeType'>): boolean {
-  return attachment.mimeType?.toLowerCase().startsWith('image/svg') === true || ['svg', 'svgz'].includes(extensionOf(attachment.name) ?? '');
+  return (
+    attachment.mimeType?.toLowerCase().startsWith('image/svg') === true ||
+    ['svg', 'svgz'].includes(extensionOf(attachment.name) ?? '')
+  );
 }
 
 /** Whether a file looks like an image the bot reads by its type or name (the bytes are checked later). */
@@ -77,7 +93,11 @@ export interface ImageWork {
  * @param attachments the message's own files first, then those of the message it replies to.
  * @throws only the abort of `work.signal`; every per-file failure is in the result.
  */
-export async function collectImages(attachments: readonly Attachment[], limits: ImageAttachmentLimits, work: ImageWork): Promise<CollectedImages> {
+export async function collectImages(
+  attachments: readonly Attachment[],
+  limits: ImageAttachmentLimits,
+  work: ImageWork,
+): Promise<CollectedImages> {
   /** One deadline for the request's conversions, from the first file downloaded. */
   let deadline: number | undefined;
   const skipped: SkippedAttachment[] = [];
@@ -85,8 +105,13 @@ export async function collectImages(attachments: readonly Attachment[], limits: 
   const chosen: Attachment[] = [];
   for (const attachment of attachments) {
     if (!looksLikeImage(attachment)) skipped.push({ name: attachment.name, reason: notImageReason(attachment) });
-    else if (chosen.length >= limits.maxCount) skipped.push({ name: attachment.name, reason: `over the limit of ${limits.maxCount} images a message` });
-    else if (attachment.size > limits.maxBytes) skipped.push({ name: attachment.name, reason: `too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read)` });
+    else if (chosen.length >= limits.maxCount)
+      skipped.push({ name: attachment.name, reason: `over the limit of ${limits.maxCount} images a message` });
+    else if (attachment.size > limits.maxBytes)
+      skipped.push({
+        name: attachment.name,
+        reason: `too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read)`,
+      });
     else chosen.push(attachment);
   }
   if (chosen.length > 0) work.images.warm();
@@ -95,19 +120,31 @@ export async function collectImages(attachments: readonly Attachment[], limits: 
       try {
         const data = await attachment.fetch({ maxBytes: limits.maxBytes, signal: work.signal });
         deadline ??= work.images.deadline();
-        return await work.images.prepareInput(data, attachment.name, limits, { key: work.key, deadline, signal: work.signal });
+        return await work.images.prepareInput(data, attachment.name, limits, {
+          key: work.key,
+          deadline,
+          signal: work.signal,
+        });
       } catch (error) {
         if (work.signal.aborted) throw error;
         if (error instanceof AttachmentAccessError) notices.add(error.message);
         else if (error instanceof ImageInputError) skipped.push({ name: attachment.name, reason: error.reason });
-        else if (error instanceof DownloadError) skipped.push({ name: attachment.name, reason: error.reason.replace(/^is /, '') });
+        else if (error instanceof DownloadError)
+          skipped.push({ name: attachment.name, reason: error.reason.replace(/^is /, '') });
         else throw error;
-        work.log?.info({ file: attachment.name, err: error instanceof Error ? error.message : String(error) }, 'attachment not used');
+        work.log?.info(
+          { file: attachment.name, err: error instanceof Error ? error.message : String(error) },
+          'attachment not used',
+        );
         return undefined;
       }
     }),
   );
-  return { images: results.filter((image): image is PreparedImage => image !== undefined), skipped, notices: [...notices] };
+  return {
+    images: results.filter((image): image is PreparedImage => image !== undefined),
+    skipped,
+    notices: [...notices],
+  };
 }
 
 /** The line under an answer that names the files not used: "Not used: a.pdf (not an image), …". */
@@ -128,17 +165,30 @@ export function imagesNote(images: readonly Pick<PreparedImage, 'name'>[]): stri
  * (`input`) or a reference image (`reference`), within `IMAGE_PREP_TIMEOUT_MS`.
  * @throws OptionError naming the option and why the file cannot be used; the abort of `work.signal`.
  */
-export async function optionImage(option: string, attachment: Attachment, limits: ImageInputLimits, work: ImageWork, form: 'input' | 'reference' = 'input'): Promise<PreparedImage> {
+export async function optionImage(
+  option: string,
+  attachment: Attachment,
+  limits: ImageInputLimits,
+  work: ImageWork,
+  form: 'input' | 'reference' = 'input',
+): Promise<PreparedImage> {
   const { signal } = work;
   if (!looksLikeImage(attachment)) {
-    throw new OptionError(`\`${option}\`: ${attachment.name} is ${isSvg(attachment) ? 'an SVG drawing, which the bot does not read' : 'not an image'} (${READABLE_FORMATS}).`);
+    throw new OptionError(
+      `\`${option}\`: ${attachment.name} is ${isSvg(attachment) ? 'an SVG drawing, which the bot does not read' : 'not an image'} (${READABLE_FORMATS}).`,
+    );
   }
-  if (attachment.size > limits.maxBytes) throw new OptionError(`\`${option}\`: ${attachment.name} is too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read).`);
+  if (attachment.size > limits.maxBytes)
+    throw new OptionError(
+      `\`${option}\`: ${attachment.name} is too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read).`,
+    );
   work.images.warm();
   try {
     const data = await attachment.fetch({ maxBytes: limits.maxBytes, signal });
     const job = { key: work.key, signal };
-    return await (form === 'reference' ? work.images.prepareReference(data, attachment.name, limits, job) : work.images.prepareInput(data, attachment.name, limits, job));
+    return await (form === 'reference'
+      ? work.images.prepareReference(data, attachment.name, limits, job)
+      : work.images.prepareInput(data, attachment.name, limits, job));
   } catch (error) {
     if (signal.aborted) throw error;
     if (error instanceof ImageInputError || error instanceof DownloadError || error instanceof AttachmentAccessError) {

@@ -10,8 +10,9 @@
  * `publicOnly` download connects to and those of a link the bot passes on to the service
  * ({@link checkForwardableUrl}).
  */
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import { ipLiteralOf, isLocalhostName, isPublicAddress } from './addresses.ts';
 
 /** Why a download failed: the stable code and a sentence naming the file, for the user. */
@@ -67,22 +68,34 @@ export interface Downloaded {
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
 /** The shape of `dns.lookup` with `all: true`, injectable for tests. */
-export type LookupAll = (hostname: string, options: { all: true }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type LookupAll = (
+  hostname: string,
+  options: { all: true },
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 /**
  * A `lookup` for sockets that fails for names resolving to an address that is not public
  * (checked when connecting, on the very addresses used: no DNS rebinding).
  */
 function publicLookup(resolve: LookupAll) {
-  return (hostname: string, options: object, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void): void => {
-  resolve(hostname, { all: true }, (error, addresses) => {
-    if (error) return callback(error, []);
-    const list = addresses as LookupAddress[];
-    const refused = list.find((a) => !isPublicAddress(a.address));
-    if (refused || list.length === 0) return callback(Object.assign(new Error(`${hostname} does not resolve to a public address`), { code: 'ENOTPUBLIC' }), []);
-    if ((options as { all?: boolean }).all) return callback(null, list);
-    return callback(null, list[0]!.address, list[0]!.family);
-  });
+  return (
+    hostname: string,
+    options: object,
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    resolve(hostname, { all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const list = addresses as LookupAddress[];
+      const refused = list.find((a) => !isPublicAddress(a.address));
+      if (refused || list.length === 0)
+        return callback(
+          Object.assign(new Error(`${hostname} does not resolve to a public address`), { code: 'ENOTPUBLIC' }),
+          [],
+        );
+      if ((options as { all?: boolean }).all) return callback(null, list);
+      return callback(null, list[0]!.address, list[0]!.family);
+    });
   };
 }
 
@@ -118,15 +131,23 @@ function resolveAll(lookup: LookupAll, hostname: string, timeoutMs: number): Pro
  * @throws DownloadError `not_public` with a sentence naming `name`: not an http(s) address, or
  *   a private or local one.
  */
-export async function checkForwardableUrl(url: string, options: { name: string; lookup: LookupAll; timeoutMs?: number }): Promise<string> {
+export async function checkForwardableUrl(
+  url: string,
+  options: { name: string; lookup: LookupAll; timeoutMs?: number },
+): Promise<string> {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw new DownloadError('not_public', options.name, 'is not an http(s) address');
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new DownloadError('not_public', options.name, 'is not an http(s) address');
-  const refused = new DownloadError('not_public', options.name, 'points to a private or local address, which the bot does not pass on to the service');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new DownloadError('not_public', options.name, 'is not an http(s) address');
+  const refused = new DownloadError(
+    'not_public',
+    options.name,
+    'points to a private or local address, which the bot does not pass on to the service',
+  );
   if (isLocalhostName(parsed.hostname)) throw refused;
   const literal = ipLiteralOf(parsed);
   if (literal !== undefined) {
@@ -150,7 +171,14 @@ export class Downloader {
    * @param options.connections sockets per origin (default 16).
    * @param options.lookup name resolution for `publicOnly` downloads (default `dns.lookup`).
    */
-  constructor(private readonly options: { timeoutMs?: number; connections?: number; dispatcher?: Dispatcher; lookup?: LookupAll } = {}) {
+  constructor(
+    private readonly options: {
+      timeoutMs?: number;
+      connections?: number;
+      dispatcher?: Dispatcher;
+      lookup?: LookupAll;
+    } = {},
+  ) {
     const common = { connections: options.connections ?? 16, headersTimeout: 15_000, bodyTimeout: 15_000 };
     this.agent = new Agent({ ...common, connectTimeout: 10_000 });
     this.lookup = options.lookup ?? (dnsLookup as unknown as LookupAll);
@@ -183,7 +211,11 @@ export class Downloader {
     const { statusCode, headers, body } = response;
     // A body given up on is destroyed, which makes undici emit an AbortError on it: expected, not a fault.
     body.on('error', () => undefined);
-    const contentType = String(headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() || undefined;
+    const contentType =
+      String(headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase() || undefined;
     if (statusCode < 200 || statusCode >= 300) {
       body.destroy();
       throw new DownloadError('http_status', options.name, `could not be downloaded (HTTP ${statusCode})`, statusCode);
@@ -225,20 +257,33 @@ export class Downloader {
     const parsed = new URL(url);
     if (parsed.protocol !== 'https:') throw new DownloadError('not_public', name, 'is not an https address');
     const literal = ipLiteralOf(parsed);
-    if (isLocalhostName(parsed.hostname) || (literal !== undefined && !isPublicAddress(literal))) throw new DownloadError('not_public', name, NOT_FETCHED);
+    if (isLocalhostName(parsed.hostname) || (literal !== undefined && !isPublicAddress(literal)))
+      throw new DownloadError('not_public', name, NOT_FETCHED);
   }
 
   private tooLarge(options: DownloadOptions, declared?: number): DownloadError {
     const size = declared === undefined ? `over ${mb(options.maxBytes)}` : mb(declared);
-    return new DownloadError('too_large', options.name, `is too large (${size}; files up to ${mb(options.maxBytes)} are read)`);
+    return new DownloadError(
+      'too_large',
+      options.name,
+      `is too large (${size}; files up to ${mb(options.maxBytes)} are read)`,
+    );
   }
 
   private failure(error: unknown, options: DownloadOptions, timeout: AbortSignal): Error {
-    if (options.signal?.aborted) return options.signal.reason instanceof Error ? options.signal.reason : new Error('aborted');
-    if (timeout.aborted || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
+    if (options.signal?.aborted)
+      return options.signal.reason instanceof Error ? options.signal.reason : new Error('aborted');
+    if (
+      timeout.aborted ||
+      error instanceof undiciErrors.HeadersTimeoutError ||
+      error instanceof undiciErrors.BodyTimeoutError
+    ) {
       return new DownloadError('timeout', options.name, 'took too long to download');
     }
-    if ((error as { code?: string; cause?: { code?: string } }).code === 'ENOTPUBLIC' || (error as { cause?: { code?: string } }).cause?.code === 'ENOTPUBLIC') {
+    if (
+      (error as { code?: string; cause?: { code?: string } }).code === 'ENOTPUBLIC' ||
+      (error as { cause?: { code?: string } }).cause?.code === 'ENOTPUBLIC'
+    ) {
       return new DownloadError('not_public', options.name, NOT_FETCHED);
     }
     return new DownloadError('network', options.name, 'could not be downloaded (network error)');

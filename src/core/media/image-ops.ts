@@ -11,19 +11,19 @@ import sharp, { type Metadata } from 'sharp';
 import { InvalidResponseError } from '../service/errors.ts';
 import type { ImageResponseFormat } from '../service/schemas.ts';
 import {
+  checkRasterInput,
   DEFAULT_IMAGE_INPUT_LIMITS,
+  type FittedImage,
+  type GeneratedImage,
   ImageInputError,
+  type ImageInputLimits,
   ImageTooLargeError,
   MAX_IMAGE_SIDE,
   MAX_REFERENCE_SIDE,
-  READABLE_FORMATS,
-  checkRasterInput,
   mb,
-  sniffRasterFormat,
-  type FittedImage,
-  type GeneratedImage,
-  type ImageInputLimits,
   type PreparedImage,
+  READABLE_FORMATS,
+  sniffRasterFormat,
 } from './images.ts';
 
 /**
@@ -31,7 +31,8 @@ import {
  * @throws InvalidResponseError when the bytes are not a raster image the bot reads.
  */
 export async function describeImage(data: Buffer, source: ImageResponseFormat): Promise<GeneratedImage> {
-  if (!sniffRasterFormat(data)) throw new InvalidResponseError(`the ${source} image is not a raster image the bot reads`);
+  if (!sniffRasterFormat(data))
+    throw new InvalidResponseError(`the ${source} image is not a raster image the bot reads`);
   let meta: Metadata;
   try {
     meta = await sharp(data, { limitInputPixels: DEFAULT_IMAGE_INPUT_LIMITS.maxPixels }).metadata();
@@ -50,7 +51,11 @@ export async function describeImage(data: Buffer, source: ImageResponseFormat): 
  * @param name the file name, for messages.
  * @throws ImageInputError (too many bytes, too many pixels, not a raster image, damaged).
  */
-export async function prepareImageInput(data: Uint8Array, name: string, limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS): Promise<PreparedImage> {
+export async function prepareImageInput(
+  data: Uint8Array,
+  name: string,
+  limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS,
+): Promise<PreparedImage> {
   if (data.byteLength > limits.maxBytes) {
     const reason = `too large (${mb(data.byteLength)}; images up to ${mb(limits.maxBytes)} are accepted)`;
     throw new ImageInputError(`${name} is ${reason}.`, reason);
@@ -63,7 +68,10 @@ export async function prepareImageInput(data: Uint8Array, name: string, limits: 
     // every decoding step after it has limitInputPixels, which refuses a decompression bomb.
     meta = await sharp(data, { limitInputPixels: false, animated: false }).metadata();
   } catch {
-    throw new ImageInputError(`${name} is not an image the bot can read (${READABLE_FORMATS}).`, 'not an image the bot can read');
+    throw new ImageInputError(
+      `${name} is not an image the bot can read (${READABLE_FORMATS}).`,
+      'not an image the bot can read',
+    );
   }
   const pixels = (meta.width ?? 0) * (meta.pageHeight ?? meta.height ?? 0);
   if (!meta.width || !meta.height || pixels > limits.maxPixels) {
@@ -72,13 +80,25 @@ export async function prepareImageInput(data: Uint8Array, name: string, limits: 
   }
   try {
     // An alpha channel alone (GIF palettes, many PNGs) does not mean transparency: check pixels.
-    const alpha = meta.hasAlpha === true && !(await sharp(data, { limitInputPixels: limits.maxPixels, animated: false }).stats()).isOpaque;
+    const alpha =
+      meta.hasAlpha === true &&
+      !(await sharp(data, { limitInputPixels: limits.maxPixels, animated: false }).stats()).isOpaque;
     const pipeline = sharp(data, { limitInputPixels: limits.maxPixels, animated: false })
       .rotate()
       .resize({ width: MAX_IMAGE_SIDE, height: MAX_IMAGE_SIDE, fit: 'inside', withoutEnlargement: true });
-    const { data: out, info } = await (alpha ? pipeline.png({ compressionLevel: 9 }) : pipeline.flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true })).toBuffer({ resolveWithObject: true });
+    const { data: out, info } = await (alpha
+      ? pipeline.png({ compressionLevel: 9 })
+      : pipeline.flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true })
+    ).toBuffer({ resolveWithObject: true });
     const mimeType = alpha ? 'image/png' : 'image/jpeg';
-    return { url: `data:${mimeType};base64,${out.toString('base64')}`, mimeType, width: info.width, height: info.height, bytes: out.byteLength, name };
+    return {
+      url: `data:${mimeType};base64,${out.toString('base64')}`,
+      mimeType,
+      width: info.width,
+      height: info.height,
+      bytes: out.byteLength,
+      name,
+    };
   } catch {
     throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
   }
@@ -89,7 +109,11 @@ export async function prepareImageInput(data: Uint8Array, name: string, limits: 
  * EXIF orientation applied, longest side at most {@link MAX_REFERENCE_SIDE} px.
  * @throws ImageInputError as {@link prepareImageInput}.
  */
-export async function prepareReferenceImage(data: Uint8Array, name: string, limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS): Promise<PreparedImage> {
+export async function prepareReferenceImage(
+  data: Uint8Array,
+  name: string,
+  limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS,
+): Promise<PreparedImage> {
   const checked = await prepareImageInput(data, name, limits);
   try {
     const { data: out, info } = await sharp(data, { limitInputPixels: limits.maxPixels, animated: false })
@@ -97,7 +121,14 @@ export async function prepareReferenceImage(data: Uint8Array, name: string, limi
       .resize({ width: MAX_REFERENCE_SIDE, height: MAX_REFERENCE_SIDE, fit: 'inside', withoutEnlargement: true })
       .png({ compressionLevel: 9 })
       .toBuffer({ resolveWithObject: true });
-    return { url: `data:image/png;base64,${out.toString('base64')}`, mimeType: 'image/png', width: info.width, height: info.height, bytes: out.byteLength, name: checked.name };
+    return {
+      url: `data:image/png;base64,${out.toString('base64')}`,
+      mimeType: 'image/png',
+      width: info.width,
+      height: info.height,
+      bytes: out.byteLength,
+      name: checked.name,
+    };
   } catch {
     throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
   }
@@ -108,9 +139,21 @@ export async function prepareReferenceImage(data: Uint8Array, name: string, limi
  * when it fits; else JPEG at falling quality, then smaller, down to 512 px on the long side.
  * @throws ImageTooLargeError when nothing fits.
  */
-export async function fitImageFile(image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>, maxBytes: number | undefined): Promise<FittedImage> {
-  if (maxBytes === undefined || image.data.byteLength <= maxBytes) return { data: image.data, format: image.format, mimeType: image.mimeType, width: image.width, height: image.height, reencoded: undefined };
-  if (!sniffRasterFormat(image.data)) throw new InvalidResponseError('the generated image is not a raster image the bot reads');
+export async function fitImageFile(
+  image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>,
+  maxBytes: number | undefined,
+): Promise<FittedImage> {
+  if (maxBytes === undefined || image.data.byteLength <= maxBytes)
+    return {
+      data: image.data,
+      format: image.format,
+      mimeType: image.mimeType,
+      width: image.width,
+      height: image.height,
+      reencoded: undefined,
+    };
+  if (!sniffRasterFormat(image.data))
+    throw new InvalidResponseError('the generated image is not a raster image the bot reads');
   const longest = Math.max(image.width, image.height);
   for (const side of [longest, 2048, 1536, 1024, 768, 512].filter((s) => s <= longest)) {
     for (const quality of side === longest ? [90, 80, 70] : [80]) {
@@ -120,7 +163,14 @@ export async function fitImageFile(image: Pick<GeneratedImage, 'data' | 'format'
         .jpeg({ quality, mozjpeg: true })
         .toBuffer({ resolveWithObject: true });
       if (data.byteLength <= maxBytes) {
-        return { data, format: 'jpeg', mimeType: 'image/jpeg', width: info.width, height: info.height, reencoded: `re-encoded as JPEG (${quality}%) to fit this server's ${mb(maxBytes)} limit` };
+        return {
+          data,
+          format: 'jpeg',
+          mimeType: 'image/jpeg',
+          width: info.width,
+          height: info.height,
+          reencoded: `re-encoded as JPEG (${quality}%) to fit this server's ${mb(maxBytes)} limit`,
+        };
       }
     }
   }

@@ -15,16 +15,26 @@
  *   way the caller gets the sentence for its file and the bot goes on.
  * - Workers run at a lower scheduling priority than the bot (nice 10).
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setPriority } from 'node:os';
-import { FairGate, type Release } from '../service/gate.ts';
-import { InvalidResponseError } from '../service/errors.ts';
-import type { ImageResponseFormat } from '../service/schemas.ts';
-import { ImageInputError, ImageTooLargeError, WORKER_NICE, checkRasterInput, sniffRasterFormat, type FittedImage, type GeneratedImage, type ImageInputLimits, type PreparedImage } from './images.ts';
-import type { WorkerJob, WorkerOps, WorkerReply } from './image-worker.ts';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Logger } from '../../log.ts';
+import { InvalidResponseError } from '../service/errors.ts';
+import { FairGate, type Release } from '../service/gate.ts';
+import type { ImageResponseFormat } from '../service/schemas.ts';
+import type { WorkerJob, WorkerOps, WorkerReply } from './image-worker.ts';
+import {
+  checkRasterInput,
+  type FittedImage,
+  type GeneratedImage,
+  ImageInputError,
+  type ImageInputLimits,
+  ImageTooLargeError,
+  type PreparedImage,
+  sniffRasterFormat,
+  WORKER_NICE,
+} from './images.ts';
 
 /** The worker's entry file, and the loader that runs TypeScript (tsx, a dependency of `npm start`). */
 const WORKER_FILE = fileURLToPath(new URL('./image-worker.ts', import.meta.url));
@@ -94,7 +104,10 @@ export class ImagePool {
     try {
       this.park(this.spawn());
     } catch (error) {
-      this.options.log?.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not start an image worker');
+      this.options.log?.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'could not start an image worker',
+      );
     }
   }
 
@@ -109,15 +122,35 @@ export class ImagePool {
    * @throws ImageInputError naming the file (not a raster image, too large, damaged, took too
    *   long); the abort reason of `job.signal`.
    */
-  async prepareInput(data: Uint8Array, name: string, limits: ImageInputLimits, job: ImageJobOptions): Promise<PreparedImage> {
+  async prepareInput(
+    data: Uint8Array,
+    name: string,
+    limits: ImageInputLimits,
+    job: ImageJobOptions,
+  ): Promise<PreparedImage> {
     checkRasterInput(data, name);
-    return this.run('prepareInput', [data, name, { maxBytes: limits.maxBytes, maxPixels: limits.maxPixels }], job, (failure) => inputFailure(name, failure, this.timeoutMs));
+    return this.run(
+      'prepareInput',
+      [data, name, { maxBytes: limits.maxBytes, maxPixels: limits.maxPixels }],
+      job,
+      (failure) => inputFailure(name, failure, this.timeoutMs),
+    );
   }
 
   /** A user's image → a §4.3 reference image (image-ops.ts prepareReferenceImage). @throws as {@link prepareInput}. */
-  async prepareReference(data: Uint8Array, name: string, limits: ImageInputLimits, job: ImageJobOptions): Promise<PreparedImage> {
+  async prepareReference(
+    data: Uint8Array,
+    name: string,
+    limits: ImageInputLimits,
+    job: ImageJobOptions,
+  ): Promise<PreparedImage> {
     checkRasterInput(data, name);
-    return this.run('prepareReference', [data, name, { maxBytes: limits.maxBytes, maxPixels: limits.maxPixels }], job, (failure) => inputFailure(name, failure, this.timeoutMs));
+    return this.run(
+      'prepareReference',
+      [data, name, { maxBytes: limits.maxBytes, maxPixels: limits.maxPixels }],
+      job,
+      (failure) => inputFailure(name, failure, this.timeoutMs),
+    );
   }
 
   /**
@@ -125,7 +158,8 @@ export class ImagePool {
    * @throws InvalidResponseError (not an image, or not read in time); the abort reason of `job.signal`.
    */
   async describe(data: Buffer, source: ImageResponseFormat, job: ImageJobOptions): Promise<GeneratedImage> {
-    if (!sniffRasterFormat(data)) throw new InvalidResponseError(`the ${source} image is not a raster image the bot reads`);
+    if (!sniffRasterFormat(data))
+      throw new InvalidResponseError(`the ${source} image is not a raster image the bot reads`);
     const described = await this.run('describe', [data, source], job, (failure) => generatedFailure(failure));
     return { ...described, data };
   }
@@ -134,9 +168,29 @@ export class ImagePool {
    * A generated image made to fit `maxBytes` (image-ops.ts fitImageFile).
    * @throws ImageTooLargeError; InvalidResponseError (not read in time); the abort reason of `job.signal`.
    */
-  async fit(image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>, maxBytes: number | undefined, job: ImageJobOptions): Promise<FittedImage> {
-    if (maxBytes === undefined || image.data.byteLength <= maxBytes) return { data: image.data, format: image.format, mimeType: image.mimeType, width: image.width, height: image.height, reencoded: undefined };
-    const fitted = await this.run('fit', [{ data: image.data, format: image.format, mimeType: image.mimeType, width: image.width, height: image.height }, maxBytes], job, (failure) => generatedFailure(failure));
+  async fit(
+    image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>,
+    maxBytes: number | undefined,
+    job: ImageJobOptions,
+  ): Promise<FittedImage> {
+    if (maxBytes === undefined || image.data.byteLength <= maxBytes)
+      return {
+        data: image.data,
+        format: image.format,
+        mimeType: image.mimeType,
+        width: image.width,
+        height: image.height,
+        reencoded: undefined,
+      };
+    const fitted = await this.run(
+      'fit',
+      [
+        { data: image.data, format: image.format, mimeType: image.mimeType, width: image.width, height: image.height },
+        maxBytes,
+      ],
+      job,
+      (failure) => generatedFailure(failure),
+    );
     return { ...fitted, data: Buffer.from(fitted.data.buffer, fitted.data.byteOffset, fitted.data.byteLength) };
   }
 
@@ -152,7 +206,12 @@ export class ImagePool {
    * @throws the operation's own errors, rebuilt; `failed(…)` for a timeout or a worker that
    *   ended; the abort reason of `job.signal`.
    */
-  private async run<K extends keyof WorkerOps>(op: K, args: WorkerOps[K]['args'], job: ImageJobOptions, failed: (failure: Failure) => Error): Promise<WorkerOps[K]['result']> {
+  private async run<K extends keyof WorkerOps>(
+    op: K,
+    args: WorkerOps[K]['args'],
+    job: ImageJobOptions,
+    failed: (failure: Failure) => Error,
+  ): Promise<WorkerOps[K]['result']> {
     if (this.closed) throw new Error('the image workers are closed');
     const deadline = job.deadline ?? this.deadline();
     const remaining = deadline - Date.now();
@@ -174,7 +233,12 @@ export class ImagePool {
     try {
       const reply = await this.send(op, args, deadline, job.signal);
       if ('exit' in reply) {
-        this.options.log?.info({ op, key: job.key, why: reply.exit }, reply.exit === 'timeout' ? 'image job ran past its deadline: worker killed' : 'image worker ended during a job');
+        this.options.log?.info(
+          { op, key: job.key, why: reply.exit },
+          reply.exit === 'timeout'
+            ? 'image job ran past its deadline: worker killed'
+            : 'image worker ended during a job',
+        );
         if (reply.exit === 'aborted') throw job.signal!.reason;
         throw failed(reply.exit === 'timeout' ? 'timeout' : 'crash');
       }
@@ -186,12 +250,19 @@ export class ImagePool {
   }
 
   /** Sends a job to an idle worker (or a new one) and resolves with its reply or its end. */
-  private send<K extends keyof WorkerOps>(op: K, args: WorkerOps[K]['args'], deadline: number, signal: AbortSignal | undefined): Promise<WorkerReply | { exit: string }> {
+  private send<K extends keyof WorkerOps>(
+    op: K,
+    args: WorkerOps[K]['args'],
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<WorkerReply | { exit: string }> {
     let worker: Worker;
     try {
       worker = this.idle.pop() ?? this.spawn();
     } catch (error) {
-      return Promise.resolve({ exit: `could not start a worker: ${error instanceof Error ? error.message : String(error)}` });
+      return Promise.resolve({
+        exit: `could not start a worker: ${error instanceof Error ? error.message : String(error)}`,
+      });
     }
     clearTimeout(worker.idleTimer);
     worker.child.ref();
@@ -284,13 +355,17 @@ function inputFailure(name: string, failure: Failure, timeoutMs: number): ImageI
 /** The error for a generated image that took too long or crashed its worker. */
 function generatedFailure(failure: Failure): InvalidResponseError {
   return failure === 'timeout'
-    ? new InvalidResponseError('the generated image was not read in time', 'The generated image could not be processed in time. Try again.')
+    ? new InvalidResponseError(
+        'the generated image was not read in time',
+        'The generated image could not be processed in time. Try again.',
+      )
     : new InvalidResponseError('the image worker ended while reading the generated image');
 }
 
 /** The error a worker reported, as the class the callers catch. */
 function rebuild(error: { name: string; message: string; reason?: string }): Error {
-  if (error.name === 'ImageInputError') return new ImageInputError(error.message, error.reason ?? 'damaged or unreadable');
+  if (error.name === 'ImageInputError')
+    return new ImageInputError(error.message, error.reason ?? 'damaged or unreadable');
   if (error.name === 'ImageTooLargeError') return new ImageTooLargeError(error.message);
   if (error.name === 'InvalidResponseError') return new InvalidResponseError(error.message);
   return new Error(`image worker: ${error.message}`);

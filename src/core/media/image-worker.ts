@@ -9,13 +9,19 @@
  */
 import { setPriority } from 'node:os';
 import sharp from 'sharp';
-import { WORKER_NICE } from './images.ts';
 import { describeImage, fitImageFile, prepareImageInput, prepareReferenceImage } from './image-ops.ts';
+import { WORKER_NICE } from './images.ts';
 
 /** The operations a worker runs, with their arguments and results. */
 export interface WorkerOps {
-  prepareInput: { args: [data: Uint8Array, name: string, limits: { maxBytes: number; maxPixels: number }]; result: Awaited<ReturnType<typeof prepareImageInput>> };
-  prepareReference: { args: [data: Uint8Array, name: string, limits: { maxBytes: number; maxPixels: number }]; result: Awaited<ReturnType<typeof prepareReferenceImage>> };
+  prepareInput: {
+    args: [data: Uint8Array, name: string, limits: { maxBytes: number; maxPixels: number }];
+    result: Awaited<ReturnType<typeof prepareImageInput>>;
+  };
+  prepareReference: {
+    args: [data: Uint8Array, name: string, limits: { maxBytes: number; maxPixels: number }];
+    result: Awaited<ReturnType<typeof prepareReferenceImage>>;
+  };
   /** The image's format and size only: its bytes are the caller's already (not sent back). */
   describe: { args: Parameters<typeof describeImage>; result: Omit<Awaited<ReturnType<typeof describeImage>>, 'data'> };
   fit: { args: Parameters<typeof fitImageFile>; result: Awaited<ReturnType<typeof fitImageFile>> };
@@ -29,10 +35,13 @@ export interface WorkerJob<K extends keyof WorkerOps = keyof WorkerOps> {
 }
 
 /** What a worker answers: the result, or the error's class name, message and (ImageInputError) reason. */
-export type WorkerReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { name: string; message: string; reason?: string } };
+export type WorkerReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: { name: string; message: string; reason?: string } };
 
 /** Bytes that crossed the IPC channel as a Uint8Array, as a Buffer over the same memory. */
-const asBuffer = (data: Uint8Array): Buffer => (Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+const asBuffer = (data: Uint8Array): Buffer =>
+  Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 
 /** Runs one job. @throws what the operation throws. */
 async function run(job: WorkerJob): Promise<unknown> {
@@ -74,7 +83,15 @@ if (process.send) {
       (value) => process.send!({ id: job.id, ok: true, value } satisfies WorkerReply),
       (error: unknown) => {
         const e = error instanceof Error ? error : new Error(String(error));
-        process.send!({ id: job.id, ok: false, error: { name: e.name, message: e.message, ...('reason' in e && typeof e.reason === 'string' ? { reason: e.reason } : {}) } } satisfies WorkerReply);
+        process.send!({
+          id: job.id,
+          ok: false,
+          error: {
+            name: e.name,
+            message: e.message,
+            ...('reason' in e && typeof e.reason === 'string' ? { reason: e.reason } : {}),
+          },
+        } satisfies WorkerReply);
       },
     );
   });

@@ -5,10 +5,16 @@
  * Nothing here decodes pixels: sharp runs only in the image workers (image-pool.ts, which
  * runs image-ops.ts in processes of their own), never on the bot's threads.
  */
+
+import type { Logger } from '../../log.ts';
 import type { Images } from '../service/client.ts';
 import { InvalidResponseError } from '../service/errors.ts';
-import { ASPECT_RATIO_SIZES, type AspectRatio, type ImageGenerationResult, type ImageResponseFormat } from '../service/schemas.ts';
-import type { Logger } from '../../log.ts';
+import {
+  ASPECT_RATIO_SIZES,
+  type AspectRatio,
+  type ImageGenerationResult,
+  type ImageResponseFormat,
+} from '../service/schemas.ts';
 
 /** §4.1 image input rule 3 / §8: each image counts about this many tokens in a budget. */
 export const IMAGE_TOKENS = 85;
@@ -98,7 +104,9 @@ export class ImageTooLargeError extends Error {
 
   /** The error for an image of `bytes` that cannot be made to fit `maxBytes` (both in bytes). */
   static of(bytes: number, maxBytes: number): ImageTooLargeError {
-    return new ImageTooLargeError(`The image is too large for this server (${mb(bytes)}; files up to ${mb(maxBytes)} are taken here), even re-encoded.`);
+    return new ImageTooLargeError(
+      `The image is too large for this server (${mb(bytes)}; files up to ${mb(maxBytes)} are taken here), even re-encoded.`,
+    );
   }
 }
 
@@ -114,7 +122,18 @@ export type RasterFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'tiff' | 'heif';
 export const READABLE_FORMATS = 'JPEG, PNG, WebP, GIF, AVIF and TIFF work';
 
 /** ISO base media brands of HEIF and AVIF still images (the `ftyp` box). */
-const HEIF_BRANDS: ReadonlySet<string> = new Set(['avif', 'avis', 'heic', 'heix', 'heim', 'heis', 'hevc', 'hevx', 'mif1', 'msf1']);
+const HEIF_BRANDS: ReadonlySet<string> = new Set([
+  'avif',
+  'avis',
+  'heic',
+  'heix',
+  'heim',
+  'heis',
+  'hevc',
+  'hevx',
+  'mif1',
+  'msf1',
+]);
 
 /**
  * The raster format of an image, read from its first bytes (magic numbers), or undefined for
@@ -124,10 +143,24 @@ export function sniffRasterFormat(data: Uint8Array): RasterFormat | undefined {
   const b = data;
   const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
-  if (b.length >= 8 && b[0] === 0x89 && ascii(1, 4) === 'PNG' && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) return 'png';
+  if (
+    b.length >= 8 &&
+    b[0] === 0x89 &&
+    ascii(1, 4) === 'PNG' &&
+    b[4] === 0x0d &&
+    b[5] === 0x0a &&
+    b[6] === 0x1a &&
+    b[7] === 0x0a
+  )
+    return 'png';
   if (b.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) return 'gif';
   if (b.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'webp';
-  if (b.length >= 4 && ((b[0] === 0x49 && b[1] === 0x49 && b[2] === 0x2a && b[3] === 0x00) || (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0x00 && b[3] === 0x2a))) return 'tiff';
+  if (
+    b.length >= 4 &&
+    ((b[0] === 0x49 && b[1] === 0x49 && b[2] === 0x2a && b[3] === 0x00) ||
+      (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0x00 && b[3] === 0x2a))
+  )
+    return 'tiff';
   if (b.length >= 12 && ascii(4, 8) === 'ftyp' && HEIF_BRANDS.has(ascii(8, 12))) return 'heif';
   return undefined;
 }
@@ -154,7 +187,10 @@ export function checkRasterInput(data: Uint8Array, name: string): RasterFormat {
     const reason = `an SVG drawing, which the bot does not read (${READABLE_FORMATS})`;
     throw new ImageInputError(`${name} is ${reason}.`, reason);
   }
-  throw new ImageInputError(`${name} is not an image the bot can read (${READABLE_FORMATS}).`, 'not an image the bot can read');
+  throw new ImageInputError(
+    `${name} is not an image the bot can read (${READABLE_FORMATS}).`,
+    'not an image the bot can read',
+  );
 }
 
 /**
@@ -194,7 +230,8 @@ export async function imagesFromResult(
   const out: GeneratedImage[] = [];
   for (const item of result.data) {
     const sources: Array<[ImageResponseFormat, () => Promise<Buffer>]> = [];
-    if (item.b64_json) sources.push(['b64_json', async () => Buffer.from(item.b64_json!.replace(/^data:[^,]*;base64,/, ''), 'base64')]);
+    if (item.b64_json)
+      sources.push(['b64_json', async () => Buffer.from(item.b64_json!.replace(/^data:[^,]*;base64,/, ''), 'base64')]);
     if (item.hxd) sources.push(['hxd', async () => decodeHxd(item.hxd!)]);
     if (item.url) sources.push(['url', async () => (await images.view(item.url!, { signal: options.signal })).data]);
     if (sources.length === 0) throw new InvalidResponseError('an image result item has no url, b64_json or hxd');
@@ -205,7 +242,10 @@ export async function imagesFromResult(
       if (options.expected) {
         const want = ASPECT_RATIO_SIZES[options.expected];
         if (image.width !== want.width || image.height !== want.height) {
-          options.log?.info({ expected: want, got: { width: image.width, height: image.height }, source }, 'generated image has an unexpected size');
+          options.log?.info(
+            { expected: want, got: { width: image.width, height: image.height }, source },
+            'generated image has an unexpected size',
+          );
         }
       }
       out.push(image);

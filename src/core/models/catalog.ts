@@ -4,9 +4,10 @@
  * description). Autocomplete must answer within Discord's 3 s from this cache and never fail;
  * /models and /settings want fresh lists and say when the service is down.
  */
+
+import type { Logger } from '../../log.ts';
 import { isImageModel, type ServiceClient } from '../service/client.ts';
 import type { ImageModel } from '../service/schemas.ts';
-import type { Logger } from '../../log.ts';
 
 /** The lists at one moment. */
 export interface ModelLists {
@@ -36,7 +37,10 @@ export class ModelCatalog {
   private readonly ttlMs: number;
   private readonly now: () => number;
 
-  constructor(private readonly service: ServiceClient, private readonly options: ModelCatalogOptions = {}) {
+  constructor(
+    private readonly service: ServiceClient,
+    private readonly options: ModelCatalogOptions = {},
+  ) {
     this.ttlMs = options.ttlMs ?? 60_000;
     this.now = options.now ?? (() => performance.now());
   }
@@ -76,7 +80,10 @@ export class ModelCatalog {
     this.inflight ??= (async () => {
       try {
         const options = signal ? { signal } : {};
-        const [models, image] = await Promise.all([this.service.models.list(options), this.service.images.availableModels(options)]);
+        const [models, image] = await Promise.all([
+          this.service.models.list(options),
+          this.service.images.availableModels(options),
+        ]);
         const lists: ModelLists = {
           text: models.filter((m) => !isImageModel(m)).map((m) => m.id),
           imageIds: models.filter(isImageModel).map((m) => m.id),
@@ -86,7 +93,10 @@ export class ModelCatalog {
         this.cached = lists;
         return lists;
       } catch (error) {
-        this.options.log?.warn({ err: error instanceof Error ? error.message : String(error) }, 'model lists could not be fetched');
+        this.options.log?.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          'model lists could not be fetched',
+        );
         throw error;
       } finally {
         this.inflight = undefined;
@@ -107,12 +117,21 @@ export interface ModelChoice {
  * name; prefix matches first), at most `limit` (Discord allows 25).
  * @param kind `text` for /chat and /complete; `image` for /imagine (labels carry descriptions).
  */
-export function modelChoices(lists: ModelLists | undefined, kind: 'text' | 'image', typed: string, limit = 25): ModelChoice[] {
+export function modelChoices(
+  lists: ModelLists | undefined,
+  kind: 'text' | 'image',
+  typed: string,
+  limit = 25,
+): ModelChoice[] {
   if (!lists) return [];
   const query = typed.trim().toLowerCase();
-  const all: ModelChoice[] = kind === 'text'
-    ? lists.text.map((id) => ({ name: id, value: id }))
-    : lists.image.map((m) => ({ name: m.description ? `${m.display_name} — ${m.description}` : m.display_name, value: m.display_name }));
+  const all: ModelChoice[] =
+    kind === 'text'
+      ? lists.text.map((id) => ({ name: id, value: id }))
+      : lists.image.map((m) => ({
+          name: m.description ? `${m.display_name} — ${m.description}` : m.display_name,
+          value: m.display_name,
+        }));
   const score = (c: ModelChoice) => {
     const value = c.value.toLowerCase();
     if (!query || value.startsWith(query)) return 0;
@@ -125,5 +144,8 @@ export function modelChoices(lists: ModelLists | undefined, kind: 'text' | 'imag
     .filter((c) => c.rank >= 0 && c.choice.value.length <= 100)
     .sort((a, b) => a.rank - b.rank || a.index - b.index)
     .slice(0, limit)
-    .map(({ choice }) => ({ name: choice.name.length > 100 ? `${choice.name.slice(0, 99)}…` : choice.name, value: choice.value }));
+    .map(({ choice }) => ({
+      name: choice.name.length > 100 ? `${choice.name.slice(0, 99)}…` : choice.name,
+      value: choice.value,
+    }));
 }

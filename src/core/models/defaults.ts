@@ -4,7 +4,7 @@
  * images, omitting `user_selected_model` lets the server choose, §4.3).
  */
 import { InvalidResponseError } from '../service/errors.ts';
-import type { SettingsStore, ChannelSettings } from '../state/settings.ts';
+import type { ChannelSettings, SettingsStore } from '../state/settings.ts';
 import type { ModelCatalog } from './catalog.ts';
 
 /** Configured default models (environment); undefined: decided as {@link ModelDefaults} says. */
@@ -50,7 +50,9 @@ export class ModelDefaults {
    *   InvalidResponseError when the service lists no chat model.
    */
   async forChannel(channelKey: string | undefined, signal?: AbortSignal): Promise<ChannelModels> {
-    const channel: ChannelSettings = channelKey ? await this.settings.get(channelKey).catch((error: unknown) => (this.onSettingsError(error), {})) : {};
+    const channel: ChannelSettings = channelKey
+      ? await this.settings.get(channelKey).catch((error: unknown) => (this.onSettingsError(error), {}))
+      : {};
     const chat = await this.pick(channel.chatModel, this.configured.chat, signal);
     const vision: Resolved & { value: string } = channel.visionModel
       ? { value: channel.visionModel, source: 'channel' }
@@ -70,7 +72,11 @@ export class ModelDefaults {
     return (await this.forChannel(channelKey, signal)).chat.value;
   }
 
-  private async pick(channel: string | undefined, environment: string | undefined, signal?: AbortSignal): Promise<Resolved & { value: string }> {
+  private async pick(
+    channel: string | undefined,
+    environment: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<Resolved & { value: string }> {
     if (channel) return { value: channel, source: 'channel' };
     if (environment) return { value: environment, source: 'environment' };
     const first = (await this.catalog.lists(signal)).text[0];

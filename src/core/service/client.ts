@@ -10,33 +10,40 @@
  *
  * `create` is overloaded on `stream`: `true` gives a {@link Stream} of chunks.
  */
-import { ServiceHttp, type OpenResponse, type ServiceHttpOptions } from './http.ts';
-import { Stream } from './stream.ts';
-import type { QueueTicket, Release } from './gate.ts';
+
+import type { z } from 'zod';
 import { scrubSecrets } from '../../log.ts';
-import { ConnectionError, InvalidResponseError, NotAStreamError, StreamInterruptedError, type ServiceError } from './errors.ts';
 import {
-  chatCompletionRequestSchema,
-  chatCompletionSchema,
-  completionRequestSchema,
-  completionSchema,
-  imageGenerationRequestSchema,
-  imageGenerationSchema,
-  imageModelListSchema,
-  modelListSchema,
-  validateRequest,
+  ConnectionError,
+  InvalidResponseError,
+  NotAStreamError,
+  type ServiceError,
+  StreamInterruptedError,
+} from './errors.ts';
+import type { QueueTicket, Release } from './gate.ts';
+import { type OpenResponse, ServiceHttp, type ServiceHttpOptions } from './http.ts';
+import {
   type ChatCompletion,
   type ChatCompletionChunk,
   type ChatCompletionRequest,
   type Completion,
   type CompletionChunk,
   type CompletionRequest,
+  chatCompletionRequestSchema,
+  chatCompletionSchema,
+  completionRequestSchema,
+  completionSchema,
   type ImageGenerationRequest,
   type ImageGenerationResult,
   type ImageModel,
+  imageGenerationRequestSchema,
+  imageGenerationSchema,
+  imageModelListSchema,
   type Model,
+  modelListSchema,
+  validateRequest,
 } from './schemas.ts';
-import type { z } from 'zod';
+import { Stream } from './stream.ts';
 
 /** Per-call options. */
 export interface RequestOptions {
@@ -53,7 +60,9 @@ function parseResponse<T>(schema: z.ZodType<T>, body: unknown, what: string): T 
   const result = schema.safeParse(body);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new InvalidResponseError(`${what} does not match the spec (${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'unknown shape'})`);
+    throw new InvalidResponseError(
+      `${what} does not match the spec (${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'unknown shape'})`,
+    );
   }
   return result.data;
 }
@@ -96,7 +105,13 @@ export class ServiceClient {
 }
 
 /** Opens a streaming POST and wraps it in a Stream. */
-async function openStream<T>(http: ServiceHttp, path: string, body: unknown, options: RequestOptions, scrub: (t: string) => string): Promise<Stream<T>> {
+async function openStream<T>(
+  http: ServiceHttp,
+  path: string,
+  body: unknown,
+  options: RequestOptions,
+  scrub: (t: string) => string,
+): Promise<Stream<T>> {
   const release: Release = await http.gate.acquire(options.queue ?? { key: '' }, options.signal);
   const linked = linkedController(options.signal);
   const { controller } = linked;
@@ -114,25 +129,39 @@ async function openStream<T>(http: ServiceHttp, path: string, body: unknown, opt
   }
   // A 2xx that is not an event stream (an HTML page, a JSON body, compressed bytes the bot did
   // not ask for) is said as such, not as an answer cut off.
-  const type = String(response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(response.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   const encoding = String(response.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (type !== 'text/event-stream' || (encoding !== 'identity' && encoding !== '')) {
     // Read a little and let go (destroying it would raise an abort error nobody listens to).
     void response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
     unlink();
-    throw new NotAStreamError(encoding !== 'identity' && encoding !== '' ? `${encoding}-compressed data the bot did not ask for` : type ? `a ${type} body` : 'a body without a content type');
+    throw new NotAStreamError(
+      encoding !== 'identity' && encoding !== ''
+        ? `${encoding}-compressed data the bot did not ask for`
+        : type
+          ? `a ${type} body`
+          : 'a body without a content type',
+    );
   }
   // Once the response has begun, a broken connection means a cut-off answer, not an unreachable service.
   const mapError = (cause: unknown): ServiceError => {
     const error = http.mapTransportError(cause, controller.signal);
-    return error instanceof ConnectionError ? new StreamInterruptedError(`the stream broke off: ${error.message}`, cause) : error;
+    return error instanceof ConnectionError
+      ? new StreamInterruptedError(`the stream broke off: ${error.message}`, cause)
+      : error;
   };
   return new Stream<T>(response, controller, mapError, scrub, unlink);
 }
 
 /** §4.1 POST /v1/chat/completions. */
 export class ChatCompletions {
-  constructor(private readonly http: ServiceHttp, private readonly scrub: (t: string) => string) {}
+  constructor(
+    private readonly http: ServiceHttp,
+    private readonly scrub: (t: string) => string,
+  ) {}
 
   /**
    * Creates a chat completion.
@@ -141,12 +170,19 @@ export class ChatCompletions {
    *   `choices[0].delta.content` pieces join to the answer.
    * @throws ServiceError subclasses (see errors.ts).
    */
-  create(body: ChatCompletionRequest & { stream: true }, options?: RequestOptions): Promise<Stream<ChatCompletionChunk>>;
+  create(
+    body: ChatCompletionRequest & { stream: true },
+    options?: RequestOptions,
+  ): Promise<Stream<ChatCompletionChunk>>;
   create(body: ChatCompletionRequest & { stream?: false }, options?: RequestOptions): Promise<ChatCompletion>;
   create(body: ChatCompletionRequest, options?: RequestOptions): Promise<ChatCompletion | Stream<ChatCompletionChunk>>;
-  async create(body: ChatCompletionRequest, options: RequestOptions = {}): Promise<ChatCompletion | Stream<ChatCompletionChunk>> {
+  async create(
+    body: ChatCompletionRequest,
+    options: RequestOptions = {},
+  ): Promise<ChatCompletion | Stream<ChatCompletionChunk>> {
     const valid = validateRequest(chatCompletionRequestSchema, body);
-    if (valid.stream) return openStream<ChatCompletionChunk>(this.http, '/v1/chat/completions', valid, options, this.scrub);
+    if (valid.stream)
+      return openStream<ChatCompletionChunk>(this.http, '/v1/chat/completions', valid, options, this.scrub);
     const json = await this.http.json('POST', '/v1/chat/completions', { body: valid, signal: options.signal });
     return parseResponse(chatCompletionSchema, json, 'the chat completion');
   }
@@ -154,7 +190,10 @@ export class ChatCompletions {
 
 /** §4.2 POST /v1/completions (legacy). */
 export class Completions {
-  constructor(private readonly http: ServiceHttp, private readonly scrub: (t: string) => string) {}
+  constructor(
+    private readonly http: ServiceHttp,
+    private readonly scrub: (t: string) => string,
+  ) {}
 
   /**
    * Creates a text completion.
@@ -200,10 +239,14 @@ export class Images {
    * @returns the bytes and the server's content type.
    * @throws InvalidResponseError for a URL outside the service; ServiceError subclasses.
    */
-  async view(idOrUrl: string, options: RequestOptions = {}): Promise<{ data: Buffer; contentType: string | undefined }> {
+  async view(
+    idOrUrl: string,
+    options: RequestOptions = {},
+  ): Promise<{ data: Buffer; contentType: string | undefined }> {
     let path: string;
     if (/^https?:\/\//.test(idOrUrl)) {
-      if (!this.http.isServiceUrl(idOrUrl)) throw new InvalidResponseError('the image URL is not on the generation service');
+      if (!this.http.isServiceUrl(idOrUrl))
+        throw new InvalidResponseError('the image URL is not on the generation service');
       path = idOrUrl;
     } else {
       path = `/v1/images/view/${encodeURIComponent(idOrUrl)}`;

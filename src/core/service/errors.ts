@@ -53,30 +53,46 @@ export class ServiceError extends Error {
 /** 401: the API key is missing, wrong or revoked. */
 export class AuthenticationError extends ServiceError {
   constructor(message: string, status = 401, serviceCode?: string) {
-    super('authentication', message, 'The generation service refused the bot\'s API key. An admin needs to check SERVICE_API_KEY.', { status, serviceCode });
+    super(
+      'authentication',
+      message,
+      "The generation service refused the bot's API key. An admin needs to check SERVICE_API_KEY.",
+      { status, serviceCode },
+    );
   }
 }
 
 /** 403: the key is valid but not allowed to do this (e.g. `disable_safety_checker`, §8). */
 export class PermissionDeniedError extends ServiceError {
   constructor(message: string, serviceCode?: string) {
-    super('permission_denied', message, `The generation service does not allow this for the bot's account: ${message}`, { status: 403, serviceCode });
+    super(
+      'permission_denied',
+      message,
+      `The generation service does not allow this for the bot's account: ${message}`,
+      { status: 403, serviceCode },
+    );
   }
 }
 
 /** 404: unknown model, image or path. */
 export class NotFoundError extends ServiceError {
   constructor(message: string, serviceCode?: string) {
-    const user = serviceCode === 'model_not_found' || /model/i.test(message)
-      ? `That model is not available on the generation service (${message}). Pick another model.`
-      : `The generation service could not find what was asked for (${message}).`;
+    const user =
+      serviceCode === 'model_not_found' || /model/i.test(message)
+        ? `That model is not available on the generation service (${message}). Pick another model.`
+        : `The generation service could not find what was asked for (${message}).`;
     super('not_found', message, user, { status: 404, serviceCode });
   }
 }
 
 /** 400/413/415/422: the service rejected the request. `param` names the field when known. */
 export class BadRequestError extends ServiceError {
-  constructor(message: string, status: number, readonly param?: string, serviceCode?: string) {
+  constructor(
+    message: string,
+    status: number,
+    readonly param?: string,
+    serviceCode?: string,
+  ) {
     super('bad_request', message, `The generation service rejected the request: ${message}`, { status, serviceCode });
   }
 }
@@ -88,48 +104,79 @@ export class BadRequestError extends ServiceError {
  */
 export class ContextLengthError extends ServiceError {
   constructor(message: string, status: number, serviceCode?: string) {
-    super('context_length', message, 'The conversation is too long for the model.', { status, ...(serviceCode ? { serviceCode } : {}) });
+    super('context_length', message, 'The conversation is too long for the model.', {
+      status,
+      ...(serviceCode ? { serviceCode } : {}),
+    });
   }
 }
 
 /** Whether a 400's text says the context was too long. */
 export function isContextLengthMessage(message: string, code: string | undefined): boolean {
-  return code === 'context_length_exceeded' || /context (length|window)|maximum context|too many tokens|prompt is too long/i.test(message);
+  return (
+    code === 'context_length_exceeded' ||
+    /context (length|window)|maximum context|too many tokens|prompt is too long/i.test(message)
+  );
 }
 
 /** Raised before any network call: a parameter is outside what the spec allows. */
 export class InvalidRequestError extends ServiceError {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super('invalid_request', `${field} ${message}`, `\`${field}\` ${message}.`);
   }
 }
 
 /** 429. `retryAfterMs` from the `retry-after` header when given. */
 export class RateLimitError extends ServiceError {
-  constructor(message: string, readonly retryAfterMs: number | undefined, serviceCode?: string) {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | undefined,
+    serviceCode?: string,
+  ) {
     const wait = retryAfterMs === undefined ? 'in a minute' : `in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s`;
-    super('rate_limited', message, `The generation service is busy (rate limited). Try again ${wait}.`, { status: 429, serviceCode });
+    super('rate_limited', message, `The generation service is busy (rate limited). Try again ${wait}.`, {
+      status: 429,
+      serviceCode,
+    });
   }
 }
 
 /** 5xx. */
 export class ServerError extends ServiceError {
   constructor(message: string, status: number, serviceCode?: string) {
-    super('server_error', message, `The generation service is having trouble (HTTP ${status}). Try again in a minute.`, { status, serviceCode });
+    super(
+      'server_error',
+      message,
+      `The generation service is having trouble (HTTP ${status}). Try again in a minute.`,
+      { status, serviceCode },
+    );
   }
 }
 
 /** No answer in time: connect, headers, or silence between chunks (`phase`). */
 export class TimeoutError extends ServiceError {
-  constructor(readonly phase: 'connect' | 'headers' | 'body', cause?: unknown) {
-    super('timeout', `service timed out (${phase})`, 'The generation service took too long to answer. Try again, perhaps with a shorter request.', { cause });
+  constructor(
+    readonly phase: 'connect' | 'headers' | 'body',
+    cause?: unknown,
+  ) {
+    super(
+      'timeout',
+      `service timed out (${phase})`,
+      'The generation service took too long to answer. Try again, perhaps with a shorter request.',
+      { cause },
+    );
   }
 }
 
 /** The service could not be reached (refused, reset, DNS) before any answer. */
 export class ConnectionError extends ServiceError {
   constructor(message: string, cause?: unknown) {
-    super('connection', message, 'The generation service cannot be reached right now. Try again in a minute.', { cause });
+    super('connection', message, 'The generation service cannot be reached right now. Try again in a minute.', {
+      cause,
+    });
   }
 }
 
@@ -140,7 +187,10 @@ export class AbortedError extends ServiceError {
    *   Stop button), that is the sentence shown.
    */
   constructor(readonly reason?: unknown) {
-    const said = typeof (reason as { userMessage?: unknown } | undefined)?.userMessage === 'string' ? (reason as { userMessage: string }).userMessage : undefined;
+    const said =
+      typeof (reason as { userMessage?: unknown } | undefined)?.userMessage === 'string'
+        ? (reason as { userMessage: string }).userMessage
+        : undefined;
     super('aborted', 'request aborted', said ?? 'The request was stopped.');
   }
 }
@@ -148,7 +198,12 @@ export class AbortedError extends ServiceError {
 /** A stream ended without `[DONE]`, or the service sent an error object mid-stream. */
 export class StreamInterruptedError extends ServiceError {
   constructor(message: string, cause?: unknown) {
-    super('stream_interrupted', message, 'The answer was cut off because the generation service stopped sending. Try again.', { cause });
+    super(
+      'stream_interrupted',
+      message,
+      'The answer was cut off because the generation service stopped sending. Try again.',
+      { cause },
+    );
   }
 }
 
@@ -165,14 +220,21 @@ export class StreamEndedEarlyError extends StreamInterruptedError {
 /** The stream went on (keep-alive comments, empty chunks) but no text came for `idleMs`. */
 export class StreamIdleError extends ServiceError {
   constructor(readonly idleMs: number) {
-    super('stream_idle', `no text for ${idleMs} ms`, `The generation service stopped sending text for ${Math.round(idleMs / 1000)} s, so the answer ends here. Try again.`);
+    super(
+      'stream_idle',
+      `no text for ${idleMs} ms`,
+      `The generation service stopped sending text for ${Math.round(idleMs / 1000)} s, so the answer ends here. Try again.`,
+    );
   }
 }
 
 /** The service answered 2xx with a body that is not what the spec describes. */
 export class InvalidResponseError extends ServiceError {
   /** @param userMessage the sentence, when a more precise one than the default fits. */
-  constructor(message: string, userMessage = 'The generation service sent an answer the bot could not read. Try again.') {
+  constructor(
+    message: string,
+    userMessage = 'The generation service sent an answer the bot could not read. Try again.',
+  ) {
     super('invalid_response', message, userMessage);
   }
 }
@@ -180,14 +242,25 @@ export class InvalidResponseError extends ServiceError {
 /** A 2xx whose body is not an SSE stream (an HTML page, JSON, compressed bytes, nothing). */
 export class NotAStreamError extends InvalidResponseError {
   constructor(what: string) {
-    super(`the service answered ${what} instead of a stream`, `The generation service answered something that is not a stream of text (${what}). Try again; if it lasts, an admin should check SERVICE_BASE_URL.`);
+    super(
+      `the service answered ${what} instead of a stream`,
+      `The generation service answered something that is not a stream of text (${what}). Try again; if it lasts, an admin should check SERVICE_BASE_URL.`,
+    );
   }
 }
 
 /** JSON mode (§4.1 rules 1–3): the joined content is not valid JSON. `raw` keeps the text. */
 export class InvalidJsonError extends ServiceError {
-  constructor(readonly raw: string, cause?: unknown) {
-    super('invalid_json', 'JSON mode answer is not valid JSON', 'The model was asked for JSON but its answer is not valid JSON; here is what it wrote.', { cause });
+  constructor(
+    readonly raw: string,
+    cause?: unknown,
+  ) {
+    super(
+      'invalid_json',
+      'JSON mode answer is not valid JSON',
+      'The model was asked for JSON but its answer is not valid JSON; here is what it wrote.',
+      { cause },
+    );
   }
 }
 
@@ -210,20 +283,26 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 export function errorFromResponse(status: number, body: unknown, retryAfterHeader?: string | string[]): ServiceError {
   const { message, code, param } = readErrorBody(body, status);
   if (status === 401) return new AuthenticationError(message, status, code);
-  if (status === 403) return code === 'invalid_api_key' ? new AuthenticationError(message, status, code) : new PermissionDeniedError(message, code);
+  if (status === 403)
+    return code === 'invalid_api_key'
+      ? new AuthenticationError(message, status, code)
+      : new PermissionDeniedError(message, code);
   if (status === 404) return new NotFoundError(message, code);
   if (status === 429) return new RateLimitError(message, parseRetryAfter(retryAfterHeader), code);
   if (status >= 500) return new ServerError(message, status, code);
-  if ((status === 400 || status === 413) && isContextLengthMessage(message, code)) return new ContextLengthError(message, status, code);
+  if ((status === 400 || status === 413) && isContextLengthMessage(message, code))
+    return new ContextLengthError(message, status, code);
   return new BadRequestError(message, status, param, code);
 }
 
 /** Reads `{ error: { message, code, param } }`, or `{ error: "text" }`, or `{ message }`. */
 export function readErrorBody(body: unknown, status: number): { message: string; code?: string; param?: string } {
   const fallback = `HTTP ${status}`;
-  if (typeof body !== 'object' || body === null) return { message: typeof body === 'string' && body.trim() ? body.trim().slice(0, 300) : fallback };
+  if (typeof body !== 'object' || body === null)
+    return { message: typeof body === 'string' && body.trim() ? body.trim().slice(0, 300) : fallback };
   const outer = body as Record<string, unknown>;
-  const inner = typeof outer.error === 'object' && outer.error !== null ? (outer.error as Record<string, unknown>) : outer;
+  const inner =
+    typeof outer.error === 'object' && outer.error !== null ? (outer.error as Record<string, unknown>) : outer;
   const message =
     typeof inner.message === 'string' ? inner.message : typeof outer.error === 'string' ? outer.error : fallback;
   const code = typeof inner.code === 'string' ? inner.code : typeof inner.type === 'string' ? inner.type : undefined;
@@ -234,5 +313,5 @@ export function readErrorBody(body: unknown, status: number): { message: string;
 /** The sentence to show a user for any error (non-service errors get a generic one). */
 export function userMessageOf(error: unknown): string {
   if (error instanceof ServiceError) return error.userMessage;
-  return 'Something went wrong on the bot\'s side. The team has been told; try again in a moment.';
+  return "Something went wrong on the bot's side. The team has been told; try again in a moment.";
 }

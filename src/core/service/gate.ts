@@ -67,7 +67,13 @@ export class FairGate {
       return Promise.resolve(this.releaser());
     }
     return new Promise<Release>((resolve, reject) => {
-      const waiter: Waiter = { key: ticket.key, onQueued: ticket.onQueued, told: -1, signal, start: () => resolve(this.releaser()) };
+      const waiter: Waiter = {
+        key: ticket.key,
+        onQueued: ticket.onQueued,
+        told: -1,
+        signal,
+        start: () => resolve(this.releaser()),
+      };
       if (signal) {
         waiter.onAbort = () => {
           this.remove(waiter);

@@ -2,19 +2,19 @@
  * The HTTP transport of the service client: undici with one keep-alive Pool per origin,
  * Bearer auth (spec §5), JSON bodies, timeouts, retries, and error mapping (errors.ts).
  */
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import { FairGate } from './gate.ts';
+import { type Dispatcher, Pool, errors as undiciErrors } from 'undici';
+import { scrubSecrets } from '../../log.ts';
 import {
   AbortedError,
   ConnectionError,
+  errorFromResponse,
   InvalidResponseError,
   RateLimitError,
-  ServiceError,
   ServerError,
+  ServiceError,
   TimeoutError,
-  errorFromResponse,
 } from './errors.ts';
-import { scrubSecrets } from '../../log.ts';
+import { FairGate } from './gate.ts';
 
 /** Options of {@link ServiceHttp}. Times are in ms. */
 export interface ServiceHttpOptions {
@@ -91,7 +91,8 @@ export class ServiceHttp {
   private readonly pool: Pool;
   /** Admits generation requests (gate.ts). */
   readonly gate: FairGate;
-  private readonly options: Required<Omit<ServiceHttpOptions, 'onRetry' | 'onResponse'>> & Pick<ServiceHttpOptions, 'onRetry' | 'onResponse'>;
+  private readonly options: Required<Omit<ServiceHttpOptions, 'onRetry' | 'onResponse'>> &
+    Pick<ServiceHttpOptions, 'onRetry' | 'onResponse'>;
 
   constructor(options: ServiceHttpOptions) {
     const { origin, prefix } = splitBaseUrl(options.baseUrl);
@@ -184,7 +185,11 @@ export class ServiceHttp {
   }
 
   /** Sends a request and parses the JSON answer. @throws ServiceError, InvalidResponseError on non-JSON. */
-  async json(method: 'GET' | 'POST', path: string, init: { body?: unknown; signal?: AbortSignal } = {}): Promise<unknown> {
+  async json(
+    method: 'GET' | 'POST',
+    path: string,
+    init: { body?: unknown; signal?: AbortSignal } = {},
+  ): Promise<unknown> {
     const response = await this.open(method, path, init);
     const text = await this.readText(response.body, init.signal);
     try {
@@ -195,7 +200,10 @@ export class ServiceHttp {
   }
 
   /** Sends a request and returns the raw body bytes and content type (images). */
-  async bytes(path: string, init: { signal?: AbortSignal } = {}): Promise<{ data: Buffer; contentType: string | undefined }> {
+  async bytes(
+    path: string,
+    init: { signal?: AbortSignal } = {},
+  ): Promise<{ data: Buffer; contentType: string | undefined }> {
     const response = await this.open('GET', path, { ...init, accept: 'image/*,*/*' });
     try {
       const data = Buffer.from(await response.body.arrayBuffer());
@@ -216,7 +224,10 @@ export class ServiceHttp {
     if (cause instanceof undiciErrors.RequestAbortedError || (cause as Error | undefined)?.name === 'AbortError') {
       return new AbortedError();
     }
-    const message = cause instanceof Error ? `${(cause as NodeJS.ErrnoException).code ?? cause.name}: ${cause.message}` : String(cause);
+    const message =
+      cause instanceof Error
+        ? `${(cause as NodeJS.ErrnoException).code ?? cause.name}: ${cause.message}`
+        : String(cause);
     return new ConnectionError(this.scrub(`cannot reach ${this.origin}: ${message}`), cause);
   }
 
@@ -258,7 +269,8 @@ export class ServiceHttp {
   /** ms to wait before the next attempt, or `undefined` when the error is final. */
   private retryDelay(error: ServiceError, attempt: number): number | undefined {
     if (attempt >= this.options.maxRetries) return undefined;
-    const retryable = error instanceof RateLimitError || error instanceof ServerError || error instanceof ConnectionError;
+    const retryable =
+      error instanceof RateLimitError || error instanceof ServerError || error instanceof ConnectionError;
     if (!retryable) return undefined;
     const backoff = Math.min(8_000, this.options.backoffBaseMs * 2 ** attempt) * (0.75 + Math.random() * 0.25);
     if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {

@@ -39,14 +39,36 @@ export const WEB_SEARCH_MODES = ['auto', 'force', 'images'] as const;
 
 /** §4.1 POST /v1/chat/completions request body. */
 export const chatCompletionRequestSchema = z.strictObject({
-  model: z.string({ error: 'is required (a model id from /v1/models)' }).min(1, 'is required (a model id from /v1/models)'),
+  model: z
+    .string({ error: 'is required (a model id from /v1/models)' })
+    .min(1, 'is required (a model id from /v1/models)'),
   messages: z.array(messageSchema, { error: 'must be an array of messages' }).min(1, 'must hold at least one message'),
-  temperature: z.number({ error: range(0, 2) }).min(0, range(0, 2)).max(2, range(0, 2)).optional(),
-  max_tokens: z.number({ error: 'must be a whole number of at least 1' }).int('must be a whole number of at least 1').min(1, 'must be a whole number of at least 1').optional(),
+  temperature: z
+    .number({ error: range(0, 2) })
+    .min(0, range(0, 2))
+    .max(2, range(0, 2))
+    .optional(),
+  max_tokens: z
+    .number({ error: 'must be a whole number of at least 1' })
+    .int('must be a whole number of at least 1')
+    .min(1, 'must be a whole number of at least 1')
+    .optional(),
   stream: z.boolean({ error: 'must be true or false' }).optional(),
-  top_p: z.number({ error: range(0, 1) }).min(0, range(0, 1)).max(1, range(0, 1)).optional(),
-  frequency_penalty: z.number({ error: range(-2, 2) }).min(-2, range(-2, 2)).max(2, range(-2, 2)).optional(),
-  presence_penalty: z.number({ error: range(-2, 2) }).min(-2, range(-2, 2)).max(2, range(-2, 2)).optional(),
+  top_p: z
+    .number({ error: range(0, 1) })
+    .min(0, range(0, 1))
+    .max(1, range(0, 1))
+    .optional(),
+  frequency_penalty: z
+    .number({ error: range(-2, 2) })
+    .min(-2, range(-2, 2))
+    .max(2, range(-2, 2))
+    .optional(),
+  presence_penalty: z
+    .number({ error: range(-2, 2) })
+    .min(-2, range(-2, 2))
+    .max(2, range(-2, 2))
+    .optional(),
   web_search: z
     .union([z.literal(false), z.enum(WEB_SEARCH_MODES)], { error: 'must be false, "auto", "force" or "images"' })
     .optional(),
@@ -57,8 +79,16 @@ export const chatCompletionRequestSchema = z.strictObject({
 export const completionRequestSchema = z.strictObject({
   model: z.string({ error: 'is required' }).min(1, 'is required'),
   prompt: z.string({ error: 'is required (a string)' }),
-  temperature: z.number({ error: range(0, 2) }).min(0, range(0, 2)).max(2, range(0, 2)).optional(),
-  max_tokens: z.number({ error: 'must be a whole number of at least 1' }).int('must be a whole number of at least 1').min(1, 'must be a whole number of at least 1').optional(),
+  temperature: z
+    .number({ error: range(0, 2) })
+    .min(0, range(0, 2))
+    .max(2, range(0, 2))
+    .optional(),
+  max_tokens: z
+    .number({ error: 'must be a whole number of at least 1' })
+    .int('must be a whole number of at least 1')
+    .min(1, 'must be a whole number of at least 1')
+    .optional(),
   stream: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
@@ -84,9 +114,11 @@ export const imageGenerationRequestSchema = z.strictObject({
   prompt: z.string({ error: 'is required' }).min(1, 'is required'),
   style: z.enum(IMAGE_STYLES, { error: 'must be one of vivid, natural, preview, upscaled' }).optional(),
   aspect_ratio: z.enum(ASPECT_RATIOS, { error: 'must be one of square, portrait, landscape' }).optional(),
-  response_format: z.union([formatSchema, z.array(formatSchema).min(1, 'must list at least one format')], {
-    error: 'must be "url", "b64_json" or "hxd", or a list of them',
-  }).optional(),
+  response_format: z
+    .union([formatSchema, z.array(formatSchema).min(1, 'must list at least one format')], {
+      error: 'must be "url", "b64_json" or "hxd", or a list of them',
+    })
+    .optional(),
   user_selected_model: z.string().min(1, 'must be a display name from /v1/images/available-models').optional(),
   negative_prompt: z.string({ error: 'must be a string' }).optional(),
   seed: z.number({ error: 'must be a whole number' }).int('must be a whole number').optional(),
@@ -97,7 +129,11 @@ export const imageGenerationRequestSchema = z.strictObject({
     .string()
     .regex(/^data:image\/png;base64,[A-Za-z0-9+/]+=*$/, 'must be a data:image/png;base64 URL')
     .optional(),
-  denoising_strength: z.number({ error: range(0, 1) }).min(0, range(0, 1)).max(1, range(0, 1)).optional(),
+  denoising_strength: z
+    .number({ error: range(0, 1) })
+    .min(0, range(0, 1))
+    .max(1, range(0, 1))
+    .optional(),
 });
 
 export type ChatMessage = z.infer<typeof messageSchema>;
@@ -155,7 +191,15 @@ export const completionSchema = z.looseObject({
   id: z.string().optional(),
   object: z.string().optional(),
   model: z.string().optional(),
-  choices: z.array(z.looseObject({ text: z.string().nullable().optional(), index: z.number().optional(), finish_reason: z.string().nullable().optional() })).min(1),
+  choices: z
+    .array(
+      z.looseObject({
+        text: z.string().nullable().optional(),
+        index: z.number().optional(),
+        finish_reason: z.string().nullable().optional(),
+      }),
+    )
+    .min(1),
   usage: usageSchema.optional(),
 });
 
@@ -173,7 +217,11 @@ export const imageGenerationSchema = z.looseObject({
 });
 
 /** §2.5 model record (other fields not shown: kept). */
-export const modelSchema = z.looseObject({ id: z.string(), type: z.string().optional(), object: z.string().optional() });
+export const modelSchema = z.looseObject({
+  id: z.string(),
+  type: z.string().optional(),
+  object: z.string().optional(),
+});
 
 /** §4.5 listing: `{ data: [...] }` (OpenAI) or a bare array. */
 export const modelListSchema = z.union([z.looseObject({ data: z.array(modelSchema) }), z.array(modelSchema)]);
@@ -182,7 +230,10 @@ export const modelListSchema = z.union([z.looseObject({ data: z.array(modelSchem
 export const imageModelSchema = z.looseObject({ display_name: z.string(), description: z.string().optional() });
 
 /** §4.4 listing: bare array or `{ data: [...] }` (the envelope is not shown). */
-export const imageModelListSchema = z.union([z.array(imageModelSchema), z.looseObject({ data: z.array(imageModelSchema) })]);
+export const imageModelListSchema = z.union([
+  z.array(imageModelSchema),
+  z.looseObject({ data: z.array(imageModelSchema) }),
+]);
 
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 export type Completion = z.infer<typeof completionSchema>;

@@ -4,7 +4,7 @@
  * comment lines, multi-line `data:` and events split at any byte across reads.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { StreamEndedEarlyError, type ServiceError } from './errors.ts';
+import { type ServiceError, StreamEndedEarlyError } from './errors.ts';
 
 /** The end-of-stream marker of OpenAI-compatible streams. */
 export const DONE = '[DONE]';

@@ -8,9 +8,17 @@
  *   time. The product reads this way: a consumer then pays one async step per read instead
  *   of one per chunk, which is most of the per-chunk cost above a bare parse loop (bench/).
  */
-import { sseBatches } from './sse.ts';
-import { InvalidResponseError, NotAStreamError, StreamEndedEarlyError, StreamInterruptedError, readErrorBody, type ServiceError } from './errors.ts';
+
+import {
+  InvalidResponseError,
+  NotAStreamError,
+  readErrorBody,
+  type ServiceError,
+  StreamEndedEarlyError,
+  StreamInterruptedError,
+} from './errors.ts';
 import type { OpenResponse } from './http.ts';
+import { sseBatches } from './sse.ts';
 
 /** A streamed response. Read it once, by chunks or by batches. */
 export class Stream<T> implements AsyncIterable<T> {
@@ -71,7 +79,8 @@ export class Stream<T> implements AsyncIterable<T> {
         yield chunks;
       }
     } catch (error) {
-      if (error instanceof StreamEndedEarlyError && !this.received) throw new NotAStreamError('an event stream with no event');
+      if (error instanceof StreamEndedEarlyError && !this.received)
+        throw new NotAStreamError('an event stream with no event');
       if (!(error instanceof StreamEndedEarlyError && this.finishReason !== undefined)) throw error;
     } finally {
       this.onEnd();

@@ -5,8 +5,9 @@
  * the others drop it. On Redis a claim is one `SET NX PX`, so instances behind one load
  * balancer agree; on SQLite it is atomic within the one process.
  */
-import type { StateStore } from './store.ts';
+
 import { storeKeys } from '../keys.ts';
+import type { StateStore } from './store.ts';
 
 /** Claims of keys, e.g. `slack:event:<event_id>`. */
 export class Claims {

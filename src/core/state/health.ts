@@ -6,7 +6,8 @@
 import type { Logger } from '../../log.ts';
 
 /** Said under an answer given without the history, once per conversation and outage. */
-export const STORE_DOWN_NOTE = "I can't reach my memory right now, so this answer does not see earlier messages and will not be remembered.";
+export const STORE_DOWN_NOTE =
+  "I can't reach my memory right now, so this answer does not see earlier messages and will not be remembered.";
 
 /** Outage bookkeeping; one per bot. */
 export class StoreHealth {
@@ -25,7 +26,11 @@ export class StoreHealth {
    * @returns true when this conversation has not been told of the outage yet (tell it now).
    */
   failed(error: unknown, log: Logger, conversationId?: string): boolean {
-    if (!this.down) log.warn({ err: error instanceof Error ? error.message : String(error) }, 'state store unreachable: answering without history');
+    if (!this.down)
+      log.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'state store unreachable: answering without history',
+      );
     this.down = true;
     if (conversationId === undefined || this.told.has(conversationId)) return false;
     this.told.add(conversationId);

@@ -6,9 +6,10 @@
  * SQLite; a Redis lock with expiry shared by every instance), so two processes appending to
  * one conversation at the same moment both keep their turns, in order.
  */
-import type { StateStore } from './store.ts';
-import type { ChatMessage } from '../service/schemas.ts';
+
 import { storeKeys } from '../keys.ts';
+import type { ChatMessage } from '../service/schemas.ts';
+import type { StateStore } from './store.ts';
 
 /** A stored turn: what was said, when (ms since epoch) and by whom (platform user id). */
 export interface StoredMessage {

@@ -13,10 +13,11 @@
  * planned. A row without a numeric top-level `expires` is never deleted. Deleted rows free their
  * pages for reuse: the file stops growing, it does not shrink (no VACUUM).
  */
-import Keyv from 'keyv';
-import KeyvSqlite from '@keyv/sqlite';
+
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import KeyvSqlite from '@keyv/sqlite';
+import Keyv from 'keyv';
 import type { StateStore } from './store.ts';
 
 /** How often expired rows are deleted, in ms. */
@@ -70,7 +71,10 @@ export class LocalState implements StateStore {
    * @param options.sweepEveryMs ms between sweeps of expired rows (default {@link SWEEP_EVERY_MS}).
    * @param options.firstSweepAfterMs ms from opening to the first sweep (default {@link FIRST_SWEEP_AFTER_MS}).
    */
-  constructor(path: string, options: { onError?: (error: unknown) => void; sweepEveryMs?: number; firstSweepAfterMs?: number } = {}) {
+  constructor(
+    path: string,
+    options: { onError?: (error: unknown) => void; sweepEveryMs?: number; firstSweepAfterMs?: number } = {},
+  ) {
     this.onError = (error) => options.onError?.(error);
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
     const file = path === ':memory:' ? `:memory:${Math.random()}` : resolve(path);
@@ -90,7 +94,8 @@ export class LocalState implements StateStore {
       // of this store waits for the two pragmas.
       const query = sqlite.query;
       const pragmas = (this.opened = (async () => {
-        for (const pragma of ['PRAGMA journal_mode=WAL', 'PRAGMA synchronous=NORMAL']) await query(pragma).catch((error: unknown) => options.onError?.(error));
+        for (const pragma of ['PRAGMA journal_mode=WAL', 'PRAGMA synchronous=NORMAL'])
+          await query(pragma).catch((error: unknown) => options.onError?.(error));
       })());
       sqlite.query = async (sql, ...parameters) => {
         await pragmas;
@@ -144,7 +149,10 @@ export class LocalState implements StateStore {
     return this.serial(key, async () => {
       const now = Date.now();
       const current = await this.keyv.get<StoredCounter>(key);
-      const next: StoredCounter = current && current.expiresAt > now ? { value: current.value + by, expiresAt: current.expiresAt } : { value: by, expiresAt: now + ttlMs };
+      const next: StoredCounter =
+        current && current.expiresAt > now
+          ? { value: current.value + by, expiresAt: current.expiresAt }
+          : { value: by, expiresAt: now + ttlMs };
       await this.keyv.set(key, next, next.expiresAt - now);
       return { value: next.value, resetInMs: next.expiresAt - now };
     });
@@ -153,7 +161,9 @@ export class LocalState implements StateStore {
   async counter(key: string): Promise<{ value: number; resetInMs: number }> {
     const current = await this.keyv.get<StoredCounter>(key);
     const now = Date.now();
-    return current && current.expiresAt > now ? { value: current.value, resetInMs: current.expiresAt - now } : { value: 0, resetInMs: 0 };
+    return current && current.expiresAt > now
+      ? { value: current.value, resetInMs: current.expiresAt - now }
+      : { value: 0, resetInMs: 0 };
   }
 
   withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {

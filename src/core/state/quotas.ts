@@ -22,12 +22,13 @@
  * among the first texts). This process's reads add what it has not written yet; other
  * instances see it at most that much later; a clean stop writes it.
  */
-import type { StateStore } from './store.ts';
-import type { InvocationUser } from '../platform.ts';
-import { InputError } from '../errors.ts';
+
 import type { Logger } from '../../log.ts';
-import { StoredReservation, type TokenReservation } from './token-reservation.ts';
+import { InputError } from '../errors.ts';
 import { storeKeys } from '../keys.ts';
+import type { InvocationUser } from '../platform.ts';
+import type { StateStore } from './store.ts';
+import { StoredReservation, type TokenReservation } from './token-reservation.ts';
 
 export type { TokenReservation } from './token-reservation.ts';
 
@@ -52,7 +53,10 @@ export const COUNT_FLUSH_MS = 5_000;
 export class QuotaError extends InputError {
   override readonly code = 'quota_exceeded';
 
-  constructor(message: string, readonly retryInMs: number) {
+  constructor(
+    message: string,
+    readonly retryInMs: number,
+  ) {
     super(message);
   }
 }
@@ -116,7 +120,12 @@ export class Quotas {
    * @returns gives the count back (an image that was not generated); a no-op where nothing was counted in the store.
    * @throws QuotaError naming the quota and the wait.
    */
-  async admit(kind: 'chat' | 'image', subject: string, user: InvocationUser, channelKey: string): Promise<() => Promise<void>> {
+  async admit(
+    kind: 'chat' | 'image',
+    subject: string,
+    user: InvocationUser,
+    channelKey: string,
+  ): Promise<() => Promise<void>> {
     const none = async () => undefined;
     // Counting alone is buffered (count() neither waits for the store nor throws): a command
     // must not wait on the store before Discord's 3 s acknowledgement.
@@ -142,19 +151,35 @@ export class Quotas {
       const counted = await this.state.increment(key, 1, windowMs);
       if (counted.value > limit) {
         await this.state.increment(key, -1, 1).catch(() => undefined);
-        const what = kind === 'chat' ? `${limit} chat request${limit > 1 ? 's' : ''} a minute` : `${limit} image${limit > 1 ? 's' : ''} a day`;
-        throw new QuotaError(`You have reached your limit of ${what}. Try again ${waitText(counted.resetInMs)}.`, counted.resetInMs);
+        const what =
+          kind === 'chat'
+            ? `${limit} chat request${limit > 1 ? 's' : ''} a minute`
+            : `${limit} image${limit > 1 ? 's' : ''} a day`;
+        throw new QuotaError(
+          `You have reached your limit of ${what}. Try again ${waitText(counted.resetInMs)}.`,
+          counted.resetInMs,
+        );
       }
       const windowEnds = Date.now() + counted.resetInMs;
       let given = false;
       return async () => {
         if (given || Date.now() >= windowEnds) return;
         given = true;
-        await this.state.increment(key, -1, windowMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'count not given back'));
+        await this.state
+          .increment(key, -1, windowMs)
+          .catch((error: unknown) =>
+            this.log.debug(
+              { err: error instanceof Error ? error.message : String(error), key },
+              'count not given back',
+            ),
+          );
       };
     } catch (error) {
       if (error instanceof QuotaError) throw error;
-      this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'quota store unreachable: request let through');
+      this.log.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'quota store unreachable: request let through',
+      );
       return none;
     }
   }
@@ -190,14 +215,21 @@ export class Quotas {
     try {
       counted = this.withUnwritten(key, await this.state.increment(key, wanted, this.dayMs));
     } catch (error) {
-      this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'quota store unreachable: request let through');
+      this.log.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'quota store unreachable: request let through',
+      );
       return counting();
     }
     if (counted.value - wanted >= this.limits.tokensPerDay) {
       await this.state.increment(key, -wanted, this.dayMs).catch(() => undefined);
       throw this.tokensUsed(counted.resetInMs);
     }
-    return new StoredReservation(this.state, { key, reserved: wanted, windowEnds: Date.now() + counted.resetInMs, windowMs: this.dayMs }, this.log);
+    return new StoredReservation(
+      this.state,
+      { key, reserved: wanted, windowEnds: Date.now() + counted.resetInMs, windowMs: this.dayMs },
+      this.log,
+    );
   }
 
   /** Adds the tokens a request used to the channel's day, for /usage (written with the next flush; the user's are its reservation's). Never throws. */
@@ -211,7 +243,10 @@ export class Quotas {
   }
 
   private tokensUsed(resetInMs: number): QuotaError {
-    return new QuotaError(`You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(resetInMs)}.`, resetInMs);
+    return new QuotaError(
+      `You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(resetInMs)}.`,
+      resetInMs,
+    );
   }
 
   /**
@@ -224,12 +259,22 @@ export class Quotas {
     this.flushTimer = undefined;
     const batch = [...this.unwritten];
     this.unwritten.clear();
-    await Promise.all(batch.map(([key, { by, ttlMs }]) => this.state.increment(key, by, ttlMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'usage not counted'))));
+    await Promise.all(
+      batch.map(([key, { by, ttlMs }]) =>
+        this.state
+          .increment(key, by, ttlMs)
+          .catch((error: unknown) =>
+            this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'usage not counted'),
+          ),
+      ),
+    );
   }
 
   /** A user's use against the limits. Never throws (unknown counts read as 0). */
   async usageOf(subject: string): Promise<UsageReport> {
-    const [chat, images, tokens] = await Promise.all((['chat', 'image', 'tokens'] as const).map((kind) => this.read(storeKeys.quota(kind, subject))));
+    const [chat, images, tokens] = await Promise.all(
+      (['chat', 'image', 'tokens'] as const).map((kind) => this.read(storeKeys.quota(kind, subject))),
+    );
     return {
       chat: { ...chat!, limit: this.limits.chatPerMinute, window: 'minute' },
       images: { ...images!, limit: this.limits.imagesPerDay, window: 'day' },
@@ -239,8 +284,14 @@ export class Quotas {
 
   /** A channel's use today (chat requests, images, tokens); limits are per user, so none is shown. */
   async usageOfChannel(channelKey: string): Promise<UsageReport> {
-    const [chat, images, tokens] = await Promise.all((['chat', 'image', 'tokens'] as const).map((kind) => this.read(storeKeys.usage(kind, channelKey))));
-    return { chat: { ...chat!, limit: 0, window: 'day' }, images: { ...images!, limit: 0, window: 'day' }, tokens: { ...tokens!, limit: 0, window: 'day' } };
+    const [chat, images, tokens] = await Promise.all(
+      (['chat', 'image', 'tokens'] as const).map((kind) => this.read(storeKeys.usage(kind, channelKey))),
+    );
+    return {
+      chat: { ...chat!, limit: 0, window: 'day' },
+      images: { ...images!, limit: 0, window: 'day' },
+      tokens: { ...tokens!, limit: 0, window: 'day' },
+    };
   }
 
   /** Adds `by` to a counter with the next flush (a window of `ttlMs` if the counter is new). */
@@ -259,7 +310,10 @@ export class Quotas {
     return this.withUnwritten(key, await this.state.counter(key));
   }
 
-  private withUnwritten(key: string, stored: { value: number; resetInMs: number }): { value: number; resetInMs: number } {
+  private withUnwritten(
+    key: string,
+    stored: { value: number; resetInMs: number },
+  ): { value: number; resetInMs: number } {
     const entry = this.unwritten.get(key);
     if (!entry) return stored;
     return { value: stored.value + entry.by, resetInMs: stored.resetInMs > 0 ? stored.resetInMs : entry.ttlMs };

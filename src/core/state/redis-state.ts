@@ -6,10 +6,11 @@
  * The client queues nothing while disconnected (`disableOfflineQueue`): with Redis down every
  * operation fails at once instead of hanging, and the client reconnects in the background.
  */
-import Keyv from 'keyv';
-import KeyvRedis, { createClient } from '@keyv/redis';
+
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import KeyvRedis, { createClient } from '@keyv/redis';
+import Keyv from 'keyv';
 import type { StateStore } from './store.ts';
 
 /** Raw keys (claims, counters, locks) live under this prefix; keyv's values under `genbot::`. */
@@ -39,7 +40,10 @@ export class RedisState implements StateStore {
     this.client = createClient({
       url,
       disableOfflineQueue: true,
-      socket: { connectTimeout: 5_000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 6), 5_000) },
+      socket: {
+        connectTimeout: 5_000,
+        reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 6), 5_000),
+      },
     });
     this.client.on('error', (error: unknown) => options.onError?.(error));
     // Connects in the background and keeps reconnecting; operations fail fast meanwhile.
@@ -58,12 +62,18 @@ export class RedisState implements StateStore {
 
   async setIfAbsent(key: string, ttlMs: number): Promise<boolean> {
     await this.ready();
-    return (await this.client.set(PREFIX + key, String(Date.now()), { NX: true, PX: Math.max(1, Math.round(ttlMs)) })) === 'OK';
+    return (
+      (await this.client.set(PREFIX + key, String(Date.now()), { NX: true, PX: Math.max(1, Math.round(ttlMs)) })) ===
+      'OK'
+    );
   }
 
   async increment(key: string, by: number, ttlMs: number): Promise<{ value: number; resetInMs: number }> {
     await this.ready();
-    const [value, ttl] = (await this.client.eval(INCREMENT, { keys: [PREFIX + key], arguments: [String(by), String(Math.max(1, Math.round(ttlMs)))] })) as [number, number];
+    const [value, ttl] = (await this.client.eval(INCREMENT, {
+      keys: [PREFIX + key],
+      arguments: [String(by), String(Math.max(1, Math.round(ttlMs)))],
+    })) as [number, number];
     return { value: Number(value), resetInMs: Math.max(0, Number(ttl)) };
   }
 

@@ -51,7 +51,10 @@ export class SettingsStore {
   private updates = 0;
 
   /** @param cacheMs how long read settings are used (tests shorten it). */
-  constructor(private readonly keyv: Keyv, private readonly cacheMs = SETTINGS_CACHE_MS) {}
+  constructor(
+    private readonly keyv: Keyv,
+    private readonly cacheMs = SETTINGS_CACHE_MS,
+  ) {}
 
   /** The channel's settings (empty when none were set). @throws what the store throws. */
   async get(channelKey: string): Promise<ChannelSettings> {
@@ -60,10 +63,12 @@ export class SettingsStore {
     let read = this.reading.get(channelKey);
     if (!read) {
       const updates = this.updates;
-      read = this.read(channelKey).then((settings) => {
-        if (updates === this.updates) this.remember(channelKey, settings);
-        return settings;
-      }).finally(() => this.reading.delete(channelKey));
+      read = this.read(channelKey)
+        .then((settings) => {
+          if (updates === this.updates) this.remember(channelKey, settings);
+          return settings;
+        })
+        .finally(() => this.reading.delete(channelKey));
       this.reading.set(channelKey, read);
     }
     return { ...(await read) };
@@ -74,7 +79,10 @@ export class SettingsStore {
    * to what this instance remembers) and returns the result.
    * Concurrent updates of one channel are rare (admins); the last write wins.
    */
-  async update(channelKey: string, changes: Partial<Record<keyof ChannelSettings, string | undefined>>): Promise<ChannelSettings> {
+  async update(
+    channelKey: string,
+    changes: Partial<Record<keyof ChannelSettings, string | undefined>>,
+  ): Promise<ChannelSettings> {
     const next: ChannelSettings = { ...(await this.read(channelKey)) };
     for (const [field, value] of Object.entries(changes) as Array<[keyof ChannelSettings, string | undefined]>) {
       if (value === undefined) delete next[field];

@@ -2,8 +2,9 @@
  * A chat request's tokens reserved in the user's count for the day before it runs
  * (quotas.ts reserveTokens), corrected in the store as what it really used becomes known.
  */
-import type { StateStore } from './store.ts';
+
 import type { Logger } from '../../log.ts';
+import type { StateStore } from './store.ts';
 
 /**
  * Tokens reserved for one request before it runs, in the user's count for the day: settled
@@ -56,6 +57,13 @@ export class StoredReservation implements TokenReservation {
   private async adjust(by: number): Promise<void> {
     const { key, windowEnds, windowMs } = this.where;
     if (by === 0 || Date.now() >= windowEnds) return;
-    await this.state.increment(key, by, windowMs).catch((error: unknown) => this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'token reservation not corrected'));
+    await this.state
+      .increment(key, by, windowMs)
+      .catch((error: unknown) =>
+        this.log.debug(
+          { err: error instanceof Error ? error.message : String(error), key },
+          'token reservation not corrected',
+        ),
+      );
   }
 }

@@ -4,19 +4,29 @@
  * button presses (components.ts), and messages addressed to the bot (messages.ts); rest.ts
  * holds what every write shares (no pings, limits, embeds, buttons, uploads).
  */
-import { Client, Events, GatewayCloseCodes, GatewayIntentBits, MessageFlags, Partials, RESTEvents, Status, type RESTOptions } from 'discord.js';
-import type { Command } from '../../core/command.ts';
-import { RESTARTING, RunningCommands } from '../../core/running.ts';
-import type { Core } from '../../core/core.ts';
+import {
+  Client,
+  Events,
+  GatewayCloseCodes,
+  GatewayIntentBits,
+  MessageFlags,
+  Partials,
+  RESTEvents,
+  type RESTOptions,
+  Status,
+} from 'discord.js';
+import { Agent } from 'undici';
 import type { DiscordConfig } from '../../config.ts';
+import type { Command } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
+import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
-import { NO_MENTIONS, makeDiscordRequest } from './rest.ts';
-import { handleChatInput } from './interactions.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
+import { guardMalformedInteractions } from './guard.ts';
+import { handleChatInput } from './interactions.ts';
 import { DiscordLimits } from './limits.ts';
 import { handleMessage, isAddressedToBot } from './messages.ts';
-import { guardMalformedInteractions } from './guard.ts';
-import { Agent } from 'undici';
+import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
 
 /** What discord.js may send a second before it holds requests back itself (Discord's interaction routes are exempt from the global 50/s). */
 const REST_GLOBAL_PER_SECOND = 1_000_000;
@@ -46,7 +56,10 @@ export function intentsFor(config: Pick<DiscordConfig, 'messageContent'>): Gatew
  * discord.js's shard options from DISCORD_SHARDS / DISCORD_SHARD_IDS: `auto`, every shard of a
  * count, or this process's share of them (each shard runs in the process that lists it).
  */
-export function shardOptions(config: Pick<DiscordConfig, 'shards'>): { shards?: 'auto' | number[]; shardCount?: number } {
+export function shardOptions(config: Pick<DiscordConfig, 'shards'>): {
+  shards?: 'auto' | number[];
+  shardCount?: number;
+} {
   const shards = config.shards;
   if (!shards) return {};
   if (shards.count === 'auto') return { shards: 'auto' };
@@ -82,7 +95,15 @@ export class DiscordAdapter {
       // queued past the 3 s window. The global budget of bot-token writes is kept by the
       // write scheduler instead (limits.ts); a global 429 is still honoured by discord.js.
       // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
-      rest: { makeRequest: makeDiscordRequest, agent: new Agent({ connections: REST_CONNECTIONS, keepAliveTimeout: 30_000 }) as unknown as RESTOptions['agent'], globalRequestsPerSecond: REST_GLOBAL_PER_SECOND, ...(config.apiUrl ? { api: config.apiUrl } : {}) },
+      rest: {
+        makeRequest: makeDiscordRequest,
+        agent: new Agent({
+          connections: REST_CONNECTIONS,
+          keepAliveTimeout: 30_000,
+        }) as unknown as RESTOptions['agent'],
+        globalRequestsPerSecond: REST_GLOBAL_PER_SECOND,
+        ...(config.apiUrl ? { api: config.apiUrl } : {}),
+      },
     });
     // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
     guardMalformedInteractions(this.client, log);
@@ -92,12 +113,15 @@ export class DiscordAdapter {
       if (this.running.draining) {
         // Stopping: running answers finish, new work is refused in a sentence.
         if (interaction.isAutocomplete()) void interaction.respond([]).catch(onError);
-        else if (interaction.isRepliable()) void interaction.reply({ content: RESTARTING, flags: MessageFlags.Ephemeral }).catch(onError);
+        else if (interaction.isRepliable())
+          void interaction.reply({ content: RESTARTING, flags: MessageFlags.Ephemeral }).catch(onError);
         return;
       }
-      if (interaction.isChatInputCommand()) void this.running.run((signal) => handleChatInput(interaction, deps, signal), onError);
+      if (interaction.isChatInputCommand())
+        void this.running.run((signal) => handleChatInput(interaction, deps, signal), onError);
       else if (interaction.isAutocomplete()) void handleAutocomplete(interaction, deps).catch(onError);
-      else if (interaction.isButton()) void this.running.run((signal) => handleButton(interaction, deps, signal), onError);
+      else if (interaction.isButton())
+        void this.running.run((signal) => handleButton(interaction, deps, signal), onError);
     });
     this.client.on(Events.MessageCreate, (message) => {
       const botId = this.client.user?.id;
@@ -106,16 +130,29 @@ export class DiscordAdapter {
         void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(onError);
         return;
       }
-      void this.running.run((signal) => handleMessage(message, { core, log, botId, messageContent: config.messageContent, limits: this.limits }, signal), onError);
+      void this.running.run(
+        (signal) =>
+          handleMessage(
+            message,
+            { core, log, botId, messageContent: config.messageContent, limits: this.limits },
+            signal,
+          ),
+        onError,
+      );
     });
     // Every response's rate-limit headers and 429s go to the write scheduler (limits.ts).
     this.limits = new DiscordLimits(core.scheduler, core.events, log);
-    this.client.rest.on(RESTEvents.Response, (request, response) => this.limits.response(request.method, String(request.path), response.status, response.headers as Headers));
+    this.client.rest.on(RESTEvents.Response, (request, response) =>
+      this.limits.response(request.method, String(request.path), response.status, response.headers as Headers),
+    );
     this.client.on(Events.ShardDisconnect, (event, shardId) => {
       // discord.js emits this only for close codes it will not reconnect after (4004
       // authentication failed, 4010–4014 shard and intent errors).
       this.fatal = `discord gateway closed for good: ${event.code} ${GatewayCloseCodes[event.code] ?? ''}`.trim();
-      this.log.error({ code: event.code, shard: shardId }, `${this.fatal} (check DISCORD_TOKEN and the intents in the Developer Portal)`);
+      this.log.error(
+        { code: event.code, shard: shardId },
+        `${this.fatal} (check DISCORD_TOKEN and the intents in the Developer Portal)`,
+      );
       this.onFatal?.(this.fatal);
     });
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
@@ -131,7 +168,9 @@ export class DiscordAdapter {
     const shards = [...this.client.ws.shards.values()];
     if (!this.client.isReady() || shards.length === 0) return 'discord gateway not connected';
     const down = shards.filter((shard) => shard.status !== Status.Ready);
-    return down.length ? `discord gateway not connected (shard ${down.map((s) => `${s.id}: ${Status[s.status]}`).join(', ')})` : undefined;
+    return down.length
+      ? `discord gateway not connected (shard ${down.map((s) => `${s.id}: ${Status[s.status]}`).join(', ')})`
+      : undefined;
   }
 
   /** Logs in and resolves once the gateway session is ready. @throws on a bad token. */
@@ -150,7 +189,8 @@ export class DiscordAdapter {
    */
   async stop(graceMs = 0): Promise<void> {
     const unfinished = await this.running.drain(graceMs);
-    if (unfinished > 0) this.log.warn({ unfinished }, 'stopping with answers still being written (their last writes took too long)');
+    if (unfinished > 0)
+      this.log.warn({ unfinished }, 'stopping with answers still being written (their last writes took too long)');
     await this.client.destroy();
   }
 }

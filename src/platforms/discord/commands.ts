@@ -2,11 +2,11 @@
  * Discord application-command JSON derived from the platform-neutral definitions in commands/.
  */
 import {
+  type APIApplicationCommandBasicOption,
   ApplicationCommandOptionType,
   ApplicationCommandType,
   InteractionContextType,
   PermissionFlagsBits,
-  type APIApplicationCommandBasicOption,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Command, CommandOption } from '../../core/command.ts';
@@ -24,7 +24,11 @@ function toDiscordOption(option: CommandOption): APIApplicationCommandBasicOptio
         type: ApplicationCommandOptionType.String,
         ...(option.maxLength ? { max_length: option.maxLength } : {}),
         // Discord refuses choices together with autocomplete.
-        ...(option.autocomplete ? { autocomplete: true } : option.choices ? { choices: option.choices.map((c) => ({ name: c.name, value: String(c.value) })) } : {}),
+        ...(option.autocomplete
+          ? { autocomplete: true }
+          : option.choices
+            ? { choices: option.choices.map((c) => ({ name: c.name, value: String(c.value) })) }
+            : {}),
       };
     case 'integer':
     case 'number': {

@@ -11,14 +11,22 @@ import { pathToFileURL } from 'node:url';
 import { REST, Routes } from 'discord.js';
 import { z } from 'zod';
 import { commands } from '../../../commands/index.ts';
-import { toDiscordCommand } from './commands.ts';
 import type { Command } from '../../core/command.ts';
+import { toDiscordCommand } from './commands.ts';
 
 const deployEnv = z.object({
   DISCORD_TOKEN: z.string({ error: 'is required' }).min(1, 'is required'),
-  DISCORD_APPLICATION_ID: z.string({ error: 'is required' }).regex(/^\d{15,22}$/, 'must be a Discord application id (a snowflake)'),
+  DISCORD_APPLICATION_ID: z
+    .string({ error: 'is required' })
+    .regex(/^\d{15,22}$/, 'must be a Discord application id (a snowflake)'),
   DISCORD_API_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
-  DISCORD_GUILD_ID: z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(/^\d{15,22}$/).optional()),
+  DISCORD_GUILD_ID: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^\d{15,22}$/)
+      .optional(),
+  ),
 });
 
 /** Names of the environment variables `npm run deploy-commands` reads. */
@@ -51,10 +59,19 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   }
   const env = parsed.data;
   try {
-    const registered = await deployCommands({ token: env.DISCORD_TOKEN, applicationId: env.DISCORD_APPLICATION_ID, apiUrl: env.DISCORD_API_URL, guildId: env.DISCORD_GUILD_ID });
-    process.stdout.write(`Registered ${registered.length} commands${env.DISCORD_GUILD_ID ? ` in guild ${env.DISCORD_GUILD_ID}` : ' globally'}: ${registered.map((c) => `/${c.name}`).join(', ')}\n`);
+    const registered = await deployCommands({
+      token: env.DISCORD_TOKEN,
+      applicationId: env.DISCORD_APPLICATION_ID,
+      apiUrl: env.DISCORD_API_URL,
+      guildId: env.DISCORD_GUILD_ID,
+    });
+    process.stdout.write(
+      `Registered ${registered.length} commands${env.DISCORD_GUILD_ID ? ` in guild ${env.DISCORD_GUILD_ID}` : ' globally'}: ${registered.map((c) => `/${c.name}`).join(', ')}\n`,
+    );
   } catch (error) {
-    const message = (error instanceof Error ? error.message : String(error)).split(env.DISCORD_TOKEN).join('[redacted]');
+    const message = (error instanceof Error ? error.message : String(error))
+      .split(env.DISCORD_TOKEN)
+      .join('[redacted]');
     process.stderr.write(`Discord refused the commands: ${message}\n`);
     process.exit(1);
   }

@@ -6,7 +6,8 @@ import { DiscordAPIError } from 'discord.js';
 
 /** The codes the bot explains, with their sentence. */
 const SENTENCES: Record<number, string> = {
-  50013: 'I lack a permission in this channel (Send Messages, Embed Links or Attach Files): a server admin can grant it in the channel\'s settings.',
+  50013:
+    "I lack a permission in this channel (Send Messages, Embed Links or Attach Files): a server admin can grant it in the channel's settings.",
   50001: 'I cannot see this channel: a server admin can give me access to it.',
   10003: 'This channel no longer exists.',
   40005: 'The file is too large for this server.',
@@ -23,7 +24,10 @@ const SENTENCES: Record<number, string> = {
 export function explainDiscordError(error: unknown): string | undefined {
   if (!(error instanceof DiscordAPIError)) return undefined;
   const code = typeof error.code === 'number' ? error.code : Number(error.code);
-  return SENTENCES[code] ?? (error.status >= 500 ? `Discord had trouble (HTTP ${error.status}). Try again in a moment.` : undefined);
+  return (
+    SENTENCES[code] ??
+    (error.status >= 500 ? `Discord had trouble (HTTP ${error.status}). Try again in a moment.` : undefined)
+  );
 }
 
 /** Whether a discord.js error is Discord's "Invalid Webhook Token" (50027): the interaction's 15 minutes are over. */

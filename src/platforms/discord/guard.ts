@@ -9,7 +9,7 @@
  * handler for it and skips it, then answers the interaction with its id and token (which is
  * all an answer needs) and logs one line.
  */
-import { Events, InteractionResponseType, InteractionType, MessageFlags, Routes, type Client } from 'discord.js';
+import { type Client, Events, InteractionResponseType, InteractionType, MessageFlags, Routes } from 'discord.js';
 import type { Logger } from '../../log.ts';
 import { API_NO_MENTIONS } from './rest.ts';
 
@@ -74,10 +74,21 @@ export function guardMalformedInteractions(client: Client, log: Logger): void {
     const body =
       interaction.type === InteractionType.ApplicationCommandAutocomplete
         ? { type: InteractionResponseType.ApplicationCommandAutocompleteResult, data: { choices: [] } }
-        : { type: InteractionResponseType.ChannelMessageWithSource, data: { content: MALFORMED_INTERACTION_TEXT, flags: MessageFlags.Ephemeral, allowed_mentions: API_NO_MENTIONS } };
+        : {
+            type: InteractionResponseType.ChannelMessageWithSource,
+            data: {
+              content: MALFORMED_INTERACTION_TEXT,
+              flags: MessageFlags.Ephemeral,
+              allowed_mentions: API_NO_MENTIONS,
+            },
+          };
     client.rest.post(Routes.interactionCallback(interaction.id, interaction.token), { body, auth: false }).then(
       () => log.warn({ ...about, answered: true }, message),
-      (error: unknown) => log.warn({ ...about, answered: false, reason: error instanceof Error ? error.message : String(error) }, message),
+      (error: unknown) =>
+        log.warn(
+          { ...about, answered: false, reason: error instanceof Error ? error.message : String(error) },
+          message,
+        ),
     );
   });
 }

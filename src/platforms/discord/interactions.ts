@@ -3,17 +3,24 @@
  * chat-input interaction, and the core's ReplyChannel implemented with the interaction's
  * (deferred) reply and its follow-ups.
  */
-import { MessageFlags, Routes, type ButtonInteraction, type ChatInputCommandInteraction, type Message, type SendableChannels } from 'discord.js';
-import { runCommand, type Command } from '../../core/command.ts';
+import {
+  type ButtonInteraction,
+  type ChatInputCommandInteraction,
+  type Message,
+  MessageFlags,
+  Routes,
+  type SendableChannels,
+} from 'discord.js';
+import { type Command, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import { conversationKey } from '../../core/keys.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
-import { newReference, type Logger } from '../../log.ts';
-import { DISCORD_LIMITS, editBodyOf, editPayloadOf, payloadOf } from './rest.ts';
-import { invocationUser } from './members.ts';
+import { type Logger, newReference } from '../../log.ts';
 import { explainDiscordError, isExpiredToken } from './errors.ts';
 import { channelBucket, type DiscordLimits } from './limits.ts';
+import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
-import { conversationKey } from '../../core/keys.ts';
+import { DISCORD_LIMITS, editBodyOf, editPayloadOf, payloadOf } from './rest.ts';
 
 /**
  * If an interaction (a command, a button press) has neither been answered nor deferred after
@@ -22,7 +29,8 @@ import { conversationKey } from '../../core/keys.ts';
 export const AUTO_DEFER_MS = 2_000;
 
 /** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
-export const EXPIRED_NOTE = '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
+export const EXPIRED_NOTE =
+  '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
 
 /**
  * The reply of one interaction: `defer` → deferReply; the first `send` fills the deferred
@@ -71,7 +79,11 @@ export class InteractionReply implements ReplyChannel {
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     await this.defer();
     if (!this.filled) {
-      const edit = (m: OutgoingMessage) => this.withToken(() => this.editOriginal('@original', m), () => this.editInChannel(this.originalId, editPayloadOf(m)));
+      const edit = (m: OutgoingMessage) =>
+        this.withToken(
+          () => this.editOriginal('@original', m),
+          () => this.editInChannel(this.originalId, editPayloadOf(m)),
+        );
       // The first send fills the deferred reply: all of the message (no embeds or buttons when it has none).
       // With the token gone before any text (an answer that waited 15 minutes for its first
       // word), the deferred reply is found in the channel and filled with the bot's token (or,
@@ -89,8 +101,17 @@ export class InteractionReply implements ReplyChannel {
       return { edit: async (m) => void (await edit(m)) };
     }
     const payload = payloadOf(message);
-    const sent = await this.withToken(() => this.interaction.followUp(payload), () => this.sendInChannel(payload));
-    return { edit: async (m) => void (await this.withToken(() => this.editOriginal(sent.id, m), () => this.editInChannel(sent.id, editPayloadOf(m)))) };
+    const sent = await this.withToken(
+      () => this.interaction.followUp(payload),
+      () => this.sendInChannel(payload),
+    );
+    return {
+      edit: async (m) =>
+        void (await this.withToken(
+          () => this.editOriginal(sent.id, m),
+          () => this.editInChannel(sent.id, editPayloadOf(m)),
+        )),
+    };
   }
 
   /**
@@ -126,17 +147,26 @@ export class InteractionReply implements ReplyChannel {
       if (!this.filled) {
         // A deferred reply shows "is thinking…" to everyone: remove it, then tell the user alone.
         // If it cannot be removed, it becomes the sentence itself: never "thinking" forever.
-        const removed = await this.interaction.deleteReply().then(() => true, (error: unknown) => {
-          this.log.warn({ err: error }, 'could not remove the deferred reply; writing the sentence into it');
-          return false;
-        });
+        const removed = await this.interaction.deleteReply().then(
+          () => true,
+          (error: unknown) => {
+            this.log.warn({ err: error }, 'could not remove the deferred reply; writing the sentence into it');
+            return false;
+          },
+        );
         if (!removed) {
-          await this.withToken(() => this.interaction.editReply(payloadOf(fitted)), async () => this.editInChannel(this.originalId ?? (await this.findOriginal()), payloadOf(fitted)));
+          await this.withToken(
+            () => this.interaction.editReply(payloadOf(fitted)),
+            async () => this.editInChannel(this.originalId ?? (await this.findOriginal()), payloadOf(fitted)),
+          );
           this.filled = true;
           return;
         }
       }
-      await this.withToken(() => this.interaction.followUp(payload), () => this.sendInChannel(payloadOf(fitted)));
+      await this.withToken(
+        () => this.interaction.followUp(payload),
+        () => this.sendInChannel(payloadOf(fitted)),
+      );
     } catch (error) {
       this.log.warn({ err: error }, 'could not send an ephemeral message on Discord');
     }
@@ -172,8 +202,9 @@ export class InteractionReply implements ReplyChannel {
 
   /** The interaction's channel, fetched when not cached. @throws when it cannot be had. */
   private async channel(): Promise<SendableChannels> {
-    const channel = this.interaction.channel ?? (await this.interaction.client.channels.fetch(this.interaction.channelId));
-    if (!channel?.isSendable()) throw new Error('the interaction\'s channel takes no messages');
+    const channel =
+      this.interaction.channel ?? (await this.interaction.client.channels.fetch(this.interaction.channelId));
+    if (!channel?.isSendable()) throw new Error("the interaction's channel takes no messages");
     return channel;
   }
 
@@ -194,7 +225,7 @@ export class InteractionReply implements ReplyChannel {
 
   /** Edits a message with the bot token, adding the expiry note when it fits. */
   private async editInChannel(id: string | undefined, payload: ReturnType<typeof editPayloadOf>): Promise<Message> {
-    if (!id) throw new Error('the reply\'s message id is unknown: it cannot be edited without the interaction');
+    if (!id) throw new Error("the reply's message id is unknown: it cannot be edited without the interaction");
     const channel = await this.channel();
     return channel.messages.edit(id, withExpiryNote(payload));
   }
@@ -207,7 +238,8 @@ export class InteractionReply implements ReplyChannel {
 /** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */
 function withExpiryNote<P extends { content?: string }>(payload: P): P {
   const content = payload.content ?? '';
-  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_LIMITS.maxChars) return payload;
+  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_LIMITS.maxChars)
+    return payload;
   return { ...payload, content: content ? `${content}\n\n${EXPIRED_NOTE}` : EXPIRED_NOTE };
 }
 
@@ -215,14 +247,21 @@ function withExpiryNote<P extends { content?: string }>(payload: P): P {
  * Option values of a chat-input interaction, by name; attachment options (type 11) as files
  * (their value is the upload's id; the file itself comes from `resolved.attachments`).
  */
-function optionsOf(interaction: ChatInputCommandInteraction, core: Core): { options: Record<string, string | number | boolean | undefined>; files: Record<string, Attachment> } {
+function optionsOf(
+  interaction: ChatInputCommandInteraction,
+  core: Core,
+): { options: Record<string, string | number | boolean | undefined>; files: Record<string, Attachment> } {
   const options: Record<string, string | number | boolean | undefined> = {};
   const files: Record<string, Attachment> = {};
   for (const option of interaction.options.data) {
     if (option.attachment) {
       files[option.name] = attachmentOf(option.attachment, 'message', core.downloader);
       options[option.name] = option.attachment.name;
-    } else if (typeof option.value === 'string' || typeof option.value === 'number' || typeof option.value === 'boolean') {
+    } else if (
+      typeof option.value === 'string' ||
+      typeof option.value === 'number' ||
+      typeof option.value === 'boolean'
+    ) {
       options[option.name] = option.value;
     }
   }
@@ -240,28 +279,43 @@ export async function handleChatInput(
 ): Promise<void> {
   const command = deps.commands.find((c) => c.name === interaction.commandName);
   const ref = newReference();
-  const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, command: interaction.commandName });
+  const log = deps.log.child({
+    platform: 'discord',
+    ref,
+    interaction: interaction.id,
+    command: interaction.commandName,
+  });
   if (!command) {
     log.warn('unknown command');
-    await interaction.reply({ content: 'This command is not known to the bot (yet).', flags: MessageFlags.Ephemeral }).catch(() => undefined);
+    await interaction
+      .reply({ content: 'This command is not known to the bot (yet).', flags: MessageFlags.Ephemeral })
+      .catch(() => undefined);
     return;
   }
   const reply = new InteractionReply(interaction, log, deps.limits);
   const { options, files } = optionsOf(interaction, deps.core);
   try {
-    await runCommand(command, {
-      platform: 'discord',
-      conversationId: conversationKey({ platform: 'discord', guild: interaction.guildId ?? undefined, channel: interaction.channelId }),
-      channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
-      isDirectMessage: !interaction.inGuild(),
-      user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
-      options,
-      files,
-      signal,
-      log,
-      ref,
-      reply,
-    }, deps.core);
+    await runCommand(
+      command,
+      {
+        platform: 'discord',
+        conversationId: conversationKey({
+          platform: 'discord',
+          guild: interaction.guildId ?? undefined,
+          channel: interaction.channelId,
+        }),
+        channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
+        isDirectMessage: !interaction.inGuild(),
+        user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
+        options,
+        files,
+        signal,
+        log,
+        ref,
+        reply,
+      },
+      deps.core,
+    );
   } finally {
     reply.dispose();
   }

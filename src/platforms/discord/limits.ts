@@ -89,7 +89,11 @@ export class DiscordLimits {
   private readonly accepted = new Map<string, number[]>();
   private acceptedSincePrune = 0;
 
-  constructor(private readonly scheduler: WriteScheduler, private readonly events: BotEvents, private readonly log: Logger) {
+  constructor(
+    private readonly scheduler: WriteScheduler,
+    private readonly events: BotEvents,
+    private readonly log: Logger,
+  ) {
     scheduler.define('discord:webhook:', DISCORD_BUDGETS.webhook);
     scheduler.define('discord:channel:', DISCORD_BUDGETS.channel);
     scheduler.define('discord:writes:', PROBING);
@@ -139,13 +143,19 @@ export class DiscordLimits {
     const limit = Number(headers.get('x-ratelimit-limit'));
     if (Number.isFinite(remaining) && Number.isFinite(resetAfter) && headers.has('x-ratelimit-remaining')) {
       const report = { remaining, resetAfterMs: resetAfter * 1000 };
-      this.scheduler.observe(bucket, { ...report, ...(Number.isFinite(limit) && limit > 0 && isWebhook ? { limit } : {}) });
+      this.scheduler.observe(bucket, {
+        ...report,
+        ...(Number.isFinite(limit) && limit > 0 && isWebhook ? { limit } : {}),
+      });
       // In a shared channel the bot-token bucket's headers describe the one budget.
       if (!isWebhook && channelId && this.isShared(channelId)) this.scheduler.observe(writesBucket(channelId), report);
     }
     if (status >= 200 && status < 300 && (method === 'POST' || method === 'PATCH') && channelId) this.accept(channelId);
     if (status !== 429) return;
-    const retryAfterMs = Math.max(Number(headers.get('retry-after')) * 1000 || 0, (Number.isFinite(resetAfter) ? resetAfter : 1) * 1000);
+    const retryAfterMs = Math.max(
+      Number(headers.get('retry-after')) * 1000 || 0,
+      (Number.isFinite(resetAfter) ? resetAfter : 1) * 1000,
+    );
     this.events.emit('platform.rate_limited', { platform: 'discord', route: `${method} ${routeOf(path)}` });
     if (!channelId) {
       this.scheduler.rateLimited(bucket, retryAfterMs);
@@ -173,9 +183,12 @@ export class DiscordLimits {
   private learn(channelId: string, sharing: 'shared' | 'separate'): void {
     this.learned.set(channelId, { sharing, until: Date.now() + LEARNED_FOR_MS });
     this.scheduler.setBudget(writesBucket(channelId), sharing === 'shared' ? DISCORD_BUDGETS.channel : SEPARATE);
-    this.log.info({ channel: channelId, sharing }, sharing === 'shared'
-      ? 'discord: this channel shares one write budget among all writes: pacing them together'
-      : 'discord: this channel\'s interactions have budgets of their own: pacing them apart');
+    this.log.info(
+      { channel: channelId, sharing },
+      sharing === 'shared'
+        ? 'discord: this channel shares one write budget among all writes: pacing them together'
+        : "discord: this channel's interactions have budgets of their own: pacing them apart",
+    );
   }
 
   /** Counts an accepted write; more than twice the channel's budget within its window proves it is not shared. */
@@ -204,5 +217,8 @@ function bucketOfPath(path: string): string | undefined {
 
 /** A path with ids and tokens as placeholders, for metrics labels. */
 function routeOf(path: string): string {
-  return path.replace(/\/webhooks\/\d+\/[^/?]+/, '/webhooks/:id/:token').replace(/\/\d{15,}/g, '/:id').split('?')[0]!;
+  return path
+    .replace(/\/webhooks\/\d+\/[^/?]+/, '/webhooks/:id/:token')
+    .replace(/\/\d{15,}/g, '/:id')
+    .split('?')[0]!;
 }

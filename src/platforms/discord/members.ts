@@ -4,13 +4,22 @@
  * `ADMIN_ROLE_IDS`; Manage Messages lets a member clear a channel's history (/forget). In a
  * DM there is no member: nobody is an admin there (except listed users).
  */
-import { PermissionFlagsBits, type APIInteractionGuildMember, type GuildMember, type PermissionsBitField, type User } from 'discord.js';
+import {
+  type APIInteractionGuildMember,
+  type GuildMember,
+  PermissionFlagsBits,
+  type PermissionsBitField,
+  type User,
+} from 'discord.js';
 import type { AdminList } from '../../core/core.ts';
 import type { InvocationUser } from '../../core/platform.ts';
 
 /** Whether permissions make a member a bot admin here: Administrator or Manage Server. */
 export function isAdminPermissions(permissions: Readonly<PermissionsBitField> | null | undefined): boolean {
-  return permissions?.has(PermissionFlagsBits.Administrator) === true || permissions?.has(PermissionFlagsBits.ManageGuild) === true;
+  return (
+    permissions?.has(PermissionFlagsBits.Administrator) === true ||
+    permissions?.has(PermissionFlagsBits.ManageGuild) === true
+  );
 }
 
 /** The role ids of a member, whichever shape discord.js gave it. */
@@ -30,7 +39,15 @@ export function invocationUser(
   permissions: Readonly<PermissionsBitField> | null | undefined,
   admins: AdminList,
 ): InvocationUser {
-  const isAdmin = isAdminPermissions(permissions) || admins.userIds.has(user.id) || roleIdsOf(member).some((id) => admins.roleIds.has(id));
+  const isAdmin =
+    isAdminPermissions(permissions) ||
+    admins.userIds.has(user.id) ||
+    roleIdsOf(member).some((id) => admins.roleIds.has(id));
   const canManageMessages = isAdmin || permissions?.has(PermissionFlagsBits.ManageMessages) === true;
-  return { id: user.id, name: user.username, isAdmin: async () => isAdmin, canManageMessages: async () => canManageMessages };
+  return {
+    id: user.id,
+    name: user.username,
+    isAdmin: async () => isAdmin,
+    canManageMessages: async () => canManageMessages,
+  };
 }

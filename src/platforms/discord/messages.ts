@@ -9,20 +9,26 @@
  * mention replies to arrive empty unless `MessageContent` is enabled (docs/platform-limits.md,
  * gateway docs "Message Content Intent").
  */
-import { MessageType, cleanContent, type Attachment as DiscordAttachment, type Channel, type Message } from 'discord.js';
-import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
-import type { Core } from '../../core/core.ts';
+import {
+  type Channel,
+  cleanContent,
+  type Attachment as DiscordAttachment,
+  type Message,
+  MessageType,
+} from 'discord.js';
 import { runInvocation } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import { answerMention } from '../../core/features/mention.ts';
+import { channelKey, conversationKey } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
-import { newReference, type Logger } from '../../log.ts';
-import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
-import { invocationUser } from './members.ts';
+import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import { replaceSpacedTags } from '../../core/text-scan.ts';
+import { type Logger, newReference } from '../../log.ts';
 import { explainDiscordError } from './errors.ts';
 import { channelBucket, type DiscordLimits } from './limits.ts';
-import { replaceSpacedTags } from '../../core/text-scan.ts';
-import { channelKey, conversationKey } from '../../core/keys.ts';
+import { invocationUser } from './members.ts';
+import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
 export const TYPING_REFRESH_MS = 8_000;
@@ -33,7 +39,7 @@ export const HIDDEN_REPLY_NOTICE =
 
 /** Said when a reply to the bot did not ping it, so Discord hid its text and files. */
 export const HIDDEN_MESSAGE_REPLY =
-  'I cannot read replies that do not mention me: keep the reply\'s @ mention on, or mention me in the message.';
+  "I cannot read replies that do not mention me: keep the reply's @ mention on, or mention me in the message.";
 
 /**
  * The reply to one user message: a typing indicator while the answer is awaited (`defer`),
@@ -46,7 +52,10 @@ export class MessageReply implements ReplyChannel {
   private sent = 0;
   private typing: NodeJS.Timeout | undefined;
 
-  constructor(private readonly message: Message, private readonly log: Logger) {}
+  constructor(
+    private readonly message: Message,
+    private readonly log: Logger,
+  ) {}
 
   /** Starts the typing indicator, re-sent every {@link TYPING_REFRESH_MS} until the first send. */
   async defer(): Promise<void> {
@@ -131,8 +140,15 @@ export function promptOf(message: Message, botId: string): string {
 
 /** Whether Discord hid a message's content from the bot (no Message Content intent). */
 function looksHidden(message: Message, botId: string): boolean {
-  return message.inGuild() && message.author.id !== botId && !message.mentions.users.has(botId)
-    && message.content === '' && message.attachments.size === 0 && message.embeds.length === 0 && message.stickers.size === 0;
+  return (
+    message.inGuild() &&
+    message.author.id !== botId &&
+    !message.mentions.users.has(botId) &&
+    message.content === '' &&
+    message.attachments.size === 0 &&
+    message.embeds.length === 0 &&
+    message.stickers.size === 0
+  );
 }
 
 /**
@@ -145,13 +161,18 @@ export function channelKeyOf(guildId: string | null, channelId: string, channel:
 }
 
 /** A Discord attachment as a core Attachment, downloaded from the CDN with the byte cap. */
-export function attachmentOf(file: DiscordAttachment, origin: Attachment['origin'], downloader: Downloader): Attachment {
+export function attachmentOf(
+  file: DiscordAttachment,
+  origin: Attachment['origin'],
+  downloader: Downloader,
+): Attachment {
   return {
     name: file.name,
     mimeType: file.contentType ?? undefined,
     size: file.size,
     origin,
-    fetch: async ({ maxBytes, signal }) => (await downloader.download(file.url, { maxBytes, signal, name: file.name })).data,
+    fetch: async ({ maxBytes, signal }) =>
+      (await downloader.download(file.url, { maxBytes, signal, name: file.name })).data,
   };
 }
 
@@ -171,10 +192,19 @@ export async function handleMessage(
   const reply = new MessageReply(message, log);
   const ctx = {
     platform: 'discord' as const,
-    conversationId: conversationKey({ platform: 'discord', guild: message.guildId ?? undefined, channel: message.channelId }),
+    conversationId: conversationKey({
+      platform: 'discord',
+      guild: message.guildId ?? undefined,
+      channel: message.channelId,
+    }),
     channelKey: channelKeyOf(message.guildId, message.channelId, message.channel),
     isDirectMessage: !message.inGuild(),
-    user: invocationUser(message.author, message.member, message.inGuild() ? message.channel.permissionsFor(message.author) : null, core.admins),
+    user: invocationUser(
+      message.author,
+      message.member,
+      message.inGuild() ? message.channel.permissionsFor(message.author) : null,
+      core.admins,
+    ),
     options: {},
     files: {},
     signal,

@@ -3,7 +3,17 @@
  * the payload pieces built from the core's OutgoingMessage, and a REST request function that
  * makes discord.js's uploads work beside undici 7.
  */
-import { AttachmentBuilder, ButtonStyle, ComponentType, DefaultRestOptions, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIEmbed, type RESTOptions, type ResponseLike } from 'discord.js';
+import {
+  type APIActionRowComponent,
+  type APIButtonComponentWithCustomId,
+  type APIEmbed,
+  AttachmentBuilder,
+  ButtonStyle,
+  ComponentType,
+  DefaultRestOptions,
+  type RESTOptions,
+  type ResponseLike,
+} from 'discord.js';
 import type { OutgoingMessage, ReplyLimits } from '../../core/platform.ts';
 
 /**
@@ -29,7 +39,9 @@ export const DISCORD_LIMITS: ReplyLimits = {
 
 /** The files of a message as discord.js attachments. */
 export function filesOf(message: OutgoingMessage): AttachmentBuilder[] {
-  return (message.files ?? []).map((f) => new AttachmentBuilder(f.data, { name: f.name, ...(f.description ? { description: f.description } : {}) }));
+  return (message.files ?? []).map(
+    (f) => new AttachmentBuilder(f.data, { name: f.name, ...(f.description ? { description: f.description } : {}) }),
+  );
 }
 
 /**
@@ -37,37 +49,53 @@ export function filesOf(message: OutgoingMessage): AttachmentBuilder[] {
  * and footer; an image link's image and alt text as title (cut to 256 characters).
  */
 export function embedsOf(message: OutgoingMessage): APIEmbed[] {
-  const cards = (message.cards ?? []).map((card): APIEmbed => ({
-    title: card.title.slice(0, 256),
-    ...(card.description ? { description: card.description.slice(0, 4096) } : {}),
-    fields: card.fields.map((f) => ({ name: f.name.slice(0, 256), value: f.value.slice(0, 1024) || '\u200b' })),
-    ...(card.footer ? { footer: { text: card.footer.slice(0, 2048) } } : {}),
-  }));
-  const images = (message.imageLinks ?? []).map((link): APIEmbed => ({ image: { url: link.url }, ...(link.alt ? { title: link.alt.slice(0, 256) } : {}) }));
+  const cards = (message.cards ?? []).map(
+    (card): APIEmbed => ({
+      title: card.title.slice(0, 256),
+      ...(card.description ? { description: card.description.slice(0, 4096) } : {}),
+      fields: card.fields.map((f) => ({ name: f.name.slice(0, 256), value: f.value.slice(0, 1024) || '\u200b' })),
+      ...(card.footer ? { footer: { text: card.footer.slice(0, 2048) } } : {}),
+    }),
+  );
+  const images = (message.imageLinks ?? []).map(
+    (link): APIEmbed => ({ image: { url: link.url }, ...(link.alt ? { title: link.alt.slice(0, 256) } : {}) }),
+  );
   return [...cards, ...images].slice(0, 10);
 }
 
-const BUTTON_STYLES = { primary: ButtonStyle.Primary, secondary: ButtonStyle.Secondary, danger: ButtonStyle.Danger } as const;
+const BUTTON_STYLES = {
+  primary: ButtonStyle.Primary,
+  secondary: ButtonStyle.Secondary,
+  danger: ButtonStyle.Danger,
+} as const;
 
 /** Buttons as one action row (at most 5 buttons; `custom_id` ≤ 100, label ≤ 80 characters). */
 export function componentsOf(message: OutgoingMessage): Array<APIActionRowComponent<APIButtonComponentWithCustomId>> {
   const buttons = (message.buttons ?? []).slice(0, 5);
   if (buttons.length === 0) return [];
-  return [{
-    type: ComponentType.ActionRow,
-    components: buttons.map((b) => ({
-      type: ComponentType.Button,
-      custom_id: b.id.slice(0, 100),
-      label: b.label.slice(0, 80),
-      style: BUTTON_STYLES[b.style ?? 'secondary'],
-      ...(b.disabled ? { disabled: true } : {}),
-    })),
-  }];
+  return [
+    {
+      type: ComponentType.ActionRow,
+      components: buttons.map((b) => ({
+        type: ComponentType.Button,
+        custom_id: b.id.slice(0, 100),
+        label: b.label.slice(0, 80),
+        style: BUTTON_STYLES[b.style ?? 'secondary'],
+        ...(b.disabled ? { disabled: true } : {}),
+      })),
+    },
+  ];
 }
 
 /** The whole payload of a create: content, files, embeds, buttons, and no pings. */
 export function payloadOf(message: OutgoingMessage) {
-  return { content: message.content, files: filesOf(message), embeds: embedsOf(message), components: componentsOf(message), allowedMentions: NO_MENTIONS };
+  return {
+    content: message.content,
+    files: filesOf(message),
+    embeds: embedsOf(message),
+    components: componentsOf(message),
+    allowedMentions: NO_MENTIONS,
+  };
 }
 
 /**
@@ -112,10 +140,16 @@ export function editBodyOf(message: OutgoingMessage, whole = false) {
  * @param init discord.js's request options (`headers` is a plain object).
  * @returns discord.js's response shape.
  */
-export async function makeDiscordRequest(url: string, init: Parameters<RESTOptions['makeRequest']>[1]): Promise<ResponseLike> {
+export async function makeDiscordRequest(
+  url: string,
+  init: Parameters<RESTOptions['makeRequest']>[1],
+): Promise<ResponseLike> {
   if (init.body instanceof FormData) {
     const encoded = new Response(init.body);
-    const headers = { ...(init.headers as Record<string, string> | undefined), 'content-type': encoded.headers.get('content-type')! };
+    const headers = {
+      ...(init.headers as Record<string, string> | undefined),
+      'content-type': encoded.headers.get('content-type')!,
+    };
     return DefaultRestOptions.makeRequest(url, { ...init, headers, body: Buffer.from(await encoded.arrayBuffer()) });
   }
   return DefaultRestOptions.makeRequest(url, init);

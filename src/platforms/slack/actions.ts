@@ -7,16 +7,16 @@
  * payload's `response_url` (ephemeral).
  */
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
-import { runComponent, runInvocation, type Command } from '../../core/command.ts';
+import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
+import { channelKey, conversationKey } from '../../core/keys.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
-import { newReference, type Logger } from '../../log.ts';
+import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { SLACK_LIMITS, SlackReply } from './reply.ts';
 import type { SlackDirectory } from './users.ts';
-import { channelKey, conversationKey } from '../../core/keys.ts';
 
 /** What the action handler needs. */
 export interface SlackActionDeps {
@@ -34,9 +34,12 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
     const sendEphemeral = async (message: string | OutgoingMessage) => {
       const m = typeof message === 'string' ? { content: message } : message;
       const blocks = blocksOf(m);
-      await respond({ response_type: 'ephemeral', replace_original: false, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}) }).catch((error: unknown) =>
-        deps.log.warn({ err: error }, 'could not answer a button press on Slack'),
-      );
+      await respond({
+        response_type: 'ephemeral',
+        replace_original: false,
+        text: fallbackTextOf(m),
+        ...(blocks ? { blocks } : {}),
+      }).catch((error: unknown) => deps.log.warn({ err: error }, 'could not answer a button press on Slack'));
     };
     if (deps.running.draining) {
       await sendEphemeral(RESTARTING);
@@ -49,9 +52,14 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
     const messageTs = body.message?.ts ?? body.container?.message_ts;
     const threadTs = body.message?.thread_ts as string | undefined;
     const log = deps.log.child({ platform: 'slack', ref, user: body.user.id, channel, button: action.action_id });
-    const reply = new SlackReply(client, { team, channel: channel ?? '', threadTs, continueInThread: false }, async (m) => {
-      await sendEphemeral(m);
-    }, log);
+    const reply = new SlackReply(
+      client,
+      { team, channel: channel ?? '', threadTs, continueInThread: false },
+      async (m) => {
+        await sendEphemeral(m);
+      },
+      log,
+    );
     const ctx: ComponentContext = {
       platform: 'slack',
       ref,
@@ -73,10 +81,19 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
     };
     void deps.running.run(
       (signal) =>
-        runInvocation(`${name}:button`, { platform: 'slack', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } }, deps.core, async () => {
-          if (name === STOP_BUTTON) return deps.core.stops.press(ctx);
-          return runComponent(deps.commands.find((c) => c.name === name), { ...ctx, signal }, deps.core);
-        }),
+        runInvocation(
+          `${name}:button`,
+          { platform: 'slack', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } },
+          deps.core,
+          async () => {
+            if (name === STOP_BUTTON) return deps.core.stops.press(ctx);
+            return runComponent(
+              deps.commands.find((c) => c.name === name),
+              { ...ctx, signal },
+              deps.core,
+            );
+          },
+        ),
       (error) => log.error({ err: error }, 'slack button handler failed'),
     );
   });

@@ -7,23 +7,24 @@
 // A named import: Node's ESM gives `import bolt from` the whole CommonJS exports object, but
 // bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
 // is undefined there. `exports.App` is found by both.
-import { App, HTTPReceiver, type RespondFn } from '@slack/bolt';
-import { WebClient, WebClientEvent } from '@slack/web-api';
+
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { App, HTTPReceiver, type RespondFn } from '@slack/bolt';
 import { LogLevel, type Logger as SlackLogger } from '@slack/logger';
-import type { Command } from '../../core/command.ts';
-import { RESTARTING, RunningCommands } from '../../core/running.ts';
-import type { Core } from '../../core/core.ts';
+import { WebClient, WebClientEvent } from '@slack/web-api';
 import type { SlackConfig } from '../../config.ts';
+import type { Command } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
+import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
+import { registerBlockActions } from './actions.ts';
 import { handleSlashCommand } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
-import { registerBlockActions } from './actions.ts';
-import { SlackStreaming } from './stream.ts';
-import { SlackDirectory } from './users.ts';
 import { createSlackServer } from './http.ts';
 import { SLACK_BUDGETS } from './reply.ts';
+import { SlackStreaming } from './stream.ts';
+import { SlackDirectory } from './users.ts';
 
 /**
  * A library's debug line without what may carry a request or response body, headers or a
@@ -92,7 +93,9 @@ export class SlackAdapter {
     const slackApiUrl = config.apiUrl ? { slackApiUrl: config.apiUrl } : {};
     const logger = boltLogger(log.child({ lib: 'bolt' }));
     // HTTP mode: Bolt's receiver, served by our own server (http.ts) that guards it.
-    this.receiver = socketMode ? undefined : new HTTPReceiver({ signingSecret: config.signingSecret, logger, endpoints: '/slack/events' });
+    this.receiver = socketMode
+      ? undefined
+      : new HTTPReceiver({ signingSecret: config.signingSecret, logger, endpoints: '/slack/events' });
     this.app = new App({
       token: config.botToken,
       ...(this.receiver ? { receiver: this.receiver } : { signingSecret: config.signingSecret }),
@@ -110,7 +113,12 @@ export class SlackAdapter {
             // escape as an unhandled rejection (fatal on Node 20): ~2 minutes of retries (1 s
             // doubling up to 30 s) instead of the few seconds a chat answer is worth. Slack's
             // refusals (invalid_auth) are not retried.
-            installerOptions: { clientOptions: { ...slackApiUrl, retryConfig: { retries: 8, factor: 2, minTimeout: 1000, maxTimeout: 30_000 } } },
+            installerOptions: {
+              clientOptions: {
+                ...slackApiUrl,
+                retryConfig: { retries: 8, factor: 2, minTimeout: 1000, maxTimeout: 30_000 },
+              },
+            },
           }
         : {}),
       logger,
@@ -136,13 +144,18 @@ export class SlackAdapter {
     const watch = (client: WebClient, team: string | undefined) => {
       if (watched.has(client)) return;
       watched.add(client);
-      client.on(WebClientEvent.RATE_LIMITED, (retrySec: number, info: { url?: string; body?: { channel?: unknown } }) => {
-        const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
-        core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
-        if (method === 'chat.update' && team) core.scheduler.rateLimited(`slack:update:${team}`, retrySec * 1000);
-        if (method === 'chat.appendStream' && team) core.scheduler.rateLimited(`slack:appendStream:${team}`, retrySec * 1000);
-        if (method === 'chat.postMessage' && typeof info.body?.channel === 'string') core.scheduler.rateLimited(`slack:post:${info.body.channel}`, retrySec * 1000);
-      });
+      client.on(
+        WebClientEvent.RATE_LIMITED,
+        (retrySec: number, info: { url?: string; body?: { channel?: unknown } }) => {
+          const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
+          core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
+          if (method === 'chat.update' && team) core.scheduler.rateLimited(`slack:update:${team}`, retrySec * 1000);
+          if (method === 'chat.appendStream' && team)
+            core.scheduler.rateLimited(`slack:appendStream:${team}`, retrySec * 1000);
+          if (method === 'chat.postMessage' && typeof info.body?.channel === 'string')
+            core.scheduler.rateLimited(`slack:post:${info.body.channel}`, retrySec * 1000);
+        },
+      );
     };
     watch(this.app.client, undefined);
     const names = new Set(commands.map((c) => `/${c.name}`));
@@ -150,11 +163,17 @@ export class SlackAdapter {
       watch(args.client, args.context.teamId);
       // A slash command no listener serves (an old one, /CHAT typed by hand, another app's) is
       // acked and answered, instead of Bolt leaving Slack waiting into a 404.
-      const { command, ack, respond } = args as unknown as { command?: { command?: string }; ack?: () => Promise<void>; respond?: RespondFn };
+      const { command, ack, respond } = args as unknown as {
+        command?: { command?: string };
+        ack?: () => Promise<void>;
+        respond?: RespondFn;
+      };
       if (command?.command && !names.has(command.command)) {
         await ack?.();
         log.info({ command: command.command }, 'unknown slash command');
-        await respond?.({ response_type: 'ephemeral', text: unknownCommandText(command.command, [...names]) }).catch((error: unknown) => log.warn({ err: error }, 'could not answer an unknown command'));
+        await respond?.({ response_type: 'ephemeral', text: unknownCommandText(command.command, [...names]) }).catch(
+          (error: unknown) => log.warn({ err: error }, 'could not answer an unknown command'),
+        );
         return;
       }
       await args.next();
@@ -164,7 +183,13 @@ export class SlackAdapter {
     const streaming = new SlackStreaming(
       core.store,
       Date.now,
-      new WebClient(config.botToken, { ...slackApiUrl, logger, rejectRateLimitedCalls: true, retryConfig: { retries: 0 }, timeout: 6_000 }),
+      new WebClient(config.botToken, {
+        ...slackApiUrl,
+        logger,
+        rejectRateLimitedCalls: true,
+        retryConfig: { retries: 0 },
+        timeout: 6_000,
+      }),
     );
     // Only an origin the operator configured joins Slack's file hosts in getting the bot token (files.ts).
     const apiOrigin = config.apiUrl === undefined ? undefined : new URL(config.apiUrl).origin;
@@ -172,13 +197,34 @@ export class SlackAdapter {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
         await ack();
         if (this.running.draining) {
-          await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) => this.log.warn({ err: error }, 'could not answer while stopping'));
+          await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
+            this.log.warn({ err: error }, 'could not answer while stopping'),
+          );
           return;
         }
-        void this.running.run((signal) => handleSlashCommand(command, slash, client, respond, { core, log, directory, commands, botToken: config.botToken, apiOrigin, streaming }, signal), (error) => this.log.error({ err: error }, 'command handler failed'));
+        void this.running.run(
+          (signal) =>
+            handleSlashCommand(
+              command,
+              slash,
+              client,
+              respond,
+              { core, log, directory, commands, botToken: config.botToken, apiOrigin, streaming },
+              signal,
+            ),
+          (error) => this.log.error({ err: error }, 'command handler failed'),
+        );
       });
     }
-    registerMessageEvents(this.app, { core, log, running: this.running, botToken: config.botToken, apiOrigin, directory, streaming });
+    registerMessageEvents(this.app, {
+      core,
+      log,
+      running: this.running,
+      botToken: config.botToken,
+      apiOrigin,
+      directory,
+      streaming,
+    });
     registerBlockActions(this.app, { core, commands, log, running: this.running, directory });
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');
@@ -197,7 +243,10 @@ export class SlackAdapter {
     } catch (error) {
       const code = (error as { data?: { error?: unknown } }).data?.error;
       const detail = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
-      throw new Error(`Slack refused the bot token or could not be reached (auth.test: ${detail}); check SLACK_BOT_TOKEN and SLACK_API_URL`, { cause: error });
+      throw new Error(
+        `Slack refused the bot token or could not be reached (auth.test: ${detail}); check SLACK_BOT_TOKEN and SLACK_API_URL`,
+        { cause: error },
+      );
     }
     if (this.config.appToken !== undefined) {
       await this.app.start();
@@ -205,7 +254,11 @@ export class SlackAdapter {
       this.log.info('slack ready (socket mode)');
       return;
     }
-    const server = createSlackServer(this.receiver!, { signingSecret: this.config.signingSecret, claims: this.core.claims, log: this.log });
+    const server = createSlackServer(this.receiver!, {
+      signingSecret: this.config.signingSecret,
+      claims: this.core.claims,
+      log: this.log,
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.config.port, () => resolve());
@@ -223,8 +276,10 @@ export class SlackAdapter {
    */
   health(): string | undefined {
     if (!this.started) return 'slack not started';
-    if (this.config.appToken === undefined) return this.server?.listening ? undefined : 'slack HTTP receiver not listening';
-    const socket = (this.app as unknown as { receiver?: { client?: { websocket?: { isActive(): boolean } } } }).receiver?.client?.websocket;
+    if (this.config.appToken === undefined)
+      return this.server?.listening ? undefined : 'slack HTTP receiver not listening';
+    const socket = (this.app as unknown as { receiver?: { client?: { websocket?: { isActive(): boolean } } } }).receiver
+      ?.client?.websocket;
     return socket?.isActive() ? undefined : 'slack socket not connected';
   }
 
@@ -236,7 +291,8 @@ export class SlackAdapter {
    */
   async stop(graceMs = 0): Promise<void> {
     const unfinished = await this.running.drain(graceMs);
-    if (unfinished > 0) this.log.warn({ unfinished }, 'stopping with answers still being written (their last writes took too long)');
+    if (unfinished > 0)
+      this.log.warn({ unfinished }, 'stopping with answers still being written (their last writes took too long)');
     this.started = false;
     if (this.config.appToken !== undefined) {
       await this.app.stop();

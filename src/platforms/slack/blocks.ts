@@ -13,17 +13,32 @@ export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | 
   const blocks: KnownBlock[] = [];
   const hasStructure = Boolean(message.cards?.length || message.imageLinks?.length || message.buttons?.length);
   if (!hasStructure) return undefined;
-  for (const piece of sectionsOf(escapeSlackText(message.content))) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: piece } });
+  for (const piece of sectionsOf(escapeSlackText(message.content)))
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: piece } });
   for (const link of (message.imageLinks ?? []).slice(0, 10)) {
     blocks.push({ type: 'image', image_url: link.url, alt_text: (link.alt || 'image result').slice(0, 2000) });
   }
   for (const card of message.cards ?? []) {
     blocks.push({ type: 'header', text: { type: 'plain_text', text: card.title.slice(0, 150) } });
-    if (card.description) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: escapeSlackText(card.description).slice(0, 3000) } });
+    if (card.description)
+      blocks.push({
+        type: 'section',
+        text: { type: 'mrkdwn', text: escapeSlackText(card.description).slice(0, 3000) },
+      });
     for (const field of card.fields) {
-      blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*${escapeSlackText(field.name)}*\n${escapeSlackText(field.value)}`.slice(0, 3000) } });
+      blocks.push({
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: `*${escapeSlackText(field.name)}*\n${escapeSlackText(field.value)}`.slice(0, 3000),
+        },
+      });
     }
-    if (card.footer) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: escapeSlackText(card.footer).slice(0, 3000) }] });
+    if (card.footer)
+      blocks.push({
+        type: 'context',
+        elements: [{ type: 'mrkdwn', text: escapeSlackText(card.footer).slice(0, 3000) }],
+      });
   }
   const buttons = (message.buttons ?? []).slice(0, 5);
   if (buttons.length) {
@@ -68,5 +83,7 @@ function sectionsOf(escaped: string): string[] {
 
 /** The `text` Slack requires beside blocks (notifications, screen readers): the content or the first title. */
 export function fallbackTextOf(message: OutgoingMessage): string {
-  return escapeSlackText(message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''));
+  return escapeSlackText(
+    message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''),
+  );
 }

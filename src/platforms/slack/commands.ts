@@ -5,18 +5,18 @@
  */
 import type { RespondFn, SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import { runCommand, type Command } from '../../core/command.ts';
+import { type Command, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
-import { newReference, type Logger } from '../../log.ts';
-import { asksForHelp, parseSlashText } from './options.ts';
-import { helpMessage } from './help.ts';
-import { linkAttachment } from './files.ts';
-import { SlackReply } from './reply.ts';
-import { blocksOf, fallbackTextOf } from './blocks.ts';
-import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
-import type { SlackDirectory } from './users.ts';
-import type { SlackStreaming } from './stream.ts';
 import { channelKey, conversationKey } from '../../core/keys.ts';
+import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
+import { type Logger, newReference } from '../../log.ts';
+import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { linkAttachment } from './files.ts';
+import { helpMessage } from './help.ts';
+import { asksForHelp, parseSlashText } from './options.ts';
+import { SlackReply } from './reply.ts';
+import type { SlackStreaming } from './stream.ts';
+import type { SlackDirectory } from './users.ts';
 
 /**
  * The bot scopes slash commands need: the commands themselves, posting and editing (also in
@@ -33,11 +33,25 @@ export async function handleSlashCommand(
   slash: SlashCommand,
   client: WebClient,
   respond: RespondFn,
-  deps: { core: Core; log: Logger; directory: SlackDirectory; commands: readonly Command[]; botToken: string; apiOrigin: string | undefined; streaming: SlackStreaming },
+  deps: {
+    core: Core;
+    log: Logger;
+    directory: SlackDirectory;
+    commands: readonly Command[];
+    botToken: string;
+    apiOrigin: string | undefined;
+    streaming: SlackStreaming;
+  },
   signal: AbortSignal,
 ): Promise<void> {
   const ref = newReference();
-  const log = deps.log.child({ platform: 'slack', ref, command: command.name, channel: slash.channel_id, trigger: slash.trigger_id });
+  const log = deps.log.child({
+    platform: 'slack',
+    ref,
+    command: command.name,
+    channel: slash.channel_id,
+    trigger: slash.trigger_id,
+  });
   const ephemeral = async (message: OutgoingMessage) => {
     const blocks = blocksOf(message);
     const body = { text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) };
@@ -51,9 +65,13 @@ export async function handleSlashCommand(
   const isDirectMessage = slash.channel_id.startsWith('D') || slash.channel_name === 'directmessage';
   // Options as parsed (read below): the question shown to the channel is the parsed prompt.
   let parsed: Record<string, unknown> = {};
-  const announce = command.showsQuestion && !isDirectMessage
-    ? { asker: slash.user_name || slash.user_id, question: () => (typeof parsed.prompt === 'string' ? parsed.prompt : undefined) }
-    : undefined;
+  const announce =
+    command.showsQuestion && !isDirectMessage
+      ? {
+          asker: slash.user_name || slash.user_id,
+          question: () => (typeof parsed.prompt === 'string' ? parsed.prompt : undefined),
+        }
+      : undefined;
   const reply = new SlackReply(
     client,
     {
@@ -80,24 +98,44 @@ export async function handleSlashCommand(
     for (const option of command.options) {
       const value = options[option.name];
       if (option.type === 'attachment' && typeof value === 'string' && value !== '') {
-        files[option.name] = linkAttachment(value, { client, botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin });
+        files[option.name] = linkAttachment(value, {
+          client,
+          botToken: deps.botToken,
+          downloader: deps.core.downloader,
+          apiOrigin: deps.apiOrigin,
+        });
       }
     }
     return { options, files };
   };
-  await runCommand(command, {
-    platform: 'slack',
-    conversationId: conversationKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id }),
-    channelKey: channelKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id }),
-    isDirectMessage,
-    user: deps.directory.user(client, slash.user_id, slash.user_name),
-    options: {},
-    files: {},
-    signal,
-    log,
-    ref,
-    reply,
-    // The question's thread keeps the exchange too: a mention there carries it.
-    linkedConversations: () => (announce && reply.answerThreadTs ? [conversationKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id, thread: reply.answerThreadTs })] : []),
-  }, deps.core, read);
+  await runCommand(
+    command,
+    {
+      platform: 'slack',
+      conversationId: conversationKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id }),
+      channelKey: channelKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id }),
+      isDirectMessage,
+      user: deps.directory.user(client, slash.user_id, slash.user_name),
+      options: {},
+      files: {},
+      signal,
+      log,
+      ref,
+      reply,
+      // The question's thread keeps the exchange too: a mention there carries it.
+      linkedConversations: () =>
+        announce && reply.answerThreadTs
+          ? [
+              conversationKey({
+                platform: 'slack',
+                team: slash.team_id,
+                channel: slash.channel_id,
+                thread: reply.answerThreadTs,
+              }),
+            ]
+          : [],
+    },
+    deps.core,
+    read,
+  );
 }

@@ -10,21 +10,20 @@
  */
 import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import type { Attachment, CommandContext, OutgoingMessage } from '../../core/platform.ts';
-import { downloadSlackFile } from './files.ts';
-import type { Core } from '../../core/core.ts';
 import { runInvocation } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
 import { answerMention } from '../../core/features/mention.ts';
-import { DownloadError } from '../../core/media/download.ts';
-import { RESTARTING, type RunningCommands } from '../../core/running.ts';
-import { newReference, type Logger } from '../../log.ts';
-import { SlackReply } from './reply.ts';
-import { plainTextOf } from './text.ts';
-import { blocksOf, fallbackTextOf } from './blocks.ts';
-import type { SlackDirectory } from './users.ts';
-import type { SlackStreaming } from './stream.ts';
 import { channelKey, conversationKey, slackClaims } from '../../core/keys.ts';
-
+import { DownloadError } from '../../core/media/download.ts';
+import type { Attachment, CommandContext, OutgoingMessage } from '../../core/platform.ts';
+import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import { type Logger, newReference } from '../../log.ts';
+import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { downloadSlackFile } from './files.ts';
+import { SlackReply } from './reply.ts';
+import type { SlackStreaming } from './stream.ts';
+import { plainTextOf } from './text.ts';
+import type { SlackDirectory } from './users.ts';
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
 export const SLACK_BOT_EVENTS = ['app_mention', 'message.im'] as const;
@@ -88,12 +87,22 @@ const USER_SUBTYPES: ReadonlySet<string | undefined> = new Set([undefined, 'file
 export function registerMessageEvents(app: App, deps: SlackEventDeps): void {
   // Bolt's context carries the bot's user id (from auth.test at start): its mentions are dropped from the prompt.
   app.event('app_mention', async ({ event, body, client, context }) => {
-    await onUserMessage(event as unknown as SlackUserMessage, { eventId: body.event_id, teamId: body.team_id, kind: 'mention', botUserId: context.botUserId }, client, deps);
+    await onUserMessage(
+      event as unknown as SlackUserMessage,
+      { eventId: body.event_id, teamId: body.team_id, kind: 'mention', botUserId: context.botUserId },
+      client,
+      deps,
+    );
   });
   app.event('message', async ({ event, body, client, context }) => {
     const message = event as unknown as SlackUserMessage;
     if (message.channel_type !== 'im') return;
-    await onUserMessage(message, { eventId: body.event_id, teamId: body.team_id, kind: 'dm', botUserId: context.botUserId }, client, deps);
+    await onUserMessage(
+      message,
+      { eventId: body.event_id, teamId: body.team_id, kind: 'dm', botUserId: context.botUserId },
+      client,
+      deps,
+    );
   });
 }
 
@@ -105,18 +114,37 @@ async function onUserMessage(
 ): Promise<void> {
   if (message.bot_id || !message.user || !USER_SUBTYPES.has(message.subtype)) return;
   const ref = newReference();
-  const log = deps.log.child({ platform: 'slack', ref, event: meta.eventId, kind: meta.kind, channel: message.channel });
+  const log = deps.log.child({
+    platform: 'slack',
+    ref,
+    event: meta.eventId,
+    kind: meta.kind,
+    channel: message.channel,
+  });
   if (deps.running.draining) {
     await client.chat
-      .postEphemeral({ channel: message.channel, user: message.user, text: RESTARTING, ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}) })
+      .postEphemeral({
+        channel: message.channel,
+        user: message.user,
+        text: RESTARTING,
+        ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+      })
       .catch((error: unknown) => log.warn({ err: error }, 'could not answer while stopping'));
     return;
   }
-  if (!(await firstDelivery(deps.core, log, [slackClaims.event(meta.eventId), slackClaims.message(meta.teamId, message.channel, message.ts)]))) {
+  if (
+    !(await firstDelivery(deps.core, log, [
+      slackClaims.event(meta.eventId),
+      slackClaims.message(meta.teamId, message.channel, message.ts),
+    ]))
+  ) {
     log.info('event already answered (a retry or a second delivery); ignored');
     return;
   }
-  void deps.running.run((signal) => answer(message, meta, client, deps, log, ref, signal), (error) => log.error({ err: error }, 'slack event handler failed'));
+  void deps.running.run(
+    (signal) => answer(message, meta, client, deps, log, ref, signal),
+    (error) => log.error({ err: error }, 'slack event handler failed'),
+  );
 }
 
 /** Claims every key; false when any was claimed before (this delivery is a repeat). */
@@ -126,7 +154,10 @@ async function firstDelivery(core: Core, log: Logger, keys: string[]): Promise<b
     return true;
   } catch (error) {
     // Without the store a repeat cannot be told apart: answering twice beats never answering.
-    log.warn({ err: error instanceof Error ? error.message : String(error) }, 'could not record the event; answering anyway');
+    log.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'could not record the event; answering anyway',
+    );
     return true;
   }
 }
@@ -145,7 +176,12 @@ async function answer(
   const threadTs = inChannel ? (message.thread_ts ?? message.ts) : message.thread_ts;
   const ephemeral = async (m: OutgoingMessage) => {
     const blocks = blocksOf(m);
-    const body = { channel: message.channel, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}), ...(threadTs ? { thread_ts: threadTs } : {}) };
+    const body = {
+      channel: message.channel,
+      text: fallbackTextOf(m),
+      ...(blocks ? { blocks } : {}),
+      ...(threadTs ? { thread_ts: threadTs } : {}),
+    };
     // A DM is private already: a plain message there; in a channel, only the user sees it.
     if (inChannel) await client.chat.postEphemeral({ ...body, user });
     else await client.chat.postMessage(body);
@@ -154,10 +190,20 @@ async function answer(
     streaming: deps.streaming,
     recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined,
   };
-  const reply = new SlackReply(client, { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native }, ephemeral, log);
+  const reply = new SlackReply(
+    client,
+    { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native },
+    ephemeral,
+    log,
+  );
   const ctx: CommandContext = {
     platform: 'slack',
-    conversationId: conversationKey({ platform: 'slack', team: meta.teamId, channel: message.channel, thread: threadTs }),
+    conversationId: conversationKey({
+      platform: 'slack',
+      team: meta.teamId,
+      channel: message.channel,
+      thread: threadTs,
+    }),
     channelKey: channelKey({ platform: 'slack', team: meta.teamId, channel: message.channel }),
     isDirectMessage: !inChannel,
     user: deps.directory.user(client, user),
@@ -169,7 +215,9 @@ async function answer(
     reply,
   };
   const attachments = (message.files ?? []).map((file) => attachmentOf(file, deps));
-  await runInvocation('mention', ctx, deps.core, () => answerMention(ctx, deps.core, { text: plainTextOf(message.text ?? '', meta.botUserId), attachments }));
+  await runInvocation('mention', ctx, deps.core, () =>
+    answerMention(ctx, deps.core, { text: plainTextOf(message.text ?? '', meta.botUserId), attachments }),
+  );
 }
 
 /**
@@ -186,8 +234,13 @@ function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
     size: file.size ?? 0,
     origin: 'message',
     fetch: async (options) => {
-      if (!url) throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
-      return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, { botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin });
+      if (!url)
+        throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
+      return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, {
+        botToken: deps.botToken,
+        downloader: deps.core.downloader,
+        apiOrigin: deps.apiOrigin,
+      });
     },
   };
 }

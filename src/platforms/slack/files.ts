@@ -9,8 +9,8 @@
  * it may carry it; every other link is fetched without it, through the public-address guard.
  */
 import type { WebClient } from '@slack/web-api';
-import { AttachmentAccessError, type Attachment } from '../../core/platform.ts';
 import { DownloadError, type Downloader } from '../../core/media/download.ts';
+import { type Attachment, AttachmentAccessError } from '../../core/platform.ts';
 
 /** Said once when Slack serves a web page instead of a user's file: the token lacks `files:read`. */
 export const FILES_READ_MISSING =
@@ -69,14 +69,28 @@ export function slackFileHost(url: string | URL, apiOrigin: string | undefined):
  * @throws AttachmentAccessError; DownloadError as Downloader.download (`not_public` for a URL
  *   off Slack that is not public https).
  */
-export async function downloadSlackFile(url: string, file: { name: string; mimeType?: string | undefined }, options: { maxBytes: number; signal: AbortSignal }, deps: Pick<SlackFileDeps, 'botToken' | 'downloader' | 'apiOrigin'>): Promise<Uint8Array> {
-  if (!slackFileHost(url, deps.apiOrigin)) return (await deps.downloader.download(url, { ...options, name: file.name, publicOnly: true })).data;
+export async function downloadSlackFile(
+  url: string,
+  file: { name: string; mimeType?: string | undefined },
+  options: { maxBytes: number; signal: AbortSignal },
+  deps: Pick<SlackFileDeps, 'botToken' | 'downloader' | 'apiOrigin'>,
+): Promise<Uint8Array> {
+  if (!slackFileHost(url, deps.apiOrigin))
+    return (await deps.downloader.download(url, { ...options, name: file.name, publicOnly: true })).data;
   try {
-    const { data, contentType } = await deps.downloader.download(url, { ...options, name: file.name, headers: { authorization: `Bearer ${deps.botToken}` } });
-    if (contentType && /^(text\/|application\/json)/.test(contentType) && file.mimeType?.startsWith('image/')) throw new AttachmentAccessError(FILES_READ_MISSING);
+    const { data, contentType } = await deps.downloader.download(url, {
+      ...options,
+      name: file.name,
+      headers: { authorization: `Bearer ${deps.botToken}` },
+    });
+    if (contentType && /^(text\/|application\/json)/.test(contentType) && file.mimeType?.startsWith('image/'))
+      throw new AttachmentAccessError(FILES_READ_MISSING);
     return data;
   } catch (error) {
-    if (error instanceof DownloadError && (error.code === 'html' || (error.code === 'http_status' && [302, 401, 403].includes(error.status ?? 0)))) {
+    if (
+      error instanceof DownloadError &&
+      (error.code === 'html' || (error.code === 'http_status' && [302, 401, 403].includes(error.status ?? 0)))
+    ) {
       throw new AttachmentAccessError(FILES_READ_MISSING);
     }
     throw error;
@@ -87,7 +101,18 @@ export async function downloadSlackFile(url: string, file: { name: string; mimeT
 function mimeTypeOf(name: string): string | undefined {
   const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
   if (!extension) return undefined;
-  return { jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif', webp: 'image/webp', avif: 'image/avif', tif: 'image/tiff', tiff: 'image/tiff', heic: 'image/heic', svg: 'image/svg+xml' }[extension];
+  return {
+    jpg: 'image/jpeg',
+    jpeg: 'image/jpeg',
+    png: 'image/png',
+    gif: 'image/gif',
+    webp: 'image/webp',
+    avif: 'image/avif',
+    tif: 'image/tiff',
+    tiff: 'image/tiff',
+    heic: 'image/heic',
+    svg: 'image/svg+xml',
+  }[extension];
 }
 
 /**
@@ -106,14 +131,22 @@ export function linkAttachment(raw: string, deps: SlackFileDeps): Attachment {
   const name = url ? decodeURIComponent(url.pathname.split('/').filter(Boolean).at(-1) ?? 'image') : text.slice(0, 60);
   const fileId = url ? /\/files\/[UW][A-Z0-9]+\/(F[A-Z0-9]+)(?:\/|$)/.exec(url.pathname)?.[1] : undefined;
   // A permalink names a file for files.info (the token goes to the Web API, never to this URL).
-  const slackPage = url !== undefined && (url.origin === deps.apiOrigin || (url.protocol === 'https:' && url.port === '' && url.hostname.endsWith('.slack.com')));
+  const slackPage =
+    url !== undefined &&
+    (url.origin === deps.apiOrigin ||
+      (url.protocol === 'https:' && url.port === '' && url.hostname.endsWith('.slack.com')));
   return {
     name,
     mimeType: mimeTypeOf(name),
     size: 0,
     origin: 'message',
     fetch: async (options) => {
-      if (!url) throw new DownloadError('http_status', text.slice(0, 60) || 'the link', 'is not a link (give an https address or a Slack file link)');
+      if (!url)
+        throw new DownloadError(
+          'http_status',
+          text.slice(0, 60) || 'the link',
+          'is not a link (give an https address or a Slack file link)',
+        );
       if (slackPage && fileId) {
         const info = await deps.client.files.info({ file: fileId }).catch((error: unknown) => {
           const code = (error as { data?: { error?: string } }).data?.error;
@@ -124,7 +157,8 @@ export function linkAttachment(raw: string, deps: SlackFileDeps): Attachment {
         if (!download) throw new DownloadError('http_status', name, 'is not shared with the bot');
         return downloadSlackFile(download, { name, mimeType: info.file?.mimetype }, options, deps);
       }
-      if (slackFileHost(url, deps.apiOrigin) && url.pathname.startsWith('/files-pri/')) return downloadSlackFile(url.href, { name, mimeType: mimeTypeOf(name) }, options, deps);
+      if (slackFileHost(url, deps.apiOrigin) && url.pathname.startsWith('/files-pri/'))
+        return downloadSlackFile(url.href, { name, mimeType: mimeTypeOf(name) }, options, deps);
       return (await deps.downloader.download(url.href, { ...options, name, publicOnly: true })).data;
     },
   };

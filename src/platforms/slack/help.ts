@@ -2,9 +2,9 @@
  * `/<command> help` on Slack, where slash commands have no option pickers: every option with
  * its values and range, the model choices where Discord would autocomplete them, and examples.
  */
-import { rangeOf, type Command, type CommandOption } from '../../core/command.ts';
+import { type Command, type CommandOption, rangeOf } from '../../core/command.ts';
+import { type ModelLists, modelChoices } from '../../core/models/catalog.ts';
 import type { OutgoingMessage } from '../../core/platform.ts';
-import { modelChoices, type ModelLists } from '../../core/models/catalog.ts';
 import { flagForm, mainOptionOf } from './options.ts';
 
 /** Models listed in help for one option, at most this many (the rest: "and N more"). */
@@ -19,7 +19,11 @@ function optionLine(option: CommandOption, lists: ModelLists | undefined): strin
     const kind = option.autocomplete === 'image_models' ? 'image' : 'text';
     const all = modelChoices(lists, kind, '', 1000).map((c) => c.value);
     const shown = all.slice(0, MAX_LISTED_MODELS).join(', ');
-    parts.push(lists ? `models: ${shown || 'none listed'}${all.length > MAX_LISTED_MODELS ? `, and ${all.length - MAX_LISTED_MODELS} more` : ''}` : 'models: the service did not answer; try again later');
+    parts.push(
+      lists
+        ? `models: ${shown || 'none listed'}${all.length > MAX_LISTED_MODELS ? `, and ${all.length - MAX_LISTED_MODELS} more` : ''}`
+        : 'models: the service did not answer; try again later',
+    );
   }
   return parts.join(' · ');
 }
@@ -31,15 +35,19 @@ function optionLine(option: CommandOption, lists: ModelLists | undefined): strin
  */
 export function helpMessage(command: Command, lists: ModelLists | undefined): OutgoingMessage {
   const main = mainOptionOf(command);
-  const fields = command.options.filter((o) => o !== main).map((o) => ({ name: flagForm(o), value: optionLine(o, lists) }));
+  const fields = command.options
+    .filter((o) => o !== main)
+    .map((o) => ({ name: flagForm(o), value: optionLine(o, lists) }));
   const examples = (command.examples ?? []).map((e) => `\`/${command.name}${e ? ` ${e}` : ''}\``).join('\n');
   return {
     content: '',
-    cards: [{
-      title: `/${command.name}: ${command.description}`,
-      description: `\`/${command.name}${main ? ` <${main.name}>` : ''}${fields.length ? ' [--option value …]' : ''}\`${command.adminOnly ? ' (admins only)' : ''}${examples ? `\nExamples:\n${examples}` : ''}`,
-      fields,
-      footer: 'Text in quotes is taken as written. Options may come before or after the text.',
-    }],
+    cards: [
+      {
+        title: `/${command.name}: ${command.description}`,
+        description: `\`/${command.name}${main ? ` <${main.name}>` : ''}${fields.length ? ' [--option value …]' : ''}\`${command.adminOnly ? ' (admins only)' : ''}${examples ? `\nExamples:\n${examples}` : ''}`,
+        fields,
+        footer: 'Text in quotes is taken as written. Options may come before or after the text.',
+      },
+    ],
   };
 }

@@ -37,12 +37,18 @@
  * POST goes to Bolt as is (it has no route for one: 404).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { HTTPReceiver } from '@slack/bolt';
+import { slackClaims } from '../../core/keys.ts';
 import type { Claims } from '../../core/state/claims.ts';
 import type { Logger } from '../../log.ts';
-import { slackClaims } from '../../core/keys.ts';
 
 /** Slack's window for request timestamps, in seconds (either way). */
 export const MAX_CLOCK_SKEW_SEC = 5 * 60;
@@ -62,7 +68,9 @@ const SIGNATURE = /^v0=([0-9a-f]{64})$/;
 const TIMESTAMP = /^[1-9][0-9]{0,11}$/;
 
 /** A request that verified: its digest (64 lowercase hex) and timestamp (s), or why it did not. */
-export type Verification = { ok: true; digest: string; timestampSec: string } | { ok: false; reason: string; skewSec?: number };
+export type Verification =
+  | { ok: true; digest: string; timestampSec: string }
+  | { ok: false; reason: string; skewSec?: number };
 
 /**
  * Checks a request's signature as Slack specifies, strictly (see the module comment).
@@ -70,12 +78,19 @@ export type Verification = { ok: true; digest: string; timestampSec: string } | 
  * @param body the raw body bytes, exactly as received.
  * @param nowMs the clock, ms since the epoch.
  */
-export function verifySlackSignature(headers: IncomingHttpHeaders, body: Buffer, signingSecret: string, nowMs: number): Verification {
+export function verifySlackSignature(
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+  signingSecret: string,
+  nowMs: number,
+): Verification {
   const timestamp = headers['x-slack-request-timestamp'];
   const signature = headers['x-slack-signature'];
-  if (typeof timestamp !== 'string' || !TIMESTAMP.test(timestamp)) return { ok: false, reason: 'missing or malformed x-slack-request-timestamp' };
+  if (typeof timestamp !== 'string' || !TIMESTAMP.test(timestamp))
+    return { ok: false, reason: 'missing or malformed x-slack-request-timestamp' };
   const skewSec = Math.round(Number(timestamp) - nowMs / 1000);
-  if (Math.abs(skewSec) > MAX_CLOCK_SKEW_SEC) return { ok: false, reason: 'timestamp more than 5 minutes off', skewSec };
+  if (Math.abs(skewSec) > MAX_CLOCK_SKEW_SEC)
+    return { ok: false, reason: 'timestamp more than 5 minutes off', skewSec };
   const digest = typeof signature === 'string' ? SIGNATURE.exec(signature)?.[1] : undefined;
   if (digest === undefined) return { ok: false, reason: 'missing or malformed x-slack-signature' };
   const expected = createHmac('sha256', signingSecret).update(`v0:${timestamp}:`).update(body).digest();
@@ -114,11 +129,17 @@ function readBody(req: IncomingMessage, cap: number): Promise<Buffer | 'too larg
 
 /** Slack's SSL check, which Bolt answers without a signature: a form body with `ssl_check=1`. */
 function isSslCheck(req: IncomingMessage, body: Buffer): boolean {
-  return req.headers['content-type'] === 'application/x-www-form-urlencoded' && parseQuery(body.toString()).ssl_check === '1';
+  return (
+    req.headers['content-type'] === 'application/x-www-form-urlencoded' && parseQuery(body.toString()).ssl_check === '1'
+  );
 }
 
 /** Logs at most one line per `everyMs`, with how many were left unlogged since the previous one. */
-function throttled(now: () => number, everyMs: number, write: (fields: Record<string, unknown>, message: string) => void) {
+function throttled(
+  now: () => number,
+  everyMs: number,
+  write: (fields: Record<string, unknown>, message: string) => void,
+) {
   let last = -Infinity;
   let unlogged = 0;
   return (fields: Record<string, unknown>, message: string) => {
@@ -138,7 +159,10 @@ function throttled(now: () => number, everyMs: number, write: (fields: Record<st
  * @param deps.signingSecret the app's signing secret (the one Bolt's receiver has).
  * @param deps.now the clock, ms since the epoch (tests).
  */
-export function createSlackServer(receiver: HTTPReceiver, deps: { signingSecret: string; claims: Claims; log: Logger; now?: () => number }): Server {
+export function createSlackServer(
+  receiver: HTTPReceiver,
+  deps: { signingSecret: string; claims: Claims; log: Logger; now?: () => number },
+): Server {
   const now = deps.now ?? Date.now;
   const logRefusal = throttled(now, REFUSAL_LOG_EVERY_MS, (fields, message) => deps.log.info(fields, message));
   const logReplay = throttled(now, REFUSAL_LOG_EVERY_MS, (fields, message) => deps.log.warn(fields, message));
@@ -154,7 +178,9 @@ export function createSlackServer(receiver: HTTPReceiver, deps: { signingSecret:
   };
   const refuse = (res: ServerResponse, status: 401 | 413, reason: string, fields: Record<string, unknown> = {}) => {
     logRefusal({ status, ...fields }, `slack request refused: ${reason}`);
-    res.writeHead(status, { 'content-type': 'text/plain', ...(status === 413 ? { connection: 'close' } : {}) }).end(status === 413 ? 'body too large' : reason);
+    res
+      .writeHead(status, { 'content-type': 'text/plain', ...(status === 413 ? { connection: 'close' } : {}) })
+      .end(status === 413 ? 'body too large' : reason);
   };
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'POST') return pass(req, res);
@@ -163,7 +189,8 @@ export function createSlackServer(receiver: HTTPReceiver, deps: { signingSecret:
     if (body === 'too large') return refuse(res, 413, `body over ${MAX_BODY_BYTES} bytes`);
     if (isSslCheck(req, body)) return pass(req, res, body);
     const verified = verifySlackSignature(req.headers, body, deps.signingSecret, now());
-    if (!verified.ok) return refuse(res, 401, verified.reason, verified.skewSec === undefined ? {} : { skewSec: verified.skewSec });
+    if (!verified.ok)
+      return refuse(res, 401, verified.reason, verified.skewSec === undefined ? {} : { skewSec: verified.skewSec });
     let first: boolean;
     try {
       first = await deps.claims.claim(slackClaims.request(verified.digest, verified.timestampSec), REPLAY_TTL_MS);

@@ -9,9 +9,9 @@ import { pathToFileURL } from 'node:url';
 import type { AppsManifestCreateArguments } from '@slack/web-api';
 import { commands } from '../../../commands/index.ts';
 import type { Command } from '../../core/command.ts';
-import { flagForm, mainOptionOf } from './options.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
+import { flagForm, mainOptionOf } from './options.ts';
 import { SLACK_USER_SCOPES } from './users.ts';
 
 /** Slack's app manifest (the shape `apps.manifest.create` takes). */
@@ -41,7 +41,10 @@ export function usageHint(command: Command): string {
  *   absent: Socket Mode (no request URLs; an app-level token with `connections:write` is needed).
  * @param options.name the app's and bot user's display name (default `genbot`).
  */
-export function slackManifest(list: readonly Command[] = commands, options: { requestUrl?: string; name?: string } = {}): SlackManifest {
+export function slackManifest(
+  list: readonly Command[] = commands,
+  options: { requestUrl?: string; name?: string } = {},
+): SlackManifest {
   const name = options.name ?? 'genbot';
   const url = options.requestUrl ? `${options.requestUrl.replace(/\/+$/, '')}/slack/events` : undefined;
   return {
@@ -73,7 +76,9 @@ export function slackManifest(list: readonly Command[] = commands, options: { re
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const requestUrl = process.argv[2];
   if (requestUrl !== undefined && !/^https:\/\/[^\s/]+/.test(requestUrl)) {
-    process.stderr.write('Usage: npm run slack-manifest [-- https://<public host of the bot>]  (no URL: Socket Mode)\n');
+    process.stderr.write(
+      'Usage: npm run slack-manifest [-- https://<public host of the bot>]  (no URL: Socket Mode)\n',
+    );
     process.exit(2);
   }
   process.stdout.write(`${JSON.stringify(slackManifest(commands, requestUrl ? { requestUrl } : {}), null, 2)}\n`);

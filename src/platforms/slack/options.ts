@@ -11,11 +11,18 @@
  */
 import { type Command, type CommandOption } from '../../core/command.ts';
 import { OptionError } from '../../core/errors.ts';
+import { isWhitespace, NextIndex } from '../../core/text-scan.ts';
 import { unescapeSlackText } from './text.ts';
-import { NextIndex, isWhitespace } from '../../core/text-scan.ts';
 
 /** Words a boolean flag may take as its value (`--json yes`). */
-const BOOLEAN_WORDS = new Map([['true', 'true'], ['yes', 'true'], ['on', 'true'], ['false', 'false'], ['no', 'false'], ['off', 'false']]);
+const BOOLEAN_WORDS = new Map([
+  ['true', 'true'],
+  ['yes', 'true'],
+  ['on', 'true'],
+  ['false', 'false'],
+  ['no', 'false'],
+  ['off', 'false'],
+]);
 
 /** Closing quote of each opening quote that protects text. */
 const QUOTES: Record<string, string> = { '"': '"', '“': '”', '„': '“' };
@@ -31,7 +38,11 @@ export function mainOptionOf(command: Command): CommandOption | undefined {
 /** How an option is written: `--style vivid|natural|…`, `--seed <integer>`, `--json`. */
 export function flagForm(option: CommandOption): string {
   if (option.type === 'boolean') return `--${option.name}`;
-  const value = option.choices ? option.choices.map((c) => c.value).join('|') : option.type === 'attachment' ? '<https URL or Slack file link>' : `<${option.type === 'string' ? 'text' : option.type}>`;
+  const value = option.choices
+    ? option.choices.map((c) => c.value).join('|')
+    : option.type === 'attachment'
+      ? '<https URL or Slack file link>'
+      : `<${option.type === 'string' ? 'text' : option.type}>`;
   return `--${option.name} ${value}`;
 }
 
@@ -75,7 +86,11 @@ function readValue(text: string, from: number, closing: ClosingQuotes): { value:
  *   which `checkOptions` reports); the main option holds the rest of the text.
  * @throws OptionError naming every unknown, malformed or repeated option, with the right form.
  */
-export function parseSlashText(command: Command, text: string, others: readonly Command[] = []): Record<string, string> {
+export function parseSlashText(
+  command: Command,
+  text: string,
+  others: readonly Command[] = [],
+): Record<string, string> {
   const main = mainOptionOf(command);
   const options = new Map(command.options.filter((o) => o !== main).map((o) => [o.name, o]));
   const source = unescapeSlackText(text);
@@ -107,7 +122,9 @@ export function parseSlashText(command: Command, text: string, others: readonly 
     i += flag[0].length;
     if (flag[3] !== undefined) {
       const guess = [...options.values()].find((o) => o.name.startsWith(flag[3]!.toLowerCase()));
-      problems.push(`\`-${flag[3]}\` is not an option: options are written in full with two dashes${guess ? `, e.g. \`${flagForm(guess)}\`` : ''}.`);
+      problems.push(
+        `\`-${flag[3]}\` is not an option: options are written in full with two dashes${guess ? `, e.g. \`${flagForm(guess)}\`` : ''}.`,
+      );
       continue;
     }
     const written = flag[0].replace(/=$/, '');
@@ -116,10 +133,17 @@ export function parseSlashText(command: Command, text: string, others: readonly 
     const value = readValue(source, i, closing);
     if (!option) {
       if (value && flag[2]) i = value.end;
-      if (main && name === main.name) problems.push(`The ${main.name} is the text itself: write \`/${command.name} your ${main.name} here --option value\`, without \`${written}\`.`);
+      if (main && name === main.name)
+        problems.push(
+          `The ${main.name} is the text itself: write \`/${command.name} your ${main.name} here --option value\`, without \`${written}\`.`,
+        );
       else {
         const owner = others.find((c) => c !== command && c.options.some((o) => o.name === name));
-        problems.push(owner ? `\`${written}\` is an option of /${owner.name}, not /${command.name}.` : `/${command.name} has no option \`${written}\`.`);
+        problems.push(
+          owner
+            ? `\`${written}\` is an option of /${owner.name}, not /${command.name}.`
+            : `/${command.name} has no option \`${written}\`.`,
+        );
       }
       continue;
     }
@@ -127,7 +151,9 @@ export function parseSlashText(command: Command, text: string, others: readonly 
     if (option.type === 'boolean') {
       const word = value ? BOOLEAN_WORDS.get(value.value.toLowerCase()) : undefined;
       if (value && word === undefined) {
-        problems.push(`\`--${name} ${value.value}\`: \`--${name}\` takes true or false, or nothing (true); put it after the ${main?.name ?? 'text'}.`);
+        problems.push(
+          `\`--${name} ${value.value}\`: \`--${name}\` takes true or false, or nothing (true); put it after the ${main?.name ?? 'text'}.`,
+        );
         i = value.end;
         continue;
       }
@@ -146,11 +172,15 @@ export function parseSlashText(command: Command, text: string, others: readonly 
   if (!main && extra) {
     const colon = /^([A-Za-z][\w-]*):/.exec(extra);
     const named = colon ? options.get(colon[1]!.toLowerCase().replace(/-/g, '_')) : undefined;
-    problems.push(`/${command.name} takes no text, only options: \`${extra.length > 60 ? `${extra.slice(0, 59)}…` : extra}\` is not one${named ? `; write \`${flagForm(named)}\`` : ''}.`);
+    problems.push(
+      `/${command.name} takes no text, only options: \`${extra.length > 60 ? `${extra.slice(0, 59)}…` : extra}\` is not one${named ? `; write \`${flagForm(named)}\`` : ''}.`,
+    );
   }
   if (problems.length) {
     const forms = [...options.values()].map((o) => `\`${flagForm(o)}\``).join(', ');
-    throw new OptionError(`${problems.join('\n')}\nOptions of /${command.name}: ${forms || 'none'}. \`/${command.name} help\` shows them with examples.`);
+    throw new OptionError(
+      `${problems.join('\n')}\nOptions of /${command.name}: ${forms || 'none'}. \`/${command.name} help\` shows them with examples.`,
+    );
   }
   // Where a flag was taken out, two spaces are left between words: close the gap (line indents stay).
   if (main) out[main.name] = rest.replace(/(?<=\S) {2,}(?=\S)/g, ' ').trim();

@@ -7,10 +7,10 @@
 import type { WebClient } from '@slack/web-api';
 import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { escapeSlackText, slackLength } from './text.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
+import { escapeSlackText, slackLength } from './text.ts';
 
 /** Slack's limits as the core needs them (docs/platform-limits.md). */
 export const SLACK_LIMITS: ReplyLimits = {
@@ -52,10 +52,12 @@ export interface SlackTarget {
    * Native streaming (stream.ts) for text answers in a thread: where Slack refused it before,
    * and who the answer is for (`recipient_*`, required outside DMs; undefined in a DM).
    */
-  native?: {
-    streaming: SlackStreaming;
-    recipient?: { teamId: string; userId: string } | undefined;
-  } | undefined;
+  native?:
+    | {
+        streaming: SlackStreaming;
+        recipient?: { teamId: string; userId: string } | undefined;
+      }
+    | undefined;
   /**
    * A slash command whose text nobody else sees (Slack shows no command to the channel): before
    * the answer, the question is posted, attributed and quoted, and the answer goes into its
@@ -69,7 +71,10 @@ const STATUS_WAIT_MS = 1_000;
 
 /** The message that shows a slash command's question to the channel: `*alice* asked:` and the text quoted. */
 export function questionText(asker: string, question: string): string {
-  const quoted = escapeSlackText(question.trim()).split('\n').map((line) => `>${line ? ` ${line}` : ''}`).join('\n');
+  const quoted = escapeSlackText(question.trim())
+    .split('\n')
+    .map((line) => `>${line ? ` ${line}` : ''}`)
+    .join('\n');
   const head = `*${escapeSlackText(asker)}* asked:\n`;
   return `${head}${quoted}`.slice(0, 3_900);
 }
@@ -118,10 +123,15 @@ export class SlackReply implements ReplyChannel {
     this.deferred = true;
     const { native, team, channel } = this.target;
     if (native && this.threadTs && native.streaming.statusAllowed(team)) {
-      const status = this.client.assistant.threads.setStatus({ channel_id: channel, thread_ts: this.threadTs, status: 'is thinking…' }).catch((error: unknown) => {
-        native.streaming.refuseStatus(team, error);
-        this.log.debug({ err: error instanceof Error ? error.message : String(error) }, 'slack refused the thinking status');
-      });
+      const status = this.client.assistant.threads
+        .setStatus({ channel_id: channel, thread_ts: this.threadTs, status: 'is thinking…' })
+        .catch((error: unknown) => {
+          native.streaming.refuseStatus(team, error);
+          this.log.debug(
+            { err: error instanceof Error ? error.message : String(error) },
+            'slack refused the thinking status',
+          );
+        });
       // A nicety: the answer does not wait long for it.
       await Promise.race([status, new Promise((resolve) => setTimeout(resolve, STATUS_WAIT_MS).unref())]);
     }
@@ -159,7 +169,12 @@ export class SlackReply implements ReplyChannel {
     const question = announce.question();
     if (!question) return;
     const posted = await this.call(() =>
-      this.client.chat.postMessage({ channel: this.target.channel, text: questionText(announce.asker, question), unfurl_links: false, unfurl_media: false }),
+      this.client.chat.postMessage({
+        channel: this.target.channel,
+        text: questionText(announce.asker, question),
+        unfurl_links: false,
+        unfurl_media: false,
+      }),
     );
     if (posted.ts) this.threadTs = posted.ts;
   }
@@ -170,19 +185,34 @@ export class SlackReply implements ReplyChannel {
     const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
     // Decided at the answer's first message: with the workspace's startStream budget spent, the
     // answer is posted and updated at once instead of waiting up to a minute for it.
-    if (plainText && this.nativeChosen === undefined && this.streamsNatively()) this.nativeChosen = await this.target.native!.streaming.takeStart(this.target.team);
+    if (plainText && this.nativeChosen === undefined && this.streamsNatively())
+      this.nativeChosen = await this.target.native!.streaming.takeStart(this.target.team);
     if (plainText && this.streamsNatively()) {
       const { native, team } = this.target;
       const threadTs = this.threadTs!;
       try {
-        const stream = await this.call(() => NativeStream.start(this.client, { channel, threadTs, recipient: native!.recipient }, message.content, this.log, native!.streaming.startClient));
+        const stream = await this.call(() =>
+          NativeStream.start(
+            this.client,
+            { channel, threadTs, recipient: native!.recipient },
+            message.content,
+            this.log,
+            native!.streaming.startClient,
+          ),
+        );
         // A streaming message takes no blocks: Slack's client shows its own stop control, whose
         // use (stopped_by_user) stops the answer as the Stop button does elsewhere.
         stream.onUserStop = () => this.userStop?.();
-        return { edit: (m, final) => this.call(() => stream.write(m.content, final === true)), close: () => stream.close() };
+        return {
+          edit: (m, final) => this.call(() => stream.write(m.content, final === true)),
+          close: () => stream.close(),
+        };
       } catch (error) {
         if (!native!.streaming.refuse(team, channel, error)) throw error;
-        this.log.info({ err: error instanceof Error ? error.message : String(error), channel }, 'slack refused native streaming here; posting and updating instead');
+        this.log.info(
+          { err: error instanceof Error ? error.message : String(error), channel },
+          'slack refused native streaming here; posting and updating instead',
+        );
       }
     }
     const files = message.files;
@@ -193,7 +223,11 @@ export class SlackReply implements ReplyChannel {
           initial_comment: escapeSlackText(message.content),
           // Where the answer goes, not a text continuation's thread: an image is for the channel to see.
           ...(this.target.threadTs ? { thread_ts: this.target.threadTs } : {}),
-          file_uploads: files.map((f) => ({ file: f.data, filename: f.name, ...(f.description ? { alt_text: f.description } : {}) })),
+          file_uploads: files.map((f) => ({
+            file: f.data,
+            filename: f.name,
+            ...(f.description ? { alt_text: f.description } : {}),
+          })),
         }),
       );
       return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
@@ -219,7 +253,14 @@ export class SlackReply implements ReplyChannel {
         // An edit that names its buttons (none: a streamed answer's final write) replaces the
         // blocks; Slack keeps the previous blocks of an update that sends none.
         const blocks = edited ?? (m.buttons ? [] : undefined);
-        await this.call(() => this.client.chat.update({ channel: postedChannel, ts, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}) }));
+        await this.call(() =>
+          this.client.chat.update({
+            channel: postedChannel,
+            ts,
+            text: fallbackTextOf(m),
+            ...(blocks ? { blocks } : {}),
+          }),
+        );
       },
     };
   }

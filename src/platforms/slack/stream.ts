@@ -13,17 +13,38 @@
  * expire after about 5 minutes) goes on with `chat.update` of the same message: no text is lost.
  */
 import type { WebClient } from '@slack/web-api';
-import type { Logger } from '../../log.ts';
-import type { StateStore } from '../../core/state/store.ts';
-import { escapeSlackText } from './text.ts';
 import { storeKeys } from '../../core/keys.ts';
+import type { StateStore } from '../../core/state/store.ts';
+import type { Logger } from '../../log.ts';
+import { escapeSlackText } from './text.ts';
 
 /** Slack's refusals that mean "this workspace cannot stream" (remembered per workspace). */
-const WORKSPACE_REFUSALS = new Set(['unknown_method', 'feature_not_enabled', 'method_deprecated', 'not_allowed_token_type', 'missing_scope']);
+const WORKSPACE_REFUSALS = new Set([
+  'unknown_method',
+  'feature_not_enabled',
+  'method_deprecated',
+  'not_allowed_token_type',
+  'missing_scope',
+]);
 /** Refusals that concern one channel (remembered per channel). */
-const CHANNEL_REFUSALS = new Set(['not_in_channel', 'channel_not_found', 'channel_type_not_supported', 'invalid_channel_type', 'missing_recipient_team_id', 'missing_recipient_user_id', 'is_archived', 'restricted_action_thread_locked', 'messages_tab_disabled']);
+const CHANNEL_REFUSALS = new Set([
+  'not_in_channel',
+  'channel_not_found',
+  'channel_type_not_supported',
+  'invalid_channel_type',
+  'missing_recipient_team_id',
+  'missing_recipient_user_id',
+  'is_archived',
+  'restricted_action_thread_locked',
+  'messages_tab_disabled',
+]);
 /** A stream Slack has closed (expired after ~5 minutes, or stopped). */
-const CLOSED_STREAM = new Set(['message_not_in_streaming_state', 'streaming_state_conflict', 'message_not_found', 'stopped_by_user']);
+const CLOSED_STREAM = new Set([
+  'message_not_in_streaming_state',
+  'streaming_state_conflict',
+  'message_not_found',
+  'stopped_by_user',
+]);
 
 /** `chat.startStream` calls a workspace may make per {@link START_WINDOW_MS} (tier 2). */
 const STARTS_PER_WINDOW = 20;
@@ -85,7 +106,10 @@ export class SlackStreaming {
       // Retry-After (up to a minute): the answer is posted and updated instead.
       let timer: NodeJS.Timeout | undefined;
       const counted = await Promise.race([
-        this.store.increment(storeKeys.startStreams(team), 1, START_WINDOW_MS).then(({ value }) => value, () => undefined),
+        this.store.increment(storeKeys.startStreams(team), 1, START_WINDOW_MS).then(
+          ({ value }) => value,
+          () => undefined,
+        ),
         new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), STORE_WAIT_MS))),
       ]);
       clearTimeout(timer);
@@ -171,7 +195,9 @@ export class NativeStream {
       channel: target.channel,
       thread_ts: target.threadTs,
       markdown_text: escapeSlackText(text),
-      ...(target.recipient ? { recipient_team_id: target.recipient.teamId, recipient_user_id: target.recipient.userId } : {}),
+      ...(target.recipient
+        ? { recipient_team_id: target.recipient.teamId, recipient_user_id: target.recipient.userId }
+        : {}),
     });
     if (!started.ts) throw new Error('chat.startStream returned no ts');
     const stream = new NativeStream(client, started.channel ?? target.channel, started.ts, log);
@@ -201,12 +227,21 @@ export class NativeStream {
         if (text.startsWith(this.shown)) {
           const delta = text.slice(this.shown.length);
           if (final) {
-            await this.client.chat.stopStream({ channel: this.channel, ts: this.ts, ...(delta ? { markdown_text: escapeSlackText(delta) } : {}) });
+            await this.client.chat.stopStream({
+              channel: this.channel,
+              ts: this.ts,
+              ...(delta ? { markdown_text: escapeSlackText(delta) } : {}),
+            });
             this.open = false;
             this.shown = text;
             return;
           }
-          if (delta) await this.client.chat.appendStream({ channel: this.channel, ts: this.ts, markdown_text: escapeSlackText(delta) });
+          if (delta)
+            await this.client.chat.appendStream({
+              channel: this.channel,
+              ts: this.ts,
+              markdown_text: escapeSlackText(delta),
+            });
           this.shown = text;
           return;
         }

@@ -42,7 +42,7 @@ function replaceTags(text: string, convert: (inside: string, pipe: number) => st
   const pipes = new NextIndex(text, '|');
   const parts: string[] = [];
   let kept = 0;
-  for (let open = text.indexOf('<'); open >= 0;) {
+  for (let open = text.indexOf('<'); open >= 0; ) {
     const close = closes.at(open + 1);
     if (close < 0) break; // no `>` after this `<`: no tag after it either
     const pipe = pipes.at(open + 1);
@@ -86,7 +86,9 @@ const GROUP_ID = /^[A-Z0-9]+$/;
 
 /** `inside` split at its first `|` (`pipe`, or -1): the id part, and the label (undefined without a `|`). */
 function idAndLabel(inside: string, from: number, pipe: number): { id: string; label: string | undefined } {
-  return pipe < 0 ? { id: inside.slice(from), label: undefined } : { id: inside.slice(from, pipe), label: inside.slice(pipe + 1) };
+  return pipe < 0
+    ? { id: inside.slice(from), label: undefined }
+    : { id: inside.slice(from, pipe), label: inside.slice(pipe + 1) };
 }
 
 /**

@@ -25,7 +25,11 @@ interface CachedUser {
 export class SlackDirectory {
   private readonly cache = new Map<string, CachedUser>();
 
-  constructor(private readonly admins: AdminList, private readonly log: Logger, private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly admins: AdminList,
+    private readonly log: Logger,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /**
    * The user as the core sees it; users.info is called only when a right is asked for. When
@@ -34,7 +38,8 @@ export class SlackDirectory {
    * @param name the name Slack sent with the request (slash commands carry `user_name`).
    */
   user(client: WebClient, userId: string, name = userId): InvocationUser {
-    const isAdmin = async () => this.admins.userIds.has(userId) || (await this.lookup(client, userId))?.isAdmin === true;
+    const isAdmin = async () =>
+      this.admins.userIds.has(userId) || (await this.lookup(client, userId))?.isAdmin === true;
     return { id: userId, name, isAdmin, canManageMessages: isAdmin };
   }
 
@@ -43,12 +48,18 @@ export class SlackDirectory {
     if (cached && this.now() - cached.at < USER_CACHE_TTL_MS) return cached;
     try {
       const { user } = await client.users.info({ user: userId });
-      const entry: CachedUser = { isAdmin: user?.is_admin === true || user?.is_owner === true || user?.is_primary_owner === true, at: this.now() };
+      const entry: CachedUser = {
+        isAdmin: user?.is_admin === true || user?.is_owner === true || user?.is_primary_owner === true,
+        at: this.now(),
+      };
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(userId, entry);
       return entry;
     } catch (error) {
-      this.log.warn({ user: userId, err: error instanceof Error ? error.message : String(error) }, 'users.info failed; treating the user as no admin');
+      this.log.warn(
+        { user: userId, err: error instanceof Error ? error.message : String(error) },
+        'users.info failed; treating the user as no admin',
+      );
       return undefined;
     }
   }

@@ -73,14 +73,23 @@ function* slices(data: Buffer): Generator<Buffer> {
 
 /** `bytes` of the pattern in chunks: full chunks are the one shared buffer, the last a view of it. */
 function* generated(bytes: number): Generator<Buffer> {
-  for (let offset = 0; offset < bytes; offset += CHUNK_BYTES) yield PATTERN_CHUNK.subarray(0, Math.min(CHUNK_BYTES, bytes - offset));
+  for (let offset = 0; offset < bytes; offset += CHUNK_BYTES)
+    yield PATTERN_CHUNK.subarray(0, Math.min(CHUNK_BYTES, bytes - offset));
 }
 
 /** An uploaded file of the bot, bytes kept. */
 export function storedAttachment(
   state: FakeState,
   channelId: string,
-  file: { id: string; filename: string; data: Buffer; contentType: string | undefined; width: number | undefined; height: number | undefined; description: string | undefined },
+  file: {
+    id: string;
+    filename: string;
+    data: Buffer;
+    contentType: string | undefined;
+    width: number | undefined;
+    height: number | undefined;
+    description: string | undefined;
+  },
 ): FakeAttachment {
   const { data } = file;
   return {
@@ -97,10 +106,17 @@ export function storedAttachment(
  * A file a test attached to a user's message.
  * @throws Error unless exactly one of `data` and `stream` is given, or for a negative length.
  */
-export function userAttachment(state: FakeState, channelId: string, id: string, options: UserAttachmentOptions): FakeAttachment {
-  if ((options.data === undefined) === (options.stream === undefined)) throw new Error(`FakeDiscord: attachment ${options.filename} needs exactly one of data and stream`);
+export function userAttachment(
+  state: FakeState,
+  channelId: string,
+  id: string,
+  options: UserAttachmentOptions,
+): FakeAttachment {
+  if ((options.data === undefined) === (options.stream === undefined))
+    throw new Error(`FakeDiscord: attachment ${options.filename} needs exactly one of data and stream`);
   const byteLength = options.data?.length ?? options.stream!.bytes;
-  if (!Number.isSafeInteger(byteLength) || byteLength < 0) throw new Error(`FakeDiscord: attachment ${options.filename} has an invalid length`);
+  if (!Number.isSafeInteger(byteLength) || byteLength < 0)
+    throw new Error(`FakeDiscord: attachment ${options.filename} has an invalid length`);
   const data = options.data;
   const base = {
     id,

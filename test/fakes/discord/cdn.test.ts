@@ -4,10 +4,21 @@
  * backpressure, generated ones never held in memory; every download is recorded.
  */
 import { get } from 'node:http';
-import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GatewayIntentBits as I } from 'discord.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeDiscord, UserAttachmentOptions } from '../discord.ts';
-import { MESSAGE_CONTENT, api, cleanup, connectBot, deferred, json, nextMessage, startClient, startFake, webhookPath } from './test-helpers.ts';
+import {
+  api,
+  cleanup,
+  connectBot,
+  deferred,
+  json,
+  MESSAGE_CONTENT,
+  nextMessage,
+  startClient,
+  startFake,
+  webhookPath,
+} from './test-helpers.ts';
 
 afterEach(async () => {
   vi.useRealTimers();
@@ -22,7 +33,9 @@ function attach(fake: FakeDiscord, files: UserAttachmentOptions[]) {
 }
 
 /** Status, headers and body of a GET with node:http (sees transfer-encoding as sent). */
-function rawGet(url: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawGet(
+  url: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     get(url, (res) => {
       const chunks: Buffer[] = [];
@@ -33,7 +46,7 @@ function rawGet(url: string): Promise<{ status: number; headers: Record<string, 
 }
 
 describe('FakeDiscord CDN URLs', () => {
-  it('gives user attachments signed url and proxy_url on the fake\'s origin, which discord.js exposes and which serve the bytes without Authorization', async () => {
+  it("gives user attachments signed url and proxy_url on the fake's origin, which discord.js exposes and which serve the bytes without Authorization", async () => {
     const fake = await startFake({ privilegedIntents: MESSAGE_CONTENT });
     const client = await startClient(fake, [I.Guilds, I.GuildMessages, I.MessageContent]);
     const data = Buffer.from('plain text attachment\n'.repeat(100));
@@ -42,8 +55,16 @@ describe('FakeDiscord CDN URLs', () => {
     const attachment = (await seen).attachments.first()!;
     const channelId = fake.channelList[0]!.id;
     const signed = '\\?ex=[0-9a-f]{8}&is=[0-9a-f]{8}&hm=[0-9a-f]{64}&$';
-    expect(attachment.url).toMatch(new RegExp(`^${fake.apiUrl.replace('/api', '')}/attachments/${channelId}/${stored!.id}/notes%20one\\.txt${signed}`));
-    expect(attachment.proxyURL).toMatch(new RegExp(`^${fake.apiUrl.replace('/api', '')}/media/attachments/${channelId}/${stored!.id}/notes%20one\\.txt${signed}`));
+    expect(attachment.url).toMatch(
+      new RegExp(
+        `^${fake.apiUrl.replace('/api', '')}/attachments/${channelId}/${stored!.id}/notes%20one\\.txt${signed}`,
+      ),
+    );
+    expect(attachment.proxyURL).toMatch(
+      new RegExp(
+        `^${fake.apiUrl.replace('/api', '')}/media/attachments/${channelId}/${stored!.id}/notes%20one\\.txt${signed}`,
+      ),
+    );
     expect([attachment.size, attachment.contentType]).toEqual([data.length, 'text/plain; charset=utf-8']);
 
     for (const url of [attachment.url, attachment.proxyURL]) {
@@ -78,7 +99,10 @@ describe('FakeDiscord CDN URLs', () => {
     const form = new FormData();
     form.append('payload_json', JSON.stringify({ content: 'upload', attachments: [{ id: 0 }] }));
     form.append('files[0]', new Blob([Buffer.from('bot bytes')]), 'bot.txt');
-    const uploaded = ((await json(await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: form }))).attachments as Array<{ url: string }>)[0]!;
+    const uploaded = (
+      (await json(await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: form })))
+        .attachments as Array<{ url: string }>
+    )[0]!;
     expect(await (await fetch(uploaded.url)).text()).toBe('bot bytes');
     await gone(uploaded.url.split('?')[0]!);
 
@@ -131,7 +155,10 @@ describe('FakeDiscord CDN streaming', () => {
     expect(Buffer.compare(first, file!.data)).toBe(0);
     expect(first.subarray(0, 64).toString('ascii')).toMatch(/^genbot fake-discord CDN stream/);
     await vi.waitFor(() => expect(fake.downloads.every((d) => d.completed)).toBe(true));
-    expect(fake.downloads.map((d) => [d.bytesSent, d.aborted])).toEqual([[3 * MiB + 123, false], [3 * MiB + 123, false]]);
+    expect(fake.downloads.map((d) => [d.bytesSent, d.aborted])).toEqual([
+      [3 * MiB + 123, false],
+      [3 * MiB + 123, false],
+    ]);
   });
 
   it('sends only what a slow client reads (backpressure) and stops when it aborts: the download is recorded as aborted, cut short', async () => {

@@ -32,7 +32,10 @@ function commandSize(command: Json): number {
     for (const o of options) {
       if (!isObject(o)) continue;
       size += text(o.name) + text(o.description);
-      if (Array.isArray(o.choices)) for (const c of o.choices) if (isObject(c)) size += text(c.name) + (typeof c.value === 'string' ? text(c.value) : String(c.value).length);
+      if (Array.isArray(o.choices))
+        for (const c of o.choices)
+          if (isObject(c))
+            size += text(c.name) + (typeof c.value === 'string' ? text(c.value) : String(c.value).length);
       walk(o.options);
     }
   };
@@ -46,7 +49,8 @@ function checkOptions(options: unknown, path: Array<string | number>, errors: Er
     addError(errors, [...path, 'options'], 'BASE_TYPE_LIST', 'Must be a list.');
     return;
   }
-  if (options.length > 25) addError(errors, [...path, 'options'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
+  if (options.length > 25)
+    addError(errors, [...path, 'options'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
   const names = new Set<string>();
   let sawOptional = false;
   options.forEach((option, i) => {
@@ -57,68 +61,160 @@ function checkOptions(options: unknown, path: Array<string | number>, errors: Er
     }
     const type = option.type;
     if (typeof type !== 'number' || !Number.isInteger(type) || type < 1 || type > 11) {
-      addError(errors, [...at, 'type'], 'BASE_TYPE_CHOICES', 'Value must be one of {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}.');
+      addError(
+        errors,
+        [...at, 'type'],
+        'BASE_TYPE_CHOICES',
+        'Value must be one of {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}.',
+      );
       return;
     }
     checkName(option.name, at, errors, true);
     checkDescription(option.description, at, errors);
     if (typeof option.name === 'string') {
-      if (names.has(option.name)) addError(errors, [...at, 'name'], 'APPLICATION_COMMAND_OPTIONS_DUPLICATE_NAME', 'Option names must be unique');
+      if (names.has(option.name))
+        addError(errors, [...at, 'name'], 'APPLICATION_COMMAND_OPTIONS_DUPLICATE_NAME', 'Option names must be unique');
       names.add(option.name);
     }
     const isSub = type === 1 || type === 2;
     if (isSub) {
-      if (depth >= 2 || (type === 2 && depth >= 1)) addError(errors, [...at, 'type'], 'APPLICATION_COMMAND_OPTION_TYPE_INVALID', 'Subcommands cannot be nested this deep');
-      if (option.required !== undefined && option.required !== false) addError(errors, [...at, 'required'], 'APPLICATION_COMMAND_OPTION_REQUIRED_INVALID', 'Subcommands cannot be required');
+      if (depth >= 2 || (type === 2 && depth >= 1))
+        addError(
+          errors,
+          [...at, 'type'],
+          'APPLICATION_COMMAND_OPTION_TYPE_INVALID',
+          'Subcommands cannot be nested this deep',
+        );
+      if (option.required !== undefined && option.required !== false)
+        addError(
+          errors,
+          [...at, 'required'],
+          'APPLICATION_COMMAND_OPTION_REQUIRED_INVALID',
+          'Subcommands cannot be required',
+        );
       if (type === 2 && Array.isArray(option.options) && option.options.some((o) => !isObject(o) || o.type !== 1)) {
-        addError(errors, [...at, 'options'], 'APPLICATION_COMMAND_OPTION_TYPE_INVALID', 'Subcommand groups may only contain subcommands');
+        addError(
+          errors,
+          [...at, 'options'],
+          'APPLICATION_COMMAND_OPTION_TYPE_INVALID',
+          'Subcommand groups may only contain subcommands',
+        );
       }
       checkOptions(option.options, at, errors, depth + 1);
       return;
     }
-    if (option.required !== undefined && typeof option.required !== 'boolean') addError(errors, [...at, 'required'], 'BASE_TYPE_BOOLEAN', 'Must be either true or false.');
+    if (option.required !== undefined && typeof option.required !== 'boolean')
+      addError(errors, [...at, 'required'], 'BASE_TYPE_BOOLEAN', 'Must be either true or false.');
     if (option.required === true && sawOptional) {
-      addError(errors, [...path, 'options'], 'APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID', 'Required options must be placed before non-required options');
+      addError(
+        errors,
+        [...path, 'options'],
+        'APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID',
+        'Required options must be placed before non-required options',
+      );
     }
     if (option.required !== true) sawOptional = true;
-    if (option.options !== undefined) addError(errors, [...at, 'options'], 'APPLICATION_COMMAND_OPTION_TYPE_INVALID', 'Only subcommands may have options');
+    if (option.options !== undefined)
+      addError(
+        errors,
+        [...at, 'options'],
+        'APPLICATION_COMMAND_OPTION_TYPE_INVALID',
+        'Only subcommands may have options',
+      );
     const choices = option.choices;
     if (choices !== undefined) {
-      if (!OPTION_TYPES_WITH_CHOICES.has(type)) addError(errors, [...at, 'choices'], 'APPLICATION_COMMAND_OPTION_CHOICES_INVALID', 'Choices are only allowed on string, integer and number options');
+      if (!OPTION_TYPES_WITH_CHOICES.has(type))
+        addError(
+          errors,
+          [...at, 'choices'],
+          'APPLICATION_COMMAND_OPTION_CHOICES_INVALID',
+          'Choices are only allowed on string, integer and number options',
+        );
       else if (!Array.isArray(choices)) addError(errors, [...at, 'choices'], 'BASE_TYPE_LIST', 'Must be a list.');
       else {
-        if (choices.length > 25) addError(errors, [...at, 'choices'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
-        if (option.autocomplete === true && choices.length > 0) addError(errors, [...at, 'autocomplete'], 'APPLICATION_COMMAND_AUTOCOMPLETE_INVALID', 'Autocomplete cannot be used with choices');
+        if (choices.length > 25)
+          addError(errors, [...at, 'choices'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
+        if (option.autocomplete === true && choices.length > 0)
+          addError(
+            errors,
+            [...at, 'autocomplete'],
+            'APPLICATION_COMMAND_AUTOCOMPLETE_INVALID',
+            'Autocomplete cannot be used with choices',
+          );
         choices.forEach((choice, j) => {
           const c = isObject(choice) ? choice : {};
           if (typeof c.name !== 'string' || codePoints(c.name) < 1 || codePoints(c.name) > 100) {
-            addError(errors, [...at, 'choices', j, 'name'], 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
+            addError(
+              errors,
+              [...at, 'choices', j, 'name'],
+              'BASE_TYPE_BAD_LENGTH',
+              'Must be between 1 and 100 in length.',
+            );
           }
           const v = c.value;
           if (type === 3) {
-            if (typeof v !== 'string') addError(errors, [...at, 'choices', j, 'value'], 'BASE_TYPE_STRING', 'Must be a string.');
-            else if (codePoints(v) < 1 || codePoints(v) > 100) addError(errors, [...at, 'choices', j, 'value'], 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
+            if (typeof v !== 'string')
+              addError(errors, [...at, 'choices', j, 'value'], 'BASE_TYPE_STRING', 'Must be a string.');
+            else if (codePoints(v) < 1 || codePoints(v) > 100)
+              addError(
+                errors,
+                [...at, 'choices', j, 'value'],
+                'BASE_TYPE_BAD_LENGTH',
+                'Must be between 1 and 100 in length.',
+              );
           } else if (type === 4) {
-            if (typeof v !== 'number' || !Number.isSafeInteger(v)) addError(errors, [...at, 'choices', j, 'value'], 'NUMBER_TYPE_COERCE', `Value "${String(v)}" is not int.`);
+            if (typeof v !== 'number' || !Number.isSafeInteger(v))
+              addError(
+                errors,
+                [...at, 'choices', j, 'value'],
+                'NUMBER_TYPE_COERCE',
+                `Value "${String(v)}" is not int.`,
+              );
           } else if (typeof v !== 'number' || !Number.isFinite(v)) {
-            addError(errors, [...at, 'choices', j, 'value'], 'NUMBER_TYPE_COERCE', `Value "${String(v)}" is not a number.`);
+            addError(
+              errors,
+              [...at, 'choices', j, 'value'],
+              'NUMBER_TYPE_COERCE',
+              `Value "${String(v)}" is not a number.`,
+            );
           }
         });
       }
     }
     for (const key of ['min_value', 'max_value'] as const) {
       if (option[key] === undefined) continue;
-      if (type !== 4 && type !== 10) addError(errors, [...at, key], 'APPLICATION_COMMAND_OPTION_TYPE_INVALID', `${key} is only allowed on integer and number options`);
-      else if (typeof option[key] !== 'number') addError(errors, [...at, key], 'NUMBER_TYPE_COERCE', 'Must be a number.');
+      if (type !== 4 && type !== 10)
+        addError(
+          errors,
+          [...at, key],
+          'APPLICATION_COMMAND_OPTION_TYPE_INVALID',
+          `${key} is only allowed on integer and number options`,
+        );
+      else if (typeof option[key] !== 'number')
+        addError(errors, [...at, key], 'NUMBER_TYPE_COERCE', 'Must be a number.');
     }
-    if (typeof option.min_value === 'number' && typeof option.max_value === 'number' && option.min_value > option.max_value) {
+    if (
+      typeof option.min_value === 'number' &&
+      typeof option.max_value === 'number' &&
+      option.min_value > option.max_value
+    ) {
       addError(errors, [...at, 'min_value'], 'NUMBER_TYPE_MAX', 'min_value must be less than or equal to max_value');
     }
-    for (const [key, min] of [['min_length', 0], ['max_length', 1]] as const) {
+    for (const [key, min] of [
+      ['min_length', 0],
+      ['max_length', 1],
+    ] as const) {
       const v = option[key];
       if (v === undefined) continue;
-      if (type !== 3) addError(errors, [...at, key], 'APPLICATION_COMMAND_OPTION_TYPE_INVALID', `${key} is only allowed on string options`);
-      else if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > 6000) addError(errors, [...at, key], 'NUMBER_TYPE_MAX', `Must be between ${min} and 6000.`);
+      if (type !== 3)
+        addError(
+          errors,
+          [...at, key],
+          'APPLICATION_COMMAND_OPTION_TYPE_INVALID',
+          `${key} is only allowed on string options`,
+        );
+      else if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > 6000)
+        addError(errors, [...at, key], 'NUMBER_TYPE_MAX', `Must be between ${min} and 6000.`);
     }
   });
 }
@@ -137,20 +233,44 @@ export function checkCommand(command: unknown, index: number, errors: ErrorTree)
   checkName(command.name, [index], errors, type === 1);
   if (type === 1) checkDescription(command.description, [index], errors);
   else if (command.description !== undefined && command.description !== '') {
-    addError(errors, [index, 'description'], 'APPLICATION_COMMAND_CONTEXT_MENU_DESCRIPTION_INVALID', 'Context menu commands cannot have description');
+    addError(
+      errors,
+      [index, 'description'],
+      'APPLICATION_COMMAND_CONTEXT_MENU_DESCRIPTION_INVALID',
+      'Context menu commands cannot have description',
+    );
   }
-  if (type !== 1 && command.options !== undefined) addError(errors, [index, 'options'], 'APPLICATION_COMMAND_OPTION_TYPE_INVALID', 'Only chat input commands may have options');
+  if (type !== 1 && command.options !== undefined)
+    addError(
+      errors,
+      [index, 'options'],
+      'APPLICATION_COMMAND_OPTION_TYPE_INVALID',
+      'Only chat input commands may have options',
+    );
   checkOptions(command.options, [index], errors, 0);
   const dmp = command.default_member_permissions;
   if (dmp !== undefined && dmp !== null && !(typeof dmp === 'string' && /^\d+$/.test(dmp))) {
-    addError(errors, [index, 'default_member_permissions'], 'NUMBER_TYPE_COERCE', `Value "${String(dmp)}" is not snowflake.`);
+    addError(
+      errors,
+      [index, 'default_member_permissions'],
+      'NUMBER_TYPE_COERCE',
+      `Value "${String(dmp)}" is not snowflake.`,
+    );
   }
-  for (const [key, allowed] of [['contexts', [0, 1, 2]], ['integration_types', [0, 1]]] as const) {
+  for (const [key, allowed] of [
+    ['contexts', [0, 1, 2]],
+    ['integration_types', [0, 1]],
+  ] as const) {
     const v = command[key];
     if (v === undefined || v === null) continue;
     if (!Array.isArray(v)) addError(errors, [index, key], 'BASE_TYPE_LIST', 'Must be a list.');
-    else v.forEach((x, i) => (allowed as readonly number[]).includes(x as number) || addError(errors, [index, key, i], 'BASE_TYPE_CHOICES', `Value must be one of {${allowed.join(', ')}}.`));
+    else
+      v.forEach(
+        (x, i) =>
+          (allowed as readonly number[]).includes(x as number) ||
+          addError(errors, [index, key, i], 'BASE_TYPE_CHOICES', `Value must be one of {${allowed.join(', ')}}.`),
+      );
   }
-  if (commandSize(command) > 8000) addError(errors, [index], 'APPLICATION_COMMAND_TOO_LARGE', 'Command exceeds maximum size (8000)');
+  if (commandSize(command) > 8000)
+    addError(errors, [index], 'APPLICATION_COMMAND_TOO_LARGE', 'Command exceeds maximum size (8000)');
 }
-

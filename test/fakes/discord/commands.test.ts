@@ -1,7 +1,7 @@
 /** FakeDiscord: Application commands: registration, validation like Discord's, guild commands. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeDiscord, Json } from '../discord.ts';
-import { cleanup, startFake, api, json, connectBot } from './test-helpers.ts';
+import { api, cleanup, connectBot, json, startFake } from './test-helpers.ts';
 
 afterEach(cleanup);
 
@@ -26,33 +26,119 @@ describe('FakeDiscord application commands', () => {
     const res = await put(fake, [valid]);
     expect(res.status).toBe(200);
     const [registered] = (await res.json()) as Json[];
-    expect(registered).toMatchObject({ name: 'chat', type: 1, application_id: fake.applicationId, options: valid.options });
+    expect(registered).toMatchObject({
+      name: 'chat',
+      type: 1,
+      application_id: fake.applicationId,
+      options: valid.options,
+    });
     expect(registered!.id).toMatch(/^\d{17,20}$/);
-    expect(await json(await api(fake, `/applications/${fake.applicationId}/commands`, { auth: true }))).toEqual([registered]);
+    expect(await json(await api(fake, `/applications/${fake.applicationId}/commands`, { auth: true }))).toEqual([
+      registered,
+    ]);
 
     const gateway = await connectBot(fake);
     const ix = fake.dispatchInteraction({ command: 'chat', options: { prompt: 'hi' } });
     const frame = await gateway.frame((f) => f.t === 'INTERACTION_CREATE');
-    expect((frame.d as Json).data).toMatchObject({ id: registered!.id, options: [{ name: 'prompt', type: 3, value: 'hi' }] });
+    expect((frame.d as Json).data).toMatchObject({
+      id: registered!.id,
+      options: [{ name: 'prompt', type: 3, value: 'hi' }],
+    });
     expect(ix.commandName).toBe('chat');
-    expect(() => fake.dispatchInteraction({ command: 'chat', options: { nope: 'x', prompt: 'y' } })).toThrow(/no option nope/);
+    expect(() => fake.dispatchInteraction({ command: 'chat', options: { nope: 'x', prompt: 'y' } })).toThrow(
+      /no option nope/,
+    );
     expect(() => fake.dispatchInteraction({ command: 'chat', options: {} })).toThrow(/needs option prompt/);
   });
 
   it.each([
-    ['an uppercase name', [{ ...valid, name: 'Chat' }], { 0: { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } }],
-    ['a name with a space', [{ ...valid, name: 'my chat' }], { 0: { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } }],
-    ['a 33-character name', [{ ...valid, name: 'c'.repeat(33) }], { 0: { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } }],
-    ['an empty description', [{ ...valid, description: '' }], { 0: { description: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } }],
-    ['a 101-character description', [{ ...valid, description: 'd'.repeat(101) }], { 0: { description: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } }],
-    ['26 options', [{ ...valid, options: Array.from({ length: 26 }, (_, i) => ({ name: `o${i}`, description: 'd', type: 3 })) }], { 0: { options: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } } }],
-    ['a required option after an optional one', [{ ...valid, options: [...valid.options].reverse() }], { 0: { options: { _errors: [{ code: 'APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID' }] } } }],
-    ['26 choices', [{ ...valid, options: [{ name: 'pick', description: 'd', type: 3, choices: Array.from({ length: 26 }, (_, i) => ({ name: `c${i}`, value: `c${i}` })) }] }], { 0: { options: { 0: { choices: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } } } } }],
-    ['a choice value of 101 characters', [{ ...valid, options: [{ name: 'pick', description: 'd', type: 3, choices: [{ name: 'long', value: 'v'.repeat(101) }] }] }], { 0: { options: { 0: { choices: { 0: { value: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } } } } }],
-    ['a choice name of 101 characters', [{ ...valid, options: [{ name: 'pick', description: 'd', type: 3, choices: [{ name: 'n'.repeat(101), value: 'v' }] }] }], { 0: { options: { 0: { choices: { 0: { name: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } } } } }],
-    ['a string choice on an integer option', [{ ...valid, options: [{ name: 'n', description: 'd', type: 4, choices: [{ name: 'one', value: 'one' }] }] }], { 0: { options: { 0: { choices: { 0: { value: { _errors: [{ code: 'NUMBER_TYPE_COERCE' }] } } } } } } }],
-    ['two commands with one name', [valid, valid], { 1: { name: { _errors: [{ code: 'APPLICATION_COMMANDS_DUPLICATE_NAME' }] } } }],
-    ['a non-numeric default_member_permissions', [{ ...valid, default_member_permissions: 'admins' }], { 0: { default_member_permissions: { _errors: [{ code: 'NUMBER_TYPE_COERCE' }] } } }],
+    [
+      'an uppercase name',
+      [{ ...valid, name: 'Chat' }],
+      { 0: { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } },
+    ],
+    [
+      'a name with a space',
+      [{ ...valid, name: 'my chat' }],
+      { 0: { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } },
+    ],
+    [
+      'a 33-character name',
+      [{ ...valid, name: 'c'.repeat(33) }],
+      { 0: { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } },
+    ],
+    [
+      'an empty description',
+      [{ ...valid, description: '' }],
+      { 0: { description: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } },
+    ],
+    [
+      'a 101-character description',
+      [{ ...valid, description: 'd'.repeat(101) }],
+      { 0: { description: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } },
+    ],
+    [
+      '26 options',
+      [{ ...valid, options: Array.from({ length: 26 }, (_, i) => ({ name: `o${i}`, description: 'd', type: 3 })) }],
+      { 0: { options: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } } },
+    ],
+    [
+      'a required option after an optional one',
+      [{ ...valid, options: [...valid.options].reverse() }],
+      { 0: { options: { _errors: [{ code: 'APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID' }] } } },
+    ],
+    [
+      '26 choices',
+      [
+        {
+          ...valid,
+          options: [
+            {
+              name: 'pick',
+              description: 'd',
+              type: 3,
+              choices: Array.from({ length: 26 }, (_, i) => ({ name: `c${i}`, value: `c${i}` })),
+            },
+          ],
+        },
+      ],
+      { 0: { options: { 0: { choices: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } } } } },
+    ],
+    [
+      'a choice value of 101 characters',
+      [
+        {
+          ...valid,
+          options: [{ name: 'pick', description: 'd', type: 3, choices: [{ name: 'long', value: 'v'.repeat(101) }] }],
+        },
+      ],
+      { 0: { options: { 0: { choices: { 0: { value: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } } } } },
+    ],
+    [
+      'a choice name of 101 characters',
+      [
+        {
+          ...valid,
+          options: [{ name: 'pick', description: 'd', type: 3, choices: [{ name: 'n'.repeat(101), value: 'v' }] }],
+        },
+      ],
+      { 0: { options: { 0: { choices: { 0: { name: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } } } } },
+    ],
+    [
+      'a string choice on an integer option',
+      [{ ...valid, options: [{ name: 'n', description: 'd', type: 4, choices: [{ name: 'one', value: 'one' }] }] }],
+      { 0: { options: { 0: { choices: { 0: { value: { _errors: [{ code: 'NUMBER_TYPE_COERCE' }] } } } } } } },
+    ],
+    [
+      'two commands with one name',
+      [valid, valid],
+      { 1: { name: { _errors: [{ code: 'APPLICATION_COMMANDS_DUPLICATE_NAME' }] } } },
+    ],
+    [
+      'a non-numeric default_member_permissions',
+      [{ ...valid, default_member_permissions: 'admins' }],
+      { 0: { default_member_permissions: { _errors: [{ code: 'NUMBER_TYPE_COERCE' }] } } },
+    ],
   ])('refuses %s with 400 code 50035 naming the field, and keeps what was registered', async (_, commands, errors) => {
     const fake = await startFake();
     await put(fake, [valid]);
@@ -65,12 +151,24 @@ describe('FakeDiscord application commands', () => {
 
   it('registers guild commands in the fake guild only (10004 elsewhere), and refuses another application (50001)', async () => {
     const fake = await startFake();
-    const inGuild = await api(fake, `/applications/${fake.applicationId}/guilds/${fake.guildId}/commands`, { method: 'PUT', body: [valid], auth: true });
+    const inGuild = await api(fake, `/applications/${fake.applicationId}/guilds/${fake.guildId}/commands`, {
+      method: 'PUT',
+      body: [valid],
+      auth: true,
+    });
     expect(inGuild.status).toBe(200);
     expect(fake.guildCommands(fake.guildId).map((c) => c.guild_id)).toEqual([fake.guildId]);
-    const elsewhere = await api(fake, `/applications/${fake.applicationId}/guilds/1290000000000000555/commands`, { method: 'PUT', body: [valid], auth: true });
+    const elsewhere = await api(fake, `/applications/${fake.applicationId}/guilds/1290000000000000555/commands`, {
+      method: 'PUT',
+      body: [valid],
+      auth: true,
+    });
     expect((await json(elsewhere)).code).toBe(10004);
-    const otherApp = await api(fake, `/applications/1290000000000000777/commands`, { method: 'PUT', body: [valid], auth: true });
+    const otherApp = await api(fake, `/applications/1290000000000000777/commands`, {
+      method: 'PUT',
+      body: [valid],
+      auth: true,
+    });
     expect(otherApp.status).toBe(403);
     expect((await json(otherApp)).code).toBe(50001);
   });

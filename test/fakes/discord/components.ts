@@ -32,11 +32,13 @@ export function pressButton(ctx: Ctx, options: PressButtonOptions): FakeInteract
   const { state } = ctx;
   const message = state.messages.get(options.messageId);
   if (!message || message.deleted) throw new Error(`FakeDiscord: no message ${options.messageId}`);
-  if (message.author.id !== state.botUser.id) throw new Error(`FakeDiscord: message ${message.id} is not the bot's (only its messages carry its buttons)`);
+  if (message.author.id !== state.botUser.id)
+    throw new Error(`FakeDiscord: message ${message.id} is not the bot's (only its messages carry its buttons)`);
   if (message.loading) throw new Error(`FakeDiscord: message ${message.id} is still loading (no buttons yet)`);
   const button = findButton(message, options.customId);
   if (!button) throw new Error(`FakeDiscord: message ${message.id} has no button ${options.customId}`);
-  if (button.disabled === true) throw new Error(`FakeDiscord: button ${options.customId} of message ${message.id} is disabled`);
+  if (button.disabled === true)
+    throw new Error(`FakeDiscord: button ${options.customId} of message ${message.id} is disabled`);
   const env = envelope(ctx, { ...options, channelId: message.channelId });
   const shownTo = message.interaction?.user.id;
   if (message.ephemeral && shownTo !== undefined && shownTo !== env.user.id) {
@@ -49,7 +51,17 @@ export function pressButton(ctx: Ctx, options: PressButtonOptions): FakeInteract
     message: messageJson(state, message),
   };
   const commandName = message.interaction?.commandName ?? '';
-  const interaction = new FakeInteraction(env.id, env.token, commandName, env.guildId, env.channel.id, env.user, payload, env.now, env.now + state.options.tokenTtlMs);
+  const interaction = new FakeInteraction(
+    env.id,
+    env.token,
+    commandName,
+    env.guildId,
+    env.channel.id,
+    env.user,
+    payload,
+    env.now,
+    env.now + state.options.tokenTtlMs,
+  );
   interaction.type = 3;
   interaction.customId = options.customId;
   interaction.componentMessage = message;

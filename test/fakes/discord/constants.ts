@@ -8,7 +8,13 @@ export const DEFAULT_GUILD_ID = '1290000000000000100';
 /** Shaped like a real bot token: base64(app id) . timestamp part . HMAC part. */
 export const DEFAULT_TOKEN = `${Buffer.from(DEFAULT_APPLICATION_ID).toString('base64url')}.GfAkE1.fake-discord-bot-token-DO-NOT-LEAK-0123456789`;
 /** The user who invokes interactions unless a test names another. */
-export const DEFAULT_USER: FakeUser = { id: '1290000000000000900', username: 'ada', global_name: 'Ada', discriminator: '0', avatar: null };
+export const DEFAULT_USER: FakeUser = {
+  id: '1290000000000000900',
+  username: 'ada',
+  global_name: 'Ada',
+  discriminator: '0',
+  avatar: null,
+};
 
 export const API_VERSION = '10';
 export const DISCORD_EPOCH = 1_420_070_400_000n;
@@ -40,8 +46,19 @@ export const P = {
 } as const;
 export const ALL_PERMISSIONS = (1n << 51n) - 1n;
 export const MEMBER_PERMISSIONS =
-  P.CreateInstantInvite | P.AddReactions | P.ViewChannel | P.SendMessages | P.EmbedLinks | P.AttachFiles | P.ReadMessageHistory |
-  P.UseExternalEmojis | P.Connect | P.Speak | P.ChangeNickname | P.UseApplicationCommands | P.SendMessagesInThreads;
+  P.CreateInstantInvite |
+  P.AddReactions |
+  P.ViewChannel |
+  P.SendMessages |
+  P.EmbedLinks |
+  P.AttachFiles |
+  P.ReadMessageHistory |
+  P.UseExternalEmojis |
+  P.Connect |
+  P.Speak |
+  P.ChangeNickname |
+  P.UseApplicationCommands |
+  P.SendMessagesInThreads;
 export const BOT_PERMISSIONS = MEMBER_PERMISSIONS | P.MentionEveryone;
 
 /** Gateway intent bits (events/gateway.mdx, "List of Intents"). */

@@ -3,10 +3,21 @@
  * (addThread, THREAD_CREATE), driven with a real discord.js client where the bot's view
  * matters: its DM channel, its thread, its messages there.
  */
+
+import { ChannelType, type DMChannel, GatewayIntentBits as I, type ThreadChannel } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChannelType, GatewayIntentBits as I, type DMChannel, type ThreadChannel } from 'discord.js';
 import { DEFAULT_USER, type Json } from '../discord.ts';
-import { GUILDS, GUILD_MESSAGES, api, cleanup, connectBot, json, nextMessage, startClient, startFake } from './test-helpers.ts';
+import {
+  api,
+  cleanup,
+  connectBot,
+  GUILD_MESSAGES,
+  GUILDS,
+  json,
+  nextMessage,
+  startClient,
+  startFake,
+} from './test-helpers.ts';
 
 afterEach(cleanup);
 
@@ -31,13 +42,21 @@ describe('FakeDiscord DMs', () => {
   it('refuses a DM with an unknown user (404, 10013), with the bot itself (50007) and without recipient_id (50035)', async () => {
     const fake = await startFake();
     const open = (body: unknown) => api(fake, '/users/@me/channels', { method: 'POST', auth: true, body });
-    expect(await json(await open({ recipient_id: '1290000000000000999' }))).toEqual({ message: 'Unknown User', code: 10013 });
+    expect(await json(await open({ recipient_id: '1290000000000000999' }))).toEqual({
+      message: 'Unknown User',
+      code: 10013,
+    });
     expect((await json(await open({ recipient_id: fake.botUser.id }))).code).toBe(50007);
-    expect(await json(await open({}))).toMatchObject({ code: 50035, errors: { recipient_id: { _errors: [{ code: 'BASE_TYPE_REQUIRED' }] } } });
-    expect((await api(fake, '/users/@me/channels', { method: 'POST', body: { recipient_id: DEFAULT_USER.id } })).status).toBe(401);
+    expect(await json(await open({}))).toMatchObject({
+      code: 50035,
+      errors: { recipient_id: { _errors: [{ code: 'BASE_TYPE_REQUIRED' }] } },
+    });
+    expect(
+      (await api(fake, '/users/@me/channels', { method: 'POST', body: { recipient_id: DEFAULT_USER.id } })).status,
+    ).toBe(401);
   });
 
-  it('lets the bot send, edit and read its messages in a DM with the bot token, within the channel\'s budget', async () => {
+  it("lets the bot send, edit and read its messages in a DM with the bot token, within the channel's budget", async () => {
     const fake = await startFake();
     const client = await startClient(fake, [I.Guilds, I.DirectMessages]);
     const dm = fake.openDm();
@@ -47,19 +66,28 @@ describe('FakeDiscord DMs', () => {
     await sent.edit({ content: 'hello there', allowedMentions: { parse: [] } });
     expect((await channel.messages.fetch({ message: sent.id, force: true })).content).toBe('hello there');
     expect(fake.messagesIn(dm.id).map((m) => [m.kind, m.content])).toEqual([['channel', 'hello there']]);
-    const third = await api(fake, `/channels/${dm.id}/messages`, { method: 'POST', auth: true, body: { content: 'third' } });
+    const third = await api(fake, `/channels/${dm.id}/messages`, {
+      method: 'POST',
+      auth: true,
+      body: { content: 'third' },
+    });
     expect(third.status).toBe(429);
     expect(fake.rateLimits.map((r) => r.channelId)).toEqual([dm.id]);
   });
 
-  it('delivers a user\'s DM to discord.js (Partials.Channel) as a DM message it can reply to', async () => {
+  it("delivers a user's DM to discord.js (Partials.Channel) as a DM message it can reply to", async () => {
     const fake = await startFake();
     const client = await startClient(fake, [I.Guilds, I.DirectMessages]);
     const dm = fake.openDm();
     const seen = nextMessage(client);
     const posted = fake.postUserMessage({ channelId: dm.id, content: 'hi bot' });
     const message = await seen;
-    expect([message.inGuild(), message.guildId, message.channel.type, message.author.id]).toEqual([false, null, ChannelType.DM, DEFAULT_USER.id]);
+    expect([message.inGuild(), message.guildId, message.channel.type, message.author.id]).toEqual([
+      false,
+      null,
+      ChannelType.DM,
+      DEFAULT_USER.id,
+    ]);
     const reply = await message.reply({ content: 'hi human', allowedMentions: { repliedUser: false } });
     expect(fake.message(reply.id)).toMatchObject({ channelId: dm.id, reference: { messageId: posted.id }, type: 19 });
   });
@@ -79,7 +107,12 @@ describe('FakeDiscord threads', () => {
       parent_id: parent.id,
       name: 'ideas',
       newly_created: true,
-      thread_metadata: { archived: false, locked: false, auto_archive_duration: expect.any(Number), archive_timestamp: expect.any(String) },
+      thread_metadata: {
+        archived: false,
+        locked: false,
+        auto_archive_duration: expect.any(Number),
+        archive_timestamp: expect.any(String),
+      },
     });
     const later = await connectBot(fake, GUILDS);
     const guild = (await later.frame((f) => f.t === 'GUILD_CREATE')).d as Json;
@@ -111,8 +144,16 @@ describe('FakeDiscord threads', () => {
     const message = await seen;
     expect(message.channel.isThread()).toBe(true);
     const reply = await message.reply({ content: 'answered', allowedMentions: { parse: [], repliedUser: false } });
-    expect(fake.messagesIn(thread.id).map((m) => [m.kind, m.content])).toEqual([['user', `<@${fake.botUser.id}> in the thread`], ['channel', 'answered']]);
+    expect(fake.messagesIn(thread.id).map((m) => [m.kind, m.content])).toEqual([
+      ['user', `<@${fake.botUser.id}> in the thread`],
+      ['channel', 'answered'],
+    ]);
     expect(reply.channelId).toBe(thread.id);
-    expect(await json(await api(fake, `/channels/${thread.id}`, { auth: true }))).toMatchObject({ type: 11, parent_id: parent.id, guild_id: fake.guildId, message_count: 2 });
+    expect(await json(await api(fake, `/channels/${thread.id}`, { auth: true }))).toMatchObject({
+      type: 11,
+      parent_id: parent.id,
+      guild_id: fake.guildId,
+      message_count: 2,
+    });
   });
 });

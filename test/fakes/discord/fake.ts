@@ -8,15 +8,20 @@ import type { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { listenOnLoopback } from '../listen.ts';
-import type { Ctx } from './context.ts';
-import { DEFAULT_USER } from './constants.ts';
-import { Gateway, type DropGatewayOptions, type GatewayIdentify, type GatewayResume, type GatewaySessionInfo } from './gateway.ts';
-import { handleRequest } from './http.ts';
 import { pressButton } from './components.ts';
+import { DEFAULT_USER } from './constants.ts';
+import type { Ctx } from './context.ts';
+import {
+  type DropGatewayOptions,
+  Gateway,
+  type GatewayIdentify,
+  type GatewayResume,
+  type GatewaySessionInfo,
+} from './gateway.ts';
+import { handleRequest } from './http.ts';
 import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload.ts';
 import { MessageBudgets } from './limits.ts';
 import type { FakeAutocomplete, FakeChannel, FakeInteraction, FakeMessage, FakeUser } from './model.ts';
-import { addThread, openDm, postUserMessage } from './user-actions.ts';
 import { createRouter } from './routes/index.ts';
 import { FakeState } from './state.ts';
 import type {
@@ -37,6 +42,7 @@ import type {
   RateLimitMode,
   RateLimitRecord,
 } from './types.ts';
+import { addThread, openDm, postUserMessage } from './user-actions.ts';
 import { channelJson, messageJson } from './wire.ts';
 
 /**
@@ -171,7 +177,8 @@ export class FakeDiscord {
    */
   openDm(user?: Partial<FakeUser>): FakeChannel {
     const { state } = this.ctx;
-    const recipient = user === undefined || Object.keys(user).length === 0 ? state.userOf(DEFAULT_USER.id) : state.userFrom(user);
+    const recipient =
+      user === undefined || Object.keys(user).length === 0 ? state.userOf(DEFAULT_USER.id) : state.userFrom(user);
     return openDm(this.ctx, recipient);
   }
 
@@ -233,7 +240,11 @@ export class FakeDiscord {
    * Resolves with the first `event` whose arguments satisfy `predicate`.
    * @throws Error after `timeoutMs` (default 10 s).
    */
-  waitFor<K extends keyof FakeDiscordEvents>(event: K, predicate: (...args: FakeDiscordEvents[K]) => boolean = () => true, timeoutMs = 10_000): Promise<FakeDiscordEvents[K]> {
+  waitFor<K extends keyof FakeDiscordEvents>(
+    event: K,
+    predicate: (...args: FakeDiscordEvents[K]) => boolean = () => true,
+    timeoutMs = 10_000,
+  ): Promise<FakeDiscordEvents[K]> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.events.off(event, listener as never);

@@ -1,7 +1,7 @@
 /** FakeDiscord: The gateway: HELLO and heartbeats, IDENTIFY's refusals (close codes), READY and GUILD_CREATE, INTERACTION_CREATE. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeDiscord, Json } from '../discord.ts';
-import { cleanup, startFake, openGateway, identify, connectBot } from './test-helpers.ts';
+import { cleanup, connectBot, identify, openGateway, startFake } from './test-helpers.ts';
 
 afterEach(cleanup);
 
@@ -62,7 +62,11 @@ describe('FakeDiscord gateway', () => {
   it('dispatches INTERACTION_CREATE with the full payload Discord sends, admin or not', async () => {
     const fake = await startFake();
     const gateway = await connectBot(fake);
-    const admin = fake.dispatchInteraction({ command: 'imagine', options: { prompt: 'a cat', aspect_ratio: 'landscape' }, admin: true });
+    const admin = fake.dispatchInteraction({
+      command: 'imagine',
+      options: { prompt: 'a cat', aspect_ratio: 'landscape' },
+      admin: true,
+    });
     const frame = await gateway.frame((f) => f.t === 'INTERACTION_CREATE');
     const d = frame.d as Json;
     expect(d).toMatchObject({
@@ -71,7 +75,14 @@ describe('FakeDiscord gateway', () => {
       type: 2,
       token: admin.token,
       version: 1,
-      data: { name: 'imagine', type: 1, options: [{ name: 'prompt', type: 3, value: 'a cat' }, { name: 'aspect_ratio', type: 3, value: 'landscape' }] },
+      data: {
+        name: 'imagine',
+        type: 1,
+        options: [
+          { name: 'prompt', type: 3, value: 'a cat' },
+          { name: 'aspect_ratio', type: 3, value: 'landscape' },
+        ],
+      },
       guild_id: fake.guildId,
       channel_id: fake.channelList[0]!.id,
       channel: { id: fake.channelList[0]!.id, type: 0 },

@@ -20,10 +20,11 @@
  * typing events GUILD_MESSAGE_TYPING / DIRECT_MESSAGE_TYPING. A session without
  * MESSAGE_CONTENT gets messages as such an app sees them (wire.ts, `withoutContent`).
  */
-import type { IncomingMessage } from 'node:http';
+
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { API_VERSION, Intent, PRIVILEGED_INTENTS } from './constants.ts';
 import type { FakeState } from './state.ts';
 import type { Json } from './types.ts';
@@ -31,7 +32,17 @@ import { isObject } from './util.ts';
 import { guildCreatePayload, userJson, withoutContent } from './wire.ts';
 
 /** Events delivered only with GUILDS (events/gateway.mdx, "List of Intents"). */
-const GUILDS_EVENTS = new Set(['GUILD_CREATE', 'GUILD_UPDATE', 'GUILD_DELETE', 'CHANNEL_CREATE', 'CHANNEL_UPDATE', 'CHANNEL_DELETE', 'THREAD_CREATE', 'THREAD_UPDATE', 'THREAD_DELETE']);
+const GUILDS_EVENTS = new Set([
+  'GUILD_CREATE',
+  'GUILD_UPDATE',
+  'GUILD_DELETE',
+  'CHANNEL_CREATE',
+  'CHANNEL_UPDATE',
+  'CHANNEL_DELETE',
+  'THREAD_CREATE',
+  'THREAD_UPDATE',
+  'THREAD_DELETE',
+]);
 const MESSAGE_EVENTS = new Set(['MESSAGE_CREATE', 'MESSAGE_UPDATE', 'MESSAGE_DELETE']);
 
 /** The intent a session needs to receive `event` with `data` (0: none). */
@@ -163,7 +174,13 @@ export class Gateway {
 
   /** The open connections, in the order they were opened. */
   get openSessions(): GatewaySessionInfo[] {
-    return [...this.sessions].map((s) => ({ sessionId: s.sessionId, identified: s.identified, shard: [...s.shard], intents: s.intents, seq: s.seq }));
+    return [...this.sessions].map((s) => ({
+      sessionId: s.sessionId,
+      identified: s.identified,
+      shard: [...s.shard],
+      intents: s.intents,
+      seq: s.seq,
+    }));
   }
 
   /**
@@ -221,7 +238,8 @@ export class Gateway {
       const [shardId, shardCount] = session.shard;
       if ((guildId === undefined ? 0 : shardOfGuild(guildId, shardCount)) !== shardId) continue;
       let d = data;
-      if (isMessage && (session.intents & Intent.MessageContent) === 0) d = withoutContent(data as Json, this.state.botUser.id, !('guild_id' in (data as Json)));
+      if (isMessage && (session.intents & Intent.MessageContent) === 0)
+        d = withoutContent(data as Json, this.state.botUser.id, !('guild_id' in (data as Json)));
       session.seq += 1;
       this.sendFrame(session, { op: 0, t: event, s: session.seq, d });
     }
@@ -255,11 +273,20 @@ export class Gateway {
   }
 
   private onGatewayConnection(ws: WebSocket, url: URL): void {
-    const session: GatewaySession = { ws, identified: false, sessionId: undefined, seq: 0, intents: 0, shard: [0, 1], resumable: true };
+    const session: GatewaySession = {
+      ws,
+      identified: false,
+      sessionId: undefined,
+      seq: 0,
+      intents: 0,
+      shard: [0, 1],
+      resumable: true,
+    };
     this.sessions.add(session);
     ws.on('close', () => {
       this.sessions.delete(session);
-      if (session.sessionId && session.resumable) this.pastSessions.set(session.sessionId, { seq: session.seq, intents: session.intents, shard: session.shard });
+      if (session.sessionId && session.resumable)
+        this.pastSessions.set(session.sessionId, { seq: session.seq, intents: session.intents, shard: session.shard });
     });
     ws.on('error', () => undefined);
     const version = url.searchParams.get('v');
@@ -284,7 +311,12 @@ export class Gateway {
 
   /** Sends HELLO and starts listening to the client. */
   private hello(session: GatewaySession): void {
-    this.sendFrame(session, { op: 10, s: null, t: null, d: { heartbeat_interval: this.state.options.heartbeatIntervalMs, _trace: ['["fake-gateway",{"micros":0}]'] } });
+    this.sendFrame(session, {
+      op: 10,
+      s: null,
+      t: null,
+      d: { heartbeat_interval: this.state.options.heartbeatIntervalMs, _trace: ['["fake-gateway",{"micros":0}]'] },
+    });
     session.ws.on('message', (data: RawData, isBinary: boolean) => this.onGatewayMessage(session, data, isBinary));
   }
 
@@ -341,7 +373,13 @@ export class Gateway {
     }
     const shard = d.shard;
     const validShard = (s: unknown): s is [number, number] =>
-      Array.isArray(s) && s.length === 2 && Number.isInteger(s[0]) && Number.isInteger(s[1]) && s[0] >= 0 && s[1] >= 1 && s[0] < s[1];
+      Array.isArray(s) &&
+      s.length === 2 &&
+      Number.isInteger(s[0]) &&
+      Number.isInteger(s[1]) &&
+      s[0] >= 0 &&
+      s[1] >= 1 &&
+      s[0] < s[1];
     if (shard !== undefined && !validShard(shard)) {
       session.ws.close(4010, 'Invalid shard.');
       return;
@@ -390,7 +428,11 @@ export class Gateway {
   }
 
   private resume(session: GatewaySession, d: unknown): void {
-    const ok = isObject(d) && d.token === this.state.token && typeof d.session_id === 'string' && this.pastSessions.has(d.session_id);
+    const ok =
+      isObject(d) &&
+      d.token === this.state.token &&
+      typeof d.session_id === 'string' &&
+      this.pastSessions.has(d.session_id);
     if (!ok) {
       this.sendFrame(session, { op: 9, s: null, t: null, d: false });
       return;
@@ -409,5 +451,4 @@ export class Gateway {
     this.resumes.push({ sessionId: id, shard: [...session.shard], clientSeq, at: Date.now() });
     this.state.events.emit('resume', { sessionId: id, shard: [...session.shard] });
   }
-
 }

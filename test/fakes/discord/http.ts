@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_REQUEST_BYTES } from './constants.ts';
-import { HttpError, discordError, formError } from './errors.ts';
+import { discordError, formError, HttpError } from './errors.ts';
 import type { FakeState } from './state.ts';
 import type { FakeRequestRecord, Json } from './types.ts';
 import { isObject, safeDecode } from './util.ts';
@@ -72,7 +72,11 @@ export async function parseBody(req: IncomingMessage, raw: Buffer): Promise<Body
   if (type.startsWith('multipart/form-data')) {
     let form: FormData;
     try {
-      form = await new Request('http://fake.invalid/', { method: 'POST', headers: { 'content-type': req.headers['content-type']! }, body: raw }).formData();
+      form = await new Request('http://fake.invalid/', {
+        method: 'POST',
+        headers: { 'content-type': req.headers['content-type']! },
+        body: raw,
+      }).formData();
     } catch {
       throw formError({ _errors: [{ code: 'FORM_BODY_INVALID', message: 'The multipart body could not be parsed.' }] });
     }
@@ -91,12 +95,24 @@ export async function parseBody(req: IncomingMessage, raw: Buffer): Promise<Body
         continue;
       }
       const index = /^files\[(\d+)\]$/.exec(field)?.[1] ?? /^file(\d*)$/.exec(field)?.[1] ?? String(files.length);
-      files.push({ field, index: index === '' ? '0' : index, filename: value.name, contentType: value.type || undefined, data: Buffer.from(await value.arrayBuffer()) });
+      files.push({
+        field,
+        index: index === '' ? '0' : index,
+        filename: value.name,
+        contentType: value.type || undefined,
+        data: Buffer.from(await value.arrayBuffer()),
+      });
     }
     return { json, files };
   }
   throw formError({
-    _errors: [{ code: 'CONTENT_TYPE_INVALID', message: "Expected \"Content-Type\" header to be one of {'application/json', 'multipart/form-data', 'application/x-www-form-urlencoded'}." }],
+    _errors: [
+      {
+        code: 'CONTENT_TYPE_INVALID',
+        message:
+          "Expected \"Content-Type\" header to be one of {'application/json', 'multipart/form-data', 'application/x-www-form-urlencoded'}.",
+      },
+    ],
   });
 }
 
@@ -105,13 +121,21 @@ export async function parseBody(req: IncomingMessage, raw: Buffer): Promise<Body
  * scripted fault first, else asks `route`; an {@link HttpError} becomes its status and body,
  * anything else a 500.
  */
-export async function handleRequest(state: FakeState, req: IncomingMessage, res: ServerResponse, route: Router): Promise<void> {
+export async function handleRequest(
+  state: FakeState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Router,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://fake.invalid');
   const record: FakeRequestRecord = {
     seq: state.nextSeq(),
     at: Date.now(),
     method: req.method ?? 'GET',
-    path: url.pathname.split('/').map((s) => safeDecode(s)).join('/'),
+    path: url.pathname
+      .split('/')
+      .map((s) => safeDecode(s))
+      .join('/'),
     query: url.search,
     headers: { ...req.headers },
     body: undefined,
@@ -122,7 +146,9 @@ export async function handleRequest(state: FakeState, req: IncomingMessage, res:
   let reply: Reply;
   try {
     const raw = await readBody(req);
-    const fault = state.faults.find((f) => f.left > 0 && (f.method === undefined || f.method === record.method) && f.path.test(record.path));
+    const fault = state.faults.find(
+      (f) => f.left > 0 && (f.method === undefined || f.method === record.method) && f.path.test(record.path),
+    );
     if (fault) {
       fault.left -= 1;
       throw new HttpError(fault.status, fault.body ?? { message: `${fault.status}: Injected failure`, code: 0 });
@@ -130,10 +156,18 @@ export async function handleRequest(state: FakeState, req: IncomingMessage, res:
     reply = await route(req, url, raw, record);
   } catch (error) {
     if (error instanceof HttpError) reply = { status: error.status, body: error.body, headers: error.headers };
-    else reply = { status: 500, body: { message: `500: Internal Server Error (${error instanceof Error ? error.message : String(error)})`, code: 0 } };
+    else
+      reply = {
+        status: 500,
+        body: {
+          message: `500: Internal Server Error (${error instanceof Error ? error.message : String(error)})`,
+          code: 0,
+        },
+      };
   }
   record.status = reply.status;
-  record.code = isObject(reply.body) && typeof reply.body.code === 'number' && reply.status >= 400 ? reply.body.code : undefined;
+  record.code =
+    isObject(reply.body) && typeof reply.body.code === 'number' && reply.status >= 400 ? reply.body.code : undefined;
   state.requests.push(record);
   state.events.emit('request', record);
   if (res.destroyed) return;
@@ -141,16 +175,28 @@ export async function handleRequest(state: FakeState, req: IncomingMessage, res:
     reply.stream(res);
     return;
   }
-  const headers: Record<string, string> = { via: '1.1 fake-discord', 'x-request-id': randomUUID(), ...(reply.headers ?? {}) };
+  const headers: Record<string, string> = {
+    via: '1.1 fake-discord',
+    'x-request-id': randomUUID(),
+    ...(reply.headers ?? {}),
+  };
   if (reply.raw) {
-    res.writeHead(reply.status, { ...headers, 'content-type': reply.raw.contentType, 'content-length': String(reply.raw.data.length) });
+    res.writeHead(reply.status, {
+      ...headers,
+      'content-type': reply.raw.contentType,
+      'content-length': String(reply.raw.data.length),
+    });
     res.end(reply.raw.data);
   } else if (reply.body === undefined) {
     res.writeHead(reply.status, headers);
     res.end();
   } else {
     const data = Buffer.from(JSON.stringify(reply.body));
-    res.writeHead(reply.status, { ...headers, 'content-type': 'application/json', 'content-length': String(data.length) });
+    res.writeHead(reply.status, {
+      ...headers,
+      'content-type': 'application/json',
+      'content-length': String(data.length),
+    });
     res.end(data);
   }
 }

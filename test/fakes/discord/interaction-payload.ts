@@ -10,8 +10,15 @@ import { randomBytes } from 'node:crypto';
 import { userAttachment } from './attachments.ts';
 import { ALL_PERMISSIONS, BOT_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS } from './constants.ts';
 import type { Ctx } from './context.ts';
-import { FakeAutocomplete, FakeInteraction, type FakeAttachment, type FakeChannel, type FakeUser } from './model.ts';
-import type { DispatchAutocompleteOptions, DispatchInteractionOptions, FakeCommand, InvokingUser, Json, OptionValue } from './types.ts';
+import { type FakeAttachment, FakeAutocomplete, type FakeChannel, FakeInteraction, type FakeUser } from './model.ts';
+import type {
+  DispatchAutocompleteOptions,
+  DispatchInteractionOptions,
+  FakeCommand,
+  InvokingUser,
+  Json,
+  OptionValue,
+} from './types.ts';
 import { snowflake } from './util.ts';
 import { attachmentJson, channelJson, memberJson, userJson } from './wire.ts';
 
@@ -42,19 +49,34 @@ export interface Envelope {
  */
 export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
   const { state } = ctx;
-  if (ctx.gateway.readySessions === 0) throw new Error('FakeDiscord: no gateway session is ready to receive an interaction');
+  if (ctx.gateway.readySessions === 0)
+    throw new Error('FakeDiscord: no gateway session is ready to receive an interaction');
   const channel = state.channels.get(invoker.channelId ?? state.channelList()[0]!.id);
   if (!channel) throw new Error(`FakeDiscord: unknown channel ${invoker.channelId}`);
   if (channel.guildId === undefined) throw new Error('FakeDiscord: interactions in DMs are not supported');
   const guildId = channel.guildId;
   const user: FakeUser = invoker.user
-    ? { id: invoker.user.id ?? snowflake(), username: invoker.user.username ?? 'user', global_name: invoker.user.globalName ?? null, discriminator: '0', avatar: null }
+    ? {
+        id: invoker.user.id ?? snowflake(),
+        username: invoker.user.username ?? 'user',
+        global_name: invoker.user.globalName ?? null,
+        discriminator: '0',
+        avatar: null,
+      }
     : DEFAULT_USER;
   state.users.set(user.id, user);
   const permissions = invoker.permissions ?? String(invoker.admin ? ALL_PERMISSIONS : MEMBER_PERMISSIONS);
   const id = snowflake();
   const token = Buffer.from(`interaction:${id}:${randomBytes(48).toString('base64url')}`).toString('base64url');
-  const userWire = { ...userJson(user), public_flags: 0, flags: 0, primary_guild: null, avatar_decoration_data: null, collectibles: null, clan: null };
+  const userWire = {
+    ...userJson(user),
+    public_flags: 0,
+    flags: 0,
+    primary_guild: null,
+    avatar_decoration_data: null,
+    collectibles: null,
+    clan: null,
+  };
   const payload: Json = {
     id,
     application_id: state.applicationId,
@@ -65,7 +87,13 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
     channel_id: channel.id,
     channel: { ...channelJson(state, channel), guild_id: guildId, permissions },
     // A member as the guild sends it, with what an interaction adds: the user, the permissions there.
-    member: { ...memberJson(state, user), user: userWire, roles: invoker.admin ? [state.guild.adminRoleId] : [], permissions, unusual_dm_activity_until: null },
+    member: {
+      ...memberJson(state, user),
+      user: userWire,
+      roles: invoker.admin ? [state.guild.adminRoleId] : [],
+      permissions,
+      unusual_dm_activity_until: null,
+    },
     app_permissions: String(BOT_PERMISSIONS),
     locale: invoker.locale ?? 'en-US',
     guild_locale: 'en-US',
@@ -92,13 +120,25 @@ function registeredCommand(ctx: Ctx, guildId: string, name: string): FakeCommand
 }
 
 /** `data` of a chat-input command (type 2) or its autocomplete (type 4). */
-function commandData(ctx: Ctx, name: string, registered: FakeCommand | undefined, options: Json[], attachments: FakeAttachment[]): Json {
+function commandData(
+  ctx: Ctx,
+  name: string,
+  registered: FakeCommand | undefined,
+  options: Json[],
+  attachments: FakeAttachment[],
+): Json {
   return {
     id: registered?.id ?? ctx.state.commandIdFor(name),
     name,
     type: 1,
     ...(options.length ? { options } : {}),
-    ...(attachments.length ? { resolved: { attachments: Object.fromEntries(attachments.map((a) => [a.id, { ...attachmentJson(a), ephemeral: true }])) } } : {}),
+    ...(attachments.length
+      ? {
+          resolved: {
+            attachments: Object.fromEntries(attachments.map((a) => [a.id, { ...attachmentJson(a), ephemeral: true }])),
+          },
+        }
+      : {}),
     ...(registered?.guild_id ? { guild_id: registered.guild_id } : {}),
   };
 }
@@ -121,11 +161,26 @@ export function dispatchInteraction(ctx: Ctx, options: DispatchInteractionOption
     }
     return { name, type: optionType(registered, name, value), value };
   });
-  const payload: Json = { ...env.payload, type: 2, data: commandData(ctx, options.command, registered, wireOptions, attachments) };
+  const payload: Json = {
+    ...env.payload,
+    type: 2,
+    data: commandData(ctx, options.command, registered, wireOptions, attachments),
+  };
   // A guild interaction names its invoker in `member` (a DM's, in `user`): `withoutInvoker` drops it.
   if (options.withoutInvoker) delete payload.member;
-  const interaction = new FakeInteraction(env.id, env.token, options.command, env.guildId, env.channel.id, env.user, payload, env.now, env.now + ctx.state.options.tokenTtlMs);
-  for (const attachment of attachments) ctx.state.optionAttachments.set(attachment.id, { channelId: env.channel.id, attachment, interaction });
+  const interaction = new FakeInteraction(
+    env.id,
+    env.token,
+    options.command,
+    env.guildId,
+    env.channel.id,
+    env.user,
+    payload,
+    env.now,
+    env.now + ctx.state.options.tokenTtlMs,
+  );
+  for (const attachment of attachments)
+    ctx.state.optionAttachments.set(attachment.id, { channelId: env.channel.id, attachment, interaction });
   return launch(ctx, interaction);
 }
 
@@ -142,14 +197,32 @@ export function dispatchAutocomplete(ctx: Ctx, options: DispatchAutocompleteOpti
   given[options.focused] ??= '';
   checkNames(options.command, given, registered, false);
   const def = definitions(registered)?.find((d) => d.name === options.focused);
-  if (def && def.autocomplete !== true) throw new Error(`FakeDiscord: option ${options.focused} of /${options.command} has no autocomplete`);
+  if (def && def.autocomplete !== true)
+    throw new Error(`FakeDiscord: option ${options.focused} of /${options.command} has no autocomplete`);
   const wireOptions = Object.entries(given).map(([name, value]) => {
     // The focused option carries the text typed so far, whatever its type.
-    if (name === options.focused) return { name, type: optionType(registered, name, String(value)), value: String(value), focused: true };
+    if (name === options.focused)
+      return { name, type: optionType(registered, name, String(value)), value: String(value), focused: true };
     return { name, type: optionType(registered, name, value), value };
   });
-  const payload: Json = { ...env.payload, type: 4, data: commandData(ctx, options.command, registered, wireOptions, []) };
-  const interaction = new FakeAutocomplete(options.focused, ctx.state.options.responseWindowMs, env.id, env.token, options.command, env.guildId, env.channel.id, env.user, payload, env.now, env.now + ctx.state.options.tokenTtlMs);
+  const payload: Json = {
+    ...env.payload,
+    type: 4,
+    data: commandData(ctx, options.command, registered, wireOptions, []),
+  };
+  const interaction = new FakeAutocomplete(
+    options.focused,
+    ctx.state.options.responseWindowMs,
+    env.id,
+    env.token,
+    options.command,
+    env.guildId,
+    env.channel.id,
+    env.user,
+    payload,
+    env.now,
+    env.now + ctx.state.options.tokenTtlMs,
+  );
   return launch(ctx, interaction);
 }
 
@@ -170,16 +243,23 @@ export function optionType(registered: FakeCommand | undefined, name: string, va
  * @throws Error for an option the registered command does not have, an attachment given to
  *   an option of another type, or (when `requireAll`) a missing required one.
  */
-function checkNames(command: string, given: Record<string, OptionValue>, registered: FakeCommand | undefined, requireAll: boolean): void {
+function checkNames(
+  command: string,
+  given: Record<string, OptionValue>,
+  registered: FakeCommand | undefined,
+  requireAll: boolean,
+): void {
   const defs = definitions(registered);
   if (!defs) return;
   for (const [name, value] of Object.entries(given)) {
     const def = defs.find((d) => d.name === name);
     if (!def) throw new Error(`FakeDiscord: /${command} has no option ${name}`);
-    if ((typeof value === 'object') !== (def.type === 11)) throw new Error(`FakeDiscord: option ${name} of /${command} is of type ${String(def.type)}`);
+    if ((typeof value === 'object') !== (def.type === 11))
+      throw new Error(`FakeDiscord: option ${name} of /${command} is of type ${String(def.type)}`);
   }
   if (!requireAll) return;
   for (const d of defs) {
-    if (d.required === true && given[d.name as string] === undefined) throw new Error(`FakeDiscord: /${command} needs option ${String(d.name)}`);
+    if (d.required === true && given[d.name as string] === undefined)
+      throw new Error(`FakeDiscord: /${command} needs option ${String(d.name)}`);
   }
 }

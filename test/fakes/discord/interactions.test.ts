@@ -1,7 +1,7 @@
 /** FakeDiscord: Interaction responses: one initial callback in time, webhooks with the interaction token, revisions and deletions. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeDiscord } from '../discord.ts';
-import { cleanup, startFake, api, json, connectBot, deferred, webhookPath } from './test-helpers.ts';
+import { api, cleanup, connectBot, deferred, json, startFake, webhookPath } from './test-helpers.ts';
 
 afterEach(cleanup);
 
@@ -12,7 +12,10 @@ describe('FakeDiscord interaction responses', () => {
     const ix = await deferred(fake);
     expect(ix.response?.type).toBe(5);
     expect(ix.original?.loading).toBe(true);
-    const again = await api(fake, `/interactions/${ix.id}/${ix.token}/callback`, { method: 'POST', body: { type: 4, data: { content: 'late' } } });
+    const again = await api(fake, `/interactions/${ix.id}/${ix.token}/callback`, {
+      method: 'POST',
+      body: { type: 4, data: { content: 'late' } },
+    });
     expect(again.status).toBe(400);
     expect(await json(again)).toEqual({ message: 'Interaction has already been acknowledged.', code: 40060 });
     expect(ix.callbacks.map((c) => c.status)).toEqual([204, 400]);
@@ -22,7 +25,10 @@ describe('FakeDiscord interaction responses', () => {
     const fake = await startFake({ responseWindowMs: 50 });
     await connectBot(fake);
     const wrong = fake.dispatchInteraction({ command: 'chat' });
-    const res = await api(fake, `/interactions/${wrong.id}/not-its-token/callback`, { method: 'POST', body: { type: 5 } });
+    const res = await api(fake, `/interactions/${wrong.id}/not-its-token/callback`, {
+      method: 'POST',
+      body: { type: 5 },
+    });
     expect(res.status).toBe(404);
     const ix = fake.dispatchInteraction({ command: 'chat' });
     await new Promise((r) => setTimeout(r, 120));
@@ -36,10 +42,19 @@ describe('FakeDiscord interaction responses', () => {
     const fake = await startFake();
     await connectBot(fake);
     const ix = fake.dispatchInteraction({ command: 'chat' });
-    const res = await api(fake, `/interactions/${ix.id}/${ix.token}/callback?with_response=true`, { method: 'POST', body: { type: 4, data: { content: 'hello', flags: 64 } } });
+    const res = await api(fake, `/interactions/${ix.id}/${ix.token}/callback?with_response=true`, {
+      method: 'POST',
+      body: { type: 4, data: { content: 'hello', flags: 64 } },
+    });
     expect(res.status).toBe(200);
     expect(await json(res)).toMatchObject({
-      interaction: { id: ix.id, type: 2, response_message_id: ix.original!.id, response_message_loading: false, response_message_ephemeral: true },
+      interaction: {
+        id: ix.id,
+        type: 2,
+        response_message_id: ix.original!.id,
+        response_message_loading: false,
+        response_message_ephemeral: true,
+      },
       resource: { type: 4, message: { content: 'hello', flags: 64, type: 20 } },
     });
   });
@@ -48,9 +63,15 @@ describe('FakeDiscord interaction responses', () => {
     const fake = await startFake({ tokenTtlMs: 150 });
     await connectBot(fake);
     const ix = await deferred(fake);
-    expect((await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: { content: 'in time' } })).status).toBe(200);
+    expect(
+      (await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: { content: 'in time' } }))
+        .status,
+    ).toBe(200);
     await new Promise((r) => setTimeout(r, 200));
-    const stale = await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: { content: 'too late' } });
+    const stale = await api(fake, webhookPath(fake, ix, '/messages/@original'), {
+      method: 'PATCH',
+      body: { content: 'too late' },
+    });
     expect(stale.status).toBe(401);
     expect(await json(stale)).toEqual({ message: 'Invalid Webhook Token', code: 50027 });
     expect(ix.original!.content).toBe('in time');
@@ -60,9 +81,15 @@ describe('FakeDiscord interaction responses', () => {
     const fake = await startFake();
     await connectBot(fake);
     const ix = fake.dispatchInteraction({ command: 'chat' });
-    const otherApp = await api(fake, `/webhooks/1290000000000000999/${ix.token}/messages/@original`, { method: 'PATCH', body: { content: 'x' } });
+    const otherApp = await api(fake, `/webhooks/1290000000000000999/${ix.token}/messages/@original`, {
+      method: 'PATCH',
+      body: { content: 'x' },
+    });
     expect((await json(otherApp)).code).toBe(10015);
-    const early = await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: { content: 'x' } });
+    const early = await api(fake, webhookPath(fake, ix, '/messages/@original'), {
+      method: 'PATCH',
+      body: { content: 'x' },
+    });
     expect(early.status).toBe(404);
     expect((await json(early)).code).toBe(10008);
     const followUp = await api(fake, webhookPath(fake, ix, '?wait=true'), { method: 'POST', body: { content: 'x' } });
@@ -74,13 +101,37 @@ describe('FakeDiscord interaction responses', () => {
     await connectBot(fake);
     const ix = await deferred(fake);
     await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: { content: 'one' } });
-    const patched = await api(fake, webhookPath(fake, ix, '/messages/%40original'), { method: 'PATCH', body: { content: 'one two' } });
-    expect(await json(patched)).toMatchObject({ content: 'one two', type: 20, webhook_id: fake.applicationId, interaction_metadata: { id: ix.id, name: 'chat' } });
-    const follow = await json(await api(fake, webhookPath(fake, ix, '?wait=true'), { method: 'POST', body: { content: 'only you', flags: 64 } }));
+    const patched = await api(fake, webhookPath(fake, ix, '/messages/%40original'), {
+      method: 'PATCH',
+      body: { content: 'one two' },
+    });
+    expect(await json(patched)).toMatchObject({
+      content: 'one two',
+      type: 20,
+      webhook_id: fake.applicationId,
+      interaction_metadata: { id: ix.id, name: 'chat' },
+    });
+    const follow = await json(
+      await api(fake, webhookPath(fake, ix, '?wait=true'), {
+        method: 'POST',
+        body: { content: 'only you', flags: 64 },
+      }),
+    );
     expect(follow).toMatchObject({ content: 'only you', flags: 64 });
-    expect((await api(fake, webhookPath(fake, ix, `/messages/${String(follow.id)}`), { method: 'PATCH', body: { content: 'only you, edited' } })).status).toBe(200);
+    expect(
+      (
+        await api(fake, webhookPath(fake, ix, `/messages/${String(follow.id)}`), {
+          method: 'PATCH',
+          body: { content: 'only you, edited' },
+        })
+      ).status,
+    ).toBe(200);
 
-    expect(ix.original!.revisions.map((r) => [r.via, r.content])).toEqual([['defer', ''], ['edit', 'one'], ['edit', 'one two']]);
+    expect(ix.original!.revisions.map((r) => [r.via, r.content])).toEqual([
+      ['defer', ''],
+      ['edit', 'one'],
+      ['edit', 'one two'],
+    ]);
     expect(ix.original!.loading).toBe(false);
     expect(ix.followUps.map((m) => [m.content, m.ephemeral])).toEqual([['only you, edited', true]]);
 

@@ -4,18 +4,21 @@
  * 5 s per channel for bot-token creates and edits), each answering with Discord's headers, and
  * discord.js's REST client staying within the documented buckets from those headers alone.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+
 import { REST, Routes } from 'discord.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeDiscord, FakeInteraction } from '../discord.ts';
 import { api, cleanup, connectBot, deferred, json, startFake, webhookPath } from './test-helpers.ts';
 
 afterEach(cleanup);
 
 /** PATCH of an interaction's original response (through its webhook token). */
-const editOriginal = (fake: FakeDiscord, ix: FakeInteraction, content: string) => api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: { content } });
+const editOriginal = (fake: FakeDiscord, ix: FakeInteraction, content: string) =>
+  api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: { content } });
 
 /** POST of a message with the bot token. */
-const postInChannel = (fake: FakeDiscord, channelId: string, content: string) => api(fake, `/channels/${channelId}/messages`, { method: 'POST', auth: true, body: { content } });
+const postInChannel = (fake: FakeDiscord, channelId: string, content: string) =>
+  api(fake, `/channels/${channelId}/messages`, { method: 'POST', auth: true, body: { content } });
 
 /** The `x-ratelimit-*` headers of a response (and `retry-after`), by name without the prefix. */
 function limitHeaders(res: Response): Record<string, string | null> {
@@ -59,10 +62,18 @@ describe('FakeDiscord rate-limit modes', () => {
     // Edits of the original, a follow-up and an edit of the follow-up all count against the token.
     const answers: Response[] = [];
     for (let i = 1; i <= 3; i++) answers.push(await editOriginal(fake, ix, `edit ${i}`));
-    const followUp = await api(fake, `${webhookPath(fake, ix)}?wait=true`, { method: 'POST', body: { content: 'follow-up' } });
+    const followUp = await api(fake, `${webhookPath(fake, ix)}?wait=true`, {
+      method: 'POST',
+      body: { content: 'follow-up' },
+    });
     answers.push(followUp);
     const followUpId = (await json(followUp)).id as string;
-    answers.push(await api(fake, webhookPath(fake, ix, `/messages/${followUpId}`), { method: 'PATCH', body: { content: 'follow-up edited' } }));
+    answers.push(
+      await api(fake, webhookPath(fake, ix, `/messages/${followUpId}`), {
+        method: 'PATCH',
+        body: { content: 'follow-up edited' },
+      }),
+    );
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(answers.map((r) => limitHeaders(r).remaining)).toEqual(['4', '3', '2', '1', '0']);
     for (const r of answers) {
@@ -76,7 +87,12 @@ describe('FakeDiscord rate-limit modes', () => {
     const refused = await editOriginal(fake, ix, 'too many');
     expect(refused.status).toBe(429);
     const headers = limitHeaders(refused);
-    expect(headers).toMatchObject({ limit: '5', remaining: '0', scope: 'user', bucket: limitHeaders(answers[0]!).bucket });
+    expect(headers).toMatchObject({
+      limit: '5',
+      remaining: '0',
+      scope: 'user',
+      bucket: limitHeaders(answers[0]!).bucket,
+    });
     expect(Number(headers.retryAfter)).toBeGreaterThanOrEqual(1);
     expect(Number(headers.retryAfter)).toBeLessThanOrEqual(2);
     expect(Number(headers.resetAfter)).toBeLessThanOrEqual(2);
@@ -103,7 +119,14 @@ describe('FakeDiscord rate-limit modes', () => {
     const created = await postInChannel(fake, channelId, 'v0');
     const id = (await json(created)).id as string;
     const answers = [created];
-    for (let i = 1; i <= 4; i++) answers.push(await api(fake, `/channels/${channelId}/messages/${id}`, { method: 'PATCH', auth: true, body: { content: `v${i}` } }));
+    for (let i = 1; i <= 4; i++)
+      answers.push(
+        await api(fake, `/channels/${channelId}/messages/${id}`, {
+          method: 'PATCH',
+          auth: true,
+          body: { content: `v${i}` },
+        }),
+      );
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(answers.map((r) => limitHeaders(r).remaining)).toEqual(['4', '3', '2', '1', '0']);
     expect(Number(limitHeaders(created).resetAfter)).toBeGreaterThan(2);
@@ -129,7 +152,7 @@ describe('FakeDiscord rate-limit modes', () => {
     expect([there.status, limitHeaders(there).remaining]).toEqual([200, '4']);
   });
 
-  it('accepts a token\'s writes again once its window resets (webhookBudget sets the bucket)', async () => {
+  it("accepts a token's writes again once its window resets (webhookBudget sets the bucket)", async () => {
     const fake = await startFake({ rateLimitMode: 'documented', webhookBudget: { limit: 2, windowMs: 300 } });
     await connectBot(fake);
     const ix = await deferred(fake);
@@ -167,7 +190,14 @@ describe('FakeDiscord rate-limit modes', () => {
     await connectBot(fake);
     const ix = await deferred(fake);
     const rest = new REST({ api: fake.apiUrl });
-    await Promise.all(Array.from({ length: 12 }, (_, i) => rest.patch(Routes.webhookMessage(fake.applicationId, ix.token, '@original'), { auth: false, body: { content: `edit ${i + 1}` } })));
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        rest.patch(Routes.webhookMessage(fake.applicationId, ix.token, '@original'), {
+          auth: false,
+          body: { content: `edit ${i + 1}` },
+        }),
+      ),
+    );
     expect(fake.rateLimits).toEqual([]);
     const edits = fake.writes.filter((w) => w.interactionId === ix.id);
     expect(edits).toHaveLength(12);

@@ -67,7 +67,11 @@ export class MessageBudgets {
     throw new HttpError(
       429,
       { message: 'You are being rate limited.', retry_after: Number((retryAfterMs / 1000).toFixed(3)), global: false },
-      { ...this.headers(bucket, 0, window.resetAt, now), 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))), 'x-ratelimit-scope': 'user' },
+      {
+        ...this.headers(bucket, 0, window.resetAt, now),
+        'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
+        'x-ratelimit-scope': 'user',
+      },
     );
   }
 
@@ -96,14 +100,16 @@ export class MessageBudgets {
 
   private bucketOf(channelId: string, token: string | undefined): Bucket {
     const { options } = this.state;
-    if (options.rateLimitMode === 'documented' && token !== undefined) return { key: `webhook:${token}`, kind: 'webhook', budget: options.webhookBudget };
+    if (options.rateLimitMode === 'documented' && token !== undefined)
+      return { key: `webhook:${token}`, kind: 'webhook', budget: options.webhookBudget };
     const budget = this.budgets.get(channelId) ?? options.messageBudget;
     return { key: `channel:${channelId}`, kind: options.rateLimitMode === 'documented' ? 'channel' : 'shared', budget };
   }
 
   private headers(bucket: Bucket, remaining: number, resetAt: number, now: number): Record<string, string> {
     // Shared mode keeps the one hash it always had; documented mode has one per kind of route.
-    const name = bucket.kind === 'shared' ? 'message-writes' : bucket.kind === 'webhook' ? 'webhook-messages' : 'channel-messages';
+    const name =
+      bucket.kind === 'shared' ? 'message-writes' : bucket.kind === 'webhook' ? 'webhook-messages' : 'channel-messages';
     return {
       'x-ratelimit-bucket': createHash('sha1').update(`${name}:${this.state.applicationId}`).digest('hex').slice(0, 32),
       'x-ratelimit-limit': String(bucket.budget.limit),

@@ -1,9 +1,10 @@
 /** FakeDiscord: Message limits and the per-channel budget: content, embeds, empty messages, uploads, allowed_mentions, 429s (also as discord.js's REST client waits them out). */
-import { afterEach, describe, expect, it } from 'vitest';
-import sharp from 'sharp';
+
 import { REST, Routes } from 'discord.js';
+import sharp from 'sharp';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeDiscord, Json } from '../discord.ts';
-import { cleanup, startFake, api, json, connectBot, deferred, webhookPath } from './test-helpers.ts';
+import { api, cleanup, connectBot, deferred, json, startFake, webhookPath } from './test-helpers.ts';
 
 afterEach(cleanup);
 
@@ -36,13 +37,30 @@ describe('FakeDiscord message limits', () => {
       expect(res.status).toBe(400);
       return (await json(res)).errors as Json;
     };
-    expect(await errorsOf(Array.from({ length: 11 }, () => ({ title: 't' })))).toMatchObject({ embeds: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } });
-    expect(await errorsOf([{ description: 'd'.repeat(4097) }])).toMatchObject({ embeds: { 0: { description: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } } } });
-    expect(await errorsOf([{ description: 'd'.repeat(4000) }, { description: 'd'.repeat(2001) }])).toMatchObject({ embeds: { _errors: [{ code: 'MAX_EMBED_SIZE_EXCEEDED' }] } });
-    expect(await errorsOf([{ image: { url: 'not a url' } }])).toMatchObject({ embeds: { 0: { image: { url: { _errors: [{ code: 'URL_TYPE_INVALID_URL' }] } } } } });
-    const ok = await api(fake, path, { method: 'PATCH', body: { content: '', embeds: [{ title: 'A picture', image: { url: 'https://example.com/a.png' } }] } });
+    expect(await errorsOf(Array.from({ length: 11 }, () => ({ title: 't' })))).toMatchObject({
+      embeds: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] },
+    });
+    expect(await errorsOf([{ description: 'd'.repeat(4097) }])).toMatchObject({
+      embeds: { 0: { description: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } } },
+    });
+    expect(await errorsOf([{ description: 'd'.repeat(4000) }, { description: 'd'.repeat(2001) }])).toMatchObject({
+      embeds: { _errors: [{ code: 'MAX_EMBED_SIZE_EXCEEDED' }] },
+    });
+    expect(await errorsOf([{ image: { url: 'not a url' } }])).toMatchObject({
+      embeds: { 0: { image: { url: { _errors: [{ code: 'URL_TYPE_INVALID_URL' }] } } } },
+    });
+    const ok = await api(fake, path, {
+      method: 'PATCH',
+      body: { content: '', embeds: [{ title: 'A picture', image: { url: 'https://example.com/a.png' } }] },
+    });
     expect(ok.status).toBe(200);
-    expect((await json(ok)).embeds).toEqual([{ type: 'rich', title: 'A picture', image: { url: 'https://example.com/a.png', proxy_url: 'https://example.com/a.png' } }]);
+    expect((await json(ok)).embeds).toEqual([
+      {
+        type: 'rich',
+        title: 'A picture',
+        image: { url: 'https://example.com/a.png', proxy_url: 'https://example.com/a.png' },
+      },
+    ]);
   });
 
   it('refuses an empty message with 400 code 50006', async () => {
@@ -58,14 +76,30 @@ describe('FakeDiscord message limits', () => {
     const fake = await startFake({ maxFileBytes: 64 * 1024 });
     await connectBot(fake);
     const ix = await deferred(fake);
-    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: { r: 200, g: 10, b: 10 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: { r: 200, g: 10, b: 10 } } })
+      .png()
+      .toBuffer();
     const form = new FormData();
-    form.append('payload_json', JSON.stringify({ content: 'a picture', attachments: [{ id: 0, description: 'red' }], allowed_mentions: { parse: [] } }));
+    form.append(
+      'payload_json',
+      JSON.stringify({
+        content: 'a picture',
+        attachments: [{ id: 0, description: 'red' }],
+        allowed_mentions: { parse: [] },
+      }),
+    );
     form.append('files[0]', new Blob([png], { type: 'image/png' }), 'red.png');
     const res = await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: form });
     expect(res.status).toBe(200);
     const attachment = ((await json(res)).attachments as Json[])[0]!;
-    expect(attachment).toMatchObject({ filename: 'red.png', size: png.length, content_type: 'image/png', width: 40, height: 30, description: 'red' });
+    expect(attachment).toMatchObject({
+      filename: 'red.png',
+      size: png.length,
+      content_type: 'image/png',
+      width: 40,
+      height: 30,
+      description: 'red',
+    });
     expect(Buffer.compare(ix.original!.attachments[0]!.data, png)).toBe(0);
     const served = await fetch(attachment.url as string);
     expect(Buffer.compare(Buffer.from(await served.arrayBuffer()), png)).toBe(0);
@@ -75,7 +109,10 @@ describe('FakeDiscord message limits', () => {
     for (let i = 0; i < 11; i++) eleven.append(`files[${i}]`, new Blob(['x']), `f${i}.txt`);
     const many = await api(fake, webhookPath(fake, ix, '?wait=true'), { method: 'POST', body: eleven });
     expect(many.status).toBe(400);
-    expect(await json(many)).toMatchObject({ code: 50035, errors: { files: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } } });
+    expect(await json(many)).toMatchObject({
+      code: 50035,
+      errors: { files: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH' }] } },
+    });
 
     const big = new FormData();
     big.append('payload_json', JSON.stringify({ content: 'big' }));
@@ -97,9 +134,14 @@ describe('FakeDiscord message limits', () => {
       [{ parse: [] }, { everyone: false, users: [], roles: [] }],
       [undefined, { everyone: true, users: ['123456789012345678'], roles: [] }],
     ]);
-    const exclusive = await api(fake, path, { method: 'PATCH', body: { content, allowed_mentions: { parse: ['users'], users: ['123456789012345678'] } } });
+    const exclusive = await api(fake, path, {
+      method: 'PATCH',
+      body: { content, allowed_mentions: { parse: ['users'], users: ['123456789012345678'] } },
+    });
     expect(exclusive.status).toBe(400);
-    expect(await json(exclusive)).toMatchObject({ errors: { allowed_mentions: { _errors: [{ code: 'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE' }] } } });
+    expect(await json(exclusive)).toMatchObject({
+      errors: { allowed_mentions: { _errors: [{ code: 'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE' }] } },
+    });
   });
 });
 
@@ -137,7 +179,10 @@ describe('FakeDiscord rate limits', () => {
     // Someone spends the budget behind discord.js's back.
     await api(fake, webhookPath(fake, ix, '/messages/@original'), { method: 'PATCH', body: { content: 'first' } });
     const rest = new REST({ api: fake.apiUrl });
-    await rest.patch(Routes.webhookMessage(fake.applicationId, ix.token, '@original'), { auth: false, body: { content: 'second' } });
+    await rest.patch(Routes.webhookMessage(fake.applicationId, ix.token, '@original'), {
+      auth: false,
+      body: { content: 'second' },
+    });
     expect(fake.rateLimits).toHaveLength(1);
     const limited = fake.rateLimits[0]!;
     const landed = fake.writes.find((w) => w.content === 'second')!;

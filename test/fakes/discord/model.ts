@@ -103,7 +103,13 @@ export interface MessageRevision {
 }
 
 /** Message flags the fake knows. */
-export const MessageFlag = { SuppressEmbeds: 4, Ephemeral: 64, Loading: 128, SuppressNotifications: 4096, IsComponentsV2: 32768 } as const;
+export const MessageFlag = {
+  SuppressEmbeds: 4,
+  Ephemeral: 64,
+  Loading: 128,
+  SuppressNotifications: 4096,
+  IsComponentsV2: 32768,
+} as const;
 
 /** A message with its whole history. */
 export class FakeMessage {
@@ -217,7 +223,6 @@ export class FakeInteraction {
     return [...(this.original ? [this.original] : []), ...this.followUps];
   }
 }
-
 
 /**
  * An autocomplete interaction (type 4): `outcome` resolves with the choices once the bot's

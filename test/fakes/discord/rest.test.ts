@@ -1,7 +1,7 @@
 /** FakeDiscord: The REST basics: authentication, unknown routes and versions, channel message routes, scripted faults. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeDiscord } from '../discord.ts';
-import { cleanup, startFake, api, json, connectBot } from './test-helpers.ts';
+import { api, cleanup, connectBot, json, startFake } from './test-helpers.ts';
 
 afterEach(cleanup);
 
@@ -37,18 +37,46 @@ describe('FakeDiscord REST basics', () => {
   it('serves channel message routes with the bot token only, and hides ephemeral messages from them (10008)', async () => {
     const fake = await startFake();
     const channelId = fake.channelList[0]!.id;
-    expect((await api(fake, `/channels/${channelId}/messages`, { method: 'POST', body: { content: 'hi' } })).status).toBe(401);
-    const created = await api(fake, `/channels/${channelId}/messages`, { method: 'POST', auth: true, body: { content: 'hi', allowed_mentions: { parse: [] } } });
+    expect(
+      (await api(fake, `/channels/${channelId}/messages`, { method: 'POST', body: { content: 'hi' } })).status,
+    ).toBe(401);
+    const created = await api(fake, `/channels/${channelId}/messages`, {
+      method: 'POST',
+      auth: true,
+      body: { content: 'hi', allowed_mentions: { parse: [] } },
+    });
     expect(created.status).toBe(200);
     const message = await json(created);
-    expect(message).toMatchObject({ channel_id: channelId, content: 'hi', type: 0, author: { id: fake.applicationId, bot: true } });
-    expect((await api(fake, `/channels/${channelId}/messages/${String(message.id)}`, { method: 'PATCH', auth: true, body: { content: 'edited' } })).status).toBe(200);
-    expect((await api(fake, `/channels/1/messages`, { method: 'POST', auth: true, body: { content: 'x' } })).status).toBe(404);
+    expect(message).toMatchObject({
+      channel_id: channelId,
+      content: 'hi',
+      type: 0,
+      author: { id: fake.applicationId, bot: true },
+    });
+    expect(
+      (
+        await api(fake, `/channels/${channelId}/messages/${String(message.id)}`, {
+          method: 'PATCH',
+          auth: true,
+          body: { content: 'edited' },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await api(fake, `/channels/1/messages`, { method: 'POST', auth: true, body: { content: 'x' } })).status,
+    ).toBe(404);
 
     await connectBot(fake);
     const ix = fake.dispatchInteraction({ command: 'chat' });
-    await api(fake, `/interactions/${ix.id}/${ix.token}/callback`, { method: 'POST', body: { type: 4, data: { content: 'secret', flags: 64 } } });
-    const hidden = await api(fake, `/channels/${channelId}/messages/${ix.original!.id}`, { method: 'PATCH', auth: true, body: { content: 'x' } });
+    await api(fake, `/interactions/${ix.id}/${ix.token}/callback`, {
+      method: 'POST',
+      body: { type: 4, data: { content: 'secret', flags: 64 } },
+    });
+    const hidden = await api(fake, `/channels/${channelId}/messages/${ix.original!.id}`, {
+      method: 'PATCH',
+      auth: true,
+      body: { content: 'x' },
+    });
     expect(hidden.status).toBe(404);
     expect((await json(hidden)).code).toBe(10008);
   });

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER, Intent } from './constants.ts';
-import { FakeMessage, type FakeAttachment, type FakeChannel, type FakeInteraction, type FakeUser } from './model.ts';
+import { type FakeAttachment, type FakeChannel, type FakeInteraction, FakeMessage, type FakeUser } from './model.ts';
 import type {
   FakeCommand,
   FakeDiscordEvents,
@@ -61,7 +61,10 @@ export class FakeState {
    * Files given as attachment options of interactions (`data.resolved.attachments`), by id,
    * with their channel and the interaction (served while its token lives).
    */
-  readonly optionAttachments = new Map<string, { channelId: string; attachment: FakeAttachment; interaction: FakeInteraction }>();
+  readonly optionAttachments = new Map<
+    string,
+    { channelId: string; attachment: FakeAttachment; interaction: FakeInteraction }
+  >();
   readonly guildCommandLists = new Map<string, FakeCommand[]>();
   readonly commandIds = new Map<string, string>();
   readonly faults: Array<Fault & { left: number }> = [];
@@ -86,7 +89,14 @@ export class FakeState {
       privilegedIntents: options.privilegedIntents ?? 0,
       sessionStartRemaining: options.sessionStartRemaining ?? 1000,
     };
-    this.botUser = { id: this.applicationId, username: options.botUsername ?? 'genbot', global_name: null, discriminator: '4242', avatar: null, bot: true };
+    this.botUser = {
+      id: this.applicationId,
+      username: options.botUsername ?? 'genbot',
+      global_name: null,
+      discriminator: '4242',
+      avatar: null,
+      bot: true,
+    };
     this.users.set(this.botUser.id, this.botUser);
     this.users.set(DEFAULT_USER.id, DEFAULT_USER);
     this.guildId = options.guild?.id ?? DEFAULT_GUILD_ID;
@@ -127,15 +137,30 @@ export class FakeState {
   }
 
   /** A new, empty message (its content comes with the first revision); the bot's unless `author` is given. */
-  newMessage(channelId: string, kind: FakeMessage['kind'], interaction: FakeInteraction | undefined, author: FakeUser = this.botUser): FakeMessage {
-    const message = new FakeMessage(snowflake(), channelId, this.channels.get(channelId)?.guildId, kind, Date.now(), interaction, author);
+  newMessage(
+    channelId: string,
+    kind: FakeMessage['kind'],
+    interaction: FakeInteraction | undefined,
+    author: FakeUser = this.botUser,
+  ): FakeMessage {
+    const message = new FakeMessage(
+      snowflake(),
+      channelId,
+      this.channels.get(channelId)?.guildId,
+      kind,
+      Date.now(),
+      interaction,
+      author,
+    );
     this.messages.set(message.id, message);
     return message;
   }
 
   /** A known user, or a stand-in with a name derived from the id (what Discord would resolve). */
   userOf(id: string): FakeUser {
-    return this.users.get(id) ?? { id, username: `user${id.slice(-4)}`, global_name: null, discriminator: '0', avatar: null };
+    return (
+      this.users.get(id) ?? { id, username: `user${id.slice(-4)}`, global_name: null, discriminator: '0', avatar: null }
+    );
   }
 
   /**

@@ -3,7 +3,7 @@
  * discord.js Client, fetch against the REST API, and cleanup after each test
  * (`afterEach(cleanup)`). Raw clients check wire shapes; discord.js checks what a bot sees.
  */
-import { Client, Events, Partials, type GatewayIntentBits, type Message } from 'discord.js';
+import { Client, Events, type GatewayIntentBits, type Message, Partials } from 'discord.js';
 import { expect } from 'vitest';
 import { WebSocket } from 'ws';
 import { FakeDiscord, type FakeDiscordOptions, type FakeInteraction, type Json } from '../discord.ts';
@@ -35,7 +35,9 @@ export function openGateway(fake: FakeDiscord, query = '?v=10&encoding=json') {
     frames.push(JSON.parse(String(data)) as Json);
     for (const w of waiters.splice(0)) w();
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
   /** The first frame (from the start) matching `predicate`. */
   const frame = async (predicate: (f: Json) => boolean): Promise<Json> => {
     for (;;) {
@@ -54,7 +56,10 @@ export function openGateway(fake: FakeDiscord, query = '?v=10&encoding=json') {
 
 export type RawGateway = ReturnType<typeof openGateway>;
 
-export const identify = (token: string, intents = 1) => ({ op: 2, d: { token, intents, properties: { os: 'linux', browser: 'test', device: 'test' }, shard: [0, 1] } });
+export const identify = (token: string, intents = 1) => ({
+  op: 2,
+  d: { token, intents, properties: { os: 'linux', browser: 'test', device: 'test' }, shard: [0, 1] },
+});
 
 /** A raw gateway session that has identified with `intents` (default GUILDS only). */
 export async function connectBot(fake: FakeDiscord, intents = 1): Promise<RawGateway> {
@@ -90,7 +95,11 @@ export async function startClient(fake: FakeDiscord, intents: GatewayIntentBits[
 }
 
 /** The next `messageCreate` of the client that satisfies `predicate`. */
-export function nextMessage(client: Client, predicate: (m: Message) => boolean = () => true, timeoutMs = 5_000): Promise<Message> {
+export function nextMessage(
+  client: Client,
+  predicate: (m: Message) => boolean = () => true,
+  timeoutMs = 5_000,
+): Promise<Message> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       client.off(Events.MessageCreate, listener);
@@ -107,7 +116,11 @@ export function nextMessage(client: Client, predicate: (m: Message) => boolean =
 }
 
 /** fetch against the fake's REST API v10. */
-export function api(fake: FakeDiscord, path: string, init: { method?: string; body?: unknown; auth?: boolean; headers?: Record<string, string> } = {}) {
+export function api(
+  fake: FakeDiscord,
+  path: string,
+  init: { method?: string; body?: unknown; auth?: boolean; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.auth) headers.authorization = `Bot ${fake.token}`;
   let body: RequestInit['body'];
@@ -116,7 +129,11 @@ export function api(fake: FakeDiscord, path: string, init: { method?: string; bo
     headers['content-type'] = 'application/json';
     body = JSON.stringify(init.body);
   }
-  return fetch(`${fake.apiUrl}/v10${path}`, { method: init.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}) });
+  return fetch(`${fake.apiUrl}/v10${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
 }
 
 export async function json(response: Response): Promise<Json> {
@@ -126,9 +143,13 @@ export async function json(response: Response): Promise<Json> {
 /** A dispatched interaction that has been deferred (type 5). */
 export async function deferred(fake: FakeDiscord, flags = 0): Promise<FakeInteraction> {
   const interaction = fake.dispatchInteraction({ command: 'chat', options: { prompt: 'hi' } });
-  const res = await api(fake, `/interactions/${interaction.id}/${interaction.token}/callback`, { method: 'POST', body: { type: 5, data: { flags } } });
+  const res = await api(fake, `/interactions/${interaction.id}/${interaction.token}/callback`, {
+    method: 'POST',
+    body: { type: 5, data: { flags } },
+  });
   expect(res.status).toBe(204);
   return interaction;
 }
 
-export const webhookPath = (fake: FakeDiscord, ix: FakeInteraction, rest = '') => `/webhooks/${fake.applicationId}/${ix.token}${rest}`;
+export const webhookPath = (fake: FakeDiscord, ix: FakeInteraction, rest = '') =>
+  `/webhooks/${fake.applicationId}/${ix.token}${rest}`;

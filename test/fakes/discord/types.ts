@@ -303,4 +303,3 @@ export interface PressButtonOptions {
   permissions?: string;
   locale?: string;
 }
-

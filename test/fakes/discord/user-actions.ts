@@ -8,7 +8,14 @@
 import { userAttachment } from './attachments.ts';
 import { DEFAULT_USER, MAX_FILES } from './constants.ts';
 import type { Ctx } from './context.ts';
-import { ChannelType, type FakeChannel, type FakeMessage, type FakeUser, type MessageReference, type Pings } from './model.ts';
+import {
+  ChannelType,
+  type FakeChannel,
+  type FakeMessage,
+  type FakeUser,
+  type MessageReference,
+  type Pings,
+} from './model.ts';
 import type { PostUserMessageOptions } from './types.ts';
 import { codePoints, snowflake } from './util.ts';
 import { channelJson } from './wire.ts';
@@ -20,7 +27,8 @@ const MAX_USER_CONTENT = 4000;
 /** The DM channel between the bot and `user`, opened (and remembered) if needed. */
 export function openDm(ctx: Ctx, user: FakeUser): FakeChannel {
   const { state } = ctx;
-  for (const channel of state.channels.values()) if (channel.type === ChannelType.DM && channel.recipient?.id === user.id) return channel;
+  for (const channel of state.channels.values())
+    if (channel.type === ChannelType.DM && channel.recipient?.id === user.id) return channel;
   return state.addChannel({ type: ChannelType.DM, guildId: undefined, name: user.username, recipient: user });
 }
 
@@ -31,8 +39,14 @@ export function openDm(ctx: Ctx, user: FakeUser): FakeChannel {
 export function addThread(ctx: Ctx, parentChannelId: string, name: string): FakeChannel {
   const { state } = ctx;
   const parent = state.channels.get(parentChannelId);
-  if (!parent || parent.type !== ChannelType.GuildText) throw new Error(`FakeDiscord: ${parentChannelId} is not a text channel of the guild`);
-  const thread = state.addChannel({ type: ChannelType.PublicThread, guildId: state.guildId, name, parentId: parent.id });
+  if (!parent || parent.type !== ChannelType.GuildText)
+    throw new Error(`FakeDiscord: ${parentChannelId} is not a text channel of the guild`);
+  const thread = state.addChannel({
+    type: ChannelType.PublicThread,
+    guildId: state.guildId,
+    name,
+    parentId: parent.id,
+  });
   ctx.gateway.dispatch('THREAD_CREATE', { ...channelJson(state, thread), newly_created: true });
   return thread;
 }
@@ -48,7 +62,8 @@ export function postUserMessage(ctx: Ctx, options: PostUserMessageOptions): Fake
   const channel = state.channels.get(options.channelId);
   if (!channel) throw new Error(`FakeDiscord: unknown channel ${options.channelId}`);
   const content = options.content ?? '';
-  if (codePoints(content) > MAX_USER_CONTENT) throw new Error(`FakeDiscord: a user cannot send more than ${MAX_USER_CONTENT} characters`);
+  if (codePoints(content) > MAX_USER_CONTENT)
+    throw new Error(`FakeDiscord: a user cannot send more than ${MAX_USER_CONTENT} characters`);
   const files = options.attachments ?? [];
   if (files.length > MAX_FILES) throw new Error(`FakeDiscord: a message holds at most ${MAX_FILES} files`);
   const author = authorOf(ctx, channel, options);
@@ -57,7 +72,8 @@ export function postUserMessage(ctx: Ctx, options: PostUserMessageOptions): Fake
   let replied: FakeMessage | undefined;
   if (options.replyTo !== undefined) {
     replied = state.messages.get(options.replyTo);
-    if (!replied || replied.channelId !== channel.id || replied.deleted || replied.ephemeral) throw new Error(`FakeDiscord: no message ${options.replyTo} to reply to in ${channel.id}`);
+    if (!replied || replied.channelId !== channel.id || replied.deleted || replied.ephemeral)
+      throw new Error(`FakeDiscord: no message ${options.replyTo} to reply to in ${channel.id}`);
     reference = { messageId: replied.id, channelId: channel.id, guildId: channel.guildId };
   }
 
@@ -67,7 +83,8 @@ export function postUserMessage(ctx: Ctx, options: PostUserMessageOptions): Fake
   message.webhookId = options.webhookId;
   message.content = content;
   message.attachments = files.map((file) => userAttachment(state, channel.id, snowflake(), file));
-  const pingReplied = replied && options.pingRepliedAuthor !== false && replied.author.id !== author.id ? replied.author : undefined;
+  const pingReplied =
+    replied && options.pingRepliedAuthor !== false && replied.author.id !== author.id ? replied.author : undefined;
   const pinged = mentionsOf(channel, content, pingReplied);
   message.revisions.push({
     seq: state.nextSeq(),
@@ -91,11 +108,20 @@ function authorOf(ctx: Ctx, channel: FakeChannel, options: PostUserMessageOption
   const { state } = ctx;
   if (options.webhookId !== undefined) {
     if (channel.type === ChannelType.DM) throw new Error('FakeDiscord: webhooks post in guild channels only');
-    return { id: options.webhookId, username: options.author?.username ?? 'Captain Hook', global_name: null, discriminator: '0000', avatar: null, bot: true };
+    return {
+      id: options.webhookId,
+      username: options.author?.username ?? 'Captain Hook',
+      global_name: null,
+      discriminator: '0000',
+      avatar: null,
+      bot: true,
+    };
   }
-  if (options.author?.id === state.botUser.id) throw new Error("FakeDiscord: the bot's own messages go through the REST API");
+  if (options.author?.id === state.botUser.id)
+    throw new Error("FakeDiscord: the bot's own messages go through the REST API");
   const author = options.author ? state.userFrom(options.author) : (channel.recipient ?? state.userOf(DEFAULT_USER.id));
-  if (channel.type === ChannelType.DM && author.id !== channel.recipient!.id) throw new Error('FakeDiscord: only its recipient writes in a DM with the bot');
+  if (channel.type === ChannelType.DM && author.id !== channel.recipient!.id)
+    throw new Error('FakeDiscord: only its recipient writes in a DM with the bot');
   return author;
 }
 

@@ -3,19 +3,28 @@
  * real discord.js client sees them, under the intents a session identified with, and the
  * Message Content rule for the gateway and for REST reads.
  */
+
+import {
+  ChannelType,
+  Client,
+  Events,
+  GatewayIntentBits as I,
+  type Message,
+  MessageType,
+  type TextChannel,
+} from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChannelType, Client, Events, GatewayIntentBits as I, MessageType, type Message, type TextChannel } from 'discord.js';
 import { DEFAULT_USER, type Json } from '../discord.ts';
 import {
-  DIRECT_MESSAGES,
-  GUILDS,
-  GUILD_MESSAGES,
-  MESSAGE_CONTENT,
   api,
   cleanup,
   connectBot,
+  DIRECT_MESSAGES,
   deferred,
+  GUILD_MESSAGES,
+  GUILDS,
   json,
+  MESSAGE_CONTENT,
   nextMessage,
   startClient,
   startFake,
@@ -53,7 +62,10 @@ describe('FakeDiscord user messages on the wire', () => {
     });
     expect(d.member).not.toHaveProperty('user');
     const mentions = d.mentions as Json[];
-    expect(mentions.map((u) => [u.id, u.username])).toEqual([[fake.botUser.id, fake.botUser.username], [GRACE.id, 'grace']]);
+    expect(mentions.map((u) => [u.id, u.username])).toEqual([
+      [fake.botUser.id, fake.botUser.username],
+      [GRACE.id, 'grace'],
+    ]);
     for (const u of mentions) expect(u.member).toMatchObject({ joined_at: expect.any(String) });
     expect(message).toMatchObject({ kind: 'user', type: 0, author: { id: DEFAULT_USER.id }, content });
     expect(message.pinged).toEqual({ everyone: true, users: [fake.botUser.id, GRACE.id], roles: [ROLE] });
@@ -67,7 +79,14 @@ describe('FakeDiscord user messages on the wire', () => {
     const message = fake.postUserMessage({ channelId: dm.id, content: 'hello @everyone' });
     expect((await emitted)[0]).toBe(message);
     const d = (await gateway.frame((f) => f.t === 'MESSAGE_CREATE')).d as Json;
-    expect(d).toMatchObject({ id: message.id, channel_id: dm.id, channel_type: 1, author: { id: DEFAULT_USER.id }, content: 'hello @everyone', mention_everyone: false });
+    expect(d).toMatchObject({
+      id: message.id,
+      channel_id: dm.id,
+      channel_type: 1,
+      author: { id: DEFAULT_USER.id },
+      content: 'hello @everyone',
+      mention_everyone: false,
+    });
     expect(d).not.toHaveProperty('guild_id');
     expect(d).not.toHaveProperty('member');
   });
@@ -76,27 +95,45 @@ describe('FakeDiscord user messages on the wire', () => {
     const fake = await startFake();
     const gateway = await connectBot(fake, GUILDS | GUILD_MESSAGES);
     const webhookId = '1290000000000000888';
-    fake.postUserMessage({ channelId: fake.channelList[0]!.id, webhookId, author: { username: 'Alerts' }, content: `<@${fake.botUser.id}> disk full` });
+    fake.postUserMessage({
+      channelId: fake.channelList[0]!.id,
+      webhookId,
+      author: { username: 'Alerts' },
+      content: `<@${fake.botUser.id}> disk full`,
+    });
     const d = (await gateway.frame((f) => f.t === 'MESSAGE_CREATE')).d as Json;
-    expect(d).toMatchObject({ webhook_id: webhookId, author: { id: webhookId, username: 'Alerts', bot: true }, guild_id: fake.guildId });
+    expect(d).toMatchObject({
+      webhook_id: webhookId,
+      author: { id: webhookId, username: 'Alerts', bot: true },
+      guild_id: fake.guildId,
+    });
     expect(d).not.toHaveProperty('member');
   });
 
-  it('echoes the bot\'s own non-ephemeral messages as MESSAGE_CREATE (channel posts and interaction responses), never ephemeral ones', async () => {
+  it("echoes the bot's own non-ephemeral messages as MESSAGE_CREATE (channel posts and interaction responses), never ephemeral ones", async () => {
     const fake = await startFake();
     const gateway = await connectBot(fake, GUILDS | GUILD_MESSAGES);
     const channelId = fake.channelList[0]!.id;
-    const posted = await json(await api(fake, `/channels/${channelId}/messages`, { method: 'POST', auth: true, body: { content: 'mine' } }));
-    expect((await gateway.frame((f) => f.t === 'MESSAGE_CREATE')).d).toMatchObject({ id: posted.id, author: { id: fake.botUser.id, bot: true }, content: 'mine', member: { roles: [expect.any(String)] } });
+    const posted = await json(
+      await api(fake, `/channels/${channelId}/messages`, { method: 'POST', auth: true, body: { content: 'mine' } }),
+    );
+    expect((await gateway.frame((f) => f.t === 'MESSAGE_CREATE')).d).toMatchObject({
+      id: posted.id,
+      author: { id: fake.botUser.id, bot: true },
+      content: 'mine',
+      member: { roles: [expect.any(String)] },
+    });
     const secret = await deferred(fake, 64);
     const shown = await deferred(fake);
     const frame = await gateway.frame((f) => f.t === 'MESSAGE_CREATE' && (f.d as Json).id === shown.original!.id);
     expect(frame.d).toMatchObject({ type: 20, flags: 128, interaction_metadata: { id: shown.id } });
     expect(frame.d).not.toHaveProperty('member');
-    expect(gateway.frames.some((f) => f.t === 'MESSAGE_CREATE' && (f.d as Json).id === secret.original!.id)).toBe(false);
+    expect(gateway.frames.some((f) => f.t === 'MESSAGE_CREATE' && (f.d as Json).id === secret.original!.id)).toBe(
+      false,
+    );
   });
 
-  it('refuses what Discord\'s client would never send: a reply to a message elsewhere, the bot or a stranger as a DM\'s author, 11 files', async () => {
+  it("refuses what Discord's client would never send: a reply to a message elsewhere, the bot or a stranger as a DM's author, 11 files", async () => {
     const fake = await startFake();
     const [general] = fake.channelList;
     const other = fake.addChannel('other');
@@ -116,7 +153,11 @@ describe('FakeDiscord user messages in discord.js', () => {
     const client = await startClient(fake, [I.Guilds, I.GuildMessages, I.MessageContent]);
     const channelId = fake.channelList[0]!.id;
     const seen = nextMessage(client);
-    fake.postUserMessage({ channelId, content: `<@${fake.botUser.id}> look @everyone`, attachments: [{ filename: 'cat.png', data: png, width: 40, height: 30 }] });
+    fake.postUserMessage({
+      channelId,
+      content: `<@${fake.botUser.id}> look @everyone`,
+      attachments: [{ filename: 'cat.png', data: png, width: 40, height: 30 }],
+    });
     const message = await seen;
     expect(message.inGuild()).toBe(true);
     expect(message.channelId).toBe(channelId);
@@ -125,10 +166,16 @@ describe('FakeDiscord user messages in discord.js', () => {
     expect(message.content).toBe(`<@${fake.botUser.id}> look @everyone`);
     expect(message.mentions.users.has(fake.botUser.id)).toBe(true);
     expect(message.mentions.everyone).toBe(true);
-    expect(message.attachments.first()).toMatchObject({ name: 'cat.png', size: png.length, contentType: 'image/png', width: 40, height: 30 });
+    expect(message.attachments.first()).toMatchObject({
+      name: 'cat.png',
+      size: png.length,
+      contentType: 'image/png',
+      width: 40,
+      height: 30,
+    });
   });
 
-  it('shows another bot\'s message as a bot\'s, a webhook\'s with webhookId, and a member-join (type 7) as a system message', async () => {
+  it("shows another bot's message as a bot's, a webhook's with webhookId, and a member-join (type 7) as a system message", async () => {
     const fake = await startFake();
     const client = await startClient(fake, [I.Guilds, I.GuildMessages]);
     const channelId = fake.channelList[0]!.id;
@@ -162,13 +209,20 @@ describe('FakeDiscord user messages in discord.js', () => {
     fake.postUserMessage({ channelId: dm.id, content: 'dm 2' });
     await Promise.all([lastInGuild, lastInDm]);
     expect(seenByGuildOnly.map((m) => m.content)).toEqual([inGuild]);
-    expect(seenByDmOnly.map((m) => [m.content, m.channel.type])).toEqual([['dm 1', ChannelType.DM], ['dm 2', ChannelType.DM]]);
+    expect(seenByDmOnly.map((m) => [m.content, m.channel.type])).toEqual([
+      ['dm 1', ChannelType.DM],
+      ['dm 2', ChannelType.DM],
+    ]);
   });
 
   it('closes a session that asks for Message Content without approval with 4014, which discord.js reports as disallowed intents', async () => {
     const fake = await startFake();
-    const client = track(new Client({ intents: [I.Guilds, I.GuildMessages, I.MessageContent], rest: { api: fake.apiUrl } }));
-    const closed = new Promise<number>((resolve) => client.once(Events.ShardDisconnect, (event) => resolve(event.code)));
+    const client = track(
+      new Client({ intents: [I.Guilds, I.GuildMessages, I.MessageContent], rest: { api: fake.apiUrl } }),
+    );
+    const closed = new Promise<number>((resolve) =>
+      client.once(Events.ShardDisconnect, (event) => resolve(event.code)),
+    );
     client.on(Events.Error, () => undefined);
     void client.login(fake.token).catch(() => undefined);
     expect(await closed).toBe(4014);
@@ -188,11 +242,20 @@ describe('FakeDiscord Message Content rule', () => {
       return [m.content, m.attachments.size];
     };
     expect(await received({ channelId, content: 'just chatting', attachments: file })).toEqual(['', 0]);
-    expect(await received({ channelId, content: `<@${fake.botUser.id}> see this`, attachments: file })).toEqual([`<@${fake.botUser.id}> see this`, 1]);
-    expect(await received({ channelId: fake.openDm().id, content: 'in private', attachments: file })).toEqual(['in private', 1]);
+    expect(await received({ channelId, content: `<@${fake.botUser.id}> see this`, attachments: file })).toEqual([
+      `<@${fake.botUser.id}> see this`,
+      1,
+    ]);
+    expect(await received({ channelId: fake.openDm().id, content: 'in private', attachments: file })).toEqual([
+      'in private',
+      1,
+    ]);
     const question = await (client.channels.cache.get(channelId) as TextChannel).send('Which one?');
     expect(await received({ channelId, content: 'this one', replyTo: question.id })).toEqual(['this one', 0]);
-    expect(await received({ channelId, content: 'quietly', replyTo: question.id, pingRepliedAuthor: false })).toEqual(['', 0]);
+    expect(await received({ channelId, content: 'quietly', replyTo: question.id, pingRepliedAuthor: false })).toEqual([
+      '',
+      0,
+    ]);
   });
 
   it('applies the rule to referenced_message by its own mentions, and not at all for a session with Message Content', async () => {
@@ -200,22 +263,40 @@ describe('FakeDiscord Message Content rule', () => {
     const without = await connectBot(fake, GUILDS | GUILD_MESSAGES);
     const withContent = await connectBot(fake, GUILDS | GUILD_MESSAGES | MESSAGE_CONTENT);
     const channelId = fake.channelList[0]!.id;
-    const plain = fake.postUserMessage({ channelId, author: GRACE, content: 'the picture', attachments: [{ filename: 'cat.png', data: png }] });
+    const plain = fake.postUserMessage({
+      channelId,
+      author: GRACE,
+      content: 'the picture',
+      attachments: [{ filename: 'cat.png', data: png }],
+    });
     const asking = fake.postUserMessage({ channelId, content: `<@${fake.botUser.id}> what is it?`, replyTo: plain.id });
     const mentioning = fake.postUserMessage({ channelId, author: GRACE, content: `<@${fake.botUser.id}> hi` });
     const quiet = fake.postUserMessage({ channelId, content: 'answering grace', replyTo: mentioning.id });
-    const frameOf = async (gateway: typeof without, id: string) => (await gateway.frame((f) => f.t === 'MESSAGE_CREATE' && (f.d as Json).id === id)).d as Json;
+    const frameOf = async (gateway: typeof without, id: string) =>
+      (await gateway.frame((f) => f.t === 'MESSAGE_CREATE' && (f.d as Json).id === id)).d as Json;
 
     const a = await frameOf(without, asking.id);
-    expect(a).toMatchObject({ content: `<@${fake.botUser.id}> what is it?`, referenced_message: { id: plain.id, content: '', attachments: [] } });
+    expect(a).toMatchObject({
+      content: `<@${fake.botUser.id}> what is it?`,
+      referenced_message: { id: plain.id, content: '', attachments: [] },
+    });
     const q = await frameOf(without, quiet.id);
-    expect(q).toMatchObject({ content: '', referenced_message: { id: mentioning.id, content: `<@${fake.botUser.id}> hi` } });
-    expect((await frameOf(withContent, asking.id)).referenced_message).toMatchObject({ content: 'the picture', attachments: [{ filename: 'cat.png' }] });
+    expect(q).toMatchObject({
+      content: '',
+      referenced_message: { id: mentioning.id, content: `<@${fake.botUser.id}> hi` },
+    });
+    expect((await frameOf(withContent, asking.id)).referenced_message).toMatchObject({
+      content: 'the picture',
+      attachments: [{ filename: 'cat.png' }],
+    });
     expect(await frameOf(withContent, quiet.id)).toMatchObject({ content: 'answering grace' });
-    expect(a).toMatchObject({ type: 19, message_reference: { type: 0, message_id: plain.id, channel_id: channelId, guild_id: fake.guildId } });
+    expect(a).toMatchObject({
+      type: 19,
+      message_reference: { type: 0, message_id: plain.id, channel_id: channelId, guild_id: fake.guildId },
+    });
   });
 
-  it('applies the rule to REST reads by the app\'s approval, whatever the session asked for', async () => {
+  it("applies the rule to REST reads by the app's approval, whatever the session asked for", async () => {
     for (const approved of [false, true]) {
       const fake = await startFake({ privilegedIntents: approved ? MESSAGE_CONTENT : 0 });
       const client = await startClient(fake, [I.Guilds, I.GuildMessages]);

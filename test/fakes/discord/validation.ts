@@ -14,11 +14,18 @@ export function resolvePings(content: string, allowed: unknown): Pings {
   const a = isObject(allowed) ? allowed : undefined;
   const parse = a ? (Array.isArray(a.parse) ? (a.parse as unknown[]) : []) : ['everyone', 'users', 'roles'];
   const listed = (key: string) => (a && Array.isArray(a[key]) ? (a[key] as unknown[]).map(String) : []);
-  const users = [...content.matchAll(/<@!?(\d{15,21})>/g)].map((m) => m[1]!).filter((id) => parse.includes('users') || listed('users').includes(id));
-  const roles = [...content.matchAll(/<@&(\d{15,21})>/g)].map((m) => m[1]!).filter((id) => parse.includes('roles') || listed('roles').includes(id));
-  return { everyone: parse.includes('everyone') && /@(everyone|here)\b/.test(content), users: [...new Set(users)], roles: [...new Set(roles)] };
+  const users = [...content.matchAll(/<@!?(\d{15,21})>/g)]
+    .map((m) => m[1]!)
+    .filter((id) => parse.includes('users') || listed('users').includes(id));
+  const roles = [...content.matchAll(/<@&(\d{15,21})>/g)]
+    .map((m) => m[1]!)
+    .filter((id) => parse.includes('roles') || listed('roles').includes(id));
+  return {
+    everyone: parse.includes('everyone') && /@(everyone|here)\b/.test(content),
+    users: [...new Set(users)],
+    roles: [...new Set(roles)],
+  };
 }
-
 
 /** Checks `allowed_mentions` (shape, `replied_user` a boolean, and the parse/list exclusivity). */
 export function checkAllowedMentions(value: unknown, errors: ErrorTree): void {
@@ -33,7 +40,12 @@ export function checkAllowedMentions(value: unknown, errors: ErrorTree): void {
     else {
       parse.forEach((p, i) => {
         if (!['everyone', 'users', 'roles'].includes(p as string)) {
-          addError(errors, ['allowed_mentions', 'parse', i], 'BASE_TYPE_CHOICES', "Value must be one of {'everyone', 'roles', 'users'}.");
+          addError(
+            errors,
+            ['allowed_mentions', 'parse', i],
+            'BASE_TYPE_CHOICES',
+            "Value must be one of {'everyone', 'roles', 'users'}.",
+          );
         }
       });
     }
@@ -49,7 +61,12 @@ export function checkAllowedMentions(value: unknown, errors: ErrorTree): void {
       continue;
     }
     if (Array.isArray(parse) && parse.includes(key) && list.length > 0) {
-      addError(errors, ['allowed_mentions'], 'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE', `parse:["${key}"] and ${key}: [ids...] are mutually exclusive.`);
+      addError(
+        errors,
+        ['allowed_mentions'],
+        'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE',
+        `parse:["${key}"] and ${key}: [ids...] are mutually exclusive.`,
+      );
     }
   }
 }
@@ -68,7 +85,8 @@ export function checkEmbeds(value: unknown, errors: ErrorTree): Json[] {
     addError(errors, ['embeds'], 'BASE_TYPE_LIST', 'Must be a list.');
     return [];
   }
-  if (value.length > MAX_EMBEDS) addError(errors, ['embeds'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_EMBEDS} or fewer in length.`);
+  if (value.length > MAX_EMBEDS)
+    addError(errors, ['embeds'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_EMBEDS} or fewer in length.`);
   let total = 0;
   const out: Json[] = [];
   value.forEach((embed, i) => {
@@ -85,20 +103,36 @@ export function checkEmbeds(value: unknown, errors: ErrorTree): Json[] {
         continue;
       }
       total += codePoints(v);
-      if (codePoints(v) > max) addError(errors, ['embeds', i, ...path], 'BASE_TYPE_MAX_LENGTH', `Must be ${max} or fewer in length.`);
+      if (codePoints(v) > max)
+        addError(errors, ['embeds', i, ...path], 'BASE_TYPE_MAX_LENGTH', `Must be ${max} or fewer in length.`);
     }
     const fields = embed.fields;
     if (fields !== undefined) {
       if (!Array.isArray(fields)) addError(errors, ['embeds', i, 'fields'], 'BASE_TYPE_LIST', 'Must be a list.');
       else {
-        if (fields.length > 25) addError(errors, ['embeds', i, 'fields'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
+        if (fields.length > 25)
+          addError(errors, ['embeds', i, 'fields'], 'BASE_TYPE_MAX_LENGTH', 'Must be 25 or fewer in length.');
         fields.forEach((f, j) => {
           const name = isObject(f) ? f.name : undefined;
           const v = isObject(f) ? f.value : undefined;
-          if (typeof name !== 'string' || name.length === 0) addError(errors, ['embeds', i, 'fields', j, 'name'], 'BASE_TYPE_REQUIRED', 'This field is required');
-          else if (codePoints(name) > 256) addError(errors, ['embeds', i, 'fields', j, 'name'], 'BASE_TYPE_MAX_LENGTH', 'Must be 256 or fewer in length.');
-          if (typeof v !== 'string' || v.length === 0) addError(errors, ['embeds', i, 'fields', j, 'value'], 'BASE_TYPE_REQUIRED', 'This field is required');
-          else if (codePoints(v) > 1024) addError(errors, ['embeds', i, 'fields', j, 'value'], 'BASE_TYPE_MAX_LENGTH', 'Must be 1024 or fewer in length.');
+          if (typeof name !== 'string' || name.length === 0)
+            addError(errors, ['embeds', i, 'fields', j, 'name'], 'BASE_TYPE_REQUIRED', 'This field is required');
+          else if (codePoints(name) > 256)
+            addError(
+              errors,
+              ['embeds', i, 'fields', j, 'name'],
+              'BASE_TYPE_MAX_LENGTH',
+              'Must be 256 or fewer in length.',
+            );
+          if (typeof v !== 'string' || v.length === 0)
+            addError(errors, ['embeds', i, 'fields', j, 'value'], 'BASE_TYPE_REQUIRED', 'This field is required');
+          else if (codePoints(v) > 1024)
+            addError(
+              errors,
+              ['embeds', i, 'fields', j, 'value'],
+              'BASE_TYPE_MAX_LENGTH',
+              'Must be 1024 or fewer in length.',
+            );
           total += (typeof name === 'string' ? codePoints(name) : 0) + (typeof v === 'string' ? codePoints(v) : 0);
         });
       }
@@ -123,7 +157,6 @@ export function checkEmbeds(value: unknown, errors: ErrorTree): Json[] {
   return out;
 }
 
-
 /** Discord's limits of legacy message components (components/reference.mdx). */
 export const COMPONENT_LIMITS = { rows: 5, perRow: 5, customId: 100, label: 80 } as const;
 /** Button styles: primary, secondary, success, danger, link, premium. */
@@ -146,7 +179,8 @@ export function checkComponents(value: unknown, errors: ErrorTree, v2: boolean):
     return [];
   }
   if (v2) return value.filter(isObject);
-  if (value.length > COMPONENT_LIMITS.rows) addError(errors, ['components'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.rows} or fewer in length.`);
+  if (value.length > COMPONENT_LIMITS.rows)
+    addError(errors, ['components'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.rows} or fewer in length.`);
   const seen = new Set<string>();
   value.forEach((row, i) => {
     if (!isObject(row) || row.type !== 1) {
@@ -158,34 +192,85 @@ export function checkComponents(value: unknown, errors: ErrorTree, v2: boolean):
       addError(errors, ['components', i, 'components'], 'BASE_TYPE_REQUIRED', 'This field is required');
       return;
     }
-    if (children.length === 0) addError(errors, ['components', i, 'components'], 'BASE_TYPE_MIN_LENGTH', 'Must be 1 or more in length.');
-    if (children.length > COMPONENT_LIMITS.perRow) addError(errors, ['components', i, 'components'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.perRow} or fewer in length.`);
+    if (children.length === 0)
+      addError(errors, ['components', i, 'components'], 'BASE_TYPE_MIN_LENGTH', 'Must be 1 or more in length.');
+    if (children.length > COMPONENT_LIMITS.perRow)
+      addError(
+        errors,
+        ['components', i, 'components'],
+        'BASE_TYPE_MAX_LENGTH',
+        `Must be ${COMPONENT_LIMITS.perRow} or fewer in length.`,
+      );
     const selects = children.filter((c) => isObject(c) && SELECT_TYPES.includes(c.type as number));
-    if (selects.length > 0 && children.length > 1) addError(errors, ['components', i, 'components'], 'COMPONENT_LAYOUT_WIDTH_EXCEEDED', 'The specified component exceeds the maximum width');
+    if (selects.length > 0 && children.length > 1)
+      addError(
+        errors,
+        ['components', i, 'components'],
+        'COMPONENT_LAYOUT_WIDTH_EXCEEDED',
+        'The specified component exceeds the maximum width',
+      );
     children.forEach((c, j) => {
       const at = ['components', i, 'components', j];
       if (!isObject(c) || (c.type !== 2 && !SELECT_TYPES.includes(c.type as number))) {
-        addError(errors, [...at, 'type'], 'UNION_TYPE_CHOICES', 'Value of field "type" must be one of (2, 3, 5, 6, 7, 8).');
+        addError(
+          errors,
+          [...at, 'type'],
+          'UNION_TYPE_CHOICES',
+          'Value of field "type" must be one of (2, 3, 5, 6, 7, 8).',
+        );
         return;
       }
       const link = c.type === 2 && c.style === 5;
       if (c.type === 2) {
-        if (!BUTTON_STYLES.includes(c.style as number)) addError(errors, [...at, 'style'], 'BASE_TYPE_CHOICES', `Value must be one of {${BUTTON_STYLES.join(', ')}}.`);
+        if (!BUTTON_STYLES.includes(c.style as number))
+          addError(
+            errors,
+            [...at, 'style'],
+            'BASE_TYPE_CHOICES',
+            `Value must be one of {${BUTTON_STYLES.join(', ')}}.`,
+          );
         if (c.label !== undefined && c.label !== null) {
           if (typeof c.label !== 'string') addError(errors, [...at, 'label'], 'BASE_TYPE_STRING', 'Must be a string.');
-          else if (codePoints(c.label) > COMPONENT_LIMITS.label) addError(errors, [...at, 'label'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.label} or fewer in length.`);
-        } else if (c.emoji === undefined && c.style !== 6) addError(errors, [...at], 'BUTTON_COMPONENT_LABEL_OR_EMOJI_REQUIRED', 'A label or an emoji is required');
+          else if (codePoints(c.label) > COMPONENT_LIMITS.label)
+            addError(
+              errors,
+              [...at, 'label'],
+              'BASE_TYPE_MAX_LENGTH',
+              `Must be ${COMPONENT_LIMITS.label} or fewer in length.`,
+            );
+        } else if (c.emoji === undefined && c.style !== 6)
+          addError(errors, [...at], 'BUTTON_COMPONENT_LABEL_OR_EMOJI_REQUIRED', 'A label or an emoji is required');
         if (link) {
-          if (typeof c.url !== 'string' || !/^(https?|discord):\/\/\S+$/.test(c.url)) addError(errors, [...at, 'url'], 'URL_TYPE_INVALID_URL', 'Not a well formed URL.');
-          if (c.custom_id !== undefined) addError(errors, [...at, 'custom_id'], 'BUTTON_COMPONENT_CUSTOM_ID_NOT_ALLOWED', 'A link button cannot have a custom id');
+          if (typeof c.url !== 'string' || !/^(https?|discord):\/\/\S+$/.test(c.url))
+            addError(errors, [...at, 'url'], 'URL_TYPE_INVALID_URL', 'Not a well formed URL.');
+          if (c.custom_id !== undefined)
+            addError(
+              errors,
+              [...at, 'custom_id'],
+              'BUTTON_COMPONENT_CUSTOM_ID_NOT_ALLOWED',
+              'A link button cannot have a custom id',
+            );
           return;
         }
         if (c.style === 6) return;
       }
       const id = c.custom_id;
-      if (typeof id !== 'string' || id.length === 0) addError(errors, [...at, 'custom_id'], 'BASE_TYPE_REQUIRED', 'This field is required');
-      else if (codePoints(id) > COMPONENT_LIMITS.customId) addError(errors, [...at, 'custom_id'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.customId} or fewer in length.`);
-      else if (seen.has(id)) addError(errors, [...at, 'custom_id'], 'COMPONENT_CUSTOM_ID_DUPLICATED', 'Component custom id cannot be duplicated');
+      if (typeof id !== 'string' || id.length === 0)
+        addError(errors, [...at, 'custom_id'], 'BASE_TYPE_REQUIRED', 'This field is required');
+      else if (codePoints(id) > COMPONENT_LIMITS.customId)
+        addError(
+          errors,
+          [...at, 'custom_id'],
+          'BASE_TYPE_MAX_LENGTH',
+          `Must be ${COMPONENT_LIMITS.customId} or fewer in length.`,
+        );
+      else if (seen.has(id))
+        addError(
+          errors,
+          [...at, 'custom_id'],
+          'COMPONENT_CUSTOM_ID_DUPLICATED',
+          'Component custom id cannot be duplicated',
+        );
       else seen.add(id);
     });
   });
@@ -206,7 +291,13 @@ export function checkChoices(value: unknown, optionType: number, errors: ErrorTr
     addError(errors, ['data', 'choices'], 'BASE_TYPE_REQUIRED', 'This field is required');
     return;
   }
-  if (value.length > CHOICE_LIMITS.choices) addError(errors, ['data', 'choices'], 'BASE_TYPE_MAX_LENGTH', `Must be ${CHOICE_LIMITS.choices} or fewer in length.`);
+  if (value.length > CHOICE_LIMITS.choices)
+    addError(
+      errors,
+      ['data', 'choices'],
+      'BASE_TYPE_MAX_LENGTH',
+      `Must be ${CHOICE_LIMITS.choices} or fewer in length.`,
+    );
   value.forEach((choice, i) => {
     const at = ['data', 'choices', i];
     if (!isObject(choice)) {
@@ -215,10 +306,23 @@ export function checkChoices(value: unknown, optionType: number, errors: ErrorTr
     }
     const { name, value: v } = choice;
     if (typeof name !== 'string') addError(errors, [...at, 'name'], 'BASE_TYPE_REQUIRED', 'This field is required');
-    else if (codePoints(name) < 1 || codePoints(name) > CHOICE_LIMITS.name) addError(errors, [...at, 'name'], 'BASE_TYPE_BAD_LENGTH', `Must be between 1 and ${CHOICE_LIMITS.name} in length.`);
+    else if (codePoints(name) < 1 || codePoints(name) > CHOICE_LIMITS.name)
+      addError(
+        errors,
+        [...at, 'name'],
+        'BASE_TYPE_BAD_LENGTH',
+        `Must be between 1 and ${CHOICE_LIMITS.name} in length.`,
+      );
     if (optionType === 4 || optionType === 10) {
-      if (typeof v !== 'number' || !Number.isFinite(v) || (optionType === 4 && !Number.isInteger(v))) addError(errors, [...at, 'value'], 'NUMBER_TYPE_COERCE', `Value "${String(v)}" is not ${optionType === 4 ? 'int' : 'a number'}.`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || (optionType === 4 && !Number.isInteger(v)))
+        addError(
+          errors,
+          [...at, 'value'],
+          'NUMBER_TYPE_COERCE',
+          `Value "${String(v)}" is not ${optionType === 4 ? 'int' : 'a number'}.`,
+        );
     } else if (typeof v !== 'string') addError(errors, [...at, 'value'], 'BASE_TYPE_STRING', 'Must be a string.');
-    else if (codePoints(v) > CHOICE_LIMITS.value) addError(errors, [...at, 'value'], 'BASE_TYPE_MAX_LENGTH', `Must be ${CHOICE_LIMITS.value} or fewer in length.`);
+    else if (codePoints(v) > CHOICE_LIMITS.value)
+      addError(errors, [...at, 'value'], 'BASE_TYPE_MAX_LENGTH', `Must be ${CHOICE_LIMITS.value} or fewer in length.`);
   });
 }

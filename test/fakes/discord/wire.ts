@@ -8,10 +8,17 @@ import { BOT_PERMISSIONS, MEMBER_PERMISSIONS, P } from './constants.ts';
 import type { FakeAttachment, FakeChannel, FakeMessage, FakeUser } from './model.ts';
 import type { FakeState } from './state.ts';
 import type { Json } from './types.ts';
-import { iso, isObject } from './util.ts';
+import { isObject, iso } from './util.ts';
 
 export function userJson(user: FakeUser): Json {
-  return { id: user.id, username: user.username, global_name: user.global_name, discriminator: user.discriminator, avatar: user.avatar, ...(user.bot ? { bot: true } : {}) };
+  return {
+    id: user.id,
+    username: user.username,
+    global_name: user.global_name,
+    discriminator: user.discriminator,
+    avatar: user.avatar,
+    ...(user.bot ? { bot: true } : {}),
+  };
 }
 
 /** A partial guild member (no `user`), as MESSAGE_CREATE carries it for the author and each mention. */
@@ -41,10 +48,18 @@ function lastMessageId(state: FakeState, channelId: string): string | null {
 /** A channel object: guild text channel (0), DM (1, with `recipients`) or public thread (11, with `thread_metadata`). */
 export function channelJson(state: FakeState, channel: FakeChannel): Json {
   if (channel.type === 1) {
-    return { id: channel.id, type: 1, last_message_id: lastMessageId(state, channel.id), flags: 0, recipients: [userJson(channel.recipient!)] };
+    return {
+      id: channel.id,
+      type: 1,
+      last_message_id: lastMessageId(state, channel.id),
+      flags: 0,
+      recipients: [userJson(channel.recipient!)],
+    };
   }
   if (channel.type === 11) {
-    const count = [...state.messages.values()].filter((m) => m.channelId === channel.id && !m.deleted && !m.ephemeral).length;
+    const count = [...state.messages.values()].filter(
+      (m) => m.channelId === channel.id && !m.deleted && !m.ephemeral,
+    ).length;
     return {
       id: channel.id,
       type: 11,
@@ -58,7 +73,13 @@ export function channelJson(state: FakeState, channel: FakeChannel): Json {
       rate_limit_per_user: 0,
       flags: 0,
       total_message_sent: count,
-      thread_metadata: { archived: false, auto_archive_duration: 4320, archive_timestamp: iso(channel.createdAt), locked: false, create_timestamp: iso(channel.createdAt) },
+      thread_metadata: {
+        archived: false,
+        auto_archive_duration: 4320,
+        archive_timestamp: iso(channel.createdAt),
+        locked: false,
+        create_timestamp: iso(channel.createdAt),
+      },
     };
   }
   return {
@@ -79,8 +100,20 @@ export function channelJson(state: FakeState, channel: FakeChannel): Json {
 export function guildCreatePayload(state: FakeState): Json {
   const g = state.guild;
   const role = (id: string, name: string, permissions: bigint, position: number, extra: Json = {}) => ({
-    id, name, permissions: String(permissions), position, color: 0, colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
-    hoist: false, managed: false, mentionable: false, icon: null, unicode_emoji: null, flags: 0, description: null, ...extra,
+    id,
+    name,
+    permissions: String(permissions),
+    position,
+    color: 0,
+    colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
+    hoist: false,
+    managed: false,
+    mentionable: false,
+    icon: null,
+    unicode_emoji: null,
+    flags: 0,
+    description: null,
+    ...extra,
   });
   return {
     id: g.id,
@@ -121,7 +154,10 @@ export function guildCreatePayload(state: FakeState): Json {
     roles: [
       role(g.id, '@everyone', MEMBER_PERMISSIONS, 0),
       role(g.adminRoleId, 'Admin', P.Administrator | MEMBER_PERMISSIONS, 2),
-      role(g.botRoleId, state.botUser.username, BOT_PERMISSIONS, 1, { managed: true, tags: { bot_id: state.botUser.id } }),
+      role(g.botRoleId, state.botUser.username, BOT_PERMISSIONS, 1, {
+        managed: true,
+        tags: { bot_id: state.botUser.id },
+      }),
     ],
     emojis: [],
     stickers: [],
@@ -165,7 +201,9 @@ export function attachmentJson(a: FakeAttachment): Json {
     url: a.url,
     proxy_url: a.proxyUrl,
     ...(a.contentType ? { content_type: a.contentType } : {}),
-    ...(a.width !== undefined ? { width: a.width, height: a.height, placeholder: 'fakeplaceholder', placeholder_version: 1 } : {}),
+    ...(a.width !== undefined
+      ? { width: a.width, height: a.height, placeholder: 'fakeplaceholder', placeholder_version: 1 }
+      : {}),
     ...(a.description !== undefined ? { description: a.description } : {}),
     flags: 0,
   };
@@ -214,11 +252,24 @@ export function messageJson(state: FakeState, message: FakeMessage, nested = fal
             authorizing_integration_owners: { '0': ix.guildId },
             ...(message.kind === 'followup' && ix.original ? { original_response_message_id: ix.original.id } : {}),
           },
-          ...(message.kind === 'original' ? { interaction: { id: ix.id, type: ix.type, name: ix.commandName, user: interactionUser } } : {}),
+          ...(message.kind === 'original'
+            ? { interaction: { id: ix.id, type: ix.type, name: ix.commandName, user: interactionUser } }
+            : {}),
         }
       : {}),
-    ...(ref ? { message_reference: { type: 0, channel_id: ref.channelId, message_id: ref.messageId, ...(ref.guildId ? { guild_id: ref.guildId } : {}) } } : {}),
-    ...(ref && !nested ? { referenced_message: referenced && !referenced.deleted ? messageJson(state, referenced, true) : null } : {}),
+    ...(ref
+      ? {
+          message_reference: {
+            type: 0,
+            channel_id: ref.channelId,
+            message_id: ref.messageId,
+            ...(ref.guildId ? { guild_id: ref.guildId } : {}),
+          },
+        }
+      : {}),
+    ...(ref && !nested
+      ? { referenced_message: referenced && !referenced.deleted ? messageJson(state, referenced, true) : null }
+      : {}),
   };
 }
 
@@ -241,7 +292,10 @@ export function gatewayMessageJson(state: FakeState, message: FakeMessage): Json
     ...json,
     guild_id: message.guildId,
     ...(message.webhookId || message.interaction ? {} : { member: memberJson(state, message.author) }),
-    mentions: message.pinged.users.map((id) => ({ ...userJson(state.userOf(id)), member: memberJson(state, state.userOf(id)) })),
+    mentions: message.pinged.users.map((id) => ({
+      ...userJson(state.userOf(id)),
+      member: memberJson(state, state.userOf(id)),
+    })),
   };
 }
 
@@ -254,7 +308,9 @@ export function gatewayMessageJson(state: FakeState, message: FakeMessage): Json
  */
 export function withoutContent(json: Json, botId: string, inDm: boolean): Json {
   const visible = (m: Json) =>
-    inDm || (isObject(m.author) && m.author.id === botId) || (Array.isArray(m.mentions) && m.mentions.some((u) => isObject(u) && u.id === botId));
+    inDm ||
+    (isObject(m.author) && m.author.id === botId) ||
+    (Array.isArray(m.mentions) && m.mentions.some((u) => isObject(u) && u.id === botId));
   const strip = (m: Json): Json => {
     if (visible(m)) return m;
     const { poll: _poll, ...rest } = m;

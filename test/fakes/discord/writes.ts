@@ -10,9 +10,9 @@ import sharp from 'sharp';
 import { contentTypeFor, storedAttachment } from './attachments.ts';
 import { MAX_CONTENT, MAX_FILES } from './constants.ts';
 import type { Ctx } from './context.ts';
-import { addError, discordError, formError, hasErrors, type ErrorTree } from './errors.ts';
+import { addError, discordError, type ErrorTree, formError, hasErrors } from './errors.ts';
 import type { Body, Reply } from './http.ts';
-import { MessageFlag, type FakeAttachment, type FakeMessage, type Pings } from './model.ts';
+import { type FakeAttachment, type FakeMessage, MessageFlag, type Pings } from './model.ts';
 import type { FakeWrite, Json } from './types.ts';
 import { codePoints, isObject, snowflake } from './util.ts';
 import { checkAllowedMentions, checkComponents, checkEmbeds, resolvePings } from './validation.ts';
@@ -40,13 +40,17 @@ export async function prepareWrite(
   options: { allowEphemeral: boolean; channelId: string },
 ): Promise<WriteState> {
   const json = body.json === undefined ? {} : body.json;
-  if (!isObject(json)) throw formError({ _errors: [{ code: 'MODEL_TYPE_CONVERT', message: 'Only dictionaries may be used in a ModelType' }] });
+  if (!isObject(json))
+    throw formError({
+      _errors: [{ code: 'MODEL_TYPE_CONVERT', message: 'Only dictionaries may be used in a ModelType' }],
+    });
   const errors: ErrorTree = {};
   let content = message?.content ?? '';
   if (json.content !== undefined && json.content !== null) {
     if (typeof json.content !== 'string') addError(errors, ['content'], 'BASE_TYPE_STRING', 'Must be a string.');
     else {
-      if (codePoints(json.content) > MAX_CONTENT) addError(errors, ['content'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT} or fewer in length.`);
+      if (codePoints(json.content) > MAX_CONTENT)
+        addError(errors, ['content'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT} or fewer in length.`);
       content = json.content;
     }
   } else if (json.content === null) content = '';
@@ -56,28 +60,43 @@ export async function prepareWrite(
   let flags = message?.flags ?? 0;
   if (json.flags !== undefined && json.flags !== null) {
     const f = json.flags;
-    const allowed = MessageFlag.SuppressEmbeds | MessageFlag.SuppressNotifications | MessageFlag.IsComponentsV2 | (options.allowEphemeral ? MessageFlag.Ephemeral : 0);
+    const allowed =
+      MessageFlag.SuppressEmbeds |
+      MessageFlag.SuppressNotifications |
+      MessageFlag.IsComponentsV2 |
+      (options.allowEphemeral ? MessageFlag.Ephemeral : 0);
     if (typeof f !== 'number' || !Number.isInteger(f) || (f & ~allowed) !== 0) {
       addError(errors, ['flags'], 'MESSAGE_FLAGS_INVALID', 'Invalid flags for this message');
     } else if (message) flags = (message.flags & ~MessageFlag.SuppressEmbeds) | (f & MessageFlag.SuppressEmbeds);
     else flags = f;
   }
-  const components = json.components === undefined ? (message?.components ?? []) : checkComponents(json.components, errors, (flags & MessageFlag.IsComponentsV2) !== 0);
+  const components =
+    json.components === undefined
+      ? (message?.components ?? [])
+      : checkComponents(json.components, errors, (flags & MessageFlag.IsComponentsV2) !== 0);
 
   // Attachments: kept existing ones (by id) and new uploads (files[N] bound to attachment id N).
-  if (body.files.length > MAX_FILES) addError(errors, ['files'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_FILES} or fewer in length.`);
+  if (body.files.length > MAX_FILES)
+    addError(errors, ['files'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_FILES} or fewer in length.`);
   const listed = json.attachments;
-  if (listed !== undefined && !Array.isArray(listed)) addError(errors, ['attachments'], 'BASE_TYPE_LIST', 'Must be a list.');
+  if (listed !== undefined && !Array.isArray(listed))
+    addError(errors, ['attachments'], 'BASE_TYPE_LIST', 'Must be a list.');
   const entries = Array.isArray(listed) ? listed.filter(isObject) : [];
   const existing = message?.attachments ?? [];
   const kept = Array.isArray(listed) ? existing.filter((a) => entries.some((e) => String(e.id) === a.id)) : existing;
   for (const e of entries) {
     const id = String(e.id);
     if (!existing.some((a) => a.id === id) && !body.files.some((f) => f.index === id)) {
-      addError(errors, ['attachments', entries.indexOf(e), 'id'], 'ATTACHMENT_NOT_FOUND', `Attachment "${id}" was not found in the request or the message.`);
+      addError(
+        errors,
+        ['attachments', entries.indexOf(e), 'id'],
+        'ATTACHMENT_NOT_FOUND',
+        `Attachment "${id}" was not found in the request or the message.`,
+      );
     }
   }
-  if (kept.length + body.files.length > MAX_FILES) addError(errors, ['attachments'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_FILES} or fewer in length.`);
+  if (kept.length + body.files.length > MAX_FILES)
+    addError(errors, ['attachments'], 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_FILES} or fewer in length.`);
   if (hasErrors(errors)) throw formError(errors);
   for (const file of body.files) {
     if (file.data.length > ctx.state.options.maxFileBytes) throw discordError(413, 40005, 'Request entity too large');
@@ -100,10 +119,21 @@ export async function prepareWrite(
       }
     }
     const description = typeof entry?.description === 'string' ? entry.description : undefined;
-    added.push(storedAttachment(ctx.state, options.channelId, { id, filename, data: file.data, contentType, width, height, description }));
+    added.push(
+      storedAttachment(ctx.state, options.channelId, {
+        id,
+        filename,
+        data: file.data,
+        contentType,
+        width,
+        height,
+        description,
+      }),
+    );
   }
   const attachments = [...kept, ...added];
-  if (content.trim() === '' && embeds.length === 0 && attachments.length === 0 && components.length === 0) throw discordError(400, 50006, 'Cannot send an empty message');
+  if (content.trim() === '' && embeds.length === 0 && attachments.length === 0 && components.length === 0)
+    throw discordError(400, 50006, 'Cannot send an empty message');
   return { content, embeds, attachments, components, flags, allowedMentions: json.allowed_mentions };
 }
 
@@ -122,11 +152,39 @@ export function commit(
   message.components = state.components;
   message.flags = state.flags & ~MessageFlag.Loading;
   if (kind === 'edit') message.editedAt = at;
-  const pinged = withRepliedUser(ctx, message, resolvePings(state.content, state.allowedMentions), state.allowedMentions);
+  const pinged = withRepliedUser(
+    ctx,
+    message,
+    resolvePings(state.content, state.allowedMentions),
+    state.allowedMentions,
+  );
   const seq = ctx.state.nextSeq();
   const reference = message.reference ? { messageId: message.reference.messageId } : undefined;
-  message.revisions.push({ seq, at, via: kind, content: state.content, embeds: state.embeds, attachmentIds: state.attachments.map((a) => a.id), flags: message.flags, allowedMentions: state.allowedMentions, pinged, reference, components: state.components });
-  const write: FakeWrite = { seq, at, kind, via, channelId: message.channelId, messageId: message.id, interactionId: message.interaction?.id, allowedMentions: state.allowedMentions, content: state.content, pinged };
+  message.revisions.push({
+    seq,
+    at,
+    via: kind,
+    content: state.content,
+    embeds: state.embeds,
+    attachmentIds: state.attachments.map((a) => a.id),
+    flags: message.flags,
+    allowedMentions: state.allowedMentions,
+    pinged,
+    reference,
+    components: state.components,
+  });
+  const write: FakeWrite = {
+    seq,
+    at,
+    kind,
+    via,
+    channelId: message.channelId,
+    messageId: message.id,
+    interactionId: message.interaction?.id,
+    allowedMentions: state.allowedMentions,
+    content: state.content,
+    pinged,
+  };
   ctx.state.writes.push(write);
   ctx.state.events.emit('write', write);
   if (kind === 'create') announce(ctx, message);
@@ -139,7 +197,10 @@ export function commit(
 function withRepliedUser(ctx: Ctx, message: FakeMessage, pings: Pings, allowedMentions: unknown): Pings {
   const replied = message.reference ? ctx.state.messages.get(message.reference.messageId) : undefined;
   if (!replied || replied.author.id === ctx.state.botUser.id || pings.users.includes(replied.author.id)) return pings;
-  const ping = allowedMentions === undefined || allowedMentions === null || (isObject(allowedMentions) && allowedMentions.replied_user === true);
+  const ping =
+    allowedMentions === undefined ||
+    allowedMentions === null ||
+    (isObject(allowedMentions) && allowedMentions.replied_user === true);
   return ping ? { ...pings, users: [...pings.users, replied.author.id] } : pings;
 }
 
@@ -152,7 +213,16 @@ export function announce(ctx: Ctx, message: FakeMessage): void {
  * GET, DELETE or PATCH (an edit, within its rate-limit bucket) of a message that exists.
  * @param token the interaction token of a webhook route (its bucket in documented mode).
  */
-export async function existingMessage(ctx: Ctx, method: string, message: FakeMessage, channelId: string, path: string, body: Body, via: 'webhook' | 'channel', token?: string): Promise<Reply> {
+export async function existingMessage(
+  ctx: Ctx,
+  method: string,
+  message: FakeMessage,
+  channelId: string,
+  path: string,
+  body: Body,
+  via: 'webhook' | 'channel',
+  token?: string,
+): Promise<Reply> {
   if (method === 'GET') return { status: 200, body: restMessageJson(ctx.state, message) };
   if (method === 'DELETE') {
     message.deleted = true;

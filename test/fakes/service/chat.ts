@@ -20,13 +20,24 @@ import {
   checkString,
   describe,
   isObject,
+  type Json,
   rejectUnknown,
   requireField,
   shown,
-  type Json,
 } from './validation.ts';
 
-const CHAT_FIELDS = ['model', 'messages', 'temperature', 'max_tokens', 'stream', 'top_p', 'frequency_penalty', 'presence_penalty', 'web_search', 'response_format'] as const;
+const CHAT_FIELDS = [
+  'model',
+  'messages',
+  'temperature',
+  'max_tokens',
+  'stream',
+  'top_p',
+  'frequency_penalty',
+  'presence_penalty',
+  'web_search',
+  'response_format',
+] as const;
 
 /** Checks a chat body field by field (in the spec's order) and against the model's abilities. */
 function validateChat(state: ServiceState, body: Json): ChatRequestBody {
@@ -34,10 +45,16 @@ function validateChat(state: ServiceState, body: Json): ChatRequestBody {
   checkString(body, 'model', { required: true, nonEmpty: true });
   const messages = requireField(body, 'messages');
   if (!Array.isArray(messages)) {
-    throw invalid('messages', `Invalid type for 'messages': expected a non-empty array of messages, but got ${describe(messages)} instead.`);
+    throw invalid(
+      'messages',
+      `Invalid type for 'messages': expected a non-empty array of messages, but got ${describe(messages)} instead.`,
+    );
   }
   if (messages.length === 0) {
-    throw invalid('messages', "Invalid 'messages': empty array. Expected an array with at least 1 message, but got an empty array instead.");
+    throw invalid(
+      'messages',
+      "Invalid 'messages': empty array. Expected an array with at least 1 message, but got an empty array instead.",
+    );
   }
   messages.forEach((m: unknown, i) => validateMessage(m, `messages[${i}]`));
   checkNumber(body, 'temperature', 0, 2);
@@ -71,42 +88,67 @@ function rejectImageParts(state: ServiceState, chat: ChatRequestBody): void {
 
 /** Checks one message: its role, and its content (a string or content parts). */
 function validateMessage(m: unknown, at: string): void {
-  if (!isObject(m)) throw invalid(at, `Invalid type for '${at}': expected a message object, but got ${describe(m)} instead.`);
+  if (!isObject(m))
+    throw invalid(at, `Invalid type for '${at}': expected a message object, but got ${describe(m)} instead.`);
   rejectUnknown(m, ['role', 'content'], `${at}.`);
   const role = requireField(m, 'role', `${at}.role`);
   if (role !== 'system' && role !== 'user' && role !== 'assistant') {
-    throw invalid(`${at}.role`, `Invalid value for '${at}.role': expected one of 'system', 'user', 'assistant', but got ${shown(role)} instead.`);
+    throw invalid(
+      `${at}.role`,
+      `Invalid value for '${at}.role': expected one of 'system', 'user', 'assistant', but got ${shown(role)} instead.`,
+    );
   }
   const content = requireField(m, 'content', `${at}.content`);
   if (typeof content === 'string') return;
   if (!Array.isArray(content)) {
-    throw invalid(`${at}.content`, `Invalid type for '${at}.content': expected a string or an array of content parts, but got ${describe(content)} instead.`);
+    throw invalid(
+      `${at}.content`,
+      `Invalid type for '${at}.content': expected a string or an array of content parts, but got ${describe(content)} instead.`,
+    );
   }
   if (content.length === 0) {
-    throw invalid(`${at}.content`, `Invalid '${at}.content': empty array. Expected a string or at least 1 content part.`);
+    throw invalid(
+      `${at}.content`,
+      `Invalid '${at}.content': empty array. Expected a string or at least 1 content part.`,
+    );
   }
   content.forEach((p: unknown, j) => validatePart(p, `${at}.content[${j}]`, role));
 }
 
 /** Checks one content part: text, or (in a user's message) an image as a JPEG or PNG data URL. */
 function validatePart(p: unknown, pat: string, role: unknown): void {
-  if (!isObject(p)) throw invalid(pat, `Invalid type for '${pat}': expected a content part object, but got ${describe(p)} instead.`);
+  if (!isObject(p))
+    throw invalid(pat, `Invalid type for '${pat}': expected a content part object, but got ${describe(p)} instead.`);
   const type = requireField(p, 'type', `${pat}.type`);
   if (type === 'text') {
     rejectUnknown(p, ['type', 'text'], `${pat}.`);
     const text = requireField(p, 'text', `${pat}.text`);
-    if (typeof text !== 'string') throw invalid(`${pat}.text`, `Invalid type for '${pat}.text': expected a string, but got ${describe(text)} instead.`);
+    if (typeof text !== 'string')
+      throw invalid(
+        `${pat}.text`,
+        `Invalid type for '${pat}.text': expected a string, but got ${describe(text)} instead.`,
+      );
   } else if (type === 'image_url') {
     rejectUnknown(p, ['type', 'image_url'], `${pat}.`);
     if (role !== 'user') {
-      throw invalid(`${pat}.type`, `Invalid '${pat}.type': image_url parts are only allowed in messages with role 'user', but this message has role '${String(role)}'.`);
+      throw invalid(
+        `${pat}.type`,
+        `Invalid '${pat}.type': image_url parts are only allowed in messages with role 'user', but this message has role '${String(role)}'.`,
+      );
     }
     const iu = requireField(p, 'image_url', `${pat}.image_url`);
-    if (!isObject(iu)) throw invalid(`${pat}.image_url`, `Invalid type for '${pat}.image_url': expected an object { url }, but got ${describe(iu)} instead.`);
+    if (!isObject(iu))
+      throw invalid(
+        `${pat}.image_url`,
+        `Invalid type for '${pat}.image_url': expected an object { url }, but got ${describe(iu)} instead.`,
+      );
     rejectUnknown(iu, ['url'], `${pat}.image_url.`);
     checkImageDataUrl(`${pat}.image_url.url`, requireField(iu, 'url', `${pat}.image_url.url`), ['jpeg', 'png']);
   } else {
-    throw invalid(`${pat}.type`, `Invalid value for '${pat}.type': expected one of 'text', 'image_url', but got ${shown(type)} instead.`);
+    throw invalid(
+      `${pat}.type`,
+      `Invalid value for '${pat}.type': expected one of 'text', 'image_url', but got ${shown(type)} instead.`,
+    );
   }
 }
 
@@ -122,7 +164,11 @@ function lastUserText(messages: ChatMessage[]): string {
 }
 
 /** The reply: the script's, the test's, or `Echo: <last user text>` (`{"echo":…}` in JSON mode). */
-async function replyText(state: ServiceState, body: ChatRequestBody, script: StreamScript | undefined): Promise<string> {
+async function replyText(
+  state: ServiceState,
+  body: ChatRequestBody,
+  script: StreamScript | undefined,
+): Promise<string> {
   if (script?.pieces) return script.pieces.join('');
   if (script?.text !== undefined) return script.text;
   if (state.chatReply) return await state.chatReply(body);
@@ -132,7 +178,9 @@ async function replyText(state: ServiceState, body: ChatRequestBody, script: Str
 
 /** The chunks of a streamed reply: the role, the pieces (with the script's extras), the finish. */
 function streamChunks(head: Json, pieces: string[], script: StreamScript | undefined): unknown[] {
-  const chunks: unknown[] = [{ ...head, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }];
+  const chunks: unknown[] = [
+    { ...head, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
+  ];
   pieces.forEach((piece, i) => {
     chunks.push({ ...head, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
     if (i === 0 && script?.emptyDeltas) {
@@ -141,10 +189,20 @@ function streamChunks(head: Json, pieces: string[], script: StreamScript | undef
     }
   });
   if (script?.toolCalls) {
-    const call = { index: 0, id: newId('call_'), type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } };
+    const call = {
+      index: 0,
+      id: newId('call_'),
+      type: 'function',
+      function: { name: 'lookup', arguments: '{"q":"x"}' },
+    };
     chunks.push({ ...head, choices: [{ index: 0, delta: { tool_calls: [call] }, finish_reason: null }] });
   }
-  chunks.push({ ...head, choices: [{ index: 0, delta: {}, finish_reason: script?.finishReason ?? (script?.toolCalls ? 'tool_calls' : 'stop') }] });
+  chunks.push({
+    ...head,
+    choices: [
+      { index: 0, delta: {}, finish_reason: script?.finishReason ?? (script?.toolCalls ? 'tool_calls' : 'stop') },
+    ],
+  });
   return chunks;
 }
 
@@ -157,7 +215,12 @@ function promptTokensOf(messages: ChatMessage[]): number {
 }
 
 /** Answers a chat completion, streamed when asked (or when the test scripted a stream). */
-export async function handleChat(state: ServiceState, raw: Json, res: ServerResponse, script: StreamScript | undefined): Promise<void> {
+export async function handleChat(
+  state: ServiceState,
+  raw: Json,
+  res: ServerResponse,
+  script: StreamScript | undefined,
+): Promise<void> {
   const body = validateChat(state, raw);
   const text = await replyText(state, body, script);
   const id = newId('chatcmpl-');
@@ -177,6 +240,10 @@ export async function handleChat(state: ServiceState, raw: Json, res: ServerResp
     created,
     model: body.model,
     choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    },
   });
 }

@@ -10,7 +10,7 @@ import { writeSse } from './sse.ts';
 import type { ServiceState } from './state.ts';
 import type { CompletionRequestBody, StreamScript } from './types.ts';
 import { cutText, newId, now, tokensOf } from './util.ts';
-import { checkBoolean, checkNumber, checkString, rejectUnknown, type Json } from './validation.ts';
+import { checkBoolean, checkNumber, checkString, type Json, rejectUnknown } from './validation.ts';
 
 const COMPLETION_FIELDS = ['model', 'prompt', 'temperature', 'max_tokens', 'stream'] as const;
 
@@ -28,7 +28,12 @@ function validateCompletion(state: ServiceState, raw: Json): CompletionRequestBo
 }
 
 /** Answers a text completion, streamed when asked (or when the test scripted a stream). */
-export async function handleCompletion(state: ServiceState, raw: Json, res: ServerResponse, script: StreamScript | undefined): Promise<void> {
+export async function handleCompletion(
+  state: ServiceState,
+  raw: Json,
+  res: ServerResponse,
+  script: StreamScript | undefined,
+): Promise<void> {
   const body = validateCompletion(state, raw);
   let text: string;
   if (script?.pieces) text = script.pieces.join('');
@@ -42,7 +47,10 @@ export async function handleCompletion(state: ServiceState, raw: Json, res: Serv
     const rnd = state.nextRandom();
     const pieces = script?.pieces ?? cutText(text, rnd);
     const head = { id, object: 'text_completion', created, model: body.model };
-    const chunks: unknown[] = pieces.map((piece) => ({ ...head, choices: [{ text: piece, index: 0, logprobs: null, finish_reason: null }] }));
+    const chunks: unknown[] = pieces.map((piece) => ({
+      ...head,
+      choices: [{ text: piece, index: 0, logprobs: null, finish_reason: null }],
+    }));
     chunks.push({ ...head, choices: [{ text: '', index: 0, logprobs: null, finish_reason: 'stop' }] });
     await writeSse(state, res, 'completions', '/v1/completions', chunks, script ?? {}, rnd);
     return;
@@ -55,6 +63,10 @@ export async function handleCompletion(state: ServiceState, raw: Json, res: Serv
     created,
     model: body.model,
     choices: [{ text, index: 0, logprobs: null, finish_reason: 'stop' }],
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    },
   });
 }

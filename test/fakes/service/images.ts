@@ -13,11 +13,32 @@ import { send, sendJson } from './respond.ts';
 import type { ServiceState } from './state.ts';
 import type { FakeRoute, ImageFormat, ImageRequestBody } from './types.ts';
 import { now } from './util.ts';
-import { checkBoolean, checkEnum, checkImageDataUrl, checkNumber, checkString, clip, describe, rejectUnknown, shown, type Json } from './validation.ts';
+import {
+  checkBoolean,
+  checkEnum,
+  checkImageDataUrl,
+  checkNumber,
+  checkString,
+  clip,
+  describe,
+  type Json,
+  rejectUnknown,
+  shown,
+} from './validation.ts';
 
 const IMAGE_FIELDS = [
-  'prompt', 'style', 'aspect_ratio', 'response_format', 'user_selected_model', 'negative_prompt', 'seed',
-  'disable_safety_checker', 'force_prompt_enhancement', 'reference_image_url', 'reference_image', 'denoising_strength',
+  'prompt',
+  'style',
+  'aspect_ratio',
+  'response_format',
+  'user_selected_model',
+  'negative_prompt',
+  'seed',
+  'disable_safety_checker',
+  'force_prompt_enhancement',
+  'reference_image_url',
+  'reference_image',
+  'denoising_strength',
 ] as const;
 const IMAGE_FORMATS: readonly ImageFormat[] = ['url', 'b64_json', 'hxd'];
 
@@ -64,7 +85,10 @@ function checkReferenceImageUrl(body: Json): void {
     ok = false;
   }
   if (!ok) {
-    throw invalid('reference_image_url', `Invalid 'reference_image_url': expected an http(s) URL, but got ${shown(body.reference_image_url)} instead.`);
+    throw invalid(
+      'reference_image_url',
+      `Invalid 'reference_image_url': expected an http(s) URL, but got ${shown(body.reference_image_url)} instead.`,
+    );
   }
 }
 
@@ -78,7 +102,10 @@ function validateImage(state: ServiceState, body: Json): ImageRequestBody {
   checkUserSelectedModel(state, body);
   checkString(body, 'negative_prompt');
   if ('seed' in body && !(typeof body.seed === 'number' && Number.isSafeInteger(body.seed))) {
-    throw invalid('seed', `Invalid type for 'seed': expected an integer, but got ${typeof body.seed === 'number' ? String(body.seed) : describe(body.seed)} instead.`);
+    throw invalid(
+      'seed',
+      `Invalid type for 'seed': expected an integer, but got ${typeof body.seed === 'number' ? String(body.seed) : describe(body.seed)} instead.`,
+    );
   }
   checkBoolean(body, 'disable_safety_checker');
   checkBoolean(body, 'force_prompt_enhancement');
@@ -86,18 +113,32 @@ function validateImage(state: ServiceState, body: Json): ImageRequestBody {
   if ('reference_image' in body) checkImageDataUrl('reference_image', body.reference_image, ['png']);
   checkNumber(body, 'denoising_strength', 0, 1);
   if (body.disable_safety_checker === true && !state.options.allowDisableSafetyChecker) {
-    throw apiError(403, "Your account does not have permission to use 'disable_safety_checker'.", 'disable_safety_checker', 'permission_denied', 'permission_error');
+    throw apiError(
+      403,
+      "Your account does not have permission to use 'disable_safety_checker'.",
+      'disable_safety_checker',
+      'permission_denied',
+      'permission_error',
+    );
   }
   return body as unknown as ImageRequestBody;
 }
 
 /** The PNG: one colour from the prompt, seed, style and negative prompt; or noise (`noisyImages`). */
-async function renderPng(state: ServiceState, body: ImageRequestBody, width: number, height: number, seed: number | null): Promise<Buffer> {
+async function renderPng(
+  state: ServiceState,
+  body: ImageRequestBody,
+  width: number,
+  height: number,
+  seed: number | null,
+): Promise<Buffer> {
   const hash = createHash('sha256')
     .update(JSON.stringify([body.prompt, seed, body.style ?? 'vivid', body.negative_prompt ?? '']))
     .digest();
   return state.options.noisyImages
-    ? await sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } }).png().toBuffer()
+    ? await sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+        .png()
+        .toBuffer()
     : await sharp({ create: { width, height, channels: 3, background: { r: hash[0]!, g: hash[1]!, b: hash[2]! } } })
         .png()
         .toBuffer();
@@ -111,7 +152,12 @@ export async function handleImages(state: ServiceState, raw: Json, res: ServerRe
   const seed = body.seed ?? (state.options.reportSeed ? randomBytes(4).readUInt32BE(0) : null);
   const png = await renderPng(state, body, width, height, seed);
 
-  const formats = body.response_format === undefined ? ['url'] : Array.isArray(body.response_format) ? body.response_format : [body.response_format];
+  const formats =
+    body.response_format === undefined
+      ? ['url']
+      : Array.isArray(body.response_format)
+        ? body.response_format
+        : [body.response_format];
   const item: Record<string, string> = {};
   if (formats.includes('url')) {
     const id = `img_${randomBytes(10).toString('hex')}`;
@@ -123,7 +169,11 @@ export async function handleImages(state: ServiceState, raw: Json, res: ServerRe
   if (body.force_prompt_enhancement === true) {
     item.revised_prompt = `A detailed, high-quality ${ratio} image of ${body.prompt}, with balanced composition and soft lighting.`;
   }
-  sendJson(state, res, 'images', '/v1/images/generations', 200, { created: now(), ...(state.options.reportSeed ? { seed } : {}), data: [item] });
+  sendJson(state, res, 'images', '/v1/images/generations', 200, {
+    created: now(),
+    ...(state.options.reportSeed ? { seed } : {}),
+    data: [item],
+  });
 }
 
 /** Answers `GET /v1/images/available-models`. */

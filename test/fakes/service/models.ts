@@ -12,7 +12,13 @@ import { clip } from './validation.ts';
 
 /** Answers `GET /v1/models`: `{ object: 'list', data: [{ id, object: 'model', created, owned_by, ...extra }] }`. */
 export function handleModels(state: ServiceState, route: FakeRoute, path: string, res: ServerResponse): void {
-  const data = state.models.map(({ id, ...rest }) => ({ id, object: 'model', created: CREATED, owned_by: 'fake-service', ...rest }));
+  const data = state.models.map(({ id, ...rest }) => ({
+    id,
+    object: 'model',
+    created: CREATED,
+    owned_by: 'fake-service',
+    ...rest,
+  }));
   sendJson(state, res, route, path, 200, { object: 'list', data });
 }
 
@@ -25,10 +31,18 @@ export function visionModelIds(state: ServiceState): string[] {
 export function chatModel(state: ServiceState, id: string): FakeModel {
   const model = state.models.find((m) => m.id === id);
   if (!model) {
-    throw apiError(404, `The model '${clip(id)}' does not exist or you do not have access to it.`, 'model', 'model_not_found');
+    throw apiError(
+      404,
+      `The model '${clip(id)}' does not exist or you do not have access to it.`,
+      'model',
+      'model_not_found',
+    );
   }
   if (model.type === 'image') {
-    throw invalid('model', `Invalid 'model': '${id}' is an image model; chat and text completions need a language model from /v1/models.`);
+    throw invalid(
+      'model',
+      `Invalid 'model': '${id}' is an image model; chat and text completions need a language model from /v1/models.`,
+    );
   }
   return model;
 }

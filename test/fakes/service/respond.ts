@@ -38,7 +38,10 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  send(state, res, route, path, status, Buffer.from(JSON.stringify(body)), { 'content-type': 'application/json', ...headers });
+  send(state, res, route, path, status, Buffer.from(JSON.stringify(body)), {
+    'content-type': 'application/json',
+    ...headers,
+  });
 }
 
 /** Answers an unexpected error with a 500 (or cuts a response already begun). */

@@ -16,7 +16,7 @@ import { internalError, send, sendJson } from './respond.ts';
 import type { ServiceState } from './state.ts';
 import type { Behaviour, FakeRoute, RecordedRequest, StreamScript } from './types.ts';
 import { lowerKeys } from './util.ts';
-import { describe, isObject, shown, type Json } from './validation.ts';
+import { describe, isObject, type Json, shown } from './validation.ts';
 
 /** The endpoint a path names, and its method. */
 interface RouteMatch {
@@ -39,11 +39,16 @@ export function serve(server: Server, state: ServiceState): void {
 /** The endpoint of a path, if any. */
 function routeOf(path: string): RouteMatch | undefined {
   switch (path) {
-    case '/v1/chat/completions': return { route: 'chat', method: 'POST' };
-    case '/v1/completions': return { route: 'completions', method: 'POST' };
-    case '/v1/images/generations': return { route: 'images', method: 'POST' };
-    case '/v1/models': return { route: 'models', method: 'GET' };
-    case '/v1/images/available-models': return { route: 'imageModels', method: 'GET' };
+    case '/v1/chat/completions':
+      return { route: 'chat', method: 'POST' };
+    case '/v1/completions':
+      return { route: 'completions', method: 'POST' };
+    case '/v1/images/generations':
+      return { route: 'images', method: 'POST' };
+    case '/v1/models':
+      return { route: 'models', method: 'GET' };
+    case '/v1/images/available-models':
+      return { route: 'imageModels', method: 'GET' };
     default:
       return /^\/v1\/images\/view\/[^/]+$/.test(path) ? { route: 'view', method: 'GET' } : undefined;
   }
@@ -72,7 +77,13 @@ function parseJson(raw: Buffer | undefined): unknown {
 }
 
 /** Records the request and announces it. */
-function record(state: ServiceState, req: IncomingMessage, path: string, match: RouteMatch | undefined, parsed: unknown): void {
+function record(
+  state: ServiceState,
+  req: IncomingMessage,
+  path: string,
+  match: RouteMatch | undefined,
+  parsed: unknown,
+): void {
   const entry: RecordedRequest = {
     method: req.method ?? 'GET',
     path: req.url ?? path,
@@ -89,7 +100,14 @@ function record(state: ServiceState, req: IncomingMessage, path: string, match: 
  * Plays a scripted behaviour. True when it answered (or will never answer); false when the
  * normal answer follows (after delayed headers, or as a scripted stream).
  */
-async function playScripted(state: ServiceState, behaviour: Behaviour, req: IncomingMessage, res: ServerResponse, route: FakeRoute | undefined, path: string): Promise<boolean> {
+async function playScripted(
+  state: ServiceState,
+  behaviour: Behaviour,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: FakeRoute | undefined,
+  path: string,
+): Promise<boolean> {
   if ('hang' in behaviour) {
     state.events.emit('response', { route, path, status: 0, stream: false });
     return true;
@@ -117,7 +135,12 @@ async function playScripted(state: ServiceState, behaviour: Behaviour, req: Inco
 }
 
 /** The key, the path and the method: 401, 404 or 405. */
-function checkAccess(state: ServiceState, req: IncomingMessage, path: string, match: RouteMatch | undefined): asserts match is RouteMatch {
+function checkAccess(
+  state: ServiceState,
+  req: IncomingMessage,
+  path: string,
+  match: RouteMatch | undefined,
+): asserts match is RouteMatch {
   if (req.headers.authorization !== `Bearer ${state.apiKey}`) {
     throw apiError(401, 'Incorrect API key provided.', null, 'invalid_api_key');
   }
@@ -125,7 +148,14 @@ function checkAccess(state: ServiceState, req: IncomingMessage, path: string, ma
     throw apiError(404, `Invalid URL (${req.method} ${path})`, null, 'unknown_url');
   }
   if (req.method !== match.method) {
-    throw apiError(405, `Method ${req.method} is not allowed on ${path}; use ${match.method}.`, null, 'method_not_allowed', 'invalid_request_error', { allow: match.method });
+    throw apiError(
+      405,
+      `Method ${req.method} is not allowed on ${path}; use ${match.method}.`,
+      null,
+      'method_not_allowed',
+      'invalid_request_error',
+      { allow: match.method },
+    );
   }
 }
 
@@ -136,7 +166,12 @@ function checkBody(req: IncomingMessage, raw: Buffer | undefined, parsed: unknow
   }
   const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (ct !== 'application/json') {
-    throw apiError(415, `Unsupported Content-Type ${shown(req.headers['content-type'] ?? '(none)')}: request bodies must be sent with Content-Type: application/json.`, null, 'unsupported_media_type');
+    throw apiError(
+      415,
+      `Unsupported Content-Type ${shown(req.headers['content-type'] ?? '(none)')}: request bodies must be sent with Content-Type: application/json.`,
+      null,
+      'unsupported_media_type',
+    );
   }
   if (!isObject(parsed)) {
     throw apiError(
@@ -182,10 +217,14 @@ async function handle(state: ServiceState, req: IncomingMessage, res: ServerResp
     }
     const body = checkBody(req, raw, parsed);
     switch (match.route) {
-      case 'chat': return await handleChat(state, body, res, stream);
-      case 'completions': return await handleCompletion(state, body, res, stream);
-      case 'images': return await handleImages(state, body, res);
-      default: throw apiError(404, `Invalid URL (${req.method} ${path})`, null, 'unknown_url');
+      case 'chat':
+        return await handleChat(state, body, res, stream);
+      case 'completions':
+        return await handleCompletion(state, body, res, stream);
+      case 'images':
+        return await handleImages(state, body, res);
+      default:
+        throw apiError(404, `Invalid URL (${req.method} ${path})`, null, 'unknown_url');
     }
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

@@ -21,7 +21,9 @@ function framesOf(chunks: unknown[], script: StreamScript): { frames: string[]; 
   const comment = `: keep-alive${eol}${eol}`;
   const dataFrame = (obj: unknown) => {
     const lines = script.multiLineData
-      ? JSON.stringify(obj, null, 1).split('\n').map((l, i) => (i % 2 === 0 ? `data: ${l}` : `data:${l}`))
+      ? JSON.stringify(obj, null, 1)
+          .split('\n')
+          .map((l, i) => (i % 2 === 0 ? `data: ${l}` : `data:${l}`))
       : [`data: ${JSON.stringify(obj)}`];
     return lines.join(eol) + eol + eol;
   };
@@ -99,7 +101,9 @@ async function writePieces(
   let frame = 1; // next frame start to account for (frame 0 starts with the headers)
   while (pos < all.length) {
     // Whole events: up to the next frame's start (`pos` is always at one, counted in `frame` after the first).
-    const end = script.wholeEvents ? (starts[pos === 0 ? frame : frame + 1] ?? all.length) : Math.min(all.length, pos + 1 + Math.floor(rnd() * MAX_PIECE_BYTES));
+    const end = script.wholeEvents
+      ? (starts[pos === 0 ? frame : frame + 1] ?? all.length)
+      : Math.min(all.length, pos + 1 + Math.floor(rnd() * MAX_PIECE_BYTES));
     let newEvents = 0;
     while (frame < starts.length && starts[frame]! < end) {
       newEvents += 1;
@@ -114,7 +118,13 @@ async function writePieces(
 }
 
 /** Ends a written stream its script's way: keep-alives until the client leaves, a cut, or the end. */
-async function endStream(state: ServiceState, res: ServerResponse, ending: Ending, comment: string, script: StreamScript): Promise<void> {
+async function endStream(
+  state: ServiceState,
+  res: ServerResponse,
+  ending: Ending,
+  comment: string,
+  script: StreamScript,
+): Promise<void> {
   if (ending === 'stall') {
     // Keep the connection alive with comments (bytes, but no text) until the client leaves.
     while (!res.destroyed && !state.closed) {

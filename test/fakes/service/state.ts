@@ -22,7 +22,10 @@ import { prng } from './util.ts';
 
 /** The options the fake reads while serving, defaults filled in. */
 export type ResolvedOptions = Required<
-  Pick<FakeServiceOptions, 'chunkDelayMs' | 'imageModelsEnvelope' | 'allowDisableSafetyChecker' | 'seed' | 'reportSeed' | 'noisyImages'>
+  Pick<
+    FakeServiceOptions,
+    'chunkDelayMs' | 'imageModelsEnvelope' | 'allowDisableSafetyChecker' | 'seed' | 'reportSeed' | 'noisyImages'
+  >
 >;
 
 /** The state of one fake service. */

@@ -20,7 +20,7 @@ export function describe(value: unknown): string {
 
 /** A value as shown in error messages (quoted strings, JSON), cut to 60 characters. */
 export function shown(value: unknown): string {
-  const text = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
@@ -47,14 +47,22 @@ export function requireField(obj: Json, key: string, param = key): unknown {
 }
 
 /** Checks an optional (or required) number field: finite, in `[min, max]`, an integer if asked. */
-export function checkNumber(obj: Json, key: string, min: number, max: number, { integer = false, required = false } = {}): void {
+export function checkNumber(
+  obj: Json,
+  key: string,
+  min: number,
+  max: number,
+  { integer = false, required = false } = {},
+): void {
   if (!(key in obj)) {
     if (required) requireField(obj, key);
     return;
   }
   const value = obj[key];
   const expected = integer
-    ? max === Infinity ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`
+    ? max === Infinity
+      ? `an integer of at least ${min}`
+      : `an integer from ${min} to ${max}`
     : `a number from ${min} to ${max}`;
   if (typeof value !== 'number' || !Number.isFinite(value)) {
     throw invalid(key, `Invalid type for '${key}': expected ${expected}, but got ${describe(value)} instead.`);
@@ -70,7 +78,10 @@ export function checkNumber(obj: Json, key: string, min: number, max: number, { 
 /** Checks an optional boolean field. */
 export function checkBoolean(obj: Json, key: string): void {
   if (key in obj && typeof obj[key] !== 'boolean') {
-    throw invalid(key, `Invalid type for '${key}': expected a boolean (true or false), but got ${describe(obj[key])} instead.`);
+    throw invalid(
+      key,
+      `Invalid type for '${key}': expected a boolean (true or false), but got ${describe(obj[key])} instead.`,
+    );
   }
 }
 
@@ -118,12 +129,18 @@ const isJpeg = (b: Buffer) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && 
 export function checkImageDataUrl(param: string, url: unknown, allowed: ReadonlyArray<'png' | 'jpeg'>): void {
   const forms = allowed.map((t) => `data:image/${t};base64,<BASE64>`).join(' or ');
   if (typeof url !== 'string') {
-    throw invalid(param, `Invalid type for '${param}': expected a string (${forms}), but got ${describe(url)} instead.`);
+    throw invalid(
+      param,
+      `Invalid type for '${param}': expected a string (${forms}), but got ${describe(url)} instead.`,
+    );
   }
   const m = /^data:image\/([a-z0-9.+-]+);base64,/i.exec(url);
   const kind = m?.[1]?.toLowerCase();
   if (!m || (kind !== 'png' && kind !== 'jpeg') || !allowed.includes(kind)) {
-    throw invalid(param, `Invalid '${param}': expected a base64 data URL ${forms}, but got ${shown(url.slice(0, 40))} instead.`);
+    throw invalid(
+      param,
+      `Invalid '${param}': expected a base64 data URL ${forms}, but got ${shown(url.slice(0, 40))} instead.`,
+    );
   }
   const bytes = decodeBase64(url.slice(m[0].length));
   if (!bytes) {

@@ -20,8 +20,8 @@
 import { channelType } from './scopes.ts';
 import type { AssistantStatus } from './stream-types.ts';
 import type { MethodTable } from './web-api.ts';
+import { type Json, jsonParam, SlackApiError, str, TS_PATTERN } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-import { jsonParam, SlackApiError, str, TS_PATTERN, type Json } from './wire.ts';
 
 export function assistantMethods(ws: Workspace): MethodTable {
   return { 'assistant.threads.setStatus': (p) => setStatus(ws, p) };
@@ -36,12 +36,24 @@ function setStatus(ws: Workspace, p: Json): Json {
   const parent = TS_PATTERN.test(threadTs) ? ws.message(channel.id, threadTs) : undefined;
   if (!parent || parent.deleted) throw new SlackApiError('invalid_thread_ts');
   const status = str(p, 'status');
-  if (status === undefined) throw new SlackApiError('invalid_arguments', { response_metadata: { messages: ['[ERROR] missing required field: status'] } });
-  const raw = p.loading_messages === undefined || p.loading_messages === '' ? undefined : jsonParam(p, 'loading_messages');
+  if (status === undefined)
+    throw new SlackApiError('invalid_arguments', {
+      response_metadata: { messages: ['[ERROR] missing required field: status'] },
+    });
+  const raw =
+    p.loading_messages === undefined || p.loading_messages === '' ? undefined : jsonParam(p, 'loading_messages');
   if (raw !== undefined && (!Array.isArray(raw) || raw.length > 10 || raw.some((m) => typeof m !== 'string'))) {
-    throw new SlackApiError('invalid_arguments', { response_metadata: { messages: ['[ERROR] loading_messages must be an array of at most 10 strings'] } });
+    throw new SlackApiError('invalid_arguments', {
+      response_metadata: { messages: ['[ERROR] loading_messages must be an array of at most 10 strings'] },
+    });
   }
-  ws.assistantStatuses.push({ channel: channel.id, threadTs: parent.threadTs ?? parent.ts, status, loadingMessages: raw as string[] | undefined, at: ws.now() });
+  ws.assistantStatuses.push({
+    channel: channel.id,
+    threadTs: parent.threadTs ?? parent.ts,
+    status,
+    loadingMessages: raw as string[] | undefined,
+    at: ws.now(),
+  });
   return {};
 }
 
@@ -54,6 +66,13 @@ export function shownStatus(ws: Workspace, channel: string, threadTs: string): A
   const last = ws.assistantStatuses.findLast((s) => s.channel === channel && s.threadTs === root);
   if (!last || last.status === '') return undefined;
   if (ws.now() - last.at >= ws.streaming.assistantStatusTimeoutMs) return undefined;
-  const posted = ws.messageList.some((m) => m.channel === channel && m.threadTs === root && m.user === ws.botUserId && !m.deleted && m.revisions[0]!.at >= last.at);
+  const posted = ws.messageList.some(
+    (m) =>
+      m.channel === channel &&
+      m.threadTs === root &&
+      m.user === ws.botUserId &&
+      !m.deleted &&
+      m.revisions[0]!.at >= last.at,
+  );
   return posted ? undefined : last;
 }

@@ -10,14 +10,17 @@ const MAX_BLOCKS = 50;
 const MAX_SECTION_TEXT = 3000;
 
 const blockError = (message: string, pointer: string) =>
-  new SlackApiError('invalid_blocks', { response_metadata: { messages: [`[ERROR] ${message} [json-pointer:${pointer}]`] } });
+  new SlackApiError('invalid_blocks', {
+    response_metadata: { messages: [`[ERROR] ${message} [json-pointer:${pointer}]`] },
+  });
 
 /** A text object `{ type: 'plain_text' | 'mrkdwn', text }` of 1..max characters. */
 function checkTextObject(value: unknown, pointer: string, max: number, plainOnly = false): void {
   if (!isObject(value) || (value.type !== 'plain_text' && (plainOnly || value.type !== 'mrkdwn'))) {
     throw blockError(`must be a ${plainOnly ? 'plain_text' : 'plain_text or mrkdwn'} text object`, pointer);
   }
-  if (typeof value.text !== 'string' || value.text.length === 0) throw blockError('must be more than 0 characters', `${pointer}/text`);
+  if (typeof value.text !== 'string' || value.text.length === 0)
+    throw blockError('must be more than 0 characters', `${pointer}/text`);
   if (value.text.length > max) throw blockError(`must be less than ${max + 1} characters`, `${pointer}/text`);
 }
 
@@ -43,16 +46,19 @@ export function parseBlocks(raw: unknown): unknown[] | undefined {
     const at = `/blocks/${i}`;
     if (!isObject(block)) throw blockError('must be an object', at);
     if (block.block_id !== undefined) {
-      if (typeof block.block_id !== 'string' || block.block_id.length > 255) throw blockError('must be a string of at most 255 characters', `${at}/block_id`);
+      if (typeof block.block_id !== 'string' || block.block_id.length > 255)
+        throw blockError('must be a string of at most 255 characters', `${at}/block_id`);
       if (ids.has(block.block_id)) throw blockError('duplicate block_id', `${at}/block_id`);
       ids.add(block.block_id);
     }
     switch (block.type) {
       case 'section':
-        if (block.text === undefined && block.fields === undefined) throw blockError('must provide either text or fields', at);
+        if (block.text === undefined && block.fields === undefined)
+          throw blockError('must provide either text or fields', at);
         if (block.text !== undefined) checkTextObject(block.text, `${at}/text`, MAX_SECTION_TEXT);
         if (block.fields !== undefined) {
-          if (!Array.isArray(block.fields) || block.fields.length > 10) throw blockError('no more than 10 items allowed', `${at}/fields`);
+          if (!Array.isArray(block.fields) || block.fields.length > 10)
+            throw blockError('no more than 10 items allowed', `${at}/fields`);
           block.fields.forEach((f: unknown, j) => checkTextObject(f, `${at}/fields/${j}`, 2000));
         }
         break;
@@ -63,7 +69,10 @@ export function parseBlocks(raw: unknown): unknown[] | undefined {
         if (typeof block.alt_text !== 'string' || block.alt_text.length === 0 || block.alt_text.length > 2000) {
           throw blockError('must be a string of 1 to 2000 characters', `${at}/alt_text`);
         }
-        if (block.slack_file === undefined && (typeof block.image_url !== 'string' || block.image_url.length === 0 || block.image_url.length > 3000)) {
+        if (
+          block.slack_file === undefined &&
+          (typeof block.image_url !== 'string' || block.image_url.length === 0 || block.image_url.length > 3000)
+        ) {
           throw blockError('must provide image_url (at most 3000 characters) or slack_file', `${at}/image_url`);
         }
         if (block.title !== undefined) checkTextObject(block.title, `${at}/title`, 2000, true);
@@ -104,7 +113,8 @@ export function mrkdwnTexts(blocks: unknown[] | undefined): string[] {
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) value.forEach(visit);
     else if (isObject(value)) {
-      if ((value.type === 'mrkdwn' || value.type === 'markdown') && typeof value.text === 'string') out.push(value.text);
+      if ((value.type === 'mrkdwn' || value.type === 'markdown') && typeof value.text === 'string')
+        out.push(value.text);
       Object.values(value).forEach(visit);
     }
   };

@@ -9,8 +9,8 @@
 import { parseBlocks } from './blocks.ts';
 import { isStreaming } from './streaming.ts';
 import type { MethodTable } from './web-api.ts';
+import { type Json, required, SlackApiError, str } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-import { required, SlackApiError, str, type Json } from './wire.ts';
 
 export function chatMethods(ws: Workspace): MethodTable {
   return {
@@ -29,7 +29,17 @@ function postMessage(ws: Workspace, p: Json): Json {
   const text = str(p, 'text');
   ws.checkText(text, blocks, p.attachments !== undefined);
   const threadTs = ws.threadParent(channel.id, str(p, 'thread_ts'));
-  const m = ws.storeMessage({ channel: channel.id, user: ws.botUserId, botId: ws.botId, text: text ?? '', blocks, threadTs, files: [], via: 'chat.postMessage', method: 'chat.postMessage' });
+  const m = ws.storeMessage({
+    channel: channel.id,
+    user: ws.botUserId,
+    botId: ws.botId,
+    text: text ?? '',
+    blocks,
+    threadTs,
+    files: [],
+    via: 'chat.postMessage',
+    method: 'chat.postMessage',
+  });
   return { channel: channel.id, ts: m.ts, message: ws.wire(m) };
 }
 
@@ -63,7 +73,17 @@ function postEphemeral(ws: Workspace, p: Json): Json {
   const text = str(p, 'text');
   ws.checkText(text, blocks, p.attachments !== undefined);
   const ts = ws.nextTs();
-  ws.ephemerals.push({ channel: channel.id, user: userId, ts, threadTs: str(p, 'thread_ts') || undefined, text: text ?? '', blocks, at: ws.now(), via: 'chat.postEphemeral', shown: true });
+  ws.ephemerals.push({
+    channel: channel.id,
+    user: userId,
+    ts,
+    threadTs: str(p, 'thread_ts') || undefined,
+    text: text ?? '',
+    blocks,
+    at: ws.now(),
+    via: 'chat.postEphemeral',
+    shown: true,
+  });
   return { message_ts: ts };
 }
 

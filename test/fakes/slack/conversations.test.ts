@@ -32,7 +32,11 @@ describe('DMs', () => {
     expect(fake.openIm('U0BOB').id).not.toBe(dm.id);
     expect(() => fake.openIm('U0NOBODY')).toThrow(/unknown user/);
 
-    expect((await client().conversations.info({ channel: dm.id })).channel).toMatchObject({ id: dm.id, is_im: true, user: 'U0ALICE' });
+    expect((await client().conversations.info({ channel: dm.id })).channel).toMatchObject({
+      id: dm.id,
+      is_im: true,
+      user: 'U0ALICE',
+    });
     const posted = await client().chat.postMessage({ channel: dm.id, text: 'hello' });
     await client().chat.update({ channel: dm.id, ts: posted.ts!, text: 'hello again' });
     const theirs = fake.postUserMessage(dm.id, 'U0ALICE', 'hi bot');
@@ -40,12 +44,19 @@ describe('DMs', () => {
       [fake.botUserId, 'hello again'],
       ['U0ALICE', 'hi bot'],
     ]);
-    expect(await slackError(client().chat.update({ channel: dm.id, ts: theirs.ts, text: 'x' }))).toBe('cant_update_message');
+    expect(await slackError(client().chat.update({ channel: dm.id, ts: theirs.ts, text: 'x' }))).toBe(
+      'cant_update_message',
+    );
   });
 
   it('a slash command typed in a DM says channel_name directmessage, as Slack does', async () => {
     const dm = fake.openIm('U0BOB');
-    const result = await fake.sendSlashCommand('http://127.0.0.1:9', { command: '/chat', text: 'x', channel_id: dm.id, user_id: 'U0BOB' });
+    const result = await fake.sendSlashCommand('http://127.0.0.1:9', {
+      command: '/chat',
+      text: 'x',
+      channel_id: dm.id,
+      user_id: 'U0BOB',
+    });
     expect(new URLSearchParams(result.rawBody).get('channel_name')).toBe('directmessage');
   });
 });
@@ -53,24 +64,46 @@ describe('DMs', () => {
 describe('conversations.history and conversations.replies', () => {
   it('history: top-level messages newest first, a thread parent with reply_count, reply_users and latest_reply', async () => {
     const mention = fake.mentionEvent({ channel: 'C0ONE', user: 'U0ALICE', text: 'question' });
-    const answer = await client().chat.postMessage({ channel: 'C0ONE', text: 'answer', thread_ts: mention.ts as string });
+    const answer = await client().chat.postMessage({
+      channel: 'C0ONE',
+      text: 'answer',
+      thread_ts: mention.ts as string,
+    });
     const later = await client().chat.postMessage({ channel: 'C0ONE', text: 'later' });
     const history = await client().conversations.history({ channel: 'C0ONE' });
     expect(history.messages?.map((m) => m.ts)).toEqual([later.ts, mention.ts]);
-    expect(history.messages?.[1]).toMatchObject({ user: 'U0ALICE', text: `<@${fake.botUserId}> question`, thread_ts: mention.ts, reply_count: 1, reply_users: [fake.botUserId], latest_reply: answer.ts });
+    expect(history.messages?.[1]).toMatchObject({
+      user: 'U0ALICE',
+      text: `<@${fake.botUserId}> question`,
+      thread_ts: mention.ts,
+      reply_count: 1,
+      reply_users: [fake.botUserId],
+      latest_reply: answer.ts,
+    });
     expect(history.has_more).toBe(false);
   });
 
   it('replies: the parent first, then replies oldest first, for the ts of the parent or of a reply; an unknown ts is thread_not_found', async () => {
     const parent = await client().chat.postMessage({ channel: 'C0ONE', text: 'parent' });
-    const userReply = fake.mentionEvent({ channel: 'C0ONE', user: 'U0BOB', text: 'in the thread', threadTs: parent.ts! });
+    const userReply = fake.mentionEvent({
+      channel: 'C0ONE',
+      user: 'U0BOB',
+      text: 'in the thread',
+      threadTs: parent.ts!,
+    });
     const botReply = await client().chat.postMessage({ channel: 'C0ONE', text: 'bot reply', thread_ts: parent.ts! });
     for (const ts of [parent.ts!, userReply.ts as string]) {
       const thread = await client().conversations.replies({ channel: 'C0ONE', ts });
       expect(thread.messages?.map((m) => m.ts)).toEqual([parent.ts, userReply.ts, botReply.ts]);
-      expect(thread.messages?.[1]).toMatchObject({ user: 'U0BOB', thread_ts: parent.ts, parent_user_id: fake.botUserId });
+      expect(thread.messages?.[1]).toMatchObject({
+        user: 'U0BOB',
+        thread_ts: parent.ts,
+        parent_user_id: fake.botUserId,
+      });
     }
-    expect(await slackError(client().conversations.replies({ channel: 'C0ONE', ts: '1700000000.000001' }))).toBe('thread_not_found');
+    expect(await slackError(client().conversations.replies({ channel: 'C0ONE', ts: '1700000000.000001' }))).toBe(
+      'thread_not_found',
+    );
   });
 
   it('pages with limit and cursor; a malformed cursor is invalid_cursor; a channel without the bot is not_in_channel', async () => {
@@ -79,11 +112,22 @@ describe('conversations.history and conversations.replies', () => {
     const first = await client().conversations.history({ channel: 'C0ONE', limit: 2 });
     expect(first.messages?.map((m) => m.text)).toEqual(['m4', 'm3']);
     expect(first.has_more).toBe(true);
-    const second = await client().conversations.history({ channel: 'C0ONE', limit: 2, cursor: first.response_metadata!.next_cursor! });
+    const second = await client().conversations.history({
+      channel: 'C0ONE',
+      limit: 2,
+      cursor: first.response_metadata!.next_cursor!,
+    });
     expect(second.messages?.map((m) => m.text)).toEqual(['m2', 'm1']);
-    const bounded = await client().conversations.history({ channel: 'C0ONE', oldest: posted[1]!, latest: posted[3]!, inclusive: true });
+    const bounded = await client().conversations.history({
+      channel: 'C0ONE',
+      oldest: posted[1]!,
+      latest: posted[3]!,
+      inclusive: true,
+    });
     expect(bounded.messages?.map((m) => m.text)).toEqual(['m3', 'm2', 'm1']);
-    expect(await slackError(client().conversations.history({ channel: 'C0ONE', cursor: 'bm9wZQ==' }))).toBe('invalid_cursor');
+    expect(await slackError(client().conversations.history({ channel: 'C0ONE', cursor: 'bm9wZQ==' }))).toBe(
+      'invalid_cursor',
+    );
     expect(await slackError(client().conversations.history({ channel: 'C0NOBOT' }))).toBe('not_in_channel');
   });
 
@@ -91,6 +135,8 @@ describe('conversations.history and conversations.replies', () => {
     const parent = fake.mentionEvent({ channel: 'C0ONE', user: 'U0ALICE', text: 'oops' });
     fake.messageDeletedEvent({ channel: 'C0ONE', ts: parent.ts as string });
     expect((await client().conversations.history({ channel: 'C0ONE' })).messages).toEqual([]);
-    expect(await slackError(client().conversations.replies({ channel: 'C0ONE', ts: parent.ts as string }))).toBe('thread_not_found');
+    expect(await slackError(client().conversations.replies({ channel: 'C0ONE', ts: parent.ts as string }))).toBe(
+      'thread_not_found',
+    );
   });
 });

@@ -16,8 +16,8 @@
  */
 import type { FakeSlackChannel, FakeSlackMessage } from './types.ts';
 import type { MethodTable } from './web-api.ts';
+import { type Json, required, SlackApiError, str } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-import { required, SlackApiError, str, type Json } from './wire.ts';
 
 export function conversationMethods(ws: Workspace): MethodTable {
   return {
@@ -29,7 +29,16 @@ export function conversationMethods(ws: Workspace): MethodTable {
 
 function info(channel: FakeSlackChannel): Json {
   if (channel.isIm) {
-    return { id: channel.id, created: 1_700_000_000, is_archived: false, is_im: true, is_org_shared: false, user: channel.imUser, is_user_deleted: false, priority: 0 };
+    return {
+      id: channel.id,
+      created: 1_700_000_000,
+      is_archived: false,
+      is_im: true,
+      is_org_shared: false,
+      user: channel.imUser,
+      is_user_deleted: false,
+      priority: 0,
+    };
   }
   return {
     id: channel.id,
@@ -70,10 +79,16 @@ function replies(ws: Workspace, p: Json): Json {
   const parentTs = asked.threadTs ?? asked.ts;
   const parent = ws.message(channel.id, parentTs);
   const inRange = range(p);
-  const thread = ws.messageList.filter((m) => m.channel === channel.id && !m.deleted && m.threadTs === parentTs && inRange(m.ts)).sort((a, b) => (a.ts < b.ts ? -1 : 1));
+  const thread = ws.messageList
+    .filter((m) => m.channel === channel.id && !m.deleted && m.threadTs === parentTs && inRange(m.ts))
+    .sort((a, b) => (a.ts < b.ts ? -1 : 1));
   const all = parent && !parent.deleted ? [parent, ...thread] : thread;
   const page = paginate(all, p, 1000, 1000);
-  return { messages: page.items.map((m) => withThread(ws, m)), has_more: page.nextCursor !== '', response_metadata: { next_cursor: page.nextCursor } };
+  return {
+    messages: page.items.map((m) => withThread(ws, m)),
+    has_more: page.nextCursor !== '',
+    response_metadata: { next_cursor: page.nextCursor },
+  };
 }
 
 /** A message as conversations.* return it: with the thread fields of a parent or a reply. */
@@ -83,7 +98,14 @@ function withThread(ws: Workspace, m: FakeSlackMessage): Json {
   const thread = ws.messageList.filter((r) => r.channel === m.channel && r.threadTs === m.ts && !r.deleted);
   if (thread.length === 0) return base;
   const users = [...new Set(thread.map((r) => r.user))];
-  return { ...base, thread_ts: m.ts, reply_count: thread.length, reply_users_count: users.length, reply_users: users, latest_reply: thread.at(-1)!.ts };
+  return {
+    ...base,
+    thread_ts: m.ts,
+    reply_count: thread.length,
+    reply_users_count: users.length,
+    reply_users: users,
+    latest_reply: thread.at(-1)!.ts,
+  };
 }
 
 /** The `oldest` / `latest` / `inclusive` filter of a read method. */
@@ -92,7 +114,8 @@ function range(p: Json): (ts: string) => boolean {
   const latest = str(p, 'latest');
   const inclusive = str(p, 'inclusive') === 'true' || str(p, 'inclusive') === '1';
   return (ts) =>
-    (oldest === undefined || oldest === '' || (inclusive ? ts >= oldest : ts > oldest)) && (latest === undefined || latest === '' || (inclusive ? ts <= latest : ts < latest));
+    (oldest === undefined || oldest === '' || (inclusive ? ts >= oldest : ts > oldest)) &&
+    (latest === undefined || latest === '' || (inclusive ? ts <= latest : ts < latest));
 }
 
 /** One page of `items` by `limit` and `cursor`. @throws SlackApiError `invalid_cursor`, `invalid_limit`. */

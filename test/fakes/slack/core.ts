@@ -6,15 +6,21 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { listenOnLoopback } from '../listen.ts';
 import type { Duplex } from 'node:stream';
+import { listenOnLoopback } from '../listen.ts';
 import { assistantMethods } from './assistant.ts';
 import { chatMethods } from './chat.ts';
 import { conversationMethods } from './conversations.ts';
 import { addUserFile, handleFileDownload, handlePermalink, handleSignInPage } from './downloads.ts';
 import { fileMethods } from './files.ts';
 import { identityMethods } from './identity.ts';
-import type { EventDelivery, SocketModeClose, SocketModeConnection, SocketModeEnvelope, UserFileInput } from './inbound-types.ts';
+import type {
+  EventDelivery,
+  SocketModeClose,
+  SocketModeConnection,
+  SocketModeEnvelope,
+  UserFileInput,
+} from './inbound-types.ts';
 import { handleResponseUrl } from './response-url.ts';
 import { SocketMode } from './socket-mode.ts';
 import { streamingMethods } from './streaming.ts';
@@ -34,7 +40,7 @@ import type {
 } from './types.ts';
 import { handleUpload } from './upload.ts';
 import { WebApi } from './web-api.ts';
-import { Workspace, type UploadRecord } from './workspace.ts';
+import { type UploadRecord, Workspace } from './workspace.ts';
 
 export class FakeSlackCore {
   readonly botToken: string;
@@ -86,13 +92,43 @@ export class FakeSlackCore {
     const ws = new Workspace(`http://127.0.0.1:${port}`, o);
     this.ws = ws;
     this.socketMode = new SocketMode(ws);
-    const methods = { ...identityMethods(ws), ...this.socketMode.methods(), ...chatMethods(ws), ...streamingMethods(ws), ...assistantMethods(ws), ...fileMethods(ws), ...conversationMethods(ws) };
+    const methods = {
+      ...identityMethods(ws),
+      ...this.socketMode.methods(),
+      ...chatMethods(ws),
+      ...streamingMethods(ws),
+      ...assistantMethods(ws),
+      ...fileMethods(ws),
+      ...conversationMethods(ws),
+    };
     this.webApi = new WebApi(ws, methods);
-    ({ botToken: this.botToken, appToken: this.appToken, signingSecret: this.signingSecret, verificationToken: this.verificationToken } = ws);
-    ({ teamId: this.teamId, teamDomain: this.teamDomain, botUserId: this.botUserId, botId: this.botId, appId: this.appId } = ws);
+    ({
+      botToken: this.botToken,
+      appToken: this.appToken,
+      signingSecret: this.signingSecret,
+      verificationToken: this.verificationToken,
+    } = ws);
+    ({
+      teamId: this.teamId,
+      teamDomain: this.teamDomain,
+      botUserId: this.botUserId,
+      botId: this.botId,
+      appId: this.appId,
+    } = ws);
     ({ baseUrl: this.baseUrl, apiUrl: this.apiUrl } = ws);
-    ({ calls: this.calls, files: this.files, ephemerals: this.ephemerals, responseUrls: this.responseUrls, platformFailures: this.platformFailures } = ws);
-    ({ uploads: this.uploads, downloads: this.downloads, eventDeliveries: this.eventDeliveries, userFiles: this.userFiles } = ws);
+    ({
+      calls: this.calls,
+      files: this.files,
+      ephemerals: this.ephemerals,
+      responseUrls: this.responseUrls,
+      platformFailures: this.platformFailures,
+    } = ws);
+    ({
+      uploads: this.uploads,
+      downloads: this.downloads,
+      eventDeliveries: this.eventDeliveries,
+      userFiles: this.userFiles,
+    } = ws);
     this.socketConnections = this.socketMode.connections;
     this.envelopes = this.socketMode.envelopes;
   }
@@ -114,7 +150,9 @@ export class FakeSlackCore {
         res.end(`fake slack error: ${err instanceof Error ? err.message : String(err)}`);
       });
     });
-    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.socketMode.handleUpgrade(req, socket, head));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.socketMode.handleUpgrade(req, socket, head),
+    );
   }
 
   /** Stops the server, drops Socket Mode connections (recorded as closed by the fake, code 1006) and destroys open sockets. Idempotent. */
@@ -215,7 +253,17 @@ export class FakeSlackCore {
   postUserMessage(channel: string, user: string, text: string, threadTs?: string): FakeSlackMessage {
     if (!this.ws.channels.has(channel)) throw new Error(`unknown channel ${channel}`);
     if (!this.ws.users.has(user)) throw new Error(`unknown user ${user}`);
-    return this.ws.storeMessage({ channel, user, botId: undefined, text, blocks: undefined, threadTs, files: [], via: 'user', method: 'user' });
+    return this.ws.storeMessage({
+      channel,
+      user,
+      botId: undefined,
+      text,
+      blocks: undefined,
+      threadTs,
+      files: [],
+      via: 'user',
+      method: 'user',
+    });
   }
 
   /**
@@ -254,7 +302,9 @@ export class FakeSlackCore {
 
   /** Every response_url post, in order. */
   responsePosts(): Array<ResponseUrlPost & { command: string; channel: string; user: string }> {
-    return [...this.responseUrls.values()].flatMap((r) => r.posts.map((p) => ({ ...p, command: r.command, channel: r.channel, user: r.user })));
+    return [...this.responseUrls.values()].flatMap((r) =>
+      r.posts.map((p) => ({ ...p, command: r.command, channel: r.channel, user: r.user })),
+    );
   }
 
   /**
@@ -263,7 +313,8 @@ export class FakeSlackCore {
    */
   visibleText(): string {
     const parts: string[] = [];
-    for (const m of this.ws.messageList) for (const r of m.revisions) parts.push(r.text, JSON.stringify(r.blocks ?? []));
+    for (const m of this.ws.messageList)
+      for (const r of m.revisions) parts.push(r.text, JSON.stringify(r.blocks ?? []));
     for (const f of this.files.values()) parts.push(f.filename, f.title ?? '', f.altText ?? '');
     for (const e of this.ephemerals) parts.push(e.text, JSON.stringify(e.blocks ?? []));
     for (const r of this.responseUrls.values()) for (const p of r.posts) parts.push(JSON.stringify(p.body));

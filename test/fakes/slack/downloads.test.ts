@@ -25,7 +25,7 @@ afterAll(async () => {
 
 const png = Buffer.from('\x89PNG\r\n\x1a\n fake image bytes', 'latin1');
 
-describe('users\' files', () => {
+describe("users' files", () => {
   it('addUserFile describes the file as Slack does, with URLs on the fake; files.info answers it', async () => {
     const file = fake.addUserFile({ name: 'cat photo.png', mimetype: 'image/png', data: png, user: 'U0BOB' });
     expect(file.id).toMatch(/^F[0-9A-F]{10}$/);
@@ -62,8 +62,12 @@ describe('users\' files', () => {
 
   it('refuses a file without bytes or with both data and stream (a test mistake)', () => {
     expect(() => fake.addUserFile({ name: 'a', mimetype: 'text/plain' })).toThrow(/exactly one of data and stream/);
-    expect(() => fake.addUserFile({ name: 'a', mimetype: 'text/plain', data: png, stream: { bytes: 1 } })).toThrow(/exactly one/);
-    expect(() => fake.addUserFile({ name: 'a', mimetype: 'text/plain', data: png, user: 'U0NOBODY' })).toThrow(/unknown user/);
+    expect(() => fake.addUserFile({ name: 'a', mimetype: 'text/plain', data: png, stream: { bytes: 1 } })).toThrow(
+      /exactly one/,
+    );
+    expect(() => fake.addUserFile({ name: 'a', mimetype: 'text/plain', data: png, user: 'U0NOBODY' })).toThrow(
+      /unknown user/,
+    );
   });
 });
 
@@ -77,11 +81,17 @@ describe('downloads with the bot token and files:read', () => {
       expect(res.headers.get('content-length')).toBe(String(png.length));
       expect(Buffer.from(await res.arrayBuffer()).equals(png)).toBe(true);
     }
-    expect((await fetch(file.urlPrivateDownload, { headers: auth() })).headers.get('content-disposition')).toBe('attachment; filename="cat.png"');
-    await vi.waitFor(() => expect(fake.downloads.map((d) => [d.fileId, d.authorized, d.status, d.bytesSent, d.completed, d.aborted])).toEqual(Array(3).fill([file.id, true, 200, png.length, true, false])));
+    expect((await fetch(file.urlPrivateDownload, { headers: auth() })).headers.get('content-disposition')).toBe(
+      'attachment; filename="cat.png"',
+    );
+    await vi.waitFor(() =>
+      expect(
+        fake.downloads.map((d) => [d.fileId, d.authorized, d.status, d.bytesSent, d.completed, d.aborted]),
+      ).toEqual(Array(3).fill([file.id, true, 200, png.length, true, false])),
+    );
   });
 
-  it('a file whose size lies: files.info says the claimed size, the download\'s Content-Length the real one', async () => {
+  it("a file whose size lies: files.info says the claimed size, the download's Content-Length the real one", async () => {
     const file = fake.addUserFile({ name: 'small.png', mimetype: 'image/png', data: png, size: 50_000_000 });
     expect((await webClient(fake).files.info({ file: file.id })).file?.size).toBe(50_000_000);
     const res = await fetch(file.urlPrivateDownload, { headers: auth() });
@@ -92,14 +102,20 @@ describe('downloads with the bot token and files:read', () => {
   it('HEAD answers the headers only; an unknown file is 404; a permalink is a web page, never the bytes', async () => {
     const file = fake.addUserFile({ name: 'cat.png', mimetype: 'image/png', data: png });
     const head = await fetch(file.urlPrivateDownload, { method: 'HEAD', headers: auth() });
-    expect([head.status, head.headers.get('content-length'), (await head.arrayBuffer()).byteLength]).toEqual([200, String(png.length), 0]);
-    const unknown = await fetch(`${fake.baseUrl}/files-pri/${fake.teamId}-F0000000000/download/x.png`, { headers: auth() });
+    expect([head.status, head.headers.get('content-length'), (await head.arrayBuffer()).byteLength]).toEqual([
+      200,
+      String(png.length),
+      0,
+    ]);
+    const unknown = await fetch(`${fake.baseUrl}/files-pri/${fake.teamId}-F0000000000/download/x.png`, {
+      headers: auth(),
+    });
     expect([unknown.status, unknown.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8']);
     const page = await fetch(file.permalink, { headers: auth() });
     expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
   });
 
-  it('the bot\'s own uploads are served the same way', async () => {
+  it("the bot's own uploads are served the same way", async () => {
     await webClient(fake).filesUploadV2({ channel_id: 'C0ONE', file_uploads: [{ file: png, filename: 'fox.png' }] });
     const [file] = [...fake.files.values()];
     const res = await fetch(file!.urlPrivateDownload, { headers: auth() });
@@ -115,7 +131,9 @@ describe('downloads Slack refuses: a redirect to the sign-in page instead of the
     for (const headers of attempts) {
       const res = await fetch(file.urlPrivateDownload, { headers, redirect: 'manual' });
       expect(res.status).toBe(302);
-      expect(res.headers.get('location')).toBe(`${fake.baseUrl}/?redir=${encodeURIComponent(new URL(file.urlPrivateDownload).pathname)}`);
+      expect(res.headers.get('location')).toBe(
+        `${fake.baseUrl}/?redir=${encodeURIComponent(new URL(file.urlPrivateDownload).pathname)}`,
+      );
       expect(await res.text()).toMatch(/^<a href=".*">Found<\/a>\.$/);
     }
     fake.setScopes(DEFAULT_BOT_SCOPES.filter((s) => s !== 'files:read'));
@@ -135,7 +153,11 @@ describe('generated files', () => {
   const MB = 1024 * 1024;
 
   it('a 50 MB file downloads in full with deterministic content, and serving it does not grow this process by 50 MB', async () => {
-    const file = fake.addUserFile({ name: 'big.bin', mimetype: 'application/octet-stream', stream: { bytes: 50 * MB } });
+    const file = fake.addUserFile({
+      name: 'big.bin',
+      mimetype: 'application/octet-stream',
+      stream: { bytes: 50 * MB },
+    });
     expect(file.data).toBeUndefined();
     const used = () => {
       const m = process.memoryUsage();
@@ -154,18 +176,31 @@ describe('generated files', () => {
       console.log(JSON.stringify({ n, length: r.headers.get('content-length'), head: Buffer.concat(parts).subarray(0, 1000).toString('hex') }));
     })`;
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['-e', script, file.urlPrivateDownload, fake.botToken], (error, stdout) => (error ? reject(error) : resolve(stdout))),
+      execFile(process.execPath, ['-e', script, file.urlPrivateDownload, fake.botToken], (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
     );
     clearInterval(sampler);
     const result = JSON.parse(out) as { n: number; length: string; head: string };
     expect(result).toEqual({ n: 50 * MB, length: String(50 * MB), head: generatedBytes(0, 1000).toString('hex') });
     // Heap and buffers (not RSS, which moves by tens of MB with whatever else the worker does).
     expect(peak.heap + peak.buffers - before.heap - before.buffers).toBeLessThan(16 * MB);
-    await vi.waitFor(() => expect(fake.downloads.at(-1)).toMatchObject({ authorized: true, bytesSent: 50 * MB, completed: true, aborted: false }));
+    await vi.waitFor(() =>
+      expect(fake.downloads.at(-1)).toMatchObject({
+        authorized: true,
+        bytesSent: 50 * MB,
+        completed: true,
+        aborted: false,
+      }),
+    );
   });
 
   it('stops writing as soon as the client aborts: recorded as aborted, far fewer bytes sent than the file has', async () => {
-    const file = fake.addUserFile({ name: 'huge.bin', mimetype: 'application/octet-stream', stream: { bytes: 500 * MB } });
+    const file = fake.addUserFile({
+      name: 'huge.bin',
+      mimetype: 'application/octet-stream',
+      stream: { bytes: 500 * MB },
+    });
     const controller = new AbortController();
     const res = await fetch(file.urlPrivateDownload, { headers: auth(), signal: controller.signal });
     expect(res.headers.get('content-length')).toBe(String(500 * MB));

@@ -47,8 +47,10 @@ function chunkAt(offset: number, length: number): Buffer {
 /** See {@link FakeSlack.addUserFile}. @throws Error for a bad input (a test mistake). */
 export function addUserFile(ws: Workspace, input: UserFileInput): FakeSlackFile {
   if (!input.name) throw new Error('addUserFile: a name is needed');
-  if ((input.data === undefined) === (input.stream === undefined)) throw new Error('addUserFile: give exactly one of data and stream');
-  if (input.stream && !(Number.isInteger(input.stream.bytes) && input.stream.bytes >= 0)) throw new Error('addUserFile: stream.bytes must be a whole number ≥ 0');
+  if ((input.data === undefined) === (input.stream === undefined))
+    throw new Error('addUserFile: give exactly one of data and stream');
+  if (input.stream && !(Number.isInteger(input.stream.bytes) && input.stream.bytes >= 0))
+    throw new Error('addUserFile: stream.bytes must be a whole number ≥ 0');
   const user = input.user ?? [...ws.users.keys()][0] ?? '';
   if (!ws.users.has(user)) throw new Error(`addUserFile: unknown user ${user}`);
   const length = input.data ? input.data.length : input.stream!.bytes;
@@ -70,7 +72,9 @@ export function addUserFile(ws: Workspace, input: UserFileInput): FakeSlackFile 
 
 /** A web page: Slack's sign-in page, or the web app at a permalink. */
 function sendHtml(res: ServerResponse, status: number, title: string, text: string): void {
-  const body = Buffer.from(`<!DOCTYPE html><html lang="en-US"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${text}</h1></body></html>`);
+  const body = Buffer.from(
+    `<!DOCTYPE html><html lang="en-US"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${text}</h1></body></html>`,
+  );
   res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'content-length': String(body.length) });
   res.end(body);
 }
@@ -86,9 +90,23 @@ export function handlePermalink(res: ServerResponse): void {
 }
 
 /** Serves `url_private` / `url_private_download`; see the file comment. */
-export async function handleFileDownload(ws: Workspace, req: IncomingMessage, url: URL, res: ServerResponse): Promise<void> {
+export async function handleFileDownload(
+  ws: Workspace,
+  req: IncomingMessage,
+  url: URL,
+  res: ServerResponse,
+): Promise<void> {
   const [, team, fileId] = /^\/files-pri\/([A-Z0-9]+)-(F[A-Z0-9]+)\/(?:download\/)?[^/]+$/.exec(url.pathname) ?? [];
-  const record: FileDownload = { fileId: fileId ?? '', path: url.pathname, authorized: false, status: 0, bytesSent: 0, completed: false, aborted: false, at: ws.now() };
+  const record: FileDownload = {
+    fileId: fileId ?? '',
+    path: url.pathname,
+    authorized: false,
+    status: 0,
+    bytesSent: 0,
+    completed: false,
+    aborted: false,
+    at: ws.now(),
+  };
   ws.downloads.push(record);
   const token = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
   record.authorized = token === ws.botToken && ws.scopes.includes('files:read');
@@ -111,7 +129,9 @@ export async function handleFileDownload(ws: Workspace, req: IncomingMessage, ur
     'content-type': file.contentType ?? 'application/octet-stream',
     'content-length': String(file.length),
     'cache-control': 'private, no-transform',
-    ...(download ? { 'content-disposition': `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"` } : {}),
+    ...(download
+      ? { 'content-disposition': `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"` }
+      : {}),
   });
   res.on('finish', () => void (record.completed = true));
   res.on('close', () => void (record.aborted = !record.completed));

@@ -36,7 +36,12 @@ describe('Events API over HTTP, to a Bolt app', () => {
   beforeAll(async () => {
     bolt = await boltHttpApp(fake, (app) => {
       app.event('app_mention', async ({ event, body, context }) => {
-        mentions.push({ event, body: body as unknown as Record<string, unknown>, retryNum: context.retryNum, retryReason: context.retryReason });
+        mentions.push({
+          event,
+          body: body as unknown as Record<string, unknown>,
+          retryNum: context.retryNum,
+          retryReason: context.retryReason,
+        });
       });
       app.message(async ({ message }) => void messages.push(message));
     });
@@ -62,13 +67,30 @@ describe('Events API over HTTP, to a Bolt app', () => {
       type: 'event_callback',
       event_id: result.eventId,
       event_time: Math.floor(Number(event.event_ts)),
-      authorizations: [{ enterprise_id: null, team_id: fake.teamId, user_id: fake.botUserId, is_bot: true, is_enterprise_install: false }],
+      authorizations: [
+        {
+          enterprise_id: null,
+          team_id: fake.teamId,
+          user_id: fake.botUserId,
+          is_bot: true,
+          is_enterprise_install: false,
+        },
+      ],
       is_ext_shared_channel: false,
       event_context: `1-app_mention-${fake.teamId}-C0ONE`,
     });
     expect(mentions[0]!.retryNum).toBeUndefined();
     expect(JSON.parse(result.rawBody)).toEqual(mentions[0]!.body);
-    expect(fake.eventDeliveries).toMatchObject([{ eventId: result.eventId, type: 'app_mention', subscription: 'app_mention', via: 'http', retryNum: undefined, ackedInTime: true }]);
+    expect(fake.eventDeliveries).toMatchObject([
+      {
+        eventId: result.eventId,
+        type: 'app_mention',
+        subscription: 'app_mention',
+        via: 'http',
+        retryNum: undefined,
+        ackedInTime: true,
+      },
+    ]);
   });
 
   it('a retry carries X-Slack-Retry-Num / X-Slack-Retry-Reason and the same event_id: Bolt shows them as context.retryNum / retryReason', async () => {
@@ -84,7 +106,7 @@ describe('Events API over HTTP, to a Bolt app', () => {
     ]);
   });
 
-  it('a DM message reaches app.message(); Bolt itself drops the bot\'s own echoed message (its user is the bot)', async () => {
+  it("a DM message reaches app.message(); Bolt itself drops the bot's own echoed message (its user is the bot)", async () => {
     const dm = fake.openIm('U0ALICE');
     const hello = fake.imMessageEvent({ channel: dm.id, user: 'U0ALICE', text: 'hi bot' });
     await fake.sendEvent(bolt.url, hello);
@@ -111,7 +133,7 @@ describe('Events API over HTTP, to a Bolt app', () => {
   });
 });
 
-describe('Slack\'s ack deadline for events', () => {
+describe("Slack's ack deadline for events", () => {
   let app: Server;
   let appUrl: string;
   let behaviour = { status: 200, delayMs: 0 };
@@ -145,7 +167,11 @@ describe('Slack\'s ack deadline for events', () => {
     const [a, b] = requests;
     expect(Number(b!['x-slack-request-timestamp'])).toBeGreaterThan(Number(a!['x-slack-request-timestamp']));
     expect(b!['x-slack-signature']).not.toBe(a!['x-slack-signature']);
-    expect([a!['x-slack-retry-num'], b!['x-slack-retry-num'], b!['x-slack-retry-reason']]).toEqual([undefined, '1', 'http_timeout']);
+    expect([a!['x-slack-retry-num'], b!['x-slack-retry-num'], b!['x-slack-retry-reason']]).toEqual([
+      undefined,
+      '1',
+      'http_timeout',
+    ]);
     expect(a!['content-type']).toBe('application/json');
   });
 
@@ -155,14 +181,26 @@ describe('Slack\'s ack deadline for events', () => {
       const event = patient.mentionEvent({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'x' });
       behaviour = { status: 200, delayMs: 400 };
       const late = await patient.sendEvent(appUrl, event);
-      expect(late).toMatchObject({ status: undefined, ackedInTime: false, failure: { kind: 'operation_timeout', command: 'app_mention', eventId: late.eventId } });
+      expect(late).toMatchObject({
+        status: undefined,
+        ackedInTime: false,
+        failure: { kind: 'operation_timeout', command: 'app_mention', eventId: late.eventId },
+      });
       behaviour = { status: 500, delayMs: 0 };
       const failed = await patient.sendEvent(appUrl, event, { eventId: late.eventId, retryNum: 1 });
       expect(failed.failure).toMatchObject({ kind: 'http_error', eventId: late.eventId });
       const nobody = await patient.sendEvent('http://127.0.0.1:9', event);
       expect(nobody.failure?.kind).toBe('dispatch_failed');
-      expect(patient.platformFailures.map((f) => f.kind)).toEqual(['operation_timeout', 'http_error', 'dispatch_failed']);
-      expect(patient.eventDeliveries.map((d) => [d.retryNum, d.ackedInTime])).toEqual([[undefined, false], [1, false], [undefined, false]]);
+      expect(patient.platformFailures.map((f) => f.kind)).toEqual([
+        'operation_timeout',
+        'http_error',
+        'dispatch_failed',
+      ]);
+      expect(patient.eventDeliveries.map((d) => [d.retryNum, d.ackedInTime])).toEqual([
+        [undefined, false],
+        [1, false],
+        [undefined, false],
+      ]);
       behaviour = { status: 200, delayMs: 0 };
       expect(await patient.verifyUrl(appUrl)).toMatchObject({ status: 200, verified: false });
     } finally {
@@ -172,11 +210,16 @@ describe('Slack\'s ack deadline for events', () => {
 });
 
 describe('events over Socket Mode', () => {
-  it('an events_api envelope reaches Bolt\'s app_mention listener and is acked; retry_attempt shows as context.retryNum', async () => {
+  it("an events_api envelope reaches Bolt's app_mention listener and is acked; retry_attempt shows as context.retryNum", async () => {
     const seen: Seen[] = [];
     const bolt = await boltSocketApp(fake, (app) => {
       app.event('app_mention', async ({ event, body, context }) => {
-        seen.push({ event, body: body as unknown as Record<string, unknown>, retryNum: context.retryNum, retryReason: context.retryReason });
+        seen.push({
+          event,
+          body: body as unknown as Record<string, unknown>,
+          retryNum: context.retryNum,
+          retryReason: context.retryReason,
+        });
       });
     });
     try {
@@ -189,10 +232,23 @@ describe('events over Socket Mode', () => {
       await vi.waitFor(() => expect(seen).toHaveLength(2));
       expect(seen[0]!.event).toEqual(event);
       expect(seen[0]!.body).toEqual(result.payload);
-      expect(result.payload).toMatchObject({ type: 'event_callback', event_id: result.eventId, api_app_id: fake.appId });
-      expect(seen.map((s) => [s.retryNum, s.retryReason])).toEqual([[0, ''], [2, 'timeout']]);
-      expect(fake.envelopes.map((e) => [e.type, e.connectionId, e.ack?.late])).toEqual([['events_api', connection!.id, false], ['events_api', connection!.id, false]]);
-      expect(fake.eventDeliveries.map((d) => [d.via, d.retryNum, d.ackedInTime])).toEqual([['socket', undefined, true], ['socket', 2, true]]);
+      expect(result.payload).toMatchObject({
+        type: 'event_callback',
+        event_id: result.eventId,
+        api_app_id: fake.appId,
+      });
+      expect(seen.map((s) => [s.retryNum, s.retryReason])).toEqual([
+        [0, ''],
+        [2, 'timeout'],
+      ]);
+      expect(fake.envelopes.map((e) => [e.type, e.connectionId, e.ack?.late])).toEqual([
+        ['events_api', connection!.id, false],
+        ['events_api', connection!.id, false],
+      ]);
+      expect(fake.eventDeliveries.map((d) => [d.via, d.retryNum, d.ackedInTime])).toEqual([
+        ['socket', undefined, true],
+        ['socket', 2, true],
+      ]);
     } finally {
       await bolt.stop();
     }
@@ -200,7 +256,11 @@ describe('events over Socket Mode', () => {
 
   it('an envelope nobody acks is operation_timeout; with no connection the event is dispatch_failed', async () => {
     const patient = await FakeSlack.start({ ackTimeoutMs: 100 });
-    const socket = new SocketModeReceiver({ appToken: patient.appToken, logger: quiet, installerOptions: { clientOptions: { slackApiUrl: patient.apiUrl, retryConfig: { retries: 0 } } } }).client;
+    const socket = new SocketModeReceiver({
+      appToken: patient.appToken,
+      logger: quiet,
+      installerOptions: { clientOptions: { slackApiUrl: patient.apiUrl, retryConfig: { retries: 0 } } },
+    }).client;
     const onTheWire: unknown[] = [];
     socket.on('slack_event', ({ type, envelope_id, body, retry_num, retry_reason, accepts_response_payload }) => {
       onTheWire.push({ type, envelope_id, body, retry_num, retry_reason, accepts_response_payload });
@@ -209,10 +269,22 @@ describe('events over Socket Mode', () => {
       await socket.start();
       const event: SlackEvent = patient.mentionEvent({ channel: 'C0GENERAL', user: 'U0ALICE', text: 'x' });
       const late = await patient.sendSocketEvent(event);
-      expect(late).toMatchObject({ ackedInTime: false, failure: { kind: 'operation_timeout', command: 'app_mention', eventId: late.eventId } });
+      expect(late).toMatchObject({
+        ackedInTime: false,
+        failure: { kind: 'operation_timeout', command: 'app_mention', eventId: late.eventId },
+      });
       expect(patient.envelopes[0]).toMatchObject({ type: 'events_api', ack: undefined });
       // The envelope as @slack/socket-mode read it off the wire.
-      expect(onTheWire).toEqual([{ type: 'events_api', envelope_id: late.envelopeId, body: late.payload, retry_num: 0, retry_reason: '', accepts_response_payload: false }]);
+      expect(onTheWire).toEqual([
+        {
+          type: 'events_api',
+          envelope_id: late.envelopeId,
+          body: late.payload,
+          retry_num: 0,
+          retry_reason: '',
+          accepts_response_payload: false,
+        },
+      ]);
       await socket.disconnect();
       await patient.socketClosed(late.connectionId!);
       const nobody = await patient.sendSocketEvent(event);

@@ -20,11 +20,18 @@
  * HTTP 200; anything else of a correctly signed event is a platform failure.
  */
 import { randomBytes } from 'node:crypto';
-import type { EventDelivery, SendEventOptions, SendEventResult, SignOptions, SlackEvent, UrlVerificationResult } from './inbound-types.ts';
 import { ackFailure, isFaulty, sendSigned } from './inbound.ts';
-import { subscriptionOf, SUBSCRIPTION_SCOPES } from './scopes.ts';
-import type { Workspace } from './workspace.ts';
+import type {
+  EventDelivery,
+  SendEventOptions,
+  SendEventResult,
+  SignOptions,
+  SlackEvent,
+  UrlVerificationResult,
+} from './inbound-types.ts';
+import { SUBSCRIPTION_SCOPES, subscriptionOf } from './scopes.ts';
 import { isObject, type Json } from './wire.ts';
+import type { Workspace } from './workspace.ts';
 
 /** A fresh `event_id`: `Ev` and 10 characters. */
 export function newEventId(): string {
@@ -39,11 +46,15 @@ export function newEventId(): string {
 export function checkDeliverable(ws: Workspace, event: SlackEvent, caller: string): string {
   const subscription = subscriptionOf(event);
   if (!ws.botEvents.includes(subscription)) {
-    throw new Error(`${caller}: the app is not subscribed to the ${subscription} event (its bot events: ${ws.botEvents.join(', ') || 'none'}); Slack would not send it`);
+    throw new Error(
+      `${caller}: the app is not subscribed to the ${subscription} event (its bot events: ${ws.botEvents.join(', ') || 'none'}); Slack would not send it`,
+    );
   }
   const scope = SUBSCRIPTION_SCOPES[subscription];
   if (scope && !ws.scopes.includes(scope)) {
-    throw new Error(`${caller}: the ${subscription} subscription needs the scope ${scope}, which the token lacks; Slack would not send it`);
+    throw new Error(
+      `${caller}: the ${subscription} subscription needs the scope ${scope}, which the token lacks; Slack would not send it`,
+    );
   }
   const channel = typeof event.channel === 'string' ? ws.channels.get(event.channel) : undefined;
   if (channel && !channel.isIm && channel.botIsMember === false) {
@@ -63,7 +74,9 @@ export function eventCallback(ws: Workspace, event: SlackEvent, eventId: string,
     type: 'event_callback',
     event_id: eventId,
     event_time: eventTime ?? (Number.isFinite(ts) ? Math.floor(ts) : Math.floor(ws.now() / 1000)),
-    authorizations: [{ enterprise_id: null, team_id: ws.teamId, user_id: ws.botUserId, is_bot: true, is_enterprise_install: false }],
+    authorizations: [
+      { enterprise_id: null, team_id: ws.teamId, user_id: ws.botUserId, is_bot: true, is_enterprise_install: false },
+    ],
     is_ext_shared_channel: false,
     event_context: `1-${event.type}-${ws.teamId}-${typeof event.channel === 'string' ? event.channel : ''}`,
   };
@@ -75,11 +88,19 @@ export function recordDelivery(ws: Workspace, d: Omit<EventDelivery, 'at'>): voi
 }
 
 /** See {@link FakeSlack.sendEvent}. */
-export async function sendEvent(ws: Workspace, botUrl: string, event: SlackEvent, o: SendEventOptions = {}): Promise<SendEventResult> {
+export async function sendEvent(
+  ws: Workspace,
+  botUrl: string,
+  event: SlackEvent,
+  o: SendEventOptions = {},
+): Promise<SendEventResult> {
   const subscription = checkDeliverable(ws, event, 'sendEvent');
   const eventId = o.eventId ?? newEventId();
   const rawBody = JSON.stringify(eventCallback(ws, event, eventId, o.eventTime));
-  const headers: Record<string, string> = o.retryNum === undefined ? {} : { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': o.retryReason ?? 'http_timeout' };
+  const headers: Record<string, string> =
+    o.retryNum === undefined
+      ? {}
+      : { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': o.retryReason ?? 'http_timeout' };
   const sign = o.sign ?? {};
   // A retry is a new request made later (after the 3 s deadline at the earliest): never the same
   // timestamp, hence never the same signature, as an earlier delivery of the event — even when a
@@ -109,5 +130,10 @@ export async function verifyUrl(ws: Workspace, botUrl: string, sign: SignOptions
   } catch {
     answered = result.body.trim() === challenge ? challenge : new URLSearchParams(result.body).get('challenge');
   }
-  return { status: result.status, body: result.body, challenge, verified: result.status === 200 && answered === challenge };
+  return {
+    status: result.status,
+    body: result.body,
+    challenge,
+    verified: result.status === 200 && answered === challenge,
+  };
 }

@@ -27,7 +27,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('app_mention', () => {
   it('is exactly what Slack sends: the bot mentioned first, user text escaped, rich_text blocks, the message stored with the same ts', () => {
-    const event = fake.mentionEvent({ channel: 'C0ONE', user: 'U0ALICE', text: 'is 1 < 2 & <!here> see <https://x.test/a|this>?' });
+    const event = fake.mentionEvent({
+      channel: 'C0ONE',
+      user: 'U0ALICE',
+      text: 'is 1 < 2 & <!here> see <https://x.test/a|this>?',
+    });
     const text = `<@${fake.botUserId}> is 1 &lt; 2 &amp; <!here> see <https://x.test/a|this>?`;
     expect(event).toEqual({
       user: 'U0ALICE',
@@ -58,33 +62,58 @@ describe('app_mention', () => {
       channel: 'C0ONE',
       event_ts: event.ts,
     });
-    expect(fake.message('C0ONE', event.ts as string)).toMatchObject({ user: 'U0ALICE', text, via: 'user', threadTs: undefined });
+    expect(fake.message('C0ONE', event.ts as string)).toMatchObject({
+      user: 'U0ALICE',
+      text,
+      via: 'user',
+      threadTs: undefined,
+    });
   });
 
   it('keeps a mention of the bot where the user wrote it; in a thread it has thread_ts and parent_user_id; files come with upload: false', async () => {
     const parent = await webClient(fake).chat.postMessage({ channel: 'C0ONE', text: 'earlier answer' });
     const file = fake.addUserFile({ name: 'cat.png', mimetype: 'image/png', data: Buffer.from('png'), user: 'U0BOB' });
-    const event = fake.mentionEvent({ channel: 'C0ONE', user: 'U0BOB', text: `what is this, <@${fake.botUserId}>?`, threadTs: parent.ts!, files: [file] });
+    const event = fake.mentionEvent({
+      channel: 'C0ONE',
+      user: 'U0BOB',
+      text: `what is this, <@${fake.botUserId}>?`,
+      threadTs: parent.ts!,
+      files: [file],
+    });
     expect(event).toMatchObject({
       text: `what is this, <@${fake.botUserId}>?`,
       thread_ts: parent.ts,
       parent_user_id: fake.botUserId,
       upload: false,
       display_as_bot: false,
-      files: [{ id: file.id, name: 'cat.png', mimetype: 'image/png', url_private: file.urlPrivate, url_private_download: file.urlPrivateDownload, user: 'U0BOB', size: 3 }],
+      files: [
+        {
+          id: file.id,
+          name: 'cat.png',
+          mimetype: 'image/png',
+          url_private: file.urlPrivate,
+          url_private_download: file.urlPrivateDownload,
+          user: 'U0BOB',
+          size: 3,
+        },
+      ],
     });
     expect(event).not.toHaveProperty('subtype');
     expect(file).toMatchObject({ channel: 'C0ONE', threadTs: parent.ts, messageTs: event.ts });
     expect(fake.thread('C0ONE', parent.ts!).map((m) => m.ts)).toEqual([event.ts]);
   });
 
-  it('refuses what Slack never sends: a mention in a DM, by a user not in the channel, in a thread that does not exist, with someone else\'s file', () => {
+  it("refuses what Slack never sends: a mention in a DM, by a user not in the channel, in a thread that does not exist, with someone else's file", () => {
     const dm = fake.openIm('U0ALICE');
     const bobs = fake.addUserFile({ name: 'b.png', mimetype: 'image/png', data: Buffer.from('b'), user: 'U0BOB' });
-    expect(() => fake.mentionEvent({ channel: 'C0ONE', user: 'U0ALICE', text: 'hi', files: [bobs] })).toThrow(/belongs to U0BOB/);
+    expect(() => fake.mentionEvent({ channel: 'C0ONE', user: 'U0ALICE', text: 'hi', files: [bobs] })).toThrow(
+      /belongs to U0BOB/,
+    );
     expect(() => fake.mentionEvent({ channel: dm.id, user: 'U0ALICE', text: 'hi' })).toThrow(/no app_mention in a DM/);
     expect(() => fake.mentionEvent({ channel: 'C0SMALL', user: 'U0BOB', text: 'hi' })).toThrow(/not a member/);
-    expect(() => fake.mentionEvent({ channel: 'C0ONE', user: 'U0ALICE', text: 'hi', threadTs: '1700000000.000001' })).toThrow(/thread_not_found/);
+    expect(() =>
+      fake.mentionEvent({ channel: 'C0ONE', user: 'U0ALICE', text: 'hi', threadTs: '1700000000.000001' }),
+    ).toThrow(/thread_not_found/);
     expect(() => fake.mentionEvent({ channel: 'C0NOPE', user: 'U0ALICE', text: 'hi' })).toThrow(/unknown channel/);
     expect(fake.messages()).toEqual([]);
   });
@@ -101,18 +130,32 @@ describe('messages in a DM', () => {
       client_msg_id: expect.stringMatching(UUID),
       text: 'hello',
       team: fake.teamId,
-      blocks: [{ type: 'rich_text', block_id: expect.any(String), elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'hello' }] }] }],
+      blocks: [
+        {
+          type: 'rich_text',
+          block_id: expect.any(String),
+          elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'hello' }] }],
+        },
+      ],
       channel: dm.id,
       event_ts: plain.ts,
       channel_type: 'im',
     });
     const file = fake.addUserFile({ name: 'a.jpg', mimetype: 'image/jpeg', data: Buffer.from('jpg'), user: 'U0BOB' });
     const withFile = fake.imMessageEvent({ channel: dm.id, user: 'U0BOB', text: '', files: [file] });
-    expect(withFile).toMatchObject({ type: 'message', subtype: 'file_share', upload: true, display_as_bot: false, text: '', channel_type: 'im', files: [{ id: file.id, filetype: 'jpg' }] });
+    expect(withFile).toMatchObject({
+      type: 'message',
+      subtype: 'file_share',
+      upload: true,
+      display_as_bot: false,
+      text: '',
+      channel_type: 'im',
+      files: [{ id: file.id, filetype: 'jpg' }],
+    });
     expect(withFile).not.toHaveProperty('blocks');
   });
 
-  it('refuses a channel that is not a DM, and a user who is not the DM\'s', () => {
+  it("refuses a channel that is not a DM, and a user who is not the DM's", () => {
     const dm = fake.openIm('U0BOB');
     expect(() => fake.imMessageEvent({ channel: 'C0ONE', user: 'U0BOB', text: 'x' })).toThrow(/not a DM/);
     expect(() => fake.imMessageEvent({ channel: dm.id, user: 'U0ALICE', text: 'x' })).toThrow(/cannot write in the DM/);
@@ -120,17 +163,37 @@ describe('messages in a DM', () => {
 });
 
 describe('events the bot must ignore', () => {
-  it('another app\'s bot_message: bot_id, username, icons, no user', () => {
+  it("another app's bot_message: bot_id, username, icons, no user", () => {
     const event = fake.botMessageEvent({ channel: 'C0ONE', text: 'deploy done', username: 'ci' });
-    expect(event).toEqual({ type: 'message', subtype: 'bot_message', text: 'deploy done', ts: expect.any(String), username: 'ci', bot_id: 'B0OTHERAPP', icons: {}, channel: 'C0ONE', event_ts: event.ts, channel_type: 'channel' });
+    expect(event).toEqual({
+      type: 'message',
+      subtype: 'bot_message',
+      text: 'deploy done',
+      ts: expect.any(String),
+      username: 'ci',
+      bot_id: 'B0OTHERAPP',
+      icons: {},
+      channel: 'C0ONE',
+      event_ts: event.ts,
+      channel_type: 'channel',
+    });
     expect(fake.message('C0ONE', event.ts as string)).toMatchObject({ via: 'other_app', botId: 'B0OTHERAPP' });
   });
 
-  it('the bot\'s own message echoed: user is the bot, bot_id, app_id, bot_profile, no subtype', async () => {
+  it("the bot's own message echoed: user is the bot, bot_id, app_id, bot_profile, no subtype", async () => {
     const dm = fake.openIm('U0ALICE');
     const posted = await webClient(fake).chat.postMessage({ channel: dm.id, text: 'my answer' });
     const event = fake.ownMessageEvent({ channel: dm.id, ts: posted.ts! });
-    expect(event).toMatchObject({ type: 'message', user: fake.botUserId, bot_id: fake.botId, app_id: fake.appId, text: 'my answer', ts: posted.ts, channel_type: 'im', bot_profile: { id: fake.botId } });
+    expect(event).toMatchObject({
+      type: 'message',
+      user: fake.botUserId,
+      bot_id: fake.botId,
+      app_id: fake.appId,
+      text: 'my answer',
+      ts: posted.ts,
+      channel_type: 'im',
+      bot_profile: { id: fake.botId },
+    });
     expect(event).not.toHaveProperty('subtype');
     expect(() => fake.ownMessageEvent({ channel: dm.id, ts: '1700000000.000001' })).toThrow(/no message of the bot/);
   });
@@ -145,14 +208,27 @@ describe('events the bot must ignore', () => {
       hidden: true,
       channel: dm.id,
       channel_type: 'im',
-      message: { type: 'message', user: 'U0ALICE', text: 'hello', ts: original.ts, edited: { user: 'U0ALICE', ts: changed.ts } },
+      message: {
+        type: 'message',
+        user: 'U0ALICE',
+        text: 'hello',
+        ts: original.ts,
+        edited: { user: 'U0ALICE', ts: changed.ts },
+      },
       previous_message: { type: 'message', user: 'U0ALICE', text: 'helo', ts: original.ts },
     });
     expect(changed.ts).not.toBe(original.ts);
     expect(changed.event_ts).toBe(changed.ts);
     expect(fake.message(dm.id, original.ts as string)?.revisions.map((r) => r.text)).toEqual(['helo', 'hello']);
     const deleted = fake.messageDeletedEvent({ channel: dm.id, ts: original.ts as string });
-    expect(deleted).toMatchObject({ type: 'message', subtype: 'message_deleted', hidden: true, deleted_ts: original.ts, previous_message: { text: 'hello' }, channel_type: 'im' });
+    expect(deleted).toMatchObject({
+      type: 'message',
+      subtype: 'message_deleted',
+      hidden: true,
+      deleted_ts: original.ts,
+      previous_message: { text: 'hello' },
+      channel_type: 'im',
+    });
     expect(fake.messages(dm.id)).toEqual([]);
   });
 });

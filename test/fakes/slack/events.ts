@@ -28,8 +28,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { SlackEvent, UserMessageInput } from './inbound-types.ts';
 import { channelType } from './scopes.ts';
 import type { FakeSlackChannel, FakeSlackMessage } from './types.ts';
+import { escapeSlack, type Json, SlackApiError, unescapeSlack } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-import { escapeSlack, SlackApiError, unescapeSlack, type Json } from './wire.ts';
 
 /** Markup Slack writes into message text itself: user, channel, broadcast mentions and links. */
 const MARKUP = /<(?:[@#!][^<>\s][^<>]*|(?:https?|mailto):[^<>]*)>/g;
@@ -63,7 +63,11 @@ export function richTextBlock(text: string): Json {
     else elements.push({ type: 'link', url: target, ...(label ? { text: label } : {}) });
   }
   pushText(text.slice(last));
-  return { type: 'rich_text', block_id: randomBytes(4).toString('base64').slice(0, 5), elements: [{ type: 'rich_text_section', elements }] };
+  return {
+    type: 'rich_text',
+    block_id: randomBytes(4).toString('base64').slice(0, 5),
+    elements: [{ type: 'rich_text_section', elements }],
+  };
 }
 
 /** `{ thread_ts, parent_user_id }` of a reply, or nothing. */
@@ -87,27 +91,47 @@ function userMessage(ws: Workspace, m: FakeSlackMessage, text = m.text, blocks =
 }
 
 /** Checks the channel, user and thread of a user's message and stores it. @throws Error (a test mistake). */
-function storeUserMessage(ws: Workspace, caller: string, input: UserMessageInput, check: (channel: FakeSlackChannel) => string | undefined, text: string): FakeSlackMessage {
+function storeUserMessage(
+  ws: Workspace,
+  caller: string,
+  input: UserMessageInput,
+  check: (channel: FakeSlackChannel) => string | undefined,
+  text: string,
+): FakeSlackMessage {
   const channel = ws.channels.get(input.channel);
   if (!channel) throw new Error(`${caller}: unknown channel ${input.channel}`);
   if (!ws.users.has(input.user)) throw new Error(`${caller}: unknown user ${input.user}`);
   const problem = check(channel);
   if (problem) throw new Error(`${caller}: ${problem}`);
-  if (channel.members && !channel.members.includes(input.user)) throw new Error(`${caller}: ${input.user} is not a member of ${channel.id}`);
+  if (channel.members && !channel.members.includes(input.user))
+    throw new Error(`${caller}: ${input.user} is not a member of ${channel.id}`);
   let threadTs: string | undefined;
   try {
     threadTs = ws.threadParent(channel.id, input.threadTs);
   } catch (error) {
-    throw new Error(`${caller}: thread ${input.threadTs} in ${channel.id}: ${error instanceof SlackApiError ? error.error : String(error)}`);
+    throw new Error(
+      `${caller}: thread ${input.threadTs} in ${channel.id}: ${error instanceof SlackApiError ? error.error : String(error)}`,
+    );
   }
   const files = input.files ?? [];
   for (const f of files) {
     if (ws.file(f.id) !== f) throw new Error(`${caller}: file ${f.id} is not a file of this fake`);
     // The files of a message are the ones its author uploaded with it.
-    if (f.user !== input.user) throw new Error(`${caller}: file ${f.id} belongs to ${f.user}, not ${input.user} (addUserFile({ user }))`);
+    if (f.user !== input.user)
+      throw new Error(`${caller}: file ${f.id} belongs to ${f.user}, not ${input.user} (addUserFile({ user }))`);
   }
   const blocks = text ? [richTextBlock(text)] : undefined;
-  const m = ws.storeMessage({ channel: channel.id, user: input.user, botId: undefined, text, blocks, threadTs, files: files.map((f) => f.id), via: 'user', method: 'user' });
+  const m = ws.storeMessage({
+    channel: channel.id,
+    user: input.user,
+    botId: undefined,
+    text,
+    blocks,
+    threadTs,
+    files: files.map((f) => f.id),
+    via: 'user',
+    method: 'user',
+  });
   clientMsgIds.set(m, randomUUID());
   for (const f of files) Object.assign(f, { channel: channel.id, threadTs, messageTs: m.ts });
   return m;
@@ -123,38 +147,81 @@ function fileFields(ws: Workspace, m: FakeSlackMessage, upload: boolean): Json {
 export function mentionEvent(ws: Workspace, input: UserMessageInput): SlackEvent {
   let text = userText(input.text);
   if (!text.includes(`<@${ws.botUserId}>`)) text = `<@${ws.botUserId}> ${text}`.trimEnd();
-  const m = storeUserMessage(ws, 'mentionEvent', input, (c) => (c.isIm ? 'Slack sends no app_mention in a DM (use imMessageEvent)' : undefined), text);
-  return { ...userMessage(ws, m), type: 'app_mention', ...fileFields(ws, m, false), channel: m.channel, event_ts: m.ts };
+  const m = storeUserMessage(
+    ws,
+    'mentionEvent',
+    input,
+    (c) => (c.isIm ? 'Slack sends no app_mention in a DM (use imMessageEvent)' : undefined),
+    text,
+  );
+  return {
+    ...userMessage(ws, m),
+    type: 'app_mention',
+    ...fileFields(ws, m, false),
+    channel: m.channel,
+    event_ts: m.ts,
+  };
 }
 
 /** See {@link FakeSlack.imMessageEvent}. */
 export function imMessageEvent(ws: Workspace, input: UserMessageInput): SlackEvent {
-  const check = (c: FakeSlackChannel) => (!c.isIm ? `${c.id} is not a DM (use openIm)` : c.imUser !== input.user ? `${input.user} cannot write in the DM of ${c.imUser}` : undefined);
+  const check = (c: FakeSlackChannel) =>
+    !c.isIm
+      ? `${c.id} is not a DM (use openIm)`
+      : c.imUser !== input.user
+        ? `${input.user} cannot write in the DM of ${c.imUser}`
+        : undefined;
   const m = storeUserMessage(ws, 'imMessageEvent', input, check, userText(input.text));
   return messageEvent(ws, m);
 }
 
 /** See {@link FakeSlack.channelMessageEvent}. */
 export function channelMessageEvent(ws: Workspace, input: UserMessageInput): SlackEvent {
-  const m = storeUserMessage(ws, 'channelMessageEvent', input, (c) => (c.isIm ? `${c.id} is a DM (use imMessageEvent)` : undefined), userText(input.text));
+  const m = storeUserMessage(
+    ws,
+    'channelMessageEvent',
+    input,
+    (c) => (c.isIm ? `${c.id} is a DM (use imMessageEvent)` : undefined),
+    userText(input.text),
+  );
   return messageEvent(ws, m);
 }
 
 function messageEvent(ws: Workspace, m: FakeSlackMessage): SlackEvent {
   const channel = ws.channels.get(m.channel)!;
   const files = m.files.length ? { subtype: 'file_share', ...fileFields(ws, m, true) } : {};
-  return { ...userMessage(ws, m), type: 'message', ...files, channel: m.channel, event_ts: m.ts, channel_type: channelType(channel) };
+  return {
+    ...userMessage(ws, m),
+    type: 'message',
+    ...files,
+    channel: m.channel,
+    event_ts: m.ts,
+    channel_type: channelType(channel),
+  };
 }
 
 /** See {@link FakeSlack.botMessageEvent}. */
-export function botMessageEvent(ws: Workspace, input: { channel: string; text: string; botId?: string; username?: string; threadTs?: string }): SlackEvent {
+export function botMessageEvent(
+  ws: Workspace,
+  input: { channel: string; text: string; botId?: string; username?: string; threadTs?: string },
+): SlackEvent {
   const channel = ws.channels.get(input.channel);
   if (!channel) throw new Error(`botMessageEvent: unknown channel ${input.channel}`);
   const botId = input.botId ?? 'B0OTHERAPP';
   if (botId === ws.botId) throw new Error('botMessageEvent: that is this bot (use ownMessageEvent)');
   const threadTs = ws.threadParent(channel.id, input.threadTs);
   const text = userText(input.text);
-  const m = ws.storeMessage({ channel: channel.id, user: '', botId, text, blocks: undefined, threadTs, files: [], via: 'other_app', method: 'other_app' });
+  const m = ws.storeMessage({
+    channel: channel.id,
+    user: '',
+    botId,
+    text,
+    blocks: undefined,
+    threadTs,
+    files: [],
+    via: 'other_app',
+    method: 'other_app',
+  });
   return {
     type: 'message',
     subtype: 'bot_message',
@@ -173,7 +240,8 @@ export function botMessageEvent(ws: Workspace, input: { channel: string; text: s
 /** See {@link FakeSlack.ownMessageEvent}. */
 export function ownMessageEvent(ws: Workspace, input: { channel: string; ts: string }): SlackEvent {
   const m = ws.message(input.channel, input.ts);
-  if (!m || m.deleted || m.user !== ws.botUserId) throw new Error(`ownMessageEvent: no message of the bot at ${input.channel}/${input.ts}`);
+  if (!m || m.deleted || m.user !== ws.botUserId)
+    throw new Error(`ownMessageEvent: no message of the bot at ${input.channel}/${input.ts}`);
   const channel = ws.channels.get(m.channel)!;
   return {
     user: ws.botUserId,
@@ -183,7 +251,15 @@ export function ownMessageEvent(ws: Workspace, input: { channel: string; ts: str
     app_id: ws.appId,
     text: m.text,
     team: ws.teamId,
-    bot_profile: { id: ws.botId, deleted: false, name: 'genbot', updated: 1_700_000_000, app_id: ws.appId, icons: {}, team_id: ws.teamId },
+    bot_profile: {
+      id: ws.botId,
+      deleted: false,
+      name: 'genbot',
+      updated: 1_700_000_000,
+      app_id: ws.appId,
+      icons: {},
+      team_id: ws.teamId,
+    },
     ...(m.blocks ? { blocks: m.blocks } : {}),
     ...threadFields(ws, m),
     ...fileFields(ws, m, true),
@@ -231,5 +307,15 @@ export function messageDeletedEvent(ws: Workspace, input: { channel: string; ts:
   const eventTs = ws.nextTs();
   m.deleted = true;
   const channel = ws.channels.get(m.channel)!;
-  return { type: 'message', subtype: 'message_deleted', previous_message: previous, channel: m.channel, hidden: true, deleted_ts: m.ts, event_ts: eventTs, ts: eventTs, channel_type: channelType(channel) };
+  return {
+    type: 'message',
+    subtype: 'message_deleted',
+    previous_message: previous,
+    channel: m.channel,
+    hidden: true,
+    deleted_ts: m.ts,
+    event_ts: eventTs,
+    ts: eventTs,
+    channel_type: channelType(channel),
+  };
 }

@@ -5,13 +5,18 @@
  * records. See test/fakes/slack.ts for the overview.
  */
 import { shownStatus } from './assistant.ts';
-import { botMessageEvent, channelMessageEvent, imMessageEvent, mentionEvent, messageChangedEvent, messageDeletedEvent, ownMessageEvent } from './events.ts';
+import { FakeSlackCore } from './core.ts';
+import {
+  botMessageEvent,
+  channelMessageEvent,
+  imMessageEvent,
+  mentionEvent,
+  messageChangedEvent,
+  messageDeletedEvent,
+  ownMessageEvent,
+} from './events.ts';
 import { sendEvent, verifyUrl } from './events-api.ts';
-import { sendSigned, sendSlashCommand, type SignedResult } from './inbound.ts';
-import type { BlockActionInput, BlockActionRecord, BlockActionResult, SocketBlockActionResult } from './interaction-types.ts';
-import { sendBlockAction, sendSocketBlockAction } from './interactivity.ts';
-import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
-import { applyStreaming, stopStreamByUser } from './streaming.ts';
+import { type SignedResult, sendSigned, sendSlashCommand } from './inbound.ts';
 import type {
   SendEventOptions,
   SendEventResult,
@@ -25,7 +30,15 @@ import type {
   UrlVerificationResult,
   UserMessageInput,
 } from './inbound-types.ts';
-import { FakeSlackCore } from './core.ts';
+import type {
+  BlockActionInput,
+  BlockActionRecord,
+  BlockActionResult,
+  SocketBlockActionResult,
+} from './interaction-types.ts';
+import { sendBlockAction, sendSocketBlockAction } from './interactivity.ts';
+import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
+import { applyStreaming, stopStreamByUser } from './streaming.ts';
 import type { FakeSlackOptions } from './types.ts';
 
 /** The fake Slack. Start with {@link FakeSlack.start}; stop with {@link FakeSlack.close}. */
@@ -79,7 +92,10 @@ export class FakeSlack extends FakeSlackCore {
    * with no open connection as `dispatch_failed`.
    * @throws Error for an unknown channel or user, or an unknown or closed `options.connectionId`.
    */
-  sendSocketSlashCommand(input: SlashCommandInput, options: { connectionId?: number } = {}): Promise<SocketSlashCommandResult> {
+  sendSocketSlashCommand(
+    input: SlashCommandInput,
+    options: { connectionId?: number } = {},
+  ): Promise<SocketSlashCommandResult> {
     return this.socketMode.sendSlashCommand(input, options);
   }
 
@@ -92,7 +108,10 @@ export class FakeSlack extends FakeSlackCore {
    * @returns the id of the connection it was sent on.
    * @throws Error when there is no such open connection.
    */
-  sendSocketDisconnect(reason: 'warning' | 'refresh_requested' | 'link_disabled' = 'refresh_requested', connectionId?: number): number {
+  sendSocketDisconnect(
+    reason: 'warning' | 'refresh_requested' | 'link_disabled' = 'refresh_requested',
+    connectionId?: number,
+  ): number {
     return this.socketMode.sendDisconnect(reason, connectionId);
   }
 
@@ -121,7 +140,10 @@ export class FakeSlack extends FakeSlackCore {
    * `operation_timeout`, no open connection `dispatch_failed`).
    * @throws Error as {@link sendBlockAction}, or for an unknown or closed `options.connectionId`.
    */
-  sendSocketBlockAction(input: BlockActionInput, options: { connectionId?: number } = {}): Promise<SocketBlockActionResult> {
+  sendSocketBlockAction(
+    input: BlockActionInput,
+    options: { connectionId?: number } = {},
+  ): Promise<SocketBlockActionResult> {
     return sendSocketBlockAction(this.ws, this.socketMode, input, options);
   }
 
@@ -234,7 +256,13 @@ export class FakeSlack extends FakeSlackCore {
   }
 
   /** Another app posts (`subtype: 'bot_message'`, `bot_id`, no `user`): an event the bot must ignore. */
-  botMessageEvent(input: { channel: string; text: string; botId?: string; username?: string; threadTs?: string }): SlackEvent {
+  botMessageEvent(input: {
+    channel: string;
+    text: string;
+    botId?: string;
+    username?: string;
+    threadTs?: string;
+  }): SlackEvent {
     return botMessageEvent(this.ws, input);
   }
 

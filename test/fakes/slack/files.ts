@@ -8,8 +8,8 @@
 import { parseBlocks } from './blocks.ts';
 import type { FakeSlackChannel } from './types.ts';
 import type { MethodTable } from './web-api.ts';
+import { isObject, type Json, jsonParam, required, SlackApiError, str } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-import { isObject, jsonParam, required, SlackApiError, str, type Json } from './wire.ts';
 
 export function fileMethods(ws: Workspace): MethodTable {
   return {
@@ -28,7 +28,9 @@ function getUploadUrl(ws: Workspace, p: Json): Json {
   const lengthText = required(p, 'length');
   const length = Number(lengthText);
   if (!Number.isInteger(length) || length <= 0) {
-    throw new SlackApiError('invalid_arguments', { response_metadata: { messages: ['[ERROR] length must be a positive integer'] } });
+    throw new SlackApiError('invalid_arguments', {
+      response_metadata: { messages: ['[ERROR] length must be a positive integer'] },
+    });
   }
   const file = ws.addFile({
     origin: 'upload',
@@ -56,11 +58,18 @@ function getUploadUrl(ws: Workspace, p: Json): Json {
 function completeUpload(ws: Workspace, p: Json): Json {
   const list = jsonParam(p, 'files');
   if (!Array.isArray(list) || list.length === 0 || !list.every((f) => isObject(f) && typeof f.id === 'string')) {
-    throw new SlackApiError('invalid_arguments', { response_metadata: { messages: ['[ERROR] files must be a JSON array of {"id","title"}'] } });
+    throw new SlackApiError('invalid_arguments', {
+      response_metadata: { messages: ['[ERROR] files must be a JSON array of {"id","title"}'] },
+    });
   }
   const files = list.map((entry: Json) => {
     const f = ws.files.get(entry.id as string);
-    if (!f || !f.data || f.completed) throw new SlackApiError('file_not_found', { response_metadata: { messages: [`[ERROR] file ${String(entry.id)} is unknown, not uploaded, or already completed`] } });
+    if (!f || !f.data || f.completed)
+      throw new SlackApiError('file_not_found', {
+        response_metadata: {
+          messages: [`[ERROR] file ${String(entry.id)} is unknown, not uploaded, or already completed`],
+        },
+      });
     return { f, title: typeof entry.title === 'string' ? entry.title : undefined };
   });
   const channelRef = str(p, 'channel_id') ?? str(p, 'channels');

@@ -2,8 +2,8 @@
  * Who is who: `api.test` (no token needed), `auth.test` (the bot's identity) and `users.info`.
  */
 import type { MethodTable } from './web-api.ts';
-import type { Workspace } from './workspace.ts';
 import { required, SlackApiError } from './wire.ts';
+import type { Workspace } from './workspace.ts';
 
 export function identityMethods(ws: Workspace): MethodTable {
   return {

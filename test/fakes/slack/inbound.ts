@@ -5,11 +5,11 @@
  * failure of the app.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { issueResponseUrl } from './response-url.ts';
 import type { SignOptions, SlashCommandInput, SlashCommandResult } from './inbound-types.ts';
+import { issueResponseUrl } from './response-url.ts';
 import type { PlatformFailure } from './types.ts';
-import type { Workspace } from './workspace.ts';
 import { escapeSlack } from './wire.ts';
+import type { Workspace } from './workspace.ts';
 
 /** `'v0=' + hex(HMAC-SHA256(secret, 'v0:' + timestampSec + ':' + rawBody))`: Slack's request signature. */
 export function signSlackRequest(signingSecret: string, timestampSec: number, rawBody: string): string {
@@ -35,7 +35,14 @@ export function isFaulty(sign: SignOptions): boolean {
  * POSTs `rawBody` to the app, signed (or mis-signed per `sign`), waiting at most `ackTimeoutMs`.
  * @param headers extra request headers (e.g. `x-slack-retry-num`).
  */
-export async function sendSigned(ws: Workspace, botUrl: string, rawBody: string, contentType: string, sign: SignOptions = {}, headers: Record<string, string> = {}): Promise<SignedResult> {
+export async function sendSigned(
+  ws: Workspace,
+  botUrl: string,
+  rawBody: string,
+  contentType: string,
+  sign: SignOptions = {},
+  headers: Record<string, string> = {},
+): Promise<SignedResult> {
   const timestampSec = sign.timestampSec ?? Math.floor(Date.now() / 1000);
   const signature = sign.signature ?? signSlackRequest(sign.signingSecret ?? ws.signingSecret, timestampSec, rawBody);
   const url = new URL(sign.path ?? '/slack/events', botUrl);
@@ -57,7 +64,12 @@ export async function sendSigned(ws: Workspace, botUrl: string, rawBody: string,
     return { status: res.status, body, ms: performance.now() - started, timedOut: false };
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    return { status: undefined, body: error instanceof Error ? error.message : String(error), ms: performance.now() - started, timedOut };
+    return {
+      status: undefined,
+      body: error instanceof Error ? error.message : String(error),
+      ms: performance.now() - started,
+      timedOut,
+    };
   }
 }
 
@@ -74,7 +86,11 @@ export function ackFailure(ws: Workspace, command: string, result: SignedResult)
  * payload in Socket Mode), with a fresh `response_url` of this fake issued for it.
  * @throws Error for an unknown channel or user (a test mistake: Slack only sends real ones).
  */
-export function slashCommandFields(ws: Workspace, caller: string, input: SlashCommandInput): { fields: Record<string, string>; responseUrl: string; triggerId: string } {
+export function slashCommandFields(
+  ws: Workspace,
+  caller: string,
+  input: SlashCommandInput,
+): { fields: Record<string, string>; responseUrl: string; triggerId: string } {
   const channelId = input.channel_id ?? [...ws.channels.keys()][0] ?? '';
   const userId = input.user_id ?? [...ws.users.keys()][0] ?? '';
   const channel = ws.channels.get(channelId);
@@ -102,7 +118,12 @@ export function slashCommandFields(ws: Workspace, caller: string, input: SlashCo
 }
 
 /** See {@link FakeSlack.sendSlashCommand}. */
-export async function sendSlashCommand(ws: Workspace, botUrl: string, input: SlashCommandInput, sign: SignOptions = {}): Promise<SlashCommandResult> {
+export async function sendSlashCommand(
+  ws: Workspace,
+  botUrl: string,
+  input: SlashCommandInput,
+  sign: SignOptions = {},
+): Promise<SlashCommandResult> {
   const { fields, responseUrl, triggerId } = slashCommandFields(ws, 'sendSlashCommand', input);
   const rawBody = new URLSearchParams(fields).toString();
   const result = await sendSigned(ws, botUrl, rawBody, 'application/x-www-form-urlencoded', sign);

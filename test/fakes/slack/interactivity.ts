@@ -32,12 +32,17 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ackFailure, isFaulty, sendSigned } from './inbound.ts';
 import type { SignOptions } from './inbound-types.ts';
-import type { BlockActionInput, BlockActionRecord, BlockActionResult, SocketBlockActionResult } from './interaction-types.ts';
+import type {
+  BlockActionInput,
+  BlockActionRecord,
+  BlockActionResult,
+  SocketBlockActionResult,
+} from './interaction-types.ts';
 import { issueResponseUrl } from './response-url.ts';
 import type { SocketMode } from './socket-mode.ts';
 import type { FakeSlackChannel, FakeSlackMessage, PlatformFailure } from './types.ts';
-import type { Workspace } from './workspace.ts';
 import { formatTs, isObject, type Json } from './wire.ts';
+import type { Workspace } from './workspace.ts';
 
 /** What carries a button: a stored message or an ephemeral one. */
 type Holder = Pick<FakeSlackMessage, 'channel' | 'ts' | 'threadTs' | 'blocks'>;
@@ -59,7 +64,9 @@ function generatedBlockId(m: Holder, index: number): string {
 
 /** The message's blocks as Slack returns them: every block with a block_id. */
 function blocksWithIds(m: Holder): unknown[] | undefined {
-  return m.blocks?.map((block, i) => (isObject(block) && block.block_id === undefined ? { ...block, block_id: generatedBlockId(m, i) } : block));
+  return m.blocks?.map((block, i) =>
+    isObject(block) && block.block_id === undefined ? { ...block, block_id: generatedBlockId(m, i) } : block,
+  );
 }
 
 /** Every button of a message, with its block's id. */
@@ -67,8 +74,14 @@ function buttonsOf(m: Holder): Array<{ blockId: string; button: Json }> {
   const found: Array<{ blockId: string; button: Json }> = [];
   (blocksWithIds(m) ?? []).forEach((block) => {
     if (!isObject(block)) return;
-    const elements = block.type === 'actions' && Array.isArray(block.elements) ? block.elements : block.type === 'section' && isObject(block.accessory) ? [block.accessory] : [];
-    for (const e of elements) if (isObject(e) && e.type === 'button') found.push({ blockId: String(block.block_id), button: e });
+    const elements =
+      block.type === 'actions' && Array.isArray(block.elements)
+        ? block.elements
+        : block.type === 'section' && isObject(block.accessory)
+          ? [block.accessory]
+          : [];
+    for (const e of elements)
+      if (isObject(e) && e.type === 'button') found.push({ blockId: String(block.block_id), button: e });
   });
   return found;
 }
@@ -82,22 +95,47 @@ function findButton(ws: Workspace, input: BlockActionInput, caller: string): Pre
   if (!sees) throw new Error(`${caller}: ${input.user} is not in ${channel.id} and cannot see its messages`);
   const stored = ws.message(channel.id, input.messageTs);
   const message = stored && !stored.deleted ? stored : undefined;
-  const ephemeral = message ? undefined : ws.ephemerals.findLast((e) => e.channel === channel.id && e.ts === input.messageTs && e.shown);
-  if (ephemeral && ephemeral.user !== input.user) throw new Error(`${caller}: the ephemeral message ${input.messageTs} in ${channel.id} is shown to ${ephemeral.user} only; ${input.user} cannot see it`);
-  const holder: Holder | undefined = message ?? (ephemeral && { channel: channel.id, ts: ephemeral.ts, threadTs: ephemeral.threadTs, blocks: ephemeral.blocks });
+  const ephemeral = message
+    ? undefined
+    : ws.ephemerals.findLast((e) => e.channel === channel.id && e.ts === input.messageTs && e.shown);
+  if (ephemeral && ephemeral.user !== input.user)
+    throw new Error(
+      `${caller}: the ephemeral message ${input.messageTs} in ${channel.id} is shown to ${ephemeral.user} only; ${input.user} cannot see it`,
+    );
+  const holder: Holder | undefined =
+    message ??
+    (ephemeral && { channel: channel.id, ts: ephemeral.ts, threadTs: ephemeral.threadTs, blocks: ephemeral.blocks });
   if (!holder) throw new Error(`${caller}: no message ${input.messageTs} in ${channel.id}`);
   const buttons = buttonsOf(holder);
-  const match = buttons.find(({ blockId, button }) => button.action_id === input.actionId && (input.value === undefined || button.value === input.value) && (input.blockId === undefined || blockId === input.blockId));
+  const match = buttons.find(
+    ({ blockId, button }) =>
+      button.action_id === input.actionId &&
+      (input.value === undefined || button.value === input.value) &&
+      (input.blockId === undefined || blockId === input.blockId),
+  );
   if (!match) {
-    const wanted = [`action_id ${input.actionId}`, ...(input.value === undefined ? [] : [`value ${input.value}`]), ...(input.blockId === undefined ? [] : [`block_id ${input.blockId}`])].join(', ');
-    const present = buttons.map(({ blockId, button }) => `${String(button.action_id)} (block ${blockId}, value ${String(button.value)})`).join('; ') || 'none';
-    throw new Error(`${caller}: message ${holder.ts} in ${channel.id} has no button with ${wanted}, so no user could press it (its buttons: ${present})`);
+    const wanted = [
+      `action_id ${input.actionId}`,
+      ...(input.value === undefined ? [] : [`value ${input.value}`]),
+      ...(input.blockId === undefined ? [] : [`block_id ${input.blockId}`]),
+    ].join(', ');
+    const present =
+      buttons
+        .map(({ blockId, button }) => `${String(button.action_id)} (block ${blockId}, value ${String(button.value)})`)
+        .join('; ') || 'none';
+    throw new Error(
+      `${caller}: message ${holder.ts} in ${channel.id} has no button with ${wanted}, so no user could press it (its buttons: ${present})`,
+    );
   }
   return { channel, holder, message, ...match };
 }
 
 /** The `block_actions` payload of one press, with a fresh response_url and trigger_id. */
-function blockActionPayload(ws: Workspace, input: BlockActionInput, pressed: Pressed): { payload: Json; responseUrl: string; triggerId: string } {
+function blockActionPayload(
+  ws: Workspace,
+  input: BlockActionInput,
+  pressed: Pressed,
+): { payload: Json; responseUrl: string; triggerId: string } {
   const { channel, holder, message, blockId, button } = pressed;
   const user = ws.users.get(input.user)!;
   const response = issueResponseUrl(ws, 'block_actions', channel.id, input.user);
@@ -110,12 +148,21 @@ function blockActionPayload(ws: Workspace, input: BlockActionInput, pressed: Pre
     user: { id: user.id, username: user.name, name: user.name, team_id: ws.teamId },
     api_app_id: ws.appId,
     token: ws.verificationToken,
-    container: { type: 'message', message_ts: holder.ts, channel_id: channel.id, is_ephemeral: !message, ...(message?.threadTs ? { thread_ts: message.threadTs } : {}) },
+    container: {
+      type: 'message',
+      message_ts: holder.ts,
+      channel_id: channel.id,
+      is_ephemeral: !message,
+      ...(message?.threadTs ? { thread_ts: message.threadTs } : {}),
+    },
     trigger_id: triggerId,
     team: { id: ws.teamId, domain: ws.teamDomain },
     enterprise: null,
     is_enterprise_install: false,
-    channel: { id: channel.id, name: channel.isIm ? 'directmessage' : channel.isPrivate ? 'privategroup' : channel.name },
+    channel: {
+      id: channel.id,
+      name: channel.isIm ? 'directmessage' : channel.isPrivate ? 'privategroup' : channel.name,
+    },
     // An ephemeral message is not in the payload (Slack keeps no copy of it).
     ...(message ? { message: { ...ws.wire(message), ...(blocks ? { blocks } : {}) } } : {}),
     state: { values: {} },
@@ -136,7 +183,14 @@ function blockActionPayload(ws: Workspace, input: BlockActionInput, pressed: Pre
 }
 
 /** Records one press. */
-function record(ws: Workspace, input: BlockActionInput, pressed: Pressed, via: 'http' | 'socket', status: number | undefined, ackedInTime: boolean): void {
+function record(
+  ws: Workspace,
+  input: BlockActionInput,
+  pressed: Pressed,
+  via: 'http' | 'socket',
+  status: number | undefined,
+  ackedInTime: boolean,
+): void {
   const r: BlockActionRecord = {
     via,
     user: input.user,
@@ -153,7 +207,12 @@ function record(ws: Workspace, input: BlockActionInput, pressed: Pressed, via: '
 }
 
 /** See {@link FakeSlack.sendBlockAction}. */
-export async function sendBlockAction(ws: Workspace, botUrl: string, input: BlockActionInput, sign: SignOptions = {}): Promise<BlockActionResult> {
+export async function sendBlockAction(
+  ws: Workspace,
+  botUrl: string,
+  input: BlockActionInput,
+  sign: SignOptions = {},
+): Promise<BlockActionResult> {
   const pressed = findButton(ws, input, 'sendBlockAction');
   const { payload, responseUrl, triggerId } = blockActionPayload(ws, input, pressed);
   const rawBody = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
@@ -163,11 +222,26 @@ export async function sendBlockAction(ws: Workspace, botUrl: string, input: Bloc
   if (failure) ws.platformFailures.push(failure);
   const ackedInTime = result.status === 200 && !result.timedOut;
   record(ws, input, pressed, 'http', result.status, ackedInTime);
-  return { status: result.status, body: result.body, ackMs: result.ms, ackedInTime, payload, rawBody, responseUrl, triggerId, failure };
+  return {
+    status: result.status,
+    body: result.body,
+    ackMs: result.ms,
+    ackedInTime,
+    payload,
+    rawBody,
+    responseUrl,
+    triggerId,
+    failure,
+  };
 }
 
 /** See {@link FakeSlack.sendSocketBlockAction}. */
-export async function sendSocketBlockAction(ws: Workspace, socketMode: SocketMode, input: BlockActionInput, options: { connectionId?: number } = {}): Promise<SocketBlockActionResult> {
+export async function sendSocketBlockAction(
+  ws: Workspace,
+  socketMode: SocketMode,
+  input: BlockActionInput,
+  options: { connectionId?: number } = {},
+): Promise<SocketBlockActionResult> {
   const pressed = findButton(ws, input, 'sendSocketBlockAction');
   const live = socketMode.liveSocket('sendSocketBlockAction', options.connectionId);
   const { payload, responseUrl, triggerId } = blockActionPayload(ws, input, pressed);
@@ -178,12 +252,36 @@ export async function sendSocketBlockAction(ws: Workspace, socketMode: SocketMod
     record(ws, input, pressed, 'socket', undefined, false);
     return { ...base, connectionId, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
   };
-  if (!live) return fail({ kind: 'dispatch_failed', command: 'block_actions', detail: `no open Socket Mode connection (button ${input.actionId})` }, undefined);
-  const envelope = await socketMode.sendEnvelope(live, envelopeId, 'interactive', payload, { accepts_response_payload: false });
+  if (!live)
+    return fail(
+      {
+        kind: 'dispatch_failed',
+        command: 'block_actions',
+        detail: `no open Socket Mode connection (button ${input.actionId})`,
+      },
+      undefined,
+    );
+  const envelope = await socketMode.sendEnvelope(live, envelopeId, 'interactive', payload, {
+    accepts_response_payload: false,
+  });
   const ack = envelope.ack;
   if (!ack || ack.late) {
-    return fail({ kind: 'operation_timeout', command: 'block_actions', detail: `no ack of envelope ${envelopeId} within ${ws.ackTimeoutMs} ms (button ${input.actionId})` }, live.record.id);
+    return fail(
+      {
+        kind: 'operation_timeout',
+        command: 'block_actions',
+        detail: `no ack of envelope ${envelopeId} within ${ws.ackTimeoutMs} ms (button ${input.actionId})`,
+      },
+      live.record.id,
+    );
   }
   record(ws, input, pressed, 'socket', undefined, true);
-  return { ...base, connectionId: live.record.id, ackedInTime: true, ackMs: ack.ms, ackPayload: ack.payload, failure: undefined };
+  return {
+    ...base,
+    connectionId: live.record.id,
+    ackedInTime: true,
+    ackMs: ack.ms,
+    ackPayload: ack.payload,
+    failure: undefined,
+  };
 }

@@ -17,8 +17,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseBlocks } from './blocks.ts';
 import type { FakeSlackEphemeral, FakeSlackMessage, ResponseUrl } from './types.ts';
 import { sendJson } from './web-api.ts';
+import { isObject, type Json, SlackApiError } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-import { isObject, SlackApiError, type Json } from './wire.ts';
 
 /** A response_url may be used this many times … */
 export const RESPONSE_URL_MAX_USES = 5;
@@ -28,12 +28,26 @@ export const RESPONSE_URL_TTL_MS = 30 * 60_000;
 /** Issues a fresh response_url of this fake for one command. */
 export function issueResponseUrl(ws: Workspace, command: string, channel: string, user: string): ResponseUrl {
   const id = randomBytes(8).toString('hex');
-  const record: ResponseUrl = { id, url: `${ws.baseUrl}/response/${id}`, command, channel, user, issuedAt: ws.now(), posts: [] };
+  const record: ResponseUrl = {
+    id,
+    url: `${ws.baseUrl}/response/${id}`,
+    command,
+    channel,
+    user,
+    issuedAt: ws.now(),
+    posts: [],
+  };
   ws.responseUrls.set(id, record);
   return record;
 }
 
-export function handleResponseUrl(ws: Workspace, id: string, req: IncomingMessage, raw: Buffer, res: ServerResponse): void {
+export function handleResponseUrl(
+  ws: Workspace,
+  id: string,
+  req: IncomingMessage,
+  raw: Buffer,
+  res: ServerResponse,
+): void {
   const record = ws.responseUrls.get(id);
   let body: Json = {};
   let parsed = false;
@@ -56,7 +70,8 @@ export function handleResponseUrl(ws: Workspace, id: string, req: IncomingMessag
   if (!record) return answer(404, 'no_such_url');
   if (ws.now() - record.issuedAt > RESPONSE_URL_TTL_MS) return answer(404, 'expired_url');
   if (record.posts.filter((p) => p.status === 200).length >= RESPONSE_URL_MAX_USES) return answer(404, 'used_url');
-  if (!parsed || !(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) return answer(400, 'invalid_payload');
+  if (!parsed || !(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json'))
+    return answer(400, 'invalid_payload');
   const original = pressedOriginal(ws, record);
   const acting = isTrue(body.delete_original) || isTrue(body.replace_original);
   if (record.messageTs !== undefined && acting && !original) return answer(404, 'message_not_found');
@@ -84,18 +99,43 @@ export function handleResponseUrl(ws: Workspace, id: string, req: IncomingMessag
     old.shown = false;
     ws.ephemerals.push({ ...old, text, blocks, at: ws.now(), via: 'response_url', shown: true });
   } else if (responseType === 'in_channel') {
-    ws.storeMessage({ channel: record.channel, user: ws.botUserId, botId: ws.botId, text, blocks, threadTs: undefined, files: [], via: 'response_url', method: 'response_url' });
+    ws.storeMessage({
+      channel: record.channel,
+      user: ws.botUserId,
+      botId: ws.botId,
+      text,
+      blocks,
+      threadTs: undefined,
+      files: [],
+      via: 'response_url',
+      method: 'response_url',
+    });
   } else {
-    ws.ephemerals.push({ channel: record.channel, user: record.user, ts: ws.nextTs(), threadTs: undefined, text, blocks, at: ws.now(), via: 'response_url', shown: true });
+    ws.ephemerals.push({
+      channel: record.channel,
+      user: record.user,
+      ts: ws.nextTs(),
+      threadTs: undefined,
+      text,
+      blocks,
+      at: ws.now(),
+      via: 'response_url',
+      shown: true,
+    });
   }
   answer(200, undefined);
 }
 
 /** The message a button-press URL acts on, if it is still there: a stored one or an ephemeral one. */
-function pressedOriginal(ws: Workspace, record: ResponseUrl): { kind: 'message'; message: FakeSlackMessage } | { kind: 'ephemeral'; ephemeral: FakeSlackEphemeral } | undefined {
+function pressedOriginal(
+  ws: Workspace,
+  record: ResponseUrl,
+): { kind: 'message'; message: FakeSlackMessage } | { kind: 'ephemeral'; ephemeral: FakeSlackEphemeral } | undefined {
   if (record.messageTs === undefined) return undefined;
   if (record.ephemeral) {
-    const ephemeral = ws.ephemerals.findLast((e) => e.channel === record.channel && e.ts === record.messageTs && e.user === record.user && e.shown);
+    const ephemeral = ws.ephemerals.findLast(
+      (e) => e.channel === record.channel && e.ts === record.messageTs && e.user === record.user && e.shown,
+    );
     return ephemeral && { kind: 'ephemeral', ephemeral };
   }
   const message = ws.message(record.channel, record.messageTs);

@@ -34,18 +34,37 @@ describe('scopes of Web API methods', () => {
     fake.setScopes(['commands', 'users:read']);
     const raw = await rawCall(fake, 'chat.postMessage', { channel: 'C0PUBLIC', text: 'hi' });
     expect(raw.status).toBe(200);
-    expect(raw.json).toEqual({ ok: false, error: 'missing_scope', needed: 'chat:write', provided: 'commands,users:read' });
+    expect(raw.json).toEqual({
+      ok: false,
+      error: 'missing_scope',
+      needed: 'chat:write',
+      provided: 'commands,users:read',
+    });
     expect(fake.messages()).toEqual([]);
     const client = webClient(fake);
-    expect(await slackError(client.chat.update({ channel: 'C0PUBLIC', ts: '1700000000.000001', text: 'x' }))).toBe('missing_scope');
-    expect(await slackError(client.chat.postEphemeral({ channel: 'C0PUBLIC', user: 'U0ALICE', text: 'x' }))).toBe('missing_scope');
-    expect(await slackFailure(client.files.getUploadURLExternal({ filename: 'a.png', length: 3 }))).toMatchObject({ error: 'missing_scope', needed: 'files:write' });
-    expect(await slackFailure(client.files.info({ file: 'F0000000000' }))).toMatchObject({ error: 'missing_scope', needed: 'files:read' });
+    expect(await slackError(client.chat.update({ channel: 'C0PUBLIC', ts: '1700000000.000001', text: 'x' }))).toBe(
+      'missing_scope',
+    );
+    expect(await slackError(client.chat.postEphemeral({ channel: 'C0PUBLIC', user: 'U0ALICE', text: 'x' }))).toBe(
+      'missing_scope',
+    );
+    expect(await slackFailure(client.files.getUploadURLExternal({ filename: 'a.png', length: 3 }))).toMatchObject({
+      error: 'missing_scope',
+      needed: 'files:write',
+    });
+    expect(await slackFailure(client.files.info({ file: 'F0000000000' }))).toMatchObject({
+      error: 'missing_scope',
+      needed: 'files:read',
+    });
     // users.info is allowed with users:read; auth.test needs no scope.
     await expect(client.users.info({ user: 'U0ALICE' })).resolves.toMatchObject({ ok: true });
     await expect(client.auth.test()).resolves.toMatchObject({ ok: true });
     fake.setScopes(['chat:write']);
-    expect(await slackFailure(client.users.info({ user: 'U0ALICE' }))).toMatchObject({ error: 'missing_scope', needed: 'users:read', provided: 'chat:write' });
+    expect(await slackFailure(client.users.info({ user: 'U0ALICE' }))).toMatchObject({
+      error: 'missing_scope',
+      needed: 'users:read',
+      provided: 'chat:write',
+    });
     expect(fake.files.size).toBe(0);
   });
 
@@ -59,16 +78,27 @@ describe('scopes of Web API methods', () => {
     expect((await client.auth.test()).response_metadata?.scopes).toEqual(['chat:write', 'commands']);
   });
 
-  it('conversations.* need the read or history scope of the channel\'s type: channels: public, groups: private, im: DMs', async () => {
+  it("conversations.* need the read or history scope of the channel's type: channels: public, groups: private, im: DMs", async () => {
     const dm = fake.openIm('U0ALICE');
     const client = webClient(fake);
     fake.setScopes(['channels:read', 'channels:history']);
     await expect(client.conversations.info({ channel: 'C0PUBLIC' })).resolves.toMatchObject({ ok: true });
     await expect(client.conversations.history({ channel: 'C0PUBLIC' })).resolves.toMatchObject({ ok: true });
-    expect(await slackFailure(client.conversations.info({ channel: 'C0PRIVATE' }))).toMatchObject({ error: 'missing_scope', needed: 'groups:read' });
-    expect(await slackFailure(client.conversations.replies({ channel: 'C0PRIVATE', ts: '1700000000.000001' }))).toMatchObject({ error: 'missing_scope', needed: 'groups:history' });
-    expect(await slackFailure(client.conversations.history({ channel: dm.id }))).toMatchObject({ error: 'missing_scope', needed: 'im:history' });
-    expect(await slackFailure(client.conversations.info({ channel: dm.id }))).toMatchObject({ error: 'missing_scope', needed: 'im:read' });
+    expect(await slackFailure(client.conversations.info({ channel: 'C0PRIVATE' }))).toMatchObject({
+      error: 'missing_scope',
+      needed: 'groups:read',
+    });
+    expect(
+      await slackFailure(client.conversations.replies({ channel: 'C0PRIVATE', ts: '1700000000.000001' })),
+    ).toMatchObject({ error: 'missing_scope', needed: 'groups:history' });
+    expect(await slackFailure(client.conversations.history({ channel: dm.id }))).toMatchObject({
+      error: 'missing_scope',
+      needed: 'im:history',
+    });
+    expect(await slackFailure(client.conversations.info({ channel: dm.id }))).toMatchObject({
+      error: 'missing_scope',
+      needed: 'im:read',
+    });
     // An unknown channel is channel_not_found, whatever the scopes.
     expect(await slackError(client.conversations.history({ channel: 'C0NOPE' }))).toBe('channel_not_found');
   });
@@ -135,7 +165,9 @@ describe('event subscriptions', () => {
   it('a subscription whose scope the token lacks delivers nothing; neither does a channel without the bot', async () => {
     fake.setScopes(DEFAULT_BOT_SCOPES.filter((s) => s !== 'im:history'));
     const dm = fake.openIm('U0BOB');
-    await expect(fake.sendEvent(botUrl, fake.imMessageEvent({ channel: dm.id, user: 'U0BOB', text: 'hello' }))).rejects.toThrow(/message\.im subscription needs the scope im:history/);
+    await expect(
+      fake.sendEvent(botUrl, fake.imMessageEvent({ channel: dm.id, user: 'U0BOB', text: 'hello' })),
+    ).rejects.toThrow(/message\.im subscription needs the scope im:history/);
     fake.setScopes([...DEFAULT_BOT_SCOPES]);
     const elsewhere = fake.mentionEvent({ channel: 'C0NOBOT', user: 'U0ALICE', text: 'are you there?' });
     await expect(fake.sendEvent(botUrl, elsewhere)).rejects.toThrow(/bot is not in C0NOBOT/);

@@ -15,8 +15,8 @@
  *   `channels:history`, … Slack only delivers an event the app is subscribed to.
  */
 import type { FakeSlackChannel } from './types.ts';
-import type { Workspace } from './workspace.ts';
 import type { Json } from './wire.ts';
+import type { Workspace } from './workspace.ts';
 
 /** The bot scope of each Web API method the fake serves, or a function of the call's channel; null: none needed. */
 export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'read' | 'history' }>> = {
@@ -106,7 +106,14 @@ export function neededScope(ws: Workspace, method: string, params: Json): string
 /** The subscription an event arrives under: `app_mention`, or `message.<channels|groups|im|mpim>` by `channel_type`. */
 export function subscriptionOf(event: { type: string; channel_type?: unknown }): string {
   if (event.type === 'message') {
-    const type = event.channel_type === 'im' ? 'im' : event.channel_type === 'group' ? 'groups' : event.channel_type === 'mpim' ? 'mpim' : 'channels';
+    const type =
+      event.channel_type === 'im'
+        ? 'im'
+        : event.channel_type === 'group'
+          ? 'groups'
+          : event.channel_type === 'mpim'
+            ? 'mpim'
+            : 'channels';
     return `message.${type}`;
   }
   return event.type;

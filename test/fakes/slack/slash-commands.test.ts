@@ -11,7 +11,12 @@ import { FakeSlack, signSlackRequest } from '../slack.ts';
 let fake: FakeSlack;
 
 beforeAll(async () => {
-  fake = await FakeSlack.start({ channels: [{ id: 'C0ONE', name: 'one' }, { id: 'C0TWO', name: 'two' }] });
+  fake = await FakeSlack.start({
+    channels: [
+      { id: 'C0ONE', name: 'one' },
+      { id: 'C0TWO', name: 'two' },
+    ],
+  });
 });
 afterEach(() => fake.reset());
 afterAll(async () => {
@@ -64,7 +69,12 @@ describe('slash commands sent to an app', () => {
   });
 
   it('sends the real form body to /slack/events, signed so that Bolt verifies it', async () => {
-    const result = await fake.sendSlashCommand(appUrl, { command: '/chat', text: 'a <b> & c', channel_id: 'C0TWO', user_id: 'U0BOB' });
+    const result = await fake.sendSlashCommand(appUrl, {
+      command: '/chat',
+      text: 'a <b> & c',
+      channel_id: 'C0TWO',
+      user_id: 'U0BOB',
+    });
     expect(result).toMatchObject({ status: 200, ackedInTime: true, failure: undefined });
     const [req] = received;
     expect(req?.verified).toBe('ok');
@@ -85,13 +95,26 @@ describe('slash commands sent to an app', () => {
       response_url: result.responseUrl,
       trigger_id: result.triggerId,
     });
-    expect(req?.headers['x-slack-signature']).toBe(signSlackRequest(fake.signingSecret, Number(req?.headers['x-slack-request-timestamp']), req!.body));
+    expect(req?.headers['x-slack-signature']).toBe(
+      signSlackRequest(fake.signingSecret, Number(req?.headers['x-slack-request-timestamp']), req!.body),
+    );
   });
 
   it('can sign with a wrong secret or a stale timestamp, which Bolt rejects, without counting it as a platform failure', async () => {
-    await fake.sendSlashCommand(appUrl, { command: '/chat', text: 'x', channel_id: 'C0ONE' }, { signingSecret: 'not-the-secret' });
-    await fake.sendSlashCommand(appUrl, { command: '/chat', text: 'x', channel_id: 'C0ONE' }, { timestampSec: Math.floor(Date.now() / 1000) - 6 * 60 });
-    expect(received.map((r) => r.verified)).toEqual([expect.stringContaining('signature mismatch'), expect.stringContaining('stale')]);
+    await fake.sendSlashCommand(
+      appUrl,
+      { command: '/chat', text: 'x', channel_id: 'C0ONE' },
+      { signingSecret: 'not-the-secret' },
+    );
+    await fake.sendSlashCommand(
+      appUrl,
+      { command: '/chat', text: 'x', channel_id: 'C0ONE' },
+      { timestampSec: Math.floor(Date.now() / 1000) - 6 * 60 },
+    );
+    expect(received.map((r) => r.verified)).toEqual([
+      expect.stringContaining('signature mismatch'),
+      expect.stringContaining('stale'),
+    ]);
     expect(fake.platformFailures).toEqual([]);
   });
 

@@ -12,10 +12,16 @@ import { quiet, rawCall as rawCallTo, slackError, webClient } from './test-helpe
 
 let fake: FakeSlack;
 let client: WebClient;
-const rawCall = (method: string, form: Record<string, string>, headers?: Record<string, string>) => rawCallTo(fake, method, form, headers);
+const rawCall = (method: string, form: Record<string, string>, headers?: Record<string, string>) =>
+  rawCallTo(fake, method, form, headers);
 
 beforeAll(async () => {
-  fake = await FakeSlack.start({ channels: [{ id: 'C0ONE', name: 'one' }, { id: 'C0TWO', name: 'two' }] });
+  fake = await FakeSlack.start({
+    channels: [
+      { id: 'C0ONE', name: 'one' },
+      { id: 'C0TWO', name: 'two' },
+    ],
+  });
   client = webClient(fake);
 });
 afterEach(() => fake.reset());
@@ -66,7 +72,9 @@ describe('Socket Mode', () => {
   it('apps.connections.open takes only the app token (bot token: not_allowed_token_type, wrong token: invalid_auth, none: not_authed), and the app token is refused elsewhere', async () => {
     const app = webClient(fake, fake.appToken);
     const opened = await app.apps.connections.open();
-    expect(opened.url).toMatch(new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/socket-mode\\?ticket=[0-9a-f]{32}&app_id=${fake.appId}$`));
+    expect(opened.url).toMatch(
+      new RegExp(`^ws://127\\.0\\.0\\.1:\\d+/socket-mode\\?ticket=[0-9a-f]{32}&app_id=${fake.appId}$`),
+    );
 
     expect(await slackError(client.apps.connections.open())).toBe('not_allowed_token_type');
     const wrong = webClient(fake, 'xapp-1-A0FAKEAPP-1-wrong');
@@ -105,10 +113,22 @@ describe('Socket Mode', () => {
     expect(others).toEqual([]);
     expect(fake.callsTo('apps.connections.open').map((c) => [c.tokenType, c.ok])).toEqual([['app', true]]);
 
-    const result = await fake.sendSocketSlashCommand({ command: '/chat', text: 'a <b> & c', channel_id: 'C0TWO', user_id: 'U0BOB' });
-    expect(result).toMatchObject({ connectionId: connection!.id, ackedInTime: true, ackPayload: { text: 'on it' }, failure: undefined });
+    const result = await fake.sendSocketSlashCommand({
+      command: '/chat',
+      text: 'a <b> & c',
+      channel_id: 'C0TWO',
+      user_id: 'U0BOB',
+    });
+    expect(result).toMatchObject({
+      connectionId: connection!.id,
+      ackedInTime: true,
+      ackPayload: { text: 'on it' },
+      failure: undefined,
+    });
     expect(result.ackMs).toBeLessThan(3000);
-    expect(received).toEqual([{ body: result.payload, envelope_id: result.envelopeId, accepts_response_payload: true }]);
+    expect(received).toEqual([
+      { body: result.payload, envelope_id: result.envelopeId, accepts_response_payload: true },
+    ]);
     expect(result.payload).toEqual({
       token: fake.verificationToken,
       team_id: fake.teamId,
@@ -126,7 +146,14 @@ describe('Socket Mode', () => {
     });
     // The client's ack as it came over the wire, and the envelope's record of it.
     expect(connection!.received).toEqual([{ envelope_id: result.envelopeId, payload: { text: 'on it' } }]);
-    expect(fake.envelopes).toMatchObject([{ envelopeId: result.envelopeId, type: 'slash_commands', connectionId: connection!.id, ack: { late: false, payload: { text: 'on it' } } }]);
+    expect(fake.envelopes).toMatchObject([
+      {
+        envelopeId: result.envelopeId,
+        type: 'slash_commands',
+        connectionId: connection!.id,
+        ack: { late: false, payload: { text: 'on it' } },
+      },
+    ]);
     expect(fake.platformFailures).toEqual([]);
 
     await socket.disconnect();
@@ -144,31 +171,42 @@ describe('Socket Mode', () => {
       });
       await socket.start();
       const late = await patient.sendSocketSlashCommand({ command: '/chat', text: 'x' });
-      expect(late).toMatchObject({ ackedInTime: false, ackMs: undefined, failure: { kind: 'operation_timeout', command: '/chat' } });
+      expect(late).toMatchObject({
+        ackedInTime: false,
+        ackMs: undefined,
+        failure: { kind: 'operation_timeout', command: '/chat' },
+      });
       await lateAck;
       await vi.waitFor(() => expect(patient.envelopes[0]!.ack).toMatchObject({ late: true, payload: {} }));
 
       await socket.disconnect();
       await patient.socketClosed(late.connectionId!);
       const nobody = await patient.sendSocketSlashCommand({ command: '/chat', text: 'y' });
-      expect(nobody).toMatchObject({ connectionId: undefined, ackedInTime: false, failure: { kind: 'dispatch_failed' } });
+      expect(nobody).toMatchObject({
+        connectionId: undefined,
+        ackedInTime: false,
+        failure: { kind: 'dispatch_failed' },
+      });
       expect(patient.platformFailures.map((f) => f.kind)).toEqual(['operation_timeout', 'dispatch_failed']);
     } finally {
       await patient.close();
     }
   });
 
-  it('pings go both ways: the client answers the fake\'s pings with pongs, the fake answers the client\'s, and the connection stays up', async () => {
+  it("pings go both ways: the client answers the fake's pings with pongs, the fake answers the client's, and the connection stays up", async () => {
     const pinging = await FakeSlack.start({ socketPingIntervalMs: 50 });
     try {
       // The client pings every clientPingTimeout / 3 ms and drops the connection when pongs stop coming.
       const socket = socketClient(pinging, { clientPingTimeout: 300 });
       await socket.start();
       const [connection] = pinging.openSocketConnections();
-      await vi.waitFor(() => {
-        expect(connection!.pongsReceived).toBeGreaterThanOrEqual(3);
-        expect(connection!.pingsReceived).toBeGreaterThanOrEqual(5);
-      }, { timeout: 5000, interval: 50 });
+      await vi.waitFor(
+        () => {
+          expect(connection!.pongsReceived).toBeGreaterThanOrEqual(3);
+          expect(connection!.pingsReceived).toBeGreaterThanOrEqual(5);
+        },
+        { timeout: 5000, interval: 50 },
+      );
       expect(connection!.pongsReceived).toBeLessThanOrEqual(connection!.pingsSent);
       expect(connection!.closed).toBeUndefined();
       expect(pinging.callsTo('apps.connections.open')).toHaveLength(1);
@@ -195,6 +233,9 @@ describe('Socket Mode', () => {
     expect(fake.callsTo('apps.connections.open').map((c) => c.ok)).toEqual([true, true]);
     // Envelopes now go over the new connection.
     socket.on('slash_commands', ({ ack }) => void ack());
-    expect(await fake.sendSocketSlashCommand({ command: '/chat', text: 'still there?' })).toMatchObject({ connectionId: second!.id, ackedInTime: true });
+    expect(await fake.sendSocketSlashCommand({ command: '/chat', text: 'still there?' })).toMatchObject({
+      connectionId: second!.id,
+      ackedInTime: true,
+    });
   });
 });

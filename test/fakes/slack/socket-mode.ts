@@ -19,7 +19,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { checkDeliverable, eventCallback, newEventId, recordDelivery } from './events-api.ts';
 import { slashCommandFields } from './inbound.ts';
 import type {
@@ -34,8 +34,8 @@ import type {
 } from './inbound-types.ts';
 import type { PlatformFailure } from './types.ts';
 import type { MethodTable } from './web-api.ts';
-import type { Workspace } from './workspace.ts';
 import { isObject } from './wire.ts';
+import type { Workspace } from './workspace.ts';
 
 /** An open connection with what the fake needs to drive it. */
 export interface LiveSocket {
@@ -77,7 +77,9 @@ export class SocketMode {
       'apps.connections.open': () => {
         const ticket = randomBytes(16).toString('hex');
         this.tickets.set(ticket, false);
-        return { url: `${this.ws.baseUrl.replace(/^http/, 'ws')}/socket-mode?ticket=${ticket}&app_id=${this.ws.appId}` };
+        return {
+          url: `${this.ws.baseUrl.replace(/^http/, 'ws')}/socket-mode?ticket=${ticket}&app_id=${this.ws.appId}`,
+        };
       },
     };
   }
@@ -88,24 +90,51 @@ export class SocketMode {
   }
 
   /** See {@link FakeSlack.sendSocketSlashCommand}. */
-  async sendSlashCommand(input: SlashCommandInput, options: { connectionId?: number } = {}): Promise<SocketSlashCommandResult> {
+  async sendSlashCommand(
+    input: SlashCommandInput,
+    options: { connectionId?: number } = {},
+  ): Promise<SocketSlashCommandResult> {
     const live = this.liveSocket('sendSocketSlashCommand', options.connectionId);
     const { fields, responseUrl, triggerId } = slashCommandFields(this.ws, 'sendSocketSlashCommand', input);
     const envelopeId = randomUUID();
     const base = { envelopeId, responseUrl, triggerId, payload: fields };
     if (!live) {
-      const failure: PlatformFailure = { kind: 'dispatch_failed', command: input.command, detail: 'no open Socket Mode connection' };
+      const failure: PlatformFailure = {
+        kind: 'dispatch_failed',
+        command: input.command,
+        detail: 'no open Socket Mode connection',
+      };
       this.ws.platformFailures.push(failure);
       return { ...base, connectionId: undefined, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
     }
-    const envelope = await this.sendEnvelope(live, envelopeId, 'slash_commands', fields, { accepts_response_payload: true });
+    const envelope = await this.sendEnvelope(live, envelopeId, 'slash_commands', fields, {
+      accepts_response_payload: true,
+    });
     const ack = envelope.ack;
     if (ack && !ack.late) {
-      return { ...base, connectionId: live.record.id, ackedInTime: true, ackMs: ack.ms, ackPayload: ack.payload, failure: undefined };
+      return {
+        ...base,
+        connectionId: live.record.id,
+        ackedInTime: true,
+        ackMs: ack.ms,
+        ackPayload: ack.payload,
+        failure: undefined,
+      };
     }
-    const failure: PlatformFailure = { kind: 'operation_timeout', command: input.command, detail: `no ack of envelope ${envelopeId} within ${this.ws.ackTimeoutMs} ms` };
+    const failure: PlatformFailure = {
+      kind: 'operation_timeout',
+      command: input.command,
+      detail: `no ack of envelope ${envelopeId} within ${this.ws.ackTimeoutMs} ms`,
+    };
     this.ws.platformFailures.push(failure);
-    return { ...base, connectionId: live.record.id, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
+    return {
+      ...base,
+      connectionId: live.record.id,
+      ackedInTime: false,
+      ackMs: undefined,
+      ackPayload: undefined,
+      failure,
+    };
   }
 
   /** See {@link FakeSlack.sendSocketEvent}. */
@@ -123,18 +152,48 @@ export class SocketMode {
       return failure;
     };
     if (!live) {
-      const failure = fail({ kind: 'dispatch_failed', command: event.type, detail: 'no open Socket Mode connection', eventId });
+      const failure = fail({
+        kind: 'dispatch_failed',
+        command: event.type,
+        detail: 'no open Socket Mode connection',
+        eventId,
+      });
       return { ...base, connectionId: undefined, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
     }
-    const retry = { retry_attempt: options.retryNum ?? 0, retry_reason: options.retryReason ?? (options.retryNum ? 'timeout' : '') };
-    const envelope = await this.sendEnvelope(live, envelopeId, 'events_api', payload, { accepts_response_payload: false, ...retry });
+    const retry = {
+      retry_attempt: options.retryNum ?? 0,
+      retry_reason: options.retryReason ?? (options.retryNum ? 'timeout' : ''),
+    };
+    const envelope = await this.sendEnvelope(live, envelopeId, 'events_api', payload, {
+      accepts_response_payload: false,
+      ...retry,
+    });
     const ack = envelope.ack;
     if (ack && !ack.late) {
       recordDelivery(this.ws, { ...delivery, ackedInTime: true });
-      return { ...base, connectionId: live.record.id, ackedInTime: true, ackMs: ack.ms, ackPayload: ack.payload, failure: undefined };
+      return {
+        ...base,
+        connectionId: live.record.id,
+        ackedInTime: true,
+        ackMs: ack.ms,
+        ackPayload: ack.payload,
+        failure: undefined,
+      };
     }
-    const failure = fail({ kind: 'operation_timeout', command: event.type, detail: `no ack of envelope ${envelopeId} within ${this.ws.ackTimeoutMs} ms`, eventId });
-    return { ...base, connectionId: live.record.id, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
+    const failure = fail({
+      kind: 'operation_timeout',
+      command: event.type,
+      detail: `no ack of envelope ${envelopeId} within ${this.ws.ackTimeoutMs} ms`,
+      eventId,
+    });
+    return {
+      ...base,
+      connectionId: live.record.id,
+      ackedInTime: false,
+      ackMs: undefined,
+      ackPayload: undefined,
+      failure,
+    };
   }
 
   /**
@@ -142,8 +201,21 @@ export class SocketMode {
    * After the deadline an ack is still stored, marked late.
    * @param extra the envelope's other fields (`accepts_response_payload`, `retry_attempt`, …).
    */
-  async sendEnvelope(live: LiveSocket, envelopeId: string, type: SocketModeEnvelope['type'], payload: Record<string, unknown>, extra: Record<string, unknown>): Promise<SocketModeEnvelope> {
-    const envelope: SocketModeEnvelope = { envelopeId, type, connectionId: live.record.id, payload, sentAt: this.ws.now(), ack: undefined };
+  async sendEnvelope(
+    live: LiveSocket,
+    envelopeId: string,
+    type: SocketModeEnvelope['type'],
+    payload: Record<string, unknown>,
+    extra: Record<string, unknown>,
+  ): Promise<SocketModeEnvelope> {
+    const envelope: SocketModeEnvelope = {
+      envelopeId,
+      type,
+      connectionId: live.record.id,
+      payload,
+      sentAt: this.ws.now(),
+      ack: undefined,
+    };
     this.envelopes.push(envelope);
     const acked = new Promise<void>((resolve) => this.ackWaiters.set(envelopeId, resolve));
     let timer: NodeJS.Timeout | undefined;
@@ -164,7 +236,9 @@ export class SocketMode {
     const live = this.liveSocket('sendSocketDisconnect', connectionId);
     if (!live) throw new Error('sendSocketDisconnect: no open Socket Mode connection');
     live.record.disconnectsSent.push(reason);
-    live.ws.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: `fake-applink-${live.record.id}` } }));
+    live.ws.send(
+      JSON.stringify({ type: 'disconnect', reason, debug_info: { host: `fake-applink-${live.record.id}` } }),
+    );
     return live.record.id;
   }
 
@@ -175,7 +249,10 @@ export class SocketMode {
     if (record.closed) return record.closed;
     const live = this.live.get(connectionId);
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`socket connection ${connectionId} still open after ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`socket connection ${connectionId} still open after ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       live?.onClose.push(() => {
         clearTimeout(timer);
         resolve();
@@ -233,7 +310,8 @@ export class SocketMode {
         // kept as the raw string
       }
       record.received.push(message);
-      if (isObject(message) && typeof message.envelope_id === 'string') this.onAck(message.envelope_id, message.payload);
+      if (isObject(message) && typeof message.envelope_id === 'string')
+        this.onAck(message.envelope_id, message.payload);
     });
     ws.on('close', (code: number, reason: Buffer) => {
       clearInterval(live.pinger);
@@ -265,7 +343,12 @@ export class SocketMode {
     const envelope = this.envelopes.find((e) => e.envelopeId === envelopeId);
     const sentAt = this.sentAtReal.get(envelopeId);
     if (!envelope || envelope.ack || sentAt === undefined) return;
-    envelope.ack = { payload: isObject(payload) ? payload : undefined, ms: performance.now() - sentAt, late: this.lateAfter.has(envelopeId), at: this.ws.now() };
+    envelope.ack = {
+      payload: isObject(payload) ? payload : undefined,
+      ms: performance.now() - sentAt,
+      late: this.lateAfter.has(envelopeId),
+      at: this.ws.now(),
+    };
     this.ackWaiters.get(envelopeId)?.();
     this.ackWaiters.delete(envelopeId);
   }

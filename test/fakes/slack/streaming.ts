@@ -32,8 +32,8 @@ import { channelType } from './scopes.ts';
 import type { FakeSlackStream, StreamingSettings, StreamState, StreamWrite } from './stream-types.ts';
 import type { FakeSlackMessage } from './types.ts';
 import type { MethodTable } from './web-api.ts';
+import { isObject, type Json, jsonParam, required, SlackApiError, str } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-import { isObject, jsonParam, required, SlackApiError, str, type Json } from './wire.ts';
 
 export const DEFAULT_STREAMING: Readonly<StreamingSettings> = {
   streaming: true,
@@ -49,7 +49,11 @@ export const DEFAULT_STREAMING: Readonly<StreamingSettings> = {
 
 /** The settings from options (or the defaults). */
 export function streamingSettings(o: Partial<StreamingSettings>): StreamingSettings {
-  const settings: StreamingSettings = { ...DEFAULT_STREAMING, streamingChannelTypes: [...DEFAULT_STREAMING.streamingChannelTypes], assistantStatusChannelTypes: [...DEFAULT_STREAMING.assistantStatusChannelTypes] };
+  const settings: StreamingSettings = {
+    ...DEFAULT_STREAMING,
+    streamingChannelTypes: [...DEFAULT_STREAMING.streamingChannelTypes],
+    assistantStatusChannelTypes: [...DEFAULT_STREAMING.assistantStatusChannelTypes],
+  };
   applyStreaming(settings, o, false);
   return settings;
 }
@@ -58,7 +62,11 @@ export function streamingSettings(o: Partial<StreamingSettings>): StreamingSetti
  * Changes `settings` in place from `patch`.
  * @param resetUndefined a key given as undefined goes back to its default (setStreaming); otherwise it is ignored (options).
  */
-export function applyStreaming(settings: StreamingSettings, patch: Partial<StreamingSettings>, resetUndefined: boolean): void {
+export function applyStreaming(
+  settings: StreamingSettings,
+  patch: Partial<StreamingSettings>,
+  resetUndefined: boolean,
+): void {
   const target = settings as unknown as Record<string, unknown>;
   for (const key of Object.keys(DEFAULT_STREAMING) as Array<keyof StreamingSettings>) {
     if (!(key in patch)) continue;
@@ -107,13 +115,26 @@ class StreamRecord implements FakeSlackStream {
     if (this.#ended) return this.#ended;
     const { streamExpiryMs, streamIdleExpiryMs } = this.#settings;
     const lastWrite = this.writes.at(-1)?.at ?? this.startedAt;
-    const expiresAt = Math.min(this.startedAt + streamExpiryMs, streamIdleExpiryMs === undefined ? Infinity : lastWrite + streamIdleExpiryMs);
+    const expiresAt = Math.min(
+      this.startedAt + streamExpiryMs,
+      streamIdleExpiryMs === undefined ? Infinity : lastWrite + streamIdleExpiryMs,
+    );
     if (this.#now() >= expiresAt) this.#ended = { state: 'expired', at: expiresAt };
     return this.#ended;
   }
 
   toJSON(): Json {
-    return { state: this.state, mode: this.mode, recipientTeamId: this.recipientTeamId, recipientUserId: this.recipientUserId, startedAt: this.startedAt, endedAt: this.endedAt, writes: this.writes, tasks: this.tasks, stopBlocks: this.stopBlocks };
+    return {
+      state: this.state,
+      mode: this.mode,
+      recipientTeamId: this.recipientTeamId,
+      recipientUserId: this.recipientUserId,
+      startedAt: this.startedAt,
+      endedAt: this.endedAt,
+      writes: this.writes,
+      tasks: this.tasks,
+      stopBlocks: this.stopBlocks,
+    };
   }
 }
 
@@ -133,14 +154,16 @@ export function isStreaming(m: FakeSlackMessage): boolean {
 /** See {@link FakeSlack.stopStreamByUser}. @throws Error when the message is not streaming. */
 export function stopStreamByUser(ws: Workspace, channel: string, ts: string): void {
   const m = ws.message(channel, ts);
-  if (!m || !(m.stream instanceof StreamRecord) || !isStreaming(m)) throw new Error(`stopStreamByUser: ${channel}/${ts} is not a message in the streaming state`);
+  if (!m || !(m.stream instanceof StreamRecord) || !isStreaming(m))
+    throw new Error(`stopStreamByUser: ${channel}/${ts} is not a message in the streaming state`);
   m.stream.end('stopped_by_user', ws.now());
 }
 
 /** @throws SlackApiError the configured refusal when the workspace does not stream. */
 function refuseIfOff(ws: Workspace, method: string): void {
   const { streaming, streamingRefusal } = ws.streaming;
-  if (!streaming) throw new SlackApiError(streamingRefusal, streamingRefusal === 'unknown_method' ? { req_method: method } : {});
+  if (!streaming)
+    throw new SlackApiError(streamingRefusal, streamingRefusal === 'unknown_method' ? { req_method: method } : {});
 }
 
 function start(ws: Workspace, p: Json): Json {
@@ -148,7 +171,8 @@ function start(ws: Workspace, p: Json): Json {
   ws.limits.takeWindowSlot('startStream');
   const channel = ws.channelOf(p, 'channel');
   const type = channelType(channel);
-  if (channel.streaming !== undefined) throw new SlackApiError(channel.streaming === false ? 'channel_type_not_supported' : channel.streaming);
+  if (channel.streaming !== undefined)
+    throw new SlackApiError(channel.streaming === false ? 'channel_type_not_supported' : channel.streaming);
   if (!ws.streaming.streamingChannelTypes.includes(type)) throw new SlackApiError('channel_type_not_supported');
   ws.requireMember(channel);
   const given = str(p, 'thread_ts');
@@ -163,7 +187,17 @@ function start(ws: Workspace, p: Json): Json {
   }
   if (recipientUserId !== undefined && !ws.users.has(recipientUserId)) throw new SlackApiError('user_not_found');
   const c = content(ws, p);
-  const m = ws.storeMessage({ channel: channel.id, user: ws.botUserId, botId: ws.botId, text: c.text, blocks: c.blocks.length ? c.blocks : undefined, threadTs, files: [], via: 'chat.startStream', method: 'chat.startStream' });
+  const m = ws.storeMessage({
+    channel: channel.id,
+    user: ws.botUserId,
+    botId: ws.botId,
+    text: c.text,
+    blocks: c.blocks.length ? c.blocks : undefined,
+    threadTs,
+    files: [],
+    via: 'chat.startStream',
+    method: 'chat.startStream',
+  });
   const stream = new StreamRecord(ws, recipientTeamId, recipientUserId, ws.now());
   stream.mode = c.mode;
   stream.tasks.push(...c.tasks);
@@ -191,7 +225,11 @@ function stop(ws: Workspace, p: Json): Json {
 }
 
 /** The bot's message `ts` in `channel` and its stream, still streaming. @throws SlackApiError. */
-function openStream(ws: Workspace, p: Json, method: 'chat.appendStream' | 'chat.stopStream'): { m: FakeSlackMessage; stream: StreamRecord } {
+function openStream(
+  ws: Workspace,
+  p: Json,
+  method: 'chat.appendStream' | 'chat.stopStream',
+): { m: FakeSlackMessage; stream: StreamRecord } {
   refuseIfOff(ws, method);
   ws.limits.takeWindowSlot(method === 'chat.appendStream' ? 'appendStream' : 'stopStream');
   const channel = ws.channelOf(p, 'channel');
@@ -218,8 +256,15 @@ interface Content {
 }
 
 /** Appends one call's content to the message and records the write. @throws SlackApiError `streaming_mode_mismatch`. */
-function write(ws: Workspace, m: FakeSlackMessage, stream: StreamRecord, method: StreamWrite['method'], c: Content): void {
-  if (c.mode !== undefined && stream.mode !== undefined && c.mode !== stream.mode) throw new SlackApiError('streaming_mode_mismatch');
+function write(
+  ws: Workspace,
+  m: FakeSlackMessage,
+  stream: StreamRecord,
+  method: StreamWrite['method'],
+  c: Content,
+): void {
+  if (c.mode !== undefined && stream.mode !== undefined && c.mode !== stream.mode)
+    throw new SlackApiError('streaming_mode_mismatch');
   stream.mode ??= c.mode;
   m.text += c.text;
   if (c.blocks.length) m.blocks = [...(m.blocks ?? []), ...c.blocks];
@@ -231,8 +276,12 @@ function write(ws: Workspace, m: FakeSlackMessage, stream: StreamRecord, method:
 
 const TASK_STATUSES = new Set(['pending', 'in_progress', 'complete', 'error']);
 
-const argumentError = (message: string) => new SlackApiError('invalid_arguments', { response_metadata: { messages: [`[ERROR] ${message}`] } });
-const chunkError = (message: string, pointer: string) => new SlackApiError('invalid_chunks', { response_metadata: { messages: [`[ERROR] ${message} [json-pointer:${pointer}]`] } });
+const argumentError = (message: string) =>
+  new SlackApiError('invalid_arguments', { response_metadata: { messages: [`[ERROR] ${message}`] } });
+const chunkError = (message: string, pointer: string) =>
+  new SlackApiError('invalid_chunks', {
+    response_metadata: { messages: [`[ERROR] ${message} [json-pointer:${pointer}]`] },
+  });
 
 /** The `markdown_text` or `chunks` of a call. @throws SlackApiError. */
 function content(ws: Workspace, p: Json): Content {
@@ -259,7 +308,8 @@ function content(ws: Workspace, p: Json): Content {
         c.text += chunk.text;
         break;
       case 'task_update':
-        if (typeof chunk.id !== 'string' || typeof chunk.title !== 'string' || !TASK_STATUSES.has(String(chunk.status))) throw chunkError('needs id, title and a status of pending, in_progress, complete, error', at);
+        if (typeof chunk.id !== 'string' || typeof chunk.title !== 'string' || !TASK_STATUSES.has(String(chunk.status)))
+          throw chunkError('needs id, title and a status of pending, in_progress, complete, error', at);
         c.tasks.push(chunk);
         break;
       case 'plan_update':

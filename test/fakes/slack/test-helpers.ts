@@ -6,7 +6,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App } from '@slack/bolt';
-import { ErrorCode, LogLevel, WebClient, type Logger, type WebAPIPlatformError } from '@slack/web-api';
+import { ErrorCode, type Logger, LogLevel, type WebAPIPlatformError, WebClient } from '@slack/web-api';
 import type { FakeSlack } from '../slack.ts';
 
 /** The WebClient logs Slack's `[ERROR]` response messages; the refusals in these tests are on purpose. */
@@ -27,7 +27,11 @@ export function handClock(): { ms: number; now: () => number; advance: (ms: numb
 }
 
 /** The real WebClient (what Bolt uses inside) against `fake`, without retries. */
-export function webClient(fake: FakeSlack, token = fake.botToken, options: ConstructorParameters<typeof WebClient>[1] = {}): WebClient {
+export function webClient(
+  fake: FakeSlack,
+  token = fake.botToken,
+  options: ConstructorParameters<typeof WebClient>[1] = {},
+): WebClient {
   return new WebClient(token, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, logger: quiet, ...options });
 }
 
@@ -49,7 +53,12 @@ export async function slackError(call: Promise<unknown>): Promise<string> {
 }
 
 /** A raw form POST to a Web API method of `fake`. */
-export async function rawCall(fake: FakeSlack, method: string, form: Record<string, string>, headers: Record<string, string> = { authorization: `Bearer ${fake.botToken}` }) {
+export async function rawCall(
+  fake: FakeSlack,
+  method: string,
+  form: Record<string, string>,
+  headers: Record<string, string> = { authorization: `Bearer ${fake.botToken}` },
+) {
   const res = await fetch(`${fake.apiUrl}${method}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
@@ -59,7 +68,10 @@ export async function rawCall(fake: FakeSlack, method: string, form: Record<stri
 }
 
 /** A real Bolt app in HTTP mode (its HTTPReceiver verifies the fake's signatures), listening on a random port. */
-export async function boltHttpApp(fake: FakeSlack, setup: (app: App) => void): Promise<{ app: App; url: string; stop: () => Promise<void> }> {
+export async function boltHttpApp(
+  fake: FakeSlack,
+  setup: (app: App) => void,
+): Promise<{ app: App; url: string; stop: () => Promise<void> }> {
   const app = new App({
     token: fake.botToken,
     signingSecret: fake.signingSecret,
@@ -70,11 +82,18 @@ export async function boltHttpApp(fake: FakeSlack, setup: (app: App) => void): P
   });
   setup(app);
   const server = (await app.start(0)) as Server;
-  return { app, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stop: () => app.stop() as Promise<void> };
+  return {
+    app,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () => app.stop() as Promise<void>,
+  };
 }
 
 /** A real Bolt app in Socket Mode (@slack/socket-mode inside), connected to `fake`. */
-export async function boltSocketApp(fake: FakeSlack, setup: (app: App) => void): Promise<{ app: App; stop: () => Promise<void> }> {
+export async function boltSocketApp(
+  fake: FakeSlack,
+  setup: (app: App) => void,
+): Promise<{ app: App; stop: () => Promise<void> }> {
   const clientOptions = { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 } };
   const app = new App({
     token: fake.botToken,

@@ -271,4 +271,3 @@ export interface PlatformFailure {
   /** The event's `event_id`, for an event. */
   eventId?: string;
 }
-

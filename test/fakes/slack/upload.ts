@@ -8,7 +8,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Workspace } from './workspace.ts';
 
-export async function handleUpload(ws: Workspace, fileId: string, req: IncomingMessage, raw: Buffer, res: ServerResponse): Promise<void> {
+export async function handleUpload(
+  ws: Workspace,
+  fileId: string,
+  req: IncomingMessage,
+  raw: Buffer,
+  res: ServerResponse,
+): Promise<void> {
   const file = ws.files.get(fileId);
   const refuse = (status: number, text: string) => {
     ws.uploads.push({ fileId, status, bytes: raw.length, at: ws.now(), seq: ws.nextSeq() });
@@ -20,13 +26,18 @@ export async function handleUpload(ws: Workspace, fileId: string, req: IncomingM
   let data = raw;
   let contentType = req.headers['content-type'];
   if (contentType?.toLowerCase().startsWith('multipart/form-data')) {
-    const form = await new Request(`${ws.baseUrl}/upload/${fileId}`, { method: 'POST', headers: { 'content-type': contentType }, body: raw }).formData();
+    const form = await new Request(`${ws.baseUrl}/upload/${fileId}`, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body: raw,
+    }).formData();
     const parts = [...form.values()].filter((v): v is File => typeof v !== 'string');
     if (parts.length !== 1) return refuse(400, `expected one file part, got ${parts.length}`);
     data = Buffer.from(await parts[0]!.arrayBuffer());
     contentType = parts[0]!.type || undefined;
   }
-  if (data.length !== file.length) return refuse(400, `length mismatch: declared ${file.length} bytes, received ${data.length}`);
+  if (data.length !== file.length)
+    return refuse(400, `length mismatch: declared ${file.length} bytes, received ${data.length}`);
   file.data = data;
   file.contentType = contentType;
   ws.uploads.push({ fileId, status: 200, bytes: data.length, at: ws.now(), seq: ws.nextSeq() });

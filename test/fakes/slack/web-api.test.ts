@@ -3,7 +3,7 @@
  * Bolt uses inside) and bare fetch: authentication, chat.*, rate limits, file uploads and
  * response_url. It must speak the wire format those clients expect and refuse what Slack refuses.
  */
-import { ErrorCode, WebClient, WebClientEvent, type WebAPIRateLimitedError } from '@slack/web-api';
+import { ErrorCode, type WebAPIRateLimitedError, WebClient, WebClientEvent } from '@slack/web-api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSlack, RESPONSE_URL_TTL_MS, unescapeSlack } from '../slack.ts';
 import { handClock, quiet, rawCall as rawCallTo, slackError, webClient } from './test-helpers.ts';
@@ -13,7 +13,8 @@ const clock = handClock();
 
 let fake: FakeSlack;
 let client: WebClient;
-const rawCall = (method: string, form: Record<string, string>, headers?: Record<string, string>) => rawCallTo(fake, method, form, headers);
+const rawCall = (method: string, form: Record<string, string>, headers?: Record<string, string>) =>
+  rawCallTo(fake, method, form, headers);
 
 beforeAll(async () => {
   fake = await FakeSlack.start({
@@ -52,7 +53,11 @@ describe('authentication and methods', () => {
 
   it('a token in a form body is accepted, a token inside a JSON body is not read', async () => {
     expect((await rawCall('auth.test', { token: fake.botToken }, {})).json).toMatchObject({ ok: true });
-    const res = await fetch(`${fake.apiUrl}auth.test`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: fake.botToken }) });
+    const res = await fetch(`${fake.apiUrl}auth.test`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: fake.botToken }),
+    });
     expect(await res.json()).toMatchObject({ ok: false, error: 'not_authed' });
   });
 
@@ -61,9 +66,17 @@ describe('authentication and methods', () => {
   });
 
   it('users.info and conversations.info answer known ids and refuse unknown ones', async () => {
-    expect((await client.users.info({ user: 'U0ALICE' })).user).toMatchObject({ id: 'U0ALICE', name: 'alice', is_admin: true });
+    expect((await client.users.info({ user: 'U0ALICE' })).user).toMatchObject({
+      id: 'U0ALICE',
+      name: 'alice',
+      is_admin: true,
+    });
     expect(await slackError(client.users.info({ user: 'U0NOBODY' }))).toBe('user_not_found');
-    expect((await client.conversations.info({ channel: 'C0ONE' })).channel).toMatchObject({ id: 'C0ONE', name: 'one', is_member: true });
+    expect((await client.conversations.info({ channel: 'C0ONE' })).channel).toMatchObject({
+      id: 'C0ONE',
+      name: 'one',
+      is_member: true,
+    });
     expect(await slackError(client.conversations.info({ channel: 'C0NOPE' }))).toBe('channel_not_found');
   });
 });
@@ -72,7 +85,11 @@ describe('chat.postMessage and chat.update', () => {
   it('stores a posted message with its ts, text, blocks (sent as a JSON string) and first revision', async () => {
     const blocks = [{ type: 'section' as const, text: { type: 'mrkdwn' as const, text: 'hi' } }];
     const posted = await client.chat.postMessage({ channel: 'C0ONE', text: 'fish &amp; chips', blocks });
-    expect(posted).toMatchObject({ ok: true, channel: 'C0ONE', message: { text: 'fish &amp; chips', bot_id: fake.botId } });
+    expect(posted).toMatchObject({
+      ok: true,
+      channel: 'C0ONE',
+      message: { text: 'fish &amp; chips', bot_id: fake.botId },
+    });
     expect(posted.ts).toMatch(/^\d{10}\.\d{6}$/);
     expect(typeof fake.callsTo('chat.postMessage')[0]?.params.blocks).toBe('string');
     const stored = fake.message('C0ONE', posted.ts!);
@@ -82,20 +99,42 @@ describe('chat.postMessage and chat.update', () => {
   });
 
   it('refuses text over 4,000 characters with msg_too_long and accepts exactly 4,000', async () => {
-    expect(await slackError(client.chat.postMessage({ channel: 'C0ONE', text: 'x'.repeat(4001) }))).toBe('msg_too_long');
-    await expect(client.chat.postMessage({ channel: 'C0ONE', text: 'x'.repeat(4000) })).resolves.toMatchObject({ ok: true });
+    expect(await slackError(client.chat.postMessage({ channel: 'C0ONE', text: 'x'.repeat(4001) }))).toBe(
+      'msg_too_long',
+    );
+    await expect(client.chat.postMessage({ channel: 'C0ONE', text: 'x'.repeat(4000) })).resolves.toMatchObject({
+      ok: true,
+    });
     // Counted as sent: 800 escaped ampersands are 4,000 characters on the wire, 801 are too many.
-    expect(await slackError(client.chat.postMessage({ channel: 'C0TWO', text: '&amp;'.repeat(801) }))).toBe('msg_too_long');
+    expect(await slackError(client.chat.postMessage({ channel: 'C0TWO', text: '&amp;'.repeat(801) }))).toBe(
+      'msg_too_long',
+    );
   });
 
   it('refuses more than 50 blocks and section text of 3,001 characters with invalid_blocks', async () => {
     const section = (text: string) => ({ type: 'section' as const, text: { type: 'mrkdwn' as const, text } });
-    expect(await slackError(client.chat.postMessage({ channel: 'C0ONE', text: 't', blocks: Array.from({ length: 51 }, () => section('a')) }))).toBe('invalid_blocks');
-    expect(await slackError(client.chat.postMessage({ channel: 'C0ONE', text: 't', blocks: [section('a'.repeat(3001))] }))).toBe('invalid_blocks');
-    await expect(client.chat.postMessage({ channel: 'C0TWO', text: 't', blocks: [section('a'.repeat(3000))] })).resolves.toMatchObject({ ok: true });
+    expect(
+      await slackError(
+        client.chat.postMessage({
+          channel: 'C0ONE',
+          text: 't',
+          blocks: Array.from({ length: 51 }, () => section('a')),
+        }),
+      ),
+    ).toBe('invalid_blocks');
+    expect(
+      await slackError(client.chat.postMessage({ channel: 'C0ONE', text: 't', blocks: [section('a'.repeat(3001))] })),
+    ).toBe('invalid_blocks');
+    await expect(
+      client.chat.postMessage({ channel: 'C0TWO', text: 't', blocks: [section('a'.repeat(3000))] }),
+    ).resolves.toMatchObject({ ok: true });
     const bad = await rawCall('chat.postMessage', { channel: 'C0TWO', text: 't', blocks: '[{"type":' });
     expect(bad.json).toMatchObject({ ok: false, error: 'invalid_blocks_format' });
-    const noAlt = await rawCall('chat.postMessage', { channel: 'C0TWO', text: 't', blocks: JSON.stringify([{ type: 'image', image_url: 'https://x/y.png' }]) });
+    const noAlt = await rawCall('chat.postMessage', {
+      channel: 'C0TWO',
+      text: 't',
+      blocks: JSON.stringify([{ type: 'image', image_url: 'https://x/y.png' }]),
+    });
     expect(noAlt.json).toMatchObject({ ok: false, error: 'invalid_blocks' });
   });
 
@@ -110,8 +149,12 @@ describe('chat.postMessage and chat.update', () => {
     const reply = await client.chat.postMessage({ channel: 'C0ONE', text: 'reply', thread_ts: parent.ts! });
     const nested = await client.chat.postMessage({ channel: 'C0ONE', text: 'reply 2', thread_ts: reply.ts! });
     expect(fake.thread('C0ONE', parent.ts!).map((m) => m.ts)).toEqual([reply.ts, nested.ts]);
-    expect(await slackError(client.chat.postMessage({ channel: 'C0TWO', text: 'x', thread_ts: 'nope' }))).toBe('invalid_thread_ts');
-    expect(await slackError(client.chat.postMessage({ channel: 'C0TWO', text: 'x', thread_ts: '1700000000.000001' }))).toBe('thread_not_found');
+    expect(await slackError(client.chat.postMessage({ channel: 'C0TWO', text: 'x', thread_ts: 'nope' }))).toBe(
+      'invalid_thread_ts',
+    );
+    expect(
+      await slackError(client.chat.postMessage({ channel: 'C0TWO', text: 'x', thread_ts: '1700000000.000001' })),
+    ).toBe('thread_not_found');
   });
 
   it('chat.update records every revision with its time; a wrong ts is message_not_found; a user message cant_update_message', async () => {
@@ -124,11 +167,19 @@ describe('chat.postMessage and chat.update', () => {
     const revisions = fake.message('C0ONE', posted.ts!)!.revisions;
     expect(revisions.map((r) => r.text)).toEqual(['one', 'one two', 'one two three']);
     expect(revisions[2]!.at - revisions[0]!.at).toBe(2000);
-    expect(await slackError(client.chat.update({ channel: 'C0ONE', ts: '1700000000.000001', text: 'x' }))).toBe('message_not_found');
-    expect(await slackError(client.chat.update({ channel: 'C0TWO', ts: posted.ts!, text: 'x' }))).toBe('message_not_found');
-    expect(await slackError(client.chat.update({ channel: 'C0ONE', ts: posted.ts!, text: 'y'.repeat(4001) }))).toBe('msg_too_long');
+    expect(await slackError(client.chat.update({ channel: 'C0ONE', ts: '1700000000.000001', text: 'x' }))).toBe(
+      'message_not_found',
+    );
+    expect(await slackError(client.chat.update({ channel: 'C0TWO', ts: posted.ts!, text: 'x' }))).toBe(
+      'message_not_found',
+    );
+    expect(await slackError(client.chat.update({ channel: 'C0ONE', ts: posted.ts!, text: 'y'.repeat(4001) }))).toBe(
+      'msg_too_long',
+    );
     const theirs = fake.postUserMessage('C0ONE', 'U0BOB', 'mine');
-    expect(await slackError(client.chat.update({ channel: 'C0ONE', ts: theirs.ts, text: 'edited' }))).toBe('cant_update_message');
+    expect(await slackError(client.chat.update({ channel: 'C0ONE', ts: theirs.ts, text: 'edited' }))).toBe(
+      'cant_update_message',
+    );
     expect(await slackError(client.chat.delete({ channel: 'C0ONE', ts: theirs.ts }))).toBe('cant_delete_message');
     await client.chat.delete({ channel: 'C0ONE', ts: posted.ts! });
     expect(fake.messages('C0ONE').map((m) => m.ts)).toEqual([theirs.ts]);
@@ -143,8 +194,12 @@ describe('chat.postMessage and chat.update', () => {
 
   it('chat.postEphemeral stores a message for one member and refuses non-members', async () => {
     await client.chat.postEphemeral({ channel: 'C0SMALL', user: 'U0ALICE', text: 'psst' });
-    expect(fake.ephemerals).toMatchObject([{ channel: 'C0SMALL', user: 'U0ALICE', text: 'psst', via: 'chat.postEphemeral' }]);
-    expect(await slackError(client.chat.postEphemeral({ channel: 'C0SMALL', user: 'U0BOB', text: 'psst' }))).toBe('user_not_in_channel');
+    expect(fake.ephemerals).toMatchObject([
+      { channel: 'C0SMALL', user: 'U0ALICE', text: 'psst', via: 'chat.postEphemeral' },
+    ]);
+    expect(await slackError(client.chat.postEphemeral({ channel: 'C0SMALL', user: 'U0BOB', text: 'psst' }))).toBe(
+      'user_not_in_channel',
+    );
   });
 });
 
@@ -159,11 +214,20 @@ describe('rate limits', () => {
     expect(limited.headers.get('retry-after')).toBe('50');
     expect(limited.json).toEqual({ ok: false, error: 'ratelimited' });
     // What @slack/web-api makes of it when told not to wait:
-    const impatient = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, logger: quiet });
-    const error = await impatient.chat.update({ channel: 'C0ONE', ts: posted.ts!, text: 'b' }).catch((e: unknown) => e as WebAPIRateLimitedError);
+    const impatient = new WebClient(fake.botToken, {
+      slackApiUrl: fake.apiUrl,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+      logger: quiet,
+    });
+    const error = await impatient.chat
+      .update({ channel: 'C0ONE', ts: posted.ts!, text: 'b' })
+      .catch((e: unknown) => e as WebAPIRateLimitedError);
     expect(error).toMatchObject({ code: ErrorCode.RateLimitedError, retryAfter: 50 });
     clock.advance(50_000);
-    await expect(client.chat.update({ channel: 'C0ONE', ts: posted.ts!, text: 'b' })).resolves.toMatchObject({ ok: true });
+    await expect(client.chat.update({ channel: 'C0ONE', ts: posted.ts!, text: 'b' })).resolves.toMatchObject({
+      ok: true,
+    });
   });
 
   it('chat.postMessage allows a burst per channel, then 429; other channels are unaffected; the WebClient waits Retry-After and succeeds', async () => {
@@ -175,7 +239,11 @@ describe('rate limits', () => {
     expect(limited.headers.get('retry-after')).toBe('1');
     await expect(client.chat.postMessage({ channel: 'C0TWO', text: 'elsewhere' })).resolves.toMatchObject({ ok: true });
     // The default WebClient behaviour: wait Retry-After, retry. Slack's clock moves on meanwhile.
-    const patient = new WebClient(fake.botToken, { slackApiUrl: fake.apiUrl, retryConfig: { retries: 1, minTimeout: 0, maxTimeout: 0 }, logger: quiet });
+    const patient = new WebClient(fake.botToken, {
+      slackApiUrl: fake.apiUrl,
+      retryConfig: { retries: 1, minTimeout: 0, maxTimeout: 0 },
+      logger: quiet,
+    });
     patient.on(WebClientEvent.RATE_LIMITED, (seconds: number) => clock.advance(seconds * 1000));
     await expect(patient.chat.postMessage({ channel: 'C0ONE', text: '3' })).resolves.toMatchObject({ ok: true });
     expect(fake.callsTo('chat.postMessage').map((c) => c.status)).toEqual([200, 200, 429, 200, 429, 200]);
@@ -205,46 +273,79 @@ describe('file uploads', () => {
     expect(get?.params).toMatchObject({ filename: 'fox.png', length: String(bytes.length), alt_text: 'a red fox' });
     expect(fake.uploads).toMatchObject([{ status: 200, bytes: bytes.length }]);
     const [file] = [...fake.files.values()];
-    expect(file).toMatchObject({ filename: 'fox.png', altText: 'a red fox', title: 'fox.png', completed: true, channel: 'C0ONE', threadTs: parent.ts });
+    expect(file).toMatchObject({
+      filename: 'fox.png',
+      altText: 'a red fox',
+      title: 'fox.png',
+      completed: true,
+      channel: 'C0ONE',
+      threadTs: parent.ts,
+    });
     expect(file?.data?.equals(bytes)).toBe(true);
     const shared = fake.message('C0ONE', file!.messageTs!);
-    expect(shared).toMatchObject({ files: [file!.id], threadTs: parent.ts, via: 'files.completeUploadExternal', text: 'a fox &amp; a hound' });
-    expect(fake.calls.map((c) => c.method)).toEqual(['chat.postMessage', 'files.getUploadURLExternal', 'files.completeUploadExternal']);
+    expect(shared).toMatchObject({
+      files: [file!.id],
+      threadTs: parent.ts,
+      via: 'files.completeUploadExternal',
+      text: 'a fox &amp; a hound',
+    });
+    expect(fake.calls.map((c) => c.method)).toEqual([
+      'chat.postMessage',
+      'files.getUploadURLExternal',
+      'files.completeUploadExternal',
+    ]);
   });
 
   it('refuses bytes of another length than declared, and completing a file twice or before its bytes arrived', async () => {
     const { upload_url, file_id } = await client.files.getUploadURLExternal({ filename: 'a.txt', length: 5 });
     const wrong = await fetch(upload_url!, { method: 'POST', body: 'four' });
     expect(wrong.status).toBe(400);
-    expect(await slackError(client.files.completeUploadExternal({ files: [{ id: file_id! }], channel_id: 'C0ONE' }))).toBe('file_not_found');
+    expect(
+      await slackError(client.files.completeUploadExternal({ files: [{ id: file_id! }], channel_id: 'C0ONE' })),
+    ).toBe('file_not_found');
     expect((await fetch(upload_url!, { method: 'POST', body: 'five!' })).status).toBe(200);
     await client.files.completeUploadExternal({ files: [{ id: file_id!, title: 'A' }], channel_id: 'C0ONE' });
-    expect(await slackError(client.files.completeUploadExternal({ files: [{ id: file_id! }], channel_id: 'C0ONE' }))).toBe('file_not_found');
-    expect(await slackError(client.files.getUploadURLExternal({ filename: 'b.txt', length: 0 }))).toBe('invalid_arguments');
+    expect(
+      await slackError(client.files.completeUploadExternal({ files: [{ id: file_id! }], channel_id: 'C0ONE' })),
+    ).toBe('file_not_found');
+    expect(await slackError(client.files.getUploadURLExternal({ filename: 'b.txt', length: 0 }))).toBe(
+      'invalid_arguments',
+    );
   });
 });
 
 describe('response_url', () => {
   async function issue(): Promise<string> {
     // A bot that is not listening: the command is not acked, but the response_url is issued.
-    const result = await fake.sendSlashCommand('http://127.0.0.1:9', { command: '/chat', text: 'x', channel_id: 'C0ONE' });
+    const result = await fake.sendSlashCommand('http://127.0.0.1:9', {
+      command: '/chat',
+      text: 'x',
+      channel_id: 'C0ONE',
+    });
     fake.platformFailures.length = 0;
     return result.responseUrl;
   }
-  const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (url: string, body: unknown) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   it('takes five posts, then answers 404 used_url; ephemeral (the default) and in_channel posts land where Slack shows them', async () => {
     const url = await issue();
     expect((await post(url, { text: 'only you' })).status).toBe(200);
     expect((await post(url, { text: 'everyone', response_type: 'in_channel' })).status).toBe(200);
-    for (let i = 0; i < 3; i++) expect((await post(url, { text: `n${i}`, response_type: 'ephemeral' })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await post(url, { text: `n${i}`, response_type: 'ephemeral' })).status).toBe(200);
     const sixth = await post(url, { text: 'one too many' });
     expect(sixth.status).toBe(404);
     expect(await sixth.json()).toEqual({ ok: false, error: 'used_url' });
     expect(fake.ephemerals.map((e) => e.text)).toEqual(['only you', 'n0', 'n1', 'n2']);
     expect(fake.messages('C0ONE')).toMatchObject([{ text: 'everyone', via: 'response_url' }]);
     expect(fake.responsePosts().map((p) => [p.responseType, p.status])).toEqual([
-      ['ephemeral', 200], ['in_channel', 200], ['ephemeral', 200], ['ephemeral', 200], ['ephemeral', 200], ['ephemeral', 404],
+      ['ephemeral', 200],
+      ['in_channel', 200],
+      ['ephemeral', 200],
+      ['ephemeral', 200],
+      ['ephemeral', 200],
+      ['ephemeral', 404],
     ]);
   });
 

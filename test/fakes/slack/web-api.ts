@@ -17,8 +17,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ALTERNATIVE_SCOPES, neededScope } from './scopes.ts';
 import type { SlackApiCall } from './types.ts';
+import { isObject, type Json, RateLimited, SlackApiError } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-import { isObject, RateLimited, SlackApiError, type Json } from './wire.ts';
 
 /** One Web API method: parameters in, the fields of an `ok: true` answer out. @throws SlackApiError, RateLimited. */
 export type MethodHandler = (params: Json) => Json;
@@ -30,9 +30,18 @@ export type MethodTable = Record<string, MethodHandler>;
 const APP_TOKEN_METHODS = new Set(['apps.connections.open']);
 
 /** Writes a JSON answer with its length. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const data = Buffer.from(JSON.stringify(body));
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(data.length), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(data.length),
+    ...headers,
+  });
   res.end(data);
 }
 
@@ -77,7 +86,17 @@ export class WebApi {
   /** Answers one Web API request for `method` (already URL-decoded). */
   async handle(method: string, req: IncomingMessage, url: URL, raw: Buffer, res: ServerResponse): Promise<void> {
     const ws = this.ws;
-    const call: SlackApiCall = { method, params: {}, auth: 'none', tokenType: 'none', status: 200, ok: false, error: undefined, at: ws.now(), seq: ws.nextSeq() };
+    const call: SlackApiCall = {
+      method,
+      params: {},
+      auth: 'none',
+      tokenType: 'none',
+      status: 200,
+      ok: false,
+      error: undefined,
+      at: ws.now(),
+      seq: ws.nextSeq(),
+    };
     ws.calls.push(call);
     const headers: Record<string, string> = {};
     try {
@@ -97,7 +116,8 @@ export class WebApi {
         if (call.tokenType === 'none') throw new SlackApiError('not_authed');
         if (call.tokenType === 'unknown') throw new SlackApiError('invalid_auth');
         // The app-level token is good for app methods only, the bot token for everything else.
-        if ((call.tokenType === 'app') !== APP_TOKEN_METHODS.has(method)) throw new SlackApiError('not_allowed_token_type');
+        if ((call.tokenType === 'app') !== APP_TOKEN_METHODS.has(method))
+          throw new SlackApiError('not_allowed_token_type');
       }
       if (call.tokenType === 'bot') {
         headers['x-oauth-scopes'] = ws.scopes.join(',');
@@ -105,7 +125,8 @@ export class WebApi {
         if (needed !== undefined) {
           const accepted = [needed, ...(ALTERNATIVE_SCOPES[method] ?? [])];
           headers['x-accepted-oauth-scopes'] = accepted.join(',');
-          if (!accepted.some((s) => ws.scopes.includes(s))) throw new SlackApiError('missing_scope', { needed, provided: ws.scopes.join(',') });
+          if (!accepted.some((s) => ws.scopes.includes(s)))
+            throw new SlackApiError('missing_scope', { needed, provided: ws.scopes.join(',') });
         }
       }
       ws.limits.takeScripted(method);
@@ -116,7 +137,12 @@ export class WebApi {
       if (error instanceof RateLimited) {
         call.status = 429;
         call.error = 'ratelimited';
-        sendJson(res, 429, { ok: false, error: 'ratelimited' }, { ...headers, 'retry-after': String(error.retryAfterSec) });
+        sendJson(
+          res,
+          429,
+          { ok: false, error: 'ratelimited' },
+          { ...headers, 'retry-after': String(error.retryAfterSec) },
+        );
       } else if (error instanceof SlackApiError) {
         call.error = error.error;
         sendJson(res, 200, { ok: false, error: error.error, ...error.extra }, headers);
@@ -128,7 +154,11 @@ export class WebApi {
 }
 
 /** Parses a Web API request's parameters; `bodyToken` is the token found in a form body or the query. */
-async function parseParams(req: IncomingMessage, url: URL, raw: Buffer): Promise<{ params: Json; bodyToken: string | undefined }> {
+async function parseParams(
+  req: IncomingMessage,
+  url: URL,
+  raw: Buffer,
+): Promise<{ params: Json; bodyToken: string | undefined }> {
   const params: Json = Object.fromEntries(url.searchParams);
   const type = (req.headers['content-type'] ?? '').toLowerCase();
   let bodyToken = url.searchParams.get('token') ?? undefined;

@@ -22,7 +22,9 @@ export function unescapeSlack(text: string): string {
 
 /** Mentions Slack renders from raw message text: `<@U…>`, `<!channel>`, `<!here>`, `<!everyone>`, `<!subteam^…>`. */
 export function mentionsIn(text: string): string[] {
-  return [...text.matchAll(/<(@[UW][A-Z0-9]+|!channel|!here|!everyone|!subteam\^[A-Z0-9]+)(?:\|[^>]*)?>/g)].map((m) => `<${m[1]}>`);
+  return [...text.matchAll(/<(@[UW][A-Z0-9]+|!channel|!here|!everyone|!subteam\^[A-Z0-9]+)(?:\|[^>]*)?>/g)].map(
+    (m) => `<${m[1]}>`,
+  );
 }
 
 /** Slack's ts format for a time in µs since the epoch: `<seconds>.<6 digits>`. */
@@ -62,7 +64,9 @@ export function str(p: Json, key: string): string | undefined {
 export function required(p: Json, key: string, missingError = 'invalid_arguments'): string {
   const v = str(p, key);
   if (v === undefined || v === '') {
-    throw new SlackApiError(missingError, { response_metadata: { messages: [`[ERROR] missing required field: ${key}`] } });
+    throw new SlackApiError(missingError, {
+      response_metadata: { messages: [`[ERROR] missing required field: ${key}`] },
+    });
   }
   return v;
 }

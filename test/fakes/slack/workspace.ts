@@ -14,17 +14,17 @@ import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
 import { streamingSettings } from './streaming.ts';
 import type {
   FakeSlackChannel,
-  FileDownload,
   FakeSlackEphemeral,
   FakeSlackFile,
   FakeSlackMessage,
   FakeSlackOptions,
   FakeSlackUser,
+  FileDownload,
   PlatformFailure,
   ResponseUrl,
   SlackApiCall,
 } from './types.ts';
-import { formatTs, mentionsIn, required, SlackApiError, TS_PATTERN, type Json } from './wire.ts';
+import { formatTs, type Json, mentionsIn, required, SlackApiError, TS_PATTERN } from './wire.ts';
 
 export const DEFAULT_CHANNELS: readonly FakeSlackChannel[] = [
   { id: 'C0GENERAL', name: 'general' },
@@ -47,7 +47,20 @@ export interface UploadRecord {
 }
 
 /** A new file: what differs between an upload and a user's file. */
-export type NewFile = Pick<FakeSlackFile, 'origin' | 'filename' | 'length' | 'size' | 'altText' | 'title' | 'data' | 'streamBytes' | 'contentType' | 'user' | 'completed'> & { filetype?: string };
+export type NewFile = Pick<
+  FakeSlackFile,
+  | 'origin'
+  | 'filename'
+  | 'length'
+  | 'size'
+  | 'altText'
+  | 'title'
+  | 'data'
+  | 'streamBytes'
+  | 'contentType'
+  | 'user'
+  | 'completed'
+> & { filetype?: string };
 
 /** Slack's `filetype` and `pretty_type` by file name extension or mimetype. */
 const FILE_TYPES: Array<{ filetype: string; pretty: string; extensions: string[]; mimetype: RegExp }> = [
@@ -63,12 +76,17 @@ const FILE_TYPES: Array<{ filetype: string; pretty: string; extensions: string[]
 /** `filetype` / `pretty_type` of a file (Slack says `binary` for what it does not know). */
 export function fileTypeOf(name: string, mimetype: string | undefined): { filetype: string; pretty: string } {
   const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
-  const known = FILE_TYPES.find((t) => (extension && t.extensions.includes(extension)) || (mimetype && t.mimetype.test(mimetype)));
+  const known = FILE_TYPES.find(
+    (t) => (extension && t.extensions.includes(extension)) || (mimetype && t.mimetype.test(mimetype)),
+  );
   return known ? { filetype: known.filetype, pretty: known.pretty } : { filetype: 'binary', pretty: 'Binary' };
 }
 
 /** A message to store: who wrote what, where. */
-export type NewMessage = Pick<FakeSlackMessage, 'channel' | 'user' | 'botId' | 'text' | 'blocks' | 'threadTs' | 'files' | 'via'> & { method: string };
+export type NewMessage = Pick<
+  FakeSlackMessage,
+  'channel' | 'user' | 'botId' | 'text' | 'blocks' | 'threadTs' | 'files' | 'via'
+> & { method: string };
 
 export class Workspace {
   readonly botToken: string;
@@ -150,7 +168,13 @@ export class Workspace {
   openIm(userId: string): FakeSlackChannel {
     if (!this.users.has(userId)) throw new Error(`openIm: unknown user ${userId}`);
     for (const c of this.channels.values()) if (c.isIm && c.imUser === userId) return c;
-    const channel: FakeSlackChannel = { id: `D${randomBytes(5).toString('hex').toUpperCase()}`, name: 'directmessage', isIm: true, imUser: userId, members: [userId] };
+    const channel: FakeSlackChannel = {
+      id: `D${randomBytes(5).toString('hex').toUpperCase()}`,
+      name: 'directmessage',
+      isIm: true,
+      imUser: userId,
+      members: [userId],
+    };
     this.channels.set(channel.id, channel);
     return channel;
   }
@@ -324,13 +348,17 @@ export class Workspace {
   /** Checks text (length) and that there is something to show. @throws SlackApiError `msg_too_long`, `no_text`. */
   checkText(text: string | undefined, blocks: unknown[] | undefined, allowEmpty: boolean): void {
     if (text !== undefined && text.length > this.maxTextChars) throw new SlackApiError('msg_too_long');
-    if (!allowEmpty && (text === undefined || text === '') && (blocks === undefined || blocks.length === 0)) throw new SlackApiError('no_text');
+    if (!allowEmpty && (text === undefined || text === '') && (blocks === undefined || blocks.length === 0))
+      throw new SlackApiError('no_text');
   }
 
   /** A thread parent in `channel` for `thread_ts` (a reply's ts resolves to its parent). @throws SlackApiError. */
   threadParent(channel: string, threadTs: string | undefined): string | undefined {
     if (threadTs === undefined || threadTs === '') return undefined;
-    if (!TS_PATTERN.test(threadTs)) throw new SlackApiError('invalid_thread_ts', { response_metadata: { messages: [`[ERROR] ${threadTs} is not a valid thread_ts`] } });
+    if (!TS_PATTERN.test(threadTs))
+      throw new SlackApiError('invalid_thread_ts', {
+        response_metadata: { messages: [`[ERROR] ${threadTs} is not a valid thread_ts`] },
+      });
     const parent = this.message(channel, threadTs);
     if (!parent || parent.deleted) throw new SlackApiError('thread_not_found');
     return parent.threadTs ?? parent.ts;

@@ -23,7 +23,10 @@ import type { Reply } from '../http.ts';
 import type { FakeAttachment } from '../model.ts';
 import type { FakeDownload } from '../types.ts';
 
-const GONE: Reply = { status: 404, raw: { data: Buffer.from('This content is no longer available.'), contentType: 'text/plain; charset=utf-8' } };
+const GONE: Reply = {
+  status: 404,
+  raw: { data: Buffer.from('This content is no longer available.'), contentType: 'text/plain; charset=utf-8' },
+};
 
 /** `segments` are the decoded path segments; the raw path and query are checked against the signature. */
 export function serveAttachment(ctx: Ctx, method: string, url: URL, segments: string[]): Reply {
@@ -44,7 +47,10 @@ export function serveAttachment(ctx: Ctx, method: string, url: URL, segments: st
  */
 function findAttachment(ctx: Ctx, channelId: string, attachmentId: string): FakeAttachment | undefined {
   const option = ctx.state.optionAttachments.get(attachmentId);
-  if (option) return option.channelId === channelId && Date.now() <= option.interaction.tokenExpiresAt ? option.attachment : undefined;
+  if (option)
+    return option.channelId === channelId && Date.now() <= option.interaction.tokenExpiresAt
+      ? option.attachment
+      : undefined;
   for (const message of ctx.state.messages.values()) {
     if (message.channelId !== channelId || message.deleted) continue;
     const found = message.attachments.find((a) => a.id === attachmentId);
@@ -53,7 +59,13 @@ function findAttachment(ctx: Ctx, channelId: string, attachmentId: string): Fake
   return undefined;
 }
 
-function send(ctx: Ctx, attachment: FakeAttachment, via: FakeDownload['via'], headOnly: boolean, res: ServerResponse): void {
+function send(
+  ctx: Ctx,
+  attachment: FakeAttachment,
+  via: FakeDownload['via'],
+  headOnly: boolean,
+  res: ServerResponse,
+): void {
   res.writeHead(200, {
     'content-type': attachment.contentType ?? 'application/octet-stream',
     ...(attachment.chunked ? {} : { 'content-length': String(attachment.byteLength) }),
@@ -64,7 +76,15 @@ function send(ctx: Ctx, attachment: FakeAttachment, via: FakeDownload['via'], he
     res.end();
     return;
   }
-  const download: FakeDownload = { attachmentId: attachment.id, filename: attachment.filename, via, at: Date.now(), bytesSent: 0, completed: false, aborted: false };
+  const download: FakeDownload = {
+    attachmentId: attachment.id,
+    filename: attachment.filename,
+    via,
+    at: Date.now(),
+    bytesSent: 0,
+    completed: false,
+    aborted: false,
+  };
   ctx.state.downloads.push(download);
   res.once('close', () => {
     download.completed = res.writableFinished;

@@ -13,10 +13,11 @@
  * - Reads show other users' messages as an app without Message Content sees them unless the
  *   app is approved for it (`privilegedIntents`): REST ignores the session's intents.
  */
-import type { FakeChannel, MessageReference } from '../model.ts';
+
 import type { Ctx } from '../context.ts';
 import { discordError, fieldError, unknownChannel, unknownMessage } from '../errors.ts';
-import { NO_BODY, type Body, type Reply } from '../http.ts';
+import { type Body, NO_BODY, type Reply } from '../http.ts';
+import type { FakeChannel, MessageReference } from '../model.ts';
 import type { FakeTyping } from '../types.ts';
 import { isObject } from '../util.ts';
 import { channelJson, restMessageJson } from '../wire.ts';
@@ -26,14 +27,18 @@ import type { AreaRoutes } from './index.ts';
 export const channelRoutes: AreaRoutes = (ctx, rq) => {
   const { p, method } = rq;
   const isTyping = p.length === 3 && p[2] === 'typing';
-  if (!(p[0] === 'channels' && (p.length === 2 || isTyping || (p[2] === 'messages' && p.length <= 4)))) return undefined;
+  if (!(p[0] === 'channels' && (p.length === 2 || isTyping || (p[2] === 'messages' && p.length <= 4))))
+    return undefined;
   rq.requireBot();
   const { state } = ctx;
   const channel = state.channels.get(p[1]!);
   if (!channel) throw unknownChannel();
   if (p.length === 2) {
     rq.allow('GET');
-    return { status: 200, body: { ...channelJson(state, channel), ...(channel.guildId ? { guild_id: channel.guildId } : {}) } };
+    return {
+      status: 200,
+      body: { ...channelJson(state, channel), ...(channel.guildId ? { guild_id: channel.guildId } : {}) },
+    };
   }
   if (isTyping) {
     rq.allow('POST');
@@ -45,14 +50,18 @@ export const channelRoutes: AreaRoutes = (ctx, rq) => {
   if (p.length === 3) {
     rq.allow('GET', 'POST');
     if (method === 'GET') {
-      const visible = [...state.messages.values()].filter((m) => m.channelId === channel.id && !m.deleted && !m.ephemeral);
+      const visible = [...state.messages.values()].filter(
+        (m) => m.channelId === channel.id && !m.deleted && !m.ephemeral,
+      );
       return { status: 200, body: visible.reverse().map((m) => restMessageJson(state, m)) };
     }
     return rq.body().then((body) => createMessage(ctx, channel, rq.path, body));
   }
   rq.allow('GET', 'PATCH', 'DELETE');
   const messageId = p[3]!;
-  return (method === 'PATCH' ? rq.body() : Promise.resolve(NO_BODY)).then((body) => channelMessage(ctx, method, channel, messageId, rq.path, body));
+  return (method === 'PATCH' ? rq.body() : Promise.resolve(NO_BODY)).then((body) =>
+    channelMessage(ctx, method, channel, messageId, rq.path, body),
+  );
 };
 
 /** `POST /channels/:id/messages`: a message of the bot, within the channel's budget, maybe a reply. */
@@ -78,20 +87,29 @@ async function createMessage(ctx: Ctx, channel: FakeChannel, path: string, body:
 function replyReference(ctx: Ctx, channel: FakeChannel, value: unknown): MessageReference | undefined {
   if (value === undefined || value === null) return undefined;
   if (!isObject(value)) throw fieldError(['message_reference'], 'MODEL_TYPE_CONVERT', 'Expected an object/dictionary.');
-  if (value.type !== undefined && value.type !== 0) throw fieldError(['message_reference', 'type'], 'BASE_TYPE_CHOICES', 'The fake supports replies (type 0) only.');
+  if (value.type !== undefined && value.type !== 0)
+    throw fieldError(['message_reference', 'type'], 'BASE_TYPE_CHOICES', 'The fake supports replies (type 0) only.');
   if (typeof value.message_id !== 'string' && typeof value.message_id !== 'number') {
     throw fieldError(['message_reference', 'message_id'], 'BASE_TYPE_REQUIRED', 'This field is required');
   }
   const id = String(value.message_id);
   const target = ctx.state.messages.get(id);
-  const sameChannel = value.channel_id === undefined || value.channel_id === null || String(value.channel_id) === channel.id;
+  const sameChannel =
+    value.channel_id === undefined || value.channel_id === null || String(value.channel_id) === channel.id;
   const found = target && sameChannel && target.channelId === channel.id && !target.deleted && !target.ephemeral;
   if (found) return { messageId: id, channelId: channel.id, guildId: channel.guildId };
   if (value.fail_if_not_exists === false) return undefined;
   throw fieldError(['message_reference'], 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', 'Unknown message');
 }
 
-function channelMessage(ctx: Ctx, method: string, channel: FakeChannel, messageId: string, path: string, body: Body): Promise<Reply> {
+function channelMessage(
+  ctx: Ctx,
+  method: string,
+  channel: FakeChannel,
+  messageId: string,
+  path: string,
+  body: Body,
+): Promise<Reply> {
   const message = ctx.state.messages.get(messageId);
   if (!message || message.channelId !== channel.id || message.deleted || message.ephemeral) throw unknownMessage();
   if (method === 'GET') return Promise.resolve({ status: 200, body: restMessageJson(ctx.state, message) });

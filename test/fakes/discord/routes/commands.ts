@@ -5,7 +5,7 @@
  */
 import { checkCommand } from '../command-validation.ts';
 import type { Ctx } from '../context.ts';
-import { addError, discordError, formError, hasErrors, type ErrorTree } from '../errors.ts';
+import { addError, discordError, type ErrorTree, formError, hasErrors } from '../errors.ts';
 import type { Reply } from '../http.ts';
 import type { FakeCommand, Json } from '../types.ts';
 import { isObject, snowflake } from '../util.ts';
@@ -13,7 +13,13 @@ import type { AreaRoutes } from './index.ts';
 
 export const commandRoutes: AreaRoutes = (ctx, rq) => {
   const { p } = rq;
-  if (!(p[0] === 'applications' && (rq.is('applications', '*', 'commands') || rq.is('applications', '*', 'guilds', '*', 'commands')))) return undefined;
+  if (
+    !(
+      p[0] === 'applications' &&
+      (rq.is('applications', '*', 'commands') || rq.is('applications', '*', 'guilds', '*', 'commands'))
+    )
+  )
+    return undefined;
   rq.allow('GET', 'PUT');
   rq.requireBot();
   const { state } = ctx;
@@ -35,7 +41,8 @@ function putCommands(ctx: Ctx, list: unknown, guildId: string | undefined): Repl
   list.forEach((command, i) => {
     if (!isObject(command)) return;
     const key = `${String(command.type ?? 1)}:${String(command.name)}`;
-    if (seen.has(key)) addError(errors, [i, 'name'], 'APPLICATION_COMMANDS_DUPLICATE_NAME', 'Application command names must be unique');
+    if (seen.has(key))
+      addError(errors, [i, 'name'], 'APPLICATION_COMMANDS_DUPLICATE_NAME', 'Application command names must be unique');
     seen.add(key);
   });
   if (hasErrors(errors)) throw formError(errors);

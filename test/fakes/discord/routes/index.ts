@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { API_VERSION } from '../constants.ts';
 import type { Ctx } from '../context.ts';
 import { discordError, notFound, unauthorized } from '../errors.ts';
-import { parseBody, type Body, type Reply, type Router } from '../http.ts';
+import { type Body, parseBody, type Reply, type Router } from '../http.ts';
 import type { FakeRequestRecord } from '../types.ts';
 import { safeDecode } from '../util.ts';
 import { serveAttachment } from './cdn.ts';
@@ -45,7 +45,10 @@ const AREAS: AreaRoutes[] = [identityRoutes, commandRoutes, interactionRoutes, c
 export function createRouter(ctx: Ctx): Router {
   return async (req, url, raw, record: FakeRequestRecord) => {
     const method = req.method ?? 'GET';
-    const segments = url.pathname.split('/').slice(1).map((s) => safeDecode(s));
+    const segments = url.pathname
+      .split('/')
+      .slice(1)
+      .map((s) => safeDecode(s));
     const cdn = segments[0] === 'attachments' || (segments[0] === 'media' && segments[1] === 'attachments');
     if (cdn && (method === 'GET' || method === 'HEAD')) return serveAttachment(ctx, method, url, segments);
     if (segments[0] !== 'api') throw notFound();

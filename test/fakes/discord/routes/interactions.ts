@@ -5,9 +5,25 @@
  * carries the button.
  */
 import type { Ctx } from '../context.ts';
-import { HttpError, discordError, formError, hasErrors, invalidWebhookToken, unknownInteraction, unknownMessage, unknownWebhook, type ErrorTree } from '../errors.ts';
-import { NO_BODY, type Body, type Reply } from '../http.ts';
-import { FakeAutocomplete, MessageFlag, type CallbackRecord, type FakeInteraction, type FakeMessage } from '../model.ts';
+import {
+  discordError,
+  type ErrorTree,
+  formError,
+  HttpError,
+  hasErrors,
+  invalidWebhookToken,
+  unknownInteraction,
+  unknownMessage,
+  unknownWebhook,
+} from '../errors.ts';
+import { type Body, NO_BODY, type Reply } from '../http.ts';
+import {
+  type CallbackRecord,
+  FakeAutocomplete,
+  type FakeInteraction,
+  type FakeMessage,
+  MessageFlag,
+} from '../model.ts';
 import type { FakeState } from '../state.ts';
 import type { AutocompleteChoice, Json } from '../types.ts';
 import { isObject } from '../util.ts';
@@ -26,7 +42,17 @@ const RESPONSE_TYPES: Record<number, number[]> = {
   4: [8],
 };
 
-const invalidType = () => formError({ type: { _errors: [{ code: 'INTERACTION_RESPONSE_TYPE_INVALID', message: 'Interaction response type is invalid for this interaction' }] } });
+const invalidType = () =>
+  formError({
+    type: {
+      _errors: [
+        {
+          code: 'INTERACTION_RESPONSE_TYPE_INVALID',
+          message: 'Interaction response type is invalid for this interaction',
+        },
+      ],
+    },
+  });
 
 /**
  * `POST /interactions/:id/:token/callback`: the initial response, authenticated by the token
@@ -64,7 +90,8 @@ export async function callback(ctx: Ctx, id: string, token: string, url: URL, bo
   if (!interaction || interaction.token !== token) return refuse(unknownInteraction());
   if (interaction.response) return refuse(discordError(400, 40060, 'Interaction has already been acknowledged.'));
   if (record.at - interaction.dispatchedAt > state.options.responseWindowMs) return refuse(unknownInteraction());
-  if (record.type === undefined || !RESPONSE_TYPES[interaction.type]!.includes(record.type)) return refuse(invalidType());
+  if (record.type === undefined || !RESPONSE_TYPES[interaction.type]!.includes(record.type))
+    return refuse(invalidType());
 
   let original: FakeMessage | undefined;
   try {
@@ -84,7 +111,11 @@ export async function callback(ctx: Ctx, id: string, token: string, url: URL, bo
           id: interaction.id,
           type: interaction.type,
           ...(original && (record.type === 4 || record.type === 5)
-            ? { response_message_id: original.id, response_message_loading: original.loading, response_message_ephemeral: original.ephemeral }
+            ? {
+                response_message_id: original.id,
+                response_message_loading: original.loading,
+                response_message_ephemeral: original.ephemeral,
+              }
             : {}),
         },
         resource: { type: record.type, ...(original ? { message: messageJson(state, original) } : {}) },
@@ -100,18 +131,42 @@ export async function callback(ctx: Ctx, id: string, token: string, url: URL, bo
  * @throws HttpError as Discord refuses the body (form errors, an empty message, choices out of
  *   bounds), 10008 when the message with the button was deleted.
  */
-async function respond(ctx: Ctx, interaction: FakeInteraction, record: CallbackRecord, data: Json, body: Body): Promise<FakeMessage | undefined> {
+async function respond(
+  ctx: Ctx,
+  interaction: FakeInteraction,
+  record: CallbackRecord,
+  data: Json,
+  body: Body,
+): Promise<FakeMessage | undefined> {
   switch (record.type) {
     case 5: {
-      if ((record.flags & ~MessageFlag.Ephemeral) !== 0) throw formError({ data: { flags: { _errors: [{ code: 'MESSAGE_FLAGS_INVALID', message: 'Invalid flags for this message' }] } } });
+      if ((record.flags & ~MessageFlag.Ephemeral) !== 0)
+        throw formError({
+          data: { flags: { _errors: [{ code: 'MESSAGE_FLAGS_INVALID', message: 'Invalid flags for this message' }] } },
+        });
       const original = newOriginal(ctx, interaction);
       original.flags = MessageFlag.Loading | (record.flags & MessageFlag.Ephemeral);
-      original.revisions.push({ seq: record.seq, at: record.at, via: 'defer', content: '', embeds: [], attachmentIds: [], flags: original.flags, allowedMentions: undefined, pinged: { everyone: false, users: [], roles: [] }, reference: undefined, components: [] });
+      original.revisions.push({
+        seq: record.seq,
+        at: record.at,
+        via: 'defer',
+        content: '',
+        embeds: [],
+        attachmentIds: [],
+        flags: original.flags,
+        allowedMentions: undefined,
+        pinged: { everyone: false, users: [], roles: [] },
+        reference: undefined,
+        components: [],
+      });
       announce(ctx, original);
       return original;
     }
     case 4: {
-      const written = await prepareWrite(ctx, { json: data, files: body.files }, undefined, { allowEphemeral: true, channelId: interaction.channelId });
+      const written = await prepareWrite(ctx, { json: data, files: body.files }, undefined, {
+        allowEphemeral: true,
+        channelId: interaction.channelId,
+      });
       const original = newOriginal(ctx, interaction);
       commit(ctx, original, written, 'create', 'callback');
       return original;
@@ -121,13 +176,19 @@ async function respond(ctx: Ctx, interaction: FakeInteraction, record: CallbackR
       const message = interaction.componentMessage;
       if (!message || message.deleted) throw unknownMessage();
       if (record.type === 7) {
-        const written = await prepareWrite(ctx, { json: data, files: body.files }, message, { allowEphemeral: true, channelId: interaction.channelId });
+        const written = await prepareWrite(ctx, { json: data, files: body.files }, message, {
+          allowEphemeral: true,
+          channelId: interaction.channelId,
+        });
         commit(ctx, message, written, 'edit', 'callback');
       }
       return message;
     }
     case 8: {
-      const type = (interaction.payload.data as { options?: Array<{ focused?: boolean; type: number }> }).options?.find((o) => o.focused)?.type ?? 3;
+      const type =
+        (interaction.payload.data as { options?: Array<{ focused?: boolean; type: number }> }).options?.find(
+          (o) => o.focused,
+        )?.type ?? 3;
       const errors: ErrorTree = {};
       checkChoices(data.choices, type, errors);
       if (hasErrors(errors)) throw formError(errors);
@@ -157,14 +218,26 @@ function interactionOf(state: FakeState, applicationId: string, token: string): 
  * a follow-up (GET, PATCH, DELETE; `@original` arrives percent-encoded), authenticated by the
  * interaction token for `tokenTtlMs` (then 50027).
  */
-export async function webhook(ctx: Ctx, method: string, applicationId: string, token: string, messageRef: string | undefined, url: URL, path: string, body: Body): Promise<Reply> {
+export async function webhook(
+  ctx: Ctx,
+  method: string,
+  applicationId: string,
+  token: string,
+  messageRef: string | undefined,
+  url: URL,
+  path: string,
+  body: Body,
+): Promise<Reply> {
   const { state, budgets } = ctx;
   const interaction = interactionOf(state, applicationId, token);
   if (messageRef === undefined) {
     // POST: a follow-up message.
     if (!interaction.response) throw unknownWebhook();
     budgets.check(interaction.channelId, method, path, token);
-    const written = await prepareWrite(ctx, body, undefined, { allowEphemeral: true, channelId: interaction.channelId });
+    const written = await prepareWrite(ctx, body, undefined, {
+      allowEphemeral: true,
+      channelId: interaction.channelId,
+    });
     const headers = budgets.spend(interaction.channelId, token);
     const message = state.newMessage(interaction.channelId, 'followup', interaction);
     commit(ctx, message, written, 'create', 'webhook');
@@ -172,11 +245,11 @@ export async function webhook(ctx: Ctx, method: string, applicationId: string, t
     if (url.searchParams.get('wait') === 'true') return { status: 200, body: messageJson(state, message), headers };
     return { status: 204, headers };
   }
-  const message = messageRef === '@original' ? interaction.original : interaction.followUps.find((m) => m.id === messageRef);
+  const message =
+    messageRef === '@original' ? interaction.original : interaction.followUps.find((m) => m.id === messageRef);
   if (!message || message.deleted) throw unknownMessage();
   return existingMessage(ctx, method, message, interaction.channelId, path, body, 'webhook', token);
 }
-
 
 /** `POST /interactions/:id/:token/callback` and `/webhooks/:app/:token[/messages/:message]`. */
 export const interactionRoutes: AreaRoutes = (ctx, rq) => {

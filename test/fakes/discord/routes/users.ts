@@ -25,7 +25,12 @@ export const identityRoutes: AreaRoutes = (ctx: Ctx, rq) => {
       body: {
         url: state.gatewayUrl,
         shards: 1,
-        session_start_limit: { total: 1000, remaining: state.options.sessionStartRemaining, reset_after: 86_400_000, max_concurrency: 1 },
+        session_start_limit: {
+          total: 1000,
+          remaining: state.options.sessionStartRemaining,
+          reset_after: 86_400_000,
+          max_concurrency: 1,
+        },
       },
     };
   }
@@ -34,7 +39,8 @@ export const identityRoutes: AreaRoutes = (ctx: Ctx, rq) => {
     rq.requireBot();
     return rq.body().then((body) => {
       const id = isObject(body.json) ? body.json.recipient_id : undefined;
-      if (typeof id !== 'string' && typeof id !== 'number') throw fieldError(['recipient_id'], 'BASE_TYPE_REQUIRED', 'This field is required');
+      if (typeof id !== 'string' && typeof id !== 'number')
+        throw fieldError(['recipient_id'], 'BASE_TYPE_REQUIRED', 'This field is required');
       if (String(id) === state.botUser.id) throw discordError(400, 50007, 'Cannot send messages to this user');
       const user = state.users.get(String(id));
       if (!user) throw discordError(404, 10013, 'Unknown User');
@@ -44,14 +50,28 @@ export const identityRoutes: AreaRoutes = (ctx: Ctx, rq) => {
   if (rq.is('users', '@me')) {
     rq.allow('GET');
     rq.requireBot();
-    return { status: 200, body: { ...userJson(state.botUser), verified: true, mfa_enabled: false, flags: 0, locale: 'en-US' } };
+    return {
+      status: 200,
+      body: { ...userJson(state.botUser), verified: true, mfa_enabled: false, flags: 0, locale: 'en-US' },
+    };
   }
   if (rq.is('oauth2', 'applications', '@me') || rq.is('applications', '@me')) {
     rq.allow('GET');
     rq.requireBot();
     return {
       status: 200,
-      body: { id: state.applicationId, name: state.botUser.username, icon: null, description: '', bot_public: true, bot_require_code_grant: false, flags: 0, bot: userJson(state.botUser), verify_key: 'fake', team: null },
+      body: {
+        id: state.applicationId,
+        name: state.botUser.username,
+        icon: null,
+        description: '',
+        bot_public: true,
+        bot_require_code_grant: false,
+        flags: 0,
+        bot: userJson(state.botUser),
+        verify_key: 'fake',
+        team: null,
+      },
     };
   }
   return undefined;
