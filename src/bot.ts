@@ -81,12 +81,7 @@ export async function startBot(
   });
   const events = new BotEvents();
   const service = new ServiceClient({
-    baseUrl: config.service.baseUrl,
-    apiKey: config.service.apiKey,
-    connectTimeoutMs: config.service.connectTimeoutMs,
-    headersTimeoutMs: config.service.headersTimeoutMs,
-    bodyTimeoutMs: config.service.bodyTimeoutMs,
-    maxConcurrency: config.service.maxConcurrency,
+    ...config.service,
     onRetry: ({ attempt, delayMs, error, path }) =>
       log.warn({ attempt, delayMs, code: error.code, status: error.status, path }, 'retrying service request'),
     onResponse: (response) => events.emit('service.response', response),
@@ -95,7 +90,7 @@ export async function startBot(
     service,
     store: openStore(config.storeUrl, { onError: storeErrors(log) }),
     log,
-    defaults: { chat: config.defaultChatModel, image: config.defaultImageModel, vision: config.defaultVisionModel },
+    defaults: config.models,
     inputImages: config.inputImages,
     imageWorkers: config.imageWorkers,
     limits: config.limits,

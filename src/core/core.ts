@@ -3,6 +3,7 @@
  * handed to every command. Tests build it with fakes.
  */
 
+import { CONFIG_DEFAULTS, type CoreLimits } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { WriteScheduler } from './delivery/scheduler.ts';
 import { StopButtons } from './delivery/stops.ts';
@@ -57,23 +58,8 @@ export interface Core {
   log: Logger;
 }
 
-/** Limits of what users may ask for (environment). */
-export interface CoreLimits {
-  /** Largest `max_tokens` a user may ask for (`MAX_TOKENS_LIMIT`, default 4096). */
-  maxTokens: number;
-  /** Estimated tokens of history sent with a chat (`HISTORY_TOKEN_BUDGET`, default 6000). */
-  historyTokenBudget: number;
-  /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
-  allowDisableSafetyChecker: boolean;
-  /** Longest answer shown in messages, in characters (`MAX_ANSWER_CHARS`, default 20,000); the rest comes as a file. */
-  maxAnswerChars: number;
-  /** A stream that sends no text for this long is ended, in ms (`STREAM_IDLE_TIMEOUT_MS`, default 60,000). */
-  streamIdleMs: number;
-  /** Who may press an image's Reroll / Upscale / Vary (`IMAGINE_BUTTONS`): the requester and admins (default), or everyone. */
-  imagineButtons: 'requester' | 'everyone';
-  /** `denoising_strength` of Vary (`VARY_DENOISING_STRENGTH`, default 0.6). */
-  varyDenoisingStrength: number;
-}
+/** Limits of what users may ask for (environment): config.ts's section, re-exported for the core's users. */
+export type { CoreLimits };
 
 /** Admins named by the operator (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`). */
 export interface AdminList {
@@ -82,17 +68,6 @@ export interface AdminList {
   /** Discord role ids. */
   roleIds: ReadonlySet<string>;
 }
-
-/** The limits when the environment sets none. */
-export const DEFAULT_LIMITS: CoreLimits = {
-  maxTokens: 4096,
-  historyTokenBudget: 6000,
-  allowDisableSafetyChecker: false,
-  maxAnswerChars: 20_000,
-  streamIdleMs: 60_000,
-  imagineButtons: 'requester',
-  varyDenoisingStrength: 0.6,
-};
 
 /**
  * Builds a Core from its parts: the service client, the keyv store (history, claims and
@@ -130,7 +105,7 @@ export function createCore(parts: {
     storeHealth: new StoreHealth(),
     quotas: new Quotas(parts.store, parts.quotas ?? NO_QUOTAS, parts.log),
     downloader: parts.downloader ?? new Downloader(),
-    inputImages: { maxCount: 4, ...DEFAULT_IMAGE_INPUT_LIMITS, ...parts.inputImages },
+    inputImages: { ...DEFAULT_IMAGE_INPUT_LIMITS, ...CONFIG_DEFAULTS.inputImages, ...parts.inputImages },
     images: new ImagePool({ ...parts.imageWorkers, log: parts.log }),
     settings,
     catalog,
@@ -142,7 +117,7 @@ export function createCore(parts: {
     ),
     scheduler: new WriteScheduler({ log: parts.log }),
     stops: new StopButtons(parts.store),
-    limits: { ...DEFAULT_LIMITS, ...parts.limits },
+    limits: { ...CONFIG_DEFAULTS.limits, ...parts.limits },
     admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
     log: parts.log,
     events: parts.events ?? new BotEvents(),

@@ -73,10 +73,10 @@ const checkService: Check = async (config) => {
             ),
       );
     };
-    known(config.defaultChatModel, lists.text, 'DEFAULT_CHAT_MODEL');
-    known(config.defaultVisionModel, lists.text, 'DEFAULT_VISION_MODEL');
+    known(config.models.chat, lists.text, 'DEFAULT_CHAT_MODEL');
+    known(config.models.vision, lists.text, 'DEFAULT_VISION_MODEL');
     known(
-      config.defaultImageModel,
+      config.models.image,
       lists.image.map((m) => m.display_name),
       'DEFAULT_IMAGE_MODEL',
     );

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, ENV_VARIABLES, loadConfig } from '../../src/config.ts';
+import { CONFIG_DEFAULTS, ConfigError, ENV_VARIABLES, loadConfig } from '../../src/config.ts';
+import { DEFAULT_IMAGE_INPUT_LIMITS } from '../../src/core/media/images.ts';
 import { DEPLOY_ENV_VARIABLES } from '../../src/platforms/discord/deploy.ts';
 
 const base = { SERVICE_BASE_URL: 'http://127.0.0.1:1/v1', SERVICE_API_KEY: 'sk-test-key-123456' };
@@ -116,5 +117,18 @@ describe('.env.example', () => {
     expect(problemsOf({ ...discord, DISCORD_SHARDS: 'many' })).toEqual([
       'DISCORD_SHARDS must be auto or a number of shards',
     ]);
+  });
+});
+
+describe('defaults', () => {
+  it('are written once, in the schema: the sections built without an environment match a parse of an empty one', () => {
+    const config = loadConfig({ ...base, DISCORD_TOKEN: 't', DISCORD_APPLICATION_ID: '123456789012345678' });
+    expect(CONFIG_DEFAULTS.limits).toEqual(config.limits);
+    expect(CONFIG_DEFAULTS.inputImages).toEqual(config.inputImages);
+    expect(CONFIG_DEFAULTS.imageWorkers).toEqual(config.imageWorkers);
+    const { baseUrl: _url, apiKey: _key, ...timeouts } = config.service;
+    expect(CONFIG_DEFAULTS.service).toEqual(timeouts);
+    // The image worker's own copy (it does not load the schemas) agrees with MAX_INPUT_IMAGE_BYTES's default.
+    expect(DEFAULT_IMAGE_INPUT_LIMITS.maxBytes).toBe(config.inputImages.maxBytes);
   });
 });

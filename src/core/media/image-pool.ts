@@ -15,10 +15,12 @@
  *   way the caller gets the sentence for its file and the bot goes on.
  * - Workers run at a lower scheduling priority than the bot (nice 10).
  */
+
 import { type ChildProcess, fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CONFIG_DEFAULTS } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import { FairGate, type Release } from '../service/gate.ts';
@@ -84,8 +86,8 @@ export class ImagePool {
   private closed = false;
 
   constructor(private readonly options: ImagePoolOptions = {}) {
-    this.concurrency = options.concurrency ?? 2;
-    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.concurrency = options.concurrency ?? CONFIG_DEFAULTS.imageWorkers.concurrency;
+    this.timeoutMs = options.timeoutMs ?? CONFIG_DEFAULTS.imageWorkers.timeoutMs;
     this.idleMs = options.idleMs ?? 60_000;
     this.gate = new FairGate(this.concurrency);
   }

@@ -36,6 +36,8 @@ export interface ImageInputLimits {
   maxPixels: number;
 }
 
+// maxBytes is MAX_INPUT_IMAGE_BYTES's default (config-env.ts), written here too so that the image
+// worker does not load the configuration's schemas; test/core/config.test.ts checks the two agree.
 export const DEFAULT_IMAGE_INPUT_LIMITS: ImageInputLimits = { maxBytes: 20 * 1024 * 1024, maxPixels: 40_000_000 };
 
 /**

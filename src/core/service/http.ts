@@ -2,7 +2,9 @@
  * The HTTP transport of the service client: undici with one keep-alive Pool per origin,
  * Bearer auth (spec §5), JSON bodies, timeouts, retries, and error mapping (errors.ts).
  */
+
 import { type Dispatcher, Pool, errors as undiciErrors } from 'undici';
+import { CONFIG_DEFAULTS } from '../../config.ts';
 import { scrubSecrets } from '../../log.ts';
 import {
   AbortedError,
@@ -99,14 +101,11 @@ export class ServiceHttp {
     this.origin = origin;
     this.prefix = prefix;
     this.options = {
-      connectTimeoutMs: 10_000,
-      headersTimeoutMs: 60_000,
-      bodyTimeoutMs: 60_000,
+      ...CONFIG_DEFAULTS.service,
       maxRetries: 2,
       maxRetryAfterMs: 20_000,
       backoffBaseMs: 500,
       sleep: sleepFor,
-      maxConcurrency: 256,
       ...options,
     };
     this.gate = new FairGate(this.options.maxConcurrency);

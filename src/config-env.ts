@@ -1,0 +1,166 @@
+/**
+ * The environment the bot reads, as zod schemas by section, and every default value, written
+ * once here: `loadConfig` (config.ts) parses the process environment with them, and the parts
+ * that can be built without a configuration (tests, `createCore` without limits) take their
+ * defaults from the same schemas ({@link CONFIG_DEFAULTS}).
+ *
+ * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
+ */
+import { z } from 'zod';
+
+/** Levels pino knows, from the most to the least severe, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** An empty string in the environment means "not set" (as in a `.env` line `FOO=`). */
+const unset = (v: unknown) => v === '' || v === undefined;
+const optionalString = z.preprocess((v) => (v === '' ? undefined : v), z.string().optional());
+const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.url().optional());
+const withDefault = <T extends z.ZodType>(fallback: unknown, schema: T) =>
+  z.preprocess((v) => (unset(v) ? fallback : v), schema);
+const optionalInt = (fallback: number, min: number, max: number) =>
+  withDefault(fallback, z.coerce.number().int().min(min).max(max));
+const optionalBoolean = z.preprocess(
+  (v) => (unset(v) ? 'false' : typeof v === 'string' ? v.toLowerCase() : v),
+  z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
+);
+const idList = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(/[\s,]+/).filter(Boolean) : v === undefined ? [] : v),
+  z.array(z.string().regex(/^[A-Za-z0-9]+$/, 'must be a comma-separated list of user or role ids')),
+);
+const optionalMs = (fallback: number) => optionalInt(fallback, 1, 3_600_000);
+
+/** The generation service: where, with which key, and its timeouts (ms) and concurrency. */
+export const serviceEnv = z.object({
+  SERVICE_BASE_URL: z.url({ error: 'must be an http(s) URL, e.g. https://api.example.com/v1' }),
+  SERVICE_API_KEY: z.string({ error: 'is required' }).min(1, 'is required'),
+  SERVICE_CONNECT_TIMEOUT_MS: optionalMs(10_000),
+  SERVICE_HEADERS_TIMEOUT_MS: optionalMs(60_000),
+  SERVICE_BODY_TIMEOUT_MS: optionalMs(60_000),
+  SERVICE_MAX_CONCURRENCY: optionalInt(256, 1, 100_000),
+});
+
+/** Discord: the bot token, the application, the REST base, the intent and the shards. */
+export const discordEnv = z.object({
+  DISCORD_TOKEN: optionalString,
+  DISCORD_APPLICATION_ID: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^\d{15,22}$/, 'must be a Discord application id (a snowflake)')
+      .optional(),
+  ),
+  DISCORD_API_URL: optionalUrl,
+  DISCORD_MESSAGE_CONTENT: optionalBoolean,
+  DISCORD_SHARDS: withDefault(
+    undefined,
+    z
+      .union([z.literal('auto'), z.coerce.number().int().min(1).max(10_000)], {
+        error: 'must be auto or a number of shards',
+      })
+      .optional(),
+  ),
+  DISCORD_SHARD_IDS: z.preprocess(
+    (v) =>
+      typeof v === 'string' && v !== ''
+        ? v
+            .split(/[\s,]+/)
+            .filter(Boolean)
+            .map(Number)
+        : undefined,
+    z.array(z.number().int().min(0), { error: 'must be a comma-separated list of shard ids, e.g. 0,1' }).optional(),
+  ),
+});
+
+/** Slack: the bot token, the signing secret, Socket Mode's app token, the Web API base, the HTTP port. */
+export const slackEnv = z.object({
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_APP_TOKEN: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.string().startsWith('xapp-', 'must be an app-level token starting with xapp-').optional(),
+  ),
+  SLACK_API_URL: optionalUrl,
+  SLACK_PORT: optionalInt(3000, 0, 65535),
+});
+
+/** The state store and the default models. */
+export const storeAndModelsEnv = z.object({
+  STORE_URL: withDefault(
+    'sqlite://data/history.sqlite',
+    z.string().regex(/^(sqlite|redis|rediss):\/\/.+/, 'must be sqlite://<path> or redis://<host>:<port>'),
+  ),
+  DEFAULT_CHAT_MODEL: optionalString,
+  DEFAULT_IMAGE_MODEL: optionalString,
+  DEFAULT_VISION_MODEL: optionalString,
+});
+
+/** Users' images: count per request, bytes per file; the image workers: deadline (ms) and processes. */
+export const imagesEnv = z.object({
+  MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
+  MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+  IMAGE_PREP_TIMEOUT_MS: optionalInt(5_000, 100, 120_000),
+  IMAGE_PREP_CONCURRENCY: optionalInt(2, 1, 64),
+});
+
+/** What users may ask for and how answers are shown (the core's `CoreLimits`). */
+export const limitsEnv = z.object({
+  MAX_TOKENS_LIMIT: optionalInt(4096, 1, 1_000_000),
+  MAX_ANSWER_CHARS: optionalInt(20_000, 2_000, 1_000_000),
+  STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
+  HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
+  ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
+  IMAGINE_BUTTONS: withDefault(
+    'requester',
+    z.enum(['requester', 'everyone'], { error: 'must be requester or everyone' }),
+  ),
+  VARY_DENOISING_STRENGTH: withDefault(
+    0.6,
+    z.coerce
+      .number({ error: 'must be a number from 0 to 1' })
+      .min(0, 'must be from 0 to 1')
+      .max(1, 'must be from 0 to 1'),
+  ),
+});
+
+/** Per-user quotas (0: off) and whether admins are held to them. */
+export const quotasEnv = z.object({
+  QUOTA_CHAT_PER_MINUTE: optionalInt(0, 0, 1_000_000),
+  QUOTA_IMAGES_PER_DAY: optionalInt(0, 0, 1_000_000),
+  QUOTA_TOKENS_PER_DAY: optionalInt(0, 0, 1_000_000_000),
+  QUOTA_ADMINS: optionalBoolean,
+});
+
+/** Admins, shutdown, the ops port and logging. */
+export const opsEnv = z.object({
+  ADMIN_USER_IDS: idList,
+  ADMIN_ROLE_IDS: idList,
+  SHUTDOWN_GRACE_MS: optionalInt(10_000, 0, 600_000),
+  HTTP_PORT: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(0).max(65535).optional()),
+  LOG_FORMAT: withDefault('json', z.enum(['json', 'pretty'], { error: 'must be json or pretty' })),
+  LOG_LEVEL: withDefault('info', z.enum(LOG_LEVELS)),
+});
+
+/**
+ * The whole environment. Sections are joined in this order, which is the order problems are
+ * reported in (service, platforms, store, images, limits, quotas, ops and logging).
+ */
+export const envSchema = z.object({
+  ...serviceEnv.shape,
+  ...discordEnv.shape,
+  ...slackEnv.shape,
+  ...storeAndModelsEnv.shape,
+  ...imagesEnv.shape,
+  ...limitsEnv.shape,
+  ...quotasEnv.shape,
+  ...opsEnv.shape,
+});
+
+/** The environment as parsed: defaults filled in, numbers coerced. */
+export type Env = z.infer<typeof envSchema>;
+
+/** Each defaulted section parsed from an empty environment: the defaults, as values. */
+export const ENV_DEFAULTS = {
+  service: serviceEnv.omit({ SERVICE_BASE_URL: true, SERVICE_API_KEY: true }).parse({}),
+  images: imagesEnv.parse({}),
+  limits: limitsEnv.parse({}),
+};
