@@ -60,8 +60,7 @@ function consumers(baseUrl: string): Record<string, Consumer> {
       let buffer = '';
       for await (const bytes of response.body) {
         buffer += decoder.decode(bytes, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
+        for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
           const event = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           if (!event.startsWith('data: ')) continue;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConversationStore, type StoredMessage } from '../src/core/state/history.ts';
 import { openStore } from '../src/core/state/open-store.ts';
-import { type StateStore } from '../src/core/state/store.ts';
+import type { StateStore } from '../src/core/state/store.ts';
 import { startRedis } from '../test/helpers/redis.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 10_000);

@@ -3,7 +3,7 @@
  * [reference_image_url] [denoising_strength] [enhance] [disable_safety_checker]`: generate an
  * image (§4.3); it is posted as an attachment with a caption naming the settings and the seed.
  */
-import { type Command } from '../src/core/command.ts';
+import type { Command } from '../src/core/command.ts';
 import { OptionError } from '../src/core/errors.ts';
 import { imagine } from '../src/core/features/imagine.ts';
 import { imagineFollowUp } from '../src/core/features/imagine-buttons.ts';

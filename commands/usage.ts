@@ -3,7 +3,7 @@
  * images and tokens today, and when each window rolls over); admins may ask for the channel's
  * use today instead. Shown only to the user who asked.
  */
-import { type Command } from '../src/core/command.ts';
+import type { Command } from '../src/core/command.ts';
 import { ForbiddenError } from '../src/core/errors.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
 import { type UsageLine, type UsageReport, waitText } from '../src/core/state/quotas.ts';

@@ -3,7 +3,7 @@
  * say what went wrong (service/errors.ts); what to do about it with this bot (a command, a
  * setting) is added here, and nowhere else.
  */
-import { BadRequestError, ContextLengthError, ServiceError, userMessageOf } from './service/errors.ts';
+import { type BadRequestError, ContextLengthError, ServiceError, userMessageOf } from './service/errors.ts';
 
 /**
  * The service refused image parts for the model (a 400 naming images or vision, §4.1: the

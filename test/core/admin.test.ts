@@ -133,7 +133,9 @@ describe('/models', () => {
         limits: r.ctx.reply.limits,
         signal: new AbortController().signal,
         log: pino({ level: 'silent' }),
-        update: async (m) => void (updated = m),
+        update: async (m) => {
+          updated = m;
+        },
         acknowledge: async () => undefined,
         sendEphemeral: async () => undefined,
       };
@@ -184,7 +186,9 @@ describe('/models', () => {
         limits: { maxChars: 2000, minEditIntervalMs: 0, cards: DISCORD_CARDS },
         signal: new AbortController().signal,
         log: pino({ level: 'silent' }),
-        update: async (m) => void (updated = m),
+        update: async (m) => {
+          updated = m;
+        },
         acknowledge: async () => undefined,
         sendEphemeral: async (m) => void told.push(typeof m === 'string' ? m : m.content),
       };

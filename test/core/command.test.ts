@@ -76,7 +76,9 @@ describe('runCommand', () => {
       description: 'd',
       options: [],
       adminOnly: true,
-      execute: async () => void (executed = true),
+      execute: async () => {
+        executed = true;
+      },
     };
     const ctx = context();
     const outcome = await runCommand(command, ctx, core());

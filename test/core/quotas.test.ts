@@ -17,7 +17,7 @@ import { type Core, closeCore, createCore } from '../../src/core/core.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { COUNT_FLUSH_MS, QuotaError, type QuotaLimits, Quotas, waitText } from '../../src/core/state/quotas.ts';
-import { type StateStore } from '../../src/core/state/store.ts';
+import type { StateStore } from '../../src/core/state/store.ts';
 import { FakeService } from '../fakes/service.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { recorder } from './recorder.ts';

@@ -26,7 +26,9 @@ describe('RunningCommands', () => {
     const running = new RunningCommands();
     let first: AbortSignal | undefined;
     await running.run(
-      async (signal) => void (first = signal),
+      async (signal) => {
+        first = signal;
+      },
       () => undefined,
     );
     expect(running.size).toBe(0);
@@ -34,7 +36,9 @@ describe('RunningCommands', () => {
     await running.stopAll();
     let late: AbortSignal | undefined;
     await running.run(
-      async (signal) => void (late = signal),
+      async (signal) => {
+        late = signal;
+      },
       () => undefined,
     );
     expect(late!.aborted).toBe(true);

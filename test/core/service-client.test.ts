@@ -24,7 +24,6 @@ import {
   ServerError,
   ServiceError,
   StreamInterruptedError,
-  TimeoutError,
 } from '../../src/core/service/errors.ts';
 import type { ChatCompletionChunk } from '../../src/core/service/schemas.ts';
 import type { Stream } from '../../src/core/service/stream.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { SettingsStore } from '../../src/core/state/settings.ts';
-import { type StateStore } from '../../src/core/state/store.ts';
+import type { StateStore } from '../../src/core/state/store.ts';
 
 const stores: StateStore[] = [];
 afterAll(async () => {

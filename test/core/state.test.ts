@@ -13,7 +13,7 @@ import { Claims } from '../../src/core/state/claims.ts';
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
-import { type StateStore } from '../../src/core/state/store.ts';
+import type { StateStore } from '../../src/core/state/store.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 let redis: TestRedis;

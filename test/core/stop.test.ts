@@ -19,7 +19,7 @@ import type {
 import { StopRequest } from '../../src/core/running.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
-import { type StateStore } from '../../src/core/state/store.ts';
+import type { StateStore } from '../../src/core/state/store.ts';
 import { startRedis } from '../helpers/redis.ts';
 
 /** Records what each message shows, buttons included, after every write. */

@@ -119,7 +119,10 @@ describe('the guarded server', () => {
     const log = pino(
       { level: 'info' },
       new Writable({
-        write: (chunk: Buffer, _e, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()),
+        write: (chunk: Buffer, _e, done) => {
+          lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+          done();
+        },
       }),
     );
     const receiver = new HTTPReceiver({

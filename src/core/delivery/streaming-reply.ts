@@ -280,7 +280,7 @@ export class StreamingReply {
     const reason = this.channel.explain?.(error) ?? 'the platform refused it.';
     const note = `\n\n⚠️ The rest of the answer could not be posted: ${reason}`;
     const { maxChars, measure = (t: string) => t.length } = this.channel.limits;
-    let head = this.shown[0].replace(/\u0000$/, '');
+    let head = this.shown[0].endsWith('\u0000') ? this.shown[0].slice(0, -1) : this.shown[0];
     while (head.length > 0 && measure(head + note) > maxChars)
       head = head.slice(0, Math.max(0, head.length - (measure(head + note) - maxChars) - 1));
     try {

@@ -15,6 +15,7 @@ import type { CommandContext } from '../platform.ts';
 import { ImagesNotSupportedError } from '../sentences.ts';
 import { BadRequestError, InvalidJsonError } from '../service/errors.ts';
 import type {
+  ChatCompletionChunk,
   ChatCompletionRequest,
   ChatMessage,
   CompletionChunk,
@@ -127,7 +128,10 @@ async function chatReserved(
   // The history is read while the channel's settings are (each a store query a command waits for).
   let storeDown = false;
   const reading = core.history.asChatMessages(ctx.conversationId).then(
-    (messages) => (core.storeHealth.succeeded(ctx.log), messages),
+    (messages) => {
+      core.storeHealth.succeeded(ctx.log);
+      return messages;
+    },
     (error: unknown) => {
       storeDown = core.storeHealth.failed(error, ctx.log, ctx.conversationId);
       return [] as ChatMessage[];
@@ -180,7 +184,7 @@ async function answerChat(
   clock?: Clock,
 ): Promise<void> {
   const { model, sent, images, notes, session, deferral, reservation } = prepared;
-  let stream;
+  let stream: Stream<ChatCompletionChunk>;
   try {
     stream = await core.service.chat.completions.create(
       {
@@ -202,9 +206,16 @@ async function answerChat(
   const note = imagesNote(images);
   const asked = note ? `${request.prompt}\n${note}` : request.prompt;
   let usage: Usage | undefined;
-  const deltas = textOf(stream, (chunk) => ((usage = chunk.usage ?? usage), chunk.choices[0]?.delta?.content), {
-    idleMs: core.limits.streamIdleMs,
-  });
+  const deltas = textOf(
+    stream,
+    (chunk) => {
+      usage = chunk.usage ?? usage;
+      return chunk.choices[0]?.delta?.content;
+    },
+    {
+      idleMs: core.limits.streamIdleMs,
+    },
+  );
   const {
     text: answer,
     ending,
@@ -325,9 +336,16 @@ async function answerCompletion(
   let usage: Usage | undefined;
   async function* deltas() {
     yield prompt;
-    yield* textOf(stream, (chunk) => ((usage = (chunk.usage as Usage | undefined) ?? usage), chunk.choices[0]?.text), {
-      idleMs: core.limits.streamIdleMs,
-    });
+    yield* textOf(
+      stream,
+      (chunk) => {
+        usage = (chunk.usage as Usage | undefined) ?? usage;
+        return chunk.choices[0]?.text;
+      },
+      {
+        idleMs: core.limits.streamIdleMs,
+      },
+    );
   }
   const {
     text: shown,

@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import type { Core } from '../core.ts';
 import { ForbiddenError, InputError } from '../errors.ts';
 import { storeKeys } from '../keys.ts';
-import { ImageInputError } from '../media/images.ts';
+import { ImageInputError, type PreparedImage } from '../media/images.ts';
 import type { CommandContext, ComponentContext } from '../platform.ts';
 import { counted, generateAndPost, type ImagineJob, type ImagineState } from './imagine.ts';
 import { MAX_SEED } from './options.ts';
@@ -49,7 +49,7 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
     let job: ImagineJob;
     if (action === 'reroll') job = { ...base, seed: newSeed };
     else {
-      let reference;
+      let reference: PreparedImage;
       try {
         reference = await core.images.prepareReference(
           Buffer.from(state.image, 'base64'),

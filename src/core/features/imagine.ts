@@ -13,7 +13,7 @@ import type { Core } from '../core.ts';
 import { ForbiddenError, InputError, OptionError, ShownError, withReference } from '../errors.ts';
 import { storeKeys } from '../keys.ts';
 import { optionImage } from '../media/attachments.ts';
-import { ImageTooLargeError, imagesFromResult } from '../media/images.ts';
+import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import type { Attachment, Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
 import { sentenceOf } from '../sentences.ts';
 import { InvalidResponseError, ServiceError } from '../service/errors.ts';
@@ -271,7 +271,7 @@ export async function generateAndPost(
     return { result, image };
   });
   const { result, image } = generated;
-  let fitted;
+  let fitted: FittedImage;
   try {
     fitted = await core.images.fit(image, ctx.reply.limits.maxFileBytes, { key: subjectOf(ctx), signal: ctx.signal });
   } catch (error) {

@@ -51,7 +51,10 @@ export class ModelDefaults {
    */
   async forChannel(channelKey: string | undefined, signal?: AbortSignal): Promise<ChannelModels> {
     const channel: ChannelSettings = channelKey
-      ? await this.settings.get(channelKey).catch((error: unknown) => (this.onSettingsError(error), {}))
+      ? await this.settings.get(channelKey).catch((error: unknown): ChannelSettings => {
+          this.onSettingsError(error);
+          return {};
+        })
       : {};
     const chat = await this.pick(channel.chatModel, this.configured.chat, signal);
     const vision: Resolved & { value: string } = channel.visionModel

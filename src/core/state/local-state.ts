@@ -93,10 +93,11 @@ export class LocalState implements StateStore {
       // left the file in the rollback journal (SQLITE_BUSY on the pragma), so every other query
       // of this store waits for the two pragmas.
       const query = sqlite.query;
-      const pragmas = (this.opened = (async () => {
+      const pragmas = (async () => {
         for (const pragma of ['PRAGMA journal_mode=WAL', 'PRAGMA synchronous=NORMAL'])
           await query(pragma).catch((error: unknown) => options.onError?.(error));
-      })());
+      })();
+      this.opened = pragmas;
       sqlite.query = async (sql, ...parameters) => {
         await pragmas;
         return query(sql, ...parameters);

@@ -9,7 +9,7 @@
  * form. Phones type `—` (em dash) or `–` for `--`: both are read as `--`. Text in quotes
  * ("…" or “…”) is prompt text as written, flags and all.
  */
-import { type Command, type CommandOption } from '../../core/command.ts';
+import type { Command, CommandOption } from '../../core/command.ts';
 import { OptionError } from '../../core/errors.ts';
 import { isWhitespace, NextIndex } from '../../core/text-scan.ts';
 import { unescapeSlackText } from './text.ts';
@@ -57,7 +57,10 @@ function closingQuotesOf(text: string): ClosingQuotes {
   const finders = new Map<string, NextIndex>();
   return (close, from) => {
     let finder = finders.get(close);
-    if (!finder) finders.set(close, (finder = new NextIndex(text, close)));
+    if (!finder) {
+      finder = new NextIndex(text, close);
+      finders.set(close, finder);
+    }
     return finder.at(from);
   };
 }

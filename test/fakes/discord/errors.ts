@@ -36,7 +36,8 @@ export function addError(tree: ErrorTree, path: Array<string | number>, code: st
     node[k] ??= {};
     node = node[k] as ErrorTree;
   }
-  const list = (node._errors ??= []) as Array<{ code: string; message: string }>;
+  node._errors ??= [];
+  const list = node._errors as Array<{ code: string; message: string }>;
   list.push({ code, message });
 }
 

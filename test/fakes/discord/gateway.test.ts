@@ -1,6 +1,6 @@
 /** FakeDiscord: The gateway: HELLO and heartbeats, IDENTIFY's refusals (close codes), READY and GUILD_CREATE, INTERACTION_CREATE. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeDiscord, Json } from '../discord.ts';
+import type { Json } from '../discord.ts';
 import { cleanup, connectBot, identify, openGateway, startFake } from './test-helpers.ts';
 
 afterEach(cleanup);

@@ -1,6 +1,5 @@
 /** FakeDiscord: Interaction responses: one initial callback in time, webhooks with the interaction token, revisions and deletions. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeDiscord } from '../discord.ts';
 import { api, cleanup, connectBot, deferred, json, startFake, webhookPath } from './test-helpers.ts';
 
 afterEach(cleanup);

@@ -3,7 +3,7 @@
 import { REST, Routes } from 'discord.js';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeDiscord, Json } from '../discord.ts';
+import type { Json } from '../discord.ts';
 import { api, cleanup, connectBot, deferred, json, startFake, webhookPath } from './test-helpers.ts';
 
 afterEach(cleanup);

@@ -1,6 +1,5 @@
 /** FakeDiscord: The REST basics: authentication, unknown routes and versions, channel message routes, scripted faults. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeDiscord } from '../discord.ts';
 import { api, cleanup, connectBot, json, startFake } from './test-helpers.ts';
 
 afterEach(cleanup);

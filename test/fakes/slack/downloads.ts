@@ -133,8 +133,12 @@ export async function handleFileDownload(
       ? { 'content-disposition': `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"` }
       : {}),
   });
-  res.on('finish', () => void (record.completed = true));
-  res.on('close', () => void (record.aborted = !record.completed));
+  res.on('finish', () => {
+    record.completed = true;
+  });
+  res.on('close', () => {
+    record.aborted = !record.completed;
+  });
   if (req.method === 'HEAD') return void res.end();
   if (file.data) {
     record.bytesSent = file.data.length;

@@ -17,7 +17,7 @@ export function fileMethods(ws: Workspace): MethodTable {
     'files.completeUploadExternal': (p) => completeUpload(ws, p),
     'files.info': (p) => {
       const file = ws.file(required(p, 'file', 'file_not_found'));
-      if (!file || !file.completed) throw new SlackApiError('file_not_found');
+      if (!file?.completed) throw new SlackApiError('file_not_found');
       return { file: ws.fileObject(file), comments: [], response_metadata: { next_cursor: '' } };
     },
   };
@@ -64,7 +64,7 @@ function completeUpload(ws: Workspace, p: Json): Json {
   }
   const files = list.map((entry: Json) => {
     const f = ws.files.get(entry.id as string);
-    if (!f || !f.data || f.completed)
+    if (!f?.data || f.completed)
       throw new SlackApiError('file_not_found', {
         response_metadata: {
           messages: [`[ERROR] file ${String(entry.id)} is unknown, not uploaded, or already completed`],

@@ -67,25 +67,43 @@ export function handleResponseUrl(
     if (error) sendJson(res, status, { ok: false, error });
     else sendJson(res, 200, { ok: true });
   };
-  if (!record) return answer(404, 'no_such_url');
-  if (ws.now() - record.issuedAt > RESPONSE_URL_TTL_MS) return answer(404, 'expired_url');
-  if (record.posts.filter((p) => p.status === 200).length >= RESPONSE_URL_MAX_USES) return answer(404, 'used_url');
-  if (!parsed || !(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json'))
-    return answer(400, 'invalid_payload');
+  if (!record) {
+    answer(404, 'no_such_url');
+    return;
+  }
+  if (ws.now() - record.issuedAt > RESPONSE_URL_TTL_MS) {
+    answer(404, 'expired_url');
+    return;
+  }
+  if (record.posts.filter((p) => p.status === 200).length >= RESPONSE_URL_MAX_USES) {
+    answer(404, 'used_url');
+    return;
+  }
+  if (!parsed || !(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+    answer(400, 'invalid_payload');
+    return;
+  }
   const original = pressedOriginal(ws, record);
   const acting = isTrue(body.delete_original) || isTrue(body.replace_original);
-  if (record.messageTs !== undefined && acting && !original) return answer(404, 'message_not_found');
+  if (record.messageTs !== undefined && acting && !original) {
+    answer(404, 'message_not_found');
+    return;
+  }
   if (original && isTrue(body.delete_original)) {
     if (original.kind === 'message') original.message.deleted = true;
     else original.ephemeral.shown = false;
-    return answer(200, undefined);
+    answer(200, undefined);
+    return;
   }
   let blocks: unknown[] | undefined;
   try {
     blocks = parseBlocks(body.blocks);
     ws.checkText(text, blocks, false);
   } catch (error) {
-    if (error instanceof SlackApiError) return answer(400, error.error);
+    if (error instanceof SlackApiError) {
+      answer(400, error.error);
+      return;
+    }
     throw error;
   }
   if (original?.kind === 'message' && isTrue(body.replace_original)) {

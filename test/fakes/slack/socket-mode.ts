@@ -275,9 +275,15 @@ export class SocketMode {
     const refuse = (status: string) => {
       socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
     };
-    if (url.pathname !== '/socket-mode') return refuse('404 Not Found');
+    if (url.pathname !== '/socket-mode') {
+      refuse('404 Not Found');
+      return;
+    }
     const ticket = url.searchParams.get('ticket') ?? '';
-    if (this.tickets.get(ticket) !== false) return refuse('401 Unauthorized');
+    if (this.tickets.get(ticket) !== false) {
+      refuse('401 Unauthorized');
+      return;
+    }
     this.tickets.set(ticket, true);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws, ticket));
   }

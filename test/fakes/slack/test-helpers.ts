@@ -22,7 +22,13 @@ export const quiet: Logger = {
 
 /** A Slack-side clock the tests move by hand. */
 export function handClock(): { ms: number; now: () => number; advance: (ms: number) => void } {
-  const clock = { ms: Date.now(), now: () => clock.ms, advance: (ms: number) => void (clock.ms += ms) };
+  const clock = {
+    ms: Date.now(),
+    now: () => clock.ms,
+    advance: (ms: number) => {
+      clock.ms += ms;
+    },
+  };
   return clock;
 }
 

@@ -77,7 +77,7 @@ export function createRouter(ctx: Ctx): Router {
     };
     for (const area of AREAS) {
       const reply = area(ctx, request);
-      if (reply) return await reply;
+      if (reply !== undefined) return await reply;
     }
     throw notFound();
   };
