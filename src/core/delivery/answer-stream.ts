@@ -84,14 +84,13 @@ const FINISH_REASONS: Record<string, { empty: string; note: string }> = {
 
 /** Options of {@link streamAnswer}. */
 export interface StreamAnswerOptions {
-  clock?: Clock;
+  /** The reply to write into, from {@link beginAnswer} (which may have shown a status in it). */
+  reply: StreamingReply;
   /** Turns the complete text into what is finally shown (e.g. pretty JSON). */
   finalize?: (text: string) => string;
   /** Short lines under the answer. */
   notes?: readonly string[];
   events?: BotEvents;
-  /** The bot's write scheduler (budgets shared by every answer); a private one when absent. */
-  scheduler?: WriteScheduler;
   /** The stream's last `finish_reason` (read when it ended), to explain an empty or cut answer. */
   finishReason?: () => string | undefined;
   /**
@@ -99,8 +98,6 @@ export interface StreamAnswerOptions {
    * answer is attached as `answer.md`. Default: no cap.
    */
   maxChars?: number;
-  /** The reply to write into (from {@link beginAnswer}, which may have shown a status in it); a new one when absent. */
-  reply?: StreamingReply;
 }
 
 /** What the user reads for a service failure in an answer: a stop says why; anything else carries the reference. */
@@ -189,6 +186,54 @@ export interface StreamedAnswer {
   error?: unknown;
 }
 
+/** The `stream.start` event now, and a function that emits `stream.end` with the timings (ms) and an outcome. */
+function streamTimer(ctx: CommandContext, events: BotEvents | undefined) {
+  const started = performance.now();
+  let firstTokenMs: number | undefined;
+  events?.emit('stream.start', { platform: ctx.platform });
+  return {
+    firstToken: () => {
+      firstTokenMs ??= performance.now() - started;
+    },
+    end: (outcome: string) =>
+      events?.emit('stream.end', {
+        platform: ctx.platform,
+        firstTokenMs,
+        durationMs: performance.now() - started,
+        outcome,
+      }),
+  };
+}
+
+/**
+ * Appends the deltas to the reply up to `cap` characters; what goes past it collects in
+ * `overflow.text` (at most {@link MAX_ANSWER_FILE_CHARS}, then the stream is left).
+ * @throws what the stream throws (a ServiceError, an AbortedError).
+ */
+async function fill(
+  reply: StreamingReply,
+  deltas: AsyncIterable<string>,
+  cap: number,
+  overflow: { text: string },
+  onDelta: () => void,
+): Promise<void> {
+  for await (const delta of deltas) {
+    onDelta();
+    const room = cap - reply.content.length;
+    if (room >= delta.length) reply.append(delta);
+    else {
+      if (room > 0) reply.append(delta.slice(0, room));
+      overflow.text += room > 0 ? delta.slice(room) : delta;
+      if (overflow.text.length > MAX_ANSWER_FILE_CHARS) break;
+    }
+  }
+}
+
+/** Lines under the answer, each as `_⚠️ note_`, after a blank line; empty without notes. */
+function notesText(notes: readonly string[]): string {
+  return notes.length ? `\n\n${notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '';
+}
+
 /**
  * Streams text deltas into the reply and finishes it. Nothing whitespace-only is ever sent;
  * an empty answer says why when the service said (`finish_reason`); an answer over the cap
@@ -201,47 +246,44 @@ export interface StreamedAnswer {
 export async function streamAnswer(
   ctx: CommandContext,
   deltas: AsyncIterable<string>,
-  options: StreamAnswerOptions = {},
+  options: StreamAnswerOptions,
 ): Promise<StreamedAnswer> {
+  const { reply } = options;
   const notes = [...(options.notes ?? [])];
-  const noteText = () => (notes.length ? `\n\n${notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '');
-  const reply =
-    options.reply ??
-    new StreamingReply(ctx.reply, {
-      log: ctx.log,
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.scheduler ? { scheduler: options.scheduler } : {}),
-    });
   const cap = options.maxChars ?? Number.POSITIVE_INFINITY;
-  let overflow = '';
-  const started = performance.now();
-  let firstTokenMs: number | undefined;
-  const end = (outcome: string) =>
-    options.events?.emit('stream.end', {
-      platform: ctx.platform,
-      firstTokenMs,
-      durationMs: performance.now() - started,
-      outcome,
-    });
-  options.events?.emit('stream.start', { platform: ctx.platform });
+  const timer = streamTimer(ctx, options.events);
+  const overflow = { text: '' };
   try {
-    for await (const delta of deltas) {
-      firstTokenMs ??= performance.now() - started;
-      const room = cap - reply.content.length;
-      if (room >= delta.length) reply.append(delta);
-      else {
-        if (room > 0) reply.append(delta.slice(0, room));
-        overflow += room > 0 ? delta.slice(room) : delta;
-        if (overflow.length > MAX_ANSWER_FILE_CHARS) break;
-      }
-    }
+    await fill(reply, deltas, cap, overflow, timer.firstToken);
   } catch (error) {
-    end(error instanceof ServiceError ? error.code : 'internal');
+    timer.end(error instanceof ServiceError ? error.code : 'internal');
     if (reply.content.trim() === '' || !(error instanceof ServiceError)) return failBeforeText(ctx, reply, error);
     const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx.ref)}${noteText()}`);
-    return { text: partial, capped: overflow !== '', ending: error instanceof AbortedError ? 'stopped' : 'cut', error };
+    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx.ref)}${notesText(notes)}`);
+    const ending = error instanceof AbortedError ? 'stopped' : 'cut';
+    return { text: partial, capped: overflow.text !== '', ending, error };
   }
+  try {
+    return await finishAnswer(ctx, options, notes, cap, overflow.text);
+  } finally {
+    timer.end('done');
+  }
+}
+
+/**
+ * Writes the last text of an answer whose stream ended: the notes (why it stopped, that it was
+ * capped), the answer or the sentence of an empty one, then `answer.md` when it was capped.
+ * @throws what the platform throws for a write, except a refused continuation (a ShownError:
+ *   the answer ends `cut`).
+ */
+async function finishAnswer(
+  ctx: CommandContext,
+  options: StreamAnswerOptions,
+  notes: string[],
+  cap: number,
+  overflow: string,
+): Promise<StreamedAnswer> {
+  const { reply } = options;
   const answer = reply.content;
   const reason = options.finishReason?.();
   const explained = reason ? FINISH_REASONS[reason] : undefined;
@@ -252,36 +294,22 @@ export async function streamAnswer(
     );
   const shown = options.finalize ? options.finalize(answer) : answer;
   const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
+  const capped = overflow !== '';
   try {
-    await reply.finish(`${shown.trim() ? shown : empty}${noteText()}`);
-    if (overflow)
-      await ctx.reply.send({
-        content: '',
-        files: [
-          {
-            name: 'answer.md',
-            data: Buffer.from(answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS)),
-            mimeType: 'text/markdown',
-            description: 'The whole answer',
-          },
-        ],
-      });
+    await reply.finish(`${shown.trim() ? shown : empty}${notesText(notes)}`);
+    if (capped)
+      await ctx.reply.send({ content: '', files: [answerFile(answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS))] });
   } catch (error) {
     // A continuation the platform refused, told in the first message: the text came whole, the messages did not.
-    if (error instanceof ShownError)
-      return { text: answer, capped: overflow !== '', ending: 'cut', error: error.cause };
+    if (error instanceof ShownError) return { text: answer, capped, ending: 'cut', error: error.cause };
     throw error;
-  } finally {
-    end('done');
   }
-  ctx.log.debug(
-    {
-      chars: answer.length + overflow.length,
-      messages: reply.messageCount,
-      writes: reply.writes,
-      capped: overflow !== '',
-    },
-    'answer streamed',
-  );
-  return { text: answer, capped: overflow !== '', ending: 'done' };
+  const chars = answer.length + overflow.length;
+  ctx.log.debug({ chars, messages: reply.messageCount, writes: reply.writes, capped }, 'answer streamed');
+  return { text: answer, capped, ending: 'done' };
+}
+
+/** The whole answer as `answer.md`. */
+function answerFile(text: string) {
+  return { name: 'answer.md', data: Buffer.from(text), mimeType: 'text/markdown', description: 'The whole answer' };
 }

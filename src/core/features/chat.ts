@@ -161,7 +161,7 @@ async function chatReserved(
   if (reservation.reserved > 0) void reservation.extend(estimateMessageTokens([...system, ...kept]));
   const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
   try {
-    await answerChat(ctx, core, request, { model, sent, images, notes, session, deferral, reservation }, clock);
+    await answerChat(ctx, core, request, { model, sent, images, notes, session, deferral, reservation });
   } finally {
     session.close();
   }
@@ -181,7 +181,6 @@ async function answerChat(
     deferral: Deferral;
     reservation: TokenReservation;
   },
-  clock?: Clock,
 ): Promise<void> {
   const { model, sent, images, notes, session, deferral, reservation } = prepared;
   let stream: Stream<ChatCompletionChunk>;
@@ -221,11 +220,9 @@ async function answerChat(
     ending,
     error,
   } = await streamAnswer(ctx, deltas, {
-    ...(clock ? { clock } : {}),
     ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
     ...(notes.length ? { notes } : {}),
     events: core.events,
-    scheduler: core.scheduler,
     finishReason: () => stream.finishReason,
     maxChars: core.limits.maxAnswerChars,
     reply: session.reply,
@@ -292,13 +289,7 @@ export async function complete(
     const { prompt, temperature, max_tokens } = request;
     const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
     try {
-      await answerCompletion(
-        ctx,
-        core,
-        { prompt, model, temperature, max_tokens },
-        { session, deferral, reservation },
-        clock,
-      );
+      await answerCompletion(ctx, core, { prompt, model, temperature, max_tokens }, { session, deferral, reservation });
     } finally {
       session.close();
     }
@@ -313,7 +304,6 @@ async function answerCompletion(
   core: Core,
   request: { prompt: string; model: string; temperature?: number | undefined; max_tokens?: number | undefined },
   running: { session: AnswerSession; deferral: Deferral; reservation: TokenReservation },
-  clock?: Clock,
 ): Promise<void> {
   const { prompt, model, temperature, max_tokens } = request;
   const { session, deferral, reservation } = running;
@@ -352,9 +342,7 @@ async function answerCompletion(
     ending,
     error,
   } = await streamAnswer(ctx, deltas(), {
-    ...(clock ? { clock } : {}),
     events: core.events,
-    scheduler: core.scheduler,
     finishReason: () => stream.finishReason,
     maxChars: core.limits.maxAnswerChars,
     reply: session.reply,
