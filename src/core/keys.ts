@@ -74,3 +74,24 @@ export const slackClaims = {
   /** A verified HTTP request, by its signature's digest and timestamp (replays). */
   request: (digest: string, timestampSec: string) => `slack:request:${digest}:${timestampSec}`,
 } as const;
+
+/**
+ * The id of one of the bot's buttons (Discord's `custom_id`, Slack's `action_id`): the command
+ * that handles the press, then its arguments, joined with `:` (`imagine:reroll:<id>`). Both
+ * platforms cap it at 100 characters (docs/platform-limits.md); arguments are ids and numbers,
+ * which hold no `:`.
+ * @throws Error when the id would be longer than 100 characters or an argument holds `:`.
+ */
+export function buttonId(command: string, ...args: Array<string | number>): string {
+  const parts = [command, ...args.map(String)];
+  if (parts.some((p) => p.includes(':'))) throw new Error(`a button id part holds ':' (${command})`);
+  const id = parts.join(':');
+  if (id.length > 100) throw new Error(`a button id is over 100 characters (${command})`);
+  return id;
+}
+
+/** Reads a button id back: the command that handles the press and its arguments (`''` and none for an empty id). */
+export function parseButtonId(id: string): { command: string; args: string[] } {
+  const [command = '', ...args] = id.split(':');
+  return { command, args };
+}

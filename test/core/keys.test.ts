@@ -4,9 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  buttonId,
   type ConversationRef,
   channelKey,
   conversationKey,
+  parseButtonId,
   parseConversationKey,
   slackClaims,
   storeKeys,
@@ -47,5 +49,18 @@ describe('keys', () => {
     expect(slackClaims.event('Ev1')).toBe('slack:event:Ev1');
     expect(slackClaims.message('T1', 'C1', '1.2')).toBe('slack:message:T1:C1:1.2');
     expect(slackClaims.request('ab12', '1700000000')).toBe('slack:request:ab12:1700000000');
+  });
+
+  it('builds button ids in the format the presses are routed by, and reads them back', () => {
+    expect(buttonId('imagine', 'reroll', 'a1b2')).toBe('imagine:reroll:a1b2');
+    expect(buttonId('models', 2, 0)).toBe('models:2:0');
+    expect(parseButtonId('stop:a1b2:U123')).toEqual({ command: 'stop', args: ['a1b2', 'U123'] });
+    expect(parseButtonId(buttonId('models', 3, 1))).toEqual({ command: 'models', args: ['3', '1'] });
+    expect(parseButtonId('')).toEqual({ command: '', args: [] });
+  });
+
+  it('refuses a button id the platforms would not take (over 100 characters) or could not read back (a part with ":")', () => {
+    expect(() => buttonId('stop', 'x'.repeat(100))).toThrow(/100 characters/);
+    expect(() => buttonId('imagine', 'a:b')).toThrow(/':'/);
   });
 });

@@ -16,7 +16,7 @@
  * looks for once a second and checks against its stored requester before stopping.
  */
 import { randomBytes } from 'node:crypto';
-import { storeKeys } from '../keys.ts';
+import { buttonId, storeKeys } from '../keys.ts';
 import type { Button, ComponentContext } from '../platform.ts';
 import { StopRequest } from '../running.ts';
 import type { StateStore } from '../state/store.ts';
@@ -90,7 +90,7 @@ export class StopButtons {
       this.pollTimer.unref();
     }
     return {
-      button: { id: `${STOP_BUTTON}:${id}:${answer.requesterId}`.slice(0, 100), label: 'Stop', style: 'danger' },
+      button: { id: buttonId(STOP_BUTTON, id, answer.requesterId), label: 'Stop', style: 'danger' },
       get stopped() {
         return stopped;
       },

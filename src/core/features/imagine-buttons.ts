@@ -9,7 +9,8 @@ import { ForbiddenError, InputError } from '../errors.ts';
 import { storeKeys } from '../keys.ts';
 import { ImageInputError, type PreparedImage } from '../media/images.ts';
 import type { CommandContext, ComponentContext } from '../platform.ts';
-import { counted, generateAndPost, type ImagineJob, type ImagineState } from './imagine.ts';
+import { counted } from './imagine.ts';
+import { generateAndPost, type ImagineJob, type ImagineState } from './imagine-post.ts';
 import { MAX_SEED } from './options.ts';
 import { admit, subjectOf } from './usage.ts';
 

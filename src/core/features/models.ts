@@ -8,6 +8,7 @@
 
 import type { Core } from '../core.ts';
 import { ForbiddenError } from '../errors.ts';
+import { buttonId } from '../keys.ts';
 import type { ModelLists } from '../models/catalog.ts';
 import type { CardLimits, CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
 
@@ -80,8 +81,8 @@ function pageMessage(
   if (limits.paging === 'buttons' && pages.length > 1) {
     const flag = isPublic ? 1 : 0;
     message.buttons = [
-      { id: `models:${page - 1}:${flag}`, label: '◀ Previous', disabled: page === 0 },
-      { id: `models:${page + 1}:${flag}`, label: 'Next ▶', disabled: page === pages.length - 1 },
+      { id: buttonId('models', page - 1, flag), label: '◀ Previous', disabled: page === 0 },
+      { id: buttonId('models', page + 1, flag), label: 'Next ▶', disabled: page === pages.length - 1 },
     ];
   }
   return message;

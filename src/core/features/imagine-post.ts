@@ -1,0 +1,273 @@
+/**
+ * One image generation and its post (§4.3): the request body of a job, the progress line while
+ * the service works, the image fitted to the platform's upload size, posted with a caption
+ * naming the prompt and settings, and the Reroll / Upscale / Vary buttons, whose state (the
+ * job and the image) the store keeps under the button's id. Used by /imagine (imagine.ts) and
+ * by the buttons' presses (imagine-buttons.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Core } from '../core.ts';
+import { InputError, ShownError, withReference } from '../errors.ts';
+import { buttonId, storeKeys } from '../keys.ts';
+import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
+import type { Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
+import { sentenceOf } from '../sentences.ts';
+import { InvalidResponseError, ServiceError } from '../service/errors.ts';
+import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
+import { subjectOf } from './usage.ts';
+
+/** File extension for a sharp format name. */
+function extensionOf(format: string): string {
+  return format === 'jpeg' ? 'jpg' : format;
+}
+
+/** The prompt as a caption: one paragraph, at most 1,500 characters (fits every platform). */
+function caption(prompt: string): string {
+  const flat = prompt.replace(/\s+/g, ' ').trim();
+  return flat.length > 1500 ? `${flat.slice(0, 1499)}…` : flat;
+}
+
+/**
+ * The seed the service reports having used, if it does: the response's shape beyond `data`
+ * is not shown (§4.3), so `seed` at the top level or on the image item is read when present.
+ */
+function seedOf(result: ImageGenerationResult): number | undefined {
+  const candidates = [
+    (result as Record<string, unknown>).seed,
+    (result.data[0] as Record<string, unknown> | undefined)?.seed,
+  ];
+  return candidates.find((v): v is number => typeof v === 'number' && Number.isInteger(v));
+}
+
+/** What a generation needs, as kept for the follow-up buttons (no user files: a reference is a data URL). */
+export interface ImagineJob {
+  prompt: string;
+  aspectRatio: AspectRatio;
+  style?: ImageStyle | undefined;
+  /** Display name (`user_selected_model`); undefined: the server's choice. */
+  model?: string | undefined;
+  negativePrompt?: string | undefined;
+  seed?: number | undefined;
+  /** `reference_image`: a PNG data URL. */
+  referenceDataUrl?: string | undefined;
+  referenceImageUrl?: string | undefined;
+  denoisingStrength?: number | undefined;
+  enhance?: boolean | undefined;
+  disableSafetyChecker?: boolean | undefined;
+}
+
+/** What the store keeps under a result's button id (`imagine:<id>`). */
+export interface ImagineState {
+  requesterId: string;
+  job: ImagineJob;
+  /** The generated image, base64, for Upscale and Vary. */
+  image: string;
+}
+
+/** How long a result's buttons keep working, in ms (the store forgets the state after it). */
+export const IMAGINE_STATE_TTL_MS = 30 * 24 * 3_600_000;
+/** How often the progress line is rewritten while the service works, in ms. */
+const PROGRESS_INTERVAL_MS = 3_000;
+
+/** The request body of a job (§4.3). */
+function bodyOf(job: ImagineJob): ImageGenerationRequest {
+  return {
+    prompt: job.prompt,
+    aspect_ratio: job.aspectRatio,
+    ...(job.style ? { style: job.style } : {}),
+    ...(job.model ? { user_selected_model: job.model } : {}),
+    ...(job.negativePrompt ? { negative_prompt: job.negativePrompt } : {}),
+    ...(job.seed !== undefined ? { seed: job.seed } : {}),
+    ...(job.referenceDataUrl ? { reference_image: job.referenceDataUrl } : {}),
+    ...(job.referenceImageUrl ? { reference_image_url: job.referenceImageUrl } : {}),
+    ...(job.denoisingStrength !== undefined && (job.referenceDataUrl || job.referenceImageUrl)
+      ? { denoising_strength: job.denoisingStrength }
+      : {}),
+    ...(job.enhance ? { force_prompt_enhancement: true } : {}),
+    ...(job.disableSafetyChecker ? { disable_safety_checker: true } : {}),
+    // One round trip: the bytes come inline instead of through the view endpoint.
+    response_format: 'b64_json',
+  };
+}
+
+/**
+ * Shows "🎨 Generating… N s" in the reply while `work` runs, from 3 s on and rewritten every
+ * 3 s through the write scheduler (intermediate writes: they yield to other answers' final
+ * writes). A failure after the line was shown becomes that line (a ShownError).
+ * @returns the work's result and the progress message (to become the result where the platform edits files in).
+ */
+async function withProgress<T>(
+  ctx: CommandContext,
+  core: Core,
+  work: () => Promise<T>,
+): Promise<{ result: T; progress: MessageHandle | undefined }> {
+  const started = Date.now();
+  const line = () => `🎨 Generating… ${Math.round((Date.now() - started) / 1000)} s`;
+  let progress: MessageHandle | undefined;
+  /** The progress write submitted last (one at a time: the scheduler runs one write per key). */
+  let writing: Promise<unknown> = Promise.resolve();
+  let done = false;
+  const key = `imagine:${randomBytes(6).toString('hex')}`;
+  const write = () => {
+    writing = core.scheduler
+      .submit({
+        key,
+        stream: key,
+        buckets: ctx.reply.buckets?.(progress ? 'edit' : 'send', 0) ?? [],
+        final: false,
+        run: async () => {
+          if (done) return;
+          if (progress) await progress.edit({ content: line() });
+          else progress = await ctx.reply.send({ content: line() });
+        },
+      })
+      .catch((error: unknown) => ctx.log.debug({ err: error }, 'progress write failed'));
+  };
+  // A quick image needs no progress (and a quick failure stays the user's alone).
+  const timer = setInterval(write, PROGRESS_INTERVAL_MS);
+  let result: T;
+  try {
+    result = await work();
+  } catch (error) {
+    clearInterval(timer);
+    done = true;
+    // The result's writes never overlap a progress write still under way.
+    await writing;
+    if (!progress || !(error instanceof ServiceError)) throw error;
+    // The progress line becomes the sentence: nothing is left saying "Generating…".
+    try {
+      await progress.edit({ content: `⚠️ ${withReference(sentenceOf(error), ctx.ref)}` });
+    } catch {
+      throw error;
+    }
+    throw new ShownError(error);
+  }
+  clearInterval(timer);
+  done = true;
+  await writing;
+  return { result, progress };
+}
+
+/** Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state. */
+export async function generateAndPost(
+  ctx: CommandContext,
+  core: Core,
+  job: ImagineJob,
+  notes: string[],
+): Promise<void> {
+  const { result: generated, progress } = await withProgress(ctx, core, () => generate(ctx, core, job));
+  const { result, image } = generated;
+  let fitted: FittedImage;
+  try {
+    fitted = await core.images.fit(image, ctx.reply.limits.maxFileBytes, { key: subjectOf(ctx), signal: ctx.signal });
+  } catch (error) {
+    if (error instanceof ImageTooLargeError) throw new InputError(error.message);
+    throw error;
+  }
+  if (fitted.reencoded) notes.push(`The image was ${fitted.reencoded}.`);
+  const seed = job.seed ?? seedOf(result);
+  const lines = [`🎨 ${caption(job.prompt)}`, `_${settingsLine(job, fitted, seed)}_`, ...notes.map((n) => `_⚠️ ${n}_`)];
+  const buttons = await keepButtonState(ctx, core, {
+    requesterId: ctx.user.id,
+    job: { ...job, seed },
+    image: fitted.data.toString('base64'),
+  });
+  const file: OutgoingFile = {
+    name: `imagine.${extensionOf(fitted.format)}`,
+    data: fitted.data,
+    mimeType: fitted.mimeType,
+    description: job.prompt.slice(0, 1000),
+  };
+  await post(ctx, { content: lines.join('\n'), file, buttons }, progress);
+}
+
+/**
+ * Asks the service for the job's image and reads the first one of the result (decoded in the
+ * image workers).
+ * @throws ServiceError subclasses; InvalidResponseError for a result with no image.
+ */
+async function generate(ctx: CommandContext, core: Core, job: ImagineJob) {
+  const result = await core.service.images.generate(bodyOf(job), {
+    signal: ctx.signal,
+    queue: { key: ctx.channelKey },
+  });
+  const work = { key: subjectOf(ctx), signal: ctx.signal };
+  const describe = (data: Buffer, source: Parameters<typeof core.images.describe>[1]) =>
+    core.images.describe(data, source, work);
+  const [image] = await imagesFromResult(result, core.service.images, {
+    describe,
+    expected: job.aspectRatio,
+    log: ctx.log,
+    signal: ctx.signal,
+  });
+  if (!image)
+    throw new InvalidResponseError(
+      'the image result held no image (an empty data array)',
+      'The generation service returned no image for this prompt. Try again, perhaps with other words.',
+    );
+  return { result, image };
+}
+
+/** The caption's settings line: model · style · size (px) · seed [· reference, denoising]. */
+function settingsLine(job: ImagineJob, fitted: FittedImage, seed: number | undefined): string {
+  return [
+    job.model ?? 'default model',
+    job.style ?? 'vivid',
+    `${fitted.width}×${fitted.height}`,
+    `seed ${seed ?? 'random'}`,
+    ...(job.referenceDataUrl || job.referenceImageUrl
+      ? [`reference${job.denoisingStrength !== undefined ? `, denoising ${job.denoisingStrength}` : ''}`]
+      : []),
+  ].join(' · ');
+}
+
+/**
+ * Keeps a result's state in the store under a new id and returns its Reroll / Upscale / Vary
+ * buttons; none when the store fails (the buttons could not work: the image is posted without them).
+ */
+async function keepButtonState(ctx: CommandContext, core: Core, state: ImagineState): Promise<Button[]> {
+  const id = randomBytes(9).toString('hex');
+  try {
+    await core.store.keyv.set(storeKeys.imagineState(id), state, IMAGINE_STATE_TTL_MS);
+    return [
+      { id: buttonId('imagine', 'reroll', id), label: '🎲 Reroll' },
+      { id: buttonId('imagine', 'upscale', id), label: '🔍 Upscale' },
+      { id: buttonId('imagine', 'vary', id), label: '🌀 Vary' },
+    ];
+  } catch (error) {
+    core.storeHealth.failed(error, ctx.log);
+    return [];
+  }
+}
+
+/**
+ * Posts the image with its caption and buttons: where the platform edits files in, into the
+ * progress message (or a new one); elsewhere (Slack: a file message carries no buttons, and a
+ * posted message takes no file) the image with its caption, then the buttons in a line of their
+ * own (the progress line, if shown).
+ */
+async function post(
+  ctx: CommandContext,
+  image: { content: string; file: OutgoingFile; buttons: Button[] },
+  progress: MessageHandle | undefined,
+): Promise<void> {
+  const { content, file, buttons } = image;
+  if (ctx.reply.editsFiles) {
+    if (progress) await progress.edit({ content, files: [file], buttons });
+    else await ctx.reply.send({ content, files: [file], buttons });
+    return;
+  }
+  await ctx.reply.send({ content, files: [file] });
+  if (buttons.length === 0) {
+    if (progress) await progress.edit({ content: '🎨 Done: the image is below.' });
+    return;
+  }
+  const line = {
+    content: progress
+      ? '🎨 Done: the image is below. Reroll, upscale or vary it:'
+      : '🎨 Reroll, upscale or vary the image above:',
+    buttons,
+  };
+  if (progress) await progress.edit(line);
+  else await ctx.reply.send(line);
+}
