@@ -62,9 +62,8 @@ async function stoppedWorkers(pool: ImagePool): Promise<number[]> {
   return pids;
 }
 
-/** The worker processes' pids (the pool keeps them private). */
-const pidsOf = (pool: ImagePool): number[] =>
-  [...(pool as unknown as { workers: Set<{ child: { pid: number } }> }).workers].map((w) => w.child.pid);
+/** The worker processes' pids. */
+const pidsOf = (pool: ImagePool): number[] => pool.pids;
 
 const alive = (pid: number) => {
   try {

@@ -16,16 +16,13 @@
  * - Workers run at a lower scheduling priority than the bot (nice 10).
  */
 
-import { type ChildProcess, fork } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CONFIG_DEFAULTS } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import { FairGate, type Release } from '../service/gate.ts';
 import type { ImageResponseFormat } from '../service/schemas.ts';
-import type { WorkerJob, WorkerOps, WorkerReply } from './image-worker.ts';
+import { WorkerProcesses } from './image-processes.ts';
+import type { WorkerOps } from './image-worker.ts';
 import {
   checkRasterInput,
   type FittedImage,
@@ -35,12 +32,7 @@ import {
   ImageTooLargeError,
   type PreparedImage,
   sniffRasterFormat,
-  WORKER_NICE,
 } from './images.ts';
-
-/** The worker's entry file, and the loader that runs TypeScript (tsx, a dependency of `npm start`). */
-const WORKER_FILE = fileURLToPath(new URL('./image-worker.ts', import.meta.url));
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /** Options of an {@link ImagePool}. */
 export interface ImagePoolOptions {
@@ -63,14 +55,6 @@ export interface ImageJobOptions {
   signal?: AbortSignal;
 }
 
-/** A worker process and the job it runs. */
-interface Worker {
-  child: ChildProcess;
-  /** Settles the running job with the worker's reply, or with its end. */
-  settle?: (reply: WorkerReply | { exit: string }) => void;
-  idleTimer?: NodeJS.Timeout;
-}
-
 /** How a job failed, for the caller's sentence. */
 type Failure = 'timeout' | 'crash';
 
@@ -78,23 +62,25 @@ type Failure = 'timeout' | 'crash';
 export class ImagePool {
   readonly concurrency: number;
   readonly timeoutMs: number;
-  private readonly idleMs: number;
   private readonly gate: FairGate;
-  private readonly idle: Worker[] = [];
-  private readonly workers = new Set<Worker>();
-  private nextId = 1;
+  private readonly workers: WorkerProcesses;
   private closed = false;
 
   constructor(private readonly options: ImagePoolOptions = {}) {
     this.concurrency = options.concurrency ?? CONFIG_DEFAULTS.imageWorkers.concurrency;
     this.timeoutMs = options.timeoutMs ?? CONFIG_DEFAULTS.imageWorkers.timeoutMs;
-    this.idleMs = options.idleMs ?? 60_000;
+    this.workers = new WorkerProcesses(options.idleMs ?? 60_000);
     this.gate = new FairGate(this.concurrency);
   }
 
   /** Worker processes alive now (running a job or idle). */
   get processes(): number {
-    return this.workers.size;
+    return this.workers.count;
+  }
+
+  /** The process ids of the worker processes alive now (for signals in tests and for operators). */
+  get pids(): number[] {
+    return this.workers.pids;
   }
 
   /**
@@ -102,9 +88,9 @@ export class ImagePool {
    * (~0.4 s: Node, the TypeScript loader, sharp) overlaps the download of the file. Never throws.
    */
   warm(): void {
-    if (this.closed || this.idle.length > 0 || this.workers.size >= this.concurrency) return;
+    if (this.closed || this.workers.anyIdle || this.workers.count >= this.concurrency) return;
     try {
-      this.park(this.spawn());
+      this.workers.startIdle();
     } catch (error) {
       this.options.log?.warn(
         { err: error instanceof Error ? error.message : String(error) },
@@ -199,7 +185,7 @@ export class ImagePool {
   /** Ends every worker (running jobs fail) and refuses new jobs. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.workers].map((worker) => this.end(worker, 'the bot is stopping')));
+    await this.workers.close();
   }
 
   /**
@@ -233,7 +219,7 @@ export class ImagePool {
       throw error;
     }
     try {
-      const reply = await this.send(op, args, deadline, job.signal);
+      const reply = await this.workers.send(op, args, deadline, job.signal);
       if ('exit' in reply) {
         this.options.log?.info(
           { op, key: job.key, why: reply.exit },
@@ -249,99 +235,6 @@ export class ImagePool {
     } finally {
       release();
     }
-  }
-
-  /** Sends a job to an idle worker (or a new one) and resolves with its reply or its end. */
-  private send<K extends keyof WorkerOps>(
-    op: K,
-    args: WorkerOps[K]['args'],
-    deadline: number,
-    signal: AbortSignal | undefined,
-  ): Promise<WorkerReply | { exit: string }> {
-    let worker: Worker;
-    try {
-      worker = this.idle.pop() ?? this.spawn();
-    } catch (error) {
-      return Promise.resolve({
-        exit: `could not start a worker: ${error instanceof Error ? error.message : String(error)}`,
-      });
-    }
-    clearTimeout(worker.idleTimer);
-    worker.child.ref();
-    (worker.child as unknown as { channel?: { ref(): void } }).channel?.ref();
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => void this.end(worker, 'timeout'), Math.max(0, deadline - Date.now()));
-      const onAbort = () => void this.end(worker, 'aborted');
-      signal?.addEventListener('abort', onAbort, { once: true });
-      worker.settle = (reply) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        worker.settle = undefined;
-        if (!('exit' in reply) && this.workers.has(worker)) this.park(worker);
-        resolve(reply);
-      };
-      const message: WorkerJob<K> = { id, op, args };
-      worker.child.send(message, (error) => {
-        if (error) void this.end(worker, `could not send the job: ${error.message}`);
-      });
-    });
-  }
-
-  /** Starts a worker process. @throws what fork throws. */
-  private spawn(): Worker {
-    const child = fork(WORKER_FILE, [], {
-      execArgv: ['--import', TSX_LOADER],
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    // Below the bot from its first instruction: starting Node, the TypeScript loader and sharp
-    // takes ~0.4 s of CPU, which the bot's own work must not wait behind (the worker lowers itself too).
-    try {
-      if (child.pid !== undefined) setPriority(child.pid, WORKER_NICE);
-    } catch {
-      // Not allowed here (some containers): the worker's own call still tries.
-    }
-    const worker: Worker = { child };
-    this.workers.add(worker);
-    child.on('message', (reply: WorkerReply) => worker.settle?.(reply));
-    child.on('error', (error) => void this.end(worker, error.message));
-    child.on('exit', (code, signal) => {
-      this.forget(worker);
-      worker.settle?.({ exit: `exited (${signal ?? code})` });
-    });
-    return worker;
-  }
-
-  /** Puts a worker back among the idle ones, to end after `idleMs` unused. */
-  private park(worker: Worker): void {
-    if (this.closed) return void this.end(worker, 'closed');
-    this.idle.push(worker);
-    worker.idleTimer = setTimeout(() => void this.end(worker, 'idle'), this.idleMs);
-    worker.idleTimer.unref();
-    // An idle worker does not keep the bot's process alive.
-    worker.child.unref();
-    (worker.child as unknown as { channel?: { unref(): void } }).channel?.unref();
-  }
-
-  /** Kills a worker; its running job (if any) settles with `why`. */
-  private async end(worker: Worker, why: string): Promise<void> {
-    if (!this.workers.has(worker)) return;
-    this.forget(worker);
-    const exited = new Promise<void>((resolve) => {
-      if (worker.child.exitCode !== null || worker.child.signalCode !== null) resolve();
-      else worker.child.once('exit', () => resolve());
-    });
-    worker.child.kill('SIGKILL');
-    worker.settle?.({ exit: why });
-    await exited;
-  }
-
-  private forget(worker: Worker): void {
-    this.workers.delete(worker);
-    clearTimeout(worker.idleTimer);
-    const index = this.idle.indexOf(worker);
-    if (index >= 0) this.idle.splice(index, 1);
   }
 }
 
