@@ -23,6 +23,64 @@ export interface BotMetrics {
 
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
 
+/** The bot's metrics, registered in `registry` with names starting with `prefix`. */
+function defineMetrics(registry: Registry, prefix: string) {
+  const registers = [registry];
+  return {
+    commands: new Counter({
+      name: `${prefix}commands_total`,
+      help: 'Invocations by command, platform and outcome (ok or an error code).',
+      labelNames: ['command', 'platform', 'outcome'],
+      registers,
+    }),
+    requests: new Counter({
+      name: `${prefix}service_requests_total`,
+      help: 'Responses of the generation service by endpoint and status (or error code).',
+      labelNames: ['endpoint', 'status'],
+      registers,
+    }),
+    latency: new Histogram({
+      name: `${prefix}service_response_seconds`,
+      help: "Time to the service's response headers, by endpoint.",
+      labelNames: ['endpoint'],
+      buckets: SECONDS,
+      registers,
+    }),
+    firstToken: new Histogram({
+      name: `${prefix}time_to_first_token_seconds`,
+      help: 'Time from a chat request to its first text, by platform.',
+      labelNames: ['platform'],
+      buckets: SECONDS,
+      registers,
+    }),
+    duration: new Histogram({
+      name: `${prefix}stream_duration_seconds`,
+      help: 'Duration of streamed answers, by platform and outcome.',
+      labelNames: ['platform', 'outcome'],
+      buckets: SECONDS,
+      registers,
+    }),
+    tokens: new Counter({
+      name: `${prefix}tokens_total`,
+      help: 'Tokens used, by direction (prompt or completion) and whether they were estimated.',
+      labelNames: ['direction', 'estimated'],
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: `${prefix}platform_rate_limited_total`,
+      help: 'Responses with status 429 from Discord or Slack, by route.',
+      labelNames: ['platform', 'route'],
+      registers,
+    }),
+    open: new Gauge({
+      name: `${prefix}open_streams`,
+      help: 'Answers streaming now, by platform.',
+      labelNames: ['platform'],
+      registers,
+    }),
+  };
+}
+
 /**
  * Creates the registry and starts counting the bot's events.
  * @param options.prefix metric name prefix (default `genbot_`).
@@ -31,91 +89,42 @@ export function createMetrics(events: BotEvents, options: { prefix?: string } = 
   const prefix = options.prefix ?? 'genbot_';
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix });
-  const commands = new Counter({
-    name: `${prefix}commands_total`,
-    help: 'Invocations by command, platform and outcome (ok or an error code).',
-    labelNames: ['command', 'platform', 'outcome'],
-    registers: [registry],
-  });
-  const requests = new Counter({
-    name: `${prefix}service_requests_total`,
-    help: 'Responses of the generation service by endpoint and status (or error code).',
-    labelNames: ['endpoint', 'status'],
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: `${prefix}service_response_seconds`,
-    help: "Time to the service's response headers, by endpoint.",
-    labelNames: ['endpoint'],
-    buckets: SECONDS,
-    registers: [registry],
-  });
-  const firstToken = new Histogram({
-    name: `${prefix}time_to_first_token_seconds`,
-    help: 'Time from a chat request to its first text, by platform.',
-    labelNames: ['platform'],
-    buckets: SECONDS,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: `${prefix}stream_duration_seconds`,
-    help: 'Duration of streamed answers, by platform and outcome.',
-    labelNames: ['platform', 'outcome'],
-    buckets: SECONDS,
-    registers: [registry],
-  });
-  const tokens = new Counter({
-    name: `${prefix}tokens_total`,
-    help: 'Tokens used, by direction (prompt or completion) and whether they were estimated.',
-    labelNames: ['direction', 'estimated'],
-    registers: [registry],
-  });
-  const rateLimited = new Counter({
-    name: `${prefix}platform_rate_limited_total`,
-    help: 'Responses with status 429 from Discord or Slack, by route.',
-    labelNames: ['platform', 'route'],
-    registers: [registry],
-  });
-  const open = new Gauge({
-    name: `${prefix}open_streams`,
-    help: 'Answers streaming now, by platform.',
-    labelNames: ['platform'],
-    registers: [registry],
-  });
-  for (const platform of ['discord', 'slack']) open.set({ platform }, 0);
-
-  const onCommand = (o: CommandOutcome) =>
-    commands.inc({ command: o.command, platform: o.platform, outcome: o.ok ? 'ok' : (o.errorCode ?? 'error') });
-  const onResponse = (r: ServiceResponse) => {
-    requests.inc({ endpoint: r.endpoint, status: String(r.status) });
-    latency.observe({ endpoint: r.endpoint }, r.ms / 1000);
+  const m = defineMetrics(registry, prefix);
+  for (const platform of ['discord', 'slack']) m.open.set({ platform }, 0);
+  const listeners = {
+    'command.done': (o: CommandOutcome) =>
+      m.commands.inc({ command: o.command, platform: o.platform, outcome: o.ok ? 'ok' : (o.errorCode ?? 'error') }),
+    'service.response': (r: ServiceResponse) => {
+      m.requests.inc({ endpoint: r.endpoint, status: String(r.status) });
+      m.latency.observe({ endpoint: r.endpoint }, r.ms / 1000);
+    },
+    'stream.start': (s: { platform: string }) => m.open.inc({ platform: s.platform }),
+    'stream.end': (s: StreamReport) => {
+      m.open.dec({ platform: s.platform });
+      if (s.firstTokenMs !== undefined) m.firstToken.observe({ platform: s.platform }, s.firstTokenMs / 1000);
+      m.duration.observe({ platform: s.platform, outcome: s.outcome }, s.durationMs / 1000);
+    },
+    tokens: (t: TokenReport) => {
+      m.tokens.inc({ direction: 'prompt', estimated: String(t.estimated) }, t.prompt);
+      m.tokens.inc({ direction: 'completion', estimated: String(t.estimated) }, t.completion);
+    },
+    'platform.rate_limited': (r: RateLimitReport) => m.rateLimited.inc({ platform: r.platform, route: r.route }),
   };
-  const onStart = (s: { platform: string }) => open.inc({ platform: s.platform });
-  const onEnd = (s: StreamReport) => {
-    open.dec({ platform: s.platform });
-    if (s.firstTokenMs !== undefined) firstToken.observe({ platform: s.platform }, s.firstTokenMs / 1000);
-    duration.observe({ platform: s.platform, outcome: s.outcome }, s.durationMs / 1000);
-  };
-  const onTokens = (t: TokenReport) => {
-    tokens.inc({ direction: 'prompt', estimated: String(t.estimated) }, t.prompt);
-    tokens.inc({ direction: 'completion', estimated: String(t.estimated) }, t.completion);
-  };
-  const onRateLimited = (r: RateLimitReport) => rateLimited.inc({ platform: r.platform, route: r.route });
-  events.on('command.done', onCommand);
-  events.on('service.response', onResponse);
-  events.on('stream.start', onStart);
-  events.on('stream.end', onEnd);
-  events.on('tokens', onTokens);
-  events.on('platform.rate_limited', onRateLimited);
+  events.on('command.done', listeners['command.done']);
+  events.on('service.response', listeners['service.response']);
+  events.on('stream.start', listeners['stream.start']);
+  events.on('stream.end', listeners['stream.end']);
+  events.on('tokens', listeners.tokens);
+  events.on('platform.rate_limited', listeners['platform.rate_limited']);
   return {
     registry,
     close: () => {
-      events.off('command.done', onCommand);
-      events.off('service.response', onResponse);
-      events.off('stream.start', onStart);
-      events.off('stream.end', onEnd);
-      events.off('tokens', onTokens);
-      events.off('platform.rate_limited', onRateLimited);
+      events.off('command.done', listeners['command.done']);
+      events.off('service.response', listeners['service.response']);
+      events.off('stream.start', listeners['stream.start']);
+      events.off('stream.end', listeners['stream.end']);
+      events.off('tokens', listeners.tokens);
+      events.off('platform.rate_limited', listeners['platform.rate_limited']);
     },
   };
 }
