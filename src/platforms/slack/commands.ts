@@ -24,6 +24,56 @@ import type { SlackDirectory } from './users.ts';
  */
 export const SLACK_COMMAND_SCOPES = ['commands', 'chat:write', 'chat:write.public', 'files:write'] as const;
 
+/** What a slash command's handling needs from the adapter. */
+export interface SlashCommandDeps {
+  core: Core;
+  log: Logger;
+  directory: SlackDirectory;
+  commands: readonly Command[];
+  botToken: string;
+  apiOrigin: string | undefined;
+  streaming: SlackStreaming;
+}
+
+/**
+ * An ephemeral answer to a slash command: through its `response_url`, else chat.postEphemeral.
+ * @throws what chat.postEphemeral throws when both fail.
+ */
+function ephemeralAnswer(slash: SlashCommand, client: WebClient, respond: RespondFn, log: Logger) {
+  return async (message: OutgoingMessage) => {
+    const blocks = blocksOf(message);
+    const body = { text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) };
+    try {
+      await respond({ response_type: 'ephemeral', ...body });
+    } catch (error) {
+      log.warn({ err: error }, 'response_url failed; trying chat.postEphemeral');
+      await client.chat.postEphemeral({ channel: slash.channel_id, user: slash.user_id, ...body });
+    }
+  };
+}
+
+/**
+ * Reads a slash command's options from its text (options.ts); an attachment option's link
+ * becomes an Attachment read with the bot token (files.ts).
+ * @throws OptionError for text that does not parse.
+ */
+function readOptions(command: Command, slash: SlashCommand, client: WebClient, deps: SlashCommandDeps) {
+  const options: Record<string, unknown> = parseSlashText(command, slash.text, deps.commands);
+  const files: Record<string, Attachment> = {};
+  for (const option of command.options) {
+    const value = options[option.name];
+    if (option.type === 'attachment' && typeof value === 'string' && value !== '') {
+      files[option.name] = linkAttachment(value, {
+        client,
+        botToken: deps.botToken,
+        downloader: deps.core.downloader,
+        apiOrigin: deps.apiOrigin,
+      });
+    }
+  }
+  return { options, files };
+}
+
 /**
  * Runs one slash command (already acked).
  * @param signal the invocation's own signal (shutdown).
@@ -33,15 +83,7 @@ export async function handleSlashCommand(
   slash: SlashCommand,
   client: WebClient,
   respond: RespondFn,
-  deps: {
-    core: Core;
-    log: Logger;
-    directory: SlackDirectory;
-    commands: readonly Command[];
-    botToken: string;
-    apiOrigin: string | undefined;
-    streaming: SlackStreaming;
-  },
+  deps: SlashCommandDeps,
   signal: AbortSignal,
 ): Promise<void> {
   const ref = newReference();
@@ -52,16 +94,6 @@ export async function handleSlashCommand(
     channel: slash.channel_id,
     trigger: slash.trigger_id,
   });
-  const ephemeral = async (message: OutgoingMessage) => {
-    const blocks = blocksOf(message);
-    const body = { text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) };
-    try {
-      await respond({ response_type: 'ephemeral', ...body });
-    } catch (error) {
-      log.warn({ err: error }, 'response_url failed; trying chat.postEphemeral');
-      await client.chat.postEphemeral({ channel: slash.channel_id, user: slash.user_id, ...body });
-    }
-  };
   const isDirectMessage = slash.channel_id.startsWith('D') || slash.channel_name === 'directmessage';
   // Options as parsed (read below): the question shown to the channel is the parsed prompt.
   let parsed: Record<string, unknown> = {};
@@ -84,7 +116,7 @@ export async function handleSlashCommand(
         ? { native: { streaming: deps.streaming, recipient: { teamId: slash.team_id, userId: slash.user_id } } }
         : {}),
     },
-    ephemeral,
+    ephemeralAnswer(slash, client, respond, log),
     log,
   );
   if (asksForHelp(slash.text)) {
@@ -92,28 +124,17 @@ export async function handleSlashCommand(
     return;
   }
   const read = async () => {
-    const options: Record<string, unknown> = parseSlashText(command, slash.text, deps.commands);
-    parsed = options;
-    const files: Record<string, Attachment> = {};
-    for (const option of command.options) {
-      const value = options[option.name];
-      if (option.type === 'attachment' && typeof value === 'string' && value !== '') {
-        files[option.name] = linkAttachment(value, {
-          client,
-          botToken: deps.botToken,
-          downloader: deps.core.downloader,
-          apiOrigin: deps.apiOrigin,
-        });
-      }
-    }
-    return { options, files };
+    const read = readOptions(command, slash, client, deps);
+    parsed = read.options;
+    return read;
   };
+  const where = { platform: 'slack' as const, team: slash.team_id, channel: slash.channel_id };
   await runCommand(
     command,
     {
       platform: 'slack',
-      conversationId: conversationKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id }),
-      channelKey: channelKey({ platform: 'slack', team: slash.team_id, channel: slash.channel_id }),
+      conversationId: conversationKey(where),
+      channelKey: channelKey(where),
       isDirectMessage,
       user: deps.directory.user(client, slash.user_id, slash.user_name),
       options: {},
@@ -124,16 +145,7 @@ export async function handleSlashCommand(
       reply,
       // The question's thread keeps the exchange too: a mention there carries it.
       linkedConversations: () =>
-        announce && reply.answerThreadTs
-          ? [
-              conversationKey({
-                platform: 'slack',
-                team: slash.team_id,
-                channel: slash.channel_id,
-                thread: reply.answerThreadTs,
-              }),
-            ]
-          : [],
+        announce && reply.answerThreadTs ? [conversationKey({ ...where, thread: reply.answerThreadTs })] : [],
     },
     deps.core,
     read,

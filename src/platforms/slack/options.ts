@@ -94,100 +94,138 @@ export function parseSlashText(
   text: string,
   others: readonly Command[] = [],
 ): Record<string, string> {
-  const main = mainOptionOf(command);
-  const options = new Map(command.options.filter((o) => o !== main).map((o) => [o.name, o]));
-  const source = unescapeSlackText(text);
-  const closing = closingQuotesOf(source);
-  const out: Record<string, string> = {};
-  const problems: string[] = [];
-  // The main option's text: the source but for the flags and their values, copied a run at a time.
-  const restParts: string[] = [];
-  let runStart = 0; // -1 right after a flag: the next run starts where the loop goes on
-  let i = 0;
-  while (i < source.length) {
-    if (runStart < 0) runStart = i;
-    const atWordStart = i === 0 || isWhitespace(source.charCodeAt(i - 1));
-    const quote = atWordStart ? QUOTES[source[i]!] : undefined;
-    if (quote) {
-      const end = closing(quote, i + 1);
-      if (end > i) {
-        i = end + 1;
+  return new SlashTextParser(command, others, unescapeSlackText(text)).parse();
+}
+
+/** One pass over a command's text: flags and their values out, the rest kept as the main option's text. */
+class SlashTextParser {
+  private readonly main: CommandOption | undefined;
+  private readonly options: Map<string, CommandOption>;
+  private readonly closing: ClosingQuotes;
+  private readonly out: Record<string, string> = {};
+  private readonly problems: string[] = [];
+  /** The main option's text: the source but for the flags and their values, copied a run at a time. */
+  private readonly restParts: string[] = [];
+  /** Where the current run of main text began; -1 right after a flag (the next run starts where the scan goes on). */
+  private runStart = 0;
+  private i = 0;
+
+  constructor(
+    private readonly command: Command,
+    private readonly others: readonly Command[],
+    private readonly source: string,
+  ) {
+    this.main = mainOptionOf(command);
+    this.options = new Map(command.options.filter((o) => o !== this.main).map((o) => [o.name, o]));
+    this.closing = closingQuotesOf(source);
+  }
+
+  /** @throws OptionError as {@link parseSlashText}. */
+  parse(): Record<string, string> {
+    const { source } = this;
+    while (this.i < source.length) {
+      if (this.runStart < 0) this.runStart = this.i;
+      const atWordStart = this.i === 0 || isWhitespace(source.charCodeAt(this.i - 1));
+      if (atWordStart && this.skipQuoted()) continue;
+      const flag = atWordStart ? FLAG.exec(source.slice(this.i)) : null;
+      if (!flag) {
+        this.i++;
         continue;
       }
+      this.restParts.push(source.slice(this.runStart, this.i));
+      this.runStart = -1;
+      this.i += flag[0].length;
+      this.takeFlag(flag);
     }
-    const flag = atWordStart ? FLAG.exec(source.slice(i)) : null;
-    if (!flag) {
-      i++;
-      continue;
-    }
-    restParts.push(source.slice(runStart, i));
-    runStart = -1;
-    i += flag[0].length;
+    if (this.runStart >= 0) this.restParts.push(source.slice(this.runStart));
+    return this.finish(this.restParts.join(''));
+  }
+
+  /** At an opening quote that closes later: steps over the quoted text (prompt text as written). */
+  private skipQuoted(): boolean {
+    const quote = QUOTES[this.source[this.i]!];
+    if (!quote) return false;
+    const end = this.closing(quote, this.i + 1);
+    if (end <= this.i) return false;
+    this.i = end + 1;
+    return true;
+  }
+
+  /** A flag just read (the scan is past it): its value taken, or the problem named. */
+  private takeFlag(flag: RegExpExecArray): void {
     if (flag[3] !== undefined) {
-      const guess = [...options.values()].find((o) => o.name.startsWith(flag[3]!.toLowerCase()));
-      problems.push(
+      const guess = [...this.options.values()].find((o) => o.name.startsWith(flag[3]!.toLowerCase()));
+      this.problems.push(
         `\`-${flag[3]}\` is not an option: options are written in full with two dashes${guess ? `, e.g. \`${flagForm(guess)}\`` : ''}.`,
       );
-      continue;
+      return;
     }
     const written = flag[0].replace(/=$/, '');
     const name = flag[1]!.toLowerCase().replace(/-/g, '_');
-    const option = options.get(name);
-    const value = readValue(source, i, closing);
+    const option = this.options.get(name);
+    const value = readValue(this.source, this.i, this.closing);
     if (!option) {
-      if (value && flag[2]) i = value.end;
-      if (main && name === main.name)
-        problems.push(
-          `The ${main.name} is the text itself: write \`/${command.name} your ${main.name} here --option value\`, without \`${written}\`.`,
-        );
-      else {
-        const owner = others.find((c) => c !== command && c.options.some((o) => o.name === name));
-        problems.push(
-          owner
-            ? `\`${written}\` is an option of /${owner.name}, not /${command.name}.`
-            : `/${command.name} has no option \`${written}\`.`,
-        );
-      }
-      continue;
+      if (value && flag[2]) this.i = value.end;
+      this.problems.push(this.notAnOption(name, written));
+      return;
     }
-    if (out[name] !== undefined) problems.push(`\`--${name}\` is given twice; give it once.`);
+    if (this.out[name] !== undefined) this.problems.push(`\`--${name}\` is given twice; give it once.`);
     if (option.type === 'boolean') {
-      const word = value ? BOOLEAN_WORDS.get(value.value.toLowerCase()) : undefined;
-      if (value && word === undefined) {
-        problems.push(
-          `\`--${name} ${value.value}\`: \`--${name}\` takes true or false, or nothing (true); put it after the ${main?.name ?? 'text'}.`,
-        );
-        i = value.end;
-        continue;
-      }
-      out[name] = word ?? 'true';
-      if (value) i = value.end;
-      continue;
+      this.takeBoolean(name, value);
+      return;
     }
-    out[name] = value ? value.value : '';
-    if (value) i = value.end;
+    this.out[name] = value ? value.value : '';
+    if (value) this.i = value.end;
   }
-  if (runStart >= 0) restParts.push(source.slice(runStart));
-  const rest = restParts.join('');
-  // A command without free text (/settings, /models…) would drop these words unread, so that
-  // `/settings chat_model:x` (Discord's form) changed nothing and said nothing: name them.
-  const extra = rest.trim();
-  if (!main && extra) {
-    const colon = /^([A-Za-z][\w-]*):/.exec(extra);
-    const named = colon ? options.get(colon[1]!.toLowerCase().replace(/-/g, '_')) : undefined;
-    problems.push(
-      `/${command.name} takes no text, only options: \`${extra.length > 60 ? `${extra.slice(0, 59)}…` : extra}\` is not one${named ? `; write \`${flagForm(named)}\`` : ''}.`,
-    );
+
+  /** A boolean flag: alone (true), or with one of {@link BOOLEAN_WORDS}. */
+  private takeBoolean(name: string, value: { value: string; end: number } | undefined): void {
+    const word = value ? BOOLEAN_WORDS.get(value.value.toLowerCase()) : undefined;
+    if (value && word === undefined) {
+      this.problems.push(
+        `\`--${name} ${value.value}\`: \`--${name}\` takes true or false, or nothing (true); put it after the ${this.main?.name ?? 'text'}.`,
+      );
+      this.i = value.end;
+      return;
+    }
+    this.out[name] = word ?? 'true';
+    if (value) this.i = value.end;
   }
-  if (problems.length) {
-    const forms = [...options.values()].map((o) => `\`${flagForm(o)}\``).join(', ');
-    throw new OptionError(
-      `${problems.join('\n')}\nOptions of /${command.name}: ${forms || 'none'}. \`/${command.name} help\` shows them with examples.`,
-    );
+
+  /** The sentence for a flag that is not one of the command's options. */
+  private notAnOption(name: string, written: string): string {
+    const { command, main } = this;
+    if (main && name === main.name)
+      return `The ${main.name} is the text itself: write \`/${command.name} your ${main.name} here --option value\`, without \`${written}\`.`;
+    const owner = this.others.find((c) => c !== command && c.options.some((o) => o.name === name));
+    return owner
+      ? `\`${written}\` is an option of /${owner.name}, not /${command.name}.`
+      : `/${command.name} has no option \`${written}\`.`;
   }
-  // Where a flag was taken out, two spaces are left between words: close the gap (line indents stay).
-  if (main) out[main.name] = rest.replace(/(?<=\S) {2,}(?=\S)/g, ' ').trim();
-  return out;
+
+  /** The values with the main option's text, or every problem in one OptionError. */
+  private finish(rest: string): Record<string, string> {
+    const { command, main, options, problems } = this;
+    // A command without free text (/settings, /models…) would drop these words unread, so that
+    // `/settings chat_model:x` (Discord's form) changed nothing and said nothing: name them.
+    const extra = rest.trim();
+    if (!main && extra) {
+      const colon = /^([A-Za-z][\w-]*):/.exec(extra);
+      const named = colon ? options.get(colon[1]!.toLowerCase().replace(/-/g, '_')) : undefined;
+      problems.push(
+        `/${command.name} takes no text, only options: \`${extra.length > 60 ? `${extra.slice(0, 59)}…` : extra}\` is not one${named ? `; write \`${flagForm(named)}\`` : ''}.`,
+      );
+    }
+    if (problems.length) {
+      const forms = [...options.values()].map((o) => `\`${flagForm(o)}\``).join(', ');
+      throw new OptionError(
+        `${problems.join('\n')}\nOptions of /${command.name}: ${forms || 'none'}. \`/${command.name} help\` shows them with examples.`,
+      );
+    }
+    // Where a flag was taken out, two spaces are left between words: close the gap (line indents stay).
+    if (main) this.out[main.name] = rest.replace(/(?<=\S) {2,}(?=\S)/g, ' ').trim();
+    return this.out;
+  }
 }
 
 /** Whether slash-command text asks for help (`help`, `--help`, `-h`, `?`). */
