@@ -132,6 +132,41 @@ function figuresOf(
 const failuresOf = (outcomes: Record<string, number>) =>
   Object.fromEntries(Object.entries(outcomes).filter(([k]) => k !== 'ok'));
 
+/**
+ * Records, from the fakes' events: each answer's writes (by the interaction's id, or by the
+ * message a mention's answer replies to), the time from each command to its acknowledgement
+ * (ms), and when the service got each chat request. `startedAt` is filled by the caller.
+ */
+function recordDiscord(discord: FakeDiscord, service: FakeService) {
+  // Writes by what they answer: an interaction's id, or the message a mention answer replies to.
+  const writes = new Map<string, FakeWrite[]>();
+  const replyTo = new Map<string, string>();
+  discord.events.on('write', (w) => {
+    const key = w.interactionId ?? replyTo.get(w.messageId) ?? discord.message(w.messageId)?.reference?.messageId;
+    if (!key) return;
+    if (!w.interactionId) replyTo.set(w.messageId, key);
+    const list = writes.get(key) ?? [];
+    list.push(w);
+    writes.set(key, list);
+  });
+  const acks: number[] = [];
+  const acked = new Set<string>();
+  const startedAt = new Map<string, number>();
+  discord.events.on('callback', (interaction, callback) => {
+    const at = startedAt.get(interaction.id);
+    if (at !== undefined && callback.type !== undefined && !acked.has(interaction.id)) {
+      acked.add(interaction.id);
+      acks.push(callback.at - at);
+    }
+  });
+  // When the service got each question (its prompt names the stream): how much of the time to first text is before the answer's request.
+  const requested: number[] = [];
+  service.events.on('request', (r) => {
+    if (r.route === 'chat') requested.push(r.receivedAt);
+  });
+  return { writes, acks, requested, startedAt };
+}
+
 async function discordScenario(
   name: string,
   streams: number,
@@ -155,32 +190,7 @@ async function discordScenario(
   try {
     for (let i = 0; i < streams; i++)
       service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, wholeEvents: true } });
-    // Writes by what they answer: an interaction's id, or the message a mention answer replies to.
-    const writes = new Map<string, FakeWrite[]>();
-    const replyTo = new Map<string, string>();
-    discord.events.on('write', (w) => {
-      const key = w.interactionId ?? replyTo.get(w.messageId) ?? discord.message(w.messageId)?.reference?.messageId;
-      if (!key) return;
-      if (!w.interactionId) replyTo.set(w.messageId, key);
-      const list = writes.get(key) ?? [];
-      list.push(w);
-      writes.set(key, list);
-    });
-    const acks: number[] = [];
-    const acked = new Set<string>();
-    const startedAt = new Map<string, number>();
-    discord.events.on('callback', (interaction, callback) => {
-      const at = startedAt.get(interaction.id);
-      if (at !== undefined && callback.type !== undefined && !acked.has(interaction.id)) {
-        acked.add(interaction.id);
-        acks.push(callback.at - at);
-      }
-    });
-    // When the service got each question (its prompt names the stream): how much of the time to first text is before the answer's request.
-    const requested: number[] = [];
-    service.events.on('request', (r) => {
-      if (r.route === 'chat') requested.push(r.receivedAt);
-    });
+    const { writes, acks, requested, startedAt } = recordDiscord(discord, service);
     const channelIds = discord.channelList.filter((c) => c.name?.startsWith('bench-')).map((c) => c.id);
     const done = finished(bot, kind, streams);
     for (let i = 0; i < streams; i++) {
