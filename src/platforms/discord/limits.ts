@@ -21,7 +21,8 @@
  * 429 are fed to the scheduler.
  */
 import { hash } from 'node:crypto';
-import type { Budget, WriteScheduler } from '../../core/delivery/scheduler.ts';
+import type { Budget } from '../../core/delivery/bucket.ts';
+import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
 import type { BotEvents } from '../../core/events.ts';
 import type { Logger } from '../../log.ts';
 
