@@ -3,9 +3,9 @@
  * through one instance per bot, which keeps each rate-limit bucket within its budget, so the
  * platforms never have to refuse (docs/platform-limits.md).
  *
- * - Budgets: each bucket (`discord:channel:<id>`, `slack:update:<team>`…) is a {@link Bucket}
- *   (bucket.ts: window, concurrency, spacing, hold, slow-down), declared by the adapters
- *   (`define`, `setBudget`, `alsoSpend`: bucket-table.ts), fed what the platform reports:
+ * - Budgets: each bucket (a typed BucketId, keys.ts) is a {@link Bucket} (bucket.ts: window,
+ *   concurrency, spacing, hold, slow-down); adapters declare budgets per platform and kind
+ *   (`define`, `setBudget`, `alsoSpend`: bucket-table.ts) and feed what the platform reports:
  *   `observe` (rate-limit headers) and `rateLimited` (a 429: held, and halved for a while).
  * - Coalescing: one pending write per key (a message); a newer one replaces a pending one, and
  *   the write reads the newest text when it runs. Writes to one key never overlap.
@@ -13,6 +13,7 @@
  *   final writes go before intermediate ones, so every answer's last text lands.
  */
 import type { Logger } from '../../log.ts';
+import { type BucketFamily, type BucketId, bucketKey } from '../keys.ts';
 import type { Bucket, BucketReport, Budget } from './bucket.ts';
 import { BucketTable } from './bucket-table.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -28,7 +29,7 @@ export interface WriteRequest {
   /** The stream (answer) it belongs to: fairness is per stream. */
   stream: string;
   /** The buckets it spends one write of, each (every one must have room). */
-  buckets: readonly string[];
+  buckets: readonly BucketId[];
   /** A stream's final write: served first, never replaced by an intermediate one. */
   final: boolean;
   /** Shortest time after the previous write of this key, in ms (how often one message may change). */
@@ -90,35 +91,35 @@ export class WriteScheduler {
     this.wakeups = new Wakeups(this.clock, () => this.pump());
   }
 
-  /** Declares the budget of every bucket whose name starts with `prefix` (the longest prefix wins). */
-  define(prefix: string, budget: Budget): void {
-    this.buckets.define(prefix, budget);
+  /** Declares the budget of every bucket of a family (platform and kind), e.g. every Discord channel's. */
+  define(family: BucketFamily, budget: Budget): void {
+    this.buckets.define(family, budget);
   }
 
   /**
-   * Sets the budget of one bucket (what an adapter learned of it), over its prefix's; `undefined`
-   * goes back to the prefix's. Writes already counted stay counted.
+   * Sets the budget of one bucket (what an adapter learned of it), over its family's; `undefined`
+   * goes back to the family's. Writes already counted stay counted.
    */
-  setBudget(bucket: string, budget: Budget | undefined): void {
+  setBudget(bucket: BucketId, budget: Budget | undefined): void {
     this.buckets.setBudget(bucket, budget);
     this.lookAgainAtAll();
     this.schedulePump();
   }
 
   /**
-   * Makes every write that spends a bucket starting with `prefix` also spend the bucket
-   * `extra(bucket)` names (none when it returns undefined), e.g. every write of a channel
-   * spending the channel's all-writes budget. Read when a write is submitted.
+   * Makes every write that spends a bucket of `family` also spend the bucket `extra(bucket)`
+   * names (none when it returns undefined), e.g. every write of a channel spending the channel's
+   * all-writes budget. Read when a write is submitted.
    */
-  alsoSpend(prefix: string, extra: (bucket: string) => string | undefined): void {
-    this.buckets.alsoSpend(prefix, extra);
+  alsoSpend(family: BucketFamily, extra: (bucket: BucketId) => BucketId | undefined): void {
+    this.buckets.alsoSpend(family, extra);
   }
 
   /**
    * What the platform reported for a bucket (rate-limit headers): with nothing `remaining`,
    * no write before `resetAfterMs`; a different `limit` replaces the declared one.
    */
-  observe(bucket: string, report: BucketReport): void {
+  observe(bucket: BucketId, report: BucketReport): void {
     if (this.buckets.get(bucket).observe(this.clock.now(), report)) this.lookAgainAtAll();
     this.schedulePump();
   }
@@ -128,12 +129,11 @@ export class WriteScheduler {
    * half the budget for a while (`slowForMs`) unless `slowDown` is false (the adapter knows why
    * the write was refused and has set the bucket's budget itself).
    */
-  rateLimited(bucket: string, retryAfterMs: number, options: { slowDown?: boolean } = {}): void {
-    const slowDown = options.slowDown !== false;
-    this.buckets
-      .get(bucket)
-      .rateLimited(this.clock.now(), retryAfterMs, slowDown ? (this.options.slowForMs ?? 60_000) : undefined);
-    if (slowDown) this.options.log?.info({ bucket, retryAfterMs }, 'rate limited: slowing this bucket down');
+  rateLimited(bucket: BucketId, retryAfterMs: number, options: { slowDown?: boolean } = {}): void {
+    const slowForMs = options.slowDown === false ? undefined : (this.options.slowForMs ?? 60_000);
+    this.buckets.get(bucket).rateLimited(this.clock.now(), retryAfterMs, slowForMs);
+    if (slowForMs !== undefined)
+      this.options.log?.info({ bucket: bucketKey(bucket), retryAfterMs }, 'rate limited: slowing this bucket down');
     this.schedulePump();
   }
 
@@ -190,8 +190,8 @@ export class WriteScheduler {
     let at = now;
     const last = this.lastWriteOf.get(p.request.key);
     if (last !== undefined && p.request.minIntervalMs) at = Math.max(at, last + p.request.minIntervalMs);
-    for (const name of p.request.buckets) {
-      const bucket = this.buckets.get(name);
+    for (const id of p.request.buckets) {
+      const bucket = this.buckets.get(id);
       const ready = bucket.readyAt(now);
       if (ready === Number.POSITIVE_INFINITY) waitFor.push(bucket);
       at = Math.max(at, ready);
@@ -263,7 +263,7 @@ export class WriteScheduler {
     const { request } = p;
     this.pending.delete(request.key);
     this.running.add(request.key);
-    const buckets = request.buckets.map((name) => this.buckets.get(name));
+    const buckets = request.buckets.map((id) => this.buckets.get(id));
     for (const bucket of buckets) bucket.start(now);
     this.lastWriteOf.set(request.key, now);
     this.lastServed.set(request.stream, now);

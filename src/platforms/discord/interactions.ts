@@ -13,7 +13,7 @@ import {
 } from 'discord.js';
 import { type Command, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
-import { conversationKey } from '../../core/keys.ts';
+import { type BucketId, conversationKey } from '../../core/keys.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { explainDiscordError, isExpiredToken } from './errors.ts';
@@ -177,7 +177,7 @@ export class InteractionReply implements ReplyChannel {
   }
 
   /** Interaction writes spend the token's budget (and the channel's, where the channel shares one); after expiry, the channel's. */
-  buckets(): string[] {
+  buckets(): BucketId[] {
     if (this.expired) return [channelBucket(this.interaction.channelId)];
     return this.rateLimits?.interactionBuckets(this.interaction.token, this.interaction.channelId) ?? [];
   }

@@ -24,9 +24,10 @@ import { hash } from 'node:crypto';
 import type { Budget } from '../../core/delivery/bucket.ts';
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
 import type { BotEvents } from '../../core/events.ts';
+import type { BucketId } from '../../core/keys.ts';
 import type { Logger } from '../../log.ts';
 
-/** The documented budgets, by bucket prefix. */
+/** The documented budgets, by bucket kind. */
 export const DISCORD_BUDGETS = {
   webhook: { limit: 5, windowMs: 2_000 },
   channel: { limit: 5, windowMs: 5_000 },
@@ -37,8 +38,11 @@ export const DISCORD_BUDGETS = {
   global: { limit: 50, windowMs: 1_000 },
 };
 
-/** The scheduler bucket of the bot token's global limit. */
-export const GLOBAL_BUCKET = 'discord:global';
+/** A Discord bucket counted in one scope: a channel's id, or a webhook token's hash. */
+export type ScopedBucket = BucketId & { platform: 'discord'; scope: string };
+
+/** The scheduler bucket of the bot token's global limit (`discord:global`). */
+export const GLOBAL_BUCKET: BucketId = { platform: 'discord', kind: 'global' };
 
 /** A limit no channel reaches: the all-writes bucket bounds only concurrency, or nothing. */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
@@ -56,35 +60,35 @@ const LEARNED_FOR_MS = 10 * 60_000;
 export type ChannelSharing = 'shared' | 'separate' | 'unknown';
 
 /** Buckets of the tokens seen lately: every write of a streamed answer, and every response, asks. */
-const TOKEN_BUCKETS = new Map<string, string>();
+const TOKEN_BUCKETS = new Map<string, ScopedBucket>();
 
-/** The scheduler bucket of an interaction's webhook token (the token itself never appears). */
-export function webhookBucket(token: string): string {
+/** The scheduler bucket of an interaction's webhook token, `discord:webhook:<token hash>` (the token itself never appears). */
+export function webhookBucket(token: string): ScopedBucket {
   let bucket = TOKEN_BUCKETS.get(token);
   if (bucket === undefined) {
     // Tokens live 15 minutes: a full table is simply started afresh.
     if (TOKEN_BUCKETS.size >= 10_000) TOKEN_BUCKETS.clear();
-    bucket = `discord:webhook:${hash('sha256', token).slice(0, 16)}`;
+    bucket = { platform: 'discord', kind: 'webhook', scope: hash('sha256', token).slice(0, 16) };
     TOKEN_BUCKETS.set(token, bucket);
   }
   return bucket;
 }
 
-/** The scheduler bucket of a channel's bot-token writes. */
-export function channelBucket(channelId: string): string {
-  return `discord:channel:${channelId}`;
+/** The scheduler bucket of a channel's bot-token writes (`discord:channel:<id>`). */
+export function channelBucket(channelId: string): ScopedBucket {
+  return { platform: 'discord', kind: 'channel', scope: channelId };
 }
 
-/** The scheduler bucket every write of a channel spends (bot token and interaction tokens alike). */
-export function writesBucket(channelId: string): string {
-  return `discord:writes:${channelId}`;
+/** The scheduler bucket every write of a channel spends, bot token and interaction tokens alike (`discord:writes:<id>`). */
+export function writesBucket(channelId: string): ScopedBucket {
+  return { platform: 'discord', kind: 'writes', scope: channelId };
 }
 
 /** What the adapter learns about Discord's limits, and feeds to the scheduler. */
 export class DiscordLimits {
   /** Channels whose sharing was learned, and until when (ms since epoch). */
   private readonly learned = new Map<string, { sharing: 'shared' | 'separate'; until: number }>();
-  /** The channel of each interaction webhook bucket (to learn sharing from its answers). */
+  /** The channel of each interaction webhook bucket, by its scope (to learn sharing from its answers). */
   private readonly webhookChannels = new Map<string, string>();
   /** Times (ms since epoch) of the writes Discord accepted lately, by channel (to learn `separate`). */
   private readonly accepted = new Map<string, number[]>();
@@ -95,21 +99,24 @@ export class DiscordLimits {
     private readonly events: BotEvents,
     private readonly log: Logger,
   ) {
-    scheduler.define('discord:webhook:', DISCORD_BUDGETS.webhook);
-    scheduler.define('discord:channel:', DISCORD_BUDGETS.channel);
-    scheduler.define('discord:writes:', PROBING);
+    const channels = { platform: 'discord', kind: 'channel' } as const;
+    scheduler.define({ platform: 'discord', kind: 'webhook' }, DISCORD_BUDGETS.webhook);
+    scheduler.define(channels, DISCORD_BUDGETS.channel);
+    scheduler.define({ platform: 'discord', kind: 'writes' }, PROBING);
     // Bot-token writes of a channel spend its all-writes bucket too, and the global bot-token budget.
-    scheduler.alsoSpend('discord:channel:', (bucket) => this.writesBucketOf(bucket.slice('discord:channel:'.length)));
+    scheduler.alsoSpend(channels, (bucket) =>
+      bucket.scope === undefined ? undefined : this.writesBucketOf(bucket.scope),
+    );
     scheduler.setBudget(GLOBAL_BUCKET, DISCORD_BUDGETS.global);
-    scheduler.alsoSpend('discord:channel:', () => GLOBAL_BUCKET);
+    scheduler.alsoSpend(channels, () => GLOBAL_BUCKET);
   }
 
   /** The buckets of an interaction's write in `channelId`; registers the pair (forgotten after 20 minutes). */
-  interactionBuckets(token: string, channelId: string): string[] {
+  interactionBuckets(token: string, channelId: string): BucketId[] {
     const bucket = webhookBucket(token);
-    if (!this.webhookChannels.has(bucket)) {
-      this.webhookChannels.set(bucket, channelId);
-      setTimeout(() => this.webhookChannels.delete(bucket), 20 * 60_000).unref();
+    if (!this.webhookChannels.has(bucket.scope)) {
+      this.webhookChannels.set(bucket.scope, channelId);
+      setTimeout(() => this.webhookChannels.delete(bucket.scope), 20 * 60_000).unref();
     }
     return [bucket, this.writesBucketOf(channelId)];
   }
@@ -137,8 +144,8 @@ export class DiscordLimits {
   response(method: string, path: string, status: number, headers: Headers): void {
     const bucket = bucketOfPath(path);
     if (!bucket) return;
-    const isWebhook = bucket.startsWith('discord:webhook:');
-    const channelId = isWebhook ? this.webhookChannels.get(bucket) : bucket.slice('discord:channel:'.length);
+    const isWebhook = bucket.kind === 'webhook';
+    const channelId = isWebhook ? this.webhookChannels.get(bucket.scope) : bucket.scope;
     const remaining = Number(headers.get('x-ratelimit-remaining'));
     const resetAfter = Number(headers.get('x-ratelimit-reset-after'));
     const limit = Number(headers.get('x-ratelimit-limit'));
@@ -176,7 +183,7 @@ export class DiscordLimits {
   }
 
   /** The channel's all-writes bucket, its budget brought up to date. */
-  private writesBucketOf(channelId: string): string {
+  private writesBucketOf(channelId: string): BucketId {
     this.sharing(channelId);
     return writesBucket(channelId);
   }
@@ -209,7 +216,7 @@ export class DiscordLimits {
 }
 
 /** The scheduler bucket a REST path writes to, or undefined for paths streamed answers do not use. */
-function bucketOfPath(path: string): string | undefined {
+function bucketOfPath(path: string): ScopedBucket | undefined {
   const webhook = /^\/webhooks\/\d+\/([^/?]+)/.exec(path);
   if (webhook) return webhookBucket(decodeURIComponent(webhook[1]!));
   const channel = /^\/channels\/(\d+)\/messages/.exec(path);

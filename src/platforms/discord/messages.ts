@@ -20,7 +20,7 @@ import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import { answerMention } from '../../core/features/mention.ts';
-import { channelKey, conversationKey } from '../../core/keys.ts';
+import { type BucketId, channelKey, conversationKey } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { replaceSpacedTags } from '../../core/text-scan.ts';
@@ -91,7 +91,7 @@ export class MessageReply implements ReplyChannel {
   }
 
   /** Bot-token writes spend the channel's budget. */
-  buckets(): string[] {
+  buckets(): BucketId[] {
     return [channelBucket(this.message.channelId)];
   }
 

@@ -5,6 +5,7 @@
  * channel, a thread, a DM) is the target's choice.
  */
 import type { WebClient } from '@slack/web-api';
+import type { BucketId } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
@@ -24,9 +25,9 @@ export const SLACK_LIMITS: ReplyLimits = {
 };
 
 /**
- * Slack's budgets for the write scheduler (docs/platform-limits.md): `chat.postMessage` about one a
- * second per channel, `chat.update` tier 3 (about 50 a minute per workspace, shared by every
- * answer streaming there). The per-minute edit budgets are spread evenly (`spacingMs`): spent
+ * Slack's budgets for the write scheduler, by bucket kind (docs/platform-limits.md):
+ * `chat.postMessage` about one a second per channel, `chat.update` tier 3 (about 50 a minute per
+ * workspace, shared by every answer streaming there). The per-minute edit budgets are spread evenly (`spacingMs`): spent
  * at once by many streams, they would leave every stream without an update for most of a minute.
  */
 export const SLACK_BUDGETS = {
@@ -278,9 +279,15 @@ export class SlackReply implements ReplyChannel {
    * streamed, an append spends the workspace's `chat.appendStream` budget (a start is counted by
    * SlackStreaming.takeStart, which posts the answer instead when none is left: it never waits).
    */
-  buckets(kind: 'send' | 'edit'): string[] {
-    if (this.streamsNatively()) return kind === 'send' ? [] : [`slack:appendStream:${this.target.team}`];
-    return kind === 'send' ? [`slack:post:${this.target.channel}`] : [`slack:update:${this.target.team}`];
+  buckets(kind: 'send' | 'edit'): BucketId[] {
+    const { team, channel } = this.target;
+    if (this.streamsNatively())
+      return kind === 'send' ? [] : [{ platform: 'slack', kind: 'appendStream', scope: team }];
+    return [
+      kind === 'send'
+        ? { platform: 'slack', kind: 'post', scope: channel }
+        : { platform: 'slack', kind: 'update', scope: team },
+    ];
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
