@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  bucketKey,
   type ConversationRef,
   channelKey,
   conversationKey,
@@ -47,5 +48,13 @@ describe('keys', () => {
     expect(slackClaims.event('Ev1')).toBe('slack:event:Ev1');
     expect(slackClaims.message('T1', 'C1', '1.2')).toBe('slack:message:T1:C1:1.2');
     expect(slackClaims.request('ab12', '1700000000')).toBe('slack:request:ab12:1700000000');
+  });
+
+  it('names rate-limit buckets `<platform>:<kind>[:<scope>]` (the names docs/platform-limits.md uses)', () => {
+    expect(bucketKey({ platform: 'discord', kind: 'global' })).toBe('discord:global');
+    expect(bucketKey({ platform: 'discord', kind: 'channel', scope: '123' })).toBe('discord:channel:123');
+    expect(bucketKey({ platform: 'discord', kind: 'webhook', scope: 'ab12cd34' })).toBe('discord:webhook:ab12cd34');
+    expect(bucketKey({ platform: 'slack', kind: 'update', scope: 'T1' })).toBe('slack:update:T1');
+    expect(bucketKey({ platform: 'slack', kind: 'appendStream', scope: 'T1' })).toBe('slack:appendStream:T1');
   });
 });
