@@ -183,6 +183,18 @@ describe('DiscordLimits', () => {
     expect(limits.sharing(CHANNEL)).toBe('unknown');
   });
 
+  it("keeps what it learned on the scheduler's clock (one clock for budgets and learning)", () => {
+    let now = 0;
+    const scheduler = new WriteScheduler({ clock: { now: () => now, sleep: () => new Promise(() => undefined) } });
+    const limits = new DiscordLimits(scheduler, new BotEvents(), pino({ level: 'silent' }));
+    limits.response('POST', `/channels/${CHANNEL}/messages`, 429, headers({ 'retry-after': '1' }));
+    expect(limits.sharing(CHANNEL)).toBe('shared');
+    now = 10 * 60_000 - 1;
+    expect(limits.sharing(CHANNEL)).toBe('shared');
+    now = 10 * 60_000 + 1;
+    expect(limits.sharing(CHANNEL)).toBe('unknown');
+  });
+
   it("keeps bot-token writes of many channels within Discord's global 50 a second, while interaction writes are not held by it", async () => {
     const { scheduler, limits } = setup();
     const times: number[] = [];

@@ -22,6 +22,7 @@
  */
 import { hash } from 'node:crypto';
 import type { Budget } from '../../core/delivery/bucket.ts';
+import type { Clock } from '../../core/delivery/clock.ts';
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
 import type { BotEvents } from '../../core/events.ts';
 import type { BucketId } from '../../core/keys.ts';
@@ -86,19 +87,27 @@ export function writesBucket(channelId: string): ScopedBucket {
 
 /** What the adapter learns about Discord's limits, and feeds to the scheduler. */
 export class DiscordLimits {
-  /** Channels whose sharing was learned, and until when (ms since epoch). */
+  /** Channels whose sharing was learned, and until when (clock ms). */
   private readonly learned = new Map<string, { sharing: 'shared' | 'separate'; until: number }>();
   /** The channel of each interaction webhook bucket, by its scope (to learn sharing from its answers). */
   private readonly webhookChannels = new Map<string, string>();
-  /** Times (ms since epoch) of the writes Discord accepted lately, by channel (to learn `separate`). */
+  /** Times (clock ms) of the writes Discord accepted lately, by channel (to learn `separate`). */
   private readonly accepted = new Map<string, number[]>();
   private acceptedSincePrune = 0;
+  /** The scheduler's clock: what is learned expires on the same time the budgets are kept on. */
+  private readonly clock: Clock;
 
+  /**
+   * Declares Discord's budgets to the scheduler (webhook, channel, writes and global buckets).
+   * @param scheduler the bot's write scheduler; its clock is this learner's too.
+   * @param events where each 429 is reported (`platform.rate_limited`).
+   */
   constructor(
     private readonly scheduler: WriteScheduler,
     private readonly events: BotEvents,
     private readonly log: Logger,
   ) {
+    this.clock = scheduler.clock;
     const channels = { platform: 'discord', kind: 'channel' } as const;
     scheduler.define({ platform: 'discord', kind: 'webhook' }, DISCORD_BUDGETS.webhook);
     scheduler.define(channels, DISCORD_BUDGETS.channel);
@@ -125,7 +134,7 @@ export class DiscordLimits {
   sharing(channelId: string): ChannelSharing {
     const known = this.learned.get(channelId);
     if (!known) return 'unknown';
-    if (known.until > Date.now()) return known.sharing;
+    if (known.until > this.clock.now()) return known.sharing;
     this.learned.delete(channelId);
     this.scheduler.setBudget(writesBucket(channelId), undefined);
     return 'unknown';
@@ -189,7 +198,7 @@ export class DiscordLimits {
   }
 
   private learn(channelId: string, sharing: 'shared' | 'separate'): void {
-    this.learned.set(channelId, { sharing, until: Date.now() + LEARNED_FOR_MS });
+    this.learned.set(channelId, { sharing, until: this.clock.now() + LEARNED_FOR_MS });
     this.scheduler.setBudget(writesBucket(channelId), sharing === 'shared' ? DISCORD_BUDGETS.channel : SEPARATE);
     this.log.info(
       { channel: channelId, sharing },
@@ -201,7 +210,7 @@ export class DiscordLimits {
 
   /** Counts an accepted write; more than twice the channel's budget within its window proves it is not shared. */
   private accept(channelId: string): void {
-    const now = Date.now();
+    const now = this.clock.now();
     const { limit, windowMs } = DISCORD_BUDGETS.channel;
     const times = (this.accepted.get(channelId) ?? []).filter((t) => t > now - windowMs);
     times.push(now);

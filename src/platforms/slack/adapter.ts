@@ -184,7 +184,7 @@ export class SlackAdapter {
     /** Where Slack refused native streaming or the thinking status, for every answer of this adapter. */
     const streaming = new SlackStreaming(
       core.store,
-      Date.now,
+      core.scheduler.clock,
       new WebClient(config.botToken, {
         ...slackApiUrl,
         logger,
