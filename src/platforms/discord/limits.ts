@@ -60,19 +60,24 @@ const LEARNED_FOR_MS = 10 * 60_000;
 /** What the bot knows of a channel's writes: one budget for all (`shared`), its own per token and for the bot token (`separate`), or nothing yet. */
 export type ChannelSharing = 'shared' | 'separate' | 'unknown';
 
-/** Buckets of the tokens seen lately: every write of a streamed answer, and every response, asks. */
-const TOKEN_BUCKETS = new Map<string, ScopedBucket>();
+/**
+ * The buckets of the webhook tokens seen lately, by token (every write of a streamed answer, and
+ * every response, asks: the hash is made once a token). One per learner, not per process.
+ */
+class WebhookBuckets {
+  private readonly byToken = new Map<string, ScopedBucket>();
 
-/** The scheduler bucket of an interaction's webhook token, `discord:webhook:<token hash>` (the token itself never appears). */
-export function webhookBucket(token: string): ScopedBucket {
-  let bucket = TOKEN_BUCKETS.get(token);
-  if (bucket === undefined) {
-    // Tokens live 15 minutes: a full table is simply started afresh.
-    if (TOKEN_BUCKETS.size >= 10_000) TOKEN_BUCKETS.clear();
-    bucket = { platform: 'discord', kind: 'webhook', scope: hash('sha256', token).slice(0, 16) };
-    TOKEN_BUCKETS.set(token, bucket);
+  /** The scheduler bucket of an interaction's webhook token, `discord:webhook:<token hash>` (the token itself never appears). */
+  of(token: string): ScopedBucket {
+    let bucket = this.byToken.get(token);
+    if (bucket === undefined) {
+      // Tokens live 15 minutes: a full table is simply started afresh.
+      if (this.byToken.size >= 10_000) this.byToken.clear();
+      bucket = { platform: 'discord', kind: 'webhook', scope: hash('sha256', token).slice(0, 16) };
+      this.byToken.set(token, bucket);
+    }
+    return bucket;
   }
-  return bucket;
 }
 
 /** The scheduler bucket of a channel's bot-token writes (`discord:channel:<id>`). */
@@ -94,6 +99,8 @@ export class DiscordLimits {
   /** Times (clock ms) of the writes Discord accepted lately, by channel (to learn `separate`). */
   private readonly accepted = new Map<string, number[]>();
   private acceptedSincePrune = 0;
+  /** The buckets of the interaction tokens seen lately. */
+  private readonly webhooks = new WebhookBuckets();
   /** The scheduler's clock: what is learned expires on the same time the budgets are kept on. */
   private readonly clock: Clock;
 
@@ -122,7 +129,7 @@ export class DiscordLimits {
 
   /** The buckets of an interaction's write in `channelId`; registers the pair (forgotten after 20 minutes). */
   interactionBuckets(token: string, channelId: string): BucketId[] {
-    const bucket = webhookBucket(token);
+    const bucket = this.webhooks.of(token);
     if (!this.webhookChannels.has(bucket.scope)) {
       this.webhookChannels.set(bucket.scope, channelId);
       setTimeout(() => this.webhookChannels.delete(bucket.scope), 20 * 60_000).unref();
@@ -151,7 +158,7 @@ export class DiscordLimits {
    * @param path the request's path, e.g. `/webhooks/<app>/<token>/messages/@original`.
    */
   response(method: string, path: string, status: number, headers: Headers): void {
-    const bucket = bucketOfPath(path);
+    const bucket = bucketOfPath(path, this.webhooks);
     if (!bucket) return;
     const isWebhook = bucket.kind === 'webhook';
     const channelId = isWebhook ? this.webhookChannels.get(bucket.scope) : bucket.scope;
@@ -224,10 +231,10 @@ export class DiscordLimits {
   }
 }
 
-/** The scheduler bucket a REST path writes to, or undefined for paths streamed answers do not use. */
-function bucketOfPath(path: string): ScopedBucket | undefined {
+/** The scheduler bucket a REST path writes to (a webhook's from `webhooks`), or undefined for paths streamed answers do not use. */
+function bucketOfPath(path: string, webhooks: WebhookBuckets): ScopedBucket | undefined {
   const webhook = /^\/webhooks\/\d+\/([^/?]+)/.exec(path);
-  if (webhook) return webhookBucket(decodeURIComponent(webhook[1]!));
+  if (webhook) return webhooks.of(decodeURIComponent(webhook[1]!));
   const channel = /^\/channels\/(\d+)\/messages/.exec(path);
   return channel ? channelBucket(channel[1]!) : undefined;
 }

@@ -20,7 +20,7 @@ import type { Logger } from '../../log.ts';
 import { escapeSlackText } from './text.ts';
 
 /** Slack's refusals that mean "this workspace cannot stream" (remembered per workspace). */
-const WORKSPACE_REFUSALS = new Set([
+const WORKSPACE_REFUSALS: ReadonlySet<string> = new Set([
   'unknown_method',
   'feature_not_enabled',
   'method_deprecated',
@@ -28,7 +28,7 @@ const WORKSPACE_REFUSALS = new Set([
   'missing_scope',
 ]);
 /** Refusals that concern one channel (remembered per channel). */
-const CHANNEL_REFUSALS = new Set([
+const CHANNEL_REFUSALS: ReadonlySet<string> = new Set([
   'not_in_channel',
   'channel_not_found',
   'channel_type_not_supported',
@@ -40,7 +40,7 @@ const CHANNEL_REFUSALS = new Set([
   'messages_tab_disabled',
 ]);
 /** A stream Slack has closed (expired after ~5 minutes, or stopped). */
-const CLOSED_STREAM = new Set([
+const CLOSED_STREAM: ReadonlySet<string> = new Set([
   'message_not_in_streaming_state',
   'streaming_state_conflict',
   'message_not_found',
