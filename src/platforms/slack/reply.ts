@@ -13,8 +13,8 @@ import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
 import { escapeSlackText, slackLength } from './text.ts';
 
-/** Slack's limits as the core needs them (docs/platform-limits.md). */
-export const SLACK_LIMITS: ReplyLimits = {
+/** Slack's message limits (sizes and edit pace) as the core needs them (docs/platform-limits.md). Not its rate budgets: SLACK_BUDGETS. */
+export const SLACK_MESSAGE_LIMITS: ReplyLimits = {
   /** `msg_too_long` appears near 4,000 characters in practice; keep a margin. */
   maxChars: 3900,
   /** chat.update is tier 3 (~50/min per workspace): about one edit a second per stream. */
@@ -90,7 +90,7 @@ export function questionText(asker: string, question: string): string {
  * waiting out the deadline again: the user reads why after one deadline, not after each retry.
  */
 export class SlackReply implements ReplyChannel {
-  readonly limits = SLACK_LIMITS;
+  readonly limits = SLACK_MESSAGE_LIMITS;
   private threadTs: string | undefined;
   /** What stops the answer when the user stops its stream in Slack's client. */
   private userStop: (() => void) | undefined;

@@ -90,8 +90,8 @@ export function writesBucket(channelId: string): ScopedBucket {
   return { platform: 'discord', kind: 'writes', scope: channelId };
 }
 
-/** What the adapter learns about Discord's limits, and feeds to the scheduler. */
-export class DiscordLimits {
+/** What the adapter learns about Discord's rate limits, and feeds to the scheduler (one per adapter). */
+export class DiscordRateLimits {
   /** Channels whose sharing was learned, and until when (clock ms). */
   private readonly learned = new Map<string, { sharing: 'shared' | 'separate'; until: number }>();
   /** The channel of each interaction webhook bucket, by its scope (to learn sharing from its answers). */
