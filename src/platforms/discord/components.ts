@@ -81,7 +81,8 @@ export async function handleButton(
     // Made on first use: its deferral (a new "thinking…" message) is for handlers that post.
     get reply() {
       clearTimeout(timer);
-      return (reply ??= new InteractionReply(interaction, log, deps.rateLimits));
+      reply ??= new InteractionReply(interaction, log, deps.rateLimits);
+      return reply;
     },
     conversationId: conversationKey({
       platform: 'discord',

@@ -142,7 +142,7 @@ export class InteractionReply implements ReplyChannel {
     const fitted = { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
     const payload = { ...payloadOf(fitted), flags: MessageFlags.Ephemeral as const };
     try {
-      if (this.deferring) await this.deferring.catch(() => undefined);
+      if (this.deferring !== undefined) await this.deferring.catch(() => undefined);
       if (!this.interaction.deferred && !this.interaction.replied) {
         await this.interaction.reply(payload);
         return;
