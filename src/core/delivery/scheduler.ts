@@ -65,7 +65,7 @@ export interface WriteSchedulerOptions {
   slowForMs?: number;
 }
 
-/** The scheduler; one per bot. */
+/** The scheduler; one per bot (docs/platform-limits.md). No method throws; a write's own error rejects its submit. */
 export class WriteScheduler {
   /** The clock the scheduler reads and sleeps on; adapters that learn budgets read the same one. */
   readonly clock: Clock;
@@ -86,6 +86,7 @@ export class WriteScheduler {
   private pumpQueued = false;
   private startsSincePrune = 0;
 
+  /** @param options the clock (default: real time), the log, and how long a slow-down lasts. */
   constructor(private readonly options: WriteSchedulerOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.wakeups = new Wakeups(this.clock, () => this.pump());

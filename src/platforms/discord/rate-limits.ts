@@ -154,7 +154,7 @@ export class DiscordRateLimits {
 
   /**
    * Reads one REST response (discord.js's `response` event): its rate-limit headers, an
-   * accepted write, and a 429.
+   * accepted write, and a 429. Never throws.
    * @param path the request's path, e.g. `/webhooks/<app>/<token>/messages/@original`.
    */
   response(method: string, path: string, status: number, headers: Headers): void {
