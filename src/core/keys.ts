@@ -1,8 +1,9 @@
 /**
  * Every key the bot builds from platform ids, built (and read back) here and nowhere else:
- * conversation and channel keys, the state store's keys, and the claim keys of Slack's
- * deliveries. The formats are stored (history, settings, counters outlive a restart), so they
- * do not change: `discord:<guild id | dm>:<channel id>`, `slack:<team id>:<channel id>[:<thread_ts>]`.
+ * conversation and channel keys, the state store's keys, the claim keys of Slack's
+ * deliveries, and the names of the write scheduler's rate-limit buckets. The formats are
+ * stored (history, settings, counters outlive a restart), so they do not change:
+ * `discord:<guild id | dm>:<channel id>`, `slack:<team id>:<channel id>[:<thread_ts>]`.
  */
 
 /** Where a conversation lives: a Discord channel, thread or DM, or a Slack channel or thread. */
@@ -45,6 +46,41 @@ export function parseConversationKey(key: string): ConversationRef | undefined {
   return undefined;
 }
 
+/**
+ * The kinds of Discord's rate-limit buckets (docs/platform-limits.md, Discord, "Rate budgets"):
+ * the bot token's `global` limit, a channel's bot-token writes (`channel`), every write of a
+ * channel (`writes`), an interaction's webhook token (`webhook`).
+ */
+export type DiscordBucketKind = 'global' | 'channel' | 'writes' | 'webhook';
+
+/**
+ * The kinds of Slack's rate-limit buckets (docs/platform-limits.md, Slack, "Rate budgets"), one a
+ * Web API method: `chat.postMessage` (`post`), `chat.update` (`update`), `chat.appendStream`
+ * (`appendStream`), `chat.startStream` (`startStream`, counted in the store).
+ */
+export type SlackBucketKind = 'post' | 'update' | 'appendStream' | 'startStream';
+
+/** Every rate-limit bucket of one platform and kind (e.g. every Discord channel's): what a budget is declared for. */
+export type BucketFamily =
+  | { platform: 'discord'; kind: DiscordBucketKind }
+  | { platform: 'slack'; kind: SlackBucketKind };
+
+/**
+ * One rate-limit bucket of the write scheduler (core/delivery/scheduler.ts): its family and the
+ * scope it is counted in (a channel id, a webhook token's hash, a workspace), none for a
+ * platform-wide one (Discord's `global`).
+ */
+export type BucketId = BucketFamily & { scope?: string | undefined };
+
+/**
+ * A bucket's name, `<platform>:<kind>[:<scope>]` (`discord:channel:<id>`, `discord:global`,
+ * `slack:update:<team>`): the scheduler's key of the bucket (and, without a scope, of its
+ * family), what logs show, and the store's key of Slack's startStream count. Never read back.
+ */
+export function bucketKey(id: BucketId): string {
+  return id.scope === undefined ? `${id.platform}:${id.kind}` : `${id.platform}:${id.kind}:${id.scope}`;
+}
+
 /** The state store's keys (the values' shapes are their owners'). */
 export const storeKeys = {
   /** A conversation's history (state/history.ts). */
@@ -62,7 +98,7 @@ export const storeKeys = {
   /** A Stop press left for the instance running the answer. */
   stopRequest: (id: string) => `stop:${id}`,
   /** A Slack workspace's chat.startStream count in its window. */
-  startStreams: (team: string) => `slack:startStream:${team}`,
+  startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
 } as const;
 
 /** The claim keys of Slack's deliveries (with {@link storeKeys.claim}'s prefix added by Claims). */

@@ -4,6 +4,7 @@
  * implement these interfaces with their platform's API.
  */
 import type { Logger } from '../log.ts';
+import type { BucketId } from './keys.ts';
 
 /** A file to post with a message (e.g. a generated image). */
 export interface OutgoingFile {
@@ -118,12 +119,12 @@ export interface ReplyChannel {
    */
   explain?(error: unknown): string | undefined;
   /**
-   * The rate-limit buckets a write spends (delivery/scheduler.ts), e.g.
-   * `discord:webhook:<token>` for an interaction's message, `slack:update:<team>` for an edit.
+   * The rate-limit buckets a write spends (delivery/scheduler.ts), e.g. an interaction token's
+   * `webhook` bucket for an interaction's message, the workspace's `update` bucket for a Slack edit.
    * @param kind `send` for a new message, `edit` for a change of one.
    * @param index which message of the answer (0: the first).
    */
-  buckets?(kind: 'send' | 'edit', index: number): string[];
+  buckets?(kind: 'send' | 'edit', index: number): BucketId[];
   /**
    * Registers what to do when the user stops the answer with the platform's own control
    * (Slack's stop of a natively streaming message: `stopped_by_user`), as a press of Stop would.

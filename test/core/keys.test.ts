@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  bucketKey,
   buttonId,
   type ConversationRef,
   channelKey,
@@ -62,5 +63,13 @@ describe('keys', () => {
   it('refuses a button id the platforms would not take (over 100 characters) or could not read back (a part with ":")', () => {
     expect(() => buttonId('stop', 'x'.repeat(100))).toThrow(/100 characters/);
     expect(() => buttonId('imagine', 'a:b')).toThrow(/':'/);
+  });
+
+  it('names rate-limit buckets `<platform>:<kind>[:<scope>]` (the names docs/platform-limits.md uses)', () => {
+    expect(bucketKey({ platform: 'discord', kind: 'global' })).toBe('discord:global');
+    expect(bucketKey({ platform: 'discord', kind: 'channel', scope: '123' })).toBe('discord:channel:123');
+    expect(bucketKey({ platform: 'discord', kind: 'webhook', scope: 'ab12cd34' })).toBe('discord:webhook:ab12cd34');
+    expect(bucketKey({ platform: 'slack', kind: 'update', scope: 'T1' })).toBe('slack:update:T1');
+    expect(bucketKey({ platform: 'slack', kind: 'appendStream', scope: 'T1' })).toBe('slack:appendStream:T1');
   });
 });

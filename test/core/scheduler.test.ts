@@ -3,10 +3,11 @@
  * message coalesce and never overlap, streams sharing a bucket take turns, final writes go
  * first, and a 429 or an exhausted bucket holds and slows the bucket; writes count from their
  * completion, a bucket may bound how many run at once, a bucket's budget can be set alone, and
- * the buckets of a prefix can spend another one too.
+ * the buckets of a family (platform and kind) can spend another one too.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type WriteRequest, WriteScheduler } from '../../src/core/delivery/scheduler.ts';
+import type { BucketFamily, BucketId } from '../../src/core/keys.ts';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
@@ -15,15 +16,22 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** Bucket families for these tests (the scheduler matches buckets on platform and kind only). */
+const B: BucketFamily = { platform: 'discord', kind: 'channel' };
+const HOOK: BucketFamily = { platform: 'discord', kind: 'webhook' };
+const ONE: BucketFamily = { platform: 'discord', kind: 'writes' };
+/** A bucket of a family. */
+const bucket = (family: BucketFamily, scope: string): BucketId => ({ ...family, scope });
+
 /** A scheduler with one budget, and a log of (time, key) for every write that ran. */
 function setup(limit: number, windowMs: number) {
   const scheduler = new WriteScheduler();
-  scheduler.define('b:', { limit, windowMs });
+  scheduler.define(B, { limit, windowMs });
   const ran: Array<{ at: number; key: string }> = [];
   const request = (key: string, extra: Partial<WriteRequest> = {}): WriteRequest => ({
     key,
     stream: key.split(':')[0]!,
-    buckets: ['b:1'],
+    buckets: [bucket(B, '1')],
     final: false,
     run: async () => void ran.push({ at: performance.now(), key }),
     ...extra,
@@ -101,7 +109,7 @@ describe('WriteScheduler', () => {
 
   it('after a 429 holds the bucket until retry-after and then halves its budget for a while', async () => {
     const { scheduler, ran, request } = setup(4, 1000);
-    scheduler.rateLimited('b:1', 2000);
+    scheduler.rateLimited(bucket(B, '1'), 2000);
     const writes = Array.from({ length: 4 }, (_, i) => scheduler.submit(request(`s${i}:0`)));
     await vi.advanceTimersByTimeAsync(1999);
     expect(ran).toEqual([]);
@@ -118,16 +126,16 @@ describe('WriteScheduler', () => {
 
   it('when a slow-down ends, a write held by the halved budget runs at once, not when the halved window would have let it', async () => {
     const scheduler = new WriteScheduler({ slowForMs: 1500 });
-    scheduler.define('b:', { limit: 2, windowMs: 10_000 });
+    scheduler.define(B, { limit: 2, windowMs: 10_000 });
     const ran: number[] = [];
     const write = (key: string): WriteRequest => ({
       key,
       stream: key,
-      buckets: ['b:1'],
+      buckets: [bucket(B, '1')],
       final: false,
       run: async () => void ran.push(performance.now()),
     });
-    scheduler.rateLimited('b:1', 0);
+    scheduler.rateLimited(bucket(B, '1'), 0);
     // Halved to one write per 10 s: the second waits, but only until the slow-down ends at 1.5 s.
     const writes = [scheduler.submit(write('a')), scheduler.submit(write('b'))];
     await vi.advanceTimersByTimeAsync(1400);
@@ -139,7 +147,7 @@ describe('WriteScheduler', () => {
 
   it('with a thousand streams waiting on their own budgets, runs each write when its budget allows, within the budget', async () => {
     const scheduler = new WriteScheduler();
-    scheduler.define('hook:', { limit: 5, windowMs: 2000 });
+    scheduler.define(HOOK, { limit: 5, windowMs: 2000 });
     const ran = new Map<string, number[]>();
     const streams = Array.from({ length: 1000 }, (_, i) => `s${i}`);
     // Each stream writes 12 times as fast as it may, one message, at most one edit a second.
@@ -150,7 +158,7 @@ describe('WriteScheduler', () => {
           scheduler.submit({
             key: stream,
             stream,
-            buckets: [`hook:${stream}`],
+            buckets: [bucket(HOOK, stream)],
             final: round === 11,
             minIntervalMs: 1000,
             run: async () => void ran.set(stream, [...(ran.get(stream) ?? []), performance.now()]),
@@ -174,7 +182,7 @@ describe('WriteScheduler', () => {
 
   it('waits out a bucket the platform says is spent (remaining 0) until its reset', async () => {
     const { scheduler, ran, request } = setup(5, 1000);
-    scheduler.observe('b:1', { remaining: 0, resetAfterMs: 700, limit: 5 });
+    scheduler.observe(bucket(B, '1'), { remaining: 0, resetAfterMs: 700, limit: 5 });
     const write = scheduler.submit(request('a:0'));
     await vi.advanceTimersByTimeAsync(650);
     expect(ran).toEqual([]);
@@ -210,14 +218,14 @@ describe('WriteScheduler', () => {
 
   it('runs at most `concurrency` writes of a bucket at once, whatever its rate', async () => {
     const scheduler = new WriteScheduler();
-    scheduler.define('one:', { limit: 1_000, windowMs: 1000, concurrency: 1 });
+    scheduler.define(ONE, { limit: 1_000, windowMs: 1000, concurrency: 1 });
     let inFlight = 0;
     let most = 0;
     const order: string[] = [];
     const write = (key: string): WriteRequest => ({
       key,
       stream: key,
-      buckets: ['one:x'],
+      buckets: [bucket(ONE, 'x')],
       final: false,
       run: async () => {
         inFlight += 1;
@@ -238,15 +246,17 @@ describe('WriteScheduler', () => {
 
   it("sets one bucket's budget over its prefix's (and back), keeping what was already written", async () => {
     const { scheduler, ran, request } = setup(100, 1000);
-    scheduler.setBudget('b:1', { limit: 2, windowMs: 1000 });
+    scheduler.setBudget(bucket(B, '1'), { limit: 2, windowMs: 1000 });
     const first = Array.from({ length: 4 }, (_, i) => scheduler.submit(request(`s${i}:0`)));
     await vi.advanceTimersByTimeAsync(10);
     expect(ran).toHaveLength(2);
     // Another bucket of the prefix keeps the prefix's budget.
-    const other = Array.from({ length: 4 }, (_, i) => scheduler.submit(request(`o${i}:0`, { buckets: ['b:2'] })));
+    const other = Array.from({ length: 4 }, (_, i) =>
+      scheduler.submit(request(`o${i}:0`, { buckets: [bucket(B, '2')] })),
+    );
     await vi.advanceTimersByTimeAsync(10);
     expect(ran.filter((r) => r.key.startsWith('o'))).toHaveLength(4);
-    scheduler.setBudget('b:1', undefined);
+    scheduler.setBudget(bucket(B, '1'), undefined);
     await vi.advanceTimersByTimeAsync(10);
     expect(ran.filter((r) => r.key.startsWith('s'))).toHaveLength(4);
     await Promise.all([...first, ...other]);
@@ -254,12 +264,13 @@ describe('WriteScheduler', () => {
 
   it('makes the buckets of a prefix also spend the bucket alsoSpend names', async () => {
     const scheduler = new WriteScheduler();
-    scheduler.define('chan:', { limit: 100, windowMs: 1000 });
-    scheduler.define('token:', { limit: 100, windowMs: 1000 });
-    scheduler.define('all:', { limit: 3, windowMs: 1000 });
-    scheduler.alsoSpend('chan:', (bucket) => `all:${bucket.slice('chan:'.length)}`);
+    const [chan, token, all] = [B, HOOK, ONE];
+    scheduler.define(chan, { limit: 100, windowMs: 1000 });
+    scheduler.define(token, { limit: 100, windowMs: 1000 });
+    scheduler.define(all, { limit: 3, windowMs: 1000 });
+    scheduler.alsoSpend(chan, (spent) => (spent.scope === undefined ? undefined : bucket(all, spent.scope)));
     const ran: string[] = [];
-    const write = (key: string, buckets: string[]): WriteRequest => ({
+    const write = (key: string, buckets: BucketId[]): WriteRequest => ({
       key,
       stream: key,
       buckets,
@@ -268,11 +279,11 @@ describe('WriteScheduler', () => {
     });
     // Two bot-token writes (chan:1, implying all:1) and two interaction writes naming all:1 themselves.
     const writes = [
-      scheduler.submit(write('bot1', ['chan:1'])),
-      scheduler.submit(write('bot2', ['chan:1'])),
-      scheduler.submit(write('ix1', ['token:a', 'all:1'])),
-      scheduler.submit(write('ix2', ['token:b', 'all:1'])),
-      scheduler.submit(write('elsewhere', ['chan:2'])),
+      scheduler.submit(write('bot1', [bucket(chan, '1')])),
+      scheduler.submit(write('bot2', [bucket(chan, '1')])),
+      scheduler.submit(write('ix1', [bucket(token, 'a'), bucket(all, '1')])),
+      scheduler.submit(write('ix2', [bucket(token, 'b'), bucket(all, '1')])),
+      scheduler.submit(write('elsewhere', [bucket(chan, '2')])),
     ];
     await vi.advanceTimersByTimeAsync(10);
     expect(ran).toEqual(['bot1', 'bot2', 'ix1', 'elsewhere']);
@@ -283,7 +294,7 @@ describe('WriteScheduler', () => {
 
   it('after a 429 with slowDown false holds the bucket until retry-after without halving its budget', async () => {
     const { scheduler, ran, request } = setup(4, 1000);
-    scheduler.rateLimited('b:1', 2000, { slowDown: false });
+    scheduler.rateLimited(bucket(B, '1'), 2000, { slowDown: false });
     const writes = Array.from({ length: 4 }, (_, i) => scheduler.submit(request(`s${i}:0`)));
     await vi.advanceTimersByTimeAsync(1999);
     expect(ran).toEqual([]);
@@ -303,7 +314,7 @@ describe('WriteScheduler', () => {
 
   it("spreads a long window's budget evenly with spacingMs: streams sharing it each get a turn all along, none waits out the window", async () => {
     const scheduler = new WriteScheduler();
-    scheduler.define('b:', { limit: 10, windowMs: 10_000, spacingMs: 1_000 });
+    scheduler.define(B, { limit: 10, windowMs: 10_000, spacingMs: 1_000 });
     const ran: Array<{ at: number; stream: string }> = [];
     // Four streams, each with a write pending again as soon as its last one ran.
     const streams = ['s1', 's2', 's3', 's4'];
@@ -312,7 +323,7 @@ describe('WriteScheduler', () => {
         .submit({
           key: stream,
           stream,
-          buckets: ['b:1'],
+          buckets: [bucket(B, '1')],
           final: false,
           run: async () => void ran.push({ at: performance.now(), stream }),
         })

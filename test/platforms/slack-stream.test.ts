@@ -92,7 +92,7 @@ describe('NativeStream', () => {
 describe('SlackStreaming', () => {
   it('remembers unknown_method for the workspace and not_in_channel for the channel, for an hour', () => {
     let now = 0;
-    const streaming = new SlackStreaming(undefined, () => now);
+    const streaming = new SlackStreaming(undefined, { now: () => now });
     expect(streaming.allowed('T1', 'C1')).toBe(true);
     expect(streaming.refuse('T1', 'C1', slackError('not_in_channel'))).toBe(true);
     expect(streaming.allowed('T1', 'C1')).toBe(false);
@@ -108,7 +108,7 @@ describe('SlackStreaming', () => {
 
   it('gives out 20 chat.startStream calls a minute per workspace (tier 2), then says no until the window moves', async () => {
     let now = 0;
-    const streaming = new SlackStreaming(undefined, () => now);
+    const streaming = new SlackStreaming(undefined, { now: () => now });
     const taken: boolean[] = [];
     for (let i = 0; i < 25; i++) taken.push(await streaming.takeStart('T1'));
     expect(taken.filter(Boolean)).toHaveLength(20);
@@ -120,7 +120,7 @@ describe('SlackStreaming', () => {
 
   it("a startStream refused as rate limited stops native starts in the workspace for Slack's Retry-After, then allows them again", () => {
     let now = 0;
-    const streaming = new SlackStreaming(undefined, () => now);
+    const streaming = new SlackStreaming(undefined, { now: () => now });
     const limited = Object.assign(new Error('A rate limit was exceeded'), {
       code: 'slack_webapi_rate_limited_error',
       retryAfter: 45,

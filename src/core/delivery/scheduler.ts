@@ -1,44 +1,26 @@
 /**
  * The write scheduler: every platform write of a streamed answer (post, edit, follow-up) goes
  * through one instance per bot, which keeps each rate-limit bucket within its budget, so the
- * platforms never have to refuse.
+ * platforms never have to refuse (docs/platform-limits.md).
  *
- * - Budgets: a bucket (`discord:channel:<id>`, `discord:webhook:<token>`, `slack:update:<team>`…)
- *   allows `limit` writes in any `windowMs` (a sliding window), and optionally at most
- *   `concurrency` under way at once. A write counts from its start; once done, it counts from
- *   the time it completed (the platform saw it somewhere in between, so a window reckoned from
- *   completions never ends before the platform's: latency and the REST client's own waits and
- *   retries cannot push a write into a window the platform has already filled). Adapters
- *   declare budgets by bucket prefix from the platforms' documentation (`define`), set one
- *   bucket's budget as they learn it (`setBudget`), make the buckets of a prefix also spend
- *   another (`alsoSpend`), and feed what the platform reports: `observe` (remaining writes
- *   and reset, from rate-limit headers) and `rateLimited` (a 429).
+ * - Budgets: each bucket (a typed BucketId, keys.ts) is a {@link Bucket} (bucket.ts: window,
+ *   concurrency, spacing, hold, slow-down); adapters declare budgets per platform and kind
+ *   (`define`, `setBudget`, `alsoSpend`: bucket-table.ts) and feed what the platform reports:
+ *   `observe` (rate-limit headers) and `rateLimited` (a 429: held, and halved for a while).
  * - Coalescing: one pending write per key (a message); a newer one replaces a pending one, and
  *   the write reads the newest text when it runs. Writes to one key never overlap.
  * - Fairness: streams sharing a bucket are served in turn (least recently served first);
  *   final writes go before intermediate ones, so every answer's last text lands.
- * - Learning: a 429 on a bucket thought open halves that bucket's budget for a while and holds
- *   it until the platform's retry-after: a burst costs one 429, not one per stream.
  */
-import TinyQueue from 'tinyqueue';
 import type { Logger } from '../../log.ts';
+import { type BucketFamily, type BucketId, bucketKey } from '../keys.ts';
+import type { Bucket, BucketReport, Budget } from './bucket.ts';
+import { BucketTable } from './bucket-table.ts';
 import { type Clock, systemClock } from './clock.ts';
+import { Wakeups } from './wakeups.ts';
 
 /** How long the last write time of a quiet key or stream is kept, in ms. */
 const FORGET_AFTER_MS = 60_000;
-
-/** At most `limit` writes in any `windowMs` (ms), and at most `concurrency` under way at once (unbounded when absent). */
-export interface Budget {
-  limit: number;
-  windowMs: number;
-  concurrency?: number;
-  /**
-   * At least this long between the starts of two writes of the bucket, in ms: spreads a long
-   * window's budget evenly (e.g. 60 s / 100), so that streams sharing it each get their turn
-   * all along instead of spending it in the first seconds and then waiting out the window.
-   */
-  spacingMs?: number;
-}
 
 /** One write to schedule. */
 export interface WriteRequest {
@@ -47,7 +29,7 @@ export interface WriteRequest {
   /** The stream (answer) it belongs to: fairness is per stream. */
   stream: string;
   /** The buckets it spends one write of, each (every one must have room). */
-  buckets: readonly string[];
+  buckets: readonly BucketId[];
   /** A stream's final write: served first, never replaced by an intermediate one. */
   final: boolean;
   /** Shortest time after the previous write of this key, in ms (how often one message may change). */
@@ -68,111 +50,79 @@ interface Pending {
   wakeSeq: number;
 }
 
-/** A pending write to look at again at `at` (clock ms), if it is still the one numbered `seq`. */
-interface Wakeup {
+/** When a pending write may run at the earliest (clock ms), and the buckets whose completions it waits for when that is `Infinity`. */
+interface Runnable {
   at: number;
-  key: string;
-  seq: number;
-}
-
-interface BucketState {
-  budget: Budget;
-  /** Completion times (ms) of the finished writes in the current window, oldest first. */
-  sent: number[];
-  /** Writes under way (each counts in the window until it completes). */
-  running: number;
-  /** No write before this time (a retry-after, or the platform's reset with nothing remaining). */
-  blockedUntil: number;
-  /** Until this time the budget is halved (learned from a 429). */
-  slowUntil: number;
-  /** When the last write started (clock ms), for `spacingMs`. */
-  lastStart: number;
-  /** Keys of pending writes that wait for a write of this bucket to complete (its concurrency is taken). */
-  parked: Set<string>;
+  waitFor: Bucket[];
 }
 
 /** Options of {@link WriteScheduler}. */
 export interface WriteSchedulerOptions {
+  /** The clock of every time the scheduler reads or waits for (default: real time). */
   clock?: Clock;
   log?: Logger;
   /** How long a learned slow-down lasts, in ms (default 60,000). */
   slowForMs?: number;
 }
 
-/** The scheduler; one per bot. */
+/** The scheduler; one per bot (docs/platform-limits.md). No method throws; a write's own error rejects its submit. */
 export class WriteScheduler {
-  private readonly budgets: Array<[prefix: string, budget: Budget]> = [];
-  /** Budgets of single buckets (`setBudget`), over the prefixes' ones. */
-  private readonly overrides = new Map<string, Budget>();
-  /** Further buckets the buckets of a prefix spend (`alsoSpend`). */
-  private readonly extras: Array<[prefix: string, extra: (bucket: string) => string | undefined]> = [];
-  private readonly buckets = new Map<string, BucketState>();
+  /** The clock the scheduler reads and sleeps on; adapters that learn budgets read the same one. */
+  readonly clock: Clock;
+  private readonly buckets = new BucketTable();
   private readonly pending = new Map<string, Pending>();
   private readonly running = new Set<string>();
   private readonly lastWriteOf = new Map<string, number>();
   private readonly lastServed = new Map<string, number>();
   /**
-   * When each pending write may run at the earliest (a lower bound: it is looked at again then),
-   * earliest first. A write that waits for a completion is parked on its bucket (or key) instead.
+   * When each pending write may run at the earliest (a lower bound: it is looked at again then).
+   * A write that waits for a completion is parked on its bucket (or key) instead.
    */
-  private readonly wakeups = new TinyQueue<Wakeup>([], (a, b) => a.at - b.at);
+  private readonly wakeups: Wakeups;
   /** Keys of pending writes to look at in the next pump (new, replaced, or something freed their way). */
   private readonly dirty = new Set<string>();
-  private wakeSerial = 0;
-  /** When the next wake-up is due (clock ms), and its number (a later arm() makes earlier ones stale). */
-  private timerAt = Number.POSITIVE_INFINITY;
-  private generation = 0;
-  private readonly clock: Clock;
   private serial = 0;
   /** A pump is queued (a microtask) and will see every change made before it runs. */
   private pumpQueued = false;
   private startsSincePrune = 0;
 
+  /** @param options the clock (default: real time), the log, and how long a slow-down lasts. */
   constructor(private readonly options: WriteSchedulerOptions = {}) {
     this.clock = options.clock ?? systemClock;
+    this.wakeups = new Wakeups(this.clock, () => this.pump());
   }
 
-  /** Declares the budget of every bucket whose name starts with `prefix` (the longest prefix wins). */
-  define(prefix: string, budget: Budget): void {
-    this.budgets.push([prefix, budget]);
-    this.budgets.sort((a, b) => b[0].length - a[0].length);
+  /** Declares the budget of every bucket of a family (platform and kind), e.g. every Discord channel's. */
+  define(family: BucketFamily, budget: Budget): void {
+    this.buckets.define(family, budget);
   }
 
   /**
-   * Sets the budget of one bucket (what an adapter learned of it), over its prefix's; `undefined`
-   * goes back to the prefix's. Writes already counted stay counted.
+   * Sets the budget of one bucket (what an adapter learned of it), over its family's; `undefined`
+   * goes back to the family's. Writes already counted stay counted.
    */
-  setBudget(bucket: string, budget: Budget | undefined): void {
-    if (budget) this.overrides.set(bucket, budget);
-    else this.overrides.delete(bucket);
-    const state = this.buckets.get(bucket);
-    if (state) state.budget = this.budgetOf(bucket);
+  setBudget(bucket: BucketId, budget: Budget | undefined): void {
+    this.buckets.setBudget(bucket, budget);
     this.lookAgainAtAll();
-    this.wake();
+    this.schedulePump();
   }
 
   /**
-   * Makes every write that spends a bucket starting with `prefix` also spend the bucket
-   * `extra(bucket)` names (none when it returns undefined), e.g. every write of a channel
-   * spending the channel's all-writes budget. Read when a write is submitted.
+   * Makes every write that spends a bucket of `family` also spend the bucket `extra(bucket)`
+   * names (none when it returns undefined), e.g. every write of a channel spending the channel's
+   * all-writes budget. Read when a write is submitted.
    */
-  alsoSpend(prefix: string, extra: (bucket: string) => string | undefined): void {
-    this.extras.push([prefix, extra]);
+  alsoSpend(family: BucketFamily, extra: (bucket: BucketId) => BucketId | undefined): void {
+    this.buckets.alsoSpend(family, extra);
   }
 
   /**
    * What the platform reported for a bucket (rate-limit headers): with nothing `remaining`,
    * no write before `resetAfterMs`; a different `limit` replaces the declared one.
    */
-  observe(bucket: string, report: { remaining: number; resetAfterMs: number; limit?: number }): void {
-    const state = this.state(bucket);
-    if (report.limit !== undefined && report.limit > 0 && report.limit !== state.budget.limit) {
-      state.budget = { ...state.budget, limit: report.limit };
-      this.lookAgainAtAll();
-    }
-    if (report.remaining <= 0)
-      state.blockedUntil = Math.max(state.blockedUntil, this.clock.now() + report.resetAfterMs);
-    this.wake();
+  observe(bucket: BucketId, report: BucketReport): void {
+    if (this.buckets.get(bucket).observe(this.clock.now(), report)) this.lookAgainAtAll();
+    this.schedulePump();
   }
 
   /**
@@ -180,15 +130,12 @@ export class WriteScheduler {
    * half the budget for a while (`slowForMs`) unless `slowDown` is false (the adapter knows why
    * the write was refused and has set the bucket's budget itself).
    */
-  rateLimited(bucket: string, retryAfterMs: number, options: { slowDown?: boolean } = {}): void {
-    const state = this.state(bucket);
-    const now = this.clock.now();
-    state.blockedUntil = Math.max(state.blockedUntil, now + retryAfterMs);
-    if (options.slowDown !== false) {
-      state.slowUntil = now + (this.options.slowForMs ?? 60_000);
-      this.options.log?.info({ bucket, retryAfterMs }, 'rate limited: slowing this bucket down');
-    }
-    this.wake();
+  rateLimited(bucket: BucketId, retryAfterMs: number, options: { slowDown?: boolean } = {}): void {
+    const slowForMs = options.slowDown === false ? undefined : (this.options.slowForMs ?? 60_000);
+    this.buckets.get(bucket).rateLimited(this.clock.now(), retryAfterMs, slowForMs);
+    if (slowForMs !== undefined)
+      this.options.log?.info({ bucket: bucketKey(bucket), retryAfterMs }, 'rate limited: slowing this bucket down');
+    this.schedulePump();
   }
 
   /**
@@ -197,7 +144,9 @@ export class WriteScheduler {
    * @throws what the write's `run` threw.
    */
   submit(submitted: WriteRequest): Promise<WriteResult> {
-    const request = this.extras.length ? { ...submitted, buckets: this.withExtras(submitted.buckets) } : submitted;
+    const request = this.buckets.hasExtras
+      ? { ...submitted, buckets: this.buckets.withExtras(submitted.buckets) }
+      : submitted;
     return new Promise<WriteResult>((resolve, reject) => {
       const previous = this.pending.get(request.key);
       if (previous) {
@@ -232,87 +181,30 @@ export class WriteScheduler {
     return this.pending.size;
   }
 
-  /** The buckets with the extra ones `alsoSpend` adds, each once. */
-  private withExtras(buckets: readonly string[]): string[] {
-    const all = new Set(buckets);
-    for (const bucket of buckets) {
-      for (const [prefix, extra] of this.extras) {
-        const more = bucket.startsWith(prefix) ? extra(bucket) : undefined;
-        if (more !== undefined) all.add(more);
-      }
-    }
-    return [...all];
-  }
-
-  private budgetOf(bucket: string): Budget {
-    return (
-      this.overrides.get(bucket) ??
-      this.budgets.find(([prefix]) => bucket.startsWith(prefix))?.[1] ?? { limit: 1_000_000, windowMs: 1000 }
-    );
-  }
-
-  private state(bucket: string): BucketState {
-    let state = this.buckets.get(bucket);
-    if (!state) {
-      state = {
-        budget: this.budgetOf(bucket),
-        sent: [],
-        running: 0,
-        blockedUntil: 0,
-        slowUntil: 0,
-        lastStart: Number.NEGATIVE_INFINITY,
-        parked: new Set(),
-      };
-      this.buckets.set(bucket, state);
-    }
-    return state;
-  }
-
-  /**
-   * When the bucket has room for one more write, in clock ms: now, or later (a lower bound while
-   * it is slowed down: the end of the slow-down may come first), or never until a write of it
-   * completes (its `concurrency` is taken, or only writes under way fill its window).
-   */
-  private readyAt(bucket: string, now: number): number {
-    const state = this.state(bucket);
-    const { budget } = state;
-    if (budget.concurrency !== undefined && state.running >= budget.concurrency) return Number.POSITIVE_INFINITY;
-    const slowed = now < state.slowUntil;
-    const limit = slowed ? Math.max(1, Math.floor(budget.limit / 2)) : budget.limit;
-    while (state.sent.length && state.sent[0]! <= now - budget.windowMs) state.sent.shift();
-    // Writes under way count too: a place frees when enough finished ones leave the window.
-    const excess = state.running + state.sent.length - limit;
-    let windowFree: number;
-    if (excess < 0) windowFree = now;
-    else if (excess < state.sent.length) windowFree = state.sent[excess]! + budget.windowMs;
-    else windowFree = Number.POSITIVE_INFINITY; // only a running write's completion frees a place
-    const at = Math.max(windowFree, state.blockedUntil, state.lastStart + (budget.spacingMs ?? 0));
-    return slowed && Number.isFinite(at) ? Math.min(at, Math.max(state.slowUntil, state.blockedUntil)) : at;
-  }
-
   /**
    * When a pending write may run at the earliest (clock ms), and when that is "not until a write
    * completes", the buckets whose completions it waits for (none: it waits for its own key's).
    */
-  private runnableAt(p: Pending, now: number): { at: number; waitFor: BucketState[] } {
-    const waitFor: BucketState[] = [];
+  private runnableAt(p: Pending, now: number): Runnable {
+    const waitFor: Bucket[] = [];
     if (this.running.has(p.request.key)) return { at: Number.POSITIVE_INFINITY, waitFor };
     let at = now;
     const last = this.lastWriteOf.get(p.request.key);
     if (last !== undefined && p.request.minIntervalMs) at = Math.max(at, last + p.request.minIntervalMs);
-    for (const bucket of p.request.buckets) {
-      const ready = this.readyAt(bucket, now);
-      if (ready === Number.POSITIVE_INFINITY) waitFor.push(this.state(bucket));
+    for (const id of p.request.buckets) {
+      const bucket = this.buckets.get(id);
+      const ready = bucket.readyAt(now);
+      if (ready === Number.POSITIVE_INFINITY) waitFor.push(bucket);
       at = Math.max(at, ready);
     }
     return { at, waitFor };
   }
 
   /** Puts a pending write that may not run now where it will be looked at again: the wake-up queue, or its buckets' (or key's) completions. */
-  private park(p: Pending, when: { at: number; waitFor: BucketState[] }): void {
-    p.wakeSeq = ++this.wakeSerial;
-    if (Number.isFinite(when.at)) this.wakeups.push({ at: when.at, key: p.request.key, seq: p.wakeSeq });
-    else for (const state of when.waitFor) state.parked.add(p.request.key);
+  private park(p: Pending, when: Runnable): void {
+    p.wakeSeq = this.wakeups.nextSeq();
+    if (Number.isFinite(when.at)) this.wakeups.add(when.at, p.request.key, p.wakeSeq);
+    else for (const bucket of when.waitFor) bucket.park(p.request.key);
     // With neither, it waits for its own key's write under way, whose completion looks at it again.
   }
 
@@ -337,10 +229,7 @@ export class WriteScheduler {
     const now = this.clock.now();
     const due = this.dirty.size ? [...this.dirty] : [];
     this.dirty.clear();
-    for (let top = this.wakeups.peek(); top && top.at <= now; top = this.wakeups.peek()) {
-      this.wakeups.pop();
-      if (this.pending.get(top.key)?.wakeSeq === top.seq) due.push(top.key);
-    }
+    for (const { key, seq } of this.wakeups.takeDue(now)) if (this.pending.get(key)?.wakeSeq === seq) due.push(key);
     const candidates = [...new Set(due)]
       .flatMap((key) => this.pending.get(key) ?? [])
       .sort(
@@ -358,10 +247,13 @@ export class WriteScheduler {
     }
     // A prune while starting may have freed parked writes: they get a pass of their own.
     if (this.dirty.size) this.schedulePump();
-    this.arm(this.wakeups.peek()?.at ?? Number.POSITIVE_INFINITY);
+    this.wakeups.arm();
   }
 
-  /** Runs {@link pump} once after the current task (many submits and completions in one tick share one pass). */
+  /**
+   * Runs {@link pump} once after the current task (many submits and completions in one tick share
+   * one pass; after a bucket's change, a wake-up already set stays, at worst early).
+   */
   private schedulePump(): void {
     if (this.pumpQueued) return;
     this.pumpQueued = true;
@@ -372,26 +264,17 @@ export class WriteScheduler {
     const { request } = p;
     this.pending.delete(request.key);
     this.running.add(request.key);
-    const states = request.buckets.map((bucket) => this.state(bucket));
-    for (const state of states) {
-      state.running += 1;
-      state.lastStart = now;
-    }
+    const buckets = request.buckets.map((id) => this.buckets.get(id));
+    for (const bucket of buckets) bucket.start(now);
     this.lastWriteOf.set(request.key, now);
     this.lastServed.set(request.stream, now);
     if (++this.startsSincePrune >= 1024) this.prune(now);
     request
       .run()
       .finally(() => {
-        // Counted from its completion from now on (completions come in clock order: `sent` stays sorted).
+        // Counted from its completion from now on; a place under way freed: what waited for one is looked at again.
         const done = this.clock.now();
-        for (const state of states) {
-          state.running -= 1;
-          state.sent.push(done);
-          // A place under way freed: what waited for one is looked at again.
-          for (const key of state.parked) this.dirty.add(key);
-          state.parked.clear();
-        }
+        for (const bucket of buckets) for (const key of bucket.complete(done)) this.dirty.add(key);
         this.running.delete(request.key);
         if (this.pending.has(request.key)) this.dirty.add(request.key);
       })
@@ -409,33 +292,9 @@ export class WriteScheduler {
    */
   private prune(now: number): void {
     this.startsSincePrune = 0;
-    for (const [bucket, state] of this.buckets) {
-      const quiet =
-        state.running === 0 && (state.sent.at(-1) ?? Number.NEGATIVE_INFINITY) <= now - state.budget.windowMs;
-      if (quiet && state.blockedUntil <= now && state.slowUntil <= now) {
-        for (const key of state.parked) this.dirty.add(key);
-        this.buckets.delete(bucket);
-      }
-    }
+    for (const key of this.buckets.prune(now)) this.dirty.add(key);
     for (const [key, at] of this.lastWriteOf)
       if (at <= now - FORGET_AFTER_MS && !this.running.has(key)) this.lastWriteOf.delete(key);
     for (const [stream, at] of this.lastServed) if (at <= now - FORGET_AFTER_MS) this.lastServed.delete(stream);
-  }
-
-  /** Wakes the pump at `at` (through the clock, so tests can drive time); an earlier wake-up wins. */
-  private arm(at: number): void {
-    if (!Number.isFinite(at) || at >= this.timerAt) return;
-    this.timerAt = at;
-    const generation = ++this.generation;
-    void this.clock.sleep(Math.max(0, at - this.clock.now())).then(() => {
-      if (generation !== this.generation) return;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      this.pump();
-    });
-  }
-
-  /** Something changed a bucket's state: look again (a wake-up already set stays, at worst early). */
-  private wake(): void {
-    this.schedulePump();
   }
 }

@@ -2,7 +2,7 @@
  * The Discord adapter (discord.js): the client and its lifecycle. Each kind of inbound event
  * has a file of its own: slash-command interactions (interactions.ts), autocomplete and
  * button presses (components.ts), and messages addressed to the bot (messages.ts); rest.ts
- * holds what every write shares (no pings, limits, embeds, buttons, uploads).
+ * holds what every write shares (no pings, message limits, embeds, buttons, uploads).
  */
 import {
   Client,
@@ -24,8 +24,8 @@ import type { Logger } from '../../log.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { guardMalformedInteractions } from './guard.ts';
 import { handleChatInput } from './interactions.ts';
-import { DiscordLimits } from './limits.ts';
 import { handleMessage, isAddressedToBot } from './messages.ts';
+import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
 
 /** What discord.js may send a second before it holds requests back itself (Discord's interaction routes are exempt from the global 50/s). */
@@ -73,7 +73,7 @@ export class DiscordAdapter {
   /** Set when Discord closed the gateway for good (e.g. 4004, authentication failed). */
   private fatal: string | undefined;
   /** Budgets and what Discord said about them, for the write scheduler. */
-  private readonly limits: DiscordLimits;
+  private readonly rateLimits: DiscordRateLimits;
   /** Told when Discord closed the gateway for good (the bot may have no platform left). */
   onFatal: ((reason: string) => void) | undefined;
 
@@ -93,7 +93,7 @@ export class DiscordAdapter {
       // callbacks and webhooks included, which Discord exempts ("Interaction endpoints are not
       // bound to the bot's Global Rate Limit"): a burst of commands then had its deferrals
       // queued past the 3 s window. The global budget of bot-token writes is kept by the
-      // write scheduler instead (limits.ts); a global 429 is still honoured by discord.js.
+      // write scheduler instead (rate-limits.ts); a global 429 is still honoured by discord.js.
       // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
       rest: {
         makeRequest: makeDiscordRequest,
@@ -109,7 +109,7 @@ export class DiscordAdapter {
     guardMalformedInteractions(this.client, log);
     const onError = (error: unknown) => this.log.error({ err: error }, 'discord handler failed');
     this.client.on(Events.InteractionCreate, (interaction) => {
-      const deps = { core, commands, log, limits: this.limits };
+      const deps = { core, commands, log, rateLimits: this.rateLimits };
       if (this.running.draining) {
         // Stopping: running answers finish, new work is refused in a sentence.
         if (interaction.isAutocomplete()) void interaction.respond([]).catch(onError);
@@ -134,16 +134,16 @@ export class DiscordAdapter {
         (signal) =>
           handleMessage(
             message,
-            { core, log, botId, messageContent: config.messageContent, limits: this.limits },
+            { core, log, botId, messageContent: config.messageContent, rateLimits: this.rateLimits },
             signal,
           ),
         onError,
       );
     });
-    // Every response's rate-limit headers and 429s go to the write scheduler (limits.ts).
-    this.limits = new DiscordLimits(core.scheduler, core.events, log);
+    // Every response's rate-limit headers and 429s go to the write scheduler (rate-limits.ts).
+    this.rateLimits = new DiscordRateLimits(core.scheduler, core.events, log);
     this.client.rest.on(RESTEvents.Response, (request, response) =>
-      this.limits.response(request.method, String(request.path), response.status, response.headers as Headers),
+      this.rateLimits.response(request.method, String(request.path), response.status, response.headers as Headers),
     );
     this.client.on(Events.ShardDisconnect, (event, shardId) => {
       // discord.js emits this only for close codes it will not reconnect after (4004

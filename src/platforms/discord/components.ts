@@ -13,10 +13,10 @@ import { modelChoices } from '../../core/models/catalog.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { AUTO_DEFER_MS, InteractionReply } from './interactions.ts';
-import type { DiscordLimits } from './limits.ts';
 import { invocationUser } from './members.ts';
 import { channelKeyOf } from './messages.ts';
-import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
+import type { DiscordRateLimits } from './rate-limits.ts';
+import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
 /** Longest wait for the model lists when none are cached, in ms (Discord allows 3 s for the whole answer). */
 const AUTOCOMPLETE_WAIT_MS = 2_000;
@@ -47,7 +47,7 @@ export async function handleAutocomplete(
  */
 export async function handleButton(
   interaction: ButtonInteraction,
-  deps: { core: Core; commands: readonly Command[]; log: Logger; limits?: DiscordLimits },
+  deps: { core: Core; commands: readonly Command[]; log: Logger; rateLimits?: DiscordRateLimits },
   signal: AbortSignal,
 ): Promise<void> {
   const [name, ...args] = interaction.customId.split(':');
@@ -63,7 +63,7 @@ export async function handleButton(
     clearTimeout(timer);
     const m = typeof message === 'string' ? { content: message } : message;
     const payload = {
-      ...payloadOf({ ...m, content: m.content.slice(0, DISCORD_LIMITS.maxChars) }),
+      ...payloadOf({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) }),
       flags: MessageFlags.Ephemeral as const,
     };
     try {
@@ -81,7 +81,8 @@ export async function handleButton(
     // Made on first use: its deferral (a new "thinking…" message) is for handlers that post.
     get reply() {
       clearTimeout(timer);
-      return (reply ??= new InteractionReply(interaction, log, deps.limits));
+      reply ??= new InteractionReply(interaction, log, deps.rateLimits);
+      return reply;
     },
     conversationId: conversationKey({
       platform: 'discord',
@@ -91,7 +92,7 @@ export async function handleButton(
     channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
     user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
     args,
-    limits: DISCORD_LIMITS,
+    limits: DISCORD_MESSAGE_LIMITS,
     signal,
     log,
     update: async (message) => {

@@ -13,14 +13,14 @@ import {
 } from 'discord.js';
 import { type Command, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
-import { conversationKey } from '../../core/keys.ts';
+import { type BucketId, conversationKey } from '../../core/keys.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { explainDiscordError, isExpiredToken } from './errors.ts';
-import { channelBucket, type DiscordLimits } from './limits.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
-import { DISCORD_LIMITS, editBodyOf, editPayloadOf, payloadOf } from './rest.ts';
+import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
+import { DISCORD_MESSAGE_LIMITS, editBodyOf, editPayloadOf, payloadOf } from './rest.ts';
 
 /**
  * If an interaction (a command, a button press) has neither been answered nor deferred after
@@ -61,10 +61,13 @@ export class InteractionReply implements ReplyChannel {
     /** A slash command, or a button press whose handler answers with new messages (Reroll). */
     private readonly interaction: ChatInputCommandInteraction | ButtonInteraction,
     private readonly log: Logger,
-    private readonly rateLimits?: DiscordLimits,
+    private readonly rateLimits?: DiscordRateLimits,
   ) {
     // An interaction says how large an upload its channel takes (boosted servers take more).
-    this.limits = { ...DISCORD_LIMITS, maxFileBytes: interaction.attachmentSizeLimit ?? DISCORD_LIMITS.maxFileBytes };
+    this.limits = {
+      ...DISCORD_MESSAGE_LIMITS,
+      maxFileBytes: interaction.attachmentSizeLimit ?? DISCORD_MESSAGE_LIMITS.maxFileBytes,
+    };
     this.timer = setTimeout(() => void this.defer().catch(() => undefined), AUTO_DEFER_MS);
     this.timer.unref();
   }
@@ -136,10 +139,10 @@ export class InteractionReply implements ReplyChannel {
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
     const m = typeof message === 'string' ? { content: message } : message;
-    const fitted = { ...m, content: m.content.slice(0, DISCORD_LIMITS.maxChars) };
+    const fitted = { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
     const payload = { ...payloadOf(fitted), flags: MessageFlags.Ephemeral as const };
     try {
-      if (this.deferring) await this.deferring.catch(() => undefined);
+      if (this.deferring !== undefined) await this.deferring.catch(() => undefined);
       if (!this.interaction.deferred && !this.interaction.replied) {
         await this.interaction.reply(payload);
         return;
@@ -177,7 +180,7 @@ export class InteractionReply implements ReplyChannel {
   }
 
   /** Interaction writes spend the token's budget (and the channel's, where the channel shares one); after expiry, the channel's. */
-  buckets(): string[] {
+  buckets(): BucketId[] {
     if (this.expired) return [channelBucket(this.interaction.channelId)];
     return this.rateLimits?.interactionBuckets(this.interaction.token, this.interaction.channelId) ?? [];
   }
@@ -238,7 +241,7 @@ export class InteractionReply implements ReplyChannel {
 /** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */
 function withExpiryNote<P extends { content?: string }>(payload: P): P {
   const content = payload.content ?? '';
-  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_LIMITS.maxChars)
+  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_MESSAGE_LIMITS.maxChars)
     return payload;
   return { ...payload, content: content ? `${content}\n\n${EXPIRED_NOTE}` : EXPIRED_NOTE };
 }
@@ -274,7 +277,7 @@ function optionsOf(
  */
 export async function handleChatInput(
   interaction: ChatInputCommandInteraction,
-  deps: { core: Core; commands: readonly Command[]; log: Logger; limits?: DiscordLimits },
+  deps: { core: Core; commands: readonly Command[]; log: Logger; rateLimits?: DiscordRateLimits },
   signal: AbortSignal,
 ): Promise<void> {
   const command = deps.commands.find((c) => c.name === interaction.commandName);
@@ -292,7 +295,7 @@ export async function handleChatInput(
       .catch(() => undefined);
     return;
   }
-  const reply = new InteractionReply(interaction, log, deps.limits);
+  const reply = new InteractionReply(interaction, log, deps.rateLimits);
   const { options, files } = optionsOf(interaction, deps.core);
   try {
     await runCommand(

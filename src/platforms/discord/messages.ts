@@ -20,15 +20,15 @@ import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import { answerMention } from '../../core/features/mention.ts';
-import { channelKey, conversationKey } from '../../core/keys.ts';
+import { type BucketId, channelKey, conversationKey } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { replaceSpacedTags } from '../../core/text-scan.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { explainDiscordError } from './errors.ts';
-import { channelBucket, type DiscordLimits } from './limits.ts';
 import { invocationUser } from './members.ts';
-import { DISCORD_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
+import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
+import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
 export const TYPING_REFRESH_MS = 8_000;
@@ -48,7 +48,7 @@ export const HIDDEN_MESSAGE_REPLY =
  * Discord has no ephemeral messages outside interactions: `sendEphemeral` replies publicly.
  */
 export class MessageReply implements ReplyChannel {
-  readonly limits = DISCORD_LIMITS;
+  readonly limits = DISCORD_MESSAGE_LIMITS;
   private sent = 0;
   private typing: NodeJS.Timeout | undefined;
 
@@ -80,7 +80,7 @@ export class MessageReply implements ReplyChannel {
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     const m = typeof message === 'string' ? { content: message } : message;
     try {
-      await this.send({ ...m, content: m.content.slice(0, DISCORD_LIMITS.maxChars) });
+      await this.send({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) });
     } catch (error) {
       this.log.warn({ err: error }, 'could not reply on Discord');
     }
@@ -91,7 +91,7 @@ export class MessageReply implements ReplyChannel {
   }
 
   /** Bot-token writes spend the channel's budget. */
-  buckets(): string[] {
+  buckets(): BucketId[] {
     return [channelBucket(this.message.channelId)];
   }
 
@@ -183,7 +183,7 @@ export function attachmentOf(
  */
 export async function handleMessage(
   message: Message,
-  deps: { core: Core; log: Logger; botId: string; messageContent: boolean; limits?: DiscordLimits },
+  deps: { core: Core; log: Logger; botId: string; messageContent: boolean; rateLimits?: DiscordRateLimits },
   signal: AbortSignal,
 ): Promise<void> {
   const { core, botId } = deps;

@@ -1,5 +1,5 @@
 /**
- * What every Discord write of the bot shares: no pings, the limits a streamed reply keeps,
+ * What every Discord write of the bot shares: no pings, the message limits a streamed reply keeps,
  * the payload pieces built from the core's OutgoingMessage, and a REST request function that
  * makes discord.js's uploads work beside undici 7.
  */
@@ -25,8 +25,8 @@ export const NO_MENTIONS = { parse: [] as [], repliedUser: false };
 /** {@link NO_MENTIONS} as Discord's API spells it (`allowed_mentions`), for bodies sent through discord.js's REST client directly. */
 export const API_NO_MENTIONS = { parse: [] as [], replied_user: false };
 
-/** Discord's limits as the core needs them (docs/platform-limits.md). */
-export const DISCORD_LIMITS: ReplyLimits = {
+/** Discord's message limits (sizes and edit pace) as the core needs them (docs/platform-limits.md). Not its rate budgets: rate-limits.ts. */
+export const DISCORD_MESSAGE_LIMITS: ReplyLimits = {
   /** `content` characters. */
   maxChars: 2000,
   /** ms between edits of one reply: the per-channel budget is about 5 edits per 5 s. */

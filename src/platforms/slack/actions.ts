@@ -15,7 +15,7 @@ import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
-import { SLACK_LIMITS, SlackReply } from './reply.ts';
+import { SLACK_MESSAGE_LIMITS, SlackReply } from './reply.ts';
 import type { SlackDirectory } from './users.ts';
 
 /** What the action handler needs. */
@@ -68,7 +68,7 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
       channelKey: channelKey({ platform: 'slack', team, channel: channel ?? 'unknown' }),
       user: deps.directory.user(client, body.user.id, body.user.name ?? body.user.username ?? body.user.id),
       args,
-      limits: SLACK_LIMITS,
+      limits: SLACK_MESSAGE_LIMITS,
       signal: new AbortController().signal,
       log,
       update: async (message) => {

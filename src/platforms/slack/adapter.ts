@@ -137,9 +137,9 @@ export class SlackAdapter {
     // The scheduler paces streamed writes within Slack's budgets; a 429 (which web-api waits out
     // and retries) holds the bucket it hit. Listeners get per-team WebClients from Bolt's pool:
     // each reports its 429s once it is seen.
-    core.scheduler.define('slack:post:', SLACK_BUDGETS.post);
-    core.scheduler.define('slack:update:', SLACK_BUDGETS.update);
-    core.scheduler.define('slack:appendStream:', SLACK_BUDGETS.appendStream);
+    core.scheduler.define({ platform: 'slack', kind: 'post' }, SLACK_BUDGETS.post);
+    core.scheduler.define({ platform: 'slack', kind: 'update' }, SLACK_BUDGETS.update);
+    core.scheduler.define({ platform: 'slack', kind: 'appendStream' }, SLACK_BUDGETS.appendStream);
     const watched = new WeakSet<WebClient>();
     const watch = (client: WebClient, team: string | undefined) => {
       if (watched.has(client)) return;
@@ -149,11 +149,13 @@ export class SlackAdapter {
         (retrySec: number, info: { url?: string; body?: { channel?: unknown } }) => {
           const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
           core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
-          if (method === 'chat.update' && team) core.scheduler.rateLimited(`slack:update:${team}`, retrySec * 1000);
+          const retryAfterMs = retrySec * 1000;
+          if (method === 'chat.update' && team)
+            core.scheduler.rateLimited({ platform: 'slack', kind: 'update', scope: team }, retryAfterMs);
           if (method === 'chat.appendStream' && team)
-            core.scheduler.rateLimited(`slack:appendStream:${team}`, retrySec * 1000);
+            core.scheduler.rateLimited({ platform: 'slack', kind: 'appendStream', scope: team }, retryAfterMs);
           if (method === 'chat.postMessage' && typeof info.body?.channel === 'string')
-            core.scheduler.rateLimited(`slack:post:${info.body.channel}`, retrySec * 1000);
+            core.scheduler.rateLimited({ platform: 'slack', kind: 'post', scope: info.body.channel }, retryAfterMs);
         },
       );
     };
@@ -182,7 +184,7 @@ export class SlackAdapter {
     /** Where Slack refused native streaming or the thinking status, for every answer of this adapter. */
     const streaming = new SlackStreaming(
       core.store,
-      Date.now,
+      core.scheduler.clock,
       new WebClient(config.botToken, {
         ...slackApiUrl,
         logger,

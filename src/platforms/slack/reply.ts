@@ -5,6 +5,7 @@
  * channel, a thread, a DM) is the target's choice.
  */
 import type { WebClient } from '@slack/web-api';
+import type { BucketId } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
@@ -12,8 +13,8 @@ import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
 import { escapeSlackText, slackLength } from './text.ts';
 
-/** Slack's limits as the core needs them (docs/platform-limits.md). */
-export const SLACK_LIMITS: ReplyLimits = {
+/** Slack's message limits (sizes and edit pace) as the core needs them (docs/platform-limits.md). Not its rate budgets: SLACK_BUDGETS. */
+export const SLACK_MESSAGE_LIMITS: ReplyLimits = {
   /** `msg_too_long` appears near 4,000 characters in practice; keep a margin. */
   maxChars: 3900,
   /** chat.update is tier 3 (~50/min per workspace): about one edit a second per stream. */
@@ -24,9 +25,9 @@ export const SLACK_LIMITS: ReplyLimits = {
 };
 
 /**
- * Slack's budgets for the write scheduler (docs/platform-limits.md): `chat.postMessage` about one a
- * second per channel, `chat.update` tier 3 (about 50 a minute per workspace, shared by every
- * answer streaming there). The per-minute edit budgets are spread evenly (`spacingMs`): spent
+ * Slack's budgets for the write scheduler, by bucket kind (docs/platform-limits.md):
+ * `chat.postMessage` about one a second per channel, `chat.update` tier 3 (about 50 a minute per
+ * workspace, shared by every answer streaming there). The per-minute edit budgets are spread evenly (`spacingMs`): spent
  * at once by many streams, they would leave every stream without an update for most of a minute.
  */
 export const SLACK_BUDGETS = {
@@ -89,7 +90,7 @@ export function questionText(asker: string, question: string): string {
  * waiting out the deadline again: the user reads why after one deadline, not after each retry.
  */
 export class SlackReply implements ReplyChannel {
-  readonly limits = SLACK_LIMITS;
+  readonly limits = SLACK_MESSAGE_LIMITS;
   private threadTs: string | undefined;
   /** What stops the answer when the user stops its stream in Slack's client. */
   private userStop: (() => void) | undefined;
@@ -278,9 +279,15 @@ export class SlackReply implements ReplyChannel {
    * streamed, an append spends the workspace's `chat.appendStream` budget (a start is counted by
    * SlackStreaming.takeStart, which posts the answer instead when none is left: it never waits).
    */
-  buckets(kind: 'send' | 'edit'): string[] {
-    if (this.streamsNatively()) return kind === 'send' ? [] : [`slack:appendStream:${this.target.team}`];
-    return kind === 'send' ? [`slack:post:${this.target.channel}`] : [`slack:update:${this.target.team}`];
+  buckets(kind: 'send' | 'edit'): BucketId[] {
+    const { team, channel } = this.target;
+    if (this.streamsNatively())
+      return kind === 'send' ? [] : [{ platform: 'slack', kind: 'appendStream', scope: team }];
+    return [
+      kind === 'send'
+        ? { platform: 'slack', kind: 'post', scope: channel }
+        : { platform: 'slack', kind: 'update', scope: team },
+    ];
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {

@@ -13,13 +13,14 @@
  * expire after about 5 minutes) goes on with `chat.update` of the same message: no text is lost.
  */
 import type { WebClient } from '@slack/web-api';
+import { type Clock, systemClock } from '../../core/delivery/clock.ts';
 import { storeKeys } from '../../core/keys.ts';
 import type { StateStore } from '../../core/state/store.ts';
 import type { Logger } from '../../log.ts';
 import { escapeSlackText } from './text.ts';
 
 /** Slack's refusals that mean "this workspace cannot stream" (remembered per workspace). */
-const WORKSPACE_REFUSALS = new Set([
+const WORKSPACE_REFUSALS: ReadonlySet<string> = new Set([
   'unknown_method',
   'feature_not_enabled',
   'method_deprecated',
@@ -27,7 +28,7 @@ const WORKSPACE_REFUSALS = new Set([
   'missing_scope',
 ]);
 /** Refusals that concern one channel (remembered per channel). */
-const CHANNEL_REFUSALS = new Set([
+const CHANNEL_REFUSALS: ReadonlySet<string> = new Set([
   'not_in_channel',
   'channel_not_found',
   'channel_type_not_supported',
@@ -39,7 +40,7 @@ const CHANNEL_REFUSALS = new Set([
   'messages_tab_disabled',
 ]);
 /** A stream Slack has closed (expired after ~5 minutes, or stopped). */
-const CLOSED_STREAM = new Set([
+const CLOSED_STREAM: ReadonlySet<string> = new Set([
   'message_not_in_streaming_state',
   'streaming_state_conflict',
   'message_not_found',
@@ -71,14 +72,15 @@ export class SlackStreaming {
 
   /**
    * @param store the bot's store: when shared (Redis), the startStream budget is counted there.
-   * @param now the clock, in ms.
+   * @param clock the clock refusals and the local startStream window are kept on, in ms: the
+   *   write scheduler's (one clock for every budget).
    * @param startClient the client for `chat.startStream`: one that throws on a 429
    *   (`rejectRateLimitedCalls`) instead of waiting out Slack's Retry-After (up to a minute),
    *   so that the answer is posted and updated at once.
    */
   constructor(
     private readonly store?: StateStore,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Pick<Clock, 'now'> = systemClock,
     readonly startClient?: WebClient,
   ) {}
 
@@ -89,7 +91,7 @@ export class SlackStreaming {
 
   /** Remembers a refusal of `assistant.threads.setStatus` in `team` (any Slack error: it is only a nicety). */
   refuseStatus(team: string, error: unknown): void {
-    if (slackErrorCode(error)) this.refused.set(`status:${team}`, this.now() + REFUSAL_TTL_MS);
+    if (slackErrorCode(error)) this.refused.set(`status:${team}`, this.clock.now() + REFUSAL_TTL_MS);
   }
 
   /**
@@ -115,7 +117,7 @@ export class SlackStreaming {
       clearTimeout(timer);
       return counted !== undefined && counted <= STARTS_PER_WINDOW;
     }
-    const now = this.now();
+    const now = this.clock.now();
     const starts = (this.starts.get(team) ?? []).filter((at) => at > now - START_WINDOW_MS);
     const ok = starts.length < STARTS_PER_WINDOW;
     if (ok) starts.push(now);
@@ -139,11 +141,14 @@ export class SlackStreaming {
     // until Slack's Retry-After has passed.
     if (code === 'ratelimited' || code === 'rate_limited') {
       const retryAfterSec = (error as { retryAfter?: unknown }).retryAfter;
-      this.refused.set(team, this.now() + (typeof retryAfterSec === 'number' ? retryAfterSec * 1000 : START_WINDOW_MS));
+      this.refused.set(
+        team,
+        this.clock.now() + (typeof retryAfterSec === 'number' ? retryAfterSec * 1000 : START_WINDOW_MS),
+      );
       return true;
     }
-    if (WORKSPACE_REFUSALS.has(code)) this.refused.set(team, this.now() + REFUSAL_TTL_MS);
-    else if (CHANNEL_REFUSALS.has(code)) this.refused.set(`${team}:${channel}`, this.now() + REFUSAL_TTL_MS);
+    if (WORKSPACE_REFUSALS.has(code)) this.refused.set(team, this.clock.now() + REFUSAL_TTL_MS);
+    else if (CHANNEL_REFUSALS.has(code)) this.refused.set(`${team}:${channel}`, this.clock.now() + REFUSAL_TTL_MS);
     else return false;
     return true;
   }
@@ -151,7 +156,7 @@ export class SlackStreaming {
   private isRefused(key: string): boolean {
     const until = this.refused.get(key);
     if (until === undefined) return false;
-    if (until > this.now()) return true;
+    if (until > this.clock.now()) return true;
     this.refused.delete(key);
     return false;
   }

@@ -21,11 +21,14 @@
  * 429 are fed to the scheduler.
  */
 import { hash } from 'node:crypto';
-import type { Budget, WriteScheduler } from '../../core/delivery/scheduler.ts';
+import type { Budget } from '../../core/delivery/bucket.ts';
+import type { Clock } from '../../core/delivery/clock.ts';
+import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
 import type { BotEvents } from '../../core/events.ts';
+import type { BucketId } from '../../core/keys.ts';
 import type { Logger } from '../../log.ts';
 
-/** The documented budgets, by bucket prefix. */
+/** The documented budgets, by bucket kind. */
 export const DISCORD_BUDGETS = {
   webhook: { limit: 5, windowMs: 2_000 },
   channel: { limit: 5, windowMs: 5_000 },
@@ -36,8 +39,11 @@ export const DISCORD_BUDGETS = {
   global: { limit: 50, windowMs: 1_000 },
 };
 
-/** The scheduler bucket of the bot token's global limit. */
-export const GLOBAL_BUCKET = 'discord:global';
+/** A Discord bucket counted in one scope: a channel's id, or a webhook token's hash. */
+export type ScopedBucket = BucketId & { platform: 'discord'; scope: string };
+
+/** The scheduler bucket of the bot token's global limit (`discord:global`). */
+export const GLOBAL_BUCKET: BucketId = { platform: 'discord', kind: 'global' };
 
 /** A limit no channel reaches: the all-writes bucket bounds only concurrency, or nothing. */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
@@ -54,61 +60,79 @@ const LEARNED_FOR_MS = 10 * 60_000;
 /** What the bot knows of a channel's writes: one budget for all (`shared`), its own per token and for the bot token (`separate`), or nothing yet. */
 export type ChannelSharing = 'shared' | 'separate' | 'unknown';
 
-/** Buckets of the tokens seen lately: every write of a streamed answer, and every response, asks. */
-const TOKEN_BUCKETS = new Map<string, string>();
+/**
+ * The buckets of the webhook tokens seen lately, by token (every write of a streamed answer, and
+ * every response, asks: the hash is made once a token). One per learner, not per process.
+ */
+class WebhookBuckets {
+  private readonly byToken = new Map<string, ScopedBucket>();
 
-/** The scheduler bucket of an interaction's webhook token (the token itself never appears). */
-export function webhookBucket(token: string): string {
-  let bucket = TOKEN_BUCKETS.get(token);
-  if (bucket === undefined) {
-    // Tokens live 15 minutes: a full table is simply started afresh.
-    if (TOKEN_BUCKETS.size >= 10_000) TOKEN_BUCKETS.clear();
-    bucket = `discord:webhook:${hash('sha256', token).slice(0, 16)}`;
-    TOKEN_BUCKETS.set(token, bucket);
+  /** The scheduler bucket of an interaction's webhook token, `discord:webhook:<token hash>` (the token itself never appears). */
+  of(token: string): ScopedBucket {
+    let bucket = this.byToken.get(token);
+    if (bucket === undefined) {
+      // Tokens live 15 minutes: a full table is simply started afresh.
+      if (this.byToken.size >= 10_000) this.byToken.clear();
+      bucket = { platform: 'discord', kind: 'webhook', scope: hash('sha256', token).slice(0, 16) };
+      this.byToken.set(token, bucket);
+    }
+    return bucket;
   }
-  return bucket;
 }
 
-/** The scheduler bucket of a channel's bot-token writes. */
-export function channelBucket(channelId: string): string {
-  return `discord:channel:${channelId}`;
+/** The scheduler bucket of a channel's bot-token writes (`discord:channel:<id>`). */
+export function channelBucket(channelId: string): ScopedBucket {
+  return { platform: 'discord', kind: 'channel', scope: channelId };
 }
 
-/** The scheduler bucket every write of a channel spends (bot token and interaction tokens alike). */
-export function writesBucket(channelId: string): string {
-  return `discord:writes:${channelId}`;
+/** The scheduler bucket every write of a channel spends, bot token and interaction tokens alike (`discord:writes:<id>`). */
+export function writesBucket(channelId: string): ScopedBucket {
+  return { platform: 'discord', kind: 'writes', scope: channelId };
 }
 
-/** What the adapter learns about Discord's limits, and feeds to the scheduler. */
-export class DiscordLimits {
-  /** Channels whose sharing was learned, and until when (ms since epoch). */
+/** What the adapter learns about Discord's rate limits, and feeds to the scheduler (one per adapter). */
+export class DiscordRateLimits {
+  /** Channels whose sharing was learned, and until when (clock ms). */
   private readonly learned = new Map<string, { sharing: 'shared' | 'separate'; until: number }>();
-  /** The channel of each interaction webhook bucket (to learn sharing from its answers). */
+  /** The channel of each interaction webhook bucket, by its scope (to learn sharing from its answers). */
   private readonly webhookChannels = new Map<string, string>();
-  /** Times (ms since epoch) of the writes Discord accepted lately, by channel (to learn `separate`). */
+  /** Times (clock ms) of the writes Discord accepted lately, by channel (to learn `separate`). */
   private readonly accepted = new Map<string, number[]>();
   private acceptedSincePrune = 0;
+  /** The buckets of the interaction tokens seen lately. */
+  private readonly webhooks = new WebhookBuckets();
+  /** The scheduler's clock: what is learned expires on the same time the budgets are kept on. */
+  private readonly clock: Clock;
 
+  /**
+   * Declares Discord's budgets to the scheduler (webhook, channel, writes and global buckets).
+   * @param scheduler the bot's write scheduler; its clock is this learner's too.
+   * @param events where each 429 is reported (`platform.rate_limited`).
+   */
   constructor(
     private readonly scheduler: WriteScheduler,
     private readonly events: BotEvents,
     private readonly log: Logger,
   ) {
-    scheduler.define('discord:webhook:', DISCORD_BUDGETS.webhook);
-    scheduler.define('discord:channel:', DISCORD_BUDGETS.channel);
-    scheduler.define('discord:writes:', PROBING);
+    this.clock = scheduler.clock;
+    const channels = { platform: 'discord', kind: 'channel' } as const;
+    scheduler.define({ platform: 'discord', kind: 'webhook' }, DISCORD_BUDGETS.webhook);
+    scheduler.define(channels, DISCORD_BUDGETS.channel);
+    scheduler.define({ platform: 'discord', kind: 'writes' }, PROBING);
     // Bot-token writes of a channel spend its all-writes bucket too, and the global bot-token budget.
-    scheduler.alsoSpend('discord:channel:', (bucket) => this.writesBucketOf(bucket.slice('discord:channel:'.length)));
+    scheduler.alsoSpend(channels, (bucket) =>
+      bucket.scope === undefined ? undefined : this.writesBucketOf(bucket.scope),
+    );
     scheduler.setBudget(GLOBAL_BUCKET, DISCORD_BUDGETS.global);
-    scheduler.alsoSpend('discord:channel:', () => GLOBAL_BUCKET);
+    scheduler.alsoSpend(channels, () => GLOBAL_BUCKET);
   }
 
   /** The buckets of an interaction's write in `channelId`; registers the pair (forgotten after 20 minutes). */
-  interactionBuckets(token: string, channelId: string): string[] {
-    const bucket = webhookBucket(token);
-    if (!this.webhookChannels.has(bucket)) {
-      this.webhookChannels.set(bucket, channelId);
-      setTimeout(() => this.webhookChannels.delete(bucket), 20 * 60_000).unref();
+  interactionBuckets(token: string, channelId: string): BucketId[] {
+    const bucket = this.webhooks.of(token);
+    if (!this.webhookChannels.has(bucket.scope)) {
+      this.webhookChannels.set(bucket.scope, channelId);
+      setTimeout(() => this.webhookChannels.delete(bucket.scope), 20 * 60_000).unref();
     }
     return [bucket, this.writesBucketOf(channelId)];
   }
@@ -117,7 +141,7 @@ export class DiscordLimits {
   sharing(channelId: string): ChannelSharing {
     const known = this.learned.get(channelId);
     if (!known) return 'unknown';
-    if (known.until > Date.now()) return known.sharing;
+    if (known.until > this.clock.now()) return known.sharing;
     this.learned.delete(channelId);
     this.scheduler.setBudget(writesBucket(channelId), undefined);
     return 'unknown';
@@ -130,14 +154,14 @@ export class DiscordLimits {
 
   /**
    * Reads one REST response (discord.js's `response` event): its rate-limit headers, an
-   * accepted write, and a 429.
+   * accepted write, and a 429. Never throws.
    * @param path the request's path, e.g. `/webhooks/<app>/<token>/messages/@original`.
    */
   response(method: string, path: string, status: number, headers: Headers): void {
-    const bucket = bucketOfPath(path);
+    const bucket = bucketOfPath(path, this.webhooks);
     if (!bucket) return;
-    const isWebhook = bucket.startsWith('discord:webhook:');
-    const channelId = isWebhook ? this.webhookChannels.get(bucket) : bucket.slice('discord:channel:'.length);
+    const isWebhook = bucket.kind === 'webhook';
+    const channelId = isWebhook ? this.webhookChannels.get(bucket.scope) : bucket.scope;
     const remaining = Number(headers.get('x-ratelimit-remaining'));
     const resetAfter = Number(headers.get('x-ratelimit-reset-after'));
     const limit = Number(headers.get('x-ratelimit-limit'));
@@ -175,13 +199,13 @@ export class DiscordLimits {
   }
 
   /** The channel's all-writes bucket, its budget brought up to date. */
-  private writesBucketOf(channelId: string): string {
+  private writesBucketOf(channelId: string): BucketId {
     this.sharing(channelId);
     return writesBucket(channelId);
   }
 
   private learn(channelId: string, sharing: 'shared' | 'separate'): void {
-    this.learned.set(channelId, { sharing, until: Date.now() + LEARNED_FOR_MS });
+    this.learned.set(channelId, { sharing, until: this.clock.now() + LEARNED_FOR_MS });
     this.scheduler.setBudget(writesBucket(channelId), sharing === 'shared' ? DISCORD_BUDGETS.channel : SEPARATE);
     this.log.info(
       { channel: channelId, sharing },
@@ -193,7 +217,7 @@ export class DiscordLimits {
 
   /** Counts an accepted write; more than twice the channel's budget within its window proves it is not shared. */
   private accept(channelId: string): void {
-    const now = Date.now();
+    const now = this.clock.now();
     const { limit, windowMs } = DISCORD_BUDGETS.channel;
     const times = (this.accepted.get(channelId) ?? []).filter((t) => t > now - windowMs);
     times.push(now);
@@ -207,10 +231,10 @@ export class DiscordLimits {
   }
 }
 
-/** The scheduler bucket a REST path writes to, or undefined for paths streamed answers do not use. */
-function bucketOfPath(path: string): string | undefined {
+/** The scheduler bucket a REST path writes to (a webhook's from `webhooks`), or undefined for paths streamed answers do not use. */
+function bucketOfPath(path: string, webhooks: WebhookBuckets): ScopedBucket | undefined {
   const webhook = /^\/webhooks\/\d+\/([^/?]+)/.exec(path);
-  if (webhook) return webhookBucket(decodeURIComponent(webhook[1]!));
+  if (webhook) return webhooks.of(decodeURIComponent(webhook[1]!));
   const channel = /^\/channels\/(\d+)\/messages/.exec(path);
   return channel ? channelBucket(channel[1]!) : undefined;
 }

@@ -1,5 +1,5 @@
 /**
- * DiscordLimits with the write scheduler, under a fake clock: what the bot learns of a
+ * DiscordRateLimits with the write scheduler, under a fake clock: what the bot learns of a
  * channel's writes from Discord's answers. Until it knows, a channel's writes go one at a time
  * (a hidden shared budget then costs one 429); a 429 it did not expect makes the channel
  * `shared` (every write within 5 per 5 s, held until the reset, not halved); more than twice
@@ -11,7 +11,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type WriteRequest, WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import { BotEvents, type RateLimitReport } from '../../src/core/events.ts';
-import { channelBucket, DiscordLimits } from '../../src/platforms/discord/limits.ts';
+import { channelBucket, DiscordRateLimits } from '../../src/platforms/discord/rate-limits.ts';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
@@ -23,11 +23,11 @@ afterEach(() => {
 const APP = '1100000000000000001';
 const CHANNEL = '1200000000000000001';
 
-/** A scheduler with DiscordLimits, and a way to submit writes that take `ms` and record when they ran. */
+/** A scheduler with DiscordRateLimits, and a way to submit writes that take `ms` and record when they ran. */
 function setup() {
   const scheduler = new WriteScheduler();
   const events = new BotEvents();
-  const limits = new DiscordLimits(scheduler, events, pino({ level: 'silent' }));
+  const limits = new DiscordRateLimits(scheduler, events, pino({ level: 'silent' }));
   const reports: RateLimitReport[] = [];
   events.on('platform.rate_limited', (r) => reports.push(r));
   const ran: Array<{ key: string; at: number }> = [];
@@ -65,7 +65,7 @@ function headers(values: Record<string, string>): Headers {
 
 const webhookPath = (token: string) => `/webhooks/${APP}/${token}/messages/@original`;
 
-describe('DiscordLimits', () => {
+describe('DiscordRateLimits', () => {
   it("sends a channel's writes one at a time while it does not know whether they share one budget", async () => {
     const { scheduler, limits, interactionWrite, mostInFlight, ran } = setup();
     expect(limits.sharing(CHANNEL)).toBe('unknown');
@@ -180,6 +180,18 @@ describe('DiscordLimits', () => {
     await vi.advanceTimersByTimeAsync(10 * 60_000 - 1_000);
     expect(limits.sharing(CHANNEL)).toBe('shared');
     await vi.advanceTimersByTimeAsync(2_000);
+    expect(limits.sharing(CHANNEL)).toBe('unknown');
+  });
+
+  it("keeps what it learned on the scheduler's clock (one clock for budgets and learning)", () => {
+    let now = 0;
+    const scheduler = new WriteScheduler({ clock: { now: () => now, sleep: () => new Promise(() => undefined) } });
+    const limits = new DiscordRateLimits(scheduler, new BotEvents(), pino({ level: 'silent' }));
+    limits.response('POST', `/channels/${CHANNEL}/messages`, 429, headers({ 'retry-after': '1' }));
+    expect(limits.sharing(CHANNEL)).toBe('shared');
+    now = 10 * 60_000 - 1;
+    expect(limits.sharing(CHANNEL)).toBe('shared');
+    now = 10 * 60_000 + 1;
     expect(limits.sharing(CHANNEL)).toBe('unknown');
   });
 
