@@ -6,6 +6,7 @@
 
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import { StopButtons } from '../../src/core/delivery/stops.ts';
 import { StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
 import type {
@@ -55,7 +56,7 @@ const waitFor = async (check: () => boolean, timeoutMs = 1_000) => {
 describe('StreamingReply controls and status', () => {
   it('carries the controls on the message being streamed, moves them to a continuation, and drops them in the final write', async () => {
     const channel = new ButtonChannel();
-    const reply = new StreamingReply(channel, { controls: [stopButton] });
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler(), controls: [stopButton] });
     reply.append('first words ');
     await waitFor(() => channel.messages.length === 1);
     expect(channel.messages[0]!.buttons).toEqual(['Stop']);
@@ -69,7 +70,7 @@ describe('StreamingReply controls and status', () => {
 
   it('shows a status line in the first message before any text, then replaces it with the answer', async () => {
     const channel = new ButtonChannel();
-    const reply = new StreamingReply(channel, { controls: [stopButton] });
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler(), controls: [stopButton] });
     reply.status('⏳ Queued: 2 ahead of you.');
     await waitFor(() => channel.messages.length === 1);
     expect(channel.messages[0]).toEqual({ content: '⏳ Queued: 2 ahead of you.', buttons: ['Stop'] });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import { type Clock, StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 
@@ -67,7 +68,7 @@ describe('StreamingReply', () => {
   it('sends the first text at once, then paces edits at the interval with one call in flight', async () => {
     const clock = new VirtualClock();
     const channel = new RecordingChannel(clock, 2000, 1000, 200);
-    const reply = new StreamingReply(channel, { clock });
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }) });
     reply.append('Hel');
     await settle();
     expect(channel.inFlight).toBe(1); // the first send started without waiting
@@ -89,7 +90,7 @@ describe('StreamingReply', () => {
   it('continues past the limit in a follow-up message and finishes every page', async () => {
     const clock = new VirtualClock();
     const channel = new RecordingChannel(clock, 100, 1000);
-    const reply = new StreamingReply(channel, { clock });
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }) });
     const words = Array.from({ length: 60 }, (_, i) => `word${i} `);
     for (const w of words) {
       reply.append(w);
@@ -107,7 +108,7 @@ describe('StreamingReply', () => {
   it('skips a failed intermediate edit but retries the final one until it lands', async () => {
     const clock = new VirtualClock();
     const channel = new RecordingChannel(clock, 2000, 1000);
-    const reply = new StreamingReply(channel, { clock });
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }) });
     reply.append('one');
     await settle();
     channel.failNext = 1;
@@ -123,7 +124,7 @@ describe('StreamingReply', () => {
   it('an edit in flight when finish() begins counts as final: its failure is retried, not fatal', async () => {
     const clock = new VirtualClock();
     const channel = new RecordingChannel(clock, 2000, 1000, 200);
-    const reply = new StreamingReply(channel, { clock });
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }) });
     reply.append('one');
     await clock.advance(200); // the first send lands
     reply.append(' two');
@@ -139,7 +140,7 @@ describe('StreamingReply', () => {
   it('gives up on a final write after the allowed attempts and reports the error', async () => {
     const clock = new VirtualClock();
     const channel = new RecordingChannel(clock, 2000, 10);
-    const reply = new StreamingReply(channel, { clock, finalAttempts: 2 });
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }), finalAttempts: 2 });
     reply.append('text');
     await settle();
     channel.failNext = 5;
@@ -153,7 +154,7 @@ describe('StreamingReply', () => {
   it('shows a notice instead of an empty message when the model said nothing', async () => {
     const clock = new VirtualClock();
     const channel = new RecordingChannel(clock);
-    const reply = new StreamingReply(channel, { clock });
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }) });
     await reply.finish();
     expect(channel.contents).toEqual(['*(the model returned an empty answer)*']);
   });

@@ -145,7 +145,7 @@ export interface AnswerSession {
  */
 export function beginAnswer(
   ctx: CommandContext,
-  deps: { scheduler: WriteScheduler; stops: StopButtons; clock?: Clock | undefined },
+  deps: { scheduler: WriteScheduler; stops: StopButtons },
 ): AnswerSession {
   const stopper = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stopper.signal]);
@@ -156,7 +156,6 @@ export function beginAnswer(
     log: ctx.log,
     scheduler: deps.scheduler,
     controls: [stop.button],
-    ...(deps.clock ? { clock: deps.clock } : {}),
   });
   return {
     reply,

@@ -19,20 +19,18 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
-import { type Clock, systemClock } from './clock.ts';
-import { WriteScheduler } from './scheduler.ts';
+import type { WriteScheduler } from './scheduler.ts';
 import { PageSplitter, splitMessage } from './split.ts';
 
 export { type Clock, systemClock } from './clock.ts';
 
 /** Options of {@link StreamingReply}. */
 export interface StreamingReplyOptions {
-  clock?: Clock;
+  /** The bot's scheduler: budgets shared with every other answer; its clock times the final write's retries. */
+  scheduler: WriteScheduler;
   log?: Logger;
   /** Attempts of each final write before giving up; default 3. */
   finalAttempts?: number;
-  /** The bot's scheduler (budgets shared with every other answer); a private one when absent. */
-  scheduler?: WriteScheduler;
   /** Buttons shown on the message being streamed until the final write (e.g. Stop). */
   controls?: Button[];
 }
@@ -68,7 +66,6 @@ export class StreamingReply {
   private failure: unknown;
   /** The message whose final write failed. */
   private failedIndex = 0;
-  private readonly clock: Clock;
   private readonly scheduler: WriteScheduler;
   /** The scheduler key of this answer's writes (one at a time, in order). */
   private readonly id = randomUUID();
@@ -78,11 +75,9 @@ export class StreamingReply {
 
   constructor(
     private readonly channel: ReplyChannel,
-    private readonly options: StreamingReplyOptions = {},
+    private readonly options: StreamingReplyOptions,
   ) {
-    this.clock = options.clock ?? systemClock;
-    this.scheduler =
-      options.scheduler ?? new WriteScheduler({ clock: this.clock, ...(options.log ? { log: options.log } : {}) });
+    this.scheduler = options.scheduler;
   }
 
   /** The text received so far. */
@@ -156,7 +151,7 @@ export class StreamingReply {
           this.failedIndex = index;
           break;
         }
-        await this.clock.sleep(Math.min(4_000, 500 * 2 ** (attempt - 1)));
+        await this.scheduler.clock.sleep(Math.min(4_000, 500 * 2 ** (attempt - 1)));
       }
     }
     // Messages whose writing must be ended (Slack native streams) are, whatever their last write was.

@@ -7,7 +7,6 @@
 import type { Core } from '../core.ts';
 import type { AnswerSession } from '../delivery/answer-stream.ts';
 import { beginAnswer, streamAnswer, textOf } from '../delivery/answer-stream.ts';
-import type { Clock } from '../delivery/streaming-reply.ts';
 import { ShownError } from '../errors.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
@@ -100,7 +99,7 @@ async function deferred(deferral: Deferral, stream: Stream<unknown>): Promise<vo
  * @throws as {@link streamAnswer}; ImagesNotSupportedError when the service refuses the
  *   images for the model (the sentence names DEFAULT_VISION_MODEL).
  */
-export async function chat(ctx: CommandContext, core: Core, request: ChatRequest, clock?: Clock): Promise<void> {
+export async function chat(ctx: CommandContext, core: Core, request: ChatRequest): Promise<void> {
   await admit(ctx, core, 'chat');
   const images = request.images ?? [];
   const reservation = await reserveTokens(ctx, core, request.prompt, {
@@ -108,7 +107,7 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
     maxTokens: request.sampling?.max_tokens,
   });
   try {
-    await chatReserved(ctx, core, request, reservation, clock);
+    await chatReserved(ctx, core, request, reservation);
   } finally {
     // What was reserved and never counted (no answer came) is given back.
     await reservation.settle(0);
@@ -121,7 +120,6 @@ async function chatReserved(
   core: Core,
   request: ChatRequest,
   reservation: TokenReservation,
-  clock?: Clock,
 ): Promise<void> {
   const deferral = startDeferral(ctx);
   const images = request.images ?? [];
@@ -159,7 +157,7 @@ async function chatReserved(
   const sent = [...system, ...kept, question];
   // Where a token quota holds, the history sent joins the reservation (a store write nothing waits for; settling corrects it).
   if (reservation.reserved > 0) void reservation.extend(estimateMessageTokens([...system, ...kept]));
-  const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
+  const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
   try {
     await answerChat(ctx, core, request, { model, sent, images, notes, session, deferral, reservation });
   } finally {
@@ -279,7 +277,6 @@ export async function complete(
   ctx: CommandContext,
   core: Core,
   request: { prompt: string; model?: string } & Partial<Pick<CompletionRequest, 'temperature' | 'max_tokens'>>,
-  clock?: Clock,
 ): Promise<void> {
   await admit(ctx, core, 'chat');
   const reservation = await reserveTokens(ctx, core, request.prompt, { maxTokens: request.max_tokens });
@@ -287,7 +284,7 @@ export async function complete(
     const deferral = startDeferral(ctx);
     const model = request.model ?? (await core.models.chatModel(ctx.signal, ctx.channelKey));
     const { prompt, temperature, max_tokens } = request;
-    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, clock });
+    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
     try {
       await answerCompletion(ctx, core, { prompt, model, temperature, max_tokens }, { session, deferral, reservation });
     } finally {

@@ -6,7 +6,6 @@
  */
 
 import type { Core } from '../core.ts';
-import type { Clock } from '../delivery/streaming-reply.ts';
 import { InputError } from '../errors.ts';
 import { collectImages, skippedLine } from '../media/attachments.ts';
 import type { Attachment, CommandContext } from '../platform.ts';
@@ -35,12 +34,7 @@ export const DEFAULT_IMAGES_PROMPT = 'Describe these images.';
  * @throws InputError when there is neither text nor a usable image (the sentence says why);
  *   otherwise as {@link chat}.
  */
-export async function answerMention(
-  ctx: CommandContext,
-  core: Core,
-  request: MentionRequest,
-  clock?: Clock,
-): Promise<void> {
+export async function answerMention(ctx: CommandContext, core: Core, request: MentionRequest): Promise<void> {
   await ctx.reply.defer();
   const { images, skipped, notices } = await collectImages(request.attachments, core.inputImages, {
     images: core.images,
@@ -58,5 +52,5 @@ export async function answerMention(
       notes.length ? notes.join('\n') : 'Ask me something after the mention, or attach an image for me to look at.',
     );
   }
-  await chat(ctx, core, { prompt, images, notes }, clock);
+  await chat(ctx, core, { prompt, images, notes });
 }
