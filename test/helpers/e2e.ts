@@ -1,7 +1,7 @@
 /**
  * The setup every end-to-end file shares: `useE2E(options, ready)` registers a vitest
  * `beforeAll` that starts the fakes (FakeService, FakeDiscord, FakeSlack), Redis and the bot
- * the options ask for, and an `afterAll` that stops them, latest first. Called at the top of a
+ * the options ask for, and an `afterAll` that stops them, the bot first. Called at the top of a
  * file it serves the file; called inside a `describe`, that block.
  *
  * The started parts reach the file through `ready`, which assigns the file's own variables
