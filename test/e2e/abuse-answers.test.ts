@@ -7,11 +7,12 @@
  * the bot's event-loop delay p99 over the answer (its /metrics) stays under 50 ms, the user is
  * told the answer is not valid JSON, and a /chat in another channel meanwhile answers.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeDiscord } from '../fakes/discord.ts';
-import { FakeService } from '../fakes/service.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeDiscord } from '../fakes/discord.ts';
+import type { FakeService } from '../fakes/service.ts';
 import { fenceThenWhitespace } from '../helpers/abuse.ts';
 import { type BotProcess, spawnBot } from '../helpers/bot-process.ts';
+import { useE2E } from '../helpers/e2e.ts';
 import { discordEnv } from './harness.ts';
 
 const ANSWER_CHARS = 1_000_000;
@@ -21,22 +22,18 @@ let service: FakeService;
 let discord: FakeDiscord;
 let bot: BotProcess | undefined;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  discord = await FakeDiscord.start({
-    guild: { channels: ['json-1', 'json-2', 'other-1', 'other-2'] },
-    rateLimitMode: 'documented',
-  });
-});
+useE2E(
+  { discord: { guild: { channels: ['json-1', 'json-2', 'other-1', 'other-2'] }, rateLimitMode: 'documented' } },
+  (e2e) => {
+    ({ service, discord } = e2e);
+  },
+);
+// Each test starts its bot (start()) with its own variables.
 afterEach(async () => {
   // A shutdown with hundreds of pages still to post takes the grace time (1 s here) and 10 s more, at most.
   await bot?.stop();
   bot = undefined;
 }, 60_000);
-afterAll(async () => {
-  await discord?.close();
-  await service?.close();
-});
 
 const channelId = (name: string) => discord.channelList.find((c) => c.name === name)!.id;
 

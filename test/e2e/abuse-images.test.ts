@@ -9,9 +9,8 @@
  * the attack, the attacking mention must end with a sentence within IMAGE_PREP_TIMEOUT_MS + 1 s,
  * and the bot's event-loop delay p99 (its /metrics) must stay under 50 ms.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeDiscord } from '../fakes/discord.ts';
-import { FakeService } from '../fakes/service.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeDiscord } from '../fakes/discord.ts';
 import {
   chatBurst,
   craftedAttachments,
@@ -20,36 +19,33 @@ import {
   finishedReplyTo,
   heavyInterlacedPng,
 } from '../helpers/abuse.ts';
-import { type BotProcess, spawnBot } from '../helpers/bot-process.ts';
-import { discordEnv } from './harness.ts';
+import type { BotProcess } from '../helpers/bot-process.ts';
+import { useE2E } from '../helpers/e2e.ts';
 
 const IMAGE_PREP_TIMEOUT_MS = 5_000;
 const CHATS = 20;
 
-let service: FakeService;
 let discord: FakeDiscord;
 let bot: BotProcess;
 let heavyPng: Buffer;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  discord = await FakeDiscord.start({
-    guild: { channels: [...Array.from({ length: CHATS * 2 }, (_, i) => `chat-${i}`), 'attack'] },
-    rateLimitMode: 'documented',
-  });
-  bot = await spawnBot({
-    ...discordEnv(service, discord),
-    DEFAULT_VISION_MODEL: 'fake-vision',
-    IMAGE_PREP_TIMEOUT_MS: String(IMAGE_PREP_TIMEOUT_MS),
-  });
-  heavyPng = await heavyInterlacedPng();
-}, 120_000);
-
-afterAll(async () => {
-  await bot?.stop();
-  await discord?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    discord: {
+      guild: { channels: [...Array.from({ length: CHATS * 2 }, (_, i) => `chat-${i}`), 'attack'] },
+      rateLimitMode: 'documented',
+    },
+    bot: {
+      process: true,
+      env: { DEFAULT_VISION_MODEL: 'fake-vision', IMAGE_PREP_TIMEOUT_MS: String(IMAGE_PREP_TIMEOUT_MS) },
+    },
+    timeoutMs: 120_000,
+  },
+  async (e2e) => {
+    ({ discord, botProcess: bot } = e2e);
+    heavyPng = await heavyInterlacedPng();
+  },
+);
 
 /** The channel ids named `chat-<n>` from `from` on. */
 const chatChannels = (from: number) =>

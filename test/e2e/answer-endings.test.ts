@@ -9,29 +9,19 @@
  */
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
-import { FakeService, type StreamScript } from '../fakes/service.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeDiscord, FakeInteraction } from '../fakes/discord.ts';
+import type { FakeService, StreamScript } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
-import { discordEnv, slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
 let testBot: TestBot;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  discord = await FakeDiscord.start();
-  testBot = await startTestBot({
-    ...discordEnv(service, discord),
-    STREAM_IDLE_TIMEOUT_MS: '1500',
-  });
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await discord?.close();
-  await service?.close();
+useE2E({ discord: {}, bot: { env: { STREAM_IDLE_TIMEOUT_MS: '1500' } } }, (e2e) => {
+  ({ service, discord, bot: testBot } = e2e);
 });
 
 /** Runs /chat in a channel of its own with a scripted stream; resolves when the bot is done. */

@@ -7,18 +7,16 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { commands } from '../../commands/index.ts';
-import { FakeDiscord } from '../fakes/discord.ts';
+import type { FakeDiscord } from '../fakes/discord.ts';
+import { useE2E } from '../helpers/e2e.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 let discord: FakeDiscord;
 
-beforeAll(async () => {
-  discord = await FakeDiscord.start();
-});
-afterAll(async () => {
-  await discord?.close();
+useE2E({ service: false, discord: {} }, (e2e) => {
+  discord = e2e.discord;
 });
 
 /** Runs the deploy script from an empty folder (so no developer .env is read). */

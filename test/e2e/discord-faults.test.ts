@@ -8,12 +8,13 @@
  */
 
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MALFORMED_INTERACTION_TEXT } from '../../src/platforms/discord/guard.ts';
 import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
-import { FakeDiscord, type FakeInteraction } from '../fakes/discord.ts';
-import { FakeService } from '../fakes/service.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
+import type { FakeDiscord, FakeInteraction } from '../fakes/discord.ts';
+import type { FakeService } from '../fakes/service.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 
 /** The upload limit the fake's interactions announce (`attachment_size_limit`), in bytes. */
 const LIMIT = 600 * 1024;
@@ -22,18 +23,8 @@ let service: FakeService;
 let discord: FakeDiscord;
 let testBot: TestBot;
 
-beforeAll(async () => {
-  service = await FakeService.start({ noisyImages: true });
-  discord = await FakeDiscord.start({ maxFileBytes: LIMIT, tokenTtlMs: 4_000 });
-  testBot = await startTestBot({
-    ...discordEnv(service, discord),
-  });
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await discord?.close();
-  await service?.close();
+useE2E({ service: { noisyImages: true }, discord: { maxFileBytes: LIMIT, tokenTtlMs: 4_000 }, bot: {} }, (e2e) => {
+  ({ service, discord, bot: testBot } = e2e);
 });
 
 /** Dispatches a command in a channel of its own and waits until the bot is done with it. */

@@ -19,10 +19,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Events } from 'discord.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeDiscord, type FakeInteraction, shardOfGuild } from '../fakes/discord.ts';
-import { FakeService } from '../fakes/service.ts';
+import type { FakeService } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
 import { discordEnv, slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -32,12 +33,8 @@ const ERROR = 50;
 
 let service: FakeService;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-});
-
-afterAll(async () => {
-  await service?.close();
+useE2E({}, (e2e) => {
+  service = e2e.service;
 });
 
 interface Health {
@@ -86,15 +83,9 @@ describe('Discord gateway outage: /healthz', () => {
   let testBot: TestBot;
   let port: number;
 
-  beforeAll(async () => {
-    discord = await FakeDiscord.start();
-    testBot = await startTestBot({ ...discordEnv(service, discord), HTTP_PORT: '0' });
+  useE2E({ service: () => service, discord: {}, bot: { env: { HTTP_PORT: '0' } } }, (e2e) => {
+    ({ discord, bot: testBot } = e2e);
     port = testBot.bot.ops!.port;
-  });
-
-  afterAll(async () => {
-    await testBot?.stop();
-    await discord?.close();
   });
 
   it('is 200 while connected, 503 naming discord while the gateway is down and reconnects are refused, 200 once the same session has resumed; a /chat is answered after', async () => {
@@ -297,15 +288,9 @@ describe('DISCORD_SHARDS=2 in one process', () => {
   let discord: FakeDiscord;
   let testBot: TestBot;
 
-  beforeAll(async () => {
-    discord = await FakeDiscord.start();
-    // discord.js identifies one shard per 5 s (max_concurrency 1): this takes about 5 s.
-    testBot = await startTestBot({ ...discordEnv(service, discord), DISCORD_SHARDS: '2', HTTP_PORT: '0' });
-  });
-
-  afterAll(async () => {
-    await testBot?.stop();
-    await discord?.close();
+  // discord.js identifies one shard per 5 s (max_concurrency 1): this takes about 5 s.
+  useE2E({ service: () => service, discord: {}, bot: { env: { DISCORD_SHARDS: '2', HTTP_PORT: '0' } } }, (e2e) => {
+    ({ discord, bot: testBot } = e2e);
   });
 
   it('identifies shards [0, 2] and [1, 2], and a /chat in the guild arrives on the shard that holds it and is answered', async () => {

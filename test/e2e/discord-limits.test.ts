@@ -17,33 +17,20 @@
  * (its queue is first in, first out): each prompt carries a tag, found in the request's last
  * user message.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
-import { type FakeChannel, FakeDiscord, type FakeMessage, type FakeWrite } from '../fakes/discord.ts';
-import { FakeService, type RecordedRequest } from '../fakes/service.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
+import type { FakeChannel, FakeDiscord, FakeMessage, FakeWrite } from '../fakes/discord.ts';
+import type { FakeService, RecordedRequest } from '../fakes/service.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
 let testBot: TestBot;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  discord = await FakeDiscord.start();
-  testBot = await startTestBot({
-    ...discordEnv(service, discord),
-  });
+useE2E({ discord: {}, bot: {}, resetServiceAfterEach: true }, async (e2e) => {
+  ({ service, discord, bot: testBot } = e2e);
   await discord.waitForReady();
-});
-
-afterEach(() => {
-  service.reset();
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await discord?.close();
-  await service?.close();
 });
 
 /** Pieces per answer, their delay (ms) and length (characters): ~600 characters over ~6 s. */

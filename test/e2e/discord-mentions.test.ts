@@ -10,45 +10,40 @@
  */
 
 import sharp from 'sharp';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS, MAX_IMAGE_SIDE } from '../../src/core/media/images.ts';
-import {
-  type FakeChannel,
+import type {
+  FakeChannel,
   FakeDiscord,
-  type FakeDownload,
-  type FakeMessage,
-  type FakeTyping,
-  type FakeWrite,
-  type PostUserMessageOptions,
+  FakeDownload,
+  FakeMessage,
+  FakeTyping,
+  FakeWrite,
+  PostUserMessageOptions,
 } from '../fakes/discord.ts';
-import { type ContentPart, FakeService, type RecordedRequest } from '../fakes/service.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
+import type { ContentPart, FakeService, RecordedRequest } from '../fakes/service.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
 let testBot: TestBot;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  discord = await FakeDiscord.start();
-  testBot = await startTestBot({
-    ...discordEnv(service, discord),
-    // The fake lists fake-vision as its model that takes images; without this the chat model is used.
-    DEFAULT_VISION_MODEL: 'fake-vision',
-  });
-});
-
-// A test that failed before its scripted answers were used must not hand them to the next one.
-afterEach(() => {
-  service.reset();
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await discord?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    discord: {},
+    bot: {
+      // The fake lists fake-vision as its model that takes images; without this the chat model is used.
+      env: { DEFAULT_VISION_MODEL: 'fake-vision' },
+    },
+    // A test that failed before its scripted answers were used must not hand them to the next one.
+    resetServiceAfterEach: true,
+  },
+  (e2e) => {
+    ({ service, discord, bot: testBot } = e2e);
+  },
+);
 
 /** The conversation id the bot uses for a channel, thread or DM of the fake. */
 function conversationOf(channel: FakeChannel): string {

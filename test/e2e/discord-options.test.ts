@@ -9,7 +9,7 @@
  */
 
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import {
@@ -27,7 +27,8 @@ import {
   FakeService,
   type ImageRequestBody,
 } from '../fakes/service.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import { startTestBot, type TestBot } from './harness.ts';
 
 /** 58 more text models: with fake-chat and fake-vision, 60 (and the two image models). */
 const EXTRA_MODELS: FakeModel[] = Array.from({ length: 58 }, (_, i) => ({
@@ -48,23 +49,21 @@ let discord: FakeDiscord;
 let testBot: TestBot;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  service = await FakeService.start({ models: MODELS });
-  discord = await FakeDiscord.start();
-  env = {
-    ...discordEnv(service, discord),
-    HISTORY_TOKEN_BUDGET: String(BUDGET_TOKENS),
-    ALLOW_DISABLE_SAFETY_CHECKER: 'true',
-  };
-  testBot = await startTestBot(env);
-  await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await discord?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    service: { models: MODELS },
+    discord: {},
+    bot: {
+      env: { HISTORY_TOKEN_BUDGET: String(BUDGET_TOKENS), ALLOW_DISABLE_SAFETY_CHECKER: 'true' },
+      // The /settings test restarts the bot into testBot.
+      current: () => testBot,
+    },
+  },
+  async (e2e) => {
+    ({ service, discord, bot: testBot, botEnv: env } = e2e);
+    await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
+  },
+);
 
 const NON_ADMIN = { id: '1290000000000000777', username: 'bob' };
 

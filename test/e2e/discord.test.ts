@@ -7,7 +7,7 @@
  */
 
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { commands } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { toDiscordCommand } from '../../src/platforms/discord/commands.ts';
@@ -15,12 +15,13 @@ import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import {
   type CallbackRecord,
   type DispatchInteractionOptions,
-  FakeDiscord,
+  type FakeDiscord,
   type FakeInteraction,
   MessageFlag,
 } from '../fakes/discord.ts';
-import { FakeService, type RecordedRequest } from '../fakes/service.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
+import type { FakeService, RecordedRequest } from '../fakes/service.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
@@ -31,21 +32,19 @@ const onWarning = (warning: Error) => {
   if (warning.name === 'MaxListenersExceededWarning') listenerWarnings.push(warning);
 };
 
-beforeAll(async () => {
-  process.on('warning', onWarning);
-  service = await FakeService.start();
-  discord = await FakeDiscord.start();
-  testBot = await startTestBot({
-    ...discordEnv(service, discord),
-  });
-});
-
-afterAll(async () => {
-  process.off('warning', onWarning);
-  await testBot?.stop();
-  await discord?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    discord: {},
+    beforeBot: () => {
+      process.on('warning', onWarning);
+      return () => process.off('warning', onWarning);
+    },
+    bot: {},
+  },
+  (e2e) => {
+    ({ service, discord, bot: testBot } = e2e);
+  },
+);
 
 /** Resolves with the next `count` command outcomes in a channel's conversation. */
 function outcomesIn(channelId: string, count = 1): Promise<CommandOutcome[]> {

@@ -8,24 +8,20 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import { SLACK_BOT_SCOPES } from '../../src/platforms/slack/manifest.ts';
-import { FakeDiscord } from '../fakes/discord.ts';
-import { FakeService } from '../fakes/service.ts';
+import type { FakeDiscord } from '../fakes/discord.ts';
+import type { FakeService } from '../fakes/service.ts';
 import { FakeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 let service: FakeService;
 let discord: FakeDiscord;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  discord = await FakeDiscord.start();
-});
-afterAll(async () => {
-  await discord?.close();
-  await service?.close();
+useE2E({ discord: {} }, (e2e) => {
+  ({ service, discord } = e2e);
 });
 
 /** Runs the doctor from an empty folder (so no developer .env is read). */

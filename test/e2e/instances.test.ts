@@ -8,14 +8,15 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STORE_DOWN_NOTE } from '../../src/core/state/health.ts';
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
-import { type StateStore } from '../../src/core/state/store.ts';
-import { type ChatRequestBody, FakeService } from '../fakes/service.ts';
-import { FakeSlack } from '../fakes/slack.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import type { StateStore } from '../../src/core/state/store.ts';
+import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
+import type { FakeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestRedis } from '../helpers/redis.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const CHANNELS = { shared: 'C0SHARED', busy: 'C0BUSY', quota: 'C0QUOTA', outage: 'C0OUTAGE' };
@@ -57,38 +58,8 @@ async function startProcess(
   };
 }
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  service.setChatReply((body) => `Answer to: ${lastQuestion(body)}`);
-  const users = ['U0ADA', 'U0QUOTA', 'U0OUT', ...Array.from({ length: 20 }, (_, i) => `U0USER${i}`)].map((id) => ({
-    id,
-    name: id.slice(2).toLowerCase(),
-  }));
-  slack = await FakeSlack.start({
-    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.toLowerCase() })),
-    users,
-    // Generous limits: this file is about the store, not about pacing.
-    rateLimits: { postMessage: { perSecond: 100, burst: 100 }, chatUpdate: { limit: 1000, windowMs: 60_000 } },
-  });
-  redis = await startRedis();
-  const env = {
-    SERVICE_BASE_URL: `${service.baseUrl}/v1`,
-    SERVICE_API_KEY: service.apiKey,
-    SLACK_BOT_TOKEN: slack.botToken,
-    SLACK_SIGNING_SECRET: slack.signingSecret,
-    SLACK_API_URL: slack.apiUrl,
-    SLACK_PORT: '0',
-    HTTP_PORT: '0',
-    STORE_URL: redis.url,
-    DEFAULT_CHAT_MODEL: 'fake-chat',
-    QUOTA_CHAT_PER_MINUTE: '3',
-    LOG_LEVEL: 'info',
-  };
-  bots.push(...(await Promise.all([startProcess(env), startProcess(env)])));
-  store = openStore(redis.url);
-}, 60_000);
-
-afterAll(async () => {
+/** Stops the bot processes (SIGTERM, each awaited) and closes this file's own connection to the store. */
+async function stopAll(): Promise<void> {
   await Promise.all(
     bots.map(
       ({ child }) =>
@@ -100,10 +71,46 @@ afterAll(async () => {
     ),
   );
   await store?.close();
-  await slack?.close();
-  await service?.close();
-  await redis?.stop();
-});
+}
+
+const users = ['U0ADA', 'U0QUOTA', 'U0OUT', ...Array.from({ length: 20 }, (_, i) => `U0USER${i}`)].map((id) => ({
+  id,
+  name: id.slice(2).toLowerCase(),
+}));
+
+useE2E(
+  {
+    slack: {
+      channels: Object.values(CHANNELS).map((id) => ({ id, name: id.toLowerCase() })),
+      users,
+      // Generous limits: this file is about the store, not about pacing.
+      rateLimits: { postMessage: { perSecond: 100, burst: 100 }, chatUpdate: { limit: 1000, windowMs: 60_000 } },
+    },
+    redis: true,
+    timeoutMs: 60_000,
+  },
+  // The two bot processes are this file's own (see startProcess), as is its connection to the store.
+  async (e2e) => {
+    ({ service, slack, redis } = e2e);
+    service.setChatReply((body) => `Answer to: ${lastQuestion(body)}`);
+    const env = {
+      SERVICE_BASE_URL: `${service.baseUrl}/v1`,
+      SERVICE_API_KEY: service.apiKey,
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: slack.signingSecret,
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_PORT: '0',
+      HTTP_PORT: '0',
+      STORE_URL: redis.url,
+      DEFAULT_CHAT_MODEL: 'fake-chat',
+      QUOTA_CHAT_PER_MINUTE: '3',
+      LOG_LEVEL: 'info',
+    };
+    bots.push(...(await Promise.all([startProcess(env), startProcess(env)])));
+    store = openStore(redis.url);
+    return stopAll;
+  },
+);
 
 /** Sends /chat through bot `index` and checks Slack's 3 s ack. */
 async function chat(index: number, channel: string, user: string, text: string): Promise<void> {

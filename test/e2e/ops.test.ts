@@ -6,11 +6,12 @@
  */
 
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeService } from '../fakes/service.ts';
-import { FakeSlack } from '../fakes/slack.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeService } from '../fakes/service.ts';
+import type { FakeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestRedis } from '../helpers/redis.ts';
+import type { TestBot } from './harness.ts';
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -18,20 +19,13 @@ let redis: TestRedis;
 let testBot: TestBot;
 let opsUrl: string;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  slack = await FakeSlack.start({ channels: [{ id: 'C0OPS', name: 'ops' }] });
-  redis = await startRedis();
-  testBot = await startTestBot({ ...slackEnv(service, slack), STORE_URL: redis.url, HTTP_PORT: '0' });
-  opsUrl = `http://127.0.0.1:${testBot.bot.ops!.port}`;
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-  await redis?.stop();
-});
+useE2E(
+  { slack: { channels: [{ id: 'C0OPS', name: 'ops' }] }, redis: true, bot: { env: { HTTP_PORT: '0' } } },
+  (e2e) => {
+    ({ service, slack, redis, bot: testBot } = e2e);
+    opsUrl = `http://127.0.0.1:${testBot.bot.ops!.port}`;
+  },
+);
 
 async function health(): Promise<{
   status: number;

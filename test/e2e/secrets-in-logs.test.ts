@@ -4,23 +4,18 @@
  * question, the streamed answer) appears in any line, and STORE_URL's credentials are scrubbed
  * like the other secrets while the store refuses them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeService } from '../fakes/service.ts';
-import { FakeSlack } from '../fakes/slack.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { FakeService } from '../fakes/service.ts';
+import type { FakeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestRedis } from '../helpers/redis.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 
 let service: FakeService;
 let slack: FakeSlack;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  slack = await FakeSlack.start({ channels: [{ id: 'C0LOGS', name: 'logs' }] });
-});
-
-afterAll(async () => {
-  await slack?.close();
-  await service?.close();
+useE2E({ slack: { channels: [{ id: 'C0LOGS', name: 'logs' }] } }, (e2e) => {
+  ({ service, slack } = e2e);
 });
 
 describe('logs at LOG_LEVEL=debug', () => {
@@ -57,12 +52,10 @@ describe('logs at LOG_LEVEL=debug', () => {
 describe('STORE_URL credentials', () => {
   let redis: TestRedis;
   let testBot: TestBot;
-  beforeAll(async () => {
-    redis = await startRedis({ password: 'the-right-redis-password' });
-  });
-  afterAll(async () => {
-    await testBot?.stop();
-    await redis?.stop();
+  useE2E({ service: false, redis: { password: 'the-right-redis-password' } }, (e2e) => {
+    redis = e2e.redis;
+    // The test starts the bot.
+    return () => testBot?.stop();
   });
 
   it('are scrubbed from every line while the store refuses them (a wrong password), and the bot answers without history', async () => {

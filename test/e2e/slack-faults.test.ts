@@ -6,34 +6,32 @@
  * is refused as on Discord; a chat.postMessage Slack never answers ends in a sentence within a
  * deadline.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { explainSlackError } from '../../src/platforms/slack/errors.ts';
-import { FakeService } from '../fakes/service.ts';
-import { FakeSlack } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import type { FakeService } from '../fakes/service.ts';
+import type { FakeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 
 let service: FakeService;
 let slack: FakeSlack;
 let testBot: TestBot;
 let botUrl: string;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  slack = await FakeSlack.start({
-    channels: [
-      { id: 'C0GENERAL', name: 'general' },
-      { id: 'C0OUTSIDE', name: 'outside', botIsMember: false },
-    ],
-  });
-  testBot = await startTestBot(slackEnv(service, slack));
-  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    slack: {
+      channels: [
+        { id: 'C0GENERAL', name: 'general' },
+        { id: 'C0OUTSIDE', name: 'outside', botIsMember: false },
+      ],
+    },
+    bot: {},
+  },
+  (e2e) => {
+    ({ service, slack, bot: testBot, botUrl } = e2e);
+  },
+);
 
 /** The response_url posts of commands sent after `since` (an index into responsePosts()). */
 const postsSince = (since: number) => slack.responsePosts().slice(since);

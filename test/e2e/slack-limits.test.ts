@@ -9,10 +9,11 @@
  * share of the budget it uses.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeService } from '../fakes/service.ts';
-import { FakeSlack, unescapeSlack } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { describe, expect, it } from 'vitest';
+import type { FakeService } from '../fakes/service.ts';
+import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 
 const STREAMS = 25;
 const CHANNELS = Array.from({ length: STREAMS }, (_, i) => ({
@@ -31,18 +32,12 @@ let slack: FakeSlack;
 let testBot: TestBot;
 let botUrl: string;
 
-beforeAll(async () => {
-  service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({ channels: CHANNELS });
-  testBot = await startTestBot(slackEnv(service, slack));
-  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  { service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` }, slack: { channels: CHANNELS }, bot: {} },
+  (e2e) => {
+    ({ service, slack, bot: testBot, botUrl } = e2e);
+  },
+);
 
 describe('Slack at its tiers', () => {
   it(`${STREAMS} concurrent /chat in one workspace: no ratelimited answer, every final text exact, no update gap over 1.5× the fair share`, async () => {

@@ -11,19 +11,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { FILES_READ_MISSING } from '../../src/platforms/slack/files.ts';
-import { type ContentPart, FakeService } from '../fakes/service.ts';
+import type { ContentPart, FakeService } from '../fakes/service.ts';
 import {
   DEFAULT_BOT_SCOPES,
   escapeSlack,
-  FakeSlack,
+  type FakeSlack,
   type FakeSlackMessage,
   type SlackEvent,
   unescapeSlack,
 } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 import { expectQuestion } from './slack-checks.ts';
 
 const CHANNELS = {
@@ -41,22 +42,20 @@ let slack: FakeSlack;
 let testBot: TestBot;
 let botUrl: string;
 
-beforeAll(async () => {
-  service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({
-    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
-  });
-  for (const [name, id] of Object.entries(DM_USERS)) slack.addUser({ id, name });
-  // Requests with images go to the service's vision model.
-  testBot = await startTestBot({ ...slackEnv(service, slack), DEFAULT_VISION_MODEL: 'fake-vision' });
-  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
+    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    beforeBot: (e2e) => {
+      for (const [name, id] of Object.entries(DM_USERS)) e2e.slack.addUser({ id, name });
+    },
+    // Requests with images go to the service's vision model.
+    bot: { env: { DEFAULT_VISION_MODEL: 'fake-vision' } },
+  },
+  (e2e) => {
+    ({ service, slack, bot: testBot, botUrl } = e2e);
+  },
+);
 
 /** The conversation of a mention or DM, as src/platforms/slack/events.ts names it. */
 const conversationOf = (channel: string, threadTs?: string) =>

@@ -11,11 +11,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../src/core/tokens.ts';
-import { DEFAULT_MODELS, type FakeModel, FakeService } from '../fakes/service.ts';
-import { DEFAULT_USERS, FakeSlack, type ResponseUrlPost, unescapeSlack } from '../fakes/slack.ts';
+import { DEFAULT_MODELS, type FakeModel, type FakeService } from '../fakes/service.ts';
+import { DEFAULT_USERS, type FakeSlack, type ResponseUrlPost, unescapeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { answersIn } from './slack-checks.ts';
 
@@ -54,35 +55,32 @@ let slack: FakeSlack;
 let testBot: TestBot;
 let botUrl: string;
 
-/** The environment an operator would set, pointed at the fakes (HTTP mode). */
-const env = () => ({
-  ...slackEnv(service, slack),
+/** What every bot of this file sets besides the variables pointing it at the fakes. */
+const BOT_ENV = {
   DEFAULT_VISION_MODEL: 'fake-vision',
   ALLOW_DISABLE_SAFETY_CHECKER: 'true',
   // Quotas on (generous): /usage counts members' requests against them; admins are exempt.
   QUOTA_CHAT_PER_MINUTE: '100',
   QUOTA_IMAGES_PER_DAY: '100',
-});
+};
 
-beforeAll(async () => {
-  service = await FakeService.start({
-    apiKey: `sk-fake-${randomBytes(16).toString('hex')}`,
-    models: MODELS,
-    allowDisableSafetyChecker: true,
-  });
-  slack = await FakeSlack.start({
-    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
-    users: [...DEFAULT_USERS, { id: FRESH, name: 'carol' }],
-  });
-  testBot = await startTestBot(env());
-  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
-});
+/** The environment an operator would set, pointed at the fakes (HTTP mode). */
+const env = () => ({ ...slackEnv(service, slack), ...BOT_ENV });
 
-afterAll(async () => {
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}`, models: MODELS, allowDisableSafetyChecker: true },
+    slack: {
+      channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
+      users: [...DEFAULT_USERS, { id: FRESH, name: 'carol' }],
+    },
+    // The /settings test restarts the bot into testBot.
+    bot: { env: BOT_ENV, current: () => testBot },
+  },
+  (e2e) => {
+    ({ service, slack, bot: testBot, botUrl } = e2e);
+  },
+);
 
 /** Sends a signed slash command as `user` (default the admin), checks Slack's 3 s ack rule, and waits until the bot finished it. */
 async function run(command: string, text: string, channel: string, user = ADMIN): Promise<CommandOutcome> {

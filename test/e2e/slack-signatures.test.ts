@@ -13,11 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { Pool } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/platforms/slack/http.ts';
-import { FakeService } from '../fakes/service.ts';
-import { FakeSlack, signSlackRequest } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import type { FakeService } from '../fakes/service.ts';
+import { type FakeSlack, signSlackRequest } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -25,25 +26,22 @@ let testBot: TestBot;
 let botUrl: string;
 let pool: Pool;
 
-beforeAll(async () => {
-  service = await FakeService.start();
-  slack = await FakeSlack.start({
-    channels: [
-      { id: 'C0GENERAL', name: 'general' },
-      { id: 'C0REPLAY', name: 'replay' },
-    ],
-  });
-  testBot = await startTestBot(slackEnv(service, slack));
-  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
-  pool = new Pool(botUrl, { connections: 50 });
-});
-
-afterAll(async () => {
-  await pool?.close();
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    slack: {
+      channels: [
+        { id: 'C0GENERAL', name: 'general' },
+        { id: 'C0REPLAY', name: 'replay' },
+      ],
+    },
+    bot: {},
+  },
+  (e2e) => {
+    ({ service, slack, bot: testBot, botUrl } = e2e);
+    pool = new Pool(botUrl, { connections: 50 });
+    return () => pool.close();
+  },
+);
 
 /** The rows of the keyv table in the bot's SQLite file (read on the bot's own connection). */
 async function rowCount(): Promise<number> {

@@ -8,10 +8,11 @@
  * One bot, one FakeSlack and one FakeService serve the file; every test uses its own channel.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
-import { FakeService } from '../fakes/service.ts';
-import { FakeSlack, unescapeSlack } from '../fakes/slack.ts';
+import type { FakeService } from '../fakes/service.ts';
+import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { answersIn, expectStreamedMessage } from './slack-checks.ts';
 
@@ -27,19 +28,16 @@ const env = (overrides: Record<string, string> = {}) => ({
   ...overrides,
 });
 
-beforeAll(async () => {
-  service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({
-    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
-  });
-  testBot = await startTestBot(env());
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
+    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    bot: { socketMode: true },
+  },
+  (e2e) => {
+    ({ service, slack, bot: testBot } = e2e);
+  },
+);
 
 /** Resolves with the next finished command in `channel` of `bot` (emitted after everything it sent). */
 function nextOutcome(bot: TestBot, channel: string): Promise<CommandOutcome> {

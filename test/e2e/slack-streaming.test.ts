@@ -7,11 +7,12 @@
  * remembers that refusal for an hour.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
-import { FakeService } from '../fakes/service.ts';
-import { escapeSlack, FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import type { FakeService } from '../fakes/service.ts';
+import { escapeSlack, type FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 import { expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
 const CHANNELS = {
@@ -28,21 +29,19 @@ let slack: FakeSlack;
 let testBot: TestBot;
 let botUrl: string;
 
-beforeAll(async () => {
-  service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({
-    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
-  });
-  slack.addUser({ id: 'U0CAROL', name: 'carol' });
-  testBot = await startTestBot(slackEnv(service, slack));
-  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
+    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    beforeBot: (e2e) => {
+      e2e.slack.addUser({ id: 'U0CAROL', name: 'carol' });
+    },
+    bot: {},
+  },
+  (e2e) => {
+    ({ service, slack, bot: testBot, botUrl } = e2e);
+  },
+);
 
 /** The bot's messages in `channel` (the fake also keeps the users' messages). */
 const botMessages = (channel: string) => slack.messages(channel).filter((m) => m.user === slack.botUserId);

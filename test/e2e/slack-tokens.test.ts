@@ -17,13 +17,14 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import { connect } from 'node:net';
 import sharp from 'sharp';
 import { Agent } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { Downloader, type LookupAll } from '../../src/core/media/download.ts';
 import { listenOnLoopback } from '../fakes/listen.ts';
-import { FakeService } from '../fakes/service.ts';
-import { FakeSlack, unescapeSlack } from '../fakes/slack.ts';
-import { slackEnv, startTestBot, type TestBot } from './harness.ts';
+import type { FakeService } from '../fakes/service.ts';
+import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
 
 const CHANNELS = { typed: 'C0TYPEDLINKS', event: 'C0EVENTFILES', imagine: 'C0IMAGINEREF' } as const;
 
@@ -32,6 +33,7 @@ let slack: FakeSlack;
 let testBot: TestBot;
 let botUrl: string;
 let recorder: Server;
+let recorderPort: number;
 let png: Buffer;
 
 /** Every request the recording server received (any host, any port). */
@@ -49,16 +51,14 @@ const lookup: LookupAll = (hostname, _options, callback) => {
   return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
 };
 
-beforeAll(async () => {
+/** Starts the recording server (any host the bot's downloads reach but the fake Slack); resolves with its cleanup. */
+async function startRecorder(): Promise<() => Promise<unknown>> {
   png = await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: 0, g: 0, b: 255 } } })
     .png()
     .toBuffer();
-  service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({
-    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
-  });
   const listening = await listenOnLoopback();
   recorder = listening.server;
+  recorderPort = listening.port;
   recorder.on(
     'request',
     (req: { headers: IncomingHttpHeaders; url?: string }, res: import('node:http').ServerResponse) => {
@@ -66,30 +66,41 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) }).end(png);
     },
   );
-  testBot = await startTestBot({ ...slackEnv(service, slack), DEFAULT_VISION_MODEL: 'fake-vision' });
-  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
+  return async () => {
+    recorder.closeAllConnections();
+    await new Promise((resolve) => recorder.close(resolve));
+  };
+}
+
+/** Gives the bot a downloader whose connections go to the fake Slack or else to the recorder, resolved by `lookup`. */
+async function routeDownloads(): Promise<void> {
   const slackOrigin = new URL(slack.baseUrl);
   const dispatcher = new Agent({
     connect: (options, callback) => {
       connections.push(`${options.protocol}//${options.hostname}:${options.port}`);
       const toFakeSlack = options.hostname === slackOrigin.hostname && String(options.port) === slackOrigin.port;
       // Plain TCP whatever the scheme: the recorder reads what would have been sent inside TLS.
-      const socket = connect({ host: '127.0.0.1', port: toFakeSlack ? Number(slackOrigin.port) : listening.port });
+      const socket = connect({ host: '127.0.0.1', port: toFakeSlack ? Number(slackOrigin.port) : recorderPort });
       socket.once('connect', () => callback(null, socket));
       socket.once('error', (error) => callback(error, null));
     },
   });
   await testBot.bot.core.downloader.close();
   testBot.bot.core.downloader = new Downloader({ dispatcher, lookup, timeoutMs: 5_000 });
-});
+}
 
-afterAll(async () => {
-  await testBot?.stop();
-  recorder?.closeAllConnections();
-  await new Promise((resolve) => recorder?.close(resolve));
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
+    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    beforeBot: startRecorder,
+    bot: { env: { DEFAULT_VISION_MODEL: 'fake-vision' } },
+  },
+  async (e2e) => {
+    ({ service, slack, bot: testBot, botUrl } = e2e);
+    await routeDownloads();
+  },
+);
 
 /** Sends a signed slash command as U0ALICE and waits until the bot finished it. */
 async function run(command: string, text: string, channel: string): Promise<CommandOutcome> {

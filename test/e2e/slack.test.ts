@@ -9,10 +9,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
-import { FakeService } from '../fakes/service.ts';
-import { escapeSlack, FakeSlack, mentionsIn, type SlashCommandResult, unescapeSlack } from '../fakes/slack.ts';
+import type { FakeService } from '../fakes/service.ts';
+import { escapeSlack, type FakeSlack, mentionsIn, type SlashCommandResult, unescapeSlack } from '../fakes/slack.ts';
+import { useE2E } from '../helpers/e2e.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { answersIn, expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
@@ -38,20 +39,16 @@ let botUrl: string;
 /** The environment an operator would set, pointed at the fakes (HTTP mode). */
 const env = (overrides: Record<string, string> = {}) => ({ ...slackEnv(service, slack), ...overrides });
 
-beforeAll(async () => {
-  service = await FakeService.start({ apiKey: `sk-fake-${randomBytes(16).toString('hex')}` });
-  slack = await FakeSlack.start({
-    channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
-  });
-  testBot = await startTestBot(env());
-  botUrl = `http://127.0.0.1:${testBot.bot.slack!.port}`;
-});
-
-afterAll(async () => {
-  await testBot?.stop();
-  await slack?.close();
-  await service?.close();
-});
+useE2E(
+  {
+    service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
+    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    bot: {},
+  },
+  (e2e) => {
+    ({ service, slack, bot: testBot, botUrl } = e2e);
+  },
+);
 
 /** Resolves with the next finished command in `channel` (the bot emits `command.done` after everything it sent). */
 function nextOutcome(channel: string): Promise<CommandOutcome> {
