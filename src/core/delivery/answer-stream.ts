@@ -15,7 +15,7 @@ import type { QueueTicket } from '../service/gate.ts';
 import type { Stream } from '../service/stream.ts';
 import type { WriteScheduler } from './scheduler.ts';
 import type { StopButtons } from './stops.ts';
-import { type Clock, StreamingReply } from './streaming-reply.ts';
+import { StreamingReply } from './streaming-reply.ts';
 
 /**
  * The text of a streamed completion, one string per network read (the pieces of its chunks
