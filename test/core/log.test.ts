@@ -13,7 +13,7 @@ import {
   scrubSecrets,
   serializeError,
 } from '../../src/log.ts';
-import { withoutBodies } from '../../src/platforms/slack/adapter.ts';
+import { withoutBodies } from '../../src/platforms/slack/logger.ts';
 
 /** A logger writing parsed lines into `lines`. */
 function collecting(secrets: string[]) {

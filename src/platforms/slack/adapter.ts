@@ -10,8 +10,8 @@
 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, type RespondFn } from '@slack/bolt';
-import { LogLevel, type Logger as SlackLogger } from '@slack/logger';
+import { App, type AppOptions, HTTPReceiver, type RespondFn } from '@slack/bolt';
+import type { Logger as SlackLogger } from '@slack/logger';
 import { WebClient, WebClientEvent } from '@slack/web-api';
 import type { SlackConfig } from '../../config.ts';
 import type { Command } from '../../core/command.ts';
@@ -19,49 +19,13 @@ import type { Core } from '../../core/core.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { registerBlockActions } from './actions.ts';
-import { handleSlashCommand } from './commands.ts';
+import { handleSlashCommand, type SlashCommandDeps } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
 import { createSlackServer } from './http.ts';
-import { SLACK_BUDGETS } from './reply.ts';
+import { boltLogger } from './logger.ts';
+import { SLACK_BUDGETS } from './rate-limits.ts';
 import { SlackStreaming } from './stream.ts';
 import { SlackDirectory } from './users.ts';
-
-/**
- * A library's debug line without what may carry a request or response body, headers or a
- * payload (web-api logs `http request body: {…}` and `http request result: {…}`, Bolt its acks'
- * bodies, Socket Mode its envelopes): the words before the first `:`, `{`, `[` or the word
- * body/result/headers/payload, then "(details not logged)". Short plain lines stay whole.
- */
-export function withoutBodies(text: string): string {
-  const cut = text.search(/[:{[]|\b(?:body|result|headers|payload|envelope|message)\b/i);
-  if (cut < 0 && text.length <= 200) return text;
-  let head = text.slice(0, cut < 0 ? 200 : cut).trim();
-  if (head.endsWith('(')) head = head.slice(0, -1).trimEnd();
-  return `${head} (details not logged)`;
-}
-
-/** Bolt's logger interface on top of pino; debug lines lose their bodies ({@link withoutBodies}). */
-function boltLogger(log: Logger): SlackLogger {
-  let level = LogLevel.INFO;
-  return {
-    debug: (...m: unknown[]) => {
-      if (log.isLevelEnabled('debug')) log.debug(withoutBodies(m.map(String).join(' ')));
-    },
-    info: (...m: unknown[]) => log.info(m.map(String).join(' ')),
-    // web-api warns of each failed attempt of a call; the bot logs each call's outcome itself.
-    warn: (...m: unknown[]) => {
-      const text = m.map(String).join(' ');
-      if (/^http request failed/i.test(text)) log.debug(text);
-      else log.warn(text);
-    },
-    error: (...m: unknown[]) => log.error(m.map(String).join(' ')),
-    setLevel: (l: LogLevel) => {
-      level = l;
-    },
-    getLevel: () => level,
-    setName: () => undefined,
-  };
-}
 
 /**
  * What a user reads after a slash command the bot does not serve: the right spelling for a
@@ -71,6 +35,76 @@ export function unknownCommandText(command: string, known: readonly string[]): s
   const lower = command.toLowerCase();
   if (known.includes(lower)) return `Slack commands are lowercase here: try ${lower}.`;
   return `${command} is not a command of this bot. Its commands: ${known.join(', ')}.`;
+}
+
+/**
+ * Bolt's App options: the receiver (Socket Mode with the app token, else our HTTP receiver),
+ * the Web API base (SLACK_API_URL) for every client, and retries fit for a chat answer.
+ */
+function appOptions(config: SlackConfig, logger: SlackLogger, receiver: HTTPReceiver | undefined): AppOptions {
+  const slackApiUrl = config.apiUrl ? { slackApiUrl: config.apiUrl } : {};
+  return {
+    token: config.botToken,
+    ...(receiver ? { receiver } : { signingSecret: config.signingSecret }),
+    ...(config.appToken !== undefined
+      ? {
+          socketMode: true,
+          appToken: config.appToken,
+          // Socket Mode's own WebClient (apps.connections.open, with the app token) is built by
+          // SocketModeReceiver from `installerOptions.clientOptions`, not from `clientOptions`.
+          // Bolt 5.1 happens to default the former to the latter (the very same object, into which
+          // SocketModeClient writes a `retryConfig` of its own when it has none); set it explicitly
+          // so that SLACK_API_URL holds for every Web API call whatever Bolt's default (checked by
+          // test/e2e/slack-socket-mode.test.ts). Its retries are patient on purpose: this call
+          // also runs on every reconnect, where @slack/socket-mode lets a final network error
+          // escape as an unhandled rejection (fatal on Node 20): ~2 minutes of retries (1 s
+          // doubling up to 30 s) instead of the few seconds a chat answer is worth. Slack's
+          // refusals (invalid_auth) are not retried.
+          installerOptions: {
+            clientOptions: {
+              ...slackApiUrl,
+              retryConfig: { retries: 8, factor: 2, minTimeout: 1000, maxTimeout: 30_000 },
+            },
+          },
+        }
+      : {}),
+    logger,
+    clientOptions: {
+      ...slackApiUrl,
+      // Bolt's default retries for ~30 minutes; a chat answer is worth a few seconds at most.
+      // A call Slack does not answer ends after 6 s (twice, with the retry): the user is told.
+      retryConfig: { retries: 1, factor: 2, minTimeout: 500, maxTimeout: 4000 },
+      timeout: 6_000,
+    },
+    // Bolt otherwise calls auth.test in this constructor and keeps the promise: a wrong token
+    // or an unreachable Slack becomes an unhandled rejection (which ends a Node 20 process)
+    // while start() reports success. start() runs it instead (App#init) and fails clearly.
+    deferInitialization: true,
+  };
+}
+
+/**
+ * Reports a WebClient's 429s (web-api waits them out and retries): counted in the metrics, and
+ * the bucket hit held by the scheduler for the retry-after (chat.update and chat.appendStream
+ * per workspace, chat.postMessage per channel). Each client is watched once.
+ */
+function rateLimitWatcher(core: Core): (client: WebClient, team: string | undefined) => void {
+  const watched = new WeakSet<WebClient>();
+  return (client, team) => {
+    if (watched.has(client)) return;
+    watched.add(client);
+    client.on(WebClientEvent.RATE_LIMITED, (retrySec: number, info: { url?: string; body?: { channel?: unknown } }) => {
+      const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
+      core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
+      const retryMs = retrySec * 1000;
+      if (method === 'chat.update' && team)
+        core.scheduler.rateLimited({ platform: 'slack', kind: 'update', scope: team }, retryMs);
+      if (method === 'chat.appendStream' && team)
+        core.scheduler.rateLimited({ platform: 'slack', kind: 'appendStream', scope: team }, retryMs);
+      if (method === 'chat.postMessage' && typeof info.body?.channel === 'string')
+        core.scheduler.rateLimited({ platform: 'slack', kind: 'post', scope: info.body.channel }, retryMs);
+    });
+  };
 }
 
 /** The Slack side of the bot. */
@@ -89,104 +123,25 @@ export class SlackAdapter {
     private readonly commands: readonly Command[],
     private readonly log: Logger,
   ) {
-    const socketMode = config.appToken !== undefined;
-    const slackApiUrl = config.apiUrl ? { slackApiUrl: config.apiUrl } : {};
     const logger = boltLogger(log.child({ lib: 'bolt' }));
     // HTTP mode: Bolt's receiver, served by our own server (http.ts) that guards it.
-    this.receiver = socketMode
-      ? undefined
-      : new HTTPReceiver({ signingSecret: config.signingSecret, logger, endpoints: '/slack/events' });
-    this.app = new App({
-      token: config.botToken,
-      ...(this.receiver ? { receiver: this.receiver } : { signingSecret: config.signingSecret }),
-      ...(socketMode
-        ? {
-            socketMode: true,
-            appToken: config.appToken,
-            // Socket Mode's own WebClient (apps.connections.open, with the app token) is built by
-            // SocketModeReceiver from `installerOptions.clientOptions`, not from `clientOptions`.
-            // Bolt 5.1 happens to default the former to the latter (the very same object, into which
-            // SocketModeClient writes a `retryConfig` of its own when it has none); set it explicitly
-            // so that SLACK_API_URL holds for every Web API call whatever Bolt's default (checked by
-            // test/e2e/slack-socket-mode.test.ts). Its retries are patient on purpose: this call
-            // also runs on every reconnect, where @slack/socket-mode lets a final network error
-            // escape as an unhandled rejection (fatal on Node 20): ~2 minutes of retries (1 s
-            // doubling up to 30 s) instead of the few seconds a chat answer is worth. Slack's
-            // refusals (invalid_auth) are not retried.
-            installerOptions: {
-              clientOptions: {
-                ...slackApiUrl,
-                retryConfig: { retries: 8, factor: 2, minTimeout: 1000, maxTimeout: 30_000 },
-              },
-            },
-          }
-        : {}),
-      logger,
-      clientOptions: {
-        ...slackApiUrl,
-        // Bolt's default retries for ~30 minutes; a chat answer is worth a few seconds at most.
-        // A call Slack does not answer ends after 6 s (twice, with the retry): the user is told.
-        retryConfig: { retries: 1, factor: 2, minTimeout: 500, maxTimeout: 4000 },
-        timeout: 6_000,
-      },
-      // Bolt otherwise calls auth.test in this constructor and keeps the promise: a wrong token
-      // or an unreachable Slack becomes an unhandled rejection (which ends a Node 20 process)
-      // while start() reports success. start() runs it instead (App#init) and fails clearly.
-      deferInitialization: true,
-    });
+    this.receiver =
+      config.appToken !== undefined
+        ? undefined
+        : new HTTPReceiver({ signingSecret: config.signingSecret, logger, endpoints: '/slack/events' });
+    this.app = new App(appOptions(config, logger, this.receiver));
     // The scheduler paces streamed writes within Slack's budgets; a 429 (which web-api waits out
-    // and retries) holds the bucket it hit. Listeners get per-team WebClients from Bolt's pool:
-    // each reports its 429s once it is seen.
+    // and retries) holds the bucket it hit.
     core.scheduler.define({ platform: 'slack', kind: 'post' }, SLACK_BUDGETS.post);
     core.scheduler.define({ platform: 'slack', kind: 'update' }, SLACK_BUDGETS.update);
     core.scheduler.define({ platform: 'slack', kind: 'appendStream' }, SLACK_BUDGETS.appendStream);
-    const watched = new WeakSet<WebClient>();
-    const watch = (client: WebClient, team: string | undefined) => {
-      if (watched.has(client)) return;
-      watched.add(client);
-      client.on(
-        WebClientEvent.RATE_LIMITED,
-        (retrySec: number, info: { url?: string; body?: { channel?: unknown } }) => {
-          const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
-          core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
-          const retryAfterMs = retrySec * 1000;
-          if (method === 'chat.update' && team)
-            core.scheduler.rateLimited({ platform: 'slack', kind: 'update', scope: team }, retryAfterMs);
-          if (method === 'chat.appendStream' && team)
-            core.scheduler.rateLimited({ platform: 'slack', kind: 'appendStream', scope: team }, retryAfterMs);
-          if (method === 'chat.postMessage' && typeof info.body?.channel === 'string')
-            core.scheduler.rateLimited({ platform: 'slack', kind: 'post', scope: info.body.channel }, retryAfterMs);
-        },
-      );
-    };
-    watch(this.app.client, undefined);
-    const names = new Set(commands.map((c) => `/${c.name}`));
-    this.app.use(async (args) => {
-      watch(args.client, args.context.teamId);
-      // A slash command no listener serves (an old one, /CHAT typed by hand, another app's) is
-      // acked and answered, instead of Bolt leaving Slack waiting into a 404.
-      const { command, ack, respond } = args as unknown as {
-        command?: { command?: string };
-        ack?: () => Promise<void>;
-        respond?: RespondFn;
-      };
-      if (command?.command && !names.has(command.command)) {
-        await ack?.();
-        log.info({ command: command.command }, 'unknown slash command');
-        await respond?.({ response_type: 'ephemeral', text: unknownCommandText(command.command, [...names]) }).catch(
-          (error: unknown) => log.warn({ err: error }, 'could not answer an unknown command'),
-        );
-        return;
-      }
-      await args.next();
-    });
     const directory = new SlackDirectory(core.admins, log);
     /** Where Slack refused native streaming or the thinking status, for every answer of this adapter. */
     const streaming = new SlackStreaming(
       core.store,
       core.scheduler.clock,
       new WebClient(config.botToken, {
-        ...slackApiUrl,
+        ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}),
         logger,
         rejectRateLimitedCalls: true,
         retryConfig: { retries: 0 },
@@ -195,29 +150,8 @@ export class SlackAdapter {
     );
     // Only an origin the operator configured joins Slack's file hosts in getting the bot token (files.ts).
     const apiOrigin = config.apiUrl === undefined ? undefined : new URL(config.apiUrl).origin;
-    for (const command of commands) {
-      this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
-        await ack();
-        if (this.running.draining) {
-          await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
-            this.log.warn({ err: error }, 'could not answer while stopping'),
-          );
-          return;
-        }
-        void this.running.run(
-          (signal) =>
-            handleSlashCommand(
-              command,
-              slash,
-              client,
-              respond,
-              { core, log, directory, commands, botToken: config.botToken, apiOrigin, streaming },
-              signal,
-            ),
-          (error) => this.log.error({ err: error }, 'command handler failed'),
-        );
-      });
-    }
+    this.registerMiddleware();
+    this.registerCommands({ core, log, directory, commands, botToken: config.botToken, apiOrigin, streaming });
     registerMessageEvents(this.app, {
       core,
       log,
@@ -231,6 +165,53 @@ export class SlackAdapter {
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');
     });
+  }
+
+  /**
+   * Bolt middleware run for every request: reports the 429s of each per-team WebClient Bolt
+   * hands its listeners (once it is seen), and answers a slash command no listener serves (an
+   * old one, /CHAT typed by hand, another app's) instead of leaving Slack waiting into a 404.
+   */
+  private registerMiddleware(): void {
+    const watch = rateLimitWatcher(this.core);
+    watch(this.app.client, undefined);
+    const names = new Set(this.commands.map((c) => `/${c.name}`));
+    this.app.use(async (args) => {
+      watch(args.client, args.context.teamId);
+      const { command, ack, respond } = args as unknown as {
+        command?: { command?: string };
+        ack?: () => Promise<void>;
+        respond?: RespondFn;
+      };
+      if (command?.command && !names.has(command.command)) {
+        await ack?.();
+        this.log.info({ command: command.command }, 'unknown slash command');
+        await respond?.({ response_type: 'ephemeral', text: unknownCommandText(command.command, [...names]) }).catch(
+          (error: unknown) => this.log.warn({ err: error }, 'could not answer an unknown command'),
+        );
+        return;
+      }
+      await args.next();
+    });
+  }
+
+  /** One listener per command: acked at once, then run among the running commands (refused while stopping). */
+  private registerCommands(deps: SlashCommandDeps): void {
+    for (const command of this.commands) {
+      this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
+        await ack();
+        if (this.running.draining) {
+          await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
+            this.log.warn({ err: error }, 'could not answer while stopping'),
+          );
+          return;
+        }
+        void this.running.run(
+          (signal) => handleSlashCommand(command, slash, client, respond, deps, signal),
+          (error) => this.log.error({ err: error }, 'command handler failed'),
+        );
+      });
+    }
   }
 
   /**

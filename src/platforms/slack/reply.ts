@@ -11,9 +11,9 @@ import type { Logger } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
-import { escapeSlackText, slackLength } from './text.ts';
+import { escapeSlackText, questionText, slackLength } from './text.ts';
 
-/** Slack's message limits (sizes and edit pace) as the core needs them (docs/platform-limits.md). Not its rate budgets: SLACK_BUDGETS. */
+/** Slack's message limits (sizes and edit pace) as the core needs them (docs/platform-limits.md). Not its rate budgets: rate-limits.ts. */
 export const SLACK_MESSAGE_LIMITS: ReplyLimits = {
   /** `msg_too_long` appears near 4,000 characters in practice; keep a margin. */
   maxChars: 3900,
@@ -22,19 +22,6 @@ export const SLACK_MESSAGE_LIMITS: ReplyLimits = {
   measure: slackLength,
   /** 40 field sections + a header, description, footer and actions stay within 50 blocks; long lists roll over. */
   cards: { maxFields: 40, maxChars: 100_000, maxValueChars: 2900, paging: 'messages' },
-};
-
-/**
- * Slack's budgets for the write scheduler, by bucket kind (docs/platform-limits.md):
- * `chat.postMessage` about one a second per channel, `chat.update` tier 3 (about 50 a minute per
- * workspace, shared by every answer streaming there). The per-minute edit budgets are spread evenly (`spacingMs`): spent
- * at once by many streams, they would leave every stream without an update for most of a minute.
- */
-export const SLACK_BUDGETS = {
-  post: { limit: 1, windowMs: 1_000 },
-  update: { limit: 50, windowMs: 60_000, spacingMs: 60_000 / 50 },
-  /** `chat.appendStream`: tier 4, 100+ a minute per workspace. */
-  appendStream: { limit: 100, windowMs: 60_000, spacingMs: 60_000 / 100 },
 };
 
 /** Where an answer goes. */
@@ -69,16 +56,6 @@ export interface SlackTarget {
 
 /** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
 const STATUS_WAIT_MS = 1_000;
-
-/** The message that shows a slash command's question to the channel: `*alice* asked:` and the text quoted. */
-export function questionText(asker: string, question: string): string {
-  const quoted = escapeSlackText(question.trim())
-    .split('\n')
-    .map((line) => `>${line ? ` ${line}` : ''}`)
-    .join('\n');
-  const head = `*${escapeSlackText(asker)}* asked:\n`;
-  return `${head}${quoted}`.slice(0, 3_900);
-}
 
 /**
  * One answer on Slack. `defer` does nothing (Slack was acked when the request arrived);
@@ -182,57 +159,77 @@ export class SlackReply implements ReplyChannel {
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     await this.announce();
-    const channel = this.target.channel;
     const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
     // Decided at the answer's first message: with the workspace's startStream budget spent, the
     // answer is posted and updated at once instead of waiting up to a minute for it.
     if (plainText && this.nativeChosen === undefined && this.streamsNatively())
       this.nativeChosen = await this.target.native!.streaming.takeStart(this.target.team);
     if (plainText && this.streamsNatively()) {
-      const { native, team } = this.target;
-      const threadTs = this.threadTs!;
-      try {
-        const stream = await this.call(() =>
-          NativeStream.start(
-            this.client,
-            { channel, threadTs, recipient: native!.recipient },
-            message.content,
-            this.log,
-            native!.streaming.startClient,
-          ),
-        );
-        // A streaming message takes no blocks: Slack's client shows its own stop control, whose
-        // use (stopped_by_user) stops the answer as the Stop button does elsewhere.
-        stream.onUserStop = () => this.userStop?.();
-        return {
-          edit: (m, final) => this.call(() => stream.write(m.content, final === true)),
-          close: () => stream.close(),
-        };
-      } catch (error) {
-        if (!native!.streaming.refuse(team, channel, error)) throw error;
-        this.log.info(
-          { err: error instanceof Error ? error.message : String(error), channel },
-          'slack refused native streaming here; posting and updating instead',
-        );
-      }
+      const streamed = await this.startNative(message);
+      if (streamed) return streamed;
     }
-    const files = message.files;
-    if (files?.length) {
-      await this.call(() =>
-        this.client.filesUploadV2({
-          channel_id: channel,
-          initial_comment: escapeSlackText(message.content),
-          // Where the answer goes, not a text continuation's thread: an image is for the channel to see.
-          ...(this.target.threadTs ? { thread_ts: this.target.threadTs } : {}),
-          file_uploads: files.map((f) => ({
-            file: f.data,
-            filename: f.name,
-            ...(f.description ? { alt_text: f.description } : {}),
-          })),
-        }),
+    if (message.files?.length) return this.upload(message);
+    return this.post(message);
+  }
+
+  /**
+   * Starts the answer's native stream (stream.ts) with its first text.
+   * @returns its handle, or undefined when Slack refused native streaming here (remembered:
+   *   the answer is posted and updated instead).
+   * @throws what the start threw, when it is not such a refusal.
+   */
+  private async startNative(message: OutgoingMessage): Promise<MessageHandle | undefined> {
+    const { native, team, channel } = this.target;
+    const threadTs = this.threadTs!;
+    try {
+      const stream = await this.call(() =>
+        NativeStream.start(
+          this.client,
+          { channel, threadTs, recipient: native!.recipient },
+          message.content,
+          this.log,
+          native!.streaming.startClient,
+        ),
       );
-      return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
+      // A streaming message takes no blocks: Slack's client shows its own stop control, whose
+      // use (stopped_by_user) stops the answer as the Stop button does elsewhere.
+      stream.onUserStop = () => this.userStop?.();
+      return {
+        edit: (m, final) => this.call(() => stream.write(m.content, final === true)),
+        close: () => stream.close(),
+      };
+    } catch (error) {
+      if (!native!.streaming.refuse(team, channel, error)) throw error;
+      this.log.info(
+        { err: error instanceof Error ? error.message : String(error), channel },
+        'slack refused native streaming here; posting and updating instead',
+      );
+      return undefined;
     }
+  }
+
+  /** Uploads the message's files with its text as their comment (filesUploadV2); its handle ignores edits. */
+  private async upload(message: OutgoingMessage): Promise<MessageHandle> {
+    const files = message.files ?? [];
+    await this.call(() =>
+      this.client.filesUploadV2({
+        channel_id: this.target.channel,
+        initial_comment: escapeSlackText(message.content),
+        // Where the answer goes, not a text continuation's thread: an image is for the channel to see.
+        ...(this.target.threadTs ? { thread_ts: this.target.threadTs } : {}),
+        file_uploads: files.map((f) => ({
+          file: f.data,
+          filename: f.name,
+          ...(f.description ? { alt_text: f.description } : {}),
+        })),
+      }),
+    );
+    return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
+  }
+
+  /** Posts the message (chat.postMessage); its handle edits it with chat.update. @throws what the Web API throws. */
+  private async post(message: OutgoingMessage): Promise<MessageHandle> {
+    const channel = this.target.channel;
     const blocks = blocksOf(message);
     const posted = await this.call(() =>
       this.client.chat.postMessage({

@@ -144,3 +144,13 @@ function linkSchemeOf(inside: string): string | undefined {
   if (inside.startsWith('mailto:')) return 'mailto:';
   return undefined;
 }
+
+/** The message that shows a slash command's question to the channel: `*alice* asked:` and the text quoted. */
+export function questionText(asker: string, question: string): string {
+  const quoted = escapeSlackText(question.trim())
+    .split('\n')
+    .map((line) => `>${line ? ` ${line}` : ''}`)
+    .join('\n');
+  const head = `*${escapeSlackText(asker)}* asked:\n`;
+  return `${head}${quoted}`.slice(0, 3_900);
+}
