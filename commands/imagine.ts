@@ -3,7 +3,7 @@
  * [reference_image_url] [denoising_strength] [enhance] [disable_safety_checker]`: generate an
  * image (§4.3); it is posted as an attachment with a caption naming the settings and the seed.
  */
-import { type Command } from '../src/core/command.ts';
+import type { Command } from '../src/core/command.ts';
 import { OptionError } from '../src/core/errors.ts';
 import { imagine } from '../src/core/features/imagine.ts';
 import { imagineFollowUp } from '../src/core/features/imagine-buttons.ts';
@@ -14,6 +14,7 @@ import { ASPECT_RATIOS, type AspectRatio, IMAGE_STYLES, type ImageStyle } from '
 export default {
   name: 'imagine',
   description: 'Generate an image from a prompt',
+  defersAtOnce: true,
   options: [
     { name: 'prompt', description: 'What the image should show', type: 'string', required: true, maxLength: 4000 },
     {

@@ -4,7 +4,7 @@
  * (deferred) reply and its follow-ups, written by the interaction's responder (responder.ts).
  */
 import type { ChatInputCommandInteraction } from 'discord.js';
-import { type Command, runCommand } from '../../core/command.ts';
+import { type Command, checkOptions, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { conversationKey } from '../../core/keys.ts';
 import type {
@@ -105,7 +105,11 @@ function optionsOf(
 /**
  * Runs the command a chat-input interaction names (an unknown one gets an ephemeral sentence).
  * The interaction's {@link InteractionResponder} is made first, before any store, settings or
- * quota work: its automatic deferral (responder.ts `AUTO_DEFER_MS`) counts from there.
+ * quota work: a command that `defersAtOnce` (/chat, /complete, /imagine) is deferred there and
+ * then (deferReply, not awaited: the feature awaits it where it writes) unless its options
+ * will be refused (then the refusal is the reply itself, as before any deferral). Any other
+ * command is deferred when it first writes publicly, or by the responder's timer
+ * (`AUTO_DEFER_MS`), so that an answer only the user sees shows no public "thinking…".
  * @param signal the invocation's own signal (shutdown).
  */
 export async function handleChatInput(
@@ -129,7 +133,9 @@ export async function handleChatInput(
       return;
     }
     const reply = new InteractionReply(responder, deps.limits);
-    await runCommand(command, commandContext(interaction, deps.core, { signal, log, ref, reply }), deps.core);
+    const ctx = commandContext(interaction, deps.core, { signal, log, ref, reply });
+    if (command.defersAtOnce && optionsPass(command, ctx.options)) responder.start();
+    await runCommand(command, ctx, deps.core);
   } finally {
     responder.dispose();
   }
@@ -154,4 +160,14 @@ function commandContext(
     ...optionsOf(interaction, core),
     ...invocation,
   };
+}
+
+/** Whether the option values pass the command's definition (checkOptions, a check of values only: no I/O). */
+function optionsPass(command: Command, options: CommandContext['options']): boolean {
+  try {
+    checkOptions(command, options);
+    return true;
+  } catch {
+    return false;
+  }
 }
