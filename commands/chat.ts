@@ -25,6 +25,8 @@ export default {
   description: 'Ask the language model; the answer streams in',
   // On Slack the question is shown to the channel, and answered in its thread.
   showsQuestion: true,
+  // The answer streams in for everyone: Discord's deferral starts before the quota, image and store work.
+  defersAtOnce: true,
   options: [
     { name: 'prompt', description: 'What to ask or say', type: 'string', required: true, maxLength: 6000 },
     TEXT_MODEL_OPTION,

@@ -15,6 +15,7 @@ import {
 export default {
   name: 'complete',
   description: 'Continue a text (legacy completion); it streams in',
+  defersAtOnce: true,
   options: [
     { name: 'prompt', description: 'The text to continue', type: 'string', required: true, maxLength: 6000 },
     TEXT_MODEL_OPTION,

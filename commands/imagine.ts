@@ -14,6 +14,7 @@ import { ASPECT_RATIOS, type AspectRatio, IMAGE_STYLES, type ImageStyle } from '
 export default {
   name: 'imagine',
   description: 'Generate an image from a prompt',
+  defersAtOnce: true,
   options: [
     { name: 'prompt', description: 'What the image should show', type: 'string', required: true, maxLength: 4000 },
     {

@@ -52,6 +52,17 @@ export interface Command {
    * exchange). Channels only; a DM is answered as it is.
    */
   showsQuestion?: boolean;
+  /**
+   * Its answer is public and comes after slow work (the store, quotas, images, the service): the
+   * platform acknowledges the invocation before any of that work, not when the feature asks
+   * (Discord: deferReply at the top of the interaction's handler, within the 3 s of
+   * docs/platform-limits.md; Slack acked already). Unset for commands that answer the invoker
+   * alone (/settings, /usage, a private /models), which a public "is thinking…" would announce.
+   * Options the definition refuses are refused before it; a later refusal (a quota, an admin
+   * right) comes after it: the "thinking…" reply is removed and the sentence shown to the
+   * invoker alone.
+   */
+  defersAtOnce?: boolean;
   /** Invocations shown by Slack's `/<name> help` (without the slash command itself). */
   examples?: readonly string[];
   execute(ctx: CommandContext, core: Core): Promise<void>;

@@ -6,9 +6,12 @@
  */
 import {
   Client,
+  type ClientOptions,
   Events,
   GatewayCloseCodes,
   GatewayIntentBits,
+  type Interaction,
+  type Message,
   MessageFlags,
   Partials,
   RESTEvents,
@@ -66,6 +69,35 @@ export function shardOptions(config: Pick<DiscordConfig, 'shards'>): {
   return { shards: shards.ids ?? Array.from({ length: shards.count }, (_, i) => i), shardCount: shards.count };
 }
 
+/**
+ * discord.js's client options: intents, the DM channel partial, no pings, shards, and REST
+ * tuned for interaction bursts. discord.js counts every request against Discord's global 50 a
+ * second, interaction callbacks and webhooks included, which Discord exempts ("Interaction
+ * endpoints are not bound to the bot's Global Rate Limit"): a burst of commands then had its
+ * deferrals queued past the 3 s window. The global budget of bot-token writes is kept by the
+ * write scheduler instead (rate-limits.ts, docs/platform-limits.md); a global 429 is still honoured
+ * by discord.js.
+ */
+function clientOptions(config: DiscordConfig): ClientOptions {
+  return {
+    intents: intentsFor(config),
+    // DM channels are not cached before their first message: without this partial discord.js drops DMs.
+    partials: [Partials.Channel],
+    allowedMentions: NO_MENTIONS,
+    ...shardOptions(config),
+    // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
+    rest: {
+      makeRequest: makeDiscordRequest,
+      agent: new Agent({
+        connections: REST_CONNECTIONS,
+        keepAliveTimeout: 30_000,
+      }) as unknown as RESTOptions['agent'],
+      globalRequestsPerSecond: REST_GLOBAL_PER_SECOND,
+      ...(config.apiUrl ? { api: config.apiUrl } : {}),
+    },
+  };
+}
+
 /** The Discord side of the bot. */
 export class DiscordAdapter {
   readonly client: Client;
@@ -83,80 +115,74 @@ export class DiscordAdapter {
     private readonly commands: readonly Command[],
     private readonly log: Logger,
   ) {
-    this.client = new Client({
-      intents: intentsFor(config),
-      // DM channels are not cached before their first message: without this partial discord.js drops DMs.
-      partials: [Partials.Channel],
-      allowedMentions: NO_MENTIONS,
-      ...shardOptions(config),
-      // discord.js counts every request against Discord's global 50 a second, interaction
-      // callbacks and webhooks included, which Discord exempts ("Interaction endpoints are not
-      // bound to the bot's Global Rate Limit"): a burst of commands then had its deferrals
-      // queued past the 3 s window. The global budget of bot-token writes is kept by the
-      // write scheduler instead (rate-limits.ts); a global 429 is still honoured by discord.js.
-      // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
-      rest: {
-        makeRequest: makeDiscordRequest,
-        agent: new Agent({
-          connections: REST_CONNECTIONS,
-          keepAliveTimeout: 30_000,
-        }) as unknown as RESTOptions['agent'],
-        globalRequestsPerSecond: REST_GLOBAL_PER_SECOND,
-        ...(config.apiUrl ? { api: config.apiUrl } : {}),
-      },
-    });
+    this.client = new Client(clientOptions(config));
     // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
     guardMalformedInteractions(this.client, log);
-    const onError = (error: unknown) => this.log.error({ err: error }, 'discord handler failed');
-    this.client.on(Events.InteractionCreate, (interaction) => {
-      const deps = { core, commands, log, rateLimits: this.rateLimits };
-      if (this.running.draining) {
-        // Stopping: running answers finish, new work is refused in a sentence.
-        if (interaction.isAutocomplete()) void interaction.respond([]).catch(onError);
-        else if (interaction.isRepliable())
-          void interaction.reply({ content: RESTARTING, flags: MessageFlags.Ephemeral }).catch(onError);
-        return;
-      }
-      if (interaction.isChatInputCommand())
-        void this.running.run((signal) => handleChatInput(interaction, deps, signal), onError);
-      else if (interaction.isAutocomplete()) void handleAutocomplete(interaction, deps).catch(onError);
-      else if (interaction.isButton())
-        void this.running.run((signal) => handleButton(interaction, deps, signal), onError);
-    });
-    this.client.on(Events.MessageCreate, (message) => {
-      const botId = this.client.user?.id;
-      if (!botId || !isAddressedToBot(message, botId)) return;
-      if (this.running.draining) {
-        void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(onError);
-        return;
-      }
-      void this.running.run(
-        (signal) =>
-          handleMessage(
-            message,
-            { core, log, botId, messageContent: config.messageContent, rateLimits: this.rateLimits },
-            signal,
-          ),
-        onError,
-      );
-    });
+    this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
+    this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
     // Every response's rate-limit headers and 429s go to the write scheduler (rate-limits.ts).
     this.rateLimits = new DiscordRateLimits(core.scheduler, core.events, log);
     this.client.rest.on(RESTEvents.Response, (request, response) =>
       this.rateLimits.response(request.method, String(request.path), response.status, response.headers as Headers),
     );
-    this.client.on(Events.ShardDisconnect, (event, shardId) => {
-      // discord.js emits this only for close codes it will not reconnect after (4004
-      // authentication failed, 4010–4014 shard and intent errors).
-      this.fatal = `discord gateway closed for good: ${event.code} ${GatewayCloseCodes[event.code] ?? ''}`.trim();
-      this.log.error(
-        { code: event.code, shard: shardId },
-        `${this.fatal} (check DISCORD_TOKEN and the intents in the Developer Portal)`,
-      );
-      this.onFatal?.(this.fatal);
-    });
+    this.client.on(Events.ShardDisconnect, (event, shardId) => this.onShardClosed(event.code, shardId));
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
     this.client.on(Events.Warn, (message) => this.log.warn({ message }, 'discord client warning'));
+  }
+
+  /** Logs a handler's failure (handlers never throw into discord.js's event emitter). */
+  private readonly onError = (error: unknown): void => this.log.error({ err: error }, 'discord handler failed');
+
+  /**
+   * Dispatches an interaction to its handler: a slash command (interactions.ts), an
+   * autocomplete or a button press (components.ts). While stopping, new work is refused in a
+   * sentence (an empty list for autocomplete) and running answers finish.
+   */
+  private onInteraction(interaction: Interaction): void {
+    const deps = { core: this.core, commands: this.commands, log: this.log, rateLimits: this.rateLimits };
+    if (this.running.draining) {
+      if (interaction.isAutocomplete()) void interaction.respond([]).catch(this.onError);
+      else if (interaction.isRepliable())
+        void interaction.reply({ content: RESTARTING, flags: MessageFlags.Ephemeral }).catch(this.onError);
+      return;
+    }
+    if (interaction.isChatInputCommand())
+      void this.running.run((signal) => handleChatInput(interaction, deps, signal), this.onError);
+    else if (interaction.isAutocomplete()) void handleAutocomplete(interaction, deps).catch(this.onError);
+    else if (interaction.isButton())
+      void this.running.run((signal) => handleButton(interaction, deps, signal), this.onError);
+  }
+
+  /** Answers a message addressed to the bot (a mention or a DM: messages.ts); refused in a sentence while stopping. */
+  private onMessage(message: Message): void {
+    const botId = this.client.user?.id;
+    if (!botId || !isAddressedToBot(message, botId)) return;
+    if (this.running.draining) {
+      void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(this.onError);
+      return;
+    }
+    const deps = {
+      core: this.core,
+      log: this.log,
+      botId,
+      messageContent: this.config.messageContent,
+      rateLimits: this.rateLimits,
+    };
+    void this.running.run((signal) => handleMessage(message, deps, signal), this.onError);
+  }
+
+  /**
+   * Records that Discord closed a shard's gateway for good and tells `onFatal`. discord.js
+   * emits ShardDisconnect only for close codes it will not reconnect after (4004 authentication
+   * failed, 4010–4014 shard and intent errors).
+   */
+  private onShardClosed(code: number, shardId: number): void {
+    this.fatal = `discord gateway closed for good: ${code} ${GatewayCloseCodes[code] ?? ''}`.trim();
+    this.log.error(
+      { code, shard: shardId },
+      `${this.fatal} (check DISCORD_TOKEN and the intents in the Developer Portal)`,
+    );
+    this.onFatal?.(this.fatal);
   }
 
   /**

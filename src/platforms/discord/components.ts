@@ -4,19 +4,20 @@
  * down) and presses of the bot's buttons (handed to the command named by the button's
  * `custom_id`, `<command>:<args…>`).
  */
-import { type AutocompleteInteraction, type ButtonInteraction, MessageFlags } from 'discord.js';
+import type { AutocompleteInteraction, ButtonInteraction } from 'discord.js';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
-import { conversationKey } from '../../core/keys.ts';
+import { conversationKey, parseButtonId } from '../../core/keys.ts';
 import { modelChoices } from '../../core/models/catalog.ts';
-import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
+import type { ComponentContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
-import { AUTO_DEFER_MS, InteractionReply } from './interactions.ts';
+import { InteractionReply } from './interactions.ts';
 import { invocationUser } from './members.ts';
 import { channelKeyOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
-import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
+import { InteractionResponder } from './responder.ts';
+import { DISCORD_MESSAGE_LIMITS } from './rest.ts';
 
 /** Longest wait for the model lists when none are cached, in ms (Discord allows 3 s for the whole answer). */
 const AUTOCOMPLETE_WAIT_MS = 2_000;
@@ -42,46 +43,58 @@ export async function handleAutocomplete(
 }
 
 /**
- * Runs the handler of a pressed button (`<command>:<args…>`), as a ComponentContext whose
- * `update` replaces the message that carries the button.
+ * Runs the handler of a pressed button (`<command>:<args…>`; Stop buttons go to the core's
+ * stops), as a ComponentContext over the press's {@link InteractionResponder}, made first:
+ * the press is deferred with deferUpdate if nothing answered it within the responder's
+ * `AUTO_DEFER_MS` (a deferReply once the handler has asked for `reply`, as Reroll does).
+ * @param signal the invocation's own signal (shutdown).
  */
 export async function handleButton(
   interaction: ButtonInteraction,
   deps: { core: Core; commands: readonly Command[]; log: Logger; rateLimits?: DiscordRateLimits },
   signal: AbortSignal,
 ): Promise<void> {
-  const [name, ...args] = interaction.customId.split(':');
+  const { command: name, args } = parseButtonId(interaction.customId);
   const command = deps.commands.find((c) => c.name === name);
   const ref = newReference();
   const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, button: interaction.customId });
-  let deferring: Promise<unknown> | undefined;
-  const timer = setTimeout(() => {
-    deferring = interaction.deferUpdate().catch(() => undefined);
-  }, AUTO_DEFER_MS);
-  timer.unref();
-  const sendEphemeral = async (message: string | OutgoingMessage) => {
-    clearTimeout(timer);
-    const m = typeof message === 'string' ? { content: message } : message;
-    const payload = {
-      ...payloadOf({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) }),
-      flags: MessageFlags.Ephemeral as const,
-    };
-    try {
-      await deferring;
-      if (interaction.deferred || interaction.replied) await interaction.followUp(payload);
-      else await interaction.reply(payload);
-    } catch (error) {
-      log.warn({ err: error }, 'could not answer a button press');
-    }
-  };
+  const responder = new InteractionResponder(interaction, log, 'update');
+  const ctx = componentContext(interaction, responder, deps, { args, signal, log, ref });
+  const sendEphemeral = ctx.sendEphemeral;
+  try {
+    await runInvocation(
+      `${name}:button`,
+      { platform: 'discord', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } },
+      deps.core,
+      async () => {
+        if (name === STOP_BUTTON) await deps.core.stops.press(ctx);
+        else await runComponent(command, ctx, deps.core);
+      },
+    );
+  } finally {
+    responder.dispose();
+  }
+}
+
+/**
+ * The platform-neutral ComponentContext of a button press: `update` replaces the pressed
+ * message, `acknowledge` defers without changing it, `sendEphemeral` tells the presser alone,
+ * and `reply` (made on first use) posts new messages, its deferral a new "thinking…" reply.
+ */
+function componentContext(
+  interaction: ButtonInteraction,
+  responder: InteractionResponder,
+  deps: { core: Core; rateLimits?: DiscordRateLimits },
+  press: Pick<ComponentContext, 'args' | 'signal' | 'log' | 'ref'>,
+): ComponentContext {
   let reply: InteractionReply | undefined;
-  const ctx: ComponentContext = {
+  return {
     platform: 'discord',
-    ref,
-    // Made on first use: its deferral (a new "thinking…" message) is for handlers that post.
     get reply() {
-      clearTimeout(timer);
-      reply ??= new InteractionReply(interaction, log, deps.rateLimits);
+      if (!reply) {
+        responder.repliesWithMessages();
+        reply = new InteractionReply(responder, deps.rateLimits);
+      }
       return reply;
     },
     conversationId: conversationKey({
@@ -91,40 +104,10 @@ export async function handleButton(
     }),
     channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
     user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
-    args,
     limits: DISCORD_MESSAGE_LIMITS,
-    signal,
-    log,
-    update: async (message) => {
-      clearTimeout(timer);
-      await deferring;
-      if (interaction.deferred || interaction.replied) await interaction.editReply(editPayloadOf(message));
-      else await interaction.update(editPayloadOf(message));
-    },
-    acknowledge: async () => {
-      clearTimeout(timer);
-      await deferring;
-      if (interaction.deferred || interaction.replied) return;
-      await interaction
-        .deferUpdate()
-        .catch((error: unknown) => log.warn({ err: error }, 'could not acknowledge a button press'));
-    },
-    sendEphemeral,
+    update: (message) => responder.update(message),
+    acknowledge: () => responder.acknowledge(),
+    sendEphemeral: (message) => responder.sendEphemeral(message),
+    ...press,
   };
-  try {
-    await runInvocation(
-      `${name}:button`,
-      { platform: 'discord', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } },
-      deps.core,
-      async () => {
-        if (name === STOP_BUTTON) {
-          await deps.core.stops.press(ctx);
-          return;
-        }
-        await runComponent(command, ctx, deps.core);
-      },
-    );
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -87,6 +87,12 @@ export function componentsOf(message: OutgoingMessage): Array<APIActionRowCompon
   ];
 }
 
+/** The message (a string is its text) with its text cut to Discord's 2,000 characters (`maxChars`). */
+export function fittedMessage(message: string | OutgoingMessage): OutgoingMessage {
+  const m = typeof message === 'string' ? { content: message } : message;
+  return { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
+}
+
 /** The whole payload of a create: content, files, embeds, buttons, and no pings. */
 export function payloadOf(message: OutgoingMessage) {
   return {

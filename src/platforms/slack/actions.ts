@@ -10,7 +10,7 @@ import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
-import { channelKey, conversationKey } from '../../core/keys.ts';
+import { channelKey, conversationKey, parseButtonId } from '../../core/keys.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
@@ -45,7 +45,7 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
       await sendEphemeral(RESTARTING);
       return;
     }
-    const [name = '', ...args] = (action.action_id ?? '').split(':');
+    const { command: name, args } = parseButtonId(action.action_id ?? '');
     const ref = newReference();
     const team = body.team?.id ?? body.user.team_id ?? 'unknown';
     const channel = body.channel?.id ?? body.container?.channel_id;

@@ -1,0 +1,300 @@
+/**
+ * One Discord interaction's answer, shared by slash commands (interactions.ts) and button presses
+ * (components.ts): the deferral and its timer, answers only the user sees, the update of a pressed
+ * message, and the reply's writes, with the bot's token once the interaction's has expired.
+ * Implements Discord's "Receiving and Responding"; its limits are in docs/platform-limits.md.
+ */
+import {
+  type ButtonInteraction,
+  type ChatInputCommandInteraction,
+  type Message,
+  MessageFlags,
+  Routes,
+  type SendableChannels,
+} from 'discord.js';
+import type { OutgoingMessage } from '../../core/platform.ts';
+import type { Logger } from '../../log.ts';
+import { isExpiredToken } from './errors.ts';
+import { DISCORD_MESSAGE_LIMITS, editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+
+/**
+ * If an interaction (a command, a button press) has neither been answered nor deferred after
+ * this many ms, it is deferred: Discord allows 3 s for the first response (docs/platform-limits.md).
+ */
+export const AUTO_DEFER_MS = 2_000;
+
+/** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
+export const EXPIRED_NOTE =
+  '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
+
+/**
+ * How an interaction is deferred. `reply`: deferReply (callback type 5), a new reply showing
+ * "is thinking…" to everyone until it is filled. `update`: deferUpdate (type 6, button presses
+ * only), the pressed message kept as it is.
+ */
+export type DeferralKind = 'reply' | 'update';
+
+/**
+ * The one owner of an interaction's answer. Made at the top of the interaction's handler: from
+ * then on, an interaction not answered after {@link AUTO_DEFER_MS} is deferred with the pending
+ * {@link DeferralKind}. Every write goes through {@link withToken}: when Discord says the
+ * interaction's token has expired (50027, after 15 minutes), the answer goes on with the bot's
+ * own token: the (non-ephemeral) reply is edited in the channel and follow-ups are channel
+ * messages, with {@link EXPIRED_NOTE} saying why.
+ */
+export class InteractionResponder {
+  private deferring: Promise<unknown> | undefined;
+  /** What this responder's deferral was (undefined when none was made). */
+  private deferredAs: DeferralKind | undefined;
+  private readonly timer: NodeJS.Timeout;
+  /** Whether a public message has been shown in the reply (the deferred reply filled). */
+  private shown = false;
+  /**
+   * The reply's message id, for edits with the bot token after the token expired: from the reply's
+   * first write, else looked up (findOriginal); the deferral is a 204 without `?with_response`
+   * (in a burst of commands the first text comes sooner; bench:streams, figures in the README).
+   */
+  private originalId: string | undefined;
+  /** Set once the token was refused: writes go through the channel. */
+  private tokenExpired = false;
+
+  /**
+   * Starts the automatic deferral's timer ({@link AUTO_DEFER_MS}).
+   * @param autoDeferral how the timer defers: `reply` for a command, `update` for a button press.
+   */
+  constructor(
+    /** A slash command, or a press of one of the bot's buttons. */
+    readonly interaction: ChatInputCommandInteraction | ButtonInteraction,
+    private readonly log: Logger,
+    private autoDeferral: DeferralKind,
+  ) {
+    this.timer = setTimeout(() => this.start(), AUTO_DEFER_MS);
+    this.timer.unref();
+  }
+
+  /** Whether Discord has had a first response (a deferral or a reply). */
+  get answered(): boolean {
+    return this.interaction.deferred || this.interaction.replied;
+  }
+
+  /** Whether a public message fills the reply (later public messages are follow-ups). */
+  get filled(): boolean {
+    return this.shown;
+  }
+
+  /** Whether Discord refused the interaction's token (50027): writes now use the bot's token. */
+  get expired(): boolean {
+    return this.tokenExpired;
+  }
+
+  /** A button handler posts new messages (Reroll): a deferral not yet made will be a deferReply. */
+  repliesWithMessages(): void {
+    this.autoDeferral = 'reply';
+  }
+
+  /** Starts the deferral without waiting for it (its failure is left to whoever awaits {@link defer}). */
+  start(): void {
+    this.defer().catch(() => undefined);
+  }
+
+  /**
+   * Defers the interaction (Discord's deferReply or deferUpdate), once: later calls wait for the
+   * same deferral; nothing is sent when the interaction was answered already. Stops the timer.
+   * @param kind `update` only means something for a button press (a command is deferred with a reply).
+   * @throws DiscordAPIError when Discord refuses the deferral (10062: the 3 s were over).
+   */
+  defer(kind: DeferralKind = this.autoDeferral): Promise<void> {
+    clearTimeout(this.timer);
+    if (this.answered) return Promise.resolve();
+    if (!this.deferring) {
+      const button = kind === 'update' && this.interaction.isButton() ? this.interaction : undefined;
+      this.deferredAs = button ? 'update' : 'reply';
+      this.deferring = button ? button.deferUpdate() : this.interaction.deferReply();
+    }
+    return this.deferring.then(() => undefined);
+  }
+
+  /**
+   * Tells the invoking user alone (an ephemeral message of at most 2,000 characters): the
+   * interaction's reply when it has none yet, else a follow-up. A deferred reply showing
+   * "is thinking…" to everyone is removed first; when it cannot be removed, the sentence is
+   * written into it instead (never "thinking" forever). Never throws (failures are logged).
+   */
+  async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
+    clearTimeout(this.timer);
+    const fitted = fittedMessage(message);
+    const payload = { ...payloadOf(fitted), flags: MessageFlags.Ephemeral as const };
+    try {
+      await this.deferring?.catch(() => undefined);
+      if (!this.answered) {
+        await this.interaction.reply(payload);
+        return;
+      }
+      if (this.deferredAs === 'reply' && !this.shown && !(await this.removeThinking(fitted))) return;
+      await this.withToken(
+        () => this.interaction.followUp(payload),
+        () => this.sendInChannel(payloadOf(fitted)),
+      );
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not send an ephemeral message on Discord');
+    }
+  }
+
+  /**
+   * Removes the deferred reply ("is thinking…"); when Discord will not, fills it with `message`.
+   * @returns whether it was removed (the message still has to be sent).
+   */
+  private async removeThinking(message: OutgoingMessage): Promise<boolean> {
+    const removed = await this.interaction.deleteReply().then(
+      () => true,
+      (error: unknown) => {
+        this.log.warn({ err: error }, 'could not remove the deferred reply; writing the sentence into it');
+        return false;
+      },
+    );
+    if (removed) return true;
+    await this.withToken(
+      () => this.interaction.editReply(payloadOf(message)),
+      async () => this.editInChannel(this.originalId ?? (await this.findOriginal()), payloadOf(message)),
+    );
+    this.shown = true;
+    return false;
+  }
+
+  /**
+   * Replaces the pressed message (UPDATE_MESSAGE, type 7), or edits it once the press was deferred.
+   * @throws Error for a slash command (it has no pressed message); DiscordAPIError as discord.js does.
+   */
+  async update(message: OutgoingMessage): Promise<void> {
+    clearTimeout(this.timer);
+    await this.deferring?.catch(() => undefined);
+    if (!this.interaction.isButton()) throw new Error('only a button press has a message to update');
+    if (this.answered) await this.interaction.editReply(editPayloadOf(message));
+    else await this.interaction.update(editPayloadOf(message));
+  }
+
+  /** Acknowledges a button press without changing its message now (deferUpdate). Never throws. */
+  async acknowledge(): Promise<void> {
+    await this.defer('update').catch((error: unknown) =>
+      this.log.warn({ err: error }, 'could not acknowledge a button press'),
+    );
+  }
+
+  /**
+   * Fills the deferred reply with the first public message (all of it: no embeds or buttons
+   * when it has none). With the token gone before any text (an answer that waited 15 minutes
+   * for its first word), the deferred reply is found in the channel and filled with the bot's
+   * token, or, when it cannot be found, the message is posted in the channel.
+   * @throws DiscordAPIError as discord.js does; the reply counts as filled only once Discord took it.
+   */
+  async fill(message: OutgoingMessage): Promise<void> {
+    const filled = (await this.withToken(
+      () => this.editWithToken('@original', message, true),
+      async () => {
+        const id = await this.findOriginal();
+        return id ? this.editInChannel(id, payloadOf(message)) : this.sendInChannel(payloadOf(message));
+      },
+    )) as { id?: string } | undefined;
+    this.originalId = filled?.id;
+    this.shown = true;
+  }
+
+  /** Posts a public follow-up. @returns its message id. @throws DiscordAPIError as discord.js does. */
+  async followUp(message: OutgoingMessage): Promise<string> {
+    const payload = payloadOf(message);
+    const sent = await this.withToken(
+      () => this.interaction.followUp(payload),
+      () => this.sendInChannel(payload),
+    );
+    return sent.id;
+  }
+
+  /**
+   * Edits one of the interaction's public messages: `@original` (the filled reply) or a follow-up's id.
+   * @throws DiscordAPIError as discord.js does.
+   */
+  async edit(messageId: string, message: OutgoingMessage): Promise<void> {
+    await this.withToken(
+      () => this.editWithToken(messageId, message),
+      () => this.editInChannel(messageId === '@original' ? this.originalId : messageId, editPayloadOf(message)),
+    );
+  }
+
+  /** Stops the automatic deferral's timer (when the handler is over). */
+  dispose(): void {
+    clearTimeout(this.timer);
+  }
+
+  /**
+   * Edits one of the interaction's messages (`@original`, or a follow-up's id) with its token: a
+   * text edit is one PATCH ("Edit Original Interaction Response" / "Edit Followup Message")
+   * without building a discord.js Message (a thousand streamed answers spent a fifth of their CPU
+   * on Messages nobody read); with files, discord.js's editReply (multipart upload).
+   * @param whole the first write of a deferred reply: embeds are sent even when empty.
+   * @throws DiscordAPIError as discord.js's REST client does (50027 once the token expired).
+   */
+  private async editWithToken(messageId: string, message: OutgoingMessage, whole = false): Promise<unknown> {
+    if (message.files?.length) {
+      const payload = whole ? payloadOf(message) : editPayloadOf(message);
+      return this.interaction.editReply(messageId === '@original' ? payload : { message: messageId, ...payload });
+    }
+    const route = Routes.webhookMessage(this.interaction.applicationId, this.interaction.token, messageId);
+    return this.interaction.client.rest.patch(route, { body: editBodyOf(message, whole), auth: false });
+  }
+
+  /** Runs a write with the interaction's token; once Discord refuses the token (50027), with the bot's. */
+  private async withToken<T>(write: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
+    if (this.tokenExpired) return fallback();
+    try {
+      return await write();
+    } catch (error) {
+      if (!isExpiredToken(error)) throw error;
+      this.tokenExpired = true;
+      this.log.info('interaction token expired: continuing with the bot token');
+      return fallback();
+    }
+  }
+
+  /** The interaction's channel, fetched when not cached. @throws when it cannot be had. */
+  private async channel(): Promise<SendableChannels> {
+    const channel =
+      this.interaction.channel ?? (await this.interaction.client.channels.fetch(this.interaction.channelId));
+    if (!channel?.isSendable()) throw new Error("the interaction's channel takes no messages");
+    return channel;
+  }
+
+  /**
+   * The deferred reply's message id, looked up with the bot token among the channel's latest 50
+   * messages by the interaction it answers (`interaction_metadata.id`), for when the token
+   * expired before any write told it. Undefined when it is not there or cannot be read.
+   */
+  private async findOriginal(): Promise<string | undefined> {
+    try {
+      const recent = await (await this.channel()).messages.fetch({ limit: 50 });
+      return recent.find((m) => m.interactionMetadata?.id === this.interaction.id)?.id;
+    } catch (error) {
+      this.log.debug({ err: error }, 'could not look for the deferred reply in the channel');
+      return undefined;
+    }
+  }
+
+  /** Edits a message with the bot token, adding the expiry note when it fits. */
+  private async editInChannel(id: string | undefined, payload: ReturnType<typeof editPayloadOf>): Promise<Message> {
+    if (!id) throw new Error("the reply's message id is unknown: it cannot be edited without the interaction");
+    const channel = await this.channel();
+    return channel.messages.edit(id, withExpiryNote(payload));
+  }
+
+  /** Posts a message in the interaction's channel with the bot token, with the expiry note. */
+  private async sendInChannel(payload: ReturnType<typeof payloadOf>): Promise<Message> {
+    return (await this.channel()).send(withExpiryNote(payload));
+  }
+}
+
+/** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */
+function withExpiryNote<P extends { content?: string }>(payload: P): P {
+  const content = payload.content ?? '';
+  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_MESSAGE_LIMITS.maxChars)
+    return payload;
+  return { ...payload, content: content ? `${content}\n\n${EXPIRED_NOTE}` : EXPIRED_NOTE };
+}
