@@ -3,7 +3,7 @@
  * completion endpoint (§4.2); the prompt and its continuation stream into the reply. No history.
  */
 import type { Command } from '../src/core/command.ts';
-import { complete } from '../src/core/features/chat.ts';
+import { complete } from '../src/core/features/complete.ts';
 import {
   MAX_TOKENS_OPTION,
   samplingFrom,

@@ -1,7 +1,7 @@
 /**
  * The chat feature: history + prompt (+ images) → streamed chat completion (§4.1) → a reply
  * edited in place as tokens arrive → both turns appended to the conversation's history.
- * Also `/complete` (§4.2), which streams the same way without history.
+ * (`/complete`, which streams the same way without history: complete.ts.)
  */
 
 import type { Core } from '../core.ts';
@@ -17,8 +17,6 @@ import type {
   ChatCompletionChunk,
   ChatCompletionRequest,
   ChatMessage,
-  CompletionChunk,
-  CompletionRequest,
   ContentPart,
   Usage,
 } from '../service/schemas.ts';
@@ -27,6 +25,7 @@ import { STORE_DOWN_NOTE } from '../state/health.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks, parseJsonAnswer } from './answer.ts';
+import { type Deferral, deferred, startDeferral } from './deferral.ts';
 import { admit, countTokens, reserveTokens } from './usage.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
@@ -60,33 +59,6 @@ function showJson(ctx: CommandContext, text: string): string {
     ctx.log.info({ code: error.code, chars: text.length }, 'JSON mode answer is not valid JSON');
     return `${error.raw}\n\n⚠️ ${error.userMessage}`;
   }
-}
-
-/** A deferral under way: resolves with what it threw (never rejects), or undefined once done. */
-type Deferral = Promise<{ error: unknown } | undefined>;
-
-/**
- * Starts the reply's deferral (Discord's acknowledgement, Slack's "is thinking…") without
- * waiting for it: it goes on while the history is read and the service asked. The first text
- * waits for it anyway (a reply's send awaits it), so its round trip no longer comes before theirs.
- */
-function startDeferral(ctx: CommandContext): Deferral {
-  return ctx.reply.defer().then(
-    () => undefined,
-    (error: unknown) => ({ error }),
-  );
-}
-
-/**
- * Waits for the deferral once the service's stream is open.
- * @throws what the deferral threw (the interaction is gone: nobody would see the answer), after
- *   cancelling the stream's request.
- */
-async function deferred(deferral: Deferral, stream: Stream<unknown>): Promise<void> {
-  const failed = await deferral;
-  if (!failed) return;
-  stream.abort(failed.error);
-  throw failed.error;
 }
 
 /**
@@ -265,85 +237,4 @@ function refusesImages(error: unknown): boolean {
     error.status === 400 &&
     /\bimages?\b|image[_ ]input|image_url|vision/i.test(error.message)
   );
-}
-
-/**
- * Completes `prompt` with the legacy text completion endpoint (§4.2), streamed into the reply.
- * The prompt is shown, continued by the completion. No history.
- * @param request.model the channel's chat model when absent; `temperature` and `max_tokens` sent only when given.
- * @throws as {@link streamAnswer}.
- */
-export async function complete(
-  ctx: CommandContext,
-  core: Core,
-  request: { prompt: string; model?: string } & Partial<Pick<CompletionRequest, 'temperature' | 'max_tokens'>>,
-): Promise<void> {
-  await admit(ctx, core, 'chat');
-  const reservation = await reserveTokens(ctx, core, request.prompt, { maxTokens: request.max_tokens });
-  try {
-    const deferral = startDeferral(ctx);
-    const model = request.model ?? (await core.models.chatModel(ctx.signal, ctx.channelKey));
-    const { prompt, temperature, max_tokens } = request;
-    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
-    try {
-      await answerCompletion(ctx, core, { prompt, model, temperature, max_tokens }, { session, deferral, reservation });
-    } finally {
-      session.close();
-    }
-  } finally {
-    await reservation.settle(0);
-  }
-}
-
-/** The request to the service and the streamed answer of {@link complete}. */
-async function answerCompletion(
-  ctx: CommandContext,
-  core: Core,
-  request: { prompt: string; model: string; temperature?: number | undefined; max_tokens?: number | undefined },
-  running: { session: AnswerSession; deferral: Deferral; reservation: TokenReservation },
-): Promise<void> {
-  const { prompt, model, temperature, max_tokens } = request;
-  const { session, deferral, reservation } = running;
-  let stream: Stream<CompletionChunk>;
-  try {
-    stream = await core.service.completions.create(
-      {
-        model,
-        prompt,
-        stream: true,
-        ...(temperature !== undefined ? { temperature } : {}),
-        ...(max_tokens !== undefined ? { max_tokens } : {}),
-      },
-      { signal: session.signal, queue: session.queue },
-    );
-  } catch (error) {
-    return session.fail(error);
-  }
-  await deferred(deferral, stream);
-  let usage: Usage | undefined;
-  async function* deltas() {
-    yield prompt;
-    yield* textOf(
-      stream,
-      (chunk) => {
-        usage = (chunk.usage as Usage | undefined) ?? usage;
-        return chunk.choices[0]?.text;
-      },
-      {
-        idleMs: core.limits.streamIdleMs,
-      },
-    );
-  }
-  const {
-    text: shown,
-    ending,
-    error,
-  } = await streamAnswer(ctx, deltas(), {
-    events: core.events,
-    finishReason: () => stream.finishReason,
-    maxChars: core.limits.maxAnswerChars,
-    reply: session.reply,
-  });
-  await countTokens(ctx, core, reservation, prompt, shown.slice(prompt.length), usage);
-  if (ending !== 'done') throw new ShownError(error);
 }
