@@ -6,7 +6,7 @@
 
 import type { Core } from '../core.ts';
 import type { AnswerSession } from '../delivery/answer-stream.ts';
-import { beginAnswer, streamAnswer, textOf } from '../delivery/answer-stream.ts';
+import { beginAnswer, streamAnswer } from '../delivery/answer-stream.ts';
 import { ShownError } from '../errors.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
@@ -21,6 +21,7 @@ import type {
   Usage,
 } from '../service/schemas.ts';
 import type { Stream } from '../service/stream.ts';
+import { textOf } from '../service/text-of.ts';
 import { STORE_DOWN_NOTE } from '../state/health.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';

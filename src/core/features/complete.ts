@@ -3,11 +3,12 @@
  * the reply as /chat's answers are (answer-stream.ts), without history.
  */
 import type { Core } from '../core.ts';
-import { type AnswerSession, beginAnswer, streamAnswer, textOf } from '../delivery/answer-stream.ts';
+import { type AnswerSession, beginAnswer, streamAnswer } from '../delivery/answer-stream.ts';
 import { ShownError } from '../errors.ts';
 import type { CommandContext } from '../platform.ts';
 import type { CompletionChunk, CompletionRequest, Usage } from '../service/schemas.ts';
 import type { Stream } from '../service/stream.ts';
+import { textOf } from '../service/text-of.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { type Deferral, deferred, startDeferral } from './deferral.ts';
 import { admit, countTokens, reserveTokens } from './usage.ts';

@@ -6,10 +6,10 @@
 import { type Dispatcher, Pool, errors as undiciErrors } from 'undici';
 import { CONFIG_DEFAULTS } from '../../config.ts';
 import { scrubSecrets } from '../../log.ts';
+import { errorFromResponse } from './error-responses.ts';
 import {
   AbortedError,
   ConnectionError,
-  errorFromResponse,
   InvalidResponseError,
   RateLimitError,
   ServerError,

@@ -9,10 +9,10 @@
  *   of one per chunk, which is most of the per-chunk cost above a bare parse loop (bench/).
  */
 
+import { readErrorBody } from './error-responses.ts';
 import {
   InvalidResponseError,
   NotAStreamError,
-  readErrorBody,
   type ServiceError,
   StreamEndedEarlyError,
   StreamInterruptedError,

@@ -27,6 +27,7 @@ import type { Logger } from '../../log.ts';
 import { InputError } from '../errors.ts';
 import { storeKeys } from '../keys.ts';
 import type { InvocationUser } from '../platform.ts';
+import { CountBatch } from './count-batch.ts';
 import type { StateStore } from './store.ts';
 import { StoredReservation, type TokenReservation } from './token-reservation.ts';
 
@@ -46,8 +47,8 @@ export const NO_QUOTAS: QuotaLimits = { chatPerMinute: 0, imagesPerDay: 0, token
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
-/** How often counts nothing waits for are written to the store, in ms. */
-export const COUNT_FLUSH_MS = 5_000;
+
+export { COUNT_FLUSH_MS } from './count-batch.ts';
 
 /** A quota that is used up; `message` says which, and when the user may try again. Code `quota_exceeded`. */
 export class QuotaError extends InputError {
@@ -92,9 +93,8 @@ export interface UsageReport {
 export class Quotas {
   private readonly minuteMs: number;
   private readonly dayMs: number;
-  /** Counts not written yet, by key: what to add, and the counter's window (ms) if it has to be created. */
-  private readonly unwritten = new Map<string, { by: number; ttlMs: number }>();
-  private flushTimer: NodeJS.Timeout | undefined;
+  /** Counts nothing waits for, written together every {@link COUNT_FLUSH_MS}. */
+  private readonly batch: CountBatch;
 
   /** @param windows the windows' lengths in ms (default a minute and a day; tests shorten them). */
   constructor(
@@ -105,6 +105,15 @@ export class Quotas {
   ) {
     this.minuteMs = windows.minuteMs ?? MINUTE_MS;
     this.dayMs = windows.dayMs ?? DAY_MS;
+    this.batch = new CountBatch(state, log);
+  }
+
+  /**
+   * Writes the counts not written yet. Runs every {@link COUNT_FLUSH_MS} while there are some,
+   * and must run before the store closes (closeCore does). Never throws.
+   */
+  flush(): Promise<void> {
+    return this.batch.flush();
   }
 
   /** Whether any quota is on. */
@@ -129,13 +138,13 @@ export class Quotas {
     const none = async () => undefined;
     // Counting alone is buffered (count() neither waits for the store nor throws): a command
     // must not wait on the store before Discord's 3 s acknowledgement.
-    this.count(storeKeys.usage(kind, channelKey), 1, this.dayMs);
+    this.batch.count(storeKeys.usage(kind, channelKey), 1, this.dayMs);
     const key = storeKeys.quota(kind, subject);
     const windowMs = kind === 'chat' ? this.minuteMs : this.dayMs;
     const limit = kind === 'chat' ? this.limits.chatPerMinute : this.limits.imagesPerDay;
     // Use is counted even where no limit holds (quotas off, an exempt admin): /usage shows it.
     if (!(await this.holds(user))) {
-      this.count(key, 1, windowMs);
+      this.batch.count(key, 1, windowMs);
       return none;
     }
     try {
@@ -144,7 +153,7 @@ export class Quotas {
         if (tokens.value >= this.limits.tokensPerDay) throw this.tokensUsed(tokens.resetInMs);
       }
       if (limit <= 0) {
-        this.count(key, 1, windowMs);
+        this.batch.count(key, 1, windowMs);
         return none;
       }
       // One atomic increment: of parallel requests, exactly those within the limit pass.
@@ -205,7 +214,7 @@ export class Quotas {
         settle: async (used) => {
           if (settled) return;
           settled = true;
-          if (used > 0) this.count(key, Math.round(used), this.dayMs);
+          if (used > 0) this.batch.count(key, Math.round(used), this.dayMs);
         },
       };
     };
@@ -213,7 +222,7 @@ export class Quotas {
     const wanted = Math.max(1, Math.ceil(tokens));
     let counted: { value: number; resetInMs: number };
     try {
-      counted = this.withUnwritten(key, await this.state.increment(key, wanted, this.dayMs));
+      counted = this.batch.withUnwritten(key, await this.state.increment(key, wanted, this.dayMs));
     } catch (error) {
       this.log.warn(
         { err: error instanceof Error ? error.message : String(error) },
@@ -234,7 +243,7 @@ export class Quotas {
 
   /** Adds the tokens a request used to the channel's day, for /usage (written with the next flush; the user's are its reservation's). Never throws. */
   async recordChannelTokens(channelKey: string, tokens: number): Promise<void> {
-    if (tokens > 0) this.count(storeKeys.usage('tokens', channelKey), tokens, this.dayMs);
+    if (tokens > 0) this.batch.count(storeKeys.usage('tokens', channelKey), tokens, this.dayMs);
   }
 
   /** Whether the quotas hold for `user` (any is on, and they are not an exempt admin). */
@@ -246,27 +255,6 @@ export class Quotas {
     return new QuotaError(
       `You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(resetInMs)}.`,
       resetInMs,
-    );
-  }
-
-  /**
-   * Writes the counts not written yet (each key one increment). Runs every
-   * {@link COUNT_FLUSH_MS} while there are some, and must run before the store closes
-   * (closeCore does). Never throws: a count the store refuses is logged at debug and dropped.
-   */
-  async flush(): Promise<void> {
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const batch = [...this.unwritten];
-    this.unwritten.clear();
-    await Promise.all(
-      batch.map(([key, { by, ttlMs }]) =>
-        this.state
-          .increment(key, by, ttlMs)
-          .catch((error: unknown) =>
-            this.log.debug({ err: error instanceof Error ? error.message : String(error), key }, 'usage not counted'),
-          ),
-      ),
     );
   }
 
@@ -294,33 +282,16 @@ export class Quotas {
     };
   }
 
-  /** Adds `by` to a counter with the next flush (a window of `ttlMs` if the counter is new). */
-  private count(key: string, by: number, ttlMs: number): void {
-    const entry = this.unwritten.get(key);
-    if (entry) entry.by += by;
-    else this.unwritten.set(key, { by, ttlMs });
-    if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => void this.flush(), COUNT_FLUSH_MS);
-      this.flushTimer.unref();
-    }
-  }
-
   /** A stored counter plus what this process has not written to it yet. @throws what the store throws. */
   private async counted(key: string): Promise<{ value: number; resetInMs: number }> {
-    return this.withUnwritten(key, await this.state.counter(key));
-  }
-
-  private withUnwritten(
-    key: string,
-    stored: { value: number; resetInMs: number },
-  ): { value: number; resetInMs: number } {
-    const entry = this.unwritten.get(key);
-    if (!entry) return stored;
-    return { value: stored.value + entry.by, resetInMs: stored.resetInMs > 0 ? stored.resetInMs : entry.ttlMs };
+    return this.batch.withUnwritten(key, await this.state.counter(key));
   }
 
   private async read(key: string): Promise<{ used: number; resetInMs: number }> {
-    const counted = this.withUnwritten(key, await this.state.counter(key).catch(() => ({ value: 0, resetInMs: 0 })));
+    const counted = this.batch.withUnwritten(
+      key,
+      await this.state.counter(key).catch(() => ({ value: 0, resetInMs: 0 })),
+    );
     return { used: counted.value, resetInMs: counted.resetInMs };
   }
 }
