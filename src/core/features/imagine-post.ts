@@ -14,6 +14,7 @@ import type { Button, CommandContext, MessageHandle, OutgoingFile } from '../pla
 import { sentenceOf } from '../sentences.ts';
 import { InvalidResponseError, ServiceError } from '../service/errors.ts';
 import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
+import type { Deferral } from './deferral.ts';
 import { subjectOf } from './usage.ts';
 
 /** File extension for a sharp format name. */
@@ -148,14 +149,25 @@ async function withProgress<T>(
   return { result, progress };
 }
 
-/** Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state. */
+/**
+ * Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state.
+ * @param deferral the reply's deferral when the caller started it without waiting: awaited
+ *   once the image is generated, before anything is posted.
+ * @throws what the deferral threw (nobody would see the image); as {@link generate}.
+ */
 export async function generateAndPost(
   ctx: CommandContext,
   core: Core,
   job: ImagineJob,
   notes: string[],
+  deferral?: Deferral,
 ): Promise<void> {
-  const { result: generated, progress } = await withProgress(ctx, core, () => generate(ctx, core, job));
+  const { result: generated, progress } = await withProgress(ctx, core, async () => {
+    const made = await generate(ctx, core, job);
+    const failed = await deferral;
+    if (failed) throw failed.error;
+    return made;
+  });
   const { result, image } = generated;
   let fitted: FittedImage;
   try {

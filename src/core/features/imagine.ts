@@ -13,6 +13,7 @@ import { ForbiddenError, OptionError } from '../errors.ts';
 import { optionImage } from '../media/attachments.ts';
 import type { Attachment, CommandContext } from '../platform.ts';
 import type { AspectRatio, ImageStyle } from '../service/schemas.ts';
+import { startDeferral } from './deferral.ts';
 import { generateAndPost } from './imagine-post.ts';
 import { admit, subjectOf } from './usage.ts';
 
@@ -60,7 +61,8 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
 
 /** {@link imagine} once admitted: the reference image, the model, the generation. */
 async function generateRequested(ctx: CommandContext, core: Core, request: ImagineRequest): Promise<void> {
-  await ctx.reply.defer();
+  // Under way while the reference image is read and the service generates; awaited before the image is posted.
+  const deferral = startDeferral(ctx);
   const notes: string[] = [];
   const hasReference = Boolean(request.referenceImage || request.referenceImageUrl);
   if (request.denoisingStrength !== undefined && !hasReference) {
@@ -93,6 +95,7 @@ async function generateRequested(ctx: CommandContext, core: Core, request: Imagi
       disableSafetyChecker: request.disableSafetyChecker,
     },
     notes,
+    deferral,
   );
 }
 
