@@ -102,7 +102,6 @@ export function checkOptions(
   }
   for (const option of command.options) {
     const given = raw[option.name];
-    let value: string | number | boolean;
     // Whitespace alone is no text: a blank prompt is refused on every platform alike.
     const blank = typeof given === 'string' && given.trim() === '';
     if (given === undefined || blank) {
@@ -111,36 +110,7 @@ export function checkOptions(
       if (blank) throw new OptionError(`\`${option.name}\` needs a value: ${option.description}.`);
       continue;
     }
-    if (option.type === 'attachment') {
-      value = String(given);
-    } else if (option.type === 'integer' || option.type === 'number') {
-      const n = typeof given === 'number' ? given : Number(given);
-      if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n))) {
-        throw new OptionError(
-          `\`${option.name}\` must be ${option.type === 'integer' ? 'a whole number' : 'a number'}.`,
-        );
-      }
-      if (
-        (option.minValue !== undefined && n < option.minValue) ||
-        (option.maxValue !== undefined && n > option.maxValue)
-      ) {
-        throw new OptionError(`\`${option.name}\` must be ${rangeOf(option)}.`);
-      }
-      value = n;
-    } else if (option.type === 'boolean') {
-      const text = String(given).toLowerCase();
-      if (typeof given !== 'boolean' && !['true', 'false', 'yes', 'no'].includes(text)) {
-        throw new OptionError(`\`${option.name}\` must be true or false.`);
-      }
-      value = given === true || text === 'true' || text === 'yes';
-    } else {
-      value = String(given);
-      if (option.maxLength !== undefined && value.length > option.maxLength) {
-        throw new OptionError(
-          `\`${option.name}\` is too long (${value.length} characters; at most ${option.maxLength}).`,
-        );
-      }
-    }
+    const value = typedValue(option, given);
     if (option.choices && !option.choices.some((c) => c.value === value)) {
       throw new OptionError(
         `\`${option.name}\` must be one of ${option.choices.map((c) => `\`${c.value}\``).join(', ')}.`,
@@ -149,6 +119,36 @@ export function checkOptions(
     out[option.name] = value;
   }
   return out;
+}
+
+/**
+ * One given option value as its type: a number within the range, a boolean from true/false/yes/no,
+ * a string within `maxLength`, an attachment's reference as is.
+ * @throws OptionError naming the option and what it accepts.
+ */
+function typedValue(option: CommandOption, given: unknown): string | number | boolean {
+  if (option.type === 'attachment') return String(given);
+  if (option.type === 'integer' || option.type === 'number') {
+    const n = typeof given === 'number' ? given : Number(given);
+    if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n)))
+      throw new OptionError(`\`${option.name}\` must be ${option.type === 'integer' ? 'a whole number' : 'a number'}.`);
+    if (
+      (option.minValue !== undefined && n < option.minValue) ||
+      (option.maxValue !== undefined && n > option.maxValue)
+    )
+      throw new OptionError(`\`${option.name}\` must be ${rangeOf(option)}.`);
+    return n;
+  }
+  if (option.type === 'boolean') {
+    const text = String(given).toLowerCase();
+    if (typeof given !== 'boolean' && !['true', 'false', 'yes', 'no'].includes(text))
+      throw new OptionError(`\`${option.name}\` must be true or false.`);
+    return given === true || text === 'true' || text === 'yes';
+  }
+  const value = String(given);
+  if (option.maxLength !== undefined && value.length > option.maxLength)
+    throw new OptionError(`\`${option.name}\` is too long (${value.length} characters; at most ${option.maxLength}).`);
+  return value;
 }
 
 export type { CommandOutcome } from './events.ts';

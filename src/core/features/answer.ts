@@ -113,36 +113,54 @@ const QUOTE = 0x22;
 function markdownImages(text: string): MarkdownImage[] {
   const images: MarkdownImage[] = [];
   const bracket = new NextIndex(text, ']');
-  const urlEnd = new NextIndex(text, (c) => c === CLOSE_PAREN || isWhitespace(c));
-  const nonSpace = new NextIndex(text, (c) => !isWhitespace(c));
-  const quote = new NextIndex(text, '"');
+  const finders: LinkFinders = {
+    urlEnd: new NextIndex(text, (c) => c === CLOSE_PAREN || isWhitespace(c)),
+    nonSpace: new NextIndex(text, (c) => !isWhitespace(c)),
+    quote: new NextIndex(text, '"'),
+  };
   for (let start = text.indexOf('!['); start >= 0; ) {
     const close = bracket.at(start + 2);
     if (close < 0) break; // no `]` after this "![": none after the later ones either
+    const link = linkAfter(text, close, finders);
     let next = start + 1;
-    if (text.charCodeAt(close + 1) === OPEN_PAREN) {
-      const url = close + 2;
-      const scheme = text.startsWith('https://', url) ? 8 : text.startsWith('http://', url) ? 7 : 0;
-      const stop = scheme ? urlEnd.at(url + scheme) : -1;
-      const urlStop = stop < 0 ? text.length : stop;
-      if (scheme && urlStop > url + scheme && urlStop < text.length) {
-        let end = -1;
-        if (text.charCodeAt(urlStop) === CLOSE_PAREN) end = urlStop + 1;
-        else {
-          // Whitespace, then a quoted title, then `)`.
-          const title = nonSpace.at(urlStop);
-          const titleEnd = title >= 0 && text.charCodeAt(title) === QUOTE ? quote.at(title + 1) : -1;
-          if (titleEnd >= 0 && text.charCodeAt(titleEnd + 1) === CLOSE_PAREN) end = titleEnd + 2;
-        }
-        if (end >= 0) {
-          images.push({ start, end, alt: text.slice(start + 2, close), url: text.slice(url, urlStop) });
-          next = end;
-        }
-      }
+    if (link) {
+      images.push({ start, end: link.end, alt: text.slice(start + 2, close), url: link.url });
+      next = link.end;
     }
     start = text.indexOf('![', next);
   }
   return images;
+}
+
+/** The resumable searches of {@link markdownImages} (one text each). */
+interface LinkFinders {
+  /** The end of a URL: `)` or whitespace. */
+  urlEnd: NextIndex;
+  nonSpace: NextIndex;
+  quote: NextIndex;
+}
+
+/**
+ * The `(http(s)://url)` or `(http(s)://url "title")` right after the `]` at `close`: where it
+ * ends (past its `)`) and its URL; undefined when there is none.
+ */
+function linkAfter(text: string, close: number, finders: LinkFinders): { end: number; url: string } | undefined {
+  if (text.charCodeAt(close + 1) !== OPEN_PAREN) return undefined;
+  const url = close + 2;
+  const scheme = text.startsWith('https://', url) ? 8 : text.startsWith('http://', url) ? 7 : 0;
+  if (!scheme) return undefined;
+  const stop = finders.urlEnd.at(url + scheme);
+  const urlStop = stop < 0 ? text.length : stop;
+  if (urlStop <= url + scheme || urlStop >= text.length) return undefined;
+  const end = text.charCodeAt(urlStop) === CLOSE_PAREN ? urlStop + 1 : titleEnd(text, urlStop, finders);
+  return end >= 0 ? { end, url: text.slice(url, urlStop) } : undefined;
+}
+
+/** After a URL that whitespace ends at `urlStop`: the end of a quoted title and its `)`, or -1. */
+function titleEnd(text: string, urlStop: number, finders: LinkFinders): number {
+  const title = finders.nonSpace.at(urlStop);
+  const closing = title >= 0 && text.charCodeAt(title) === QUOTE ? finders.quote.at(title + 1) : -1;
+  return closing >= 0 && text.charCodeAt(closing + 1) === CLOSE_PAREN ? closing + 2 : -1;
 }
 
 /** Whether a code unit may not appear in a bare image URL: whitespace `<` `>` `(` `)` `"` `'`. */
