@@ -67,13 +67,15 @@ function failureLine(error: ServiceError, ref: string): string {
 
 /**
  * A request that failed before any text: a status line already shown (the queue place) is
- * replaced by the sentence for a service failure, and a ShownError thrown; otherwise `error`
- * is rethrown as is (the runner tells the user). Always throws.
+ * replaced by the sentence for a service failure.
+ * @returns the error to throw: a ShownError when the sentence was shown, else `error` as is
+ *   (the runner tells the user).
+ * @throws what the platform throws for the write of the sentence.
  */
-async function failBeforeText(ctx: CommandContext, reply: StreamingReply, error: unknown): Promise<never> {
-  if (!reply.showsStatusOnly || !(error instanceof ServiceError)) throw error;
+async function toldBeforeText(ctx: CommandContext, reply: StreamingReply, error: unknown): Promise<unknown> {
+  if (!reply.showsStatusOnly || !(error instanceof ServiceError)) return error;
   await reply.finish(`⚠️ ${failureLine(error, ctx.ref)}`);
-  throw new ShownError(error);
+  return new ShownError(error);
 }
 
 /** The line shown while a request waits for the service (gate.ts). */
@@ -121,18 +123,22 @@ export function beginAnswer(
     reply,
     signal,
     queue: { key: ctx.channelKey, onQueued: (ahead) => reply.status(queuedLine(ahead)) },
-    fail: (error) => failBeforeText(ctx, reply, error),
+    fail: async (error) => {
+      throw await toldBeforeText(ctx, reply, error);
+    },
     close: () => stop.close(),
   };
 }
 
 /**
- * How an answer that showed text ended: `done` (the stream ended and every message was
- * written), `stopped` (Stop, or a shutdown, aborted it: `error` is the AbortedError) or `cut`
- * (the stream broke on a fault, or the platform refused a continuation: `error` says which).
- * The user was told in the message either way.
+ * How an answer ended: `done` (the stream ended and every message was written), `stopped`
+ * (Stop, or a shutdown, aborted it after text was shown: `error` is the AbortedError), `cut`
+ * (the stream broke on a fault after text was shown, or the platform refused a continuation:
+ * `error` says which; the user was told in the message) or `failed` (no text was shown: `error`
+ * is what to throw, a ShownError when a status line became the sentence, else the error itself
+ * for the runner to tell).
  */
-export type AnswerEnding = 'done' | 'stopped' | 'cut';
+export type AnswerEnding = 'done' | 'stopped' | 'cut' | 'failed';
 
 /** What {@link streamAnswer} produced. */
 export interface StreamedAnswer {
@@ -198,9 +204,8 @@ function notesText(notes: readonly string[]): string {
  * an empty answer says why when the service said (`finish_reason`); an answer over the cap
  * shows its first `maxChars` characters and comes whole as a Markdown file. A stream that
  * breaks after text was shown keeps that text with the reason appended, and says how it ended.
- * @returns the text shown, whether it was capped, and how it ended.
- * @throws ServiceError (or a ShownError when a status line became the sentence) when the stream
- *   failed before any text; what the platform throws for a write.
+ * @returns the text shown, whether it was capped, and how it ended (`failed`: before any text).
+ * @throws what the platform throws for a write.
  */
 export async function streamAnswer(
   ctx: CommandContext,
@@ -216,7 +221,8 @@ export async function streamAnswer(
     await fill(reply, deltas, cap, overflow, timer.firstToken);
   } catch (error) {
     timer.end(error instanceof ServiceError ? error.code : 'internal');
-    if (reply.content.trim() === '' || !(error instanceof ServiceError)) return failBeforeText(ctx, reply, error);
+    if (reply.content.trim() === '' || !(error instanceof ServiceError))
+      return { text: '', capped: false, ending: 'failed', error: await toldBeforeText(ctx, reply, error) };
     const partial = reply.content;
     await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx.ref)}${notesText(notes)}`);
     const ending = error instanceof AbortedError ? 'stopped' : 'cut';

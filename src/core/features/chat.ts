@@ -198,7 +198,9 @@ async function answerChat(
     maxChars: core.limits.maxAnswerChars,
     reply: session.reply,
   });
-  // Every ending costs the tokens shown. A stopped answer (Stop, or a shutdown) joins the history
+  // Nothing shown: nothing to count or to remember (the reservation is given back).
+  if (ending === 'failed') throw error;
+  // Every other ending costs the tokens shown. A stopped answer (Stop, or a shutdown) joins the history
   // as far as it went, marked as such; one cut off by a fault does not (it may be wrong where it
   // ends). Either is a failed command, already told in the message.
   await countTokens(ctx, core, reservation, sent, answer, usage);

@@ -90,6 +90,7 @@ async function answerCompletion(
     maxChars: core.limits.maxAnswerChars,
     reply: session.reply,
   });
+  if (ending === 'failed') throw error;
   await countTokens(ctx, core, reservation, prompt, shown.slice(prompt.length), usage);
   if (ending !== 'done') throw new ShownError(error);
 }

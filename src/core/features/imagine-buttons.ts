@@ -3,12 +3,14 @@
  * against the requester the bot stored with the image and the configuration of the moment, and
  * generates a new image in the conversation from the state kept under the button's id.
  */
+
 import { randomInt } from 'node:crypto';
 import type { Core } from '../core.ts';
 import { ForbiddenError, InputError } from '../errors.ts';
 import { storeKeys } from '../keys.ts';
 import { ImageInputError, type PreparedImage } from '../media/images.ts';
 import type { CommandContext, ComponentContext } from '../platform.ts';
+import { startDeferral } from './deferral.ts';
 import { counted } from './imagine.ts';
 import { generateAndPost, type ImagineJob, type ImagineState } from './imagine-post.ts';
 import { MAX_SEED } from './options.ts';
@@ -45,7 +47,8 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
   }
   const giveBack = await admit(command, core, 'image');
   await counted(giveBack, async () => {
-    await ctx.reply.defer();
+    // Under way while the reference is read and the image generated; awaited before it is posted.
+    const deferral = startDeferral(command);
     const newSeed = randomInt(0, MAX_SEED);
     let job: ImagineJob;
     if (action === 'reroll') job = { ...base, seed: newSeed };
@@ -79,7 +82,7 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
               denoisingStrength: core.limits.varyDenoisingStrength,
             };
     }
-    await generateAndPost(command, core, job, notes);
+    await generateAndPost(command, core, job, notes, deferral);
   });
 }
 

@@ -10,6 +10,7 @@ import { InputError } from '../errors.ts';
 import { collectImages, skippedLine } from '../media/attachments.ts';
 import type { Attachment, CommandContext } from '../platform.ts';
 import { chat } from './chat.ts';
+import { startDeferral } from './deferral.ts';
 import { subjectOf } from './usage.ts';
 
 /** A message addressed to the bot, as an adapter hands it over. */
@@ -35,7 +36,8 @@ export const DEFAULT_IMAGES_PROMPT = 'Describe these images.';
  *   otherwise as {@link chat}.
  */
 export async function answerMention(ctx: CommandContext, core: Core, request: MentionRequest): Promise<void> {
-  await ctx.reply.defer();
+  // Under way while the images download; the answer's first text waits for it (chat's deferral).
+  void startDeferral(ctx);
   const { images, skipped, notices } = await collectImages(request.attachments, core.inputImages, {
     images: core.images,
     key: subjectOf(ctx),

@@ -71,7 +71,7 @@ export class SlackReply implements ReplyChannel {
   private threadTs: string | undefined;
   /** What stops the answer when the user stops its stream in Slack's client. */
   private userStop: (() => void) | undefined;
-  private deferred = false;
+  private deferred: Promise<void> | undefined;
   /** Whether this answer streams natively, decided at its first message (see send). */
   private nativeChosen: boolean | undefined;
   private announced = false;
@@ -94,11 +94,15 @@ export class SlackReply implements ReplyChannel {
 
   /**
    * In a thread that streams natively (a mention's, a DM thread), shows "is thinking…"
-   * (`assistant.threads.setStatus`) until the first text, where Slack allows it. Idempotent.
+   * (`assistant.threads.setStatus`) until the first text, where Slack allows it, waiting at most
+   * STATUS_WAIT_MS for it. Idempotent: later calls wait for the same status. Never throws.
    */
-  async defer(): Promise<void> {
-    if (this.deferred) return;
-    this.deferred = true;
+  defer(): Promise<void> {
+    this.deferred ??= this.showStatus();
+    return this.deferred;
+  }
+
+  private async showStatus(): Promise<void> {
     const { native, team, channel } = this.target;
     if (native && this.threadTs && native.streaming.statusAllowed(team)) {
       const status = this.client.assistant.threads
