@@ -5,7 +5,7 @@
  * job and the image) the store keeps under the button's id. Used by /imagine (imagine.ts) and
  * by the buttons' presses (imagine-buttons.ts).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Core } from '../core.ts';
 import { InputError, ShownError, withReference } from '../errors.ts';
 import { buttonId, storeKeys } from '../keys.ts';
@@ -108,7 +108,8 @@ async function withProgress<T>(
   /** The progress write submitted last (one at a time: the scheduler runs one write per key). */
   let writing: Promise<unknown> = Promise.resolve();
   let done = false;
-  const key = `imagine:${randomBytes(6).toString('hex')}`;
+  /** The scheduler's key of this progress line's writes (and its stream, for fairness), as a StreamingReply's. */
+  const key = randomUUID();
   const write = () => {
     writing = core.scheduler
       .submit({
