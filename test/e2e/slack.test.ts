@@ -103,6 +103,30 @@ describe('Slack end to end', () => {
     expect(slack.platformFailures).toEqual([]);
   });
 
+  it('/chat in a DM is posted, then updated to exactly the streamed text: no question post and no native stream (a native stream needs a thread)', async () => {
+    const dm = slack.openIm('U0BOB').id;
+    const streamed = 'A private answer, streamed in small pieces so that it is edited as it grows. '.repeat(8);
+    service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 20 } });
+    const done = nextOutcome(dm);
+    const ack = await slack.sendSlashCommand(botUrl, {
+      command: '/chat',
+      text: 'just between us',
+      channel_id: dm,
+      user_id: 'U0BOB',
+    });
+    expect(ack.ackedInTime).toBe(true);
+    expect((await done).ok).toBe(true);
+    const methods = callsIn(dm).map((c) => c.method);
+    expect(methods).not.toContain('chat.startStream');
+    expect(methods.filter((m) => m === 'chat.postMessage')).toHaveLength(1);
+    expect(methods).toContain('chat.update');
+    const [answer, ...others] = slack.messages(dm);
+    expect(others).toEqual([]);
+    expect(answer!.via).toBe('chat.postMessage');
+    expect(answer!.threadTs).toBeUndefined();
+    expect(unescapeSlack(answer!.text)).toBe(streamed);
+  });
+
   it("/imagine uploads a PNG of the asked aspect ratio in the three steps (getUploadURLExternal → bytes → completeUploadExternal) into the command's channel", async () => {
     const channel = CHANNELS.image;
     const { outcome } = await run('/imagine', 'a red fox in the snow --aspect_ratio landscape', channel);
