@@ -1,20 +1,21 @@
 /**
  * One image generation and its post (§4.3): the request body of a job, the progress line while
- * the service works, the image fitted to the platform's upload size, posted with a caption
+ * the request waits and the service works (imagine-progress.ts), the image fitted to the platform's upload size, posted with a caption
  * naming the prompt and settings, and the Reroll / Upscale / Vary buttons, whose state (the
  * job and the image) the store keeps under the button's id. Used by /imagine (imagine.ts) and
  * by the buttons' presses (imagine-buttons.ts).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Core } from '../core.ts';
-import { InputError, ShownError, withReference } from '../errors.ts';
+import { InputError } from '../errors.ts';
 import { buttonId, storeKeys } from '../keys.ts';
 import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import type { Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
-import { sentenceOf } from '../sentences.ts';
-import { InvalidResponseError, ServiceError } from '../service/errors.ts';
+import { InvalidResponseError } from '../service/errors.ts';
+import type { QueueTicket } from '../service/gate.ts';
 import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
 import type { Deferral } from './deferral.ts';
+import { withProgress } from './imagine-progress.ts';
 import { subjectOf } from './usage.ts';
 
 /** File extension for a sharp format name. */
@@ -67,8 +68,6 @@ export interface ImagineState {
 
 /** How long a result's buttons keep working, in ms (the store forgets the state after it). */
 export const IMAGINE_STATE_TTL_MS = 30 * 24 * 3_600_000;
-/** How often the progress line is rewritten while the service works, in ms. */
-const PROGRESS_INTERVAL_MS = 3_000;
 
 /** The request body of a job (§4.3). */
 function bodyOf(job: ImagineJob): ImageGenerationRequest {
@@ -92,65 +91,6 @@ function bodyOf(job: ImagineJob): ImageGenerationRequest {
 }
 
 /**
- * Shows "🎨 Generating… N s" in the reply while `work` runs, from 3 s on and rewritten every
- * 3 s through the write scheduler (intermediate writes: they yield to other answers' final
- * writes). A failure after the line was shown becomes that line (a ShownError).
- * @returns the work's result and the progress message (to become the result where the platform edits files in).
- */
-async function withProgress<T>(
-  ctx: CommandContext,
-  core: Core,
-  work: () => Promise<T>,
-): Promise<{ result: T; progress: MessageHandle | undefined }> {
-  const started = Date.now();
-  const line = () => `🎨 Generating… ${Math.round((Date.now() - started) / 1000)} s`;
-  let progress: MessageHandle | undefined;
-  /** The progress write submitted last (one at a time: the scheduler runs one write per key). */
-  let writing: Promise<unknown> = Promise.resolve();
-  let done = false;
-  /** The scheduler's key of this progress line's writes (and its stream, for fairness), as a StreamingReply's. */
-  const key = randomUUID();
-  const write = () => {
-    writing = core.scheduler
-      .submit({
-        key,
-        stream: key,
-        buckets: ctx.reply.buckets?.(progress ? 'edit' : 'send', 0) ?? [],
-        final: false,
-        run: async () => {
-          if (done) return;
-          if (progress) await progress.edit({ content: line() });
-          else progress = await ctx.reply.send({ content: line() });
-        },
-      })
-      .catch((error: unknown) => ctx.log.debug({ err: error }, 'progress write failed'));
-  };
-  // A quick image needs no progress (and a quick failure stays the user's alone).
-  const timer = setInterval(write, PROGRESS_INTERVAL_MS);
-  let result: T;
-  try {
-    result = await work();
-  } catch (error) {
-    clearInterval(timer);
-    done = true;
-    // The result's writes never overlap a progress write still under way.
-    await writing;
-    if (!progress || !(error instanceof ServiceError)) throw error;
-    // The progress line becomes the sentence: nothing is left saying "Generating…".
-    try {
-      await progress.edit({ content: `⚠️ ${withReference(sentenceOf(error), ctx.ref)}` });
-    } catch {
-      throw error;
-    }
-    throw new ShownError(error);
-  }
-  clearInterval(timer);
-  done = true;
-  await writing;
-  return { result, progress };
-}
-
-/**
  * Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state.
  * @param deferral the reply's deferral when the caller started it without waiting: awaited
  *   once the image is generated, before anything is posted.
@@ -163,8 +103,8 @@ export async function generateAndPost(
   notes: string[],
   deferral?: Deferral,
 ): Promise<void> {
-  const { result: generated, progress } = await withProgress(ctx, core, async () => {
-    const made = await generate(ctx, core, job);
+  const { result: generated, progress } = await withProgress(ctx, core, async (queue) => {
+    const made = await generate(ctx, core, job, queue);
     const failed = await deferral;
     if (failed) throw failed.error;
     return made;
@@ -197,13 +137,11 @@ export async function generateAndPost(
 /**
  * Asks the service for the job's image and reads the first one of the result (decoded in the
  * image workers).
+ * @param queue the request's line in the service's fair queue (the progress line's ticket).
  * @throws ServiceError subclasses; InvalidResponseError for a result with no image.
  */
-async function generate(ctx: CommandContext, core: Core, job: ImagineJob) {
-  const result = await core.service.images.generate(bodyOf(job), {
-    signal: ctx.signal,
-    queue: { key: ctx.channelKey },
-  });
+async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue: QueueTicket) {
+  const result = await core.service.images.generate(bodyOf(job), { signal: ctx.signal, queue });
   const work = { key: subjectOf(ctx), signal: ctx.signal };
   const describe = (data: Buffer, source: Parameters<typeof core.images.describe>[1]) =>
     core.images.describe(data, source, work);
