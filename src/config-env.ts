@@ -102,6 +102,14 @@ export const imagesEnv = z.object({
   IMAGE_PREP_CONCURRENCY: optionalInt(2, 1, 64),
 });
 
+/**
+ * IMAGINE_STATE_MAX_BYTES when unset, by store: the largest image kept in the store with an
+ * /imagine result's buttons, in bytes. Redis keeps its data in memory: no image there (the
+ * buttons find the posted image again on the platform); SQLite, on disk: images up to 4 MiB
+ * (most generated images), the fallback when the posted one is gone.
+ */
+export const IMAGINE_STATE_MAX_BYTES_DEFAULT = { sqlite: 4 * 1024 * 1024, redis: 0 } as const;
+
 /** What users may ask for and how answers are shown (the core's `CoreLimits`). */
 export const limitsEnv = z.object({
   MAX_TOKENS_LIMIT: optionalInt(4096, 1, 1_000_000),
@@ -112,6 +120,16 @@ export const limitsEnv = z.object({
   IMAGINE_BUTTONS: withDefault(
     'requester',
     z.enum(['requester', 'everyone'], { error: 'must be requester or everyone' }),
+  ),
+  /** Unset: by the store ({@link IMAGINE_STATE_MAX_BYTES_DEFAULT}). */
+  IMAGINE_STATE_MAX_BYTES: z.preprocess(
+    (v) => (unset(v) ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a number of bytes' })
+      .int('must be a number of bytes')
+      .min(0, 'must be 0 or more')
+      .max(100 * 1024 * 1024, 'must be at most 104857600 (100 MiB)')
+      .optional(),
   ),
   VARY_DENOISING_STRENGTH: withDefault(
     0.6,

@@ -92,6 +92,12 @@ export interface CoreLimits {
   imagineButtons: 'requester' | 'everyone';
   /** `denoising_strength` of Vary (`VARY_DENOISING_STRENGTH`). */
   varyDenoisingStrength: number;
+  /**
+   * Largest image kept in the store with an /imagine result's buttons, in bytes, each (the
+   * posted image, the job's reference; `IMAGINE_STATE_MAX_BYTES`): a fallback for when the
+   * posted image cannot be found again. Undefined: by the store (`IMAGINE_STATE_MAX_BYTES_DEFAULT`).
+   */
+  imagineStateMaxBytes: number | undefined;
 }
 
 /** The validated configuration the composition root (src/bot.ts) builds everything from, one section per part. */
@@ -220,6 +226,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     streamIdleMs: e.STREAM_IDLE_TIMEOUT_MS,
     imagineButtons: e.IMAGINE_BUTTONS,
     varyDenoisingStrength: e.VARY_DENOISING_STRENGTH,
+    imagineStateMaxBytes: e.IMAGINE_STATE_MAX_BYTES,
   };
 }
 

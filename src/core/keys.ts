@@ -1,9 +1,10 @@
 /**
  * Every key the bot builds from platform ids, built (and read back) here and nowhere else:
  * conversation and channel keys, the state store's keys, the claim keys of Slack's
- * deliveries, and the names of the write scheduler's rate-limit buckets. The formats are
- * stored (history, settings, counters outlive a restart), so they do not change:
- * `discord:<guild id | dm>:<channel id>`, `slack:<team id>:<channel id>[:<thread_ts>]`.
+ * deliveries, the names of the write scheduler's rate-limit buckets, and the references of
+ * the images the bot posted. The formats are stored (history, settings, counters, button
+ * state outlive a restart), so they do not change: `discord:<guild id | dm>:<channel id>`,
+ * `slack:<team id>:<channel id>[:<thread_ts>]`.
  */
 
 /** Where a conversation lives: a Discord channel, thread or DM, or a Slack channel or thread. */
@@ -110,6 +111,32 @@ export const slackClaims = {
   /** A verified HTTP request, by its signature's digest and timestamp (replays). */
   request: (digest: string, timestampSec: string) => `slack:request:${digest}:${timestampSec}`,
 } as const;
+
+/**
+ * Where the bot posted an image, to find it again when a button is pressed (/imagine's Upscale,
+ * Vary, and Reroll of an image made from another): a Discord message (its first image), or a
+ * Slack file.
+ */
+export type PostedImageLocation =
+  | { platform: 'discord'; channel: string; message: string }
+  | { platform: 'slack'; file: string };
+
+/**
+ * A posted image's reference, as the store keeps it: `discord:<channel id>:<message id>` or
+ * `slack:<file id>` (under 60 characters).
+ */
+export function postedImageRef(at: PostedImageLocation): string {
+  return at.platform === 'discord' ? `discord:${at.channel}:${at.message}` : `slack:${at.file}`;
+}
+
+/** Reads a posted image's reference back. @returns undefined for a string that is not one. */
+export function parsePostedImageRef(ref: string): PostedImageLocation | undefined {
+  const [platform, first, second, ...rest] = ref.split(':');
+  if (!first || rest.length > 0) return undefined;
+  if (platform === 'discord' && second) return { platform, channel: first, message: second };
+  if (platform === 'slack' && second === undefined) return { platform, file: first };
+  return undefined;
+}
 
 /**
  * The id of one of the bot's buttons (Discord's `custom_id`, Slack's `action_id`): the command

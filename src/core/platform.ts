@@ -74,6 +74,24 @@ export interface MessageHandle {
   edit(message: OutgoingMessage, final?: boolean): Promise<void>;
   /** Ends the message's writing where the platform needs it (a natively streamed Slack message); idempotent. */
   close?(): Promise<void>;
+  /**
+   * References (keys.ts `postedImageRef`) of the files the message carries, in the order sent,
+   * where the platform names them when they are posted (Slack: the uploaded files' ids), for
+   * {@link ComponentContext.postedImage}; absent elsewhere (on Discord a press finds the image
+   * of its own message: {@link ComponentContext.pressedImage}).
+   */
+  readonly fileRefs?: readonly string[];
+}
+
+/** An image the bot posted, found again for a button press (/imagine's Upscale and Vary). */
+export interface PostedImage {
+  /**
+   * Where it is (keys.ts `postedImageRef`, under 60 characters): what the store keeps to find
+   * it again with {@link ComponentContext.postedImage}.
+   */
+  ref: string;
+  /** The file, downloaded again on `fetch` (capped; with the platform's auth where needed). */
+  file: Attachment;
 }
 
 /** What a platform allows when a message is streamed into by edits. */
@@ -165,6 +183,24 @@ export interface ComponentContext {
   acknowledge(): Promise<void>;
   /** Tells only the presser. Never throws. */
   sendEphemeral(message: string | OutgoingMessage): Promise<void>;
+  /**
+   * The first image of the message that carries the button, with its reference. Discord: an
+   * attachment of the press's own message (as the interaction carries it), downloaded from the
+   * CDN with the core's capped Downloader. Absent where a message with buttons carries no file
+   * (Slack: see {@link postedImage}).
+   * @returns undefined when the message has no image.
+   */
+  pressedImage?(): Promise<PostedImage | undefined>;
+  /**
+   * An image the bot posted, by its reference ({@link MessageHandle.fileRefs},
+   * {@link PostedImage.ref}). Discord: the message fetched again with the bot token; Slack:
+   * files.info with the bot token, the file then downloaded from Slack's file hosts only.
+   * @returns undefined when it is gone (the message or file deleted or not found), is not an
+   *   image, or the reference is another platform's.
+   * @throws the platform's error for any other failure (a network failure, a refused call);
+   *   AttachmentAccessError when the platform will not let the bot read files at all.
+   */
+  postedImage?(ref: string): Promise<PostedImage | undefined>;
 }
 
 /** A user's file attached to a command or mention. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DEFAULTS, ConfigError, ENV_VARIABLES, loadConfig } from '../../src/config.ts';
+import { IMAGINE_STATE_MAX_BYTES_DEFAULT } from '../../src/config-env.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS } from '../../src/core/media/images.ts';
 import { DEPLOY_ENV_VARIABLES } from '../../src/platforms/discord/deploy.ts';
 
@@ -71,6 +72,20 @@ describe('loadConfig', () => {
     expect(config.storeUrl).toBe('sqlite://data/history.sqlite');
     expect(config.logLevel).toBe('info');
     expect(config.secrets).toEqual(['sk-test-key-123456', 'discord-token-abc']);
+  });
+
+  it('reads IMAGINE_STATE_MAX_BYTES in bytes; unset, it is left to the store (none on Redis, 4 MiB on SQLite)', () => {
+    const slack = { ...base, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' };
+    expect(loadConfig(slack).limits.imagineStateMaxBytes).toBeUndefined();
+    expect(IMAGINE_STATE_MAX_BYTES_DEFAULT).toEqual({ sqlite: 4 * 1024 * 1024, redis: 0 });
+    expect(loadConfig({ ...slack, IMAGINE_STATE_MAX_BYTES: '0' }).limits.imagineStateMaxBytes).toBe(0);
+    expect(loadConfig({ ...slack, IMAGINE_STATE_MAX_BYTES: '1048576' }).limits.imagineStateMaxBytes).toBe(1048576);
+    expect(problemsOf({ ...slack, IMAGINE_STATE_MAX_BYTES: '-1' })).toEqual([
+      'IMAGINE_STATE_MAX_BYTES must be 0 or more',
+    ]);
+    expect(problemsOf({ ...slack, IMAGINE_STATE_MAX_BYTES: 'lots' })).toEqual([
+      'IMAGINE_STATE_MAX_BYTES must be a number of bytes',
+    ]);
   });
 
   it("adds the trailing slash Slack's Web API base needs", () => {

@@ -78,6 +78,21 @@ describe('FairGate', () => {
     expect(gate.waiting).toBe(0);
   });
 
+  it('tells a request that waited when its turn comes (onStart), and not one that started at once', async () => {
+    const gate = new FairGate(1);
+    const events: string[] = [];
+    const running = await gate.acquire({ key: 'x', onStart: () => events.push('x started') });
+    const waiting = gate.acquire({
+      key: 'a',
+      onQueued: (n) => events.push(`a queued ${n}`),
+      onStart: () => events.push('a started'),
+    });
+    expect(events).toEqual(['a queued 0']);
+    running();
+    (await waiting)();
+    expect(events).toEqual(['a queued 0', 'a started']);
+  });
+
   it('refuses a limit below 1, and a signal already aborted', async () => {
     expect(() => new FairGate(0)).toThrow(RangeError);
     const controller = new AbortController();

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import imagineCommand from '../../commands/imagine.ts';
 import { runCommand, runInvocation } from '../../src/core/command.ts';
 import { type Core, type CoreLimits, closeCore, createCore } from '../../src/core/core.ts';
+import { storeKeys } from '../../src/core/keys.ts';
 import type { Button, ComponentContext } from '../../src/core/platform.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
@@ -193,6 +194,66 @@ describe('/imagine follow-up buttons', () => {
       });
       expect(sent().disable_safety_checker).toBeUndefined();
     }
+  });
+
+  it('keeps no image bytes past IMAGINE_STATE_MAX_BYTES: Reroll works, and Upscale with no way to find the image again says so', async () => {
+    const core = newCore({ imagineStateMaxBytes: 0 });
+    const r = recorder('t:no-bytes', { prompt: 'a windmill' });
+    await runCommand(imagineCommand, r.ctx, core);
+    const id = buttonsOf(r).reroll!.id.split(':')[2]!;
+    const state = (await core.store.keyv.get(storeKeys.imagineState(id))) as Record<string, unknown>;
+    expect(state.image).toEqual({});
+    expect(JSON.stringify(state).length).toBeLessThan(300);
+    expect(await press(core, buttonsOf(r).reroll!, recorder('t:no-bytes', {}))).toMatchObject({ ok: true });
+    const upscale = recorder('t:no-bytes', {});
+    expect(await press(core, buttonsOf(r).upscale!, upscale)).toMatchObject({ ok: false, errorCode: 'invalid_input' });
+    expect(upscale.ephemerals).toEqual([
+      'The image could not be found again (was its message or file deleted?). Reroll still works, or run /imagine again.',
+    ]);
+  });
+
+  it('a Reroll of an image made from a reference_image the state did not keep says so, instead of dropping the reference', async () => {
+    const core = newCore({ imagineStateMaxBytes: 0 });
+    const png = await sharp({ create: { width: 48, height: 32, channels: 3, background: '#cc6633' } })
+      .png()
+      .toBuffer();
+    const referenceImage = {
+      name: 'sketch.png',
+      mimeType: 'image/png',
+      size: png.length,
+      fetch: async () => new Uint8Array(png),
+    };
+    const r = recorder(
+      't:reference',
+      { prompt: 'a fox from a sketch' },
+      { files: { reference_image: referenceImage } },
+    );
+    expect(await runCommand(imagineCommand, r.ctx, core)).toMatchObject({ ok: true });
+    const count = fake.requests.filter((q) => q.route === 'images').length;
+    const reroll = recorder('t:reference', {});
+    expect(await press(core, buttonsOf(r).reroll!, reroll)).toMatchObject({ ok: false, errorCode: 'invalid_input' });
+    expect(reroll.ephemerals).toEqual([
+      'The reference image of this result was not kept: run /imagine again with it. Upscale and Vary still work.',
+    ]);
+    expect(fake.requests.filter((q) => q.route === 'images')).toHaveLength(count);
+  });
+
+  it('reads a state written before references were kept (the image as base64 in `image`)', async () => {
+    const core = newCore();
+    const png = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
+    await core.store.keyv.set(storeKeys.imagineState('0ld5tate'), {
+      requesterId: 'u1',
+      job: { prompt: 'an old painting', aspectRatio: 'square', seed: 3 },
+      image: png.toString('base64'),
+    });
+    const vary = recorder('t:legacy', {});
+    expect(await press(core, { id: 'imagine:vary:0ld5tate', label: 'Vary' }, vary)).toMatchObject({ ok: true });
+    const body = fake.lastRequest('images')!.body as Record<string, unknown>;
+    expect(body).toMatchObject({ prompt: 'an old painting', denoising_strength: 0.6 });
+    const reference = await sharp(Buffer.from(String(body.reference_image).split(',')[1]!, 'base64')).metadata();
+    expect(reference).toMatchObject({ format: 'png', width: 32, height: 32 });
   });
 
   it('says the buttons have expired when their state is gone', async () => {

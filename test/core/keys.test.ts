@@ -11,6 +11,8 @@ import {
   conversationKey,
   parseButtonId,
   parseConversationKey,
+  parsePostedImageRef,
+  postedImageRef,
   slackClaims,
   storeKeys,
 } from '../../src/core/keys.ts';
@@ -58,6 +60,16 @@ describe('keys', () => {
     expect(parseButtonId('stop:a1b2:U123')).toEqual({ command: 'stop', args: ['a1b2', 'U123'] });
     expect(parseButtonId(buttonId('models', 3, 1))).toEqual({ command: 'models', args: ['3', '1'] });
     expect(parseButtonId('')).toEqual({ command: '', args: [] });
+  });
+
+  it("builds posted images' references in their stored formats, and reads them back", () => {
+    const discord = { platform: 'discord', channel: '1290000000000000001', message: '1290000000000000002' } as const;
+    expect(postedImageRef(discord)).toBe('discord:1290000000000000001:1290000000000000002');
+    expect(postedImageRef({ platform: 'slack', file: 'F0ABC' })).toBe('slack:F0ABC');
+    expect(parsePostedImageRef(postedImageRef(discord))).toEqual(discord);
+    expect(parsePostedImageRef('slack:F0ABC')).toEqual({ platform: 'slack', file: 'F0ABC' });
+    for (const bad of ['', 'slack:', 'slack:F1:F2', 'discord:1', 'discord:1:2:3', 'teams:x'])
+      expect(parsePostedImageRef(bad)).toBeUndefined();
   });
 
   it('refuses a button id the platforms would not take (over 100 characters) or could not read back (a part with ":")', () => {

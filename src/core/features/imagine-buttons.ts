@@ -1,23 +1,32 @@
 /**
  * The buttons of an /imagine result (Reroll, Upscale, Vary): each press is checked when it runs,
  * against the requester the bot stored with the image and the configuration of the moment, and
- * generates a new image in the conversation from the state kept under the button's id.
+ * generates a new image in the conversation from the state kept under the button's id
+ * (imagine-state.ts). Upscale and Vary read the posted image again where the platform has it
+ * (the pressed message, the posted file); Reroll needs no image, unless its job had a reference.
  */
 
 import { randomInt } from 'node:crypto';
 import type { Core } from '../core.ts';
 import { ForbiddenError, InputError } from '../errors.ts';
-import { storeKeys } from '../keys.ts';
-import { ImageInputError, type PreparedImage } from '../media/images.ts';
+import { ImageInputError } from '../media/images.ts';
 import type { CommandContext, ComponentContext } from '../platform.ts';
 import { startDeferral } from './deferral.ts';
 import { counted } from './imagine.ts';
-import { generateAndPost, type ImagineJob, type ImagineState } from './imagine-post.ts';
+import { generateAndPost, type ImagineJob, type PostOptions } from './imagine-post.ts';
+import { type FoundImage, findKeptImage, type ImagineState, keptImage, readButtonState } from './imagine-state.ts';
 import { MAX_SEED } from './options.ts';
 import { admit, subjectOf } from './usage.ts';
 
 /** The follow-ups of a result's buttons. */
 export type ImagineAction = 'reroll' | 'upscale' | 'vary';
+
+/** Said when the posted image can be found neither where it was posted nor in the store. */
+const IMAGE_GONE =
+  'The image could not be found again (was its message or file deleted?). Reroll still works, or run /imagine again.';
+/** Said when a Reroll's reference image can be found neither where it was posted nor in the store. */
+const REFERENCE_GONE =
+  'The reference image of this result was not kept: run /imagine again with it. Upscale and Vary still work.';
 
 /**
  * Handles a press of a result's Reroll, Upscale or Vary button (`imagine:<action>:<id>`):
@@ -26,13 +35,14 @@ export type ImagineAction = 'reroll' | 'upscale' | 'vary';
  * in the conversation. `disable_safety_checker` is sent again only when the presser may set it
  * now (an admin, with ALLOW_DISABLE_SAFETY_CHECKER on); otherwise the new image says the
  * checker was on.
- * @throws InputError when the state is gone (expired) or the presser may not; as {@link imagine}.
+ * @throws InputError when the state is gone (expired), the image it needs is gone, or the
+ *   presser may not; as {@link imagine}.
  */
 export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promise<void> {
   const [action, id = ''] = ctx.args as [ImagineAction | undefined, string?];
   if (action !== 'reroll' && action !== 'upscale' && action !== 'vary')
     throw new InputError('This button is not one the bot knows.');
-  const state = (await core.store.keyv.get(storeKeys.imagineState(id))) as ImagineState | undefined;
+  const state = await readButtonState(core, id);
   if (!state) throw new InputError("This image's buttons have expired. Run /imagine again.");
   if (core.limits.imagineButtons === 'requester' && state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
     throw new ForbiddenError('Only the person who asked for this image, or an admin, can use its buttons.');
@@ -49,41 +59,51 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
   await counted(giveBack, async () => {
     // Under way while the reference is read and the image generated; awaited before it is posted.
     const deferral = startDeferral(command);
-    const newSeed = randomInt(0, MAX_SEED);
-    let job: ImagineJob;
-    if (action === 'reroll') job = { ...base, seed: newSeed };
-    else {
-      let reference: PreparedImage;
-      try {
-        reference = await core.images.prepareReference(
-          Buffer.from(state.image, 'base64'),
-          'the image',
-          core.inputImages,
-          { key: subjectOf(ctx), signal: ctx.signal },
-        );
-      } catch (error) {
-        if (error instanceof ImageInputError) throw new InputError(`The image could not be used: ${error.message}`);
-        throw error;
-      }
-      job =
-        action === 'upscale'
-          ? {
-              ...base,
-              style: 'upscaled',
-              referenceDataUrl: reference.url,
-              referenceImageUrl: undefined,
-              denoisingStrength: undefined,
-            }
-          : {
-              ...base,
-              seed: newSeed,
-              referenceDataUrl: reference.url,
-              referenceImageUrl: undefined,
-              denoisingStrength: core.limits.varyDenoisingStrength,
-            };
-    }
-    await generateAndPost(command, core, job, notes, deferral);
+    const { job, reference } = await followUpJob(ctx, core, action, state, base);
+    await generateAndPost(command, core, job, { notes, deferral, reference });
   });
+}
+
+/**
+ * The job of a press and how its state keeps the reference: Reroll, the result's own with a new
+ * seed (its reference found again); Upscale and Vary, the posted image as the reference.
+ * @throws InputError when the image needed is gone or unusable.
+ */
+async function followUpJob(
+  ctx: ComponentContext,
+  core: Core,
+  action: ImagineAction,
+  state: ImagineState,
+  base: ImagineJob,
+): Promise<{ job: ImagineJob; reference: PostOptions['reference'] }> {
+  const seed = randomInt(0, MAX_SEED);
+  if (action === 'reroll') {
+    if (!state.reference) return { job: { ...base, seed }, reference: undefined };
+    const found = await findKeptImage(ctx, core, state.reference, false);
+    if (!found) throw new InputError(REFERENCE_GONE);
+    const referenceDataUrl = await referenceUrl(ctx, core, found);
+    return { job: { ...base, seed, referenceDataUrl }, reference: state.reference };
+  }
+  const found = await findKeptImage(ctx, core, state.image, true);
+  if (!found) throw new InputError(IMAGE_GONE);
+  const reference = keptImage(core, found.ref, found.data);
+  const from = { referenceDataUrl: await referenceUrl(ctx, core, found), referenceImageUrl: undefined };
+  const job: ImagineJob =
+    action === 'upscale'
+      ? { ...base, ...from, style: 'upscaled', denoisingStrength: undefined }
+      : { ...base, ...from, seed, denoisingStrength: core.limits.varyDenoisingStrength };
+  return { job, reference };
+}
+
+/** An image found again as a §4.3 reference (a PNG data URL, prepared in the image workers). @throws InputError when it is unusable. */
+async function referenceUrl(ctx: ComponentContext, core: Core, found: FoundImage): Promise<string> {
+  try {
+    const work = { key: subjectOf(ctx), signal: ctx.signal };
+    return (await core.images.prepareReference(found.data, 'the image', core.inputImages, work)).url;
+  } catch (error) {
+    if (error instanceof ImageInputError) throw new InputError(`The image could not be used: ${error.message}`);
+    throw error;
+  }
 }
 
 /** Whether this user may send `disable_safety_checker` now: the operator allows it (ALLOW_DISABLE_SAFETY_CHECKER) and they are an admin. */

@@ -1,20 +1,21 @@
 /**
  * One image generation and its post (§4.3): the request body of a job, the progress line while
- * the service works, the image fitted to the platform's upload size, posted with a caption
- * naming the prompt and settings, and the Reroll / Upscale / Vary buttons, whose state (the
- * job and the image) the store keeps under the button's id. Used by /imagine (imagine.ts) and
- * by the buttons' presses (imagine-buttons.ts).
+ * the request waits and the service works (imagine-progress.ts), the image fitted to the
+ * platform's upload size, posted with a caption naming the prompt and settings, and the
+ * Reroll / Upscale / Vary buttons, whose state (the job, references to the images) the store
+ * keeps under the button's id (imagine-state.ts). Used by /imagine (imagine.ts) and by the
+ * buttons' presses (imagine-buttons.ts).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
 import type { Core } from '../core.ts';
-import { InputError, ShownError, withReference } from '../errors.ts';
-import { buttonId, storeKeys } from '../keys.ts';
+import { InputError } from '../errors.ts';
 import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import type { Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
-import { sentenceOf } from '../sentences.ts';
-import { InvalidResponseError, ServiceError } from '../service/errors.ts';
+import { InvalidResponseError } from '../service/errors.ts';
+import type { QueueTicket } from '../service/gate.ts';
 import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
 import type { Deferral } from './deferral.ts';
+import { withProgress } from './imagine-progress.ts';
+import { type ImagineState, type KeptImage, keepButtonState, keptImage } from './imagine-state.ts';
 import { subjectOf } from './usage.ts';
 
 /** File extension for a sharp format name. */
@@ -40,7 +41,10 @@ function seedOf(result: ImageGenerationResult): number | undefined {
   return candidates.find((v): v is number => typeof v === 'number' && Number.isInteger(v));
 }
 
-/** What a generation needs, as kept for the follow-up buttons (no user files: a reference is a data URL). */
+/**
+ * What a generation needs, as kept for the follow-up buttons (no user files: a reference is a
+ * data URL, which the state keeps as an image of its own: imagine-state.ts).
+ */
 export interface ImagineJob {
   prompt: string;
   aspectRatio: AspectRatio;
@@ -57,18 +61,26 @@ export interface ImagineJob {
   disableSafetyChecker?: boolean | undefined;
 }
 
-/** What the store keeps under a result's button id (`imagine:<id>`). */
-export interface ImagineState {
-  requesterId: string;
-  job: ImagineJob;
-  /** The generated image, base64, for Upscale and Vary. */
-  image: string;
+/** How a generation is posted, besides its job. */
+export interface PostOptions {
+  /** Notes shown under the image (options not used, the safety checker on…). */
+  notes: string[];
+  /**
+   * The reply's deferral when the caller started it without waiting: awaited once the image is
+   * generated, before anything is posted.
+   */
+  deferral?: Deferral | undefined;
+  /**
+   * How the state keeps the job's reference image (a press's: where the pressed image is);
+   * default: the bytes of `referenceDataUrl`, within IMAGINE_STATE_MAX_BYTES.
+   */
+  reference?: KeptImage | undefined;
 }
 
-/** How long a result's buttons keep working, in ms (the store forgets the state after it). */
-export const IMAGINE_STATE_TTL_MS = 30 * 24 * 3_600_000;
-/** How often the progress line is rewritten while the service works, in ms. */
-const PROGRESS_INTERVAL_MS = 3_000;
+/** The bytes of a `data:` URL (a prepared reference image). */
+function dataUrlBytes(url: string): Buffer {
+  return Buffer.from(url.slice(url.indexOf(',') + 1), 'base64');
+}
 
 /** The request body of a job (§4.3). */
 function bodyOf(job: ImagineJob): ImageGenerationRequest {
@@ -92,80 +104,20 @@ function bodyOf(job: ImagineJob): ImageGenerationRequest {
 }
 
 /**
- * Shows "🎨 Generating… N s" in the reply while `work` runs, from 3 s on and rewritten every
- * 3 s through the write scheduler (intermediate writes: they yield to other answers' final
- * writes). A failure after the line was shown becomes that line (a ShownError).
- * @returns the work's result and the progress message (to become the result where the platform edits files in).
- */
-async function withProgress<T>(
-  ctx: CommandContext,
-  core: Core,
-  work: () => Promise<T>,
-): Promise<{ result: T; progress: MessageHandle | undefined }> {
-  const started = Date.now();
-  const line = () => `🎨 Generating… ${Math.round((Date.now() - started) / 1000)} s`;
-  let progress: MessageHandle | undefined;
-  /** The progress write submitted last (one at a time: the scheduler runs one write per key). */
-  let writing: Promise<unknown> = Promise.resolve();
-  let done = false;
-  /** The scheduler's key of this progress line's writes (and its stream, for fairness), as a StreamingReply's. */
-  const key = randomUUID();
-  const write = () => {
-    writing = core.scheduler
-      .submit({
-        key,
-        stream: key,
-        buckets: ctx.reply.buckets?.(progress ? 'edit' : 'send', 0) ?? [],
-        final: false,
-        run: async () => {
-          if (done) return;
-          if (progress) await progress.edit({ content: line() });
-          else progress = await ctx.reply.send({ content: line() });
-        },
-      })
-      .catch((error: unknown) => ctx.log.debug({ err: error }, 'progress write failed'));
-  };
-  // A quick image needs no progress (and a quick failure stays the user's alone).
-  const timer = setInterval(write, PROGRESS_INTERVAL_MS);
-  let result: T;
-  try {
-    result = await work();
-  } catch (error) {
-    clearInterval(timer);
-    done = true;
-    // The result's writes never overlap a progress write still under way.
-    await writing;
-    if (!progress || !(error instanceof ServiceError)) throw error;
-    // The progress line becomes the sentence: nothing is left saying "Generating…".
-    try {
-      await progress.edit({ content: `⚠️ ${withReference(sentenceOf(error), ctx.ref)}` });
-    } catch {
-      throw error;
-    }
-    throw new ShownError(error);
-  }
-  clearInterval(timer);
-  done = true;
-  await writing;
-  return { result, progress };
-}
-
-/**
- * Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons' state.
- * @param deferral the reply's deferral when the caller started it without waiting: awaited
- *   once the image is generated, before anything is posted.
+ * Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons'
+ * state (the image by reference where the platform names it when posted: MessageHandle.fileRefs).
  * @throws what the deferral threw (nobody would see the image); as {@link generate}.
  */
 export async function generateAndPost(
   ctx: CommandContext,
   core: Core,
   job: ImagineJob,
-  notes: string[],
-  deferral?: Deferral,
+  options: PostOptions,
 ): Promise<void> {
-  const { result: generated, progress } = await withProgress(ctx, core, async () => {
-    const made = await generate(ctx, core, job);
-    const failed = await deferral;
+  const { notes } = options;
+  const { result: generated, progress } = await withProgress(ctx, core, async (queue) => {
+    const made = await generate(ctx, core, job, queue);
+    const failed = await options.deferral;
     if (failed) throw failed.error;
     return made;
   });
@@ -180,10 +132,14 @@ export async function generateAndPost(
   if (fitted.reencoded) notes.push(`The image was ${fitted.reencoded}.`);
   const seed = job.seed ?? seedOf(result);
   const lines = [`🎨 ${caption(job.prompt)}`, `_${settingsLine(job, fitted, seed)}_`, ...notes.map((n) => `_⚠️ ${n}_`)];
-  const buttons = await keepButtonState(ctx, core, {
+  const { referenceDataUrl, ...kept } = job;
+  const reference =
+    options.reference ?? (referenceDataUrl ? keptImage(core, undefined, dataUrlBytes(referenceDataUrl)) : undefined);
+  const state = (ref: string | undefined): ImagineState => ({
     requesterId: ctx.user.id,
-    job: { ...job, seed },
-    image: fitted.data.toString('base64'),
+    job: { ...kept, seed },
+    ...(reference ? { reference } : {}),
+    image: keptImage(core, ref, fitted.data),
   });
   const file: OutgoingFile = {
     name: `imagine.${extensionOf(fitted.format)}`,
@@ -191,19 +147,21 @@ export async function generateAndPost(
     mimeType: fitted.mimeType,
     description: job.prompt.slice(0, 1000),
   };
-  await post(ctx, { content: lines.join('\n'), file, buttons }, progress);
+  await post(
+    ctx,
+    { content: lines.join('\n'), file, buttons: (ref) => keepButtonState(ctx, core, state(ref)) },
+    progress,
+  );
 }
 
 /**
  * Asks the service for the job's image and reads the first one of the result (decoded in the
  * image workers).
+ * @param queue the request's line in the service's fair queue (the progress line's ticket).
  * @throws ServiceError subclasses; InvalidResponseError for a result with no image.
  */
-async function generate(ctx: CommandContext, core: Core, job: ImagineJob) {
-  const result = await core.service.images.generate(bodyOf(job), {
-    signal: ctx.signal,
-    queue: { key: ctx.channelKey },
-  });
+async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue: QueueTicket) {
+  const result = await core.service.images.generate(bodyOf(job), { signal: ctx.signal, queue });
   const work = { key: subjectOf(ctx), signal: ctx.signal };
   const describe = (data: Buffer, source: Parameters<typeof core.images.describe>[1]) =>
     core.images.describe(data, source, work);
@@ -235,42 +193,28 @@ function settingsLine(job: ImagineJob, fitted: FittedImage, seed: number | undef
 }
 
 /**
- * Keeps a result's state in the store under a new id and returns its Reroll / Upscale / Vary
- * buttons; none when the store fails (the buttons could not work: the image is posted without them).
- */
-async function keepButtonState(ctx: CommandContext, core: Core, state: ImagineState): Promise<Button[]> {
-  const id = randomBytes(9).toString('hex');
-  try {
-    await core.store.keyv.set(storeKeys.imagineState(id), state, IMAGINE_STATE_TTL_MS);
-    return [
-      { id: buttonId('imagine', 'reroll', id), label: '🎲 Reroll' },
-      { id: buttonId('imagine', 'upscale', id), label: '🔍 Upscale' },
-      { id: buttonId('imagine', 'vary', id), label: '🌀 Vary' },
-    ];
-  } catch (error) {
-    core.storeHealth.failed(error, ctx.log);
-    return [];
-  }
-}
-
-/**
  * Posts the image with its caption and buttons: where the platform edits files in, into the
  * progress message (or a new one); elsewhere (Slack: a file message carries no buttons, and a
  * posted message takes no file) the image with its caption, then the buttons in a line of their
  * own (the progress line, if shown).
+ * @param image.buttons keeps the buttons' state and returns them (none when the store failed),
+ *   given the posted image's reference when the platform named one on posting (the image is
+ *   then posted first).
  */
 async function post(
   ctx: CommandContext,
-  image: { content: string; file: OutgoingFile; buttons: Button[] },
+  image: { content: string; file: OutgoingFile; buttons: (ref: string | undefined) => Promise<Button[]> },
   progress: MessageHandle | undefined,
 ): Promise<void> {
-  const { content, file, buttons } = image;
+  const { content, file } = image;
   if (ctx.reply.editsFiles) {
+    const buttons = await image.buttons(undefined);
     if (progress) await progress.edit({ content, files: [file], buttons });
     else await ctx.reply.send({ content, files: [file], buttons });
     return;
   }
-  await ctx.reply.send({ content, files: [file] });
+  const posted = await ctx.reply.send({ content, files: [file] });
+  const buttons = await image.buttons(posted.fileRefs?.[0]);
   if (buttons.length === 0) {
     if (progress) await progress.edit({ content: '🎨 Done: the image is below.' });
     return;

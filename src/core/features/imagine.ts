@@ -4,9 +4,9 @@
  * While the service works the reply shows the seconds elapsed (edited through the write
  * scheduler). The result carries Reroll (same options, a new seed), Upscale (style
  * `upscaled`, this image as `reference_image`) and Vary (this image as reference,
- * `denoising_strength` 0.6 by default) buttons, whose state (the options and the image) is
- * kept in the store under the button's id, so they work after a restart (their presses:
- * imagine-buttons.ts).
+ * `denoising_strength` 0.6 by default) buttons, whose state (the options, and where the image
+ * is: imagine-state.ts) is kept in the store under the button's id, so they work after a
+ * restart (their presses: imagine-buttons.ts).
  */
 import type { Core } from '../core.ts';
 import { ForbiddenError, OptionError } from '../errors.ts';
@@ -94,8 +94,7 @@ async function generateRequested(ctx: CommandContext, core: Core, request: Imagi
       enhance: request.enhance,
       disableSafetyChecker: request.disableSafetyChecker,
     },
-    notes,
-    deferral,
+    { notes, deferral },
   );
 }
 

@@ -4,7 +4,8 @@
  * (default 256). Beyond it requests wait in a queue that is fair across channels: each
  * channel (the request's queue key) has its own line, and the lines are served in turn
  * (round robin), so one busy channel cannot make every other wait behind it. A waiting
- * request learns its place ("queued, 3 ahead") when it joins and whenever it moves.
+ * request learns its place ("queued, 3 ahead") when it joins and whenever it moves, and when
+ * its turn comes.
  */
 import { AbortedError } from './errors.ts';
 
@@ -17,6 +18,11 @@ export interface QueueTicket {
    * and each time that number falls. Not called for a request that starts at once.
    */
   onQueued?: (ahead: number) => void;
+  /**
+   * Told when a request that waited in the queue takes its slot (its wait is over). Not called
+   * for a request that starts at once.
+   */
+  onStart?: () => void;
 }
 
 interface Waiter {
@@ -72,7 +78,14 @@ export class FairGate {
         onQueued: ticket.onQueued,
         told: -1,
         signal,
-        start: () => resolve(this.releaser()),
+        start: () => {
+          resolve(this.releaser());
+          try {
+            ticket.onStart?.();
+          } catch {
+            // A listener's failure is not the queue's.
+          }
+        },
       };
       if (signal) {
         waiter.onAbort = () => {

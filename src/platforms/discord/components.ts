@@ -4,17 +4,19 @@
  * down) and presses of the bot's buttons (handed to the command named by the button's
  * `custom_id`, `<command>:<args…>`).
  */
-import type { AutocompleteInteraction, ButtonInteraction } from 'discord.js';
+import type { AutocompleteInteraction, ButtonInteraction, Client, Message } from 'discord.js';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
-import { conversationKey, parseButtonId } from '../../core/keys.ts';
+import { conversationKey, parseButtonId, parsePostedImageRef, postedImageRef } from '../../core/keys.ts';
+import type { Downloader } from '../../core/media/download.ts';
 import { modelChoices } from '../../core/models/catalog.ts';
-import type { ComponentContext } from '../../core/platform.ts';
+import type { ComponentContext, PostedImage } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
+import { isGone } from './errors.ts';
 import { InteractionReply } from './interactions.ts';
 import { invocationUser } from './members.ts';
-import { channelKeyOf } from './messages.ts';
+import { attachmentOf, channelKeyOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
 import { DISCORD_MESSAGE_LIMITS } from './rest.ts';
@@ -76,10 +78,47 @@ export async function handleButton(
   }
 }
 
+/** The first image attachment of a message, with its reference (`discord:<channel>:<message>`); undefined when it has none. */
+function imageOf(message: Message, downloader: Downloader): PostedImage | undefined {
+  const file = message.attachments.find((a) => a.contentType?.startsWith('image/') === true);
+  if (!file) return undefined;
+  return {
+    ref: postedImageRef({ platform: 'discord', channel: message.channelId, message: message.id }),
+    file: attachmentOf(file, 'message', downloader),
+  };
+}
+
+/**
+ * The image of a message the bot posted, by its reference (ComponentContext.postedImage): the
+ * message fetched again with the bot token (GET /channels/:id/messages/:id), its attachment
+ * URLs fresh.
+ * @returns undefined for another platform's reference, a channel or message that is gone, or a
+ *   message without an image.
+ * @throws DiscordAPIError for any other refusal (a missing permission); network errors.
+ */
+async function postedDiscordImage(
+  client: Client,
+  ref: string,
+  downloader: Downloader,
+): Promise<PostedImage | undefined> {
+  const at = parsePostedImageRef(ref);
+  if (at?.platform !== 'discord') return undefined;
+  try {
+    const channel = await client.channels.fetch(at.channel);
+    if (!channel?.isTextBased()) return undefined;
+    return imageOf(await channel.messages.fetch(at.message), downloader);
+  } catch (error) {
+    if (isGone(error)) return undefined;
+    throw error;
+  }
+}
+
 /**
  * The platform-neutral ComponentContext of a button press: `update` replaces the pressed
  * message, `acknowledge` defers without changing it, `sendEphemeral` tells the presser alone,
- * and `reply` (made on first use) posts new messages, its deferral a new "thinking…" reply.
+ * `reply` (made on first use) posts new messages, its deferral a new "thinking…" reply, and
+ * `pressedImage` / `postedImage` find an image the bot posted (the pressed message's, as the
+ * press carries it; another message's, fetched again).
  */
 function componentContext(
   interaction: ButtonInteraction,
@@ -108,6 +147,8 @@ function componentContext(
     update: (message) => responder.update(message),
     acknowledge: () => responder.acknowledge(),
     sendEphemeral: (message) => responder.sendEphemeral(message),
+    pressedImage: async () => imageOf(interaction.message, deps.core.downloader),
+    postedImage: (ref) => postedDiscordImage(interaction.client, ref, deps.core.downloader),
     ...press,
   };
 }

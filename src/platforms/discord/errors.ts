@@ -34,3 +34,8 @@ export function explainDiscordError(error: unknown): string | undefined {
 export function isExpiredToken(error: unknown): boolean {
   return error instanceof DiscordAPIError && Number(error.code) === 50027;
 }
+
+/** Whether a discord.js error says what was asked for is gone: Unknown Channel (10003) or Unknown Message (10008). */
+export function isGone(error: unknown): boolean {
+  return error instanceof DiscordAPIError && [10003, 10008].includes(Number(error.code));
+}

@@ -4,9 +4,11 @@
  * handler named by the button's `action_id` (`<command>:<args…>`): Stop (delivery/stops.ts)
  * or a command's `onComponent` (e.g. /imagine's Reroll). `update` replaces the message that
  * carries the button with `chat.update`; the presser alone is told things through the
- * payload's `response_url` (ephemeral).
+ * payload's `response_url` (ephemeral); `postedImage` finds a file the bot uploaded again
+ * (files.info, then the file with the bot token: files.ts).
  */
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
@@ -15,6 +17,7 @@ import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { postedSlackImage } from './files.ts';
 import { SLACK_MESSAGE_LIMITS, SlackReply } from './reply.ts';
 import type { SlackDirectory } from './users.ts';
 
@@ -25,6 +28,10 @@ export interface SlackActionDeps {
   log: Logger;
   running: RunningCommands;
   directory: SlackDirectory;
+  /** The bot token, for downloads of the bot's files (files.ts). */
+  botToken: string;
+  /** The origin of SLACK_API_URL when the operator set one (files.ts `slackFileHost`). */
+  apiOrigin: string | undefined;
 }
 
 /** Registers the handler of every button of the bot (any `action_id` of a `block_actions` payload). */
@@ -47,38 +54,9 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
     }
     const { command: name, args } = parseButtonId(action.action_id ?? '');
     const ref = newReference();
-    const team = body.team?.id ?? body.user.team_id ?? 'unknown';
     const channel = body.channel?.id ?? body.container?.channel_id;
-    const messageTs = body.message?.ts ?? body.container?.message_ts;
-    const threadTs = body.message?.thread_ts as string | undefined;
     const log = deps.log.child({ platform: 'slack', ref, user: body.user.id, channel, button: action.action_id });
-    const reply = new SlackReply(
-      client,
-      { team, channel: channel ?? '', threadTs, continueInThread: false },
-      async (m) => {
-        await sendEphemeral(m);
-      },
-      log,
-    );
-    const ctx: ComponentContext = {
-      platform: 'slack',
-      ref,
-      reply,
-      conversationId: conversationKey({ platform: 'slack', team, channel: channel ?? 'unknown', thread: threadTs }),
-      channelKey: channelKey({ platform: 'slack', team, channel: channel ?? 'unknown' }),
-      user: deps.directory.user(client, body.user.id, body.user.name ?? body.user.username ?? body.user.id),
-      args,
-      limits: SLACK_MESSAGE_LIMITS,
-      signal: new AbortController().signal,
-      log,
-      update: async (message) => {
-        if (!channel || !messageTs) throw new Error('the pressed message has no channel or ts');
-        const blocks = blocksOf(message);
-        await client.chat.update({ channel, ts: messageTs, text: fallbackTextOf(message), blocks: blocks ?? [] });
-      },
-      acknowledge: async () => undefined,
-      sendEphemeral,
-    };
+    const ctx = pressContext(body, client, deps, { args, ref, log, sendEphemeral });
     void deps.running.run(
       (signal) =>
         runInvocation(
@@ -97,4 +75,41 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
       (error) => log.error({ err: error }, 'slack button handler failed'),
     );
   });
+}
+
+/**
+ * The platform-neutral ComponentContext of a press: `reply` posts in the pressed message's
+ * channel (its thread when it is in one), `update` replaces the pressed message (chat.update),
+ * `postedImage` finds a file the bot uploaded (files.ts). Its signal is replaced by the running
+ * invocation's.
+ */
+function pressContext(
+  body: BlockAction<ButtonAction>,
+  client: WebClient,
+  deps: SlackActionDeps,
+  press: Pick<ComponentContext, 'args' | 'ref' | 'log' | 'sendEphemeral'>,
+): ComponentContext {
+  const team = body.team?.id ?? body.user.team_id ?? 'unknown';
+  const channel = body.channel?.id ?? body.container?.channel_id;
+  const messageTs = body.message?.ts ?? body.container?.message_ts;
+  const threadTs = body.message?.thread_ts as string | undefined;
+  const target = { team, channel: channel ?? '', threadTs, continueInThread: false };
+  const files = { client, botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
+  return {
+    platform: 'slack',
+    reply: new SlackReply(client, target, (m) => press.sendEphemeral(m), press.log),
+    conversationId: conversationKey({ platform: 'slack', team, channel: channel ?? 'unknown', thread: threadTs }),
+    channelKey: channelKey({ platform: 'slack', team, channel: channel ?? 'unknown' }),
+    user: deps.directory.user(client, body.user.id, body.user.name ?? body.user.username ?? body.user.id),
+    limits: SLACK_MESSAGE_LIMITS,
+    signal: new AbortController().signal,
+    update: async (message) => {
+      if (!channel || !messageTs) throw new Error('the pressed message has no channel or ts');
+      const blocks = blocksOf(message);
+      await client.chat.update({ channel, ts: messageTs, text: fallbackTextOf(message), blocks: blocks ?? [] });
+    },
+    acknowledge: async () => undefined,
+    postedImage: (ref) => postedSlackImage(ref, files),
+    ...press,
+  };
 }

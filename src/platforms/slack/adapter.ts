@@ -150,18 +150,11 @@ export class SlackAdapter {
     );
     // Only an origin the operator configured joins Slack's file hosts in getting the bot token (files.ts).
     const apiOrigin = config.apiUrl === undefined ? undefined : new URL(config.apiUrl).origin;
+    const files = { botToken: config.botToken, apiOrigin };
     this.registerMiddleware();
-    this.registerCommands({ core, log, directory, commands, botToken: config.botToken, apiOrigin, streaming });
-    registerMessageEvents(this.app, {
-      core,
-      log,
-      running: this.running,
-      botToken: config.botToken,
-      apiOrigin,
-      directory,
-      streaming,
-    });
-    registerBlockActions(this.app, { core, commands, log, running: this.running, directory });
+    this.registerCommands({ core, log, directory, commands, ...files, streaming });
+    registerMessageEvents(this.app, { core, log, running: this.running, ...files, directory, streaming });
+    registerBlockActions(this.app, { core, commands, log, running: this.running, directory, ...files });
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');
     });

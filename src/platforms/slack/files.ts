@@ -1,16 +1,18 @@
 /**
- * Users' files on Slack: downloading a file Slack hosts (`url_private_download`, with the bot
- * token; scope `files:read`), and turning what a user typed after an attachment option
- * (`--image <link>`) into a file: a Slack file link (`https://<team>.slack.com/files/U…/F…/name`,
- * looked up with files.info) or any public https address (downloaded without credentials, and
- * never from a private address).
+ * Files on Slack: downloading a file Slack hosts (`url_private_download`, with the bot token;
+ * scope `files:read`), turning what a user typed after an attachment option (`--image <link>`)
+ * into a file: a Slack file link (`https://<team>.slack.com/files/U…/F…/name`, looked up with
+ * files.info) or any public https address (downloaded without credentials, and never from a
+ * private address); and the bot's own uploads (filesUploadV2), named by reference
+ * (`slack:<file id>`) to be found again with files.info when a button is pressed.
  *
  * The bot token goes to one place only: {@link slackFileHost} decides, for every URL, whether
  * it may carry it; every other link is fetched without it, through the public-address guard.
  */
 import type { WebClient } from '@slack/web-api';
+import { parsePostedImageRef, postedImageRef } from '../../core/keys.ts';
 import { DownloadError, type Downloader } from '../../core/media/download.ts';
-import { type Attachment, AttachmentAccessError } from '../../core/platform.ts';
+import { type Attachment, AttachmentAccessError, type OutgoingFile, type PostedImage } from '../../core/platform.ts';
 
 /** Said once when Slack serves a web page instead of a user's file: the token lacks `files:read`. */
 export const FILES_READ_MISSING =
@@ -160,6 +162,71 @@ export function linkAttachment(raw: string, deps: SlackFileDeps): Attachment {
       if (slackFileHost(url, deps.apiOrigin) && url.pathname.startsWith('/files-pri/'))
         return downloadSlackFile(url.href, { name, mimeType: mimeTypeOf(name) }, options, deps);
       return (await deps.downloader.download(url.href, { ...options, name, publicOnly: true })).data;
+    },
+  };
+}
+
+/**
+ * Uploads files into a channel or thread with a comment (filesUploadV2: getUploadURLExternal,
+ * the bytes, completeUploadExternal).
+ * @param comment the message text, already escaped for Slack.
+ * @returns the uploaded files' references (`slack:<file id>`, keys.ts `postedImageRef`), in order.
+ * @throws what the Web API throws.
+ */
+export async function uploadFiles(
+  client: WebClient,
+  target: { channel: string; threadTs?: string | undefined },
+  comment: string,
+  files: readonly OutgoingFile[],
+): Promise<string[]> {
+  const uploaded = await client.filesUploadV2({
+    channel_id: target.channel,
+    initial_comment: comment,
+    ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
+    file_uploads: files.map((f) => ({
+      file: f.data,
+      filename: f.name,
+      ...(f.description ? { alt_text: f.description } : {}),
+    })),
+  });
+  return (uploaded.files ?? [])
+    .flatMap((completed) => completed.files ?? [])
+    .flatMap((f) => (f.id ? [postedImageRef({ platform: 'slack', file: f.id })] : []));
+}
+
+/**
+ * An image the bot uploaded, by its reference (`slack:<file id>`; ComponentContext.postedImage):
+ * described by files.info, downloaded with the bot token from Slack's file hosts only
+ * ({@link downloadSlackFile}). Whether the bytes are an image is the image workers' to judge
+ * (Slack may describe an upload as `application/octet-stream`).
+ * @returns undefined for another platform's reference, or a file Slack no longer has
+ *   (`file_not_found`, `file_deleted`) or does not let the bot download.
+ * @throws AttachmentAccessError without `files:read`; the Web API's other errors.
+ */
+export async function postedSlackImage(ref: string, deps: SlackFileDeps): Promise<PostedImage | undefined> {
+  const at = parsePostedImageRef(ref);
+  if (at?.platform !== 'slack') return undefined;
+  let info: Awaited<ReturnType<WebClient['files']['info']>>;
+  try {
+    info = await deps.client.files.info({ file: at.file });
+  } catch (error) {
+    const code = (error as { data?: { error?: string } }).data?.error;
+    if (code === 'missing_scope') throw new AttachmentAccessError(FILES_READ_MISSING);
+    if (code === 'file_not_found' || code === 'file_deleted') return undefined;
+    throw error;
+  }
+  const file = info.file;
+  const url = file?.url_private_download ?? file?.url_private;
+  if (!file || !url) return undefined;
+  const name = file.name ?? 'image';
+  return {
+    ref,
+    file: {
+      name,
+      mimeType: file.mimetype,
+      size: file.size ?? 0,
+      origin: 'message',
+      fetch: (options) => downloadSlackFile(url, { name, mimeType: file.mimetype }, options, deps),
     },
   };
 }

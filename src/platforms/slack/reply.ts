@@ -10,6 +10,7 @@ import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '
 import type { Logger } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { explainSlackError, slackDidNotAnswer } from './errors.ts';
+import { uploadFiles } from './files.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
 import { escapeSlackText, questionText, slackLength } from './text.ts';
 
@@ -212,23 +213,18 @@ export class SlackReply implements ReplyChannel {
     }
   }
 
-  /** Uploads the message's files with its text as their comment (filesUploadV2); its handle ignores edits. */
+  /**
+   * Uploads the message's files with its text as their comment (files.ts `uploadFiles`), where
+   * the answer goes, not a text continuation's thread: an image is for the channel to see. Its
+   * handle names the files (`fileRefs`) and ignores edits.
+   */
   private async upload(message: OutgoingMessage): Promise<MessageHandle> {
-    const files = message.files ?? [];
-    await this.call(() =>
-      this.client.filesUploadV2({
-        channel_id: this.target.channel,
-        initial_comment: escapeSlackText(message.content),
-        // Where the answer goes, not a text continuation's thread: an image is for the channel to see.
-        ...(this.target.threadTs ? { thread_ts: this.target.threadTs } : {}),
-        file_uploads: files.map((f) => ({
-          file: f.data,
-          filename: f.name,
-          ...(f.description ? { alt_text: f.description } : {}),
-        })),
-      }),
+    const { channel, threadTs } = this.target;
+    const comment = escapeSlackText(message.content);
+    const fileRefs = await this.call(() =>
+      uploadFiles(this.client, { channel, threadTs }, comment, message.files ?? []),
     );
-    return { edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
+    return { fileRefs, edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
   }
 
   /** Posts the message (chat.postMessage); its handle edits it with chat.update. @throws what the Web API throws. */
