@@ -34,3 +34,12 @@ export function sentenceOf(error: unknown): string {
     return `${error.userMessage} Use /forget to start afresh (or ask a shorter question).`;
   return userMessageOf(error);
 }
+
+/**
+ * What the user reads when the image results of web search mode "images" (§4.1) could not be
+ * posted after the answer (the answer and its history stay): the platform's reason
+ * (`ReplyChannel.explain`), or a general one. Without its reference (withReference adds it).
+ */
+export function imageResultsNotPosted(reason: string | undefined): string {
+  return `The answer is kept, but its image results could not be posted: ${reason ?? 'the platform refused them.'}`;
+}

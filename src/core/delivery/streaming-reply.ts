@@ -125,7 +125,9 @@ export class StreamingReply {
    * @param finalText replaces the accumulated text (e.g. pretty-printed JSON, or text with an
    *   error notice appended); an empty answer is shown as `emptyText`.
    * @throws the last platform error when a final write failed `finalAttempts` times; a
-   *   ShownError when it was a continuation that failed and the first message now says so.
+   *   ShownError when it was a continuation that failed and the first message now says so. A
+   *   final write that would only remove the controls of a message whose text is whole is
+   *   logged when it fails, not thrown: the user saw the whole answer.
    */
   async finish(finalText?: string, emptyText = '*(the model returned an empty answer)*'): Promise<void> {
     if (finalText !== undefined && finalText !== this.text) {
@@ -153,6 +155,16 @@ export class StreamingReply {
         // Debug: a write that fails for good is logged once by whoever reports the answer.
         this.options.log?.debug({ err: error, message: index, attempt, final: true }, 'streaming write failed');
         if (attempt >= (this.options.finalAttempts ?? 3)) {
+          if (this.onlyControlsLeft(index)) {
+            // The user saw the whole text: a button left in place is no failure of the answer.
+            this.options.log?.warn(
+              { err: error, message: index },
+              'could not remove the controls (Stop button) of a message whose text is whole',
+            );
+            this.shown[index] = this.pages()[index]!;
+            attempt = 0;
+            continue;
+          }
           this.failure = error;
           this.failedIndex = index;
           break;
@@ -275,6 +287,15 @@ export class StreamingReply {
       0,
       this.pages().findIndex((page, i) => this.shown[i] !== page),
     );
+  }
+
+  /**
+   * Whether message `index` already shows its final text and only its controls (the Stop button)
+   * are left to remove: a cosmetic write (Slack: a chat.update that only changes the blocks).
+   */
+  private onlyControlsLeft(index: number): boolean {
+    const page = this.pages()[index];
+    return page !== undefined && this.shown[index] === `${page}\u0000`;
   }
 
   /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */

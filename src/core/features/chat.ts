@@ -7,11 +7,11 @@
 import type { Core } from '../core.ts';
 import type { AnswerSession, AnswerText, FinalAnswer } from '../delivery/answer-stream.ts';
 import { beginAnswer, streamAnswer } from '../delivery/answer-stream.ts';
-import { ShownError } from '../errors.ts';
+import { ShownError, withReference } from '../errors.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import type { CommandContext } from '../platform.ts';
-import { ImagesNotSupportedError } from '../sentences.ts';
+import { ImagesNotSupportedError, imageResultsNotPosted } from '../sentences.ts';
 import { BadRequestError, InvalidJsonError } from '../service/errors.ts';
 import type {
   ChatCompletionChunk,
@@ -224,12 +224,26 @@ async function answerChat(
     if (ending === 'stopped') await remember(ctx, core, asked, `${answer}\n[stopped]`);
     throw new ShownError(error);
   }
-  if (request.webSearch === 'images') {
-    const links = extractImageLinks(answer).slice(0, 10);
-    if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
-  }
   // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
   if (answer.trim() !== '') await remember(ctx, core, asked, answer);
+  if (request.webSearch === 'images') await postImageResults(ctx, answer);
+}
+
+/**
+ * Posts the image results of web search mode "images" (§4.1 web search modes: at most 10 image
+ * links found in the answer), after the exchange was stored: a post the platform refuses is
+ * told to the user with the reference, and the answer and its history stay as they are.
+ * @throws ShownError wrapping the platform's refusal (the runner logs it once).
+ */
+async function postImageResults(ctx: CommandContext, answer: string): Promise<void> {
+  const links = extractImageLinks(answer).slice(0, 10);
+  if (!links.length) return;
+  try {
+    await ctx.reply.send({ content: '', imageLinks: links });
+  } catch (error) {
+    await ctx.reply.sendEphemeral(withReference(imageResultsNotPosted(ctx.reply.explain?.(error)), ctx.ref));
+    throw new ShownError(error);
+  }
 }
 
 /** Appends one exchange to the conversation's history (and its linked ones); a store that is down loses it (logged once per outage). */
