@@ -3,7 +3,13 @@
  * say what went wrong (service/errors.ts); what to do about it with this bot (a command, a
  * setting) is added here, and nowhere else.
  */
-import { type BadRequestError, ContextLengthError, ServiceError, userMessageOf } from './service/errors.ts';
+import {
+  type BadRequestError,
+  ContextLengthError,
+  InvalidResponseError,
+  ServiceError,
+  userMessageOf,
+} from './service/errors.ts';
 
 /**
  * The service refused image parts for the model (a 400 naming images or vision, §4.1: the
@@ -20,6 +26,20 @@ export class ImagesNotSupportedError extends ServiceError {
       `model ${model} refused image input: ${cause.message}`,
       `The model \`${model}\` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does.`,
       { status: cause.status ?? 400, ...(cause.serviceCode ? { serviceCode: cause.serviceCode } : {}), cause },
+    );
+  }
+}
+
+/**
+ * The service's `/v1/models` (§4.5) lists no chat model (§2.5: only `type: image` records, or
+ * none the bot can read), fetched again once, and no DEFAULT_CHAT_MODEL is set: the sentence
+ * says what is missing and the setting that names a model instead. Code `invalid_response`.
+ */
+export class NoChatModelError extends InvalidResponseError {
+  constructor() {
+    super(
+      'the service lists no chat model',
+      'The generation service lists no chat model (only image models, or none). An admin can set DEFAULT_CHAT_MODEL to the model to use.',
     );
   }
 }
