@@ -212,7 +212,9 @@ export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId
 /**
  * Runs one invocation (a command, `mention` for a mention or DM, `<command>:button` for a
  * press of a command's button): on failure tells the
- * user (ephemerally where the platform allows) and logs once, then emits `command.done`.
+ * user (ephemerally where the platform allows) and logs once, then emits `command.done`. An
+ * InputError (the user's own mistake: an option, a right, a quota) is told as it is; any other
+ * failure's sentence ends with the invocation's reference, which its log lines carry (README, "Logs").
  * Never throws: the bot survives any invocation.
  * @param name the command's name, or `mention`.
  */

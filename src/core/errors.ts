@@ -6,7 +6,9 @@
 
 /**
  * Input the bot cannot act on (a mention with nothing to answer, files it cannot use);
- * `message` is the sentence for the user. Logged at info level, code `invalid_input`.
+ * `message` is the sentence for the user. Logged at info level, code `invalid_input`. This
+ * error and its kinds are the user's own to fix: the runner tells them without a reference
+ * (README, "Logs"), which every other failure's sentence carries.
  */
 export class InputError extends Error {
   readonly code: string = 'invalid_input';
@@ -39,7 +41,11 @@ export class ShownError extends Error {
   }
 }
 
-/** A sentence about a failure with its reference id, e.g. `… Try again in a minute. (ref K7M2QX)`. */
+/**
+ * A sentence about a failure with its reference id, e.g. `… Try again in a minute. (ref K7M2QX)`:
+ * for failures an operator may need to trace (the service's, the platform's, the bot's own),
+ * never for an {@link InputError} (README, "Logs").
+ */
 export function withReference(sentence: string, ref: string): string {
   return `${sentence} (ref ${ref})`;
 }

@@ -93,6 +93,9 @@
  * - silence: `hangNext(method, count)` leaves the next `count` calls of a method (Infinity:
  *   all until `stopHanging`) unanswered, recorded with `status: 0` and nothing done, until the
  *   client gives up or the fake closes.
+ * - refusals: `failNext(method, error, { count, when })` answers the next `count` calls of a
+ *   method whose parameters `when` accepts `{ ok: false, error }` (after the token and scope
+ *   checks), nothing done, until `stopFailing`: Slack refusing what the fake would take.
  * - `channel_not_found` for channels it does not know, `not_in_channel` where the bot is not a
  *   member; `message_not_found` for a wrong `ts`; `cant_update_message` / `cant_delete_message`
  *   for messages the bot did not post; `invalid_thread_ts` / `thread_not_found` for bad threads.

@@ -7,7 +7,7 @@
 
 import { ShownError, withReference } from '../errors.ts';
 import type { BotEvents } from '../events.ts';
-import type { CommandContext } from '../platform.ts';
+import type { CommandContext, OutgoingFile } from '../platform.ts';
 import { StopRequest } from '../running.ts';
 import { sentenceOf } from '../sentences.ts';
 import { AbortedError, ServiceError } from '../service/errors.ts';
@@ -42,12 +42,31 @@ const FINISH_REASONS: Record<string, { empty: string; note: string }> = {
   },
 };
 
+/** The text of a finished answer, as {@link StreamAnswerOptions.finalize} gets it. */
+export interface AnswerText {
+  /** What the messages show: the answer's first `maxChars` characters. */
+  shown: string;
+  /** The whole answer (`shown` and what went past the cap, at most {@link MAX_ANSWER_FILE_CHARS} more). */
+  whole: string;
+}
+
+/** What a finished answer finally shows, in place of its streamed text (e.g. JSON mode: §4.1 JSON mode rule 3). */
+export interface FinalAnswer {
+  /** The text of the messages (the notes under the answer follow it). */
+  text: string;
+  /**
+   * A file posted after the messages in place of `answer.md`, which is then neither posted nor
+   * mentioned; without it, an answer over the cap comes whole as `answer.md`, with a note.
+   */
+  file?: OutgoingFile;
+}
+
 /** Options of {@link streamAnswer}. */
 export interface StreamAnswerOptions {
   /** The reply to write into, from {@link beginAnswer} (which may have shown a status in it). */
   reply: StreamingReply;
-  /** Turns the complete text into what is finally shown (e.g. pretty JSON). */
-  finalize?: (text: string) => string;
+  /** Turns the complete answer (the whole of it, past the cap too) into what is finally shown (e.g. pretty JSON). */
+  finalize?: (answer: AnswerText) => FinalAnswer;
   /** Short lines under the answer. */
   notes?: readonly string[];
   events?: BotEvents;
@@ -237,7 +256,8 @@ export async function streamAnswer(
 
 /**
  * Writes the last text of an answer whose stream ended: the notes (why it stopped, that it was
- * capped), the answer or the sentence of an empty one, then `answer.md` when it was capped.
+ * capped), the answer (or what `finalize` made of the whole of it) or the sentence of an empty
+ * one, then its file: `finalize`'s, else `answer.md` when it was capped.
  * @throws what the platform throws for a write, except a refused continuation (a ShownError:
  *   the answer ends `cut`).
  */
@@ -253,28 +273,37 @@ async function finishAnswer(
   const reason = options.finishReason?.();
   const explained = reason ? FINISH_REASONS[reason] : undefined;
   if (answer.trim() !== '' && explained) notes.push(explained.note);
-  if (overflow)
+  const whole = answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS);
+  const final = options.finalize ? options.finalize({ shown: answer, whole }) : { text: answer };
+  const capped = overflow !== '';
+  const file = final.file ?? (capped ? answerFile(whole) : undefined);
+  if (capped && !final.file)
     notes.push(
       `The answer is longer than ${cap.toLocaleString('en-US')} characters: the whole of it is in answer.md${overflow.length > MAX_ANSWER_FILE_CHARS ? ' (cut at 8 million characters)' : ''}.`,
     );
-  const shown = options.finalize ? options.finalize(answer) : answer;
   const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
-  const capped = overflow !== '';
   try {
-    await reply.finish(`${shown.trim() ? shown : empty}${notesText(notes)}`);
-    if (capped)
-      await ctx.reply.send({ content: '', files: [answerFile(answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS))] });
+    await reply.finish(`${final.text.trim() ? final.text : empty}${notesText(notes)}`);
+    if (file) await ctx.reply.send({ content: '', files: [file] });
   } catch (error) {
     // A continuation the platform refused, told in the first message: the text came whole, the messages did not.
     if (error instanceof ShownError) return { text: answer, capped, ending: 'cut', error: error.cause };
     throw error;
   }
-  const chars = answer.length + overflow.length;
-  ctx.log.debug({ chars, messages: reply.messageCount, writes: reply.writes, capped }, 'answer streamed');
+  ctx.log.debug(
+    {
+      chars: answer.length + overflow.length,
+      messages: reply.messageCount,
+      writes: reply.writes,
+      capped,
+      file: file?.name,
+    },
+    'answer streamed',
+  );
   return { text: answer, capped, ending: 'done' };
 }
 
 /** The whole answer as `answer.md`. */
-function answerFile(text: string) {
+function answerFile(text: string): OutgoingFile {
   return { name: 'answer.md', data: Buffer.from(text), mimeType: 'text/markdown', description: 'The whole answer' };
 }

@@ -8,6 +8,7 @@
  *   fences balanced across the cut), written in order;
  * - `finish()` submits final writes, which go first, until every message shows its final page
  *   (each retried on failure); a continuation that cannot be posted is noted in the first message;
+ *   a final text on fewer pages than were posted leaves the later messages saying they were replaced;
  * - before the first text, a status line (`status()`: a place in the queue, "is thinking…")
  *   may occupy the first message, replaced by the answer;
  * - `controls` (a Stop button) ride on the message being streamed and leave it in its final write.
@@ -23,6 +24,9 @@ import type { WriteScheduler } from './scheduler.ts';
 import { PageSplitter, splitMessage } from './split.ts';
 
 export { type Clock, systemClock } from './clock.ts';
+
+/** What a message shows once the final text of its answer ends on an earlier message. */
+export const REPLACED_PAGE = '*(replaced by the text above)*';
 
 /** Options of {@link StreamingReply}. */
 export interface StreamingReplyOptions {
@@ -46,6 +50,8 @@ export class StreamingReply {
         text: string;
         status: string;
         finishing: boolean;
+        /** Messages posted (a finishing text shorter than them marks the rest as replaced). */
+        messages: number;
         maxChars: number;
         measure: ((text: string) => number) | undefined;
         pages: string[];
@@ -119,7 +125,9 @@ export class StreamingReply {
    * @param finalText replaces the accumulated text (e.g. pretty-printed JSON, or text with an
    *   error notice appended); an empty answer is shown as `emptyText`.
    * @throws the last platform error when a final write failed `finalAttempts` times; a
-   *   ShownError when it was a continuation that failed and the first message now says so.
+   *   ShownError when it was a continuation that failed and the first message now says so. A
+   *   final write that would only remove the controls of a message whose text is whole is
+   *   logged when it fails, not thrown: the user saw the whole answer.
    */
   async finish(finalText?: string, emptyText = '*(the model returned an empty answer)*'): Promise<void> {
     if (finalText !== undefined && finalText !== this.text) {
@@ -147,6 +155,16 @@ export class StreamingReply {
         // Debug: a write that fails for good is logged once by whoever reports the answer.
         this.options.log?.debug({ err: error, message: index, attempt, final: true }, 'streaming write failed');
         if (attempt >= (this.options.finalAttempts ?? 3)) {
+          if (this.onlyControlsLeft(index)) {
+            // The user saw the whole text: a button left in place is no failure of the answer.
+            this.options.log?.warn(
+              { err: error, message: index },
+              'could not remove the controls (Stop button) of a message whose text is whole',
+            );
+            this.shown[index] = this.pages()[index]!;
+            attempt = 0;
+            continue;
+          }
           this.failure = error;
           this.failedIndex = index;
           break;
@@ -226,12 +244,21 @@ export class StreamingReply {
       view.text === this.text &&
       view.status === this.statusText &&
       view.finishing === this.finishing &&
+      view.messages === this.handles.length &&
       view.maxChars === maxChars &&
       view.measure === measure
     )
       return view.pages;
     const pages = this.paginate();
-    this.view = { text: this.text, status: this.statusText, finishing: this.finishing, maxChars, measure, pages };
+    this.view = {
+      text: this.text,
+      status: this.statusText,
+      finishing: this.finishing,
+      messages: this.handles.length,
+      maxChars,
+      measure,
+      pages,
+    };
     return pages;
   }
 
@@ -244,6 +271,9 @@ export class StreamingReply {
         this.splitter.pages.reset(this.text);
       }
       pages = this.splitter.pages.pages();
+      // A final text on fewer pages than the messages posted (a JSON answer replaced by its
+      // summary): the messages past it say so instead of keeping text that is no longer the answer.
+      if (this.finishing) for (let i = pages.length; i < this.handles.length; i++) pages.push(REPLACED_PAGE);
     } else {
       if (this.statusText.trim() === '') return [];
       pages = splitMessage(this.statusText, maxChars, measure);
@@ -257,6 +287,15 @@ export class StreamingReply {
       0,
       this.pages().findIndex((page, i) => this.shown[i] !== page),
     );
+  }
+
+  /**
+   * Whether message `index` already shows its final text and only its controls (the Stop button)
+   * are left to remove: a cosmetic write (Slack: a chat.update that only changes the blocks).
+   */
+  private onlyControlsLeft(index: number): boolean {
+    const page = this.pages()[index];
+    return page !== undefined && this.shown[index] === `${page}\u0000`;
   }
 
   /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */

@@ -5,13 +5,13 @@
  */
 
 import type { Core } from '../core.ts';
-import type { AnswerSession } from '../delivery/answer-stream.ts';
+import type { AnswerSession, AnswerText, FinalAnswer } from '../delivery/answer-stream.ts';
 import { beginAnswer, streamAnswer } from '../delivery/answer-stream.ts';
-import { ShownError } from '../errors.ts';
+import { ShownError, withReference } from '../errors.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import type { CommandContext } from '../platform.ts';
-import { ImagesNotSupportedError } from '../sentences.ts';
+import { ImagesNotSupportedError, imageResultsNotPosted } from '../sentences.ts';
 import { BadRequestError, InvalidJsonError } from '../service/errors.ts';
 import type {
   ChatCompletionChunk,
@@ -51,14 +51,30 @@ export interface ChatRequest {
   notes?: string[];
 }
 
-/** Shows a JSON-mode answer pretty-printed in a fence, or the raw text with a warning. */
-function showJson(ctx: CommandContext, text: string): string {
+/**
+ * What a JSON-mode answer finally shows (§4.1 JSON mode rule 3), from the whole answer (past
+ * MAX_ANSWER_CHARS too): the value pretty-printed in a fence when that fits in `maxChars`
+ * characters, else a one-line summary and the pretty JSON as `answer.json`; an answer that does
+ * not parse keeps its text as shown, with a warning (and comes whole as `answer.md` when capped).
+ */
+function showJson(ctx: CommandContext, answer: AnswerText, maxChars: number): FinalAnswer {
   try {
-    return `\`\`\`json\n${parseJsonAnswer(text).pretty}\n\`\`\``;
+    const { pretty } = parseJsonAnswer(answer.whole);
+    const block = `\`\`\`json\n${pretty}\n\`\`\``;
+    if (block.length <= maxChars) return { text: block };
+    return {
+      text: `The JSON answer is ${pretty.length.toLocaleString('en-US')} characters: it is in answer.json.`,
+      file: {
+        name: 'answer.json',
+        data: Buffer.from(pretty),
+        mimeType: 'application/json',
+        description: 'The JSON answer',
+      },
+    };
   } catch (error) {
     if (!(error instanceof InvalidJsonError)) throw error;
-    ctx.log.info({ code: error.code, chars: text.length }, 'JSON mode answer is not valid JSON');
-    return `${error.raw}\n\n⚠️ ${error.userMessage}`;
+    ctx.log.info({ code: error.code, chars: answer.whole.length }, 'JSON mode answer is not valid JSON');
+    return { text: `${answer.shown}\n\n⚠️ ${error.userMessage}` };
   }
 }
 
@@ -191,7 +207,7 @@ async function answerChat(
     ending,
     error,
   } = await streamAnswer(ctx, deltas, {
-    ...(request.json ? { finalize: (text: string) => showJson(ctx, text) } : {}),
+    ...(request.json ? { finalize: (text: AnswerText) => showJson(ctx, text, core.limits.maxAnswerChars) } : {}),
     ...(notes.length ? { notes } : {}),
     events: core.events,
     finishReason: () => stream.finishReason,
@@ -208,12 +224,26 @@ async function answerChat(
     if (ending === 'stopped') await remember(ctx, core, asked, `${answer}\n[stopped]`);
     throw new ShownError(error);
   }
-  if (request.webSearch === 'images') {
-    const links = extractImageLinks(answer).slice(0, 10);
-    if (links.length) await ctx.reply.send({ content: '', imageLinks: links });
-  }
   // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
   if (answer.trim() !== '') await remember(ctx, core, asked, answer);
+  if (request.webSearch === 'images') await postImageResults(ctx, answer);
+}
+
+/**
+ * Posts the image results of web search mode "images" (§4.1 web search modes: at most 10 image
+ * links found in the answer), after the exchange was stored: a post the platform refuses is
+ * told to the user with the reference, and the answer and its history stay as they are.
+ * @throws ShownError wrapping the platform's refusal (the runner logs it once).
+ */
+async function postImageResults(ctx: CommandContext, answer: string): Promise<void> {
+  const links = extractImageLinks(answer).slice(0, 10);
+  if (!links.length) return;
+  try {
+    await ctx.reply.send({ content: '', imageLinks: links });
+  } catch (error) {
+    await ctx.reply.sendEphemeral(withReference(imageResultsNotPosted(ctx.reply.explain?.(error)), ctx.ref));
+    throw new ShownError(error);
+  }
 }
 
 /** Appends one exchange to the conversation's history (and its linked ones); a store that is down loses it (logged once per outage). */

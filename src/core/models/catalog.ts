@@ -55,6 +55,15 @@ export class ModelCatalog {
   }
 
   /**
+   * The lists fetched now, whatever the cache holds (joining a fetch already under way), e.g.
+   * when the cached ones lack what a lookup needs (no chat model: the service may list one now).
+   * @throws as {@link lists}.
+   */
+  fresh(signal?: AbortSignal): Promise<ModelLists> {
+    return this.refresh(signal);
+  }
+
+  /**
    * The lists for autocomplete: never throws and never waits longer than `maxWaitMs`. Stale
    * lists are returned at once (and refreshed in the background); with none cached, a fetch
    * is awaited up to `maxWaitMs`.

@@ -3,7 +3,7 @@
  * default (environment), else the service's (the first chat model `/v1/models` lists; for
  * images, omitting `user_selected_model` lets the server choose, §4.3).
  */
-import { InvalidResponseError } from '../service/errors.ts';
+import { NoChatModelError } from '../sentences.ts';
 import type { ChannelSettings, SettingsStore } from '../state/settings.ts';
 import type { ModelCatalog } from './catalog.ts';
 
@@ -47,7 +47,7 @@ export class ModelDefaults {
    * The models (and system prompt) of a channel.
    * @param channelKey e.g. `discord:<guild>:<channel>`; undefined: environment and service defaults only.
    * @throws ServiceError subclasses when the service's default is needed and the list fails;
-   *   InvalidResponseError when the service lists no chat model.
+   *   NoChatModelError when the service lists no chat model, even when asked again.
    */
   async forChannel(channelKey: string | undefined, signal?: AbortSignal): Promise<ChannelModels> {
     const channel: ChannelSettings = channelKey
@@ -82,8 +82,10 @@ export class ModelDefaults {
   ): Promise<Resolved & { value: string }> {
     if (channel) return { value: channel, source: 'channel' };
     if (environment) return { value: environment, source: 'environment' };
-    const first = (await this.catalog.lists(signal)).text[0];
-    if (!first) throw new InvalidResponseError('the service lists no chat model');
+    // A list without a chat model (only image models, or nothing readable as one) is not trusted
+    // for the catalog's TTL: it is fetched again once before the lookup fails.
+    const first = (await this.catalog.lists(signal)).text[0] ?? (await this.catalog.fresh(signal)).text[0];
+    if (!first) throw new NoChatModelError();
     return { value: first, source: 'service' };
   }
 }

@@ -40,6 +40,7 @@ import type {
 } from './types.ts';
 import { handleUpload } from './upload.ts';
 import { WebApi } from './web-api.ts';
+import type { Json } from './wire.ts';
 import { type UploadRecord, Workspace } from './workspace.ts';
 
 export class FakeSlackCore {
@@ -244,6 +245,22 @@ export class FakeSlackCore {
   /** Ends scripted silence: calls of `method` (of every method when undefined) are answered again. */
   stopHanging(method?: string): void {
     this.webApi.stopHanging(method);
+  }
+
+  /**
+   * Scripts refusals: the next `count` calls of `method` (default 1; Infinity: every one until
+   * {@link stopFailing}) whose parameters `when` accepts (as received: nested values such as
+   * `blocks` are JSON strings) are answered `{ ok: false, error }` once their token and scope
+   * pass, and do nothing, as when Slack refuses a call the fake would take (e.g.
+   * `cant_update_message` for a message Slack no longer lets the bot edit).
+   */
+  failNext(method: string, error: string, options: { count?: number; when?: (params: Json) => boolean } = {}): void {
+    this.webApi.failNext(method, error, options);
+  }
+
+  /** Ends scripted refusals of `method` (of every method when undefined). */
+  stopFailing(method?: string): void {
+    this.webApi.stopFailing(method);
   }
 
   /**

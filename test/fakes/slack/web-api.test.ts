@@ -98,6 +98,34 @@ describe('chat.postMessage and chat.update', () => {
     expect(unescapeSlack(stored!.text)).toBe('fish & chips');
   });
 
+  it('failNext refuses the matching calls with the scripted error, doing nothing, then answers again', async () => {
+    const posted = await client.chat.postMessage({ channel: 'C0ONE', text: 'first' });
+    // Only updates that send `blocks: []` are refused, twice; others go through.
+    fake.failNext('chat.update', 'cant_update_message', { count: 2, when: (p) => p.blocks === '[]' });
+    await client.chat.update({ channel: 'C0ONE', ts: posted.ts!, text: 'second' });
+    for (let i = 0; i < 2; i++)
+      expect(
+        await slackError(client.chat.update({ channel: 'C0ONE', ts: posted.ts!, text: 'third', blocks: [] })),
+      ).toBe('cant_update_message');
+    expect(unescapeSlack(fake.message('C0ONE', posted.ts!)!.text)).toBe('second');
+    expect(fake.callsTo('chat.update').map((c) => c.error)).toEqual([
+      undefined,
+      'cant_update_message',
+      'cant_update_message',
+    ]);
+    await client.chat.update({ channel: 'C0ONE', ts: posted.ts!, text: 'third', blocks: [] });
+    expect(unescapeSlack(fake.message('C0ONE', posted.ts!)!.text)).toBe('third');
+    // Infinity: until stopFailing; a bad token is still not_authed/invalid_auth first.
+    fake.failNext('chat.postMessage', 'is_archived', { count: Infinity });
+    expect(await slackError(webClient(fake, 'xoxb-wrong').chat.postMessage({ channel: 'C0ONE', text: 'x' }))).toBe(
+      'invalid_auth',
+    );
+    for (let i = 0; i < 3; i++)
+      expect(await slackError(client.chat.postMessage({ channel: 'C0ONE', text: 'x' }))).toBe('is_archived');
+    fake.stopFailing('chat.postMessage');
+    await expect(client.chat.postMessage({ channel: 'C0ONE', text: 'x' })).resolves.toMatchObject({ ok: true });
+  });
+
   it('refuses text over 4,000 characters with msg_too_long and accepts exactly 4,000', async () => {
     expect(await slackError(client.chat.postMessage({ channel: 'C0ONE', text: 'x'.repeat(4001) }))).toBe(
       'msg_too_long',

@@ -12,7 +12,9 @@
  * 429 with a `Retry-After` header in whole seconds and `{ ok: false, error: 'ratelimited' }`,
  * or, for a call scripted with {@link WebApi.hangNext}, no answer at all: the request is read
  * and recorded (`status: 0`), nothing is done, and the response stays open until the client
- * gives up or the fake closes (Slack or the network swallowing a call).
+ * gives up or the fake closes (Slack or the network swallowing a call). A call scripted with
+ * {@link WebApi.failNext} is refused with the scripted `error` once its token and scope pass,
+ * and nothing is done (Slack refusing a call the fake would take, e.g. `cant_update_message`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ALTERNATIVE_SCOPES, neededScope } from './scopes.ts';
@@ -45,9 +47,23 @@ export function sendJson(
   res.end(data);
 }
 
+/** A scripted refusal: {@link WebApi.failNext}. */
+export interface ScriptedFailure {
+  /** The Web API method, e.g. `chat.update`. */
+  method: string;
+  /** Slack's `error`, e.g. `cant_update_message`. */
+  error: string;
+  /** How many more matching calls to refuse (Infinity: until {@link WebApi.stopFailing}). */
+  left: number;
+  /** Refuses only the calls whose parameters (as received: nested values are JSON strings) it accepts. */
+  when?: ((params: Json) => boolean) | undefined;
+}
+
 export class WebApi {
   /** Scripted hangs: how many more calls of each method to leave unanswered (Infinity: until {@link stopHanging}). */
   private readonly hangs = new Map<string, number>();
+  /** Scripted refusals, used in the order they were added. */
+  private readonly failures: ScriptedFailure[] = [];
 
   constructor(
     private readonly ws: Workspace,
@@ -69,9 +85,35 @@ export class WebApi {
     else this.hangs.delete(method);
   }
 
-  /** Forgets scripted hangs. */
+  /**
+   * The next `count` calls of `method` (Infinity: every call until {@link stopFailing}) that
+   * `when` accepts (all when absent) are answered HTTP 200 `{ ok: false, error }` once their token
+   * and scope pass, and do nothing; each is recorded with that error.
+   */
+  failNext(method: string, error: string, options: { count?: number; when?: (params: Json) => boolean } = {}): void {
+    this.failures.push({ method, error, left: options.count ?? 1, when: options.when });
+  }
+
+  /** Ends scripted refusals of `method` (of every method when undefined). */
+  stopFailing(method?: string): void {
+    for (let i = this.failures.length - 1; i >= 0; i--)
+      if (method === undefined || this.failures[i]!.method === method) this.failures.splice(i, 1);
+  }
+
+  /** Forgets scripted hangs and refusals. */
   reset(): void {
     this.hangs.clear();
+    this.failures.length = 0;
+  }
+
+  /** Consumes a scripted refusal of this call. @throws SlackApiError with its error. */
+  private takeFailure(method: string, params: Json): void {
+    const index = this.failures.findIndex((f) => f.method === method && (f.when?.(params) ?? true));
+    if (index < 0) return;
+    const failure = this.failures[index]!;
+    failure.left -= 1;
+    if (failure.left <= 0) this.failures.splice(index, 1);
+    throw new SlackApiError(failure.error);
   }
 
   /** Consumes a scripted hang of `method`. @returns whether this call is to be left unanswered. */
@@ -130,6 +172,7 @@ export class WebApi {
         }
       }
       ws.limits.takeScripted(method);
+      this.takeFailure(method, params);
       const body = handler(params);
       call.ok = true;
       sendJson(res, 200, { ok: true, ...body }, headers);
