@@ -1,12 +1,13 @@
 /**
  * An interaction's answer written with the bot's own token in the interaction's channel, for
  * when the interaction's own routes no longer serve: after its token expired (50027, after 15
- * minutes: "Receiving and Responding", docs/platform-limits.md). Used by the interaction's
- * responder (responder.ts).
+ * minutes: "Receiving and Responding", docs/platform-limits.md), and to tell the user a sentence
+ * that could reach them no other way. Used by the interaction's responder (responder.ts).
  */
 import type { ButtonInteraction, ChatInputCommandInteraction, Message, SendableChannels } from 'discord.js';
+import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { DISCORD_MESSAGE_LIMITS, type editPayloadOf, type payloadOf } from './rest.ts';
+import { DISCORD_MESSAGE_LIMITS, type editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
 
 /** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
 export const EXPIRED_NOTE =
@@ -55,6 +56,17 @@ export class ChannelWrites {
    */
   async send(payload: ReturnType<typeof payloadOf>): Promise<Message> {
     return (await this.channel()).send(withExpiryNote(payload));
+  }
+
+  /**
+   * Tells the invoking user a sentence in the channel, for everyone to read, when no answer only
+   * they see could be sent: the message starts with their mention (`<@id>`), which pings nobody
+   * (`allowed_mentions` with nothing to parse); the whole text is cut to 2,000 characters.
+   * @throws Error when the channel takes no messages; DiscordAPIError as discord.js does.
+   */
+  async tellUser(message: OutgoingMessage): Promise<Message> {
+    const named = fittedMessage({ ...message, content: `<@${this.interaction.user.id}> ${message.content}` });
+    return (await this.channel()).send(payloadOf(named));
   }
 
   /** The interaction's channel, fetched when not cached. @throws Error when it cannot be had or takes no messages. */

@@ -34,3 +34,8 @@ export function explainDiscordError(error: unknown): string | undefined {
 export function isExpiredToken(error: unknown): boolean {
   return error instanceof DiscordAPIError && Number(error.code) === 50027;
 }
+
+/** Whether a discord.js error is Discord's "Unknown Message" (10008): the message is not there (deleted). */
+export function isUnknownMessage(error: unknown): boolean {
+  return error instanceof DiscordAPIError && Number(error.code) === 10008;
+}

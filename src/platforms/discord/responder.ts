@@ -8,7 +8,7 @@ import { type ButtonInteraction, type ChatInputCommandInteraction, MessageFlags,
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { ChannelWrites } from './channel-writes.ts';
-import { isExpiredToken } from './errors.ts';
+import { isExpiredToken, isUnknownMessage } from './errors.ts';
 import { editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
 
 /** The note under a message finished with the bot's token; defined with the writes that add it. */
@@ -114,7 +114,10 @@ export class InteractionResponder {
    * Tells the invoking user alone (an ephemeral message of at most 2,000 characters): the
    * interaction's reply when it has none yet, else a follow-up. A deferred reply showing
    * "is thinking…" to everyone is removed first; when it cannot be removed, the sentence is
-   * written into it instead (never "thinking" forever). Never throws (failures are logged).
+   * written into it instead (never "thinking" forever); when it is gone already (10008 Unknown
+   * Message: deleted by someone), the sentence is an ephemeral follow-up. When Discord refuses
+   * that follow-up, the sentence is posted in the channel naming the user, pinging nobody
+   * (ChannelWrites.tellUser): never nothing. Never throws (failures are logged).
    */
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
@@ -128,7 +131,7 @@ export class InteractionResponder {
       }
       if (this.deferredAs === 'reply' && !this.shown && !(await this.removeThinking(fitted))) return;
       await this.withToken(
-        () => this.interaction.followUp(payload),
+        () => this.ephemeralFollowUp(payload, fitted),
         () => this.inChannel.send(payloadOf(fitted)),
       );
     } catch (error) {
@@ -137,24 +140,53 @@ export class InteractionResponder {
   }
 
   /**
+   * An ephemeral follow-up ("Create Followup Message"); when Discord refuses it (other than for an
+   * expired token, which the caller's {@link withToken} handles), the sentence in the channel,
+   * naming the user.
+   * @throws DiscordAPIError 50027 from the follow-up; what the channel message throws.
+   */
+  private async ephemeralFollowUp(payload: ReturnType<typeof payloadOf>, message: OutgoingMessage): Promise<unknown> {
+    try {
+      return await this.interaction.followUp(payload);
+    } catch (error) {
+      if (isExpiredToken(error)) throw error;
+      this.log.warn({ err: error }, 'could not send an ephemeral follow-up; telling the user in the channel');
+      return this.inChannel.tellUser(message);
+    }
+  }
+
+  /**
    * Removes the deferred reply ("is thinking…"); when Discord will not, fills it with `message`.
-   * @returns whether it was removed (the message still has to be sent).
+   * @returns whether it was removed or is gone already (10008: the message still has to be sent).
+   * @throws DiscordAPIError when it can be neither removed nor filled (other than 10008).
    */
   private async removeThinking(message: OutgoingMessage): Promise<boolean> {
     const removed = await this.interaction.deleteReply().then(
       () => true,
       (error: unknown) => {
+        if (isUnknownMessage(error)) return this.gone(error);
         this.log.warn({ err: error }, 'could not remove the deferred reply; writing the sentence into it');
         return false;
       },
     );
     if (removed) return true;
-    await this.withToken(
-      () => this.interaction.editReply(payloadOf(message)),
-      async () => this.inChannel.edit(this.originalId ?? (await this.inChannel.findOriginal()), payloadOf(message)),
-    );
+    try {
+      await this.withToken(
+        () => this.interaction.editReply(payloadOf(message)),
+        async () => this.inChannel.edit(this.originalId ?? (await this.inChannel.findOriginal()), payloadOf(message)),
+      );
+    } catch (error) {
+      if (isUnknownMessage(error)) return this.gone(error);
+      throw error;
+    }
     this.shown = true;
     return false;
+  }
+
+  /** Notes that the deferred reply no longer exists (Discord said 10008). @returns true: nothing is left to remove. */
+  private gone(error: unknown): true {
+    this.log.info({ err: error }, 'the deferred reply is gone already; the sentence follows in a follow-up');
+    return true;
   }
 
   /**

@@ -221,6 +221,11 @@ export class FakeDiscord {
     this.ctx.state.faults.push({ ...fault, left: fault.times ?? 1 });
   }
 
+  /** Drops the faults of {@link failNext} not used up yet (an earlier test's), so that requests are served again. */
+  clearFaults(): void {
+    this.ctx.state.faults.length = 0;
+  }
+
   /** Every message of a channel (also ephemeral and deleted ones), in creation order. */
   messagesIn(channelId: string): FakeMessage[] {
     return this.allMessages().filter((m) => m.channelId === channelId);
