@@ -82,6 +82,16 @@ export function rangeOf(option: Pick<CommandOption, 'minValue' | 'maxValue'>): s
   return '';
 }
 
+/** Whether option values pass the command's definition ({@link checkOptions}, a check of values only: no I/O). */
+export function optionsPass(command: Command, options: Record<string, unknown>): boolean {
+  try {
+    checkOptions(command, options);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Checks option values against a command's definition (required, type, choices, ranges,
  * length) and returns them typed. Discord checks most of this client-side; Slack does not.
