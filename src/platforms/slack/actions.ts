@@ -6,7 +6,7 @@
  * carries the button with `chat.update`; the presser alone is told things through the
  * payload's `response_url` (ephemeral).
  */
-import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
@@ -27,20 +27,28 @@ export interface SlackActionDeps {
   directory: SlackDirectory;
 }
 
+/**
+ * An answer only the presser sees, through the press's `response_url` (`replace_original: false`:
+ * the pressed message stays). Never throws (a failure is logged).
+ */
+function ephemeralAnswer(respond: RespondFn, log: Logger): (message: string | OutgoingMessage) => Promise<void> {
+  return async (message) => {
+    const m = typeof message === 'string' ? { content: message } : message;
+    const blocks = blocksOf(m);
+    await respond({
+      response_type: 'ephemeral',
+      replace_original: false,
+      text: fallbackTextOf(m),
+      ...(blocks ? { blocks } : {}),
+    }).catch((error: unknown) => log.warn({ err: error }, 'could not answer a button press on Slack'));
+  };
+}
+
 /** Registers the handler of every button of the bot (any `action_id` of a `block_actions` payload). */
 export function registerBlockActions(app: App, deps: SlackActionDeps): void {
   app.action<BlockAction<ButtonAction>>({ type: 'block_actions' }, async ({ ack, body, action, client, respond }) => {
     await ack();
-    const sendEphemeral = async (message: string | OutgoingMessage) => {
-      const m = typeof message === 'string' ? { content: message } : message;
-      const blocks = blocksOf(m);
-      await respond({
-        response_type: 'ephemeral',
-        replace_original: false,
-        text: fallbackTextOf(m),
-        ...(blocks ? { blocks } : {}),
-      }).catch((error: unknown) => deps.log.warn({ err: error }, 'could not answer a button press on Slack'));
-    };
+    const sendEphemeral = ephemeralAnswer(respond, deps.log);
     if (deps.running.draining) {
       await sendEphemeral(RESTARTING);
       return;
@@ -51,7 +59,14 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
     const channel = body.channel?.id ?? body.container?.channel_id;
     const messageTs = body.message?.ts ?? body.container?.message_ts;
     const threadTs = body.message?.thread_ts as string | undefined;
-    const log = deps.log.child({ platform: 'slack', ref, user: body.user.id, channel, button: action.action_id });
+    const log = deps.log.child({
+      platform: 'slack',
+      ref,
+      command: `${name}:button`,
+      user: body.user.id,
+      channel,
+      button: action.action_id,
+    });
     const reply = new SlackReply(
       client,
       { team, channel: channel ?? '', threadTs, continueInThread: false },

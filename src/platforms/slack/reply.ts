@@ -200,7 +200,7 @@ export class SlackReply implements ReplyChannel {
     } catch (error) {
       if (!native!.streaming.refuse(team, channel, error)) throw error;
       this.log.info(
-        { err: error instanceof Error ? error.message : String(error), channel },
+        { err: error instanceof Error ? error.message : String(error) },
         'slack refused native streaming here; posting and updating instead',
       );
       return undefined;
