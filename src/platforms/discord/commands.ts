@@ -49,19 +49,12 @@ function toDiscordOption(option: CommandOption): APIApplicationCommandBasicOptio
   }
 }
 
-/** What registration needs of the admins the operator lists (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`): whether there are any. */
+/** The admins the operator lists (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`), as registration reads them. */
 export interface ListedAdmins {
   /** User ids (Discord snowflakes). */
-  userIds: readonly string[] | ReadonlySet<string>;
+  userIds: readonly string[];
   /** Role ids (Discord snowflakes). */
-  roleIds: readonly string[] | ReadonlySet<string>;
-}
-
-/** Whether the operator lists any admin by id (a user or a role), whom Discord's permissions know nothing of. */
-export function listsAdmins(admins: ListedAdmins | undefined): boolean {
-  if (!admins) return false;
-  const size = (ids: readonly string[] | ReadonlySet<string>) => ('size' in ids ? ids.size : ids.length);
-  return size(admins.userIds) + size(admins.roleIds) > 0;
+  roleIds: readonly string[];
 }
 
 /**
@@ -77,7 +70,9 @@ export function toDiscordCommand(
   command: Command,
   admins?: ListedAdmins,
 ): RESTPostAPIChatInputApplicationCommandsJSONBody {
-  const hidden = command.adminOnly && !listsAdmins(admins);
+  // Admins listed by id are people Discord's permissions know nothing of.
+  const listed = (admins?.userIds.length ?? 0) + (admins?.roleIds.length ?? 0) > 0;
+  const hidden = command.adminOnly && !listed;
   return {
     type: ApplicationCommandType.ChatInput,
     name: command.name,
