@@ -82,6 +82,16 @@ export function rangeOf(option: Pick<CommandOption, 'minValue' | 'maxValue'>): s
   return '';
 }
 
+/** Whether option values pass the command's definition ({@link checkOptions}, a check of values only: no I/O). */
+export function optionsPass(command: Command, options: Record<string, unknown>): boolean {
+  try {
+    checkOptions(command, options);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Checks option values against a command's definition (required, type, choices, ranges,
  * length) and returns them typed. Discord checks most of this client-side; Slack does not.
@@ -204,7 +214,11 @@ export async function runComponent(command: Command | undefined, ctx: ComponentC
   await command.onComponent(ctx, core);
 }
 
-/** What {@link runInvocation} needs of an invocation: where it is, a logger, and a way to tell the user. */
+/**
+ * What {@link runInvocation} needs of an invocation: where it is, a logger, and a way to tell the
+ * user. `log` is the invocation's own, bound (pino child bindings) to its `ref` and to its name as
+ * `command`: runInvocation's lines do not repeat them (a key written twice in one JSON line).
+ */
 export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & {
   reply: Pick<ReplyChannel, 'sendEphemeral' | 'explain'>;
 };
@@ -234,23 +248,17 @@ export async function runInvocation(
     const tell = (text: string) => (shown ? Promise.resolve() : ctx.reply.sendEphemeral(text));
     if (error instanceof InputError) {
       errorCode = error.code;
-      ctx.log.info(
-        { command: name, code: error.code, reason: error.message },
-        INPUT_LOG_MESSAGES[error.code] ?? 'input not usable',
-      );
+      ctx.log.info({ code: error.code, reason: error.message }, INPUT_LOG_MESSAGES[error.code] ?? 'input not usable');
       await tell(error.message);
     } else if (error instanceof ServiceError) {
       errorCode = error.code;
-      ctx.log.warn(
-        { command: name, ref: ctx.ref, code: error.code, status: error.status, err: error.message },
-        'service call failed',
-      );
+      ctx.log.warn({ code: error.code, status: error.status, err: error.message }, 'service call failed');
       await tell(withReference(sentenceOf(error), ctx.ref));
     } else {
       const explained = ctx.reply.explain?.(error);
       errorCode = explained ? 'platform_refused' : 'internal';
-      if (explained) ctx.log.warn({ command: name, ref: ctx.ref, err: error }, 'platform refused a write');
-      else ctx.log.error({ command: name, ref: ctx.ref, err: error }, 'command failed');
+      if (explained) ctx.log.warn({ err: error }, 'platform refused a write');
+      else ctx.log.error({ err: error }, 'command failed');
       await tell(withReference(explained ?? sentenceOf(error), ctx.ref));
     }
   }

@@ -117,8 +117,11 @@ export interface ReplyChannel {
   /** Whether `MessageHandle.edit` can put files into a posted message (Discord yes, Slack no). */
   readonly editsFiles?: boolean;
   /**
-   * Tells the platform that an answer is coming (Discord `deferReply`; Slack has acked already).
-   * Idempotent. Called by the core before any service call.
+   * Tells the platform that an answer is coming (Discord `deferReply`; Slack, acked already,
+   * posts a /chat's question and shows "is thinking…" in the answer's thread). Idempotent: later
+   * calls wait for the same. Called by the core before any service call.
+   * @throws what the platform threw when the answer cannot go anywhere (the interaction is
+   *   gone; the question could not be posted).
    */
   defer(): Promise<void>;
   /**

@@ -48,6 +48,24 @@ describe('npm run deploy-commands', () => {
     expect(discord.guildCommands(discord.guildId).map((c) => c.name)).toEqual(commands.map((c) => c.name));
   });
 
+  it('with ADMIN_USER_IDS set, registers /models and /settings without default_member_permissions, so that the listed admins see them', async () => {
+    const env = {
+      DISCORD_TOKEN: discord.token,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_URL: discord.apiUrl,
+      DISCORD_GUILD_ID: discord.guildId,
+    };
+    const permissionsOf = () =>
+      Object.fromEntries(discord.guildCommands(discord.guildId).map((c) => [c.name, c.default_member_permissions]));
+    expect((await deploy(env)).code).toBe(0);
+    // Without the lists, the admin commands are hidden from members without Manage Server (0x20).
+    expect(permissionsOf()).toMatchObject({ models: '32', settings: '32', chat: null });
+    const result = await deploy({ ...env, ADMIN_USER_IDS: '1290000000000000777' });
+    expect(result.code).toBe(0);
+    expect(permissionsOf()).toMatchObject({ models: null, settings: null, chat: null });
+    expect(Object.values(permissionsOf()).every((p) => p === null)).toBe(true);
+  });
+
   it("exits 1 with Discord's refusal, without the token, when the token is wrong", async () => {
     const token = 'MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.wrong-token.for-this-test-only';
     const result = await deploy({

@@ -2,7 +2,9 @@
  * Discord refusing or failing, end to end: an image over the interaction's upload limit is
  * re-encoded to fit; an expired interaction token (50027), before or after the first word,
  * does not leave "is thinking…" behind; a continuation Discord refuses (403 Missing
- * Permissions) is explained in the first message; a deferred reply that cannot be deleted becomes the error sentence; a blank prompt
+ * Permissions) is explained in the first message; a deferred reply that cannot be deleted becomes the error sentence; one
+ * already gone (10008) gives way to an ephemeral follow-up, or, when that fails too, to a channel message naming the
+ * user without a ping; a blank prompt
  * is refused before any service call; an interaction with neither member nor user is answered
  * and logged once instead of throwing inside discord.js.
  */
@@ -40,6 +42,33 @@ async function run(
   const interaction = discord.dispatchInteraction({ command, options, channelId: channel.id });
   const [outcome] = await done;
   return { interaction, ok: outcome!.ok, errorCode: outcome!.errorCode };
+}
+
+/** The sentence of a request the service refused with 400, with its reference id. */
+const REFUSED_SENTENCE = /^The generation service rejected the request: .+ \(ref [2-9A-Z]{6}\)$/;
+
+/**
+ * A /chat the service refuses (400, after 1.5 s) while its "is thinking…" reply is deleted
+ * meanwhile (by a moderator): Discord then answers its DELETE and PATCH with 10008 Unknown Message.
+ */
+async function refusedWithReplyGone(name: string) {
+  const channel = discord.addChannel(name);
+  discord.setMessageBudget(channel.id, { limit: 1000, windowMs: 1000 });
+  service.enqueue('chat', {
+    status: 400,
+    body: { error: { message: 'This request is not allowed', type: 'invalid_request_error', param: null, code: null } },
+    delayHeadersMs: 1_500,
+  });
+  const done = testBot.outcomes((o) => o.conversationId === `discord:${discord.guildId}:${channel.id}`);
+  const interaction = discord.dispatchInteraction({
+    command: 'chat',
+    options: { prompt: 'hello' },
+    channelId: channel.id,
+  });
+  await expect.poll(() => interaction.original?.loading, { timeout: 1_000, interval: 20 }).toBe(true);
+  interaction.original!.deleted = true;
+  const [outcome] = await done;
+  return { interaction, outcome: outcome!, channelId: channel.id };
 }
 
 describe('Discord refusing or failing', () => {
@@ -109,6 +138,32 @@ describe('Discord refusing or failing', () => {
     expect(interaction.original!.content).toMatch(
       /^The generation service refused the bot's API key\. An admin needs to check SERVICE_API_KEY\. \(ref [2-9A-Z]{6}\)$/,
     );
+  });
+
+  it('when the deferred reply is already gone (deleted: 10008) as the service refuses, the sentence comes as an ephemeral follow-up', async () => {
+    discord.clearFaults();
+    const { interaction, outcome, channelId } = await refusedWithReplyGone('reply-gone');
+    expect(outcome.errorCode).toBe('bad_request');
+    expect(discord.requests.some((r) => r.method === 'DELETE' && r.code === 10008)).toBe(true);
+    const notices = interaction.followUps.filter((m) => m.ephemeral);
+    expect(notices.map((m) => m.content)).toEqual([expect.stringMatching(REFUSED_SENTENCE)]);
+    expect(discord.messagesIn(channelId).filter((m) => m.kind === 'channel')).toEqual([]);
+  });
+
+  it('when the deferred reply is gone and the ephemeral follow-up fails too, the sentence is posted in the channel naming the user, pinging nobody', async () => {
+    discord.clearFaults();
+    // Every attempt of the follow-up fails (discord.js tries a 5xx four times).
+    discord.failNext({ method: 'POST', path: /^\/api\/v10\/webhooks\/\d+\/[^/]+$/, status: 503, times: 4 });
+    const { interaction, outcome, channelId } = await refusedWithReplyGone('reply-gone-no-followup');
+    expect(outcome.errorCode).toBe('bad_request');
+    expect(discord.requests.filter((r) => r.method === 'POST' && r.status === 503)).toHaveLength(4);
+    expect(interaction.followUps).toEqual([]);
+    const posted = discord.messagesIn(channelId).filter((m) => m.kind === 'channel');
+    expect(posted).toHaveLength(1);
+    const [message] = posted;
+    expect(message!.content).toMatch(new RegExp(`^<@${interaction.user.id}> ${REFUSED_SENTENCE.source.slice(1)}`));
+    expect(message!.revisions[0]!.pinged).toEqual({ everyone: false, users: [], roles: [] });
+    expect(message!.revisions[0]!.allowedMentions).toMatchObject({ parse: [] });
   });
 
   it('refuses a whitespace-only prompt before any service call', async () => {

@@ -62,6 +62,10 @@ useE2E(
   async (e2e) => {
     ({ service, discord, bot: testBot, botEnv: env } = e2e);
     await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
+    // Discord shows /models and /settings (Manage Server) to bob only because a server admin let
+    // him see them under Integrations: the bot's own check when they run is what refuses him here.
+    for (const name of ['models', 'settings'])
+      discord.setCommandPermissions(name, [{ id: NON_ADMIN.id, type: 2, permission: true }]);
   },
 );
 

@@ -1,7 +1,8 @@
 /**
  * End-to-end on Slack (issue 9): native streaming of answers in threads, what happens when
  * Slack closes a stream or refuses streaming, and the buttons — Stop on a streaming answer,
- * Reroll on an image — pressed as Slack sends them (signed `block_actions` payloads). The
+ * Reroll on an image — pressed as Slack sends them (signed `block_actions` payloads); a /chat's
+ * question shown at once with "is thinking…" in its thread, and removed when the command fails. The
  * whole bot (startTestBot) with @slack/bolt and @slack/web-api unmodified, against FakeSlack
  * and FakeService. The test that turns streaming off for the workspace runs last: the bot
  * remembers that refusal for an hour.
@@ -13,7 +14,7 @@ import type { FakeService } from '../fakes/service.ts';
 import { escapeSlack, type FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
-import { expectQuestion, expectStreamedMessage } from './slack-checks.ts';
+import { answersIn, expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
 const CHANNELS = {
   expiry: 'C0EXPIRY',
@@ -22,6 +23,8 @@ const CHANNELS = {
   fallback: 'C0FALLBACK',
   question: 'C0QUESTION',
   status: 'C0STATUS',
+  waiting: 'C0WAITING',
+  refused: 'C0REFUSED',
 } as const;
 
 let service: FakeService;
@@ -167,6 +170,58 @@ describe('Slack /chat in a channel', () => {
       { role: 'assistant', content: streamed },
       { role: 'user', content: 'And its river?' },
     ]);
+  });
+
+  it('a /chat whose answer is slow shows its question at once and "is thinking…" in its thread, before the first token', async () => {
+    const channel = CHANNELS.waiting;
+    const streamed = 'Worth the wait: here it comes, word by word. '.repeat(6);
+    // The service answers after 2.5 s.
+    service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 20 }, delayHeadersMs: 2_500 });
+    const done = next('chat', channel);
+    const answered = new Promise<number>((resolve) =>
+      service.events.once('response', (r) => r.stream && resolve(Date.now())),
+    );
+    const ack = await slack.sendSlashCommand(botUrl, {
+      command: '/chat',
+      text: 'Take your time --temperature 0.5',
+      channel_id: channel,
+      user_id: 'U0BOB',
+    });
+    expect(ack.ackedInTime).toBe(true);
+    // Well before the service's first byte: the question is up and its thread shows the status.
+    await until(() => slack.assistantStatuses.some((s) => s.channel === channel), 1_500);
+    const question = expectQuestion(slack, channel, 'bob', 'Take your time');
+    const [status] = slack.assistantStatuses.filter((s) => s.channel === channel);
+    expect(status).toMatchObject({ threadTs: question.ts, status: 'is thinking…' });
+    expect(slack.assistantStatus(channel, question.ts)).toMatchObject({ status: 'is thinking…' });
+    expect(answersIn(slack, channel)).toEqual([]);
+    const statusSeenAt = Date.now();
+
+    expect((await done).ok).toBe(true);
+    expect(await answered).toBeGreaterThan(statusSeenAt);
+    const answer = expectStreamedMessage(slack, channel, streamed);
+    expect(status!.at).toBeLessThanOrEqual(answer.stream!.startedAt);
+    // Once the answer is in the thread, the status is gone.
+    expect(slack.assistantStatus(channel, question.ts)).toBeUndefined();
+  });
+
+  it('a /chat the service refuses after its question went up removes the question: the channel keeps nothing, the asker alone is told', async () => {
+    const channel = CHANNELS.refused;
+    service.enqueue('chat', {
+      status: 400,
+      body: { error: { message: 'Not this one', type: 'invalid_request_error', param: null, code: null } },
+      delayHeadersMs: 1_000,
+    });
+    const done = next('chat', channel);
+    await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'Will you refuse?', channel_id: channel });
+    await until(() => slack.messages(channel).length > 0, 1_000);
+    const question = expectQuestion(slack, channel, 'alice', 'Will you refuse?');
+    expect(await done).toMatchObject({ ok: false, errorCode: 'bad_request' });
+    expect(slack.message(channel, question.ts)!.deleted).toBe(true);
+    expect(slack.messages(channel)).toEqual([]);
+    const told = slack.responsePosts().filter((p) => p.channel === channel);
+    expect(told.map((p) => [p.responseType, p.status])).toEqual([['ephemeral', 200]]);
+    expect(unescapeSlack(told[0]!.text)).toMatch(/^The generation service rejected the request: /);
   });
 
   it('while the answer is awaited, the mention\'s thread shows "is thinking…" (assistant.threads.setStatus)', async () => {

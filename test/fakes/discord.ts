@@ -48,6 +48,10 @@
  *   type-8 answer of ≤ 25 choices (names 1–100, values ≤ 100 characters) within the window; a
  *   button press (type 3) takes 4, 5, 6 (deferred update) or 7 (update of the message with
  *   the button), and after 6/7 `@original` is that message;
+ *   a registered command with `default_member_permissions` exists only for members who hold
+ *   every one of those permissions (Administrator holds all) or whom an override a server
+ *   admin set under Integrations allows (`setCommandPermissions`): Discord's client neither
+ *   lists nor sends it for anyone else, so `dispatchInteraction` throws for them;
  *
  * - gateway: IDENTIFY with `shard: [id, count]`; a guild's events go to shard
  *   `(guild_id >> 22) % count` only, DMs to shard 0; RESUME continues a closed session with its
@@ -77,10 +81,11 @@
  * and dispatches; `http.ts` request plumbing; `routes/*.ts` the REST areas (identity and DMs,
  * commands, interactions, channels, CDN); `writes.ts` the bot's creates and edits;
  * `user-actions.ts` what users do; `interaction-payload.ts` commands and autocomplete;
- * `components.ts` button presses; `attachments.ts` files and signed URLs; `validation.ts`
+ * `components.ts` button presses; `command-permissions.ts` who sees a command; `attachments.ts` files and signed URLs; `validation.ts`
  * and `command-validation.ts` Discord's form checks; `limits.ts` the rate-limit buckets and their modes.
  */
 
+export type { CommandPermission } from './discord/command-permissions.ts';
 export { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER } from './discord/constants.ts';
 export { FakeDiscord } from './discord/fake.ts';
 export type {

@@ -82,7 +82,7 @@ export async function changeSettings(ctx: CommandContext, core: Core, change: Se
   const changed = Object.keys(updates).length > 0;
   if (changed) {
     await core.settings.update(ctx.channelKey, updates);
-    ctx.log.info({ channel: ctx.channelKey, changed: Object.keys(updates) }, 'channel settings changed');
+    ctx.log.info({ channelKey: ctx.channelKey, changed: Object.keys(updates) }, 'channel settings changed');
   }
   await ctx.reply.sendEphemeral(await settingsMessage(ctx, core, changed));
 }

@@ -11,7 +11,7 @@ import {
 } from 'discord.js';
 import type { Command, CommandOption } from '../../core/command.ts';
 
-/** `default_member_permissions` of admin-only commands: Manage Server (still re-checked at run time). */
+/** `default_member_permissions` of admin-only commands when no admin is listed by id: Manage Server (still re-checked at run time). */
 export const ADMIN_COMMAND_PERMISSIONS = String(PermissionFlagsBits.ManageGuild);
 
 /** One option as Discord's application command option JSON. */
@@ -49,18 +49,36 @@ function toDiscordOption(option: CommandOption): APIApplicationCommandBasicOptio
   }
 }
 
+/** The admins the operator lists (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`), as registration reads them. */
+export interface ListedAdmins {
+  /** User ids (Discord snowflakes). */
+  userIds: readonly string[];
+  /** Role ids (Discord snowflakes). */
+  roleIds: readonly string[];
+}
+
 /**
- * The body of `PUT /applications/:id/commands` for one command. Admin-only commands get
- * `default_member_permissions` Manage Server (hidden from other members unless a server admin
- * overrides it under Integrations; the bot re-checks at run time either way).
+ * The body of `PUT /applications/:id/commands` for one command (Discord's "Create Global
+ * Application Command" JSON). Admin-only commands get `default_member_permissions` Manage
+ * Server: Discord then shows them only to members who hold it (or whom a server admin allows
+ * under Integrations). With `admins` listing anyone (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`), they
+ * get none, or the listed admins without Manage Server would not see them; the bot checks who
+ * runs an admin command when it runs, either way (runCommand).
+ * @param admins the admins the operator lists; none when undefined.
  */
-export function toDiscordCommand(command: Command): RESTPostAPIChatInputApplicationCommandsJSONBody {
+export function toDiscordCommand(
+  command: Command,
+  admins?: ListedAdmins,
+): RESTPostAPIChatInputApplicationCommandsJSONBody {
+  // Admins listed by id are people Discord's permissions know nothing of.
+  const listed = (admins?.userIds.length ?? 0) + (admins?.roleIds.length ?? 0) > 0;
+  const hidden = command.adminOnly && !listed;
   return {
     type: ApplicationCommandType.ChatInput,
     name: command.name,
     description: command.description,
     contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
-    ...(command.adminOnly ? { default_member_permissions: ADMIN_COMMAND_PERMISSIONS } : {}),
+    ...(hidden ? { default_member_permissions: ADMIN_COMMAND_PERMISSIONS } : {}),
     options: command.options.map(toDiscordOption),
   };
 }

@@ -59,7 +59,13 @@ export async function handleButton(
   const { command: name, args } = parseButtonId(interaction.customId);
   const command = deps.commands.find((c) => c.name === name);
   const ref = newReference();
-  const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, button: interaction.customId });
+  const log = deps.log.child({
+    platform: 'discord',
+    ref,
+    command: `${name}:button`,
+    interaction: interaction.id,
+    button: interaction.customId,
+  });
   const responder = new InteractionResponder(interaction, log, 'update');
   const ctx = componentContext(interaction, responder, deps, { args, signal, log, ref });
   const sendEphemeral = ctx.sendEphemeral;

@@ -2,7 +2,9 @@
  * `npm run deploy-commands`: registers every command under commands/ with Discord
  * (`PUT /applications/:id/commands`, or the guild route when DISCORD_GUILD_ID is set, which
  * applies at once and suits development). Needs DISCORD_TOKEN and DISCORD_APPLICATION_ID
- * (and DISCORD_API_URL when going through a proxy); reads `.env` like `npm start`.
+ * (and DISCORD_API_URL when going through a proxy); reads `.env` like `npm start`. With
+ * ADMIN_USER_IDS or ADMIN_ROLE_IDS set, the admin commands are registered without
+ * `default_member_permissions`, so that the admins listed there see them (commands.ts).
  * Exit codes: 0 registered, 2 bad configuration, 1 Discord refused.
  */
 import { existsSync } from 'node:fs';
@@ -11,8 +13,9 @@ import { pathToFileURL } from 'node:url';
 import { REST, Routes } from 'discord.js';
 import { z } from 'zod';
 import { commands } from '../../../commands/index.ts';
+import { opsEnv } from '../../config-env.ts';
 import type { Command } from '../../core/command.ts';
-import { toDiscordCommand } from './commands.ts';
+import { type ListedAdmins, toDiscordCommand } from './commands.ts';
 
 const deployEnv = z.object({
   DISCORD_TOKEN: z.string({ error: 'is required' }).min(1, 'is required'),
@@ -27,25 +30,37 @@ const deployEnv = z.object({
       .regex(/^\d{15,22}$/)
       .optional(),
   ),
+  ADMIN_USER_IDS: opsEnv.shape.ADMIN_USER_IDS,
+  ADMIN_ROLE_IDS: opsEnv.shape.ADMIN_ROLE_IDS,
 });
 
 /** Names of the environment variables `npm run deploy-commands` reads. */
 export const DEPLOY_ENV_VARIABLES: readonly string[] = Object.keys(deployEnv.shape);
 
 /**
- * Registers `list` for the application, replacing what was registered before.
+ * Registers `list` for the application, replacing what was registered before (Discord's "Bulk
+ * Overwrite Global / Guild Application Commands").
+ * @param options.admins the admins the operator lists (ADMIN_USER_IDS, ADMIN_ROLE_IDS): when
+ *   it names anyone, the admin commands are registered without `default_member_permissions`.
  * @returns the registered commands as Discord answered them (with their ids).
  * @throws DiscordAPIError when Discord refuses (bad token, invalid command JSON).
  */
 export async function deployCommands(
-  options: { token: string; applicationId: string; apiUrl?: string | undefined; guildId?: string | undefined },
+  options: {
+    token: string;
+    applicationId: string;
+    apiUrl?: string | undefined;
+    guildId?: string | undefined;
+    admins?: ListedAdmins | undefined;
+  },
   list: readonly Command[] = commands,
 ): Promise<Array<{ id: string; name: string }>> {
   const rest = new REST(options.apiUrl ? { api: options.apiUrl } : {}).setToken(options.token);
   const route = options.guildId
     ? Routes.applicationGuildCommands(options.applicationId, options.guildId)
     : Routes.applicationCommands(options.applicationId);
-  return (await rest.put(route, { body: list.map(toDiscordCommand) })) as Array<{ id: string; name: string }>;
+  const body = list.map((command) => toDiscordCommand(command, options.admins));
+  return (await rest.put(route, { body })) as Array<{ id: string; name: string }>;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
@@ -64,6 +79,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       applicationId: env.DISCORD_APPLICATION_ID,
       apiUrl: env.DISCORD_API_URL,
       guildId: env.DISCORD_GUILD_ID,
+      admins: { userIds: env.ADMIN_USER_IDS, roleIds: env.ADMIN_ROLE_IDS },
     });
     process.stdout.write(
       `Registered ${registered.length} commands${env.DISCORD_GUILD_ID ? ` in guild ${env.DISCORD_GUILD_ID}` : ' globally'}: ${registered.map((c) => `/${c.name}`).join(', ')}\n`,

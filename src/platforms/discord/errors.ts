@@ -39,3 +39,8 @@ export function isExpiredToken(error: unknown): boolean {
 export function isGone(error: unknown): boolean {
   return error instanceof DiscordAPIError && [10003, 10008].includes(Number(error.code));
 }
+
+/** Whether a discord.js error is Discord's "Unknown Message" (10008): the message is not there (deleted). */
+export function isUnknownMessage(error: unknown): boolean {
+  return error instanceof DiscordAPIError && Number(error.code) === 10008;
+}

@@ -4,7 +4,7 @@
  * (deferred) reply and its follow-ups, written by the interaction's responder (responder.ts).
  */
 import type { ChatInputCommandInteraction } from 'discord.js';
-import { type Command, checkOptions, runCommand } from '../../core/command.ts';
+import { type Command, optionsPass, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { type BucketId, conversationKey } from '../../core/keys.ts';
 import type {
@@ -160,14 +160,4 @@ function commandContext(
     ...optionsOf(interaction, core),
     ...invocation,
   };
-}
-
-/** Whether the option values pass the command's definition (checkOptions, a check of values only: no I/O). */
-function optionsPass(command: Command, options: CommandContext['options']): boolean {
-  try {
-    checkOptions(command, options);
-    return true;
-  } catch {
-    return false;
-  }
 }

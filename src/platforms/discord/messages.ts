@@ -188,7 +188,13 @@ export async function handleMessage(
 ): Promise<void> {
   const { core, botId } = deps;
   const ref = newReference();
-  const log = deps.log.child({ platform: 'discord', ref, message: message.id, channel: message.channelId });
+  const log = deps.log.child({
+    platform: 'discord',
+    ref,
+    command: 'mention',
+    message: message.id,
+    channel: message.channelId,
+  });
   const reply = new MessageReply(message, log);
   const ctx = {
     platform: 'discord' as const,

@@ -4,28 +4,21 @@
  * message, and the reply's writes, with the bot's token once the interaction's has expired.
  * Implements Discord's "Receiving and Responding"; its limits are in docs/platform-limits.md.
  */
-import {
-  type ButtonInteraction,
-  type ChatInputCommandInteraction,
-  type Message,
-  MessageFlags,
-  Routes,
-  type SendableChannels,
-} from 'discord.js';
+import { type ButtonInteraction, type ChatInputCommandInteraction, MessageFlags, Routes } from 'discord.js';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { isExpiredToken } from './errors.ts';
-import { DISCORD_MESSAGE_LIMITS, editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+import { ChannelWrites } from './channel-writes.ts';
+import { isExpiredToken, isUnknownMessage } from './errors.ts';
+import { editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+
+/** The note under a message finished with the bot's token; defined with the writes that add it. */
+export { EXPIRED_NOTE } from './channel-writes.ts';
 
 /**
  * If an interaction (a command, a button press) has neither been answered nor deferred after
  * this many ms, it is deferred: Discord allows 3 s for the first response (docs/platform-limits.md).
  */
 export const AUTO_DEFER_MS = 2_000;
-
-/** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
-export const EXPIRED_NOTE =
-  '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
 
 /**
  * How an interaction is deferred. `reply`: deferReply (callback type 5), a new reply showing
@@ -57,6 +50,8 @@ export class InteractionResponder {
   private originalId: string | undefined;
   /** Set once the token was refused: writes go through the channel. */
   private tokenExpired = false;
+  /** The answer's writes with the bot's token, in the channel. */
+  private readonly inChannel: ChannelWrites;
 
   /**
    * Starts the automatic deferral's timer ({@link AUTO_DEFER_MS}).
@@ -70,6 +65,7 @@ export class InteractionResponder {
   ) {
     this.timer = setTimeout(() => this.start(), AUTO_DEFER_MS);
     this.timer.unref();
+    this.inChannel = new ChannelWrites(interaction, log);
   }
 
   /** Whether Discord has had a first response (a deferral or a reply). */
@@ -118,7 +114,10 @@ export class InteractionResponder {
    * Tells the invoking user alone (an ephemeral message of at most 2,000 characters): the
    * interaction's reply when it has none yet, else a follow-up. A deferred reply showing
    * "is thinking…" to everyone is removed first; when it cannot be removed, the sentence is
-   * written into it instead (never "thinking" forever). Never throws (failures are logged).
+   * written into it instead (never "thinking" forever); when it is gone already (10008 Unknown
+   * Message: deleted by someone), the sentence is an ephemeral follow-up. When Discord refuses
+   * that follow-up, the sentence is posted in the channel naming the user, pinging nobody
+   * (ChannelWrites.tellUser): never nothing. Never throws (failures are logged).
    */
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
@@ -132,8 +131,8 @@ export class InteractionResponder {
       }
       if (this.deferredAs === 'reply' && !this.shown && !(await this.removeThinking(fitted))) return;
       await this.withToken(
-        () => this.interaction.followUp(payload),
-        () => this.sendInChannel(payloadOf(fitted)),
+        () => this.ephemeralFollowUp(payload, fitted),
+        () => this.inChannel.send(payloadOf(fitted)),
       );
     } catch (error) {
       this.log.warn({ err: error }, 'could not send an ephemeral message on Discord');
@@ -141,24 +140,53 @@ export class InteractionResponder {
   }
 
   /**
+   * An ephemeral follow-up ("Create Followup Message"); when Discord refuses it (other than for an
+   * expired token, which the caller's {@link withToken} handles), the sentence in the channel,
+   * naming the user.
+   * @throws DiscordAPIError 50027 from the follow-up; what the channel message throws.
+   */
+  private async ephemeralFollowUp(payload: ReturnType<typeof payloadOf>, message: OutgoingMessage): Promise<unknown> {
+    try {
+      return await this.interaction.followUp(payload);
+    } catch (error) {
+      if (isExpiredToken(error)) throw error;
+      this.log.warn({ err: error }, 'could not send an ephemeral follow-up; telling the user in the channel');
+      return this.inChannel.tellUser(message);
+    }
+  }
+
+  /**
    * Removes the deferred reply ("is thinking…"); when Discord will not, fills it with `message`.
-   * @returns whether it was removed (the message still has to be sent).
+   * @returns whether it was removed or is gone already (10008: the message still has to be sent).
+   * @throws DiscordAPIError when it can be neither removed nor filled (other than 10008).
    */
   private async removeThinking(message: OutgoingMessage): Promise<boolean> {
     const removed = await this.interaction.deleteReply().then(
       () => true,
       (error: unknown) => {
+        if (isUnknownMessage(error)) return this.gone(error);
         this.log.warn({ err: error }, 'could not remove the deferred reply; writing the sentence into it');
         return false;
       },
     );
     if (removed) return true;
-    await this.withToken(
-      () => this.interaction.editReply(payloadOf(message)),
-      async () => this.editInChannel(this.originalId ?? (await this.findOriginal()), payloadOf(message)),
-    );
+    try {
+      await this.withToken(
+        () => this.interaction.editReply(payloadOf(message)),
+        async () => this.inChannel.edit(this.originalId ?? (await this.inChannel.findOriginal()), payloadOf(message)),
+      );
+    } catch (error) {
+      if (isUnknownMessage(error)) return this.gone(error);
+      throw error;
+    }
     this.shown = true;
     return false;
+  }
+
+  /** Notes that the deferred reply no longer exists (Discord said 10008). @returns true: nothing is left to remove. */
+  private gone(error: unknown): true {
+    this.log.info({ err: error }, 'the deferred reply is gone already; the sentence follows in a follow-up');
+    return true;
   }
 
   /**
@@ -191,8 +219,8 @@ export class InteractionResponder {
     const filled = (await this.withToken(
       () => this.editWithToken('@original', message, true),
       async () => {
-        const id = await this.findOriginal();
-        return id ? this.editInChannel(id, payloadOf(message)) : this.sendInChannel(payloadOf(message));
+        const id = await this.inChannel.findOriginal();
+        return id ? this.inChannel.edit(id, payloadOf(message)) : this.inChannel.send(payloadOf(message));
       },
     )) as { id?: string } | undefined;
     this.originalId = filled?.id;
@@ -204,7 +232,7 @@ export class InteractionResponder {
     const payload = payloadOf(message);
     const sent = await this.withToken(
       () => this.interaction.followUp(payload),
-      () => this.sendInChannel(payload),
+      () => this.inChannel.send(payload),
     );
     return sent.id;
   }
@@ -216,7 +244,7 @@ export class InteractionResponder {
   async edit(messageId: string, message: OutgoingMessage): Promise<void> {
     await this.withToken(
       () => this.editWithToken(messageId, message),
-      () => this.editInChannel(messageId === '@original' ? this.originalId : messageId, editPayloadOf(message)),
+      () => this.inChannel.edit(messageId === '@original' ? this.originalId : messageId, editPayloadOf(message)),
     );
   }
 
@@ -254,47 +282,4 @@ export class InteractionResponder {
       return fallback();
     }
   }
-
-  /** The interaction's channel, fetched when not cached. @throws when it cannot be had. */
-  private async channel(): Promise<SendableChannels> {
-    const channel =
-      this.interaction.channel ?? (await this.interaction.client.channels.fetch(this.interaction.channelId));
-    if (!channel?.isSendable()) throw new Error("the interaction's channel takes no messages");
-    return channel;
-  }
-
-  /**
-   * The deferred reply's message id, looked up with the bot token among the channel's latest 50
-   * messages by the interaction it answers (`interaction_metadata.id`), for when the token
-   * expired before any write told it. Undefined when it is not there or cannot be read.
-   */
-  private async findOriginal(): Promise<string | undefined> {
-    try {
-      const recent = await (await this.channel()).messages.fetch({ limit: 50 });
-      return recent.find((m) => m.interactionMetadata?.id === this.interaction.id)?.id;
-    } catch (error) {
-      this.log.debug({ err: error }, 'could not look for the deferred reply in the channel');
-      return undefined;
-    }
-  }
-
-  /** Edits a message with the bot token, adding the expiry note when it fits. */
-  private async editInChannel(id: string | undefined, payload: ReturnType<typeof editPayloadOf>): Promise<Message> {
-    if (!id) throw new Error("the reply's message id is unknown: it cannot be edited without the interaction");
-    const channel = await this.channel();
-    return channel.messages.edit(id, withExpiryNote(payload));
-  }
-
-  /** Posts a message in the interaction's channel with the bot token, with the expiry note. */
-  private async sendInChannel(payload: ReturnType<typeof payloadOf>): Promise<Message> {
-    return (await this.channel()).send(withExpiryNote(payload));
-  }
-}
-
-/** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */
-function withExpiryNote<P extends { content?: string }>(payload: P): P {
-  const content = payload.content ?? '';
-  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_MESSAGE_LIMITS.maxChars)
-    return payload;
-  return { ...payload, content: content ? `${content}\n\n${EXPIRED_NOTE}` : EXPIRED_NOTE };
 }

@@ -7,7 +7,7 @@
  * payload's `response_url` (ephemeral); `postedImage` finds a file the bot uploaded again
  * (files.info, then the file with the bot token: files.ts).
  */
-import type { App, BlockAction, ButtonAction } from '@slack/bolt';
+import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
@@ -34,20 +34,28 @@ export interface SlackActionDeps {
   apiOrigin: string | undefined;
 }
 
+/**
+ * An answer only the presser sees, through the press's `response_url` (`replace_original: false`:
+ * the pressed message stays). Never throws (a failure is logged).
+ */
+function ephemeralAnswer(respond: RespondFn, log: Logger): (message: string | OutgoingMessage) => Promise<void> {
+  return async (message) => {
+    const m = typeof message === 'string' ? { content: message } : message;
+    const blocks = blocksOf(m);
+    await respond({
+      response_type: 'ephemeral',
+      replace_original: false,
+      text: fallbackTextOf(m),
+      ...(blocks ? { blocks } : {}),
+    }).catch((error: unknown) => log.warn({ err: error }, 'could not answer a button press on Slack'));
+  };
+}
+
 /** Registers the handler of every button of the bot (any `action_id` of a `block_actions` payload). */
 export function registerBlockActions(app: App, deps: SlackActionDeps): void {
   app.action<BlockAction<ButtonAction>>({ type: 'block_actions' }, async ({ ack, body, action, client, respond }) => {
     await ack();
-    const sendEphemeral = async (message: string | OutgoingMessage) => {
-      const m = typeof message === 'string' ? { content: message } : message;
-      const blocks = blocksOf(m);
-      await respond({
-        response_type: 'ephemeral',
-        replace_original: false,
-        text: fallbackTextOf(m),
-        ...(blocks ? { blocks } : {}),
-      }).catch((error: unknown) => deps.log.warn({ err: error }, 'could not answer a button press on Slack'));
-    };
+    const sendEphemeral = ephemeralAnswer(respond, deps.log);
     if (deps.running.draining) {
       await sendEphemeral(RESTARTING);
       return;
@@ -55,7 +63,14 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
     const { command: name, args } = parseButtonId(action.action_id ?? '');
     const ref = newReference();
     const channel = body.channel?.id ?? body.container?.channel_id;
-    const log = deps.log.child({ platform: 'slack', ref, user: body.user.id, channel, button: action.action_id });
+    const log = deps.log.child({
+      platform: 'slack',
+      ref,
+      command: `${name}:button`,
+      user: body.user.id,
+      channel,
+      button: action.action_id,
+    });
     const ctx = pressContext(body, client, deps, { args, ref, log, sendEphemeral });
     void deps.running.run(
       (signal) =>

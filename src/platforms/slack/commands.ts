@@ -5,7 +5,7 @@
  */
 import type { RespondFn, SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import { type Command, runCommand } from '../../core/command.ts';
+import { type Command, optionsPass, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { channelKey, conversationKey } from '../../core/keys.ts';
 import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
@@ -75,7 +75,9 @@ function readOptions(command: Command, slash: SlashCommand, client: WebClient, d
 }
 
 /**
- * Runs one slash command (already acked).
+ * Runs one slash command (already acked). A /chat in a channel shows its question as soon as its
+ * options are read and pass their checks, with "is thinking…" in its thread (SlackReply.defer),
+ * before the quota, image, store and service work.
  * @param signal the invocation's own signal (shutdown).
  */
 export async function handleSlashCommand(
@@ -126,6 +128,9 @@ export async function handleSlashCommand(
   const read = async () => {
     const read = readOptions(command, slash, client, deps);
     parsed = read.options;
+    // The question is shown at once, its thread "is thinking…" (unless the options will be
+    // refused: then nothing is public); the answer's first write waits for it.
+    if (announce && optionsPass(command, parsed)) void reply.defer().catch(() => undefined);
     return read;
   };
   const where = { platform: 'slack' as const, team: slash.team_id, channel: slash.channel_id };

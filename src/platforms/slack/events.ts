@@ -117,6 +117,7 @@ async function onUserMessage(
   const log = deps.log.child({
     platform: 'slack',
     ref,
+    command: 'mention',
     event: meta.eventId,
     kind: meta.kind,
     channel: message.channel,

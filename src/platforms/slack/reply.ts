@@ -11,8 +11,9 @@ import type { Logger } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { uploadFiles } from './files.ts';
+import { PostedQuestion, type QuestionSource } from './question.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
-import { escapeSlackText, questionText, slackLength } from './text.ts';
+import { escapeSlackText, slackLength } from './text.ts';
 
 /** Slack's message limits (sizes and edit pace) as the core needs them (docs/platform-limits.md). Not its rate budgets: rate-limits.ts. */
 export const SLACK_MESSAGE_LIMITS: ReplyLimits = {
@@ -48,20 +49,22 @@ export interface SlackTarget {
       }
     | undefined;
   /**
-   * A slash command whose text nobody else sees (Slack shows no command to the channel): before
-   * the answer, the question is posted, attributed and quoted, and the answer goes into its
-   * thread. `question()` is read at `defer()` (after the options were parsed).
+   * A slash command whose text nobody else sees (Slack shows no command to the channel): at
+   * `defer()` (or the answer's first message, if that comes first) the question is posted,
+   * attributed and quoted, and the answer goes into its thread (question.ts). `question()` is
+   * read then (after the options were parsed).
    */
-  announce?: { asker: string; question: () => string | undefined } | undefined;
+  announce?: QuestionSource | undefined;
 }
 
 /** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
 const STATUS_WAIT_MS = 1_000;
 
 /**
- * One answer on Slack. `defer` does nothing (Slack was acked when the request arrived);
- * `sendEphemeral` is the caller's (response_url for a slash command, chat.postEphemeral for
- * a mention, a plain message in a DM).
+ * One answer on Slack. `defer` posts a /chat's question and shows "is thinking…" (Slack was acked
+ * when the request arrived); `sendEphemeral` is the caller's (response_url for a slash command,
+ * chat.postEphemeral for a mention, a plain message in a DM), after removing a question that no
+ * answer followed.
  *
  * Once a Web API call of the answer gets no answer from Slack (the client's deadline passed,
  * after its retry), every later write of the answer fails at once with that error instead of
@@ -75,7 +78,8 @@ export class SlackReply implements ReplyChannel {
   private deferred: Promise<void> | undefined;
   /** Whether this answer streams natively, decided at its first message (see send). */
   private nativeChosen: boolean | undefined;
-  private announced = false;
+  /** A /chat's question (target.announce), once made. */
+  private readonly question: PostedQuestion | undefined;
   /** The error of a Web API call of this answer that Slack did not answer, once there is one. */
   private unanswered: { error: unknown } | undefined;
 
@@ -86,6 +90,8 @@ export class SlackReply implements ReplyChannel {
     private readonly log: Logger,
   ) {
     this.threadTs = target.threadTs;
+    const { announce } = target;
+    this.question = announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log);
   }
 
   /** The thread the answer goes into, once known (a mention's, or the posted question's). */
@@ -94,9 +100,11 @@ export class SlackReply implements ReplyChannel {
   }
 
   /**
-   * In a thread that streams natively (a mention's, a DM thread), shows "is thinking…"
+   * Posts a /chat's question first (its thread is the answer's); then, in a thread that streams
+   * natively (a mention's, a DM thread, a question's), shows "is thinking…"
    * (`assistant.threads.setStatus`) until the first text, where Slack allows it, waiting at most
-   * STATUS_WAIT_MS for it. Idempotent: later calls wait for the same status. Never throws.
+   * STATUS_WAIT_MS for it. Idempotent: later calls wait for the same.
+   * @throws what chat.postMessage threw for the question (nothing else: the status is a nicety).
    */
   defer(): Promise<void> {
     this.deferred ??= this.showStatus();
@@ -104,6 +112,7 @@ export class SlackReply implements ReplyChannel {
   }
 
   private async showStatus(): Promise<void> {
+    await this.announce();
     const { native, team, channel } = this.target;
     if (native && this.threadTs && native.streaming.statusAllowed(team)) {
       const status = this.client.assistant.threads
@@ -141,29 +150,15 @@ export class SlackReply implements ReplyChannel {
     return Boolean(native && this.threadTs && native.streaming.allowed(team, channel) && this.nativeChosen !== false);
   }
 
-  /**
-   * Posts the question when the target asks for it, before the answer's first message (so a
-   * command that fails before any answer leaves nothing public); its thread holds the answer.
-   */
+  /** Posts the question if the target has one (once: callers wait for the same post); its thread holds the answer. @throws what chat.postMessage threw. */
   private async announce(): Promise<void> {
-    const announce = this.target.announce;
-    if (!announce || this.announced) return;
-    this.announced = true;
-    const question = announce.question();
-    if (!question) return;
-    const posted = await this.call(() =>
-      this.client.chat.postMessage({
-        channel: this.target.channel,
-        text: questionText(announce.asker, question),
-        unfurl_links: false,
-        unfurl_media: false,
-      }),
-    );
-    if (posted.ts) this.threadTs = posted.ts;
+    const ts = await this.question?.post();
+    if (ts) this.threadTs = ts;
   }
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     await this.announce();
+    this.question?.markAnswered();
     const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
     // Decided at the answer's first message: with the workspace's startStream budget spent, the
     // answer is posted and updated at once instead of waiting up to a minute for it.
@@ -206,7 +201,7 @@ export class SlackReply implements ReplyChannel {
     } catch (error) {
       if (!native!.streaming.refuse(team, channel, error)) throw error;
       this.log.info(
-        { err: error instanceof Error ? error.message : String(error), channel },
+        { err: error instanceof Error ? error.message : String(error) },
         'slack refused native streaming here; posting and updating instead',
       );
       return undefined;
@@ -287,7 +282,9 @@ export class SlackReply implements ReplyChannel {
     ];
   }
 
+  /** Tells the user alone, after removing a /chat's question that no answer followed. Never throws. */
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
+    await this.question?.withdraw();
     try {
       await this.ephemeral(typeof message === 'string' ? { content: message } : message);
     } catch (error) {

@@ -172,4 +172,46 @@ describe('FakeDiscord application commands', () => {
     expect(otherApp.status).toBe(403);
     expect((await json(otherApp)).code).toBe(50001);
   });
+
+  it('shows a command with default_member_permissions only to members who hold them (Administrator holds all) or whom a server admin allowed under Integrations: for anyone else there is no interaction', async () => {
+    const fake = await startFake();
+    const manageServer = String(1n << 5n);
+    const admin = { ...valid, name: 'settings', default_member_permissions: manageServer };
+    const adminsOnly = { ...valid, name: 'models', default_member_permissions: '0' };
+    expect((await put(fake, [valid, admin, adminsOnly])).status).toBe(200);
+    await connectBot(fake);
+    const member = { id: '1290000000000000801', username: 'bob' };
+    const prompt = { prompt: 'p' };
+    expect(() => fake.dispatchInteraction({ command: 'settings', user: member, options: prompt })).toThrow(
+      /\/settings is not shown to bob/,
+    );
+    expect(() => fake.dispatchAutocomplete({ command: 'settings', user: member, focused: 'prompt' })).toThrow(
+      /not shown to bob/,
+    );
+    expect(() => fake.dispatchInteraction({ command: 'models', user: member, options: prompt })).toThrow(/not shown/);
+    // Everyone sees a command without default_member_permissions.
+    expect(fake.dispatchInteraction({ command: 'chat', user: member, options: prompt }).commandName).toBe('chat');
+    // Manage Server itself (with a member's usual rights) is enough for settings, not for the admins-only command.
+    const withManage = String((1n << 5n) | (1n << 10n) | (1n << 11n) | (1n << 31n));
+    expect(
+      fake.dispatchInteraction({ command: 'settings', user: member, permissions: withManage, options: prompt })
+        .commandName,
+    ).toBe('settings');
+    expect(() =>
+      fake.dispatchInteraction({ command: 'models', user: member, permissions: withManage, options: prompt }),
+    ).toThrow(/not shown/);
+    expect(fake.dispatchInteraction({ command: 'models', admin: true, options: prompt }).commandName).toBe('models');
+    // A server admin allows bob under Integrations; a role override denied to him loses to it.
+    fake.setCommandPermissions('settings', [
+      { id: member.id, type: 2, permission: true },
+      { id: '1290000000000000802', type: 1, permission: false },
+    ]);
+    expect(fake.dispatchInteraction({ command: 'settings', user: member, options: prompt }).commandName).toBe(
+      'settings',
+    );
+    fake.setCommandPermissions('settings', [{ id: member.id, type: 2, permission: false }]);
+    expect(() =>
+      fake.dispatchInteraction({ command: 'settings', user: member, permissions: withManage, options: prompt }),
+    ).toThrow(/denied/);
+  });
 });

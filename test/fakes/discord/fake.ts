@@ -8,6 +8,7 @@ import type { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { listenOnLoopback } from '../listen.ts';
+import type { CommandPermission } from './command-permissions.ts';
 import { pressButton } from './components.ts';
 import { DEFAULT_USER } from './constants.ts';
 import type { Ctx } from './context.ts';
@@ -221,6 +222,21 @@ export class FakeDiscord {
     this.ctx.state.faults.push({ ...fault, left: fault.times ?? 1 });
   }
 
+  /**
+   * Sets the overrides of a command's permissions in the guild, as a server admin does under
+   * Server Settings → Integrations (Discord's `PUT …/commands/:id/permissions`, which takes a
+   * user's Bearer token, never the bot's): users (type 2) or roles (type 1) allowed to see and
+   * use it, or denied it, whatever its `default_member_permissions`.
+   */
+  setCommandPermissions(commandName: string, permissions: CommandPermission[]): void {
+    this.ctx.state.commandPermissions.set(commandName, permissions);
+  }
+
+  /** Drops the faults of {@link failNext} not used up yet (an earlier test's), so that requests are served again. */
+  clearFaults(): void {
+    this.ctx.state.faults.length = 0;
+  }
+
   /** Every message of a channel (also ephemeral and deleted ones), in creation order. */
   messagesIn(channelId: string): FakeMessage[] {
     return this.allMessages().filter((m) => m.channelId === channelId);
@@ -328,8 +344,10 @@ export class FakeDiscord {
    * identified gateway session, with the payload Discord sends (a file option becomes an
    * attachment option, type 11, in `data.resolved.attachments`).
    * @returns the interaction record; its callbacks and messages fill in as the bot answers.
-   * @throws Error when no bot is connected, the channel is unknown, or the options do not fit
-   *   the registered command.
+   * @throws Error when no bot is connected, the channel is unknown, the invoker does not see
+   *   the registered command (Discord shows a command only to members who hold every permission
+   *   of its `default_member_permissions`, or whom {@link setCommandPermissions} allows), or the
+   *   options do not fit it.
    */
   dispatchInteraction(options: DispatchInteractionOptions): FakeInteraction {
     return dispatchInteraction(this.ctx, options);

@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { userAttachment } from './attachments.ts';
+import { checkCommandShown } from './command-permissions.ts';
 import { ALL_PERMISSIONS, BOT_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS } from './constants.ts';
 import type { Ctx } from './context.ts';
 import { type FakeAttachment, FakeAutocomplete, type FakeChannel, FakeInteraction, type FakeUser } from './model.ts';
@@ -119,6 +120,24 @@ function registeredCommand(ctx: Ctx, guildId: string, name: string): FakeCommand
   return [...ctx.state.guildCommands(guildId), ...ctx.state.commands].find((c) => c.name === name && c.type === 1);
 }
 
+/**
+ * @throws Error when the invoker does not see the registered command: its default_member_permissions
+ *   are not all theirs and no override lets them (command-permissions.ts).
+ */
+function checkShown(ctx: Ctx, registered: FakeCommand | undefined, env: Envelope): void {
+  const member = env.payload.member as Json;
+  checkCommandShown(
+    registered,
+    {
+      userId: env.user.id,
+      username: env.user.username,
+      roles: member.roles as string[],
+      permissions: member.permissions as string,
+    },
+    registered && ctx.state.commandPermissions.get(registered.name),
+  );
+}
+
 /** `data` of a chat-input command (type 2) or its autocomplete (type 4). */
 function commandData(
   ctx: Ctx,
@@ -145,11 +164,13 @@ function commandData(
 
 /**
  * Dispatches INTERACTION_CREATE to every identified session (see {@link FakeDiscord.dispatchInteraction}).
- * @throws Error when no bot is connected, the channel is unknown, or the options do not fit the registered command.
+ * @throws Error when no bot is connected, the channel is unknown, the invoker does not see the
+ *   registered command (default_member_permissions), or the options do not fit it.
  */
 export function dispatchInteraction(ctx: Ctx, options: DispatchInteractionOptions): FakeInteraction {
   const env = envelope(ctx, options);
   const registered = registeredCommand(ctx, env.guildId, options.command);
+  checkShown(ctx, registered, env);
   const given = options.options ?? {};
   checkNames(options.command, given, registered, true);
   const attachments: FakeAttachment[] = [];
@@ -193,6 +214,7 @@ export function dispatchInteraction(ctx: Ctx, options: DispatchInteractionOption
 export function dispatchAutocomplete(ctx: Ctx, options: DispatchAutocompleteOptions): FakeAutocomplete {
   const env = envelope(ctx, options);
   const registered = registeredCommand(ctx, env.guildId, options.command);
+  checkShown(ctx, registered, env);
   const given: Record<string, string | number | boolean> = { ...(options.options ?? {}) };
   given[options.focused] ??= '';
   checkNames(options.command, given, registered, false);

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import type { CommandPermission } from './command-permissions.ts';
 import { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER, Intent } from './constants.ts';
 import { type FakeAttachment, type FakeChannel, type FakeInteraction, FakeMessage, type FakeUser } from './model.ts';
 import type {
@@ -68,6 +69,8 @@ export class FakeState {
   readonly guildCommandLists = new Map<string, FakeCommand[]>();
   readonly commandIds = new Map<string, string>();
   readonly faults: Array<Fault & { left: number }> = [];
+  /** Overrides of commands' permissions a server admin set under Integrations, by command name. */
+  readonly commandPermissions = new Map<string, CommandPermission[]>();
   /** Global commands as registered (last bulk overwrite). */
   commands: FakeCommand[] = [];
   private seqCounter = 0;

@@ -1,0 +1,87 @@
+/**
+ * An interaction's answer written with the bot's own token in the interaction's channel, for
+ * when the interaction's own routes no longer serve: after its token expired (50027, after 15
+ * minutes: "Receiving and Responding", docs/platform-limits.md), and to tell the user a sentence
+ * that could reach them no other way. Used by the interaction's responder (responder.ts).
+ */
+import type { ButtonInteraction, ChatInputCommandInteraction, Message, SendableChannels } from 'discord.js';
+import type { OutgoingMessage } from '../../core/platform.ts';
+import type { Logger } from '../../log.ts';
+import { DISCORD_MESSAGE_LIMITS, type editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+
+/** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
+export const EXPIRED_NOTE =
+  '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
+
+/**
+ * The bot-token writes of one interaction's answer: each reads the interaction's channel (from
+ * discord.js's cache, else fetched) and writes there with the bot's token, pinging nobody.
+ */
+export class ChannelWrites {
+  constructor(
+    /** The slash command or button press whose answer these writes continue. */
+    private readonly interaction: ChatInputCommandInteraction | ButtonInteraction,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * The deferred reply's message id, looked up with the bot token among the channel's latest 50
+   * messages by the interaction it answers (`interaction_metadata.id`), for when the token
+   * expired before any write told it. Undefined when it is not there or cannot be read.
+   */
+  async findOriginal(): Promise<string | undefined> {
+    try {
+      const recent = await (await this.channel()).messages.fetch({ limit: 50 });
+      return recent.find((m) => m.interactionMetadata?.id === this.interaction.id)?.id;
+    } catch (error) {
+      this.log.debug({ err: error }, 'could not look for the deferred reply in the channel');
+      return undefined;
+    }
+  }
+
+  /**
+   * Edits a message with the bot token ("Edit Message"), adding {@link EXPIRED_NOTE} when it fits.
+   * @param id the message's id; undefined when it is not known (then nothing is sent).
+   * @throws Error when `id` is undefined or the channel takes no messages; DiscordAPIError as discord.js does.
+   */
+  async edit(id: string | undefined, payload: ReturnType<typeof editPayloadOf>): Promise<Message> {
+    if (!id) throw new Error("the reply's message id is unknown: it cannot be edited without the interaction");
+    const channel = await this.channel();
+    return channel.messages.edit(id, withExpiryNote(payload));
+  }
+
+  /**
+   * Posts a message with the bot token ("Create Message"), with {@link EXPIRED_NOTE} when it fits.
+   * @throws Error when the channel takes no messages; DiscordAPIError as discord.js does.
+   */
+  async send(payload: ReturnType<typeof payloadOf>): Promise<Message> {
+    return (await this.channel()).send(withExpiryNote(payload));
+  }
+
+  /**
+   * Tells the invoking user a sentence in the channel, for everyone to read, when no answer only
+   * they see could be sent: the message starts with their mention (`<@id>`), which pings nobody
+   * (`allowed_mentions` with nothing to parse); the whole text is cut to 2,000 characters.
+   * @throws Error when the channel takes no messages; DiscordAPIError as discord.js does.
+   */
+  async tellUser(message: OutgoingMessage): Promise<Message> {
+    const named = fittedMessage({ ...message, content: `<@${this.interaction.user.id}> ${message.content}` });
+    return (await this.channel()).send(payloadOf(named));
+  }
+
+  /** The interaction's channel, fetched when not cached. @throws Error when it cannot be had or takes no messages. */
+  private async channel(): Promise<SendableChannels> {
+    const channel =
+      this.interaction.channel ?? (await this.interaction.client.channels.fetch(this.interaction.channelId));
+    if (!channel?.isSendable()) throw new Error("the interaction's channel takes no messages");
+    return channel;
+  }
+}
+
+/** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */
+function withExpiryNote<P extends { content?: string }>(payload: P): P {
+  const content = payload.content ?? '';
+  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_MESSAGE_LIMITS.maxChars)
+    return payload;
+  return { ...payload, content: content ? `${content}\n\n${EXPIRED_NOTE}` : EXPIRED_NOTE };
+}

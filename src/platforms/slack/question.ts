@@ -1,0 +1,78 @@
+/**
+ * The question a Slack /chat in a channel shows: Slack shows nobody a slash command's text, so
+ * the bot posts it (`chat.postMessage`, attributed and quoted: text.ts `questionText`) for the
+ * channel to see, and the answer goes into that message's thread. It is posted as soon as the
+ * command's options are read, and removed (`chat.delete`) when the command fails before any
+ * answer (the user alone is told why), as Discord's "is thinking…" reply is.
+ */
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from '../../log.ts';
+import { questionText } from './text.ts';
+
+/** Who asked what: `question()` is read when the question is posted (after the options were parsed). */
+export interface QuestionSource {
+  /** The asker's name as Slack sent it with the command. */
+  asker: string;
+  /** The question (the parsed prompt); undefined when there is none to show. */
+  question: () => string | undefined;
+}
+
+/** One /chat's question message, posted at most once. */
+export class PostedQuestion {
+  private posting: Promise<string | undefined> | undefined;
+  /** Whether the answer's first message went out (the question then stays). */
+  private answered = false;
+
+  constructor(
+    private readonly client: WebClient,
+    private readonly channel: string,
+    private readonly source: QuestionSource,
+    /** Runs one Web API call of the answer (SlackReply's, which remembers a call Slack did not answer). */
+    private readonly call: <T>(run: () => Promise<T>) => Promise<T>,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Posts the question, once: later calls wait for the same post.
+   * @returns its ts (the answer's thread), or undefined when there is no question to show.
+   * @throws what chat.postMessage threw (for every call).
+   */
+  post(): Promise<string | undefined> {
+    this.posting ??= this.postOnce();
+    return this.posting;
+  }
+
+  /** Notes that the answer's first message is going out: the question stays whatever happens next. */
+  markAnswered(): void {
+    this.answered = true;
+  }
+
+  /**
+   * Removes the question when it was posted and no answer went out (the command failed first):
+   * waits for a post under way. Never throws (a failure is logged).
+   */
+  async withdraw(): Promise<void> {
+    if (!this.posting || this.answered) return;
+    const ts = await this.posting.catch(() => undefined);
+    if (!ts || this.answered) return;
+    try {
+      await this.call(() => this.client.chat.delete({ channel: this.channel, ts }));
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not remove the question of a command that failed');
+    }
+  }
+
+  private async postOnce(): Promise<string | undefined> {
+    const question = this.source.question();
+    if (!question) return undefined;
+    const posted = await this.call(() =>
+      this.client.chat.postMessage({
+        channel: this.channel,
+        text: questionText(this.source.asker, question),
+        unfurl_links: false,
+        unfurl_media: false,
+      }),
+    );
+    return posted.ts;
+  }
+}
