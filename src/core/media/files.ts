@@ -9,9 +9,10 @@
  */
 
 import type { Logger } from '../../log.ts';
+import { OptionError } from '../errors.ts';
 import { type Attachment, AttachmentAccessError } from '../platform.ts';
 import { estimateTextTokens } from '../tokens.ts';
-import type { SkippedAttachment } from './attachments.ts';
+import { isSvg, notImageReason, type SkippedAttachment } from './attachments.ts';
 import { DownloadError } from './download.ts';
 import type { ImagePool } from './image-pool.ts';
 import { mb } from './images.ts';
@@ -113,6 +114,8 @@ export async function collectFiles(
 async function readFile(attachment: Attachment, limits: FileLimits, work: FileWork): Promise<Read> {
   const { name } = attachment;
   const kind = fileKindOf(attachment);
+  // SVG and image types the bot does not decode are not read as text either (SVG is never read).
+  if (isSvg(attachment) || kind.kind === 'image') return { skipped: notImageReason(attachment) };
   if (kind.kind === 'unsupported') return { skipped: kind.reason };
   if (attachment.size > limits.maxBytes)
     return { skipped: `too large (${mb(attachment.size)}; files up to ${mb(limits.maxBytes)} are read)` };
@@ -159,4 +162,28 @@ async function readPdf(data: Uint8Array, name: string, limits: FileLimits, work:
 export function cutLine(cut: readonly CutFile[]): string | undefined {
   if (cut.length === 0) return undefined;
   return `Read in part: ${cut.map((c) => `${c.name} (${c.kept})`).join(', ')}.`;
+}
+
+/**
+ * A file given to an attachment option (/chat `image`) that is not an image, read as context
+ * with {@link collectFiles} (the same caps).
+ * @returns the file, and the notes for under the answer (what was cut).
+ * @throws OptionError naming the option and why the file cannot be used; the abort of `work.signal`.
+ */
+export async function optionFile(
+  option: string,
+  attachment: Attachment,
+  limits: FileLimits,
+  work: FileWork,
+): Promise<{ files: ContextFile[]; notes: string[] }> {
+  const { files, skipped, cut, notices } = await collectFiles([attachment], limits, work);
+  if (notices.length) throw new OptionError(`\`${option}\`: ${notices[0]}`);
+  if (skipped.length) throw new OptionError(`\`${option}\`: ${attachment.name} ${normalized(skipped[0]!.reason)}.`);
+  const line = cutLine(cut);
+  return { files, notes: line ? [line] : [] };
+}
+
+/** A skip reason as the end of a sentence after the file's name: "is not …", "has no …", "is too large …". */
+function normalized(reason: string): string {
+  return /^(is|has|took|could|came|points) /.test(reason) ? reason : `is ${reason}`;
 }
