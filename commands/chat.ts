@@ -2,7 +2,7 @@
  * `/chat prompt [model] [image] [web_search] [json] [temperature] [max_tokens] [top_p]
  * [frequency_penalty] [presence_penalty]`: ask the language model; the answer streams into
  * the reply, and the exchange joins the channel's (or thread's) history. `image` is looked at
- * with the channel's vision model.
+ * with the channel's vision model; a text file or PDF given to it is read as context (media/files.ts).
  */
 import type { Command } from '../src/core/command.ts';
 import { chat } from '../src/core/features/chat.ts';
@@ -15,7 +15,8 @@ import {
   TEXT_MODEL_OPTION,
 } from '../src/core/features/options.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
-import { optionImage } from '../src/core/media/attachments.ts';
+import { looksLikeImage, optionImage } from '../src/core/media/attachments.ts';
+import { filesCharBudget, optionFile } from '../src/core/media/files.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
 
 type WebSearch = (typeof WEB_SEARCH_MODES)[number];
@@ -30,7 +31,8 @@ export default {
   options: [
     { name: 'prompt', description: 'What to ask or say', type: 'string', required: true, maxLength: 6000 },
     TEXT_MODEL_OPTION,
-    { name: 'image', description: 'An image for the model to look at', type: 'attachment' },
+    // Named `image` since before files were read (renaming it would break the deployed command).
+    { name: 'image', description: 'An image, text file or PDF for the model to read', type: 'attachment' },
     {
       name: 'web_search',
       description: 'Search the web: auto (model decides), force, images (image results), off (default)',
@@ -52,19 +54,27 @@ export default {
     const sampling = samplingFrom(ctx.options, core);
     const model = stringOption(ctx.options, 'model');
     const file = ctx.files.image;
-    const images = file
-      ? [
-          await optionImage('image', file, core.inputImages, {
-            images: core.images,
-            key: subjectOf(ctx),
-            signal: ctx.signal,
-          }),
-        ]
-      : [];
+    const work = { images: core.images, key: subjectOf(ctx), signal: ctx.signal };
+    const images = file && looksLikeImage(file) ? [await optionImage('image', file, core.inputImages, work)] : [];
+    const { files, notes } =
+      file && !looksLikeImage(file)
+        ? await optionFile(
+            'image',
+            file,
+            {
+              ...core.limits.files,
+              maxBytes: core.inputImages.maxBytes,
+              maxTotalChars: filesCharBudget(core.limits.historyTokenBudget, String(prompt)),
+            },
+            work,
+          )
+        : { files: [], notes: [] };
     await chat(ctx, core, {
       prompt: String(prompt),
       sampling,
       images,
+      files,
+      notes,
       ...(model ? { model } : {}),
       ...(typeof web_search === 'string' && web_search !== 'off' ? { webSearch: web_search as WebSearch } : {}),
       ...(json === true ? { json: true } : {}),

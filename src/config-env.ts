@@ -116,6 +116,9 @@ export const limitsEnv = z.object({
   MAX_ANSWER_CHARS: optionalInt(20_000, 2_000, 1_000_000),
   STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
   HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
+  MAX_FILE_CHARS: optionalInt(100_000, 100, 10_000_000),
+  MAX_PDF_PAGES: optionalInt(50, 1, 10_000),
+  PDF_TIMEOUT_MS: optionalInt(15_000, 100, 300_000),
   ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
   IMAGINE_BUTTONS: withDefault(
     'requester',

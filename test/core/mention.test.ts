@@ -136,16 +136,20 @@ describe('answerMention', () => {
     expect((lastUserContent() as ContentPart[])[0]).toEqual({ type: 'text', text: 'Describe this image.' });
   });
 
-  it('names a PDF, a 12,000 × 12,000 PNG and the images past the limit in one line under the answer, still answering with the rest', async () => {
+  it('names a Word document, a 12,000 × 12,000 PNG and the images past the limit in one line under the answer, still answering with the rest', async () => {
     const core = makeCore({ vision: 'fake-vision', maxCount: 2 });
     fake.setChatReply('Green.');
     const r = recorder('m:skip', {});
-    const pdf = file('report.pdf', Buffer.from('%PDF-1.7\n'), 'application/pdf');
+    const docx = file(
+      'cv.docx',
+      Buffer.from('PK\u0003\u0004'),
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    );
     await runInvocation('mention', r.ctx, core, () =>
       answerMention(r.ctx, core, {
         text: 'Colour?',
         attachments: [
-          pdf,
+          docx,
           file('huge.png', huge, 'image/png'),
           file('a.webp', webp, 'image/webp'),
           file('b.webp', webp, 'image/webp'),
@@ -153,9 +157,10 @@ describe('answerMention', () => {
       }),
     );
     expect((lastUserContent() as ContentPart[]).filter((p) => p.type === 'image_url')).toHaveLength(1);
-    expect(pdf.fetches).toBe(0);
+    // Named from its declared type, never downloaded.
+    expect(docx.fetches).toBe(0);
     expect(r.messages[0]!.content).toBe(
-      'Green.\n\n_⚠️ Not used: report.pdf (not an image), b.webp (over the limit of 2 images a message), huge.png (too large to process (12000×12000 px; at most 40 megapixels))._',
+      'Green.\n\n_⚠️ Not used: b.webp (over the limit of 2 images a message), huge.png (too large to process (12000×12000 px; at most 40 megapixels)), cv.docx (a Word document, which the bot does not read; text files, PDFs and images are read)._',
     );
     // The history keeps the model's answer, not the notes.
     expect((await core.history.get('m:skip'))[1]!.content).toBe('Green.');
@@ -192,10 +197,15 @@ describe('answerMention', () => {
     const core = makeCore({ vision: 'fake-vision' });
     const r = recorder('m:none', {});
     const outcome = await runInvocation('mention', r.ctx, core, () =>
-      answerMention(r.ctx, core, { text: '', attachments: [file('notes.txt', Buffer.from('hi'), 'text/plain')] }),
+      answerMention(r.ctx, core, {
+        text: '',
+        attachments: [file('blob.bin', Buffer.from([0, 1, 2, 3]), 'application/octet-stream')],
+      }),
     );
     expect(outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
-    expect(r.ephemerals).toEqual(['Not used: notes.txt (not an image).']);
+    expect(r.ephemerals).toEqual([
+      'Not used: blob.bin (not a text file (binary data); text files, PDFs and images are read).',
+    ]);
     expect(fake.requests.filter((q) => q.route === 'chat')).toEqual([]);
     expect(await core.history.get('m:none')).toEqual([]);
   });

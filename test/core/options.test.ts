@@ -114,10 +114,11 @@ describe('/chat options', () => {
     expect((await core.history.get('o:image'))[0]!.content).toBe('what colour?\n[1 image: swatch.png]');
   });
 
-  it('an image option that is not an image is refused, naming the option, before any service call', async () => {
+  it('a text file given to the image option is read as context (files as context): a text part after the prompt, noted in the history', async () => {
+    fake.setChatReply('It says hello.');
     const r = recorder(
-      'o:badimage',
-      { prompt: 'x', image: 'notes.txt' },
+      'o:textfile',
+      { prompt: 'what does it say?', image: 'notes.txt' },
       {
         files: {
           image: { name: 'notes.txt', mimeType: 'text/plain', size: 5, fetch: async () => Buffer.from('hello') },
@@ -125,7 +126,33 @@ describe('/chat options', () => {
       },
     );
     await runCommand(chatCommand, r.ctx, core);
-    expect(r.ephemerals).toEqual(['`image`: notes.txt is not an image (JPEG, PNG, WebP, GIF, AVIF and TIFF work).']);
+    const request = fake.chatRequests().at(-1)!;
+    expect(request.messages.at(-1)!.content).toEqual([
+      { type: 'text', text: 'what does it say?' },
+      { type: 'text', text: 'File notes.txt:\n```\nhello\n```' },
+    ]);
+    expect((await core.history.get('o:textfile'))[0]!.content).toBe('what does it say?\n[1 file: notes.txt]');
+  });
+
+  it('a file the image option cannot use (neither image nor text nor PDF) is refused, naming the option, before any service call', async () => {
+    const r = recorder(
+      'o:badimage',
+      { prompt: 'x', image: 'blob.bin' },
+      {
+        files: {
+          image: {
+            name: 'blob.bin',
+            mimeType: 'application/octet-stream',
+            size: 4,
+            fetch: async () => Buffer.from([0, 1, 2, 3]),
+          },
+        },
+      },
+    );
+    await runCommand(chatCommand, r.ctx, core);
+    expect(r.ephemerals).toEqual([
+      '`image`: blob.bin is not a text file (binary data); text files, PDFs and images are read.',
+    ]);
     expect(fake.requests.filter((q) => q.route === 'chat')).toEqual([]);
   });
 });

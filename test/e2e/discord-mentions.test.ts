@@ -290,7 +290,8 @@ describe('Discord mentions', () => {
     const warning = rest[0]!;
     expect(warning.split('\n')).toHaveLength(1);
     expect(warning).toContain('⚠️');
-    expect(warning).toMatch(/report\.pdf \(not an image\)/);
+    // The PDF is read as a file (files as context), and this one has no page tree pdf.js can open.
+    expect(warning).toMatch(/report\.pdf \(could not be read as a PDF/);
     expect(warning).toMatch(/poster\.png \(too large to process \(12000×12000 px/);
   });
 

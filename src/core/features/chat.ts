@@ -1,5 +1,5 @@
 /**
- * The chat feature: history + prompt (+ images) → streamed chat completion (§4.1) → a reply
+ * The chat feature: history + prompt (+ files, images) → streamed chat completion (§4.1) → a reply
  * edited in place as tokens arrive → both turns appended to the conversation's history.
  * (`/complete`, which streams the same way without history: complete.ts.)
  */
@@ -10,6 +10,7 @@ import { beginAnswer, streamAnswer } from '../delivery/answer-stream.ts';
 import { ShownError, withReference } from '../errors.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
+import { type ContextFile, filePart, filesNote } from '../media/text-files.ts';
 import type { CommandContext } from '../platform.ts';
 import { ImagesNotSupportedError, imageResultsNotPosted } from '../sentences.ts';
 import { BadRequestError, InvalidJsonError } from '../service/errors.ts';
@@ -47,6 +48,8 @@ export interface ChatRequest {
   json?: boolean;
   /** Images for vision (§4.1 image input), already prepared by media/images.ts. */
   images?: PreparedImage[];
+  /** Files as context (text files, PDFs' text), each sent as a text part after the prompt (media/files.ts). */
+  files?: ContextFile[];
   /** Short lines shown under the answer (e.g. files not used), not stored in the history. */
   notes?: string[];
 }
@@ -83,7 +86,7 @@ function showJson(ctx: CommandContext, answer: AnswerText, maxChars: number): Fi
  * The channel's system prompt (/settings) comes first; the history is trimmed, oldest turns
  * first, to the history budget (the answer then ends with a line saying how many were left
  * out). On success the user's and the assistant's turns are appended to the history (images
- * are noted as `[2 images: cat.webp, dog.gif]`, never stored); a failed answer leaves the
+ * and files are noted as `[2 images: cat.webp, dog.gif]`, `[1 file: a.py]`, never stored); a failed answer leaves the
  * history as it was.
  * @throws as {@link streamAnswer}; ImagesNotSupportedError when the service refuses the
  *   images for the model (the sentence names DEFAULT_VISION_MODEL).
@@ -91,7 +94,8 @@ function showJson(ctx: CommandContext, answer: AnswerText, maxChars: number): Fi
 export async function chat(ctx: CommandContext, core: Core, request: ChatRequest): Promise<void> {
   await admit(ctx, core, 'chat');
   const images = request.images ?? [];
-  const reservation = await reserveTokens(ctx, core, request.prompt, {
+  const files = (request.files ?? []).map(filePart);
+  const reservation = await reserveTokens(ctx, core, [request.prompt, ...files].join('\n'), {
     images: images.length,
     maxTokens: request.sampling?.max_tokens,
   });
@@ -126,12 +130,15 @@ async function chatReserved(
   );
   const channel = await core.models.forChannel(ctx.channelKey, ctx.signal);
   const model = request.model ?? (images.length ? channel.vision.value : channel.chat.value);
-  const content: string | ContentPart[] = images.length
-    ? [
-        { type: 'text', text: request.prompt },
-        ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } })),
-      ]
-    : request.prompt;
+  const files = (request.files ?? []).map((file): ContentPart => ({ type: 'text', text: filePart(file) }));
+  const content: string | ContentPart[] =
+    images.length || files.length
+      ? [
+          { type: 'text', text: request.prompt },
+          ...files,
+          ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } })),
+        ]
+      : request.prompt;
   const system: ChatMessage[] = channel.systemPrompt ? [{ role: 'system', content: channel.systemPrompt }] : [];
   const question: ChatMessage = { role: 'user', content };
   const notes = [...(request.notes ?? [])];
@@ -189,8 +196,8 @@ async function answerChat(
     return session.fail(error);
   }
   await deferred(deferral, stream);
-  const note = imagesNote(images);
-  const asked = note ? `${request.prompt}\n${note}` : request.prompt;
+  // The history keeps notes of the files and images, never their content.
+  const asked = [request.prompt, filesNote(request.files ?? []), imagesNote(images)].filter(Boolean).join('\n');
   let usage: Usage | undefined;
   const deltas = textOf(
     stream,

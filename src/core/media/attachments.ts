@@ -72,8 +72,8 @@ export function looksLikeImage(attachment: Pick<Attachment, 'name' | 'mimeType'>
   return extension !== undefined && IMAGE_EXTENSIONS.has(extension);
 }
 
-/** The short reason a file that is not an image the bot reads is skipped. */
-function notImageReason(attachment: Pick<Attachment, 'name' | 'mimeType'>): string {
+/** The short reason a file that is not an image the bot reads is skipped ("an SVG drawing, …"). */
+export function notImageReason(attachment: Pick<Attachment, 'name' | 'mimeType'>): string {
   return isSvg(attachment) ? `an SVG drawing, which the bot does not read (${READABLE_FORMATS})` : 'not an image';
 }
 

@@ -33,6 +33,8 @@ import {
   type PreparedImage,
   sniffRasterFormat,
 } from './images.ts';
+import type { PdfText, PdfTextLimits } from './pdf-text.ts';
+import { FileInputError } from './text-files.ts';
 
 /** Options of an {@link ImagePool}. */
 export interface ImagePoolOptions {
@@ -180,6 +182,23 @@ export class ImagePool {
       (failure) => generatedFailure(failure),
     );
     return { ...fitted, data: Buffer.from(fitted.data.buffer, fitted.data.byteOffset, fitted.data.byteLength) };
+  }
+
+  /**
+   * A user's PDF → its first pages' text (pdf-text.ts: unpdf, at most `limits.maxPages` pages
+   * and `limits.maxChars` characters), in a worker, done by `job.deadline` or its worker killed.
+   * @throws FileInputError naming the file (not a PDF pdf.js opens, took too long, ended its
+   *   worker); the abort reason of `job.signal`.
+   */
+  async pdfText(data: Uint8Array, name: string, limits: PdfTextLimits, job: ImageJobOptions): Promise<PdfText> {
+    try {
+      return await this.run('pdfText', [data, limits], job, (failure) =>
+        FileInputError.of(name, failure === 'timeout' ? 'took too long to read' : 'could not be read (damaged?)'),
+      );
+    } catch (error) {
+      if (error instanceof FileInputError || job.signal?.aborted) throw error;
+      throw FileInputError.of(name, 'could not be read as a PDF (damaged or encrypted?)');
+    }
   }
 
   /** Ends every worker (running jobs fail) and refuses new jobs. */

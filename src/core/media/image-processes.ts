@@ -14,6 +14,12 @@ import { WORKER_NICE } from './images.ts';
 /** The worker's entry file, and the loader that runs TypeScript (tsx, a dependency of `npm start`). */
 const WORKER_FILE = fileURLToPath(new URL('./image-worker.ts', import.meta.url));
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/**
+ * The worker's JavaScript heap, in MB: a PDF built to make pdf.js allocate without end ends
+ * its worker (a crash, the file named as unreadable), not the machine. sharp's pixels are
+ * native memory, outside this heap.
+ */
+const WORKER_HEAP_MB = 256;
 
 /** A worker process and the job it runs. */
 interface Worker {
@@ -99,7 +105,7 @@ export class WorkerProcesses {
   /** Starts a worker process. @throws what fork throws. */
   private spawn(): Worker {
     const child = fork(WORKER_FILE, [], {
-      execArgv: ['--import', TSX_LOADER],
+      execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`, '--import', TSX_LOADER],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

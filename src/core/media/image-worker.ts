@@ -1,5 +1,6 @@
 /**
- * An image worker: a child process that runs the image operations (image-ops.ts) for the bot,
+ * An image worker: a child process that runs the image operations (image-ops.ts) and the
+ * extraction of a user's PDF's text (pdf-text.ts) for the bot,
  * one at a time, so that sharp decodes on this process's threads and CPU share, never on the
  * bot's. Started by ImagePool (image-pool.ts) with an IPC channel using Node's "advanced"
  * serialization (buffers cross as bytes, not JSON), at a lower scheduling priority than the
@@ -11,6 +12,7 @@ import { setPriority } from 'node:os';
 import sharp from 'sharp';
 import { describeImage, fitImageFile, prepareImageInput, prepareReferenceImage } from './image-ops.ts';
 import { WORKER_NICE } from './images.ts';
+import type { PdfText, PdfTextLimits } from './pdf-text.ts';
 
 /** The operations a worker runs, with their arguments and results. */
 export interface WorkerOps {
@@ -25,6 +27,8 @@ export interface WorkerOps {
   /** The image's format and size only: its bytes are the caller's already (not sent back). */
   describe: { args: Parameters<typeof describeImage>; result: Omit<Awaited<ReturnType<typeof describeImage>>, 'data'> };
   fit: { args: Parameters<typeof fitImageFile>; result: Awaited<ReturnType<typeof fitImageFile>> };
+  /** A user's PDF → its text (pdf-text.ts; unpdf is loaded by the first such job only). */
+  pdfText: { args: [data: Uint8Array, limits: PdfTextLimits]; result: PdfText };
 }
 
 /** One job: `id` is the pool's, echoed in the reply. */
@@ -62,6 +66,11 @@ async function run(job: WorkerJob): Promise<unknown> {
     case 'fit': {
       const [image, maxBytes] = job.args as WorkerOps['fit']['args'];
       return fitImageFile({ ...image, data: asBuffer(image.data) }, maxBytes);
+    }
+    case 'pdfText': {
+      const [data, limits] = job.args as WorkerOps['pdfText']['args'];
+      const { extractPdfText } = await import('./pdf-text.ts');
+      return extractPdfText(data, limits);
     }
     default:
       throw new Error(`unknown image operation ${String((job as { op: unknown }).op)}`);

@@ -1,0 +1,169 @@
+/**
+ * Files as context (issue 19, item 3), the parts that need no worker: what a user's file is
+ * taken for (an image, a PDF, text, or a format the bot does not read) by its declared type,
+ * then by its bytes (a text file is valid UTF-8 with no NUL and few control characters: a
+ * file name alone never makes a file text), its text cut to a number of characters, and how
+ * a file is put in the question (§2.1 `text` part) and noted in the history.
+ */
+
+/** What a file is taken for, before its bytes are seen. */
+export type FileKind =
+  | { kind: 'image' }
+  | { kind: 'pdf' }
+  /** Text when its bytes say so (a declared text type, or none, or a generic one). */
+  | { kind: 'text' }
+  /** Not read, and not downloaded: `reason` is the short phrase for the warning line. */
+  | { kind: 'unsupported'; reason: string };
+
+/** What the bot reads, said with a refusal. */
+const READ = 'text files, PDFs and images are read';
+
+/** Declared types (without parameters) that are text although not `text/*`. */
+const TEXT_TYPES =
+  /^application\/(json|ld\+json|x-ndjson|xml|javascript|x-javascript|typescript|x-typescript|x-sh|x-shellscript|x-python|x-ruby|x-perl|x-php|x-httpd-php|sql|x-sql|toml|x-toml|yaml|x-yaml|graphql|csv|x-tex|x-latex|rtf|x-subrip|xhtml\+xml|.*\+json|.*\+xml)$/;
+
+/** Declared types that carry no information: the bytes decide. */
+const GENERIC_TYPES: ReadonlySet<string> = new Set(['', 'application/octet-stream', 'binary/octet-stream']);
+
+/** Office formats named as such (their text needs a converter the bot does not have). */
+const OFFICE: ReadonlyArray<[RegExp, string]> = [
+  [/wordprocessingml|msword|opendocument\.text|\.(docx?|odt)$/, 'a Word document'],
+  [/spreadsheetml|ms-excel|opendocument\.spreadsheet|\.(xlsx?|ods)$/, 'a spreadsheet (save it as CSV)'],
+  [/presentationml|ms-powerpoint|opendocument\.presentation|\.(pptx?|odp)$/, 'a presentation'],
+];
+
+/** The declared type, lower case, without parameters (`text/csv; charset=utf-8` → `text/csv`). */
+function typeOf(mimeType: string | undefined): string {
+  return (mimeType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/**
+ * What a file is taken for by its declared type and name, O(name length). Images are
+ * recognized as media/attachments.ts `looksLikeImage` does (checked by the caller first);
+ * `application/pdf` or a `.pdf` of no declared type is a PDF (its bytes are checked later);
+ * `text/*` and the {@link TEXT_TYPES}, or no or a generic type, are text candidates (the bytes
+ * decide, {@link sniffText}); Office documents, audio, video, fonts and archives are refused.
+ */
+export function fileKindOf(file: { name: string; mimeType: string | undefined }): FileKind {
+  const type = typeOf(file.mimeType);
+  const name = file.name.toLowerCase();
+  if (type.startsWith('image/')) return { kind: 'image' };
+  if (type === 'application/pdf' || (GENERIC_TYPES.has(type) && name.endsWith('.pdf'))) return { kind: 'pdf' };
+  for (const [pattern, what] of OFFICE)
+    if (pattern.test(type) || (GENERIC_TYPES.has(type) && pattern.test(name)))
+      return { kind: 'unsupported', reason: `${what}, which the bot does not read; ${READ}` };
+  if (type.startsWith('text/') || TEXT_TYPES.test(type) || GENERIC_TYPES.has(type)) return { kind: 'text' };
+  return { kind: 'unsupported', reason: `not a text file (${type}); ${READ}` };
+}
+
+/** Whether bytes begin as a PDF does (`%PDF-`, ISO 32000 §7.5.2), allowing a little junk before it. */
+export function looksLikePdf(data: Uint8Array): boolean {
+  return Buffer.from(data.subarray(0, 1024)).toString('latin1').includes('%PDF-');
+}
+
+/**
+ * Whether bytes are text: valid UTF-8 (a byte order mark allowed), no NUL byte, and at most
+ * one control character in 50 (tab, line feed, carriage return, form feed and escape, used
+ * by colored logs, do not count). O(n).
+ * @param options.prefix the bytes are the start of a longer file: a character cut at their end is not an error.
+ */
+export function sniffText(data: Uint8Array, options: { prefix?: boolean } = {}): boolean {
+  if (data.includes(0)) return false;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(options.prefix ? wholeCharacters(data) : data);
+  } catch {
+    return false;
+  }
+  let controls = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x0c && c !== 0x1b) || c === 0x7f) controls++;
+  }
+  return controls * 50 <= text.length;
+}
+
+/** The bytes without a UTF-8 sequence cut at their end (at most 3 bytes dropped). */
+function wholeCharacters(data: Uint8Array): Uint8Array {
+  let end = data.length;
+  // Back over continuation bytes (10xxxxxx) to the lead byte of the last character.
+  let i = end - 1;
+  while (i >= 0 && i > end - 4 && (data[i]! & 0xc0) === 0x80) i--;
+  if (i < 0) return data;
+  const lead = data[i]!;
+  const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  if (i + length > end) end = i;
+  return data.subarray(0, end);
+}
+
+/** A file's text and whether it was cut. */
+export interface ReadText {
+  text: string;
+  /** Whether characters past `maxChars` were left out. */
+  cut: boolean;
+}
+
+/**
+ * Decodes a text file's first `maxChars` characters (UTF-16 code units, never half a
+ * surrogate pair), reading at most 4 bytes a character of it (a 5 MB log cut to 100,000
+ * characters decodes 400 KB), without its byte order mark.
+ * @returns undefined when those bytes are not text ({@link sniffText}).
+ */
+export function readText(data: Uint8Array, maxChars: number): ReadText | undefined {
+  let bytes = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? data.subarray(3) : data;
+  const sampled = bytes.length > maxChars * 4;
+  if (sampled) bytes = bytes.subarray(0, maxChars * 4);
+  if (!sniffText(bytes, { prefix: sampled })) return undefined;
+  const text = new TextDecoder('utf-8').decode(sampled ? wholeCharacters(bytes) : bytes);
+  if (text.length <= maxChars) return { text, cut: sampled };
+  const last = text.charCodeAt(maxChars - 1);
+  // Not half a surrogate pair: the pair is left out whole.
+  const end = last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars;
+  return { text: text.slice(0, end), cut: true };
+}
+
+/** A file's text as it goes into the question. */
+export interface ContextFile {
+  /** The user's file name. */
+  name: string;
+  text: string;
+  /** A PDF's pages read. */
+  pages?: number;
+}
+
+/**
+ * The text part of a file (§2.1 `text` part): `File <name>:` (`File <name> (3 pages):` for a
+ * PDF) and the text in a fence longer than any run of backticks in it.
+ */
+export function filePart(file: ContextFile): string {
+  const longest = Math.max(0, ...(file.text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  const pages = file.pages === undefined ? '' : ` (${file.pages} page${file.pages === 1 ? '' : 's'})`;
+  const body = file.text.endsWith('\n') ? file.text : `${file.text}\n`;
+  return `File ${file.name}${pages}:\n${fence}\n${body}${fence}`;
+}
+
+/** The history note for files sent with a turn: `[2 files: a.py, b.csv]` (their content is not kept). */
+export function filesNote(files: readonly Pick<ContextFile, 'name'>[]): string | undefined {
+  if (files.length === 0) return undefined;
+  return `[${files.length} file${files.length > 1 ? 's' : ''}: ${files.map((f) => f.name).join(', ')}]`;
+}
+
+/**
+ * A user's file that cannot be used as context: `message` is the sentence for the user
+ * (naming the file), `reason` the same without the name, for the warning line.
+ */
+export class FileInputError extends Error {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+    this.name = 'FileInputError';
+  }
+
+  /** The error for `name` and a `reason` phrase ("has no text layer"). */
+  static of(name: string, reason: string): FileInputError {
+    return new FileInputError(`${name} ${reason}.`, reason);
+  }
+}
