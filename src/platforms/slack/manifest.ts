@@ -9,9 +9,9 @@ import { pathToFileURL } from 'node:url';
 import type { AppsManifestCreateArguments } from '@slack/web-api';
 import { commands } from '../../../commands/index.ts';
 import type { Command } from '../../core/command.ts';
+import { flagForm, mainOptionOf } from '../../core/option-forms.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
-import { flagForm, mainOptionOf } from './options.ts';
 import { SLACK_MESSAGE_SHORTCUTS } from './shortcuts.ts';
 import { SLACK_USER_SCOPES } from './users.ts';
 
