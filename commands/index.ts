@@ -5,12 +5,13 @@ import type { Command } from '../src/core/command.ts';
 import chat from './chat.ts';
 import complete from './complete.ts';
 import forget from './forget.ts';
+import help from './help.ts';
 import imagine from './imagine.ts';
 import models from './models.ts';
 import settings from './settings.ts';
 import usage from './usage.ts';
 
-export const commands: readonly Command[] = [chat, imagine, complete, models, settings, forget, usage];
+export const commands: readonly Command[] = [chat, imagine, complete, models, settings, forget, usage, help];
 
 /** The command named `name` (without a leading slash), if any. */
 export function findCommand(name: string): Command | undefined {

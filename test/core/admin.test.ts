@@ -319,6 +319,34 @@ describe('/forget and the history budget', () => {
     }
   });
 
+  it('the budget notice names the way to clear the history where the user is: /forget in a Slack channel; in a Slack thread, a mention with forget or the shortcut', async () => {
+    const budgeted = makeCore({ historyTokenBudget: 300 });
+    const notice = async (conversationId: string) => {
+      const turns = Array.from({ length: 6 }, (_, i) => ({
+        role: i % 2 ? 'assistant' : 'user',
+        content: `${i}:`.padEnd(400, 'x'),
+        at: i,
+      }));
+      await budgeted.store.keyv.set(`history:${conversationId}`, { version: 1, messages: turns });
+      fake.setChatReply('Sure.');
+      const r = recorder(conversationId, { prompt: 'and now?' });
+      await runCommand(chatCommand, { ...r.ctx, platform: 'slack' }, budgeted);
+      return r.messages[0]!.content;
+    };
+    try {
+      expect(await notice('slack:T1:C1')).toMatch(
+        /left out to keep the conversation within the history budget; \/forget starts afresh\._$/,
+      );
+      const inThread = await notice('slack:T1:C1:1700000000.000100');
+      expect(inThread).toMatch(/left out to keep the conversation within the history budget; /);
+      expect(inThread).toContain('mention me with `forget`');
+      expect(inThread).toContain('“Forget this thread”');
+      expect(inThread).not.toContain('/forget');
+    } finally {
+      await closeCore(budgeted);
+    }
+  });
+
   it('a service error about the context length names /forget', async () => {
     fake.enqueue('chat', {
       status: 400,

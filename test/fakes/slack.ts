@@ -29,6 +29,7 @@
  * | events.ts | builders of the events people write (app_mention, DM messages, edits, deletions…) |
  * | events-api.ts | `event_callback` POSTed to the app; subscriptions; retries; url_verification |
  * | interactivity.ts | `block_actions` payloads POSTed to the app (or in `interactive` envelopes) |
+ * | shortcuts.ts | `message_action` payloads (message shortcuts) POSTed to the app |
  * | socket-mode.ts | `apps.connections.open` and the WebSocket: hello, envelopes, acks, pings |
  * | wire.ts | escaping, mentions, ts format, parameter helpers |
  *
@@ -60,7 +61,8 @@
  *   one `payload` field holding the `block_actions` JSON: `type`, `user`, `api_app_id`, `token`,
  *   `container`, `trigger_id`, `team`, `enterprise`, `is_enterprise_install`, `channel`,
  *   `message` (not for an ephemeral message), `state`, `response_url`, `actions: [{ action_id,
- *   block_id, text, value, style, type: 'button', action_ts }]`), signed with
+ *   block_id, text, value, style, type: 'button', action_ts }]`) and message shortcuts (the
+ *   same form, `message_action` JSON: shortcuts.ts), signed with
  *   `x-slack-request-timestamp` / `x-slack-signature`, POSTed to `<botUrl>/slack/events`.
  * - Socket Mode: `apps.connections.open` takes only the app-level token (`xapp-…`; the bot token
  *   is `not_allowed_token_type`, as is the app token on any other method) and answers
@@ -148,7 +150,8 @@
  * streamed message's total length, `task_display_mode` / `metadata` / `session_status` / icons
  * of streams (accepted, ignored), streams in MPIMs; the rate limits of
  * assistant.threads.setStatus and the rotation of `loading_messages`; interactive elements
- * other than buttons (selects, overflow menus, inputs), modals, shortcuts and `view_*` payloads;
+ * other than buttons (selects, overflow menus, inputs), modals, global shortcuts, message
+ * shortcuts over Socket Mode, and `view_*` payloads;
  * what a press's `response_url` does without `replace_original` beyond posting a new message.
  *
  * Error names the Slack documentation does not give are the fake's choice and say so where
@@ -162,6 +165,7 @@ export type * from './slack/inbound-types.ts';
 export type * from './slack/interaction-types.ts';
 export { RESPONSE_URL_MAX_USES, RESPONSE_URL_TTL_MS } from './slack/response-url.ts';
 export { DEFAULT_BOT_EVENTS, DEFAULT_BOT_SCOPES, SUBSCRIPTION_SCOPES } from './slack/scopes.ts';
+export type { MessageShortcutInput, MessageShortcutResult } from './slack/shortcuts.ts';
 export type * from './slack/stream-types.ts';
 export { DEFAULT_STREAMING } from './slack/streaming.ts';
 export type * from './slack/types.ts';

@@ -6,6 +6,7 @@ import { commands } from '../../commands/index.ts';
 import { checkOptions } from '../../src/core/command.ts';
 import { slackManifest, usageHint } from '../../src/platforms/slack/manifest.ts';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
+import { SLACK_MESSAGE_SHORTCUTS } from '../../src/platforms/slack/shortcuts.ts';
 import { METHOD_SCOPES, SUBSCRIPTION_SCOPES } from '../fakes/slack/scopes.ts';
 
 /** The Slack adapter's source files, comments removed (what the code does, not what it says). */
@@ -120,6 +121,39 @@ describe('Slack app manifest', () => {
       style: 'natural',
       seed: 7,
       enhance: true,
+    });
+  });
+
+  it("declares the message shortcuts the code listens to (app.shortcut), within Slack's limits, with interactivity on", () => {
+    const manifest = slackManifest(commands, { requestUrl: 'https://bot.example.com' });
+    const declared = manifest.features!.shortcuts ?? [];
+    expect(declared.map((s) => s.callback_id)).toEqual(SLACK_MESSAGE_SHORTCUTS.map((s) => s.callbackId));
+    expect(declared).toContainEqual({
+      name: 'Forget this thread',
+      type: 'message',
+      callback_id: 'forget_thread',
+      description: expect.any(String),
+    });
+    for (const shortcut of declared) {
+      expect(shortcut.type).toBe('message');
+      expect(shortcut.name.length).toBeGreaterThan(0);
+      expect(shortcut.name.length).toBeLessThanOrEqual(24);
+      expect(shortcut.callback_id.length).toBeLessThanOrEqual(255);
+      expect(shortcut.description.length).toBeGreaterThan(0);
+      expect(shortcut.description.length).toBeLessThanOrEqual(150);
+    }
+    // Every shortcut listener in the code is declared: Slack sends no other (read from the source).
+    const listened = SLACK_SOURCES.flatMap(({ code }) => [...code.matchAll(/\.shortcut(?:<[^>]*>)?\(/g)]).length;
+    expect(listened).toBeGreaterThan(0);
+    expect(
+      SLACK_SOURCES.some(({ code }) =>
+        /\.shortcut(?:<[^>]*>)?\(\s*\{\s*callback_id:\s*shortcut\.callbackId/.test(code),
+      ),
+    ).toBe(true);
+    // Shortcuts arrive as interactivity payloads, at the same request URL.
+    expect(manifest.settings!.interactivity).toMatchObject({
+      is_enabled: true,
+      request_url: 'https://bot.example.com/slack/events',
     });
   });
 

@@ -28,6 +28,7 @@ import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks, parseJsonAnswer } from './answer.ts';
 import { type Deferral, deferred, startDeferral } from './deferral.ts';
+import { howToForget } from './forget.ts';
 import { admit, countTokens, reserveTokens } from './usage.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
@@ -147,7 +148,7 @@ async function chatReserved(
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0)
     notes.push(
-      `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; /forget starts afresh.`,
+      `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; ${howToForget(ctx.conversationId)}.`,
     );
 
   const sent = [...system, ...kept, question];

@@ -1,20 +1,51 @@
 /**
  * /forget: clears the conversation's history (the channel, thread or DM it is used in). In a
- * DM anyone may; in a channel, admins and members who may manage messages.
+ * DM anyone may; in a channel, admins and members who may manage messages (on Slack, admins).
+ *
+ * Slack runs no slash command in a thread, so a Slack thread is forgotten by a mention saying
+ * `forget` there or by the message shortcut {@link FORGET_THREAD_SHORTCUT_NAME}
+ * (platforms/slack/events.ts, shortcuts.ts), with the same rights. {@link howToForget} says
+ * which way applies where.
  */
 
 import type { Core } from '../core.ts';
 import { ForbiddenError } from '../errors.ts';
+import { parseConversationKey } from '../keys.ts';
 import type { CommandContext } from '../platform.ts';
+
+/** The name of Slack's message shortcut that forgets a thread, as the Slack manifest declares it (≤ 24 characters). */
+export const FORGET_THREAD_SHORTCUT_NAME = 'Forget this thread';
+
+/**
+ * Whether a message addressed to the bot (its mention of the bot removed) asks it to forget the
+ * conversation: the word `forget` alone, in any case, with a final `.` or `!` at most.
+ */
+export function asksToForget(text: string): boolean {
+  return /^\s*forget\s*[.!]?\s*$/i.test(text);
+}
+
+/**
+ * How a user clears the history of `conversationId` where they are, as the end of a sentence:
+ * `/forget starts afresh` (Discord; a Slack channel or DM), or in a Slack thread, where no slash
+ * command runs, a mention with `forget` or the message shortcut.
+ * @param conversationId a conversation key (keys.ts); an unreadable one gets the /forget wording.
+ */
+export function howToForget(conversationId: string): string {
+  const ref = parseConversationKey(conversationId);
+  if (ref?.platform === 'slack' && ref.thread)
+    return `to start afresh in this thread, mention me with \`forget\` or use the message shortcut “${FORGET_THREAD_SHORTCUT_NAME}”`;
+  return '/forget starts afresh';
+}
 
 /**
  * Clears the history and says so in the conversation (so everyone knows the bot starts afresh).
+ * @param how what the user did, named in a refusal (default `/forget`; e.g. `Forgetting a thread`).
  * @throws ForbiddenError for a member without the right, in a channel.
  */
-export async function forget(ctx: CommandContext, core: Core): Promise<void> {
+export async function forget(ctx: CommandContext, core: Core, how = '/forget'): Promise<void> {
   if (!ctx.isDirectMessage && !(await ctx.user.canManageMessages())) {
     throw new ForbiddenError(
-      '/forget in a channel is for admins and members who may manage messages. In a DM with the bot anyone may use it.',
+      `${how} in a channel is for admins and members who may manage messages. In a DM with the bot anyone may use it.`,
     );
   }
   const count = (await core.history.get(ctx.conversationId)).length;

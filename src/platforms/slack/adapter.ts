@@ -1,8 +1,8 @@
 /**
  * The Slack adapter (@slack/bolt): the app, its receiver (HTTP or Socket Mode) and its
  * lifecycle. Each kind of inbound request has a file of its own: slash commands
- * (commands.ts), messages addressed to the bot (events.ts) and presses of its buttons
- * (actions.ts); reply.ts answers them.
+ * (commands.ts), messages addressed to the bot (events.ts), presses of its buttons
+ * (actions.ts) and its message shortcuts (shortcuts.ts); reply.ts answers them.
  */
 // A named import: Node's ESM gives `import bolt from` the whole CommonJS exports object, but
 // bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
@@ -24,6 +24,7 @@ import { registerMessageEvents } from './events.ts';
 import { createSlackServer } from './http.ts';
 import { boltLogger } from './logger.ts';
 import { SLACK_BUDGETS } from './rate-limits.ts';
+import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
 import { SlackDirectory } from './users.ts';
 
@@ -155,6 +156,7 @@ export class SlackAdapter {
     this.registerCommands({ core, log, directory, commands, ...files, streaming });
     registerMessageEvents(this.app, { core, log, running: this.running, ...files, directory, streaming });
     registerBlockActions(this.app, { core, commands, log, running: this.running, directory, ...files });
+    registerMessageShortcuts(this.app, { core, log, running: this.running, directory });
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');
     });

@@ -2,7 +2,10 @@
  * Messages addressed to the bot on Slack (Events API, over HTTP or Socket Mode):
  * `app_mention` in channels, answered in the mention's thread, and `message` events in the
  * bot's DMs (`message.im`), answered in the DM (in the thread when the user wrote in one).
- * Each becomes a platform-neutral mention (core/features/mention.ts).
+ * Each becomes a platform-neutral mention (core/features/mention.ts), except one saying `forget`
+ * alone (`@bot forget`), which clears its conversation's history as /forget does: in a thread,
+ * where Slack runs no slash command, this is how a thread is forgotten (or by the message
+ * shortcut, shortcuts.ts).
  *
  * Slack delivers an event again when it thinks the first delivery was not acked
  * (`X-Slack-Retry-Num`): each event id, and each message, is claimed in the shared store
@@ -12,6 +15,7 @@ import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import { asksToForget, forget } from '../../core/features/forget.ts';
 import { answerMention } from '../../core/features/mention.ts';
 import { channelKey, conversationKey, slackClaims } from '../../core/keys.ts';
 import { DownloadError } from '../../core/media/download.ts';
@@ -114,10 +118,12 @@ async function onUserMessage(
 ): Promise<void> {
   if (message.bot_id || !message.user || !USER_SUBTYPES.has(message.subtype)) return;
   const ref = newReference();
+  const text = plainTextOf(message.text ?? '', meta.botUserId);
+  const command = asksToForget(text) && !message.files?.length ? 'forget' : 'mention';
   const log = deps.log.child({
     platform: 'slack',
     ref,
-    command: 'mention',
+    command,
     event: meta.eventId,
     kind: meta.kind,
     channel: message.channel,
@@ -143,7 +149,7 @@ async function onUserMessage(
     return;
   }
   void deps.running.run(
-    (signal) => answer(message, meta, client, deps, log, ref, signal),
+    (signal) => answer(message, meta, client, deps, { log, ref, command, text }, signal),
     (error) => log.error({ err: error }, 'slack event handler failed'),
   );
 }
@@ -163,15 +169,23 @@ async function firstDelivery(core: Core, log: Logger, keys: string[]): Promise<b
   }
 }
 
+/** One message's invocation: its logger (bound to ref and command), reference, what it does and its text (the bot's mention removed). */
+interface MessageInvocation {
+  log: Logger;
+  ref: string;
+  command: 'mention' | 'forget';
+  text: string;
+}
+
 async function answer(
   message: SlackUserMessage,
   meta: EventMeta,
   client: WebClient,
   deps: SlackEventDeps,
-  log: Logger,
-  ref: string,
+  invocation: MessageInvocation,
   signal: AbortSignal,
 ): Promise<void> {
+  const { log, ref, command, text } = invocation;
   const user = message.user!;
   const inChannel = meta.kind === 'mention';
   const threadTs = inChannel ? (message.thread_ts ?? message.ts) : message.thread_ts;
@@ -215,10 +229,14 @@ async function answer(
     ref,
     reply,
   };
+  if (command === 'forget') {
+    await runInvocation('forget', ctx, deps.core, () =>
+      forget(ctx, deps.core, threadTs ? 'Forgetting a thread' : '/forget'),
+    );
+    return;
+  }
   const attachments = (message.files ?? []).map((file) => attachmentOf(file, deps));
-  await runInvocation('mention', ctx, deps.core, () =>
-    answerMention(ctx, deps.core, { text: plainTextOf(message.text ?? '', meta.botUserId), attachments }),
-  );
+  await runInvocation('mention', ctx, deps.core, () => answerMention(ctx, deps.core, { text, attachments }));
 }
 
 /**

@@ -9,9 +9,10 @@ import { pathToFileURL } from 'node:url';
 import type { AppsManifestCreateArguments } from '@slack/web-api';
 import { commands } from '../../../commands/index.ts';
 import type { Command } from '../../core/command.ts';
+import { flagForm, mainOptionOf } from '../../core/option-forms.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
-import { flagForm, mainOptionOf } from './options.ts';
+import { SLACK_MESSAGE_SHORTCUTS } from './shortcuts.ts';
 import { SLACK_USER_SCOPES } from './users.ts';
 
 /** Slack's app manifest (the shape `apps.manifest.create` takes). */
@@ -60,11 +61,19 @@ export function slackManifest(
         should_escape: false,
         ...(url ? { url } : {}),
       })),
+      // Message shortcuts (a message's "More actions" menu) arrive as interactivity payloads.
+      shortcuts: SLACK_MESSAGE_SHORTCUTS.map((shortcut) => ({
+        name: shortcut.name,
+        type: 'message' as const,
+        callback_id: shortcut.callbackId,
+        description: shortcut.description,
+      })),
     },
     oauth_config: { scopes: { bot: [...SLACK_BOT_SCOPES] } },
     settings: {
       event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: [...SLACK_BOT_EVENTS] },
-      // Button presses (Stop, Reroll / Upscale / Vary) arrive as block_actions (actions.ts).
+      // Button presses (Stop, Reroll / Upscale / Vary) arrive as block_actions (actions.ts), message
+      // shortcuts as message_action (shortcuts.ts).
       interactivity: { is_enabled: true, ...(url ? { request_url: url } : {}) },
       socket_mode_enabled: url === undefined,
       org_deploy_enabled: false,

@@ -11,6 +11,7 @@
  */
 import type { Command, CommandOption } from '../../core/command.ts';
 import { OptionError } from '../../core/errors.ts';
+import { flagForm, mainOptionOf } from '../../core/option-forms.ts';
 import { isWhitespace, NextIndex } from '../../core/text-scan.ts';
 import { unescapeSlackText } from './text.ts';
 
@@ -29,22 +30,6 @@ const QUOTES: Record<string, string> = { '"': '"', '“': '”', '„': '“' };
 
 /** A flag at position `i` (at a word start): `--name`, `—name`, `–name`, or a short `-x`. */
 const FLAG = /^(?:--|[—–])([A-Za-z][\w-]*)(=)?|^-([A-Za-z])(?=\s|$)/;
-
-/** The main (free text) option of a command: its first required string option. */
-export function mainOptionOf(command: Command): CommandOption | undefined {
-  return command.options.find((o) => o.required && o.type === 'string');
-}
-
-/** How an option is written: `--style vivid|natural|…`, `--seed <integer>`, `--json`. */
-export function flagForm(option: CommandOption): string {
-  if (option.type === 'boolean') return `--${option.name}`;
-  const value = option.choices
-    ? option.choices.map((c) => c.value).join('|')
-    : option.type === 'attachment'
-      ? '<https URL or Slack file link>'
-      : `<${option.type === 'string' ? 'text' : option.type}>`;
-  return `--${option.name} ${value}`;
-}
 
 /** Where a closing quote next occurs in the text, at or after a position (-1: nowhere). */
 type ClosingQuotes = (close: string, from: number) => number;

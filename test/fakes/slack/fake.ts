@@ -37,6 +37,7 @@ import type {
   SocketBlockActionResult,
 } from './interaction-types.ts';
 import { sendBlockAction, sendSocketBlockAction } from './interactivity.ts';
+import { type MessageShortcutInput, type MessageShortcutResult, sendMessageShortcut } from './shortcuts.ts';
 import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
 import { applyStreaming, stopStreamByUser } from './streaming.ts';
 import type { FakeSlackOptions } from './types.ts';
@@ -145,6 +146,22 @@ export class FakeSlack extends FakeSlackCore {
     options: { connectionId?: number } = {},
   ): Promise<SocketBlockActionResult> {
     return sendSocketBlockAction(this.ws, this.socketMode, input, options);
+  }
+
+  /**
+   * A user picks one of the app's message shortcuts on a message ("More actions" menu): POSTs the
+   * `message_action` payload the way Slack does (signed form `payload=<JSON>`, shortcuts.ts lists
+   * its fields), with a fresh `response_url` and a `trigger_id`; acked as {@link sendBlockAction}
+   * (failures recorded in {@link platformFailures}, `command: 'message_action'`).
+   * @throws Error when no user could do that: unknown user or channel, a user who cannot see the
+   *   conversation, no such message (or a deleted or ephemeral one), a malformed `callbackId`.
+   */
+  sendMessageShortcut(
+    botUrl: string,
+    input: MessageShortcutInput,
+    sign: SignOptions = {},
+  ): Promise<MessageShortcutResult> {
+    return sendMessageShortcut(this.ws, botUrl, input, sign);
   }
 
   /** Every button press sent to the app (HTTP or Socket Mode), oldest first, with its ack. */

@@ -459,3 +459,60 @@ describe('button presses over Socket Mode', () => {
     expect(fake.platformFailures).toEqual([result.failure]);
   });
 });
+
+describe('message shortcuts over HTTP, to a Bolt app', () => {
+  it('posts the message_action payload as Slack does; Bolt routes it by callback_id to app.shortcut, and respond() answers through its response_url', async () => {
+    const seen: Array<Record<string, unknown>> = [];
+    const bolt = await boltHttpApp(fake, (app) => {
+      app.shortcut({ callback_id: 'forget_thread', type: 'message_action' }, async ({ ack, shortcut, respond }) => {
+        await ack();
+        seen.push(shortcut as unknown as Record<string, unknown>);
+        await respond({ response_type: 'ephemeral', text: 'done' });
+      });
+    });
+    try {
+      const parent = fake.postUserMessage('C0ONE', 'U0ALICE', 'question').ts;
+      const reply = await postWithButtons('C0ONE', parent);
+      const result = await fake.sendMessageShortcut(bolt.url, {
+        user: 'U0ALICE',
+        channel: 'C0ONE',
+        messageTs: reply,
+        callbackId: 'forget_thread',
+      });
+      expect(result).toMatchObject({ status: 200, ackedInTime: true, failure: undefined });
+      expect(result.payload).toMatchObject({
+        type: 'message_action',
+        token: fake.verificationToken,
+        action_ts: expect.stringMatching(/^\d{10}\.\d{6}$/),
+        team: { id: fake.teamId, domain: fake.teamDomain },
+        user: { id: 'U0ALICE', username: 'alice', name: 'alice', team_id: fake.teamId },
+        channel: { id: 'C0ONE', name: 'one' },
+        is_enterprise_install: false,
+        enterprise: null,
+        callback_id: 'forget_thread',
+        trigger_id: result.triggerId,
+        response_url: result.responseUrl,
+        message_ts: reply,
+        message: { type: 'message', ts: reply, thread_ts: parent, text: 'Answering…', bot_id: fake.botId },
+      });
+      await vi.waitFor(() => expect(seen).toHaveLength(1));
+      expect(seen[0]).toEqual(result.payload);
+      await vi.waitFor(() =>
+        expect(fake.responsePosts().filter((p) => p.command === 'message_action')).toMatchObject([
+          { status: 200, text: 'done', channel: 'C0ONE', user: 'U0ALICE' },
+        ]),
+      );
+      // A shortcut no user could use throws.
+      const input = { user: 'U0ALICE', channel: 'C0ONE', messageTs: reply, callbackId: 'forget_thread' };
+      await expect(fake.sendMessageShortcut(bolt.url, { ...input, messageTs: '1.000001' })).rejects.toThrow(
+        /no message/,
+      );
+      await expect(fake.sendMessageShortcut(bolt.url, { ...input, user: 'U0NOBODY' })).rejects.toThrow(/unknown user/);
+      await expect(fake.sendMessageShortcut(bolt.url, { ...input, channel: 'C0SMALL', user: 'U0BOB' })).rejects.toThrow(
+        /cannot see/,
+      );
+    } finally {
+      await bolt.stop();
+    }
+  });
+});

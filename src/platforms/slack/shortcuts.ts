@@ -1,0 +1,123 @@
+/**
+ * Message shortcuts on Slack (a message's "More actions" menu; interaction payloads of type
+ * `message_action`, docs.slack.dev/reference/interaction-payloads/shortcuts-interaction-payload).
+ * The manifest declares {@link SLACK_MESSAGE_SHORTCUTS} (manifest.ts) and the adapter listens to
+ * each (app.shortcut), from the same list.
+ *
+ * "Forget this thread" clears the history of the thread of the message it is used on (a thread
+ * is a conversation of its own, `slack:<team>:<channel>:<thread_ts>`, which no slash command can
+ * reach: Slack runs none in a thread), with /forget's rights: anyone in a DM, admins in a
+ * channel. It says so in the thread; a refusal goes to the user alone (the payload's
+ * `response_url`).
+ */
+import type { App, MessageShortcut, RespondFn } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import { runInvocation } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
+import { FORGET_THREAD_SHORTCUT_NAME, forget } from '../../core/features/forget.ts';
+import { channelKey, conversationKey } from '../../core/keys.ts';
+import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
+import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import { type Logger, newReference } from '../../log.ts';
+import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { SlackReply } from './reply.ts';
+import type { SlackDirectory } from './users.ts';
+
+/** What a shortcut's handling needs from the adapter. */
+export interface SlackShortcutDeps {
+  core: Core;
+  log: Logger;
+  running: RunningCommands;
+  directory: SlackDirectory;
+}
+
+/** One message shortcut: what the manifest declares, and what runs when it is used. */
+export interface SlackMessageShortcut {
+  /** Shown in the message's menu; at most 24 characters. */
+  name: string;
+  /** The payload's `callback_id`; at most 255 characters. */
+  callbackId: string;
+  /** Shown under the name; at most 150 characters. */
+  description: string;
+  /**
+   * Handles one use (acked already). Never throws: failures are told and logged by runInvocation.
+   * @param respond the payload's response_url (ephemeral answers to the user).
+   * @param signal the invocation's own signal (shutdown).
+   */
+  run(
+    shortcut: MessageShortcut,
+    client: WebClient,
+    respond: RespondFn,
+    deps: SlackShortcutDeps,
+    signal: AbortSignal,
+  ): Promise<void>;
+}
+
+/** "Forget this thread": see the file's comment. */
+export const FORGET_THREAD_SHORTCUT: SlackMessageShortcut = {
+  name: FORGET_THREAD_SHORTCUT_NAME,
+  callbackId: 'forget_thread',
+  description: "Clear the bot's conversation history of this message's thread (in a channel: admins)",
+  run: forgetThread,
+};
+
+/** Every message shortcut of the app (the manifest's `features.shortcuts`). */
+export const SLACK_MESSAGE_SHORTCUTS: readonly SlackMessageShortcut[] = [FORGET_THREAD_SHORTCUT];
+
+/** Registers a listener for each of {@link SLACK_MESSAGE_SHORTCUTS}: acked at once, run among the running commands (refused while stopping). */
+export function registerMessageShortcuts(app: App, deps: SlackShortcutDeps): void {
+  for (const shortcut of SLACK_MESSAGE_SHORTCUTS) {
+    app.shortcut<MessageShortcut>(
+      { callback_id: shortcut.callbackId, type: 'message_action' },
+      async ({ shortcut: body, ack, client, respond }) => {
+        await ack();
+        if (deps.running.draining) {
+          await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
+            deps.log.warn({ err: error }, 'could not answer while stopping'),
+          );
+          return;
+        }
+        void deps.running.run(
+          (signal) => shortcut.run(body, client, respond, deps, signal),
+          (error) => deps.log.error({ err: error }, 'shortcut handler failed'),
+        );
+      },
+    );
+  }
+}
+
+/** Clears the history of the thread of the message the shortcut was used on, as /forget does. */
+async function forgetThread(
+  shortcut: MessageShortcut,
+  client: WebClient,
+  respond: RespondFn,
+  deps: SlackShortcutDeps,
+  signal: AbortSignal,
+): Promise<void> {
+  const ref = newReference();
+  const channel = shortcut.channel.id;
+  const log = deps.log.child({ platform: 'slack', ref, command: 'forget', channel, shortcut: shortcut.callback_id });
+  const team = shortcut.team?.id ?? shortcut.user.team_id ?? '';
+  // A reply's thread_ts is its thread; a message without one starts (or is the parent of) its own.
+  const threadTs = typeof shortcut.message.thread_ts === 'string' ? shortcut.message.thread_ts : shortcut.message.ts;
+  const ephemeral = async (message: OutgoingMessage) => {
+    const blocks = blocksOf(message);
+    await respond({ response_type: 'ephemeral', text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) });
+  };
+  const reply = new SlackReply(client, { team, channel, threadTs, continueInThread: false }, ephemeral, log);
+  const where = { platform: 'slack' as const, team, channel };
+  const ctx: CommandContext = {
+    platform: 'slack',
+    conversationId: conversationKey({ ...where, thread: threadTs }),
+    channelKey: channelKey(where),
+    isDirectMessage: channel.startsWith('D') || shortcut.channel.name === 'directmessage',
+    user: deps.directory.user(client, shortcut.user.id, shortcut.user.name),
+    options: {},
+    files: {},
+    signal,
+    log,
+    ref,
+    reply,
+  };
+  await runInvocation('forget', ctx, deps.core, () => forget(ctx, deps.core, 'Forgetting a thread'));
+}
