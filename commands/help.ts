@@ -5,15 +5,20 @@
  */
 import type { Command } from '../src/core/command.ts';
 import { showHelp } from '../src/core/features/help.ts';
-// index.ts lists this command too: its list is read when /help runs, once every module is loaded.
-import { commands } from './index.ts';
 
-export default {
-  name: 'help',
-  description: 'List every command of the bot, its options and the models',
-  options: [],
-  examples: [''],
-  async execute(ctx, core) {
-    await showHelp(ctx, core, commands);
-  },
-} satisfies Command;
+/**
+ * The /help command over a list of commands (itself included): index.ts makes it with its own
+ * list, read when /help runs, so that this file imports no list (no import cycle).
+ * @param list every command of the bot, in registration order.
+ */
+export function helpCommand(list: () => readonly Command[]): Command {
+  return {
+    name: 'help',
+    description: 'List every command of the bot, its options and the models',
+    options: [],
+    examples: [''],
+    async execute(ctx, core) {
+      await showHelp(ctx, core, list());
+    },
+  };
+}

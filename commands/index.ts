@@ -5,13 +5,22 @@ import type { Command } from '../src/core/command.ts';
 import chat from './chat.ts';
 import complete from './complete.ts';
 import forget from './forget.ts';
-import help from './help.ts';
+import { helpCommand } from './help.ts';
 import imagine from './imagine.ts';
 import models from './models.ts';
 import settings from './settings.ts';
 import usage from './usage.ts';
 
-export const commands: readonly Command[] = [chat, imagine, complete, models, settings, forget, usage, help];
+export const commands: readonly Command[] = [
+  chat,
+  imagine,
+  complete,
+  models,
+  settings,
+  forget,
+  usage,
+  helpCommand(() => commands),
+];
 
 /** The command named `name` (without a leading slash), if any. */
 export function findCommand(name: string): Command | undefined {

@@ -12,10 +12,10 @@ import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media
 import type { Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import type { QueueTicket } from '../service/gate.ts';
-import type { AspectRatio, ImageGenerationRequest, ImageGenerationResult, ImageStyle } from '../service/schemas.ts';
+import type { ImageGenerationRequest, ImageGenerationResult, } from '../service/schemas.ts';
 import type { Deferral } from './deferral.ts';
 import { withProgress } from './imagine-progress.ts';
-import { type ImagineState, type KeptImage, keepButtonState, keptImage } from './imagine-state.ts';
+import { type ImagineJob, type ImagineState, type KeptImage, keepButtonState, keptImage } from './imagine-state.ts';
 import { subjectOf } from './usage.ts';
 
 /** File extension for a sharp format name. */
@@ -39,26 +39,6 @@ function seedOf(result: ImageGenerationResult): number | undefined {
     (result.data[0] as Record<string, unknown> | undefined)?.seed,
   ];
   return candidates.find((v): v is number => typeof v === 'number' && Number.isInteger(v));
-}
-
-/**
- * What a generation needs, as kept for the follow-up buttons (no user files: a reference is a
- * data URL, which the state keeps as an image of its own: imagine-state.ts).
- */
-export interface ImagineJob {
-  prompt: string;
-  aspectRatio: AspectRatio;
-  style?: ImageStyle | undefined;
-  /** Display name (`user_selected_model`); undefined: the server's choice. */
-  model?: string | undefined;
-  negativePrompt?: string | undefined;
-  seed?: number | undefined;
-  /** `reference_image`: a PNG data URL. */
-  referenceDataUrl?: string | undefined;
-  referenceImageUrl?: string | undefined;
-  denoisingStrength?: number | undefined;
-  enhance?: boolean | undefined;
-  disableSafetyChecker?: boolean | undefined;
 }
 
 /** How a generation is posted, besides its job. */

@@ -16,7 +16,27 @@ import { InputError } from '../errors.ts';
 import { buttonId, storeKeys } from '../keys.ts';
 import { DownloadError } from '../media/download.ts';
 import { AttachmentAccessError, type Button, type CommandContext, type ComponentContext } from '../platform.ts';
-import type { ImagineJob } from './imagine-post.ts';
+import type { AspectRatio, ImageStyle } from '../service/schemas.ts';
+
+/**
+ * What a generation needs, as kept for the follow-up buttons (no user files: a reference is a
+ * data URL, which the state keeps as an image of its own: imagine-state.ts).
+ */
+export interface ImagineJob {
+  prompt: string;
+  aspectRatio: AspectRatio;
+  style?: ImageStyle | undefined;
+  /** Display name (`user_selected_model`); undefined: the server's choice. */
+  model?: string | undefined;
+  negativePrompt?: string | undefined;
+  seed?: number | undefined;
+  /** `reference_image`: a PNG data URL. */
+  referenceDataUrl?: string | undefined;
+  referenceImageUrl?: string | undefined;
+  denoisingStrength?: number | undefined;
+  enhance?: boolean | undefined;
+  disableSafetyChecker?: boolean | undefined;
+}
 
 /** How long a result's buttons keep working, in ms (the store forgets the state after it). */
 export const IMAGINE_STATE_TTL_MS = 30 * 24 * 3_600_000;
