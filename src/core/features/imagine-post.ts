@@ -12,7 +12,7 @@ import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media
 import type { Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import type { QueueTicket } from '../service/gate.ts';
-import type { ImageGenerationRequest, ImageGenerationResult, } from '../service/schemas.ts';
+import type { ImageGenerationRequest, ImageGenerationResult } from '../service/schemas.ts';
 import type { Deferral } from './deferral.ts';
 import { withProgress } from './imagine-progress.ts';
 import { type ImagineJob, type ImagineState, type KeptImage, keepButtonState, keptImage } from './imagine-state.ts';
