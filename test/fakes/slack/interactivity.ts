@@ -59,7 +59,12 @@ interface Pressed {
 
 /** The block_id Slack would have generated for block `index` of a message (stable across presses). */
 function generatedBlockId(m: Holder, index: number): string {
-  return createHash('sha256').update(`${m.channel}/${m.ts}/${index}`).digest('base64url').slice(0, 5);
+  // Letters and digits only (Slack's own look like `uU2Dx`): a generated id never holds `-` or `_`.
+  return createHash('sha256')
+    .update(`${m.channel}/${m.ts}/${index}`)
+    .digest('base64')
+    .replace(/[^A-Za-z0-9]/g, '')
+    .slice(0, 5);
 }
 
 /** The message's blocks as Slack returns them: every block with a block_id. */
