@@ -116,6 +116,7 @@ export const limitsEnv = z.object({
   MAX_ANSWER_CHARS: optionalInt(20_000, 2_000, 1_000_000),
   STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
   HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
+  REPLY_CHAIN_MAX: optionalInt(25, 1, 100),
   ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
   IMAGINE_BUTTONS: withDefault(
     'requester',

@@ -82,6 +82,8 @@ export interface CoreLimits {
   maxTokens: number;
   /** Estimated tokens of history sent with a chat (`HISTORY_TOKEN_BUDGET`). */
   historyTokenBudget: number;
+  /** Messages of a reply chain read as a mention's conversation, at most (`REPLY_CHAIN_MAX`; Discord). */
+  replyChainMax: number;
   /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
   allowDisableSafetyChecker: boolean;
   /** Longest answer shown in messages, in characters (`MAX_ANSWER_CHARS`); the rest comes as a file. */
@@ -221,6 +223,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
   return {
     maxTokens: e.MAX_TOKENS_LIMIT,
     historyTokenBudget: e.HISTORY_TOKEN_BUDGET,
+    replyChainMax: e.REPLY_CHAIN_MAX,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
     maxAnswerChars: e.MAX_ANSWER_CHARS,
     streamIdleMs: e.STREAM_IDLE_TIMEOUT_MS,

@@ -2,25 +2,57 @@
  * The mention feature: a user mentions the bot (or writes to it in a DM), with or without
  * images; the answer streams in as a reply that has looked at the images (§4.1 image input)
  * and joins the conversation's history, exactly like /chat. Platform adapters decide when a
- * message is addressed to the bot and turn it into a {@link MentionRequest}.
+ * message is addressed to the bot and turn it into a {@link MentionRequest}; the conversation
+ * around it that the platform holds (Discord: the reply chain; Slack: the thread the bot is
+ * called into) comes as its {@link MentionContext}.
  */
 
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
 import { collectImages, skippedLine } from '../media/attachments.ts';
+import type { PreparedImage } from '../media/images.ts';
 import type { Attachment, CommandContext } from '../platform.ts';
+import type { ChatMessage, ContentPart } from '../service/schemas.ts';
 import { chat } from './chat.ts';
 import { startDeferral } from './deferral.ts';
 import { subjectOf } from './usage.ts';
+
+/** One earlier message of the conversation around a mention, as an adapter read it. */
+export interface ContextTurn {
+  /** `assistant`: a message of the bot's own; `user`: anyone else's. */
+  role: 'user' | 'assistant';
+  /** The author's display name; a user turn is sent as `<author>: <text>` (as llmcord does). */
+  author?: string;
+  /** The message text, mentions shown as names. */
+  text: string;
+  /** The message's files; the images among a user turn's are sent with it (an assistant turn's are not read). */
+  attachments?: readonly Attachment[];
+}
+
+/**
+ * The conversation around a mention that the platform holds: Discord's reply chain, a Slack
+ * thread the bot has no history for. Adapters keep it within REPLY_CHAIN_MAX messages and
+ * about HISTORY_TOKEN_BUDGET tokens (core/tokens.ts estimates); chat trims it to the budget.
+ */
+export interface MentionContext {
+  /** Oldest first; the question itself is not among them. */
+  turns: readonly ContextTurn[];
+  /** True: sent instead of the conversation's stored history (no turn twice); false: after it. */
+  replacesHistory: boolean;
+  /** Messages that could not be read: their authors (each named once in the line under the answer) and why. */
+  skipped?: { authors: readonly string[]; why: string };
+}
 
 /** A message addressed to the bot, as an adapter hands it over. */
 export interface MentionRequest {
   /** The message text, the bot's own mention removed and other mentions shown as names. */
   text: string;
-  /** The message's own files first, then those of the message it replies to (one level). */
+  /** The message's own files first, then those of the message it replies to (one level) when that is not in `context`. */
   attachments: readonly Attachment[];
   /** Sentences from the adapter to show under the answer (e.g. a replied-to message it could not read). */
   notices?: readonly string[];
+  /** The conversation around the message, when the platform holds one the bot should read. */
+  context?: MentionContext;
 }
 
 /** The instruction sent when a message holds images and no text. */
@@ -30,22 +62,30 @@ export const DEFAULT_IMAGES_PROMPT = 'Describe these images.';
 
 /**
  * Answers a mention or DM in `ctx`'s conversation: downloads and prepares the images (capped,
- * at most `core.inputImages.maxCount`), then chats with the vision model when there are
- * images. Files not used are named in one line under the answer.
+ * at most `core.inputImages.maxCount` in all: the message's own first, then the context's,
+ * newest first), then chats with the vision model when there are images, the context's turns
+ * before the question. Files not used, and messages not read, are named in lines under the answer.
  * @throws InputError when there is neither text nor a usable image (the sentence says why);
  *   otherwise as {@link chat}.
  */
 export async function answerMention(ctx: CommandContext, core: Core, request: MentionRequest): Promise<void> {
   // Under way while the images download; the answer's first text waits for it (chat's deferral).
   void startDeferral(ctx);
-  const { images, skipped, notices } = await collectImages(request.attachments, core.inputImages, {
+  const turns = request.context?.turns ?? [];
+  const turnFiles = [...turns].reverse().flatMap((turn) => (turn.role === 'user' ? (turn.attachments ?? []) : []));
+  const collected = await collectImages([...request.attachments, ...turnFiles], core.inputImages, {
     images: core.images,
     key: subjectOf(ctx),
     signal: ctx.signal,
     log: ctx.log,
   });
-  const notes = [...(request.notices ?? []), ...notices];
-  const line = skippedLine(skipped);
+  const imagesOf = (files: readonly Attachment[]) =>
+    collected.images.filter((_, i) => files.includes(collected.sources[i]!));
+  const images = imagesOf(request.attachments);
+  const notes = [...(request.notices ?? []), ...collected.notices];
+  const skipped = request.context?.skipped;
+  if (skipped?.authors.length) notes.push(unreadLine(skipped.authors, skipped.why));
+  const line = skippedLine(collected.skipped);
   if (line) notes.push(line);
   const text = request.text.trim();
   const prompt = text || (images.length > 1 ? DEFAULT_IMAGES_PROMPT : images.length === 1 ? DEFAULT_IMAGE_PROMPT : '');
@@ -54,5 +94,53 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
       notes.length ? notes.join('\n') : 'Ask me something after the mention, or attach an image for me to look at.',
     );
   }
-  await chat(ctx, core, { prompt, images, notes });
+  const context = request.context && {
+    messages: contextMessages(turns, imagesOf),
+    replacesHistory: request.context.replacesHistory,
+  };
+  await chat(ctx, core, {
+    prompt,
+    images,
+    notes,
+    ...(context ? { context } : {}),
+    ...(context && collected.images.length > images.length ? { vision: true } : {}),
+  });
+}
+
+/** The line naming the authors of messages not read (each once), e.g. `Not read: 2 messages, by bob and carol (why).` */
+function unreadLine(authors: readonly string[], why: string): string {
+  const names = [...new Set(authors)];
+  const count = authors.length;
+  const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0];
+  return `Not read: ${count} message${count > 1 ? 's' : ''} of the conversation, by ${list} (${why}).`;
+}
+
+/**
+ * The context's turns as chat messages, oldest first: `assistant` with the bot's text; `user`
+ * as `<author>: <text>`, with its images as `image_url` parts. A turn with neither text nor a
+ * usable image is left out.
+ */
+function contextMessages(
+  turns: readonly ContextTurn[],
+  imagesOf: (files: readonly Attachment[]) => PreparedImage[],
+): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (const turn of turns) {
+    const text = turn.text.trim();
+    if (turn.role === 'assistant') {
+      if (text) messages.push({ role: 'assistant', content: text });
+      continue;
+    }
+    const images = imagesOf(turn.attachments ?? []);
+    if (!text && images.length === 0) continue;
+    const said = turn.author ? `${turn.author}: ${text}`.trimEnd() : text;
+    const content: string | ContentPart[] = images.length
+      ? [
+          { type: 'text', text: said },
+          ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } })),
+        ]
+      : said;
+    messages.push({ role: 'user', content });
+  }
+  return messages;
 }
