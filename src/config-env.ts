@@ -119,6 +119,7 @@ export const limitsEnv = z.object({
   MAX_FILE_CHARS: optionalInt(100_000, 100, 10_000_000),
   MAX_PDF_PAGES: optionalInt(50, 1, 10_000),
   PDF_TIMEOUT_MS: optionalInt(15_000, 100, 300_000),
+  REPLY_CHAIN_MAX: optionalInt(25, 1, 100),
   ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
   IMAGINE_BUTTONS: withDefault(
     'requester',

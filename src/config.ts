@@ -84,6 +84,8 @@ export interface CoreLimits {
   historyTokenBudget: number;
   /** Files read as context: characters of one (`MAX_FILE_CHARS`), PDF pages (`MAX_PDF_PAGES`), ms per PDF (`PDF_TIMEOUT_MS`). */
   files: { maxChars: number; maxPdfPages: number; pdfTimeoutMs: number };
+  /** Messages of a reply chain read as a mention's conversation, at most (`REPLY_CHAIN_MAX`; Discord). */
+  replyChainMax: number;
   /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
   allowDisableSafetyChecker: boolean;
   /** Longest answer shown in messages, in characters (`MAX_ANSWER_CHARS`); the rest comes as a file. */
@@ -224,6 +226,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     maxTokens: e.MAX_TOKENS_LIMIT,
     historyTokenBudget: e.HISTORY_TOKEN_BUDGET,
     files: { maxChars: e.MAX_FILE_CHARS, maxPdfPages: e.MAX_PDF_PAGES, pdfTimeoutMs: e.PDF_TIMEOUT_MS },
+    replyChainMax: e.REPLY_CHAIN_MAX,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
     maxAnswerChars: e.MAX_ANSWER_CHARS,
     streamIdleMs: e.STREAM_IDLE_TIMEOUT_MS,

@@ -121,4 +121,27 @@ describe('npm run doctor', () => {
       await slack.close();
     }
   });
+
+  it('names channels:history when the Slack token lacks it (threads the bot is called into are read with it)', async () => {
+    const slack = await FakeSlack.start({ scopes: SLACK_BOT_SCOPES.filter((scope) => scope !== 'channels:history') });
+    try {
+      const result = await doctor({
+        SERVICE_BASE_URL: `${service.baseUrl}/v1`,
+        SERVICE_API_KEY: service.apiKey,
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_SIGNING_SECRET: slack.signingSecret,
+        SLACK_API_URL: slack.apiUrl,
+        STORE_URL: `sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-doctor-store-')), 's.sqlite')}`,
+        DEFAULT_CHAT_MODEL: 'fake-chat',
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout.split('\n').filter((l) => l.startsWith('✗'))).toEqual([
+        expect.stringMatching(
+          /^✗ The Slack token lacks the scopes channels:history: add them under OAuth & Permissions/,
+        ),
+      ]);
+    } finally {
+      await slack.close();
+    }
+  });
 });

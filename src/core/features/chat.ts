@@ -53,6 +53,14 @@ export interface ChatRequest {
   files?: ContextFile[];
   /** Short lines shown under the answer (e.g. files not used), not stored in the history. */
   notes?: string[];
+  /**
+   * Earlier messages the platform holds (a mention's reply chain or thread), oldest first: sent
+   * instead of the stored history (`replacesHistory`) or after it; trimmed to the history budget
+   * like it. Not stored.
+   */
+  context?: { messages: ChatMessage[]; replacesHistory: boolean };
+  /** The context holds images: the channel's vision model answers when no `model` is given. */
+  vision?: boolean;
 }
 
 /**
@@ -118,19 +126,9 @@ async function chatReserved(
   const deferral = startDeferral(ctx);
   const images = request.images ?? [];
   // The history is read while the channel's settings are (each a store query a command waits for).
-  let storeDown = false;
-  const reading = core.history.asChatMessages(ctx.conversationId).then(
-    (messages) => {
-      core.storeHealth.succeeded(ctx.log);
-      return messages;
-    },
-    (error: unknown) => {
-      storeDown = core.storeHealth.failed(error, ctx.log, ctx.conversationId);
-      return [] as ChatMessage[];
-    },
-  );
+  const reading = readHistory(ctx, core, request.context);
   const channel = await core.models.forChannel(ctx.channelKey, ctx.signal);
-  const model = request.model ?? (images.length ? channel.vision.value : channel.chat.value);
+  const model = request.model ?? (images.length || request.vision ? channel.vision.value : channel.chat.value);
   const files = (request.files ?? []).map((file): ContentPart => ({ type: 'text', text: filePart(file) }));
   const content: string | ContentPart[] =
     images.length || files.length
@@ -143,7 +141,7 @@ async function chatReserved(
   const system: ChatMessage[] = channel.systemPrompt ? [{ role: 'system', content: channel.systemPrompt }] : [];
   const question: ChatMessage = { role: 'user', content };
   const notes = [...(request.notes ?? [])];
-  const history = await reading;
+  const { history, storeDown } = await reading;
   if (storeDown) notes.push(STORE_DOWN_NOTE);
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0)
@@ -159,6 +157,26 @@ async function chatReserved(
     await answerChat(ctx, core, request, { model, sent, images, notes, session, deferral, reservation });
   } finally {
     session.close();
+  }
+}
+
+/**
+ * The history sent with a chat: the conversation's stored one (a store that is down gives none,
+ * `storeDown`), then the request's context; the context alone when it replaces the history.
+ */
+async function readHistory(
+  ctx: CommandContext,
+  core: Core,
+  context: ChatRequest['context'],
+): Promise<{ history: ChatMessage[]; storeDown: boolean }> {
+  if (context?.replacesHistory) return { history: context.messages, storeDown: false };
+  try {
+    const stored = await core.history.asChatMessages(ctx.conversationId);
+    core.storeHealth.succeeded(ctx.log);
+    return { history: [...stored, ...(context?.messages ?? [])], storeDown: false };
+  } catch (error) {
+    const storeDown = core.storeHealth.failed(error, ctx.log, ctx.conversationId);
+    return { history: context?.messages ?? [], storeDown };
   }
 }
 
@@ -192,7 +210,7 @@ async function answerChat(
       { signal: session.signal, queue: session.queue },
     );
   } catch (error) {
-    if (images.length && refusesImages(error))
+    if ((images.length || request.vision) && refusesImages(error))
       return session.fail(new ImagesNotSupportedError(model, error as BadRequestError));
     return session.fail(error);
   }

@@ -2,26 +2,58 @@
  * The mention feature: a user mentions the bot (or writes to it in a DM), with or without
  * images and files; the answer streams in as a reply that has looked at the images (§4.1 image
  * input) and read the files, and joins the conversation's history, exactly like /chat. Platform adapters decide when a
- * message is addressed to the bot and turn it into a {@link MentionRequest}.
+ * message is addressed to the bot and turn it into a {@link MentionRequest}; the conversation
+ * around it that the platform holds (Discord: the reply chain; Slack: the thread the bot is
+ * called into) comes as its {@link MentionContext}.
  */
 
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
 import { collectImages, looksLikeImage, skippedLine } from '../media/attachments.ts';
 import { collectFiles, cutLine, filesCharBudget } from '../media/files.ts';
+import type { PreparedImage } from '../media/images.ts';
 import type { Attachment, CommandContext } from '../platform.ts';
+import type { ChatMessage, ContentPart } from '../service/schemas.ts';
 import { chat } from './chat.ts';
 import { startDeferral } from './deferral.ts';
 import { subjectOf } from './usage.ts';
+
+/** One earlier message of the conversation around a mention, as an adapter read it. */
+export interface ContextTurn {
+  /** `assistant`: a message of the bot's own; `user`: anyone else's. */
+  role: 'user' | 'assistant';
+  /** The author's display name; a user turn is sent as `<author>: <text>` (as llmcord does). */
+  author?: string;
+  /** The message text, mentions shown as names. */
+  text: string;
+  /** The message's files; the images among a user turn's are sent with it (an assistant turn's are not read). */
+  attachments?: readonly Attachment[];
+}
+
+/**
+ * The conversation around a mention that the platform holds: Discord's reply chain, a Slack
+ * thread the bot has no history for. Adapters keep it within REPLY_CHAIN_MAX messages and
+ * about HISTORY_TOKEN_BUDGET tokens (core/tokens.ts estimates); chat trims it to the budget.
+ */
+export interface MentionContext {
+  /** Oldest first; the question itself is not among them. */
+  turns: readonly ContextTurn[];
+  /** True: sent instead of the conversation's stored history (no turn twice); false: after it. */
+  replacesHistory: boolean;
+  /** Messages that could not be read: their authors (each named once in the line under the answer) and why. */
+  skipped?: { authors: readonly string[]; why: string };
+}
 
 /** A message addressed to the bot, as an adapter hands it over. */
 export interface MentionRequest {
   /** The message text, the bot's own mention removed and other mentions shown as names. */
   text: string;
-  /** The message's own files first, then those of the message it replies to (one level). */
+  /** The message's own files first, then those of the message it replies to (one level) when that is not in `context`. */
   attachments: readonly Attachment[];
   /** Sentences from the adapter to show under the answer (e.g. a replied-to message it could not read). */
   notices?: readonly string[];
+  /** The conversation around the message, when the platform holds one the bot should read. */
+  context?: MentionContext;
 }
 
 /** The instruction sent when a message holds images and no text. */
@@ -39,10 +71,11 @@ function defaultPrompt(images: number, files: number): string {
 
 /**
  * Answers a mention or DM in `ctx`'s conversation: downloads and prepares the images (capped,
- * at most `core.inputImages.maxCount`) and reads the other files as context (text files and
- * PDFs: media/files.ts, each cut to `MAX_FILE_CHARS`, all within the history budget), then
- * chats with the vision model when there are images. Files not used, and files read in part,
- * are named in lines under the answer.
+ * at most `core.inputImages.maxCount` in all: the message's own first, then the context's,
+ * newest first) and reads the message's other files as context (text files and PDFs:
+ * media/files.ts, each cut to `MAX_FILE_CHARS`, all within the history budget), then chats with
+ * the vision model when there are images, the context's turns before the question. Files not
+ * used or read in part, and messages not read, are named in lines under the answer.
  * @throws InputError when there is neither text nor a usable file (the sentence says why);
  *   otherwise as {@link chat}.
  */
@@ -50,9 +83,14 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
   // Under way while the files download; the answer's first text waits for it (chat's deferral).
   void startDeferral(ctx);
   const text = request.text.trim();
+  const turns = request.context?.turns ?? [];
+  // Only the images of the context's user turns are read (their other files are not).
+  const turnImages = [...turns]
+    .reverse()
+    .flatMap((turn) => (turn.role === 'user' ? (turn.attachments ?? []).filter(looksLikeImage) : []));
   const work = { images: core.images, key: subjectOf(ctx), signal: ctx.signal, log: ctx.log };
-  const [images, files] = await Promise.all([
-    collectImages(request.attachments.filter(looksLikeImage), core.inputImages, work),
+  const [collected, files] = await Promise.all([
+    collectImages([...request.attachments.filter(looksLikeImage), ...turnImages], core.inputImages, work),
     collectFiles(
       request.attachments.filter((a) => !looksLikeImage(a)),
       {
@@ -63,14 +101,68 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
       work,
     ),
   ]);
-  const notes = [...(request.notices ?? []), ...new Set([...images.notices, ...files.notices])];
-  for (const line of [skippedLine([...images.skipped, ...files.skipped]), cutLine(files.cut)])
+  const imagesOf = (list: readonly Attachment[]) =>
+    collected.images.filter((_, i) => list.includes(collected.sources[i]!));
+  const images = imagesOf(request.attachments);
+  const notes = [...(request.notices ?? []), ...new Set([...collected.notices, ...files.notices])];
+  const skipped = request.context?.skipped;
+  if (skipped?.authors.length) notes.push(unreadLine(skipped.authors, skipped.why));
+  for (const line of [skippedLine([...collected.skipped, ...files.skipped]), cutLine(files.cut)])
     if (line) notes.push(line);
-  const prompt = text || defaultPrompt(images.images.length, files.files.length);
+  const prompt = text || defaultPrompt(images.length, files.files.length);
   if (!prompt) {
     throw new InputError(
       notes.length ? notes.join('\n') : 'Ask me something after the mention, or attach a file for me to look at.',
     );
   }
-  await chat(ctx, core, { prompt, images: images.images, files: files.files, notes });
+  const context = request.context && {
+    messages: contextMessages(turns, imagesOf),
+    replacesHistory: request.context.replacesHistory,
+  };
+  await chat(ctx, core, {
+    prompt,
+    images,
+    files: files.files,
+    notes,
+    ...(context ? { context } : {}),
+    ...(context && collected.images.length > images.length ? { vision: true } : {}),
+  });
+}
+
+/** The line naming the authors of messages not read (each once), e.g. `Not read: 2 messages, by bob and carol (why).` */
+function unreadLine(authors: readonly string[], why: string): string {
+  const names = [...new Set(authors)];
+  const count = authors.length;
+  const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0];
+  return `Not read: ${count} message${count > 1 ? 's' : ''} of the conversation, by ${list} (${why}).`;
+}
+
+/**
+ * The context's turns as chat messages, oldest first: `assistant` with the bot's text; `user`
+ * as `<author>: <text>`, with its images as `image_url` parts. A turn with neither text nor a
+ * usable image is left out.
+ */
+function contextMessages(
+  turns: readonly ContextTurn[],
+  imagesOf: (files: readonly Attachment[]) => PreparedImage[],
+): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (const turn of turns) {
+    const text = turn.text.trim();
+    if (turn.role === 'assistant') {
+      if (text) messages.push({ role: 'assistant', content: text });
+      continue;
+    }
+    const images = imagesOf(turn.attachments ?? []);
+    if (!text && images.length === 0) continue;
+    const said = turn.author ? `${turn.author}: ${text}`.trimEnd() : text;
+    const content: string | ContentPart[] = images.length
+      ? [
+          { type: 'text', text: said },
+          ...images.map((i): ContentPart => ({ type: 'image_url', image_url: { url: i.url } })),
+        ]
+      : said;
+    messages.push({ role: 'user', content });
+  }
+  return messages;
 }

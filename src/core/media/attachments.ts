@@ -30,6 +30,8 @@ export interface SkippedAttachment {
 export interface CollectedImages {
   /** Ready to send, in the order the user attached them. */
   images: PreparedImage[];
+  /** The attachment each image was made from: `sources[i]` is `images[i]`'s (the same object as given). */
+  sources: Attachment[];
   skipped: SkippedAttachment[];
   /** Sentences about the files as a whole (each at most once), e.g. a missing scope. */
   notices: string[];
@@ -140,8 +142,10 @@ export async function collectImages(
       }
     }),
   );
+  const used = results.flatMap((image, i) => (image ? [{ image, source: chosen[i]! }] : []));
   return {
-    images: results.filter((image): image is PreparedImage => image !== undefined),
+    images: used.map((u) => u.image),
+    sources: used.map((u) => u.source),
     skipped,
     notices: [...notices],
   };

@@ -27,7 +27,8 @@ import type { Logger } from '../../log.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { guardMalformedInteractions } from './guard.ts';
 import { handleChatInput } from './interactions.ts';
-import { handleMessage, isAddressedToBot } from './messages.ts';
+import { handleMessage } from './mentions.ts';
+import { isAddressedToBot } from './messages.ts';
 import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
 

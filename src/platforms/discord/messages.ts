@@ -1,8 +1,9 @@
 /**
  * Messages addressed to the bot on Discord: a guild message that mentions it (`<@bot id>`, or
  * a reply that pings it), a reply to one of its own messages, and any message in a DM with
- * it. Each becomes a platform-neutral mention (core/features/mention.ts) answered as a reply
- * to the user's message, streamed by editing the bot's own channel message.
+ * it. Each becomes a platform-neutral mention (core/features/mention.ts; mentions.ts hands it
+ * over, reply-chain.ts reads what it replies to) answered as a reply to the user's message,
+ * streamed by editing the bot's own channel message (MessageReply, here).
  *
  * Intents (no privileged one needed): Discord delivers the content and attachments of
  * messages that mention the app, of DMs and of the app's own messages; those of the message a
@@ -16,26 +17,17 @@ import {
   type Message,
   MessageType,
 } from 'discord.js';
-import { runInvocation } from '../../core/command.ts';
-import type { Core } from '../../core/core.ts';
-import { InputError } from '../../core/errors.ts';
-import { answerMention } from '../../core/features/mention.ts';
-import { type BucketId, channelKey, conversationKey } from '../../core/keys.ts';
+import { type BucketId, channelKey } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { replaceSpacedTags } from '../../core/text-scan.ts';
-import { type Logger, newReference } from '../../log.ts';
+import type { Logger } from '../../log.ts';
 import { explainDiscordError } from './errors.ts';
-import { invocationUser } from './members.ts';
-import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
+import { channelBucket } from './rate-limits.ts';
 import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
 export const TYPING_REFRESH_MS = 8_000;
-
-/** Said under an answer when the replied-to message's files were hidden by Discord. */
-export const HIDDEN_REPLY_NOTICE =
-  'I could not see the attachments of the message you replied to: Discord shows them to bots only with the Message Content intent (an admin can enable it in the Developer Portal and set DISCORD_MESSAGE_CONTENT=true).';
 
 /** Said when a reply to the bot did not ping it, so Discord hid its text and files. */
 export const HIDDEN_MESSAGE_REPLY =
@@ -138,8 +130,8 @@ export function promptOf(message: Message, botId: string): string {
   return cleanContent(withoutBot, message.channel).trim();
 }
 
-/** Whether Discord hid a message's content from the bot (no Message Content intent). */
-function looksHidden(message: Message, botId: string): boolean {
+/** Whether Discord hid a message's content from the bot (no Message Content intent): another person's guild message, empty, that does not mention it. */
+export function looksHidden(message: Message, botId: string): boolean {
   return (
     message.inGuild() &&
     message.author.id !== botId &&
@@ -174,68 +166,4 @@ export function attachmentOf(
     fetch: async ({ maxBytes, signal }) =>
       (await downloader.download(file.url, { maxBytes, signal, name: file.name })).data,
   };
-}
-
-/**
- * Answers a message addressed to the bot (see {@link isAddressedToBot}; the caller checks).
- * @param options.messageContent whether the Message Content intent is on (DISCORD_MESSAGE_CONTENT).
- * @param signal the invocation's own signal (shutdown).
- */
-export async function handleMessage(
-  message: Message,
-  deps: { core: Core; log: Logger; botId: string; messageContent: boolean; rateLimits?: DiscordRateLimits },
-  signal: AbortSignal,
-): Promise<void> {
-  const { core, botId } = deps;
-  const ref = newReference();
-  const log = deps.log.child({
-    platform: 'discord',
-    ref,
-    command: 'mention',
-    message: message.id,
-    channel: message.channelId,
-  });
-  const reply = new MessageReply(message, log);
-  const ctx = {
-    platform: 'discord' as const,
-    conversationId: conversationKey({
-      platform: 'discord',
-      guild: message.guildId ?? undefined,
-      channel: message.channelId,
-    }),
-    channelKey: channelKeyOf(message.guildId, message.channelId, message.channel),
-    isDirectMessage: !message.inGuild(),
-    user: invocationUser(
-      message.author,
-      message.member,
-      message.inGuild() ? message.channel.permissionsFor(message.author) : null,
-      core.admins,
-    ),
-    options: {},
-    files: {},
-    signal,
-    log,
-    ref,
-    reply,
-  };
-  try {
-    await runInvocation('mention', ctx, core, async () => {
-      if (!deps.messageContent && looksHidden(message, botId)) throw new InputError(HIDDEN_MESSAGE_REPLY);
-      const attachments = message.attachments.map((file) => attachmentOf(file, 'message', core.downloader));
-      const notices: string[] = [];
-      if (message.reference?.messageId) {
-        const replied = await message.fetchReference().catch((error: unknown) => {
-          log.info({ err: error instanceof Error ? error.message : String(error) }, 'replied-to message not readable');
-          return undefined;
-        });
-        if (replied) {
-          attachments.push(...replied.attachments.map((file) => attachmentOf(file, 'replied', core.downloader)));
-          if (!deps.messageContent && looksHidden(replied, botId)) notices.push(HIDDEN_REPLY_NOTICE);
-        }
-      }
-      await answerMention(ctx, core, { text: promptOf(message, botId), attachments, notices });
-    });
-  } finally {
-    reply.dispose();
-  }
 }

@@ -158,7 +158,8 @@ export class DiscordRateLimits {
    * @param path the request's path, e.g. `/webhooks/<app>/<token>/messages/@original`.
    */
   response(method: string, path: string, status: number, headers: Headers): void {
-    const bucket = bucketOfPath(path, this.webhooks);
+    // A read (a reply chain's GET of a message) has a route bucket of its own, which discord.js keeps: not a write budget.
+    const bucket = method === 'GET' ? undefined : bucketOfPath(path, this.webhooks);
     if (!bucket) return;
     const isWebhook = bucket.kind === 'webhook';
     const channelId = isWebhook ? this.webhookChannels.get(bucket.scope) : bucket.scope;

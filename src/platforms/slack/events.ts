@@ -27,6 +27,7 @@ import { downloadSlackFile } from './files.ts';
 import { SlackReply } from './reply.ts';
 import type { SlackStreaming } from './stream.ts';
 import { plainTextOf } from './text.ts';
+import { readThread } from './thread.ts';
 import type { SlackDirectory } from './users.ts';
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
@@ -236,7 +237,25 @@ async function answer(
     return;
   }
   const attachments = (message.files ?? []).map((file) => attachmentOf(file, deps));
-  await runInvocation('mention', ctx, deps.core, () => answerMention(ctx, deps.core, { text, attachments }));
+  await runInvocation('mention', ctx, deps.core, async () => {
+    // A message in a thread it started elsewhere: the thread is the conversation when the bot keeps none (thread.ts).
+    const where = {
+      channel: message.channel,
+      ts: message.ts,
+      botUserId: meta.botUserId,
+      conversationId: ctx.conversationId,
+    };
+    const thread =
+      message.thread_ts && message.thread_ts !== message.ts
+        ? await readThread(client, { ...where, threadTs: message.thread_ts }, deps, log)
+        : {};
+    await answerMention(ctx, deps.core, {
+      text,
+      attachments,
+      ...(thread.notice ? { notices: [thread.notice] } : {}),
+      ...(thread.context ? { context: thread.context } : {}),
+    });
+  });
 }
 
 /**

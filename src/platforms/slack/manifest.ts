@@ -13,6 +13,7 @@ import { flagForm, mainOptionOf } from '../../core/option-forms.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
 import { SLACK_MESSAGE_SHORTCUTS } from './shortcuts.ts';
+import { SLACK_THREAD_SCOPES } from './thread.ts';
 import { SLACK_USER_SCOPES } from './users.ts';
 
 /** Slack's app manifest (the shape `apps.manifest.create` takes). */
@@ -20,9 +21,12 @@ export type SlackManifest = AppsManifestCreateArguments['manifest'];
 
 /**
  * Bot scopes the bot needs, from the files that use them: slash commands, posting, editing
- * and uploads (commands.ts); mentions, DMs and users' files (events.ts); admin checks (users.ts).
+ * and uploads (commands.ts); mentions, DMs and users' files (events.ts); admin checks and names
+ * (users.ts); reading the threads the bot is called into (thread.ts).
  */
-export const SLACK_BOT_SCOPES = [...new Set([...SLACK_COMMAND_SCOPES, ...SLACK_EVENT_SCOPES, ...SLACK_USER_SCOPES])];
+export const SLACK_BOT_SCOPES = [
+  ...new Set([...SLACK_COMMAND_SCOPES, ...SLACK_EVENT_SCOPES, ...SLACK_USER_SCOPES, ...SLACK_THREAD_SCOPES]),
+];
 
 /**
  * The usage hint Slack shows under a command, from its options: the main option first (the

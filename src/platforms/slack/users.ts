@@ -18,6 +18,8 @@ export const USER_CACHE_TTL_MS = 5 * 60_000;
 
 interface CachedUser {
   isAdmin: boolean;
+  /** The name people see: the profile's display name, else the real name, else the user name. */
+  name: string;
   at: number;
 }
 
@@ -43,6 +45,14 @@ export class SlackDirectory {
     return { id: userId, name, isAdmin, canManageMessages: isAdmin };
   }
 
+  /**
+   * The name a user is shown by (users.info, cached; a thread's authors, issue 19).
+   * @returns the user id when users.info fails (logged).
+   */
+  async displayName(client: WebClient, userId: string): Promise<string> {
+    return (await this.lookup(client, userId))?.name ?? userId;
+  }
+
   private async lookup(client: WebClient, userId: string): Promise<CachedUser | undefined> {
     const cached = this.cache.get(userId);
     if (cached && this.now() - cached.at < USER_CACHE_TTL_MS) return cached;
@@ -50,6 +60,7 @@ export class SlackDirectory {
       const { user } = await client.users.info({ user: userId });
       const entry: CachedUser = {
         isAdmin: user?.is_admin === true || user?.is_owner === true || user?.is_primary_owner === true,
+        name: user?.profile?.display_name || user?.real_name || user?.name || userId,
         at: this.now(),
       };
       if (this.cache.size > 10_000) this.cache.clear();

@@ -3,7 +3,7 @@
  * interaction webhooks, channel messages): validation of the body and files against
  * Discord's limits, then the new revision, the write record and the `write` event, and
  * MESSAGE_CREATE for a new message that is not ephemeral (Discord echoes the bot's own
- * messages to it). A reply pings the replied author when `allowed_mentions` is absent, or
+ * messages to it), MESSAGE_UPDATE for an edit of one (so discord.js's cache follows edits). A reply pings the replied author when `allowed_mentions` is absent, or
  * when it says `replied_user: true`.
  */
 import sharp from 'sharp';
@@ -188,6 +188,7 @@ export function commit(
   ctx.state.writes.push(write);
   ctx.state.events.emit('write', write);
   if (kind === 'create') announce(ctx, message);
+  else if (!message.ephemeral) ctx.gateway.dispatch('MESSAGE_UPDATE', gatewayMessageJson(ctx.state, message));
 }
 
 /**

@@ -1,0 +1,137 @@
+/**
+ * A Slack thread the bot is called into (issue 19, item 2): a mention in a thread the bot has
+ * no stored history for reads the thread's earlier messages (`conversations.replies`) as the
+ * conversation, so "summarize this thread" works. The bot's own messages become `assistant`
+ * turns, everyone else's `user` turns named by their display name (users.info); the newest
+ * messages are kept within HISTORY_TOKEN_BUDGET (core/tokens.ts estimates).
+ *
+ * Reading needs the history scope of the conversation's type (`channels:history`,
+ * `groups:history`, `im:history`, `mpim:history`). A refusal (`missing_scope`,
+ * `not_allowed_token_type`, `ratelimited`, `not_in_channel`) becomes a line under the answer
+ * naming what to change, and the question is answered without the thread. conversations.replies
+ * is tier 3 for internal apps (docs.slack.dev: 1 a minute, 15 messages a page for commercially
+ * distributed apps outside the Marketplace): one call a mention, at most {@link MAX_PAGES} pages.
+ */
+import type { WebClient } from '@slack/web-api';
+import type { Core } from '../../core/core.ts';
+import type { ContextTurn, MentionContext } from '../../core/features/mention.ts';
+import { estimateTextTokens } from '../../core/tokens.ts';
+import type { Logger } from '../../log.ts';
+import { plainTextOf } from './text.ts';
+import type { SlackDirectory } from './users.ts';
+
+/** The history scopes conversations.replies needs, one per conversation type (the manifest asks for them all). */
+export const SLACK_THREAD_SCOPES = ['channels:history', 'groups:history', 'im:history', 'mpim:history'] as const;
+
+/** Messages asked for a page. */
+const PAGE_SIZE = 200;
+/** Pages read at most (a longer thread is read from its start, up to this many messages). */
+const MAX_PAGES = 5;
+
+/** A message as conversations.replies returns it (the fields read here). */
+interface ThreadMessage {
+  ts?: string;
+  user?: string;
+  bot_id?: string;
+  username?: string;
+  text?: string;
+}
+
+/** Where the mention is, and who the bot is. */
+export interface ThreadWhere {
+  channel: string;
+  threadTs: string;
+  /** The mention's own ts: it and later messages are not read. */
+  ts: string;
+  botUserId: string | undefined;
+  conversationId: string;
+}
+
+/** What the thread adds to the mention. */
+export interface ThreadRead {
+  context?: MentionContext;
+  /** A line naming what to change when Slack refused. */
+  notice?: string;
+}
+
+/** The history scope of a conversation, by its id's first letter (C public, G private or group DM, D DM). */
+function historyScopeOf(channel: string): string {
+  if (channel.startsWith('D')) return 'im:history';
+  if (channel.startsWith('G')) return 'groups:history';
+  return 'channels:history';
+}
+
+/** The sentence for a refusal of conversations.replies, or undefined for another error. */
+export function threadRefusal(error: unknown, channel: string): string | undefined {
+  const data = (error as { data?: { error?: string; needed?: string } }).data;
+  switch (data?.error) {
+    case 'missing_scope':
+      return `I answered without reading this thread: add the ${data.needed || historyScopeOf(channel)} scope to read this thread (OAuth & Permissions, then reinstall the app).`;
+    case 'not_allowed_token_type':
+      return `I answered without reading this thread: Slack does not let this token read threads; use the bot token (xoxb-) with the ${historyScopeOf(channel)} scope.`;
+    case 'ratelimited':
+      return 'I answered without reading this thread: Slack asked me to slow down (ratelimited); ask again in a minute.';
+    case 'not_in_channel':
+      return 'I answered without reading this thread: invite me to the channel to read this thread.';
+    default:
+      return undefined;
+  }
+}
+
+/** The thread's messages before the mention, oldest first (at most MAX_PAGES pages). */
+async function earlierMessages(client: WebClient, where: ThreadWhere): Promise<ThreadMessage[]> {
+  const messages: ThreadMessage[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const answer = await client.conversations.replies({
+      channel: where.channel,
+      ts: where.threadTs,
+      limit: PAGE_SIZE,
+      ...(cursor ? { cursor } : {}),
+    });
+    messages.push(...((answer.messages ?? []) as ThreadMessage[]).filter((m) => m.ts && m.ts < where.ts));
+    cursor = answer.response_metadata?.next_cursor || undefined;
+    if (!cursor || !answer.has_more) break;
+  }
+  return messages;
+}
+
+/**
+ * Reads the thread a mention is in, when the bot keeps no history for it (a store that does not
+ * answer counts as none). Never throws: a refusal is the returned `notice` (see the file's
+ * comment), any other failure of conversations.replies (a network fault) is logged and the
+ * mention is answered without the thread.
+ */
+export async function readThread(
+  client: WebClient,
+  where: ThreadWhere,
+  deps: { core: Core; directory: SlackDirectory },
+  log: Logger,
+): Promise<ThreadRead> {
+  const stored = await deps.core.history.asChatMessages(where.conversationId).catch(() => []);
+  if (stored.length > 0) return {};
+  let messages: ThreadMessage[];
+  try {
+    messages = await earlierMessages(client, where);
+  } catch (error) {
+    const notice = threadRefusal(error, where.channel);
+    log.info({ err: error instanceof Error ? error.message : String(error) }, 'thread not read');
+    return notice ? { notice } : {};
+  }
+  const turns: ContextTurn[] = [];
+  let tokens = 0;
+  for (const message of messages.reverse()) {
+    const own = message.user !== undefined && message.user === where.botUserId;
+    const text = plainTextOf(message.text ?? '', where.botUserId);
+    tokens += estimateTextTokens(text) + 4;
+    if (tokens > deps.core.limits.historyTokenBudget && turns.length > 0) break;
+    if (own) turns.push({ role: 'assistant', text });
+    else {
+      const author = message.user
+        ? await deps.directory.displayName(client, message.user)
+        : (message.username ?? 'an app');
+      turns.push({ role: 'user', author, text });
+    }
+  }
+  return { context: { turns: turns.reverse(), replacesHistory: true } };
+}
