@@ -20,13 +20,11 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
+import { AnswerPages } from './answer-pages.ts';
 import type { WriteScheduler } from './scheduler.ts';
-import { PageSplitter, splitMessage } from './split.ts';
 
+export { REPLACED_PAGE } from './answer-pages.ts';
 export { type Clock, systemClock } from './clock.ts';
-
-/** What a message shows once the final text of its answer ends on an earlier message. */
-export const REPLACED_PAGE = '*(replaced by the text above)*';
 
 /** Options of {@link StreamingReply}. */
 export interface StreamingReplyOptions {
@@ -41,28 +39,8 @@ export interface StreamingReplyOptions {
 
 /** One streamed answer, possibly spanning several messages. Single use. */
 export class StreamingReply {
-  private text = '';
-  /** Whether `text` holds anything but whitespace (kept up to date per delta, never by re-reading `text`). */
-  private hasText = false;
-  /** The last result of {@link pages}, and what it was computed from. */
-  private view:
-    | {
-        text: string;
-        status: string;
-        finishing: boolean;
-        /** Messages posted (a finishing text shorter than them marks the rest as replaced). */
-        messages: number;
-        maxChars: number;
-        measure: ((text: string) => number) | undefined;
-        pages: string[];
-      }
-    | undefined;
-  /** The pages of `text`, kept across appends: made at the first text (again if the channel's limits change). */
-  private splitter:
-    | { pages: PageSplitter; maxChars: number; measure: ((text: string) => number) | undefined }
-    | undefined;
-  /** Shown in the first message while there is no text; '' for none. */
-  private statusText = '';
+  /** The answer's text, its status line and their pages. */
+  private readonly body = new AnswerPages();
   private readonly handles: MessageHandle[] = [];
   /** What each message currently shows: its page, and `\u0000` after it while it carries the controls. */
   private readonly shown: string[] = [];
@@ -88,7 +66,7 @@ export class StreamingReply {
 
   /** The text received so far. */
   get content(): string {
-    return this.text;
+    return this.body.text;
   }
 
   /** Number of messages the answer occupies so far. */
@@ -101,22 +79,20 @@ export class StreamingReply {
    * "⏳ Queued: 3 ahead of you." or "is thinking…". Ignored once text arrived or while finishing.
    */
   status(text: string): void {
-    if (this.text !== '' || this.finishing) return;
-    this.statusText = text;
+    if (this.body.text !== '' || this.finishing) return;
+    this.body.status = text;
     this.kick();
   }
 
   /** Whether the first message shows a status line and no answer yet. */
   get showsStatusOnly(): boolean {
-    return !this.hasText && this.shown[0] !== undefined;
+    return !this.body.hasText && this.shown[0] !== undefined;
   }
 
   /** Adds a delta; a write is scheduled (one of this answer at a time). O(delta) until the write runs. */
   append(delta: string): void {
     if (delta === '') return;
-    this.text += delta;
-    this.splitter?.pages.append(delta);
-    if (!this.hasText && !isBlank(delta)) this.hasText = true;
+    this.body.append(delta);
     this.kick();
   }
 
@@ -130,18 +106,7 @@ export class StreamingReply {
    *   logged when it fails, not thrown: the user saw the whole answer.
    */
   async finish(finalText?: string, emptyText = '*(the model returned an empty answer)*'): Promise<void> {
-    if (finalText !== undefined && finalText !== this.text) {
-      // The usual final text is the answer with notes after it: its pages so far stay.
-      if (this.hasText && finalText.startsWith(this.text))
-        this.splitter?.pages.append(finalText.slice(this.text.length));
-      else this.splitter?.pages.reset(finalText);
-      this.text = finalText;
-    }
-    if (isBlank(this.text)) {
-      this.text = emptyText;
-      this.splitter?.pages.reset(emptyText);
-    }
-    this.hasText = true;
+    this.body.finalize(finalText, emptyText);
     this.finishing = true;
     let attempt = 0;
     while (this.dirty()) {
@@ -232,54 +197,13 @@ export class StreamingReply {
     this.shown[index] = page;
   }
 
-  /**
-   * What each message should show: its page, marked with `\u0000` when it carries the controls.
-   * Computed once per state of the text (a write asks three times); not to be modified.
-   */
+  /** What each message should show: its page, marked with `\u0000` when it carries the controls (AnswerPages). */
   private pages(): readonly string[] {
-    const { maxChars, measure } = this.channel.limits;
-    const view = this.view;
-    if (
-      view &&
-      view.text === this.text &&
-      view.status === this.statusText &&
-      view.finishing === this.finishing &&
-      view.messages === this.handles.length &&
-      view.maxChars === maxChars &&
-      view.measure === measure
-    )
-      return view.pages;
-    const pages = this.paginate();
-    this.view = {
-      text: this.text,
-      status: this.statusText,
+    return this.body.pages(this.channel.limits, {
       finishing: this.finishing,
       messages: this.handles.length,
-      maxChars,
-      measure,
-      pages,
-    };
-    return pages;
-  }
-
-  private paginate(): string[] {
-    const { maxChars, measure } = this.channel.limits;
-    let pages: string[];
-    if (this.hasText) {
-      if (this.splitter?.maxChars !== maxChars || this.splitter.measure !== measure) {
-        this.splitter = { pages: new PageSplitter(maxChars, measure), maxChars, measure };
-        this.splitter.pages.reset(this.text);
-      }
-      pages = this.splitter.pages.pages();
-      // A final text on fewer pages than the messages posted (a JSON answer replaced by its
-      // summary): the messages past it say so instead of keeping text that is no longer the answer.
-      if (this.finishing) for (let i = pages.length; i < this.handles.length; i++) pages.push(REPLACED_PAGE);
-    } else {
-      if (this.statusText.trim() === '') return [];
-      pages = splitMessage(this.statusText, maxChars, measure);
-    }
-    if (this.options.controls?.length && !this.finishing) pages[pages.length - 1] += '\u0000';
-    return pages;
+      controls: Boolean(this.options.controls?.length),
+    });
   }
 
   private firstDirty(): number {
@@ -325,9 +249,4 @@ export class StreamingReply {
       return false;
     }
   }
-}
-
-/** Whether `text` is empty or only whitespace (reads up to its first other character). */
-function isBlank(text: string): boolean {
-  return !/\S/.test(text);
 }

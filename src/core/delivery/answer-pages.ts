@@ -1,0 +1,116 @@
+/**
+ * The text of one streamed answer (StreamingReply) and the pages its messages show: made once
+ * per state of the text (a write asks several times), continued from the last completed page as
+ * the text grows (PageSplitter), made afresh when the channel's limits change.
+ */
+import type { ReplyLimits } from '../platform.ts';
+import { PageSplitter, splitMessage } from './split.ts';
+
+/** What a message shows once the final text of its answer ends on an earlier message. */
+export const REPLACED_PAGE = '*(replaced by the text above)*';
+
+/** What the pages depend on besides the text: the answer finishing, the messages posted, whether the last carries controls. */
+export interface PagesState {
+  finishing: boolean;
+  /** Messages posted so far (a finishing text on fewer pages marks the rest as replaced). */
+  messages: number;
+  /** Whether the last message carries controls (the Stop button) until the final write. */
+  controls: boolean;
+}
+
+/** An answer's text, its status line, and their pages. */
+export class AnswerPages {
+  /** The text received so far (or the final text, once finalized). */
+  text = '';
+  /** Whether `text` holds anything but whitespace (kept up to date per delta, never by re-reading `text`). */
+  hasText = false;
+  /** Shown in the first message while there is no text; '' for none. */
+  status = '';
+  /** The pages of `text`, kept across appends: made at the first text (again if the channel's limits change). */
+  private splitter:
+    | { pages: PageSplitter; maxChars: number; measure: ((text: string) => number) | undefined }
+    | undefined;
+  /** The last result of {@link pages}, and what it was computed from. */
+  private view:
+    | (PagesState & {
+        text: string;
+        status: string;
+        maxChars: number;
+        measure: ((text: string) => number) | undefined;
+        pages: string[];
+      })
+    | undefined;
+
+  /** Adds a delta: O(delta) until the pages are asked for. */
+  append(delta: string): void {
+    this.text += delta;
+    this.splitter?.pages.append(delta);
+    if (!this.hasText && !isBlank(delta)) this.hasText = true;
+  }
+
+  /**
+   * Makes `finalText` the text (when given; the usual one is the answer with notes after it,
+   * whose pages so far stay), or `emptyText` when the text is blank.
+   */
+  finalize(finalText: string | undefined, emptyText: string): void {
+    if (finalText !== undefined && finalText !== this.text) {
+      if (this.hasText && finalText.startsWith(this.text))
+        this.splitter?.pages.append(finalText.slice(this.text.length));
+      else this.splitter?.pages.reset(finalText);
+      this.text = finalText;
+    }
+    if (isBlank(this.text)) {
+      this.text = emptyText;
+      this.splitter?.pages.reset(emptyText);
+    }
+    this.hasText = true;
+  }
+
+  /**
+   * What each message should show: its page, marked with `\u0000` when it carries the controls.
+   * Computed once per state; not to be modified.
+   * @param limits the channel's: characters a message (`maxChars`, by `measure`).
+   */
+  pages(limits: Pick<ReplyLimits, 'maxChars' | 'measure'>, state: PagesState): readonly string[] {
+    const { maxChars, measure } = limits;
+    const view = this.view;
+    if (
+      view &&
+      view.text === this.text &&
+      view.status === this.status &&
+      view.finishing === state.finishing &&
+      view.messages === state.messages &&
+      view.controls === state.controls &&
+      view.maxChars === maxChars &&
+      view.measure === measure
+    )
+      return view.pages;
+    const pages = this.paginate(maxChars, measure, state);
+    this.view = { ...state, text: this.text, status: this.status, maxChars, measure, pages };
+    return pages;
+  }
+
+  private paginate(maxChars: number, measure: ((text: string) => number) | undefined, state: PagesState): string[] {
+    let pages: string[];
+    if (this.hasText) {
+      if (this.splitter?.maxChars !== maxChars || this.splitter.measure !== measure) {
+        this.splitter = { pages: new PageSplitter(maxChars, measure), maxChars, measure };
+        this.splitter.pages.reset(this.text);
+      }
+      pages = this.splitter.pages.pages();
+      // A final text on fewer pages than the messages posted (a JSON answer replaced by its
+      // summary): the messages past it say so instead of keeping text that is no longer the answer.
+      if (state.finishing) for (let i = pages.length; i < state.messages; i++) pages.push(REPLACED_PAGE);
+    } else {
+      if (this.status.trim() === '') return [];
+      pages = splitMessage(this.status, maxChars, measure);
+    }
+    if (state.controls && !state.finishing) pages[pages.length - 1] += '\u0000';
+    return pages;
+  }
+}
+
+/** Whether `text` is empty or only whitespace (reads up to its first other character). */
+function isBlank(text: string): boolean {
+  return !/\S/.test(text);
+}
