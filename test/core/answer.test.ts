@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { extractImageLinks, jsonFenceBody, parseJsonAnswer } from '../../src/core/features/answer.ts';
+import { extractImageLinks } from '../../src/core/features/answer.ts';
+import { jsonFenceBody, parseJsonAnswer } from '../../src/core/features/json-answer.ts';
 import { InvalidJsonError } from '../../src/core/service/errors.ts';
 
 describe('JSON mode answers (§4.1 JSON mode rules)', () => {

@@ -7,7 +7,7 @@ import { getEventListeners } from 'node:events';
 import { Writable } from 'node:stream';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseJsonAnswer } from '../../src/core/features/answer.ts';
+import { parseJsonAnswer } from '../../src/core/features/json-answer.ts';
 import { describeImage } from '../../src/core/media/image-ops.ts';
 import { imagesFromResult } from '../../src/core/media/images.ts';
 import { isImageModel, ServiceClient } from '../../src/core/service/client.ts';

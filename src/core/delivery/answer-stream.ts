@@ -5,16 +5,12 @@
  * (time to first text, duration, outcome) on the bot's events.
  */
 
-import { ShownError, withReference } from '../errors.ts';
+import { ShownError } from '../errors.ts';
 import type { BotEvents } from '../events.ts';
 import type { CommandContext, OutgoingFile } from '../platform.ts';
-import { StopRequest } from '../running.ts';
-import { sentenceOf } from '../sentences.ts';
 import { AbortedError, ServiceError } from '../service/errors.ts';
-import type { QueueTicket } from '../service/gate.ts';
-import type { WriteScheduler } from './scheduler.ts';
-import type { StopButtons } from './stops.ts';
-import { StreamingReply } from './streaming-reply.ts';
+import { failureLine, toldBeforeText } from './answer-session.ts';
+import type { StreamingReply } from './streaming-reply.ts';
 
 /** What an answer without text shows. */
 const EMPTY_ANSWER = '*(the model returned an empty answer)*';
@@ -77,76 +73,6 @@ export interface StreamAnswerOptions {
    * answer is attached as `answer.md`. Default: no cap.
    */
   maxChars?: number;
-}
-
-/** What the user reads for a service failure in an answer: a stop says why; anything else carries the reference. */
-function failureLine(error: ServiceError, ref: string): string {
-  return error.code === 'aborted' ? sentenceOf(error) : withReference(sentenceOf(error), ref);
-}
-
-/**
- * A request that failed before any text: a status line already shown (the queue place) is
- * replaced by the sentence for a service failure.
- * @returns the error to throw: a ShownError when the sentence was shown, else `error` as is
- *   (the runner tells the user).
- * @throws what the platform throws for the write of the sentence.
- */
-async function toldBeforeText(ctx: CommandContext, reply: StreamingReply, error: unknown): Promise<unknown> {
-  if (!reply.showsStatusOnly || !(error instanceof ServiceError)) return error;
-  await reply.finish(`⚠️ ${failureLine(error, ctx.ref)}`);
-  return new ShownError(error);
-}
-
-/** The line shown while a request waits for the service (gate.ts). */
-export function queuedLine(ahead: number): string {
-  return ahead === 0 ? '⏳ Queued: you are next.' : `⏳ Queued: ${ahead} ahead of you.`;
-}
-
-/** An answer about to be asked for: its reply, its signal (Stop aborts it) and its place in the queue. */
-export interface AnswerSession {
-  /** Carries a Stop button until the final write; shows the queue place before the first text. */
-  reply: StreamingReply;
-  /** The command's signal, also aborted by a press of Stop (reason: a user StopRequest). */
-  signal: AbortSignal;
-  /** The request's line in the service's fair queue (the channel) and the place shown. */
-  queue: QueueTicket;
-  /**
-   * For a request that failed before any text: a status line already shown (the queue place)
-   * is replaced by the sentence for the error, and a ShownError thrown; otherwise `error` is
-   * rethrown as is. Always throws.
-   */
-  fail(error: unknown): Promise<never>;
-  /** Unregisters the Stop button (the answer is over). Idempotent. */
-  close(): void;
-}
-
-/**
- * Starts an answer: registers its Stop button (the requester and admins may press it), makes
- * its reply, and the queue ticket that shows "⏳ Queued: N ahead of you." while the service is busy.
- */
-export function beginAnswer(
-  ctx: CommandContext,
-  deps: { scheduler: WriteScheduler; stops: StopButtons },
-): AnswerSession {
-  const stopper = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, stopper.signal]);
-  const stop = deps.stops.register({ requesterId: ctx.user.id, abort: (reason) => stopper.abort(reason) });
-  // The platform's own stop control (Slack's, on a streaming message) works like the button.
-  ctx.reply.onUserStop?.(() => stopper.abort(new StopRequest('user')));
-  const reply = new StreamingReply(ctx.reply, {
-    log: ctx.log,
-    scheduler: deps.scheduler,
-    controls: [stop.button],
-  });
-  return {
-    reply,
-    signal,
-    queue: { key: ctx.channelKey, onQueued: (ahead) => reply.status(queuedLine(ahead)) },
-    fail: async (error) => {
-      throw await toldBeforeText(ctx, reply, error);
-    },
-    close: () => stop.close(),
-  };
 }
 
 /**

@@ -5,15 +5,16 @@
  */
 
 import type { Core } from '../core.ts';
-import type { AnswerSession, AnswerText, FinalAnswer } from '../delivery/answer-stream.ts';
-import { beginAnswer, streamAnswer } from '../delivery/answer-stream.ts';
+import { type AnswerSession, beginAnswer } from '../delivery/answer-session.ts';
+import type { AnswerText } from '../delivery/answer-stream.ts';
+import { streamAnswer } from '../delivery/answer-stream.ts';
 import { ShownError, withReference } from '../errors.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { type ContextFile, filePart, filesNote } from '../media/text-files.ts';
 import type { CommandContext } from '../platform.ts';
 import { ImagesNotSupportedError, imageResultsNotPosted } from '../sentences.ts';
-import { BadRequestError, InvalidJsonError } from '../service/errors.ts';
+import { BadRequestError } from '../service/errors.ts';
 import type {
   ChatCompletionChunk,
   ChatCompletionRequest,
@@ -26,9 +27,10 @@ import { textOf } from '../service/text-of.ts';
 import { STORE_DOWN_NOTE } from '../state/health.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
-import { extractImageLinks, parseJsonAnswer } from './answer.ts';
+import { extractImageLinks } from './answer.ts';
 import { type Deferral, deferred, startDeferral } from './deferral.ts';
 import { howToForget } from './forget.ts';
+import { showJson } from './json-answer.ts';
 import { admit, countTokens, reserveTokens } from './usage.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
@@ -61,33 +63,6 @@ export interface ChatRequest {
   context?: { messages: ChatMessage[]; replacesHistory: boolean };
   /** The context holds images: the channel's vision model answers when no `model` is given. */
   vision?: boolean;
-}
-
-/**
- * What a JSON-mode answer finally shows (§4.1 JSON mode rule 3), from the whole answer (past
- * MAX_ANSWER_CHARS too): the value pretty-printed in a fence when that fits in `maxChars`
- * characters, else a one-line summary and the pretty JSON as `answer.json`; an answer that does
- * not parse keeps its text as shown, with a warning (and comes whole as `answer.md` when capped).
- */
-function showJson(ctx: CommandContext, answer: AnswerText, maxChars: number): FinalAnswer {
-  try {
-    const { pretty } = parseJsonAnswer(answer.whole);
-    const block = `\`\`\`json\n${pretty}\n\`\`\``;
-    if (block.length <= maxChars) return { text: block };
-    return {
-      text: `The JSON answer is ${pretty.length.toLocaleString('en-US')} characters: it is in answer.json.`,
-      file: {
-        name: 'answer.json',
-        data: Buffer.from(pretty),
-        mimeType: 'application/json',
-        description: 'The JSON answer',
-      },
-    };
-  } catch (error) {
-    if (!(error instanceof InvalidJsonError)) throw error;
-    ctx.log.info({ code: error.code, chars: answer.whole.length }, 'JSON mode answer is not valid JSON');
-    return { text: `${answer.shown}\n\n⚠️ ${error.userMessage}` };
-  }
 }
 
 /**

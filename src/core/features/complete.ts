@@ -3,7 +3,8 @@
  * the reply as /chat's answers are (answer-stream.ts), without history.
  */
 import type { Core } from '../core.ts';
-import { type AnswerSession, beginAnswer, streamAnswer } from '../delivery/answer-stream.ts';
+import { type AnswerSession, beginAnswer } from '../delivery/answer-session.ts';
+import { streamAnswer } from '../delivery/answer-stream.ts';
 import { ShownError } from '../errors.ts';
 import type { CommandContext } from '../platform.ts';
 import type { CompletionChunk, CompletionRequest, Usage } from '../service/schemas.ts';

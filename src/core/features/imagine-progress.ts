@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../core.ts';
-import { queuedLine } from '../delivery/answer-stream.ts';
+import { queuedLine } from '../delivery/answer-session.ts';
 import { ShownError, withReference } from '../errors.ts';
 import type { CommandContext, MessageHandle } from '../platform.ts';
 import { sentenceOf } from '../sentences.ts';
