@@ -1,9 +1,10 @@
 /**
  * A Slack thread the bot is called into (issue 19, item 2): a mention in a thread the bot has
  * no stored history for reads the thread's earlier messages (`conversations.replies`) as the
- * conversation, so "summarize this thread" works. The bot's own messages become `assistant`
- * turns, everyone else's `user` turns named by their display name (users.info); the newest
- * messages are kept within HISTORY_TOKEN_BUDGET (core/tokens.ts estimates).
+ * conversation, so "summarize this thread" works: the messages since the bot last wrote there
+ * (all of them in a thread it never wrote in; none after `@bot forget`, whose answer is the
+ * bot's), as `user` turns named by their display name (users.info), the newest kept within
+ * HISTORY_TOKEN_BUDGET (core/tokens.ts estimates).
  *
  * Reading needs the history scope of the conversation's type (`channels:history`,
  * `groups:history`, `im:history`, `mpim:history`). A refusal (`missing_scope`,
@@ -121,17 +122,17 @@ export async function readThread(
   const turns: ContextTurn[] = [];
   let tokens = 0;
   for (const message of messages.reverse()) {
-    const own = message.user !== undefined && message.user === where.botUserId;
+    // The bot's own last message ends what is read: with no stored history, what came before it
+    // was forgotten (`@bot forget` answers in the thread) or lost with the store.
+    if (message.user !== undefined && message.user === where.botUserId) break;
     const text = plainTextOf(message.text ?? '', where.botUserId);
     tokens += estimateTextTokens(text) + 4;
     if (tokens > deps.core.limits.historyTokenBudget && turns.length > 0) break;
-    if (own) turns.push({ role: 'assistant', text });
-    else {
-      const author = message.user
-        ? await deps.directory.displayName(client, message.user)
-        : (message.username ?? 'an app');
-      turns.push({ role: 'user', author, text });
-    }
+    const author = message.user
+      ? await deps.directory.displayName(client, message.user)
+      : (message.username ?? 'an app');
+    turns.push({ role: 'user', author, text });
   }
+  if (turns.length === 0) return {};
   return { context: { turns: turns.reverse(), replacesHistory: true } };
 }
