@@ -21,9 +21,3 @@ export const commands: readonly Command[] = [
   usage,
   helpCommand(() => commands),
 ];
-
-/** The command named `name` (without a leading slash), if any. */
-export function findCommand(name: string): Command | undefined {
-  const bare = name.replace(/^\//, '');
-  return commands.find((c) => c.name === bare);
-}

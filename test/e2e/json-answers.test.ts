@@ -5,7 +5,7 @@
  * and is never called "not valid JSON"; on Discord and on Slack.
  */
 import { describe, expect, it } from 'vitest';
-import { REPLACED_PAGE } from '../../src/core/delivery/streaming-reply.ts';
+import { REPLACED_PAGE } from '../../src/core/delivery/answer-pages.ts';
 import type { FakeDiscord } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';

@@ -23,7 +23,6 @@ import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
 import { AnswerPages } from './answer-pages.ts';
 import type { WriteScheduler } from './scheduler.ts';
 
-export { REPLACED_PAGE } from './answer-pages.ts';
 export { type Clock, systemClock } from './clock.ts';
 
 /** Options of {@link StreamingReply}. */

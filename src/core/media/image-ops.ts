@@ -24,6 +24,7 @@ import {
   type PreparedImage,
   READABLE_FORMATS,
   sniffRasterFormat,
+  unchangedFit,
 } from './images.ts';
 
 /**
@@ -143,15 +144,7 @@ export async function fitImageFile(
   image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>,
   maxBytes: number | undefined,
 ): Promise<FittedImage> {
-  if (maxBytes === undefined || image.data.byteLength <= maxBytes)
-    return {
-      data: image.data,
-      format: image.format,
-      mimeType: image.mimeType,
-      width: image.width,
-      height: image.height,
-      reencoded: undefined,
-    };
+  if (maxBytes === undefined || image.data.byteLength <= maxBytes) return unchangedFit(image);
   if (!sniffRasterFormat(image.data))
     throw new InvalidResponseError('the generated image is not a raster image the bot reads');
   const longest = Math.max(image.width, image.height);

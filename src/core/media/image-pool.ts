@@ -32,6 +32,7 @@ import {
   ImageTooLargeError,
   type PreparedImage,
   sniffRasterFormat,
+  unchangedFit,
 } from './images.ts';
 import type { PdfText, PdfTextLimits } from './pdf-text.ts';
 import { FileInputError } from './text-files.ts';
@@ -163,15 +164,7 @@ export class ImagePool {
     maxBytes: number | undefined,
     job: ImageJobOptions,
   ): Promise<FittedImage> {
-    if (maxBytes === undefined || image.data.byteLength <= maxBytes)
-      return {
-        data: image.data,
-        format: image.format,
-        mimeType: image.mimeType,
-        width: image.width,
-        height: image.height,
-        reencoded: undefined,
-      };
+    if (maxBytes === undefined || image.data.byteLength <= maxBytes) return unchangedFit(image);
     const fitted = await this.run(
       'fit',
       [

@@ -94,6 +94,14 @@ export interface FittedImage {
   reencoded: string | undefined;
 }
 
+/** An image that fits as it is, as a {@link FittedImage} (nothing re-encoded). */
+export function unchangedFit(
+  image: Pick<GeneratedImage, 'data' | 'format' | 'mimeType' | 'width' | 'height'>,
+): FittedImage {
+  const { data, format, mimeType, width, height } = image;
+  return { data, format, mimeType, width, height, reencoded: undefined };
+}
+
 export const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
 /** The platform takes no file this large, however the image is re-encoded. `message` is for the user. */

@@ -68,19 +68,24 @@ export function looksLikePdf(data: Uint8Array): boolean {
  * @param options.prefix the bytes are the start of a longer file: a character cut at their end is not an error.
  */
 export function sniffText(data: Uint8Array, options: { prefix?: boolean } = {}): boolean {
-  if (data.includes(0)) return false;
+  return decodeText(data, options.prefix === true) !== undefined;
+}
+
+/** The bytes decoded as UTF-8 when they are text by the rule of {@link sniffText}, else undefined. O(n), one decode. */
+function decodeText(data: Uint8Array, prefix: boolean): string | undefined {
+  if (data.includes(0)) return undefined;
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(options.prefix ? wholeCharacters(data) : data);
+    text = new TextDecoder('utf-8', { fatal: true }).decode(prefix ? wholeCharacters(data) : data);
   } catch {
-    return false;
+    return undefined;
   }
   let controls = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if ((c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x0c && c !== 0x1b) || c === 0x7f) controls++;
   }
-  return controls * 50 <= text.length;
+  return controls * 50 <= text.length ? text : undefined;
 }
 
 /** The bytes without a UTF-8 sequence cut at their end (at most 3 bytes dropped). */
@@ -113,8 +118,8 @@ export function readText(data: Uint8Array, maxChars: number): ReadText | undefin
   let bytes = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? data.subarray(3) : data;
   const sampled = bytes.length > maxChars * 4;
   if (sampled) bytes = bytes.subarray(0, maxChars * 4);
-  if (!sniffText(bytes, { prefix: sampled })) return undefined;
-  const text = new TextDecoder('utf-8').decode(sampled ? wholeCharacters(bytes) : bytes);
+  const text = decodeText(bytes, sampled);
+  if (text === undefined) return undefined;
   if (text.length <= maxChars) return { text, cut: sampled };
   const last = text.charCodeAt(maxChars - 1);
   // Not half a surrogate pair: the pair is left out whole.
@@ -136,7 +141,8 @@ export interface ContextFile {
  * PDF) and the text in a fence longer than any run of backticks in it.
  */
 export function filePart(file: ContextFile): string {
-  const longest = Math.max(0, ...(file.text.match(/`+/g) ?? []).map((run) => run.length));
+  let longest = 0;
+  for (const run of file.text.matchAll(/`+/g)) longest = Math.max(longest, run[0].length);
   const fence = '`'.repeat(Math.max(3, longest + 1));
   const pages = file.pages === undefined ? '' : ` (${file.pages} page${file.pages === 1 ? '' : 's'})`;
   const body = file.text.endsWith('\n') ? file.text : `${file.text}\n`;

@@ -10,6 +10,20 @@ import { z } from 'zod';
 import { InvalidRequestError } from './errors.ts';
 
 const range = (min: number, max: number) => `must be a number from ${min} to ${max}`;
+/** An optional number from `min` to `max`, each refusal saying the range. */
+const numberIn = (min: number, max: number) =>
+  z
+    .number({ error: range(min, max) })
+    .min(min, range(min, max))
+    .max(max, range(min, max))
+    .optional();
+/** An optional whole number of at least 1 (`max_tokens`). */
+const wholeAtLeastOne = () =>
+  z
+    .number({ error: 'must be a whole number of at least 1' })
+    .int('must be a whole number of at least 1')
+    .min(1, 'must be a whole number of at least 1')
+    .optional();
 
 // ---------- requests ----------
 
@@ -43,32 +57,12 @@ export const chatCompletionRequestSchema = z.strictObject({
     .string({ error: 'is required (a model id from /v1/models)' })
     .min(1, 'is required (a model id from /v1/models)'),
   messages: z.array(messageSchema, { error: 'must be an array of messages' }).min(1, 'must hold at least one message'),
-  temperature: z
-    .number({ error: range(0, 2) })
-    .min(0, range(0, 2))
-    .max(2, range(0, 2))
-    .optional(),
-  max_tokens: z
-    .number({ error: 'must be a whole number of at least 1' })
-    .int('must be a whole number of at least 1')
-    .min(1, 'must be a whole number of at least 1')
-    .optional(),
+  temperature: numberIn(0, 2),
+  max_tokens: wholeAtLeastOne(),
   stream: z.boolean({ error: 'must be true or false' }).optional(),
-  top_p: z
-    .number({ error: range(0, 1) })
-    .min(0, range(0, 1))
-    .max(1, range(0, 1))
-    .optional(),
-  frequency_penalty: z
-    .number({ error: range(-2, 2) })
-    .min(-2, range(-2, 2))
-    .max(2, range(-2, 2))
-    .optional(),
-  presence_penalty: z
-    .number({ error: range(-2, 2) })
-    .min(-2, range(-2, 2))
-    .max(2, range(-2, 2))
-    .optional(),
+  top_p: numberIn(0, 1),
+  frequency_penalty: numberIn(-2, 2),
+  presence_penalty: numberIn(-2, 2),
   web_search: z
     .union([z.literal(false), z.enum(WEB_SEARCH_MODES)], { error: 'must be false, "auto", "force" or "images"' })
     .optional(),
@@ -79,16 +73,8 @@ export const chatCompletionRequestSchema = z.strictObject({
 export const completionRequestSchema = z.strictObject({
   model: z.string({ error: 'is required' }).min(1, 'is required'),
   prompt: z.string({ error: 'is required (a string)' }),
-  temperature: z
-    .number({ error: range(0, 2) })
-    .min(0, range(0, 2))
-    .max(2, range(0, 2))
-    .optional(),
-  max_tokens: z
-    .number({ error: 'must be a whole number of at least 1' })
-    .int('must be a whole number of at least 1')
-    .min(1, 'must be a whole number of at least 1')
-    .optional(),
+  temperature: numberIn(0, 2),
+  max_tokens: wholeAtLeastOne(),
   stream: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
@@ -129,11 +115,7 @@ export const imageGenerationRequestSchema = z.strictObject({
     .string()
     .regex(/^data:image\/png;base64,[A-Za-z0-9+/]+=*$/, 'must be a data:image/png;base64 URL')
     .optional(),
-  denoising_strength: z
-    .number({ error: range(0, 1) })
-    .min(0, range(0, 1))
-    .max(1, range(0, 1))
-    .optional(),
+  denoising_strength: numberIn(0, 1),
 });
 
 export type ChatMessage = z.infer<typeof messageSchema>;

@@ -35,9 +35,9 @@ export function isExpiredToken(error: unknown): boolean {
   return error instanceof DiscordAPIError && Number(error.code) === 50027;
 }
 
-/** Whether a discord.js error says what was asked for is gone: Unknown Channel (10003) or Unknown Message (10008). */
+/** Whether a discord.js error says what was asked for is gone: Unknown Message (10008) or Unknown Channel (10003). */
 export function isGone(error: unknown): boolean {
-  return error instanceof DiscordAPIError && [10003, 10008].includes(Number(error.code));
+  return isUnknownMessage(error) || (error instanceof DiscordAPIError && Number(error.code) === 10003);
 }
 
 /** Whether a discord.js error is Discord's "Unknown Message" (10008): the message is not there (deleted). */
