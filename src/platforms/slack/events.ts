@@ -18,7 +18,7 @@ import type { Core } from '../../core/core.ts';
 import { asksToForget, forget } from '../../core/features/forget.ts';
 import { answerMention } from '../../core/features/mention.ts';
 import { channelKey, conversationKey, slackClaims } from '../../core/keys.ts';
-import type { Attachment, CommandContext, OutgoingMessage } from '../../core/platform.ts';
+import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
@@ -224,9 +224,7 @@ async function answer(
     );
     return;
   }
-  const attachments = (message.files ?? []).map((file) =>
-    slackFileAttachment(file, { botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin }),
-  );
+  const attachments = (message.files ?? []).map((file) => slackFileAttachment(file, fileDepsOf(deps)));
   await runInvocation('mention', ctx, deps.core, async () => {
     // A message in a thread it started elsewhere: the thread is the conversation when the bot keeps none (thread.ts).
     const where = {
@@ -246,4 +244,9 @@ async function answer(
       ...(thread.context ? { context: thread.context } : {}),
     });
   });
+}
+
+/** What downloading a user's Slack file needs (files.ts slackFileAttachment). */
+function fileDepsOf(deps: SlackEventDeps): Parameters<typeof slackFileAttachment>[1] {
+  return { botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
 }
