@@ -14,17 +14,28 @@ import { DEFAULT_MODELS, type FakeModel } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
-/** 60 text models (the fake's two and 58 more): more than one field can list. */
+/**
+ * 200 text models with long ids (the fake's two and 198 more, 90 characters each: about 18,000
+ * characters, more than three embeds can hold), and the fake's image models.
+ */
+const LONG_MODELS = Array.from(
+  { length: 198 },
+  (_, i) =>
+    `an-organisation-with-a-long-name/a-rather-long-text-model-family-name-instruct-v${String(i + 1).padStart(4, '0')}`,
+);
 const MODELS: FakeModel[] = [
   ...DEFAULT_MODELS.filter((m) => m.type !== 'image'),
-  ...Array.from({ length: 58 }, (_, i) => ({ id: `a-rather-long-text-model-name-${String(i + 1).padStart(2, '0')}` })),
+  ...LONG_MODELS.map((id) => ({ id })),
   ...DEFAULT_MODELS.filter((m) => m.type === 'image'),
 ];
 
 let discord: FakeDiscord;
 let testBot: TestBot;
 
-useE2E({ service: { models: MODELS }, discord: {}, bot: {} }, async (e2e) => {
+// Every quota on: /help must count against none of them.
+const QUOTAS = { QUOTA_CHAT_PER_MINUTE: '1', QUOTA_IMAGES_PER_DAY: '1', QUOTA_TOKENS_PER_DAY: '100000' };
+
+useE2E({ service: { models: MODELS }, discord: {}, bot: { env: QUOTAS } }, async (e2e) => {
   ({ discord, bot: testBot } = e2e);
   await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
 });
@@ -50,7 +61,7 @@ describe('/help on Discord', () => {
     expect(commands.map((c) => c.name)).toContain('help');
   });
 
-  it('lists every command, each option with its range and choices, and the models, ephemerally and within the limits', async () => {
+  it('lists every command, each option with its range and choices, and 200 long-named models, ephemerally and within the limits', async () => {
     const channel = discord.addChannel('help');
     const done = testBot.outcomes((o) => o.command === 'help');
     const interaction = discord.dispatchInteraction({ channelId: channel.id, command: 'help' });
@@ -88,8 +99,31 @@ describe('/help on Discord', () => {
         for (const choice of option.choices ?? []) expect(String(field!.value)).toContain(String(choice.value));
       }
     }
-    // The models: every text and image model is named somewhere, however many there are.
+    // The models: every text and image model is named somewhere, in more than one embed.
     const all = messages.map(readable).join('\n');
-    for (const model of MODELS) expect(all).toContain(model.type === 'image' ? (model.id as string) : model.id);
+    for (const model of MODELS) expect(all).toContain(model.id);
+    expect(embeds.filter((e) => String(e.title).startsWith('Models')).length).toBeGreaterThan(1);
+    expect(all).not.toMatch(/… and \d+ more/);
+    // Nothing was shown in the channel.
+    expect(discord.messagesIn(channel.id).filter((m) => m.author.id === discord.botUser.id && !m.ephemeral)).toEqual(
+      [],
+    );
+  });
+
+  it('counts against no quota: after /help twice, the user has used nothing and /chat is still let through', async () => {
+    const channel = discord.addChannel('help-quota');
+    const user = { id: '310000000000000042', username: 'quota-user' };
+    for (let i = 0; i < 2; i++) {
+      const done = testBot.outcomes((o) => o.command === 'help');
+      discord.dispatchInteraction({ channelId: channel.id, command: 'help', user });
+      expect((await done)[0]).toMatchObject({ ok: true });
+    }
+    const usage = await testBot.bot.core.quotas.usageOf(`discord:${user.id}`);
+    expect([usage.chat.used, usage.images.used, usage.tokens.used]).toEqual([0, 0, 0]);
+    // QUOTA_CHAT_PER_MINUTE=1: the minute's one chat request is still there.
+    const done = testBot.outcomes((o) => o.command === 'chat');
+    discord.dispatchInteraction({ channelId: channel.id, command: 'chat', options: { prompt: 'hello' }, user });
+    expect((await done)[0]).toMatchObject({ ok: true });
+    expect((await testBot.bot.core.quotas.usageOf(`discord:${user.id}`)).chat.used).toBe(1);
   });
 });
