@@ -10,7 +10,7 @@ import { commands } from '../../commands/index.ts';
 import { rangeOf } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import type { FakeDiscord, FakeMessage, Json } from '../fakes/discord.ts';
-import { DEFAULT_MODELS, type FakeModel } from '../fakes/service.ts';
+import { DEFAULT_MODELS, type FakeModel, type FakeService } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
@@ -28,6 +28,9 @@ const MODELS: FakeModel[] = [
   ...LONG_MODELS.map((id) => ({ id })),
   ...DEFAULT_MODELS.filter((m) => m.type === 'image'),
 ];
+
+/** Discord's message flag EPHEMERAL (1 << 6). */
+const EPHEMERAL = 64;
 
 let discord: FakeDiscord;
 let testBot: TestBot;
@@ -68,6 +71,8 @@ describe('/help on Discord', () => {
     expect((await done)[0]).toMatchObject({ ok: true });
     const refused = discord.requests.filter((r) => r.path.includes(interaction.token) && r.status >= 400);
     expect(refused).toEqual([]);
+    // Answered at once with an ephemeral reply: no deferral, which the channel would see.
+    expect(interaction.callbacks.map((c) => [c.type, c.flags & EPHEMERAL, c.status])).toEqual([[4, EPHEMERAL, 204]]);
     const messages = interaction.messages.filter((m) => !m.deleted);
     expect(messages.length).toBeGreaterThan(0);
     for (const message of messages) {
@@ -110,14 +115,12 @@ describe('/help on Discord', () => {
     );
   });
 
-  it('counts against no quota: after /help twice, the user has used nothing and /chat is still let through', async () => {
+  it("counts against no quota: after /help the user has used nothing and the minute's one /chat is still let through", async () => {
     const channel = discord.addChannel('help-quota');
     const user = { id: '310000000000000042', username: 'quota-user' };
-    for (let i = 0; i < 2; i++) {
-      const done = testBot.outcomes((o) => o.command === 'help');
-      discord.dispatchInteraction({ channelId: channel.id, command: 'help', user });
-      expect((await done)[0]).toMatchObject({ ok: true });
-    }
+    const helped = testBot.outcomes((o) => o.command === 'help');
+    discord.dispatchInteraction({ channelId: channel.id, command: 'help', user });
+    expect((await helped)[0]).toMatchObject({ ok: true });
     const usage = await testBot.bot.core.quotas.usageOf(`discord:${user.id}`);
     expect([usage.chat.used, usage.images.used, usage.tokens.used]).toEqual([0, 0, 0]);
     // QUOTA_CHAT_PER_MINUTE=1: the minute's one chat request is still there.
@@ -125,5 +128,39 @@ describe('/help on Discord', () => {
     discord.dispatchInteraction({ channelId: channel.id, command: 'chat', options: { prompt: 'hello' }, user });
     expect((await done)[0]).toMatchObject({ ok: true });
     expect((await testBot.bot.core.quotas.usageOf(`discord:${user.id}`)).chat.used).toBe(1);
+  });
+});
+
+describe('/help on Discord when the service does not answer for the models', () => {
+  let slowService: FakeService;
+  let slowDiscord: FakeDiscord;
+  let slowBot: TestBot;
+
+  useE2E({ discord: {}, bot: {} }, async (e2e) => {
+    ({ service: slowService, discord: slowDiscord, bot: slowBot } = e2e);
+    await deployCommands({
+      token: slowDiscord.token,
+      applicationId: slowDiscord.applicationId,
+      apiUrl: slowDiscord.apiUrl,
+    });
+  });
+
+  it("still answers the user alone, first with the interaction's ephemeral reply (never a public deferral), saying the models could not be listed", async () => {
+    // No model list is cached yet, and /v1/models answers only after 3 s (not a hang: the bot's
+    // shutdown would wait for a request that never ends).
+    slowService.enqueue('models', { delayHeadersMs: 3_000 });
+    const channel = slowDiscord.addChannel('help-slow');
+    const done = slowBot.outcomes((o) => o.command === 'help');
+    const interaction = slowDiscord.dispatchInteraction({ channelId: channel.id, command: 'help' });
+    expect((await done)[0]).toMatchObject({ ok: true });
+    expect(interaction.callbacks.map((c) => [c.type, c.flags & EPHEMERAL, c.status])).toEqual([[4, EPHEMERAL, 204]]);
+    const messages = interaction.messages;
+    expect(messages.length).toBeGreaterThan(0);
+    for (const message of messages) expect(message.ephemeral).toBe(true);
+    const all = messages.map(readable).join('\n');
+    expect(all).toContain('models: the service did not answer; try again later');
+    expect(
+      slowDiscord.messagesIn(channel.id).filter((m) => m.author.id === slowDiscord.botUser.id && !m.ephemeral),
+    ).toEqual([]);
   });
 });

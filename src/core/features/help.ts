@@ -190,11 +190,21 @@ export function packCards(cards: readonly Card[], limits: CardLimits): OutgoingM
 }
 
 /**
+ * How long /help waits for the model lists when none are cached, in ms: well under the 2 s after
+ * which a Discord command not yet answered is deferred (platforms/discord/responder.ts
+ * AUTO_DEFER_MS), a deferral everyone in the channel sees ("is thinking…"). /help's first
+ * message is then the interaction's ephemeral reply, seen by the user alone.
+ */
+const HELP_MODELS_WAIT_MS = 1_000;
+
+/**
  * `/help`: every command of `list` with its options, then the models, to the user alone, in as
- * many ephemeral messages as the platform's card limits need (`ctx.reply.limits.cards`).
+ * many ephemeral messages as the platform's card limits need (`ctx.reply.limits.cards`). Counts
+ * against no quota. The models are those cached, or fetched within {@link HELP_MODELS_WAIT_MS}
+ * (else the Models card says the service did not answer).
  */
 export async function showHelp(ctx: CommandContext, core: Core, list: readonly Command[]): Promise<void> {
-  const lists = await core.catalog.quick();
+  const lists = await core.catalog.quick(HELP_MODELS_WAIT_MS);
   const limits = ctx.reply.limits.cards;
   const cards = [
     ...list.map((c) => commandCard(c, lists, ctx.platform, false)),
