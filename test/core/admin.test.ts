@@ -312,7 +312,7 @@ describe('/forget and the history budget', () => {
       const kept = sent.length - 2;
       expect(kept).toBeGreaterThan(4);
       expect(r.messages[0]!.content).toBe(
-        `Sure.\n\n_⚠️ ${200 - kept} earlier messages were left out to keep the conversation within the history budget; /forget starts afresh._`,
+        `Sure.\n\n_⚠️ ${200 - kept} earlier messages were left out to keep the conversation within the history budget; an admin or a member who may manage messages can start afresh with /forget._`,
       );
     } finally {
       await closeCore(budgeted);
@@ -335,7 +335,7 @@ describe('/forget and the history budget', () => {
     };
     try {
       expect(await notice('slack:T1:C1')).toMatch(
-        /left out to keep the conversation within the history budget; \/forget starts afresh\._$/,
+        /left out to keep the conversation within the history budget; an admin can start afresh with \/forget\._$/,
       );
       const inThread = await notice('slack:T1:C1:1700000000.000100');
       expect(inThread).toMatch(/left out to keep the conversation within the history budget; /);

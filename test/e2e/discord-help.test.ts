@@ -10,21 +10,35 @@ import { commands } from '../../commands/index.ts';
 import { rangeOf } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import type { FakeDiscord, FakeMessage, Json } from '../fakes/discord.ts';
-import { DEFAULT_MODELS, type FakeModel } from '../fakes/service.ts';
+import { DEFAULT_MODELS, type FakeModel, type FakeService } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
-/** 60 text models (the fake's two and 58 more): more than one field can list. */
+/**
+ * 200 text models with long ids (the fake's two and 198 more, 90 characters each: about 18,000
+ * characters, more than three embeds can hold), and the fake's image models.
+ */
+const LONG_MODELS = Array.from(
+  { length: 198 },
+  (_, i) =>
+    `an-organisation-with-a-long-name/a-rather-long-text-model-family-name-instruct-v${String(i + 1).padStart(4, '0')}`,
+);
 const MODELS: FakeModel[] = [
   ...DEFAULT_MODELS.filter((m) => m.type !== 'image'),
-  ...Array.from({ length: 58 }, (_, i) => ({ id: `a-rather-long-text-model-name-${String(i + 1).padStart(2, '0')}` })),
+  ...LONG_MODELS.map((id) => ({ id })),
   ...DEFAULT_MODELS.filter((m) => m.type === 'image'),
 ];
+
+/** Discord's message flag EPHEMERAL (1 << 6). */
+const EPHEMERAL = 64;
 
 let discord: FakeDiscord;
 let testBot: TestBot;
 
-useE2E({ service: { models: MODELS }, discord: {}, bot: {} }, async (e2e) => {
+// Every quota on: /help must count against none of them.
+const QUOTAS = { QUOTA_CHAT_PER_MINUTE: '1', QUOTA_IMAGES_PER_DAY: '1', QUOTA_TOKENS_PER_DAY: '100000' };
+
+useE2E({ service: { models: MODELS }, discord: {}, bot: { env: QUOTAS } }, async (e2e) => {
   ({ discord, bot: testBot } = e2e);
   await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
 });
@@ -50,13 +64,15 @@ describe('/help on Discord', () => {
     expect(commands.map((c) => c.name)).toContain('help');
   });
 
-  it('lists every command, each option with its range and choices, and the models, ephemerally and within the limits', async () => {
+  it('lists every command, each option with its range and choices, and 200 long-named models, ephemerally and within the limits', async () => {
     const channel = discord.addChannel('help');
     const done = testBot.outcomes((o) => o.command === 'help');
     const interaction = discord.dispatchInteraction({ channelId: channel.id, command: 'help' });
     expect((await done)[0]).toMatchObject({ ok: true });
     const refused = discord.requests.filter((r) => r.path.includes(interaction.token) && r.status >= 400);
     expect(refused).toEqual([]);
+    // Answered at once with an ephemeral reply: no deferral, which the channel would see.
+    expect(interaction.callbacks.map((c) => [c.type, c.flags & EPHEMERAL, c.status])).toEqual([[4, EPHEMERAL, 204]]);
     const messages = interaction.messages.filter((m) => !m.deleted);
     expect(messages.length).toBeGreaterThan(0);
     for (const message of messages) {
@@ -88,8 +104,63 @@ describe('/help on Discord', () => {
         for (const choice of option.choices ?? []) expect(String(field!.value)).toContain(String(choice.value));
       }
     }
-    // The models: every text and image model is named somewhere, however many there are.
+    // The models: every text and image model is named somewhere, in more than one embed.
     const all = messages.map(readable).join('\n');
-    for (const model of MODELS) expect(all).toContain(model.type === 'image' ? (model.id as string) : model.id);
+    for (const model of MODELS) expect(all).toContain(model.id);
+    expect(embeds.filter((e) => String(e.title).startsWith('Models')).length).toBeGreaterThan(1);
+    expect(all).not.toMatch(/… and \d+ more/);
+    // Nothing was shown in the channel.
+    expect(discord.messagesIn(channel.id).filter((m) => m.author.id === discord.botUser.id && !m.ephemeral)).toEqual(
+      [],
+    );
+  });
+
+  it("counts against no quota: after /help the user has used nothing and the minute's one /chat is still let through", async () => {
+    const channel = discord.addChannel('help-quota');
+    const user = { id: '310000000000000042', username: 'quota-user' };
+    const helped = testBot.outcomes((o) => o.command === 'help');
+    discord.dispatchInteraction({ channelId: channel.id, command: 'help', user });
+    expect((await helped)[0]).toMatchObject({ ok: true });
+    const usage = await testBot.bot.core.quotas.usageOf(`discord:${user.id}`);
+    expect([usage.chat.used, usage.images.used, usage.tokens.used]).toEqual([0, 0, 0]);
+    // QUOTA_CHAT_PER_MINUTE=1: the minute's one chat request is still there.
+    const done = testBot.outcomes((o) => o.command === 'chat');
+    discord.dispatchInteraction({ channelId: channel.id, command: 'chat', options: { prompt: 'hello' }, user });
+    expect((await done)[0]).toMatchObject({ ok: true });
+    expect((await testBot.bot.core.quotas.usageOf(`discord:${user.id}`)).chat.used).toBe(1);
+  });
+});
+
+describe('/help on Discord when the service does not answer for the models', () => {
+  let slowService: FakeService;
+  let slowDiscord: FakeDiscord;
+  let slowBot: TestBot;
+
+  useE2E({ discord: {}, bot: {} }, async (e2e) => {
+    ({ service: slowService, discord: slowDiscord, bot: slowBot } = e2e);
+    await deployCommands({
+      token: slowDiscord.token,
+      applicationId: slowDiscord.applicationId,
+      apiUrl: slowDiscord.apiUrl,
+    });
+  });
+
+  it("still answers the user alone, first with the interaction's ephemeral reply (never a public deferral), saying the models could not be listed", async () => {
+    // No model list is cached yet, and /v1/models answers only after 3 s (not a hang: the bot's
+    // shutdown would wait for a request that never ends).
+    slowService.enqueue('models', { delayHeadersMs: 3_000 });
+    const channel = slowDiscord.addChannel('help-slow');
+    const done = slowBot.outcomes((o) => o.command === 'help');
+    const interaction = slowDiscord.dispatchInteraction({ channelId: channel.id, command: 'help' });
+    expect((await done)[0]).toMatchObject({ ok: true });
+    expect(interaction.callbacks.map((c) => [c.type, c.flags & EPHEMERAL, c.status])).toEqual([[4, EPHEMERAL, 204]]);
+    const messages = interaction.messages;
+    expect(messages.length).toBeGreaterThan(0);
+    for (const message of messages) expect(message.ephemeral).toBe(true);
+    const all = messages.map(readable).join('\n');
+    expect(all).toContain('models: the service did not answer; try again later');
+    expect(
+      slowDiscord.messagesIn(channel.id).filter((m) => m.author.id === slowDiscord.botUser.id && !m.ephemeral),
+    ).toEqual([]);
   });
 });

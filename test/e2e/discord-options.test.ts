@@ -603,7 +603,7 @@ describe('Discord history budget', () => {
     expect(body!.messages.map((m) => String(m.content).slice(0, 2))).toEqual(['Q2', 'A2', 'Q3', 'A3', 'Su']);
     expect(body!.messages.slice(0, 4).map((m) => m.content)).toEqual([turn('Q2'), turn('A2'), turn('Q3'), turn('A3')]);
     expect(interaction.original!.content).toMatch(
-      /^Short answer\.[\s\S]*2 earlier messages were left out to keep the conversation within the history budget; \/forget starts afresh\./,
+      /^Short answer\.[\s\S]*2 earlier messages were left out to keep the conversation within the history budget; an admin or a member who may manage messages can start afresh with \/forget\./,
     );
   });
 });

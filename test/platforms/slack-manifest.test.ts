@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import imagine from '../../commands/imagine.ts';
 import { commands } from '../../commands/index.ts';
 import { checkOptions } from '../../src/core/command.ts';
-import { slackManifest, usageHint } from '../../src/platforms/slack/manifest.ts';
+import { SLACK_BUILT_IN_COMMANDS, slackManifest, usageHint } from '../../src/platforms/slack/manifest.ts';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
 import { SLACK_MESSAGE_SHORTCUTS } from '../../src/platforms/slack/shortcuts.ts';
 import { METHOD_SCOPES, SUBSCRIPTION_SCOPES } from '../fakes/slack/scopes.ts';
@@ -95,6 +95,20 @@ describe('Slack app manifest', () => {
     expect(manifest.settings!.socket_mode_enabled).toBe(false);
     expect(manifest.oauth_config!.scopes!.bot).toEqual(
       expect.arrayContaining(['commands', 'chat:write', 'files:write']),
+    );
+  });
+
+  it('declares /help (not a Slack built-in) and no name of a Slack built-in command, which Slack would refuse', () => {
+    const declared = slackManifest(commands).features!.slash_commands!.map((c) => c.command);
+    expect(declared).toContain('/help');
+    expect(SLACK_BUILT_IN_COMMANDS.has('help')).toBe(false);
+    expect(declared.filter((c) => SLACK_BUILT_IN_COMMANDS.has(c.slice(1)))).toEqual([]);
+  });
+
+  it('refuses to build a manifest with a command named like a Slack built-in (/status), naming it', () => {
+    const status = { ...commands.find((c) => c.name === 'usage')!, name: 'status' };
+    expect(() => slackManifest([...commands, status])).toThrow(
+      '/status is a built-in Slack command: an app cannot declare it',
     );
   });
 

@@ -121,7 +121,7 @@ async function chatReserved(
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0)
     notes.push(
-      `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; ${howToForget(ctx.conversationId)}.`,
+      `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; ${howToForget(ctx)}.`,
     );
 
   const sent = [...system, ...kept, question];

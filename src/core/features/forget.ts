@@ -25,16 +25,29 @@ export function asksToForget(text: string): boolean {
 }
 
 /**
- * How a user clears the history of `conversationId` where they are, as the end of a sentence:
- * `/forget starts afresh` (Discord; a Slack channel or DM), or in a Slack thread, where no slash
- * command runs, a mention with `forget` or the message shortcut.
- * @param conversationId a conversation key (keys.ts); an unreadable one gets the /forget wording.
+ * How a user clears the history of the conversation they are in, as the end of a sentence
+ * (after `; `), per place:
+ * - a DM (Discord, or Slack outside a thread): `/forget starts afresh`;
+ * - a Discord channel or thread: /forget, by an admin or a member who may manage messages;
+ * - a Slack channel: /forget, by an admin;
+ * - a Slack thread, where no slash command runs (/forget would clear the channel's
+ *   conversation, not the thread's): `@bot forget` in the thread (in a DM, `forget` alone) or
+ *   the message shortcut {@link FORGET_THREAD_SHORTCUT_NAME}, by an admin in a channel.
+ * @param where the conversation key (keys.ts; an unreadable one gets the Discord wording) and
+ *   whether it is a DM.
  */
-export function howToForget(conversationId: string): string {
-  const ref = parseConversationKey(conversationId);
-  if (ref?.platform === 'slack' && ref.thread)
-    return `to start afresh in this thread, mention me with \`forget\` or use the message shortcut “${FORGET_THREAD_SHORTCUT_NAME}”`;
-  return '/forget starts afresh';
+export function howToForget(where: Pick<CommandContext, 'conversationId' | 'isDirectMessage'>): string {
+  const ref = parseConversationKey(where.conversationId);
+  const shortcut = `the message shortcut “${FORGET_THREAD_SHORTCUT_NAME}”`;
+  if (ref?.platform === 'slack' && ref.thread) {
+    return where.isDirectMessage
+      ? `to start afresh in this thread, say \`forget\` in it, or use ${shortcut}`
+      : `an admin can start afresh in this thread: mention me with \`forget\` in it, or use ${shortcut}`;
+  }
+  if (where.isDirectMessage) return '/forget starts afresh';
+  return ref?.platform === 'slack'
+    ? 'an admin can start afresh with /forget'
+    : 'an admin or a member who may manage messages can start afresh with /forget';
 }
 
 /**

@@ -74,42 +74,82 @@ export function commandCard(
   };
 }
 
-/** Lines joined by `, ` (or new lines) into field values of at most `max` characters each. */
-function chunked(items: readonly string[], max: number, separator: string): string[] {
-  const values: string[] = [];
-  let value = '';
-  for (const item of items.map((i) => i.slice(0, max))) {
-    if (value && value.length + separator.length + item.length > max) {
-      values.push(value);
-      value = '';
-    }
-    value = value ? `${value}${separator}${item}` : item;
-  }
-  if (value) values.push(value);
-  return values;
+/** Models named by /help, in cards of their own, at most this many (the rest: "… and N more"). */
+const MAX_MODEL_CARDS = 4;
+
+/** Characters of a card kept free of model fields: its title, description and footer, and packCards' spare 200. */
+const MODEL_CARD_RESERVE = 400;
+
+/** One field value of names and how many names it holds. */
+interface Chunk {
+  value: string;
+  count: number;
 }
 
-/** The service's models as a card: every text and image model, in fields within the card limits. */
-export function modelsCard(lists: ModelLists | undefined, limits: CardLimits): Card {
-  if (!lists) return { title: 'Models', fields: [{ name: 'Models', value: NO_MODELS }] };
+/** Items joined by `separator` into field values of at most `max` characters each (an item longer than `max` is cut). */
+function chunked(items: readonly string[], max: number, separator: string): Chunk[] {
+  const chunks: Chunk[] = [];
+  let chunk: Chunk = { value: '', count: 0 };
+  for (const item of items.map((i) => i.slice(0, max))) {
+    if (chunk.count && chunk.value.length + separator.length + item.length > max) {
+      chunks.push(chunk);
+      chunk = { value: '', count: 0 };
+    }
+    chunk = { value: chunk.count ? `${chunk.value}${separator}${item}` : item, count: chunk.count + 1 };
+  }
+  if (chunk.count) chunks.push(chunk);
+  return chunks;
+}
+
+/**
+ * The service's models as cards: every text model, then every image model, in fields of at
+ * most `maxValueChars`, each card within the platform's card limits (`maxFields` less 3 fields,
+ * `maxChars` less {@link MODEL_CARD_RESERVE} characters: Discord's 25 fields and 6,000 characters
+ * an embed). At most {@link MAX_MODEL_CARDS} cards: a longer list ends with a footer naming how
+ * many models are not shown (on Discord, with where to find them: a `model` option's autocomplete).
+ * @param lists the model lists; undefined when the service is down (one card saying so).
+ */
+export function modelsCards(lists: ModelLists | undefined, limits: CardLimits, platform: 'discord' | 'slack'): Card[] {
+  if (!lists) return [{ title: 'Models', fields: [{ name: 'Models', value: NO_MODELS }] }];
   const images = modelEntries(lists).slice(lists.text.length);
-  const field = (name: string, values: string[]) =>
-    values.map((value, i) => ({ name: i === 0 ? name : `${name} (continued)`, value }));
-  return {
-    title: 'Models',
-    description: 'What `model` options take (/settings sets a channel’s defaults).',
-    fields: [
-      ...field('Text models', chunked(lists.text, limits.maxValueChars, ', ')),
-      ...field(
-        'Image models',
-        chunked(
-          images.map((e) => `${e.name}: ${e.value}`),
-          limits.maxValueChars,
-          '\n',
-        ),
+  const field = (name: string, chunks: Chunk[]) =>
+    chunks.map((chunk, i) => ({ name: i === 0 ? name : `${name} (continued)`, ...chunk }));
+  const fields = [
+    ...field('Text models', chunked(lists.text, limits.maxValueChars, ', ')),
+    ...field(
+      'Image models',
+      chunked(
+        images.map((e) => `${e.name}: ${e.value}`),
+        limits.maxValueChars,
+        '\n',
       ),
-    ].slice(0, limits.maxFields - 3),
-  };
+    ),
+  ];
+  const pages: (typeof fields)[] = [[]];
+  let chars = 0;
+  for (const f of fields) {
+    const size = f.name.length + f.value.length;
+    const page = pages.at(-1)!;
+    if (page.length && (page.length >= limits.maxFields - 3 || chars + size > limits.maxChars - MODEL_CARD_RESERVE)) {
+      pages.push([f]);
+      chars = size;
+    } else {
+      page.push(f);
+      chars += size;
+    }
+  }
+  const shown = pages.slice(0, MAX_MODEL_CARDS);
+  const more = fields.reduce((n, f) => n + f.count, 0) - shown.flat().reduce((n, f) => n + f.count, 0);
+  return shown.map((page, i) => ({
+    title: i === 0 ? 'Models' : 'Models (continued)',
+    ...(i === 0 ? { description: 'What `model` options take (/settings sets a channel’s defaults).' } : {}),
+    fields: page.map(({ name, value }) => ({ name, value })),
+    ...(more > 0 && i === shown.length - 1
+      ? {
+          footer: `… and ${more} more model${more > 1 ? 's' : ''}${platform === 'discord' ? ': type part of a name in a `model` option to find the others' : ''}.`,
+        }
+      : {}),
+  }));
 }
 
 /** Characters a card counts for Discord's 6,000 (title, description, field names and values, footer). */
@@ -150,12 +190,25 @@ export function packCards(cards: readonly Card[], limits: CardLimits): OutgoingM
 }
 
 /**
+ * How long /help waits for the model lists when none are cached, in ms: well under the 2 s after
+ * which a Discord command not yet answered is deferred (platforms/discord/responder.ts
+ * AUTO_DEFER_MS), a deferral everyone in the channel sees ("is thinking…"). /help's first
+ * message is then the interaction's ephemeral reply, seen by the user alone.
+ */
+const HELP_MODELS_WAIT_MS = 1_000;
+
+/**
  * `/help`: every command of `list` with its options, then the models, to the user alone, in as
- * many ephemeral messages as the platform's card limits need (`ctx.reply.limits.cards`).
+ * many ephemeral messages as the platform's card limits need (`ctx.reply.limits.cards`). Counts
+ * against no quota. The models are those cached, or fetched within {@link HELP_MODELS_WAIT_MS}
+ * (else the Models card says the service did not answer).
  */
 export async function showHelp(ctx: CommandContext, core: Core, list: readonly Command[]): Promise<void> {
-  const lists = await core.catalog.quick();
+  const lists = await core.catalog.quick(HELP_MODELS_WAIT_MS);
   const limits = ctx.reply.limits.cards;
-  const cards = [...list.map((c) => commandCard(c, lists, ctx.platform, false)), modelsCard(lists, limits)];
+  const cards = [
+    ...list.map((c) => commandCard(c, lists, ctx.platform, false)),
+    ...modelsCards(lists, limits, ctx.platform),
+  ];
   for (const message of packCards(cards, limits)) await ctx.reply.sendEphemeral(message);
 }

@@ -18,12 +18,11 @@ import type { Core } from '../../core/core.ts';
 import { asksToForget, forget } from '../../core/features/forget.ts';
 import { answerMention } from '../../core/features/mention.ts';
 import { channelKey, conversationKey, slackClaims } from '../../core/keys.ts';
-import { DownloadError } from '../../core/media/download.ts';
-import type { Attachment, CommandContext, OutgoingMessage } from '../../core/platform.ts';
+import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
-import { downloadSlackFile } from './files.ts';
+import { type SlackFile, slackFileAttachment } from './files.ts';
 import { SlackReply } from './reply.ts';
 import type { SlackStreaming } from './stream.ts';
 import { plainTextOf } from './text.ts';
@@ -38,17 +37,6 @@ export const SLACK_EVENT_SCOPES = ['app_mentions:read', 'im:history', 'files:rea
 
 /** How long a claimed event id or message is remembered, in ms (Slack retries within minutes). */
 export const EVENT_CLAIM_TTL_MS = 60 * 60_000;
-
-/** A file as Slack describes it in a message event. */
-interface SlackFile {
-  id?: string;
-  name?: string | null;
-  title?: string;
-  mimetype?: string;
-  size?: number;
-  url_private?: string;
-  url_private_download?: string;
-}
 
 /** The fields of `app_mention` and `message` events this file reads. */
 interface SlackUserMessage {
@@ -236,7 +224,7 @@ async function answer(
     );
     return;
   }
-  const attachments = (message.files ?? []).map((file) => attachmentOf(file, deps));
+  const attachments = (message.files ?? []).map((file) => slackFileAttachment(file, fileDepsOf(deps)));
   await runInvocation('mention', ctx, deps.core, async () => {
     // A message in a thread it started elsewhere: the thread is the conversation when the bot keeps none (thread.ts).
     const where = {
@@ -258,27 +246,7 @@ async function answer(
   });
 }
 
-/**
- * A Slack file of a message event as a core Attachment: downloaded with the bot token from
- * Slack's file hosts only; a `url_private(_download)` elsewhere (an external file) is fetched
- * without it, from a public https address only (downloadSlackFile).
- */
-function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
-  const name = file.name || file.title || file.id || 'file';
-  const url = file.url_private_download ?? file.url_private;
-  return {
-    name,
-    mimeType: file.mimetype,
-    size: file.size ?? 0,
-    origin: 'message',
-    fetch: async (options) => {
-      if (!url)
-        throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
-      return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, {
-        botToken: deps.botToken,
-        downloader: deps.core.downloader,
-        apiOrigin: deps.apiOrigin,
-      });
-    },
-  };
+/** What downloading a user's Slack file needs (files.ts slackFileAttachment). */
+function fileDepsOf(deps: SlackEventDeps): Parameters<typeof slackFileAttachment>[1] {
+  return { botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
 }

@@ -99,6 +99,42 @@ export async function downloadSlackFile(
   }
 }
 
+/** A file as Slack describes it in a message (events, conversations.replies): the fields read here. */
+export interface SlackFile {
+  id?: string;
+  name?: string | null;
+  title?: string;
+  mimetype?: string;
+  size?: number;
+  url_private?: string;
+  url_private_download?: string;
+}
+
+/**
+ * A Slack file of a message as a core Attachment (nothing is fetched until it is read):
+ * downloaded with the bot token from Slack's file hosts only; a `url_private(_download)`
+ * elsewhere (an external file) is fetched without it, from a public https address only
+ * ({@link downloadSlackFile}, whose AttachmentAccessError names a missing `files:read`).
+ */
+export function slackFileAttachment(
+  file: SlackFile,
+  deps: Pick<SlackFileDeps, 'botToken' | 'downloader' | 'apiOrigin'>,
+): Attachment {
+  const name = file.name || file.title || file.id || 'file';
+  const url = file.url_private_download ?? file.url_private;
+  return {
+    name,
+    mimeType: file.mimetype,
+    size: file.size ?? 0,
+    origin: 'message',
+    fetch: async (options) => {
+      if (!url)
+        throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
+      return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, deps);
+    },
+  };
+}
+
 /** `image/png` and so on from a file name, for a link that says nothing else. */
 function mimeTypeOf(name: string): string | undefined {
   const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();

@@ -29,6 +29,38 @@ export const SLACK_BOT_SCOPES = [
 ];
 
 /**
+ * Slack's built-in slash commands, which an app cannot declare (Slack refuses the whole
+ * manifest: "the slash command has an invalid name", reported for `/status`), from Slack's help
+ * article "Use built-in slash commands" (slack.com/help/articles/201259356), and `/archive`,
+ * also refused. `/help` is not one of them: Slack's own `/help` was retired, and apps declare
+ * `/help` in their manifests (Slack accepts it), so the bot's /help is declared like every other
+ * command (docs/platform-limits.md). {@link slackManifest} refuses a command named like one of
+ * these, so a new command cannot break the manifest unseen.
+ */
+export const SLACK_BUILT_IN_COMMANDS: ReadonlySet<string> = new Set([
+  'me',
+  'status',
+  'away',
+  'dnd',
+  'shrug',
+  'remind',
+  'msg',
+  'feed',
+  'who',
+  'collapse',
+  'expand',
+  'leave',
+  'join',
+  'open',
+  'search',
+  'topic',
+  'mute',
+  'pro',
+  'shortcuts',
+  'archive',
+]);
+
+/**
  * The usage hint Slack shows under a command, from its options: the main option first (the
  * free text), then `--name value` flags written as options.ts parses them. At most 1000
  * characters.
@@ -42,6 +74,8 @@ export function usageHint(command: Command): string {
 /**
  * Builds the manifest.
  * @param list the commands (default: every command under commands/).
+ * @throws Error naming a command whose name is one of {@link SLACK_BUILT_IN_COMMANDS} (Slack would
+ *   refuse the whole manifest).
  * @param options.requestUrl the bot's public base URL for HTTP mode (e.g. `https://bot.example.com`);
  *   absent: Socket Mode (no request URLs; an app-level token with `connections:write` is needed).
  * @param options.name the app's and bot user's display name (default `genbot`).
@@ -50,6 +84,8 @@ export function slackManifest(
   list: readonly Command[] = commands,
   options: { requestUrl?: string; name?: string } = {},
 ): SlackManifest {
+  const builtIn = list.find((command) => SLACK_BUILT_IN_COMMANDS.has(command.name));
+  if (builtIn) throw new Error(`/${builtIn.name} is a built-in Slack command: an app cannot declare it`);
   const name = options.name ?? 'genbot';
   const url = options.requestUrl ? `${options.requestUrl.replace(/\/+$/, '')}/slack/events` : undefined;
   return {

@@ -3,8 +3,10 @@
  * no stored history for reads the thread's earlier messages (`conversations.replies`) as the
  * conversation, so "summarize this thread" works: the messages since the bot last wrote there
  * (all of them in a thread it never wrote in; none after `@bot forget`, whose answer is the
- * bot's), as `user` turns named by their display name (users.info), the newest kept within
- * HISTORY_TOKEN_BUDGET (core/tokens.ts estimates).
+ * bot's), as `user` turns named by their display name (users.info), with their images (files
+ * of an image type: sent as `image_url` parts, downloaded with the bot token from Slack's file
+ * hosts only, files.ts; without `files:read` that is said once under the answer), the newest
+ * kept within HISTORY_TOKEN_BUDGET (core/tokens.ts estimates, an image {@link IMAGE_TOKENS}).
  *
  * Reading needs the history scope of the conversation's type (`channels:history`,
  * `groups:history`, `im:history`, `mpim:history`). A refusal (`missing_scope`,
@@ -16,8 +18,11 @@
 import type { WebClient } from '@slack/web-api';
 import type { Core } from '../../core/core.ts';
 import type { ContextTurn, MentionContext } from '../../core/features/mention.ts';
+import { looksLikeImage } from '../../core/media/attachments.ts';
+import { IMAGE_TOKENS } from '../../core/media/images.ts';
 import { estimateTextTokens } from '../../core/tokens.ts';
 import type { Logger } from '../../log.ts';
+import { type SlackFile, type SlackFileDeps, slackFileAttachment } from './files.ts';
 import { plainTextOf } from './text.ts';
 import type { SlackDirectory } from './users.ts';
 
@@ -36,6 +41,7 @@ interface ThreadMessage {
   bot_id?: string;
   username?: string;
   text?: string;
+  files?: SlackFile[];
 }
 
 /** Where the mention is, and who the bot is. */
@@ -106,7 +112,7 @@ async function earlierMessages(client: WebClient, where: ThreadWhere): Promise<T
 export async function readThread(
   client: WebClient,
   where: ThreadWhere,
-  deps: { core: Core; directory: SlackDirectory },
+  deps: { core: Core; directory: SlackDirectory } & Pick<SlackFileDeps, 'botToken' | 'apiOrigin'>,
   log: Logger,
 ): Promise<ThreadRead> {
   const stored = await deps.core.history.asChatMessages(where.conversationId).catch(() => []);
@@ -119,6 +125,7 @@ export async function readThread(
     log.info({ err: error instanceof Error ? error.message : String(error) }, 'thread not read');
     return notice ? { notice } : {};
   }
+  const fileDeps = { botToken: deps.botToken, apiOrigin: deps.apiOrigin, downloader: deps.core.downloader };
   const turns: ContextTurn[] = [];
   let tokens = 0;
   for (const message of messages.reverse()) {
@@ -126,12 +133,13 @@ export async function readThread(
     // was forgotten (`@bot forget` answers in the thread) or lost with the store.
     if (message.user !== undefined && message.user === where.botUserId) break;
     const text = plainTextOf(message.text ?? '', where.botUserId);
-    tokens += estimateTextTokens(text) + 4;
+    const images = (message.files ?? []).map((file) => slackFileAttachment(file, fileDeps)).filter(looksLikeImage);
+    tokens += estimateTextTokens(text) + 4 + images.length * IMAGE_TOKENS;
     if (tokens > deps.core.limits.historyTokenBudget && turns.length > 0) break;
     const author = message.user
       ? await deps.directory.displayName(client, message.user)
       : (message.username ?? 'an app');
-    turns.push({ role: 'user', author, text });
+    turns.push({ role: 'user', author, text, ...(images.length ? { attachments: images } : {}) });
   }
   if (turns.length === 0) return {};
   return { context: { turns: turns.reverse(), replacesHistory: true } };

@@ -1,0 +1,59 @@
+/**
+ * howToForget (core/features/forget.ts): the end of the history-budget notice says how to clear
+ * the history where the user is: /forget where a slash command reaches the conversation (with
+ * who may use it in a channel), and in a Slack thread, where no slash command runs, a mention
+ * with `forget` in the thread or the message shortcut "Forget this thread".
+ */
+import { describe, expect, it } from 'vitest';
+import { FORGET_THREAD_SHORTCUT_NAME, howToForget } from '../../src/core/features/forget.ts';
+import { conversationKey } from '../../src/core/keys.ts';
+
+const SHORTCUT = `the message shortcut “${FORGET_THREAD_SHORTCUT_NAME}”`;
+
+describe('howToForget, per place', () => {
+  it('a Discord channel: /forget, by an admin or a member who may manage messages', () => {
+    const conversationId = conversationKey({ platform: 'discord', guild: 'G1', channel: 'C1' });
+    expect(howToForget({ conversationId, isDirectMessage: false })).toBe(
+      'an admin or a member who may manage messages can start afresh with /forget',
+    );
+  });
+
+  it('a Discord DM: /forget, for anyone', () => {
+    const conversationId = conversationKey({ platform: 'discord', guild: undefined, channel: 'D1' });
+    expect(howToForget({ conversationId, isDirectMessage: true })).toBe('/forget starts afresh');
+  });
+
+  it('a Slack channel: /forget, by an admin', () => {
+    const conversationId = conversationKey({ platform: 'slack', team: 'T1', channel: 'C1' });
+    expect(howToForget({ conversationId, isDirectMessage: false })).toBe('an admin can start afresh with /forget');
+  });
+
+  it('a Slack thread in a channel: a mention with forget in the thread, or the shortcut; never /forget', () => {
+    const conversationId = conversationKey({
+      platform: 'slack',
+      team: 'T1',
+      channel: 'C1',
+      thread: '1700000000.000100',
+    });
+    const how = howToForget({ conversationId, isDirectMessage: false });
+    expect(how).toBe(`an admin can start afresh in this thread: mention me with \`forget\` in it, or use ${SHORTCUT}`);
+    expect(how).not.toContain('/forget');
+  });
+
+  it('a Slack DM: /forget, for anyone', () => {
+    const conversationId = conversationKey({ platform: 'slack', team: 'T1', channel: 'D1' });
+    expect(howToForget({ conversationId, isDirectMessage: true })).toBe('/forget starts afresh');
+  });
+
+  it('a thread in a Slack DM: `forget` said in the thread (no mention needed), or the shortcut; never /forget', () => {
+    const conversationId = conversationKey({
+      platform: 'slack',
+      team: 'T1',
+      channel: 'D1',
+      thread: '1700000000.000200',
+    });
+    const how = howToForget({ conversationId, isDirectMessage: true });
+    expect(how).toBe(`to start afresh in this thread, say \`forget\` in it, or use ${SHORTCUT}`);
+    expect(how).not.toContain('/forget');
+  });
+});
