@@ -3,7 +3,8 @@
  * service over real HTTP: one test (or table row) per parameter of §4.1–§4.5 and per rule.
  */
 
-import { getEventListeners } from 'node:events';
+import { getEventListeners, once } from 'node:events';
+import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -464,6 +465,25 @@ describe('§4.4 image models and §4.5 models', () => {
 });
 
 describe('errors, retries and timeouts', () => {
+  it('close() at shutdown aborts a request the service never answers instead of waiting for its timeout', async () => {
+    // A service that takes the request and never answers (headers timeout: 60 s).
+    const server = createServer(() => undefined);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+    const silent = new ServiceClient({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'k', headersTimeoutMs: 60_000 });
+    const pending = silent.models.list().then(
+      () => 'answered',
+      (error: unknown) => error,
+    );
+    await once(server, 'request');
+    await silent.close();
+    const outcome = await pending;
+    server.closeAllConnections();
+    server.close();
+    expect(outcome).toBeInstanceOf(ServiceError);
+  });
+
   it.each([
     [401, 'AuthenticationError', AuthenticationError, 'authentication', /API key/],
     [403, 'PermissionDeniedError', PermissionDeniedError, 'permission_denied', /does not allow/],

@@ -86,6 +86,9 @@ export function splitBaseUrl(baseUrl: string): { origin: string; prefix: string 
   return { origin: url.origin, prefix };
 }
 
+/** How long {@link ServiceHttp.close} lets open requests finish before aborting them, in ms. */
+const CLOSE_GRACE_MS = 1_000;
+
 /** The transport. One instance per base URL; `close()` ends its keep-alive sockets. */
 export class ServiceHttp {
   readonly origin: string;
@@ -230,9 +233,21 @@ export class ServiceHttp {
     return new ConnectionError(this.scrub(`cannot reach ${this.origin}: ${message}`), cause);
   }
 
-  /** Closes the keep-alive sockets. */
+  /**
+   * Closes the keep-alive sockets. Called at shutdown, once the answers have drained: a request
+   * still open then (a background model-list refresh the service never answers) is given
+   * {@link CLOSE_GRACE_MS} and then aborted, so a stop never waits for the request timeout.
+   */
   async close(): Promise<void> {
-    await this.pool.close();
+    const closed = this.pool.close();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS);
+    });
+    const outcome = await Promise.race([closed.then(() => 'closed' as const), late]);
+    clearTimeout(timer);
+    if (outcome === 'late') await this.pool.destroy();
+    await closed.catch(() => undefined);
   }
 
   private async readText(body: OpenResponse['body'], signal?: AbortSignal): Promise<string> {
