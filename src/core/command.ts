@@ -253,7 +253,7 @@ export async function runInvocation(
     } else if (error instanceof ServiceError) {
       errorCode = error.code;
       ctx.log.warn({ code: error.code, status: error.status, err: error.message }, 'service call failed');
-      await tell(withReference(sentenceOf(error), ctx.ref));
+      await tell(withReference(sentenceOf(error, ctx), ctx.ref));
     } else {
       const explained = ctx.reply.explain?.(error);
       errorCode = explained ? 'platform_refused' : 'internal';

@@ -3,6 +3,7 @@
  * say what went wrong (service/errors.ts); what to do about it with this bot (a command, a
  * setting) is added here, and nowhere else.
  */
+import { parseConversationKey } from './keys.ts';
 import {
   type BadRequestError,
   ContextLengthError,
@@ -44,14 +45,56 @@ export class NoChatModelError extends InvalidResponseError {
   }
 }
 
+/** The name of Slack's message shortcut that forgets a thread, as the Slack manifest declares it (≤ 24 characters). */
+export const FORGET_THREAD_SHORTCUT_NAME = 'Forget this thread';
+
+/**
+ * How a user clears the history of the conversation they are in, as the end of a sentence
+ * (after `; `), per place:
+ * - a DM (Discord, or Slack outside a thread): `/forget starts afresh`;
+ * - a Discord channel or thread: /forget, by an admin or a member who may manage messages;
+ * - a Slack channel: /forget, by an admin;
+ * - a Slack thread, where no slash command runs (/forget would clear the channel's
+ *   conversation, not the thread's): `@bot forget` in the thread (in a DM, `forget` alone) or
+ *   the message shortcut {@link FORGET_THREAD_SHORTCUT_NAME}, by an admin in a channel.
+ * @param where the conversation key (keys.ts; an unreadable one gets the Discord wording) and
+ *   whether it is a DM.
+ */
+export function howToForget(where: ForgetPlace): string {
+  const ref = parseConversationKey(where.conversationId);
+  const dm = where.isDirectMessage ?? (ref?.platform === 'discord' && ref.guild === undefined);
+  const shortcut = `the message shortcut “${FORGET_THREAD_SHORTCUT_NAME}”`;
+  if (ref?.platform === 'slack' && ref.thread) {
+    return dm
+      ? `to start afresh in this thread, say \`forget\` in it, or use ${shortcut}`
+      : `an admin can start afresh in this thread: mention me with \`forget\` in it, or use ${shortcut}`;
+  }
+  if (dm) return '/forget starts afresh';
+  return ref?.platform === 'slack'
+    ? 'an admin can start afresh with /forget'
+    : 'an admin or a member who may manage messages can start afresh with /forget';
+}
+
+/**
+ * Where a user is, for {@link howToForget}: the conversation key (keys.ts) and whether it is a DM
+ * (unknown for a button press: then a Discord DM is told by its key, anything else as a channel).
+ */
+export interface ForgetPlace {
+  conversationId: string;
+  isDirectMessage?: boolean;
+}
+
 /**
  * The sentence for a failure (without its reference): a service error's own, with what the user
- * can do here added (a conversation too long for the model: /forget); anything else, the
- * bot's own fault in general words (no detail of it).
+ * can do here added (a conversation too long for the model: how to clear it where the user is,
+ * {@link howToForget}); anything else, the bot's own fault in general words (no detail of it).
+ * @param where the conversation the failure happened in; without it, the /forget wording.
  */
-export function sentenceOf(error: unknown): string {
-  if (error instanceof ContextLengthError)
-    return `${error.userMessage} Use /forget to start afresh (or ask a shorter question).`;
+export function sentenceOf(error: unknown, where?: ForgetPlace): string {
+  if (error instanceof ContextLengthError) {
+    const how = where ? howToForget(where) : '/forget starts afresh';
+    return `${error.userMessage} ${how[0]!.toUpperCase()}${how.slice(1)} (or ask a shorter question).`;
+  }
   return userMessageOf(error);
 }
 

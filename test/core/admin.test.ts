@@ -347,7 +347,7 @@ describe('/forget and the history budget', () => {
     }
   });
 
-  it('a service error about the context length names /forget', async () => {
+  it('a service error about the context length says who may /forget in a channel', async () => {
     fake.enqueue('chat', {
       status: 400,
       body: {
@@ -361,7 +361,7 @@ describe('/forget and the history budget', () => {
     const r = recorder('discord:g:context', { prompt: 'hi' });
     expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: false, errorCode: 'context_length' });
     expect(r.ephemerals).toEqual([
-      'The conversation is too long for the model. Use /forget to start afresh (or ask a shorter question). (ref TESTREF)',
+      'The conversation is too long for the model. An admin or a member who may manage messages can start afresh with /forget (or ask a shorter question). (ref TESTREF)',
     ]);
   });
 });

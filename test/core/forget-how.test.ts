@@ -5,8 +5,9 @@
  * with `forget` in the thread or the message shortcut "Forget this thread".
  */
 import { describe, expect, it } from 'vitest';
-import { FORGET_THREAD_SHORTCUT_NAME, howToForget } from '../../src/core/features/forget.ts';
 import { conversationKey } from '../../src/core/keys.ts';
+import { FORGET_THREAD_SHORTCUT_NAME, howToForget, sentenceOf } from '../../src/core/sentences.ts';
+import { ContextLengthError } from '../../src/core/service/errors.ts';
 
 const SHORTCUT = `the message shortcut “${FORGET_THREAD_SHORTCUT_NAME}”`;
 
@@ -55,5 +56,23 @@ describe('howToForget, per place', () => {
     const how = howToForget({ conversationId, isDirectMessage: true });
     expect(how).toBe(`to start afresh in this thread, say \`forget\` in it, or use ${SHORTCUT}`);
     expect(how).not.toContain('/forget');
+  });
+
+  it('a conversation too long for the model, in a Slack thread: the sentence names the thread ways, not /forget', () => {
+    const conversationId = conversationKey({
+      platform: 'slack',
+      team: 'T1',
+      channel: 'C1',
+      thread: '1700000000.000300',
+    });
+    const sentence = sentenceOf(new ContextLengthError('too long', 400), { conversationId, isDirectMessage: false });
+    expect(sentence).toBe(
+      `The conversation is too long for the model. An admin can start afresh in this thread: mention me with \`forget\` in it, or use ${SHORTCUT} (or ask a shorter question).`,
+    );
+  });
+
+  it('a button press in a Discord DM (whether it is a DM not said): told by its key as a DM', () => {
+    const conversationId = conversationKey({ platform: 'discord', guild: undefined, channel: 'D2' });
+    expect(howToForget({ conversationId })).toBe('/forget starts afresh');
   });
 });

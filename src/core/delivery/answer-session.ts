@@ -14,8 +14,11 @@ import type { StopButtons } from './stops.ts';
 import { StreamingReply } from './streaming-reply.ts';
 
 /** What the user reads for a service failure in an answer: a stop says why; anything else carries the reference. */
-export function failureLine(error: ServiceError, ref: string): string {
-  return error.code === 'aborted' ? sentenceOf(error) : withReference(sentenceOf(error), ref);
+export function failureLine(
+  error: ServiceError,
+  ctx: Pick<CommandContext, 'ref' | 'conversationId' | 'isDirectMessage'>,
+): string {
+  return error.code === 'aborted' ? sentenceOf(error) : withReference(sentenceOf(error, ctx), ctx.ref);
 }
 
 /**
@@ -27,7 +30,7 @@ export function failureLine(error: ServiceError, ref: string): string {
  */
 export async function toldBeforeText(ctx: CommandContext, reply: StreamingReply, error: unknown): Promise<unknown> {
   if (!reply.showsStatusOnly || !(error instanceof ServiceError)) return error;
-  await reply.finish(`⚠️ ${failureLine(error, ctx.ref)}`);
+  await reply.finish(`⚠️ ${failureLine(error, ctx)}`);
   return new ShownError(error);
 }
 

@@ -169,7 +169,7 @@ export async function streamAnswer(
     if (reply.content.trim() === '' || !(error instanceof ServiceError))
       return { text: '', capped: false, ending: 'failed', error: await toldBeforeText(ctx, reply, error) };
     const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx.ref)}${notesText(notes)}`);
+    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx)}${notesText(notes)}`);
     const ending = error instanceof AbortedError ? 'stopped' : 'cut';
     return { text: partial, capped: overflow.text !== '', ending, error };
   }

@@ -13,7 +13,7 @@ import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { type ContextFile, filePart, filesNote } from '../media/text-files.ts';
 import type { CommandContext } from '../platform.ts';
-import { ImagesNotSupportedError, imageResultsNotPosted } from '../sentences.ts';
+import { howToForget, ImagesNotSupportedError, imageResultsNotPosted } from '../sentences.ts';
 import { BadRequestError } from '../service/errors.ts';
 import type {
   ChatCompletionChunk,
@@ -29,7 +29,6 @@ import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks } from './answer.ts';
 import { type Deferral, deferred, startDeferral } from './deferral.ts';
-import { howToForget } from './forget.ts';
 import { showJson } from './json-answer.ts';
 import { admit, countTokens, reserveTokens } from './usage.ts';
 
