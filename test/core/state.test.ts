@@ -60,6 +60,7 @@ function prefixed(store: StateStore, prefix: string): StateStore {
     increment: (k, b, t) => store.increment(`${prefix}:${k}`, b, t),
     counter: (k) => store.counter(`${prefix}:${k}`),
     withLock: (k, f, t) => store.withLock(`${prefix}:${k}`, f, t),
+    release: (k) => store.release(`${prefix}:${k}`),
     ping: () => store.ping(),
     close: () => store.close(),
   };
