@@ -27,23 +27,30 @@ export async function handleEdit(
 ): Promise<void> {
   if (message.partial || message.editedTimestamp === null || !isAddressedToBot(message, deps.botId)) return;
   const { core } = deps;
-  const mention = messageRef({ platform: 'discord', channel: message.channelId, message: message.id });
   const text = promptOf(message, deps.botId);
+  const edit = {
+    mention: messageRef({ platform: 'discord', channel: message.channelId, message: message.id }),
+    authorId: message.author.id,
+    text,
+    sentAt: message.createdTimestamp,
+    editedAt: message.editedTimestamp,
+  };
   let found: Awaited<ReturnType<typeof editToReanswer>>;
   try {
-    found = await editToReanswer(core, {
-      mention,
-      authorId: message.author.id,
-      text,
-      sentAt: message.createdTimestamp,
-      editedAt: message.editedTimestamp,
-    });
+    found = await editToReanswer(core, edit);
   } catch (error) {
     core.storeHealth.failed(error, deps.log);
     return;
   }
-  const answer = found && parseMessageRef(found.link.answer);
-  if (!found || answer?.platform !== 'discord' || answer.channel !== message.channelId) return;
+  if (!found) {
+    deps.log.debug(
+      { mention: edit.mention },
+      'edit left alone (outside the window, not the asker, same text, or a repeat)',
+    );
+    return;
+  }
+  const answer = parseMessageRef(found.link.answer);
+  if (answer?.platform !== 'discord' || answer.channel !== message.channelId) return;
   const ref = newReference();
   const log = deps.log.child({
     platform: 'discord',

@@ -90,8 +90,15 @@ export async function onMessageChanged(
     core.storeHealth.failed(error, deps.log);
     return;
   }
-  const answer = found && parseMessageRef(found.link.answer);
-  if (!found || answer?.platform !== 'slack' || answer.channel !== event.channel) return;
+  if (!found) {
+    deps.log.debug(
+      { mention: edit.mention },
+      'edit left alone (outside the window, not the asker, same text, or a repeat)',
+    );
+    return;
+  }
+  const answer = parseMessageRef(found.link.answer);
+  if (answer?.platform !== 'slack' || answer.channel !== event.channel) return;
   const ref = newReference();
   const log = deps.log.child({ platform: 'slack', ref, command: 'edit', channel: event.channel });
   const threadTs = inChannel ? (m.thread_ts ?? m.ts) : m.thread_ts;
