@@ -140,7 +140,7 @@ export class StreamingReply {
             // The user saw the whole text: a button left in place is no failure of the answer.
             this.options.log?.warn(
               { err: error, message: index },
-              'could not remove the controls (Stop button) of a message whose text is whole',
+              'could not replace the controls (Stop button) of a message whose text is whole',
             );
             this.shown[index] = this.pages()[index]!;
             attempt = 0;

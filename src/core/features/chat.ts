@@ -20,7 +20,7 @@ import { extractImageLinks } from './answer.ts';
 import { runRequest } from './answer-run.ts';
 import { type AnswerState, type KeptRequest, keepAnswerState, newAnswerId } from './answer-state.ts';
 import { type Deferral, startDeferral } from './deferral.ts';
-import { linkAnswer, newExchange, remember } from './exchange.ts';
+import { conversationsOf, linkAnswer, newExchange, remember } from './exchange.ts';
 import { howToForget } from './forget.ts';
 import { admit, reserveTokens } from './usage.ts';
 
@@ -182,7 +182,7 @@ async function answerChat(
   // The history keeps notes of the files and images, never their content.
   const askedTail = [filesNote(request.files ?? []), imagesNote(images)].filter(Boolean).join('\n');
   const asked = [request.prompt, askedTail].filter(Boolean).join('\n');
-  const exchange = newExchange(ctx, askedTail);
+  const exchange = newExchange(askedTail);
   const id = newAnswerId();
   const vision = images.length > 0 || request.vision === true;
   // Image results are posted after the answer, which a new answer could not replace: no Regenerate.
@@ -195,7 +195,7 @@ async function answerChat(
     kind: request.mention ? 'mention' : 'chat',
     request: body,
     notes,
-    turns: exchange,
+    turns: { ...exchange, conversations: conversationsOf(ctx) },
     ...(request.json ? { json: true } : {}),
     ...(vision ? { images: true } : {}),
     ...(request.mention?.text ? { prompt: request.mention.text } : {}),

@@ -8,14 +8,20 @@ import type { Core } from '../core.ts';
 import type { CommandContext } from '../platform.ts';
 import { type KeptTurns, linkMention } from './answer-state.ts';
 
-/** The ids of a new exchange's turns, in the conversation and its linked ones. */
-export function newExchange(ctx: CommandContext, askedTail: string): KeptTurns {
-  return {
-    question: randomBytes(9).toString('hex'),
-    answer: randomBytes(9).toString('hex'),
-    conversations: [ctx.conversationId, ...(ctx.linkedConversations?.() ?? [])],
-    askedTail,
-  };
+/** The ids of a new exchange's turns (the same in the conversation and its linked ones). */
+export type ExchangeIds = Omit<KeptTurns, 'conversations'>;
+
+/** The ids of a new exchange's turns, and what its question's turn adds after the user's text. */
+export function newExchange(askedTail: string): ExchangeIds {
+  return { question: randomBytes(9).toString('hex'), answer: randomBytes(9).toString('hex'), askedTail };
+}
+
+/**
+ * The conversations an exchange is stored in: the answer's, and the linked ones (a Slack
+ * /chat's question thread, known once the question is posted: read when the answer is done).
+ */
+export function conversationsOf(ctx: CommandContext): string[] {
+  return [ctx.conversationId, ...(ctx.linkedConversations?.() ?? [])];
 }
 
 /**
@@ -25,15 +31,12 @@ export function newExchange(ctx: CommandContext, askedTail: string): KeptTurns {
 export async function remember(
   ctx: CommandContext,
   core: Core,
-  turns: { asked: string; answer: string; exchange?: KeptTurns },
+  turns: { asked: string; answer: string; exchange?: ExchangeIds },
 ): Promise<void> {
   const at = Date.now();
   const { exchange } = turns;
   try {
-    for (const conversationId of exchange?.conversations ?? [
-      ctx.conversationId,
-      ...(ctx.linkedConversations?.() ?? []),
-    ]) {
+    for (const conversationId of conversationsOf(ctx)) {
       await core.history.append(
         conversationId,
         { role: 'user', content: turns.asked, at, userId: ctx.user.id, ...(exchange ? { id: exchange.question } : {}) },
