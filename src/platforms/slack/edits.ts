@@ -9,14 +9,16 @@
  */
 import type { WebClient } from '@slack/web-api';
 import { runInvocation } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
 import { editToReanswer, reanswerEdit } from '../../core/features/regenerate.ts';
 import { messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
-import { newReference } from '../../log.ts';
+import type { RunningCommands } from '../../core/running.ts';
+import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
-import type { SlackEventDeps } from './events.ts';
 import { SlackReply } from './reply.ts';
 import { plainTextOf } from './text.ts';
+import type { SlackDirectory } from './users.ts';
 
 /** The fields of a `message_changed` event this file reads (Slack's "message_changed" message subtype). */
 export interface MessageChanged {
@@ -54,6 +56,14 @@ export function userNotice(
   };
 }
 
+/** What an edit's handler needs from the adapter (events.ts's deps have it). */
+export interface SlackEditDeps {
+  core: Core;
+  log: Logger;
+  running: RunningCommands;
+  directory: SlackDirectory;
+}
+
 /** A Slack `ts` (`1700000000.000100`) as ms since the epoch. */
 function tsMs(ts: string): number {
   return Math.round(Number(ts) * 1000);
@@ -68,7 +78,7 @@ export async function onMessageChanged(
   event: MessageChanged,
   meta: { teamId: string; botUserId: string | undefined },
   client: WebClient,
-  deps: SlackEventDeps,
+  deps: SlackEditDeps,
 ): Promise<void> {
   const m = event.message;
   if (!m?.user || m.bot_id || !m.ts || !m.edited?.ts || deps.running.draining) return;
