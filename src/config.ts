@@ -38,11 +38,7 @@ export interface DiscordConfig {
   applicationId: string;
   /** REST base, e.g. `http://proxy:8080/api`; discord.js's default (`https://discord.com/api`) when unset. */
   apiUrl: string | undefined;
-  /**
-   * Gateway shards: `auto` (as many as Discord recommends), a total count, or undefined (one);
-   * `shardIds` are the shards this process runs (default: all of them), so that several
-   * processes can split them.
-   */
+  /** Gateway shards: `auto` (Discord's count), a total count, or undefined (one); `ids`: this process's (default all). */
   shards: { count: 'auto' | number; ids: number[] | undefined } | undefined;
   /**
    * Whether the privileged Message Content intent is requested (`DISCORD_MESSAGE_CONTENT`):
@@ -86,6 +82,8 @@ export interface CoreLimits {
   files: { maxChars: number; maxPdfPages: number; pdfTimeoutMs: number };
   /** Messages of a reply chain read as a mention's conversation, at most (`REPLY_CHAIN_MAX`; Discord). */
   replyChainMax: number;
+  /** Minutes after a mention during which editing it re-answers it in place (`EDIT_REANSWER_MINUTES`; 0: off). */
+  editReanswerMinutes: number;
   /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
   allowDisableSafetyChecker: boolean;
   /** Longest answer shown in messages, in characters (`MAX_ANSWER_CHARS`); the rest comes as a file. */
@@ -227,6 +225,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     historyTokenBudget: e.HISTORY_TOKEN_BUDGET,
     files: { maxChars: e.MAX_FILE_CHARS, maxPdfPages: e.MAX_PDF_PAGES, pdfTimeoutMs: e.PDF_TIMEOUT_MS },
     replyChainMax: e.REPLY_CHAIN_MAX,
+    editReanswerMinutes: e.EDIT_REANSWER_MINUTES,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
     maxAnswerChars: e.MAX_ANSWER_CHARS,
     streamIdleMs: e.STREAM_IDLE_TIMEOUT_MS,

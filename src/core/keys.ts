@@ -98,6 +98,12 @@ export const storeKeys = {
   imagineState: (id: string) => `imagine:${id}`,
   /** A Stop press left for the instance running the answer. */
   stopRequest: (id: string) => `stop:${id}`,
+  /** A finished text answer's Regenerate state (features/answer-state.ts), under its button id. */
+  answerState: (id: string) => `answer:${id}`,
+  /** Held while an answer is regenerated (one regeneration of an answer at a time). */
+  regenerating: (id: string) => `regenerating:${id}`,
+  /** The answer state id of the answer to a mention, by the mention's {@link messageRef}. */
+  mentionAnswer: (mention: string) => `mention-answer:${mention}`,
   /** A Slack workspace's chat.startStream count in its window. */
   startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
 } as const;
@@ -111,6 +117,31 @@ export const slackClaims = {
   /** A verified HTTP request, by its signature's digest and timestamp (replays). */
   request: (digest: string, timestampSec: string) => `slack:request:${digest}:${timestampSec}`,
 } as const;
+
+/** The claim keys of edits of a message that mentioned the bot (with {@link storeKeys.claim}'s prefix added by Claims). */
+export const editClaims = {
+  /** One edit: the message's {@link messageRef} and the edit's time as the platform gives it (ms since epoch). */
+  edit: (message: string, editedAt: number) => `edit:${message}:${editedAt}`,
+} as const;
+
+/** Where a message is: a Discord channel's message, or a Slack message by workspace, channel and `ts`. */
+export type MessageLocation =
+  | { platform: 'discord'; channel: string; message: string }
+  | { platform: 'slack'; team: string; channel: string; ts: string };
+
+/** A message's reference, as the store keeps it: `discord:<channel id>:<message id>` or `slack:<team>:<channel>:<ts>`. */
+export function messageRef(at: MessageLocation): string {
+  return at.platform === 'discord' ? `discord:${at.channel}:${at.message}` : `slack:${at.team}:${at.channel}:${at.ts}`;
+}
+
+/** Reads a message's reference back. @returns undefined for a string that is not one. */
+export function parseMessageRef(ref: string): MessageLocation | undefined {
+  const [platform, first, second, third, ...rest] = ref.split(':');
+  if (!first || !second || rest.length > 0) return undefined;
+  if (platform === 'discord' && third === undefined) return { platform, channel: first, message: second };
+  if (platform === 'slack' && third) return { platform, team: first, channel: second, ts: third };
+  return undefined;
+}
 
 /**
  * Where the bot posted an image, to find it again when a button is pressed (/imagine's Upscale,

@@ -74,6 +74,8 @@ export interface MessageHandle {
   edit(message: OutgoingMessage, final?: boolean): Promise<void>;
   /** Ends the message's writing where the platform needs it (a natively streamed Slack message); idempotent. */
   close?(): Promise<void>;
+  /** Where the message is (keys.ts `messageRef`), where the adapter names it (a mention's answer: edits re-answer there). */
+  readonly ref?: string;
   /**
    * References (keys.ts `postedImageRef`) of the files the message carries, in the order sent,
    * where the platform names them when they are posted (Slack: the uploaded files' ids), for
@@ -179,6 +181,12 @@ export interface ComponentContext {
   log: Logger;
   /** Replaces the message that carries the button (within the platform's 3 s). */
   update(message: OutgoingMessage): Promise<void>;
+  /**
+   * A reply whose first `send` replaces the pressed message (its text and buttons; Discord: after
+   * {@link acknowledge}, the interaction's `@original`), later sends following it (Discord:
+   * follow-ups; Slack: in the pressed message's thread): Regenerate writes the new answer there.
+   */
+  replyInPlace?(): ReplyChannel;
   /**
    * Acknowledges the press without changing the message now (Discord: DEFERRED_UPDATE_MESSAGE;
    * Slack acked already). Never throws.

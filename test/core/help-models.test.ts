@@ -9,7 +9,7 @@ import { modelsCards, packCards } from '../../src/core/features/help.ts';
 import type { ModelLists } from '../../src/core/models/catalog.ts';
 import type { Card, CardLimits } from '../../src/core/platform.ts';
 import { DISCORD_MESSAGE_LIMITS } from '../../src/platforms/discord/rest.ts';
-import { SLACK_MESSAGE_LIMITS } from '../../src/platforms/slack/reply.ts';
+import { SLACK_MESSAGE_LIMITS } from '../../src/platforms/slack/message-limits.ts';
 
 const DISCORD: CardLimits = DISCORD_MESSAGE_LIMITS.cards;
 const SLACK: CardLimits = SLACK_MESSAGE_LIMITS.cards;

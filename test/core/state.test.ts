@@ -60,12 +60,50 @@ function prefixed(store: StateStore, prefix: string): StateStore {
     increment: (k, b, t) => store.increment(`${prefix}:${k}`, b, t),
     counter: (k) => store.counter(`${prefix}:${k}`),
     withLock: (k, f, t) => store.withLock(`${prefix}:${k}`, f, t),
+    release: (k) => store.release(`${prefix}:${k}`),
     ping: () => store.ping(),
     close: () => store.close(),
   };
 }
 
 describe.each(backends)('%s state', (_name, makeFactory) => {
+  it('replaces an exchange in place by its turn ids (answer, and question when given), leaving other turns and unknown ids alone', async () => {
+    const history = new ConversationStore(makeFactory()());
+    const id = `r${Math.random()}`;
+    await history.append(
+      id,
+      { role: 'user', content: 'q1', at: 1, id: 'Q1' },
+      { role: 'assistant', content: 'a1', at: 2, id: 'A1' },
+      { role: 'user', content: 'q2', at: 3, id: 'Q2' },
+      { role: 'assistant', content: 'a2', at: 4, id: 'A2' },
+    );
+    expect(await history.replaceExchange(id, { question: 'Q1', answer: 'A1' }, { answer: 'a1 again', at: 5 })).toBe(
+      true,
+    );
+    expect(
+      await history.replaceExchange(
+        id,
+        { question: 'Q2', answer: 'A2' },
+        { question: 'q2 edited', answer: 'a2 new', at: 6 },
+      ),
+    ).toBe(true);
+    expect(await history.replaceExchange(id, { question: 'Qx', answer: 'Ax' }, { answer: 'nothing', at: 7 })).toBe(
+      false,
+    );
+    expect((await history.asChatMessages(id)).map((m) => m.content)).toEqual(['q1', 'a1 again', 'q2 edited', 'a2 new']);
+    // The ids stay in the store, never in what is sent to the service.
+    expect(Object.keys((await history.asChatMessages(id))[0]!)).toEqual(['role', 'content']);
+  });
+
+  it('a marker set by setIfAbsent can be released and set again', async () => {
+    const store = makeFactory()();
+    const key = `held:${Math.random()}`;
+    expect(await store.setIfAbsent(key, 60_000)).toBe(true);
+    expect(await store.setIfAbsent(key, 60_000)).toBe(false);
+    await store.release(key);
+    expect(await store.setIfAbsent(key, 60_000)).toBe(true);
+  });
+
   it('keeps each conversation apart and a second instance reads what the first wrote', async () => {
     const open = makeFactory();
     const id = `c${Math.random()}`;

@@ -170,7 +170,10 @@ describe('Discord /chat options', () => {
       expect(discord.downloads.some((d) => d.attachmentId === fileId && d.completed)).toBe(true);
       // JSON mode: the answer is shown pretty-printed in a fence.
       expect(interaction.original!.content).toBe('```json\n{\n  "colour": "red"\n}\n```');
-      expect(interaction.original!.components).toEqual([]);
+      // Stop gone, and the finished answer's Regenerate button in its place.
+      expect(buttonsOf(interaction.original!).map((b) => String(b.id))).toEqual([
+        expect.stringMatching(/^regenerate:[0-9a-f]{18}:\d+$/),
+      ]);
     } finally {
       service.setChatReply(undefined);
     }

@@ -51,17 +51,21 @@ const toldIn = (channel: string, since: number) =>
     .filter((p) => p.channel === channel)
     .map((p) => p.text);
 
-/** Whether a chat.update's blocks (a JSON string as sent) are empty: the write that removes the Stop button. */
-const removesBlocks = (params: Record<string, unknown>) => params.blocks === '[]';
+/**
+ * Whether a chat.update's blocks (a JSON string as sent) no longer hold the Stop button: the final
+ * write, which swaps it for Regenerate.
+ */
+const dropsStop = (params: Record<string, unknown>) =>
+  typeof params.blocks === 'string' && !params.blocks.includes('"stop:');
 
 describe('an exchange the user saw whole stays in the history', () => {
   it('Slack refusing the last chat.update (cant_update_message) after the whole answer is shown: no error, logged, stored, and the next /chat carries it', async () => {
     // 1.1 s between events: the whole text is shown by an update with the Stop button before the
-    // stream ends, so the last write only removes the button.
+    // stream ends, so the last write only swaps the Stop button for Regenerate.
     service.enqueue('chat', {
       stream: { pieces: ['The whole ', 'answer.'], chunkDelayMs: 1100, wholeEvents: true },
     });
-    slack.failNext('chat.update', 'cant_update_message', { count: Infinity, when: removesBlocks });
+    slack.failNext('chat.update', 'cant_update_message', { count: Infinity, when: dropsStop });
     const told = slack.responsePosts().length;
     const logsBefore = testBot.logs.length;
     let outcome: CommandOutcome;

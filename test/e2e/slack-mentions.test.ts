@@ -322,7 +322,7 @@ describe('Slack mentions and DMs end to end', () => {
     expect(unescapeSlack(channelAnswer.text)).toBe('Echo: Who am I?');
   });
 
-  it("in a DM, other apps' messages, the bot's own messages, edits and deletions are acked and ignored: no request to the service, no answer", async () => {
+  it("in a DM, other apps' messages, the bot's own messages, an edit that keeps the text and deletions are acked and ignored: no request to the service, no answer", async () => {
     const user = DM_USERS.ignored;
     const dm = slack.openIm(user).id;
     const hello = slack.imMessageEvent({ channel: dm, user, text: 'Hello there.' });
@@ -334,7 +334,8 @@ describe('Slack mentions and DMs end to end', () => {
     const ignored: SlackEvent[] = [
       slack.botMessageEvent({ channel: dm, text: 'An automated notice from another app.' }),
       slack.ownMessageEvent({ channel: dm, ts: ownAnswer!.ts }),
-      slack.messageChangedEvent({ channel: dm, ts: hello.ts as string, text: 'Hello there, edited.' }),
+      // An edit that changes the text re-answers it in place (regenerate-slack.test.ts); this one does not.
+      slack.messageChangedEvent({ channel: dm, ts: hello.ts as string, text: 'Hello there.' }),
       slack.messageDeletedEvent({ channel: dm, ts: hello.ts as string }),
     ];
     expect(ignored.map((e) => [e.type, e.subtype])).toEqual([

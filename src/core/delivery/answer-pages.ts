@@ -16,6 +16,20 @@ export interface PagesState {
   messages: number;
   /** Whether the last message carries controls (the Stop button) until the final write. */
   controls: boolean;
+  /** Whether the last message carries final controls (Regenerate) in the final write. */
+  finalControls: boolean;
+}
+
+/** The mark after a page that carries the controls (Stop) while the answer streams. */
+export const CONTROLS_MARK = '\u0000';
+/** The mark after the last page of a finished answer that carries its final controls (Regenerate). */
+export const FINAL_CONTROLS_MARK = '\u0001';
+
+/** A page without its mark, and which controls the mark says it carries. */
+export function unmarked(page: string): { content: string; controls: 'controls' | 'final' | undefined } {
+  if (page.endsWith(CONTROLS_MARK)) return { content: page.slice(0, -1), controls: 'controls' };
+  if (page.endsWith(FINAL_CONTROLS_MARK)) return { content: page.slice(0, -1), controls: 'final' };
+  return { content: page, controls: undefined };
 }
 
 /** An answer's text, its status line, and their pages. */
@@ -67,7 +81,8 @@ export class AnswerPages {
   }
 
   /**
-   * What each message should show: its page, marked with `\u0000` when it carries the controls.
+   * What each message should show: its page, marked ({@link unmarked}) when it carries the
+   * controls (while streaming) or the final controls (the last page, once finishing).
    * Computed once per state; not to be modified.
    * @param limits the channel's: characters a message (`maxChars`, by `measure`).
    */
@@ -81,6 +96,7 @@ export class AnswerPages {
       view.finishing === state.finishing &&
       view.messages === state.messages &&
       view.controls === state.controls &&
+      view.finalControls === state.finalControls &&
       view.maxChars === maxChars &&
       view.measure === measure
     )
@@ -105,7 +121,8 @@ export class AnswerPages {
       if (this.status.trim() === '') return [];
       pages = splitMessage(this.status, maxChars, measure);
     }
-    if (state.controls && !state.finishing) pages[pages.length - 1] += '\u0000';
+    if (state.controls && !state.finishing) pages[pages.length - 1] += CONTROLS_MARK;
+    else if (state.finalControls && state.finishing && this.hasText) pages[pages.length - 1] += FINAL_CONTROLS_MARK;
     return pages;
   }
 }

@@ -7,7 +7,7 @@
 
 import { ShownError } from '../errors.ts';
 import type { BotEvents } from '../events.ts';
-import type { CommandContext, OutgoingFile } from '../platform.ts';
+import type { Button, CommandContext, OutgoingFile } from '../platform.ts';
 import { AbortedError, ServiceError } from '../service/errors.ts';
 import { failureLine, toldBeforeText } from './answer-session.ts';
 import type { StreamingReply } from './streaming-reply.ts';
@@ -73,6 +73,12 @@ export interface StreamAnswerOptions {
    * answer is attached as `answer.md`. Default: no cap.
    */
   maxChars?: number;
+  /**
+   * The buttons of an answer whose stream ended well (Regenerate), asked for just before its final
+   * write, which puts them on its last message. Not asked for an empty answer, or one that comes
+   * with a file (`answer.md`, `finalize`'s), which a new answer could not replace in place.
+   */
+  finalControls?: () => Promise<Button[]>;
 }
 
 /**
@@ -208,8 +214,10 @@ async function finishAnswer(
       `The answer is longer than ${cap.toLocaleString('en-US')} characters: the whole of it is in answer.md${overflow.length > MAX_ANSWER_FILE_CHARS ? ' (cut at 8 million characters)' : ''}.`,
     );
   const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
+  const shown = final.text.trim() !== '';
+  const controls = shown && !file && options.finalControls ? await options.finalControls() : undefined;
   try {
-    await reply.finish(`${final.text.trim() ? final.text : empty}${notesText(notes)}`);
+    await reply.finish(`${shown ? final.text : empty}${notesText(notes)}`, controls ? { controls } : {});
     if (file) await ctx.reply.send({ content: '', files: [file] });
   } catch (error) {
     // A continuation the platform refused, told in the first message: the text came whole, the messages did not.

@@ -11,7 +11,8 @@
  *   a final text on fewer pages than were posted leaves the later messages saying they were replaced;
  * - before the first text, a status line (`status()`: a place in the queue, "is thinking…")
  *   may occupy the first message, replaced by the answer;
- * - `controls` (a Stop button) ride on the message being streamed and leave it in its final write.
+ * - `controls` (a Stop button) ride on the message being streamed and leave it in its final write;
+ *   `finish()`'s `controls` (Regenerate) ride on the last message from its final write on.
  *
  * A delta costs O(its length): the pages are computed once per write (about once a second), and
  * then only from the last completed page on (PageSplitter), however long the answer grows.
@@ -20,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
-import { AnswerPages } from './answer-pages.ts';
+import { AnswerPages, unmarked } from './answer-pages.ts';
 import type { WriteScheduler } from './scheduler.ts';
 
 export { type Clock, systemClock } from './clock.ts';
@@ -36,12 +37,20 @@ export interface StreamingReplyOptions {
   controls?: Button[];
 }
 
+/** Options of {@link StreamingReply.finish}. */
+export interface FinishOptions {
+  /** What an empty answer shows. */
+  emptyText?: string;
+  /** Buttons the last message carries from its final write on (Regenerate); none when absent or empty. */
+  controls?: Button[];
+}
+
 /** One streamed answer, possibly spanning several messages. Single use. */
 export class StreamingReply {
   /** The answer's text, its status line and their pages. */
   private readonly body = new AnswerPages();
   private readonly handles: MessageHandle[] = [];
-  /** What each message currently shows: its page, and `\u0000` after it while it carries the controls. */
+  /** What each message currently shows: its page, with its mark (answer-pages.ts `unmarked`) while it carries controls. */
   private readonly shown: string[] = [];
   /** An intermediate write waiting in (or running through) the scheduler. */
   private queued: Promise<unknown> | undefined;
@@ -49,6 +58,8 @@ export class StreamingReply {
   private failure: unknown;
   /** The message whose final write failed. */
   private failedIndex = 0;
+  /** The buttons of the last message once finished ({@link FinishOptions.controls}). */
+  private finalControls: Button[] | undefined;
   private readonly scheduler: WriteScheduler;
   /** The scheduler key of this answer's writes (one at a time, in order). */
   private readonly id = randomUUID();
@@ -71,6 +82,11 @@ export class StreamingReply {
   /** Number of messages the answer occupies so far. */
   get messageCount(): number {
     return this.handles.length;
+  }
+
+  /** Where the answer's last message is (MessageHandle.ref), once posted, where the platform names it. */
+  get lastMessageRef(): string | undefined {
+    return this.handles.at(-1)?.ref;
   }
 
   /**
@@ -98,14 +114,15 @@ export class StreamingReply {
   /**
    * Writes the complete text and resolves when every message shows its final page.
    * @param finalText replaces the accumulated text (e.g. pretty-printed JSON, or text with an
-   *   error notice appended); an empty answer is shown as `emptyText`.
+   *   error notice appended); an empty answer is shown as `options.emptyText`.
    * @throws the last platform error when a final write failed `finalAttempts` times; a
    *   ShownError when it was a continuation that failed and the first message now says so. A
    *   final write that would only remove the controls of a message whose text is whole is
    *   logged when it fails, not thrown: the user saw the whole answer.
    */
-  async finish(finalText?: string, emptyText = '*(the model returned an empty answer)*'): Promise<void> {
-    this.body.finalize(finalText, emptyText);
+  async finish(finalText?: string, options: FinishOptions = {}): Promise<void> {
+    this.body.finalize(finalText, options.emptyText ?? '*(the model returned an empty answer)*');
+    if (options.controls?.length) this.finalControls = options.controls;
     this.finishing = true;
     let attempt = 0;
     while (this.dirty()) {
@@ -123,7 +140,7 @@ export class StreamingReply {
             // The user saw the whole text: a button left in place is no failure of the answer.
             this.options.log?.warn(
               { err: error, message: index },
-              'could not remove the controls (Stop button) of a message whose text is whole',
+              'could not replace the controls (Stop button) of a message whose text is whole',
             );
             this.shown[index] = this.pages()[index]!;
             attempt = 0;
@@ -183,15 +200,17 @@ export class StreamingReply {
     const index = pages.findIndex((page, i) => this.shown[i] !== page);
     if (index < 0) return;
     const page = pages[index]!;
-    const content = page.endsWith('\u0000') ? page.slice(0, -1) : page;
+    const { content, controls: mark } = unmarked(page);
     if (content.trim() === '') return;
-    const controls = page !== content ? this.options.controls : undefined;
+    const controls = mark === 'controls' ? this.options.controls : mark === 'final' ? this.finalControls : undefined;
     this.writes++;
     const handle = this.handles[index];
-    // An edit names the buttons (none in a final write), so controls shown before are removed.
-    // A page is final once the answer is finishing or the text has moved on to a later page.
+    // An edit names the buttons (none, or the final controls, in a final write), so controls
+    // shown before are replaced. A page is final once the answer is finishing or the text has
+    // moved on to a later page.
     const final = this.finishing || index < pages.length - 1;
-    if (handle) await handle.edit({ content, ...(this.options.controls ? { buttons: controls ?? [] } : {}) }, final);
+    const names = this.options.controls || this.finalControls;
+    if (handle) await handle.edit({ content, ...(names ? { buttons: controls ?? [] } : {}) }, final);
     else this.handles[index] = await this.channel.send({ content, ...(controls ? { buttons: controls } : {}) });
     this.shown[index] = page;
   }
@@ -202,6 +221,7 @@ export class StreamingReply {
       finishing: this.finishing,
       messages: this.handles.length,
       controls: Boolean(this.options.controls?.length),
+      finalControls: Boolean(this.finalControls),
     });
   }
 
@@ -213,12 +233,16 @@ export class StreamingReply {
   }
 
   /**
-   * Whether message `index` already shows its final text and only its controls (the Stop button)
-   * are left to remove: a cosmetic write (Slack: a chat.update that only changes the blocks).
+   * Whether message `index` already shows its final text and only its controls (the Stop button,
+   * to be removed or replaced by the final controls) are left to write: a cosmetic write (Slack:
+   * a chat.update that only changes the blocks).
    */
   private onlyControlsLeft(index: number): boolean {
     const page = this.pages()[index];
-    return page !== undefined && this.shown[index] === `${page}\u0000`;
+    const shown = this.shown[index];
+    return (
+      page !== undefined && shown !== undefined && shown !== page && unmarked(shown).content === unmarked(page).content
+    );
   }
 
   /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */
@@ -237,7 +261,7 @@ export class StreamingReply {
     const reason = this.channel.explain?.(error) ?? 'the platform refused it.';
     const note = `\n\n⚠️ The rest of the answer could not be posted: ${reason}`;
     const { maxChars, measure = (t: string) => t.length } = this.channel.limits;
-    let head = this.shown[0].endsWith('\u0000') ? this.shown[0].slice(0, -1) : this.shown[0];
+    let head = unmarked(this.shown[0]).content;
     while (head.length > 0 && measure(head + note) > maxChars)
       head = head.slice(0, Math.max(0, head.length - (measure(head + note) - maxChars) - 1));
     try {

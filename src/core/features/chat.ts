@@ -6,31 +6,22 @@
 
 import type { Core } from '../core.ts';
 import { type AnswerSession, beginAnswer } from '../delivery/answer-session.ts';
-import type { AnswerText } from '../delivery/answer-stream.ts';
-import { streamAnswer } from '../delivery/answer-stream.ts';
 import { ShownError, withReference } from '../errors.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { type ContextFile, filePart, filesNote } from '../media/text-files.ts';
 import type { CommandContext } from '../platform.ts';
-import { howToForget, ImagesNotSupportedError, imageResultsNotPosted } from '../sentences.ts';
-import { BadRequestError } from '../service/errors.ts';
-import type {
-  ChatCompletionChunk,
-  ChatCompletionRequest,
-  ChatMessage,
-  ContentPart,
-  Usage,
-} from '../service/schemas.ts';
-import type { Stream } from '../service/stream.ts';
-import { textOf } from '../service/text-of.ts';
+import { howToForget, imageResultsNotPosted } from '../sentences.ts';
+import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../service/schemas.ts';
 import { STORE_DOWN_NOTE } from '../state/health.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks } from './answer.ts';
-import { type Deferral, deferred, startDeferral } from './deferral.ts';
-import { showJson } from './json-answer.ts';
-import { admit, countTokens, reserveTokens } from './usage.ts';
+import { runRequest } from './answer-run.ts';
+import { type AnswerState, type KeptRequest, keepAnswerState, newAnswerId } from './answer-state.ts';
+import { type Deferral, startDeferral } from './deferral.ts';
+import { conversationsOf, linkAnswer, newExchange, remember } from './exchange.ts';
+import { admit, reserveTokens } from './usage.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
 export type Sampling = Partial<
@@ -62,6 +53,11 @@ export interface ChatRequest {
   context?: { messages: ChatMessage[]; replacesHistory: boolean };
   /** The context holds images: the channel's vision model answers when no `model` is given. */
   vision?: boolean;
+  /**
+   * A mention's answer: the user's own text (an edit is compared against it) and where the
+   * mention is (keys.ts `messageRef`), to find the answer again when it is edited.
+   */
+  mention?: { text: string; ref?: string | undefined };
 }
 
 /**
@@ -71,7 +67,9 @@ export interface ChatRequest {
  * out). On success the user's and the assistant's turns are appended to the history (images
  * and files are noted as `[2 images: cat.webp, dog.gif]`, `[1 file: a.py]`, never stored); a failed answer leaves the
  * history as it was.
- * @throws as {@link streamAnswer}; ImagesNotSupportedError when the service refuses the
+ * A finished answer carries a Regenerate button (answer-state.ts, regenerate.ts), except one
+ * whose image results (web search mode "images") follow it.
+ * @throws as answer-stream.ts `streamAnswer`; ImagesNotSupportedError when the service refuses the
  *   images for the model (the sentence names DEFAULT_VISION_MODEL).
  */
 export async function chat(ctx: CommandContext, core: Core, request: ChatRequest): Promise<void> {
@@ -170,62 +168,60 @@ async function answerChat(
   },
 ): Promise<void> {
   const { model, sent, images, notes, session, deferral, reservation } = prepared;
-  let stream: Stream<ChatCompletionChunk>;
-  try {
-    stream = await core.service.chat.completions.create(
-      {
-        model,
-        messages: sent,
-        stream: true,
-        ...request.sampling,
-        ...(request.webSearch ? { web_search: request.webSearch } : {}),
-        ...(request.json ? { response_format: 'json' as const } : {}),
-      },
-      { signal: session.signal, queue: session.queue },
-    );
-  } catch (error) {
-    if ((images.length || request.vision) && refusesImages(error))
-      return session.fail(new ImagesNotSupportedError(model, error as BadRequestError));
-    return session.fail(error);
-  }
-  await deferred(deferral, stream);
+  const body: KeptRequest = {
+    endpoint: 'chat',
+    body: {
+      model,
+      messages: sent,
+      ...request.sampling,
+      ...(request.webSearch ? { web_search: request.webSearch } : {}),
+      ...(request.json ? { response_format: 'json' as const } : {}),
+    },
+  };
   // The history keeps notes of the files and images, never their content.
-  const asked = [request.prompt, filesNote(request.files ?? []), imagesNote(images)].filter(Boolean).join('\n');
-  let usage: Usage | undefined;
-  const deltas = textOf(
-    stream,
-    (chunk) => {
-      usage = chunk.usage ?? usage;
-      return chunk.choices[0]?.delta?.content;
-    },
-    {
-      idleMs: core.limits.streamIdleMs,
-    },
-  );
+  const askedTail = [filesNote(request.files ?? []), imagesNote(images)].filter(Boolean).join('\n');
+  const asked = [request.prompt, askedTail].filter(Boolean).join('\n');
+  const exchange = newExchange(askedTail);
+  const id = newAnswerId();
+  const vision = images.length > 0 || request.vision === true;
+  // Image results are posted after the answer, which a new answer could not replace: no Regenerate.
+  const regenerable = request.webSearch !== 'images';
+  const state = (): AnswerState => ({
+    version: 1,
+    requesterId: ctx.user.id,
+    conversationId: ctx.conversationId,
+    channelKey: ctx.channelKey,
+    kind: request.mention ? 'mention' : 'chat',
+    request: body,
+    notes,
+    turns: { ...exchange, conversations: conversationsOf(ctx) },
+    ...(request.json ? { json: true } : {}),
+    ...(vision ? { images: true } : {}),
+    ...(request.mention?.text ? { prompt: request.mention.text } : {}),
+  });
   const {
     text: answer,
     ending,
     error,
-  } = await streamAnswer(ctx, deltas, {
-    ...(request.json ? { finalize: (text: AnswerText) => showJson(ctx, text, core.limits.maxAnswerChars) } : {}),
-    ...(notes.length ? { notes } : {}),
-    events: core.events,
-    finishReason: () => stream.finishReason,
-    maxChars: core.limits.maxAnswerChars,
-    reply: session.reply,
+  } = await runRequest(ctx, core, body, {
+    session,
+    deferral,
+    reservation,
+    notes,
+    json: request.json === true,
+    images: vision,
+    ...(regenerable ? { finalControls: () => keepAnswerState(core, ctx.log, id, state()) } : {}),
   });
-  // Nothing shown: nothing to count or to remember (the reservation is given back).
-  if (ending === 'failed') throw error;
-  // Every other ending costs the tokens shown. A stopped answer (Stop, or a shutdown) joins the history
-  // as far as it went, marked as such; one cut off by a fault does not (it may be wrong where it
-  // ends). Either is a failed command, already told in the message.
-  await countTokens(ctx, core, reservation, sent, answer, usage);
+  // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
+  // one cut off by a fault does not (it may be wrong where it ends). Either is a failed command,
+  // already told in the message.
   if (ending !== 'done') {
-    if (ending === 'stopped') await remember(ctx, core, asked, `${answer}\n[stopped]`);
+    if (ending === 'stopped') await remember(ctx, core, { asked, answer: `${answer}\n[stopped]` });
     throw new ShownError(error);
   }
   // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
-  if (answer.trim() !== '') await remember(ctx, core, asked, answer);
+  if (answer.trim() !== '') await remember(ctx, core, { asked, answer, exchange });
+  if (request.mention?.ref) await linkAnswer(ctx, core, request.mention.ref, id, session.reply.lastMessageRef);
   if (request.webSearch === 'images') await postImageResults(ctx, answer);
 }
 
@@ -244,30 +240,4 @@ async function postImageResults(ctx: CommandContext, answer: string): Promise<vo
     await ctx.reply.sendEphemeral(withReference(imageResultsNotPosted(ctx.reply.explain?.(error)), ctx.ref));
     throw new ShownError(error);
   }
-}
-
-/** Appends one exchange to the conversation's history (and its linked ones); a store that is down loses it (logged once per outage). */
-async function remember(ctx: CommandContext, core: Core, question: string, answer: string): Promise<void> {
-  const at = Date.now();
-  try {
-    for (const conversationId of [ctx.conversationId, ...(ctx.linkedConversations?.() ?? [])]) {
-      await core.history.append(
-        conversationId,
-        { role: 'user', content: question, at, userId: ctx.user.id },
-        { role: 'assistant', content: answer, at },
-      );
-    }
-    core.storeHealth.succeeded(ctx.log);
-  } catch (error) {
-    core.storeHealth.failed(error, ctx.log);
-  }
-}
-
-/** Whether a service error says the model takes no image input (a 400 naming images or vision). */
-function refusesImages(error: unknown): boolean {
-  return (
-    error instanceof BadRequestError &&
-    error.status === 400 &&
-    /\bimages?\b|image[_ ]input|image_url|vision/i.test(error.message)
-  );
 }

@@ -4,21 +4,20 @@
  */
 import type { Core } from '../core.ts';
 import { type AnswerSession, beginAnswer } from '../delivery/answer-session.ts';
-import { streamAnswer } from '../delivery/answer-stream.ts';
 import { ShownError } from '../errors.ts';
 import type { CommandContext } from '../platform.ts';
-import type { CompletionChunk, CompletionRequest, Usage } from '../service/schemas.ts';
-import type { Stream } from '../service/stream.ts';
-import { textOf } from '../service/text-of.ts';
+import type { CompletionRequest } from '../service/schemas.ts';
 import type { TokenReservation } from '../state/quotas.ts';
-import { type Deferral, deferred, startDeferral } from './deferral.ts';
-import { admit, countTokens, reserveTokens } from './usage.ts';
+import { runRequest } from './answer-run.ts';
+import { type AnswerState, type KeptRequest, keepAnswerState, newAnswerId } from './answer-state.ts';
+import { type Deferral, startDeferral } from './deferral.ts';
+import { admit, reserveTokens } from './usage.ts';
 
 /**
  * Completes `prompt` with the legacy text completion endpoint (§4.2), streamed into the reply.
  * The prompt is shown, continued by the completion. No history.
  * @param request.model the channel's chat model when absent; `temperature` and `max_tokens` sent only when given.
- * @throws as {@link streamAnswer}.
+ * @throws as answer-stream.ts `streamAnswer`.
  */
 export async function complete(
   ctx: CommandContext,
@@ -42,7 +41,7 @@ export async function complete(
   }
 }
 
-/** The request to the service and the streamed answer of {@link complete}. */
+/** The request to the service and the streamed answer of {@link complete}, ended by a Regenerate button. */
 async function answerCompletion(
   ctx: CommandContext,
   core: Core,
@@ -50,48 +49,29 @@ async function answerCompletion(
   running: { session: AnswerSession; deferral: Deferral; reservation: TokenReservation },
 ): Promise<void> {
   const { prompt, model, temperature, max_tokens } = request;
-  const { session, deferral, reservation } = running;
-  let stream: Stream<CompletionChunk>;
-  try {
-    stream = await core.service.completions.create(
-      {
-        model,
-        prompt,
-        stream: true,
-        ...(temperature !== undefined ? { temperature } : {}),
-        ...(max_tokens !== undefined ? { max_tokens } : {}),
-      },
-      { signal: session.signal, queue: session.queue },
-    );
-  } catch (error) {
-    return session.fail(error);
-  }
-  await deferred(deferral, stream);
-  let usage: Usage | undefined;
-  async function* deltas() {
-    yield prompt;
-    yield* textOf(
-      stream,
-      (chunk) => {
-        usage = (chunk.usage as Usage | undefined) ?? usage;
-        return chunk.choices[0]?.text;
-      },
-      {
-        idleMs: core.limits.streamIdleMs,
-      },
-    );
-  }
-  const {
-    text: shown,
-    ending,
-    error,
-  } = await streamAnswer(ctx, deltas(), {
-    events: core.events,
-    finishReason: () => stream.finishReason,
-    maxChars: core.limits.maxAnswerChars,
-    reply: session.reply,
+  const body: KeptRequest = {
+    endpoint: 'completions',
+    body: {
+      model,
+      prompt,
+      ...(temperature !== undefined ? { temperature } : {}),
+      ...(max_tokens !== undefined ? { max_tokens } : {}),
+    },
+  };
+  const id = newAnswerId();
+  const state: AnswerState = {
+    version: 1,
+    requesterId: ctx.user.id,
+    conversationId: ctx.conversationId,
+    channelKey: ctx.channelKey,
+    kind: 'complete',
+    request: body,
+    notes: [],
+  };
+  const { ending, error } = await runRequest(ctx, core, body, {
+    ...running,
+    notes: [],
+    finalControls: () => keepAnswerState(core, ctx.log, id, state),
   });
-  if (ending === 'failed') throw error;
-  await countTokens(ctx, core, reservation, prompt, shown.slice(prompt.length), usage);
   if (ending !== 'done') throw new ShownError(error);
 }

@@ -54,6 +54,8 @@ export interface MentionRequest {
   notices?: readonly string[];
   /** The conversation around the message, when the platform holds one the bot should read. */
   context?: MentionContext;
+  /** Where the message is (keys.ts `messageRef`): an edit of it within EDIT_REANSWER_MINUTES re-answers it. */
+  ref?: string;
 }
 
 /** The instruction sent when a message holds images and no text. */
@@ -124,6 +126,7 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
     images,
     files: files.files,
     notes,
+    mention: { text, ref: request.ref },
     ...(context ? { context } : {}),
     ...(context && collected.images.length > images.length ? { vision: true } : {}),
   });

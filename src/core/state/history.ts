@@ -18,6 +18,8 @@ export interface StoredMessage {
   content: string;
   at: number;
   userId?: string;
+  /** Names the turn for a later replacement (Regenerate, an edited question: {@link ConversationStore.replaceExchange}). */
+  id?: string;
 }
 
 /** The stored value of one conversation. */
@@ -65,6 +67,37 @@ export class ConversationStore {
       const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
       const next = [...current, ...messages].slice(-this.maxMessages);
       await this.state.keyv.set(key, { version: 1, messages: next });
+    });
+  }
+
+  /**
+   * Replaces the turns of one exchange in place (a regenerated answer, an edited question), under
+   * the same lock as {@link append}: the turn named `ids.answer` gets `answer` as its content,
+   * and the one named `ids.question` gets `question` when it is given. Turns no longer stored
+   * (trimmed, forgotten) are left alone.
+   * @returns whether the answer's turn was found.
+   * @throws the store's error when it is unreachable.
+   */
+  async replaceExchange(
+    conversationId: string,
+    ids: { question: string; answer: string },
+    replacement: { question?: string | undefined; answer: string; at: number },
+  ): Promise<boolean> {
+    const key = this.key(conversationId);
+    return this.state.withLock(key, async () => {
+      const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
+      let found = false;
+      const next = current.map((m) => {
+        if (m.id === ids.answer) {
+          found = true;
+          return { ...m, content: replacement.answer, at: replacement.at };
+        }
+        if (m.id === ids.question && replacement.question !== undefined)
+          return { ...m, content: replacement.question, at: replacement.at };
+        return m;
+      });
+      if (found) await this.state.keyv.set(key, { version: 1, messages: next });
+      return found;
     });
   }
 

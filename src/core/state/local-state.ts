@@ -146,6 +146,10 @@ export class LocalState implements StateStore {
     });
   }
 
+  async release(key: string): Promise<void> {
+    await this.serial(key, () => this.keyv.delete(key));
+  }
+
   increment(key: string, by: number, ttlMs: number): Promise<{ value: number; resetInMs: number }> {
     return this.serial(key, async () => {
       const now = Date.now();

@@ -68,6 +68,11 @@ export class RedisState implements StateStore {
     );
   }
 
+  async release(key: string): Promise<void> {
+    await this.ready();
+    await this.client.del(PREFIX + key);
+  }
+
   async increment(key: string, by: number, ttlMs: number): Promise<{ value: number; resetInMs: number }> {
     await this.ready();
     const [value, ttl] = (await this.client.eval(INCREMENT, {

@@ -25,6 +25,8 @@ export interface StateStore {
    * @returns true when this call set it (the first claim), false when it existed.
    */
   setIfAbsent(key: string, ttlMs: number): Promise<boolean>;
+  /** Deletes a key {@link setIfAbsent} set (a marker held while work runs), so it may be set again. */
+  release(key: string): Promise<void>;
   /**
    * Adds `by` to a counter, creating it with an expiry of `ttlMs` when absent.
    * @returns the new value and the ms left until the counter expires.

@@ -13,6 +13,7 @@ import {
   type Interaction,
   type Message,
   MessageFlags,
+  type PartialMessage,
   Partials,
   RESTEvents,
   type RESTOptions,
@@ -25,6 +26,7 @@ import type { Core } from '../../core/core.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
+import { handleEdit } from './edits.ts';
 import { guardMalformedInteractions } from './guard.ts';
 import { handleChatInput } from './interactions.ts';
 import { handleMessage } from './mentions.ts';
@@ -83,7 +85,8 @@ function clientOptions(config: DiscordConfig): ClientOptions {
   return {
     intents: intentsFor(config),
     // DM channels are not cached before their first message: without this partial discord.js drops DMs.
-    partials: [Partials.Channel],
+    // An edit of a message no longer cached (a restart since) still comes, as a partial message.
+    partials: [Partials.Channel, Partials.Message],
     allowedMentions: NO_MENTIONS,
     ...shardOptions(config),
     // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
@@ -121,6 +124,7 @@ export class DiscordAdapter {
     guardMalformedInteractions(this.client, log);
     this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
     this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
+    this.client.on(Events.MessageUpdate, (_old, message) => this.onEdit(message));
     // Every response's rate-limit headers and 429s go to the write scheduler (rate-limits.ts).
     this.rateLimits = new DiscordRateLimits(core.scheduler, core.events, log);
     this.client.rest.on(RESTEvents.Response, (request, response) =>
@@ -170,6 +174,14 @@ export class DiscordAdapter {
       rateLimits: this.rateLimits,
     };
     void this.running.run((signal) => handleMessage(message, deps, signal), this.onError);
+  }
+
+  /** Re-answers an edited mention in place when the edit calls for it (edits.ts); nothing while stopping. */
+  private onEdit(message: Message | PartialMessage): void {
+    const botId = this.client.user?.id;
+    if (!botId || this.running.draining || message.author?.bot) return;
+    const deps = { core: this.core, log: this.log, botId };
+    void this.running.run((signal) => handleEdit(message, deps, signal), this.onError);
   }
 
   /**

@@ -8,6 +8,8 @@ import type { AutocompleteInteraction, ButtonInteraction, Client, Message } from
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
+import { REGENERATE_BUTTON } from '../../core/features/answer-state.ts';
+import { pressRegenerate } from '../../core/features/regenerate.ts';
 import { conversationKey, parseButtonId, parsePostedImageRef, postedImageRef } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import { modelChoices } from '../../core/models/catalog.ts';
@@ -46,7 +48,7 @@ export async function handleAutocomplete(
 
 /**
  * Runs the handler of a pressed button (`<command>:<args…>`; Stop buttons go to the core's
- * stops), as a ComponentContext over the press's {@link InteractionResponder}, made first:
+ * stops, Regenerate to features/regenerate.ts), as a ComponentContext over the press's {@link InteractionResponder}, made first:
  * the press is deferred with deferUpdate if nothing answered it within the responder's
  * `AUTO_DEFER_MS` (a deferReply once the handler has asked for `reply`, as Reroll does).
  * @param signal the invocation's own signal (shutdown).
@@ -76,6 +78,7 @@ export async function handleButton(
       deps.core,
       async () => {
         if (name === STOP_BUTTON) await deps.core.stops.press(ctx);
+        else if (name === REGENERATE_BUTTON) await pressRegenerate(ctx, deps.core);
         else await runComponent(command, ctx, deps.core);
       },
     );
@@ -122,7 +125,8 @@ async function postedDiscordImage(
 /**
  * The platform-neutral ComponentContext of a button press: `update` replaces the pressed
  * message, `acknowledge` defers without changing it, `sendEphemeral` tells the presser alone,
- * `reply` (made on first use) posts new messages, its deferral a new "thinking…" reply, and
+ * `reply` (made on first use) posts new messages, its deferral a new "thinking…" reply,
+ * `replyInPlace` writes over the pressed message (deferUpdate, then `@original`), and
  * `pressedImage` / `postedImage` find an image the bot posted (the pressed message's, as the
  * press carries it; another message's, fetched again).
  */
@@ -151,6 +155,7 @@ function componentContext(
     user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
     limits: DISCORD_MESSAGE_LIMITS,
     update: (message) => responder.update(message),
+    replyInPlace: () => new InteractionReply(responder, deps.rateLimits, 'update'),
     acknowledge: () => responder.acknowledge(),
     sendEphemeral: (message) => responder.sendEphemeral(message),
     pressedImage: async () => imageOf(interaction.message, deps.core.downloader),

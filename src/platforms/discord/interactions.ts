@@ -20,7 +20,7 @@ import { explainDiscordError } from './errors.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
-import { InteractionResponder } from './responder.ts';
+import { type DeferralKind, InteractionResponder } from './responder.ts';
 import { DISCORD_MESSAGE_LIMITS } from './rest.ts';
 
 /** The note under a message finished with the bot's token; defined with the responder that writes it. */
@@ -37,9 +37,15 @@ export class InteractionReply implements ReplyChannel {
   readonly limits: ReplyLimits;
   readonly editsFiles = true;
 
+  /**
+   * @param deferral `update` for a reply that replaces a pressed message (Regenerate: the press
+   *   is deferred with deferUpdate, and the first send edits `@original`, the message that
+   *   carries the button); `reply` (default) for a new reply.
+   */
   constructor(
     private readonly responder: InteractionResponder,
     private readonly rateLimits?: DiscordRateLimits,
+    private readonly deferral: DeferralKind = 'reply',
   ) {
     // An interaction says how large an upload its channel takes (boosted servers take more).
     const sizeLimit = responder.interaction.attachmentSizeLimit;
@@ -47,7 +53,7 @@ export class InteractionReply implements ReplyChannel {
   }
 
   defer(): Promise<void> {
-    return this.responder.defer('reply');
+    return this.responder.defer(this.deferral);
   }
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {

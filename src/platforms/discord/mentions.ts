@@ -8,7 +8,8 @@ import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import { answerMention } from '../../core/features/mention.ts';
-import { conversationKey } from '../../core/keys.ts';
+import { conversationKey, messageRef } from '../../core/keys.ts';
+import type { CommandContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf, HIDDEN_MESSAGE_REPLY, looksHidden, MessageReply, promptOf } from './messages.ts';
@@ -35,8 +36,32 @@ export async function handleMessage(
     channel: message.channelId,
   });
   const reply = new MessageReply(message, log);
-  const ctx = {
-    platform: 'discord' as const,
+  const ctx = messageContext(message, core, { signal, log, ref, reply });
+  try {
+    await runInvocation('mention', ctx, core, async () => {
+      if (!deps.messageContent && looksHidden(message, botId)) throw new InputError(HIDDEN_MESSAGE_REPLY);
+      const attachments = message.attachments.map((file) => attachmentOf(file, 'message', core.downloader));
+      const around = await aroundMessage(message, deps, log, ref);
+      await answerMention(ctx, core, {
+        text: promptOf(message, botId),
+        attachments: [...attachments, ...around.attachments],
+        ...(around.context ? { context: around.context } : {}),
+        ref: messageRef({ platform: 'discord', channel: message.channelId, message: message.id }),
+      });
+    });
+  } finally {
+    reply.dispose();
+  }
+}
+
+/** The platform-neutral CommandContext of a message addressed to the bot (a mention, a DM, an edit of one). */
+export function messageContext(
+  message: Message,
+  core: Core,
+  invocation: Pick<CommandContext, 'signal' | 'log' | 'ref' | 'reply'>,
+): CommandContext {
+  return {
+    platform: 'discord',
     conversationId: conversationKey({
       platform: 'discord',
       guild: message.guildId ?? undefined,
@@ -52,23 +77,6 @@ export async function handleMessage(
     ),
     options: {},
     files: {},
-    signal,
-    log,
-    ref,
-    reply,
+    ...invocation,
   };
-  try {
-    await runInvocation('mention', ctx, core, async () => {
-      if (!deps.messageContent && looksHidden(message, botId)) throw new InputError(HIDDEN_MESSAGE_REPLY);
-      const attachments = message.attachments.map((file) => attachmentOf(file, 'message', core.downloader));
-      const around = await aroundMessage(message, deps, log, ref);
-      await answerMention(ctx, core, {
-        text: promptOf(message, botId),
-        attachments: [...attachments, ...around.attachments],
-        ...(around.context ? { context: around.context } : {}),
-      });
-    });
-  } finally {
-    reply.dispose();
-  }
 }

@@ -17,7 +17,7 @@ import {
   type Message,
   MessageType,
 } from 'discord.js';
-import { type BucketId, channelKey } from '../../core/keys.ts';
+import { type BucketId, channelKey, messageRef } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { replaceSpacedTags } from '../../core/text-scan.ts';
@@ -44,9 +44,14 @@ export class MessageReply implements ReplyChannel {
   private sent = 0;
   private typing: NodeJS.Timeout | undefined;
 
+  /**
+   * @param rewrite the id of the bot's message the first send edits instead of replying (an
+   *   edited mention re-answered in its answer's message); later sends follow in the channel.
+   */
   constructor(
     private readonly message: Message,
     private readonly log: Logger,
+    private readonly rewrite?: string,
   ) {}
 
   /** Starts the typing indicator, re-sent every {@link TYPING_REFRESH_MS} until the first send. */
@@ -58,21 +63,31 @@ export class MessageReply implements ReplyChannel {
   }
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
+    return this.write(message, this.rewrite);
+  }
+
+  /** Sends (the first send replies to the message, or edits `rewrite` when given) or continues. */
+  private async write(message: OutgoingMessage, rewrite: string | undefined): Promise<MessageHandle> {
     this.stopTyping();
     const payload = payloadOf(message);
     const channel = this.message.channel;
     let posted: Message;
-    if (this.sent === 0) posted = await this.message.reply({ ...payload, failIfNotExists: false });
+    if (this.sent === 0 && rewrite) posted = await channel.messages.edit(rewrite, editPayloadOf(message));
+    else if (this.sent === 0) posted = await this.message.reply({ ...payload, failIfNotExists: false });
     else if (channel.isSendable()) posted = await channel.send(payload);
     else throw new Error('the channel does not take messages');
     this.sent += 1;
-    return { edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined) };
+    return {
+      edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined),
+      ref: messageRef({ platform: 'discord', channel: posted.channelId, message: posted.id }),
+    };
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     const m = typeof message === 'string' ? { content: message } : message;
     try {
-      await this.send({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) });
+      // A refusal replies to the message: it never rewrites the answer an edit would have replaced.
+      await this.write({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) }, undefined);
     } catch (error) {
       this.log.warn({ err: error }, 'could not reply on Discord');
     }

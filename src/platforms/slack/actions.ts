@@ -1,24 +1,27 @@
 /**
  * Presses of the bot's Block Kit buttons (`block_actions` interaction payloads, Slack's
  * "Handling user interaction" docs): acked at once (Slack allows 3 s), then handed to the
- * handler named by the button's `action_id` (`<command>:<args…>`): Stop (delivery/stops.ts)
- * or a command's `onComponent` (e.g. /imagine's Reroll). `update` replaces the message that
- * carries the button with `chat.update`; the presser alone is told things through the
- * payload's `response_url` (ephemeral); `postedImage` finds a file the bot uploaded again
- * (files.info, then the file with the bot token: files.ts).
+ * handler named by the button's `action_id` (`<command>:<args…>`): Stop (delivery/stops.ts),
+ * Regenerate (features/regenerate.ts) or a command's `onComponent` (e.g. /imagine's Reroll).
+ * `update` replaces the message that carries the button with `chat.update`; the presser alone
+ * is told things through the payload's `response_url` (ephemeral); `postedImage` finds a file
+ * the bot uploaded again (files.info, then the file with the bot token: files.ts).
  */
 import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
+import { REGENERATE_BUTTON } from '../../core/features/answer-state.ts';
+import { pressRegenerate } from '../../core/features/regenerate.ts';
 import { channelKey, conversationKey, parseButtonId } from '../../core/keys.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { postedSlackImage } from './files.ts';
-import { SLACK_MESSAGE_LIMITS, SlackReply } from './reply.ts';
+import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
+import { SlackReply } from './reply.ts';
 import type { SlackDirectory } from './users.ts';
 
 /** What the action handler needs. */
@@ -80,6 +83,7 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
           deps.core,
           async () => {
             if (name === STOP_BUTTON) return deps.core.stops.press(ctx);
+            if (name === REGENERATE_BUTTON) return pressRegenerate({ ...ctx, signal }, deps.core);
             return runComponent(
               deps.commands.find((c) => c.name === name),
               { ...ctx, signal },
@@ -124,6 +128,9 @@ function pressContext(
       await client.chat.update({ channel, ts: messageTs, text: fallbackTextOf(message), blocks: blocks ?? [] });
     },
     acknowledge: async () => undefined,
+    // Regenerate: the first text rewrites the pressed message (chat.update), more follow in its thread.
+    replyInPlace: () =>
+      new SlackReply(client, { ...target, rewrite: messageTs }, (m) => press.sendEphemeral(m), press.log),
     postedImage: (ref) => postedSlackImage(ref, files),
     ...press,
   };

@@ -5,7 +5,7 @@
  * whose `action_id`s are the buttons' ids. Text in mrkdwn is escaped (no mentions can form).
  */
 import type { Block, KnownBlock } from '@slack/types';
-import type { OutgoingMessage } from '../../core/platform.ts';
+import type { Button, OutgoingMessage } from '../../core/platform.ts';
 import { escapeSlackText } from './text.ts';
 
 /** Blocks of a message; undefined when it has none (plain text). At most 50 (Slack's limit). */
@@ -13,8 +13,7 @@ export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | 
   const blocks: KnownBlock[] = [];
   const hasStructure = Boolean(message.cards?.length || message.imageLinks?.length || message.buttons?.length);
   if (!hasStructure) return undefined;
-  for (const piece of sectionsOf(escapeSlackText(message.content)))
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: piece } });
+  blocks.push(...sectionBlocks(message.content));
   for (const link of (message.imageLinks ?? []).slice(0, 10)) {
     blocks.push({ type: 'image', image_url: link.url, alt_text: (link.alt || 'image result').slice(0, 2000) });
   }
@@ -40,9 +39,19 @@ export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | 
         elements: [{ type: 'mrkdwn', text: escapeSlackText(card.footer).slice(0, 3000) }],
       });
   }
-  const buttons = (message.buttons ?? []).slice(0, 5);
-  if (buttons.length) {
-    blocks.push({
+  const actions = buttonsBlock(message.buttons ?? []);
+  return [...blocks.slice(0, 50 - actions.length), ...actions];
+}
+
+/**
+ * Buttons (at most 5) as one `actions` block whose `action_id`s are the buttons' ids; none for no
+ * buttons. Also what a native stream ends with (chat.stopStream's `blocks`: Regenerate).
+ */
+export function buttonsBlock(list: readonly Button[]): KnownBlock[] {
+  const buttons = list.slice(0, 5);
+  if (!buttons.length) return [];
+  return [
+    {
       type: 'actions',
       elements: buttons.map((b) => ({
         type: 'button' as const,
@@ -51,9 +60,13 @@ export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | 
         value: b.id.slice(0, 2000),
         ...(b.style === 'primary' || b.style === 'danger' ? { style: b.style } : {}),
       })),
-    });
-  }
-  return blocks.slice(0, 50);
+    },
+  ];
+}
+
+/** A message's text as `section` blocks (mrkdwn, escaped), to show it above other blocks. */
+export function sectionBlocks(text: string): KnownBlock[] {
+  return sectionsOf(escapeSlackText(text)).map((piece) => ({ type: 'section', text: { type: 'mrkdwn', text: piece } }));
 }
 
 /** Longest mrkdwn text of a section block, in characters. */

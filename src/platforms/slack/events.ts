@@ -17,11 +17,11 @@ import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { asksToForget, forget } from '../../core/features/forget.ts';
 import { answerMention } from '../../core/features/mention.ts';
-import { channelKey, conversationKey, slackClaims } from '../../core/keys.ts';
-import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
+import { channelKey, conversationKey, messageRef, slackClaims } from '../../core/keys.ts';
+import type { CommandContext } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
-import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { type MessageChanged, onMessageChanged, userNotice } from './edits.ts';
 import { type SlackFile, slackFileAttachment } from './files.ts';
 import { SlackReply } from './reply.ts';
 import type { SlackStreaming } from './stream.ts';
@@ -30,7 +30,14 @@ import { readThread } from './thread.ts';
 import type { SlackDirectory } from './users.ts';
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
-export const SLACK_BOT_EVENTS = ['app_mention', 'message.im'] as const;
+export const SLACK_BOT_EVENTS = [
+  'app_mention',
+  'message.im',
+  // Edits of mentions (message_changed) in channels, private channels and group DMs (edits.ts).
+  'message.channels',
+  'message.groups',
+  'message.mpim',
+] as const;
 
 /** The bot scopes these events need: receiving them, and reading the files users attach. */
 export const SLACK_EVENT_SCOPES = ['app_mentions:read', 'im:history', 'files:read'] as const;
@@ -89,6 +96,10 @@ export function registerMessageEvents(app: App, deps: SlackEventDeps): void {
   });
   app.event('message', async ({ event, body, client, context }) => {
     const message = event as unknown as SlackUserMessage;
+    if (message.subtype === 'message_changed') {
+      const meta = { teamId: body.team_id, botUserId: context.botUserId };
+      return onMessageChanged(event as unknown as MessageChanged, meta, client, deps);
+    }
     if (message.channel_type !== 'im') return;
     await onUserMessage(
       message,
@@ -178,18 +189,7 @@ async function answer(
   const user = message.user!;
   const inChannel = meta.kind === 'mention';
   const threadTs = inChannel ? (message.thread_ts ?? message.ts) : message.thread_ts;
-  const ephemeral = async (m: OutgoingMessage) => {
-    const blocks = blocksOf(m);
-    const body = {
-      channel: message.channel,
-      text: fallbackTextOf(m),
-      ...(blocks ? { blocks } : {}),
-      ...(threadTs ? { thread_ts: threadTs } : {}),
-    };
-    // A DM is private already: a plain message there; in a channel, only the user sees it.
-    if (inChannel) await client.chat.postEphemeral({ ...body, user });
-    else await client.chat.postMessage(body);
-  };
+  const ephemeral = userNotice(client, { channel: message.channel, user, threadTs, inChannel });
   const native = {
     streaming: deps.streaming,
     recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined,
@@ -242,6 +242,7 @@ async function answer(
       attachments,
       ...(thread.notice ? { notices: [thread.notice] } : {}),
       ...(thread.context ? { context: thread.context } : {}),
+      ref: messageRef({ platform: 'slack', team: meta.teamId, channel: message.channel, ts: message.ts }),
     });
   });
 }

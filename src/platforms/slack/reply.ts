@@ -5,26 +5,16 @@
  * channel, a thread, a DM) is the target's choice.
  */
 import type { WebClient } from '@slack/web-api';
-import type { BucketId } from '../../core/keys.ts';
-import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../core/platform.ts';
+import { type BucketId, messageRef } from '../../core/keys.ts';
+import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { blocksOf, buttonsBlock, fallbackTextOf } from './blocks.ts';
 import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { uploadFiles } from './files.ts';
+import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { PostedQuestion, type QuestionSource } from './question.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
-import { escapeSlackText, slackLength } from './text.ts';
-
-/** Slack's message limits (sizes and edit pace) as the core needs them (docs/platform-limits.md). Not its rate budgets: rate-limits.ts. */
-export const SLACK_MESSAGE_LIMITS: ReplyLimits = {
-  /** `msg_too_long` appears near 4,000 characters in practice; keep a margin. */
-  maxChars: 3900,
-  /** chat.update is tier 3 (~50/min per workspace): about one edit a second per stream. */
-  minEditIntervalMs: 1000,
-  measure: slackLength,
-  /** 40 field sections + a header, description, footer and actions stay within 50 blocks; long lists roll over. */
-  cards: { maxFields: 40, maxChars: 100_000, maxValueChars: 2900, paging: 'messages' },
-};
+import { escapeSlackText } from './text.ts';
 
 /** Where an answer goes. */
 export interface SlackTarget {
@@ -48,6 +38,8 @@ export interface SlackTarget {
         recipient?: { teamId: string; userId: string } | undefined;
       }
     | undefined;
+  /** A message of the bot's the first text rewrites (chat.update): Regenerate's pressed message, an edited mention's answer. */
+  rewrite?: string | undefined;
   /**
    * A slash command whose text nobody else sees (Slack shows no command to the channel): at
    * `defer()` (or the answer's first message, if that comes first) the question is posted,
@@ -82,6 +74,8 @@ export class SlackReply implements ReplyChannel {
   private readonly question: PostedQuestion | undefined;
   /** The error of a Web API call of this answer that Slack did not answer, once there is one. */
   private unanswered: { error: unknown } | undefined;
+  /** The message the first text rewrote (target.rewrite), once it did. */
+  private rewritten: string | undefined;
 
   constructor(
     private readonly client: WebClient,
@@ -157,6 +151,13 @@ export class SlackReply implements ReplyChannel {
   }
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
+    const rewrite = this.target.rewrite;
+    if (rewrite && this.rewritten === undefined && !message.files?.length) {
+      this.rewritten = rewrite;
+      const handle = this.updating(this.target.channel, rewrite);
+      await handle.edit(message);
+      return handle;
+    }
     await this.announce();
     this.question?.markAnswered();
     const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
@@ -195,8 +196,11 @@ export class SlackReply implements ReplyChannel {
       // use (stopped_by_user) stops the answer as the Stop button does elsewhere.
       stream.onUserStop = () => this.userStop?.();
       return {
-        edit: (m, final) => this.call(() => stream.write(m.content, final === true)),
+        // The final write ends the stream with the message's buttons (Regenerate) under it.
+        edit: (m, final) =>
+          this.call(() => stream.write(m.content, final === true, final ? buttonsBlock(m.buttons ?? []) : [])),
         close: () => stream.close(),
+        ref: messageRef({ platform: 'slack', team, channel: stream.channel, ts: stream.ts }),
       };
     } catch (error) {
       if (!native!.streaming.refuse(team, channel, error)) throw error;
@@ -239,22 +243,21 @@ export class SlackReply implements ReplyChannel {
     const ts = posted.ts;
     if (!ts) throw new Error('chat.postMessage returned no ts');
     if (this.target.continueInThread) this.threadTs ??= ts;
-    const postedChannel = posted.channel ?? channel;
+    return this.updating(posted.channel ?? channel, ts);
+  }
+
+  /** The handle of a message of the bot's: each edit is a chat.update. */
+  private updating(channel: string, ts: string): MessageHandle {
     return {
       edit: async (m) => {
-        const edited = blocksOf(m);
         // An edit that names its buttons (none: a streamed answer's final write) replaces the
         // blocks; Slack keeps the previous blocks of an update that sends none.
-        const blocks = edited ?? (m.buttons ? [] : undefined);
+        const blocks = blocksOf(m) ?? (m.buttons ? [] : undefined);
         await this.call(() =>
-          this.client.chat.update({
-            channel: postedChannel,
-            ts,
-            text: fallbackTextOf(m),
-            ...(blocks ? { blocks } : {}),
-          }),
+          this.client.chat.update({ channel, ts, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}) }),
         );
       },
+      ref: messageRef({ platform: 'slack', team: this.target.team, channel, ts }),
     };
   }
 
@@ -271,8 +274,9 @@ export class SlackReply implements ReplyChannel {
    * streamed, an append spends the workspace's `chat.appendStream` budget (a start is counted by
    * SlackStreaming.takeStart, which posts the answer instead when none is left: it never waits).
    */
-  buckets(kind: 'send' | 'edit'): BucketId[] {
+  buckets(kind: 'send' | 'edit', index = 0): BucketId[] {
     const { team, channel } = this.target;
+    if (this.target.rewrite && index === 0) return [{ platform: 'slack', kind: 'update', scope: team }];
     if (this.streamsNatively())
       return kind === 'send' ? [] : [{ platform: 'slack', kind: 'appendStream', scope: team }];
     return [

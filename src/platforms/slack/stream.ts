@@ -12,11 +12,13 @@
  * otherwise. A stream Slack closes mid-answer (`message_not_in_streaming_state`: streams
  * expire after about 5 minutes) goes on with `chat.update` of the same message: no text is lost.
  */
+import type { KnownBlock } from '@slack/types';
 import type { WebClient } from '@slack/web-api';
 import { type Clock, systemClock } from '../../core/delivery/clock.ts';
 import { storeKeys } from '../../core/keys.ts';
 import type { StateStore } from '../../core/state/store.ts';
 import type { Logger } from '../../log.ts';
+import { sectionBlocks } from './blocks.ts';
 import { escapeSlackText } from './text.ts';
 
 /** Slack's refusals that mean "this workspace cannot stream" (remembered per workspace). */
@@ -225,19 +227,16 @@ export class NativeStream {
    * Shows `text`: appends what is new while the stream is open (`chat.appendStream`); a
    * change that is not an append, or a closed stream, becomes `chat.update` of the message.
    * @param final ends the stream (`chat.stopStream`).
+   * @param blocks what the final write adds under the text (Regenerate's actions block):
+   *   chat.stopStream's `blocks`, appended by Slack to the streamed message.
    */
-  async write(text: string, final: boolean): Promise<void> {
+  async write(text: string, final: boolean, blocks: KnownBlock[] = []): Promise<void> {
     if (this.open) {
       try {
         if (text.startsWith(this.shown)) {
           const delta = text.slice(this.shown.length);
           if (final) {
-            await this.client.chat.stopStream({
-              channel: this.channel,
-              ts: this.ts,
-              ...(delta ? { markdown_text: escapeSlackText(delta) } : {}),
-            });
-            this.open = false;
+            await this.stop(delta, blocks);
             this.shown = text;
             return;
           }
@@ -265,7 +264,28 @@ export class NativeStream {
         }
       }
     }
-    await this.client.chat.update({ channel: this.channel, ts: this.ts, text: escapeSlackText(text) });
+    await this.update(text, blocks);
+  }
+
+  /** Ends the stream (chat.stopStream) with its last text and the blocks under it. */
+  private async stop(delta: string, blocks: KnownBlock[]): Promise<void> {
+    await this.client.chat.stopStream({
+      channel: this.channel,
+      ts: this.ts,
+      ...(delta ? { markdown_text: escapeSlackText(delta) } : {}),
+      ...(blocks.length ? { blocks } : {}),
+    });
+    this.open = false;
+  }
+
+  /** Shows `text` with chat.update: with `blocks`, as sections above them (the message's blocks replaced). */
+  private async update(text: string, blocks: KnownBlock[]): Promise<void> {
+    await this.client.chat.update({
+      channel: this.channel,
+      ts: this.ts,
+      text: escapeSlackText(text),
+      ...(blocks.length ? { blocks: [...sectionBlocks(text), ...blocks] } : {}),
+    });
     this.shown = text;
   }
 }

@@ -43,7 +43,7 @@ import type {
   RateLimitMode,
   RateLimitRecord,
 } from './types.ts';
-import { addThread, openDm, postUserMessage } from './user-actions.ts';
+import { addThread, editUserMessage, openDm, postUserMessage } from './user-actions.ts';
 import { channelJson, messageJson } from './wire.ts';
 
 /**
@@ -193,6 +193,15 @@ export class FakeDiscord {
    */
   postUserMessage(options: PostUserMessageOptions): FakeMessage {
     return postUserMessage(this.ctx, options);
+  }
+
+  /**
+   * Its author edits a user's message: the new text, `edited_timestamp` (`options.at`, default
+   * now), and MESSAGE_UPDATE to the sessions that got its MESSAGE_CREATE (user-actions.ts).
+   * @throws Error for a message that is not a user's, or is deleted.
+   */
+  editUserMessage(messageId: string, content: string, options: { at?: number } = {}): FakeMessage {
+    return editUserMessage(this.ctx, messageId, content, options);
   }
 
   /** Sets the message budget of one channel (or the default for all, when `channelId` is undefined). */

@@ -18,7 +18,7 @@ import {
 } from './model.ts';
 import type { PostUserMessageOptions } from './types.ts';
 import { codePoints, snowflake } from './util.ts';
-import { channelJson } from './wire.ts';
+import { channelJson, gatewayMessageJson } from './wire.ts';
 import { announce } from './writes.ts';
 
 /** The most a user can type (Nitro's 4,000 characters); Discord's client sends no more. */
@@ -100,6 +100,48 @@ export function postUserMessage(ctx: Ctx, options: PostUserMessageOptions): Fake
   });
   announce(ctx, message);
   state.events.emit('userMessage', message);
+  return message;
+}
+
+/**
+ * A user edits the text of their message, as Discord's client lets its author do, and
+ * MESSAGE_UPDATE goes out as Discord sends it: the whole message with `edited_timestamp` and
+ * MESSAGE_CREATE's extra fields (`guild_id`, the author's `member`, mentions with `member`):
+ * discord-api-types' GatewayMessageUpdateDispatchData. Mentions are read again from the new
+ * text (a reply that pinged its author still does).
+ * @param options.at when the edit is made, ms since 1970 (default now): a test may edit "later".
+ * @throws Error for a message that is not a user's own (a webhook's, the bot's), is deleted, or
+ *   for more than 4,000 characters or an edit before the message was posted.
+ */
+export function editUserMessage(
+  ctx: Ctx,
+  messageId: string,
+  content: string,
+  options: { at?: number } = {},
+): FakeMessage {
+  const { state } = ctx;
+  const message = state.messages.get(messageId);
+  if (message?.kind !== 'user' || message.webhookId !== undefined || message.deleted)
+    throw new Error(`FakeDiscord: no message of a user ${messageId} to edit`);
+  if (codePoints(content) > MAX_USER_CONTENT)
+    throw new Error(`FakeDiscord: a user cannot send more than ${MAX_USER_CONTENT} characters`);
+  const at = options.at ?? Date.now();
+  if (at < message.createdAt) throw new Error('FakeDiscord: an edit comes after the message');
+  const channel = state.channels.get(message.channelId)!;
+  const previous = message.revisions.at(-1)!;
+  const replied = message.reference ? state.messages.get(message.reference.messageId) : undefined;
+  const pingReplied = replied && previous.pinged.users.includes(replied.author.id) ? replied.author : undefined;
+  message.content = content;
+  message.editedAt = at;
+  message.revisions.push({
+    ...previous,
+    seq: state.nextSeq(),
+    at,
+    via: 'edit',
+    content,
+    pinged: mentionsOf(channel, content, pingReplied),
+  });
+  ctx.gateway.dispatch('MESSAGE_UPDATE', gatewayMessageJson(state, message));
   return message;
 }
 

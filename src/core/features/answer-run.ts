@@ -1,0 +1,117 @@
+/**
+ * One request to the service (a chat completion §4.1, or a legacy completion §4.2) streamed into
+ * an answer's reply and counted: what /chat, /complete and mentions send, and what Regenerate
+ * and an edited mention send again (answer-state.ts keeps the body as it was sent).
+ */
+import type { Core } from '../core.ts';
+import type { AnswerSession } from '../delivery/answer-session.ts';
+import { type AnswerEnding, type AnswerText, streamAnswer } from '../delivery/answer-stream.ts';
+import type { Button, CommandContext } from '../platform.ts';
+import { ImagesNotSupportedError } from '../sentences.ts';
+import { BadRequestError } from '../service/errors.ts';
+import type { ChatCompletionChunk, CompletionChunk, Usage } from '../service/schemas.ts';
+import type { Stream } from '../service/stream.ts';
+import { textOf } from '../service/text-of.ts';
+import type { TokenReservation } from '../state/quotas.ts';
+import type { KeptRequest } from './answer-state.ts';
+import { type Deferral, deferred } from './deferral.ts';
+import { showJson } from './json-answer.ts';
+import { countTokens } from './usage.ts';
+
+/** A chunk of either stream, as far as this file reads it. */
+type Chunk = (ChatCompletionChunk | CompletionChunk) & { usage?: unknown };
+
+/** How {@link runRequest} shows and counts the answer. */
+export interface RunOptions {
+  /** From beginAnswer: the reply (with Stop), the signal, the queue ticket. */
+  session: AnswerSession;
+  /** The reply's deferral under way, awaited once the stream is open. */
+  deferral: Deferral;
+  /** The tokens reserved for the request; settled with what it used. */
+  reservation: TokenReservation;
+  /** Lines under the answer. */
+  notes: readonly string[];
+  /** JSON mode: the answer is shown pretty-printed (json-answer.ts). */
+  json?: boolean;
+  /** The request carries images: a refusal of them names DEFAULT_VISION_MODEL. */
+  images?: boolean;
+  /** The buttons of an answer that ended well (Regenerate), as streamAnswer's `finalControls`. */
+  finalControls?: () => Promise<Button[]>;
+}
+
+/** What {@link runRequest} produced: the answer's text as shown (a completion's without its prompt) and its ending. */
+export interface RunResult {
+  text: string;
+  ending: Exclude<AnswerEnding, 'failed'>;
+  error?: unknown;
+}
+
+/**
+ * Sends `request` (streamed), writes the answer into the session's reply, and counts its tokens
+ * (every ending but `failed` costs the tokens shown). A completion's answer shows its prompt
+ * first, continued.
+ * @throws what the request threw before any text (ImagesNotSupportedError for a model that
+ *   refuses images), as the session's `fail` shows it; streamAnswer's `failed` error.
+ */
+export async function runRequest(
+  ctx: CommandContext,
+  core: Core,
+  request: KeptRequest,
+  options: RunOptions,
+): Promise<RunResult> {
+  const { session } = options;
+  let stream: Stream<Chunk>;
+  try {
+    stream = (
+      request.endpoint === 'chat'
+        ? await core.service.chat.completions.create(
+            { ...request.body, stream: true },
+            { signal: session.signal, queue: session.queue },
+          )
+        : await core.service.completions.create(
+            { ...request.body, stream: true },
+            { signal: session.signal, queue: session.queue },
+          )
+    ) as Stream<Chunk>;
+  } catch (error) {
+    if (options.images && refusesImages(error))
+      return session.fail(new ImagesNotSupportedError(request.body.model, error as BadRequestError));
+    return session.fail(error);
+  }
+  await deferred(options.deferral, stream);
+  let usage: Usage | undefined;
+  const read = (chunk: Chunk) => {
+    usage = (chunk.usage as Usage | null | undefined) ?? usage;
+    const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string } | undefined;
+    return request.endpoint === 'chat' ? choice?.delta?.content : choice?.text;
+  };
+  const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
+  async function* deltas() {
+    if (prompt) yield prompt;
+    yield* textOf(stream, read, { idleMs: core.limits.streamIdleMs });
+  }
+  const { text, ending, error } = await streamAnswer(ctx, deltas(), {
+    ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),
+    ...(options.notes.length ? { notes: options.notes } : {}),
+    ...(options.finalControls ? { finalControls: options.finalControls } : {}),
+    events: core.events,
+    finishReason: () => stream.finishReason,
+    maxChars: core.limits.maxAnswerChars,
+    reply: session.reply,
+  });
+  // Nothing shown: nothing to count (the reservation is given back).
+  if (ending === 'failed') throw error;
+  const answer = text.slice(prompt.length);
+  const sent = request.endpoint === 'chat' ? request.body.messages : prompt;
+  await countTokens(ctx, core, options.reservation, sent, answer, usage);
+  return { text: answer, ending, ...(ending !== 'done' ? { error } : {}) };
+}
+
+/** Whether a service error says the model takes no image input (a 400 naming images or vision). */
+function refusesImages(error: unknown): boolean {
+  return (
+    error instanceof BadRequestError &&
+    error.status === 400 &&
+    /\bimages?\b|image[_ ]input|image_url|vision/i.test(error.message)
+  );
+}

@@ -1,0 +1,148 @@
+/**
+ * What a finished text answer (/chat, /complete, a mention) keeps for its **Regenerate** button
+ * and for re-answering an edited mention, in the store under the button's id
+ * (`answer:<id>`, keys.ts) for {@link ANSWER_STATE_TTL_MS}: who asked, where, the request body
+ * exactly as it was sent to the service (model, messages, sampling, web_search,
+ * response_format), the lines shown under the answer, and the ids of the history turns the
+ * exchange wrote (state/history.ts `replaceExchange`). A mention's answer is also found from the
+ * mention (`mention-answer:<message ref>`) while its edits may re-answer it.
+ *
+ * The body holds the messages as sent, images as data URLs included: a state over
+ * {@link ANSWER_STATE_MAX_BYTES} is not kept, and its answer shows no Regenerate button.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../../log.ts';
+import type { Core } from '../core.ts';
+import { buttonId, storeKeys } from '../keys.ts';
+import type { Button } from '../platform.ts';
+import type { ChatCompletionRequest, CompletionRequest } from '../service/schemas.ts';
+
+/** The id prefix of Regenerate buttons: `regenerate:<id>:<requester>`. */
+export const REGENERATE_BUTTON = 'regenerate';
+
+/** How long an answer can be regenerated, in ms (the store forgets its state after it): a day. */
+export const ANSWER_STATE_TTL_MS = 24 * 3_600_000;
+
+/**
+ * The largest state kept, in bytes of its JSON, by store: Redis keeps its data in memory, so 1
+ * MiB there (an answer whose question carried large images gets no button); SQLite, on disk,
+ * 8 MiB (four prepared images and the history budget fit).
+ */
+export const ANSWER_STATE_MAX_BYTES = { sqlite: 8 * 1024 * 1024, redis: 1024 * 1024 } as const;
+
+/** A request to the service as it was sent (without `stream`, always true). */
+export type KeptRequest =
+  | { endpoint: 'chat'; body: Omit<ChatCompletionRequest, 'stream'> }
+  | { endpoint: 'completions'; body: Omit<CompletionRequest, 'stream'> };
+
+/** The history turns one exchange wrote: their ids (the same in each conversation that keeps them). */
+export interface KeptTurns {
+  question: string;
+  answer: string;
+  /** The conversations whose histories hold them (the answer's, and linked ones: a Slack /chat's thread). */
+  conversations: string[];
+  /** What the question's turn adds after the user's text (`[1 file: a.py]`…), kept when the text is edited. */
+  askedTail: string;
+}
+
+/** What the store keeps under a Regenerate button's id. */
+export interface AnswerState {
+  version: 1;
+  requesterId: string;
+  /** Where the answer was given: its conversation and the channel whose settings and queue apply. */
+  conversationId: string;
+  channelKey: string;
+  kind: 'chat' | 'complete' | 'mention';
+  request: KeptRequest;
+  /** Lines shown under the answer (files not used, history left out), shown again under a new one. */
+  notes: string[];
+  /** JSON mode: the answer is shown pretty-printed. */
+  json?: boolean;
+  /** The question carried images (a refusal of them names the vision model). */
+  images?: boolean;
+  /** The exchange's history turns (chat and mentions; /complete keeps none). */
+  turns?: KeptTurns;
+  /** The user's own text of a mention (an edit of it is compared against it), when it had one. */
+  prompt?: string;
+}
+
+/** A new answer id (18 hex characters): the Regenerate button's and the state's key. */
+export function newAnswerId(): string {
+  return randomBytes(9).toString('hex');
+}
+
+/** The Regenerate button of an answer (the requester's id in it lets a press be turned away early). */
+export function regenerateButton(id: string, requesterId: string): Button {
+  return { id: buttonId(REGENERATE_BUTTON, id, requesterId), label: '🔄 Regenerate' };
+}
+
+/**
+ * Keeps (or replaces) an answer's state for {@link ANSWER_STATE_TTL_MS} and returns its
+ * Regenerate button; none when the state is over {@link ANSWER_STATE_MAX_BYTES} for the store,
+ * or the store fails (the answer is shown without it).
+ */
+export async function keepAnswerState(core: Core, log: Logger, id: string, state: AnswerState): Promise<Button[]> {
+  const bytes = Buffer.byteLength(JSON.stringify(state));
+  if (bytes > ANSWER_STATE_MAX_BYTES[core.store.kind]) {
+    log.info({ bytes }, 'answer state over the cap: no Regenerate button');
+    return [];
+  }
+  try {
+    await core.store.keyv.set(storeKeys.answerState(id), state, ANSWER_STATE_TTL_MS);
+    return [regenerateButton(id, state.requesterId)];
+  } catch (error) {
+    core.storeHealth.failed(error, log);
+    return [];
+  }
+}
+
+/**
+ * The state kept under an answer's id.
+ * @returns undefined when there is none (expired, or never kept).
+ * @throws the store's error.
+ */
+export async function readAnswerState(core: Core, id: string): Promise<AnswerState | undefined> {
+  const state = (await core.store.keyv.get(storeKeys.answerState(id))) as AnswerState | undefined;
+  return state?.version === 1 ? state : undefined;
+}
+
+/** What the store keeps under a mention (keys.ts `mentionAnswer`): its answer's state id and first message. */
+export interface MentionAnswer {
+  id: string;
+  /** Where the answer's message that an edit rewrites is (keys.ts `messageRef`). */
+  answer: string;
+  /** When the answer was given, ms since the epoch. */
+  at: number;
+}
+
+/**
+ * Links a mention to its answer for `ttlMs` (the edit window): an edit of the mention finds it.
+ * A store that fails loses the link (logged once per outage).
+ */
+export async function linkMention(
+  core: Core,
+  log: Logger,
+  mention: string,
+  link: MentionAnswer,
+  ttlMs: number,
+): Promise<void> {
+  try {
+    await core.store.keyv.set(storeKeys.mentionAnswer(mention), link, ttlMs);
+  } catch (error) {
+    core.storeHealth.failed(error, log);
+  }
+}
+
+/**
+ * The answer linked to a mention, with its state.
+ * @returns undefined when there is none (not answered, expired).
+ * @throws the store's error.
+ */
+export async function answerOfMention(
+  core: Core,
+  mention: string,
+): Promise<{ link: MentionAnswer; state: AnswerState } | undefined> {
+  const link = (await core.store.keyv.get(storeKeys.mentionAnswer(mention))) as MentionAnswer | undefined;
+  const state = link && (await readAnswerState(core, link.id));
+  return link && state ? { link, state } : undefined;
+}

@@ -1,0 +1,200 @@
+/**
+ * A finished answer asked for again, in place: a press of its **Regenerate** button sends the
+ * same request (the body answer-state.ts kept: the same messages, model and sampling) again;
+ * an edit of the mention it answered, within EDIT_REANSWER_MINUTES, sends it with the edited
+ * text as the last user message. Either way the new answer streams (with Stop) into the
+ * answer's message, ends with a Regenerate button again, and replaces the old exchange in the
+ * history (state/history.ts `replaceExchange`) instead of adding one. It is admitted and
+ * counted like any chat (quotas, tokens); one regeneration of an answer runs at a time.
+ *
+ * A press is checked when it runs, against the requester the bot stored and the presser's
+ * admin rights now (as Stop's: delivery/stops.ts); an edit, against the stored requester.
+ */
+import type { Core } from '../core.ts';
+import { beginAnswer } from '../delivery/answer-session.ts';
+import { ForbiddenError, InputError, ShownError } from '../errors.ts';
+import { editClaims, storeKeys } from '../keys.ts';
+import type { CommandContext, ComponentContext } from '../platform.ts';
+import type { ChatMessage } from '../service/schemas.ts';
+import { runRequest } from './answer-run.ts';
+import {
+  type AnswerState,
+  answerOfMention,
+  type KeptRequest,
+  keepAnswerState,
+  type MentionAnswer,
+  readAnswerState,
+} from './answer-state.ts';
+import { startDeferral } from './deferral.ts';
+import { replaceExchange } from './exchange.ts';
+import { admit, reserveTokens } from './usage.ts';
+
+/** Said to anyone but the asker or an admin who presses Regenerate. */
+export const NOT_YOURS = 'Only the person who asked, or an admin, can regenerate this answer.';
+/** Said for a press whose state is gone. */
+export const EXPIRED = 'This answer can no longer be regenerated (it is more than a day old). Ask again.';
+/** Said for a press while the answer is being regenerated. */
+export const RUNNING = 'This answer is already being regenerated: wait for it to finish.';
+
+/** How long a regeneration holds its answer at most, in ms (one whose process died frees it then). */
+const HOLD_MS = 15 * 60_000;
+
+/** How long an edit's claim is kept, in ms (a platform delivers an event again within minutes). */
+const EDIT_CLAIM_TTL_MS = 60 * 60_000;
+
+/**
+ * Handles a press of `regenerate:<id>:<requester>` (`ctx.args[0]`: the answer's id): the stored
+ * requester or an admin regenerates the answer into the pressed message.
+ * @throws InputError when the state is gone or a regeneration of it runs; ForbiddenError for
+ *   anyone else; as {@link rerun}.
+ */
+export async function pressRegenerate(ctx: ComponentContext, core: Core): Promise<void> {
+  const [id = ''] = ctx.args;
+  const state = await readAnswerState(core, id);
+  if (!state || !ctx.replyInPlace) throw new InputError(EXPIRED);
+  if (state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) throw new ForbiddenError(NOT_YOURS);
+  await ctx.acknowledge();
+  const run: CommandContext = {
+    platform: ctx.platform,
+    conversationId: state.conversationId,
+    channelKey: state.channelKey,
+    isDirectMessage: false,
+    user: ctx.user,
+    options: {},
+    files: {},
+    signal: ctx.signal,
+    log: ctx.log,
+    ref: ctx.ref,
+    reply: ctx.replyInPlace(),
+  };
+  await rerun(run, core, id, state, {});
+}
+
+/** An edit of a message that mentioned the bot, as an adapter reads it. */
+export interface MentionEdit {
+  /** The message (keys.ts `messageRef`). */
+  mention: string;
+  /** Who wrote it (only its author can edit it). */
+  authorId: string;
+  /** Its text now, the bot's mention removed (as a mention's text). */
+  text: string;
+  /** When it was posted and when edited, ms since the epoch, as the platform says. */
+  sentAt: number;
+  editedAt: number;
+}
+
+/**
+ * Whether an edit re-answers its mention: within EDIT_REANSWER_MINUTES of the message, by the
+ * person whose question the bot answered, with a text that changed (and is not empty), and the
+ * first delivery of this edit (a claim on the message and the edit's time, shared by every
+ * instance).
+ * @returns the answer to rewrite, or undefined when the edit does nothing.
+ * @throws the store's error.
+ */
+export async function editToReanswer(
+  core: Core,
+  edit: MentionEdit,
+): Promise<{ link: MentionAnswer; state: AnswerState } | undefined> {
+  const windowMs = core.limits.editReanswerMinutes * 60_000;
+  const text = edit.text.trim();
+  if (windowMs <= 0 || !text || edit.editedAt - edit.sentAt > windowMs) return undefined;
+  const found = await answerOfMention(core, edit.mention);
+  if (!found || found.state.requesterId !== edit.authorId || found.state.request.endpoint !== 'chat') return undefined;
+  if (text === (found.state.prompt ?? '').trim()) return undefined;
+  const first = await core.claims.claim(editClaims.edit(edit.mention, edit.editedAt), EDIT_CLAIM_TTL_MS);
+  return first ? found : undefined;
+}
+
+/**
+ * Re-answers an edited mention (found by {@link editToReanswer}) in `ctx`, whose reply rewrites
+ * the answer's message: the kept request with the edited text as its last user message.
+ * @throws as {@link rerun}.
+ */
+export async function reanswerEdit(
+  ctx: CommandContext,
+  core: Core,
+  found: { link: MentionAnswer; state: AnswerState },
+  text: string,
+): Promise<void> {
+  const { link, state } = found;
+  const prompt = text.trim();
+  await rerun(ctx, core, link.id, state, { request: withQuestion(state.request, prompt), prompt });
+}
+
+/**
+ * Sends a kept request again into `ctx.reply` (with Stop; a Regenerate button at the end, its
+ * state kept again under the same id) and replaces the exchange in the history: the answer,
+ * and the question when `change.prompt` is given. A stopped answer replaces it as far as it went,
+ * marked `[stopped]`, as a stopped chat is kept.
+ * @throws InputError while another regeneration of the answer runs; QuotaError; what the
+ *   request throws (as chat's); ShownError for an answer that did not end well.
+ */
+async function rerun(
+  ctx: CommandContext,
+  core: Core,
+  id: string,
+  state: AnswerState,
+  change: { request?: KeptRequest; prompt?: string },
+): Promise<void> {
+  const held = storeKeys.regenerating(id);
+  if (!(await core.store.setIfAbsent(held, HOLD_MS))) throw new InputError(RUNNING);
+  try {
+    await admit(ctx, core, 'chat');
+    const request = change.request ?? state.request;
+    const { text, images } = requestText(request);
+    const reservation = await reserveTokens(ctx, core, text, { images, maxTokens: request.body.max_tokens });
+    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
+    const next: AnswerState = { ...state, request, ...(change.prompt ? { prompt: change.prompt } : {}) };
+    try {
+      const result = await runRequest(ctx, core, request, {
+        session,
+        deferral: startDeferral(ctx),
+        reservation,
+        notes: state.notes,
+        json: state.json === true,
+        images: state.images === true,
+        finalControls: () => keepAnswerState(core, ctx.log, id, next),
+      });
+      const question = change.prompt && [change.prompt, state.turns?.askedTail].filter(Boolean).join('\n');
+      const answer = result.ending === 'stopped' ? `${result.text}\n[stopped]` : result.text;
+      const keep = result.ending === 'stopped' || (result.ending === 'done' && result.text.trim() !== '');
+      if (state.turns && keep) await replaceExchange(ctx, core, state.turns, { answer, question });
+      if (result.ending !== 'done') throw new ShownError(result.error);
+    } finally {
+      session.close();
+      await reservation.settle(0);
+    }
+  } finally {
+    await core.store.release(held).catch((error: unknown) => core.storeHealth.failed(error, ctx.log));
+  }
+}
+
+/** A chat request with `text` as its last user message's text (its files and images kept). */
+function withQuestion(request: KeptRequest, text: string): KeptRequest {
+  if (request.endpoint !== 'chat') return request;
+  const messages = [...request.body.messages];
+  const last = messages.at(-1);
+  if (last?.role !== 'user') return request;
+  const content: ChatMessage['content'] =
+    typeof last.content === 'string'
+      ? text
+      : last.content.map((part, i) => (i === 0 && part.type === 'text' ? { ...part, text } : part));
+  messages[messages.length - 1] = { ...last, content } as ChatMessage;
+  return { endpoint: 'chat', body: { ...request.body, messages } };
+}
+
+/** A request's text (for the token reservation) and how many images it carries. */
+function requestText(request: KeptRequest): { text: string; images: number } {
+  if (request.endpoint === 'completions') return { text: request.body.prompt, images: 0 };
+  let images = 0;
+  const texts: string[] = [];
+  for (const message of request.body.messages) {
+    if (typeof message.content === 'string') texts.push(message.content);
+    else
+      for (const part of message.content) {
+        if (part.type === 'text') texts.push(part.text);
+        else images += 1;
+      }
+  }
+  return { text: texts.join('\n'), images };
+}

@@ -1,0 +1,138 @@
+/**
+ * Edits of messages that mentioned the bot on Slack (`message` events of subtype
+ * `message_changed`, from the `message.channels`, `message.groups`, `message.mpim` and
+ * `message.im` subscriptions): within EDIT_REANSWER_MINUTES of the message, its author's edit
+ * of the text re-answers it in place (core/features/regenerate.ts): one new request with the
+ * edited text, the bot's answer message rewritten with chat.update. An edit that no longer
+ * mentions the bot (outside a DM), a change without `edited` (Slack adding a link's preview),
+ * and every other message are left alone.
+ */
+import type { WebClient } from '@slack/web-api';
+import { runInvocation } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
+import { editToReanswer, reanswerEdit } from '../../core/features/regenerate.ts';
+import { messageRef, parseMessageRef } from '../../core/keys.ts';
+import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
+import type { RunningCommands } from '../../core/running.ts';
+import { type Logger, newReference } from '../../log.ts';
+import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { SlackReply } from './reply.ts';
+import { plainTextOf } from './text.ts';
+import type { SlackDirectory } from './users.ts';
+
+/** The fields of a `message_changed` event this file reads (Slack's "message_changed" message subtype). */
+export interface MessageChanged {
+  subtype: 'message_changed';
+  channel: string;
+  channel_type?: string;
+  message?: {
+    user?: string;
+    bot_id?: string;
+    text?: string;
+    ts?: string;
+    thread_ts?: string;
+    edited?: { user?: string; ts?: string };
+  };
+}
+
+/**
+ * How a user is told something only they see in a conversation: `chat.postEphemeral` in a
+ * channel (in the thread when given); a plain message in a DM, which is private already.
+ */
+export function userNotice(
+  client: WebClient,
+  where: { channel: string; user: string; threadTs: string | undefined; inChannel: boolean },
+): (message: OutgoingMessage) => Promise<void> {
+  return async (m) => {
+    const blocks = blocksOf(m);
+    const body = {
+      channel: where.channel,
+      text: fallbackTextOf(m),
+      ...(blocks ? { blocks } : {}),
+      ...(where.threadTs ? { thread_ts: where.threadTs } : {}),
+    };
+    if (where.inChannel) await client.chat.postEphemeral({ ...body, user: where.user });
+    else await client.chat.postMessage(body);
+  };
+}
+
+/** What an edit's handler needs from the adapter (events.ts's deps have it). */
+export interface SlackEditDeps {
+  core: Core;
+  log: Logger;
+  running: RunningCommands;
+  directory: SlackDirectory;
+}
+
+/** A Slack `ts` (`1700000000.000100`) as ms since the epoch. */
+function tsMs(ts: string): number {
+  return Math.round(Number(ts) * 1000);
+}
+
+/**
+ * Re-answers an edited mention when the edit calls for it (regenerate.ts `editToReanswer`: the
+ * window, the asker, a changed text, once per edit, whichever instance it reaches); otherwise
+ * does nothing. Never throws.
+ */
+export async function onMessageChanged(
+  event: MessageChanged,
+  meta: { teamId: string; botUserId: string | undefined },
+  client: WebClient,
+  deps: SlackEditDeps,
+): Promise<void> {
+  const m = event.message;
+  if (!m?.user || m.bot_id || !m.ts || !m.edited?.ts || deps.running.draining) return;
+  const inChannel = event.channel_type !== 'im';
+  if (inChannel && !(meta.botUserId && (m.text ?? '').includes(`<@${meta.botUserId}>`))) return;
+  const { core } = deps;
+  const text = plainTextOf(m.text ?? '', meta.botUserId);
+  const edit = {
+    mention: messageRef({ platform: 'slack', team: meta.teamId, channel: event.channel, ts: m.ts }),
+    authorId: m.user,
+    text,
+    sentAt: tsMs(m.ts),
+    editedAt: tsMs(m.edited.ts),
+  };
+  let found: Awaited<ReturnType<typeof editToReanswer>>;
+  try {
+    found = await editToReanswer(core, edit);
+  } catch (error) {
+    core.storeHealth.failed(error, deps.log);
+    return;
+  }
+  if (!found) {
+    deps.log.debug(
+      { mention: edit.mention },
+      'edit left alone (outside the window, not the asker, same text, or a repeat)',
+    );
+    return;
+  }
+  const answer = parseMessageRef(found.link.answer);
+  if (answer?.platform !== 'slack' || answer.channel !== event.channel) return;
+  const ref = newReference();
+  const log = deps.log.child({ platform: 'slack', ref, command: 'edit', channel: event.channel });
+  const threadTs = inChannel ? (m.thread_ts ?? m.ts) : m.thread_ts;
+  const notice = userNotice(client, { channel: event.channel, user: m.user, threadTs, inChannel });
+  const target = { team: meta.teamId, channel: event.channel, threadTs, continueInThread: false, rewrite: answer.ts };
+  const state = found.state;
+  const reanswer = found;
+  void deps.running.run(
+    (signal) => {
+      const ctx: CommandContext = {
+        platform: 'slack',
+        conversationId: state.conversationId,
+        channelKey: state.channelKey,
+        isDirectMessage: !inChannel,
+        user: deps.directory.user(client, m.user!),
+        options: {},
+        files: {},
+        signal,
+        log,
+        ref,
+        reply: new SlackReply(client, target, notice, log),
+      };
+      return runInvocation('edit', ctx, core, () => reanswerEdit(ctx, core, reanswer, text));
+    },
+    (error) => log.error({ err: error }, 'slack edit handler failed'),
+  );
+}

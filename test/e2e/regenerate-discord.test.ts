@@ -1,0 +1,258 @@
+/**
+ * End-to-end on Discord, Regenerate and edited mentions (issue 19 item 4): the whole bot with
+ * discord.js and undici unmodified, against FakeDiscord and FakeService. A finished answer of
+ * /chat, /complete or a mention carries a Regenerate button in its final write; a press by the
+ * asker (or an admin) sends the same request again, edits the new answer into the same message
+ * (deferUpdate, then the interaction's `@original`) and replaces the exchange in the history;
+ * anyone else is refused. Editing a mention within EDIT_REANSWER_MINUTES re-answers it in place,
+ * once per edit (MESSAGE_UPDATE from the fake, as Discord sends it).
+ */
+import { describe, expect, it } from 'vitest';
+import type { CommandOutcome } from '../../src/core/command.ts';
+import type { FakeChannel, FakeDiscord, FakeInteraction, FakeMessage, Json } from '../fakes/discord.ts';
+import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
+import { useE2E } from '../helpers/e2e.ts';
+import type { TestBot } from './harness.ts';
+
+let service: FakeService;
+let discord: FakeDiscord;
+let testBot: TestBot;
+
+useE2E({ discord: {}, bot: { env: { EDIT_REANSWER_MINUTES: '10' } }, resetServiceAfterEach: true }, (e2e) => {
+  ({ service, discord, bot: testBot } = e2e);
+});
+
+/** A member without admin rights who asks. */
+const ALICE = { id: '1290000000000000501', username: 'alice' };
+/** Another member without admin rights. */
+const BOB = { id: '1290000000000000502', username: 'bob' };
+
+const conversationOf = (channel: FakeChannel) => `discord:${channel.guildId ?? 'dm'}:${channel.id}`;
+
+/** The custom ids of a message's buttons. */
+const buttonIds = (message: FakeMessage) =>
+  message.components.flatMap((row) => (row.components as Json[]).map((b) => String(b.custom_id)));
+
+/** The message's Regenerate button id (fails when it has none). */
+function regenerateOf(message: FakeMessage): string {
+  const id = buttonIds(message).find((b) => b.startsWith('regenerate:'));
+  expect(id, `buttons: ${buttonIds(message).join(', ')}`).toBeDefined();
+  return id!;
+}
+
+/** Resolves with the next outcome of `command` in the channel's conversation. */
+async function next(command: string, channel: FakeChannel): Promise<CommandOutcome> {
+  const conversationId = conversationOf(channel);
+  const [outcome] = await testBot.outcomes((o) => o.command === command && o.conversationId === conversationId);
+  return outcome!;
+}
+
+/** The one ephemeral message the bot sent for an interaction. */
+function ephemeralOf(interaction: FakeInteraction): FakeMessage {
+  const shown = interaction.messages.filter((m) => m.ephemeral && !m.deleted);
+  expect(shown).toHaveLength(1);
+  return shown[0]!;
+}
+
+/** Runs /chat as `user` and waits for its answer. */
+async function chat(channel: FakeChannel, prompt: string, user = ALICE): Promise<FakeInteraction> {
+  const done = next('chat', channel);
+  const interaction = discord.dispatchInteraction({
+    channelId: channel.id,
+    command: 'chat',
+    options: { prompt },
+    user,
+  });
+  expect((await done).ok).toBe(true);
+  return interaction;
+}
+
+/** Presses a button and waits for the press's outcome. */
+async function press(
+  channel: FakeChannel,
+  message: FakeMessage,
+  customId: string,
+  user: { id: string; username: string },
+  admin = false,
+): Promise<{ interaction: FakeInteraction; outcome: CommandOutcome }> {
+  const done = next('regenerate:button', channel);
+  const interaction = discord.pressButton({ messageId: message.id, customId, user, admin });
+  return { interaction, outcome: await done };
+}
+
+/** The text of the last user message of a chat request. */
+const lastUserText = (body: ChatRequestBody) => {
+  const content = body.messages.at(-1)!.content;
+  return typeof content === 'string' ? content : (content.find((p) => p.type === 'text') as { text: string }).text;
+};
+
+describe('Regenerate on Discord', () => {
+  it('/chat ends with Regenerate; another member is refused; the asker gets the same request sent again, the new answer in the same message, and the history holds it once in place of the old one', async () => {
+    const channel = discord.addChannel('regen-chat');
+    service.enqueue('chat', { stream: { text: 'The first answer.' } });
+    const interaction = await chat(channel, 'Name a colour');
+    const message = interaction.original!;
+    expect(message.content).toBe('The first answer.');
+    const regenerate = regenerateOf(message);
+    expect(regenerate).toMatch(new RegExp(`^regenerate:[0-9a-f]{18}:${ALICE.id}$`));
+    expect(buttonIds(message)).toEqual([regenerate]);
+    const [first] = service.chatRequests().slice(-1);
+
+    const refused = await press(channel, message, regenerate, BOB);
+    expect(refused.outcome).toMatchObject({ ok: false, errorCode: 'forbidden' });
+    expect(ephemeralOf(refused.interaction).content).toBe(
+      'Only the person who asked, or an admin, can regenerate this answer.',
+    );
+    expect(service.chatRequests()).toHaveLength(1);
+
+    service.enqueue('chat', { stream: { text: 'The second answer.' } });
+    const botMessagesBefore = discord.messagesIn(channel.id).filter((m) => m.author.id === discord.botUser.id).length;
+    const { interaction: pressed, outcome } = await press(channel, message, regenerate, ALICE);
+    expect(outcome.ok).toBe(true);
+    expect(pressed.response?.type).toBe(6);
+    const requests = service.chatRequests();
+    expect(requests).toHaveLength(2);
+    // The service receives the same messages again (and the same model and sampling).
+    expect(requests[1]).toEqual(first);
+    // The same message shows the new answer, with a Regenerate button again; no new message.
+    expect(message.content).toBe('The second answer.');
+    expect(buttonIds(message)).toEqual([regenerate]);
+    expect(discord.messagesIn(channel.id).filter((m) => m.author.id === discord.botUser.id)).toHaveLength(
+      botMessagesBefore,
+    );
+    // While it streamed, the message carried Stop.
+    expect(message.revisions.some((r) => JSON.stringify(r.components ?? []).includes('"stop:'))).toBe(true);
+
+    // The next request's history holds the new answer once, and not the old one.
+    service.enqueue('chat', { stream: { text: 'The third answer.' } });
+    await chat(channel, 'And another?');
+    const history = service
+      .chatRequests()
+      .at(-1)!
+      .messages.map((m) => m.content);
+    expect(history).toEqual(['Name a colour', 'The second answer.', 'And another?']);
+  });
+
+  it('an admin may regenerate an answer to someone else', async () => {
+    const channel = discord.addChannel('regen-admin');
+    service.enqueue('chat', { stream: { text: 'Old.' } });
+    const message = (await chat(channel, 'Say something')).original!;
+    service.enqueue('chat', { stream: { text: 'New.' } });
+    const { outcome } = await press(channel, message, regenerateOf(message), BOB, true);
+    expect(outcome.ok).toBe(true);
+    expect(message.content).toBe('New.');
+    expect(
+      service
+        .chatRequests()
+        .at(-1)!
+        .messages.map((m) => m.content),
+    ).toEqual(['Say something']);
+  });
+
+  it('/complete ends with Regenerate, which sends the same completion again into the same message', async () => {
+    const channel = discord.addChannel('regen-complete');
+    service.setCompletionReply(' and then it rained.');
+    const done = next('complete', channel);
+    const interaction = discord.dispatchInteraction({
+      channelId: channel.id,
+      command: 'complete',
+      options: { prompt: 'Once upon a time' },
+      user: ALICE,
+    });
+    expect((await done).ok).toBe(true);
+    const message = interaction.original!;
+    expect(message.content).toBe('Once upon a time and then it rained.');
+    const completions = () => service.requests.filter((r) => r.route === 'completions').map((r) => r.body);
+    service.setCompletionReply(' and the sun came out.');
+    const { outcome } = await press(channel, message, regenerateOf(message), ALICE);
+    expect(outcome.ok).toBe(true);
+    expect(completions()).toHaveLength(2);
+    expect(completions()[1]).toEqual(completions()[0]);
+    expect(message.content).toBe('Once upon a time and the sun came out.');
+  });
+
+  it("a mention's answer is regenerated in the bot's reply message, and the history keeps the new answer", async () => {
+    const channel = discord.addChannel('regen-mention');
+    service.enqueue('chat', { stream: { text: 'Mention answer one.' } });
+    const done = next('mention', channel);
+    discord.postUserMessage({ channelId: channel.id, content: `<@${discord.botUser.id}> hello`, author: ALICE });
+    expect((await done).ok).toBe(true);
+    const reply = discord.messagesIn(channel.id).find((m) => m.author.id === discord.botUser.id)!;
+    expect(reply.content).toBe('Mention answer one.');
+    service.enqueue('chat', { stream: { text: 'Mention answer two.' } });
+    const { outcome } = await press(channel, reply, regenerateOf(reply), ALICE);
+    expect(outcome.ok).toBe(true);
+    expect(reply.content).toBe('Mention answer two.');
+    const stored = await testBot.bot.core.history.get(conversationOf(channel));
+    expect(stored.map((m) => m.content)).toEqual(['hello', 'Mention answer two.']);
+  });
+});
+
+describe('edited mentions on Discord', () => {
+  /** Posts a mention by alice and waits for its answer; returns the mention and the bot's reply. */
+  async function mention(channel: FakeChannel, text: string, answer: string) {
+    service.enqueue('chat', { stream: { text: answer } });
+    const done = next('mention', channel);
+    const message = discord.postUserMessage({
+      channelId: channel.id,
+      content: `<@${discord.botUser.id}> ${text}`,
+      author: ALICE,
+    });
+    expect((await done).ok).toBe(true);
+    const reply = discord.messagesIn(channel.id).findLast((m) => m.author.id === discord.botUser.id)!;
+    return { message, reply };
+  }
+
+  /** Resolves once the bot logged, after its `since`th log line, that it left an edit of `message` alone. */
+  function leftAlone(channel: FakeChannel, message: FakeMessage, since = 0): Promise<void> {
+    const mentionRef = `discord:${channel.id}:${message.id}`;
+    return new Promise((resolve) => {
+      const check = () => {
+        const lines = testBot.logs.slice(since);
+        if (lines.some((l) => l.msg?.startsWith('edit left alone') && l.mention === mentionRef)) resolve();
+        else setTimeout(check, 20);
+      };
+      check();
+    });
+  }
+
+  it('an edit within the window sends one new request with the edited text and rewrites the answer in place; the same edit delivered twice answers once', async () => {
+    const channel = discord.addChannel('edit-window');
+    const { message, reply } = await mention(channel, 'What is 2+2?', 'It is 5.');
+    const before = service.chatRequests().length;
+    const first = service.chatRequests().at(-1)!;
+    service.enqueue('chat', { stream: { pieces: ['It ', 'is ', '4.'], chunkDelayMs: 200 } });
+    const done = next('edit', channel);
+    const since = testBot.logs.length;
+    const at = message.createdAt + 60_000;
+    discord.editUserMessage(message.id, `<@${discord.botUser.id}> What is 2+2, really?`, { at });
+    // The same edit again (a second delivery): claimed once.
+    discord.editUserMessage(message.id, `<@${discord.botUser.id}> What is 2+2, really?`, { at });
+    expect((await done).ok).toBe(true);
+    await leftAlone(channel, message, since);
+    const requests = service.chatRequests().slice(before);
+    expect(requests).toHaveLength(1);
+    expect(lastUserText(requests[0]!)).toBe('What is 2+2, really?');
+    expect(requests[0]!.messages.slice(0, -1)).toEqual(first.messages.slice(0, -1));
+    // The answer's own message shows the new answer; no other message was posted.
+    expect(reply.content).toBe('It is 4.');
+    expect(discord.messagesIn(channel.id).filter((m) => m.author.id === discord.botUser.id)).toHaveLength(1);
+    const stored = await testBot.bot.core.history.get(conversationOf(channel));
+    expect(stored.map((m) => m.content)).toEqual(['What is 2+2, really?', 'It is 4.']);
+  });
+
+  it('an edit after the window, or one that keeps the text, sends nothing', async () => {
+    const channel = discord.addChannel('edit-late');
+    const { message, reply } = await mention(channel, 'First question', 'First answer.');
+    const before = service.chatRequests().length;
+    discord.editUserMessage(message.id, `<@${discord.botUser.id}> First question`, { at: message.createdAt + 1000 });
+    await leftAlone(channel, message);
+    const since = testBot.logs.length;
+    discord.editUserMessage(message.id, `<@${discord.botUser.id}> A later question`, {
+      at: message.createdAt + 11 * 60_000,
+    });
+    await leftAlone(channel, message, since);
+    expect(service.chatRequests()).toHaveLength(before);
+    expect(reply.content).toBe('First answer.');
+  });
+});
