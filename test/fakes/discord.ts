@@ -96,6 +96,7 @@ export type {
   GatewaySessionInfo,
 } from './discord/gateway.ts';
 export { shardOfGuild } from './discord/gateway.ts';
+export type { MessageCommandOptions, SubmitModalOptions } from './discord/modals.ts';
 export type {
   CallbackRecord,
   FakeAttachment,

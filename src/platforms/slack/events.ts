@@ -40,7 +40,7 @@ export const SLACK_EVENT_SCOPES = ['app_mentions:read', 'im:history', 'files:rea
 export const EVENT_CLAIM_TTL_MS = 60 * 60_000;
 
 /** A file as Slack describes it in a message event. */
-interface SlackFile {
+export interface SlackFile {
   id?: string;
   name?: string | null;
   title?: string;
@@ -259,11 +259,14 @@ async function answer(
 }
 
 /**
- * A Slack file of a message event as a core Attachment: downloaded with the bot token from
- * Slack's file hosts only; a `url_private(_download)` elsewhere (an external file) is fetched
- * without it, from a public https address only (downloadSlackFile).
+ * A Slack file of a message (an event's, a shortcut's) as a core Attachment: downloaded with the
+ * bot token from Slack's file hosts only; a `url_private(_download)` elsewhere (an external file)
+ * is fetched without it, from a public https address only (downloadSlackFile).
  */
-function attachmentOf(file: SlackFile, deps: SlackEventDeps): Attachment {
+export function attachmentOf(
+  file: SlackFile,
+  deps: Pick<SlackEventDeps, 'core' | 'botToken' | 'apiOrigin'>,
+): Attachment {
   const name = file.name || file.title || file.id || 'file';
   const url = file.url_private_download ?? file.url_private;
   return {
