@@ -39,6 +39,7 @@ import type {
   SlackApiCall,
 } from './types.ts';
 import { handleUpload } from './upload.ts';
+import { viewMethods } from './views.ts';
 import { WebApi } from './web-api.ts';
 import type { Json } from './wire.ts';
 import { type UploadRecord, Workspace } from './workspace.ts';
@@ -101,6 +102,7 @@ export class FakeSlackCore {
       ...assistantMethods(ws),
       ...fileMethods(ws),
       ...conversationMethods(ws),
+      ...viewMethods(ws),
     };
     this.webApi = new WebApi(ws, methods);
     ({
