@@ -53,8 +53,10 @@ export class ActionReply implements ReplyChannel {
     if (!this.pointed) {
       this.pointed = true;
       const url = this.answer.firstUrl;
+      const pointer = { content: url ? `↪ Answered here: ${url}` : '↪ Answered in the channel.' };
       void this.responder
-        .editEphemeral({ content: url ? `↪ Answered here: ${url}` : '↪ Answered in the channel.' })
+        .defer('ephemeral')
+        .then(() => this.responder.editEphemeral(pointer))
         .catch((error: unknown) => this.log.warn({ err: error }, 'could not point to the answer'));
     }
     return handle;
