@@ -172,6 +172,18 @@ describe('Discord message actions', () => {
     expect(history[0]!.userId).toBe(ALICE.id);
   });
 
+  it("in a thread, the answer is a reply in the thread and joins the thread's conversation", async () => {
+    const parent = discord.addChannel('threads');
+    const thread = discord.addThread(parent.id, 'boat trip');
+    const target = await bobsPhoto(thread);
+    const done = outcomeOf(SUMMARIZE!.id, thread);
+    discord.dispatchMessageCommand({ command: SUMMARIZE!.name, messageId: target.id, user: ALICE });
+    expect(await done).toMatchObject({ ok: true });
+    expect(repliesTo(thread, target)).toHaveLength(1);
+    expect(await testBot.bot.core.history.get(conversationOf(thread))).toHaveLength(2);
+    expect(await testBot.bot.core.history.get(conversationOf(parent))).toEqual([]);
+  });
+
   it('a message with nothing to read is refused to the user alone, and nothing is asked', async () => {
     const channel = discord.addChannel('empty');
     const target = discord.postUserMessage({ channelId: channel.id, content: '', author: BOB, type: 0 });

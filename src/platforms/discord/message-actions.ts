@@ -185,7 +185,10 @@ export async function handleModalSubmit(
       if (!message) throw new InputError(TARGET_GONE);
       return message;
     };
-    const question = interaction.fields.getTextInputValue(QUESTION_INPUT_ID);
+    // A submit without the input (a form of another version) is a blank question: refused in a sentence.
+    const question = interaction.fields.fields.has(QUESTION_INPUT_ID)
+      ? interaction.fields.getTextInputValue(QUESTION_INPUT_ID)
+      : '';
     await runOn(interaction, read, { action, responder, deps, log, ref, signal }, question);
   } finally {
     responder.dispose();
