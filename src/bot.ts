@@ -6,7 +6,7 @@
 
 import { getHeapStatistics } from 'node:v8';
 import type { DestinationStream } from 'pino';
-import { commands } from '../commands/index.ts';
+import { commands, messageActions } from '../commands/index.ts';
 import { type Config, loadConfig } from './config.ts';
 import { type Core, closeCore, createCore } from './core/core.ts';
 import { BotEvents } from './core/events.ts';
@@ -36,6 +36,9 @@ function storeErrors(log: Logger): (error: unknown) => void {
     skipped = 0;
   };
 }
+
+/** What the adapters serve: every slash command and message action under commands/. */
+const DEFINITIONS = { commands, messageActions };
 
 /** A running bot. */
 export interface Bot {
@@ -99,8 +102,8 @@ export async function startBot(
     events,
   });
 
-  const discord = config.discord ? new DiscordAdapter(config.discord, core, commands, log) : undefined;
-  const slack = config.slack ? new SlackAdapter(config.slack, core, commands, log) : undefined;
+  const discord = config.discord ? new DiscordAdapter(config.discord, core, DEFINITIONS, log) : undefined;
+  const slack = config.slack ? new SlackAdapter(config.slack, core, DEFINITIONS, log) : undefined;
   const metrics = createMetrics(events);
   const checks: HealthCheck[] = [
     ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),

@@ -18,7 +18,7 @@ import {
   type RESTGetAPIApplicationCommandsResult,
   Routes,
 } from 'discord.js';
-import { commands } from '../../commands/index.ts';
+import { commands, messageActions } from '../../commands/index.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { ModelCatalog } from '../core/models/catalog.ts';
 import { ServiceClient } from '../core/service/client.ts';
@@ -130,8 +130,12 @@ const checkDiscord: Check = async (config) => {
     const registered = (await rest.get(
       Routes.applicationCommands(discord.applicationId),
     )) as RESTGetAPIApplicationCommandsResult;
-    const names = new Set(registered.map((c) => c.name));
-    const missing = commands.filter((c) => !names.has(c.name)).map((c) => `/${c.name}`);
+    // Slash commands by name, message actions by name among the message commands (type 3).
+    const names = new Set(registered.map((c) => `${c.type ?? 1}:${c.name}`));
+    const missing = [
+      ...commands.filter((c) => !names.has(`1:${c.name}`)).map((c) => `/${c.name}`),
+      ...messageActions.filter((a) => !names.has(`3:${a.name}`)).map((a) => `“${a.name}”`),
+    ];
     findings.push(
       missing.length
         ? fail(

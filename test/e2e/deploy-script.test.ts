@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commands } from '../../commands/index.ts';
+import { commands, messageActions } from '../../commands/index.ts';
 import type { FakeDiscord } from '../fakes/discord.ts';
 import { useE2E } from '../helpers/e2e.ts';
 
@@ -34,7 +34,7 @@ function deploy(env: Record<string, string>): Promise<{ code: number; stdout: st
 }
 
 describe('npm run deploy-commands', () => {
-  it('registers every command in the guild given by DISCORD_GUILD_ID, says so, and exits 0', async () => {
+  it('registers every command and message action in the guild given by DISCORD_GUILD_ID, says so, and exits 0', async () => {
     const result = await deploy({
       DISCORD_TOKEN: discord.token,
       DISCORD_APPLICATION_ID: discord.applicationId,
@@ -42,10 +42,17 @@ describe('npm run deploy-commands', () => {
       DISCORD_GUILD_ID: discord.guildId,
     });
     expect(result.code).toBe(0);
+    const listed = [...commands.map((c) => `/${c.name}`), ...messageActions.map((a) => `“${a.name}” (message menu)`)];
     expect(result.stdout).toContain(
-      `Registered ${commands.length} commands in guild ${discord.guildId}: ${commands.map((c) => `/${c.name}`).join(', ')}`,
+      `Registered ${commands.length + messageActions.length} commands in guild ${discord.guildId}: ${listed.join(', ')}`,
     );
-    expect(discord.guildCommands(discord.guildId).map((c) => c.name)).toEqual(commands.map((c) => c.name));
+    const registered = discord.guildCommands(discord.guildId);
+    expect(registered.filter((c) => c.type === 1).map((c) => c.name)).toEqual(commands.map((c) => c.name));
+    // The message actions, derived from the same definitions: message commands (type 3), no description or options.
+    expect(registered.filter((c) => c.type === 3)).toEqual(
+      messageActions.map((a) => expect.objectContaining({ name: a.name, type: 3, description: '' })),
+    );
+    expect(registered.filter((c) => c.type === 3).every((c) => c.options === undefined)).toBe(true);
   });
 
   it('with ADMIN_USER_IDS set, registers /models and /settings without default_member_permissions, so that the listed admins see them', async () => {

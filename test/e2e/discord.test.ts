@@ -8,7 +8,7 @@
 
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { commands } from '../../commands/index.ts';
+import { commands, messageActions } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { toDiscordCommand } from '../../src/platforms/discord/commands.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
@@ -445,8 +445,11 @@ describe('Discord command registration', () => {
       applicationId: discord.applicationId,
       apiUrl: discord.apiUrl,
     });
-    expect(global.map((c) => c.name)).toEqual(commands.map((c) => c.name));
+    // The slash commands, then the message actions (message commands, type 3), from the same definitions.
+    const names = [...commands.map((c) => c.name), ...messageActions.map((a) => a.name)];
+    expect(global.map((c) => c.name)).toEqual(names);
     expect(global.every((c) => /^\d{17,20}$/.test(c.id))).toBe(true);
+    expect(global.filter((c) => c.type === 3).map((c) => c.name)).toEqual(messageActions.map((a) => a.name));
     for (const command of commands) {
       const registered = discord.commands.find((c) => c.name === command.name);
       expect(registered).toMatchObject({
@@ -462,8 +465,8 @@ describe('Discord command registration', () => {
       apiUrl: discord.apiUrl,
       guildId: discord.guildId,
     });
-    expect(inGuild.map((c) => c.name)).toEqual(commands.map((c) => c.name));
-    expect(discord.guildCommands(discord.guildId).map((c) => c.name)).toEqual(commands.map((c) => c.name));
+    expect(inGuild.map((c) => c.name)).toEqual(names);
+    expect(discord.guildCommands(discord.guildId).map((c) => c.name)).toEqual(names);
   });
 
   it('deployCommands with a wrong token is refused with 401 and registers nothing', async () => {

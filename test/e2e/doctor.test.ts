@@ -54,6 +54,8 @@ describe('npm run doctor', () => {
     const before = await doctor(env());
     expect(before.code).toBe(1);
     expect(before.stdout).toMatch(/^✗ Commands not registered globally: \/chat, .*Run npm run deploy-commands/m);
+    // The message actions too (message commands), by their menu names.
+    expect(before.stdout).toContain('“Ask about this message”, “Summarize”.');
     await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
     const after = await doctor(env());
     expect(after.stdout.split('\n').filter((l) => l.startsWith('✗'))).toEqual([]);

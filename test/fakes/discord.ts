@@ -31,7 +31,8 @@
  *   headers of accepted writes report the same bucket, `x-ratelimit-bucket` one hash per kind
  *   of bucket), which discord.js waits out and retries; `rateLimits` records each 429;
  * - application command JSON (`PUT /applications/:app[/guilds/:guild]/commands`) is validated
- *   like Discord does (names, lengths, option counts and order, choices);
+ *   like Discord does (names, lengths, option counts and order, choices; message and user
+ *   commands: any case and spaces, no description or options, at most 15 of each type);
  * - gateway intents: IDENTIFY with a privileged intent the app is not approved for
  *   (`privilegedIntents`) is closed with 4014; channel and thread events need GUILDS, message
  *   events GUILD_MESSAGES (guild channels, threads) or DIRECT_MESSAGES (DMs); without
@@ -47,7 +48,12 @@
  *   `data.resolved.attachments`, served by the CDN); an autocomplete (type 4) takes only a
  *   type-8 answer of ≤ 25 choices (names 1–100, values ≤ 100 characters) within the window; a
  *   button press (type 3) takes 4, 5, 6 (deferred update) or 7 (update of the message with
- *   the button), and after 6/7 `@original` is that message;
+ *   the button), and after 6/7 `@original` is that message; a message command (type 2, `data.type`
+ *   3: `dispatchMessageCommand`) carries its target in `data.resolved.messages`, content
+ *   included whatever the intents; a command or a press may be answered with a modal (9),
+ *   checked like Discord does (title ≤ 45, 1–5 Labels or Action Rows of Text Inputs), which
+ *   `submitModal` submits as Discord's client does (required inputs, lengths) as a MODAL_SUBMIT
+ *   (type 5) that takes only 4 or 5 (6/7 for a press's modal);
  *   a registered command with `default_member_permissions` exists only for members who hold
  *   every one of those permissions (Administrator holds all) or whom an override a server
  *   admin set under Integrations allows (`setCommandPermissions`): Discord's client neither
@@ -81,7 +87,7 @@
  * and dispatches; `http.ts` request plumbing; `routes/*.ts` the REST areas (identity and DMs,
  * commands, interactions, channels, CDN); `writes.ts` the bot's creates and edits;
  * `user-actions.ts` what users do; `interaction-payload.ts` commands and autocomplete;
- * `components.ts` button presses; `command-permissions.ts` who sees a command; `attachments.ts` files and signed URLs; `validation.ts`
+ * `components.ts` button presses; `modals.ts` message commands and modals; `command-permissions.ts` who sees a command; `attachments.ts` files and signed URLs; `validation.ts`
  * and `command-validation.ts` Discord's form checks; `limits.ts` the rate-limit buckets and their modes.
  */
 
@@ -96,6 +102,7 @@ export type {
   GatewaySessionInfo,
 } from './discord/gateway.ts';
 export { shardOfGuild } from './discord/gateway.ts';
+export type { MessageCommandOptions, SubmitModalOptions } from './discord/modals.ts';
 export type {
   CallbackRecord,
   FakeAttachment,

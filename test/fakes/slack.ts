@@ -30,6 +30,7 @@
  * | events-api.ts | `event_callback` POSTed to the app; subscriptions; retries; url_verification |
  * | interactivity.ts | `block_actions` payloads POSTed to the app (or in `interactive` envelopes) |
  * | shortcuts.ts | `message_action` payloads (message shortcuts) POSTed to the app |
+ * | views.ts | trigger_ids, `views.open` (modals checked as Slack does) and `view_submission` payloads |
  * | socket-mode.ts | `apps.connections.open` and the WebSocket: hello, envelopes, acks, pings |
  * | wire.ts | escaping, mentions, ts format, parameter helpers |
  *
@@ -165,9 +166,14 @@ export type * from './slack/inbound-types.ts';
 export type * from './slack/interaction-types.ts';
 export { RESPONSE_URL_MAX_USES, RESPONSE_URL_TTL_MS } from './slack/response-url.ts';
 export { DEFAULT_BOT_EVENTS, DEFAULT_BOT_SCOPES, SUBSCRIPTION_SCOPES } from './slack/scopes.ts';
-export type { MessageShortcutInput, MessageShortcutResult } from './slack/shortcuts.ts';
+export type {
+  MessageShortcutInput,
+  MessageShortcutResult,
+  SocketMessageShortcutResult,
+} from './slack/shortcuts.ts';
 export type * from './slack/stream-types.ts';
 export { DEFAULT_STREAMING } from './slack/streaming.ts';
 export type * from './slack/types.ts';
+export type { FakeSlackView, ViewSubmissionInput, ViewSubmissionResult } from './slack/views.ts';
 export { escapeSlack, mentionsIn, unescapeSlack } from './slack/wire.ts';
 export { DEFAULT_CHANNELS, DEFAULT_USERS } from './slack/workspace.ts';

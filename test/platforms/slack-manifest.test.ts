@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import imagine from '../../commands/imagine.ts';
-import { commands } from '../../commands/index.ts';
+import { commands, messageActions } from '../../commands/index.ts';
 import { checkOptions } from '../../src/core/command.ts';
 import { SLACK_BUILT_IN_COMMANDS, slackManifest, usageHint } from '../../src/platforms/slack/manifest.ts';
+import { slackShortcutsOf } from '../../src/platforms/slack/message-actions.ts';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
-import { SLACK_MESSAGE_SHORTCUTS } from '../../src/platforms/slack/shortcuts.ts';
 import { METHOD_SCOPES, SUBSCRIPTION_SCOPES } from '../fakes/slack/scopes.ts';
 
 /** The Slack adapter's source files, comments removed (what the code does, not what it says). */
@@ -141,13 +141,22 @@ describe('Slack app manifest', () => {
   it("declares the message shortcuts the code listens to (app.shortcut), within Slack's limits, with interactivity on", () => {
     const manifest = slackManifest(commands, { requestUrl: 'https://bot.example.com' });
     const declared = manifest.features!.shortcuts ?? [];
-    expect(declared.map((s) => s.callback_id)).toEqual(SLACK_MESSAGE_SHORTCUTS.map((s) => s.callbackId));
+    expect(declared.map((s) => s.callback_id)).toEqual(slackShortcutsOf(messageActions).map((s) => s.callbackId));
     expect(declared).toContainEqual({
       name: 'Forget this thread',
       type: 'message',
       callback_id: 'forget_thread',
       description: expect.any(String),
     });
+    // The message actions, derived from the same definitions as Discord's message commands.
+    expect(messageActions.map((a) => a.name)).toEqual(['Ask about this message', 'Summarize']);
+    for (const action of messageActions)
+      expect(declared).toContainEqual({
+        name: action.name,
+        type: 'message',
+        callback_id: action.id,
+        description: action.description,
+      });
     for (const shortcut of declared) {
       expect(shortcut.type).toBe('message');
       expect(shortcut.name.length).toBeGreaterThan(0);
@@ -162,6 +171,12 @@ describe('Slack app manifest', () => {
     expect(
       SLACK_SOURCES.some(({ code }) =>
         /\.shortcut(?:<[^>]*>)?\(\s*\{\s*callback_id:\s*shortcut\.callbackId/.test(code),
+      ),
+    ).toBe(true);
+    // The forms of the actions that ask a question come back as view_submission (app.view), by their callback_id.
+    expect(
+      SLACK_SOURCES.some(({ code }) =>
+        /\.view\(\s*\{\s*callback_id:\s*action\.id,\s*type:\s*'view_submission'/.test(code),
       ),
     ).toBe(true);
     // Shortcuts arrive as interactivity payloads, at the same request URL.

@@ -1,7 +1,8 @@
 /**
  * The Discord adapter (discord.js): the client and its lifecycle. Each kind of inbound event
  * has a file of its own: slash-command interactions (interactions.ts), autocomplete and
- * button presses (components.ts), and messages addressed to the bot (messages.ts); rest.ts
+ * button presses (components.ts), message commands and their modals (message-actions.ts), and
+ * messages addressed to the bot (messages.ts); rest.ts
  * holds what every write shares (no pings, message limits, embeds, buttons, uploads).
  */
 import {
@@ -23,6 +24,7 @@ import { Agent } from 'undici';
 import type { DiscordConfig } from '../../config.ts';
 import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
@@ -30,6 +32,7 @@ import { handleEdit } from './edits.ts';
 import { guardMalformedInteractions } from './guard.ts';
 import { handleChatInput } from './interactions.ts';
 import { handleMessage } from './mentions.ts';
+import { handleMessageCommand, handleModalSubmit, PendingTargets } from './message-actions.ts';
 import { isAddressedToBot } from './messages.ts';
 import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
@@ -112,13 +115,20 @@ export class DiscordAdapter {
   private readonly rateLimits: DiscordRateLimits;
   /** Told when Discord closed the gateway for good (the bot may have no platform left). */
   onFatal: ((reason: string) => void) | undefined;
+  private readonly commands: readonly Command[];
+  private readonly actions: readonly MessageAction[];
+  /** Messages chosen for an action whose modal is open (message-actions.ts). */
+  private readonly pending = new PendingTargets();
 
+  /** @param definitions the slash commands and message actions (commands/index.ts). */
   constructor(
     private readonly config: DiscordConfig,
     private readonly core: Core,
-    private readonly commands: readonly Command[],
+    definitions: { commands: readonly Command[]; messageActions: readonly MessageAction[] },
     private readonly log: Logger,
   ) {
+    this.commands = definitions.commands;
+    this.actions = definitions.messageActions;
     this.client = new Client(clientOptions(config));
     // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
     guardMalformedInteractions(this.client, log);
@@ -140,8 +150,9 @@ export class DiscordAdapter {
 
   /**
    * Dispatches an interaction to its handler: a slash command (interactions.ts), an
-   * autocomplete or a button press (components.ts). While stopping, new work is refused in a
-   * sentence (an empty list for autocomplete) and running answers finish.
+   * autocomplete or a button press (components.ts), a message command or a modal's submit
+   * (message-actions.ts). While stopping, new work is refused in a sentence (an empty list for
+   * autocomplete) and running answers finish.
    */
   private onInteraction(interaction: Interaction): void {
     const deps = { core: this.core, commands: this.commands, log: this.log, rateLimits: this.rateLimits };
@@ -156,6 +167,22 @@ export class DiscordAdapter {
     else if (interaction.isAutocomplete()) void handleAutocomplete(interaction, deps).catch(this.onError);
     else if (interaction.isButton())
       void this.running.run((signal) => handleButton(interaction, deps, signal), this.onError);
+    else if (interaction.isMessageContextMenuCommand())
+      void this.running.run((signal) => handleMessageCommand(interaction, this.actionDeps(), signal), this.onError);
+    else if (interaction.isModalSubmit())
+      void this.running.run((signal) => handleModalSubmit(interaction, this.actionDeps(), signal), this.onError);
+  }
+
+  /** What message actions need (message-actions.ts). */
+  private actionDeps() {
+    return {
+      core: this.core,
+      log: this.log,
+      actions: this.actions,
+      pending: this.pending,
+      botId: this.client.user?.id ?? '',
+      messageContent: this.config.messageContent,
+    };
   }
 
   /** Answers a message addressed to the bot (a mention or a DM: messages.ts); refused in a sentence while stopping. */

@@ -4,7 +4,14 @@
  * minutes: "Receiving and Responding", docs/platform-limits.md), and to tell the user a sentence
  * that could reach them no other way. Used by the interaction's responder (responder.ts).
  */
-import type { ButtonInteraction, ChatInputCommandInteraction, Message, SendableChannels } from 'discord.js';
+import type {
+  ButtonInteraction,
+  ChatInputCommandInteraction,
+  Message,
+  MessageContextMenuCommandInteraction,
+  ModalSubmitInteraction,
+  SendableChannels,
+} from 'discord.js';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { DISCORD_MESSAGE_LIMITS, type editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
@@ -13,14 +20,21 @@ import { DISCORD_MESSAGE_LIMITS, type editPayloadOf, fittedMessage, payloadOf } 
 export const EXPIRED_NOTE =
   '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
 
+/** The interactions the bot answers (responder.ts): a slash command, a button press, a message command, a modal's submit. */
+export type AnswerableInteraction =
+  | ChatInputCommandInteraction
+  | ButtonInteraction
+  | MessageContextMenuCommandInteraction
+  | ModalSubmitInteraction;
+
 /**
  * The bot-token writes of one interaction's answer: each reads the interaction's channel (from
  * discord.js's cache, else fetched) and writes there with the bot's token, pinging nobody.
  */
 export class ChannelWrites {
   constructor(
-    /** The slash command or button press whose answer these writes continue. */
-    private readonly interaction: ChatInputCommandInteraction | ButtonInteraction,
+    /** The interaction whose answer these writes continue. */
+    private readonly interaction: AnswerableInteraction,
     private readonly log: Logger,
   ) {}
 
@@ -71,8 +85,9 @@ export class ChannelWrites {
 
   /** The interaction's channel, fetched when not cached. @throws Error when it cannot be had or takes no messages. */
   private async channel(): Promise<SendableChannels> {
+    const { channelId } = this.interaction;
     const channel =
-      this.interaction.channel ?? (await this.interaction.client.channels.fetch(this.interaction.channelId));
+      this.interaction.channel ?? (channelId ? await this.interaction.client.channels.fetch(channelId) : null);
     if (!channel?.isSendable()) throw new Error("the interaction's channel takes no messages");
     return channel;
   }

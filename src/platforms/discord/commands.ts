@@ -8,8 +8,10 @@ import {
   InteractionContextType,
   PermissionFlagsBits,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
+  type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Command, CommandOption } from '../../core/command.ts';
+import type { MessageAction } from '../../core/message-action.ts';
 
 /** `default_member_permissions` of admin-only commands when no admin is listed by id: Manage Server (still re-checked at run time). */
 export const ADMIN_COMMAND_PERMISSIONS = String(PermissionFlagsBits.ManageGuild);
@@ -80,5 +82,19 @@ export function toDiscordCommand(
     contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
     ...(hidden ? { default_member_permissions: ADMIN_COMMAND_PERMISSIONS } : {}),
     options: command.options.map(toDiscordOption),
+  };
+}
+
+/**
+ * The body of `PUT /applications/:id/commands` for one message action: a message command
+ * (type 3, MESSAGE: Apps → <name> in a message's menu), which has a name (1–32 characters,
+ * spaces and capitals allowed) and neither description nor options (Discord refuses them). Anyone
+ * who may use the app's commands sees it, in servers and in the DM with the bot.
+ */
+export function toDiscordMessageCommand(action: MessageAction): RESTPostAPIContextMenuApplicationCommandsJSONBody {
+  return {
+    type: ApplicationCommandType.Message,
+    name: action.name,
+    contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
   };
 }

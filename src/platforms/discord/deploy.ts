@@ -1,5 +1,6 @@
 /**
- * `npm run deploy-commands`: registers every command under commands/ with Discord
+ * `npm run deploy-commands`: registers every command under commands/ with Discord, slash
+ * commands and message actions (message commands, type 3) alike
  * (`PUT /applications/:id/commands`, or the guild route when DISCORD_GUILD_ID is set, which
  * applies at once and suits development). Needs DISCORD_TOKEN and DISCORD_APPLICATION_ID
  * (and DISCORD_API_URL when going through a proxy); reads `.env` like `npm start`. With
@@ -12,10 +13,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { REST, Routes } from 'discord.js';
 import { z } from 'zod';
-import { commands } from '../../../commands/index.ts';
+import { commands, messageActions } from '../../../commands/index.ts';
 import { opsEnv } from '../../config-env.ts';
 import type { Command } from '../../core/command.ts';
-import { type ListedAdmins, toDiscordCommand } from './commands.ts';
+import type { MessageAction } from '../../core/message-action.ts';
+import { type ListedAdmins, toDiscordCommand, toDiscordMessageCommand } from './commands.ts';
 
 const deployEnv = z.object({
   DISCORD_TOKEN: z.string({ error: 'is required' }).min(1, 'is required'),
@@ -38,8 +40,9 @@ const deployEnv = z.object({
 export const DEPLOY_ENV_VARIABLES: readonly string[] = Object.keys(deployEnv.shape);
 
 /**
- * Registers `list` for the application, replacing what was registered before (Discord's "Bulk
- * Overwrite Global / Guild Application Commands").
+ * Registers `list` and `actions` for the application, replacing what was registered before
+ * (Discord's "Bulk Overwrite Global / Guild Application Commands", which takes slash and message
+ * commands in one list).
  * @param options.admins the admins the operator lists (ADMIN_USER_IDS, ADMIN_ROLE_IDS): when
  *   it names anyone, the admin commands are registered without `default_member_permissions`.
  * @returns the registered commands as Discord answered them (with their ids).
@@ -54,13 +57,17 @@ export async function deployCommands(
     admins?: ListedAdmins | undefined;
   },
   list: readonly Command[] = commands,
-): Promise<Array<{ id: string; name: string }>> {
+  actions: readonly MessageAction[] = messageActions,
+): Promise<Array<{ id: string; name: string; type: number }>> {
   const rest = new REST(options.apiUrl ? { api: options.apiUrl } : {}).setToken(options.token);
   const route = options.guildId
     ? Routes.applicationGuildCommands(options.applicationId, options.guildId)
     : Routes.applicationCommands(options.applicationId);
-  const body = list.map((command) => toDiscordCommand(command, options.admins));
-  return (await rest.put(route, { body })) as Array<{ id: string; name: string }>;
+  const body = [
+    ...list.map((command) => toDiscordCommand(command, options.admins)),
+    ...actions.map(toDiscordMessageCommand),
+  ];
+  return (await rest.put(route, { body })) as Array<{ id: string; name: string; type: number }>;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
@@ -82,7 +89,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       admins: { userIds: env.ADMIN_USER_IDS, roleIds: env.ADMIN_ROLE_IDS },
     });
     process.stdout.write(
-      `Registered ${registered.length} commands${env.DISCORD_GUILD_ID ? ` in guild ${env.DISCORD_GUILD_ID}` : ' globally'}: ${registered.map((c) => `/${c.name}`).join(', ')}\n`,
+      `Registered ${registered.length} commands${env.DISCORD_GUILD_ID ? ` in guild ${env.DISCORD_GUILD_ID}` : ' globally'}: ${registered.map((c) => (c.type === 3 ? `“${c.name}” (message menu)` : `/${c.name}`)).join(', ')}\n`,
     );
   } catch (error) {
     const message = (error instanceof Error ? error.message : String(error))

@@ -77,7 +77,9 @@ export class InteractionReply implements ReplyChannel {
 
   /** Interaction writes spend the token's budget (and the channel's, where the channel shares one); after expiry, the channel's. */
   buckets(): BucketId[] {
-    const { token, channelId } = this.responder.interaction;
+    const { token } = this.responder.interaction;
+    // Every interaction this reply serves (a command, a button press) names its channel.
+    const channelId = this.responder.interaction.channelId ?? '';
     if (this.responder.expired) return [channelBucket(channelId)];
     return this.rateLimits?.interactionBuckets(token, channelId) ?? [];
   }

@@ -43,6 +43,8 @@ export class MessageReply implements ReplyChannel {
   readonly limits = DISCORD_MESSAGE_LIMITS;
   private sent = 0;
   private typing: NodeJS.Timeout | undefined;
+  /** The address of the answer's first message, once posted. */
+  private firstAt: string | undefined;
 
   /**
    * @param rewrite the id of the bot's message the first send edits instead of replying (an
@@ -76,11 +78,17 @@ export class MessageReply implements ReplyChannel {
     else if (this.sent === 0) posted = await this.message.reply({ ...payload, failIfNotExists: false });
     else if (channel.isSendable()) posted = await channel.send(payload);
     else throw new Error('the channel does not take messages');
+    if (this.sent === 0) this.firstAt = posted.url;
     this.sent += 1;
     return {
       edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined),
       ref: messageRef({ platform: 'discord', channel: posted.channelId, message: posted.id }),
     };
+  }
+
+  /** The address (`https://discord.com/channels/…`) of the answer's first message, once it is posted. */
+  get firstUrl(): string | undefined {
+    return this.firstAt;
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {

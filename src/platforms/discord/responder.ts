@@ -1,39 +1,34 @@
 /**
- * One Discord interaction's answer, shared by slash commands (interactions.ts) and button presses
- * (components.ts): the deferral and its timer, answers only the user sees, the update of a pressed
- * message, and the reply's writes, with the bot's token once the interaction's has expired.
- * Implements Discord's "Receiving and Responding"; its limits are in docs/platform-limits.md.
+ * One Discord interaction's answer (a slash command, a button press, a message command, a modal's submit): the deferral
+ * and its timer, answers only the user sees, a modal, the update of a pressed message, and the reply's writes, with the
+ * bot's token once the interaction's has expired. Discord's "Receiving and Responding" (docs/platform-limits.md).
  */
-import { type ButtonInteraction, type ChatInputCommandInteraction, MessageFlags, Routes } from 'discord.js';
+import { type APIModalInteractionResponseCallbackData, InteractionType, MessageFlags, Routes } from 'discord.js';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { ChannelWrites } from './channel-writes.ts';
+import { type AnswerableInteraction, ChannelWrites } from './channel-writes.ts';
 import { isExpiredToken, isUnknownMessage } from './errors.ts';
 import { editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
 
 /** The note under a message finished with the bot's token; defined with the writes that add it. */
 export { EXPIRED_NOTE } from './channel-writes.ts';
 
-/**
- * If an interaction (a command, a button press) has neither been answered nor deferred after
- * this many ms, it is deferred: Discord allows 3 s for the first response (docs/platform-limits.md).
- */
+/** An interaction neither answered nor deferred after this many ms is deferred: Discord allows 3 s for the first response. */
 export const AUTO_DEFER_MS = 2_000;
 
 /**
- * How an interaction is deferred. `reply`: deferReply (callback type 5), a new reply showing
- * "is thinking…" to everyone until it is filled. `update`: deferUpdate (type 6, button presses
- * only), the pressed message kept as it is.
+ * How an interaction is deferred. `reply`: deferReply (callback type 5), a new reply showing "is thinking…" to everyone
+ * until it is filled. `ephemeral`: the same shown to the user alone (flag 64; a message action, whose answer is a reply
+ * to the chosen message). `update`: deferUpdate (type 6, button presses only), the pressed message kept as it is.
  */
-export type DeferralKind = 'reply' | 'update';
+export type DeferralKind = 'reply' | 'ephemeral' | 'update';
 
 /**
- * The one owner of an interaction's answer. Made at the top of the interaction's handler: from
- * then on, an interaction not answered after {@link AUTO_DEFER_MS} is deferred with the pending
- * {@link DeferralKind}. Every write goes through {@link withToken}: when Discord says the
- * interaction's token has expired (50027, after 15 minutes), the answer goes on with the bot's
- * own token: the (non-ephemeral) reply is edited in the channel and follow-ups are channel
- * messages, with {@link EXPIRED_NOTE} saying why.
+ * The one owner of an interaction's answer. Made at the top of the interaction's handler: from then on, an interaction
+ * not answered after {@link AUTO_DEFER_MS} is deferred with the pending {@link DeferralKind}. Every write goes through
+ * {@link withToken}: when Discord says the interaction's token has expired (50027, after 15 minutes), the answer goes
+ * on with the bot's own token: the (non-ephemeral) reply is edited in the channel and follow-ups are channel messages,
+ * with {@link EXPIRED_NOTE} saying why.
  */
 export class InteractionResponder {
   private deferring: Promise<unknown> | undefined;
@@ -43,9 +38,8 @@ export class InteractionResponder {
   /** Whether a public message has been shown in the reply (the deferred reply filled). */
   private shown = false;
   /**
-   * The reply's message id, for edits with the bot token after the token expired: from the reply's
-   * first write, else looked up (findOriginal); the deferral is a 204 without `?with_response`
-   * (in a burst of commands the first text comes sooner; bench:streams, figures in the README).
+   * The reply's message id, for edits with the bot token after the token expired: from the reply's first write, else
+   * looked up (findOriginal); the deferral is a 204 without `?with_response` (a burst's first text comes sooner).
    */
   private originalId: string | undefined;
   /** Set once the token was refused: writes go through the channel. */
@@ -58,8 +52,8 @@ export class InteractionResponder {
    * @param autoDeferral how the timer defers: `reply` for a command, `update` for a button press.
    */
   constructor(
-    /** A slash command, or a press of one of the bot's buttons. */
-    readonly interaction: ChatInputCommandInteraction | ButtonInteraction,
+    /** A slash command, a press of one of the bot's buttons, a message command or a modal's submit. */
+    readonly interaction: AnswerableInteraction,
     private readonly log: Logger,
     private autoDeferral: DeferralKind,
   ) {
@@ -94,8 +88,8 @@ export class InteractionResponder {
   }
 
   /**
-   * Defers the interaction (Discord's deferReply or deferUpdate), once: later calls wait for the
-   * same deferral; nothing is sent when the interaction was answered already. Stops the timer.
+   * Defers the interaction (Discord's deferReply or deferUpdate), once: later calls wait for the same deferral; nothing
+   * is sent when the interaction was answered already. Stops the timer.
    * @param kind `update` only means something for a button press (a command is deferred with a reply).
    * @throws DiscordAPIError when Discord refuses the deferral (10062: the 3 s were over).
    */
@@ -104,20 +98,20 @@ export class InteractionResponder {
     if (this.answered) return Promise.resolve();
     if (!this.deferring) {
       const button = kind === 'update' && this.interaction.isButton() ? this.interaction : undefined;
-      this.deferredAs = button ? 'update' : 'reply';
-      this.deferring = button ? button.deferUpdate() : this.interaction.deferReply();
+      this.deferredAs = button ? 'update' : kind === 'ephemeral' ? 'ephemeral' : 'reply';
+      const flags = this.deferredAs === 'ephemeral' ? MessageFlags.Ephemeral : undefined;
+      this.deferring = button ? button.deferUpdate() : this.interaction.deferReply(flags ? { flags } : {});
     }
     return this.deferring.then(() => undefined);
   }
 
   /**
-   * Tells the invoking user alone (an ephemeral message of at most 2,000 characters): the
-   * interaction's reply when it has none yet, else a follow-up. A deferred reply showing
-   * "is thinking…" to everyone is removed first; when it cannot be removed, the sentence is
-   * written into it instead (never "thinking" forever); when it is gone already (10008 Unknown
-   * Message: deleted by someone), the sentence is an ephemeral follow-up. When Discord refuses
-   * that follow-up, the sentence is posted in the channel naming the user, pinging nobody
-   * (ChannelWrites.tellUser): never nothing. Never throws (failures are logged).
+   * Tells the invoking user alone (an ephemeral message of at most 2,000 characters): the interaction's reply when it
+   * has none yet, else a follow-up. A deferred reply showing "is thinking…" to everyone is removed first; when it
+   * cannot be removed, the sentence is written into it instead (never "thinking" forever); when it is gone already
+   * (10008 Unknown Message: deleted by someone), the sentence is an ephemeral follow-up. When Discord refuses that
+   * follow-up, the sentence is posted in the channel naming the user, pinging nobody (ChannelWrites.tellUser): never
+   * nothing. Never throws (failures are logged).
    */
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
@@ -129,6 +123,8 @@ export class InteractionResponder {
         await this.interaction.reply(payload);
         return;
       }
+      // An ephemeral deferral not written into yet takes the sentence itself.
+      if (this.deferredAs === 'ephemeral' && !this.shown) return await this.editEphemeral(fitted);
       if (this.deferredAs === 'reply' && !this.shown && !(await this.removeThinking(fitted))) return;
       await this.withToken(
         () => this.ephemeralFollowUp(payload, fitted),
@@ -140,9 +136,8 @@ export class InteractionResponder {
   }
 
   /**
-   * An ephemeral follow-up ("Create Followup Message"); when Discord refuses it (other than for an
-   * expired token, which the caller's {@link withToken} handles), the sentence in the channel,
-   * naming the user.
+   * An ephemeral follow-up ("Create Followup Message"); when Discord refuses it (other than for an expired token, which
+   * the caller's {@link withToken} handles), the sentence in the channel, naming the user.
    * @throws DiscordAPIError 50027 from the follow-up; what the channel message throws.
    */
   private async ephemeralFollowUp(payload: ReturnType<typeof payloadOf>, message: OutgoingMessage): Promise<unknown> {
@@ -201,6 +196,26 @@ export class InteractionResponder {
     else await this.interaction.update(editPayloadOf(message));
   }
 
+  /**
+   * Answers with a modal (callback 9, MODAL), as the first response (never to a modal's submit).
+   * @throws Error when answered already or for a modal's submit; DiscordAPIError (50035: a modal Discord refuses).
+   */
+  async showModal(modal: APIModalInteractionResponseCallbackData): Promise<void> {
+    clearTimeout(this.timer);
+    const submit = this.interaction.type === InteractionType.ModalSubmit;
+    if (submit || this.answered || this.deferring) throw new Error('a modal comes first');
+    await this.interaction.showModal(modal);
+  }
+
+  /**
+   * Writes into the ephemeral deferral (the interaction's token only: an ephemeral message is out of the bot
+   * token's reach). @throws DiscordAPIError as discord.js does (50027 once the token expired).
+   */
+  async editEphemeral(message: OutgoingMessage): Promise<void> {
+    await this.interaction.editReply(payloadOf(message));
+    this.shown = true;
+  }
+
   /** Acknowledges a button press without changing its message now (deferUpdate). Never throws. */
   async acknowledge(): Promise<void> {
     await this.defer('update').catch((error: unknown) =>
@@ -209,10 +224,9 @@ export class InteractionResponder {
   }
 
   /**
-   * Fills the deferred reply with the first public message (all of it: no embeds or buttons
-   * when it has none). With the token gone before any text (an answer that waited 15 minutes
-   * for its first word), the deferred reply is found in the channel and filled with the bot's
-   * token, or, when it cannot be found, the message is posted in the channel.
+   * Fills the deferred reply with the first public message (all of it: no embeds or buttons when it has none). With the
+   * token gone before any text (an answer that waited 15 minutes for its first word), the deferred reply is found in
+   * the channel and filled with the bot's token, or, when it cannot be found, the message is posted in the channel.
    * @throws DiscordAPIError as discord.js does; the reply counts as filled only once Discord took it.
    */
   async fill(message: OutgoingMessage): Promise<void> {
@@ -254,10 +268,10 @@ export class InteractionResponder {
   }
 
   /**
-   * Edits one of the interaction's messages (`@original`, or a follow-up's id) with its token: a
-   * text edit is one PATCH ("Edit Original Interaction Response" / "Edit Followup Message")
-   * without building a discord.js Message (a thousand streamed answers spent a fifth of their CPU
-   * on Messages nobody read); with files, discord.js's editReply (multipart upload).
+   * Edits one of the interaction's messages (`@original`, or a follow-up's id) with its token: a text edit is one PATCH
+   * ("Edit Original Interaction Response" / "Edit Followup Message") without building a discord.js Message (a thousand
+   * streamed answers spent a fifth of their CPU on Messages nobody read); with files, discord.js's editReply (multipart
+   * upload).
    * @param whole the first write of a deferred reply: embeds are sent even when empty.
    * @throws DiscordAPIError as discord.js's REST client does (50027 once the token expired).
    */

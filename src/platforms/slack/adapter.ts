@@ -2,7 +2,8 @@
  * The Slack adapter (@slack/bolt): the app, its receiver (HTTP or Socket Mode) and its
  * lifecycle. Each kind of inbound request has a file of its own: slash commands
  * (commands.ts), messages addressed to the bot (events.ts), presses of its buttons
- * (actions.ts) and its message shortcuts (shortcuts.ts); reply.ts answers them.
+ * (actions.ts), its message shortcuts (shortcuts.ts) and message actions (message-actions.ts);
+ * reply.ts answers them.
  */
 // A named import: Node's ESM gives `import bolt from` the whole CommonJS exports object, but
 // bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
@@ -16,6 +17,7 @@ import { WebClient, WebClientEvent } from '@slack/web-api';
 import type { SlackConfig } from '../../config.ts';
 import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { registerBlockActions } from './actions.ts';
@@ -23,6 +25,7 @@ import { handleSlashCommand, type SlashCommandDeps } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
 import { createSlackServer } from './http.ts';
 import { boltLogger } from './logger.ts';
+import { registerActionForms, slackShortcutsOf } from './message-actions.ts';
 import { SLACK_BUDGETS } from './rate-limits.ts';
 import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
@@ -118,12 +121,17 @@ export class SlackAdapter {
   private readonly receiver: HTTPReceiver | undefined;
   private started = false;
 
+  private readonly commands: readonly Command[];
+
+  /** @param definitions the slash commands and message actions (commands/index.ts). */
   constructor(
     private readonly config: SlackConfig,
     private readonly core: Core,
-    private readonly commands: readonly Command[],
+    definitions: { commands: readonly Command[]; messageActions: readonly MessageAction[] },
     private readonly log: Logger,
   ) {
+    const { commands, messageActions } = definitions;
+    this.commands = commands;
     const logger = boltLogger(log.child({ lib: 'bolt' }));
     // HTTP mode: Bolt's receiver, served by our own server (http.ts) that guards it.
     this.receiver =
@@ -156,7 +164,9 @@ export class SlackAdapter {
     this.registerCommands({ core, log, directory, commands, ...files, streaming });
     registerMessageEvents(this.app, { core, log, running: this.running, ...files, directory, streaming });
     registerBlockActions(this.app, { core, commands, log, running: this.running, directory, ...files });
-    registerMessageShortcuts(this.app, { core, log, running: this.running, directory });
+    const shortcutDeps = { core, log, running: this.running, directory, ...files, streaming };
+    registerMessageShortcuts(this.app, shortcutDeps, slackShortcutsOf(messageActions));
+    registerActionForms(this.app, shortcutDeps, messageActions);
     this.app.error(async (error) => {
       this.log.error({ err: error }, 'bolt error');
     });

@@ -7,12 +7,13 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { AppsManifestCreateArguments } from '@slack/web-api';
-import { commands } from '../../../commands/index.ts';
+import { commands, messageActions } from '../../../commands/index.ts';
 import type { Command } from '../../core/command.ts';
+import type { MessageAction } from '../../core/message-action.ts';
 import { flagForm, mainOptionOf } from '../../core/option-forms.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
-import { SLACK_MESSAGE_SHORTCUTS } from './shortcuts.ts';
+import { slackShortcutsOf } from './message-actions.ts';
 import { SLACK_THREAD_SCOPES } from './thread.ts';
 import { SLACK_USER_SCOPES } from './users.ts';
 
@@ -74,6 +75,8 @@ export function usageHint(command: Command): string {
 /**
  * Builds the manifest.
  * @param list the commands (default: every command under commands/).
+ * @param options.actions the message actions, declared as message shortcuts after "Forget this
+ *   thread" (default: every one under commands/).
  * @throws Error naming a command whose name is one of {@link SLACK_BUILT_IN_COMMANDS} (Slack would
  *   refuse the whole manifest).
  * @param options.requestUrl the bot's public base URL for HTTP mode (e.g. `https://bot.example.com`);
@@ -82,7 +85,7 @@ export function usageHint(command: Command): string {
  */
 export function slackManifest(
   list: readonly Command[] = commands,
-  options: { requestUrl?: string; name?: string } = {},
+  options: { requestUrl?: string; name?: string; actions?: readonly MessageAction[] } = {},
 ): SlackManifest {
   const builtIn = list.find((command) => SLACK_BUILT_IN_COMMANDS.has(command.name));
   if (builtIn) throw new Error(`/${builtIn.name} is a built-in Slack command: an app cannot declare it`);
@@ -102,7 +105,7 @@ export function slackManifest(
         ...(url ? { url } : {}),
       })),
       // Message shortcuts (a message's "More actions" menu) arrive as interactivity payloads.
-      shortcuts: SLACK_MESSAGE_SHORTCUTS.map((shortcut) => ({
+      shortcuts: slackShortcutsOf(options.actions ?? messageActions).map((shortcut) => ({
         name: shortcut.name,
         type: 'message' as const,
         callback_id: shortcut.callbackId,
@@ -113,7 +116,7 @@ export function slackManifest(
     settings: {
       event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: [...SLACK_BOT_EVENTS] },
       // Button presses (Stop, Reroll / Upscale / Vary) arrive as block_actions (actions.ts), message
-      // shortcuts as message_action (shortcuts.ts).
+      // shortcuts as message_action (shortcuts.ts), their forms as view_submission (message-actions.ts).
       interactivity: { is_enabled: true, ...(url ? { request_url: url } : {}) },
       socket_mode_enabled: url === undefined,
       org_deploy_enabled: false,

@@ -1,8 +1,11 @@
 /**
  * Message shortcuts on Slack (a message's "More actions" menu; interaction payloads of type
  * `message_action`, docs.slack.dev/reference/interaction-payloads/shortcuts-interaction-payload).
- * The manifest declares {@link SLACK_MESSAGE_SHORTCUTS} (manifest.ts) and the adapter listens to
- * each (app.shortcut), from the same list.
+ * The manifest declares them (manifest.ts) and the adapter listens to each (app.shortcut), from
+ * the same list (message-actions.ts `slackShortcutsOf`).
+ *
+ * The message actions of commands/ (core/message-action.ts) are shortcuts too (message-actions.ts);
+ * their forms come back as `view_submission`s, registered there.
  *
  * "Forget this thread" clears the history of the thread of the message it is used on (a thread
  * is a conversation of its own, `slack:<team>:<channel>:<thread_ts>`, which no slash command can
@@ -22,6 +25,7 @@ import { FORGET_THREAD_SHORTCUT_NAME } from '../../core/sentences.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { SlackReply } from './reply.ts';
+import type { SlackStreaming } from './stream.ts';
 import type { SlackDirectory } from './users.ts';
 
 /** What a shortcut's handling needs from the adapter. */
@@ -30,6 +34,11 @@ export interface SlackShortcutDeps {
   log: Logger;
   running: RunningCommands;
   directory: SlackDirectory;
+  /** The bot token and SLACK_API_URL's origin, to download a message's files (files.ts). */
+  botToken: string;
+  apiOrigin: string | undefined;
+  /** Where Slack refused native streaming (answers in threads stream natively elsewhere). */
+  streaming: SlackStreaming;
 }
 
 /** One message shortcut: what the manifest declares, and what runs when it is used. */
@@ -44,6 +53,7 @@ export interface SlackMessageShortcut {
    * Handles one use (acked already). Never throws: failures are told and logged by runInvocation.
    * @param respond the payload's response_url (ephemeral answers to the user).
    * @param signal the invocation's own signal (shutdown).
+   * @param botUserId the bot's own user id (Bolt's context), when known.
    */
   run(
     shortcut: MessageShortcut,
@@ -51,6 +61,7 @@ export interface SlackMessageShortcut {
     respond: RespondFn,
     deps: SlackShortcutDeps,
     signal: AbortSignal,
+    botUserId?: string,
   ): Promise<void>;
 }
 
@@ -62,15 +73,20 @@ export const FORGET_THREAD_SHORTCUT: SlackMessageShortcut = {
   run: forgetThread,
 };
 
-/** Every message shortcut of the app (the manifest's `features.shortcuts`). */
-export const SLACK_MESSAGE_SHORTCUTS: readonly SlackMessageShortcut[] = [FORGET_THREAD_SHORTCUT];
-
-/** Registers a listener for each of {@link SLACK_MESSAGE_SHORTCUTS}: acked at once, run among the running commands (refused while stopping). */
-export function registerMessageShortcuts(app: App, deps: SlackShortcutDeps): void {
-  for (const shortcut of SLACK_MESSAGE_SHORTCUTS) {
+/**
+ * Registers a listener for each shortcut: acked at once, run among the running commands (refused
+ * while stopping).
+ * @param shortcuts every message shortcut of the app (message-actions.ts `slackShortcutsOf`).
+ */
+export function registerMessageShortcuts(
+  app: App,
+  deps: SlackShortcutDeps,
+  shortcuts: readonly SlackMessageShortcut[],
+): void {
+  for (const shortcut of shortcuts) {
     app.shortcut<MessageShortcut>(
       { callback_id: shortcut.callbackId, type: 'message_action' },
-      async ({ shortcut: body, ack, client, respond }) => {
+      async ({ shortcut: body, ack, client, respond, context }) => {
         await ack();
         if (deps.running.draining) {
           await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
@@ -79,7 +95,7 @@ export function registerMessageShortcuts(app: App, deps: SlackShortcutDeps): voi
           return;
         }
         void deps.running.run(
-          (signal) => shortcut.run(body, client, respond, deps, signal),
+          (signal) => shortcut.run(body, client, respond, deps, signal, context.botUserId),
           (error) => deps.log.error({ err: error }, 'shortcut handler failed'),
         );
       },

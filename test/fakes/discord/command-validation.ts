@@ -1,17 +1,27 @@
 /**
  * Validation of application command JSON (`PUT /applications/:app[/guilds/:guild]/commands`)
- * as Discord does it: names, descriptions, option counts, types and order, choices, sizes.
+ * as Discord does it: names, descriptions, option counts, types and order, choices, sizes, and
+ * how many of each type one list holds ("Registering a Command": 100 chat input, 15 user and
+ * 15 message commands).
  */
 import { addError, type ErrorTree } from './errors.ts';
 import type { Json } from './types.ts';
 import { codePoints, isObject } from './util.ts';
 
 const COMMAND_NAME = /^[-_\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
+/** USER and MESSAGE command names: the same characters in any case, and spaces ("Application Command Naming"). */
+const CONTEXT_MENU_NAME = /^[-_' \p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
+/** Most commands of each type in one list, by type (1 chat input, 2 user, 3 message). */
+export const MAX_COMMANDS_BY_TYPE: Readonly<Record<number, number>> = { 1: 100, 2: 15, 3: 15 };
 const OPTION_TYPES_WITH_CHOICES = new Set([3, 4, 10]);
 
-/** Checks a name as Discord does for chat-input commands and options (regex, lowercase). */
+/**
+ * Checks a name as Discord does: for chat-input commands and options the regex in lowercase; for
+ * user and message commands (`lowercase` false) any case and spaces.
+ */
 function checkName(name: unknown, path: Array<string | number>, errors: ErrorTree, lowercase: boolean): void {
-  if (typeof name !== 'string' || !COMMAND_NAME.test(name) || (lowercase && name !== name.toLowerCase())) {
+  const pattern = lowercase ? COMMAND_NAME : CONTEXT_MENU_NAME;
+  if (typeof name !== 'string' || !pattern.test(name) || (lowercase && name !== name.toLowerCase())) {
     addError(errors, [...path, 'name'], 'APPLICATION_COMMAND_INVALID_NAME', 'Command name is invalid');
   }
 }

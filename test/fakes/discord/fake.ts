@@ -22,6 +22,7 @@ import {
 import { handleRequest } from './http.ts';
 import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload.ts';
 import { MessageBudgets } from './limits.ts';
+import { dispatchMessageCommand, type MessageCommandOptions, type SubmitModalOptions, submitModal } from './modals.ts';
 import type { FakeAutocomplete, FakeChannel, FakeInteraction, FakeMessage, FakeUser } from './model.ts';
 import { createRouter } from './routes/index.ts';
 import { FakeState } from './state.ts';
@@ -387,6 +388,29 @@ export class FakeDiscord {
    */
   pressButton(options: PressButtonOptions): FakeInteraction {
     return pressButton(this.ctx, options);
+  }
+
+  /**
+   * A user picks one of the app's message commands on a message (Apps → <name>):
+   * INTERACTION_CREATE type 2 with `data.type` 3, `target_id` and the message in
+   * `resolved.messages`, its content included whatever the app's intents (modals.ts).
+   * @returns the interaction record (`targetMessage`); answered with 4, 5 or 9 (a modal).
+   * @throws Error for a message no user could use it on (unknown, deleted, ephemeral, loading).
+   */
+  dispatchMessageCommand(options: MessageCommandOptions): FakeInteraction {
+    return dispatchMessageCommand(this.ctx, options);
+  }
+
+  /**
+   * The user submits the modal that `interactionId` was answered with (callback type 9):
+   * INTERACTION_CREATE type 5 (MODAL_SUBMIT), `data: { custom_id, components }` with the values
+   * typed, by the same user in the same channel (modals.ts).
+   * @returns the modal submit's interaction record (`modalOf`: the interaction that showed it).
+   * @throws Error when no modal was shown, it was submitted already, or Discord's client would
+   *   refuse the values (a required input empty, a value outside its lengths, an unknown input).
+   */
+  submitModal(options: SubmitModalOptions): FakeInteraction {
+    return submitModal(this.ctx, options);
   }
 
   /**

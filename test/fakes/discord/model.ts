@@ -177,8 +177,8 @@ export interface CallbackRecord {
   choices?: unknown;
 }
 
-/** Interaction types the fake dispatches: 2 application command, 3 message component, 4 autocomplete. */
-export type InteractionType = 2 | 3 | 4;
+/** Interaction types the fake dispatches: 2 application command, 3 message component, 4 autocomplete, 5 modal submit. */
+export type InteractionType = 2 | 3 | 4 | 5;
 
 /**
  * An interaction dispatched by the fake (an application command unless `type` says otherwise),
@@ -196,12 +196,20 @@ export class FakeInteraction {
    */
   original: FakeMessage | undefined;
   readonly followUps: FakeMessage[] = [];
-  /** 2 application command (chat input), 3 message component (button), 4 autocomplete. */
+  /** 2 application command (chat input or message command), 3 message component (button), 4 autocomplete, 5 modal submit. */
   type: InteractionType = 2;
-  /** A button press: the button's `custom_id`. */
+  /** A button press: the button's `custom_id`; a modal submit: the modal's. */
   customId: string | undefined;
-  /** A button press: the message that carries the button. */
+  /** A button press (or a modal submit of a modal shown for one): the message that carries the button. */
   componentMessage: FakeMessage | undefined;
+  /** A message command: the message it was used on. */
+  targetMessage: FakeMessage | undefined;
+  /** The modal the app answered this interaction with (callback type 9's `data`), once accepted. */
+  modal: Json | undefined;
+  /** Whether the user submitted {@link modal} (modals.ts `submitModal`). */
+  modalSubmitted = false;
+  /** A modal submit: the interaction that showed the modal. */
+  modalOf: FakeInteraction | undefined;
 
   constructor(
     readonly id: string,

@@ -247,7 +247,17 @@ export function messageJson(state: FakeState, message: FakeMessage, nested = fal
             type: ix.type,
             ...(ix.type === 3
               ? { interacted_message_id: ix.componentMessage?.id }
-              : { name: ix.commandName, command_type: 1 }),
+              : ix.type === 5
+                ? {
+                    triggering_interaction_metadata: {
+                      id: ix.modalOf?.id,
+                      type: ix.modalOf?.type,
+                      user: interactionUser,
+                    },
+                  }
+                : ix.targetMessage
+                  ? { name: ix.commandName, command_type: 3, target_message_id: ix.targetMessage.id }
+                  : { name: ix.commandName, command_type: 1 }),
             user: interactionUser,
             authorizing_integration_owners: { '0': ix.guildId },
             ...(message.kind === 'followup' && ix.original ? { original_response_message_id: ix.original.id } : {}),

@@ -39,6 +39,7 @@ import type {
   SlackApiCall,
 } from './types.ts';
 import { handleUpload } from './upload.ts';
+import { viewMethods, viewsOf } from './views.ts';
 import { WebApi } from './web-api.ts';
 import type { Json } from './wire.ts';
 import { type UploadRecord, Workspace } from './workspace.ts';
@@ -101,6 +102,7 @@ export class FakeSlackCore {
       ...assistantMethods(ws),
       ...fileMethods(ws),
       ...conversationMethods(ws),
+      ...viewMethods(ws),
     };
     this.webApi = new WebApi(ws, methods);
     ({
@@ -285,14 +287,15 @@ export class FakeSlackCore {
 
   /**
    * Forgets messages (and their streams), files, calls, ephemerals, response URLs, failures,
-   * uploads, downloads, event deliveries, loading statuses, button presses, envelopes, closed
-   * Socket Mode connections, rate-limit state and scripted hangs; keeps channels (DMs too),
+   * uploads, downloads, event deliveries, loading statuses, button presses, envelopes, opened
+   * modals, closed Socket Mode connections, rate-limit state and scripted hangs; keeps channels (DMs too),
    * users, scopes, subscriptions, settings (streaming ones too) and open connections.
    */
   reset(): void {
     this.socketMode.reset();
     this.webApi.reset();
     this.ws.reset();
+    viewsOf(this.ws).length = 0;
   }
 
   // ------------------------------------------------------------ inspection

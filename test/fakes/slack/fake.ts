@@ -37,10 +37,24 @@ import type {
   SocketBlockActionResult,
 } from './interaction-types.ts';
 import { sendBlockAction, sendSocketBlockAction } from './interactivity.ts';
-import { type MessageShortcutInput, type MessageShortcutResult, sendMessageShortcut } from './shortcuts.ts';
+import {
+  type MessageShortcutInput,
+  type MessageShortcutResult,
+  type SocketMessageShortcutResult,
+  sendMessageShortcut,
+  sendSocketMessageShortcut,
+} from './shortcuts.ts';
 import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
 import { applyStreaming, stopStreamByUser } from './streaming.ts';
 import type { FakeSlackOptions } from './types.ts';
+import {
+  type FakeSlackView,
+  submitSocketView,
+  submitView,
+  type ViewSubmissionInput,
+  type ViewSubmissionResult,
+  viewsOf,
+} from './views.ts';
 
 /** The fake Slack. Start with {@link FakeSlack.start}; stop with {@link FakeSlack.close}. */
 export class FakeSlack extends FakeSlackCore {
@@ -162,6 +176,41 @@ export class FakeSlack extends FakeSlackCore {
     sign: SignOptions = {},
   ): Promise<MessageShortcutResult> {
     return sendMessageShortcut(this.ws, botUrl, input, sign);
+  }
+
+  /**
+   * The same shortcut over Socket Mode: an `interactive` envelope holding the `message_action`
+   * payload on the newest open connection, acked like {@link sendSocketBlockAction}.
+   * @throws Error as {@link sendMessageShortcut}.
+   */
+  sendSocketMessageShortcut(input: MessageShortcutInput): Promise<SocketMessageShortcutResult> {
+    return sendSocketMessageShortcut(this.ws, this.socketMode, input);
+  }
+
+  /**
+   * The modals the app opened (views.open, which takes a `trigger_id` this fake sent, once and
+   * within 3 s, and checks the view as Slack does: views.ts), oldest first, with their state.
+   */
+  get views(): readonly FakeSlackView[] {
+    return viewsOf(this.ws);
+  }
+
+  /**
+   * The user submits an open modal: POSTs the `view_submission` payload (signed form
+   * `payload=<JSON>`, the view with `state.values` of what was typed) and waits at most 3 s for
+   * the ack; `response_action: 'errors'` keeps the modal open (its `errors` recorded), any other
+   * ack closes it. A late or failed ack is recorded in {@link platformFailures}.
+   * @param input.values by block_id, then action_id.
+   * @throws Error when the view is not open, or Slack's client would not submit the values (a
+   *   required input empty, a value outside the input's lengths, an input the view lacks).
+   */
+  submitView(botUrl: string, input: ViewSubmissionInput, sign: SignOptions = {}): Promise<ViewSubmissionResult> {
+    return submitView(this.ws, botUrl, input, sign);
+  }
+
+  /** The same submission over Socket Mode (an `interactive` envelope accepting a response payload). @throws as {@link submitView}. */
+  submitSocketView(input: ViewSubmissionInput): Promise<ViewSubmissionResult> {
+    return submitSocketView(this.ws, this.socketMode, input);
   }
 
   /** Every button press sent to the app (HTTP or Socket Mode), oldest first, with its ack. */

@@ -4,9 +4,10 @@
  * waiting at most Slack's ack deadline (3 s) and recording what Slack would show the user as a
  * failure of the app.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { SignOptions, SlashCommandInput, SlashCommandResult } from './inbound-types.ts';
 import { issueResponseUrl } from './response-url.ts';
+import { issueTrigger } from './triggers.ts';
 import type { PlatformFailure } from './types.ts';
 import { escapeSlack } from './wire.ts';
 import type { Workspace } from './workspace.ts';
@@ -98,7 +99,7 @@ export function slashCommandFields(
   if (!channel) throw new Error(`${caller}: unknown channel ${channelId}`);
   if (!user) throw new Error(`${caller}: unknown user ${userId}`);
   const responseUrl = issueResponseUrl(ws, input.command, channelId, userId).url;
-  const triggerId = `${Math.floor(ws.now() / 1000)}.${randomBytes(4).readUInt32BE()}.${randomBytes(16).toString('hex')}`;
+  const triggerId = issueTrigger(ws, userId);
   const fields = {
     token: ws.verificationToken,
     team_id: input.team_id ?? ws.teamId,

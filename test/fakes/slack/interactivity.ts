@@ -29,7 +29,7 @@
  * `value` / `blockId` when given) in the message's blocks (an `actions` block's elements or a
  * section's accessory).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ackFailure, isFaulty, sendSigned } from './inbound.ts';
 import type { SignOptions } from './inbound-types.ts';
 import type {
@@ -40,6 +40,7 @@ import type {
 } from './interaction-types.ts';
 import { issueResponseUrl } from './response-url.ts';
 import type { SocketMode } from './socket-mode.ts';
+import { issueTrigger } from './triggers.ts';
 import type { FakeSlackChannel, FakeSlackMessage, PlatformFailure } from './types.ts';
 import { formatTs, isObject, type Json } from './wire.ts';
 import type { Workspace } from './workspace.ts';
@@ -146,7 +147,7 @@ function blockActionPayload(
   const response = issueResponseUrl(ws, 'block_actions', channel.id, input.user);
   response.messageTs = holder.ts;
   if (!message) response.ephemeral = true;
-  const triggerId = `${Math.floor(ws.now() / 1000)}.${randomBytes(4).readUInt32BE()}.${randomBytes(16).toString('hex')}`;
+  const triggerId = issueTrigger(ws, input.user);
   const blocks = blocksWithIds(holder);
   const payload: Json = {
     type: 'block_actions',

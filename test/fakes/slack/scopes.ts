@@ -39,6 +39,8 @@ export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'r
   'conversations.info': { family: 'read' },
   'conversations.history': { family: 'history' },
   'conversations.replies': { family: 'history' },
+  // Opening a modal needs no scope (docs.slack.dev/reference/methods/views.open), only a valid trigger.
+  'views.open': null,
 };
 
 /**

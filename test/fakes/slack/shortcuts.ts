@@ -15,12 +15,16 @@
  *
  * A shortcut Slack could not send throws: an unknown user or channel, a user who cannot see the
  * conversation, an unknown or deleted message, an ephemeral message (Slack keeps no copy: its
- * menu has no app shortcuts), or a `callback_id` that is not 1–255 word characters.
+ * menu has no app shortcuts), a `callback_id` that is not 1–255 word characters, or an app
+ * without the `commands` scope (shortcuts come with it). The `trigger_id` is issued by views.ts,
+ * so the app can open a modal with it (views.open) within 3 s.
  */
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ackFailure, isFaulty, sendSigned } from './inbound.ts';
 import type { SignOptions } from './inbound-types.ts';
 import { issueResponseUrl } from './response-url.ts';
+import type { SocketMode } from './socket-mode.ts';
+import { issueTrigger } from './triggers.ts';
 import type { PlatformFailure } from './types.ts';
 import { formatTs, type Json } from './wire.ts';
 import type { Workspace } from './workspace.ts';
@@ -67,8 +71,11 @@ function shortcutPayload(
   const message = ws.message(channel.id, input.messageTs);
   if (!message || message.deleted) throw new Error(`${caller}: no message ${input.messageTs} in ${channel.id}`);
   if (!/^[\w.-]{1,255}$/.test(input.callbackId)) throw new Error(`${caller}: invalid callback_id ${input.callbackId}`);
+  // Shortcuts are an app feature of the `commands` scope: without it Slack lists none of the app's.
+  if (!ws.scopes.includes('commands'))
+    throw new Error(`${caller}: the app lacks the commands scope, so Slack shows no shortcut`);
   const response = issueResponseUrl(ws, 'message_action', channel.id, input.user);
-  const triggerId = `${Math.floor(ws.now() / 1000)}.${randomBytes(4).readUInt32BE()}.${randomBytes(16).toString('hex')}`;
+  const triggerId = issueTrigger(ws, input.user);
   const payload: Json = {
     type: 'message_action',
     token: ws.verificationToken,
@@ -113,4 +120,38 @@ export async function sendMessageShortcut(
     triggerId,
     failure,
   };
+}
+
+/** What came back from the app for a message shortcut over Socket Mode (an `interactive` envelope). */
+export interface SocketMessageShortcutResult {
+  ackedInTime: boolean;
+  /** The `message_action` payload as sent. */
+  payload: Record<string, unknown>;
+  responseUrl: string;
+  triggerId: string;
+  failure: PlatformFailure | undefined;
+}
+
+/** See {@link FakeSlack.sendSocketMessageShortcut}. */
+export async function sendSocketMessageShortcut(
+  ws: Workspace,
+  socketMode: SocketMode,
+  input: MessageShortcutInput,
+): Promise<SocketMessageShortcutResult> {
+  const { payload, responseUrl, triggerId } = shortcutPayload(ws, input);
+  const base = { payload, responseUrl, triggerId };
+  const fail = (failure: PlatformFailure): SocketMessageShortcutResult => {
+    ws.platformFailures.push(failure);
+    return { ...base, ackedInTime: false, failure };
+  };
+  const live = socketMode.liveSocket('sendSocketMessageShortcut', undefined);
+  if (!live)
+    return fail({ kind: 'dispatch_failed', command: 'message_action', detail: 'no open Socket Mode connection' });
+  const envelopeId = randomUUID();
+  const envelope = await socketMode.sendEnvelope(live, envelopeId, 'interactive', payload, {
+    accepts_response_payload: false,
+  });
+  if (!envelope.ack || envelope.ack.late)
+    return fail({ kind: 'operation_timeout', command: 'message_action', detail: `no ack of envelope ${envelopeId}` });
+  return { ...base, ackedInTime: true, failure: undefined };
 }

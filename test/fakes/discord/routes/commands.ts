@@ -3,7 +3,7 @@
  * A PUT is a bulk overwrite, validated like Discord does (command-validation.ts); a command
  * keeps its id across overwrites while its name stays the same.
  */
-import { checkCommand } from '../command-validation.ts';
+import { checkCommand, MAX_COMMANDS_BY_TYPE } from '../command-validation.ts';
 import type { Ctx } from '../context.ts';
 import { addError, discordError, type ErrorTree, formError, hasErrors } from '../errors.ts';
 import type { Reply } from '../http.ts';
@@ -35,8 +35,18 @@ function putCommands(ctx: Ctx, list: unknown, guildId: string | undefined): Repl
   const { state } = ctx;
   if (!Array.isArray(list)) throw formError({ _errors: [{ code: 'BASE_TYPE_LIST', message: 'Must be a list.' }] });
   const errors: ErrorTree = {};
-  if (list.length > 100) addError(errors, [], 'BASE_TYPE_MAX_LENGTH', 'Must be 100 or fewer in length.');
+  if (list.length > 130) addError(errors, [], 'BASE_TYPE_MAX_LENGTH', 'Must be 130 or fewer in length.');
   list.forEach((command, i) => checkCommand(command, i, errors));
+  for (const [type, max] of Object.entries(MAX_COMMANDS_BY_TYPE)) {
+    const count = list.filter((c) => isObject(c) && (c.type ?? 1) === Number(type)).length;
+    if (count > max)
+      addError(
+        errors,
+        [],
+        'APPLICATION_COMMANDS_TOO_MANY',
+        `Maximum number of application commands of type ${type} reached (${max})`,
+      );
+  }
   const seen = new Set<string>();
   list.forEach((command, i) => {
     if (!isObject(command)) return;

@@ -17,6 +17,7 @@ import {
   unknownWebhook,
 } from '../errors.ts';
 import { type Body, NO_BODY, type Reply } from '../http.ts';
+import { checkModal } from '../modals.ts';
 import {
   type CallbackRecord,
   FakeAutocomplete,
@@ -34,12 +35,14 @@ import type { AreaRoutes } from './index.ts';
 
 /** Callback types Discord accepts for each interaction type. */
 const RESPONSE_TYPES: Record<number, number[]> = {
-  // Application command: a message (4) or a deferral (5).
-  2: [4, 5],
+  // Application command: a message (4), a deferral (5) or a modal (9).
+  2: [4, 5, 9],
   // Message component: also a deferred update (6) or an update (7) of the message with the component.
-  3: [4, 5, 6, 7],
+  3: [4, 5, 6, 7, 9],
   // Autocomplete: only its result (8).
   4: [8],
+  // Modal submit: a message or a deferral (6 and 7 too for a modal shown for a button press; never a modal).
+  5: [4, 5, 6, 7],
 };
 
 const invalidType = () =>
@@ -59,7 +62,9 @@ const invalidType = () =>
  * in the path, within `responseWindowMs` of the dispatch (else 10062), once (else 40060), of a
  * type that fits the interaction: 5 (deferred: a loading message) or 4 (a message) for a
  * command; also 6 (deferred update) and 7 (update of the message with the button) for a
- * button press; 8 (autocomplete result, choices checked) for an autocomplete.
+ * button press; 8 (autocomplete result, choices checked) for an autocomplete; 9 (a modal,
+ * checked: modals.ts) for a command or a button press; 4 or 5 for a modal submit (6 and 7 only
+ * when its modal was shown for a button press).
  */
 export async function callback(ctx: Ctx, id: string, token: string, url: URL, body: Body): Promise<Reply> {
   const { state } = ctx;
@@ -91,6 +96,8 @@ export async function callback(ctx: Ctx, id: string, token: string, url: URL, bo
   if (interaction.response) return refuse(discordError(400, 40060, 'Interaction has already been acknowledged.'));
   if (record.at - interaction.dispatchedAt > state.options.responseWindowMs) return refuse(unknownInteraction());
   if (record.type === undefined || !RESPONSE_TYPES[interaction.type]!.includes(record.type))
+    return refuse(invalidType());
+  if ((record.type === 6 || record.type === 7) && interaction.type === 5 && !interaction.componentMessage)
     return refuse(invalidType());
 
   let original: FakeMessage | undefined;
@@ -184,6 +191,11 @@ async function respond(
       }
       return message;
     }
+    case 9: {
+      checkModal(data);
+      interaction.modal = data;
+      return undefined;
+    }
     case 8: {
       const type =
         (interaction.payload.data as { options?: Array<{ focused?: boolean; type: number }> }).options?.find(
@@ -198,10 +210,14 @@ async function respond(
   throw invalidType();
 }
 
-/** The new message of a type 4 or 5 response (a button's reply is an ordinary message, type 0). */
+/**
+ * The new message of a type 4 or 5 response: a chat-input command's is type 20, a message
+ * command's 23 (CONTEXT_MENU_COMMAND), a button press's or a modal submit's an ordinary message (0).
+ */
 function newOriginal(ctx: Ctx, interaction: FakeInteraction): FakeMessage {
   const message = ctx.state.newMessage(interaction.channelId, 'original', interaction);
-  if (interaction.type === 3) message.type = 0;
+  if (interaction.type === 3 || interaction.type === 5) message.type = 0;
+  else if (interaction.targetMessage) message.type = 23;
   return message;
 }
 

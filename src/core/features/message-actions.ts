@@ -1,0 +1,66 @@
+/**
+ * What the message actions do (commands/ask-about-message.ts, commands/summarize-message.ts):
+ * answer an instruction about one chosen message, the message's text, images and files being
+ * the context, as a mention's answer (mention.ts `answerMention`: images looked at, files read,
+ * the answer streamed where the adapter's reply puts it, the exchange joining the conversation's
+ * history).
+ *
+ * The question sent is one user turn: the instruction, then the message quoted with its author
+ * (`Message by alice:` and the text between `"""` lines), its files as text parts and its images
+ * as `image_url` parts. The history keeps that turn as text (the quoted message included, so that
+ * a mention afterwards can refer to it) with a note of the files, never their content.
+ */
+
+import type { Core } from '../core.ts';
+import { InputError } from '../errors.ts';
+import type { ChosenMessage } from '../message-action.ts';
+import type { CommandContext } from '../platform.ts';
+import { answerMention } from './mention.ts';
+
+/** What "Summarize" asks. */
+export const SUMMARIZE_INSTRUCTION = 'Summarize this message.';
+
+/**
+ * Longest text of the chosen message sent, in characters; the rest is cut (and said). The
+ * platforms bound it already (Discord 4,000 characters, Slack 40,000): this keeps the bound here.
+ */
+export const MAX_CHOSEN_MESSAGE_CHARS = 40_000;
+
+/** Said when the chosen message holds nothing the bot can read. */
+export const NOTHING_TO_READ = 'That message has no text or files I can read.';
+
+/**
+ * The question's text: the instruction, then the message quoted with its author. A message
+ * without text says that only its files are attached.
+ */
+export function promptAbout(instruction: string, message: ChosenMessage): string {
+  const text = message.text.trim();
+  const who = message.fromBot ? `${message.author} (you)` : message.author;
+  if (text === '') return `${instruction}\n\nThe message, by ${who}, has no text: its files are attached.`;
+  const cut = text.length > MAX_CHOSEN_MESSAGE_CHARS;
+  const quoted = cut ? `${text.slice(0, MAX_CHOSEN_MESSAGE_CHARS)}\n[…cut]` : text;
+  return `${instruction}\n\nMessage by ${who}:\n"""\n${quoted}\n"""`;
+}
+
+/**
+ * Answers `instruction` about `message` in `ctx`'s conversation, as a mention would be answered
+ * (see the file's comment).
+ * @throws InputError when the message has neither text nor files; otherwise as answerMention.
+ */
+export async function answerAboutMessage(
+  ctx: CommandContext,
+  core: Core,
+  message: ChosenMessage,
+  instruction: string,
+): Promise<void> {
+  if (message.text.trim() === '' && message.attachments.length === 0) throw new InputError(NOTHING_TO_READ);
+  const notices =
+    message.text.trim().length > MAX_CHOSEN_MESSAGE_CHARS
+      ? [`The message was read up to ${MAX_CHOSEN_MESSAGE_CHARS.toLocaleString('en-US')} characters.`]
+      : [];
+  await answerMention(ctx, core, {
+    text: promptAbout(instruction, message),
+    attachments: message.attachments,
+    ...(notices.length ? { notices } : {}),
+  });
+}

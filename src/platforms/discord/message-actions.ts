@@ -1,0 +1,271 @@
+/**
+ * Message actions on Discord (core/message-action.ts): message commands (type 3, Apps → <name>
+ * in a message's menu, registered by deploy-commands from commands/) and the modal of an action
+ * that asks a question first.
+ *
+ * - An action without a question is acknowledged at once with an ephemeral deferral ("is
+ *   thinking…", shown to the user alone), and runs.
+ * - An action with a question answers the command with a modal (callback 9, within Discord's
+ *   3 s; its `custom_id` is keys.ts `buttonId(<action id>, <message id>)`); the chosen message is
+ *   kept in this process ({@link PendingTargets}) until the modal is submitted, since a message
+ *   fetched again may come without its content (no Message Content intent). The submit is
+ *   acknowledged at once the same way, and the action runs with the question.
+ *
+ * The chosen message is read from the interaction (`resolved.messages`), which carries its
+ * content whatever the bot's intents (Discord, "Message Content Intent": content "of the message
+ * a message context menu command is used on"). The answer goes where a mention's would: a reply
+ * to the chosen message, posted with the bot's token and streamed by editing it (MessageReply),
+ * its exchange joining the channel's (or thread's) conversation. The ephemeral "thinking…" then
+ * becomes a pointer to the answer (what a user who picked an old message needs to find it); a
+ * failure is told there, to the user alone.
+ */
+import {
+  type APIModalInteractionResponseCallbackData,
+  ComponentType,
+  type Message,
+  type MessageContextMenuCommandInteraction,
+  type ModalSubmitInteraction,
+  TextInputStyle,
+} from 'discord.js';
+import type { Core } from '../../core/core.ts';
+import { InputError } from '../../core/errors.ts';
+import { buttonId, conversationKey, parseButtonId } from '../../core/keys.ts';
+import { type ChosenMessage, type MessageAction, runMessageAction } from '../../core/message-action.ts';
+import type { CommandContext } from '../../core/platform.ts';
+import { type Logger, newReference } from '../../log.ts';
+import { ActionReply } from './action-reply.ts';
+import { invocationUser } from './members.ts';
+import { attachmentOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
+import { InteractionResponder } from './responder.ts';
+
+/** The `custom_id` of the question's text input in an action's modal. */
+export const QUESTION_INPUT_ID = 'question';
+
+/** How long a chosen message is kept for its modal, in ms. */
+export const PENDING_TARGET_TTL_MS = 15 * 60_000;
+
+/** Most chosen messages kept at once (the oldest is dropped first). */
+const MAX_PENDING_TARGETS = 1_000;
+
+/** Said when a modal comes back for a message the bot no longer holds and cannot read again. */
+export const TARGET_GONE =
+  'I can no longer read that message (it was deleted, or the bot restarted meanwhile). Use the action on it again.';
+
+/**
+ * The messages chosen for an action whose modal is open, by user and message, for
+ * {@link PENDING_TARGET_TTL_MS} and at most 1,000 at once. In memory: a guild's interactions
+ * reach the process that runs its shard, so its modal's submit comes back to the same one; after
+ * a restart the message is fetched again (readable with the Message Content intent, or when it is
+ * the bot's own, mentions it, or is in a DM), else the user is asked to use the action again.
+ */
+export class PendingTargets {
+  private readonly kept = new Map<string, { message: Message; until: number }>();
+
+  /** Keeps `message` for `userId`'s modal. */
+  keep(userId: string, message: Message): void {
+    const key = `${userId}/${message.id}`;
+    this.kept.delete(key);
+    this.kept.set(key, { message, until: Date.now() + PENDING_TARGET_TTL_MS });
+    for (const [old, entry] of this.kept) {
+      if (this.kept.size <= MAX_PENDING_TARGETS && entry.until > Date.now()) break;
+      this.kept.delete(old);
+    }
+  }
+
+  /** The message `userId` chose, taken out; undefined when it is not kept or has expired. */
+  take(userId: string, messageId: string): Message | undefined {
+    const key = `${userId}/${messageId}`;
+    const entry = this.kept.get(key);
+    this.kept.delete(key);
+    return entry && entry.until > Date.now() ? entry.message : undefined;
+  }
+}
+
+/** What a message action's handling needs from the adapter. */
+export interface MessageActionDeps {
+  core: Core;
+  log: Logger;
+  actions: readonly MessageAction[];
+  pending: PendingTargets;
+  botId: string;
+  /** Whether the Message Content intent is on (DISCORD_MESSAGE_CONTENT). */
+  messageContent: boolean;
+}
+
+/** The modal asking an action's question about one message. */
+export function questionModal(action: MessageAction, messageId: string): APIModalInteractionResponseCallbackData {
+  const form = action.question!;
+  return {
+    custom_id: buttonId(action.id, messageId),
+    title: form.title,
+    components: [
+      {
+        type: ComponentType.Label,
+        label: form.label,
+        component: {
+          type: ComponentType.TextInput,
+          custom_id: QUESTION_INPUT_ID,
+          style: TextInputStyle.Paragraph,
+          placeholder: form.placeholder,
+          max_length: form.maxLength,
+          required: true,
+        },
+      },
+    ],
+  };
+}
+
+/**
+ * Handles a message command: shows the action's modal, or acknowledges and runs it.
+ * @param signal the invocation's own signal (shutdown).
+ */
+export async function handleMessageCommand(
+  interaction: MessageContextMenuCommandInteraction,
+  deps: MessageActionDeps,
+  signal: AbortSignal,
+): Promise<void> {
+  const action = deps.actions.find((a) => a.name === interaction.commandName);
+  const ref = newReference();
+  const log = deps.log.child({
+    platform: 'discord',
+    ref,
+    interaction: interaction.id,
+    command: action?.id ?? interaction.commandName,
+    message: interaction.targetId,
+  });
+  const responder = new InteractionResponder(interaction, log, 'ephemeral');
+  try {
+    if (!action) {
+      log.warn('unknown message command');
+      await responder.sendEphemeral('This action is not known to the bot (yet).');
+      return;
+    }
+    if (action.question) {
+      deps.pending.keep(interaction.user.id, interaction.targetMessage);
+      await responder.showModal(questionModal(action, interaction.targetId)).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not show the question form');
+        return responder.sendEphemeral('The question form could not be shown. Try again.');
+      });
+      return;
+    }
+    responder.start();
+    const target = interaction.targetMessage;
+    await runOn(interaction, async () => target, { action, responder, deps, log, ref, signal });
+  } finally {
+    responder.dispose();
+  }
+}
+
+/**
+ * Handles the submit of an action's modal: acknowledges it, finds the chosen message again,
+ * and runs the action with the question.
+ * @param signal the invocation's own signal (shutdown).
+ */
+export async function handleModalSubmit(
+  interaction: ModalSubmitInteraction,
+  deps: MessageActionDeps,
+  signal: AbortSignal,
+): Promise<void> {
+  const { command, args } = parseButtonId(interaction.customId);
+  const action = deps.actions.find((a) => a.id === command && a.question);
+  const ref = newReference();
+  const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, command });
+  const responder = new InteractionResponder(interaction, log, 'ephemeral');
+  responder.start();
+  try {
+    const messageId = args.length === 1 && /^\d{1,22}$/.test(args[0]!) ? args[0]! : undefined;
+    if (!action || !messageId) {
+      log.warn({ customId: interaction.customId }, 'a form of no known action was submitted');
+      await responder.sendEphemeral('This form no longer works (the bot was updated). Use the action again.');
+      return;
+    }
+    const kept = deps.pending.take(interaction.user.id, messageId);
+    const read = async () => {
+      const message = kept ?? (await fetchAgain(interaction, messageId, deps));
+      if (!message) throw new InputError(TARGET_GONE);
+      return message;
+    };
+    // A submit without the input (a form of another version) is a blank question: refused in a sentence.
+    const question = interaction.fields.fields.has(QUESTION_INPUT_ID)
+      ? interaction.fields.getTextInputValue(QUESTION_INPUT_ID)
+      : '';
+    await runOn(interaction, read, { action, responder, deps, log, ref, signal }, question);
+  } finally {
+    responder.dispose();
+  }
+}
+
+/** The chosen message fetched again, when it is there and the bot may read it. */
+async function fetchAgain(
+  interaction: ModalSubmitInteraction,
+  messageId: string,
+  deps: MessageActionDeps,
+): Promise<Message | undefined> {
+  const channel = interaction.channel;
+  if (!channel || !('messages' in channel)) return undefined;
+  const message = await channel.messages.fetch(messageId).catch(() => undefined);
+  if (!message || (!deps.messageContent && looksHidden(message, deps.botId))) return undefined;
+  return message;
+}
+
+/** One run of an action on a message, with what it is answered through. */
+interface ActionRun {
+  action: MessageAction;
+  responder: InteractionResponder;
+  deps: MessageActionDeps;
+  log: Logger;
+  ref: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Runs the action on the message `read` gives (see the file's comment), in the conversation of
+ * the interaction's channel (the message's: a message command is used where its message is).
+ */
+async function runOn(
+  interaction: MessageContextMenuCommandInteraction | ModalSubmitInteraction,
+  read: () => Promise<Message>,
+  run: ActionRun,
+  question?: string,
+): Promise<void> {
+  const { deps, log, ref, signal, responder } = run;
+  const channelId = interaction.channelId ?? '';
+  let target: Message | undefined;
+  const reply = new ActionReply(() => target, channelId, responder, log);
+  const ctx: CommandContext = {
+    platform: 'discord',
+    conversationId: conversationKey({
+      platform: 'discord',
+      guild: interaction.guildId ?? undefined,
+      channel: channelId,
+    }),
+    channelKey: channelKeyOf(interaction.guildId, channelId, interaction.channel),
+    isDirectMessage: !interaction.inGuild(),
+    user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
+    options: {},
+    files: {},
+    signal,
+    log,
+    ref,
+    reply,
+  };
+  try {
+    const readChosen = async () => {
+      target = await read();
+      return chosenOf(target, deps);
+    };
+    await runMessageAction(run.action, ctx, deps.core, { read: readChosen, question });
+  } finally {
+    reply.dispose();
+  }
+}
+
+/** A Discord message as the core's chosen message. */
+function chosenOf(message: Message, deps: MessageActionDeps): ChosenMessage {
+  return {
+    author: message.member?.displayName ?? message.author.displayName,
+    fromBot: message.author.id === deps.botId,
+    text: promptOf(message, deps.botId),
+    attachments: message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Message actions in the core (core/message-action.ts, features/message-actions.ts): the question
+ * sent about a chosen message, the checks of a form's question, and the definitions' sizes
+ * against both platforms' limits (docs/platform-limits.md, "Modals").
+ */
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { messageActions } from '../../commands/index.ts';
+import type { Core } from '../../src/core/core.ts';
+import { BotEvents } from '../../src/core/events.ts';
+import {
+  MAX_CHOSEN_MESSAGE_CHARS,
+  promptAbout,
+  SUMMARIZE_INSTRUCTION,
+} from '../../src/core/features/message-actions.ts';
+import { type ChosenMessage, type MessageAction, runMessageAction } from '../../src/core/message-action.ts';
+import { recorder } from './recorder.ts';
+
+const silent = pino({ level: 'silent' });
+const core = () => ({ events: new BotEvents(), log: silent }) as unknown as Core;
+const bob: ChosenMessage = { author: 'bob', fromBot: false, text: 'The boat leaves at 7.', attachments: [] };
+
+describe('the question about a chosen message', () => {
+  it('is the instruction, then the message quoted with its author', () => {
+    expect(promptAbout(SUMMARIZE_INSTRUCTION, bob)).toBe(
+      'Summarize this message.\n\nMessage by bob:\n"""\nThe boat leaves at 7.\n"""',
+    );
+    expect(promptAbout('Why?', { ...bob, author: 'genbot', fromBot: true })).toContain('Message by genbot (you):');
+    expect(promptAbout('What is this?', { ...bob, text: '  ' })).toBe(
+      'What is this?\n\nThe message, by bob, has no text: its files are attached.',
+    );
+  });
+
+  it('cuts a message longer than MAX_CHOSEN_MESSAGE_CHARS', () => {
+    const prompt = promptAbout('Sum up.', { ...bob, text: 'a'.repeat(MAX_CHOSEN_MESSAGE_CHARS + 10) });
+    expect(prompt).toContain(`${'a'.repeat(MAX_CHOSEN_MESSAGE_CHARS)}\n[…cut]`);
+    expect(prompt).not.toContain('a'.repeat(MAX_CHOSEN_MESSAGE_CHARS + 1));
+  });
+});
+
+describe('runMessageAction', () => {
+  const asked: Array<string | undefined> = [];
+  const action: MessageAction = {
+    name: 'Ask',
+    id: 'ask',
+    description: 'Ask',
+    question: { title: 'Ask', label: 'Question', placeholder: '…', submit: 'Ask', maxLength: 10 },
+    async execute(_ctx, _core, use) {
+      asked.push(use.question);
+    },
+  };
+
+  it('trims the question and refuses a blank or too long one, telling the user, before reading the message', async () => {
+    let reads = 0;
+    const read = async () => {
+      reads += 1;
+      return bob;
+    };
+    const ok = recorder('discord:1:2', {});
+    expect(await runMessageAction(action, ok.ctx, core(), { read, question: '  Why?  ' })).toMatchObject({
+      ok: true,
+      command: 'ask',
+    });
+    expect(asked).toEqual(['Why?']);
+    for (const question of ['   ', 'x'.repeat(11)]) {
+      const r = recorder('discord:1:2', {});
+      expect(await runMessageAction(action, r.ctx, core(), { read, question })).toMatchObject({
+        ok: false,
+        errorCode: 'invalid_input',
+      });
+      expect(r.ephemerals).toHaveLength(1);
+    }
+    expect(reads).toBe(1);
+  });
+});
+
+describe('the message actions of commands/', () => {
+  it('fit both platforms: names (Discord 32, Slack 24), ids (Slack callback_id, Discord custom_id prefix), descriptions, forms', () => {
+    expect(messageActions.length).toBeGreaterThan(0);
+    for (const action of messageActions) {
+      expect(action.name.length).toBeLessThanOrEqual(24);
+      expect(action.id).toMatch(/^[a-z0-9_]{1,32}$/);
+      expect(action.description.length).toBeLessThanOrEqual(150);
+      const form = action.question;
+      if (!form) continue;
+      expect(form.title.length).toBeLessThanOrEqual(24);
+      expect(form.submit.length).toBeLessThanOrEqual(24);
+      expect(form.label.length).toBeLessThanOrEqual(45);
+      expect(form.placeholder.length).toBeLessThanOrEqual(100);
+      expect(form.maxLength).toBeGreaterThan(0);
+      expect(form.maxLength).toBeLessThanOrEqual(3000);
+    }
+  });
+});
