@@ -3,7 +3,7 @@
  * and its timer, answers only the user sees, a modal, the update of a pressed message, and the reply's writes, with the
  * bot's token once the interaction's has expired. Discord's "Receiving and Responding" (docs/platform-limits.md).
  */
-import { type APIModalInteractionResponseCallbackData, InteractionType, MessageFlags, Routes } from 'discord.js';
+import { type APIModalInteractionResponseCallbackData, MessageFlags, Routes } from 'discord.js';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { type AnswerableInteraction, ChannelWrites } from './channel-writes.ts';
@@ -202,8 +202,8 @@ export class InteractionResponder {
    */
   async showModal(modal: APIModalInteractionResponseCallbackData): Promise<void> {
     clearTimeout(this.timer);
-    const submit = this.interaction.type === InteractionType.ModalSubmit;
-    if (submit || this.answered || this.deferring) throw new Error('a modal comes first');
+    if (this.interaction.isModalSubmit() || this.answered || this.deferring !== undefined)
+      throw new Error('a modal comes first');
     await this.interaction.showModal(modal);
   }
 
