@@ -98,6 +98,8 @@ export const storeKeys = {
   imagineState: (id: string) => `imagine:${id}`,
   /** A Stop press left for the instance running the answer. */
   stopRequest: (id: string) => `stop:${id}`,
+  /** A thread the bot opened for a conversation (Discord; state/threads.ts), by the thread's conversation key. */
+  openedThread: (conversationId: string) => `thread:${conversationId}`,
   /** A Slack workspace's chat.startStream count in its window. */
   startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
 } as const;

@@ -22,13 +22,15 @@ import { Agent } from 'undici';
 import type { DiscordConfig } from '../../config.ts';
 import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import { conversationKey } from '../../core/keys.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
+import { isOpenedThread, rememberOpenedThread } from '../../core/state/threads.ts';
 import type { Logger } from '../../log.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { guardMalformedInteractions } from './guard.ts';
 import { handleChatInput } from './interactions.ts';
 import { handleMessage } from './mentions.ts';
-import { isAddressedToBot } from './messages.ts';
+import { isAddressedToBot, mayContinueThread } from './messages.ts';
 import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
 
@@ -140,7 +142,13 @@ export class DiscordAdapter {
    * sentence (an empty list for autocomplete) and running answers finish.
    */
   private onInteraction(interaction: Interaction): void {
-    const deps = { core: this.core, commands: this.commands, log: this.log, rateLimits: this.rateLimits };
+    const deps = {
+      core: this.core,
+      commands: this.commands,
+      log: this.log,
+      rateLimits: this.rateLimits,
+      messageContent: this.config.messageContent,
+    };
     if (this.running.draining) {
       if (interaction.isAutocomplete()) void interaction.respond([]).catch(this.onError);
       else if (interaction.isRepliable())
@@ -154,10 +162,33 @@ export class DiscordAdapter {
       void this.running.run((signal) => handleButton(interaction, deps, signal), this.onError);
   }
 
-  /** Answers a message addressed to the bot (a mention or a DM: messages.ts); refused in a sentence while stopping. */
+  /**
+   * Answers a message addressed to the bot (a mention or a DM: messages.ts), and, with the
+   * Message Content intent, a person's message in a thread the bot opened (state/threads.ts:
+   * a follow-up needs no mention there); refused in a sentence while stopping.
+   */
   private onMessage(message: Message): void {
     const botId = this.client.user?.id;
-    if (!botId || !isAddressedToBot(message, botId)) return;
+    if (!botId) return;
+    if (isAddressedToBot(message, botId)) this.answer(message, botId);
+    else if (this.config.messageContent && mayContinueThread(message, botId))
+      void this.continueThread(message, botId).catch(this.onError);
+  }
+
+  /** Answers a follow-up in a thread the bot opened (remembered in the store), keeping the thread remembered. */
+  private async continueThread(message: Message, botId: string): Promise<void> {
+    const conversationId = conversationKey({
+      platform: 'discord',
+      guild: message.guildId ?? undefined,
+      channel: message.channelId,
+    });
+    if (!(await isOpenedThread(this.core.store, conversationId))) return;
+    this.answer(message, botId);
+    await rememberOpenedThread(this.core.store, conversationId);
+  }
+
+  /** Runs the mention feature for a message (messages.ts, mentions.ts). */
+  private answer(message: Message, botId: string): void {
     if (this.running.draining) {
       void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(this.onError);
       return;

@@ -1,7 +1,9 @@
 /**
- * A Discord message addressed to the bot (messages.ts `isAddressedToBot`) as an invocation of
- * the core's mention feature: its context (the channel's conversation, or the reply chain:
- * reply-chain.ts), its reply (messages.ts `MessageReply`) and its request.
+ * A Discord message addressed to the bot (messages.ts `isAddressedToBot`, or a follow-up in a
+ * thread it opened) as an invocation of the core's mention feature: its context (the
+ * channel's conversation, the reply chain: reply-chain.ts, or a thread's messages:
+ * thread-read.ts), its reply (messages.ts `MessageReply`, or a new thread's: thread-open.ts)
+ * and its request.
  */
 import type { Message } from 'discord.js';
 import { runInvocation } from '../../core/command.ts';
@@ -14,9 +16,14 @@ import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf, HIDDEN_MESSAGE_REPLY, looksHidden, MessageReply, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { aroundMessage } from './reply-chain.ts';
+import { mentionInThread } from './thread-open.ts';
+import { readThread } from './thread-read.ts';
 
 /**
- * Answers a message addressed to the bot (see {@link isAddressedToBot}; the caller checks).
+ * Answers a message addressed to the bot (see {@link isAddressedToBot}; the caller checks): in
+ * a new thread on it when its channel's auto_thread is on (thread-open.ts), else as a reply.
+ * Its context: the reply chain (reply-chain.ts), else, in a thread the bot keeps no history
+ * for, the thread's recent messages (thread-read.ts).
  * @param options.messageContent whether the Message Content intent is on (DISCORD_MESSAGE_CONTENT).
  * @param signal the invocation's own signal (shutdown).
  */
@@ -34,15 +41,18 @@ export async function handleMessage(
     message: message.id,
     channel: message.channelId,
   });
-  const reply = new MessageReply(message, log);
+  const channelKey = channelKeyOf(message.guildId, message.channelId, message.channel);
+  const hidden = !deps.messageContent && looksHidden(message, botId);
+  const place = hidden
+    ? { notices: [] }
+    : await mentionInThread(message, promptOf(message, botId), { channelKey, ref }, deps, log);
+  const reply = place.thread?.reply ?? new MessageReply(message, log);
   const ctx = {
     platform: 'discord' as const,
-    conversationId: conversationKey({
-      platform: 'discord',
-      guild: message.guildId ?? undefined,
-      channel: message.channelId,
-    }),
-    channelKey: channelKeyOf(message.guildId, message.channelId, message.channel),
+    conversationId:
+      place.thread?.conversationId ??
+      conversationKey({ platform: 'discord', guild: message.guildId ?? undefined, channel: message.channelId }),
+    channelKey,
     isDirectMessage: !message.inGuild(),
     user: invocationUser(
       message.author,
@@ -56,16 +66,19 @@ export async function handleMessage(
     log,
     ref,
     reply,
+    notices: place.notices,
   };
   try {
     await runInvocation('mention', ctx, core, async () => {
-      if (!deps.messageContent && looksHidden(message, botId)) throw new InputError(HIDDEN_MESSAGE_REPLY);
+      if (hidden) throw new InputError(HIDDEN_MESSAGE_REPLY);
       const attachments = message.attachments.map((file) => attachmentOf(file, 'message', core.downloader));
       const around = await aroundMessage(message, deps, log, ref);
+      const context =
+        around.context ?? (await readThread(message, { ...deps, conversationId: ctx.conversationId }, log, ref));
       await answerMention(ctx, core, {
         text: promptOf(message, botId),
         attachments: [...attachments, ...around.attachments],
-        ...(around.context ? { context: around.context } : {}),
+        ...(context ? { context } : {}),
       });
     });
   } finally {

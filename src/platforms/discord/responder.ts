@@ -213,9 +213,10 @@ export class InteractionResponder {
    * when it has none). With the token gone before any text (an answer that waited 15 minutes
    * for its first word), the deferred reply is found in the channel and filled with the bot's
    * token, or, when it cannot be found, the message is posted in the channel.
+   * @returns the reply's message id (undefined when Discord's answer named none).
    * @throws DiscordAPIError as discord.js does; the reply counts as filled only once Discord took it.
    */
-  async fill(message: OutgoingMessage): Promise<void> {
+  async fill(message: OutgoingMessage): Promise<string | undefined> {
     const filled = (await this.withToken(
       () => this.editWithToken('@original', message, true),
       async () => {
@@ -225,6 +226,7 @@ export class InteractionResponder {
     )) as { id?: string } | undefined;
     this.originalId = filled?.id;
     this.shown = true;
+    return this.originalId;
   }
 
   /** Posts a public follow-up. @returns its message id. @throws DiscordAPIError as discord.js does. */
