@@ -218,6 +218,15 @@ describe('Discord threads, with the Message Content intent', () => {
     }
   });
 
+  it('/chat thread:true inside a thread is answered there, saying why no new thread was opened', async () => {
+    const channel = s.discord.addChannel('thread-in-thread');
+    const thread = s.discord.addThread(channel.id, 'already');
+    const { interaction, outcome } = await chat(s, thread, { prompt: 'Deeper?', thread: true });
+    expect(outcome).toMatchObject({ ok: true, conversationId: keyOf(s, thread.id) });
+    expect(interaction.original!.content).toBe(`Echo: Deeper?\n\n_⚠️ ${NO_THREAD.inThread}_`);
+    expect(s.discord.channel(interaction.original!.id)).toBeUndefined();
+  });
+
   it("a mention in a people's thread the bot has no history for carries the thread's earlier messages, named", async () => {
     const channel = s.discord.addChannel('people-thread');
     const thread = s.discord.addThread(channel.id, 'plans');
