@@ -218,6 +218,19 @@ describe('Discord threads, with the Message Content intent', () => {
     }
   });
 
+  it('a /chat thread:true the service refuses keeps its question and thread, and tells the asker alone why', async () => {
+    const channel = s.discord.addChannel('thread-refused');
+    s.service.enqueue('chat', { status: 401 });
+    const { interaction, outcome } = await chat(s, channel, { prompt: 'Will this work?', thread: true });
+    expect(outcome).toMatchObject({ ok: false, errorCode: 'authentication' });
+    expect(interaction.original!.content).toContain('> Will this work?');
+    const thread = interaction.original!.id;
+    expect(s.discord.channel(thread)).toMatchObject({ type: 11 });
+    expect(botMessages(s, thread)).toEqual([]);
+    const notices = interaction.followUps.filter((m) => m.ephemeral);
+    expect(notices.map((m) => m.content)).toEqual([expect.stringMatching(/^The generation service refused/)]);
+  });
+
   it('/chat thread:true inside a thread is answered there, saying why no new thread was opened', async () => {
     const channel = s.discord.addChannel('thread-in-thread');
     const thread = s.discord.addThread(channel.id, 'already');

@@ -23,6 +23,7 @@ import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
 import { DISCORD_MESSAGE_LIMITS } from './rest.ts';
 import { chatInThread } from './thread-open.ts';
+import { ThreadReply } from './threads.ts';
 
 /** The note under a message finished with the bot's token; defined with the responder that writes it. */
 export { EXPIRED_NOTE } from './responder.ts';
@@ -135,6 +136,7 @@ export async function handleChatInput(
     command: interaction.commandName,
   });
   const responder = new InteractionResponder(interaction, log, 'reply');
+  let inThread: ThreadReply | undefined;
   try {
     if (!command) {
       log.warn('unknown command');
@@ -148,9 +150,12 @@ export async function handleChatInput(
     // A /chat with thread:true (or in an auto_thread channel) answers in a new thread on its question (thread-open.ts).
     const threadDeps = { core: deps.core, messageContent: deps.messageContent === true };
     const answered = command.opensThread && passes ? await chatInThread(interaction, responder, ctx, threadDeps) : ctx;
+    if (answered.reply instanceof ThreadReply) inThread = answered.reply;
     await runCommand(command, answered, deps.core);
   } finally {
     responder.dispose();
+    // The thread's typing indicator, when the command ended before any answer.
+    inThread?.dispose();
   }
 }
 
