@@ -240,9 +240,10 @@ describe('Discord threads, with the Message Content intent', () => {
     expect(s.discord.channel(interaction.original!.id)).toBeUndefined();
   });
 
-  it("a mention in a people's thread the bot has no history for carries the thread's earlier messages, named", async () => {
+  it("a mention in a people's thread the bot has no history for carries the thread's earlier messages, named, from the message it was started from", async () => {
     const channel = s.discord.addChannel('people-thread');
-    const thread = s.discord.addThread(channel.id, 'plans');
+    const start = s.discord.postUserMessage({ channelId: channel.id, content: 'Picnic this weekend?', author: BOB });
+    const thread = s.discord.addThread(channel.id, 'plans', { fromMessage: start.id });
     s.discord.postUserMessage({ channelId: thread.id, content: 'Shall we meet on Friday?', author: ALICE });
     s.discord.postUserMessage({ channelId: thread.id, content: 'Saturday suits me better.', author: BOB });
     const before = s.service.chatRequests().length;
@@ -252,6 +253,7 @@ describe('Discord threads, with the Message Content intent', () => {
       author: ALICE,
     });
     expect(s.service.chatRequests().slice(before)[0]!.messages).toEqual([
+      { role: 'user', content: 'bob: Picnic this weekend?' },
       { role: 'user', content: 'alice: Shall we meet on Friday?' },
       { role: 'user', content: 'bob: Saturday suits me better.' },
       { role: 'user', content: 'summarize this thread' },

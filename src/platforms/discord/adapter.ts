@@ -170,20 +170,29 @@ export class DiscordAdapter {
   private onMessage(message: Message): void {
     const botId = this.client.user?.id;
     if (!botId) return;
-    if (isAddressedToBot(message, botId)) this.answer(message, botId);
-    else if (this.config.messageContent && mayContinueThread(message, botId))
-      void this.continueThread(message, botId).catch(this.onError);
+    const addressed = isAddressedToBot(message, botId);
+    const inBotThread = mayContinueThread(message, botId);
+    if (!inBotThread) {
+      if (addressed) this.answer(message, botId);
+      return;
+    }
+    if (addressed || this.config.messageContent) void this.inBotThread(message, botId, addressed).catch(this.onError);
   }
 
-  /** Answers a follow-up in a thread the bot opened (remembered in the store), keeping the thread remembered. */
-  private async continueThread(message: Message, botId: string): Promise<void> {
+  /**
+   * A person's message in a thread the bot started: answered when it is addressed to the bot,
+   * or when the store says the bot opened the thread for a conversation (a follow-up without a
+   * mention); each answer there keeps the thread remembered for 30 more days.
+   */
+  private async inBotThread(message: Message, botId: string, addressed: boolean): Promise<void> {
+    if (addressed) this.answer(message, botId);
     const conversationId = conversationKey({
       platform: 'discord',
       guild: message.guildId ?? undefined,
       channel: message.channelId,
     });
     if (!(await isOpenedThread(this.core.store, conversationId))) return;
-    this.answer(message, botId);
+    if (!addressed) this.answer(message, botId);
     await rememberOpenedThread(this.core.store, conversationId);
   }
 

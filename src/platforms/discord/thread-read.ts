@@ -12,11 +12,14 @@
  * the thread) or lost with the store, as on Slack. People's and other apps' messages become
  * `user` turns named by their display name; one Discord sent empty (no Message Content intent,
  * a message that did not mention the bot) is skipped and its author named under the answer.
- * System messages (a thread's starter line, joins, pins) are not read.
+ * System messages (a thread's starter line, joins, pins) are not read. When the page reaches
+ * back to the thread's start, the message the thread was started from (in the parent channel:
+ * discord.js `fetchStarterMessage`, one more read) opens the conversation.
  */
-import { type Message, MessageType } from 'discord.js';
+import { type Message, MessageType, type ThreadChannel } from 'discord.js';
 import type { ContextTurn, MentionContext } from '../../core/features/mention.ts';
 import type { Logger } from '../../log.ts';
+import { isGone } from './errors.ts';
 import { looksHidden } from './messages.ts';
 import { GLOBAL_BUCKET } from './rate-limits.ts';
 import { type ChainDeps, displayName, HIDDEN_CHAIN_REASON, turnOf } from './reply-chain.ts';
@@ -32,21 +35,69 @@ const READ_TYPES: ReadonlySet<MessageType> = new Set([
   MessageType.ContextMenuCommand,
 ]);
 
-/** The messages of the mention's thread before it, newest first. @throws what discord.js throws. */
-async function earlierMessages(message: Message, deps: ChainDeps, stream: string): Promise<Message[]> {
+/**
+ * The messages of the mention's thread before it, newest first, and whether they reach back to
+ * the thread's start (fewer than asked for). @throws what discord.js throws.
+ */
+async function earlierMessages(
+  message: Message,
+  deps: ChainDeps,
+  stream: string,
+): Promise<{ messages: Message[]; all: boolean }> {
   let read: Message[] = [];
-  await deps.core.scheduler.submit({
-    key: `thread-read:${stream}`,
-    stream,
-    buckets: [GLOBAL_BUCKET],
-    final: true,
-    run: async () => {
-      const limit = Math.min(DISCORD_PAGE_MAX, deps.core.limits.replyChainMax);
-      const page = await message.channel.messages.fetch({ limit, before: message.id });
-      read = [...page.values()];
-    },
+  const limit = Math.min(DISCORD_PAGE_MAX, deps.core.limits.replyChainMax);
+  await readWithin(deps, `thread-read:${stream}`, stream, async () => {
+    read = [...(await message.channel.messages.fetch({ limit, before: message.id })).values()];
   });
-  return read.sort((a, b) => b.createdTimestamp - a.createdTimestamp);
+  return { messages: read.sort((a, b) => b.createdTimestamp - a.createdTimestamp), all: read.length < limit };
+}
+
+/** Runs one read as a write of the scheduler in the bot token's global budget (as reply-chain reads). */
+function readWithin(deps: ChainDeps, key: string, stream: string, run: () => Promise<void>): Promise<unknown> {
+  return deps.core.scheduler.submit({ key, stream, buckets: [GLOBAL_BUCKET], final: true, run });
+}
+
+/**
+ * The message a thread was started from (in its parent channel, the thread's id being the
+ * message's), when it is not among `read` (a forum post's is in the thread itself).
+ * @returns undefined for a thread started without a message, or one that is gone (10008).
+ */
+async function starterOf(thread: ThreadChannel, read: readonly Message[], deps: ChainDeps, stream: string) {
+  if (read.some((m) => m.id === thread.id)) return undefined;
+  let starter: Message | undefined;
+  try {
+    await readWithin(deps, `thread-starter:${stream}`, stream, async () => {
+      starter = (await thread.fetchStarterMessage()) ?? undefined;
+    });
+  } catch (error) {
+    if (!isGone(error)) throw error;
+  }
+  return starter;
+}
+
+/** The turns read so far, the authors of hidden messages, and the tokens spent. */
+interface Reading {
+  turns: ContextTurn[];
+  hidden: string[];
+  tokens: number;
+}
+
+/**
+ * Adds one message (newer ones first) to what is read.
+ * @returns false when reading stops here: the bot's own message, or the budget spent.
+ */
+function take(earlier: Message, reading: Reading, deps: ChainDeps): boolean {
+  if (earlier.author.id === deps.botId) return false;
+  if (!READ_TYPES.has(earlier.type)) return true;
+  if (!deps.messageContent && looksHidden(earlier, deps.botId)) {
+    reading.hidden.push(displayName(earlier));
+    return true;
+  }
+  const read = turnOf(earlier, deps);
+  reading.tokens += read.tokens;
+  if (reading.tokens > deps.core.limits.historyTokenBudget && reading.turns.length > 0) return false;
+  reading.turns.push(read.turn);
+  return true;
 }
 
 /**
@@ -54,7 +105,7 @@ async function earlierMessages(message: Message, deps: ChainDeps, stream: string
  * store that does not answer counts as none): see the file's comment. Never throws: a read
  * that fails is logged and the mention is answered without the thread.
  * @param conversationId the thread's conversation key.
- * @param stream a name for the read in the scheduler (the invocation's reference).
+ * @param stream a name for the reads in the scheduler (the invocation's reference).
  * @returns undefined outside a thread, with stored history, or when nothing was read.
  */
 export async function readThread(
@@ -63,31 +114,22 @@ export async function readThread(
   log: Logger,
   stream: string,
 ): Promise<MentionContext | undefined> {
-  if (!message.channel.isThread()) return undefined;
+  const thread = message.channel;
+  if (!thread.isThread()) return undefined;
   const stored = await deps.core.history.asChatMessages(deps.conversationId).catch(() => []);
   if (stored.length > 0) return undefined;
-  let messages: Message[];
+  const reading: Reading = { turns: [], hidden: [], tokens: 0 };
   try {
-    messages = await earlierMessages(message, deps, stream);
+    const { messages, all } = await earlierMessages(message, deps, stream);
+    const whole = messages.every((earlier) => take(earlier, reading, deps));
+    // Back at the thread's start: the message it was started from opens the conversation.
+    const starter = whole && all ? await starterOf(thread, messages, deps, stream) : undefined;
+    if (starter) take(starter, reading, deps);
   } catch (error) {
     log.info({ err: error instanceof Error ? error.message : String(error) }, 'thread not read');
     return undefined;
   }
-  const turns: ContextTurn[] = [];
-  const hidden: string[] = [];
-  let tokens = 0;
-  for (const earlier of messages) {
-    if (earlier.author.id === deps.botId) break;
-    if (!READ_TYPES.has(earlier.type)) continue;
-    if (!deps.messageContent && looksHidden(earlier, deps.botId)) {
-      hidden.push(displayName(earlier));
-      continue;
-    }
-    const read = turnOf(earlier, deps);
-    tokens += read.tokens;
-    if (tokens > deps.core.limits.historyTokenBudget && turns.length > 0) break;
-    turns.push(read.turn);
-  }
+  const { turns, hidden } = reading;
   log.debug({ turns: turns.length, hidden: hidden.length }, 'thread read');
   if (turns.length === 0 && hidden.length === 0) return undefined;
   return {

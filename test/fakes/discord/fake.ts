@@ -163,11 +163,13 @@ export class FakeDiscord {
 
   /**
    * Starts a public thread (type 11, `parent_id`, `thread_metadata`) in a guild text channel
-   * and announces it as THREAD_CREATE (`newly_created: true`) to sessions with GUILDS.
-   * @throws Error when the parent is not one of the guild's text channels.
+   * and announces it as THREAD_CREATE (`newly_created: true`) to sessions with GUILDS; started
+   * from one of the channel's messages with `fromMessage` (the thread's id is then the message's).
+   * @throws Error when the parent is not one of the guild's text channels, or the message is
+   *   not one of its own or has a thread already.
    */
-  addThread(parentChannelId: string, name: string): FakeChannel {
-    return addThread(this.ctx, parentChannelId, name);
+  addThread(parentChannelId: string, name: string, options: { fromMessage?: string } = {}): FakeChannel {
+    return addThread(this.ctx, parentChannelId, name, options);
   }
 
   /**

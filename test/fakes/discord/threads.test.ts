@@ -137,6 +137,21 @@ describe('FakeDiscord: Start Thread from Message', () => {
   });
 });
 
+describe('FakeDiscord: a thread people start from a message', () => {
+  it("takes the message's id, flags the message (Has Thread), and its starter is read from the parent channel", async () => {
+    const fake = await startFake();
+    const parent = fake.channelList[0]!;
+    const start = fake.postUserMessage({ channelId: parent.id, content: 'shall we?' });
+    const thread = fake.addThread(parent.id, 'plans', { fromMessage: start.id });
+    expect([thread.id, thread.parentId]).toEqual([start.id, parent.id]);
+    expect(fake.message(start.id)!.flags & 32).toBe(32);
+    expect(() => fake.addThread(parent.id, 'again', { fromMessage: start.id })).toThrow(/without a thread/);
+    const starter = await json(await api(fake, `/channels/${parent.id}/messages/${thread.id}`, { auth: true }));
+    // Its content is hidden from an app without Message Content (REST as the gateway).
+    expect(starter).toMatchObject({ id: start.id, content: '' });
+  });
+});
+
 describe('FakeDiscord: Get Channel Messages', () => {
   it('answers newest first, at most `limit` (default 50, 1–100), older than `before`', async () => {
     const fake = await startFake();
