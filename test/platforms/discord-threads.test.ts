@@ -4,12 +4,20 @@
  * /chat's reply shows (within a message's 2,000 characters), where a thread may be opened,
  * and /chat's `thread` option on Slack (accepted: a Slack /chat is answered in a thread always).
  */
-import { ChannelType, PermissionFlagsBits, PermissionsBitField } from 'discord.js';
+import { ChannelType, DiscordAPIError, PermissionFlagsBits, PermissionsBitField } from 'discord.js';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import chat from '../../commands/chat.ts';
 import { checkOptions } from '../../src/core/command.ts';
 import { questionMessage } from '../../src/platforms/discord/thread-open.ts';
-import { NO_THREAD, threadNameOf, threadParentOf } from '../../src/platforms/discord/threads.ts';
+import {
+  NO_THREAD,
+  THREAD_PERMISSION_SENTENCE,
+  ThreadReply,
+  threadNameOf,
+  threadParentOf,
+  threadRefusedLine,
+} from '../../src/platforms/discord/threads.ts';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
 
 /** A stand-in for a discord.js channel of a type (only what threadParentOf reads). */
@@ -69,6 +77,24 @@ describe('where a thread may be opened', () => {
     const noSend = new PermissionsBitField(PermissionFlagsBits.CreatePublicThreads);
     expect(threadParentOf(channelOf(ChannelType.GuildText), noCreate)).toEqual({ why: NO_THREAD.permission });
     expect(threadParentOf(channelOf(ChannelType.GuildText), noSend)).toEqual({ why: NO_THREAD.permission });
+  });
+});
+
+/** A Discord refusal as discord.js throws it. */
+const refusal = (code: number, status: number) =>
+  new DiscordAPIError({ code, message: 'refused' }, code, status, 'POST', '/channels/1/messages', { body: {} });
+
+describe("Discord's refusals around threads, in sentences", () => {
+  it('a missing permission inside a thread names Send Messages in Threads; other refusals are the usual sentences', () => {
+    const reply = new ThreadReply({} as never, pino({ level: 'silent' }));
+    expect(reply.explain(refusal(50013, 403))).toBe(THREAD_PERMISSION_SENTENCE);
+    expect(reply.explain(refusal(10003, 404))).toBe('This channel no longer exists.');
+  });
+
+  it('a thread Discord would not open gives the line under the answer in place', () => {
+    expect(threadRefusedLine(refusal(50013, 403))).toBe(NO_THREAD.permission);
+    expect(threadRefusedLine(refusal(10003, 404))).toBe(`${NO_THREAD.refused}: This channel no longer exists.`);
+    expect(threadRefusedLine(refusal(160004, 400))).toBe(`${NO_THREAD.refused}.`);
   });
 });
 

@@ -45,6 +45,10 @@ export const NO_THREAD = {
   refused: 'I answered here, not in a thread: Discord would not open one',
 } as const;
 
+/** Discord's 50013 inside a thread, in the words of errors.ts's refusals: posting there takes Send Messages in Threads. */
+export const THREAD_PERMISSION_SENTENCE =
+  "I lack a permission in this thread (Send Messages in Threads, Embed Links or Attach Files): a server admin can grant it in the channel's settings.";
+
 /** Said under the first answer in a new thread when the bot cannot read messages that do not mention it. */
 export const FOLLOW_UPS_NEED_MENTION =
   'Mention me to go on in this thread: answering replies without a mention needs the Message Content intent (an admin can enable it in the Developer Portal and set DISCORD_MESSAGE_CONTENT=true).';
@@ -88,9 +92,14 @@ export function threadNameOf(question: string): string {
 
 /** The line under an answer in place when Discord refused to open the thread. */
 export function threadRefusedLine(error: unknown): string {
-  if (error instanceof DiscordAPIError && Number(error.code) === 50013) return NO_THREAD.permission;
+  if (isMissingPermission(error)) return NO_THREAD.permission;
   const why = explainDiscordError(error);
   return why ? `${NO_THREAD.refused}: ${why}` : `${NO_THREAD.refused}.`;
+}
+
+/** Whether a discord.js error is Discord's "Missing Permissions" (50013). */
+function isMissingPermission(error: unknown): boolean {
+  return error instanceof DiscordAPIError && Number(error.code) === 50013;
 }
 
 /**
@@ -163,7 +172,9 @@ export class ThreadReply implements ReplyChannel {
     }
   }
 
+  /** Discord's refusal in a sentence; a missing permission names the thread's (Send Messages in Threads). */
   explain(error: unknown): string | undefined {
+    if (isMissingPermission(error)) return THREAD_PERMISSION_SENTENCE;
     return explainDiscordError(error);
   }
 
