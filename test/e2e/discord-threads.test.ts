@@ -218,6 +218,27 @@ describe('Discord threads, with the Message Content intent', () => {
     }
   });
 
+  it('after /forget in a thread, a mention there does not read back what came before the forget', async () => {
+    const channel = s.discord.addChannel('forget-thread');
+    const thread = s.discord.addThread(channel.id, 'forgetful');
+    s.discord.postUserMessage({ channelId: thread.id, content: 'my secret is 42', author: ALICE });
+    await answered(s, thread.id, {
+      channelId: thread.id,
+      content: `<@${s.discord.botUser.id}> remember it`,
+      author: ALICE,
+    });
+    const forgot = next(s, 'forget');
+    s.discord.dispatchInteraction({ command: 'forget', channelId: thread.id, admin: true });
+    expect((await forgot)[0]).toMatchObject({ ok: true, conversationId: keyOf(s, thread.id) });
+    const before = s.service.chatRequests().length;
+    await answered(s, thread.id, {
+      channelId: thread.id,
+      content: `<@${s.discord.botUser.id}> what is it?`,
+      author: ALICE,
+    });
+    expect(s.service.chatRequests().slice(before)[0]!.messages).toEqual([{ role: 'user', content: 'what is it?' }]);
+  });
+
   it('a /chat thread:true the service refuses keeps its question and thread, and tells the asker alone why', async () => {
     const channel = s.discord.addChannel('thread-refused');
     s.service.enqueue('chat', { status: 401 });
