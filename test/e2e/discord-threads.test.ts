@@ -138,9 +138,15 @@ describe('Discord threads, with the Message Content intent', () => {
     expect(reply?.content).toBe('About 2.1 million.');
   });
 
-  it('in a thread it opened, the bot ignores other bots and answers a message that mentions it once', async () => {
+  it('shows the question pinging nobody; in a thread it opened, the bot ignores other bots and answers a message that mentions it once', async () => {
     const channel = s.discord.addChannel('thread-once');
-    const { interaction } = await chat(s, channel, { prompt: 'Start here', thread: true });
+    const { interaction } = await chat(s, channel, {
+      prompt: 'Start here, @everyone <@420000000000000001>',
+      thread: true,
+    });
+    // The question is shown as asked, pinging nobody.
+    expect(interaction.original!.content).toContain('> Start here, @everyone <@420000000000000001>');
+    expect(interaction.original!.pinged).toEqual({ everyone: false, users: [], roles: [] });
     const thread = interaction.original!.id;
     const before = s.service.chatRequests().length;
     s.discord.postUserMessage({ channelId: thread, content: 'beep, I am a bot', author: ROBOT });
