@@ -1,8 +1,11 @@
 /**
  * `/chat prompt [model] [image] [web_search] [json] [temperature] [max_tokens] [top_p]
- * [frequency_penalty] [presence_penalty]`: ask the language model; the answer streams into
+ * [frequency_penalty] [presence_penalty] [thread]`: ask the language model; the answer streams into
  * the reply, and the exchange joins the channel's (or thread's) history. `image` is looked at
  * with the channel's vision model; a text file or PDF given to it is read as context (media/files.ts).
+ * `thread` (Discord; or the channel's `auto_thread`): the adapter opens a thread on the question
+ * and the answer streams there (`opensThread`); on Slack a channel /chat is answered in its
+ * question's thread always, so the option changes nothing there.
  */
 import type { Command } from '../src/core/command.ts';
 import { chat } from '../src/core/features/chat.ts';
@@ -28,6 +31,8 @@ export default {
   showsQuestion: true,
   // The answer streams in for everyone: Discord's deferral starts before the quota, image and store work.
   defersAtOnce: true,
+  // Discord: `thread:true` (or the channel's auto_thread) answers in a new thread on the question.
+  opensThread: true,
   options: [
     { name: 'prompt', description: 'What to ask or say', type: 'string', required: true, maxLength: 6000 },
     TEXT_MODEL_OPTION,
@@ -43,6 +48,11 @@ export default {
     TEMPERATURE_OPTION,
     MAX_TOKENS_OPTION,
     ...NUCLEUS_OPTIONS,
+    {
+      name: 'thread',
+      description: 'Answer in a new thread where replies need no mention (Discord; Slack threads always)',
+      type: 'boolean',
+    },
   ],
   examples: [
     'Explain RAID 5 in two sentences',

@@ -1,6 +1,7 @@
 /**
- * `/settings [chat_model] [image_model] [vision_model] [system_prompt] [reset]` (admins): a
- * channel's models and system prompt; alone, shows each value and where it comes from.
+ * `/settings [chat_model] [image_model] [vision_model] [system_prompt] [auto_thread] [reset]`
+ * (admins): a channel's models, system prompt and (Discord) whether answers open a thread;
+ * alone, shows each value and where it comes from.
  */
 import type { Command } from '../src/core/command.ts';
 import { stringOption } from '../src/core/features/options.ts';
@@ -40,6 +41,11 @@ export default {
       maxLength: MAX_SYSTEM_PROMPT,
     },
     {
+      name: 'auto_thread',
+      description: 'Discord: answer each /chat and mention here in a new thread (Slack threads always)',
+      type: 'boolean',
+    },
+    {
       name: 'reset',
       description: 'Back to the default: one setting, or all',
       type: 'string',
@@ -58,6 +64,7 @@ export default {
       ...(image ? { image_model: image } : {}),
       ...(vision ? { vision_model: vision } : {}),
       ...(typeof o.system_prompt === 'string' ? { system_prompt: o.system_prompt } : {}),
+      ...(typeof o.auto_thread === 'boolean' ? { auto_thread: o.auto_thread } : {}),
       ...(reset ? { reset } : {}),
     });
   },

@@ -63,6 +63,13 @@ export interface Command {
    * invoker alone.
    */
   defersAtOnce?: boolean;
+  /**
+   * Its answer may open a thread on the question (Discord: its `thread` option true, or the
+   * channel's `auto_thread` setting on): the adapter shows the question, opens a thread on it
+   * and answers there, the thread being the conversation. Slack answers a channel's command in
+   * its question's thread already ({@link showsQuestion}).
+   */
+  opensThread?: boolean;
   /** Invocations shown by Slack's `/<name> help` (without the slash command itself). */
   examples?: readonly string[];
   execute(ctx: CommandContext, core: Core): Promise<void>;

@@ -104,6 +104,8 @@ export const storeKeys = {
   regenerating: (id: string) => `regenerating:${id}`,
   /** The answer state id of the answer to a mention, by the mention's {@link messageRef}. */
   mentionAnswer: (mention: string) => `mention-answer:${mention}`,
+  /** A thread the bot opened for a conversation (Discord; state/threads.ts), by the thread's conversation key. */
+  openedThread: (conversationId: string) => `thread:${conversationId}`,
   /** A Slack workspace's chat.startStream count in its window. */
   startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
 } as const;

@@ -287,6 +287,8 @@ export interface CommandContext {
   /** Short reference id of the invocation (log.ts `newReference`), shown with any error so a report can be found in the log. */
   ref: string;
   reply: ReplyChannel;
+  /** Lines from the adapter shown under a chat's answer (e.g. why no thread was opened), not stored. */
+  notices?: readonly string[];
   /**
    * Other conversations the exchange also joins, read when it is stored (Slack: the thread
    * that shows a /chat's question and answer, so that a mention there carries it).

@@ -16,6 +16,7 @@ import modelsCommand from '../../commands/models.ts';
 import settingsCommand from '../../commands/settings.ts';
 import { runCommand, runComponent, runInvocation } from '../../src/core/command.ts';
 import { type Core, closeCore, createCore } from '../../src/core/core.ts';
+import { AUTO_THREAD_ON_SLACK } from '../../src/core/features/settings.ts';
 import type { CardLimits, ComponentContext, OutgoingMessage } from '../../src/core/platform.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
@@ -258,6 +259,26 @@ describe('/settings', () => {
       '`chat_model`: the service lists no text model `vision`. Try `fake-vision`, or see /models.',
     ]);
     expect(await core.settings.get('discord:g:settings-bad')).toEqual({});
+  });
+
+  it('auto_thread: kept for a Discord channel (shown, reset by reset:auto_thread), refused on Slack where every answer is threaded', async () => {
+    const channel = 'discord:g:settings-threads';
+    const set = adminContext(channel, { auto_thread: true }, DISCORD_CARDS);
+    expect(await runCommand(settingsCommand, set.ctx, core)).toMatchObject({ ok: true });
+    expect(await core.settings.get(channel)).toEqual({ autoThread: true });
+    const field = set.ephemeralMessages[0]!.cards![0]!.fields.find((f) => f.name === 'auto_thread');
+    expect(field?.value).toMatch(/^on — /);
+    await runCommand(settingsCommand, adminContext(channel, { reset: 'auto_thread' }, DISCORD_CARDS).ctx, core);
+    expect(await core.settings.get(channel)).toEqual({});
+
+    const slack = adminContext('slack:T1:C1', { auto_thread: true }, SLACK_CARDS);
+    (slack.ctx as { platform: string }).platform = 'slack';
+    expect(await runCommand(settingsCommand, slack.ctx, core)).toMatchObject({
+      ok: false,
+      errorCode: 'invalid_option',
+    });
+    expect(slack.ephemerals).toEqual([AUTO_THREAD_ON_SLACK]);
+    expect(await core.settings.get('slack:T1:C1')).toEqual({});
   });
 
   it('is refused at run time to a non-admin', async () => {

@@ -49,6 +49,7 @@ describe('keys', () => {
     expect(storeKeys.imagineState('abc')).toBe('imagine:abc');
     expect(storeKeys.stopRequest('abc')).toBe('stop:abc');
     expect(storeKeys.startStreams('T1')).toBe('slack:startStream:T1');
+    expect(storeKeys.openedThread('discord:G1:T9')).toBe('thread:discord:G1:T9');
     expect(slackClaims.event('Ev1')).toBe('slack:event:Ev1');
     expect(slackClaims.message('T1', 'C1', '1.2')).toBe('slack:message:T1:C1:1.2');
     expect(slackClaims.request('ab12', '1700000000')).toBe('slack:request:ab12:1700000000');

@@ -112,7 +112,7 @@ async function chatReserved(
       : request.prompt;
   const system: ChatMessage[] = channel.systemPrompt ? [{ role: 'system', content: channel.systemPrompt }] : [];
   const question: ChatMessage = { role: 'user', content };
-  const notes = [...(request.notes ?? [])];
+  const notes = [...(ctx.notices ?? []), ...(request.notes ?? [])];
   const { history, storeDown } = await reading;
   if (storeDown) notes.push(STORE_DOWN_NOTE);
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);

@@ -1,7 +1,8 @@
 /**
  * /settings: an admin chooses a channel's chat, image and vision models and its system prompt
- * (checked against the service's live lists), resets them, or reads what applies and where
- * each value comes from (the channel, the environment's default, or the service's choice).
+ * (checked against the service's live lists), and on Discord whether answers there open a
+ * thread (`auto_thread`), resets them, or reads what applies and where each value comes from
+ * (the channel, the environment's default, or the service's choice).
  */
 
 import type { Core } from '../core.ts';
@@ -9,7 +10,13 @@ import { OptionError } from '../errors.ts';
 import type { ModelLists } from '../models/catalog.ts';
 import type { Resolved } from '../models/defaults.ts';
 import type { CommandContext, OutgoingMessage } from '../platform.ts';
-import { type ChannelSettings, SETTING_FIELDS, SETTING_NAMES, type SettingName } from '../state/settings.ts';
+import {
+  type ChannelSettings,
+  SETTING_FIELDS,
+  SETTING_NAMES,
+  type SettingName,
+  type SettingsUpdate,
+} from '../state/settings.ts';
 
 /** Longest system prompt, in characters. */
 export const MAX_SYSTEM_PROMPT = 4000;
@@ -20,9 +27,15 @@ export interface SettingsChange {
   image_model?: string;
   vision_model?: string;
   system_prompt?: string;
+  /** Discord: /chat and mentions in the channel open a thread for their answer. */
+  auto_thread?: boolean;
   /** `all` or one setting name. */
   reset?: 'all' | SettingName;
 }
+
+/** Why `auto_thread` is refused on Slack. */
+export const AUTO_THREAD_ON_SLACK =
+  "`auto_thread` is for Discord: on Slack every answer is in a thread already (a mention's thread, a /chat's question thread).";
 
 /** Up to three listed names that contain what was typed, for an error message. */
 function suggestions(typed: string, names: readonly string[]): string {
@@ -63,7 +76,7 @@ function describe(resolved: Resolved, serviceWord: string): string {
  *   ServiceError subclasses when the model lists cannot be fetched to check a model.
  */
 export async function changeSettings(ctx: CommandContext, core: Core, change: SettingsChange): Promise<void> {
-  const updates: Partial<Record<keyof ChannelSettings, string | undefined>> = {};
+  const updates: Partial<Record<keyof ChannelSettings, string | boolean | undefined>> = {};
   if (change.reset)
     for (const name of change.reset === 'all' ? SETTING_NAMES : [change.reset])
       updates[SETTING_FIELDS[name]] = undefined;
@@ -79,18 +92,30 @@ export async function changeSettings(ctx: CommandContext, core: Core, change: Se
       );
     updates.systemPrompt = change.system_prompt.trim() || undefined;
   }
+  if (change.auto_thread !== undefined) {
+    if (ctx.platform === 'slack') throw new OptionError(AUTO_THREAD_ON_SLACK);
+    // Off is the default: stored as no value.
+    updates.autoThread = change.auto_thread || undefined;
+  }
   const changed = Object.keys(updates).length > 0;
   if (changed) {
-    await core.settings.update(ctx.channelKey, updates);
+    await core.settings.update(ctx.channelKey, updates as SettingsUpdate);
     ctx.log.info({ channelKey: ctx.channelKey, changed: Object.keys(updates) }, 'channel settings changed');
   }
   await ctx.reply.sendEphemeral(await settingsMessage(ctx, core, changed));
 }
 
+/** The `auto_thread` field when it is on. */
+const AUTO_THREAD_ON = 'on — a /chat or a mention here is answered in a new thread — set for this channel';
+
 /** The card that shows every setting of the channel and its source. */
 async function settingsMessage(ctx: CommandContext, core: Core, changed: boolean): Promise<OutgoingMessage> {
   const resolved = await core.models.forChannel(ctx.channelKey, ctx.signal);
   const prompt = resolved.systemPrompt;
+  const threads =
+    ctx.platform === 'discord'
+      ? [{ name: 'auto_thread', value: (await core.settings.get(ctx.channelKey)).autoThread ? AUTO_THREAD_ON : 'off' }]
+      : [];
   return {
     content: changed ? 'Settings saved.' : '',
     cards: [
@@ -113,12 +138,13 @@ async function settingsMessage(ctx: CommandContext, core: Core, changed: boolean
               ? `${prompt.length > 900 ? `${prompt.slice(0, 900)}…` : prompt} — set for this channel`
               : 'none',
           },
+          ...threads,
         ],
         // Slack has no option pickers: there options are typed `--name value`.
         footer:
           ctx.platform === 'slack'
             ? 'Change with /settings --chat_model <id> (and --image_model, --vision_model, --system_prompt); undo with --reset.'
-            : 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt); undo with reset.',
+            : 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt, auto_thread); undo with reset.',
       },
     ],
   };

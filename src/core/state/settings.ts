@@ -16,10 +16,15 @@ export interface ChannelSettings {
   visionModel?: string;
   /** Sent as the first `system` message of every chat in the channel. */
   systemPrompt?: string;
+  /** Discord: a /chat or a mention in the channel is answered in a new thread (`auto_thread`). */
+  autoThread?: boolean;
 }
 
+/** A change of settings: a value per field, `undefined` clearing it. */
+export type SettingsUpdate = { [K in keyof ChannelSettings]?: ChannelSettings[K] | undefined };
+
 /** The names of the settings, as /settings spells them. */
-export const SETTING_NAMES = ['chat_model', 'image_model', 'vision_model', 'system_prompt'] as const;
+export const SETTING_NAMES = ['chat_model', 'image_model', 'vision_model', 'system_prompt', 'auto_thread'] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** The field of {@link ChannelSettings} behind each setting name. */
@@ -28,6 +33,7 @@ export const SETTING_FIELDS: Record<SettingName, keyof ChannelSettings> = {
   image_model: 'imageModel',
   vision_model: 'visionModel',
   system_prompt: 'systemPrompt',
+  auto_thread: 'autoThread',
 };
 
 /**
@@ -79,12 +85,9 @@ export class SettingsStore {
    * to what this instance remembers) and returns the result.
    * Concurrent updates of one channel are rare (admins); the last write wins.
    */
-  async update(
-    channelKey: string,
-    changes: Partial<Record<keyof ChannelSettings, string | undefined>>,
-  ): Promise<ChannelSettings> {
-    const next: ChannelSettings = { ...(await this.read(channelKey)) };
-    for (const [field, value] of Object.entries(changes) as Array<[keyof ChannelSettings, string | undefined]>) {
+  async update(channelKey: string, changes: SettingsUpdate): Promise<ChannelSettings> {
+    const next: Record<string, unknown> = { ...(await this.read(channelKey)) };
+    for (const [field, value] of Object.entries(changes)) {
       if (value === undefined) delete next[field];
       else next[field] = value;
     }
@@ -92,8 +95,8 @@ export class SettingsStore {
     else await this.keyv.set(this.key(channelKey), next);
     this.updates += 1;
     this.reading.delete(channelKey);
-    this.remember(channelKey, next);
-    return { ...next };
+    this.remember(channelKey, next as ChannelSettings);
+    return { ...(next as ChannelSettings) };
   }
 
   private async read(channelKey: string): Promise<ChannelSettings> {

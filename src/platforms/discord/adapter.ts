@@ -33,9 +33,10 @@ import { guardMalformedInteractions } from './guard.ts';
 import { handleChatInput } from './interactions.ts';
 import { handleMessage } from './mentions.ts';
 import { handleMessageCommand, handleModalSubmit, PendingTargets } from './message-actions.ts';
-import { isAddressedToBot } from './messages.ts';
+import { isAddressedToBot, mayContinueThread } from './messages.ts';
 import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
+import { stillOpenedThread } from './thread-open.ts';
 
 /** What discord.js may send a second before it holds requests back itself (Discord's interaction routes are exempt from the global 50/s). */
 const REST_GLOBAL_PER_SECOND = 1_000_000;
@@ -155,7 +156,13 @@ export class DiscordAdapter {
    * autocomplete) and running answers finish.
    */
   private onInteraction(interaction: Interaction): void {
-    const deps = { core: this.core, commands: this.commands, log: this.log, rateLimits: this.rateLimits };
+    const deps = {
+      core: this.core,
+      commands: this.commands,
+      log: this.log,
+      rateLimits: this.rateLimits,
+      messageContent: this.config.messageContent,
+    };
     if (this.running.draining) {
       if (interaction.isAutocomplete()) void interaction.respond([]).catch(this.onError);
       else if (interaction.isRepliable())
@@ -185,10 +192,35 @@ export class DiscordAdapter {
     };
   }
 
-  /** Answers a message addressed to the bot (a mention or a DM: messages.ts); refused in a sentence while stopping. */
+  /**
+   * Answers a message addressed to the bot (a mention or a DM: messages.ts), and, with the
+   * Message Content intent, a person's message in a thread the bot opened (state/threads.ts:
+   * a follow-up needs no mention there); refused in a sentence while stopping.
+   */
   private onMessage(message: Message): void {
     const botId = this.client.user?.id;
-    if (!botId || !isAddressedToBot(message, botId)) return;
+    if (!botId) return;
+    const addressed = isAddressedToBot(message, botId);
+    const inBotThread = mayContinueThread(message, botId);
+    if (!inBotThread) {
+      if (addressed) this.answer(message, botId);
+      return;
+    }
+    if (addressed || this.config.messageContent) void this.inBotThread(message, botId, addressed).catch(this.onError);
+  }
+
+  /**
+   * A person's message in a thread the bot started: answered when it is addressed to the bot,
+   * or when the store says the bot opened the thread for a conversation (a follow-up without a
+   * mention); each answer there keeps the thread remembered for 30 more days.
+   */
+  private async inBotThread(message: Message, botId: string, addressed: boolean): Promise<void> {
+    if (addressed) this.answer(message, botId);
+    if ((await stillOpenedThread(this.core, message)) && !addressed) this.answer(message, botId);
+  }
+
+  /** Runs the mention feature for a message (messages.ts, mentions.ts). */
+  private answer(message: Message, botId: string): void {
     if (this.running.draining) {
       void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(this.onError);
       return;

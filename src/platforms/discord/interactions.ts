@@ -22,6 +22,8 @@ import { attachmentOf, channelKeyOf } from './messages.ts';
 import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
 import { type DeferralKind, InteractionResponder } from './responder.ts';
 import { DISCORD_MESSAGE_LIMITS } from './rest.ts';
+import { chatInThread } from './thread-open.ts';
+import { ThreadReply } from './threads.ts';
 
 /** The note under a message finished with the bot's token; defined with the responder that writes it. */
 export { EXPIRED_NOTE } from './responder.ts';
@@ -111,7 +113,8 @@ function optionsOf(
 }
 
 /**
- * Runs the command a chat-input interaction names (an unknown one gets an ephemeral sentence).
+ * Runs the command a chat-input interaction names (an unknown one gets an ephemeral sentence);
+ * a command that `opensThread` may answer in a new thread (thread-open.ts `chatInThread`).
  * The interaction's {@link InteractionResponder} is made first, before any store, settings or
  * quota work: a command that `defersAtOnce` (/chat, /complete, /imagine) is deferred there and
  * then (deferReply, not awaited: the feature awaits it where it writes) unless its options
@@ -122,7 +125,14 @@ function optionsOf(
  */
 export async function handleChatInput(
   interaction: ChatInputCommandInteraction,
-  deps: { core: Core; commands: readonly Command[]; log: Logger; rateLimits?: DiscordRateLimits },
+  deps: {
+    core: Core;
+    commands: readonly Command[];
+    log: Logger;
+    rateLimits?: DiscordRateLimits;
+    /** Whether the Message Content intent is on (a thread's follow-ups then need no mention). */
+    messageContent?: boolean;
+  },
   signal: AbortSignal,
 ): Promise<void> {
   const command = deps.commands.find((c) => c.name === interaction.commandName);
@@ -134,6 +144,7 @@ export async function handleChatInput(
     command: interaction.commandName,
   });
   const responder = new InteractionResponder(interaction, log, 'reply');
+  let inThread: ThreadReply | undefined;
   try {
     if (!command) {
       log.warn('unknown command');
@@ -142,10 +153,17 @@ export async function handleChatInput(
     }
     const reply = new InteractionReply(responder, deps.rateLimits);
     const ctx = commandContext(interaction, deps.core, { signal, log, ref, reply });
-    if (command.defersAtOnce && optionsPass(command, ctx.options)) responder.start();
-    await runCommand(command, ctx, deps.core);
+    const passes = optionsPass(command, ctx.options);
+    if (command.defersAtOnce && passes) responder.start();
+    // A /chat with thread:true (or in an auto_thread channel) answers in a new thread on its question (thread-open.ts).
+    const threadDeps = { core: deps.core, messageContent: deps.messageContent === true };
+    const answered = command.opensThread && passes ? await chatInThread(interaction, responder, ctx, threadDeps) : ctx;
+    if (answered.reply instanceof ThreadReply) inThread = answered.reply;
+    await runCommand(command, answered, deps.core);
   } finally {
     responder.dispose();
+    // The thread's typing indicator, when the command ended before any answer.
+    inThread?.dispose();
   }
 }
 

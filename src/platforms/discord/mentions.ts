@@ -1,7 +1,9 @@
 /**
- * A Discord message addressed to the bot (messages.ts `isAddressedToBot`) as an invocation of
- * the core's mention feature: its context (the channel's conversation, or the reply chain:
- * reply-chain.ts), its reply (messages.ts `MessageReply`) and its request.
+ * A Discord message addressed to the bot (messages.ts `isAddressedToBot`, or a follow-up in a
+ * thread it opened) as an invocation of the core's mention feature: its context (the
+ * channel's conversation, the reply chain: reply-chain.ts, or a thread's messages:
+ * thread-read.ts), its reply (messages.ts `MessageReply`, or a new thread's: thread-open.ts)
+ * and its request.
  */
 import type { Message } from 'discord.js';
 import { runInvocation } from '../../core/command.ts';
@@ -15,9 +17,14 @@ import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf, HIDDEN_MESSAGE_REPLY, looksHidden, MessageReply, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { aroundMessage } from './reply-chain.ts';
+import { mentionInThread } from './thread-open.ts';
+import { readThread } from './thread-read.ts';
 
 /**
- * Answers a message addressed to the bot (see {@link isAddressedToBot}; the caller checks).
+ * Answers a message addressed to the bot (see {@link isAddressedToBot}; the caller checks): in
+ * a new thread on it when its channel's auto_thread is on (thread-open.ts), else as a reply.
+ * Its context: the reply chain (reply-chain.ts), else, in a thread the bot keeps no history
+ * for, the thread's recent messages (thread-read.ts).
  * @param options.messageContent whether the Message Content intent is on (DISCORD_MESSAGE_CONTENT).
  * @param signal the invocation's own signal (shutdown).
  */
@@ -35,17 +42,31 @@ export async function handleMessage(
     message: message.id,
     channel: message.channelId,
   });
-  const reply = new MessageReply(message, log);
-  const ctx = messageContext(message, core, { signal, log, ref, reply });
+  const channelKey = channelKeyOf(message.guildId, message.channelId, message.channel);
+  const hidden = !deps.messageContent && looksHidden(message, botId);
+  const place = hidden
+    ? { notices: [] }
+    : await mentionInThread(message, promptOf(message, botId), { channelKey, ref }, deps, log);
+  const reply = place.thread?.reply ?? new MessageReply(message, log);
+  const ctx = messageContext(message, core, {
+    signal,
+    log,
+    ref,
+    reply,
+    notices: place.notices,
+    ...(place.thread ? { conversationId: place.thread.conversationId } : {}),
+  });
   try {
     await runInvocation('mention', ctx, core, async () => {
-      if (!deps.messageContent && looksHidden(message, botId)) throw new InputError(HIDDEN_MESSAGE_REPLY);
+      if (hidden) throw new InputError(HIDDEN_MESSAGE_REPLY);
       const attachments = message.attachments.map((file) => attachmentOf(file, 'message', core.downloader));
       const around = await aroundMessage(message, deps, log, ref);
+      const context =
+        around.context ?? (await readThread(message, { ...deps, conversationId: ctx.conversationId }, log, ref));
       await answerMention(ctx, core, {
         text: promptOf(message, botId),
         attachments: [...attachments, ...around.attachments],
-        ...(around.context ? { context: around.context } : {}),
+        ...(context ? { context } : {}),
         ref: messageRef({ platform: 'discord', channel: message.channelId, message: message.id }),
       });
     });
@@ -54,11 +75,16 @@ export async function handleMessage(
   }
 }
 
-/** The platform-neutral CommandContext of a message addressed to the bot (a mention, a DM, an edit of one). */
+/**
+ * The platform-neutral CommandContext of a message addressed to the bot (a mention, a DM, an
+ * edit of one): its channel's conversation unless `invocation.conversationId` names another (a
+ * thread the bot opened on it).
+ */
 export function messageContext(
   message: Message,
   core: Core,
-  invocation: Pick<CommandContext, 'signal' | 'log' | 'ref' | 'reply'>,
+  invocation: Pick<CommandContext, 'signal' | 'log' | 'ref' | 'reply'> &
+    Partial<Pick<CommandContext, 'conversationId' | 'notices'>>,
 ): CommandContext {
   return {
     platform: 'discord',

@@ -34,6 +34,39 @@ export const HIDDEN_MESSAGE_REPLY =
   "I cannot read replies that do not mention me: keep the reply's @ mention on, or mention me in the message.";
 
 /**
+ * Discord's typing indicator in one channel while an answer is awaited: sent at once, then
+ * every {@link TYPING_REFRESH_MS} (it lasts 10 s) until stopped. A failure is logged at debug.
+ */
+export class Typing {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly channel: unknown,
+    private readonly log: Logger,
+  ) {}
+
+  /** Starts the indicator (once: later calls do nothing while it runs). */
+  start(): void {
+    if (this.timer) return;
+    this.send();
+    this.timer = setInterval(() => this.send(), TYPING_REFRESH_MS);
+    this.timer.unref();
+  }
+
+  /** Stops it (idempotent). */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private send(): void {
+    const channel = this.channel as { sendTyping?: () => Promise<void> } | null;
+    if (typeof channel?.sendTyping !== 'function') return;
+    channel.sendTyping().catch((error: unknown) => this.log.debug({ err: error }, 'typing indicator failed'));
+  }
+}
+
+/**
  * The reply to one user message: a typing indicator while the answer is awaited (`defer`),
  * then the first `send` replies to the message (`message_reference`, without pinging its
  * author), later sends continue in the channel; each is edited in place as tokens arrive.
@@ -42,7 +75,7 @@ export const HIDDEN_MESSAGE_REPLY =
 export class MessageReply implements ReplyChannel {
   readonly limits = DISCORD_MESSAGE_LIMITS;
   private sent = 0;
-  private typing: NodeJS.Timeout | undefined;
+  private readonly typing: Typing;
   /** The address of the answer's first message, once posted. */
   private firstAt: string | undefined;
 
@@ -54,14 +87,13 @@ export class MessageReply implements ReplyChannel {
     private readonly message: Message,
     private readonly log: Logger,
     private readonly rewrite?: string,
-  ) {}
+  ) {
+    this.typing = new Typing(message.channel, log);
+  }
 
   /** Starts the typing indicator, re-sent every {@link TYPING_REFRESH_MS} until the first send. */
   async defer(): Promise<void> {
-    if (this.typing || this.sent > 0) return;
-    this.sendTyping();
-    this.typing = setInterval(() => this.sendTyping(), TYPING_REFRESH_MS);
-    this.typing.unref();
+    if (this.sent === 0) this.typing.start();
   }
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
@@ -70,7 +102,7 @@ export class MessageReply implements ReplyChannel {
 
   /** Sends (the first send replies to the message, or edits `rewrite` when given) or continues. */
   private async write(message: OutgoingMessage, rewrite: string | undefined): Promise<MessageHandle> {
-    this.stopTyping();
+    this.typing.stop();
     const payload = payloadOf(message);
     const channel = this.message.channel;
     let posted: Message;
@@ -112,18 +144,7 @@ export class MessageReply implements ReplyChannel {
 
   /** Stops the typing indicator (when the answer is over). */
   dispose(): void {
-    this.stopTyping();
-  }
-
-  private sendTyping(): void {
-    const channel = this.message.channel;
-    if (!('sendTyping' in channel)) return;
-    channel.sendTyping().catch((error: unknown) => this.log.debug({ err: error }, 'typing indicator failed'));
-  }
-
-  private stopTyping(): void {
-    if (this.typing) clearInterval(this.typing);
-    this.typing = undefined;
+    this.typing.stop();
   }
 }
 
@@ -136,9 +157,24 @@ const USER_MESSAGE_TYPES: ReadonlySet<MessageType> = new Set([MessageType.Defaul
  * `@everyone`, `@here` and role mentions do not count.
  */
 export function isAddressedToBot(message: Message, botId: string): boolean {
-  if (message.author.bot || message.webhookId || message.system || !USER_MESSAGE_TYPES.has(message.type)) return false;
+  if (!fromPerson(message)) return false;
   if (!message.inGuild()) return true;
   return message.mentions.users.has(botId) || message.mentions.repliedUser?.id === botId;
+}
+
+/** Whether a person wrote the message: not a bot (the bot itself included), a webhook or the system. */
+function fromPerson(message: Message): boolean {
+  return !message.author.bot && !message.webhookId && !message.system && USER_MESSAGE_TYPES.has(message.type);
+}
+
+/**
+ * Whether a message may continue a conversation in a thread without a mention (what the store
+ * then decides: state/threads.ts): a person's message, not addressed to the bot otherwise, in
+ * a thread the bot created (its `owner_id`). Discord shows the bot the text of such a message
+ * only with the Message Content intent: the caller checks that.
+ */
+export function mayContinueThread(message: Message, botId: string): boolean {
+  return fromPerson(message) && message.channel.isThread() && message.channel.ownerId === botId;
 }
 
 /**

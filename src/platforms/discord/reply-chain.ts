@@ -87,7 +87,7 @@ async function readMessage(
 }
 
 /** The author's name as the channel shows it: the member's nickname, else the user's display name. */
-function displayName(message: Message): string {
+export function displayName(message: Message): string {
   return message.member?.displayName ?? message.author.displayName;
 }
 
@@ -97,8 +97,8 @@ function kept(message: Message, deps: ChainDeps): boolean {
   return isAddressedToBot(message, deps.botId) && (deps.messageContent || !looksHidden(message, deps.botId));
 }
 
-/** A readable message of the chain as a turn; its estimated tokens. */
-function turnOf(message: Message, deps: ChainDeps): { turn: ContextTurn; tokens: number } {
+/** A readable message (of a chain, or a thread: thread-read.ts) as a turn; its estimated tokens. */
+export function turnOf(message: Message, deps: ChainDeps): { turn: ContextTurn; tokens: number } {
   const own = message.author.id === deps.botId;
   const text = own ? message.content : promptOf(message, deps.botId);
   const attachments = own ? [] : message.attachments.map((file) => attachmentOf(file, 'replied', deps.core.downloader));

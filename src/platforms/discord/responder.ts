@@ -110,8 +110,7 @@ export class InteractionResponder {
    * has none yet, else a follow-up. A deferred reply showing "is thinking…" to everyone is removed first; when it
    * cannot be removed, the sentence is written into it instead (never "thinking" forever); when it is gone already
    * (10008 Unknown Message: deleted by someone), the sentence is an ephemeral follow-up. When Discord refuses that
-   * follow-up, the sentence is posted in the channel naming the user, pinging nobody (ChannelWrites.tellUser): never
-   * nothing. Never throws (failures are logged).
+   * follow-up, it is posted in the channel naming the user, pinging nobody (ChannelWrites.tellUser). Never throws.
    */
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
@@ -227,9 +226,10 @@ export class InteractionResponder {
    * Fills the deferred reply with the first public message (all of it: no embeds or buttons when it has none). With the
    * token gone before any text (an answer that waited 15 minutes for its first word), the deferred reply is found in
    * the channel and filled with the bot's token, or, when it cannot be found, the message is posted in the channel.
+   * @returns the reply's message id (undefined when Discord's answer named none).
    * @throws DiscordAPIError as discord.js does; the reply counts as filled only once Discord took it.
    */
-  async fill(message: OutgoingMessage): Promise<void> {
+  async fill(message: OutgoingMessage): Promise<string | undefined> {
     const filled = (await this.withToken(
       () => this.editWithToken('@original', message, true),
       async () => {
@@ -239,6 +239,7 @@ export class InteractionResponder {
     )) as { id?: string } | undefined;
     this.originalId = filled?.id;
     this.shown = true;
+    return this.originalId;
   }
 
   /** Posts a public follow-up. @returns its message id. @throws DiscordAPIError as discord.js does. */
@@ -269,9 +270,8 @@ export class InteractionResponder {
 
   /**
    * Edits one of the interaction's messages (`@original`, or a follow-up's id) with its token: a text edit is one PATCH
-   * ("Edit Original Interaction Response" / "Edit Followup Message") without building a discord.js Message (a thousand
-   * streamed answers spent a fifth of their CPU on Messages nobody read); with files, discord.js's editReply (multipart
-   * upload).
+   * ("Edit Original Interaction Response" / "Edit Followup Message") without a discord.js Message (a thousand streamed
+   * answers spent a fifth of their CPU on Messages nobody read); with files, editReply (multipart upload).
    * @param whole the first write of a deferred reply: embeds are sent even when empty.
    * @throws DiscordAPIError as discord.js's REST client does (50027 once the token expired).
    */

@@ -42,6 +42,8 @@ export const P = {
   Speak: 1n << 21n,
   ChangeNickname: 1n << 26n,
   UseApplicationCommands: 1n << 31n,
+  ManageThreads: 1n << 34n,
+  CreatePublicThreads: 1n << 35n,
   SendMessagesInThreads: 1n << 38n,
 } as const;
 export const ALL_PERMISSIONS = (1n << 51n) - 1n;
@@ -59,7 +61,8 @@ export const MEMBER_PERMISSIONS =
   P.ChangeNickname |
   P.UseApplicationCommands |
   P.SendMessagesInThreads;
-export const BOT_PERMISSIONS = MEMBER_PERMISSIONS | P.MentionEveryone;
+/** The bot's role by default: what the README's install link grants (Create Public Threads among them). */
+export const BOT_PERMISSIONS = MEMBER_PERMISSIONS | P.MentionEveryone | P.CreatePublicThreads;
 
 /** Gateway intent bits (events/gateway.mdx, "List of Intents"). */
 export const Intent = {

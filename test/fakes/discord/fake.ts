@@ -45,7 +45,7 @@ import type {
   RateLimitRecord,
 } from './types.ts';
 import { addThread, editUserMessage, openDm, postUserMessage } from './user-actions.ts';
-import { channelJson, messageJson } from './wire.ts';
+import { botRoleJson, channelJson, messageJson } from './wire.ts';
 
 /**
  * The fake itself: `await FakeDiscord.start(options)`, point discord.js at `apiUrl` with
@@ -164,11 +164,13 @@ export class FakeDiscord {
 
   /**
    * Starts a public thread (type 11, `parent_id`, `thread_metadata`) in a guild text channel
-   * and announces it as THREAD_CREATE (`newly_created: true`) to sessions with GUILDS.
-   * @throws Error when the parent is not one of the guild's text channels.
+   * and announces it as THREAD_CREATE (`newly_created: true`) to sessions with GUILDS; started
+   * from one of the channel's messages with `fromMessage` (the thread's id is then the message's).
+   * @throws Error when the parent is not one of the guild's text channels, or the message is
+   *   not one of its own or has a thread already.
    */
-  addThread(parentChannelId: string, name: string): FakeChannel {
-    return addThread(this.ctx, parentChannelId, name);
+  addThread(parentChannelId: string, name: string, options: { fromMessage?: string } = {}): FakeChannel {
+    return addThread(this.ctx, parentChannelId, name, options);
   }
 
   /**
@@ -240,6 +242,23 @@ export class FakeDiscord {
    */
   setCommandPermissions(commandName: string, permissions: CommandPermission[]): void {
     this.ctx.state.commandPermissions.set(commandName, permissions);
+  }
+
+  /**
+   * Sets the bot's permissions in every channel (its managed role's), as a server admin does by
+   * editing the role: GUILD_ROLE_UPDATE goes to the gateway, and later interactions carry them as
+   * `app_permissions`. Routes that need a permission refuse without it (403, 50013): Create
+   * Public Threads to start a thread, Send Messages in Threads to post in one (routes/threads.ts).
+   */
+  setBotPermissions(permissions: bigint): void {
+    const { state } = this.ctx;
+    state.botPermissions = permissions;
+    this.dispatch('GUILD_ROLE_UPDATE', { guild_id: state.guildId, role: botRoleJson(state) });
+  }
+
+  /** The bot's permissions now (see {@link setBotPermissions}). */
+  get botPermissions(): bigint {
+    return this.ctx.state.botPermissions;
   }
 
   /** Drops the faults of {@link failNext} not used up yet (an earlier test's), so that requests are served again. */

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { userAttachment } from './attachments.ts';
 import { checkCommandShown } from './command-permissions.ts';
-import { ALL_PERMISSIONS, BOT_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS } from './constants.ts';
+import { ALL_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS } from './constants.ts';
 import type { Ctx } from './context.ts';
 import { type FakeAttachment, FakeAutocomplete, type FakeChannel, FakeInteraction, type FakeUser } from './model.ts';
 import type {
@@ -95,7 +95,7 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
       permissions,
       unusual_dm_activity_until: null,
     },
-    app_permissions: String(BOT_PERMISSIONS),
+    app_permissions: String(state.botPermissions),
     locale: invoker.locale ?? 'en-US',
     guild_locale: 'en-US',
     entitlements: [],

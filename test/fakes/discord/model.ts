@@ -19,6 +19,8 @@ export interface FakeChannel {
   name: string;
   /** A thread's parent channel. */
   parentId?: string;
+  /** A thread's creator (`owner_id`): the bot for a thread it started; the guild's owner by default. */
+  ownerId?: string;
   /** A DM's other user (the one who is not the bot). */
   recipient?: FakeUser;
   /** `Date.now()` at creation. */

@@ -6,7 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { CommandPermission } from './command-permissions.ts';
-import { DEFAULT_APPLICATION_ID, DEFAULT_GUILD_ID, DEFAULT_TOKEN, DEFAULT_USER, Intent } from './constants.ts';
+import {
+  BOT_PERMISSIONS,
+  DEFAULT_APPLICATION_ID,
+  DEFAULT_GUILD_ID,
+  DEFAULT_TOKEN,
+  DEFAULT_USER,
+  Intent,
+} from './constants.ts';
 import { type FakeAttachment, type FakeChannel, type FakeInteraction, FakeMessage, type FakeUser } from './model.ts';
 import type {
   FakeCommand,
@@ -73,6 +80,8 @@ export class FakeState {
   readonly commandPermissions = new Map<string, CommandPermission[]>();
   /** Global commands as registered (last bulk overwrite). */
   commands: FakeCommand[] = [];
+  /** The bot's permissions in every channel (its managed role's; `app_permissions`): see `setBotPermissions`. */
+  botPermissions: bigint = BOT_PERMISSIONS;
   private seqCounter = 0;
 
   constructor(port: number, options: FakeDiscordOptions) {
@@ -116,8 +125,8 @@ export class FakeState {
     }
   }
 
-  /** Stores a new channel (fresh snowflake id, created now). */
-  addChannel(channel: Omit<FakeChannel, 'id' | 'createdAt'>): FakeChannel {
+  /** Stores a new channel (a fresh snowflake id unless given: a thread started from a message takes the message's), created now. */
+  addChannel(channel: Omit<FakeChannel, 'id' | 'createdAt'> & { id?: string }): FakeChannel {
     const created: FakeChannel = { id: snowflake(), createdAt: Date.now(), ...channel };
     this.channels.set(created.id, created);
     return created;

@@ -33,15 +33,28 @@ export function openDm(ctx: Ctx, user: FakeUser): FakeChannel {
 }
 
 /**
- * A public thread in a guild text channel, announced as THREAD_CREATE.
- * @throws Error when the parent is not a guild text channel of the fake.
+ * A public thread in a guild text channel, announced as THREAD_CREATE; started from one of the
+ * channel's messages when `fromMessage` names one (the thread then takes the message's id, as
+ * on Discord, and the message gets the Has Thread flag).
+ * @throws Error when the parent is not a guild text channel of the fake, or the message is not
+ *   one of its own or has a thread already.
  */
-export function addThread(ctx: Ctx, parentChannelId: string, name: string): FakeChannel {
+export function addThread(
+  ctx: Ctx,
+  parentChannelId: string,
+  name: string,
+  options: { fromMessage?: string } = {},
+): FakeChannel {
   const { state } = ctx;
   const parent = state.channels.get(parentChannelId);
   if (!parent || parent.type !== ChannelType.GuildText)
     throw new Error(`FakeDiscord: ${parentChannelId} is not a text channel of the guild`);
+  const from = options.fromMessage === undefined ? undefined : state.messages.get(options.fromMessage);
+  if (options.fromMessage !== undefined && (!from || from.channelId !== parent.id || state.channels.has(from.id)))
+    throw new Error(`FakeDiscord: no message ${options.fromMessage} without a thread in ${parent.id}`);
+  if (from) from.flags |= 32;
   const thread = state.addChannel({
+    ...(from ? { id: from.id } : {}),
     type: ChannelType.PublicThread,
     guildId: state.guildId,
     name,

@@ -4,7 +4,7 @@
  * its structures from), MESSAGE_CREATE's extra fields, and what an app without the Message
  * Content intent sees of a message.
  */
-import { BOT_PERMISSIONS, MEMBER_PERMISSIONS, P } from './constants.ts';
+import { MEMBER_PERMISSIONS, P } from './constants.ts';
 import type { FakeAttachment, FakeChannel, FakeMessage, FakeUser } from './model.ts';
 import type { FakeState } from './state.ts';
 import type { Json } from './types.ts';
@@ -65,7 +65,7 @@ export function channelJson(state: FakeState, channel: FakeChannel): Json {
       type: 11,
       guild_id: channel.guildId,
       parent_id: channel.parentId,
-      owner_id: state.guild.ownerId,
+      owner_id: channel.ownerId ?? state.guild.ownerId,
       name: channel.name,
       last_message_id: lastMessageId(state, channel.id),
       message_count: count,
@@ -97,9 +97,9 @@ export function channelJson(state: FakeState, channel: FakeChannel): Json {
   };
 }
 
-export function guildCreatePayload(state: FakeState): Json {
-  const g = state.guild;
-  const role = (id: string, name: string, permissions: bigint, position: number, extra: Json = {}) => ({
+/** A role object as GUILD_CREATE and GUILD_ROLE_UPDATE carry it. */
+function roleJson(id: string, name: string, permissions: bigint, position: number, extra: Json = {}): Json {
+  return {
     id,
     name,
     permissions: String(permissions),
@@ -114,7 +114,19 @@ export function guildCreatePayload(state: FakeState): Json {
     flags: 0,
     description: null,
     ...extra,
+  };
+}
+
+/** The bot's managed role, holding {@link FakeState.botPermissions}. */
+export function botRoleJson(state: FakeState): Json {
+  return roleJson(state.guild.botRoleId, state.botUser.username, state.botPermissions, 1, {
+    managed: true,
+    tags: { bot_id: state.botUser.id },
   });
+}
+
+export function guildCreatePayload(state: FakeState): Json {
+  const g = state.guild;
   return {
     id: g.id,
     name: g.name,
@@ -152,12 +164,9 @@ export function guildCreatePayload(state: FakeState): Json {
     unavailable: false,
     member_count: 3,
     roles: [
-      role(g.id, '@everyone', MEMBER_PERMISSIONS, 0),
-      role(g.adminRoleId, 'Admin', P.Administrator | MEMBER_PERMISSIONS, 2),
-      role(g.botRoleId, state.botUser.username, BOT_PERMISSIONS, 1, {
-        managed: true,
-        tags: { bot_id: state.botUser.id },
-      }),
+      roleJson(g.id, '@everyone', MEMBER_PERMISSIONS, 0),
+      roleJson(g.adminRoleId, 'Admin', P.Administrator | MEMBER_PERMISSIONS, 2),
+      botRoleJson(state),
     ],
     emojis: [],
     stickers: [],

@@ -12,6 +12,7 @@
  *   `fail_if_not_exists: false`, which sends a plain message instead. A reply is type 19.
  * - Reads show other users' messages as an app without Message Content sees them unless the
  *   app is approved for it (`privilegedIntents`): REST ignores the session's intents.
+ * - A message in a thread needs Send Messages in Threads (403, 50013: threads.ts).
  */
 
 import type { Ctx } from '../context.ts';
@@ -23,6 +24,7 @@ import { isObject } from '../util.ts';
 import { channelJson, restMessageJson } from '../wire.ts';
 import { commit, existingMessage, prepareWrite } from '../writes.ts';
 import type { AreaRoutes } from './index.ts';
+import { checkThreadPost } from './threads.ts';
 
 export const channelRoutes: AreaRoutes = (ctx, rq) => {
   const { p, method } = rq;
@@ -49,12 +51,7 @@ export const channelRoutes: AreaRoutes = (ctx, rq) => {
   }
   if (p.length === 3) {
     rq.allow('GET', 'POST');
-    if (method === 'GET') {
-      const visible = [...state.messages.values()].filter(
-        (m) => m.channelId === channel.id && !m.deleted && !m.ephemeral,
-      );
-      return { status: 200, body: visible.reverse().map((m) => restMessageJson(state, m)) };
-    }
+    if (method === 'GET') return listMessages(ctx, channel, rq.url.searchParams);
     return rq.body().then((body) => createMessage(ctx, channel, rq.path, body));
   }
   rq.allow('GET', 'PATCH', 'DELETE');
@@ -64,8 +61,33 @@ export const channelRoutes: AreaRoutes = (ctx, rq) => {
   );
 };
 
+/**
+ * `GET /channels/:id/messages` ("Get Channel Messages"): newest first, at most `limit` (1–100,
+ * default 50; else 400, 50035), those older than the message `before` names when it is given
+ * (`after` and `around` are not served by the fake).
+ */
+function listMessages(ctx: Ctx, channel: FakeChannel, query: URLSearchParams): Reply {
+  const limitText = query.get('limit');
+  const limit = limitText === null ? 50 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw fieldError(['limit'], 'NUMBER_TYPE_MAX', 'int value should be between 1 and 100.');
+  const before = query.get('before');
+  const visible = [...ctx.state.messages.values()].filter(
+    (m) =>
+      m.channelId === channel.id && !m.deleted && !m.ephemeral && (before === null || BigInt(m.id) < BigInt(before)),
+  );
+  return {
+    status: 200,
+    body: visible
+      .reverse()
+      .slice(0, limit)
+      .map((m) => restMessageJson(ctx.state, m)),
+  };
+}
+
 /** `POST /channels/:id/messages`: a message of the bot, within the channel's budget, maybe a reply. */
 async function createMessage(ctx: Ctx, channel: FakeChannel, path: string, body: Body): Promise<Reply> {
+  checkThreadPost(ctx, channel);
   ctx.budgets.check(channel.id, 'POST', path);
   const written = await prepareWrite(ctx, body, undefined, { allowEphemeral: false, channelId: channel.id });
   const reference = replyReference(ctx, channel, isObject(body.json) ? body.json.message_reference : undefined);

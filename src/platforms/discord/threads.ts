@@ -1,0 +1,190 @@
+/**
+ * Threads the bot opens for a conversation on Discord (issue 19, item 6): where one may be
+ * opened and why not, its name, the thread's start (Discord's "Start Thread from Message",
+ * `POST /channels/{channel.id}/messages/{message.id}/threads`, one thread per message, the
+ * thread's id being the message's), and {@link ThreadReply}, an answer streamed inside it.
+ * The flows that use them: thread-open.ts (`/chat thread:true`, `/settings auto_thread`).
+ *
+ * Opening needs Create Public Threads and Send Messages in Threads in the channel, and a text
+ * or announcement channel (a DM has no threads, a thread no threads of its own, a forum's
+ * posts are threads already): elsewhere the answer comes in place, with one line saying why.
+ */
+import {
+  type Channel,
+  ChannelType,
+  DiscordAPIError,
+  type Message,
+  type NewsChannel,
+  PermissionFlagsBits,
+  type PermissionsBitField,
+  type TextChannel,
+  type ThreadChannel,
+} from 'discord.js';
+import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
+import type { BucketId } from '../../core/keys.ts';
+import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import type { Logger } from '../../log.ts';
+import { explainDiscordError } from './errors.ts';
+import { Typing } from './messages.ts';
+import { channelBucket, GLOBAL_BUCKET } from './rate-limits.ts';
+import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
+
+/** Discord's longest thread name, in characters ("Start Thread from Message": 1–100). */
+export const THREAD_NAME_MAX = 100;
+
+/** The permissions opening a thread and answering in it need. */
+const THREAD_PERMISSIONS = PermissionFlagsBits.CreatePublicThreads | PermissionFlagsBits.SendMessagesInThreads;
+
+/** Why an answer that should have opened a thread came in place, one line each. */
+export const NO_THREAD = {
+  dm: 'I answered here: threads are for server channels, not DMs.',
+  inThread: 'I answered here: this is a thread already.',
+  channelType: 'I answered here: Discord opens threads in text and announcement channels only.',
+  permission:
+    "I answered here, not in a thread: I lack Create Public Threads or Send Messages in Threads in this channel; a server admin can grant them in the channel's settings.",
+  refused: 'I answered here, not in a thread: Discord would not open one',
+} as const;
+
+/** Discord's 50013 inside a thread, in the words of errors.ts's refusals: posting there takes Send Messages in Threads. */
+export const THREAD_PERMISSION_SENTENCE =
+  "I lack a permission in this thread (Send Messages in Threads, Embed Links or Attach Files): a server admin can grant it in the channel's settings.";
+
+/** Said under the first answer in a new thread when the bot cannot read messages that do not mention it. */
+export const FOLLOW_UPS_NEED_MENTION =
+  'Mention me to go on in this thread: answering replies without a mention needs the Message Content intent (an admin can enable it in the Developer Portal and set DISCORD_MESSAGE_CONTENT=true).';
+
+/** A channel a thread can be started in from a message. */
+export type ThreadParent = TextChannel | NewsChannel;
+
+/**
+ * The channel a thread can be opened in on a message of `channel`, or why none can (a line of
+ * {@link NO_THREAD}).
+ * @param permissions the bot's permissions in the channel (an interaction's `app_permissions`,
+ *   or computed from the cached roles); null when unknown (then Discord's answer decides).
+ */
+export function threadParentOf(
+  channel: Channel | null,
+  permissions: Readonly<PermissionsBitField> | null,
+): { parent: ThreadParent } | { why: string } {
+  if (!channel || channel.isDMBased()) return { why: NO_THREAD.dm };
+  if (channel.isThread()) return { why: NO_THREAD.inThread };
+  if (!isThreadParent(channel)) return { why: NO_THREAD.channelType };
+  if (permissions && !permissions.has(THREAD_PERMISSIONS)) return { why: NO_THREAD.permission };
+  return { parent: channel };
+}
+
+/** Whether threads can be started from the channel's messages (a text or announcement channel). */
+export function isThreadParent(channel: Channel): channel is ThreadParent {
+  return channel.type === ChannelType.GuildText || channel.type === ChannelType.GuildAnnouncement;
+}
+
+/**
+ * A thread's name from the question: its first line, spaces collapsed, cut to
+ * {@link THREAD_NAME_MAX} characters (code points, an ellipsis at the cut); `Conversation`
+ * when it has no text. Linear in the length of the text.
+ */
+export function threadNameOf(question: string): string {
+  const line = (question.trim().split('\n', 1)[0] ?? '').split(/\s+/).filter(Boolean).join(' ');
+  const points = Array.from(line);
+  if (points.length === 0) return 'Conversation';
+  return points.length <= THREAD_NAME_MAX ? line : `${points.slice(0, THREAD_NAME_MAX - 1).join('')}…`;
+}
+
+/** The line under an answer in place when Discord refused to open the thread. */
+export function threadRefusedLine(error: unknown): string {
+  if (isMissingPermission(error)) return NO_THREAD.permission;
+  const why = explainDiscordError(error);
+  return why ? `${NO_THREAD.refused}: ${why}` : `${NO_THREAD.refused}.`;
+}
+
+/** Whether a discord.js error is Discord's "Missing Permissions" (50013). */
+function isMissingPermission(error: unknown): boolean {
+  return error instanceof DiscordAPIError && Number(error.code) === 50013;
+}
+
+/**
+ * Starts a public thread on a message of `channel` (discord.js `threads.create` with
+ * `startMessage`: "Start Thread from Message"; Discord announces it with THREAD_CREATE), as one
+ * bot-token write in the write scheduler (the global budget).
+ * @param stream a name for the write in the scheduler (the invocation's reference).
+ * @throws DiscordAPIError as Discord refuses it (50013 a missing permission, 160004 a thread
+ *   already opened on the message, 50024 a channel without threads).
+ */
+export async function startThread(
+  channel: ThreadParent,
+  messageId: string,
+  name: string,
+  scheduler: WriteScheduler,
+  stream: string,
+): Promise<ThreadChannel> {
+  let thread: ThreadChannel | undefined;
+  await scheduler.submit({
+    key: `thread:${stream}:${messageId}`,
+    stream,
+    buckets: [GLOBAL_BUCKET],
+    final: true,
+    run: async () => {
+      thread = await channel.threads.create({ startMessage: messageId, name });
+    },
+  });
+  if (!thread) throw new Error('the thread was not started');
+  return thread;
+}
+
+/**
+ * An answer inside a thread the bot opened: a typing indicator in the thread while it is
+ * awaited, then messages posted in the thread with the bot's token (the first one is the
+ * answer's start: no reply reference), each edited in place as tokens arrive.
+ * `sendEphemeral` tells the asker alone through `tell` (a /chat's interaction), else posts in
+ * the thread (a mention: Discord has no ephemeral messages outside interactions).
+ */
+export class ThreadReply implements ReplyChannel {
+  readonly limits = DISCORD_MESSAGE_LIMITS;
+  private readonly typing: Typing;
+  private sent = 0;
+
+  constructor(
+    readonly thread: ThreadChannel,
+    private readonly log: Logger,
+    private readonly tell?: (message: string | OutgoingMessage) => Promise<void>,
+  ) {
+    this.typing = new Typing(thread, log);
+  }
+
+  async defer(): Promise<void> {
+    if (this.sent === 0) this.typing.start();
+  }
+
+  async send(message: OutgoingMessage): Promise<MessageHandle> {
+    this.typing.stop();
+    const posted: Message = await this.thread.send(payloadOf(message));
+    this.sent += 1;
+    return { edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined) };
+  }
+
+  async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
+    if (this.tell) return this.tell(message);
+    const m = typeof message === 'string' ? { content: message } : message;
+    try {
+      await this.send({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) });
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not write in the thread on Discord');
+    }
+  }
+
+  /** Discord's refusal in a sentence; a missing permission names the thread's (Send Messages in Threads). */
+  explain(error: unknown): string | undefined {
+    if (isMissingPermission(error)) return THREAD_PERMISSION_SENTENCE;
+    return explainDiscordError(error);
+  }
+
+  /** Bot-token writes spend the thread's own channel budget. */
+  buckets(): BucketId[] {
+    return [channelBucket(this.thread.id)];
+  }
+
+  /** Stops the typing indicator (when the answer is over). */
+  dispose(): void {
+    this.typing.stop();
+  }
+}
