@@ -98,6 +98,11 @@ export async function chatBurst(
   }
 }
 
+/** Whether a message's components hold a Stop button (`stop:…`): the answer is still streaming. */
+function carriesStop(rows: readonly unknown[]): boolean {
+  return JSON.stringify(rows).includes('"custom_id":"stop:');
+}
+
 /** The bot's reply to a user's message, once finished (no Stop button left) and naming files not used; resolves with it and the time of its last write, or undefined after `timeoutMs`. */
 export async function finishedReplyTo(
   discord: FakeDiscord,
@@ -111,7 +116,7 @@ export async function finishedReplyTo(
       .messagesIn(channelId)
       .find((m) => m.reference?.messageId === messageId && m.author.id === discord.botUser.id);
     const last = reply ? discord.writes.filter((w) => w.messageId === reply.id).at(-1) : undefined;
-    if (reply && last && /Not used: /.test(reply.content) && (reply.components ?? []).length === 0)
+    if (reply && last && /Not used: /.test(reply.content) && !carriesStop(reply.components ?? []))
       return { content: reply.content, at: last.at };
     await new Promise((r) => setTimeout(r, 20));
   }
