@@ -23,7 +23,10 @@ export const commands: readonly Command[] = [
   settings,
   forget,
   usage,
-  helpCommand(() => commands),
+  helpCommand(
+    () => commands,
+    () => messageActions,
+  ),
 ];
 
 /** Every message action, in the order the menus list them (Discord registers them with the commands). */

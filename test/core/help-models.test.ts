@@ -5,7 +5,8 @@
  * the last card's footer says how many models are not shown, and on Discord where to find them.
  */
 import { describe, expect, it } from 'vitest';
-import { modelsCards, packCards } from '../../src/core/features/help.ts';
+import { messageActions } from '../../commands/index.ts';
+import { actionsCard, modelsCards, packCards } from '../../src/core/features/help.ts';
 import type { ModelLists } from '../../src/core/models/catalog.ts';
 import type { Card, CardLimits } from '../../src/core/platform.ts';
 import { DISCORD_MESSAGE_LIMITS } from '../../src/platforms/discord/rest.ts';
@@ -100,5 +101,19 @@ describe('modelsCards', () => {
     expect(modelsCards(undefined, DISCORD, 'discord')).toEqual([
       { title: 'Models', fields: [{ name: 'Models', value: 'models: the service did not answer; try again later' }] },
     ]);
+  });
+});
+
+describe('/help: the message actions', () => {
+  it('on Slack, say where the shortcuts are and what each does, in one card within the limits', () => {
+    const card = actionsCard(messageActions, 'slack')!;
+    expect(card.description).toContain('More actions');
+    expect(card.fields.map((f) => f.name)).toEqual(messageActions.map((a) => a.name));
+    expect(card.fields.map((f) => f.value)).toEqual(messageActions.map((a) => a.description));
+    expect(packCards([card], SLACK)).toHaveLength(1);
+  });
+
+  it('no actions, no card', () => {
+    expect(actionsCard([], 'discord')).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@
  * bot (startTestBot), real discord.js, commands registered by deployCommands.
  */
 import { describe, expect, it } from 'vitest';
-import { commands } from '../../commands/index.ts';
+import { commands, messageActions } from '../../commands/index.ts';
 import { rangeOf } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import type { FakeDiscord, FakeMessage, Json } from '../fakes/discord.ts';
@@ -64,7 +64,7 @@ describe('/help on Discord', () => {
     expect(commands.map((c) => c.name)).toContain('help');
   });
 
-  it('lists every command, each option with its range and choices, and 200 long-named models, ephemerally and within the limits', async () => {
+  it('lists every command, each option with its range and choices, the message actions, and 200 long-named models, ephemerally and within the limits', async () => {
     const channel = discord.addChannel('help');
     const done = testBot.outcomes((o) => o.command === 'help');
     const interaction = discord.dispatchInteraction({ channelId: channel.id, command: 'help' });
@@ -103,6 +103,13 @@ describe('/help on Discord', () => {
         if (range) expect(String(field!.value)).toContain(range);
         for (const choice of option.choices ?? []) expect(String(field!.value)).toContain(String(choice.value));
       }
+    }
+    // The message actions: one embed saying where they are, a field per action with what it does.
+    const actions = embeds.find((e) => e.title === 'Message actions');
+    expect(String(actions?.description)).toContain('Apps');
+    for (const action of messageActions) {
+      const field = ((actions?.fields ?? []) as Json[]).find((f) => f.name === action.name);
+      expect(String(field?.value), action.name).toBe(action.description);
     }
     // The models: every text and image model is named somewhere, in more than one embed.
     const all = messages.map(readable).join('\n');

@@ -7,6 +7,7 @@
 import type { Command, CommandOption } from '../command.ts';
 import { rangeOf } from '../command.ts';
 import type { Core } from '../core.ts';
+import type { MessageAction } from '../message-action.ts';
 import { type ModelLists, modelChoices } from '../models/catalog.ts';
 import { invocationForm, mainOptionOf, optionForm } from '../option-forms.ts';
 import type { Card, CardLimits, CommandContext, OutgoingMessage } from '../platform.ts';
@@ -198,16 +199,41 @@ export function packCards(cards: readonly Card[], limits: CardLimits): OutgoingM
 const HELP_MODELS_WAIT_MS = 1_000;
 
 /**
- * `/help`: every command of `list` with its options, then the models, to the user alone, in as
- * many ephemeral messages as the platform's card limits need (`ctx.reply.limits.cards`). Counts
- * against no quota. The models are those cached, or fetched within {@link HELP_MODELS_WAIT_MS}
- * (else the Models card says the service did not answer).
+ * The message actions as one card: where they are on the platform (Discord: a message's Apps
+ * menu; Slack: its More actions menu) and a field per action (its name, what it does).
+ * @returns undefined when there are none.
  */
-export async function showHelp(ctx: CommandContext, core: Core, list: readonly Command[]): Promise<void> {
+export function actionsCard(actions: readonly MessageAction[], platform: 'discord' | 'slack'): Card | undefined {
+  if (!actions.length) return undefined;
+  const where =
+    platform === 'discord'
+      ? 'Right-click (or long-press) a message → Apps'
+      : 'Hover a message → More actions (⋮), or “More message shortcuts…”';
+  return {
+    title: 'Message actions',
+    description: `${where}: the message’s text, images and files are what the answer reads.`,
+    fields: actions.map((a) => ({ name: a.name, value: a.description })),
+  };
+}
+
+/**
+ * `/help`: every command of `list` with its options, the message actions, then the models, to
+ * the user alone, in as many ephemeral messages as the platform's card limits need
+ * (`ctx.reply.limits.cards`). Counts against no quota. The models are those cached, or fetched
+ * within {@link HELP_MODELS_WAIT_MS} (else the Models card says the service did not answer).
+ */
+export async function showHelp(
+  ctx: CommandContext,
+  core: Core,
+  list: readonly Command[],
+  actions: readonly MessageAction[] = [],
+): Promise<void> {
   const lists = await core.catalog.quick(HELP_MODELS_WAIT_MS);
   const limits = ctx.reply.limits.cards;
+  const actionCard = actionsCard(actions, ctx.platform);
   const cards = [
     ...list.map((c) => commandCard(c, lists, ctx.platform, false)),
+    ...(actionCard ? [actionCard] : []),
     ...modelsCards(lists, limits, ctx.platform),
   ];
   for (const message of packCards(cards, limits)) await ctx.reply.sendEphemeral(message);
