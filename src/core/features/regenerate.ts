@@ -10,6 +10,7 @@
  * A press is checked when it runs, against the requester the bot stored and the presser's
  * admin rights now (as Stop's: delivery/stops.ts); an edit, against the stored requester.
  */
+import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { beginAnswer } from '../delivery/answer-session.ts';
 import { ForbiddenError, InputError, ShownError } from '../errors.ts';
@@ -87,11 +88,31 @@ export interface MentionEdit {
  * Whether an edit re-answers its mention: within EDIT_REANSWER_MINUTES of the message, by the
  * person whose question the bot answered, with a text that changed (and is not empty), and the
  * first delivery of this edit (a claim on the message and the edit's time, shared by every
- * instance).
- * @returns the answer to rewrite, or undefined when the edit does nothing.
- * @throws the store's error.
+ * instance). An edit left alone is logged at debug; a store that fails is told to the store's
+ * health (logged once per outage) and the edit left alone.
+ * @returns the answer to rewrite, or undefined when the edit does nothing. Never throws.
  */
 export async function editToReanswer(
+  core: Core,
+  edit: MentionEdit,
+  log: Logger,
+): Promise<{ link: MentionAnswer; state: AnswerState } | undefined> {
+  try {
+    const found = await findEditToReanswer(core, edit);
+    if (!found)
+      log.debug(
+        { mention: edit.mention },
+        'edit left alone (outside the window, not the asker, same text, or a repeat)',
+      );
+    return found;
+  } catch (error) {
+    core.storeHealth.failed(error, log);
+    return undefined;
+  }
+}
+
+/** {@link editToReanswer}'s checks. @throws the store's error. */
+async function findEditToReanswer(
   core: Core,
   edit: MentionEdit,
 ): Promise<{ link: MentionAnswer; state: AnswerState } | undefined> {

@@ -35,20 +35,8 @@ export async function handleEdit(
     sentAt: message.createdTimestamp,
     editedAt: message.editedTimestamp,
   };
-  let found: Awaited<ReturnType<typeof editToReanswer>>;
-  try {
-    found = await editToReanswer(core, edit);
-  } catch (error) {
-    core.storeHealth.failed(error, deps.log);
-    return;
-  }
-  if (!found) {
-    deps.log.debug(
-      { mention: edit.mention },
-      'edit left alone (outside the window, not the asker, same text, or a repeat)',
-    );
-    return;
-  }
+  const found = await editToReanswer(core, edit, deps.log);
+  if (!found) return;
   const answer = parseMessageRef(found.link.answer);
   if (answer?.platform !== 'discord' || answer.channel !== message.channelId) return;
   const ref = newReference();

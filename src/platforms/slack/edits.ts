@@ -93,20 +93,8 @@ export async function onMessageChanged(
     sentAt: tsMs(m.ts),
     editedAt: tsMs(m.edited.ts),
   };
-  let found: Awaited<ReturnType<typeof editToReanswer>>;
-  try {
-    found = await editToReanswer(core, edit);
-  } catch (error) {
-    core.storeHealth.failed(error, deps.log);
-    return;
-  }
-  if (!found) {
-    deps.log.debug(
-      { mention: edit.mention },
-      'edit left alone (outside the window, not the asker, same text, or a repeat)',
-    );
-    return;
-  }
+  const found = await editToReanswer(core, edit, deps.log);
+  if (!found) return;
   const answer = parseMessageRef(found.link.answer);
   if (answer?.platform !== 'slack' || answer.channel !== event.channel) return;
   const ref = newReference();
