@@ -83,6 +83,12 @@ export interface MessageHandle {
    * of its own message: {@link ComponentContext.pressedImage}).
    */
   readonly fileRefs?: readonly string[];
+  /**
+   * The rate-limit buckets an edit of this message spends, where they differ from its reply's
+   * ({@link ReplyChannel.buckets}): a message written over that another write path posted
+   * (Discord: an earlier page edited with the bot token from a button press's reply).
+   */
+  readonly buckets?: readonly BucketId[];
 }
 
 /** An image the bot posted, found again for a button press (/imagine's Upscale and Vary). */
@@ -153,6 +159,15 @@ export interface ReplyChannel {
    * (Slack's stop of a natively streaming message: `stopped_by_user`), as a press of Stop would.
    */
   onUserStop?(stop: () => void): void;
+  /**
+   * A message of the bot's that this reply may write over (Regenerate, an edited mention's
+   * re-answer), by its keys.ts `messageRef`: a handle whose edits rewrite it (Discord: a pressed
+   * message through the press's interaction, any other with the bot token; Slack: chat.update).
+   * Once this reply has handed out a handle, its sends post new messages only (never rewrite).
+   * @returns undefined when the reply cannot write there (another platform or channel, a channel
+   *   the bot's token may not see).
+   */
+  messageAt?(ref: string): MessageHandle | undefined;
 }
 
 /**
