@@ -163,11 +163,16 @@ export class SlackReply implements ReplyChannel {
       // A streaming message takes no blocks: Slack's client shows its own stop control, whose
       // use (stopped_by_user) stops the answer as the Stop button does elsewhere.
       stream.onUserStop = () => this.userStop?.();
+      // A stream's first text takes no blocks: the buttons of a message started by its answer's
+      // final write (the last page, with Regenerate) come when it is closed, unless an edit came.
+      let started = message.buttons?.length ? buttonsBlock(message.buttons) : [];
       return {
         // The final write ends the stream with the message's buttons (Regenerate) under it.
-        edit: (m, final) =>
-          this.call(() => stream.write(m.content, final === true, final ? buttonsBlock(m.buttons ?? []) : [])),
-        close: () => stream.close(),
+        edit: (m, final) => {
+          started = [];
+          return this.call(() => stream.write(m.content, final === true, final ? buttonsBlock(m.buttons ?? []) : []));
+        },
+        close: () => (started.length ? this.call(() => stream.write(message.content, true, started)) : stream.close()),
         ref: messageRef({ platform: 'slack', team, channel: stream.channel, ts: stream.ts }),
       };
     } catch (error) {
