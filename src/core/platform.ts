@@ -5,6 +5,9 @@
  */
 import type { Logger } from '../log.ts';
 import type { BucketId } from './keys.ts';
+import type { Card, CardLimits } from './platform-cards.ts';
+
+export type { Card, CardLimits } from './platform-cards.ts';
 
 /** A file to post with a message (e.g. a generated image). */
 export interface OutgoingFile {
@@ -14,18 +17,6 @@ export interface OutgoingFile {
   mimeType: string;
   /** Alt text / description. */
   description?: string;
-}
-
-/**
- * A titled list of name/value fields (Discord: an embed; Slack: a header and section blocks).
- * Callers keep within {@link CardLimits}; adapters do not cut.
- */
-export interface Card {
-  title: string;
-  description?: string;
-  fields: Array<{ name: string; value: string }>;
-  /** A short line under the fields (e.g. "page 2 of 3"). */
-  footer?: string;
 }
 
 /**
@@ -50,18 +41,6 @@ export interface OutgoingMessage {
   cards?: Card[];
   /** Buttons in one row (at most 5). */
   buttons?: Button[];
-}
-
-/** How much card content one message may carry on a platform. */
-export interface CardLimits {
-  /** Fields in one message (Discord: 25 per embed; Slack: within 50 blocks). */
-  maxFields: number;
-  /** Characters of titles, names, values and footers in one message (Discord: 6,000). */
-  maxChars: number;
-  /** Longest field value, in characters (Discord: 1,024). */
-  maxValueChars: number;
-  /** `buttons`: one message paged with Previous/Next; `messages`: every page posted in turn. */
-  paging: 'buttons' | 'messages';
 }
 
 /** A message the bot has posted and may edit. */
@@ -200,6 +179,7 @@ export interface ComponentContext {
    * A reply whose first `send` replaces the pressed message (its text and buttons; Discord: after
    * {@link acknowledge}, the interaction's `@original`), later sends following it (Discord:
    * follow-ups; Slack: in the pressed message's thread): Regenerate writes the new answer there.
+   * Its `messageAt` gives the answer's other messages to write over (then sends only follow).
    */
   replyInPlace?(): ReplyChannel;
   /**

@@ -137,6 +137,7 @@ export function answerKeeper(
     complete: async () => {
       const messages = refs();
       if (kept === undefined || kept === JSON.stringify(messages ?? null)) return;
+      kept = JSON.stringify(messages ?? null);
       await keep(messages);
     },
   };
@@ -155,7 +156,7 @@ export async function readAnswerState(core: Core, id: string): Promise<AnswerSta
 /** What the store keeps under a mention (keys.ts `mentionAnswer`): its answer's state id and first message. */
 export interface MentionAnswer {
   id: string;
-  /** Where the answer's message that an edit rewrites is (keys.ts `messageRef`). */
+  /** Where the answer's last message is (keys.ts `messageRef`): an edit rewrites it alone when the state names no messages. */
   answer: string;
   /** When the answer was given, ms since the epoch. */
   at: number;
