@@ -18,7 +18,7 @@ import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks } from './answer.ts';
 import { runRequest } from './answer-run.ts';
-import { type AnswerState, type KeptRequest, keepAnswerState, newAnswerId } from './answer-state.ts';
+import { type AnswerState, type KeptRequest, newAnswerId } from './answer-state.ts';
 import { type Deferral, startDeferral } from './deferral.ts';
 import { conversationsOf, linkAnswer, newExchange, remember } from './exchange.ts';
 import { admit, reserveTokens } from './usage.ts';
@@ -210,7 +210,7 @@ async function answerChat(
     notes,
     json: request.json === true,
     images: vision,
-    ...(regenerable ? { finalControls: () => keepAnswerState(core, ctx.log, id, state()) } : {}),
+    ...(regenerable ? { keep: { id, state } } : {}),
   });
   // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
   // one cut off by a fault does not (it may be wrong where it ends). Either is a failed command,

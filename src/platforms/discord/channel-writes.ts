@@ -4,17 +4,20 @@
  * minutes: "Receiving and Responding", docs/platform-limits.md), and to tell the user a sentence
  * that could reach them no other way. Used by the interaction's responder (responder.ts).
  */
-import type {
-  ButtonInteraction,
-  ChatInputCommandInteraction,
-  Message,
-  MessageContextMenuCommandInteraction,
-  ModalSubmitInteraction,
-  SendableChannels,
+import {
+  type ButtonInteraction,
+  type ChatInputCommandInteraction,
+  type Message,
+  type MessageContextMenuCommandInteraction,
+  type ModalSubmitInteraction,
+  type REST,
+  Routes,
+  type SendableChannels,
 } from 'discord.js';
-import type { OutgoingMessage } from '../../core/platform.ts';
+import { type BucketId, type MessageLocation, messageRef } from '../../core/keys.ts';
+import type { MessageHandle, OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { DISCORD_MESSAGE_LIMITS, type editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+import { DISCORD_MESSAGE_LIMITS, editBodyOf, type editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
 
 /** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
 export const EXPIRED_NOTE =
@@ -91,6 +94,29 @@ export class ChannelWrites {
     if (!channel?.isSendable()) throw new Error("the interaction's channel takes no messages");
     return channel;
   }
+}
+
+/**
+ * A message of the bot's written over with the bot's token (Regenerate's earlier pages, an
+ * edited mention's answer): each edit is one "Edit Message" (PATCH
+ * /channels/{channel}/messages/{message}) of its text and named buttons, pinging nobody.
+ * Discord lets the bot edit the messages it authored, an interaction's public reply and
+ * follow-ups included, in a channel it can see (403 50001 Missing Access otherwise; an
+ * ephemeral message is out of the bot token's reach: 10008).
+ * @param buckets what an edit spends, when it is not the reply's own budget (a press's reply).
+ */
+export function botMessageHandle(
+  rest: REST,
+  at: Extract<MessageLocation, { platform: 'discord' }>,
+  buckets?: readonly BucketId[],
+): MessageHandle {
+  return {
+    edit: async (m) => {
+      await rest.patch(Routes.channelMessage(at.channel, at.message), { body: editBodyOf(m) });
+    },
+    ref: messageRef(at),
+    ...(buckets ? { buckets } : {}),
+  };
 }
 
 /** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */

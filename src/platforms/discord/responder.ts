@@ -101,6 +101,7 @@ export class InteractionResponder {
       this.deferredAs = button ? 'update' : kind === 'ephemeral' ? 'ephemeral' : 'reply';
       const flags = this.deferredAs === 'ephemeral' ? MessageFlags.Ephemeral : undefined;
       this.deferring = button ? button.deferUpdate() : this.interaction.deferReply(flags ? { flags } : {});
+      if (button) this.originalId = button.message.id; // after deferUpdate, `@original` is the pressed message
     }
     return this.deferring.then(() => undefined);
   }

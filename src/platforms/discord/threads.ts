@@ -21,7 +21,7 @@ import {
   type ThreadChannel,
 } from 'discord.js';
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
-import type { BucketId } from '../../core/keys.ts';
+import { type BucketId, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { explainDiscordError } from './errors.ts';
@@ -159,7 +159,10 @@ export class ThreadReply implements ReplyChannel {
     this.typing.stop();
     const posted: Message = await this.thread.send(payloadOf(message));
     this.sent += 1;
-    return { edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined) };
+    return {
+      edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined),
+      ref: messageRef({ platform: 'discord', channel: posted.channelId, message: posted.id }),
+    };
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {

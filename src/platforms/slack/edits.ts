@@ -3,9 +3,9 @@
  * `message_changed`, from the `message.channels`, `message.groups`, `message.mpim` and
  * `message.im` subscriptions): within EDIT_REANSWER_MINUTES of the message, its author's edit
  * of the text re-answers it in place (core/features/regenerate.ts): one new request with the
- * edited text, the bot's answer message rewritten with chat.update. An edit that no longer
- * mentions the bot (outside a DM), a change without `edited` (Slack adding a link's preview),
- * and every other message are left alone.
+ * edited text, written over the bot's answer messages with chat.update (SlackReply.messageAt).
+ * An edit that no longer mentions the bot (outside a DM), a change without `edited` (Slack
+ * adding a link's preview), and every other message are left alone.
  */
 import type { WebClient } from '@slack/web-api';
 import { runInvocation } from '../../core/command.ts';
@@ -101,7 +101,7 @@ export async function onMessageChanged(
   const log = deps.log.child({ platform: 'slack', ref, command: 'edit', channel: event.channel });
   const threadTs = inChannel ? (m.thread_ts ?? m.ts) : m.thread_ts;
   const notice = userNotice(client, { channel: event.channel, user: m.user, threadTs, inChannel });
-  const target = { team: meta.teamId, channel: event.channel, threadTs, continueInThread: false, rewrite: answer.ts };
+  const target = { team: meta.teamId, channel: event.channel, threadTs, continueInThread: false };
   const state = found.state;
   const reanswer = found;
   void deps.running.run(
