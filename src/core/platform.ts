@@ -7,8 +7,6 @@ import type { Logger } from '../log.ts';
 import type { BucketId } from './keys.ts';
 import type { Card, CardLimits } from './platform-cards.ts';
 
-export type { Card, CardLimits } from './platform-cards.ts';
-
 /** A file to post with a message (e.g. a generated image). */
 export interface OutgoingFile {
   /** File name shown to users, e.g. `image.png`. */

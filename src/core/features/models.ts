@@ -10,7 +10,8 @@ import type { Core } from '../core.ts';
 import { ForbiddenError } from '../errors.ts';
 import { buttonId } from '../keys.ts';
 import type { ModelLists } from '../models/catalog.ts';
-import type { CardLimits, CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
+import type { CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
+import type { CardLimits } from '../platform-cards.ts';
 
 /** One line of the list. */
 export interface ModelEntry {
