@@ -5,6 +5,7 @@
  * channel, a thread, a DM) is the target's choice.
  */
 import type { WebClient } from '@slack/web-api';
+import type { OneOffScheduler } from '../../core/delivery/one-off.ts';
 import { type BucketId, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
@@ -15,6 +16,7 @@ import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { PostedQuestion, type QuestionSource } from './question.ts';
 import { NativeStream, type SlackStreaming } from './stream.ts';
 import { escapeSlackText } from './text.ts';
+import { appendBucket, isPlainText, postBucket, updateBucket } from './writes.ts';
 
 /** Where an answer goes. */
 export interface SlackTarget {
@@ -47,6 +49,8 @@ export interface SlackTarget {
    * read then (after the options were parsed).
    */
   announce?: QuestionSource | undefined;
+  /** The bot's write scheduler: the question's post spends the channel's post budget there (question.ts). */
+  scheduler?: OneOffScheduler | undefined;
 }
 
 /** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
@@ -85,7 +89,8 @@ export class SlackReply implements ReplyChannel {
   ) {
     this.threadTs = target.threadTs;
     const { announce } = target;
-    this.question = announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log);
+    this.question =
+      announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log, target.scheduler);
   }
 
   /** The thread the answer goes into, once known (a mention's, or the posted question's). */
@@ -160,7 +165,7 @@ export class SlackReply implements ReplyChannel {
     }
     await this.announce();
     this.question?.markAnswered();
-    const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
+    const plainText = isPlainText(message);
     // Decided at the answer's first message: with the workspace's startStream budget spent, the
     // answer is posted and updated at once instead of waiting up to a minute for it.
     if (plainText && this.nativeChosen === undefined && this.streamsNatively())
@@ -273,17 +278,14 @@ export class SlackReply implements ReplyChannel {
    * A post spends the channel's budget; an edit, the workspace's `chat.update` budget; natively
    * streamed, an append spends the workspace's `chat.appendStream` budget (a start is counted by
    * SlackStreaming.takeStart, which posts the answer instead when none is left: it never waits).
+   * A message with files, cards or image links is posted (or uploaded and shared), never streamed.
    */
-  buckets(kind: 'send' | 'edit', index = 0): BucketId[] {
+  buckets(kind: 'send' | 'edit', index = 0, message?: OutgoingMessage): BucketId[] {
     const { team, channel } = this.target;
-    if (this.target.rewrite && index === 0) return [{ platform: 'slack', kind: 'update', scope: team }];
-    if (this.streamsNatively())
-      return kind === 'send' ? [] : [{ platform: 'slack', kind: 'appendStream', scope: team }];
-    return [
-      kind === 'send'
-        ? { platform: 'slack', kind: 'post', scope: channel }
-        : { platform: 'slack', kind: 'update', scope: team },
-    ];
+    if (this.target.rewrite && index === 0) return [updateBucket(team)];
+    const posted = kind === 'send' && message !== undefined && !isPlainText(message);
+    if (this.streamsNatively() && !posted) return kind === 'send' ? [] : [appendBucket(team)];
+    return [kind === 'send' ? postBucket(channel) : updateBucket(team)];
   }
 
   /** Tells the user alone, after removing a /chat's question that no answer followed. Never throws. */
