@@ -60,7 +60,8 @@ export class StreamingReply {
   private failedIndex = 0;
   /** The buttons of the last message once finished ({@link FinishOptions.controls}). */
   private finalControls: Button[] | undefined;
-  private readonly scheduler: WriteScheduler;
+  /** The bot's scheduler (what else the answer posts, e.g. its file, spends the same budgets: one-off.ts). */
+  readonly scheduler: WriteScheduler;
   /** The scheduler key of this answer's writes (one at a time, in order). */
   private readonly id = randomUUID();
 
