@@ -7,9 +7,9 @@ import { type APIModalInteractionResponseCallbackData, MessageFlags } from 'disc
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { type OneOffBudget, UNBUDGETED } from './budget.ts';
-import { type AnswerableInteraction, ChannelWrites } from './channel-writes.ts';
+import { type AnswerableInteraction, ChannelWrites, editWithToken } from './channel-writes.ts';
 import { isExpiredToken, isUnknownMessage } from './errors.ts';
-import { editPayloadOf, editWithToken, fittedMessage, payloadOf } from './rest.ts';
+import { editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
 
 /** The note under a message finished with the bot's token; defined with the writes that add it. */
 export { EXPIRED_NOTE } from './channel-writes.ts';

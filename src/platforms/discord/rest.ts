@@ -13,10 +13,8 @@ import {
   DefaultRestOptions,
   type RESTOptions,
   type ResponseLike,
-  Routes,
 } from 'discord.js';
 import type { OutgoingMessage, ReplyLimits } from '../../core/platform.ts';
-import type { AnswerableInteraction } from './channel-writes.ts';
 
 /**
  * No pings from anything the bot posts (model output included): sent on every create and
@@ -161,25 +159,4 @@ export async function makeDiscordRequest(
     return DefaultRestOptions.makeRequest(url, { ...init, headers, body: Buffer.from(await encoded.arrayBuffer()) });
   }
   return DefaultRestOptions.makeRequest(url, init);
-}
-
-/**
- * Edits one of an interaction's messages (`@original`, or a follow-up's id) with its token: a text edit is one PATCH
- * ("Edit Original Interaction Response" / "Edit Followup Message") without a discord.js Message (a thousand streamed
- * answers spent a fifth of their CPU on Messages nobody read); with files, editReply (multipart upload).
- * @param whole the first write of a deferred reply: embeds are sent even when empty.
- * @throws DiscordAPIError as discord.js's REST client does (50027 once the token expired).
- */
-export async function editWithToken(
-  interaction: AnswerableInteraction,
-  messageId: string,
-  message: OutgoingMessage,
-  whole = false,
-): Promise<unknown> {
-  if (message.files?.length) {
-    const payload = whole ? payloadOf(message) : editPayloadOf(message);
-    return interaction.editReply(messageId === '@original' ? payload : { message: messageId, ...payload });
-  }
-  const route = Routes.webhookMessage(interaction.applicationId, interaction.token, messageId);
-  return interaction.client.rest.patch(route, { body: editBodyOf(message, whole), auth: false });
 }
