@@ -129,8 +129,10 @@ export interface ReplyChannel {
    * `webhook` bucket for an interaction's message, the workspace's `update` bucket for a Slack edit.
    * @param kind `send` for a new message, `edit` for a change of one.
    * @param index which message of the answer (0: the first).
+   * @param message the message, when known (a one-off send: delivery/one-off.ts); a message with
+   *   files or cards may spend other buckets than streamed text (Slack: posted, not streamed).
    */
-  buckets?(kind: 'send' | 'edit', index: number): BucketId[];
+  buckets?(kind: 'send' | 'edit', index: number, message?: OutgoingMessage): BucketId[];
   /**
    * Registers what to do when the user stops the answer with the platform's own control
    * (Slack's stop of a natively streaming message: `stopped_by_user`), as a press of Stop would.

@@ -69,7 +69,8 @@ export class StreamingReply {
   private failedIndex = 0;
   /** The buttons of the last message once finished ({@link FinishOptions.controls}). */
   private finalControls: Button[] | undefined;
-  private readonly scheduler: WriteScheduler;
+  /** The bot's scheduler (the answer's other posts, e.g. its file, spend the same budgets: one-off.ts). */
+  readonly scheduler: WriteScheduler;
   /** The scheduler key of this answer's writes (one at a time, in order). */
   private readonly id = randomUUID();
 
@@ -100,10 +101,7 @@ export class StreamingReply {
     return this.handles.at(-1)?.ref;
   }
 
-  /**
-   * Where each of the answer's messages is (MessageHandle.ref), in order, once posted: undefined
-   * when one of them is not named by its platform.
-   */
+  /** Where each of the answer's messages is (MessageHandle.ref), in order: undefined when one is not named by its platform. */
   get messageRefs(): string[] | undefined {
     const refs = this.handles.map((h) => h.ref);
     return refs.every((r) => r !== undefined) ? (refs as string[]) : undefined;

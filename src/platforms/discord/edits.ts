@@ -47,7 +47,7 @@ export async function handleEdit(
     message: message.id,
     channel: message.channelId,
   });
-  const reply = new MessageReply(message, log);
+  const reply = new MessageReply(message, log, core.scheduler);
   const ctx = messageContext(message, core, { signal, log, ref, reply });
   try {
     await runInvocation('edit', ctx, core, () => reanswerEdit(ctx, core, found, text));

@@ -16,6 +16,7 @@ import type {
   ReplyLimits,
 } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
+import { interactionBudget } from './budget.ts';
 import { botMessageHandle } from './channel-writes.ts';
 import { explainDiscordError } from './errors.ts';
 import { invocationUser } from './members.ts';
@@ -174,7 +175,7 @@ export async function handleChatInput(
     interaction: interaction.id,
     command: interaction.commandName,
   });
-  const responder = new InteractionResponder(interaction, log, 'reply');
+  const responder = new InteractionResponder(interaction, log, 'reply', interactionBudget(interaction, deps));
   let inThread: ThreadReply | undefined;
   try {
     if (!command) {

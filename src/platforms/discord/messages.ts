@@ -10,6 +10,7 @@
  * mention replies to arrive empty unless `MessageContent` is enabled (docs/platform-limits.md,
  * gateway docs "Message Content Intent").
  */
+import { randomUUID } from 'node:crypto';
 import {
   type Channel,
   cleanContent,
@@ -17,6 +18,8 @@ import {
   type Message,
   MessageType,
 } from 'discord.js';
+import { writeOnce } from '../../core/delivery/one-off.ts';
+import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
 import { type BucketId, channelKey, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
@@ -24,7 +27,7 @@ import { replaceSpacedTags } from '../../core/text-scan.ts';
 import type { Logger } from '../../log.ts';
 import { botMessageHandle } from './channel-writes.ts';
 import { explainDiscordError } from './errors.ts';
-import { channelBucket } from './rate-limits.ts';
+import { channelBucket, GLOBAL_BUCKET } from './rate-limits.ts';
 import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
@@ -40,10 +43,14 @@ export const HIDDEN_MESSAGE_REPLY =
  */
 export class Typing {
   private timer: NodeJS.Timeout | undefined;
+  /** The scheduler key of this indicator's requests (a pending one is replaced, never doubled). */
+  private readonly key = `typing:${randomUUID()}`;
 
+  /** @param scheduler where each request waits for the bot token's global budget, as a cosmetic (intermediate) write. */
   constructor(
     private readonly channel: unknown,
     private readonly log: Logger,
+    private readonly scheduler?: WriteScheduler,
   ) {}
 
   /** Starts the indicator (once: later calls do nothing while it runs). */
@@ -63,7 +70,11 @@ export class Typing {
   private send(): void {
     const channel = this.channel as { sendTyping?: () => Promise<void> } | null;
     if (typeof channel?.sendTyping !== 'function') return;
-    channel.sendTyping().catch((error: unknown) => this.log.debug({ err: error }, 'typing indicator failed'));
+    const run = () => channel.sendTyping!();
+    const { key } = this;
+    (this.scheduler?.submit({ key, stream: key, buckets: [GLOBAL_BUCKET], final: false, run }) ?? run()).catch(
+      (error: unknown) => this.log.debug({ err: error }, 'typing indicator failed'),
+    );
   }
 }
 
@@ -85,8 +96,10 @@ export class MessageReply implements ReplyChannel {
   constructor(
     private readonly message: Message,
     private readonly log: Logger,
+    /** Where its one-off writes (a refusal, the typing indicator) wait for the channel's budgets. */
+    private readonly scheduler?: WriteScheduler,
   ) {
-    this.typing = new Typing(message.channel, log);
+    this.typing = new Typing(message.channel, log, scheduler);
   }
 
   /** Starts the typing indicator, re-sent every {@link TYPING_REFRESH_MS} until the first send. */
@@ -131,7 +144,8 @@ export class MessageReply implements ReplyChannel {
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     const m = typeof message === 'string' ? { content: message } : message;
     try {
-      await this.send({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) });
+      const fitted = { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
+      await writeOnce(this.scheduler, { buckets: this.buckets(), run: () => this.send(fitted) });
     } catch (error) {
       this.log.warn({ err: error }, 'could not reply on Discord');
     }

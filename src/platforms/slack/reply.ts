@@ -16,6 +16,7 @@ import { PostedQuestion } from './question.ts';
 import { NativeStream } from './stream.ts';
 import type { SlackTarget } from './target.ts';
 import { escapeSlackText } from './text.ts';
+import { appendBucket, isPlainText, postBucket, updateBucket } from './writes.ts';
 
 /** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
 const STATUS_WAIT_MS = 1_000;
@@ -53,7 +54,8 @@ export class SlackReply implements ReplyChannel {
   ) {
     this.threadTs = target.threadTs;
     const { announce } = target;
-    this.question = announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log);
+    this.question =
+      announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log, target.scheduler);
   }
 
   /** The thread the answer goes into, once known (a mention's, or the posted question's). */
@@ -128,7 +130,7 @@ export class SlackReply implements ReplyChannel {
     }
     await this.announce();
     this.question?.markAnswered();
-    const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
+    const plainText = isPlainText(message);
     // Decided at the answer's first message: with the workspace's startStream budget spent, the
     // answer is posted and updated at once instead of waiting up to a minute for it.
     if (plainText && this.nativeChosen === undefined && this.streamsNatively())
@@ -259,17 +261,14 @@ export class SlackReply implements ReplyChannel {
    * A post spends the channel's budget; an edit, the workspace's `chat.update` budget; natively
    * streamed, an append spends the workspace's `chat.appendStream` budget (a start is counted by
    * SlackStreaming.takeStart, which posts the answer instead when none is left: it never waits).
+   * A message with files, cards or image links is posted (or uploaded and shared), never streamed.
    */
-  buckets(kind: 'send' | 'edit', index = 0): BucketId[] {
+  buckets(kind: 'send' | 'edit', index = 0, message?: OutgoingMessage): BucketId[] {
     const { team, channel } = this.target;
-    if (this.target.rewrite && index === 0) return [{ platform: 'slack', kind: 'update', scope: team }];
-    if (this.streamsNatively())
-      return kind === 'send' ? [] : [{ platform: 'slack', kind: 'appendStream', scope: team }];
-    return [
-      kind === 'send'
-        ? { platform: 'slack', kind: 'post', scope: channel }
-        : { platform: 'slack', kind: 'update', scope: team },
-    ];
+    if (this.target.rewrite && index === 0) return [updateBucket(team)];
+    const posted = kind === 'send' && message !== undefined && !isPlainText(message);
+    if (this.streamsNatively() && !posted) return kind === 'send' ? [] : [appendBucket(team)];
+    return [kind === 'send' ? postBucket(channel) : updateBucket(team)];
   }
 
   /** Tells the user alone, after removing a /chat's question that no answer followed. Never throws. */

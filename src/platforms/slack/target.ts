@@ -1,4 +1,5 @@
 /** Where a Slack answer goes (reply.ts's SlackReply): a channel, a thread, a DM, natively streamed or posted. */
+import type { OneOffScheduler } from '../../core/delivery/one-off.ts';
 import type { QuestionSource } from './question.ts';
 import type { SlackStreaming } from './stream.ts';
 
@@ -33,4 +34,6 @@ export interface SlackTarget {
    * read then (after the options were parsed).
    */
   announce?: QuestionSource | undefined;
+  /** The bot's write scheduler: the question's post spends the channel's post budget there (question.ts). */
+  scheduler?: OneOffScheduler | undefined;
 }
