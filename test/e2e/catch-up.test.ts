@@ -7,8 +7,8 @@
  * addressed since the newest message it saw, and answers each mention and DM sent meanwhile
  * exactly once, marked "(answered after a restart)"; what it answered before the stop, what
  * does not address it, and what is older than CATCH_UP_MAX_AGE_MINUTES are not answered. Two
- * processes starting at once answer each once (the claims in Redis), and so does a Discord
- * gateway session that could not be resumed.
+ * processes starting at once answer each once (the claims in Redis); a Discord gateway session
+ * that could not be resumed and a Socket Mode connection replaced are caught up the same way.
  *
  * The tests run in order: each starts where the previous one stopped the bot.
  */
@@ -101,6 +101,13 @@ const discordAnswers = (message: FakeMessage) =>
 const slackAnswers = (message: { channel: string; ts: string }): FakeSlackMessage[] =>
   slack.messages(message.channel).filter((m) => m.user === slack.botUserId && m.threadTs === message.ts);
 
+/** The texts of the bot's messages in a Slack conversation that hold `text`. */
+const slackTexts = (channel: string, text: string): string[] =>
+  slack
+    .messages(channel)
+    .filter((m) => m.user === slack.botUserId && m.text.includes(text))
+    .map((m) => m.text);
+
 /** Waits until a Discord message has an answer whose text is complete (it holds `text`). */
 async function answeredOnDiscord(message: FakeMessage, text: string): Promise<void> {
   await expect
@@ -191,7 +198,10 @@ describe('catch-up after downtime', () => {
       await slackMention(SLACK_CHANNELS.one, 'live slack one', true),
       await slackMention(SLACK_CHANNELS.two, 'live slack two', true),
     ];
+    const im = slack.openIm('U0BOB');
+    await slack.sendSocketEvent(slack.imMessageEvent({ channel: im.id, user: 'U0BOB', text: 'live slack dm' }));
     for (const message of live) await answeredOnDiscord(message, 'Answer to: ');
+    await expect.poll(() => slackTexts(im.id, 'Answer to: live slack dm'), { timeout: 20_000 }).toHaveLength(1);
     for (const message of liveSlack) await answeredOnSlack(message, 'Answer to: live slack');
     answeredLive.discord.push(...live);
     answeredLive.slack.push(...liveSlack);
@@ -205,6 +215,8 @@ describe('catch-up after downtime', () => {
       content: mention('too old'),
       at: Date.now() - 20 * 60_000,
     });
+    const lateDm = slack.imMessageEvent({ channel: im.id, user: 'U0BOB', text: 'down slack dm' });
+    expect((await slack.sendSocketEvent(lateDm)).failure).toBeDefined();
     const requestsBefore = service.chatRequests().length;
 
     const second = await startBot();
@@ -213,8 +225,12 @@ describe('catch-up after downtime', () => {
     expectLiveAnswersAlone();
     expect(discordAnswers(notAddressed)).toEqual([]);
     expect(discordAnswers(tooOld)).toEqual([]);
+    // A Slack DM too (answered in the DM itself, as a DM's top-level message is).
+    await expect.poll(() => slackTexts(im.id, 'Answer to: down slack dm'), { timeout: 20_000 }).toHaveLength(1);
+    expect(slackTexts(im.id, 'Answer to: down slack dm')[0]).toContain(LATE_NOTICE);
+    expect(slackTexts(im.id, 'Answer to: live slack dm')).toHaveLength(1);
     // One request per late answer: nothing else was asked.
-    expect(service.chatRequests().length - requestsBefore).toBe(6);
+    expect(service.chatRequests().length - requestsBefore).toBe(7);
     await stopBot(second);
   });
 
@@ -231,7 +247,7 @@ describe('catch-up after downtime', () => {
 
   it('a Discord gateway session that could not be resumed (a new READY) is caught up like a restart', async () => {
     const bot = await startBot();
-    await catchUpsDone([bot]);
+    await catchUpsDone([bot], ['discord']);
     const readies = bot.problems.get('discord catch-up finished')!;
     const [identifies, resumes] = [discord.gatewayIdentifies.length, discord.gatewayResumes.length];
     // The gateway goes away and forgets the session: the bot's RESUME is refused, it identifies anew.
@@ -248,4 +264,20 @@ describe('catch-up after downtime', () => {
     expectLiveAnswersAlone();
     await stopBot(bot);
   });
+
+  it('a Slack mention sent while the Socket Mode connection was being replaced is answered once the socket is back, late', async () => {
+    const bot = await startBot();
+    // Slack recycles the connection, and the first apps.connections.open fails: @slack/socket-mode
+    // tries again 5 s later (its ping timeout), a gap in which the mention is sent.
+    slack.failNext('apps.connections.open', 'internal_error');
+    slack.sendSocketDisconnect('refresh_requested');
+    await expect.poll(() => slack.openSocketConnections().length, { timeout: 10_000, interval: 20 }).toBe(0);
+    const lost = await slackMention(SLACK_CHANNELS.one, 'while the socket was away', false);
+    // The catch-up after the new connection (the one at start may still run: it runs after it).
+    await catchUpsDone([bot], ['slack'], 1);
+    await answeredOnSlack(lost, 'Answer to: while the socket was away');
+    expect(slackAnswers(lost)).toHaveLength(1);
+    expect(slackAnswers(lost)[0]!.text).toContain(LATE_NOTICE);
+    await stopBot(bot);
+  }, 60_000);
 });

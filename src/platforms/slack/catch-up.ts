@@ -7,9 +7,9 @@
  * scopes: `channels:history`, `groups:history`, `im:history`, `mpim:history`) — and the
  * messages addressed to the bot (events.ts's rules: a person's message that mentions it, or
  * any person's message in its DM) that no instance answered are answered, late. In HTTP mode
- * (Events API), Slack retries a delivery that was not acknowledged itself (three times, over
- * about an hour); the same catch-up runs once at the start, and the message claims make it
- * harmless when a retry comes too.
+ * (Events API), Slack retries a delivery that was not acknowledged itself (three times: at
+ * once, after a minute, after five), then drops it; the same catch-up runs once at the start
+ * for what it dropped, and the message claims make it harmless when a retry comes too.
  */
 import type { App } from '@slack/bolt';
 import { CatchUpRunner, type CatchUpSource, catchUp } from '../../core/catch-up.ts';
