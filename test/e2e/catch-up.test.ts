@@ -8,7 +8,8 @@
  * exactly once, marked "(answered after a restart)"; what it answered before the stop, what
  * does not address it, and what is older than CATCH_UP_MAX_AGE_MINUTES are not answered. Two
  * processes starting at once answer each once (the claims in Redis); a Discord gateway session
- * that could not be resumed and a Socket Mode connection replaced are caught up the same way.
+ * that could not be resumed and a Socket Mode connection replaced are caught up the same way;
+ * in Slack HTTP mode, what Slack could not deliver is caught up at start and its retry dropped.
  *
  * The tests run in order: each starts where the previous one stopped the bot.
  */
@@ -19,7 +20,7 @@ import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
 import type { FakeSlack, FakeSlackMessage } from '../fakes/slack.ts';
 import { type BotProcess, spawnBot } from '../helpers/bot-process.ts';
 import { useE2E } from '../helpers/e2e.ts';
-import type { TestRedis } from '../helpers/redis.ts';
+import { freePort, type TestRedis } from '../helpers/redis.ts';
 import { discordEnv, slackEnv } from './harness.ts';
 
 const SLACK_CHANNELS = { one: 'C0CATCHONE', two: 'C0CATCHTWO' };
@@ -276,6 +277,34 @@ describe('catch-up after downtime', () => {
     // The catch-up after the new connection (the one at start may still run: it runs after it).
     await catchUpsDone([bot], ['slack'], 1);
     await answeredOnSlack(lost, 'Answer to: while the socket was away');
+    expect(slackAnswers(lost)).toHaveLength(1);
+    expect(slackAnswers(lost)[0]!.text).toContain(LATE_NOTICE);
+    await stopBot(bot);
+  }, 60_000);
+
+  it('in Slack HTTP mode, a mention Slack could not deliver is answered at start, late; a retry of its event then is not answered again', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const event = slack.mentionEvent({ channel: SLACK_CHANNELS.two, user: 'U0ALICE', text: 'while nobody listened' });
+    const lost = { channel: SLACK_CHANNELS.two, ts: String(event.ts) };
+    // Nobody listens: Slack's delivery fails (it would retry after a minute, then after five).
+    const first = await slack.sendEvent(url, event);
+    expect(first.ackedInTime).toBe(false);
+    const bot = await spawnBot({
+      ...slackEnv(service, slack),
+      SLACK_PORT: String(port),
+      STORE_URL: redis.url,
+      LOG_LEVEL: 'info',
+    });
+    running.push(bot);
+    await catchUpsDone([bot], ['slack']);
+    await answeredOnSlack(lost, 'Answer to: while nobody listened');
+    // Slack's retry of the same event arrives: acked, and dropped (its message is claimed).
+    const retry = await slack.sendEvent(url, event, { eventId: first.eventId, retryNum: 1 });
+    expect(retry.ackedInTime).toBe(true);
+    await expect
+      .poll(() => bot.problems.get('event already answered (a retry or a second delivery); ignored') ?? 0)
+      .toBe(1);
     expect(slackAnswers(lost)).toHaveLength(1);
     expect(slackAnswers(lost)[0]!.text).toContain(LATE_NOTICE);
     await stopBot(bot);
