@@ -84,6 +84,8 @@ export interface CoreLimits {
   replyChainMax: number;
   /** Minutes after a mention during which editing it re-answers it in place (`EDIT_REANSWER_MINUTES`; 0: off). */
   editReanswerMinutes: number;
+  /** Oldest message answered by catch-up after downtime, in minutes (`CATCH_UP_MAX_AGE_MINUTES`; 0: off). */
+  catchUpMaxAgeMinutes: number;
   /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
   allowDisableSafetyChecker: boolean;
   /** Longest answer shown in messages, in characters (`MAX_ANSWER_CHARS`); the rest comes as a file. */
@@ -95,10 +97,8 @@ export interface CoreLimits {
   /** `denoising_strength` of Vary (`VARY_DENOISING_STRENGTH`). */
   varyDenoisingStrength: number;
   /**
-   * Largest image kept in the store with an /imagine result's buttons, in bytes, each (the
-   * posted image, the job's reference; `IMAGINE_STATE_MAX_BYTES`): a fallback for when the
-   * posted image cannot be found again. Undefined: by the store (`IMAGINE_STATE_MAX_BYTES_DEFAULT`).
-   */
+   * Largest image kept in the store with an /imagine result's buttons, in bytes, each (the posted image, the
+   * job's reference; `IMAGINE_STATE_MAX_BYTES`), for when the posted one is gone. Undefined: by the store. */
   imagineStateMaxBytes: number | undefined;
 }
 
@@ -226,6 +226,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     files: { maxChars: e.MAX_FILE_CHARS, maxPdfPages: e.MAX_PDF_PAGES, pdfTimeoutMs: e.PDF_TIMEOUT_MS },
     replyChainMax: e.REPLY_CHAIN_MAX,
     editReanswerMinutes: e.EDIT_REANSWER_MINUTES,
+    catchUpMaxAgeMinutes: e.CATCH_UP_MAX_AGE_MINUTES,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
     maxAnswerChars: e.MAX_ANSWER_CHARS,
     streamIdleMs: e.STREAM_IDLE_TIMEOUT_MS,

@@ -19,6 +19,7 @@ import { Claims } from './state/claims.ts';
 import { StoreHealth } from './state/health.ts';
 import { ConversationStore } from './state/history.ts';
 import { NO_QUOTAS, type QuotaLimits, Quotas } from './state/quotas.ts';
+import { SeenConversations, seenTtlMs } from './state/seen.ts';
 import { SettingsStore } from './state/settings.ts';
 import type { StateStore } from './state/store.ts';
 
@@ -30,6 +31,8 @@ export interface Core {
   history: ConversationStore;
   /** Once-only markers (event de-duplication). */
   claims: Claims;
+  /** Where messages to the bot were seen: what catch-up reads after downtime (core/catch-up.ts). */
+  seen: SeenConversations;
   /** Whether the store answers (answers go on without history when it does not). */
   storeHealth: StoreHealth;
   /** Per-user quotas (off unless configured) and usage counts. */
@@ -97,11 +100,13 @@ export function createCore(parts: {
     log: parts.log,
     ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}),
   });
+  const limits = { ...CONFIG_DEFAULTS.limits, ...parts.limits };
   return {
     service: parts.service,
     store: parts.store,
     history: new ConversationStore(parts.store),
     claims: new Claims(parts.store),
+    seen: new SeenConversations(parts.store, { ttlMs: seenTtlMs(limits.catchUpMaxAgeMinutes), log: parts.log }),
     storeHealth: new StoreHealth(),
     quotas: new Quotas(parts.store, parts.quotas ?? NO_QUOTAS, parts.log),
     downloader: parts.downloader ?? new Downloader(),
@@ -117,17 +122,17 @@ export function createCore(parts: {
     ),
     scheduler: new WriteScheduler({ log: parts.log }),
     stops: new StopButtons(parts.store),
-    limits: { ...CONFIG_DEFAULTS.limits, ...parts.limits },
+    limits,
     admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
     log: parts.log,
     events: parts.events ?? new BotEvents(),
   };
 }
 
-/** Closes what the core holds open: the store's connection (after the usage counts not written yet), the download sockets and the image workers. */
+/** Closes what the core holds open: the store's connection (after the usage counts and seen conversations not written yet), the download sockets and the image workers. */
 export async function closeCore(core: Core): Promise<void> {
   await Promise.allSettled([
-    core.quotas.flush().then(() => core.store.close()),
+    Promise.all([core.quotas.flush(), core.seen.flush()]).then(() => core.store.close()),
     core.downloader.close(),
     core.images.close(),
   ]);

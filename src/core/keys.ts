@@ -106,6 +106,12 @@ export const storeKeys = {
   mentionAnswer: (mention: string) => `mention-answer:${mention}`,
   /** A thread the bot opened for a conversation (Discord; state/threads.ts), by the thread's conversation key. */
   openedThread: (conversationId: string) => `thread:${conversationId}`,
+  /**
+   * The conversations a platform's messages to the bot were seen in, with the newest message
+   * id seen in each (state/seen.ts): where catch-up reads after a restart. `platform` is
+   * `discord` or `slack`.
+   */
+  seenConversations: (platform: 'discord' | 'slack') => `seen:${platform}`,
   /** A Slack workspace's chat.startStream count in its window. */
   startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
 } as const;
@@ -118,6 +124,12 @@ export const slackClaims = {
   message: (team: string, channel: string, ts: string) => `slack:message:${team}:${channel}:${ts}`,
   /** A verified HTTP request, by its signature's digest and timestamp (replays). */
   request: (digest: string, timestampSec: string) => `slack:request:${digest}:${timestampSec}`,
+} as const;
+
+/** The claim keys of Discord messages (with {@link storeKeys.claim}'s prefix added by Claims). */
+export const discordClaims = {
+  /** A message addressed to the bot, by channel and message id: answered once, live or by catch-up, by any instance. */
+  message: (channel: string, message: string) => `discord:message:${channel}:${message}`,
 } as const;
 
 /** The claim keys of edits of a message that mentioned the bot (with {@link storeKeys.claim}'s prefix added by Claims). */

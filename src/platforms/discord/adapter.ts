@@ -27,6 +27,7 @@ import type { Core } from '../../core/core.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
+import { catchUpOnNewSessions } from './catch-up.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { handleEdit } from './edits.ts';
 import { guardMalformedInteractions } from './guard.ts';
@@ -142,6 +143,8 @@ export class DiscordAdapter {
       this.rateLimits.response(request.method, String(request.path), response.status, response.headers as Headers),
     );
     this.client.on(Events.ShardDisconnect, (event, shardId) => this.onShardClosed(event.code, shardId));
+    const stopping = () => this.running.draining;
+    catchUpOnNewSessions(this.client, { core, log, stopping, answer: (m, botId) => this.answer(m, botId, true) });
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
     this.client.on(Events.Warn, (message) => this.log.warn({ message }, 'discord client warning'));
   }
@@ -204,7 +207,7 @@ export class DiscordAdapter {
     const addressed = isAddressedToBot(message, botId);
     const inBotThread = mayContinueThread(message, botId);
     if (!inBotThread) {
-      if (addressed) this.answer(message, botId);
+      if (addressed) void this.answer(message, botId);
       return;
     }
     if (addressed || this.config.messageContent) void this.inBotThread(message, botId, addressed).catch(this.onError);
@@ -216,15 +219,15 @@ export class DiscordAdapter {
    * mention); each answer there keeps the thread remembered for 30 more days.
    */
   private async inBotThread(message: Message, botId: string, addressed: boolean): Promise<void> {
-    if (addressed) this.answer(message, botId);
-    if ((await stillOpenedThread(this.core, message)) && !addressed) this.answer(message, botId);
+    if (addressed) void this.answer(message, botId);
+    if ((await stillOpenedThread(this.core, message)) && !addressed) void this.answer(message, botId);
   }
 
-  /** Runs the mention feature for a message (messages.ts, mentions.ts). */
-  private answer(message: Message, botId: string): void {
+  /** Runs the mention feature for a message (messages.ts, mentions.ts; `late`: catch-up.ts's); resolves when it is over. */
+  private answer(message: Message, botId: string, late = false): Promise<void> {
     if (this.running.draining) {
-      void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(this.onError);
-      return;
+      if (!late) void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(this.onError);
+      return Promise.resolve();
     }
     const deps = {
       core: this.core,
@@ -233,7 +236,7 @@ export class DiscordAdapter {
       messageContent: this.config.messageContent,
       rateLimits: this.rateLimits,
     };
-    void this.running.run((signal) => handleMessage(message, deps, signal), this.onError);
+    return this.running.run((signal) => handleMessage(message, deps, signal, late), this.onError);
   }
 
   /** Re-answers an edited mention in place when the edit calls for it (edits.ts); nothing while stopping. */

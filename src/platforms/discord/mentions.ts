@@ -6,11 +6,12 @@
  * and its request.
  */
 import type { Message } from 'discord.js';
+import { claimAnswer, LATE_NOTICE } from '../../core/catch-up.ts';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import { answerMention } from '../../core/features/mention.ts';
-import { conversationKey, messageRef } from '../../core/keys.ts';
+import { conversationKey, discordClaims, messageRef } from '../../core/keys.ts';
 import type { CommandContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { invocationUser } from './members.ts';
@@ -25,13 +26,18 @@ import { readThread } from './thread-read.ts';
  * a new thread on it when its channel's auto_thread is on (thread-open.ts), else as a reply.
  * Its context: the reply chain (reply-chain.ts), else, in a thread the bot keeps no history
  * for, the thread's recent messages (thread-read.ts).
+ * A message is answered once, by whichever instance claims it first (keys.ts
+ * `discordClaims.message`; catch-up after downtime claims the same: core/catch-up.ts), and its
+ * conversation is remembered for catch-up (state/seen.ts).
  * @param options.messageContent whether the Message Content intent is on (DISCORD_MESSAGE_CONTENT).
  * @param signal the invocation's own signal (shutdown).
+ * @param late a catch-up's answer: the message is claimed already, and the answer says it is late.
  */
 export async function handleMessage(
   message: Message,
   deps: { core: Core; log: Logger; botId: string; messageContent: boolean; rateLimits?: DiscordRateLimits },
   signal: AbortSignal,
+  late = false,
 ): Promise<void> {
   const { core, botId } = deps;
   const ref = newReference();
@@ -42,6 +48,10 @@ export async function handleMessage(
     message: message.id,
     channel: message.channelId,
   });
+  if (!late && !(await claimAnswer(core, log, discordClaims.message(message.channelId, message.id)))) {
+    log.info('message answered already (by another instance or by catch-up); ignored');
+    return;
+  }
   const channelKey = channelKeyOf(message.guildId, message.channelId, message.channel);
   const hidden = !deps.messageContent && looksHidden(message, botId);
   const place = hidden
@@ -53,9 +63,10 @@ export async function handleMessage(
     log,
     ref,
     reply,
-    notices: place.notices,
+    notices: late ? [...place.notices, LATE_NOTICE] : place.notices,
     ...(place.thread ? { conversationId: place.thread.conversationId } : {}),
   });
+  rememberSeen(core, message, place.thread?.conversationId);
   try {
     await runInvocation('mention', ctx, core, async () => {
       if (hidden) throw new InputError(HIDDEN_MESSAGE_REPLY);
@@ -73,6 +84,16 @@ export async function handleMessage(
   } finally {
     reply.dispose();
   }
+}
+
+/** Notes the message's channel (and the thread opened on it) as where the bot was addressed, for catch-up. */
+function rememberSeen(core: Core, message: Message, thread: string | undefined): void {
+  const dm = !message.inGuild();
+  const guild = message.guildId ?? undefined;
+  core.seen.see('discord', conversationKey({ platform: 'discord', guild, channel: message.channelId }), message.id, {
+    dm,
+  });
+  if (thread) core.seen.see('discord', thread, message.id);
 }
 
 /**

@@ -15,12 +15,14 @@ import { App, type AppOptions, HTTPReceiver, type RespondFn } from '@slack/bolt'
 import type { Logger as SlackLogger } from '@slack/logger';
 import { WebClient, WebClientEvent } from '@slack/web-api';
 import type { SlackConfig } from '../../config.ts';
+import type { CatchUpRunner } from '../../core/catch-up.ts';
 import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { registerBlockActions } from './actions.ts';
+import { catchUpAfterConnecting } from './catch-up.ts';
 import { handleSlashCommand, type SlashCommandDeps } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
 import { createSlackServer } from './http.ts';
@@ -120,7 +122,7 @@ export class SlackAdapter {
   private server: Server | undefined;
   private readonly receiver: HTTPReceiver | undefined;
   private started = false;
-
+  private readonly catchUp: CatchUpRunner;
   private readonly commands: readonly Command[];
 
   /** @param definitions the slash commands and message actions (commands/index.ts). */
@@ -162,14 +164,13 @@ export class SlackAdapter {
     const files = { botToken: config.botToken, apiOrigin };
     this.registerMiddleware();
     this.registerCommands({ core, log, directory, commands, ...files, streaming });
-    registerMessageEvents(this.app, { core, log, running: this.running, ...files, directory, streaming });
+    const deps = { core, log, running: this.running, directory, ...files, streaming };
+    registerMessageEvents(this.app, deps);
+    this.catchUp = catchUpAfterConnecting(this.app, deps);
     registerBlockActions(this.app, { core, commands, log, running: this.running, directory, ...files });
-    const shortcutDeps = { core, log, running: this.running, directory, ...files, streaming };
-    registerMessageShortcuts(this.app, shortcutDeps, slackShortcutsOf(messageActions));
-    registerActionForms(this.app, shortcutDeps, messageActions);
-    this.app.error(async (error) => {
-      this.log.error({ err: error }, 'bolt error');
-    });
+    registerMessageShortcuts(this.app, deps, slackShortcutsOf(messageActions));
+    registerActionForms(this.app, deps, messageActions);
+    this.app.error(async (error) => this.log.error({ err: error }, 'bolt error'));
   }
 
   /**
@@ -255,6 +256,7 @@ export class SlackAdapter {
     this.started = true;
     this.port = (server.address() as AddressInfo).port;
     this.log.info({ port: this.port }, 'slack ready (http)');
+    this.catchUp.request(); // Slack retries what it could not deliver meanwhile; catch-up.ts reads the rest.
   }
 
   /**

@@ -13,6 +13,7 @@
  */
 import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
+import { answerClaimTtlMs, LATE_NOTICE } from '../../core/catch-up.ts';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { asksToForget, forget } from '../../core/features/forget.ts';
@@ -43,11 +44,8 @@ export const SLACK_BOT_EVENTS = [
 /** The bot scopes these events need: receiving them, and reading the files users attach. */
 export const SLACK_EVENT_SCOPES = ['app_mentions:read', 'im:history', 'files:read'] as const;
 
-/** How long a claimed event id or message is remembered, in ms (Slack retries within minutes). */
-export const EVENT_CLAIM_TTL_MS = 60 * 60_000;
-
-/** The fields of `app_mention` and `message` events this file reads. */
-interface SlackUserMessage {
+/** The fields of `app_mention` and `message` events this file reads (conversations.history gives the same). */
+export interface SlackUserMessage {
   type: string;
   subtype?: string;
   user?: string;
@@ -74,7 +72,7 @@ export interface SlackEventDeps {
 }
 
 /** Where an event came from. */
-interface EventMeta {
+export interface EventMeta {
   eventId: string;
   teamId: string;
   kind: 'mention' | 'dm';
@@ -83,6 +81,11 @@ interface EventMeta {
 
 /** Message subtypes that are a person writing (a plain message, or one with files). */
 const USER_SUBTYPES: ReadonlySet<string | undefined> = new Set([undefined, 'file_share', 'thread_broadcast']);
+
+/** Whether a person wrote the message (not a bot, not a system message). */
+export function isPersonMessage(message: SlackUserMessage): message is SlackUserMessage & { user: string } {
+  return !message.bot_id && Boolean(message.user) && USER_SUBTYPES.has(message.subtype);
+}
 
 /** Registers the listeners of {@link SLACK_BOT_EVENTS} on a Bolt app. */
 export function registerMessageEvents(app: App, deps: SlackEventDeps): void {
@@ -111,24 +114,55 @@ export function registerMessageEvents(app: App, deps: SlackEventDeps): void {
   });
 }
 
+/** A message's invocation: its reference, what it does, its text and its logger. */
+function invocationOf(message: SlackUserMessage, meta: EventMeta, deps: SlackEventDeps): MessageInvocation {
+  const ref = newReference();
+  const text = plainTextOf(message.text ?? '', meta.botUserId);
+  const command = asksToForget(text) && !message.files?.length ? 'forget' : 'mention';
+  const { eventId: event, kind } = meta;
+  const log = deps.log.child({ platform: 'slack', ref, command, event, kind, channel: message.channel });
+  return { log, ref, command, text };
+}
+
+/**
+ * Answers a message that catch-up found (catch-up.ts), claimed already: the answer says it
+ * comes late. @returns when the answer is over (never rejects).
+ */
+export function answerLate(
+  message: SlackUserMessage,
+  meta: EventMeta,
+  client: WebClient,
+  deps: SlackEventDeps,
+): Promise<void> {
+  const invocation = { ...invocationOf(message, meta, deps), late: true };
+  rememberSeen(deps.core, message, meta);
+  return deps.running.run(
+    (signal) => answer(message, meta, client, deps, invocation, signal),
+    (error) => invocation.log.error({ err: error }, 'slack late answer failed'),
+  );
+}
+
+/**
+ * Notes where the bot was addressed, for catch-up (state/seen.ts): the channel or DM, and the
+ * thread the answer goes to (a channel mention's own, or the thread the message is in).
+ */
+function rememberSeen(core: Core, message: SlackUserMessage, meta: EventMeta): void {
+  const dm = meta.kind === 'dm';
+  const at = { platform: 'slack', team: meta.teamId, channel: message.channel } as const;
+  core.seen.see('slack', conversationKey(at), message.ts, { dm });
+  const thread = message.thread_ts ?? (dm ? undefined : message.ts);
+  if (thread) core.seen.see('slack', conversationKey({ ...at, thread }), message.ts, { dm });
+}
+
 async function onUserMessage(
   message: SlackUserMessage,
   meta: EventMeta,
   client: WebClient,
   deps: SlackEventDeps,
 ): Promise<void> {
-  if (message.bot_id || !message.user || !USER_SUBTYPES.has(message.subtype)) return;
-  const ref = newReference();
-  const text = plainTextOf(message.text ?? '', meta.botUserId);
-  const command = asksToForget(text) && !message.files?.length ? 'forget' : 'mention';
-  const log = deps.log.child({
-    platform: 'slack',
-    ref,
-    command,
-    event: meta.eventId,
-    kind: meta.kind,
-    channel: message.channel,
-  });
+  if (!isPersonMessage(message)) return;
+  const invocation = invocationOf(message, meta, deps);
+  const { log } = invocation;
   if (deps.running.draining) {
     await postEphemeral(deps.core.scheduler, client, {
       channel: message.channel,
@@ -147,8 +181,9 @@ async function onUserMessage(
     log.info('event already answered (a retry or a second delivery); ignored');
     return;
   }
+  rememberSeen(deps.core, message, meta);
   void deps.running.run(
-    (signal) => answer(message, meta, client, deps, { log, ref, command, text }, signal),
+    (signal) => answer(message, meta, client, deps, invocation, signal),
     (error) => log.error({ err: error }, 'slack event handler failed'),
   );
 }
@@ -156,7 +191,9 @@ async function onUserMessage(
 /** Claims every key; false when any was claimed before (this delivery is a repeat). */
 async function firstDelivery(core: Core, log: Logger, keys: string[]): Promise<boolean> {
   try {
-    for (const key of keys) if (!(await core.claims.claim(key, EVENT_CLAIM_TTL_MS))) return false;
+    // The message's claim outlives catch-up's age bound: catch-up claims the same (catch-up.ts).
+    const ttlMs = answerClaimTtlMs(core.limits.catchUpMaxAgeMinutes);
+    for (const key of keys) if (!(await core.claims.claim(key, ttlMs))) return false;
     return true;
   } catch (error) {
     // Without the store a repeat cannot be told apart: answering twice beats never answering.
@@ -174,6 +211,8 @@ interface MessageInvocation {
   ref: string;
   command: 'mention' | 'forget';
   text: string;
+  /** Answered by catch-up after downtime: the answer says so. */
+  late?: boolean;
 }
 
 async function answer(
@@ -236,10 +275,11 @@ async function answer(
       message.thread_ts && message.thread_ts !== message.ts
         ? await readThread(client, { ...where, threadTs: message.thread_ts }, deps, log)
         : {};
+    const notices = [...(thread.notice ? [thread.notice] : []), ...(invocation.late ? [LATE_NOTICE] : [])];
     await answerMention(ctx, deps.core, {
       text,
       attachments,
-      ...(thread.notice ? { notices: [thread.notice] } : {}),
+      ...(notices.length ? { notices } : {}),
       ...(thread.context ? { context: thread.context } : {}),
       ref: messageRef({ platform: 'slack', team: meta.teamId, channel: message.channel, ts: message.ts }),
     });

@@ -87,6 +87,12 @@ export interface DropGatewayOptions {
    * `'hold'` accepts the WebSocket but sends no HELLO until the gateway is restored.
    */
   whileDown?: GatewayOutageMode;
+  /**
+   * `false`: the closed sessions cannot be resumed (Discord invalidated them, as after a long
+   * outage): a RESUME is answered with op 9 (Invalid Session, `d: false`) and the client
+   * identifies anew (a new READY). Default true.
+   */
+  resumable?: boolean;
 }
 
 /** One accepted IDENTIFY (a new session), oldest first in {@link Gateway.identifies}. */
@@ -187,7 +193,7 @@ export class Gateway {
   /**
    * Starts an outage: every open connection is closed (`options.close`, default 4000) or cut,
    * and until {@link restore} new connections are refused (503) or held without HELLO. The
-   * closed sessions stay resumable.
+   * closed sessions stay resumable unless `options.resumable` is false.
    * @returns the number of connections ended.
    */
   drop(options: DropGatewayOptions = {}): number {
@@ -195,6 +201,7 @@ export class Gateway {
     const close = options.close ?? 4000;
     const open = [...this.sessions];
     for (const session of open) {
+      if (options.resumable === false) session.resumable = false;
       if (close === 'terminate') session.ws.terminate();
       else session.ws.close(close, CLOSE_REASONS[close] ?? 'Gateway unavailable.');
     }

@@ -154,13 +154,14 @@ export class FakeState {
     kind: FakeMessage['kind'],
     interaction: FakeInteraction | undefined,
     author: FakeUser = this.botUser,
+    at = Date.now(),
   ): FakeMessage {
     const message = new FakeMessage(
-      snowflake(),
+      snowflake(at),
       channelId,
       this.channels.get(channelId)?.guildId,
       kind,
-      Date.now(),
+      at,
       interaction,
       author,
     );

@@ -166,4 +166,25 @@ describe('FakeDiscord: Get Channel Messages', () => {
     const bad = await api(fake, `/channels/${parent.id}/messages?limit=101`, { auth: true });
     expect([bad.status, (await json(bad)).code]).toEqual([400, 50035]);
   });
+
+  it('with `after`, answers the `limit` messages just newer than it, newest first; ids are in time order (a backdated message sorts by its time)', async () => {
+    const fake = await startFake();
+    const parent = fake.channelList[0]!;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await botMessage(fake, parent.id, `m${i}`));
+    const page = async (query: string) =>
+      (await json(await api(fake, `/channels/${parent.id}/messages${query}`, { auth: true }))) as unknown as Json[];
+    expect((await page(`?after=${ids[0]}&limit=2`)).map((m) => m.content)).toEqual(['m2', 'm1']);
+    expect((await page(`?after=${ids[2]}`)).map((m) => m.content)).toEqual(['m4', 'm3']);
+    expect(await page(`?after=${ids[4]}`)).toEqual([]);
+    // A message sent "an hour ago" has an hour-old snowflake: it sorts first, and is not after m0.
+    const old = fake.postUserMessage({ channelId: parent.id, content: 'old', at: Date.now() - 3_600_000 });
+    expect(BigInt(old.id) < BigInt(ids[0]!)).toBe(true);
+    expect((await page('')).map((m) => m.id).at(-1)).toBe(old.id);
+    expect((await page(`?after=${ids[0]}`)).map((m) => m.id)).not.toContain(old.id);
+    for (const query of [`?after=${ids[0]}&before=${ids[4]}`, '?after=soon']) {
+      const bad = await api(fake, `/channels/${parent.id}/messages${query}`, { auth: true });
+      expect([bad.status, (await json(bad)).code]).toEqual([400, 50035]);
+    }
+  });
 });

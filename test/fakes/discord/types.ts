@@ -208,6 +208,11 @@ export interface PostUserMessageOptions {
   replyTo?: string;
   /** With `replyTo`: whether the reply pings the replied author (then in `mentions`). Default true, as Discord's client does. */
   pingRepliedAuthor?: boolean;
+  /**
+   * When the message was sent, ms since 1970 (default now): its id is a snowflake of that time,
+   * as Discord's are. A test may backdate a message (e.g. one sent before a catch-up's age bound).
+   */
+  at?: number;
 }
 
 /** Options of {@link FakeDiscord.dispatchInteraction}. */

@@ -90,7 +90,7 @@ export function postUserMessage(ctx: Ctx, options: PostUserMessageOptions): Fake
     reference = { messageId: replied.id, channelId: channel.id, guildId: channel.guildId };
   }
 
-  const message = state.newMessage(channel.id, 'user', undefined, author);
+  const message = state.newMessage(channel.id, 'user', undefined, author, options.at);
   message.type = options.type ?? (reference ? 19 : 0);
   message.reference = reference;
   message.webhookId = options.webhookId;

@@ -14,7 +14,7 @@
  *   channel, else 400 50035 `MESSAGE_REFERENCE_UNKNOWN_MESSAGE` (as discord.js reports
  *   "message_reference[MESSAGE_REFERENCE_UNKNOWN_MESSAGE]: Unknown message"), unless
  *   `fail_if_not_exists: false`, which sends a plain message instead. A reply is type 19.
- * - Reads show other users' messages as an app without Message Content sees them unless the
+ * - Reads (`before`, `after`, `limit`) show other users' messages as an app without Message Content sees them unless the
  *   app is approved for it (`privilegedIntents`): REST ignores the session's intents.
  * - A message in a thread needs Send Messages in Threads (403, 50013: threads.ts).
  */
@@ -70,26 +70,40 @@ export const channelRoutes: AreaRoutes = (ctx, rq) => {
 
 /**
  * `GET /channels/:id/messages` ("Get Channel Messages"): newest first, at most `limit` (1–100,
- * default 50; else 400, 50035), those older than the message `before` names when it is given
- * (`after` and `around` are not served by the fake).
+ * default 50; else 400, 50035); with `before`, the `limit` messages just older than the one it
+ * names; with `after`, the `limit` messages just newer (the oldest ones after it, still newest
+ * first, as Discord returns them); the two are exclusive (400, 50035). Ids are compared as
+ * snowflakes (time order), not by when the fake stored them. `around` is not served.
  */
 function listMessages(ctx: Ctx, channel: FakeChannel, query: URLSearchParams): Reply {
   const limitText = query.get('limit');
   const limit = limitText === null ? 50 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
     throw fieldError(['limit'], 'NUMBER_TYPE_MAX', 'int value should be between 1 and 100.');
-  const before = query.get('before');
-  const visible = [...ctx.state.messages.values()].filter(
-    (m) =>
-      m.channelId === channel.id && !m.deleted && !m.ephemeral && (before === null || BigInt(m.id) < BigInt(before)),
-  );
-  return {
-    status: 200,
-    body: visible
-      .reverse()
-      .slice(0, limit)
-      .map((m) => restMessageJson(ctx.state, m)),
-  };
+  const before = snowflakeParam(query, 'before');
+  const after = snowflakeParam(query, 'after');
+  if (before !== undefined && after !== undefined)
+    throw fieldError(['after'], 'BASE_TYPE_BAD_INT', 'before and after are mutually exclusive.');
+  const visible = [...ctx.state.messages.values()]
+    .filter(
+      (m) =>
+        m.channelId === channel.id &&
+        !m.deleted &&
+        !m.ephemeral &&
+        (before === undefined || BigInt(m.id) < before) &&
+        (after === undefined || BigInt(m.id) > after),
+    )
+    .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
+  const page = after === undefined ? visible.slice(0, limit) : visible.slice(-limit);
+  return { status: 200, body: page.map((m) => restMessageJson(ctx.state, m)) };
+}
+
+/** A snowflake query parameter, or undefined when absent. @throws HttpError 400 (50035) when it is not a snowflake. */
+function snowflakeParam(query: URLSearchParams, name: string): bigint | undefined {
+  const value = query.get(name);
+  if (value === null) return undefined;
+  if (!/^\d{1,20}$/.test(value)) throw fieldError([name], 'NUMBER_TYPE_COERCE', `Value "${value}" is not snowflake.`);
+  return BigInt(value);
 }
 
 /** `POST /channels/:id/messages`: a message of the bot, within the channel's budget, maybe a reply. */
