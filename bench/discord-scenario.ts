@@ -56,6 +56,8 @@ export interface DiscordScenario {
   rateLimitMode?: 'shared' | 'documented';
   /** Which process answers (default the bot). */
   start?: (env: Record<string, string>) => Promise<Runner>;
+  /** More environment for the process. */
+  env?: Record<string, string>;
 }
 
 /** Runs one Discord scenario; prints where the time to first text goes and the answering process's memory. */
@@ -73,6 +75,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
     DISCORD_APPLICATION_ID: discord.applicationId,
     DISCORD_API_URL: discord.apiUrl,
     SERVICE_MAX_CONCURRENCY: String(Math.max(256, streams + 24)),
+    ...options.env,
   });
   try {
     for (let i = 0; i < streams; i++)
@@ -96,6 +99,10 @@ export async function discordScenario(name: string, options: DiscordScenario): P
     process.stdout.write(
       `  ${bot.kind}: p50 / p95 from the first command (ms): acknowledged ${percentile(acks, 50)} / ${percentile(acks, 95)}, service request ${percentile(fromFirst, 50)} / ${percentile(fromFirst, 95)}, first write ${percentile(firstWrites, 50)} / ${percentile(firstWrites, 95)}\n`,
     );
+    if (process.env.BENCH_ACK_HISTOGRAM)
+      process.stdout.write(
+        `  acks p80..p99: ${[80, 85, 90, 92, 94, 95, 96, 98, 99].map((p) => percentile(acks, p)).join(' ')}\n`,
+      );
     process.stdout.write(`  ${bot.kind} memory at most: ${bot.memoryLine()}\n`);
     const per = [...startedAt].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
     const exact = [...startedAt.keys()].filter(
