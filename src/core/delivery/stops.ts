@@ -15,7 +15,7 @@
  * request there naming the presser (and whether they are an admin), which the owning process
  * looks for once a second and checks against its stored requester before stopping.
  */
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../ids.ts';
 import { buttonId, storeKeys } from '../keys.ts';
 import type { Button, ComponentContext } from '../platform.ts';
 import { StopRequest } from '../running.ts';
@@ -74,7 +74,7 @@ export class StopButtons {
    * @param answer `requesterId`: the platform user id who asked; `abort`: cancels its request.
    */
   register(answer: OpenAnswer): StopHandle {
-    const id = randomBytes(9).toString('hex');
+    const id = randomHex(9);
     let stopped = false;
     const entry: OpenAnswer = {
       requesterId: answer.requesterId,

@@ -11,9 +11,10 @@
  * The body holds the messages as sent, images as data URLs included: a state over
  * {@link ANSWER_STATE_MAX_BYTES} is not kept, and its answer shows no Regenerate button.
  */
-import { randomBytes } from 'node:crypto';
+
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
+import { randomHex } from '../ids.ts';
 import { buttonId, storeKeys } from '../keys.ts';
 import type { Button } from '../platform.ts';
 import type { ChatCompletionRequest, CompletionRequest } from '../service/schemas.ts';
@@ -74,7 +75,7 @@ export interface AnswerState {
 
 /** A new answer id (18 hex characters): the Regenerate button's and the state's key. */
 export function newAnswerId(): string {
-  return randomBytes(9).toString('hex');
+  return randomHex(9);
 }
 
 /** The Regenerate button of an answer (the requester's id in it lets a press be turned away early). */

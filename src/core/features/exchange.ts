@@ -3,8 +3,9 @@
  * answer is given, with ids that let Regenerate and an edited mention replace it in place
  * later (state/history.ts `replaceExchange`), and the link from a mention to its answer.
  */
-import { randomBytes } from 'node:crypto';
+
 import type { Core } from '../core.ts';
+import { randomHex } from '../ids.ts';
 import type { CommandContext } from '../platform.ts';
 import { type KeptTurns, linkMention } from './answer-state.ts';
 
@@ -13,7 +14,7 @@ export type ExchangeIds = Omit<KeptTurns, 'conversations'>;
 
 /** The ids of a new exchange's turns, and what its question's turn adds after the user's text. */
 export function newExchange(askedTail: string): ExchangeIds {
-  return { question: randomBytes(9).toString('hex'), answer: randomBytes(9).toString('hex'), askedTail };
+  return { question: randomHex(9), answer: randomHex(9), askedTail };
 }
 
 /**

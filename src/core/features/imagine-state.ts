@@ -9,10 +9,11 @@
  * is then a few hundred bytes and its prompt. imagine-post.ts writes it, imagine-buttons.ts
  * reads it.
  */
-import { randomBytes } from 'node:crypto';
+
 import { IMAGINE_STATE_MAX_BYTES_DEFAULT } from '../../config-env.ts';
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
+import { randomHex } from '../ids.ts';
 import { buttonId, storeKeys } from '../keys.ts';
 import { DownloadError } from '../media/download.ts';
 import { AttachmentAccessError, type Button, type CommandContext, type ComponentContext } from '../platform.ts';
@@ -79,7 +80,7 @@ export function keptImage(core: Core, ref: string | undefined, data: Buffer | un
  * buttons; none when the store fails (the buttons could not work: the image is posted without them).
  */
 export async function keepButtonState(ctx: CommandContext, core: Core, state: ImagineState): Promise<Button[]> {
-  const id = randomBytes(9).toString('hex');
+  const id = randomHex(9);
   try {
     await core.store.keyv.set(storeKeys.imagineState(id), state, IMAGINE_STATE_TTL_MS);
     return [

@@ -34,9 +34,17 @@ export interface ConversationStoreOptions {
   maxMessages?: number;
 }
 
+/** How long a read started ahead ({@link ConversationStore.prefetch}) waits for its taker, in ms. */
+export const PREFETCH_MS = 5_000;
+
+/** Reads started ahead kept at most. */
+const PREFETCH_KEPT = 10_000;
+
 /** Reads and appends conversation history. */
 export class ConversationStore {
   private readonly maxMessages: number;
+  /** Reads started ahead, by key, each for one taker until `until` (ms since the epoch). */
+  private readonly ahead = new Map<string, { read: Promise<StoredMessage[]>; until: number }>();
 
   constructor(
     private readonly state: StateStore,
@@ -45,10 +53,37 @@ export class ConversationStore {
     this.maxMessages = options.maxMessages ?? 50;
   }
 
-  /** The stored turns of a conversation, oldest first (empty when none). */
+  /**
+   * The stored turns of a conversation, oldest first (empty when none): the read started ahead
+   * for it ({@link prefetch}) when there is one, else a read now.
+   * @throws the store's error.
+   */
   async get(conversationId: string): Promise<StoredMessage[]> {
-    const value = await this.state.keyv.get<StoredConversation>(this.key(conversationId));
-    return value?.messages ?? [];
+    const key = this.key(conversationId);
+    const ahead = this.ahead.get(key);
+    this.ahead.delete(key);
+    if (ahead && ahead.until > Date.now()) return ahead.read;
+    return this.read(key);
+  }
+
+  /**
+   * Starts reading a conversation that is likely to be read soon (a /chat's, while its channel's
+   * settings are read): the next {@link get} of it within {@link PREFETCH_MS} takes this read
+   * instead of waiting for one of its own. An append, replacement or clear of the conversation by
+   * this process drops it (the next get reads again). Never throws (a failed read fails its taker).
+   */
+  prefetch(conversationId: string): void {
+    const now = Date.now();
+    // Reads nobody took (the answer went to a new thread) make room, oldest first.
+    if (this.ahead.size >= PREFETCH_KEPT) this.ahead.delete(this.ahead.keys().next().value!);
+    const key = this.key(conversationId);
+    const read = this.read(key);
+    read.catch(() => undefined);
+    this.ahead.set(key, { read, until: now + PREFETCH_MS });
+  }
+
+  private async read(key: string): Promise<StoredMessage[]> {
+    return (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
   }
 
   /** The history as chat messages (§2.1) to send before a new user message. */
@@ -63,6 +98,7 @@ export class ConversationStore {
    */
   async append(conversationId: string, ...messages: StoredMessage[]): Promise<void> {
     const key = this.key(conversationId);
+    this.ahead.delete(key);
     await this.state.withLock(key, async () => {
       const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
       const next = [...current, ...messages].slice(-this.maxMessages);
@@ -84,6 +120,7 @@ export class ConversationStore {
     replacement: { question?: string | undefined; answer: string; at: number },
   ): Promise<boolean> {
     const key = this.key(conversationId);
+    this.ahead.delete(key);
     return this.state.withLock(key, async () => {
       const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
       let found = false;
@@ -103,6 +140,7 @@ export class ConversationStore {
 
   /** Forgets a conversation. */
   async clear(conversationId: string): Promise<void> {
+    this.ahead.delete(this.key(conversationId));
     await this.state.keyv.delete(this.key(conversationId));
   }
 

@@ -18,6 +18,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import KeyvSqlite from '@keyv/sqlite';
 import Keyv from 'keyv';
+import { coalesceReads } from './read-batch.ts';
 import type { StateStore } from './store.ts';
 
 /** How often expired rows are deleted, in ms. */
@@ -103,7 +104,8 @@ export class LocalState implements StateStore {
         return query(sql, ...parameters);
       };
     }
-    this.keyv = new Keyv({ store: sqlite, namespace: 'genbot', throwOnErrors: true });
+    // A burst's reads of single keys go to SQLite together (read-batch.ts).
+    this.keyv = coalesceReads(new Keyv({ store: sqlite, namespace: 'genbot', throwOnErrors: true }));
     this.keyv.on('error', (error: unknown) => options.onError?.(error));
     this.scheduleSweep(options.firstSweepAfterMs ?? FIRST_SWEEP_AFTER_MS, options.sweepEveryMs ?? SWEEP_EVERY_MS);
   }

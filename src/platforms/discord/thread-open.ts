@@ -99,6 +99,8 @@ export async function chatInThread(
   deps: ThreadDeps,
 ): Promise<CommandContext> {
   const asked = ctx.options.thread;
+  // The answer's history is likely this channel's (no thread): read beside the channel's settings, not after them.
+  if (asked !== true) deps.core.history.prefetch(ctx.conversationId);
   const wanted = asked === true || (asked === undefined && (await autoThreadOn(deps.core, ctx.channelKey, ctx.log)));
   if (!wanted) return ctx;
   const channel: Channel | null =

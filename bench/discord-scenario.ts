@@ -1,0 +1,126 @@
+/**
+ * `bench:streams`'s Discord scenarios: N /chat (or mentions) dispatched at once into M channels
+ * of FakeDiscord, answered by a process of its own (the bot, or the floor bot: runners.ts), each
+ * answer streamed by FakeService; the figures read from what the fakes saw.
+ */
+import { FakeDiscord, type FakeWrite } from '../test/fakes/discord.ts';
+import { FakeService } from '../test/fakes/service.ts';
+import { type Figures, failuresOf, figuresOf, percentile, streamFigures } from './figures.ts';
+import { type Runner, startBot } from './runners.ts';
+
+/** Each answer: 60 pieces of ~10 characters, 100 ms apart, each event written whole. */
+export const PIECES = Array.from({ length: 60 }, (_, i) => `word${String(i).padStart(4, '0')} `);
+export const ANSWER = PIECES.join('');
+export const CHUNK_DELAY_MS = 100;
+
+/**
+ * Records, from the fakes' events: each answer's writes (by the interaction's id, or by the
+ * message a mention's answer replies to), the time from each command to its acknowledgement
+ * (ms), and when the service got each chat request. `startedAt` is filled by the caller.
+ */
+function recordDiscord(discord: FakeDiscord, service: FakeService) {
+  // Writes by what they answer: an interaction's id, or the message a mention answer replies to.
+  const writes = new Map<string, FakeWrite[]>();
+  const replyTo = new Map<string, string>();
+  discord.events.on('write', (w) => {
+    const key = w.interactionId ?? replyTo.get(w.messageId) ?? discord.message(w.messageId)?.reference?.messageId;
+    if (!key) return;
+    if (!w.interactionId) replyTo.set(w.messageId, key);
+    const list = writes.get(key) ?? [];
+    list.push(w);
+    writes.set(key, list);
+  });
+  const acks: number[] = [];
+  const acked = new Set<string>();
+  const startedAt = new Map<string, number>();
+  discord.events.on('callback', (interaction, callback) => {
+    const at = startedAt.get(interaction.id);
+    if (at !== undefined && callback.type !== undefined && !acked.has(interaction.id)) {
+      acked.add(interaction.id);
+      acks.push(callback.at - at);
+    }
+  });
+  // When the service got each question (its prompt names the stream): how much of the time to first text is before the answer's request.
+  const requested: number[] = [];
+  service.events.on('request', (r) => {
+    if (r.route === 'chat') requested.push(r.receivedAt);
+  });
+  return { writes, acks, requested, startedAt };
+}
+
+/** How a Discord scenario runs. */
+export interface DiscordScenario {
+  streams: number;
+  channels: number;
+  kind?: 'chat' | 'mention';
+  rateLimitMode?: 'shared' | 'documented';
+  /** Which process answers (default the bot). */
+  start?: (env: Record<string, string>) => Promise<Runner>;
+  /** More environment for the process. */
+  env?: Record<string, string>;
+}
+
+/** Runs one Discord scenario; prints where the time to first text goes and the answering process's memory. */
+export async function discordScenario(name: string, options: DiscordScenario): Promise<Figures> {
+  const { streams, channels, kind = 'chat', rateLimitMode = 'shared', start = startBot } = options;
+  const service = await FakeService.start();
+  const discord = await FakeDiscord.start({
+    guild: { channels: Array.from({ length: channels }, (_, i) => `bench-${i}`) },
+    rateLimitMode,
+  });
+  const bot = await start({
+    SERVICE_BASE_URL: service.baseUrl,
+    SERVICE_API_KEY: service.apiKey,
+    DISCORD_TOKEN: discord.token,
+    DISCORD_APPLICATION_ID: discord.applicationId,
+    DISCORD_API_URL: discord.apiUrl,
+    SERVICE_MAX_CONCURRENCY: String(Math.max(256, streams + 24)),
+    ...options.env,
+  });
+  try {
+    for (let i = 0; i < streams; i++)
+      service.enqueue('chat', { stream: { pieces: PIECES, chunkDelayMs: CHUNK_DELAY_MS, wholeEvents: true } });
+    const { writes, acks, requested, startedAt } = recordDiscord(discord, service);
+    const channelIds = discord.channelList.filter((c) => c.name?.startsWith('bench-')).map((c) => c.id);
+    const done = bot.finished(kind, streams);
+    for (let i = 0; i < streams; i++) {
+      const channelId = channelIds[i % channelIds.length]!;
+      const user = { id: String(100000000000000000n + BigInt(i)) };
+      const id =
+        kind === 'chat'
+          ? discord.dispatchInteraction({ command: 'chat', options: { prompt: `question ${i}` }, channelId, user }).id
+          : discord.postUserMessage({ channelId, content: `<@${discord.botUser.id}> question ${i}`, author: user }).id;
+      startedAt.set(id, Date.now());
+    }
+    const outcomes = await done;
+    const t0 = Math.min(...startedAt.values());
+    const firstWrites = [...startedAt].map(([id, at]) => (writes.get(id)?.[0]?.at ?? NaN) - at);
+    const fromFirst = requested.map((t) => t - t0);
+    process.stdout.write(
+      `  ${bot.kind}: p50 / p95 from the first command (ms): acknowledged ${percentile(acks, 50)} / ${percentile(acks, 95)}, service request ${percentile(fromFirst, 50)} / ${percentile(fromFirst, 95)}, first write ${percentile(firstWrites, 50)} / ${percentile(firstWrites, 95)}\n`,
+    );
+    if (process.env.BENCH_ACK_HISTOGRAM)
+      process.stdout.write(
+        `  acks p80..p99: ${[80, 85, 90, 92, 94, 95, 96, 98, 99].map((p) => percentile(acks, p)).join(' ')}\n`,
+      );
+    process.stdout.write(`  ${bot.kind} memory at most: ${bot.memoryLine()}\n`);
+    const per = [...startedAt].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
+    const exact = [...startedAt.keys()].filter(
+      (id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER,
+    ).length;
+    const failures = failuresOf(outcomes);
+    if (Object.keys(failures).length) process.stdout.write(`  logged: ${JSON.stringify(bot.problems())}\n`);
+    return figuresOf(name, per, {
+      status429: discord.rateLimits.length,
+      exact: `${exact}/${streams}`,
+      failures,
+      ackP95Ms: kind === 'chat' ? Math.round(percentile(acks, 95)) : undefined,
+      peakRssMb: bot.peakRssMb(),
+      eventLoopP99Ms: await bot.eventLoopP99Ms(),
+    });
+  } finally {
+    await bot.stop();
+    await discord.close();
+    await service.close();
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Reads of one key coalesced into reads of many: while a read is on its way to the store, the
+ * keys asked for meanwhile wait and go together in one `getMany` (SQLite: one `SELECT … WHERE
+ * key IN …`; Redis: one `MGET`) as soon as a read slot is free. A burst of commands (1,000
+ * /chat at once, each reading its channel's settings and its history) then costs the store a
+ * few dozen queries instead of thousands, each of which cost the bot's event loop a callback and
+ * its thread pool a statement (bench:streams). A read alone goes at once, as before.
+ */
+import type Keyv from 'keyv';
+
+/** Reads on their way to the store at once, at most (each a `get` or a `getMany`). */
+const READS_IN_FLIGHT = 2;
+
+/** Keys in one `getMany`, at most. */
+const KEYS_PER_READ = 256;
+
+/** The callers waiting for one key. */
+interface Waiting {
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Makes `keyv.get(key)` (one key, no options) coalesce as the file says; every other call
+ * (several keys, `raw`) goes to keyv as it is. Values, expiry and errors are keyv's own (a
+ * batch's error is each of its callers' error).
+ * @returns the same keyv.
+ */
+export function coalesceReads(keyv: Keyv): Keyv {
+  const single = keyv.get.bind(keyv) as (key: string | string[], options?: unknown) => Promise<unknown>;
+  const queued = new Map<string, Waiting[]>();
+  let inFlight = 0;
+
+  const settle = (keys: string[], read: Promise<unknown[]>) => {
+    const waiting = keys.map((key) => queued.get(key) ?? []);
+    for (const key of keys) queued.delete(key);
+    inFlight++;
+    read
+      .then(
+        (values) => {
+          for (const [i, list] of waiting.entries()) for (const w of list) w.resolve(values[i]);
+        },
+        (error: unknown) => {
+          for (const list of waiting) for (const w of list) w.reject(error);
+        },
+      )
+      .finally(() => {
+        inFlight--;
+        next();
+      });
+  };
+  const next = () => {
+    while (inFlight < READS_IN_FLIGHT && queued.size > 0) {
+      const keys = [...queued.keys()].slice(0, KEYS_PER_READ);
+      settle(keys, keys.length === 1 ? single(keys[0]!).then((v) => [v]) : keyv.getMany(keys));
+    }
+  };
+
+  keyv.get = ((key: string | string[], options?: unknown) => {
+    if (typeof key !== 'string' || options !== undefined) return single(key, options);
+    return new Promise<unknown>((resolve, reject) => {
+      const list = queued.get(key);
+      if (list) list.push({ resolve, reject });
+      else queued.set(key, [{ resolve, reject }]);
+      next();
+    });
+  }) as Keyv['get'];
+  return keyv;
+}
