@@ -102,7 +102,7 @@ async function answer(interaction: ChatInputCommandInteraction): Promise<void> {
     if (!editing && Date.now() - lastEdit >= EDIT_INTERVAL_MS) edit();
   }
   await deferral;
-  while (editing) await editing;
+  while (editing !== undefined) await editing;
   const wait = lastEdit + EDIT_INTERVAL_MS - Date.now();
   if (text !== shown) {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
