@@ -207,7 +207,9 @@ export class DiscordRateLimits {
 
   private learn(channelId: string, sharing: 'shared' | 'separate'): void {
     this.learned.set(channelId, { sharing, until: this.clock.now() + LEARNED_FOR_MS });
-    this.scheduler.setBudget(writesBucket(channelId), sharing === 'shared' ? DISCORD_BUDGETS.channel : SEPARATE);
+    // Learnt for every instance sharing the store (their writes in the channel share its budget too).
+    const budget = sharing === 'shared' ? DISCORD_BUDGETS.channel : SEPARATE;
+    this.scheduler.setBudget(writesBucket(channelId), budget, LEARNED_FOR_MS);
     this.log.info(
       { channel: channelId, sharing },
       sharing === 'shared'
