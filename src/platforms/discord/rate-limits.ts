@@ -158,6 +158,12 @@ export class DiscordRateLimits {
    * @param path the request's path, e.g. `/webhooks/<app>/<token>/messages/@original`.
    */
   response(method: string, path: string, status: number, headers: Headers): void {
+    if (status === 429 && headers.get('x-ratelimit-global') === 'true') {
+      // The bot token's global limit (every instance's requests together): hold the global bucket.
+      this.events.emit('platform.rate_limited', { platform: 'discord', route: `${method} ${routeOf(path)}` });
+      this.scheduler.rateLimited(GLOBAL_BUCKET, Number(headers.get('retry-after')) * 1000 || 1000);
+      return;
+    }
     // A read (a reply chain's GET of a message) has a route bucket of its own, which discord.js keeps: not a write budget.
     const bucket = method === 'GET' ? undefined : bucketOfPath(path, this.webhooks);
     if (!bucket) return;
