@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../log.ts';
 import type { BucketId } from './keys.ts';
+import type { Card, CardLimits } from './platform-cards.ts';
 
 /** A file to post with a message (e.g. a generated image). */
 export interface OutgoingFile {
@@ -14,18 +15,6 @@ export interface OutgoingFile {
   mimeType: string;
   /** Alt text / description. */
   description?: string;
-}
-
-/**
- * A titled list of name/value fields (Discord: an embed; Slack: a header and section blocks).
- * Callers keep within {@link CardLimits}; adapters do not cut.
- */
-export interface Card {
-  title: string;
-  description?: string;
-  fields: Array<{ name: string; value: string }>;
-  /** A short line under the fields (e.g. "page 2 of 3"). */
-  footer?: string;
 }
 
 /**
@@ -52,18 +41,6 @@ export interface OutgoingMessage {
   buttons?: Button[];
 }
 
-/** How much card content one message may carry on a platform. */
-export interface CardLimits {
-  /** Fields in one message (Discord: 25 per embed; Slack: within 50 blocks). */
-  maxFields: number;
-  /** Characters of titles, names, values and footers in one message (Discord: 6,000). */
-  maxChars: number;
-  /** Longest field value, in characters (Discord: 1,024). */
-  maxValueChars: number;
-  /** `buttons`: one message paged with Previous/Next; `messages`: every page posted in turn. */
-  paging: 'buttons' | 'messages';
-}
-
 /** A message the bot has posted and may edit. */
 export interface MessageHandle {
   /**
@@ -83,6 +60,12 @@ export interface MessageHandle {
    * of its own message: {@link ComponentContext.pressedImage}).
    */
   readonly fileRefs?: readonly string[];
+  /**
+   * The rate-limit buckets an edit of this message spends, where they differ from its reply's
+   * ({@link ReplyChannel.buckets}): a message written over that another write path posted
+   * (Discord: an earlier page edited with the bot token from a button press's reply).
+   */
+  readonly buckets?: readonly BucketId[];
 }
 
 /** An image the bot posted, found again for a button press (/imagine's Upscale and Vary). */
@@ -146,13 +129,24 @@ export interface ReplyChannel {
    * `webhook` bucket for an interaction's message, the workspace's `update` bucket for a Slack edit.
    * @param kind `send` for a new message, `edit` for a change of one.
    * @param index which message of the answer (0: the first).
+   * @param message the message, when known (a one-off send: delivery/one-off.ts); a message with
+   *   files or cards may spend other buckets than streamed text (Slack: posted, not streamed).
    */
-  buckets?(kind: 'send' | 'edit', index: number): BucketId[];
+  buckets?(kind: 'send' | 'edit', index: number, message?: OutgoingMessage): BucketId[];
   /**
    * Registers what to do when the user stops the answer with the platform's own control
    * (Slack's stop of a natively streaming message: `stopped_by_user`), as a press of Stop would.
    */
   onUserStop?(stop: () => void): void;
+  /**
+   * A message of the bot's that this reply may write over (Regenerate, an edited mention's
+   * re-answer), by its keys.ts `messageRef`: a handle whose edits rewrite it (Discord: a pressed
+   * message through the press's interaction, any other with the bot token; Slack: chat.update).
+   * Once this reply has handed out a handle, its sends post new messages only (never rewrite).
+   * @returns undefined when the reply cannot write there (another platform or channel, a channel
+   *   the bot's token may not see).
+   */
+  messageAt?(ref: string): MessageHandle | undefined;
 }
 
 /**
@@ -185,6 +179,7 @@ export interface ComponentContext {
    * A reply whose first `send` replaces the pressed message (its text and buttons; Discord: after
    * {@link acknowledge}, the interaction's `@original`), later sends following it (Discord:
    * follow-ups; Slack: in the pressed message's thread): Regenerate writes the new answer there.
+   * Its `messageAt` gives the answer's other messages to write over (then sends only follow).
    */
   replyInPlace?(): ReplyChannel;
   /**

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { messageActions } from '../../commands/index.ts';
 import { actionsCard, modelsCards, packCards } from '../../src/core/features/help.ts';
 import type { ModelLists } from '../../src/core/models/catalog.ts';
-import type { Card, CardLimits } from '../../src/core/platform.ts';
+import type { Card, CardLimits } from '../../src/core/platform-cards.ts';
 import { DISCORD_MESSAGE_LIMITS } from '../../src/platforms/discord/rest.ts';
 import { SLACK_MESSAGE_LIMITS } from '../../src/platforms/slack/message-limits.ts';
 

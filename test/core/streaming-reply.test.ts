@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import { type Clock, StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
+import type { BucketId } from '../../src/core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 
 /** A virtual clock: sleep() resolves when the test advances time past its deadline. */
@@ -27,6 +28,7 @@ class RecordingChannel implements ReplyChannel {
   maxInFlight = 0;
   failNext = 0;
   contents: string[] = [];
+  buckets?: (kind: 'send' | 'edit', index: number) => BucketId[];
   constructor(
     private readonly clock: VirtualClock,
     maxChars = 2000,
@@ -157,5 +159,79 @@ describe('StreamingReply', () => {
     const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }) });
     await reply.finish();
     expect(channel.contents).toEqual(['*(the model returned an empty answer)*']);
+  });
+
+  describe('over the messages of an earlier answer', () => {
+    const STOP = { id: 'stop:1', label: 'Stop' };
+    const REGENERATE = { id: 'regenerate:abc:u1', label: 'Regenerate' };
+    /** Earlier messages that record what each shows and which buttons it carries. */
+    function earlier(count: number) {
+      const shown = Array.from({ length: count }, (_, i) => ({ content: `old ${i}`, buttons: ['regenerate:old'] }));
+      const handles: MessageHandle[] = shown.map((message, i) => ({
+        ref: `test:old:${i}`,
+        buckets: [{ platform: 'discord', kind: 'writes', scope: `old-${i}` }],
+        edit: async (m: OutgoingMessage) => {
+          message.content = m.content;
+          if (m.buttons) message.buttons = m.buttons.map((b) => b.id);
+        },
+      }));
+      return { shown, handles };
+    }
+    /** The scheduler, recording the buckets of each write submitted. */
+    function recordingScheduler(clock: VirtualClock) {
+      const scheduler = new WriteScheduler({ clock });
+      const buckets: string[][] = [];
+      const submit = scheduler.submit.bind(scheduler);
+      scheduler.submit = (write) => {
+        buckets.push(write.buckets.map((b) => String(b.scope)));
+        return submit(write);
+      };
+      return { scheduler, buckets };
+    }
+
+    it('writes a shorter answer page by page over the messages, the rest saying they were replaced without buttons, Regenerate on the last page, nothing posted', async () => {
+      const clock = new VirtualClock();
+      const channel = new RecordingChannel(clock, 20);
+      const { shown, handles } = earlier(3);
+      const { scheduler, buckets } = recordingScheduler(clock);
+      const reply = new StreamingReply(channel, { scheduler, controls: [STOP], over: handles });
+      expect(reply.messageRefs).toEqual(['test:old:0', 'test:old:1', 'test:old:2']);
+      reply.append('first page text. ');
+      await settle();
+      expect(shown[0]).toEqual({ content: 'first page text. ', buttons: ['stop:1'] });
+      reply.append('second page.');
+      const done = reply.finish(undefined, { controls: [REGENERATE] });
+      for (let i = 0; i < 10; i++) await clock.advance(1000);
+      await done;
+      expect(shown).toEqual([
+        { content: 'first page text.', buttons: [] },
+        { content: 'second page.', buttons: ['regenerate:abc:u1'] },
+        { content: '*(replaced by the text above)*', buttons: [] },
+      ]);
+      expect(channel.calls).toEqual([]);
+      expect(reply.messageCount).toBe(3);
+      // Each message's writes spent its own buckets.
+      expect(new Set(buckets.flat())).toEqual(new Set(['old-0', 'old-1', 'old-2']));
+    });
+
+    it('writes a longer answer over the one message, then posts the next page as usual with Regenerate', async () => {
+      const clock = new VirtualClock();
+      const channel = new RecordingChannel(clock, 20);
+      channel.buckets = (kind: 'send' | 'edit', index: number) => [
+        { platform: 'discord', kind: 'writes', scope: `${kind}-${index}` },
+      ];
+      const { shown, handles } = earlier(1);
+      const { scheduler, buckets } = recordingScheduler(clock);
+      const reply = new StreamingReply(channel, { scheduler, controls: [STOP], over: handles });
+      reply.append('first page text. second page.');
+      const done = reply.finish(undefined, { controls: [REGENERATE] });
+      for (let i = 0; i < 10; i++) await clock.advance(1000);
+      await done;
+      expect(shown).toEqual([{ content: 'first page text.', buttons: [] }]);
+      expect(channel.calls.map((c) => [c.kind, c.content])).toEqual([['send', 'second page.']]);
+      expect(reply.messageRefs).toBeUndefined(); // the recording channel names no message
+      expect(buckets.flat()).toContain('old-0');
+      expect(buckets.flat()).toContain('send-1');
+    });
   });
 });

@@ -9,6 +9,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { splitMessage } from '../../src/core/delivery/split.ts';
+import { BOT_PERMISSIONS, P } from '../fakes/discord/constants.ts';
 import type { FakeChannel, FakeDiscord, FakeInteraction, FakeMessage, Json } from '../fakes/discord.ts';
 import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
@@ -254,5 +256,149 @@ describe('edited mentions on Discord', () => {
     await leftAlone(channel, message, since);
     expect(service.chatRequests()).toHaveLength(before);
     expect(reply.content).toBe('First answer.');
+  });
+});
+
+describe('Regenerate and edits of answers longer than one message on Discord', () => {
+  const REPLACED = '*(replaced by the text above)*';
+  /** An answer of `count` paragraphs of about 1,500 characters: one Discord message each. */
+  const paragraphs = (tag: string, count: number) =>
+    Array.from({ length: count }, (_, i) => `${tag} paragraph ${i + 1}: ${'word '.repeat(300).trim()}`).join('\n\n');
+  /** The bot's public messages in the channel, oldest first. */
+  const botMessagesIn = (channel: FakeChannel) =>
+    discord.messagesIn(channel.id).filter((m) => m.author.id === discord.botUser.id && !m.ephemeral && !m.deleted);
+
+  it('a 3-message /chat answer regenerated into 2 messages: pages 1 and 2 over messages 1 and 2, message 3 says it was replaced and has no button, Regenerate on message 2, nothing posted; a press there writes a 1-message answer over them again', async () => {
+    const channel = discord.addChannel('regen-long');
+    const old = paragraphs('Old', 3);
+    service.enqueue('chat', { stream: { text: old } });
+    await chat(channel, 'Write three paragraphs');
+    const messages = botMessagesIn(channel);
+    expect(messages.map((m) => m.content)).toEqual(splitMessage(old, 2000));
+    expect(messages).toHaveLength(3);
+    const regenerate = regenerateOf(messages[2]!);
+    expect(buttonIds(messages[0]!)).toEqual([]);
+
+    const fresh = paragraphs('New', 2);
+    const freshPages = splitMessage(fresh, 2000);
+    expect(freshPages).toHaveLength(2);
+    service.enqueue('chat', { stream: { text: fresh } });
+    const { interaction: pressed, outcome } = await press(channel, messages[2]!, regenerate, ALICE);
+    expect(outcome.ok).toBe(true);
+    expect(pressed.response?.type).toBe(6);
+    expect(botMessagesIn(channel)).toHaveLength(3);
+    expect(messages.map((m) => m.content)).toEqual([...freshPages, REPLACED]);
+    expect(messages.map(buttonIds)).toEqual([[], [regenerate], []]);
+    // The earlier pages were edited with the bot token, the pressed message through the press's interaction.
+    const edits = discord.writes.filter((w) => w.kind === 'edit' && w.at >= pressed.dispatchedAt);
+    expect(new Set(edits.filter((w) => w.messageId !== messages[2]!.id).map((w) => w.via))).toEqual(
+      new Set(['channel']),
+    );
+    expect(new Set(edits.filter((w) => w.messageId === messages[2]!.id).map((w) => w.via))).toEqual(
+      new Set(['webhook']),
+    );
+    for (const write of edits) expect(write.allowedMentions).toMatchObject({ parse: [] });
+    const stored = await testBot.bot.core.history.get(conversationOf(channel));
+    expect(stored.map((m) => m.content)).toEqual(['Write three paragraphs', fresh]);
+
+    // Pressed again on message 2: a 1-message answer over the same three messages.
+    service.enqueue('chat', { stream: { text: 'Short now.' } });
+    expect((await press(channel, messages[1]!, regenerate, ALICE)).outcome.ok).toBe(true);
+    expect(messages.map((m) => m.content)).toEqual(['Short now.', REPLACED, REPLACED]);
+    expect(messages.map(buttonIds)).toEqual([[regenerate], [], []]);
+    expect(botMessagesIn(channel)).toHaveLength(3);
+  });
+
+  it('a 1-message answer regenerated into 2 messages: the message edited with page 1, one follow-up posted with page 2 and Regenerate; a press there writes over both', async () => {
+    const channel = discord.addChannel('regen-grow');
+    service.enqueue('chat', { stream: { text: 'One short answer.' } });
+    const message = (await chat(channel, 'Say it briefly')).original!;
+    const regenerate = regenerateOf(message);
+    const longer = paragraphs('Longer', 2);
+    service.enqueue('chat', { stream: { text: longer } });
+    const { interaction: pressed, outcome } = await press(channel, message, regenerate, ALICE);
+    expect(outcome.ok).toBe(true);
+    const messages = botMessagesIn(channel);
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toBe(message);
+    expect(messages.map((m) => m.content)).toEqual(splitMessage(longer, 2000));
+    expect(messages.map(buttonIds)).toEqual([[], [regenerate]]);
+    // The new page is a follow-up of the press.
+    expect(pressed.followUps.map((m) => m.id)).toEqual([messages[1]!.id]);
+
+    service.enqueue('chat', { stream: { text: 'Brief again.' } });
+    expect((await press(channel, messages[1]!, regenerate, ALICE)).outcome.ok).toBe(true);
+    expect(messages.map((m) => m.content)).toEqual(['Brief again.', REPLACED]);
+    expect(messages.map(buttonIds)).toEqual([[regenerate], []]);
+    expect(botMessagesIn(channel)).toHaveLength(2);
+  });
+
+  it('where the bot cannot see the channel (no View Channel: its token may not edit there), a press still writes the new answer into the pressed message', async () => {
+    const channel = discord.addChannel('regen-hidden');
+    service.enqueue('chat', { stream: { text: paragraphs('Seen', 2) } });
+    await chat(channel, 'Two paragraphs');
+    const messages = botMessagesIn(channel);
+    expect(messages).toHaveLength(2);
+    const regenerate = regenerateOf(messages[1]!);
+    discord.setBotPermissions(BOT_PERMISSIONS & ~P.ViewChannel);
+    try {
+      service.enqueue('chat', { stream: { text: 'Hidden but answered.' } });
+      expect((await press(channel, messages[1]!, regenerate, ALICE)).outcome.ok).toBe(true);
+    } finally {
+      discord.setBotPermissions(BOT_PERMISSIONS);
+    }
+    expect(messages[1]!.content).toBe('Hidden but answered.');
+    expect(buttonIds(messages[1]!)).toEqual([regenerate]);
+    expect(messages[0]!.content).toBe(splitMessage(paragraphs('Seen', 2), 2000)[0]);
+  });
+
+  /** Posts a mention by alice and waits for its answer; returns the mention and the bot's messages. */
+  async function longMention(channel: FakeChannel, text: string, answer: string) {
+    service.enqueue('chat', { stream: { text: answer } });
+    const done = next('mention', channel);
+    const message = discord.postUserMessage({
+      channelId: channel.id,
+      content: `<@${discord.botUser.id}> ${text}`,
+      author: ALICE,
+    });
+    expect((await done).ok).toBe(true);
+    return { message, replies: botMessagesIn(channel) };
+  }
+
+  /** Edits alice's mention a minute after it was sent and waits for the re-answer. */
+  async function editMention(channel: FakeChannel, message: FakeMessage, text: string, answer: string) {
+    service.enqueue('chat', { stream: { text: answer } });
+    const done = next('edit', channel);
+    discord.editUserMessage(message.id, `<@${discord.botUser.id}> ${text}`, { at: message.createdAt + 60_000 });
+    expect((await done).ok).toBe(true);
+  }
+
+  it("an edited mention's 3-message answer re-answered in 2 messages: pages over the first two, the third replaced without a button, Regenerate on the second, nothing posted", async () => {
+    const channel = discord.addChannel('edit-long');
+    const { message, replies } = await longMention(channel, 'Three paragraphs please', paragraphs('Before', 3));
+    expect(replies).toHaveLength(3);
+    expect(replies[0]!.reference?.messageId).toBe(message.id);
+    const regenerate = regenerateOf(replies[2]!);
+    const after = paragraphs('After', 2);
+    await editMention(channel, message, 'Two paragraphs please', after);
+    expect(botMessagesIn(channel)).toHaveLength(3);
+    expect(replies.map((m) => m.content)).toEqual([...splitMessage(after, 2000), REPLACED]);
+    expect(replies.map(buttonIds)).toEqual([[], [regenerate], []]);
+    const stored = await testBot.bot.core.history.get(conversationOf(channel));
+    expect(stored.map((m) => m.content)).toEqual(['Two paragraphs please', after]);
+  });
+
+  it("an edited mention's 1-message answer re-answered in 2 messages: the reply edited with page 1, page 2 posted after it with Regenerate", async () => {
+    const channel = discord.addChannel('edit-grow');
+    const { message, replies } = await longMention(channel, 'Briefly', 'Brief.');
+    expect(replies).toHaveLength(1);
+    const regenerate = regenerateOf(replies[0]!);
+    const after = paragraphs('Grown', 2);
+    await editMention(channel, message, 'At length', after);
+    const messages = botMessagesIn(channel);
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toBe(replies[0]);
+    expect(messages.map((m) => m.content)).toEqual(splitMessage(after, 2000));
+    expect(messages.map(buttonIds)).toEqual([[], [regenerate]]);
   });
 });

@@ -9,12 +9,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { splitMessage } from '../../src/core/delivery/split.ts';
+import { SLACK_MESSAGE_LIMITS } from '../../src/platforms/slack/message-limits.ts';
 import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
 import { type FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
-const CHANNELS = { native: 'C0REGEN', admin: 'C0REGADM', edit: 'C0EDIT', late: 'C0LATE' } as const;
+const CHANNELS = {
+  native: 'C0REGEN',
+  admin: 'C0REGADM',
+  edit: 'C0EDIT',
+  late: 'C0LATE',
+  long: 'C0LONG',
+  editLong: 'C0EDLONG',
+} as const;
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -200,5 +209,82 @@ describe('edited mentions on Slack', () => {
     }
     expect(service.chatRequests()).toHaveLength(before);
     expect(unescapeSlack(botMessages(channel)[0]!.text)).toBe('Early answer.');
+  });
+});
+
+describe('Regenerate and edits of answers longer than one message on Slack', () => {
+  const REPLACED = '*(replaced by the text above)*';
+  /** An answer of `count` paragraphs of about 3,000 characters: one Slack message each. */
+  const paragraphs = (tag: string, count: number) =>
+    Array.from({ length: count }, (_, i) => `${tag} paragraph ${i + 1}: ${'word '.repeat(600).trim()}`).join('\n\n');
+  const pagesOf = (text: string) => splitMessage(text, SLACK_MESSAGE_LIMITS.maxChars, SLACK_MESSAGE_LIMITS.measure);
+  /** What a message shows, as a reader sees it. */
+  const shown = (message: FakeSlackMessage) => unescapeSlack(message.text);
+
+  it('a 3-message answer in a thread regenerated into 2: pages 1 and 2 over messages 1 and 2 (chat.update), message 3 replaced without a button, Regenerate on message 2, nothing posted', async () => {
+    const channel = CHANNELS.long;
+    const old = paragraphs('Old', 3);
+    service.enqueue('chat', { stream: { text: old } });
+    await mention(channel, 'Three paragraphs');
+    const messages = botMessages(channel);
+    expect(messages.map(shown)).toEqual(pagesOf(old));
+    expect(messages).toHaveLength(3);
+    const regenerate = regenerateOf(messages[2]!);
+
+    const fresh = paragraphs('New', 2);
+    expect(pagesOf(fresh)).toHaveLength(2);
+    service.enqueue('chat', { stream: { text: fresh } });
+    expect((await press(channel, messages[2]!, regenerate, ASKER)).ok).toBe(true);
+    expect(botMessages(channel)).toHaveLength(3);
+    expect(messages.map(shown)).toEqual([...pagesOf(fresh), REPLACED]);
+    expect(messages.map(actionIds)).toEqual([[], [regenerate], []]);
+    for (const message of messages) expect(message.revisions.at(-1)!.method).toBe('chat.update');
+  });
+
+  it("a DM's 1-message answer regenerated into 2: the message updated with page 1, page 2 posted after it with Regenerate; a press there writes over both", async () => {
+    const dm = slack.openIm(ASKER).id;
+    service.enqueue('chat', { stream: { text: 'Short.' } });
+    const done = next('mention', dm);
+    await slack.sendEvent(botUrl, slack.imMessageEvent({ channel: dm, user: ASKER, text: 'Briefly' }));
+    expect((await done).ok).toBe(true);
+    const before = botMessages(dm).length;
+    const answer = botMessages(dm).at(-1)!;
+    const regenerate = regenerateOf(answer);
+    const longer = paragraphs('Longer', 2);
+    service.enqueue('chat', { stream: { text: longer } });
+    expect((await press(dm, answer, regenerate, ASKER)).ok).toBe(true);
+    const messages = botMessages(dm).slice(before - 1);
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toBe(answer);
+    expect(messages.map(shown)).toEqual(pagesOf(longer));
+    expect(messages.map(actionIds)).toEqual([[], [regenerate]]);
+
+    service.enqueue('chat', { stream: { text: 'Short again.' } });
+    expect((await press(dm, messages[1]!, regenerate, ASKER)).ok).toBe(true);
+    expect(messages.map(shown)).toEqual(['Short again.', REPLACED]);
+    expect(messages.map(actionIds)).toEqual([[regenerate], []]);
+    expect(botMessages(dm)).toHaveLength(before + 1);
+  });
+
+  it("an edited mention's 3-message answer re-answered in 2: pages over the first two, the third replaced without a button, nothing posted", async () => {
+    const channel = CHANNELS.editLong;
+    const ts = await (async () => {
+      service.enqueue('chat', { stream: { text: paragraphs('Before', 3) } });
+      return mention(channel, 'Three paragraphs please');
+    })();
+    const messages = botMessages(channel);
+    expect(messages).toHaveLength(3);
+    const regenerate = regenerateOf(messages[2]!);
+    const after = paragraphs('After', 2);
+    service.enqueue('chat', { stream: { text: after } });
+    const done = next('edit', channel);
+    await slack.sendEvent(
+      botUrl,
+      slack.messageChangedEvent({ channel, ts, text: `<@${slack.botUserId}> Two paragraphs please` }),
+    );
+    expect((await done).ok).toBe(true);
+    expect(botMessages(channel)).toHaveLength(3);
+    expect(messages.map(shown)).toEqual([...pagesOf(after), REPLACED]);
+    expect(messages.map(actionIds)).toEqual([[], [regenerate], []]);
   });
 });

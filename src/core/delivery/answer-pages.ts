@@ -114,15 +114,17 @@ export class AnswerPages {
         this.splitter.pages.reset(this.text);
       }
       pages = this.splitter.pages.pages();
-      // A final text on fewer pages than the messages posted (a JSON answer replaced by its
-      // summary): the messages past it say so instead of keeping text that is no longer the answer.
-      if (state.finishing) for (let i = pages.length; i < state.messages; i++) pages.push(REPLACED_PAGE);
     } else {
       if (this.status.trim() === '') return [];
       pages = splitMessage(this.status, maxChars, measure);
     }
-    if (state.controls && !state.finishing) pages[pages.length - 1] += CONTROLS_MARK;
-    else if (state.finalControls && state.finishing && this.hasText) pages[pages.length - 1] += FINAL_CONTROLS_MARK;
+    const last = pages.length - 1;
+    if (state.controls && !state.finishing) pages[last] += CONTROLS_MARK;
+    else if (state.finalControls && state.finishing && this.hasText) pages[last] += FINAL_CONTROLS_MARK;
+    // A final text on fewer pages than the messages posted (a JSON answer replaced by its summary,
+    // a regenerated answer written over a longer one): the messages past it say so instead of
+    // keeping text that is no longer the answer; the final controls stay on the text's last page.
+    if (state.finishing && this.hasText) for (let i = pages.length; i < state.messages; i++) pages.push(REPLACED_PAGE);
     return pages;
   }
 }

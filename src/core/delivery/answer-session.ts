@@ -4,7 +4,7 @@
  * any text. answer-stream.ts then streams the text into the reply.
  */
 import { ShownError, withReference } from '../errors.ts';
-import type { CommandContext } from '../platform.ts';
+import type { CommandContext, MessageHandle } from '../platform.ts';
 import { StopRequest } from '../running.ts';
 import { sentenceOf } from '../sentences.ts';
 import { ServiceError } from '../service/errors.ts';
@@ -60,10 +60,11 @@ export interface AnswerSession {
 /**
  * Starts an answer: registers its Stop button (the requester and admins may press it), makes
  * its reply, and the queue ticket that shows "⏳ Queued: N ahead of you." while the service is busy.
+ * `deps.over`: the messages of an earlier answer the reply writes over (StreamingReply's `over`).
  */
 export function beginAnswer(
   ctx: CommandContext,
-  deps: { scheduler: WriteScheduler; stops: StopButtons },
+  deps: { scheduler: WriteScheduler; stops: StopButtons; over?: readonly MessageHandle[] | undefined },
 ): AnswerSession {
   const stopper = new AbortController();
   const signal = AbortSignal.any([ctx.signal, stopper.signal]);
@@ -74,6 +75,7 @@ export function beginAnswer(
     log: ctx.log,
     scheduler: deps.scheduler,
     controls: [stop.button],
+    ...(deps.over?.length ? { over: deps.over } : {}),
   });
   return {
     reply,

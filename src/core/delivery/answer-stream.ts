@@ -10,6 +10,7 @@ import type { BotEvents } from '../events.ts';
 import type { Button, CommandContext, OutgoingFile } from '../platform.ts';
 import { AbortedError, ServiceError } from '../service/errors.ts';
 import { failureLine, toldBeforeText } from './answer-session.ts';
+import { sendOnce } from './one-off.ts';
 import type { StreamingReply } from './streaming-reply.ts';
 
 /** What an answer without text shows. */
@@ -218,7 +219,7 @@ async function finishAnswer(
   const controls = shown && !file && options.finalControls ? await options.finalControls() : undefined;
   try {
     await reply.finish(`${shown ? final.text : empty}${notesText(notes)}`, controls ? { controls } : {});
-    if (file) await ctx.reply.send({ content: '', files: [file] });
+    if (file) await sendOnce(reply.scheduler, ctx.reply, { content: '', files: [file] }, reply.messageCount);
   } catch (error) {
     // A continuation the platform refused, told in the first message: the text came whole, the messages did not.
     if (error instanceof ShownError) return { text: answer, capped, ending: 'cut', error: error.cause };

@@ -12,7 +12,10 @@
  * - before the first text, a status line (`status()`: a place in the queue, "is thinking…")
  *   may occupy the first message, replaced by the answer;
  * - `controls` (a Stop button) ride on the message being streamed and leave it in its final write;
- *   `finish()`'s `controls` (Regenerate) ride on the last message from its final write on.
+ *   `finish()`'s `controls` (Regenerate) ride on the last message from its final write on;
+ * - `over` (Regenerate, an edited mention's re-answer) starts on messages posted before: page 1
+ *   is written over the first, page 2 over the second…, pages past them are posted as usual,
+ *   and a final text on fewer pages leaves the rest saying they were replaced, without buttons.
  *
  * A delta costs O(its length): the pages are computed once per write (about once a second), and
  * then only from the last completed page on (PageSplitter), however long the answer grows.
@@ -35,6 +38,12 @@ export interface StreamingReplyOptions {
   finalAttempts?: number;
   /** Buttons shown on the message being streamed until the final write (e.g. Stop). */
   controls?: Button[];
+  /**
+   * Messages of an earlier answer to write over, in order (ReplyChannel.messageAt): taken as
+   * posted with unknown content, so each one's first write is an edit (spending its
+   * `MessageHandle.buckets`, else the reply's `edit` buckets).
+   */
+  over?: readonly MessageHandle[];
 }
 
 /** Options of {@link StreamingReply.finish}. */
@@ -60,7 +69,8 @@ export class StreamingReply {
   private failedIndex = 0;
   /** The buttons of the last message once finished ({@link FinishOptions.controls}). */
   private finalControls: Button[] | undefined;
-  private readonly scheduler: WriteScheduler;
+  /** The bot's scheduler (the answer's other posts, e.g. its file, spend the same budgets: one-off.ts). */
+  readonly scheduler: WriteScheduler;
   /** The scheduler key of this answer's writes (one at a time, in order). */
   private readonly id = randomUUID();
 
@@ -72,6 +82,8 @@ export class StreamingReply {
     private readonly options: StreamingReplyOptions,
   ) {
     this.scheduler = options.scheduler;
+    // Posted messages whose content is unknown: `shown` stays empty there, so each is dirty.
+    this.handles.push(...(options.over ?? []));
   }
 
   /** The text received so far. */
@@ -87,6 +99,12 @@ export class StreamingReply {
   /** Where the answer's last message is (MessageHandle.ref), once posted, where the platform names it. */
   get lastMessageRef(): string | undefined {
     return this.handles.at(-1)?.ref;
+  }
+
+  /** Where each of the answer's messages is (MessageHandle.ref), in order: undefined when one is not named by its platform. */
+  get messageRefs(): string[] | undefined {
+    const refs = this.handles.map((h) => h.ref);
+    return refs.every((r) => r !== undefined) ? (refs as string[]) : undefined;
   }
 
   /**
@@ -184,21 +202,26 @@ export class StreamingReply {
   /** Submits a write of the first page that differs from what is shown. */
   private submit(final: boolean): Promise<unknown> {
     const index = this.firstDirty();
+    const handle = this.handles[index];
     return this.scheduler.submit({
       key: this.id,
       stream: this.id,
-      buckets: this.channel.buckets?.(this.handles[index] ? 'edit' : 'send', index) ?? [],
+      buckets: handle?.buckets ?? this.channel.buckets?.(handle ? 'edit' : 'send', index) ?? [],
       final,
       minIntervalMs: final ? 0 : this.channel.limits.minEditIntervalMs,
-      run: () => this.writeOne(),
+      run: () => this.writeOne(index),
     });
   }
 
-  /** Writes the first page that differs from what is shown (reading the newest text now). */
-  private async writeOne(): Promise<void> {
+  /**
+   * Writes the first page that differs from what is shown (reading the newest text now), when it
+   * is still message `expected` (whose buckets the write was submitted with); otherwise nothing:
+   * the caller submits again for the message now first.
+   */
+  private async writeOne(expected: number): Promise<void> {
     const pages = this.pages();
     const index = pages.findIndex((page, i) => this.shown[i] !== page);
-    if (index < 0) return;
+    if (index < 0 || index !== expected) return;
     const page = pages[index]!;
     const { content, controls: mark } = unmarked(page);
     if (content.trim() === '') return;

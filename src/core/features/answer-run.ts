@@ -6,14 +6,14 @@
 import type { Core } from '../core.ts';
 import type { AnswerSession } from '../delivery/answer-session.ts';
 import { type AnswerEnding, type AnswerText, streamAnswer } from '../delivery/answer-stream.ts';
-import type { Button, CommandContext } from '../platform.ts';
+import type { CommandContext } from '../platform.ts';
 import { ImagesNotSupportedError } from '../sentences.ts';
 import { BadRequestError } from '../service/errors.ts';
 import type { ChatCompletionChunk, CompletionChunk, Usage } from '../service/schemas.ts';
 import type { Stream } from '../service/stream.ts';
 import { textOf } from '../service/text-of.ts';
 import type { TokenReservation } from '../state/quotas.ts';
-import type { KeptRequest } from './answer-state.ts';
+import { type AnswerState, answerKeeper, type KeptRequest } from './answer-state.ts';
 import { type Deferral, deferred } from './deferral.ts';
 import { showJson } from './json-answer.ts';
 import { countTokens } from './usage.ts';
@@ -35,8 +35,12 @@ export interface RunOptions {
   json?: boolean;
   /** The request carries images: a refusal of them names DEFAULT_VISION_MODEL. */
   images?: boolean;
-  /** The buttons of an answer that ended well (Regenerate), as streamAnswer's `finalControls`. */
-  finalControls?: () => Promise<Button[]>;
+  /**
+   * The state of an answer that ends well, kept under `id` for its Regenerate button
+   * (answer-state.ts `answerKeeper`, with the refs of the answer's messages) just before its
+   * final write, as streamAnswer's `finalControls`.
+   */
+  keep?: { id: string; state: () => AnswerState };
 }
 
 /** What {@link runRequest} produced: the answer's text as shown (a completion's without its prompt) and its ending. */
@@ -86,6 +90,8 @@ export async function runRequest(
     return request.endpoint === 'chat' ? choice?.delta?.content : choice?.text;
   };
   const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
+  const { keep } = options;
+  const keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, () => session.reply.messageRefs);
   async function* deltas() {
     if (prompt) yield prompt;
     yield* textOf(stream, read, { idleMs: core.limits.streamIdleMs });
@@ -93,7 +99,7 @@ export async function runRequest(
   const { text, ending, error } = await streamAnswer(ctx, deltas(), {
     ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),
     ...(options.notes.length ? { notes: options.notes } : {}),
-    ...(options.finalControls ? { finalControls: options.finalControls } : {}),
+    ...(keeper ? { finalControls: () => keeper.controls() } : {}),
     events: core.events,
     finishReason: () => stream.finishReason,
     maxChars: core.limits.maxAnswerChars,
@@ -101,6 +107,7 @@ export async function runRequest(
   });
   // Nothing shown: nothing to count (the reservation is given back).
   if (ending === 'failed') throw error;
+  if (ending === 'done') await keeper?.complete();
   const answer = text.slice(prompt.length);
   const sent = request.endpoint === 'chat' ? request.body.messages : prompt;
   await countTokens(ctx, core, options.reservation, sent, answer, usage);

@@ -4,7 +4,8 @@
  * (`answer:<id>`, keys.ts) for {@link ANSWER_STATE_TTL_MS}: who asked, where, the request body
  * exactly as it was sent to the service (model, messages, sampling, web_search,
  * response_format), the lines shown under the answer, and the ids of the history turns the
- * exchange wrote (state/history.ts `replaceExchange`). A mention's answer is also found from the
+ * exchange wrote (state/history.ts `replaceExchange`), and where each of the answer's messages
+ * is (keys.ts `messageRef`, in order: a new answer is written over them). A mention's answer is also found from the
  * mention (`mention-answer:<message ref>`) while its edits may re-answer it.
  *
  * The body holds the messages as sent, images as data URLs included: a state over
@@ -64,6 +65,11 @@ export interface AnswerState {
   turns?: KeptTurns;
   /** The user's own text of a mention (an edit of it is compared against it), when it had one. */
   prompt?: string;
+  /**
+   * Where the answer's messages are (keys.ts `messageRef`), in order: a regenerated or
+   * re-answered answer is written over them. Absent when a platform did not name one of them.
+   */
+  messages?: string[];
 }
 
 /** A new answer id (18 hex characters): the Regenerate button's and the state's key. */
@@ -96,6 +102,47 @@ export async function keepAnswerState(core: Core, log: Logger, id: string, state
   }
 }
 
+/** Keeps an answer's state (its Regenerate button's) with the refs of its messages: {@link answerKeeper}. */
+export interface AnswerKeeper {
+  /** Keeps the state with the messages posted so far, just before the final write: its Regenerate button, or none. */
+  controls(): Promise<Button[]>;
+  /** After the final write: keeps the state again when that write posted more messages (once it was kept). */
+  complete(): Promise<void>;
+}
+
+/**
+ * Keeps an answer's state under `id` ({@link keepAnswerState}) with `refs()`, the answer's
+ * messages (StreamingReply.messageRefs): before the final write for its button, and after it
+ * again only when the final write posted messages not named yet (the button is on the last).
+ */
+export function answerKeeper(
+  core: Core,
+  log: Logger,
+  id: string,
+  state: () => AnswerState,
+  refs: () => string[] | undefined,
+): AnswerKeeper {
+  let kept: string | undefined;
+  const keep = (messages: string[] | undefined) => {
+    const { messages: _old, ...rest } = state();
+    return keepAnswerState(core, log, id, messages ? { ...rest, messages } : rest);
+  };
+  return {
+    controls: async () => {
+      const messages = refs();
+      const buttons = await keep(messages);
+      if (buttons.length) kept = JSON.stringify(messages ?? null);
+      return buttons;
+    },
+    complete: async () => {
+      const messages = refs();
+      if (kept === undefined || kept === JSON.stringify(messages ?? null)) return;
+      kept = JSON.stringify(messages ?? null);
+      await keep(messages);
+    },
+  };
+}
+
 /**
  * The state kept under an answer's id.
  * @returns undefined when there is none (expired, or never kept).
@@ -109,7 +156,7 @@ export async function readAnswerState(core: Core, id: string): Promise<AnswerSta
 /** What the store keeps under a mention (keys.ts `mentionAnswer`): its answer's state id and first message. */
 export interface MentionAnswer {
   id: string;
-  /** Where the answer's message that an edit rewrites is (keys.ts `messageRef`). */
+  /** Where the answer's last message is (keys.ts `messageRef`): an edit rewrites it alone when the state names no messages. */
   answer: string;
   /** When the answer was given, ms since the epoch. */
   at: number;

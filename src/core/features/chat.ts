@@ -6,6 +6,8 @@
 
 import type { Core } from '../core.ts';
 import { type AnswerSession, beginAnswer } from '../delivery/answer-session.ts';
+import { sendOnce } from '../delivery/one-off.ts';
+import type { StreamingReply } from '../delivery/streaming-reply.ts';
 import { ShownError, withReference } from '../errors.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
@@ -18,7 +20,7 @@ import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks } from './answer.ts';
 import { runRequest } from './answer-run.ts';
-import { type AnswerState, type KeptRequest, keepAnswerState, newAnswerId } from './answer-state.ts';
+import { type AnswerState, type KeptRequest, newAnswerId } from './answer-state.ts';
 import { type Deferral, startDeferral } from './deferral.ts';
 import { conversationsOf, linkAnswer, newExchange, remember } from './exchange.ts';
 import { admit, reserveTokens } from './usage.ts';
@@ -210,7 +212,7 @@ async function answerChat(
     notes,
     json: request.json === true,
     images: vision,
-    ...(regenerable ? { finalControls: () => keepAnswerState(core, ctx.log, id, state()) } : {}),
+    ...(regenerable ? { keep: { id, state } } : {}),
   });
   // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
   // one cut off by a fault does not (it may be wrong where it ends). Either is a failed command,
@@ -222,7 +224,7 @@ async function answerChat(
   // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
   if (answer.trim() !== '') await remember(ctx, core, { asked, answer, exchange });
   if (request.mention?.ref) await linkAnswer(ctx, core, request.mention.ref, id, session.reply.lastMessageRef);
-  if (request.webSearch === 'images') await postImageResults(ctx, answer);
+  if (request.webSearch === 'images') await postImageResults(ctx, answer, session.reply);
 }
 
 /**
@@ -231,11 +233,11 @@ async function answerChat(
  * told to the user with the reference, and the answer and its history stay as they are.
  * @throws ShownError wrapping the platform's refusal (the runner logs it once).
  */
-async function postImageResults(ctx: CommandContext, answer: string): Promise<void> {
+async function postImageResults(ctx: CommandContext, answer: string, reply: StreamingReply): Promise<void> {
   const links = extractImageLinks(answer).slice(0, 10);
   if (!links.length) return;
   try {
-    await ctx.reply.send({ content: '', imageLinks: links });
+    await sendOnce(reply.scheduler, ctx.reply, { content: '', imageLinks: links }, reply.messageCount);
   } catch (error) {
     await ctx.reply.sendEphemeral(withReference(imageResultsNotPosted(ctx.reply.explain?.(error)), ctx.ref));
     throw new ShownError(error);

@@ -9,7 +9,7 @@ import type { CommandContext } from '../platform.ts';
 import type { CompletionRequest } from '../service/schemas.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { runRequest } from './answer-run.ts';
-import { type AnswerState, type KeptRequest, keepAnswerState, newAnswerId } from './answer-state.ts';
+import { type AnswerState, type KeptRequest, newAnswerId } from './answer-state.ts';
 import { type Deferral, startDeferral } from './deferral.ts';
 import { admit, reserveTokens } from './usage.ts';
 
@@ -71,7 +71,7 @@ async function answerCompletion(
   const { ending, error } = await runRequest(ctx, core, body, {
     ...running,
     notes: [],
-    finalControls: () => keepAnswerState(core, ctx.log, id, state),
+    keep: { id, state: () => state },
   });
   if (ending !== 'done') throw new ShownError(error);
 }

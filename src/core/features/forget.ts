@@ -9,6 +9,7 @@
  */
 
 import type { Core } from '../core.ts';
+import { sendOnce } from '../delivery/one-off.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { CommandContext } from '../platform.ts';
 
@@ -34,7 +35,7 @@ export async function forget(ctx: CommandContext, core: Core, how = '/forget'): 
   const count = (await core.history.get(ctx.conversationId)).length;
   await core.history.clear(ctx.conversationId);
   ctx.log.info({ conversation: ctx.conversationId, messages: count }, 'history cleared');
-  await ctx.reply.send({
+  await sendOnce(core.scheduler, ctx.reply, {
     content: `🧹 History cleared (${count} message${count === 1 ? '' : 's'} forgotten): the next message starts a new conversation.`,
   });
 }

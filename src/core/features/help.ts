@@ -10,7 +10,8 @@ import type { Core } from '../core.ts';
 import type { MessageAction } from '../message-action.ts';
 import { type ModelLists, modelChoices } from '../models/catalog.ts';
 import { invocationForm, mainOptionOf, optionForm } from '../option-forms.ts';
-import type { Card, CardLimits, CommandContext, OutgoingMessage } from '../platform.ts';
+import type { CommandContext, OutgoingMessage } from '../platform.ts';
+import type { Card, CardLimits } from '../platform-cards.ts';
 import { modelEntries } from './models.ts';
 
 /** Models named in one option's line, at most this many (the rest: "and N more"). */

@@ -7,9 +7,10 @@
  * buttons' presses (imagine-buttons.ts).
  */
 import type { Core } from '../core.ts';
+import { editOnce, sendOnce } from '../delivery/one-off.ts';
 import { InputError } from '../errors.ts';
 import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
-import type { Button, CommandContext, MessageHandle, OutgoingFile } from '../platform.ts';
+import type { Button, CommandContext, MessageHandle, OutgoingFile, OutgoingMessage } from '../platform.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import type { QueueTicket } from '../service/gate.ts';
 import type { ImageGenerationRequest, ImageGenerationResult } from '../service/schemas.ts';
@@ -129,6 +130,7 @@ export async function generateAndPost(
   };
   await post(
     ctx,
+    core,
     { content: lines.join('\n'), file, buttons: (ref) => keepButtonState(ctx, core, state(ref)) },
     progress,
   );
@@ -180,23 +182,28 @@ function settingsLine(job: ImagineJob, fitted: FittedImage, seed: number | undef
  * @param image.buttons keeps the buttons' state and returns them (none when the store failed),
  *   given the posted image's reference when the platform named one on posting (the image is
  *   then posted first).
+ * Every write spends the reply's buckets in the write scheduler (one-off.ts): a burst of
+ * /imagine in one channel stays within its budgets.
  */
 async function post(
   ctx: CommandContext,
+  core: Core,
   image: { content: string; file: OutgoingFile; buttons: (ref: string | undefined) => Promise<Button[]> },
   progress: MessageHandle | undefined,
 ): Promise<void> {
   const { content, file } = image;
+  const { scheduler } = core;
+  const edit = (handle: MessageHandle, message: OutgoingMessage) => editOnce(scheduler, ctx.reply, handle, message);
   if (ctx.reply.editsFiles) {
     const buttons = await image.buttons(undefined);
-    if (progress) await progress.edit({ content, files: [file], buttons });
-    else await ctx.reply.send({ content, files: [file], buttons });
+    if (progress) await edit(progress, { content, files: [file], buttons });
+    else await sendOnce(scheduler, ctx.reply, { content, files: [file], buttons });
     return;
   }
-  const posted = await ctx.reply.send({ content, files: [file] });
+  const posted = await sendOnce(scheduler, ctx.reply, { content, files: [file] }, progress ? 1 : 0);
   const buttons = await image.buttons(posted.fileRefs?.[0]);
   if (buttons.length === 0) {
-    if (progress) await progress.edit({ content: '🎨 Done: the image is below.' });
+    if (progress) await edit(progress, { content: '🎨 Done: the image is below.' });
     return;
   }
   const line = {
@@ -205,6 +212,6 @@ async function post(
       : '🎨 Reroll, upscale or vary the image above:',
     buttons,
   };
-  if (progress) await progress.edit(line);
-  else await ctx.reply.send(line);
+  if (progress) await edit(progress, line);
+  else await sendOnce(scheduler, ctx.reply, line, 1);
 }

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../core.ts';
 import { queuedLine } from '../delivery/answer-session.ts';
+import { editOnce } from '../delivery/one-off.ts';
 import { ShownError, withReference } from '../errors.ts';
 import type { CommandContext, MessageHandle } from '../platform.ts';
 import { sentenceOf } from '../sentences.ts';
@@ -111,7 +112,8 @@ export async function withProgress<T>(
     await progress.stop();
     if (!progress.handle || !(error instanceof ServiceError)) throw error;
     try {
-      await progress.handle.edit({ content: `⚠️ ${withReference(sentenceOf(error), ctx.ref)}` });
+      const line = { content: `⚠️ ${withReference(sentenceOf(error), ctx.ref)}` };
+      await editOnce(core.scheduler, ctx.reply, progress.handle, line);
     } catch {
       throw error;
     }

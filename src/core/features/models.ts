@@ -7,10 +7,12 @@
  */
 
 import type { Core } from '../core.ts';
+import { sendOnce } from '../delivery/one-off.ts';
 import { ForbiddenError } from '../errors.ts';
 import { buttonId } from '../keys.ts';
 import type { ModelLists } from '../models/catalog.ts';
-import type { CardLimits, CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
+import type { CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
+import type { CardLimits } from '../platform-cards.ts';
 
 /** One line of the list. */
 export interface ModelEntry {
@@ -101,7 +103,7 @@ export async function showModels(ctx: CommandContext, core: Core, isPublic: bool
       ? [pageMessage(lists, pages, 0, limits, isPublic)]
       : pages.map((_, i) => pageMessage(lists, pages, i, limits, isPublic));
   for (const message of messages) {
-    if (isPublic) await ctx.reply.send(message);
+    if (isPublic) await sendOnce(core.scheduler, ctx.reply, message);
     else await ctx.reply.sendEphemeral(message);
   }
 }

@@ -2,26 +2,28 @@
  * A finished answer asked for again, in place: a press of its **Regenerate** button sends the
  * same request (the body answer-state.ts kept: the same messages, model and sampling) again;
  * an edit of the mention it answered, within EDIT_REANSWER_MINUTES, sends it with the edited
- * text as the last user message. Either way the new answer streams (with Stop) into the
- * answer's message, ends with a Regenerate button again, and replaces the old exchange in the
+ * text as the last user message. Either way the new answer streams (with Stop) over the
+ * answer's messages (the refs answer-state.ts kept: page 1 into its first message, page 2 into
+ * its second…; more pages follow as new messages, fewer leave the rest saying they were
+ * replaced), ends with a Regenerate button again, and replaces the old exchange in the
  * history (state/history.ts `replaceExchange`) instead of adding one. It is admitted and
  * counted like any chat (quotas, tokens); one regeneration of an answer runs at a time.
  *
  * A press is checked when it runs, against the requester the bot stored and the presser's
  * admin rights now (as Stop's: delivery/stops.ts); an edit, against the stored requester.
  */
+import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { beginAnswer } from '../delivery/answer-session.ts';
 import { ForbiddenError, InputError, ShownError } from '../errors.ts';
 import { editClaims, storeKeys } from '../keys.ts';
-import type { CommandContext, ComponentContext } from '../platform.ts';
+import type { CommandContext, ComponentContext, MessageHandle, ReplyChannel } from '../platform.ts';
 import type { ChatMessage } from '../service/schemas.ts';
 import { runRequest } from './answer-run.ts';
 import {
   type AnswerState,
   answerOfMention,
   type KeptRequest,
-  keepAnswerState,
   type MentionAnswer,
   readAnswerState,
 } from './answer-state.ts';
@@ -54,6 +56,10 @@ export async function pressRegenerate(ctx: ComponentContext, core: Core): Promis
   if (!state || !ctx.replyInPlace) throw new InputError(EXPIRED);
   if (state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) throw new ForbiddenError(NOT_YOURS);
   await ctx.acknowledge();
+  // Without every message of the answer (a state kept before they were named, a channel the
+  // bot's token may not see), the new answer starts in the pressed message, as the reply's first send.
+  const inPlace = ctx.replyInPlace();
+  const over = messagesOver(inPlace, state.messages);
   const run: CommandContext = {
     platform: ctx.platform,
     conversationId: state.conversationId,
@@ -65,9 +71,24 @@ export async function pressRegenerate(ctx: ComponentContext, core: Core): Promis
     signal: ctx.signal,
     log: ctx.log,
     ref: ctx.ref,
-    reply: ctx.replyInPlace(),
+    reply: over ? inPlace : ctx.replyInPlace(),
   };
-  await rerun(run, core, id, state, {});
+  await rerun(run, core, id, state, { over });
+}
+
+/**
+ * Handles for the messages at `refs` in `reply` (ReplyChannel.messageAt), in order.
+ * @returns undefined when there are none, or the reply cannot write over one of them.
+ */
+function messagesOver(reply: ReplyChannel, refs: readonly string[] | undefined): MessageHandle[] | undefined {
+  if (!refs?.length || !reply.messageAt) return undefined;
+  const handles: MessageHandle[] = [];
+  for (const ref of refs) {
+    const handle = reply.messageAt(ref);
+    if (!handle) return undefined;
+    handles.push(handle);
+  }
+  return handles;
 }
 
 /** An edit of a message that mentioned the bot, as an adapter reads it. */
@@ -87,11 +108,31 @@ export interface MentionEdit {
  * Whether an edit re-answers its mention: within EDIT_REANSWER_MINUTES of the message, by the
  * person whose question the bot answered, with a text that changed (and is not empty), and the
  * first delivery of this edit (a claim on the message and the edit's time, shared by every
- * instance).
- * @returns the answer to rewrite, or undefined when the edit does nothing.
- * @throws the store's error.
+ * instance). An edit left alone is logged at debug; a store that fails is told to the store's
+ * health (logged once per outage) and the edit left alone.
+ * @returns the answer to rewrite, or undefined when the edit does nothing. Never throws.
  */
 export async function editToReanswer(
+  core: Core,
+  edit: MentionEdit,
+  log: Logger,
+): Promise<{ link: MentionAnswer; state: AnswerState } | undefined> {
+  try {
+    const found = await findEditToReanswer(core, edit);
+    if (!found)
+      log.debug(
+        { mention: edit.mention },
+        'edit left alone (outside the window, not the asker, same text, or a repeat)',
+      );
+    return found;
+  } catch (error) {
+    core.storeHealth.failed(error, log);
+    return undefined;
+  }
+}
+
+/** {@link editToReanswer}'s checks. @throws the store's error. */
+async function findEditToReanswer(
   core: Core,
   edit: MentionEdit,
 ): Promise<{ link: MentionAnswer; state: AnswerState } | undefined> {
@@ -106,8 +147,10 @@ export async function editToReanswer(
 }
 
 /**
- * Re-answers an edited mention (found by {@link editToReanswer}) in `ctx`, whose reply rewrites
- * the answer's message: the kept request with the edited text as its last user message.
+ * Re-answers an edited mention (found by {@link editToReanswer}) in `ctx`, over the answer's
+ * messages (ReplyChannel.messageAt; the linked message alone for a state that names none; a
+ * new reply when the reply can write over neither): the kept request with the edited text as
+ * its last user message.
  * @throws as {@link rerun}.
  */
 export async function reanswerEdit(
@@ -118,12 +161,14 @@ export async function reanswerEdit(
 ): Promise<void> {
   const { link, state } = found;
   const prompt = text.trim();
-  await rerun(ctx, core, link.id, state, { request: withQuestion(state.request, prompt), prompt });
+  const over = messagesOver(ctx.reply, state.messages) ?? messagesOver(ctx.reply, [link.answer]);
+  await rerun(ctx, core, link.id, state, { request: withQuestion(state.request, prompt), prompt, over });
 }
 
 /**
- * Sends a kept request again into `ctx.reply` (with Stop; a Regenerate button at the end, its
- * state kept again under the same id) and replaces the exchange in the history: the answer,
+ * Sends a kept request again into `ctx.reply`, written over `change.over` when given (with
+ * Stop; a Regenerate button at the end, its state kept again under the same id with the new
+ * answer's messages) and replaces the exchange in the history: the answer,
  * and the question when `change.prompt` is given. A stopped answer replaces it as far as it went,
  * marked `[stopped]`, as a stopped chat is kept.
  * @throws InputError while another regeneration of the answer runs; QuotaError; what the
@@ -134,7 +179,7 @@ async function rerun(
   core: Core,
   id: string,
   state: AnswerState,
-  change: { request?: KeptRequest; prompt?: string },
+  change: { request?: KeptRequest; prompt?: string; over?: readonly MessageHandle[] | undefined },
 ): Promise<void> {
   const held = storeKeys.regenerating(id);
   if (!(await core.store.setIfAbsent(held, HOLD_MS))) throw new InputError(RUNNING);
@@ -143,7 +188,7 @@ async function rerun(
     const request = change.request ?? state.request;
     const { text, images } = requestText(request);
     const reservation = await reserveTokens(ctx, core, text, { images, maxTokens: request.body.max_tokens });
-    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
+    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, over: change.over });
     const next: AnswerState = { ...state, request, ...(change.prompt ? { prompt: change.prompt } : {}) };
     try {
       const result = await runRequest(ctx, core, request, {
@@ -153,7 +198,7 @@ async function rerun(
         notes: state.notes,
         json: state.json === true,
         images: state.images === true,
-        finalControls: () => keepAnswerState(core, ctx.log, id, next),
+        keep: { id, state: () => next },
       });
       const question = change.prompt && [change.prompt, state.turns?.askedTail].filter(Boolean).join('\n');
       const answer = result.ending === 'stopped' ? `${result.text}\n[stopped]` : result.text;

@@ -189,6 +189,7 @@ export class DiscordAdapter {
       pending: this.pending,
       botId: this.client.user?.id ?? '',
       messageContent: this.config.messageContent,
+      rateLimits: this.rateLimits,
     };
   }
 

@@ -2,19 +2,23 @@
  * An interaction's answer written with the bot's own token in the interaction's channel, for
  * when the interaction's own routes no longer serve: after its token expired (50027, after 15
  * minutes: "Receiving and Responding", docs/platform-limits.md), and to tell the user a sentence
- * that could reach them no other way. Used by the interaction's responder (responder.ts).
+ * that could reach them no other way; and the edit of one of the interaction's own messages with
+ * its token (editWithToken). Used by the interaction's responder (responder.ts).
  */
-import type {
-  ButtonInteraction,
-  ChatInputCommandInteraction,
-  Message,
-  MessageContextMenuCommandInteraction,
-  ModalSubmitInteraction,
-  SendableChannels,
+import {
+  type ButtonInteraction,
+  type ChatInputCommandInteraction,
+  type Message,
+  type MessageContextMenuCommandInteraction,
+  type ModalSubmitInteraction,
+  type REST,
+  Routes,
+  type SendableChannels,
 } from 'discord.js';
-import type { OutgoingMessage } from '../../core/platform.ts';
+import { type BucketId, type MessageLocation, messageRef } from '../../core/keys.ts';
+import type { MessageHandle, OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { DISCORD_MESSAGE_LIMITS, type editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+import { DISCORD_MESSAGE_LIMITS, editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
 
 /** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
 export const EXPIRED_NOTE =
@@ -93,10 +97,54 @@ export class ChannelWrites {
   }
 }
 
+/**
+ * A message of the bot's written over with the bot's token (Regenerate's earlier pages, an
+ * edited mention's answer): each edit is one "Edit Message" (PATCH
+ * /channels/{channel}/messages/{message}) of its text and named buttons, pinging nobody.
+ * Discord lets the bot edit the messages it authored, an interaction's public reply and
+ * follow-ups included, in a channel it can see (403 50001 Missing Access otherwise; an
+ * ephemeral message is out of the bot token's reach: 10008).
+ * @param buckets what an edit spends, when it is not the reply's own budget (a press's reply).
+ */
+export function botMessageHandle(
+  rest: REST,
+  at: Extract<MessageLocation, { platform: 'discord' }>,
+  buckets?: readonly BucketId[],
+): MessageHandle {
+  return {
+    edit: async (m) => {
+      await rest.patch(Routes.channelMessage(at.channel, at.message), { body: editBodyOf(m) });
+    },
+    ref: messageRef(at),
+    ...(buckets ? { buckets } : {}),
+  };
+}
+
 /** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */
 function withExpiryNote<P extends { content?: string }>(payload: P): P {
   const content = payload.content ?? '';
   if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_MESSAGE_LIMITS.maxChars)
     return payload;
   return { ...payload, content: content ? `${content}\n\n${EXPIRED_NOTE}` : EXPIRED_NOTE };
+}
+
+/**
+ * Edits one of an interaction's messages (`@original`, or a follow-up's id) with its token: a text edit is one PATCH
+ * ("Edit Original Interaction Response" / "Edit Followup Message") without a discord.js Message (a thousand streamed
+ * answers spent a fifth of their CPU on Messages nobody read); with files, editReply (multipart upload).
+ * @param whole the first write of a deferred reply: embeds are sent even when empty.
+ * @throws DiscordAPIError as discord.js's REST client does (50027 once the token expired).
+ */
+export async function editWithToken(
+  interaction: AnswerableInteraction,
+  messageId: string,
+  message: OutgoingMessage,
+  whole = false,
+): Promise<unknown> {
+  if (message.files?.length) {
+    const payload = whole ? payloadOf(message) : editPayloadOf(message);
+    return interaction.editReply(messageId === '@original' ? payload : { message: messageId, ...payload });
+  }
+  const route = Routes.webhookMessage(interaction.applicationId, interaction.token, messageId);
+  return interaction.client.rest.patch(route, { body: editBodyOf(message, whole), auth: false });
 }

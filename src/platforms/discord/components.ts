@@ -15,6 +15,7 @@ import type { Downloader } from '../../core/media/download.ts';
 import { modelChoices } from '../../core/models/catalog.ts';
 import type { ComponentContext, PostedImage } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
+import { interactionBudget } from './budget.ts';
 import { isGone } from './errors.ts';
 import { InteractionReply } from './interactions.ts';
 import { invocationUser } from './members.ts';
@@ -68,7 +69,7 @@ export async function handleButton(
     interaction: interaction.id,
     button: interaction.customId,
   });
-  const responder = new InteractionResponder(interaction, log, 'update');
+  const responder = new InteractionResponder(interaction, log, 'update', interactionBudget(interaction, deps));
   const ctx = componentContext(interaction, responder, deps, { args, signal, log, ref });
   const sendEphemeral = ctx.sendEphemeral;
   try {

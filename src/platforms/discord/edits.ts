@@ -1,9 +1,9 @@
 /**
  * Edits of messages that mentioned the bot (gateway MESSAGE_UPDATE, discord.js `messageUpdate`):
  * within EDIT_REANSWER_MINUTES of the message, its author's edit of the text re-answers it in
- * place (core/features/regenerate.ts): one new request with the edited text, the bot's answer
- * message edited with the new answer. MESSAGE_UPDATE also comes for the bot's own edits, for
- * embeds Discord adds (a link's preview: no `edited_timestamp`) and for other people's
+ * place (core/features/regenerate.ts): one new request with the edited text, the new answer
+ * written over the bot's answer messages (MessageReply.messageAt: the bot token's Edit
+ * Message). MESSAGE_UPDATE also comes for the bot's own edits, for embeds Discord adds (a link's preview: no `edited_timestamp`) and for other people's
  * messages: those are left alone at once.
  */
 import type { Message, PartialMessage } from 'discord.js';
@@ -35,20 +35,8 @@ export async function handleEdit(
     sentAt: message.createdTimestamp,
     editedAt: message.editedTimestamp,
   };
-  let found: Awaited<ReturnType<typeof editToReanswer>>;
-  try {
-    found = await editToReanswer(core, edit);
-  } catch (error) {
-    core.storeHealth.failed(error, deps.log);
-    return;
-  }
-  if (!found) {
-    deps.log.debug(
-      { mention: edit.mention },
-      'edit left alone (outside the window, not the asker, same text, or a repeat)',
-    );
-    return;
-  }
+  const found = await editToReanswer(core, edit, deps.log);
+  if (!found) return;
   const answer = parseMessageRef(found.link.answer);
   if (answer?.platform !== 'discord' || answer.channel !== message.channelId) return;
   const ref = newReference();
@@ -59,7 +47,7 @@ export async function handleEdit(
     message: message.id,
     channel: message.channelId,
   });
-  const reply = new MessageReply(message, log, answer.message);
+  const reply = new MessageReply(message, log, core.scheduler);
   const ctx = messageContext(message, core, { signal, log, ref, reply });
   try {
     await runInvocation('edit', ctx, core, () => reanswerEdit(ctx, core, found, text));

@@ -3,10 +3,10 @@
  * chat-input interaction, and the core's ReplyChannel implemented with the interaction's
  * (deferred) reply and its follow-ups, written by the interaction's responder (responder.ts).
  */
-import type { ChatInputCommandInteraction } from 'discord.js';
+import { type ChatInputCommandInteraction, PermissionFlagsBits } from 'discord.js';
 import { type Command, optionsPass, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
-import { type BucketId, conversationKey } from '../../core/keys.ts';
+import { type BucketId, conversationKey, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type {
   Attachment,
   CommandContext,
@@ -16,6 +16,8 @@ import type {
   ReplyLimits,
 } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
+import { interactionBudget } from './budget.ts';
+import { botMessageHandle } from './channel-writes.ts';
 import { explainDiscordError } from './errors.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
@@ -38,6 +40,8 @@ export { EXPIRED_NOTE } from './responder.ts';
 export class InteractionReply implements ReplyChannel {
   readonly limits: ReplyLimits;
   readonly editsFiles = true;
+  /** Whether the reply writes over earlier messages ({@link messageAt}): sends are then follow-ups. */
+  private writesOver = false;
 
   /**
    * @param deferral `update` for a reply that replaces a pressed message (Regenerate: the press
@@ -60,13 +64,36 @@ export class InteractionReply implements ReplyChannel {
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     await this.defer();
-    if (!this.responder.filled) {
+    const channel = this.responder.interaction.channelId ?? '';
+    if (!this.responder.filled && !this.writesOver) {
       // Only once Discord took it: a failed first send is retried as the reply, not as a follow-up.
-      await this.responder.fill(message);
-      return { edit: (m) => this.responder.edit('@original', m) };
+      const id = await this.responder.fill(message);
+      return { edit: (m) => this.responder.edit('@original', m), ...refOf(channel, id) };
     }
     const id = await this.responder.followUp(message);
-    return { edit: (m) => this.responder.edit(id, m) };
+    return { edit: (m) => this.responder.edit(id, m), ...refOf(channel, id) };
+  }
+
+  /**
+   * A message of the bot's in the pressed message's channel, for a press's reply in place
+   * (Regenerate): the pressed message itself through the interaction (after deferUpdate, its
+   * `@original`), any other with the bot token (channel-writes.ts `botMessageHandle`, the
+   * channel's budget), where the interaction says the bot can see the channel
+   * (`app_permissions`: View Channel). Once it handed one out, sends are follow-ups.
+   * @returns undefined for a reply that is not in place, another channel, or a channel hidden from the bot.
+   */
+  messageAt(ref: string): MessageHandle | undefined {
+    const { interaction } = this.responder;
+    const at = parseMessageRef(ref);
+    if (this.deferral !== 'update' || !interaction.isButton() || at?.platform !== 'discord') return undefined;
+    if (at.channel !== interaction.channelId) return undefined;
+    if (at.message === interaction.message.id) {
+      this.writesOver = true;
+      return { edit: (m) => this.defer().then(() => this.responder.edit('@original', m)), ref };
+    }
+    if (interaction.inGuild() && !interaction.appPermissions.has(PermissionFlagsBits.ViewChannel)) return undefined;
+    this.writesOver = true;
+    return botMessageHandle(interaction.client.rest, at, [channelBucket(at.channel)]);
   }
 
   sendEphemeral(message: string | OutgoingMessage): Promise<void> {
@@ -85,6 +112,11 @@ export class InteractionReply implements ReplyChannel {
     if (this.responder.expired) return [channelBucket(channelId)];
     return this.rateLimits?.interactionBuckets(token, channelId) ?? [];
   }
+}
+
+/** The `ref` of a message of the interaction's, when Discord named its id. */
+function refOf(channel: string, id: string | undefined): { ref?: string } {
+  return id && channel ? { ref: messageRef({ platform: 'discord', channel, message: id }) } : {};
 }
 
 /**
@@ -143,7 +175,7 @@ export async function handleChatInput(
     interaction: interaction.id,
     command: interaction.commandName,
   });
-  const responder = new InteractionResponder(interaction, log, 'reply');
+  const responder = new InteractionResponder(interaction, log, 'reply', interactionBudget(interaction, deps));
   let inThread: ThreadReply | undefined;
   try {
     if (!command) {

@@ -47,7 +47,7 @@ export async function handleMessage(
   const place = hidden
     ? { notices: [] }
     : await mentionInThread(message, promptOf(message, botId), { channelKey, ref }, deps, log);
-  const reply = place.thread?.reply ?? new MessageReply(message, log);
+  const reply = place.thread?.reply ?? new MessageReply(message, log, core.scheduler);
   const ctx = messageContext(message, core, {
     signal,
     log,

@@ -34,8 +34,10 @@ import { type ChosenMessage, type MessageAction, runMessageAction } from '../../
 import type { CommandContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { ActionReply } from './action-reply.ts';
+import { interactionBudget } from './budget.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
+import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
 
 /** The `custom_id` of the question's text input in an action's modal. */
@@ -90,6 +92,8 @@ export interface MessageActionDeps {
   botId: string;
   /** Whether the Message Content intent is on (DISCORD_MESSAGE_CONTENT). */
   messageContent: boolean;
+  /** Budgets learnt from Discord, for the responder's one-off writes (budget.ts). */
+  rateLimits?: DiscordRateLimits;
 }
 
 /** The modal asking an action's question about one message. */
@@ -133,7 +137,7 @@ export async function handleMessageCommand(
     command: action?.id ?? interaction.commandName,
     message: interaction.targetId,
   });
-  const responder = new InteractionResponder(interaction, log, 'ephemeral');
+  const responder = new InteractionResponder(interaction, log, 'ephemeral', interactionBudget(interaction, deps));
   try {
     if (!action) {
       log.warn('unknown message command');
@@ -170,7 +174,7 @@ export async function handleModalSubmit(
   const action = deps.actions.find((a) => a.id === command && a.question);
   const ref = newReference();
   const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, command });
-  const responder = new InteractionResponder(interaction, log, 'ephemeral');
+  const responder = new InteractionResponder(interaction, log, 'ephemeral', interactionBudget(interaction, deps));
   responder.start();
   try {
     const messageId = args.length === 1 && /^\d{1,22}$/.test(args[0]!) ? args[0]! : undefined;

@@ -10,6 +10,7 @@
  * mention replies to arrive empty unless `MessageContent` is enabled (docs/platform-limits.md,
  * gateway docs "Message Content Intent").
  */
+import { randomUUID } from 'node:crypto';
 import {
   type Channel,
   cleanContent,
@@ -17,13 +18,16 @@ import {
   type Message,
   MessageType,
 } from 'discord.js';
-import { type BucketId, channelKey, messageRef } from '../../core/keys.ts';
+import { writeOnce } from '../../core/delivery/one-off.ts';
+import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
+import { type BucketId, channelKey, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { replaceSpacedTags } from '../../core/text-scan.ts';
 import type { Logger } from '../../log.ts';
+import { botMessageHandle } from './channel-writes.ts';
 import { explainDiscordError } from './errors.ts';
-import { channelBucket } from './rate-limits.ts';
+import { channelBucket, GLOBAL_BUCKET } from './rate-limits.ts';
 import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
 /** The typing indicator lasts 10 s; it is sent again this often while the answer is awaited. */
@@ -39,10 +43,14 @@ export const HIDDEN_MESSAGE_REPLY =
  */
 export class Typing {
   private timer: NodeJS.Timeout | undefined;
+  /** The scheduler key of this indicator's requests (a pending one is replaced, never doubled). */
+  private readonly key = `typing:${randomUUID()}`;
 
+  /** @param scheduler where each request waits for the bot token's global budget, as a cosmetic (intermediate) write. */
   constructor(
     private readonly channel: unknown,
     private readonly log: Logger,
+    private readonly scheduler?: WriteScheduler,
   ) {}
 
   /** Starts the indicator (once: later calls do nothing while it runs). */
@@ -62,7 +70,11 @@ export class Typing {
   private send(): void {
     const channel = this.channel as { sendTyping?: () => Promise<void> } | null;
     if (typeof channel?.sendTyping !== 'function') return;
-    channel.sendTyping().catch((error: unknown) => this.log.debug({ err: error }, 'typing indicator failed'));
+    const run = () => channel.sendTyping!();
+    const { key } = this;
+    (this.scheduler?.submit({ key, stream: key, buckets: [GLOBAL_BUCKET], final: false, run }) ?? run()).catch(
+      (error: unknown) => this.log.debug({ err: error }, 'typing indicator failed'),
+    );
   }
 }
 
@@ -78,17 +90,16 @@ export class MessageReply implements ReplyChannel {
   private readonly typing: Typing;
   /** The address of the answer's first message, once posted. */
   private firstAt: string | undefined;
+  /** Whether the answer is written over earlier messages ({@link messageAt}): sends then continue in the channel. */
+  private writesOver = false;
 
-  /**
-   * @param rewrite the id of the bot's message the first send edits instead of replying (an
-   *   edited mention re-answered in its answer's message); later sends follow in the channel.
-   */
   constructor(
     private readonly message: Message,
     private readonly log: Logger,
-    private readonly rewrite?: string,
+    /** Where its one-off writes (a refusal, the typing indicator) wait for the channel's budgets. */
+    private readonly scheduler?: WriteScheduler,
   ) {
-    this.typing = new Typing(message.channel, log);
+    this.typing = new Typing(message.channel, log, scheduler);
   }
 
   /** Starts the typing indicator, re-sent every {@link TYPING_REFRESH_MS} until the first send. */
@@ -96,18 +107,13 @@ export class MessageReply implements ReplyChannel {
     if (this.sent === 0) this.typing.start();
   }
 
+  /** Sends: the first send replies to the message (unless written over earlier ones), later ones continue in the channel. */
   async send(message: OutgoingMessage): Promise<MessageHandle> {
-    return this.write(message, this.rewrite);
-  }
-
-  /** Sends (the first send replies to the message, or edits `rewrite` when given) or continues. */
-  private async write(message: OutgoingMessage, rewrite: string | undefined): Promise<MessageHandle> {
     this.typing.stop();
     const payload = payloadOf(message);
     const channel = this.message.channel;
     let posted: Message;
-    if (this.sent === 0 && rewrite) posted = await channel.messages.edit(rewrite, editPayloadOf(message));
-    else if (this.sent === 0) posted = await this.message.reply({ ...payload, failIfNotExists: false });
+    if (this.sent === 0 && !this.writesOver) posted = await this.message.reply({ ...payload, failIfNotExists: false });
     else if (channel.isSendable()) posted = await channel.send(payload);
     else throw new Error('the channel does not take messages');
     if (this.sent === 0) this.firstAt = posted.url;
@@ -118,6 +124,18 @@ export class MessageReply implements ReplyChannel {
     };
   }
 
+  /**
+   * A message of the bot's in this channel (an edited mention's earlier answer), edited with the
+   * bot token (channel-writes.ts `botMessageHandle`); undefined for another channel. Sends
+   * after it continue in the channel.
+   */
+  messageAt(ref: string): MessageHandle | undefined {
+    const at = parseMessageRef(ref);
+    if (at?.platform !== 'discord' || at.channel !== this.message.channelId) return undefined;
+    this.writesOver = true;
+    return botMessageHandle(this.message.client.rest, at);
+  }
+
   /** The address (`https://discord.com/channels/…`) of the answer's first message, once it is posted. */
   get firstUrl(): string | undefined {
     return this.firstAt;
@@ -126,8 +144,8 @@ export class MessageReply implements ReplyChannel {
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     const m = typeof message === 'string' ? { content: message } : message;
     try {
-      // A refusal replies to the message: it never rewrites the answer an edit would have replaced.
-      await this.write({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) }, undefined);
+      const fitted = { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
+      await writeOnce(this.scheduler, { buckets: this.buckets(), run: () => this.send(fitted) });
     } catch (error) {
       this.log.warn({ err: error }, 'could not reply on Discord');
     }

@@ -3,12 +3,13 @@
  * and its timer, answers only the user sees, a modal, the update of a pressed message, and the reply's writes, with the
  * bot's token once the interaction's has expired. Discord's "Receiving and Responding" (docs/platform-limits.md).
  */
-import { type APIModalInteractionResponseCallbackData, MessageFlags, Routes } from 'discord.js';
+import { type APIModalInteractionResponseCallbackData, MessageFlags } from 'discord.js';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { type AnswerableInteraction, ChannelWrites } from './channel-writes.ts';
+import { type OneOffBudget, UNBUDGETED } from './budget.ts';
+import { type AnswerableInteraction, ChannelWrites, editWithToken } from './channel-writes.ts';
 import { isExpiredToken, isUnknownMessage } from './errors.ts';
-import { editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+import { editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
 
 /** The note under a message finished with the bot's token; defined with the writes that add it. */
 export { EXPIRED_NOTE } from './channel-writes.ts';
@@ -50,12 +51,14 @@ export class InteractionResponder {
   /**
    * Starts the automatic deferral's timer ({@link AUTO_DEFER_MS}).
    * @param autoDeferral how the timer defers: `reply` for a command, `update` for a button press.
+   * @param budget where its one-off writes wait for room (budget.ts); interaction callbacks never wait.
    */
   constructor(
     /** A slash command, a press of one of the bot's buttons, a message command or a modal's submit. */
     readonly interaction: AnswerableInteraction,
     private readonly log: Logger,
     private autoDeferral: DeferralKind,
+    private readonly budget: OneOffBudget = UNBUDGETED,
   ) {
     this.timer = setTimeout(() => this.start(), AUTO_DEFER_MS);
     this.timer.unref();
@@ -101,6 +104,7 @@ export class InteractionResponder {
       this.deferredAs = button ? 'update' : kind === 'ephemeral' ? 'ephemeral' : 'reply';
       const flags = this.deferredAs === 'ephemeral' ? MessageFlags.Ephemeral : undefined;
       this.deferring = button ? button.deferUpdate() : this.interaction.deferReply(flags ? { flags } : {});
+      if (button) this.originalId = button.message.id; // after deferUpdate, `@original` is the pressed message
     }
     return this.deferring.then(() => undefined);
   }
@@ -127,7 +131,7 @@ export class InteractionResponder {
       if (this.deferredAs === 'reply' && !this.shown && !(await this.removeThinking(fitted))) return;
       await this.withToken(
         () => this.ephemeralFollowUp(payload, fitted),
-        () => this.inChannel.send(payloadOf(fitted)),
+        () => this.budget.channelWrite(() => this.inChannel.send(payloadOf(fitted))),
       );
     } catch (error) {
       this.log.warn({ err: error }, 'could not send an ephemeral message on Discord');
@@ -141,11 +145,11 @@ export class InteractionResponder {
    */
   private async ephemeralFollowUp(payload: ReturnType<typeof payloadOf>, message: OutgoingMessage): Promise<unknown> {
     try {
-      return await this.interaction.followUp(payload);
+      return await this.budget.interactionWrite(() => this.interaction.followUp(payload));
     } catch (error) {
       if (isExpiredToken(error)) throw error;
       this.log.warn({ err: error }, 'could not send an ephemeral follow-up; telling the user in the channel');
-      return this.inChannel.tellUser(message);
+      return this.budget.channelWrite(() => this.inChannel.tellUser(message));
     }
   }
 
@@ -155,19 +159,24 @@ export class InteractionResponder {
    * @throws DiscordAPIError when it can be neither removed nor filled (other than 10008).
    */
   private async removeThinking(message: OutgoingMessage): Promise<boolean> {
-    const removed = await this.interaction.deleteReply().then(
-      () => true,
-      (error: unknown) => {
-        if (isUnknownMessage(error)) return this.gone(error);
-        this.log.warn({ err: error }, 'could not remove the deferred reply; writing the sentence into it');
-        return false;
-      },
-    );
+    const removed = await this.budget
+      .interactionWrite(() => this.interaction.deleteReply())
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (isUnknownMessage(error)) return this.gone(error);
+          this.log.warn({ err: error }, 'could not remove the deferred reply; writing the sentence into it');
+          return false;
+        },
+      );
     if (removed) return true;
     try {
       await this.withToken(
-        () => this.interaction.editReply(payloadOf(message)),
-        async () => this.inChannel.edit(this.originalId ?? (await this.inChannel.findOriginal()), payloadOf(message)),
+        () => this.budget.interactionWrite(() => this.interaction.editReply(payloadOf(message))),
+        async () => {
+          const id = this.originalId ?? (await this.inChannel.findOriginal());
+          return this.budget.channelWrite(() => this.inChannel.edit(id, payloadOf(message)));
+        },
       );
     } catch (error) {
       if (isUnknownMessage(error)) return this.gone(error);
@@ -191,7 +200,8 @@ export class InteractionResponder {
     clearTimeout(this.timer);
     await this.deferring?.catch(() => undefined);
     if (!this.interaction.isButton()) throw new Error('only a button press has a message to update');
-    if (this.answered) await this.interaction.editReply(editPayloadOf(message));
+    // After a deferral, an edit with the token (in its budgets); as the first response, a callback (never waits).
+    if (this.answered) await this.budget.interactionWrite(() => this.interaction.editReply(editPayloadOf(message)));
     else await this.interaction.update(editPayloadOf(message));
   }
 
@@ -211,7 +221,7 @@ export class InteractionResponder {
    * token's reach). @throws DiscordAPIError as discord.js does (50027 once the token expired).
    */
   async editEphemeral(message: OutgoingMessage): Promise<void> {
-    await this.interaction.editReply(payloadOf(message));
+    await this.budget.interactionWrite(() => this.interaction.editReply(payloadOf(message)));
     this.shown = true;
   }
 
@@ -231,7 +241,7 @@ export class InteractionResponder {
    */
   async fill(message: OutgoingMessage): Promise<string | undefined> {
     const filled = (await this.withToken(
-      () => this.editWithToken('@original', message, true),
+      () => editWithToken(this.interaction, '@original', message, true),
       async () => {
         const id = await this.inChannel.findOriginal();
         return id ? this.inChannel.edit(id, payloadOf(message)) : this.inChannel.send(payloadOf(message));
@@ -258,7 +268,7 @@ export class InteractionResponder {
    */
   async edit(messageId: string, message: OutgoingMessage): Promise<void> {
     await this.withToken(
-      () => this.editWithToken(messageId, message),
+      () => editWithToken(this.interaction, messageId, message),
       () => this.inChannel.edit(messageId === '@original' ? this.originalId : messageId, editPayloadOf(message)),
     );
   }
@@ -266,22 +276,6 @@ export class InteractionResponder {
   /** Stops the automatic deferral's timer (when the handler is over). */
   dispose(): void {
     clearTimeout(this.timer);
-  }
-
-  /**
-   * Edits one of the interaction's messages (`@original`, or a follow-up's id) with its token: a text edit is one PATCH
-   * ("Edit Original Interaction Response" / "Edit Followup Message") without a discord.js Message (a thousand streamed
-   * answers spent a fifth of their CPU on Messages nobody read); with files, editReply (multipart upload).
-   * @param whole the first write of a deferred reply: embeds are sent even when empty.
-   * @throws DiscordAPIError as discord.js's REST client does (50027 once the token expired).
-   */
-  private async editWithToken(messageId: string, message: OutgoingMessage, whole = false): Promise<unknown> {
-    if (message.files?.length) {
-      const payload = whole ? payloadOf(message) : editPayloadOf(message);
-      return this.interaction.editReply(messageId === '@original' ? payload : { message: messageId, ...payload });
-    }
-    const route = Routes.webhookMessage(this.interaction.applicationId, this.interaction.token, messageId);
-    return this.interaction.client.rest.patch(route, { body: editBodyOf(message, whole), auth: false });
   }
 
   /** Runs a write with the interaction's token; once Discord refuses the token (50027), with the bot's. */

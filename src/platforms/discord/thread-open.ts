@@ -122,7 +122,7 @@ export async function chatInThread(
   try {
     if (!messageId) throw new Error('Discord named no message for the question');
     const thread = await startThread(where.parent, messageId, threadNameOf(prompt), deps.core.scheduler, ctx.ref);
-    const reply = new ThreadReply(thread, ctx.log, (m) => responder.sendEphemeral(m));
+    const reply = new ThreadReply(thread, ctx.log, (m) => responder.sendEphemeral(m), deps.core.scheduler);
     return { ...ctx, ...(await inThread(thread, reply, deps, ctx.log)) };
   } catch (error) {
     ctx.log.warn({ err: error }, 'no thread opened: answering in place');
@@ -155,7 +155,7 @@ export async function mentionInThread(
   if ('why' in place) return { notices: [place.why] };
   try {
     const thread = await startThread(place.parent, message.id, threadNameOf(prompt), deps.core.scheduler, where.ref);
-    const reply = new ThreadReply(thread, log);
+    const reply = new ThreadReply(thread, log, undefined, deps.core.scheduler);
     const opened = await inThread(thread, reply, deps, log);
     return { thread: { reply, conversationId: opened.conversationId }, notices: [...(opened.notices ?? [])] };
   } catch (error) {

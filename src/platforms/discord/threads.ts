@@ -20,8 +20,9 @@ import {
   type TextChannel,
   type ThreadChannel,
 } from 'discord.js';
+import { writeOnce } from '../../core/delivery/one-off.ts';
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
-import type { BucketId } from '../../core/keys.ts';
+import { type BucketId, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { explainDiscordError } from './errors.ts';
@@ -147,8 +148,10 @@ export class ThreadReply implements ReplyChannel {
     readonly thread: ThreadChannel,
     private readonly log: Logger,
     private readonly tell?: (message: string | OutgoingMessage) => Promise<void>,
+    /** Where its one-off writes (a sentence in the thread, the typing indicator) wait for the thread's budgets. */
+    private readonly scheduler?: WriteScheduler,
   ) {
-    this.typing = new Typing(thread, log);
+    this.typing = new Typing(thread, log, scheduler);
   }
 
   async defer(): Promise<void> {
@@ -159,14 +162,18 @@ export class ThreadReply implements ReplyChannel {
     this.typing.stop();
     const posted: Message = await this.thread.send(payloadOf(message));
     this.sent += 1;
-    return { edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined) };
+    return {
+      edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined),
+      ref: messageRef({ platform: 'discord', channel: posted.channelId, message: posted.id }),
+    };
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     if (this.tell) return this.tell(message);
     const m = typeof message === 'string' ? { content: message } : message;
     try {
-      await this.send({ ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) });
+      const fitted = { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
+      await writeOnce(this.scheduler, { buckets: this.buckets(), run: () => this.send(fitted) });
     } catch (error) {
       this.log.warn({ err: error }, 'could not write in the thread on Discord');
     }

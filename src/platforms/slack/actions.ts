@@ -23,6 +23,7 @@ import { postedSlackImage } from './files.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { SlackReply } from './reply.ts';
 import type { SlackDirectory } from './users.ts';
+import { updateMessage } from './writes.ts';
 
 /** What the action handler needs. */
 export interface SlackActionDeps {
@@ -125,7 +126,8 @@ function pressContext(
     update: async (message) => {
       if (!channel || !messageTs) throw new Error('the pressed message has no channel or ts');
       const blocks = blocksOf(message);
-      await client.chat.update({ channel, ts: messageTs, text: fallbackTextOf(message), blocks: blocks ?? [] });
+      const update = { channel, ts: messageTs, text: fallbackTextOf(message), blocks: blocks ?? [] };
+      await updateMessage(deps.core.scheduler, client, team, update);
     },
     acknowledge: async () => undefined,
     // Regenerate: the first text rewrites the pressed message (chat.update), more follow in its thread.

@@ -17,6 +17,7 @@ import { asksForHelp, parseSlashText } from './options.ts';
 import { SlackReply } from './reply.ts';
 import type { SlackStreaming } from './stream.ts';
 import type { SlackDirectory } from './users.ts';
+import { postEphemeral } from './writes.ts';
 
 /**
  * The bot scopes slash commands need: the commands themselves, posting and editing (also in
@@ -36,18 +37,20 @@ export interface SlashCommandDeps {
 }
 
 /**
- * An ephemeral answer to a slash command: through its `response_url`, else chat.postEphemeral.
+ * An ephemeral answer to a slash command: through its `response_url` (no Web API method: Slack
+ * documents only its 5 uses, so it spends no bucket), else chat.postEphemeral (the channel's post
+ * budget, writes.ts).
  * @throws what chat.postEphemeral throws when both fail.
  */
-function ephemeralAnswer(slash: SlashCommand, client: WebClient, respond: RespondFn, log: Logger) {
+function ephemeralAnswer(slash: SlashCommand, client: WebClient, respond: RespondFn, deps: SlashCommandDeps) {
   return async (message: OutgoingMessage) => {
     const blocks = blocksOf(message);
     const body = { text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) };
     try {
       await respond({ response_type: 'ephemeral', ...body });
     } catch (error) {
-      log.warn({ err: error }, 'response_url failed; trying chat.postEphemeral');
-      await client.chat.postEphemeral({ channel: slash.channel_id, user: slash.user_id, ...body });
+      deps.log.warn({ err: error }, 'response_url failed; trying chat.postEphemeral');
+      await postEphemeral(deps.core.scheduler, client, { channel: slash.channel_id, user: slash.user_id, ...body });
     }
   };
 }
@@ -113,12 +116,13 @@ export async function handleSlashCommand(
       channel: slash.channel_id,
       continueInThread: true,
       announce,
+      scheduler: deps.core.scheduler,
       // The answer in the question's thread streams natively, for the asker.
       ...(announce
         ? { native: { streaming: deps.streaming, recipient: { teamId: slash.team_id, userId: slash.user_id } } }
         : {}),
     },
-    ephemeralAnswer(slash, client, respond, log),
+    ephemeralAnswer(slash, client, respond, { ...deps, log }),
     log,
   );
   if (asksForHelp(slash.text)) {

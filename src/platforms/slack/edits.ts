@@ -3,13 +3,14 @@
  * `message_changed`, from the `message.channels`, `message.groups`, `message.mpim` and
  * `message.im` subscriptions): within EDIT_REANSWER_MINUTES of the message, its author's edit
  * of the text re-answers it in place (core/features/regenerate.ts): one new request with the
- * edited text, the bot's answer message rewritten with chat.update. An edit that no longer
- * mentions the bot (outside a DM), a change without `edited` (Slack adding a link's preview),
- * and every other message are left alone.
+ * edited text, written over the bot's answer messages with chat.update (SlackReply.messageAt).
+ * An edit that no longer mentions the bot (outside a DM), a change without `edited` (Slack
+ * adding a link's preview), and every other message are left alone.
  */
 import type { WebClient } from '@slack/web-api';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import type { OneOffScheduler } from '../../core/delivery/one-off.ts';
 import { editToReanswer, reanswerEdit } from '../../core/features/regenerate.ts';
 import { messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
@@ -19,6 +20,7 @@ import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { SlackReply } from './reply.ts';
 import { plainTextOf } from './text.ts';
 import type { SlackDirectory } from './users.ts';
+import { postEphemeral, postMessage } from './writes.ts';
 
 /** The fields of a `message_changed` event this file reads (Slack's "message_changed" message subtype). */
 export interface MessageChanged {
@@ -37,11 +39,13 @@ export interface MessageChanged {
 
 /**
  * How a user is told something only they see in a conversation: `chat.postEphemeral` in a
- * channel (in the thread when given); a plain message in a DM, which is private already.
+ * channel (in the thread when given); a plain message in a DM, which is private already. Either
+ * spends the channel's post budget in the write scheduler (writes.ts).
  */
 export function userNotice(
   client: WebClient,
   where: { channel: string; user: string; threadTs: string | undefined; inChannel: boolean },
+  scheduler: OneOffScheduler,
 ): (message: OutgoingMessage) => Promise<void> {
   return async (m) => {
     const blocks = blocksOf(m);
@@ -51,8 +55,8 @@ export function userNotice(
       ...(blocks ? { blocks } : {}),
       ...(where.threadTs ? { thread_ts: where.threadTs } : {}),
     };
-    if (where.inChannel) await client.chat.postEphemeral({ ...body, user: where.user });
-    else await client.chat.postMessage(body);
+    if (where.inChannel) await postEphemeral(scheduler, client, { ...body, user: where.user });
+    else await postMessage(scheduler, client, body);
   };
 }
 
@@ -93,27 +97,15 @@ export async function onMessageChanged(
     sentAt: tsMs(m.ts),
     editedAt: tsMs(m.edited.ts),
   };
-  let found: Awaited<ReturnType<typeof editToReanswer>>;
-  try {
-    found = await editToReanswer(core, edit);
-  } catch (error) {
-    core.storeHealth.failed(error, deps.log);
-    return;
-  }
-  if (!found) {
-    deps.log.debug(
-      { mention: edit.mention },
-      'edit left alone (outside the window, not the asker, same text, or a repeat)',
-    );
-    return;
-  }
+  const found = await editToReanswer(core, edit, deps.log);
+  if (!found) return;
   const answer = parseMessageRef(found.link.answer);
   if (answer?.platform !== 'slack' || answer.channel !== event.channel) return;
   const ref = newReference();
   const log = deps.log.child({ platform: 'slack', ref, command: 'edit', channel: event.channel });
   const threadTs = inChannel ? (m.thread_ts ?? m.ts) : m.thread_ts;
-  const notice = userNotice(client, { channel: event.channel, user: m.user, threadTs, inChannel });
-  const target = { team: meta.teamId, channel: event.channel, threadTs, continueInThread: false, rewrite: answer.ts };
+  const notice = userNotice(client, { channel: event.channel, user: m.user, threadTs, inChannel }, deps.core.scheduler);
+  const target = { team: meta.teamId, channel: event.channel, threadTs, continueInThread: false };
   const state = found.state;
   const reanswer = found;
   void deps.running.run(

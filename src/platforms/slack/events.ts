@@ -28,6 +28,7 @@ import type { SlackStreaming } from './stream.ts';
 import { plainTextOf } from './text.ts';
 import { readThread } from './thread.ts';
 import type { SlackDirectory } from './users.ts';
+import { postEphemeral } from './writes.ts';
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
 export const SLACK_BOT_EVENTS = [
@@ -129,14 +130,12 @@ async function onUserMessage(
     channel: message.channel,
   });
   if (deps.running.draining) {
-    await client.chat
-      .postEphemeral({
-        channel: message.channel,
-        user: message.user,
-        text: RESTARTING,
-        ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
-      })
-      .catch((error: unknown) => log.warn({ err: error }, 'could not answer while stopping'));
+    await postEphemeral(deps.core.scheduler, client, {
+      channel: message.channel,
+      user: message.user,
+      text: RESTARTING,
+      ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+    }).catch((error: unknown) => log.warn({ err: error }, 'could not answer while stopping'));
     return;
   }
   if (
@@ -189,7 +188,7 @@ async function answer(
   const user = message.user!;
   const inChannel = meta.kind === 'mention';
   const threadTs = inChannel ? (message.thread_ts ?? message.ts) : message.thread_ts;
-  const ephemeral = userNotice(client, { channel: message.channel, user, threadTs, inChannel });
+  const ephemeral = userNotice(client, { channel: message.channel, user, threadTs, inChannel }, deps.core.scheduler);
   const native = {
     streaming: deps.streaming,
     recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined,

@@ -30,6 +30,7 @@ import { type SlackFile, slackFileAttachment } from './files.ts';
 import { SlackReply } from './reply.ts';
 import { FORGET_THREAD_SHORTCUT, type SlackMessageShortcut, type SlackShortcutDeps } from './shortcuts.ts';
 import { plainTextOf } from './text.ts';
+import { postEphemeral } from './writes.ts';
 
 /** The `block_id` and `action_id` of the question's input in an action's modal. */
 export const QUESTION_INPUT_ID = 'question';
@@ -181,7 +182,7 @@ export function registerActionForms(app: App, deps: SlackShortcutDeps, actions: 
       const team = body.team?.id ?? body.user.team_id ?? '';
       const tell = async (m: OutgoingMessage) => {
         const blocks = blocksOf(m);
-        await client.chat.postEphemeral({
+        await postEphemeral(deps.core.scheduler, client, {
           channel: where.channel,
           user: user.id,
           text: fallbackTextOf(m),

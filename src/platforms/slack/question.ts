@@ -6,8 +6,10 @@
  * answer (the user alone is told why), as Discord's "is thinking…" reply is.
  */
 import type { WebClient } from '@slack/web-api';
+import type { OneOffScheduler } from '../../core/delivery/one-off.ts';
 import type { Logger } from '../../log.ts';
 import { questionText } from './text.ts';
+import { postMessage } from './writes.ts';
 
 /** Who asked what: `question()` is read when the question is posted (after the options were parsed). */
 export interface QuestionSource {
@@ -30,6 +32,8 @@ export class PostedQuestion {
     /** Runs one Web API call of the answer (SlackReply's, which remembers a call Slack did not answer). */
     private readonly call: <T>(run: () => Promise<T>) => Promise<T>,
     private readonly log: Logger,
+    /** The bot's write scheduler, whose channel post budget the question spends. */
+    private readonly scheduler: OneOffScheduler,
   ) {}
 
   /**
@@ -66,7 +70,7 @@ export class PostedQuestion {
     const question = this.source.question();
     if (!question) return undefined;
     const posted = await this.call(() =>
-      this.client.chat.postMessage({
+      postMessage(this.scheduler, this.client, {
         channel: this.channel,
         text: questionText(this.source.asker, question),
         unfurl_links: false,

@@ -2,52 +2,21 @@
  * The core's ReplyChannel on Slack, for every kind of answer: messages posted with
  * `chat.postMessage` and edited with `chat.update` as tokens arrive, files with
  * `filesUploadV2`, or in a thread streamed natively (stream.ts); where the answer goes (a
- * channel, a thread, a DM) is the target's choice.
+ * channel, a thread, a DM) is the target's choice (target.ts).
  */
 import type { WebClient } from '@slack/web-api';
-import { type BucketId, messageRef } from '../../core/keys.ts';
+import { type BucketId, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { blocksOf, buttonsBlock, fallbackTextOf } from './blocks.ts';
 import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { uploadFiles } from './files.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
-import { PostedQuestion, type QuestionSource } from './question.ts';
-import { NativeStream, type SlackStreaming } from './stream.ts';
+import { PostedQuestion } from './question.ts';
+import { NativeStream } from './stream.ts';
+import type { SlackTarget } from './target.ts';
 import { escapeSlackText } from './text.ts';
-
-/** Where an answer goes. */
-export interface SlackTarget {
-  /** The workspace (its `chat.update` budget is shared). */
-  team: string;
-  channel: string;
-  /** The thread to answer in (a mention's thread); top level when undefined. */
-  threadTs?: string | undefined;
-  /**
-   * Top-level answers only: true to put the continuations of a long answer in the first
-   * message's thread (a slash command in a channel), false to post them after it (a DM).
-   */
-  continueInThread: boolean;
-  /**
-   * Native streaming (stream.ts) for text answers in a thread: where Slack refused it before,
-   * and who the answer is for (`recipient_*`, required outside DMs; undefined in a DM).
-   */
-  native?:
-    | {
-        streaming: SlackStreaming;
-        recipient?: { teamId: string; userId: string } | undefined;
-      }
-    | undefined;
-  /** A message of the bot's the first text rewrites (chat.update): Regenerate's pressed message, an edited mention's answer. */
-  rewrite?: string | undefined;
-  /**
-   * A slash command whose text nobody else sees (Slack shows no command to the channel): at
-   * `defer()` (or the answer's first message, if that comes first) the question is posted,
-   * attributed and quoted, and the answer goes into its thread (question.ts). `question()` is
-   * read then (after the options were parsed).
-   */
-  announce?: QuestionSource | undefined;
-}
+import { appendBucket, isPlainText, postBucket, updateBucket } from './writes.ts';
 
 /** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
 const STATUS_WAIT_MS = 1_000;
@@ -74,7 +43,7 @@ export class SlackReply implements ReplyChannel {
   private readonly question: PostedQuestion | undefined;
   /** The error of a Web API call of this answer that Slack did not answer, once there is one. */
   private unanswered: { error: unknown } | undefined;
-  /** The message the first text rewrote (target.rewrite), once it did. */
+  /** The message the first text rewrote (target.rewrite), or the first handed out by messageAt. */
   private rewritten: string | undefined;
 
   constructor(
@@ -85,7 +54,8 @@ export class SlackReply implements ReplyChannel {
   ) {
     this.threadTs = target.threadTs;
     const { announce } = target;
-    this.question = announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log);
+    this.question =
+      announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log, target.scheduler);
   }
 
   /** The thread the answer goes into, once known (a mention's, or the posted question's). */
@@ -160,7 +130,7 @@ export class SlackReply implements ReplyChannel {
     }
     await this.announce();
     this.question?.markAnswered();
-    const plainText = !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
+    const plainText = isPlainText(message);
     // Decided at the answer's first message: with the workspace's startStream budget spent, the
     // answer is posted and updated at once instead of waiting up to a minute for it.
     if (plainText && this.nativeChosen === undefined && this.streamsNatively())
@@ -195,11 +165,16 @@ export class SlackReply implements ReplyChannel {
       // A streaming message takes no blocks: Slack's client shows its own stop control, whose
       // use (stopped_by_user) stops the answer as the Stop button does elsewhere.
       stream.onUserStop = () => this.userStop?.();
+      // A stream's first text takes no blocks: the buttons of a message started by its answer's
+      // final write (the last page, with Regenerate) come when it is closed, unless an edit came.
+      let started = message.buttons?.length ? buttonsBlock(message.buttons) : [];
       return {
         // The final write ends the stream with the message's buttons (Regenerate) under it.
-        edit: (m, final) =>
-          this.call(() => stream.write(m.content, final === true, final ? buttonsBlock(m.buttons ?? []) : [])),
-        close: () => stream.close(),
+        edit: (m, final) => {
+          started = [];
+          return this.call(() => stream.write(m.content, final === true, final ? buttonsBlock(m.buttons ?? []) : []));
+        },
+        close: () => (started.length ? this.call(() => stream.write(message.content, true, started)) : stream.close()),
         ref: messageRef({ platform: 'slack', team, channel: stream.channel, ts: stream.ts }),
       };
     } catch (error) {
@@ -261,6 +236,19 @@ export class SlackReply implements ReplyChannel {
     };
   }
 
+  /**
+   * A message of the bot's in this channel (Regenerate's, an edited mention's earlier answer),
+   * rewritten with chat.update (the workspace's budget); undefined for another platform or
+   * channel. Once one is handed out, sends post new messages (`target.rewrite` is not used).
+   */
+  messageAt(ref: string): MessageHandle | undefined {
+    const at = parseMessageRef(ref);
+    if (at?.platform !== 'slack' || at.channel !== this.target.channel) return undefined;
+    this.rewritten ??= at.ts;
+    const buckets: BucketId[] = [{ platform: 'slack', kind: 'update', scope: this.target.team }];
+    return { ...this.updating(at.channel, at.ts), buckets };
+  }
+
   onUserStop(stop: () => void): void {
     this.userStop = stop;
   }
@@ -273,17 +261,14 @@ export class SlackReply implements ReplyChannel {
    * A post spends the channel's budget; an edit, the workspace's `chat.update` budget; natively
    * streamed, an append spends the workspace's `chat.appendStream` budget (a start is counted by
    * SlackStreaming.takeStart, which posts the answer instead when none is left: it never waits).
+   * A message with files, cards or image links is posted (or uploaded and shared), never streamed.
    */
-  buckets(kind: 'send' | 'edit', index = 0): BucketId[] {
+  buckets(kind: 'send' | 'edit', index = 0, message?: OutgoingMessage): BucketId[] {
     const { team, channel } = this.target;
-    if (this.target.rewrite && index === 0) return [{ platform: 'slack', kind: 'update', scope: team }];
-    if (this.streamsNatively())
-      return kind === 'send' ? [] : [{ platform: 'slack', kind: 'appendStream', scope: team }];
-    return [
-      kind === 'send'
-        ? { platform: 'slack', kind: 'post', scope: channel }
-        : { platform: 'slack', kind: 'update', scope: team },
-    ];
+    if (this.target.rewrite && index === 0) return [updateBucket(team)];
+    const posted = kind === 'send' && message !== undefined && !isPlainText(message);
+    if (this.streamsNatively() && !posted) return kind === 'send' ? [] : [appendBucket(team)];
+    return [kind === 'send' ? postBucket(channel) : updateBucket(team)];
   }
 
   /** Tells the user alone, after removing a /chat's question that no answer followed. Never throws. */

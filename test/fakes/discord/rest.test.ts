@@ -1,5 +1,6 @@
 /** FakeDiscord: The REST basics: authentication, unknown routes and versions, channel message routes, scripted faults. */
 import { afterEach, describe, expect, it } from 'vitest';
+import { BOT_PERMISSIONS, P } from './constants.ts';
 import { api, cleanup, connectBot, json, startFake } from './test-helpers.ts';
 
 afterEach(cleanup);
@@ -78,6 +79,51 @@ describe('FakeDiscord REST basics', () => {
     });
     expect(hidden.status).toBe(404);
     expect((await json(hidden)).code).toBe(10008);
+  });
+
+  it("lets the bot token edit an interaction's public reply and follow-up (the bot user wrote them), and refuses every channel route in a channel the bot cannot see (50001) while the interaction's webhook still serves", async () => {
+    const fake = await startFake();
+    const channelId = fake.channelList[0]!.id;
+    await connectBot(fake);
+    const ix = fake.dispatchInteraction({ command: 'chat' });
+    await api(fake, `/interactions/${ix.id}/${ix.token}/callback`, {
+      method: 'POST',
+      body: { type: 4, data: { content: 'public' } },
+    });
+    const followUp = await json(
+      await api(fake, `/webhooks/${fake.applicationId}/${ix.token}?wait=true`, {
+        method: 'POST',
+        body: { content: 'more' },
+      }),
+    );
+    for (const [id, text] of [
+      [ix.original!.id, 'reply, edited'],
+      [String(followUp.id), 'follow-up, edited'],
+    ] as const) {
+      const edited = await api(fake, `/channels/${channelId}/messages/${id}`, {
+        method: 'PATCH',
+        auth: true,
+        body: { content: text, components: [], allowed_mentions: { parse: [] } },
+      });
+      expect(edited.status).toBe(200);
+      expect(fake.allMessages().find((m) => m.id === id)!.content).toBe(text);
+    }
+
+    fake.setBotPermissions(BOT_PERMISSIONS & ~P.ViewChannel);
+    const hidden = await api(fake, `/channels/${channelId}/messages/${ix.original!.id}`, {
+      method: 'PATCH',
+      auth: true,
+      body: { content: 'x' },
+    });
+    expect(hidden.status).toBe(403);
+    expect((await json(hidden)).code).toBe(50001);
+    expect((await api(fake, `/channels/${channelId}/messages`, { auth: true })).status).toBe(403);
+    const viaWebhook = await api(fake, `/webhooks/${fake.applicationId}/${ix.token}/messages/@original`, {
+      method: 'PATCH',
+      body: { content: 'through the interaction' },
+    });
+    expect(viaWebhook.status).toBe(200);
+    expect(ix.original!.content).toBe('through the interaction');
   });
 
   it('fails the scripted number of matching requests with failNext, then serves them again', async () => {

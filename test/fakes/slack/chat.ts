@@ -65,6 +65,9 @@ function update(ws: Workspace, p: Json): Json {
 
 function postEphemeral(ws: Workspace, p: Json): Json {
   const channel = ws.channelOf(p, 'channel');
+  // Posting messages, ephemeral ones too, about one a second per channel (the rate-limits page's
+  // "Posting messages"; its `rate_limited` error: "Application has posted too many messages").
+  ws.limits.takePostToken(channel.id);
   ws.requireMember(channel);
   const userId = required(p, 'user', 'user_not_found');
   if (!ws.users.has(userId)) throw new SlackApiError('user_not_found');

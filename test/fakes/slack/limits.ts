@@ -1,7 +1,7 @@
 /**
  * Slack's rate limits as the fake applies them (docs/platform-limits.md): `chat.update` at
- * most 50 calls per 60 s per workspace (tier 3, a sliding window), `chat.postMessage` about 1 a
- * second per channel with a burst of 3 (a token bucket), the streaming methods per workspace
+ * most 50 calls per 60 s per workspace (tier 3, a sliding window), `chat.postMessage` and
+ * `chat.postEphemeral` together about 1 a second per channel with a burst of 3 (a token bucket), the streaming methods per workspace
  * (`chat.startStream` / `chat.stopStream` tier 2: 20 per 60 s; `chat.appendStream` tier 4: 100
  * per 60 s; docs.slack.dev method pages), and scripted one-shot 429s for any method. A limited
  * call is answered HTTP 429 with `Retry-After` in whole seconds.
@@ -53,7 +53,7 @@ export class RateLimiter {
     if (index >= 0) throw new RateLimited(this.scripted.splice(index, 1)[0]!.retryAfterSec);
   }
 
-  /** A token bucket per channel for chat.postMessage. @throws RateLimited. */
+  /** A token bucket per channel for chat.postMessage and chat.postEphemeral. @throws RateLimited. */
   takePostToken(channel: string): void {
     const { perSecond, burst } = this.rules.postMessage;
     const now = this.now();

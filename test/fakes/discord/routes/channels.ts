@@ -3,9 +3,13 @@
  * `POST /channels/:id/typing` (204), `GET`/`POST /channels/:id/messages`, and `GET`/`PATCH`/
  * `DELETE /channels/:id/messages/:id`.
  *
+ * - A guild channel the bot cannot see (no View Channel: `setBotPermissions`) refuses every
+ *   route (403, 50001 Missing Access), while the interaction routes still serve (an
+ *   interaction's webhook needs no channel access). Send Messages is not needed to edit.
  * - Ephemeral messages exist only for their user: the bot token cannot see them (10008).
- * - The bot edits only its own messages (403, 50005) and may not delete others' (403, 50013:
- *   it lacks Manage Messages).
+ * - The bot edits only its own messages (403, 50005), an interaction's public reply and
+ *   follow-ups included (the bot user wrote them), and may not delete others' (403, 50013: it
+ *   lacks Manage Messages).
  * - A create may reply (`message_reference`): the referenced message must exist in this
  *   channel, else 400 50035 `MESSAGE_REFERENCE_UNKNOWN_MESSAGE` (as discord.js reports
  *   "message_reference[MESSAGE_REFERENCE_UNKNOWN_MESSAGE]: Unknown message"), unless
@@ -15,6 +19,7 @@
  * - A message in a thread needs Send Messages in Threads (403, 50013: threads.ts).
  */
 
+import { P } from '../constants.ts';
 import type { Ctx } from '../context.ts';
 import { discordError, fieldError, unknownChannel, unknownMessage } from '../errors.ts';
 import { type Body, NO_BODY, type Reply } from '../http.ts';
@@ -35,6 +40,8 @@ export const channelRoutes: AreaRoutes = (ctx, rq) => {
   const { state } = ctx;
   const channel = state.channels.get(p[1]!);
   if (!channel) throw unknownChannel();
+  if (channel.guildId && (state.botPermissions & P.ViewChannel) === 0n)
+    throw discordError(403, 50001, 'Missing Access');
   if (p.length === 2) {
     rq.allow('GET');
     return {

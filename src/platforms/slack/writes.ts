@@ -1,0 +1,60 @@
+/**
+ * Slack's one-off writes in the write scheduler's budgets (core/delivery/one-off.ts): the
+ * buckets each Web API method spends (docs/platform-limits.md, Slack, "Rate budgets"), and the
+ * calls outside a streamed answer that spend them: an ephemeral sentence (`chat.postEphemeral`,
+ * counted in the channel's posts as `chat.postMessage`), a notice posted in a DM, the update of
+ * a pressed message (`chat.update`, the workspace's budget).
+ */
+import type {
+  ChatPostEphemeralArguments,
+  ChatPostMessageArguments,
+  ChatUpdateArguments,
+  WebClient,
+} from '@slack/web-api';
+import { type OneOffScheduler, writeOnce } from '../../core/delivery/one-off.ts';
+import type { BucketId } from '../../core/keys.ts';
+import type { OutgoingMessage } from '../../core/platform.ts';
+
+/** Whether a message is text alone (it may stream natively): no files, cards or image links. */
+export function isPlainText(message: OutgoingMessage): boolean {
+  return !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
+}
+
+/** The bucket of a channel's posts (`chat.postMessage`, `chat.postEphemeral`, file shares): about one a second. */
+export function postBucket(channel: string): BucketId {
+  return { platform: 'slack', kind: 'post', scope: channel };
+}
+
+/** The bucket of a workspace's `chat.update` calls (tier 3). */
+export function updateBucket(team: string): BucketId {
+  return { platform: 'slack', kind: 'update', scope: team };
+}
+
+/** The bucket of a workspace's `chat.appendStream` calls (tier 4). */
+export function appendBucket(team: string): BucketId {
+  return { platform: 'slack', kind: 'appendStream', scope: team };
+}
+
+/**
+ * `chat.postEphemeral` in the channel's post budget.
+ * @throws what the Web API throws.
+ */
+export function postEphemeral(scheduler: OneOffScheduler, client: WebClient, args: ChatPostEphemeralArguments) {
+  return writeOnce(scheduler, { buckets: [postBucket(args.channel)], run: () => client.chat.postEphemeral(args) });
+}
+
+/**
+ * `chat.postMessage` of a one-off message (not an answer's own) in the channel's post budget.
+ * @throws what the Web API throws.
+ */
+export function postMessage(scheduler: OneOffScheduler, client: WebClient, args: ChatPostMessageArguments) {
+  return writeOnce(scheduler, { buckets: [postBucket(args.channel)], run: () => client.chat.postMessage(args) });
+}
+
+/**
+ * `chat.update` of a message outside a streamed answer (a pressed message) in the workspace's budget.
+ * @throws what the Web API throws.
+ */
+export function updateMessage(scheduler: OneOffScheduler, client: WebClient, team: string, args: ChatUpdateArguments) {
+  return writeOnce(scheduler, { buckets: [updateBucket(team)], run: () => client.chat.update(args) });
+}
