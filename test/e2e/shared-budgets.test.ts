@@ -16,7 +16,9 @@
  *   (no 429), each says so in one log line, none crashes; once Redis is started again each says
  *   once that budgets are shared again.
  */
+import { createClient } from '@keyv/redis';
 import { describe, expect, it } from 'vitest';
+import { bucketKey, storeKeys } from '../../src/core/keys.ts';
 import { countsGlobally } from '../fakes/discord/global-limit.ts';
 import type { FakeDiscord, FakeInteraction, FakeMessage } from '../fakes/discord.ts';
 import type { FakeService, RecordedRequest } from '../fakes/service.ts';
@@ -113,30 +115,24 @@ describe('Slack, 3 processes in HTTP mode behind one ingress', () => {
         ),
       );
       expect(acks.every((a) => a.ackedInTime)).toBe(true);
-      const answerOf = (tag: string) =>
-        slack
+      // Every answer ends whole (a posted one by its last chat.update, a streamed one stopped), each once.
+      const finished = () => {
+        const expected = new Set(tags.map((tag) => answers.textFor(tag)));
+        return slack
           .messages(CHANNEL)
-          .find((m) => m.user === slack.botUserId && m.threadTs !== undefined && m.text.startsWith(`${tag}-w001`));
-      // Every answer ends whole (posted answers by their last chat.update, streamed ones stopped).
-      await expect
-        .poll(
-          () =>
-            tags.filter((tag) => {
-              const answer = answerOf(tag);
-              const expected = answers.textFor(tag);
-              return (
-                expected !== undefined &&
-                answer !== undefined &&
-                unescapeSlack(answer.text) === expected &&
-                (answer.via !== 'chat.startStream' || answer.stream?.state === 'stopped')
-              );
-            }).length,
-          { timeout: 150_000, interval: 500 },
-        )
-        .toBe(tags.length);
+          .filter(
+            (m) =>
+              m.user === slack.botUserId &&
+              m.threadTs !== undefined &&
+              expected.has(unescapeSlack(m.text)) &&
+              (m.via !== 'chat.startStream' || m.stream?.state === 'stopped'),
+          );
+      };
+      await expect.poll(() => finished().length, { timeout: 150_000, interval: 500 }).toBe(tags.length);
+      expect(new Set(finished().map((m) => m.text)).size).toBe(tags.length);
 
       expect(slack.calls.filter((c) => c.status === 429 || c.error === 'ratelimited')).toEqual([]);
-      const all = tags.map((tag) => answerOf(tag)!);
+      const all = finished();
       const native = all.filter((a) => a.via === 'chat.startStream');
       const posted = all.filter((a) => a.via === 'chat.postMessage');
       expect(native.length + posted.length).toBe(tags.length);
@@ -207,9 +203,7 @@ describe('Discord, 3 processes sharing one bot token', () => {
 
   it('3 processes × 200 channels of mentions keep the bot token under 50 requests in any second, no global 429', async () => {
     discord.setRateLimitMode('documented');
-    const channels = Array.from({ length: PROCESSES * Number(process.env.PER ?? 200) }, (_, i) =>
-      discord.addChannel(`global-${i}`),
-    );
+    const channels = Array.from({ length: PROCESSES * 200 }, (_, i) => discord.addChannel(`global-${i}`));
     const tags = channels.map((_, i) => `g${String(i).padStart(3, '0')}`);
     const answers = scriptAnswers(service, tags, 3, 50);
     const since = Date.now();
@@ -231,14 +225,7 @@ describe('Discord, 3 processes sharing one bot token', () => {
           interval: 1_000,
         })
         .toBe(questions.length);
-      {
-        const by = new Map<string, number>();
-        for (const r of discord.requests.filter((r) => r.at >= since && countsGlobally(r))) {
-          const k = `${r.method} ${r.path.replace(/\d{15,}/g, ':id')} ${r.status}`;
-          by.set(k, (by.get(k) ?? 0) + 1);
-        }
-        console.log('DEBUGROUTES', [...by].sort((a, b) => b[1] - a[1]).slice(0, 15));
-      }
+      expect(bots.map((bot) => linesOf(bot, FALLBACK_LINE))).toEqual([0, 0, 0]);
       expect(discord.rateLimits.filter((r) => r.bucket === 'global')).toEqual([]);
       // Every bot-token request the fake received (refused ones included), by time: at most 50 in any second.
       const times = discord.requests
@@ -252,6 +239,8 @@ describe('Discord, 3 processes sharing one bot token', () => {
       }
       expect(times.length).toBeGreaterThan(questions.length);
       expect(peak).toBeLessThanOrEqual(50);
+      // Shared all along: no process fell back to its local share.
+      for (const bot of bots) expect(linesOf(bot, FALLBACK_LINE)).toBe(0);
     } finally {
       answers.stop();
     }
@@ -294,6 +283,39 @@ describe('Discord, 3 processes sharing one bot token', () => {
       for (const bot of bots)
         await expect.poll(() => linesOf(bot, RESUMED_LINE), { timeout: 20_000, interval: 200 }).toBe(1);
       for (const bot of bots) expect(linesOf(bot, FALLBACK_LINE)).toBe(1);
+
+      // Shared again: the next answers' writes are counted in Redis (the channel's slots there), still no 429.
+      const after = discord.addChannel('redis-back');
+      const more = Array.from({ length: 6 }, (_, i) => `b${String(i).padStart(2, '0')}`);
+      const moreAnswers = scriptAnswers(service, more, 5, 50);
+      try {
+        const asked = more.map((tag, i) =>
+          discord.postUserMessage({
+            channelId: after.id,
+            content: `<@${discord.botUser.id}> Tell me about ask-${tag}`,
+            author: { id: String(440000000000000000n + BigInt(i)), username: `later${i}` },
+          }),
+        );
+        const replyAfter = (question: FakeMessage) =>
+          discord
+            .messagesIn(after.id)
+            .find((m) => m.author.id === discord.botUser.id && m.reference?.messageId === question.id);
+        await expect
+          .poll(() => asked.filter((q, i) => isAnswered(replyAfter(q), moreAnswers.textFor(more[i]!))).length, {
+            timeout: 60_000,
+            interval: 500,
+          })
+          .toBe(asked.length);
+      } finally {
+        moreAnswers.stop();
+      }
+      const client = createClient({ url: redis.url });
+      await client.connect();
+      const slotsKey = `genbot:${storeKeys.budgetSlots(bucketKey({ platform: 'discord', kind: 'channel', scope: after.id }))}`;
+      expect(await client.zCard(slotsKey)).toBeGreaterThan(0);
+      await client.close();
+      expect(discord.rateLimits.filter((r) => r.channelId === after.id)).toEqual([]);
+      for (const bot of bots) expect(bot.child.exitCode).toBeNull();
     } finally {
       answers.stop();
     }

@@ -30,7 +30,7 @@ export const LEASE_MS = 500;
 /** How long after its lease ends a slot still counts as just written (a write's way to the platform), in ms. */
 const TRANSIT_MS = 1_000;
 /** How long a call to the store may take before the store counts as not answering, in ms. */
-export const DEADLINE_MS = 500;
+export const DEADLINE_MS = 2_000;
 /** How often an instance announces itself, in ms. */
 export const HEARTBEAT_MS = 3_000;
 /** How long an announcement lasts, in ms. */

@@ -33,10 +33,12 @@ export const DISCORD_BUDGETS = {
   webhook: { limit: 5, windowMs: 2_000 },
   channel: { limit: 5, windowMs: 5_000 },
   /**
-   * Every bot-token request, 50 a second (Discord's global limit). Interaction callbacks and
-   * webhooks are exempt, and discord.js is told not to hold requests back itself (adapter.ts).
+   * Every bot-token request, 50 a second (Discord's global limit, per bot token: every
+   * instance's together when they share a store) less 2 left for the few requests discord.js
+   * makes outside the scheduler (`GET /gateway/bot` at each connection). Interaction callbacks
+   * and webhooks are exempt, and discord.js is told not to hold requests back itself (adapter.ts).
    */
-  global: { limit: 50, windowMs: 1_000 },
+  global: { limit: 48, windowMs: 1_000 },
 };
 
 /** A Discord bucket counted in one scope: a channel's id, or a webhook token's hash. */
