@@ -6,6 +6,7 @@
 import { CONFIG_DEFAULTS, type CoreLimits } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { WriteScheduler } from './delivery/scheduler.ts';
+import { SharedBudgets } from './delivery/shared-budgets.ts';
 import { StopButtons } from './delivery/stops.ts';
 import { BotEvents } from './events.ts';
 import type { ImageAttachmentLimits } from './media/attachments.ts';
@@ -120,7 +121,10 @@ export function createCore(parts: {
         'channel settings unreadable: using the defaults',
       ),
     ),
-    scheduler: new WriteScheduler({ log: parts.log }),
+    scheduler: new WriteScheduler({
+      log: parts.log,
+      ...(parts.store.budgets ? { shared: new SharedBudgets(parts.store.budgets, parts.log) } : {}),
+    }),
     stops: new StopButtons(parts.store),
     limits,
     admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
@@ -131,6 +135,7 @@ export function createCore(parts: {
 
 /** Closes what the core holds open: the store's connection (after the usage counts and seen conversations not written yet), the download sockets and the image workers. */
 export async function closeCore(core: Core): Promise<void> {
+  core.scheduler.close();
   await Promise.allSettled([
     Promise.all([core.quotas.flush(), core.seen.flush()]).then(() => core.store.close()),
     core.downloader.close(),

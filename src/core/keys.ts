@@ -114,6 +114,14 @@ export const storeKeys = {
   seenConversations: (platform: 'discord' | 'slack') => `seen:${platform}`,
   /** A Slack workspace's chat.startStream count in its window. */
   startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
+  /** A rate-limit bucket's slots in its window, shared by every instance (a sorted set; `bucket` is a {@link bucketKey}). */
+  budgetSlots: (bucket: string) => `budget:slots:${bucket}`,
+  /** A rate-limit bucket's hold, slow-down, spacing and learnt budget, shared by every instance (a hash). */
+  budgetState: (bucket: string) => `budget:state:${bucket}`,
+  /** The writes under way in a concurrency-bound rate-limit bucket, across every instance (a sorted set). */
+  budgetRunning: (bucket: string) => `budget:running:${bucket}`,
+  /** The bot instances sharing the store, each until its announcement expires (a sorted set). */
+  instances: () => 'instances',
 } as const;
 
 /** The claim keys of Slack's deliveries (with {@link storeKeys.claim}'s prefix added by Claims). */

@@ -50,6 +50,10 @@ describe('keys', () => {
     expect(storeKeys.stopRequest('abc')).toBe('stop:abc');
     expect(storeKeys.startStreams('T1')).toBe('slack:startStream:T1');
     expect(storeKeys.openedThread('discord:G1:T9')).toBe('thread:discord:G1:T9');
+    expect(storeKeys.budgetSlots('discord:channel:9')).toBe('budget:slots:discord:channel:9');
+    expect(storeKeys.budgetState('slack:update:T1')).toBe('budget:state:slack:update:T1');
+    expect(storeKeys.budgetRunning('discord:writes:9')).toBe('budget:running:discord:writes:9');
+    expect(storeKeys.instances()).toBe('instances');
     expect(slackClaims.event('Ev1')).toBe('slack:event:Ev1');
     expect(slackClaims.message('T1', 'C1', '1.2')).toBe('slack:message:T1:C1:1.2');
     expect(slackClaims.request('ab12', '1700000000')).toBe('slack:request:ab12:1700000000');

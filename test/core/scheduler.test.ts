@@ -6,7 +6,8 @@
  * the buckets of a family (platform and kind) can spend another one too.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type WriteRequest, WriteScheduler } from '../../src/core/delivery/scheduler.ts';
+import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
+import type { WriteRequest } from '../../src/core/delivery/write-request.ts';
 import type { BucketFamily, BucketId } from '../../src/core/keys.ts';
 
 beforeEach(() => {

@@ -24,6 +24,14 @@ export class BucketTable {
   /** Further buckets the buckets of a family spend (`alsoSpend`), in the order declared. */
   private readonly extras: Array<[family: BucketFamily, extra: (bucket: BucketId) => BucketId | undefined]> = [];
   private readonly live = new Map<string, Bucket>();
+  /** Every bucket's share of its budget ({@link Bucket.share}). */
+  private share = 1;
+
+  /** Divides every bucket's budget by `share` from now on (1: whole). */
+  setShare(share: number): void {
+    this.share = share;
+    for (const bucket of this.live.values()) bucket.share = share;
+  }
 
   /** Declares the budget of every bucket of a family (a later declaration of the family replaces it). */
   define(family: BucketFamily, budget: Budget): void {
@@ -72,6 +80,7 @@ export class BucketTable {
     let live = this.live.get(key);
     if (!live) {
       live = new Bucket(this.budgetOf(id));
+      live.share = this.share;
       this.live.set(key, live);
     }
     return live;

@@ -52,6 +52,12 @@ export class Bucket {
   private lastStart = Number.NEGATIVE_INFINITY;
   /** Keys of pending writes that wait for a write of this bucket to complete (its concurrency or window is taken). */
   private readonly parked = new Set<string>();
+  /**
+   * This process's share of the budget: 1, or the number of instances while the store that
+   * shares budgets among them is away (shared-budgets.ts): the limit is divided by it (at
+   * least one write) and the spacing multiplied.
+   */
+  share = 1;
 
   /** @param budget the bucket's budget (see {@link Budget}). */
   constructor(budget: Budget) {
@@ -73,7 +79,8 @@ export class Bucket {
     const { budget } = this;
     if (budget.concurrency !== undefined && this.inFlight >= budget.concurrency) return Number.POSITIVE_INFINITY;
     const slowed = now < this.slowUntil;
-    const limit = slowed ? Math.max(1, Math.floor(budget.limit / 2)) : budget.limit;
+    const whole = this.share > 1 ? Math.max(1, Math.floor(budget.limit / this.share)) : budget.limit;
+    const limit = slowed ? Math.max(1, Math.floor(whole / 2)) : whole;
     while (this.sent.length && this.sent[0]! <= now - budget.windowMs) this.sent.shift();
     // Writes under way count too: a place frees when enough finished ones leave the window.
     const excess = this.inFlight + this.sent.length - limit;
@@ -81,7 +88,7 @@ export class Bucket {
     if (excess < 0) windowFree = now;
     else if (excess < this.sent.length) windowFree = this.sent[excess]! + budget.windowMs;
     else windowFree = Number.POSITIVE_INFINITY; // only a running write's completion frees a place
-    const at = Math.max(windowFree, this.holdUntil, this.lastStart + (budget.spacingMs ?? 0));
+    const at = Math.max(windowFree, this.holdUntil, this.lastStart + (budget.spacingMs ?? 0) * this.share);
     return slowed && Number.isFinite(at) ? Math.min(at, Math.max(this.slowUntil, this.holdUntil)) : at;
   }
 

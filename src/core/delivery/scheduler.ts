@@ -11,59 +11,18 @@
  *   the write reads the newest text when it runs. Writes to one key never overlap.
  * - Fairness: streams sharing a bucket are served in turn (least recently served first);
  *   final writes go before intermediate ones, so every answer's last text lands.
+ * - Several instances: with `shared` (a Redis store), bounded buckets are also spent in the
+ *   store, in leases, and what is learnt is published (shared-budgets.ts).
  */
-import type { Logger } from '../../log.ts';
 import { type BucketFamily, type BucketId, bucketKey } from '../keys.ts';
 import type { Bucket, BucketReport, Budget } from './bucket.ts';
 import { BucketTable } from './bucket-table.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { Wakeups } from './wakeups.ts';
+import type { Pending, Runnable, WriteRequest, WriteResult, WriteSchedulerOptions } from './write-request.ts';
 
 /** How long the last write time of a quiet key or stream is kept, in ms. */
 const FORGET_AFTER_MS = 60_000;
-
-/** One write to schedule. */
-export interface WriteRequest {
-  /** One pending write per key (e.g. `<stream>:<message index>`); a newer submit replaces it. */
-  key: string;
-  /** The stream (answer) it belongs to: fairness is per stream. */
-  stream: string;
-  /** The buckets it spends one write of, each (every one must have room). */
-  buckets: readonly BucketId[];
-  /** A stream's final write: served first, never replaced by an intermediate one. */
-  final: boolean;
-  /** Shortest time after the previous write of this key, in ms (how often one message may change). */
-  minIntervalMs?: number;
-  /** Performs the write (reading the newest text then). Its rejection rejects `submit`. */
-  run(): Promise<void>;
-}
-
-/** What became of a submitted write. */
-export type WriteResult = 'written' | 'superseded';
-
-interface Pending {
-  request: WriteRequest;
-  resolve: (result: WriteResult) => void;
-  reject: (error: unknown) => void;
-  submittedAt: number;
-  /** The number of its latest wake-up: entries of the wake-up queue with another number are stale. */
-  wakeSeq: number;
-}
-
-/** When a pending write may run at the earliest (clock ms), and the buckets whose completions it waits for when that is `Infinity`. */
-interface Runnable {
-  at: number;
-  waitFor: Bucket[];
-}
-
-/** Options of {@link WriteScheduler}. */
-export interface WriteSchedulerOptions {
-  /** The clock of every time the scheduler reads or waits for (default: real time). */
-  clock?: Clock;
-  log?: Logger;
-  /** How long a learned slow-down lasts, in ms (default 60,000). */
-  slowForMs?: number;
-}
 
 /** The scheduler; one per bot (docs/platform-limits.md). No method throws; a write's own error rejects its submit. */
 export class WriteScheduler {
@@ -90,6 +49,18 @@ export class WriteScheduler {
   constructor(private readonly options: WriteSchedulerOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.wakeups = new Wakeups(this.clock, () => this.pump());
+    options.shared?.attach({
+      clock: this.clock,
+      wake: (keys) => {
+        for (const key of keys) if (this.pending.has(key)) this.dirty.add(key);
+        this.schedulePump();
+      },
+      share: (share) => {
+        this.buckets.setShare(share);
+        this.lookAgainAtAll();
+        this.schedulePump();
+      },
+    });
   }
 
   /** Declares the budget of every bucket of a family (platform and kind), e.g. every Discord channel's. */
@@ -99,10 +70,12 @@ export class WriteScheduler {
 
   /**
    * Sets the budget of one bucket (what an adapter learned of it), over its family's; `undefined`
-   * goes back to the family's. Writes already counted stay counted.
+   * goes back to the family's. Writes already counted stay counted. A budget `learntForMs` (learnt
+   * from the platform) is published for every instance sharing the store, for that long.
    */
-  setBudget(bucket: BucketId, budget: Budget | undefined): void {
+  setBudget(bucket: BucketId, budget: Budget | undefined, learntForMs?: number): void {
     this.buckets.setBudget(bucket, budget);
+    if (budget && learntForMs) this.publishBudget(bucket, budget, learntForMs);
     this.lookAgainAtAll();
     this.schedulePump();
   }
@@ -121,7 +94,12 @@ export class WriteScheduler {
    * no write before `resetAfterMs`; a different `limit` replaces the declared one.
    */
   observe(bucket: BucketId, report: BucketReport): void {
-    if (this.buckets.get(bucket).observe(this.clock.now(), report)) this.lookAgainAtAll();
+    const live = this.buckets.get(bucket);
+    if (live.observe(this.clock.now(), report)) {
+      this.lookAgainAtAll();
+      this.publishBudget(bucket, live.budget, 10 * 60_000);
+    }
+    if (report.remaining <= 0) this.options.shared?.publish(bucketKey(bucket), { holdMs: report.resetAfterMs });
     this.schedulePump();
   }
 
@@ -133,6 +111,8 @@ export class WriteScheduler {
   rateLimited(bucket: BucketId, retryAfterMs: number, options: { slowDown?: boolean } = {}): void {
     const slowForMs = options.slowDown === false ? undefined : (this.options.slowForMs ?? 60_000);
     this.buckets.get(bucket).rateLimited(this.clock.now(), retryAfterMs, slowForMs);
+    const slowMs = slowForMs ?? 0;
+    this.options.shared?.publish(bucketKey(bucket), { holdMs: retryAfterMs, ...(slowMs ? { slowMs } : {}) });
     if (slowForMs !== undefined)
       this.options.log?.info({ bucket: bucketKey(bucket), retryAfterMs }, 'rate limited: slowing this bucket down');
     this.schedulePump();
@@ -181,6 +161,16 @@ export class WriteScheduler {
     return this.pending.size;
   }
 
+  /** Stops what runs in the background (announcing this instance to a shared store). */
+  close(): void {
+    this.options.shared?.close();
+  }
+
+  private publishBudget(bucket: BucketId, budget: Budget, forMs: number): void {
+    const { limit, windowMs, spacingMs = 0, concurrency = 0 } = budget;
+    this.options.shared?.publish(bucketKey(bucket), { learnt: { limit, windowMs, spacingMs, concurrency, forMs } });
+  }
+
   /**
    * When a pending write may run at the earliest (clock ms), and when that is "not until a write
    * completes", the buckets whose completions it waits for (none: it waits for its own key's).
@@ -196,6 +186,12 @@ export class WriteScheduler {
       const ready = bucket.readyAt(now);
       if (ready === Number.POSITIVE_INFINITY) waitFor.push(bucket);
       at = Math.max(at, ready);
+    }
+    // Within the local budgets: the shared ones (a leased slot of each, or a take under way that wakes it).
+    const { shared } = this.options;
+    if (at <= now && shared?.isShared) {
+      const spends = p.request.buckets.map((id) => ({ key: bucketKey(id), budget: this.buckets.get(id).budget }));
+      at = shared.readyAt(p.request.key, spends, now);
     }
     return { at, waitFor };
   }
@@ -219,10 +215,8 @@ export class WriteScheduler {
    * at: those whose wake-up time has come and those something changed for (new, replaced, or a
    * completion freed their bucket or key); every other pending write has its earliest time in
    * the wake-up queue, or is parked on a bucket whose completion looks at it again. One sorted
-   * pass over them (a started write updates its buckets before the next one is looked at), so a
-   * pump costs O(k log n) for k such writes out of n pending (with a thousand streams waiting
-   * on their budgets, a pump looks at the few whose turn came); then a wake-up is armed for the
-   * earliest of the rest.
+   * pass over them (a started write updates its buckets first): O(k log n) for k such writes out
+   * of n pending; then a wake-up is armed for the earliest of the rest.
    */
   private pump(): void {
     this.pumpQueued = false;
@@ -266,6 +260,7 @@ export class WriteScheduler {
     this.running.add(request.key);
     const buckets = request.buckets.map((id) => this.buckets.get(id));
     for (const bucket of buckets) bucket.start(now);
+    const release = this.options.shared?.spend(request.buckets.map(bucketKey));
     this.lastWriteOf.set(request.key, now);
     this.lastServed.set(request.stream, now);
     if (++this.startsSincePrune >= 1024) this.prune(now);
@@ -274,6 +269,7 @@ export class WriteScheduler {
       .finally(() => {
         // Counted from its completion from now on; a place under way freed: what waited for one is looked at again.
         const done = this.clock.now();
+        release?.();
         for (const bucket of buckets) for (const key of bucket.complete(done)) this.dirty.add(key);
         this.running.delete(request.key);
         if (this.pending.has(request.key)) this.dirty.add(request.key);

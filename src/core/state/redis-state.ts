@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import KeyvRedis, { createClient } from '@keyv/redis';
 import Keyv from 'keyv';
+import { RedisBudgets, type ScriptClient } from './redis-budgets.ts';
 import type { StateStore } from './store.ts';
 
 /** Raw keys (claims, counters, locks) live under this prefix; keyv's values under `genbot::`. */
@@ -32,6 +33,8 @@ const READY_WAIT_MS = 1_000;
 export class RedisState implements StateStore {
   readonly kind = 'redis';
   readonly keyv: Keyv;
+  /** The write scheduler's budgets, shared by every process on this Redis (redis-budgets.ts). */
+  readonly budgets: RedisBudgets;
   private readonly client: ReturnType<typeof createClient>;
   private closed = false;
   private waiting: Promise<void> | undefined;
@@ -46,6 +49,7 @@ export class RedisState implements StateStore {
       },
     });
     this.client.on('error', (error: unknown) => options.onError?.(error));
+    this.budgets = new RedisBudgets(this.client as unknown as ScriptClient, PREFIX);
     // Connects in the background and keeps reconnecting; operations fail fast meanwhile.
     this.client.connect().catch((error: unknown) => options.onError?.(error));
     const ready = () => this.ready();

@@ -13,6 +13,7 @@
  * (open-store.ts) makes one from a URL.
  */
 import type Keyv from 'keyv';
+import type { BudgetStore } from './budget-store.ts';
 
 /** What every state backend offers. Keys are plain strings (`history:<id>`, `claim:<key>`, …). */
 export interface StateStore {
@@ -20,6 +21,8 @@ export interface StateStore {
   readonly kind: 'sqlite' | 'redis';
   /** JSON values with optional expiry (keyv's `get`/`set`/`delete`), in the `genbot` namespace. */
   readonly keyv: Keyv;
+  /** Rate budgets shared by every process using the store (Redis); absent when one process keeps its own (SQLite). */
+  readonly budgets?: BudgetStore;
   /**
    * Sets `key` for `ttlMs` unless it exists.
    * @returns true when this call set it (the first claim), false when it existed.

@@ -33,10 +33,12 @@ export const DISCORD_BUDGETS = {
   webhook: { limit: 5, windowMs: 2_000 },
   channel: { limit: 5, windowMs: 5_000 },
   /**
-   * Every bot-token request, 50 a second (Discord's global limit). Interaction callbacks and
-   * webhooks are exempt, and discord.js is told not to hold requests back itself (adapter.ts).
+   * Every bot-token request, 50 a second (Discord's global limit, per bot token: every
+   * instance's together when they share a store) less 2 left for the few requests discord.js
+   * makes outside the scheduler (`GET /gateway/bot` at each connection). Interaction callbacks
+   * and webhooks are exempt, and discord.js is told not to hold requests back itself (adapter.ts).
    */
-  global: { limit: 50, windowMs: 1_000 },
+  global: { limit: 48, windowMs: 1_000 },
 };
 
 /** A Discord bucket counted in one scope: a channel's id, or a webhook token's hash. */
@@ -158,6 +160,12 @@ export class DiscordRateLimits {
    * @param path the request's path, e.g. `/webhooks/<app>/<token>/messages/@original`.
    */
   response(method: string, path: string, status: number, headers: Headers): void {
+    if (status === 429 && headers.get('x-ratelimit-global') === 'true') {
+      // The bot token's global limit (every instance's requests together): hold the global bucket.
+      this.events.emit('platform.rate_limited', { platform: 'discord', route: `${method} ${routeOf(path)}` });
+      this.scheduler.rateLimited(GLOBAL_BUCKET, Number(headers.get('retry-after')) * 1000 || 1000);
+      return;
+    }
     // A read (a reply chain's GET of a message) has a route bucket of its own, which discord.js keeps: not a write budget.
     const bucket = method === 'GET' ? undefined : bucketOfPath(path, this.webhooks);
     if (!bucket) return;
@@ -207,7 +215,9 @@ export class DiscordRateLimits {
 
   private learn(channelId: string, sharing: 'shared' | 'separate'): void {
     this.learned.set(channelId, { sharing, until: this.clock.now() + LEARNED_FOR_MS });
-    this.scheduler.setBudget(writesBucket(channelId), sharing === 'shared' ? DISCORD_BUDGETS.channel : SEPARATE);
+    // Learnt for every instance sharing the store (their writes in the channel share its budget too).
+    const budget = sharing === 'shared' ? DISCORD_BUDGETS.channel : SEPARATE;
+    this.scheduler.setBudget(writesBucket(channelId), budget, LEARNED_FOR_MS);
     this.log.info(
       { channel: channelId, sharing },
       sharing === 'shared'

@@ -16,7 +16,7 @@ import { PostedQuestion } from './question.ts';
 import { NativeStream } from './stream.ts';
 import type { SlackTarget } from './target.ts';
 import { escapeSlackText } from './text.ts';
-import { appendBucket, isPlainText, postBucket, updateBucket } from './writes.ts';
+import { appendBucket, isPlainText, postBucket, postMessage, updateBucket } from './writes.ts';
 
 /** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
 const STATUS_WAIT_MS = 1_000;
@@ -131,6 +131,8 @@ export class SlackReply implements ReplyChannel {
     await this.announce();
     this.question?.markAnswered();
     const plainText = isPlainText(message);
+    // A write that would stream spent no post budget (buckets): a post instead waits for one here.
+    const unbudgeted = plainText && this.streamsNatively();
     // Decided at the answer's first message: with the workspace's startStream budget spent, the
     // answer is posted and updated at once instead of waiting up to a minute for it.
     if (plainText && this.nativeChosen === undefined && this.streamsNatively())
@@ -140,7 +142,7 @@ export class SlackReply implements ReplyChannel {
       if (streamed) return streamed;
     }
     if (message.files?.length) return this.upload(message);
-    return this.post(message);
+    return this.post(message, unbudgeted);
   }
 
   /**
@@ -201,19 +203,25 @@ export class SlackReply implements ReplyChannel {
     return { fileRefs, edit: async () => this.log.debug('files cannot be edited on Slack; edit ignored') };
   }
 
-  /** Posts the message (chat.postMessage); its handle edits it with chat.update. @throws what the Web API throws. */
-  private async post(message: OutgoingMessage): Promise<MessageHandle> {
+  /**
+   * Posts the message (chat.postMessage); its handle edits it with chat.update. `unbudgeted`: the
+   * write was scheduled as a native stream's start (no post budget), so the post waits for the
+   * channel's here. @throws what the Web API throws.
+   */
+  private async post(message: OutgoingMessage, unbudgeted = false): Promise<MessageHandle> {
     const channel = this.target.channel;
     const blocks = blocksOf(message);
+    const args = {
+      channel,
+      text: fallbackTextOf(message),
+      ...(blocks ? { blocks } : {}),
+      unfurl_links: false,
+      unfurl_media: false,
+      ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
+    };
+    const { scheduler } = this.target;
     const posted = await this.call(() =>
-      this.client.chat.postMessage({
-        channel,
-        text: fallbackTextOf(message),
-        ...(blocks ? { blocks } : {}),
-        unfurl_links: false,
-        unfurl_media: false,
-        ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
-      }),
+      unbudgeted && scheduler ? postMessage(scheduler, this.client, args) : this.client.chat.postMessage(args),
     );
     const ts = posted.ts;
     if (!ts) throw new Error('chat.postMessage returned no ts');

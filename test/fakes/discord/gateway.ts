@@ -137,6 +137,9 @@ interface GatewaySession {
   resumable: boolean;
 }
 
+/** The events `spreadEvents` hands to one session in turn. */
+const SPREAD_EVENTS = new Set(['INTERACTION_CREATE', 'MESSAGE_CREATE']);
+
 /** The shard `[id, count]` that receives events of `guildId` (Discord: `(guild_id >> 22) % count`). */
 export function shardOfGuild(guildId: string, count: number): number {
   return Number((BigInt(guildId) >> 22n) % BigInt(count));
@@ -156,6 +159,8 @@ export class Gateway {
   private readonly pastSessions = new Map<string, { seq: number; intents: number; shard: [number, number] }>();
   private readonly wss = new WebSocketServer({ noServer: true });
   private closed = false;
+  /** The next session's turn when events are spread (`spreadEvents`). */
+  private spreadTurn = 0;
   /** Set during an outage ({@link drop}): how new connections are treated. */
   private outage: GatewayOutageMode | undefined;
   /** Connections accepted during a `hold` outage, waiting for their HELLO. */
@@ -235,16 +240,21 @@ export class Gateway {
   /**
    * Sends a dispatch (op 0) to every identified session whose intents include the event's and
    * whose shard holds the event's guild (shard 0 for events without one); message events
-   * without MESSAGE_CONTENT lose what such a session may not see.
+   * without MESSAGE_CONTENT lose what such a session may not see. With `spreadEvents`, an
+   * interaction or a new message goes to one of those sessions, each in turn.
    */
   dispatch(event: string, data: unknown): void {
     const needed = intentFor(event, data);
     const isMessage = MESSAGE_EVENTS.has(event) && isObject(data) && event !== 'MESSAGE_DELETE';
     const guildId = guildOf(event, data);
-    for (const session of this.sessions) {
-      if (!session.identified || (session.intents & needed) !== needed) continue;
+    let receivers = [...this.sessions].filter((session) => {
+      if (!session.identified || (session.intents & needed) !== needed) return false;
       const [shardId, shardCount] = session.shard;
-      if ((guildId === undefined ? 0 : shardOfGuild(guildId, shardCount)) !== shardId) continue;
+      return (guildId === undefined ? 0 : shardOfGuild(guildId, shardCount)) === shardId;
+    });
+    if (this.state.options.spreadEvents && SPREAD_EVENTS.has(event) && receivers.length > 1)
+      receivers = [receivers[this.spreadTurn++ % receivers.length]!];
+    for (const session of receivers) {
       let d = data;
       if (isMessage && (session.intents & Intent.MessageContent) === 0)
         d = withoutContent(data as Json, this.state.botUser.id, !('guild_id' in (data as Json)));

@@ -8,7 +8,7 @@
 import { REST, Routes } from 'discord.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeDiscord, FakeInteraction } from '../discord.ts';
-import { api, cleanup, connectBot, deferred, json, startFake, webhookPath } from './test-helpers.ts';
+import { api, cleanup, connectBot, deferred, json, type RawGateway, startFake, webhookPath } from './test-helpers.ts';
 
 afterEach(cleanup);
 
@@ -205,5 +205,35 @@ describe('FakeDiscord rate-limit modes', () => {
     expect(edits[5]!.at - edits[0]!.at).toBeGreaterThanOrEqual(400);
     expect(edits[10]!.at - edits[5]!.at).toBeGreaterThanOrEqual(400);
     expect(ix.original!.content).toMatch(/^edit \d+$/);
+  });
+});
+
+describe("FakeDiscord's global rate limit and spread events", () => {
+  it('refuses the bot token past 50 requests in a second with a global 429; interaction webhook routes are exempt', async () => {
+    const fake = await startFake({ rateLimitMode: 'documented', messageBudget: { limit: 1000, windowMs: 1_000 } });
+    await connectBot(fake);
+    const ix = await deferred(fake);
+    const channelId = ix.channelId;
+    const statuses = await Promise.all(
+      Array.from({ length: 51 }, (_, i) => postInChannel(fake, channelId, `m${i}`).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(50);
+    const refused = await postInChannel(fake, channelId, 'one more');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('x-ratelimit-global')).toBe('true');
+    expect(refused.headers.get('x-ratelimit-scope')).toBe('global');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await json(refused)).toMatchObject({ global: true });
+    expect(fake.rateLimits.every((r) => r.bucket === 'global')).toBe(true);
+    // The interaction's webhook is not bound by the global limit.
+    expect((await editOriginal(fake, ix, 'still')).status).toBe(200);
+  });
+
+  it('spreadEvents: each interaction goes to one of the sessions, in turn', async () => {
+    const fake = await startFake({ spreadEvents: true });
+    const sessions = [await connectBot(fake), await connectBot(fake)];
+    for (let i = 0; i < 4; i++) fake.dispatchInteraction({ command: 'chat', options: { prompt: `q${i}` } });
+    const got = (s: RawGateway) => s.frames.filter((f) => f.t === 'INTERACTION_CREATE').length;
+    await expect.poll(() => sessions.map(got)).toEqual([2, 2]);
   });
 });

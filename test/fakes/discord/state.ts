@@ -14,6 +14,7 @@ import {
   DEFAULT_USER,
   Intent,
 } from './constants.ts';
+import { GlobalLimit } from './global-limit.ts';
 import { type FakeAttachment, type FakeChannel, type FakeInteraction, FakeMessage, type FakeUser } from './model.ts';
 import type {
   FakeCommand,
@@ -76,6 +77,8 @@ export class FakeState {
   readonly guildCommandLists = new Map<string, FakeCommand[]>();
   readonly commandIds = new Map<string, string>();
   readonly faults: Array<Fault & { left: number }> = [];
+  /** The bot token's global rate limit (global-limit.ts). */
+  readonly globalLimit = new GlobalLimit(this);
   /** Overrides of commands' permissions a server admin set under Integrations, by command name. */
   readonly commandPermissions = new Map<string, CommandPermission[]>();
   /** Global commands as registered (last bulk overwrite). */
@@ -100,6 +103,8 @@ export class FakeState {
       maxFileBytes: options.maxFileBytes ?? 10 * 1024 * 1024,
       privilegedIntents: options.privilegedIntents ?? 0,
       sessionStartRemaining: options.sessionStartRemaining ?? 1000,
+      globalRateLimit: options.globalRateLimit ?? { limit: 50, windowMs: 1_000 },
+      spreadEvents: options.spreadEvents ?? false,
     };
     this.botUser = {
       id: this.applicationId,

@@ -45,6 +45,20 @@ export interface FakeDiscordOptions {
   privilegedIntents?: number;
   /** `session_start_limit.remaining` of `/gateway/bot`; each IDENTIFY uses one. Default 1000. */
   sessionStartRemaining?: number;
+  /**
+   * Discord's global rate limit: requests with the bot token (`Authorization: Bot …`) per
+   * window, interaction callbacks and webhook routes exempt (global-limit.ts). Default 50 per
+   * 1,000 ms.
+   */
+  globalRateLimit?: MessageBudget;
+  /**
+   * Hands each INTERACTION_CREATE and MESSAGE_CREATE to one of the sessions that would get it,
+   * in turn, instead of to all of them. Not what Discord's gateway does (every session of a
+   * shard gets its events): it stands for several bot processes behind one ingress (an
+   * Interactions Endpoint URL behind a load balancer), so that one channel's commands reach
+   * several processes. Default false.
+   */
+  spreadEvents?: boolean;
 }
 
 /**
@@ -104,9 +118,10 @@ export interface RateLimitRecord {
   retryAfterMs: number;
   /**
    * The budget that refused: `shared` (the channel's, every write; shared mode), `channel`
-   * (bot-token writes of the channel) or `webhook` (the interaction token's; documented mode).
+   * (bot-token writes of the channel), `webhook` (the interaction token's; documented mode) or
+   * `global` (the bot token's requests, any route but interactions' and webhooks'; `channelId` empty).
    */
-  bucket: 'shared' | 'channel' | 'webhook';
+  bucket: 'shared' | 'channel' | 'webhook' | 'global';
 }
 
 /** A scripted failure of matching REST requests (see {@link FakeDiscord.failNext}). */
