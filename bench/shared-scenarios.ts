@@ -3,7 +3,8 @@
  * (test/helpers/redis.ts), sharing one bot token's budgets through it (issue 20, item 5):
  * Discord in the fake's shared mode with the interactions spread over the processes' sessions,
  * Discord's global limit with 3 × 200 channels, and Slack in HTTP mode behind an ingress that
- * hands the requests to the 3 in turn.
+ * hands the requests to the 3 in turn. BENCH_DEBUG=1 prints each Slack answer's revisions
+ * (method, ms from the first command, text length).
  */
 import { FakeService } from '../test/fakes/service.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
