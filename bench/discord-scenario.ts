@@ -3,6 +3,8 @@
  * of FakeDiscord, answered by a process of its own (the bot, or the floor bot: runners.ts), each
  * answer streamed by FakeService; the figures read from what the fakes saw.
  */
+
+import { countsGlobally } from '../test/fakes/discord/global-limit.ts';
 import { FakeDiscord, type FakeWrite } from '../test/fakes/discord.ts';
 import { FakeService } from '../test/fakes/service.ts';
 import { type Figures, failuresOf, figuresOf, percentile, streamFigures } from './figures.ts';
@@ -48,6 +50,23 @@ function recordDiscord(discord: FakeDiscord, service: FakeService) {
   return { writes, acks, requested, startedAt };
 }
 
+/** The most bot-token requests the fake counted in any second (interactions and webhooks are exempt), and its global 429s. */
+function globalLine(discord: FakeDiscord, since: number): string {
+  const times = discord.requests
+    .filter((r) => r.at >= since && countsGlobally(r))
+    .map((r) => r.at)
+    .sort((a, b) => a - b);
+  let peak = 0;
+  for (let i = 0, j = 0; i < times.length; i++) {
+    while (times[i]! - times[j]! >= 1_000) j++;
+    peak = Math.max(peak, i - j + 1);
+  }
+  const global = discord.rateLimits.filter((r) => r.bucket === 'global');
+  const when = global.map((r) => r.at - since);
+  const routes = [...new Set(global.map((r) => `${r.method} ${r.path.replace(/\d{17,}/g, ':id')}`))];
+  return `bot-token requests from the first command: ${times.length}, at most ${peak} in any second (Discord allows 50); global 429s ${global.length} (ms from the first command: ${when.slice(0, 5).join(', ')}${when.length > 5 ? ', …' : ''}; routes: ${routes.join(', ')})`;
+}
+
 /** How a Discord scenario runs. */
 export interface DiscordScenario {
   streams: number;
@@ -58,6 +77,8 @@ export interface DiscordScenario {
   start?: (env: Record<string, string>) => Promise<Runner>;
   /** More environment for the process. */
   env?: Record<string, string>;
+  /** FakeDiscord hands each interaction or message to one of the bot's sessions in turn (several processes on one token). */
+  spreadEvents?: boolean;
 }
 
 /** Runs one Discord scenario; prints where the time to first text goes and the answering process's memory. */
@@ -67,6 +88,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
   const discord = await FakeDiscord.start({
     guild: { channels: Array.from({ length: channels }, (_, i) => `bench-${i}`) },
     rateLimitMode,
+    spreadEvents: options.spreadEvents ?? false,
   });
   const bot = await start({
     SERVICE_BASE_URL: service.baseUrl,
@@ -103,7 +125,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
       process.stdout.write(
         `  acks p80..p99: ${[80, 85, 90, 92, 94, 95, 96, 98, 99].map((p) => percentile(acks, p)).join(' ')}\n`,
       );
-    process.stdout.write(`  ${bot.kind} memory at most: ${bot.memoryLine()}\n`);
+    process.stdout.write(`  ${bot.kind} memory at most: ${bot.memoryLine()}\n  ${globalLine(discord, t0)}\n`);
     const per = [...startedAt].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
     const exact = [...startedAt.keys()].filter(
       (id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER,

@@ -27,7 +27,14 @@
  * by the bot, three pairs (BENCH_PAIRS), with the ratios bot / floor of the acknowledgement p95
  * and the first text p95 per pair and their medians (floor-pairs.ts).
  *
- * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,thousand-documented,slack,floor to choose).
+ * `shared-discord`, `shared-slack`, `shared-global` (shared-scenarios.ts): 3 bot processes on one
+ * redis-server: 3 × 10 /chat in one Discord channel (shared mode, the interactions spread over the
+ * processes' sessions); 3 × 10 /chat in one Slack channel, the requests spread over the 3 in turn;
+ * 3 × 200 Discord channels of mentions under the documented limits and the bot token's global 50
+ * a second (the bench prints the most bot-token requests in any second). Peak RSS and loop delay
+ * are the highest of the 3 (each process's memory is printed).
+ *
+ * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,thousand-documented,slack,floor,shared-discord,shared-slack,shared-global to choose).
  */
 
 import { FakeService } from '../test/fakes/service.ts';
@@ -37,6 +44,7 @@ import { ANSWER, CHUNK_DELAY_MS, discordScenario, PIECES } from './discord-scena
 import { type Figures, failuresOf, figuresOf, streamFigures } from './figures.ts';
 import { floorPairs } from './floor-pairs.ts';
 import { startBot } from './runners.ts';
+import { discordShared, slackShared } from './shared-scenarios.ts';
 
 async function slackScenario(name: string, streams: number): Promise<Figures> {
   const channels = Array.from({ length: streams }, (_, i) => ({ id: `C0BENCH${i}`, name: `bench-${i}` }));
@@ -109,6 +117,16 @@ const SCENARIOS: Record<string, () => Promise<Figures | Figures[]>> = {
     }),
   slack: () => slackScenario('Slack, 20 /chat in 20 channels of 1 workspace', 20),
   floor: floorPairs,
+  'shared-discord': () =>
+    discordShared('Discord, 3 processes × 10 /chat in 1 channel (Redis)', { streams: 30, channels: 1 }),
+  'shared-slack': () => slackShared('Slack, 3 processes × 10 /chat in 1 channel of 1 workspace (Redis)', 30),
+  'shared-global': () =>
+    discordShared('Discord, 3 processes × 200 channels of mentions, documented limits (Redis)', {
+      streams: 600,
+      channels: 600,
+      kind: 'mention',
+      rateLimitMode: 'documented',
+    }),
 };
 
 const chosen = (process.env.BENCH_SCENARIOS ?? Object.keys(SCENARIOS).join(',')).split(',').map((s) => s.trim());
