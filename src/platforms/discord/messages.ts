@@ -142,13 +142,13 @@ export class MessageReply implements ReplyChannel {
   }
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
-    const m = typeof message === 'string' ? { content: message } : message;
-    try {
-      const fitted = { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
-      await writeOnce(this.scheduler, { buckets: this.buckets(), run: () => this.send(fitted) });
-    } catch (error) {
-      this.log.warn({ err: error }, 'could not reply on Discord');
-    }
+    await tellPublicly(message, {
+      scheduler: this.scheduler,
+      buckets: this.buckets(),
+      post: (m) => this.send(m),
+      log: this.log,
+      failed: 'could not reply on Discord',
+    });
   }
 
   explain(error: unknown): string | undefined {
@@ -163,6 +163,30 @@ export class MessageReply implements ReplyChannel {
   /** Stops the typing indicator (when the answer is over). */
   dispose(): void {
     this.typing.stop();
+  }
+}
+
+/**
+ * Tells a user in public, as a reply channel outside an interaction must (Discord has no
+ * ephemeral message there): the text cut to 2,000 characters, posted by `post` as a one-off
+ * write in `buckets` (delivery/one-off.ts); a failure is logged as `failed`. Never throws.
+ */
+export async function tellPublicly(
+  message: string | OutgoingMessage,
+  deps: {
+    scheduler: WriteScheduler | undefined;
+    buckets: BucketId[];
+    post: (message: OutgoingMessage) => Promise<unknown>;
+    log: Logger;
+    failed: string;
+  },
+): Promise<void> {
+  const m = typeof message === 'string' ? { content: message } : message;
+  try {
+    const fitted = { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
+    await writeOnce(deps.scheduler, { buckets: deps.buckets, run: () => deps.post(fitted) });
+  } catch (error) {
+    deps.log.warn({ err: error }, deps.failed);
   }
 }
 

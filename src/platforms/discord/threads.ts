@@ -20,13 +20,12 @@ import {
   type TextChannel,
   type ThreadChannel,
 } from 'discord.js';
-import { writeOnce } from '../../core/delivery/one-off.ts';
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
 import { type BucketId, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { explainDiscordError } from './errors.ts';
-import { Typing } from './messages.ts';
+import { Typing, tellPublicly } from './messages.ts';
 import { channelBucket, GLOBAL_BUCKET } from './rate-limits.ts';
 import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
@@ -170,13 +169,13 @@ export class ThreadReply implements ReplyChannel {
 
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     if (this.tell) return this.tell(message);
-    const m = typeof message === 'string' ? { content: message } : message;
-    try {
-      const fitted = { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
-      await writeOnce(this.scheduler, { buckets: this.buckets(), run: () => this.send(fitted) });
-    } catch (error) {
-      this.log.warn({ err: error }, 'could not write in the thread on Discord');
-    }
+    await tellPublicly(message, {
+      scheduler: this.scheduler,
+      buckets: this.buckets(),
+      post: (m) => this.send(m),
+      log: this.log,
+      failed: 'could not write in the thread on Discord',
+    });
   }
 
   /** Discord's refusal in a sentence; a missing permission names the thread's (Send Messages in Threads). */
