@@ -61,6 +61,18 @@ function globalLine(discord: FakeDiscord, since: number): string {
     while (times[i]! - times[j]! >= 1_000) j++;
     peak = Math.max(peak, i - j + 1);
   }
+  if (process.env.BENCH_DEBUG) {
+    const counted = discord.requests.filter((r) => r.at >= since && countsGlobally(r)).sort((a, b) => a.at - b.at);
+    const busiest = counted.findIndex((r, i) => (counted[i + peak - 1]?.at ?? Infinity) - r.at < 1_000);
+    const routesOf = new Map<string, number>();
+    for (const r of counted.slice(busiest, busiest + peak)) {
+      const route = `${r.method} ${r.path.replace(/\d{17,}/g, ':id')}`;
+      routesOf.set(route, (routesOf.get(route) ?? 0) + 1);
+    }
+    process.stdout.write(
+      `  busiest second from ${(counted[busiest]?.at ?? since) - since} ms: ${JSON.stringify([...routesOf])}\n`,
+    );
+  }
   const global = discord.rateLimits.filter((r) => r.bucket === 'global');
   const when = global.map((r) => r.at - since);
   const routes = [...new Set(global.map((r) => `${r.method} ${r.path.replace(/\d{17,}/g, ':id')}`))];
@@ -131,7 +143,8 @@ export async function discordScenario(name: string, options: DiscordScenario): P
       (id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER,
     ).length;
     const failures = failuresOf(outcomes);
-    if (Object.keys(failures).length) process.stdout.write(`  logged: ${JSON.stringify(bot.problems())}\n`);
+    if (Object.keys(failures).length || process.env.BENCH_DEBUG)
+      process.stdout.write(`  logged: ${JSON.stringify(bot.problems())}\n`);
     return figuresOf(name, per, {
       status429: discord.rateLimits.length,
       exact: `${exact}/${streams}`,

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import { SharedBudgets } from '../../src/core/delivery/shared-budgets.ts';
-import type { SharedBucket } from '../../src/core/state/budget-store.ts';
+import type { BudgetStore, SharedBucket } from '../../src/core/state/budget-store.ts';
 import { RedisState } from '../../src/core/state/redis-state.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
@@ -186,4 +186,74 @@ describe('schedulers sharing budgets through Redis', () => {
     expect(said('the store is not answering')).toBe(2);
     for (const { shared } of all) shared.close();
   }, 30_000);
+});
+
+/** A budget store whose announcements answer only once `answer` is called (a store not yet connected). */
+function heldStore() {
+  let answer: (() => void) | undefined;
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  const takes: number[] = [];
+  const store: BudgetStore = {
+    take: async (request) => {
+      takes.push(request.want);
+      return { granted: request.want, waitMs: 0 };
+    },
+    settle: async () => {},
+    release: async () => {},
+    publish: async () => {},
+    announce: async () => {
+      await answered;
+      return 3;
+    },
+  };
+  return { store, takes, answer: () => answer!() };
+}
+
+describe('the start of an instance on a shared store', () => {
+  const global = { platform: 'discord', kind: 'global' } as const;
+
+  it('runs no write before the store first answers, then spends the shared budgets', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const { store, takes, answer } = heldStore();
+    const shared = new SharedBudgets(store, log);
+    const scheduler = new WriteScheduler({ log, shared });
+    scheduler.setBudget(global, { limit: 48, windowMs: 1_000 });
+    let ran = 0;
+    const writes = Array.from({ length: 6 }, (_, i) =>
+      scheduler.submit({ key: `w${i}`, stream: `w${i}`, buckets: [global], final: false, run: async () => void ran++ }),
+    );
+    await sleep(300);
+    // With the instance's own full budget these six would have run already, beside the other instances'.
+    expect(ran).toBe(0);
+    expect(takes).toEqual([]);
+    answer();
+    await Promise.all(writes);
+    expect(ran).toBe(6);
+    expect(shared.isShared).toBe(true);
+    // Every write ran on slots taken from the store.
+    expect(takes.reduce((sum, n) => sum + n, 0)).toBeGreaterThanOrEqual(6);
+    expect(lines.filter((line) => line.includes('did not answer at start'))).toHaveLength(0);
+    shared.close();
+  });
+
+  it('starts on its local budgets when the store does not answer within the deadline, and says so once', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const { store, takes } = heldStore();
+    const shared = new SharedBudgets(store, log);
+    const scheduler = new WriteScheduler({ log, shared });
+    let ran = 0;
+    const writes = Array.from({ length: 3 }, (_, i) =>
+      scheduler.submit({ key: `l${i}`, stream: `l${i}`, buckets: [global], final: false, run: async () => void ran++ }),
+    );
+    await Promise.all(writes);
+    expect(ran).toBe(3);
+    expect(takes).toEqual([]);
+    expect(shared.isShared).toBe(false);
+    expect(lines.filter((line) => line.includes('did not answer at start'))).toHaveLength(1);
+    shared.close();
+  });
 });

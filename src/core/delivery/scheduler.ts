@@ -187,9 +187,10 @@ export class WriteScheduler {
       if (ready === Number.POSITIVE_INFINITY) waitFor.push(bucket);
       at = Math.max(at, ready);
     }
-    // Within the local budgets: the shared ones (a leased slot of each, or a take under way that wakes it).
+    // Within the local budgets: the shared ones (a leased slot of each; or a take under way, or the store's
+    // first answer, that wakes it).
     const { shared } = this.options;
-    if (at <= now && shared?.isShared) {
+    if (at <= now && shared) {
       const spends = p.request.buckets.map((id) => ({ key: bucketKey(id), budget: this.buckets.get(id).budget }));
       at = shared.readyAt(p.request.key, spends, now);
     }

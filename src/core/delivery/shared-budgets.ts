@@ -12,6 +12,9 @@
  *   for every process.
  * - Instances: each announces itself every {@link HEARTBEAT_MS} (an entry expiring after
  *   {@link ANNOUNCE_TTL_MS}) and reads how many are live.
+ * - Start: until the store first answers, no write runs (a process's own full budgets, spent
+ *   beside the other instances' shared ones, would go past the platform's); past
+ *   {@link DEADLINE_MS} without an answer, the process starts on its local budgets (said once).
  * - Fallback: when the store fails or does not answer within {@link DEADLINE_MS}, each process
  *   keeps its local buckets with every budget divided by the live instances it last saw (said
  *   once in the log), until an announcement succeeds again (said once too).
@@ -35,6 +38,8 @@ export const DEADLINE_MS = 2_000;
 export const HEARTBEAT_MS = 3_000;
 /** How long an announcement lasts, in ms. */
 export const ANNOUNCE_TTL_MS = 10_000;
+/** How often an instance tries its first announcement until the store answers, in ms. */
+const FIRST_ANNOUNCE_EVERY_MS = 50;
 /** A budget at least this large bounds nothing worth a round trip (unless it bounds concurrency). */
 const UNBOUNDED = 1_000_000;
 
@@ -81,10 +86,13 @@ export class SharedBudgets {
   /** This process's name among the instances. */
   readonly instance = randomUUID();
   private hooks: SharedHooks | undefined;
-  /** Local budgets until the store first answers (quietly), and while it is away. */
+  /** Local budgets while the store is away (and, after the start's deadline, until it first answers). */
   private shared = false;
-  /** Whether the store answered once (before, local budgets are not a fallback: nothing is said). */
+  /** Whether the store answered once or the start's deadline passed (before: writes wait for the store). */
   private started = false;
+  /** Writes waiting for the store's first answer. */
+  private readonly startWaiters = new Set<string>();
+  private startDeadline: NodeJS.Timeout | undefined;
   private instances = 1;
   private readonly slots: LeasedSlots;
   private readonly takes = new Map<string, Take>();
@@ -98,6 +106,7 @@ export class SharedBudgets {
     private readonly log?: Logger,
   ) {
     this.slots = new LeasedSlots(store, (error) => this.fallBack(error));
+    this.startDeadline = setTimeout(() => this.startLocally(), DEADLINE_MS).unref();
     this.schedule(0);
   }
 
@@ -114,9 +123,14 @@ export class SharedBudgets {
   /**
    * When the pending write `writeKey` may run as far as the shared buckets say (clock ms):
    * `now` when each bounded bucket has a leased slot (or the store is away); a later time the
-   * store named; `Infinity` while a take is under way (the write is woken when it ends).
+   * store named; `Infinity` while a take is under way, or before the store's first answer (the
+   * write is woken when it ends, or when the store answers or its start deadline passes).
    */
   readyAt(writeKey: string, buckets: readonly SharedSpend[], now: number): number {
+    if (!this.started) {
+      this.startWaiters.add(writeKey);
+      return Number.POSITIVE_INFINITY;
+    }
     if (!this.shared || !this.hooks) return now;
     const lacking = buckets.filter((b) => isBounded(b.budget) && !this.slots.has(b.key, now));
     if (lacking.length === 0) return now;
@@ -155,9 +169,10 @@ export class SharedBudgets {
   close(): void {
     this.closed = true;
     clearTimeout(this.heartbeat);
+    clearTimeout(this.startDeadline);
   }
 
-  /** The next announcement in `ms` (every {@link HEARTBEAT_MS}; every 200 ms until the store first answers). */
+  /** The next announcement in `ms` (every {@link HEARTBEAT_MS}; more often until the store first answers). */
   private schedule(ms: number): void {
     if (this.closed) return;
     this.heartbeat = setTimeout(() => this.announce(), ms).unref();
@@ -216,13 +231,32 @@ export class SharedBudgets {
         this.hooks?.share(1);
         const said = 'rate budgets: the store answers again: budgets are shared again';
         if (this.started) this.log?.warn({ instances: this.instances }, said);
-        this.started = true;
+        this.begin();
       },
       (error: unknown) => {
-        this.schedule(this.started ? HEARTBEAT_MS : 200);
+        this.schedule(this.started ? HEARTBEAT_MS : FIRST_ANNOUNCE_EVERY_MS);
         this.fallBack(error);
       },
     );
+  }
+
+  /** The store did not answer within {@link DEADLINE_MS} of the start: local budgets until it does. Said once. */
+  private startLocally(): void {
+    if (this.started || this.closed) return;
+    this.log?.warn(
+      { instances: this.instances },
+      'rate budgets: the store did not answer at start: this instance keeps its local budgets until it does',
+    );
+    this.begin();
+  }
+
+  /** Ends the start (shared, or local past its deadline): the writes that waited for it are looked at again. */
+  private begin(): void {
+    this.started = true;
+    clearTimeout(this.startDeadline);
+    const waiting = [...this.startWaiters];
+    this.startWaiters.clear();
+    this.hooks?.wake(waiting);
   }
 
   /** Forgets takes nobody waits for and expired slots (freeing their places). */
