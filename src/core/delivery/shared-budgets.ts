@@ -17,7 +17,10 @@
  *   {@link DEADLINE_MS} without an answer, the process starts on its local budgets (said once).
  * - Fallback: when the store fails or does not answer within {@link DEADLINE_MS}, each process
  *   keeps its local buckets with every budget divided by the live instances it last saw (said
- *   once in the log), until an announcement succeeds again (said once too).
+ *   once in the log), until an announcement succeeds again (said once too); from then on its
+ *   writes are spent in the store again, but its local budgets stay divided for
+ *   {@link KEEP_SHARE_AFTER_RETURN_MS} (the longest window of a platform budget), since the
+ *   writes it made on its share are not in the store's windows.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
@@ -38,6 +41,8 @@ export const DEADLINE_MS = 2_000;
 export const HEARTBEAT_MS = 3_000;
 /** How long an announcement lasts, in ms. */
 export const ANNOUNCE_TTL_MS = 10_000;
+/** How long after the store is back an instance keeps its local share beside the shared budgets, in ms. */
+export const KEEP_SHARE_AFTER_RETURN_MS = 60_000;
 /** How often an instance tries its first announcement until the store answers, in ms. */
 const FIRST_ANNOUNCE_EVERY_MS = 50;
 /** A budget at least this large bounds nothing worth a round trip (unless it bounds concurrency). */
@@ -93,6 +98,8 @@ export class SharedBudgets {
   /** Writes waiting for the store's first answer. */
   private readonly startWaiters = new Set<string>();
   private startDeadline: NodeJS.Timeout | undefined;
+  /** Ends the local share kept after the store came back. */
+  private shareEnd: NodeJS.Timeout | undefined;
   private instances = 1;
   private readonly slots: LeasedSlots;
   private readonly takes = new Map<string, Take>();
@@ -170,6 +177,7 @@ export class SharedBudgets {
     this.closed = true;
     clearTimeout(this.heartbeat);
     clearTimeout(this.startDeadline);
+    clearTimeout(this.shareEnd);
   }
 
   /** The next announcement in `ms` (every {@link HEARTBEAT_MS}; more often until the store first answers). */
@@ -228,9 +236,11 @@ export class SharedBudgets {
         this.schedule(HEARTBEAT_MS);
         if (this.shared) return;
         this.shared = true;
-        this.hooks?.share(1);
         const said = 'rate budgets: the store answers again: budgets are shared again';
-        if (this.started) this.log?.warn({ instances: this.instances }, said);
+        if (this.started) {
+          this.log?.warn({ instances: this.instances }, said);
+          this.shareEnd = setTimeout(() => this.shared && this.hooks?.share(1), KEEP_SHARE_AFTER_RETURN_MS).unref();
+        } else this.hooks?.share(1);
         this.begin();
       },
       (error: unknown) => {
@@ -269,6 +279,7 @@ export class SharedBudgets {
   private fallBack(error: unknown): void {
     if (!this.shared || this.closed) return;
     this.shared = false;
+    clearTimeout(this.shareEnd);
     this.slots.clear();
     const waiting = [...this.takes.values()].flatMap((t) => [...t.waiters]);
     this.takes.clear();
