@@ -72,13 +72,12 @@ describe('the store going away', () => {
     expect(await runCommand(chatCommand, after.ctx, core)).toMatchObject({ ok: true });
     expect(after.messages[0]!.content).toBe('Noted.');
     // The turns answered while it was down waited in memory: they were sent with the question, and are stored in their place.
-    expect(fake.chatRequests().at(-1)!.messages.map((m) => m.content)).toEqual([
-      'what is my name?',
-      'Noted.',
-      'still there?',
-      'Noted.',
-      'remember this',
-    ]);
+    expect(
+      fake
+        .chatRequests()
+        .at(-1)!
+        .messages.map((m) => m.content),
+    ).toEqual(['what is my name?', 'Noted.', 'still there?', 'Noted.', 'remember this']);
     await expect
       .poll(async () => (await core.history.get(id)).map((m) => m.content), { timeout: 10_000 })
       .toEqual(['what is my name?', 'Noted.', 'still there?', 'Noted.', 'remember this', 'Noted.']);
