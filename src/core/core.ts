@@ -19,6 +19,7 @@ import type { ServiceClient } from './service/client.ts';
 import { Claims } from './state/claims.ts';
 import { StoreHealth } from './state/health.ts';
 import { ConversationStore } from './state/history.ts';
+import { PendingTurns } from './state/pending-turns.ts';
 import { NO_QUOTAS, type QuotaLimits, Quotas } from './state/quotas.ts';
 import { SeenConversations, seenTtlMs } from './state/seen.ts';
 import { SettingsStore } from './state/settings.ts';
@@ -36,6 +37,8 @@ export interface Core {
   seen: SeenConversations;
   /** Whether the store answers (answers go on without history when it does not). */
   storeHealth: StoreHealth;
+  /** Exchanges answered while the store did not take them, stored once it does. */
+  pendingTurns: PendingTurns;
   /** Per-user quotas (off unless configured) and usage counts. */
   quotas: Quotas;
   /** Capped downloads of users' files. */
@@ -102,13 +105,16 @@ export function createCore(parts: {
     ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}),
   });
   const limits = { ...CONFIG_DEFAULTS.limits, ...parts.limits };
+  const history = new ConversationStore(parts.store);
+  const storeHealth = new StoreHealth();
   return {
     service: parts.service,
     store: parts.store,
-    history: new ConversationStore(parts.store),
+    history,
     claims: new Claims(parts.store),
     seen: new SeenConversations(parts.store, { ttlMs: seenTtlMs(limits.catchUpMaxAgeMinutes), log: parts.log }),
-    storeHealth: new StoreHealth(),
+    storeHealth,
+    pendingTurns: new PendingTurns(history, storeHealth, parts.log),
     quotas: new Quotas(parts.store, parts.quotas ?? NO_QUOTAS, parts.log),
     downloader: parts.downloader ?? new Downloader(),
     inputImages: { ...DEFAULT_IMAGE_INPUT_LIMITS, ...CONFIG_DEFAULTS.inputImages, ...parts.inputImages },
@@ -133,12 +139,26 @@ export function createCore(parts: {
   };
 }
 
-/** Closes what the core holds open: the store's connection (after the usage counts and seen conversations not written yet), the download sockets and the image workers. */
+/**
+ * Closes what the core holds open: the store's connection (after the usage counts, seen
+ * conversations and exchanges waiting for it are written, as far as it takes them), the download
+ * sockets and the image workers.
+ */
 export async function closeCore(core: Core): Promise<void> {
   core.scheduler.close();
+  core.pendingTurns.close();
   await Promise.allSettled([
-    Promise.all([core.quotas.flush(), core.seen.flush()]).then(() => core.store.close()),
+    Promise.all([core.quotas.flush(), core.seen.flush(), storeWaitingTurns(core)]).then(() => core.store.close()),
     core.downloader.close(),
     core.images.close(),
   ]);
+}
+
+/** The last try at storing the exchanges that wait for the store; those it still refuses are lost (logged). */
+async function storeWaitingTurns(core: Core): Promise<void> {
+  if (!(await core.pendingTurns.flush()))
+    core.log.warn(
+      { exchanges: core.pendingTurns.size },
+      'stopping with exchanges the state store did not take: they are lost',
+    );
 }

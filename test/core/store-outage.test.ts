@@ -1,6 +1,7 @@
 /**
  * A store that goes away (Redis killed mid-run): answers go on without history, the user is
- * told once, nothing crashes; when the store is back, new turns are stored again.
+ * told once, nothing crashes; when the store is back, the turns answered meanwhile are stored
+ * (they waited in memory) and new turns are stored again.
  */
 
 import { pino } from 'pino';
@@ -39,7 +40,7 @@ afterAll(async () => {
 });
 
 describe('the store going away', () => {
-  it('answers without history and says so once while Redis is down, then stores new turns when it is back', async () => {
+  it('answers without history and says so once while Redis is down, then stores the turns answered meanwhile and new ones when it is back', async () => {
     const id = 'slack:T:C:outage';
     fake.setChatReply('Noted.');
     expect(await runCommand(chatCommand, recorder(id, { prompt: 'my name is Ada' }).ctx, core)).toMatchObject({
@@ -70,6 +71,15 @@ describe('the store going away', () => {
     const after = recorder(id, { prompt: 'remember this' });
     expect(await runCommand(chatCommand, after.ctx, core)).toMatchObject({ ok: true });
     expect(after.messages[0]!.content).toBe('Noted.');
-    expect((await core.history.get(id)).map((m) => m.content)).toEqual(['remember this', 'Noted.']);
+    // The turns answered while it was down waited in memory: they were sent with the question, and are stored in their place.
+    expect(
+      fake
+        .chatRequests()
+        .at(-1)!
+        .messages.map((m) => m.content),
+    ).toEqual(['what is my name?', 'Noted.', 'still there?', 'Noted.', 'remember this']);
+    await expect
+      .poll(async () => (await core.history.get(id)).map((m) => m.content), { timeout: 10_000 })
+      .toEqual(['what is my name?', 'Noted.', 'still there?', 'Noted.', 'remember this', 'Noted.']);
   });
 });

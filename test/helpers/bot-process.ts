@@ -15,6 +15,8 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 /** The bot as a process of its own. */
 export interface BotProcess {
   child: ChildProcess;
+  /** The bot's own process id (node's, not npm's): for its resource limits (`prlimit --pid`). */
+  pid: number;
   /** Its /healthz and /metrics. */
   httpPort: number;
   /** Warnings and errors it logged, by message and error code. */
@@ -98,6 +100,7 @@ export async function spawnBot(env: Record<string, string>): Promise<BotProcess>
     : Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
   const bot: BotProcess = {
     child,
+    pid: botPid,
     httpPort,
     problems,
     loopP99Ms: 0,

@@ -12,6 +12,13 @@ export interface TestRedis {
   port: number;
   /** Stops the server (SIGKILL: as if it died). */
   kill(): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP): its connections stay open and nothing is answered, as a
+   * server stalled by a long command, swapping or a paused VM; {@link resume} thaws it.
+   */
+  pause(): void;
+  /** Thaws a server frozen by {@link pause} (SIGCONT): what its clients sent meanwhile is answered. */
+  resume(): void;
   /** Starts it again on the same port (empty). */
   restart(): Promise<void>;
   /** Stops it for good. */
@@ -85,6 +92,18 @@ export async function startRedis(options: { password?: string } = {}): Promise<T
     proc.kill('SIGKILL');
     await exited;
   };
+  const signal = (name: 'SIGSTOP' | 'SIGCONT') => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) throw new Error('redis-server is not running');
+    child.kill(name);
+  };
   await launch();
-  return { url: `redis://127.0.0.1:${port}`, port, kill, restart: launch, stop: kill };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    restart: launch,
+    stop: kill,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
+  };
 }

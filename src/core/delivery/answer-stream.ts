@@ -80,6 +80,13 @@ export interface StreamAnswerOptions {
    * with a file (`answer.md`, `finalize`'s), which a new answer could not replace in place.
    */
   finalControls?: () => Promise<Button[]>;
+  /**
+   * Runs once the stream ended well, just before the final write (beside `finalControls`), with
+   * the answer's text as shown (what the history keeps): the lines it returns join the notes
+   * under the answer (e.g. that the exchange could not be stored). Not called when the stream
+   * was stopped or broke.
+   */
+  beforeFinal?: (answer: string) => Promise<readonly string[]>;
 }
 
 /**
@@ -216,7 +223,11 @@ async function finishAnswer(
     );
   const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
   const shown = final.text.trim() !== '';
-  const controls = shown && !file && options.finalControls ? await options.finalControls() : undefined;
+  const [controls, later] = await Promise.all([
+    shown && !file && options.finalControls ? options.finalControls() : undefined,
+    options.beforeFinal ? options.beforeFinal(answer) : [],
+  ]);
+  notes.push(...later);
   try {
     await reply.finish(`${shown ? final.text : empty}${notesText(notes)}`, controls ? { controls } : {});
     if (file) await sendOnce(reply.scheduler, ctx.reply, { content: '', files: [file] }, reply.messageCount);

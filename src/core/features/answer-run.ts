@@ -41,6 +41,8 @@ export interface RunOptions {
    * final write, as streamAnswer's `finalControls`.
    */
   keep?: { id: string; state: () => AnswerState };
+  /** Run just before the final write of an answer whose stream ended well (streamAnswer's `beforeFinal`). */
+  beforeFinal?: (answer: string) => Promise<readonly string[]>;
 }
 
 /** What {@link runRequest} produced: the answer's text as shown (a completion's without its prompt) and its ending. */
@@ -100,6 +102,7 @@ export async function runRequest(
     ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),
     ...(options.notes.length ? { notes: options.notes } : {}),
     ...(keeper ? { finalControls: () => keeper.controls() } : {}),
+    ...(options.beforeFinal ? { beforeFinal: options.beforeFinal } : {}),
     events: core.events,
     finishReason: () => stream.finishReason,
     maxChars: core.limits.maxAnswerChars,

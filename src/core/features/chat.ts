@@ -16,6 +16,7 @@ import type { CommandContext } from '../platform.ts';
 import { howToForget, imageResultsNotPosted } from '../sentences.ts';
 import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../service/schemas.ts';
 import { STORE_DOWN_NOTE } from '../state/health.ts';
+import type { StoredMessage } from '../state/history.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks } from './answer.ts';
@@ -66,9 +67,11 @@ export interface ChatRequest {
  * Answers `request` in `ctx`'s conversation, streaming the answer into the reply.
  * The channel's system prompt (/settings) comes first; the history is trimmed, oldest turns
  * first, to the history budget (the answer then ends with a line saying how many were left
- * out). On success the user's and the assistant's turns are appended to the history (images
- * and files are noted as `[2 images: cat.webp, dog.gif]`, `[1 file: a.py]`, never stored); a failed answer leaves the
- * history as it was.
+ * out). Once the answer's stream ended well, the user's and the assistant's turns are appended
+ * to the history before its final write (images and files are noted as `[2 images: cat.webp,
+ * dog.gif]`, `[1 file: a.py]`, never stored; a store that does not take them keeps them waiting,
+ * and the final write says so once per conversation: exchange.ts `remember`); a failed answer
+ * leaves the history as it was.
  * A finished answer carries a Regenerate button (answer-state.ts, regenerate.ts), except one
  * whose image results (web search mode "images") follow it.
  * @throws as answer-stream.ts `streamAnswer`; ImagesNotSupportedError when the service refuses the
@@ -136,7 +139,8 @@ async function chatReserved(
 
 /**
  * The history sent with a chat: the conversation's stored one (a store that is down gives none,
- * `storeDown`), then the request's context; the context alone when it replaces the history.
+ * `storeDown`) with its turns that wait for the store (state/pending-turns.ts), then the
+ * request's context; the context alone when it replaces the history.
  */
 async function readHistory(
   ctx: CommandContext,
@@ -144,13 +148,16 @@ async function readHistory(
   context: ChatRequest['context'],
 ): Promise<{ history: ChatMessage[]; storeDown: boolean }> {
   if (context?.replacesHistory) return { history: context.messages, storeDown: false };
+  const asChat = (turns: StoredMessage[]) => turns.map(({ role, content }): ChatMessage => ({ role, content }));
+  // The conversation's turns that wait for the store (it did not take them) are part of it meanwhile.
+  const withWaiting = (stored: StoredMessage[]) => asChat(core.pendingTurns.withWaiting(ctx.conversationId, stored));
   try {
-    const stored = await core.history.asChatMessages(ctx.conversationId);
+    const stored = await core.history.get(ctx.conversationId);
     core.storeHealth.succeeded(ctx.log);
-    return { history: [...stored, ...(context?.messages ?? [])], storeDown: false };
+    return { history: [...withWaiting(stored), ...(context?.messages ?? [])], storeDown: false };
   } catch (error) {
     const storeDown = core.storeHealth.failed(error, ctx.log, ctx.conversationId);
-    return { history: context?.messages ?? [], storeDown };
+    return { history: [...withWaiting([]), ...(context?.messages ?? [])], storeDown };
   }
 }
 
@@ -213,16 +220,15 @@ async function answerChat(
     json: request.json === true,
     images: vision,
     ...(regenerable ? { keep: { id, state } } : {}),
+    // The exchange is stored before the answer's final write, which then says when it could not be.
+    // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
+    beforeFinal: async (shown) => (shown.trim() === '' ? [] : remember(ctx, core, { asked, answer: shown, exchange })),
   });
   // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
   // one cut off by a fault does not (it may be wrong where it ends). Either is a failed command,
   // already told in the message.
-  if (ending !== 'done') {
-    if (ending === 'stopped') await remember(ctx, core, { asked, answer: `${answer}\n[stopped]` });
-    throw new ShownError(error);
-  }
-  // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
-  if (answer.trim() !== '') await remember(ctx, core, { asked, answer, exchange });
+  if (ending === 'stopped') await remember(ctx, core, { asked, answer: `${answer}\n[stopped]` });
+  if (ending !== 'done') throw new ShownError(error);
   if (request.mention?.ref) await linkAnswer(ctx, core, request.mention.ref, id, session.reply.lastMessageRef);
   if (request.webSearch === 'images') await postImageResults(ctx, answer, session.reply);
 }

@@ -7,6 +7,8 @@
 import type { Core } from '../core.ts';
 import { randomHex } from '../ids.ts';
 import type { CommandContext } from '../platform.ts';
+import { STORE_UNSAVED_NOTE } from '../state/health.ts';
+import type { StoredMessage } from '../state/history.ts';
 import { type KeptTurns, linkMention } from './answer-state.ts';
 
 /** The ids of a new exchange's turns (the same in the conversation and its linked ones). */
@@ -27,27 +29,35 @@ export function conversationsOf(ctx: CommandContext): string[] {
 
 /**
  * Appends one exchange to the conversation's history (and its linked ones), its turns named by
- * `exchange`'s ids when given; a store that is down loses it (logged once per outage).
+ * `exchange`'s ids when given. Where the store does not take it (down, past its deadline, SQLite
+ * locked or out of room), it waits in memory and is stored once the store takes writes again
+ * (state/pending-turns.ts).
+ * @returns the lines to show under the answer: {@link STORE_UNSAVED_NOTE} when the exchange
+ *   could not be stored and this conversation was not told of the outage yet, else none.
  */
 export async function remember(
   ctx: CommandContext,
   core: Core,
   turns: { asked: string; answer: string; exchange?: ExchangeIds },
-): Promise<void> {
+): Promise<string[]> {
   const at = Date.now();
   const { exchange } = turns;
-  try {
-    for (const conversationId of conversationsOf(ctx)) {
-      await core.history.append(
-        conversationId,
-        { role: 'user', content: turns.asked, at, userId: ctx.user.id, ...(exchange ? { id: exchange.question } : {}) },
-        { role: 'assistant', content: turns.answer, at, ...(exchange ? { id: exchange.answer } : {}) },
-      );
+  const stored: StoredMessage[] = [
+    { role: 'user', content: turns.asked, at, userId: ctx.user.id, ...(exchange ? { id: exchange.question } : {}) },
+    { role: 'assistant', content: turns.answer, at, ...(exchange ? { id: exchange.answer } : {}) },
+  ];
+  const conversations = conversationsOf(ctx);
+  for (const [i, conversationId] of conversations.entries()) {
+    try {
+      await core.history.append(conversationId, ...stored);
+    } catch (error) {
+      // This conversation and the rest wait for the store; the append that failed may land after all (restore skips it then).
+      for (const waiting of conversations.slice(i)) core.pendingTurns.add(waiting, stored);
+      return core.storeHealth.failed(error, ctx.log, ctx.conversationId) ? [STORE_UNSAVED_NOTE] : [];
     }
-    core.storeHealth.succeeded(ctx.log);
-  } catch (error) {
-    core.storeHealth.failed(error, ctx.log);
   }
+  core.storeHealth.succeeded(ctx.log);
+  return [];
 }
 
 /**

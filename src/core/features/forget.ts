@@ -22,7 +22,8 @@ export function asksToForget(text: string): boolean {
 }
 
 /**
- * Clears the history and says so in the conversation (so everyone knows the bot starts afresh).
+ * Clears the history (and the conversation's exchanges waiting for the store) and says so in the
+ * conversation (so everyone knows the bot starts afresh).
  * @param how what the user did, named in a refusal (default `/forget`; e.g. `Forgetting a thread`).
  * @throws ForbiddenError for a member without the right, in a channel.
  */
@@ -34,6 +35,8 @@ export async function forget(ctx: CommandContext, core: Core, how = '/forget'): 
   }
   const count = (await core.history.get(ctx.conversationId)).length;
   await core.history.clear(ctx.conversationId);
+  // Exchanges that wait for the store (it did not take them) are forgotten too, never stored later.
+  core.pendingTurns.forget(ctx.conversationId);
   ctx.log.info({ conversation: ctx.conversationId, messages: count }, 'history cleared');
   await sendOnce(core.scheduler, ctx.reply, {
     content: `🧹 History cleared (${count} message${count === 1 ? '' : 's'} forgotten): the next message starts a new conversation.`,

@@ -107,6 +107,24 @@ export class ConversationStore {
   }
 
   /**
+   * Puts back turns that were answered while the store could not take them (state/pending-turns.ts),
+   * in their place by time ({@link mergeTurns}: a turn already stored, by a write that landed
+   * after its caller gave up on it, is not added twice), keeping the newest `maxMessages`; under
+   * the same lock as {@link append}.
+   * @throws the store's error when it is unreachable.
+   */
+  async restore(conversationId: string, turns: readonly StoredMessage[]): Promise<void> {
+    const key = this.key(conversationId);
+    this.ahead.delete(key);
+    await this.state.withLock(key, async () => {
+      const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
+      const next = mergeTurns(current, turns);
+      if (next.length !== current.length)
+        await this.state.keyv.set(key, { version: 1, messages: next.slice(-this.maxMessages) });
+    });
+  }
+
+  /**
    * Replaces the turns of one exchange in place (a regenerated answer, an edited question), under
    * the same lock as {@link append}: the turn named `ids.answer` gets `answer` as its content,
    * and the one named `ids.question` gets `question` when it is given. Turns no longer stored
@@ -147,4 +165,21 @@ export class ConversationStore {
   private key(conversationId: string): string {
     return storeKeys.history(conversationId);
   }
+}
+
+/** Whether two stored turns are the same turn: the same id, or (without ids) the same role, time and text. */
+function sameTurn(a: StoredMessage, b: StoredMessage): boolean {
+  if (a.id !== undefined || b.id !== undefined) return a.id === b.id;
+  return a.at === b.at && a.role === b.role && a.content === b.content;
+}
+
+/**
+ * `stored` with the `late` turns it lacks, ordered by time (`at`; the sort is stable, so turns of
+ * one time keep their order: a question before its answer).
+ * @returns `stored` itself when it holds every late turn already.
+ */
+export function mergeTurns(stored: readonly StoredMessage[], late: readonly StoredMessage[]): StoredMessage[] {
+  const missing = late.filter((turn) => !stored.some((s) => sameTurn(s, turn)));
+  if (!missing.length) return stored as StoredMessage[];
+  return [...stored, ...missing].sort((a, b) => a.at - b.at);
 }

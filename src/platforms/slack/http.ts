@@ -25,8 +25,11 @@
  * verified hex digest and timestamp, never the raw header) for {@link REPLAY_TTL_MS}: the first
  * goes on to Bolt, a later one within that time is acknowledged 200 and not run again (Slack's
  * own retries carry a new timestamp, hence a new signature). Claims live in the shared store, so
- * instances behind one load balancer agree; when the store is down the request still goes to Bolt
- * (a replay then cannot be told apart).
+ * instances behind one load balancer agree; when the store is down, or has not answered within
+ * {@link REPLAY_CLAIM_DEADLINE_MS}, the request still goes to Bolt (a replay then cannot be told
+ * apart). The claim is the one store call before Slack's acknowledgement (Bolt acks events before
+ * any listener runs, and every listener of this bot acks first): its deadline keeps a stalled
+ * store (Redis frozen, its connection open and silent) from holding the ack past Slack's 3 s.
  *
  * Bolt gets the body already read: the guard sets `req.rawBody` (a Buffer), which Bolt 5's
  * `bufferIncomingMessage` takes instead of reading the stream again (`isBufferedIncomingMessage`);
@@ -48,6 +51,7 @@ import { parse as parseQuery } from 'node:querystring';
 import type { HTTPReceiver } from '@slack/bolt';
 import { slackClaims } from '../../core/keys.ts';
 import type { Claims } from '../../core/state/claims.ts';
+import { withDeadline } from '../../core/state/deadline.ts';
 import type { Logger } from '../../log.ts';
 
 /** Slack's window for request timestamps, in seconds (either way). */
@@ -58,6 +62,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** How long a verified request is remembered, in ms: past it, its timestamp is too old anyway. */
 export const REPLAY_TTL_MS = 2 * MAX_CLOCK_SKEW_SEC * 1000;
+
+/**
+ * How long the replay claim may wait for the store, in ms, before the request goes on without it:
+ * Slack shows the user an error when its request is not acknowledged within 3 s, and Bolt's own
+ * work and the network take part of that.
+ */
+export const REPLAY_CLAIM_DEADLINE_MS = 1_000;
 
 /** At most one log line per kind (refused, replayed) this often, in ms. */
 export const REFUSAL_LOG_EVERY_MS = 10_000;
@@ -193,9 +204,10 @@ export function createSlackServer(
       return refuse(res, 401, verified.reason, verified.skewSec === undefined ? {} : { skewSec: verified.skewSec });
     let first: boolean;
     try {
-      first = await deps.claims.claim(slackClaims.request(verified.digest, verified.timestampSec), REPLAY_TTL_MS);
+      const claim = deps.claims.claim(slackClaims.request(verified.digest, verified.timestampSec), REPLAY_TTL_MS);
+      first = await withDeadline(claim, REPLAY_CLAIM_DEADLINE_MS, 'replay claim');
     } catch {
-      // Without the store a replay cannot be told apart; the request is genuine, so it runs.
+      // Without the store (down, or too slow for Slack's ack) a replay cannot be told apart; the request is genuine, so it runs.
       return pass(req, res, body);
     }
     if (first) return pass(req, res, body);

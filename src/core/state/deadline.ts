@@ -1,0 +1,78 @@
+/**
+ * Deadlines on store calls. A store that is down fails fast (Redis's client queues nothing while
+ * disconnected), but one that is stalled does not: a Redis frozen by a long command, swapping or a
+ * paused VM keeps its connections open and answers nothing, and every call would wait for it, a
+ * user's answer (and, before this, Slack's acknowledgement) with it. So every call of the store
+ * `openStore` makes carries {@link STORE_DEADLINE_MS}: past it the call fails with
+ * {@link StoreDeadlineError}, which callers treat as the store being unreachable (an answer without
+ * history and a notice, a quota let through, a claim not taken…). The call itself is not cancelled
+ * (neither backend can take one back): it may still land once the store answers, so what is
+ * retried later must tolerate a write that landed (state/pending-turns.ts does).
+ */
+import type Keyv from 'keyv';
+import type { StateStore } from './store.ts';
+
+/**
+ * How long a store call may take before it counts as the store not answering, in ms. A store
+ * answers in about a millisecond (bench:history: p95 0.64 ms on SQLite, 0.74 ms on Redis); 2 s
+ * leaves room for a burst's queued reads (SQLite's busy wait alone is 1 s) while keeping a
+ * stalled store from holding an answer for long.
+ */
+export const STORE_DEADLINE_MS = 2_000;
+
+/** A store call that did not answer within its deadline. */
+export class StoreDeadlineError extends Error {
+  constructor(
+    readonly operation: string,
+    readonly deadlineMs: number,
+  ) {
+    super(`the state store did not answer within ${deadlineMs} ms (${operation})`);
+    this.name = 'StoreDeadlineError';
+  }
+}
+
+/**
+ * `call`'s result, or a {@link StoreDeadlineError} once `ms` have passed without one (`call`
+ * goes on; its late failure is ignored).
+ * @param operation names the call in the error (`get`, `withLock`…), never a key or a value.
+ */
+export function withDeadline<T>(call: Promise<T>, ms: number, operation: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreDeadlineError(operation, ms)), ms);
+  });
+  return Promise.race([call, deadline]).finally(() => {
+    clearTimeout(timer);
+    call.catch(() => undefined);
+  });
+}
+
+/** The keyv methods the bot calls (each one store round trip). */
+const KEYV_CALLS = ['get', 'getMany', 'set', 'delete', 'has'] as const;
+
+/**
+ * `store` with a deadline of `ms` on every call: its own operations (`close` excepted: it waits
+ * for pending writes) and its keyv's reads and writes (patched on the instance, which stays the
+ * same object). `budgets` is left as it is: the shared write budgets keep their own deadline
+ * (delivery/shared-budgets.ts).
+ */
+export function withDeadlines(store: StateStore, ms = STORE_DEADLINE_MS): StateStore {
+  const keyv = store.keyv as unknown as Record<(typeof KEYV_CALLS)[number], (...args: unknown[]) => Promise<unknown>>;
+  for (const name of KEYV_CALLS) {
+    const call = keyv[name].bind(store.keyv);
+    keyv[name] = (...args: unknown[]) => withDeadline(call(...args), ms, name);
+  }
+  const timed = <T>(operation: string, call: () => Promise<T>) => withDeadline(call(), ms, operation);
+  return {
+    kind: store.kind,
+    keyv: store.keyv as Keyv,
+    ...(store.budgets ? { budgets: store.budgets } : {}),
+    setIfAbsent: (key, ttlMs) => timed('setIfAbsent', () => store.setIfAbsent(key, ttlMs)),
+    release: (key) => timed('release', () => store.release(key)),
+    increment: (key, by, ttlMs) => timed('increment', () => store.increment(key, by, ttlMs)),
+    counter: (key) => timed('counter', () => store.counter(key)),
+    withLock: (key, fn, ttlMs) => timed('withLock', () => store.withLock(key, fn, ttlMs)),
+    ping: () => timed('ping', () => store.ping()),
+    close: () => store.close(),
+  };
+}
