@@ -25,6 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { BucketNews, BudgetStore, SharedBucket } from '../state/budget-store.ts';
+import { withDeadline } from '../state/deadline.ts';
 import type { Budget } from './bucket.ts';
 import type { Clock } from './clock.ts';
 import { LeasedSlots } from './leased-slots.ts';
@@ -75,15 +76,6 @@ export interface SharedHooks {
 /** Whether a budget is worth spending in the store. */
 function isBounded(budget: Budget): boolean {
   return budget.limit < UNBOUNDED || budget.concurrency !== undefined;
-}
-
-/** Rejects after `ms` unless `promise` settles first. */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** Budgets spent in a shared store, with the local fallback. Never throws. */
@@ -169,7 +161,7 @@ export class SharedBudgets {
   /** Publishes what was learnt of a bucket for every instance (nothing while the store is away). */
   publish(key: string, news: BucketNews): void {
     if (!this.shared) return;
-    withDeadline(this.store.publish(key, news), DEADLINE_MS).catch((error: unknown) => this.fallBack(error));
+    withDeadline(this.store.publish(key, news), DEADLINE_MS, 'publish').catch((error: unknown) => this.fallBack(error));
   }
 
   /** Stops announcing this instance. */
@@ -206,7 +198,11 @@ export class SharedBudgets {
       if (take.notBefore <= clock.now()) this.takes.delete(setKey);
       this.hooks!.wake(waiters);
     };
-    withDeadline(this.store.take({ buckets, want, countFromMs: LEASE_MS + TRANSIT_MS, token }), DEADLINE_MS).then(
+    withDeadline(
+      this.store.take({ buckets, want, countFromMs: LEASE_MS + TRANSIT_MS, token }),
+      DEADLINE_MS,
+      'take',
+    ).then(
       ({ granted, waitMs }) => {
         if (granted > 0 && this.shared) {
           const running = buckets.filter((b) => b.concurrency > 0).map((b) => b.bucket);
@@ -230,7 +226,7 @@ export class SharedBudgets {
   /** Announces this instance; reads how many are live; ends the fallback when the store answers again. */
   private announce(): void {
     this.prune(this.hooks?.clock.now() ?? 0);
-    withDeadline(this.store.announce(this.instance, ANNOUNCE_TTL_MS), DEADLINE_MS).then(
+    withDeadline(this.store.announce(this.instance, ANNOUNCE_TTL_MS), DEADLINE_MS, 'announce').then(
       (count) => {
         this.instances = Math.max(1, count);
         this.schedule(HEARTBEAT_MS);
