@@ -38,7 +38,8 @@ const PROMPTS = [
 function recorder(types: string[]) {
   const seen: Array<Record<string, unknown>> = [];
   const setup = (app: App) => {
-    for (const type of types) app.event(type, async ({ event }) => void seen.push(event as unknown as Record<string, unknown>));
+    for (const type of types)
+      app.event(type, async ({ event }) => void seen.push(event as unknown as Record<string, unknown>));
   };
   return { seen, setup };
 }
