@@ -15,19 +15,18 @@
 import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { answerClaimTtlMs } from '../../core/catch-up.ts';
-import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { asksToForget } from '../../core/features/forget.ts';
 import { conversationKey, slackClaims } from '../../core/keys.ts';
-import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import { RESTARTING } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { type MessageChanged, onMessageChanged } from './edits.ts';
-import type { SlackFile } from './files.ts';
+import type { EventMeta, SlackEventDeps, SlackUserMessage } from './event-types.ts';
 import { answer, type MessageInvocation } from './message-answer.ts';
-import type { SlackStreaming } from './stream.ts';
 import { plainTextOf } from './text.ts';
-import type { SlackDirectory } from './users.ts';
 import { postEphemeral } from './writes.ts';
+
+export type { EventMeta, SlackEventDeps, SlackUserMessage } from './event-types.ts';
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
 export const SLACK_BOT_EVENTS = [
@@ -41,43 +40,6 @@ export const SLACK_BOT_EVENTS = [
 
 /** The bot scopes these events need: receiving them, and reading the files users attach. */
 export const SLACK_EVENT_SCOPES = ['app_mentions:read', 'im:history', 'files:read'] as const;
-
-/** The fields of `app_mention` and `message` events this file reads (conversations.history gives the same). */
-export interface SlackUserMessage {
-  type: string;
-  subtype?: string;
-  user?: string;
-  bot_id?: string;
-  text?: string;
-  ts: string;
-  thread_ts?: string;
-  channel: string;
-  channel_type?: string;
-  files?: SlackFile[];
-}
-
-/** What an event handler needs from the adapter. */
-export interface SlackEventDeps {
-  core: Core;
-  log: Logger;
-  running: RunningCommands;
-  botToken: string;
-  /** SLACK_API_URL's origin when set: with Slack's file hosts, where the bot token may go (files.ts slackFileHost). */
-  apiOrigin: string | undefined;
-  directory: SlackDirectory;
-  /** Where Slack refused native streaming (answers in threads stream natively elsewhere). */
-  streaming: SlackStreaming;
-  /** The slash commands (commands/index.ts): `imagine …` in the agent view runs /imagine. */
-  commands: readonly Command[];
-}
-
-/** Where an event came from. */
-export interface EventMeta {
-  eventId: string;
-  teamId: string;
-  kind: 'mention' | 'dm';
-  botUserId: string | undefined;
-}
 
 /** Message subtypes that are a person writing (a plain message, or one with files). */
 const USER_SUBTYPES: ReadonlySet<string | undefined> = new Set([undefined, 'file_share', 'thread_broadcast']);

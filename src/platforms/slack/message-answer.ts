@@ -19,7 +19,7 @@ import type { CommandContext } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { readOptions } from './commands.ts';
 import { userNotice } from './edits.ts';
-import type { EventMeta, SlackEventDeps, SlackUserMessage } from './events.ts';
+import type { EventMeta, SlackEventDeps, SlackUserMessage } from './event-types.ts';
 import { slackFileAttachment } from './files.ts';
 import { SlackReply } from './reply.ts';
 import { readThread } from './thread.ts';
