@@ -47,6 +47,7 @@ const USERS = {
   budget: 'U0BUDGET',
   refused: 'U0REFUSED',
   imagine: 'U0IMAGINE',
+  edit: 'U0EDITOR',
   home: 'U0HOME',
 } as const;
 
@@ -302,6 +303,23 @@ describe('the agent view on Slack', () => {
       altText: 'a paper boat on a lake',
     });
     expect(slack.threadTitles.at(-1)).toMatchObject({ channel: dm, threadTs: ts });
+  });
+});
+
+describe('a DM question edited', () => {
+  it('is answered again in its thread, over the same message', async () => {
+    const user = USERS.edit;
+    service.enqueue('chat', { stream: { text: 'It is 5.' } });
+    const { dm, ts } = await ask(user, 'What is 2+2?');
+    const [answer] = botReplies(dm, ts);
+    service.enqueue('chat', { stream: { text: 'It is 6.' } });
+    const done = testBot.outcomes((o) => o.command === 'edit' && o.conversationId === threadOf(dm, ts));
+    await send(slack.messageChangedEvent({ channel: dm, ts, text: 'What is 3+3?' }));
+    expect((await done)[0]!.ok).toBe(true);
+    expect(botReplies(dm, ts)).toEqual([answer]);
+    expect(unescapeSlack(answer!.text)).toBe('It is 6.');
+    expect(service.chatRequests().at(-1)!.messages.at(-1)).toEqual({ role: 'user', content: 'What is 3+3?' });
+    expect(slack.messages(dm).filter((m) => m.user === slack.botUserId && m.threadTs === undefined)).toEqual([]);
   });
 });
 
