@@ -21,6 +21,7 @@ import { homePublishes, homeViewOf, type PublishedHome } from './home.ts';
 import type { SlackEvent } from './inbound-types.ts';
 import type { FakeSlackOptions } from './types.ts';
 
+/** FakeSlackCore with the AI-app and App Home surface; FakeSlack extends it. */
 export class FakeSlackAgentSurface extends FakeSlackCore {
   protected constructor(server: Server, port: number, o: FakeSlackOptions) {
     super(server, port, o);

@@ -101,6 +101,7 @@ export function agentEventProblem(ws: Workspace, event: SlackEvent): string | un
   return undefined;
 }
 
+/** The Web API methods of this file. */
 export function agentMethods(ws: Workspace): MethodTable {
   return {
     'assistant.threads.setSuggestedPrompts': (p) => setSuggestedPrompts(ws, p),
