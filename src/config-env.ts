@@ -71,7 +71,45 @@ export const discordEnv = z.object({
   ),
 });
 
-/** Slack: the bot token, the signing secret, Socket Mode's app token, the Web API base, the HTTP port. */
+/** One suggested prompt of Slack's agent view: its button's title and the message it sends. */
+export interface AssistantPrompt {
+  title: string;
+  message: string;
+}
+
+/**
+ * The suggested prompts of Slack's agent view when ASSISTANT_PROMPTS is unset: what the bot can
+ * do there (an answer, an image, a summary of the channel the user is viewing).
+ */
+export const DEFAULT_ASSISTANT_PROMPTS: readonly AssistantPrompt[] = [
+  { title: 'Ask anything', message: 'What can you help me with?' },
+  { title: 'Imagine an image', message: 'imagine a lighthouse on a cliff at dawn, in watercolor' },
+  { title: 'Summarize this channel', message: 'Summarize the channel I am viewing' },
+];
+
+/**
+ * ASSISTANT_PROMPTS: a JSON array of at most 4 `{ "title", "message" }` (Slack shows up to
+ * four), titles at most 75 and messages at most 2,000 characters (the bot's own bounds);
+ * `[]` shows none. Unset: {@link DEFAULT_ASSISTANT_PROMPTS}.
+ */
+const assistantPrompts = z.preprocess(
+  (v) => {
+    if (unset(v)) return DEFAULT_ASSISTANT_PROMPTS;
+    try {
+      return typeof v === 'string' ? JSON.parse(v) : v;
+    } catch {
+      return v;
+    }
+  },
+  z
+    .array(z.object({ title: z.string().trim().min(1).max(75), message: z.string().trim().min(1).max(2000) }), {
+      error: 'must be a JSON array of {"title": "…", "message": "…"}',
+    })
+    // A refinement, not .max(): zod 4 runs a length check on a string that is no array too.
+    .refine((list) => list.length <= 4, 'takes at most 4 prompts'),
+);
+
+/** Slack: the bot token, the signing secret, Socket Mode's app token, the Web API base, the HTTP port, the agent view's prompts. */
 export const slackEnv = z.object({
   SLACK_BOT_TOKEN: optionalString,
   SLACK_SIGNING_SECRET: optionalString,
@@ -81,6 +119,7 @@ export const slackEnv = z.object({
   ),
   SLACK_API_URL: optionalUrl,
   SLACK_PORT: optionalInt(3000, 0, 65535),
+  ASSISTANT_PROMPTS: assistantPrompts,
 });
 
 /** The state store and the default models. */

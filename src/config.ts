@@ -6,7 +6,7 @@
  *
  * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
  */
-import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS } from './config-env.ts';
+import { type AssistantPrompt, ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS } from './config-env.ts';
 
 /** Names of every environment variable the bot reads (`.env.example` lists each, with a comment). */
 export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
@@ -58,6 +58,8 @@ export interface SlackConfig {
   apiUrl: string | undefined;
   /** TCP port of the HTTP receiver (0 = any free port). */
   port: number;
+  /** The agent view's suggested prompts (`ASSISTANT_PROMPTS`), at most 4. */
+  assistantPrompts: readonly AssistantPrompt[];
 }
 
 /** The generation service's section (`SERVICE_*`): timeouts in ms. */
@@ -150,11 +152,8 @@ export function urlCredentials(url: string): string[] {
       return text;
     }
   };
-  return [
-    ...new Set(
-      [parsed.password, decode(parsed.password), parsed.username, decode(parsed.username)].filter((v) => v !== ''),
-    ),
-  ];
+  const values = [parsed.password, decode(parsed.password), parsed.username, decode(parsed.username)];
+  return [...new Set(values.filter((v) => v !== ''))];
 }
 
 /** Thrown by {@link loadConfig}; `message` names every offending variable, one per line. */
@@ -216,6 +215,7 @@ function slackOf(e: Env): SlackConfig | undefined {
     appToken: e.SLACK_APP_TOKEN,
     apiUrl: e.SLACK_API_URL === undefined ? undefined : e.SLACK_API_URL.replace(/\/?$/, '/'),
     port: e.SLACK_PORT,
+    assistantPrompts: e.ASSISTANT_PROMPTS,
   };
 }
 

@@ -48,6 +48,16 @@ export function parseConversationKey(key: string): ConversationRef | undefined {
 }
 
 /**
+ * The workspace of a channel key: `slack:<team>` or `discord:<guild|dm>` (per-workspace lists
+ * such as {@link storeKeys.settingsChannels}). @returns undefined for a string that is not one.
+ */
+export function workspaceOf(channelKey: string): string | undefined {
+  const ref = parseConversationKey(channelKey);
+  if (!ref) return undefined;
+  return ref.platform === 'slack' ? `slack:${ref.team}` : `discord:${ref.guild ?? 'dm'}`;
+}
+
+/**
  * The kinds of Discord's rate-limit buckets (docs/platform-limits.md, Discord, "Rate budgets"):
  * the bot token's `global` limit, a channel's bot-token writes (`channel`), every write of a
  * channel (`writes`), an interaction's webhook token (`webhook`).
@@ -112,6 +122,13 @@ export const storeKeys = {
    * `discord` or `slack`.
    */
   seenConversations: (platform: 'discord' | 'slack') => `seen:${platform}`,
+  /** The channel a Slack user views beside the bot's agent view (platforms/slack/viewed-channel.ts). */
+  viewedChannel: (team: string, user: string) => `viewed:slack:${team}:${user}`,
+  /**
+   * The channels of a workspace or guild whose /settings hold something (state/settings.ts), for
+   * Slack's Home tab: `workspace` is a channel key's `<platform>:<team or guild>`.
+   */
+  settingsChannels: (workspace: string) => `settings-channels:${workspace}`,
   /** A Slack workspace's chat.startStream count in its window. */
   startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
   /** A rate-limit bucket's slots in its window, shared by every instance (a sorted set; `bucket` is a {@link bucketKey}). */
@@ -132,6 +149,10 @@ export const slackClaims = {
   message: (team: string, channel: string, ts: string) => `slack:message:${team}:${channel}:${ts}`,
   /** A verified HTTP request, by its signature's digest and timestamp (replays). */
   request: (digest: string, timestampSec: string) => `slack:request:${digest}:${timestampSec}`,
+  /** The agent view's greeting to a user, posted once. */
+  greeting: (team: string, user: string) => `slack:greeting:${team}:${user}`,
+  /** The title of an agent or assistant thread, set once (its first question). */
+  threadTitle: (team: string, channel: string, threadTs: string) => `slack:title:${team}:${channel}:${threadTs}`,
 } as const;
 
 /** The claim keys of Discord messages (with {@link storeKeys.claim}'s prefix added by Claims). */

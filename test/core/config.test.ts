@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DEFAULTS, ConfigError, ENV_VARIABLES, loadConfig } from '../../src/config.ts';
-import { IMAGINE_STATE_MAX_BYTES_DEFAULT } from '../../src/config-env.ts';
+import { DEFAULT_ASSISTANT_PROMPTS, IMAGINE_STATE_MAX_BYTES_DEFAULT } from '../../src/config-env.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS } from '../../src/core/media/images.ts';
 import { DEPLOY_ENV_VARIABLES } from '../../src/platforms/discord/deploy.ts';
 
@@ -97,6 +97,28 @@ describe('loadConfig', () => {
     });
     expect(config.slack?.apiUrl).toBe('http://127.0.0.1:9/api/');
     expect(config.slack?.port).toBe(3000);
+  });
+
+  it("reads ASSISTANT_PROMPTS (the agent view's suggested prompts): the defaults unset, a JSON array of at most 4, [] for none", () => {
+    const slack = { ...base, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' };
+    expect(loadConfig(slack).slack?.assistantPrompts).toEqual(DEFAULT_ASSISTANT_PROMPTS);
+    expect(DEFAULT_ASSISTANT_PROMPTS.map((p) => p.title)).toEqual([
+      'Ask anything',
+      'Imagine an image',
+      'Summarize this channel',
+    ]);
+    const two = [
+      { title: 'Plan', message: 'Plan my week' },
+      { title: 'Draw', message: 'imagine a cat' },
+    ];
+    expect(loadConfig({ ...slack, ASSISTANT_PROMPTS: JSON.stringify(two) }).slack?.assistantPrompts).toEqual(two);
+    expect(loadConfig({ ...slack, ASSISTANT_PROMPTS: '[]' }).slack?.assistantPrompts).toEqual([]);
+    const five = JSON.stringify(Array.from({ length: 5 }, (_, i) => ({ title: `t${i}`, message: `m${i}` })));
+    expect(problemsOf({ ...slack, ASSISTANT_PROMPTS: five })).toEqual(['ASSISTANT_PROMPTS takes at most 4 prompts']);
+    expect(problemsOf({ ...slack, ASSISTANT_PROMPTS: 'Ask|What?' })).toEqual([
+      'ASSISTANT_PROMPTS must be a JSON array of {"title": "…", "message": "…"}',
+    ]);
+    expect(problemsOf({ ...slack, ASSISTANT_PROMPTS: '[{"title":"","message":"x"}]' })).toHaveLength(1);
   });
 });
 

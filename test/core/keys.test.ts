@@ -15,6 +15,7 @@ import {
   postedImageRef,
   slackClaims,
   storeKeys,
+  workspaceOf,
 } from '../../src/core/keys.ts';
 
 describe('keys', () => {
@@ -57,6 +58,18 @@ describe('keys', () => {
     expect(slackClaims.event('Ev1')).toBe('slack:event:Ev1');
     expect(slackClaims.message('T1', 'C1', '1.2')).toBe('slack:message:T1:C1:1.2');
     expect(slackClaims.request('ab12', '1700000000')).toBe('slack:request:ab12:1700000000');
+    expect(storeKeys.viewedChannel('T1', 'U1')).toBe('viewed:slack:T1:U1');
+    expect(storeKeys.settingsChannels('slack:T1')).toBe('settings-channels:slack:T1');
+    expect(slackClaims.greeting('T1', 'U1')).toBe('slack:greeting:T1:U1');
+    expect(slackClaims.threadTitle('T1', 'D1', '1.2')).toBe('slack:title:T1:D1:1.2');
+  });
+
+  it("reads a channel key's workspace: a Slack team, a Discord guild or DMs", () => {
+    expect(workspaceOf('slack:T1:C1')).toBe('slack:T1');
+    expect(workspaceOf('slack:T1:C1:1.2')).toBe('slack:T1');
+    expect(workspaceOf('discord:G1:42')).toBe('discord:G1');
+    expect(workspaceOf('discord:dm:42')).toBe('discord:dm');
+    expect(workspaceOf('c1')).toBeUndefined();
   });
 
   it('builds button ids in the format the presses are routed by, and reads them back', () => {

@@ -78,4 +78,20 @@ describe('SettingsStore', () => {
     expect(await racing).toEqual({ chatModel: 'old' });
     expect(await settings.get('c3')).toEqual({ chatModel: 'new' });
   });
+
+  it("lists each workspace's channels that hold settings, newest change last, and drops a channel reset to nothing", async () => {
+    const settings = new SettingsStore(store().keyv);
+    await settings.update('slack:T1:C1', { chatModel: 'm1' });
+    await settings.update('slack:T1:C2', { systemPrompt: 'Be brief.' });
+    await settings.update('slack:T2:C3', { imageModel: 'img' });
+    await settings.update('discord:G1:42', { chatModel: 'm2' });
+    // A second change of a listed channel keeps its place.
+    await settings.update('slack:T1:C1', { visionModel: 'v1' });
+    expect(await settings.channelsWithSettings('slack:T1')).toEqual(['slack:T1:C1', 'slack:T1:C2']);
+    expect(await settings.channelsWithSettings('slack:T2')).toEqual(['slack:T2:C3']);
+    expect(await settings.channelsWithSettings('discord:G1')).toEqual(['discord:G1:42']);
+    await settings.update('slack:T1:C1', { chatModel: undefined, visionModel: undefined });
+    expect(await settings.channelsWithSettings('slack:T1')).toEqual(['slack:T1:C2']);
+    expect(await settings.channelsWithSettings('slack:T9')).toEqual([]);
+  });
 });

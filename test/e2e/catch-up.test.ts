@@ -226,7 +226,7 @@ describe('catch-up after downtime', () => {
     expectLiveAnswersAlone();
     expect(discordAnswers(notAddressed)).toEqual([]);
     expect(discordAnswers(tooOld)).toEqual([]);
-    // A Slack DM too (answered in the DM itself, as a DM's top-level message is).
+    // A Slack DM too (answered in its own thread, as a DM's top-level message is).
     await expect.poll(() => slackTexts(im.id, 'Answer to: down slack dm'), { timeout: 20_000 }).toHaveLength(1);
     expect(slackTexts(im.id, 'Answer to: down slack dm')[0]).toContain(LATE_NOTICE);
     expect(slackTexts(im.id, 'Answer to: live slack dm')).toHaveLength(1);

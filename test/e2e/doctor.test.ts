@@ -124,8 +124,9 @@ describe('npm run doctor', () => {
     }
   });
 
-  it('names channels:history when the Slack token lacks it (threads the bot is called into are read with it)', async () => {
-    const slack = await FakeSlack.start({ scopes: SLACK_BOT_SCOPES.filter((scope) => scope !== 'channels:history') });
+  it("names channels:history and assistant:write when the Slack token lacks them (threads and the channel a user views are read with the first; the agent view's prompts and titles need the second)", async () => {
+    const lacking = ['channels:history', 'assistant:write'];
+    const slack = await FakeSlack.start({ scopes: SLACK_BOT_SCOPES.filter((scope) => !lacking.includes(scope)) });
     try {
       const result = await doctor({
         SERVICE_BASE_URL: `${service.baseUrl}/v1`,
@@ -139,7 +140,7 @@ describe('npm run doctor', () => {
       expect(result.code).toBe(1);
       expect(result.stdout.split('\n').filter((l) => l.startsWith('✗'))).toEqual([
         expect.stringMatching(
-          /^✗ The Slack token lacks the scopes channels:history: add them under OAuth & Permissions/,
+          /^✗ The Slack token lacks the scopes channels:history, assistant:write: add them under OAuth & Permissions/,
         ),
       ]);
     } finally {

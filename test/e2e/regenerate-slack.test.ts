@@ -1,8 +1,8 @@
 /**
  * End-to-end on Slack, Regenerate and edited mentions (issue 19 item 4): the whole bot with
  * @slack/bolt and @slack/web-api unmodified, against FakeSlack and FakeService. A natively
- * streamed answer ends (chat.stopStream) with a Regenerate button block; a posted one (a DM's
- * top-level answer) carries it in its last chat.update. A press by the asker or an admin sends
+ * streamed answer ends (chat.stopStream) with a Regenerate button block; a posted one (a /chat
+ * in a DM) carries it in its last chat.update. A press by the asker or an admin sends
  * the same request again and rewrites the same message with chat.update; anyone else is told
  * no through the press's response_url. Editing a mention (`message_changed`) within
  * EDIT_REANSWER_MINUTES re-answers it in place, once per edit, whatever Slack redelivers.
@@ -130,11 +130,11 @@ describe('Regenerate on Slack', () => {
     expect(history).toEqual(['Name a fruit', 'Second answer.', 'And another?']);
   });
 
-  it("a posted answer (a DM's top-level message) carries Regenerate as a button block, and an admin may press another's", async () => {
+  it("a posted answer (a /chat in a DM) carries Regenerate as a button block, and an admin may press another's", async () => {
     const dm = slack.openIm(ASKER).id;
     service.enqueue('chat', { stream: { text: 'Posted answer.' } });
-    const done = next('mention', dm);
-    await slack.sendEvent(botUrl, slack.imMessageEvent({ channel: dm, user: ASKER, text: 'Hello' }));
+    const done = next('chat', dm);
+    await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'Hello', channel_id: dm, user_id: ASKER });
     expect((await done).ok).toBe(true);
     const answer = botMessages(dm).at(-1)!;
     expect(answer.via).toBe('chat.postMessage');
@@ -241,7 +241,7 @@ describe('Regenerate and edits of answers longer than one message on Slack', () 
     for (const message of messages) expect(message.revisions.at(-1)!.method).toBe('chat.update');
   });
 
-  it("a DM's 1-message answer regenerated into 2: the message updated with page 1, page 2 posted after it with Regenerate; a press there writes over both", async () => {
+  it("a DM's 1-message answer (in its thread) regenerated into 2: the message updated with page 1, page 2 posted after it with Regenerate; a press there writes over both", async () => {
     const dm = slack.openIm(ASKER).id;
     service.enqueue('chat', { stream: { text: 'Short.' } });
     const done = next('mention', dm);

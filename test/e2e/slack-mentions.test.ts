@@ -6,8 +6,8 @@
  *
  * One bot, one FakeSlack and one FakeService serve the whole file; every test uses its own
  * channel (or its own user's DM), so tests read only their own channel's messages. A mention
- * is answered in its thread, under the conversation `slack:<team>:<channel>:<thread_ts>`; a DM
- * (not in a thread) under `slack:<team>:<dm channel>`.
+ * is answered in its thread, under the conversation `slack:<team>:<channel>:<thread_ts>`, and
+ * so is a DM (the agent view: each top-level message opens a thread).
  */
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
@@ -57,7 +57,7 @@ useE2E(
   },
 );
 
-/** The conversation of a mention or DM, as src/platforms/slack/events.ts names it. */
+/** The conversation of a mention or DM, as src/platforms/slack/message-answer.ts names it. */
 const conversationOf = (channel: string, threadTs?: string) =>
   `slack:${slack.teamId}:${channel}${threadTs ? `:${threadTs}` : ''}`;
 
@@ -85,7 +85,7 @@ const botMessages = (channel: string) => slack.messages(channel).filter((m) => m
  * Slack requires, written more than once while streaming:
  * - in a thread, natively: chat.startStream (with the recipient ids outside DMs), at least one
  *   chat.appendStream of a strict prefix, then chat.stopStream; the stream ended as stopped;
- * - at the top level (a DM not in a thread): chat.postMessage, then chat.update while
+ * - at the top level (posted, where Slack does not stream): chat.postMessage, then chat.update while
  *   streaming (some update a strict prefix), its last revision the whole text.
  */
 function expectStreamedAnswer(channel: string, streamed: string, recipient?: string): FakeSlackMessage {
@@ -222,7 +222,7 @@ describe('Slack mentions and DMs end to end', () => {
     expect(slack.platformFailures).toEqual([]);
   });
 
-  it('a DM to the bot is answered in the DM, not in a thread, with the streamed text', async () => {
+  it("a DM to the bot opens a thread of the agent view: the streamed text is answered in the message's thread, natively streamed", async () => {
     const dm = slack.openIm(DM_USERS.answered).id;
     const event = slack.imMessageEvent({
       channel: dm,
@@ -230,14 +230,17 @@ describe('Slack mentions and DMs end to end', () => {
       text: 'Hello from a private chat & more',
     });
     expect(event).toMatchObject({ type: 'message', channel_type: 'im' });
+    const ts = event.ts as string;
     const streamed = 'Hello back, privately. This answer is long enough to be edited while it streams in. '.repeat(6);
     service.enqueue('chat', { stream: { text: streamed, chunkDelayMs: 25 } });
 
-    const outcome = await deliver(event, conversationOf(dm));
+    const outcome = await deliver(event, conversationOf(dm, ts));
     expect(outcome).toMatchObject({ ok: true, command: 'mention' });
     expect(requestsFor('Hello from a private chat & more')).toHaveLength(1);
     const answer = expectStreamedAnswer(dm, streamed);
-    expect(answer.threadTs).toBeUndefined();
+    expect(answer.threadTs).toBe(ts);
+    // A DM takes no recipient ids (Slack requires them outside DMs only).
+    expect(answer.stream!.recipientUserId).toBeUndefined();
     expect(slack.ephemerals.filter((e) => e.channel === dm)).toEqual([]);
   });
 
@@ -326,7 +329,7 @@ describe('Slack mentions and DMs end to end', () => {
     const user = DM_USERS.ignored;
     const dm = slack.openIm(user).id;
     const hello = slack.imMessageEvent({ channel: dm, user, text: 'Hello there.' });
-    expect((await deliver(hello, conversationOf(dm))).ok).toBe(true);
+    expect((await deliver(hello, conversationOf(dm, hello.ts as string))).ok).toBe(true);
     const [ownAnswer] = botMessages(dm);
     expect(unescapeSlack(ownAnswer!.text)).toBe('Echo: Hello there.');
 
@@ -351,7 +354,7 @@ describe('Slack mentions and DMs end to end', () => {
 
     // A genuine message afterwards: once it is answered, anything the ignored events started would have shown.
     const after = slack.imMessageEvent({ channel: dm, user, text: 'Are you there?' });
-    expect((await deliver(after, conversationOf(dm))).ok).toBe(true);
+    expect((await deliver(after, conversationOf(dm, after.ts as string))).ok).toBe(true);
     const since = service.requests.slice(requestsBefore).filter((r) => r.route === 'chat');
     expect(since).toHaveLength(1);
     expect(lastContent(since[0]!.body as { messages: Array<{ content: unknown }> })).toBe('Are you there?');

@@ -11,6 +11,7 @@
  * | file | what |
  * |---|---|
  * | fake.ts | {@link FakeSlack}: what Slack sends to the app (slash commands, events, button presses), event builders, streaming settings |
+ * | agent-facade.ts | its AI-app and App Home part: the tabs' and agent's events, suggested prompts, titles, Home tab views |
  * | core.ts | its base: start/close, HTTP routing, setup (channels, DMs, users, files, scopes), inspection |
  * | types.ts, inbound-types.ts | public record types; what goes to the app and comes back |
  * | stream-types.ts, interaction-types.ts | streaming settings, streams, loading statuses; button presses |
@@ -19,6 +20,8 @@
  * | chat.ts, files.ts, conversations.ts, identity.ts | the Web API methods, by family |
  * | streaming.ts | `chat.startStream` / `appendStream` / `stopStream`: stream state, expiry, chunks, refusals |
  * | assistant.ts | `assistant.threads.setStatus`: loading statuses and when users stop seeing them |
+ * | agent.ts | the agent / assistant views: which events Slack sends, their builders, `setSuggestedPrompts`, `setTitle` |
+ * | home.ts | `views.publish`: Home tab views checked as Slack does (100 blocks, Block Kit limits, 250 kB) |
  * | scopes.ts | the one table of method scopes; event subscriptions and their scopes |
  * | blocks.ts | Block Kit validation (`invalid_blocks`, `invalid_blocks_format`) |
  * | limits.ts | rate limits: tier 3 `chat.update`, per-channel `chat.postMessage`, tier 2/4 streaming, scripted 429s |
@@ -45,8 +48,9 @@
  *   `{ ok: false, error: 'ratelimited' }`, which is what @slack/web-api reads (it waits
  *   `Retry-After`, then retries). Methods: api.test, auth.test, apps.connections.open,
  *   chat.postMessage / update / delete / postEphemeral, chat.startStream / appendStream /
- *   stopStream, assistant.threads.setStatus, files.getUploadURLExternal /
- *   completeUploadExternal / info, users.info, conversations.info / history / replies.
+ *   stopStream, assistant.threads.setStatus / setSuggestedPrompts / setTitle,
+ *   files.getUploadURLExternal / completeUploadExternal / info, users.info,
+ *   conversations.info / history / replies, views.open / publish.
  * - `POST /upload/<file_id>`: the `upload_url` that `files.getUploadURLExternal` hands out. Takes
  *   the raw bytes, or a multipart form with one file part (what @slack/web-api's `filesUploadV2`
  *   sends: a part named `body`); the byte count must equal the declared `length` (HTTP 400
@@ -123,6 +127,12 @@
  *   `invalid_thread_ts`, `method_not_supported_for_channel_type` (`assistantStatusChannelTypes`,
  *   a channel's `assistantStatus: false`); a status shows until the bot posts in the thread, it
  *   is cleared (`''`) or 2 minutes pass ({@link FakeSlack.assistantStatus}).
+ * - AI apps (agent.ts; `appView` option, {@link FakeSlack.setAgent}): `app_context_changed` only
+ *   to agent-view apps, `assistant_thread_*` only to assistant-view ones; setSuggestedPrompts
+ *   takes 1 to 4 prompts, and with `thread_ts` in the agent view "silently fails" (ok, shown
+ *   nowhere); setTitle a non-empty title of an existing thread; both scope `assistant:write`.
+ * - views.publish (home.ts): a `home` view of 1 to 100 blocks within Block Kit's limits, at most
+ *   250 kB; `not_enabled` when the app's Home tab is off (`homeTab`).
  * - the ack deadline: 3 s for slash commands, events and button presses, over HTTP (status 200)
  *   or the socket (an ack carrying the `envelope_id`); anything else is a platform failure.
  * - button presses (interactivity.ts): only of a `button` (in an `actions` block or a section's
@@ -159,8 +169,10 @@
  * they are produced.
  */
 
+export type { AgentSettings, SuggestedPromptsRecord, ThreadTitleRecord } from './slack/agent.ts';
 export { DOWNLOAD_CHUNK_BYTES, generatedBytes } from './slack/downloads.ts';
 export { FakeSlack } from './slack/fake.ts';
+export type { PublishedHome } from './slack/home.ts';
 export { signSlackRequest } from './slack/inbound.ts';
 export type * from './slack/inbound-types.ts';
 export type * from './slack/interaction-types.ts';

@@ -1,10 +1,18 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import imagine from '../../commands/imagine.ts';
 import { commands, messageActions } from '../../commands/index.ts';
+import { DEFAULT_ASSISTANT_PROMPTS } from '../../src/config-env.ts';
 import { checkOptions } from '../../src/core/command.ts';
-import { SLACK_BUILT_IN_COMMANDS, slackManifest, usageHint } from '../../src/platforms/slack/manifest.ts';
+import {
+  AGENT_DESCRIPTION,
+  SLACK_BUILT_IN_COMMANDS,
+  type SlackManifest,
+  slackManifest,
+  usageHint,
+} from '../../src/platforms/slack/manifest.ts';
 import { slackShortcutsOf } from '../../src/platforms/slack/message-actions.ts';
 import { parseSlashText } from '../../src/platforms/slack/options.ts';
 import { METHOD_SCOPES, SUBSCRIPTION_SCOPES } from '../fakes/slack/scopes.ts';
@@ -50,10 +58,16 @@ const MESSAGE_SUBSCRIPTIONS: Record<string, string> = {
 const CHANNEL_SCOPE_PREFIXES = ['channels', 'groups', 'im'] as const;
 
 /**
+ * What Bolt's `Assistant` class listens to (bolt-js src/Assistant.ts, ASSISTANT_PAYLOAD_TYPES):
+ * the assistant view's two events, and `message` events of its threads in the app's DMs.
+ */
+const ASSISTANT_EVENTS = ['assistant_thread_started', 'assistant_thread_context_changed'] as const;
+
+/**
  * What the adapter's code uses, read from its source text: Web API methods (`client.<family>.<method>(`,
  * `client.apiCall('<method>'`, helpers such as `filesUploadV2`), events (`app.event('…')`,
- * `app.message(`), and whether it downloads users' files (`url_private`), has slash commands
- * (`app.command(`) and buttons (`app.action(`).
+ * `app.message(`, `new Assistant(`), and whether it downloads users' files (`url_private`), has
+ * slash commands (`app.command(`) and buttons (`app.action(`).
  */
 function usedBySource() {
   const methods = new Map<string, string>();
@@ -70,6 +84,11 @@ function usedBySource() {
       if (m[1] !== 'apiCall' && !CLIENT_NON_CALLS.has(m[1]!)) helpers.set(m[1]!, name);
     for (const m of code.matchAll(/\.event\(\s*['"`]([\w.]+)['"`]/g)) events.set(m[1]!, name);
     if (/\bapp\.message\(/.test(code)) events.set('message', name);
+    if (/\bnew Assistant\(/.test(code)) {
+      for (const event of ASSISTANT_EVENTS) events.set(event, name);
+      events.set('message', name);
+      messageChannelTypes.add('im');
+    }
     if (/\.event\(\s*['"`]message['"`]|\bapp\.message\(/.test(code)) {
       for (const m of code.matchAll(/channel_type\s*[!=]==?\s*['"`](\w+)['"`]/g)) messageChannelTypes.add(m[1]!);
     }
@@ -186,6 +205,51 @@ describe('Slack app manifest', () => {
     });
   });
 
+  it('declares the agent view (its description, the suggested prompts of ASSISTANT_PROMPTS), the Home tab, assistant:write and the events of both AI-app views', () => {
+    const prompts = [
+      { title: 'One', message: 'first' },
+      { title: 'Two', message: 'second' },
+    ];
+    const manifest = slackManifest(commands, { prompts });
+    expect(manifest.features!.agent_view).toEqual({ agent_description: AGENT_DESCRIPTION, suggested_prompts: prompts });
+    expect(AGENT_DESCRIPTION.length).toBeLessThanOrEqual(300);
+    expect(manifest.features!.assistant_view).toBeUndefined();
+    expect(slackManifest(commands).features!.agent_view!.suggested_prompts).toEqual(DEFAULT_ASSISTANT_PROMPTS);
+    expect(manifest.features!.app_home).toEqual({
+      home_tab_enabled: true,
+      messages_tab_enabled: true,
+      messages_tab_read_only_enabled: false,
+    });
+    expect(manifest.oauth_config!.scopes!.bot).toEqual(
+      expect.arrayContaining(['assistant:write', 'channels:history', 'groups:history', 'im:history']),
+    );
+    expect(manifest.settings!.event_subscriptions!.bot_events).toEqual(
+      expect.arrayContaining([
+        'app_home_opened',
+        'app_context_changed',
+        'message.im',
+        'assistant_thread_started',
+        'assistant_thread_context_changed',
+      ]),
+    );
+  });
+
+  it('npm run slack-manifest reads ASSISTANT_PROMPTS, and refuses a malformed one with exit code 2', () => {
+    const script = join(import.meta.dirname, '../../src/platforms/slack/manifest.ts');
+    const tsx = join(import.meta.dirname, '../../node_modules/.bin/tsx');
+    const prompts = [{ title: 'Only', message: 'the one prompt' }];
+    const env = { ...process.env, INIT_CWD: import.meta.dirname, ASSISTANT_PROMPTS: JSON.stringify(prompts) };
+    const printed = JSON.parse(execFileSync(tsx, [script], { env, encoding: 'utf8' })) as SlackManifest;
+    expect(printed.features!.agent_view!.suggested_prompts).toEqual(prompts);
+    let status: number | undefined;
+    try {
+      execFileSync(tsx, [script], { env: { ...env, ASSISTANT_PROMPTS: 'not json' }, stdio: 'pipe' });
+    } catch (error) {
+      status = (error as { status?: number }).status;
+    }
+    expect(status).toBe(2);
+  });
+
   describe('covers what the code uses (read from src/platforms/slack/*.ts): a new call or listener without a manifest change fails here', () => {
     const manifest = slackManifest(commands, { requestUrl: 'https://bot.example.com' });
     const botScopes = new Set<string>(manifest.oauth_config!.scopes!.bot ?? []);
@@ -251,7 +315,8 @@ describe('Slack app manifest', () => {
       expect([...botEvents].filter((event) => !listened(event))).toEqual([]);
       for (const event of botEvents) {
         expect(SUBSCRIPTION_SCOPES[event], `the fake's SUBSCRIPTION_SCOPES does not know ${event}`).toBeDefined();
-        expect(botScopes.has(SUBSCRIPTION_SCOPES[event]!), `${event} needs ${SUBSCRIPTION_SCOPES[event]}`).toBe(true);
+        const scope = SUBSCRIPTION_SCOPES[event];
+        if (scope !== null) expect(botScopes.has(scope!), `${event} needs ${scope}`).toBe(true);
       }
       // DMs reach the bot only through its Messages tab.
       if (botEvents.has('message.im')) {

@@ -4,7 +4,7 @@
  * Values survive restarts and are shared by every instance using the store.
  */
 import type Keyv from 'keyv';
-import { storeKeys } from '../keys.ts';
+import { storeKeys, workspaceOf } from '../keys.ts';
 
 /** What one channel overrides; an absent field falls back to the environment's default. */
 export interface ChannelSettings {
@@ -45,6 +45,9 @@ export const SETTINGS_CACHE_MS = 10_000;
 /** At most this many channels' settings are kept in memory (the table starts afresh when full). */
 const CACHED_CHANNELS = 10_000;
 
+/** At most this many channels of a workspace are listed as having settings (the oldest change drops out). */
+const LISTED_CHANNELS = 1_000;
+
 /**
  * Reads and writes channel settings. Every /chat, mention and /imagine reads its channel's
  * before its history; they are kept in memory for {@link SETTINGS_CACHE_MS} (one read serves
@@ -82,8 +85,9 @@ export class SettingsStore {
 
   /**
    * Applies `changes` (an `undefined` value clears that setting) to what the store holds (not
-   * to what this instance remembers) and returns the result.
-   * Concurrent updates of one channel are rare (admins); the last write wins.
+   * to what this instance remembers) and returns the result; the channel joins (or, with
+   * nothing left, leaves) its workspace's {@link channelsWithSettings}.
+   * Concurrent updates are rare (admins); the last write wins, of the list too.
    */
   async update(channelKey: string, changes: SettingsUpdate): Promise<ChannelSettings> {
     const next: Record<string, unknown> = { ...(await this.read(channelKey)) };
@@ -91,12 +95,33 @@ export class SettingsStore {
       if (value === undefined) delete next[field];
       else next[field] = value;
     }
-    if (Object.keys(next).length === 0) await this.keyv.delete(this.key(channelKey));
+    const present = Object.keys(next).length > 0;
+    if (!present) await this.keyv.delete(this.key(channelKey));
     else await this.keyv.set(this.key(channelKey), next);
+    await this.list(channelKey, present);
     this.updates += 1;
     this.reading.delete(channelKey);
     this.remember(channelKey, next as ChannelSettings);
     return { ...(next as ChannelSettings) };
+  }
+
+  /**
+   * The channels of a workspace (`slack:<team>`, keys.ts `workspaceOf`) whose settings hold
+   * something, oldest change first (at most {@link LISTED_CHANNELS}): Slack's Home tab shows
+   * admins their channels' settings. @throws what the store throws.
+   */
+  async channelsWithSettings(workspace: string): Promise<string[]> {
+    return (await this.keyv.get<string[]>(storeKeys.settingsChannels(workspace))) ?? [];
+  }
+
+  /** Adds a channel to its workspace's list of channels with settings, or removes it. */
+  private async list(channelKey: string, present: boolean): Promise<void> {
+    const workspace = workspaceOf(channelKey);
+    if (!workspace) return;
+    const listed = await this.channelsWithSettings(workspace);
+    if (listed.includes(channelKey) === present) return;
+    const next = present ? [...listed, channelKey].slice(-LISTED_CHANNELS) : listed.filter((c) => c !== channelKey);
+    await this.keyv.set(storeKeys.settingsChannels(workspace), next);
   }
 
   private async read(channelKey: string): Promise<ChannelSettings> {

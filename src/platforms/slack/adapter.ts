@@ -1,9 +1,9 @@
 /**
  * The Slack adapter (@slack/bolt): the app, its receiver (HTTP or Socket Mode) and its
  * lifecycle. Each kind of inbound request has a file of its own: slash commands
- * (commands.ts), messages addressed to the bot (events.ts), presses of its buttons
- * (actions.ts), its message shortcuts (shortcuts.ts) and message actions (message-actions.ts);
- * reply.ts answers them.
+ * (commands.ts), messages addressed to the bot (events.ts), the agent view and the Home tab
+ * (agent.ts), presses of its buttons (actions.ts), its message shortcuts (shortcuts.ts) and
+ * message actions (message-actions.ts); reply.ts answers them.
  */
 // A named import: Node's ESM gives `import bolt from` the whole CommonJS exports object, but
 // bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
@@ -22,6 +22,7 @@ import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { registerBlockActions } from './actions.ts';
+import { registerAgentView } from './agent.ts';
 import { catchUpAfterConnecting } from './catch-up.ts';
 import { handleSlashCommand, type SlashCommandDeps } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
@@ -141,12 +142,10 @@ export class SlackAdapter {
         ? undefined
         : new HTTPReceiver({ signingSecret: config.signingSecret, logger, endpoints: '/slack/events' });
     this.app = new App(appOptions(config, logger, this.receiver));
-    // The scheduler paces streamed writes within Slack's budgets; a 429 (which web-api waits out
-    // and retries) holds the bucket it hit.
+    // The scheduler paces writes within Slack's budgets; a 429 (web-api waits it out) holds the bucket it hit.
     core.scheduler.define({ platform: 'slack', kind: 'post' }, SLACK_BUDGETS.post);
     core.scheduler.define({ platform: 'slack', kind: 'update' }, SLACK_BUDGETS.update);
     core.scheduler.define({ platform: 'slack', kind: 'appendStream' }, SLACK_BUDGETS.appendStream);
-    const directory = new SlackDirectory(core.admins, log);
     /** Where Slack refused native streaming or the thinking status, for every answer of this adapter. */
     const streaming = new SlackStreaming(
       core.store,
@@ -160,14 +159,15 @@ export class SlackAdapter {
       }),
     );
     // Only an origin the operator configured joins Slack's file hosts in getting the bot token (files.ts).
-    const apiOrigin = config.apiUrl === undefined ? undefined : new URL(config.apiUrl).origin;
-    const files = { botToken: config.botToken, apiOrigin };
+    const files = { botToken: config.botToken, apiOrigin: config.apiUrl && new URL(config.apiUrl).origin };
     this.registerMiddleware();
-    this.registerCommands({ core, log, directory, commands, ...files, streaming });
-    const deps = { core, log, running: this.running, directory, ...files, streaming };
+    const directory = new SlackDirectory(core.admins, log);
+    const deps = { core, log, running: this.running, directory, ...files, streaming, commands };
+    this.registerCommands(deps);
     registerMessageEvents(this.app, deps);
+    registerAgentView(this.app, { ...deps, prompts: config.assistantPrompts, messageActions });
     this.catchUp = catchUpAfterConnecting(this.app, deps);
-    registerBlockActions(this.app, { core, commands, log, running: this.running, directory, ...files });
+    registerBlockActions(this.app, deps);
     registerMessageShortcuts(this.app, deps, slackShortcutsOf(messageActions));
     registerActionForms(this.app, deps, messageActions);
     this.app.error(async (error) => this.log.error({ err: error }, 'bolt error'));

@@ -56,12 +56,18 @@ function ephemeralAnswer(slash: SlashCommand, client: WebClient, respond: Respon
 }
 
 /**
- * Reads a slash command's options from its text (options.ts); an attachment option's link
- * becomes an Attachment read with the bot token (files.ts).
+ * Reads a command's options from its text (options.ts: a slash command's, or what follows
+ * `imagine` in the agent view); an attachment option's link becomes an Attachment read with the
+ * bot token (files.ts).
  * @throws OptionError for text that does not parse.
  */
-function readOptions(command: Command, slash: SlashCommand, client: WebClient, deps: SlashCommandDeps) {
-  const options: Record<string, unknown> = parseSlashText(command, slash.text, deps.commands);
+export function readOptions(
+  command: Command,
+  text: string,
+  client: WebClient,
+  deps: Pick<SlashCommandDeps, 'core' | 'commands' | 'botToken' | 'apiOrigin'>,
+) {
+  const options: Record<string, unknown> = parseSlashText(command, text, deps.commands);
   const files: Record<string, Attachment> = {};
   for (const option of command.options) {
     const value = options[option.name];
@@ -130,7 +136,7 @@ export async function handleSlashCommand(
     return;
   }
   const read = async () => {
-    const read = readOptions(command, slash, client, deps);
+    const read = readOptions(command, slash.text, client, deps);
     parsed = read.options;
     // The question is shown at once, its thread "is thinking…" (unless the options will be
     // refused: then nothing is public); the answer's first write waits for it.

@@ -103,7 +103,8 @@ export async function onMessageChanged(
   if (answer?.platform !== 'slack' || answer.channel !== event.channel) return;
   const ref = newReference();
   const log = deps.log.child({ platform: 'slack', ref, command: 'edit', channel: event.channel });
-  const threadTs = inChannel ? (m.thread_ts ?? m.ts) : m.thread_ts;
+  // Every answer is in a thread, a DM's too (message-answer.ts): its further pages go there.
+  const threadTs = m.thread_ts ?? m.ts;
   const notice = userNotice(client, { channel: event.channel, user: m.user, threadTs, inChannel }, deps.core.scheduler);
   const target = { team: meta.teamId, channel: event.channel, threadTs, continueInThread: false };
   const state = found.state;

@@ -18,10 +18,22 @@ export function slackDidNotAnswer(error: unknown): boolean {
 }
 
 /**
+ * A Slack refusal already put in words for the user (e.g. the channel the user views, which
+ * the bot may not read: viewed-channel.ts); `message` is the sentence, told with a reference.
+ */
+export class SlackRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SlackRefusal';
+  }
+}
+
+/**
  * The sentence for a Slack refusal, or undefined for anything else.
- * @param error what a @slack/web-api call threw.
+ * @param error what a @slack/web-api call threw, or a {@link SlackRefusal}.
  */
 export function explainSlackError(error: unknown): string | undefined {
+  if (error instanceof SlackRefusal) return error.message;
   const code = slackErrorCode(error);
   const needed = (error as { data?: { needed?: unknown } } | undefined)?.data?.needed;
   switch (code) {

@@ -1,11 +1,12 @@
 /**
  * Messages addressed to the bot on Slack (Events API, over HTTP or Socket Mode):
- * `app_mention` in channels, answered in the mention's thread, and `message` events in the
- * bot's DMs (`message.im`), answered in the DM (in the thread when the user wrote in one).
- * Each becomes a platform-neutral mention (core/features/mention.ts), except one saying `forget`
- * alone (`@bot forget`), which clears its conversation's history as /forget does: in a thread,
- * where Slack runs no slash command, this is how a thread is forgotten (or by the message
- * shortcut, shortcuts.ts).
+ * `app_mention` in channels and `message` events in the bot's DMs (`message.im`; in an
+ * assistant view's threads Bolt's Assistant hands them over, agent.ts), each answered in its
+ * thread (message-answer.ts: a top-level DM opens an agent thread). Each becomes a
+ * platform-neutral mention (core/features/mention.ts), except one saying `forget` alone (`@bot
+ * forget`), which clears its conversation's history as /forget does: in a thread, where Slack
+ * runs no slash command, this is how a thread is forgotten (or by the message shortcut,
+ * shortcuts.ts), and `imagine …` in a DM, which runs /imagine.
  *
  * Slack delivers an event again when it thinks the first delivery was not acked
  * (`X-Slack-Retry-Num`): each event id, and each message, is claimed in the shared store
@@ -13,23 +14,19 @@
  */
 import type { App } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
-import { answerClaimTtlMs, LATE_NOTICE } from '../../core/catch-up.ts';
-import { runInvocation } from '../../core/command.ts';
+import { answerClaimTtlMs } from '../../core/catch-up.ts';
 import type { Core } from '../../core/core.ts';
-import { asksToForget, forget } from '../../core/features/forget.ts';
-import { answerMention } from '../../core/features/mention.ts';
-import { channelKey, conversationKey, messageRef, slackClaims } from '../../core/keys.ts';
-import type { CommandContext } from '../../core/platform.ts';
-import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import { asksToForget } from '../../core/features/forget.ts';
+import { conversationKey, slackClaims } from '../../core/keys.ts';
+import { RESTARTING } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
-import { type MessageChanged, onMessageChanged, userNotice } from './edits.ts';
-import { type SlackFile, slackFileAttachment } from './files.ts';
-import { SlackReply } from './reply.ts';
-import type { SlackStreaming } from './stream.ts';
+import { type MessageChanged, onMessageChanged } from './edits.ts';
+import type { EventMeta, SlackEventDeps, SlackUserMessage } from './event-types.ts';
+import { answer, type MessageInvocation } from './message-answer.ts';
 import { plainTextOf } from './text.ts';
-import { readThread } from './thread.ts';
-import type { SlackDirectory } from './users.ts';
 import { postEphemeral } from './writes.ts';
+
+export type { EventMeta, SlackEventDeps, SlackUserMessage } from './event-types.ts';
 
 /** The bot events the app subscribes to (the manifest's `bot_events` come from here). */
 export const SLACK_BOT_EVENTS = [
@@ -43,41 +40,6 @@ export const SLACK_BOT_EVENTS = [
 
 /** The bot scopes these events need: receiving them, and reading the files users attach. */
 export const SLACK_EVENT_SCOPES = ['app_mentions:read', 'im:history', 'files:read'] as const;
-
-/** The fields of `app_mention` and `message` events this file reads (conversations.history gives the same). */
-export interface SlackUserMessage {
-  type: string;
-  subtype?: string;
-  user?: string;
-  bot_id?: string;
-  text?: string;
-  ts: string;
-  thread_ts?: string;
-  channel: string;
-  channel_type?: string;
-  files?: SlackFile[];
-}
-
-/** What an event handler needs from the adapter. */
-export interface SlackEventDeps {
-  core: Core;
-  log: Logger;
-  running: RunningCommands;
-  botToken: string;
-  /** SLACK_API_URL's origin when set: with Slack's file hosts, where the bot token may go (files.ts slackFileHost). */
-  apiOrigin: string | undefined;
-  directory: SlackDirectory;
-  /** Where Slack refused native streaming (answers in threads stream natively elsewhere). */
-  streaming: SlackStreaming;
-}
-
-/** Where an event came from. */
-export interface EventMeta {
-  eventId: string;
-  teamId: string;
-  kind: 'mention' | 'dm';
-  botUserId: string | undefined;
-}
 
 /** Message subtypes that are a person writing (a plain message, or one with files). */
 const USER_SUBTYPES: ReadonlySet<string | undefined> = new Set([undefined, 'file_share', 'thread_broadcast']);
@@ -144,17 +106,22 @@ export function answerLate(
 
 /**
  * Notes where the bot was addressed, for catch-up (state/seen.ts): the channel or DM, and the
- * thread the answer goes to (a channel mention's own, or the thread the message is in).
+ * thread the answer goes to (the message's own, or the thread it is in).
  */
 function rememberSeen(core: Core, message: SlackUserMessage, meta: EventMeta): void {
   const dm = meta.kind === 'dm';
   const at = { platform: 'slack', team: meta.teamId, channel: message.channel } as const;
   core.seen.see('slack', conversationKey(at), message.ts, { dm });
-  const thread = message.thread_ts ?? (dm ? undefined : message.ts);
-  if (thread) core.seen.see('slack', conversationKey({ ...at, thread }), message.ts, { dm });
+  const thread = message.thread_ts ?? message.ts;
+  core.seen.see('slack', conversationKey({ ...at, thread }), message.ts, { dm });
 }
 
-async function onUserMessage(
+/**
+ * A message addressed to the bot (a mention, or a DM: events here, or Bolt's Assistant for the
+ * assistant view's threads, agent.ts): claimed once, then answered (message-answer.ts) among the
+ * running commands. Returns once it is acked work (the answer runs on).
+ */
+export async function onUserMessage(
   message: SlackUserMessage,
   meta: EventMeta,
   client: WebClient,
@@ -203,90 +170,4 @@ async function firstDelivery(core: Core, log: Logger, keys: string[]): Promise<b
     );
     return true;
   }
-}
-
-/** One message's invocation: its logger (bound to ref and command), reference, what it does and its text (the bot's mention removed). */
-interface MessageInvocation {
-  log: Logger;
-  ref: string;
-  command: 'mention' | 'forget';
-  text: string;
-  /** Answered by catch-up after downtime: the answer says so. */
-  late?: boolean;
-}
-
-async function answer(
-  message: SlackUserMessage,
-  meta: EventMeta,
-  client: WebClient,
-  deps: SlackEventDeps,
-  invocation: MessageInvocation,
-  signal: AbortSignal,
-): Promise<void> {
-  const { log, ref, command, text } = invocation;
-  const user = message.user!;
-  const inChannel = meta.kind === 'mention';
-  const threadTs = inChannel ? (message.thread_ts ?? message.ts) : message.thread_ts;
-  const ephemeral = userNotice(client, { channel: message.channel, user, threadTs, inChannel }, deps.core.scheduler);
-  const native = {
-    streaming: deps.streaming,
-    recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined,
-  };
-  const reply = new SlackReply(
-    client,
-    { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native },
-    ephemeral,
-    log,
-  );
-  const ctx: CommandContext = {
-    platform: 'slack',
-    conversationId: conversationKey({
-      platform: 'slack',
-      team: meta.teamId,
-      channel: message.channel,
-      thread: threadTs,
-    }),
-    channelKey: channelKey({ platform: 'slack', team: meta.teamId, channel: message.channel }),
-    isDirectMessage: !inChannel,
-    user: deps.directory.user(client, user),
-    options: {},
-    files: {},
-    signal,
-    log,
-    ref,
-    reply,
-  };
-  if (command === 'forget') {
-    await runInvocation('forget', ctx, deps.core, () =>
-      forget(ctx, deps.core, threadTs ? 'Forgetting a thread' : '/forget'),
-    );
-    return;
-  }
-  const attachments = (message.files ?? []).map((file) => slackFileAttachment(file, fileDepsOf(deps)));
-  await runInvocation('mention', ctx, deps.core, async () => {
-    // A message in a thread it started elsewhere: the thread is the conversation when the bot keeps none (thread.ts).
-    const where = {
-      channel: message.channel,
-      ts: message.ts,
-      botUserId: meta.botUserId,
-      conversationId: ctx.conversationId,
-    };
-    const thread =
-      message.thread_ts && message.thread_ts !== message.ts
-        ? await readThread(client, { ...where, threadTs: message.thread_ts }, deps, log)
-        : {};
-    const notices = [...(thread.notice ? [thread.notice] : []), ...(invocation.late ? [LATE_NOTICE] : [])];
-    await answerMention(ctx, deps.core, {
-      text,
-      attachments,
-      ...(notices.length ? { notices } : {}),
-      ...(thread.context ? { context: thread.context } : {}),
-      ref: messageRef({ platform: 'slack', team: meta.teamId, channel: message.channel, ts: message.ts }),
-    });
-  });
-}
-
-/** What downloading a user's Slack file needs (files.ts slackFileAttachment). */
-function fileDepsOf(deps: SlackEventDeps): Parameters<typeof slackFileAttachment>[1] {
-  return { botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
 }

@@ -3,14 +3,19 @@
  * JSON (commands/): paste its output at api.slack.com/apps → Create New App → From a manifest.
  *
  * `npm run slack-manifest` prints it for Socket Mode; `npm run slack-manifest -- https://host`
- * prints it for HTTP mode, with every request URL at `https://host/slack/events`.
+ * prints it for HTTP mode, with every request URL at `https://host/slack/events`. The agent
+ * view's suggested prompts are ASSISTANT_PROMPTS (from the environment or `.env`).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AppsManifestCreateArguments } from '@slack/web-api';
 import { commands, messageActions } from '../../../commands/index.ts';
+import { type AssistantPrompt, DEFAULT_ASSISTANT_PROMPTS, slackEnv } from '../../config-env.ts';
 import type { Command } from '../../core/command.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { flagForm, mainOptionOf } from '../../core/option-forms.ts';
+import { SLACK_AGENT_EVENTS, SLACK_AGENT_SCOPES } from './agent.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
 import { slackShortcutsOf } from './message-actions.ts';
@@ -19,15 +24,31 @@ import { SLACK_USER_SCOPES } from './users.ts';
 
 /** Slack's app manifest (the shape `apps.manifest.create` takes). */
 export type SlackManifest = AppsManifestCreateArguments['manifest'];
+/** Its bot scopes. */
+type BotScopes = NonNullable<NonNullable<SlackManifest['oauth_config']>['scopes']>['bot'];
 
 /**
  * Bot scopes the bot needs, from the files that use them: slash commands, posting, editing
  * and uploads (commands.ts); mentions, DMs and users' files (events.ts); admin checks and names
- * (users.ts); reading the threads the bot is called into (thread.ts).
+ * (users.ts); reading the threads the bot is called into and the channel a user views
+ * (thread.ts, viewed-channel.ts); the agent view's prompts and titles (agent.ts).
  */
 export const SLACK_BOT_SCOPES = [
-  ...new Set([...SLACK_COMMAND_SCOPES, ...SLACK_EVENT_SCOPES, ...SLACK_USER_SCOPES, ...SLACK_THREAD_SCOPES]),
+  ...new Set([
+    ...SLACK_COMMAND_SCOPES,
+    ...SLACK_EVENT_SCOPES,
+    ...SLACK_USER_SCOPES,
+    ...SLACK_THREAD_SCOPES,
+    ...SLACK_AGENT_SCOPES,
+  ]),
 ];
+
+/** The bot events: messages addressed to the bot (events.ts), the agent view and the Home tab (agent.ts). */
+export const SLACK_ALL_BOT_EVENTS = [...SLACK_BOT_EVENTS, ...SLACK_AGENT_EVENTS];
+
+/** What the agent view says of the bot (`agent_description`, at most 300 characters). */
+export const AGENT_DESCRIPTION =
+  'Ask me anything, have me imagine an image, or ask me to summarize the channel you are viewing. Each question is a thread.';
 
 /**
  * Slack's built-in slash commands, which an app cannot declare (Slack refuses the whole
@@ -82,10 +103,17 @@ export function usageHint(command: Command): string {
  * @param options.requestUrl the bot's public base URL for HTTP mode (e.g. `https://bot.example.com`);
  *   absent: Socket Mode (no request URLs; an app-level token with `connections:write` is needed).
  * @param options.name the app's and bot user's display name (default `genbot`).
+ * @param options.prompts the agent view's suggested prompts (ASSISTANT_PROMPTS; default
+ *   {@link DEFAULT_ASSISTANT_PROMPTS}), at most 4.
  */
 export function slackManifest(
   list: readonly Command[] = commands,
-  options: { requestUrl?: string; name?: string; actions?: readonly MessageAction[] } = {},
+  options: {
+    requestUrl?: string;
+    name?: string;
+    actions?: readonly MessageAction[];
+    prompts?: readonly AssistantPrompt[];
+  } = {},
 ): SlackManifest {
   const builtIn = list.find((command) => SLACK_BUILT_IN_COMMANDS.has(command.name));
   if (builtIn) throw new Error(`/${builtIn.name} is a built-in Slack command: an app cannot declare it`);
@@ -94,8 +122,13 @@ export function slackManifest(
   return {
     display_information: { name, description: 'Chat, completions and images from a generation service' },
     features: {
-      // The Messages tab lets people DM the bot (message.im).
-      app_home: { home_tab_enabled: false, messages_tab_enabled: true, messages_tab_read_only_enabled: false },
+      // The agent view: its conversations are the Messages tab's threads (agent.ts).
+      agent_view: {
+        agent_description: AGENT_DESCRIPTION,
+        suggested_prompts: (options.prompts ?? DEFAULT_ASSISTANT_PROMPTS).slice(0, 4).map((p) => ({ ...p })),
+      },
+      // The Messages tab lets people DM the bot (message.im); the Home tab shows their use (home.ts).
+      app_home: { home_tab_enabled: true, messages_tab_enabled: true, messages_tab_read_only_enabled: false },
       bot_user: { display_name: name, always_online: true },
       slash_commands: list.map((command) => ({
         command: `/${command.name}`,
@@ -112,9 +145,10 @@ export function slackManifest(
         description: shortcut.description,
       })),
     },
-    oauth_config: { scopes: { bot: [...SLACK_BOT_SCOPES] } },
+    // @slack/web-api 8.2's scope type lacks `assistant:write` (docs.slack.dev/reference/scopes/assistant.write).
+    oauth_config: { scopes: { bot: [...SLACK_BOT_SCOPES] as BotScopes } },
     settings: {
-      event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: [...SLACK_BOT_EVENTS] },
+      event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: [...SLACK_ALL_BOT_EVENTS] },
       // Button presses (Stop, Reroll / Upscale / Vary) arrive as block_actions (actions.ts), message
       // shortcuts as message_action (shortcuts.ts), their forms as view_submission (message-actions.ts).
       interactivity: { is_enabled: true, ...(url ? { request_url: url } : {}) },
@@ -126,6 +160,14 @@ export function slackManifest(
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  // ASSISTANT_PROMPTS, from .env as npm start reads it.
+  const envFile = join(process.env.INIT_CWD ?? process.cwd(), '.env');
+  if (existsSync(envFile)) process.loadEnvFile(envFile);
+  const prompts = slackEnv.shape.ASSISTANT_PROMPTS.safeParse(process.env.ASSISTANT_PROMPTS);
+  if (!prompts.success) {
+    process.stderr.write(`ASSISTANT_PROMPTS ${prompts.error.issues[0]?.message ?? 'is malformed'}\n`);
+    process.exit(2);
+  }
   const requestUrl = process.argv[2];
   if (requestUrl !== undefined && !/^https:\/\/[^\s/]+/.test(requestUrl)) {
     process.stderr.write(
@@ -133,5 +175,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     );
     process.exit(2);
   }
-  process.stdout.write(`${JSON.stringify(slackManifest(commands, requestUrl ? { requestUrl } : {}), null, 2)}\n`);
+  const manifest = slackManifest(commands, { ...(requestUrl ? { requestUrl } : {}), prompts: prompts.data });
+  process.stdout.write(`${JSON.stringify(manifest, null, 2)}\n`);
 }

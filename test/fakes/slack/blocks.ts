@@ -26,10 +26,11 @@ function checkTextObject(value: unknown, pointer: string, max: number, plainOnly
 
 /**
  * Checks `blocks` the way Slack does for the limits that matter here.
+ * @param maxBlocks 50 for a message, 100 for a modal or a Home tab (home.ts).
  * @returns the parsed array, or undefined when absent.
  * @throws SlackApiError `invalid_blocks_format` (not JSON, not an array) or `invalid_blocks`.
  */
-export function parseBlocks(raw: unknown): unknown[] | undefined {
+export function parseBlocks(raw: unknown, maxBlocks = MAX_BLOCKS): unknown[] | undefined {
   if (raw === undefined || raw === '') return undefined;
   let blocks: unknown = raw;
   if (typeof raw === 'string') {
@@ -40,7 +41,7 @@ export function parseBlocks(raw: unknown): unknown[] | undefined {
     }
   }
   if (!Array.isArray(blocks)) throw new SlackApiError('invalid_blocks_format');
-  if (blocks.length > MAX_BLOCKS) throw blockError(`no more than ${MAX_BLOCKS} items allowed`, '/blocks');
+  if (blocks.length > maxBlocks) throw blockError(`no more than ${maxBlocks} items allowed`, '/blocks');
   const ids = new Set<string>();
   blocks.forEach((block: unknown, i) => {
     const at = `/blocks/${i}`;

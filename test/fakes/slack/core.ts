@@ -8,11 +8,13 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { listenOnLoopback } from '../listen.ts';
+import { agentMethods } from './agent.ts';
 import { assistantMethods } from './assistant.ts';
 import { chatMethods } from './chat.ts';
 import { conversationMethods } from './conversations.ts';
 import { addUserFile, handleFileDownload, handlePermalink, handleSignInPage } from './downloads.ts';
 import { fileMethods } from './files.ts';
+import { homeMethods } from './home.ts';
 import { identityMethods } from './identity.ts';
 import type {
   EventDelivery,
@@ -100,9 +102,11 @@ export class FakeSlackCore {
       ...chatMethods(ws),
       ...streamingMethods(ws),
       ...assistantMethods(ws),
+      ...agentMethods(ws),
       ...fileMethods(ws),
       ...conversationMethods(ws),
       ...viewMethods(ws),
+      ...homeMethods(ws),
     };
     this.webApi = new WebApi(ws, methods);
     ({

@@ -10,7 +10,8 @@
  * true, is_enterprise_install: false }]`, `is_ext_shared_channel: false`, `event_context`.
  *
  * Slack sends only events the app subscribes to, and only when the token has the
- * subscription's scope and the bot is in the channel (scopes.ts); the sender throws an Error
+ * subscription's scope, the bot is in the channel (scopes.ts) and, for the AI-app events, the
+ * app has the experience that sends them (agent.ts); the sender throws an Error
  * otherwise, since real Slack would simply never send it and a test expecting the bot to react
  * would be wrong. A retry (`retryNum`) carries `X-Slack-Retry-Num` and `X-Slack-Retry-Reason`
  * (`http_timeout`, `too_many_redirects`, `connection_failed`, `ssl_error`, `http_error`,
@@ -20,6 +21,7 @@
  * HTTP 200; anything else of a correctly signed event is a platform failure.
  */
 import { randomBytes } from 'node:crypto';
+import { agentEventProblem } from './agent.ts';
 import { ackFailure, isFaulty, sendSigned } from './inbound.ts';
 import type {
   EventDelivery,
@@ -56,6 +58,8 @@ export function checkDeliverable(ws: Workspace, event: SlackEvent, caller: strin
       `${caller}: the ${subscription} subscription needs the scope ${scope}, which the token lacks; Slack would not send it`,
     );
   }
+  const problem = agentEventProblem(ws, event);
+  if (problem) throw new Error(`${caller}: ${problem}; Slack would not send it`);
   const channel = typeof event.channel === 'string' ? ws.channels.get(event.channel) : undefined;
   if (channel && !channel.isIm && channel.botIsMember === false) {
     throw new Error(`${caller}: the bot is not in ${channel.id}; Slack sends no ${subscription} event from there`);

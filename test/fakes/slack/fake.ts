@@ -1,9 +1,11 @@
 /**
- * The FakeSlack facade: {@link FakeSlackCore} (server, setup, inspection) plus what Slack sends
- * to the app — slash commands, events and button presses, over HTTP (signed) or Socket Mode —,
- * the builders of the events people write, and the streaming / loading-status settings and
- * records. See test/fakes/slack.ts for the overview.
+ * The FakeSlack facade: {@link FakeSlackCore} (server, setup, inspection) and
+ * {@link FakeSlackAgentSurface} (AI apps, App Home) plus what Slack sends to the app — slash
+ * commands, events and button presses, over HTTP (signed) or Socket Mode —, the builders of
+ * the events people write, and the streaming / loading-status settings and records. See
+ * test/fakes/slack.ts for the overview.
  */
+import { FakeSlackAgentSurface } from './agent-facade.ts';
 import { shownStatus } from './assistant.ts';
 import { FakeSlackCore } from './core.ts';
 import {
@@ -57,7 +59,7 @@ import {
 } from './views.ts';
 
 /** The fake Slack. Start with {@link FakeSlack.start}; stop with {@link FakeSlack.close}. */
-export class FakeSlack extends FakeSlackCore {
+export class FakeSlack extends FakeSlackAgentSurface {
   /**
    * Starts a fake on 127.0.0.1 with a random port.
    * @throws when the port cannot be bound.

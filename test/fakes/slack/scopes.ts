@@ -12,7 +12,8 @@
  *   `X-Accepted-OAuth-Scopes`.
  * - A bot event subscription needs a scope too (docs.slack.dev/reference/events/<event>):
  *   `app_mention` → `app_mentions:read`, `message.im` → `im:history`, `message.channels` →
- *   `channels:history`, … Slack only delivers an event the app is subscribed to.
+ *   `channels:history`, … (none for `app_home_opened` and the AI-app events). Slack only
+ *   delivers an event the app is subscribed to.
  */
 import type { FakeSlackChannel } from './types.ts';
 import type { Json } from './wire.ts';
@@ -32,6 +33,8 @@ export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'r
   'chat.appendStream': 'chat:write',
   'chat.stopStream': 'chat:write',
   'assistant.threads.setStatus': 'chat:write',
+  'assistant.threads.setSuggestedPrompts': 'assistant:write',
+  'assistant.threads.setTitle': 'assistant:write',
   'files.getUploadURLExternal': 'files:write',
   'files.completeUploadExternal': 'files:write',
   'files.info': 'files:read',
@@ -41,6 +44,8 @@ export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'r
   'conversations.replies': { family: 'history' },
   // Opening a modal needs no scope (docs.slack.dev/reference/methods/views.open), only a valid trigger.
   'views.open': null,
+  // Publishing a Home tab needs none either (docs.slack.dev/reference/methods/views.publish).
+  'views.publish': null,
 };
 
 /**
@@ -58,6 +63,7 @@ export const CHAT_WRITE_PUBLIC = 'chat:write.public';
 export const DEFAULT_BOT_SCOPES: readonly string[] = [
   'commands',
   'chat:write',
+  'assistant:write',
   'files:write',
   'files:read',
   'users:read',
@@ -72,13 +78,22 @@ export const DEFAULT_BOT_SCOPES: readonly string[] = [
   'mpim:history',
 ];
 
-/** The scope each bot event subscription needs. */
-export const SUBSCRIPTION_SCOPES: Readonly<Record<string, string>> = {
+/**
+ * The scope each bot event subscription needs; null: none (the event's page says "No scopes
+ * required", or lists none: `app_home_opened`, `app_context_changed`, the assistant view's
+ * `assistant_thread_*`). Which of the AI-app events Slack sends depends on the app's view
+ * (agent.ts).
+ */
+export const SUBSCRIPTION_SCOPES: Readonly<Record<string, string | null>> = {
   app_mention: 'app_mentions:read',
   'message.channels': 'channels:history',
   'message.groups': 'groups:history',
   'message.im': 'im:history',
   'message.mpim': 'mpim:history',
+  app_home_opened: null,
+  app_context_changed: null,
+  assistant_thread_started: null,
+  assistant_thread_context_changed: null,
 };
 
 /** Every event subscription the fake can deliver. */

@@ -93,6 +93,13 @@ export interface FakeSlackOptions extends Partial<StreamingSettings> {
    * Default {@link DEFAULT_BOT_EVENTS}: all of them.
    */
   botEvents?: string[];
+  /**
+   * The app's experience for AI apps (agent.ts): `agent` (`features.agent_view`, the default),
+   * `assistant` (`features.assistant_view`) or `none`; it decides which AI-app events Slack sends.
+   */
+  appView?: 'agent' | 'assistant' | 'none';
+  /** Whether the app's Home tab is on (`features.app_home.home_tab_enabled`); default true. */
+  homeTab?: boolean;
 }
 
 /** One state of a message: as posted, then after each `chat.update` (and each write of a stream: start, append, stop). */
@@ -123,7 +130,15 @@ export interface FakeSlackMessage {
   revisions: MessageRevision[];
   deleted: boolean;
   /** How it got there: the bot's methods, a user (postUserMessage, the event builders), or another app (botMessageEvent). */
-  via: 'chat.postMessage' | 'chat.startStream' | 'files.completeUploadExternal' | 'response_url' | 'user' | 'other_app';
+  via:
+    | 'chat.postMessage'
+    | 'chat.startStream'
+    | 'files.completeUploadExternal'
+    | 'response_url'
+    | 'user'
+    | 'other_app'
+    /** The root Slack makes of an assistant thread (agent.ts), the app's. */
+    | 'assistant_thread';
   /** For a message made by chat.startStream: its stream (state, every write with its time); otherwise undefined. */
   stream: FakeSlackStream | undefined;
   /** Mentions Slack would render from the current text and blocks, e.g. `<!channel>`, `<@U123>`. */

@@ -1,0 +1,178 @@
+/**
+ * The app's Home tab on Slack (issue 21, item 3), published with `views.publish` (no scope;
+ * `features.app_home.home_tab_enabled`) each time a user opens it (`app_home_opened`, tab
+ * `home`: agent.ts): what the bot does where, the user's own use exactly as `/usage` shows it
+ * (the command runs with a reply that keeps its card), the slash commands and message actions
+ * with one line each, and, for admins, the channels' settings made with `/settings`
+ * (state/settings.ts lists the channels of a workspace that hold some), at most
+ * {@link MAX_CHANNELS} channels.
+ *
+ * Within Slack's limits for a view (Block Kit reference, "Home tab"; docs/platform-limits.md):
+ * at most 100 blocks ({@link MAX_HOME_BLOCKS}), a header's text 150 characters, a section's
+ * 3,000 (blocks.ts cuts them), and text from users (a system prompt) escaped and cut.
+ */
+import type { KnownBlock } from '@slack/types';
+import type { WebClient } from '@slack/web-api';
+import type { Command } from '../../core/command.ts';
+import type { Core } from '../../core/core.ts';
+import { channelKey, parseConversationKey } from '../../core/keys.ts';
+import type { MessageAction } from '../../core/message-action.ts';
+import type { CommandContext, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import type { Logger } from '../../log.ts';
+import { blocksOf } from './blocks.ts';
+import { slackShortcutsOf } from './message-actions.ts';
+import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
+import { escapeSlackText } from './text.ts';
+import type { SlackDirectory } from './users.ts';
+
+/** Slack's limit of blocks in a Home tab view. */
+export const MAX_HOME_BLOCKS = 100;
+/** Channels whose settings an admin's Home tab shows at most (the newest changes). */
+export const MAX_CHANNELS = 40;
+/** Characters of a system prompt shown on the Home tab. */
+const PROMPT_CHARS = 300;
+
+/** What the Home tab needs from the adapter. */
+export interface HomeDeps {
+  core: Core;
+  directory: SlackDirectory;
+  commands: readonly Command[];
+  messageActions: readonly MessageAction[];
+}
+
+/** A section of mrkdwn text (at most 3,000 characters, Slack's limit). */
+const section = (text: string): KnownBlock => ({
+  type: 'section',
+  text: { type: 'mrkdwn', text: text.slice(0, 3000) },
+});
+const header = (text: string): KnownBlock => ({
+  type: 'header',
+  text: { type: 'plain_text', text: text.slice(0, 150) },
+});
+
+/** A ReplyChannel that keeps what a command shows instead of showing it (the Home tab's /usage). */
+function keepingReply(kept: OutgoingMessage[]): ReplyChannel {
+  const keep = async (message: string | OutgoingMessage) => {
+    kept.push(typeof message === 'string' ? { content: message } : message);
+  };
+  return {
+    limits: SLACK_MESSAGE_LIMITS,
+    defer: async () => undefined,
+    send: async (message) => {
+      await keep(message);
+      return { edit: async () => undefined };
+    },
+    sendEphemeral: keep,
+  };
+}
+
+/** The user's use as /usage shows it, as blocks; a line saying why when it cannot be read. */
+async function usageBlocks(ctx: CommandContext, deps: HomeDeps): Promise<KnownBlock[]> {
+  const usage = deps.commands.find((c) => c.name === 'usage');
+  if (!usage) return [];
+  const kept: OutgoingMessage[] = [];
+  try {
+    await usage.execute({ ...ctx, reply: keepingReply(kept) }, deps.core);
+  } catch (error) {
+    ctx.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'home tab: usage not read');
+    return [header('Your use'), section('Your use cannot be read right now (the store is not answering).')];
+  }
+  return kept.flatMap((message) => (blocksOf(message) ?? []) as KnownBlock[]);
+}
+
+/** The commands and message actions, one line each. */
+function commandBlocks(deps: HomeDeps): KnownBlock[] {
+  const commands = deps.commands.map((c) => `\`/${c.name}\` — ${escapeSlackText(c.description)}`);
+  const actions = slackShortcutsOf(deps.messageActions).map(
+    (a) => `*${escapeSlackText(a.name)}* (a message's More actions) — ${escapeSlackText(a.description)}`,
+  );
+  return [header('Commands'), section(commands.join('\n')), ...(actions.length ? [section(actions.join('\n'))] : [])];
+}
+
+/** One channel's settings in a line each, or undefined when none are set (any more). */
+async function channelSettingsText(core: Core, key: string): Promise<string | undefined> {
+  const at = parseConversationKey(key);
+  if (at?.platform !== 'slack' || !/^[A-Z0-9]+$/.test(at.channel)) return undefined;
+  const s = await core.settings.get(key);
+  const prompt = s.systemPrompt && escapeSlackText(s.systemPrompt.slice(0, PROMPT_CHARS));
+  const lines = [
+    ...(s.chatModel ? [`chat_model: \`${escapeSlackText(s.chatModel)}\``] : []),
+    ...(s.imageModel ? [`image_model: \`${escapeSlackText(s.imageModel)}\``] : []),
+    ...(s.visionModel ? [`vision_model: \`${escapeSlackText(s.visionModel)}\``] : []),
+    ...(prompt ? [`system_prompt: ${prompt}${s.systemPrompt!.length > PROMPT_CHARS ? '…' : ''}`] : []),
+  ];
+  return lines.length ? `<#${at.channel}>\n${lines.join('\n')}` : undefined;
+}
+
+/** For admins: the channels' settings (the newest {@link MAX_CHANNELS}); nothing for anyone else. */
+async function settingsBlocks(ctx: CommandContext, deps: HomeDeps, team: string): Promise<KnownBlock[]> {
+  if (!(await ctx.user.isAdmin())) return [];
+  const title = header('Channel settings (admins)');
+  try {
+    const listed = await deps.core.settings.channelsWithSettings(`slack:${team}`);
+    const shown = listed.slice(-MAX_CHANNELS).reverse();
+    const texts = (await Promise.all(shown.map((key) => channelSettingsText(deps.core, key)))).filter(
+      (t): t is string => t !== undefined,
+    );
+    if (!texts.length)
+      return [title, section('No channel has settings of its own: `/settings` in a channel sets them.')];
+    const more = listed.length - shown.length;
+    return [
+      title,
+      ...texts.map(section),
+      ...(more > 0 ? [section(`… and ${more} more channel${more > 1 ? 's' : ''}.`)] : []),
+    ];
+  } catch (error) {
+    ctx.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'home tab: settings not read');
+    return [title, section('The channel settings cannot be read right now (the store is not answering).')];
+  }
+}
+
+/** The Home tab's blocks for one user (see the file's comment), at most {@link MAX_HOME_BLOCKS}. */
+export async function homeBlocks(ctx: CommandContext, deps: HomeDeps, team: string): Promise<KnownBlock[]> {
+  const about = [
+    header('What I do'),
+    section(
+      [
+        '• *Messages tab*: ask me anything; each question opens a thread, answered as it is written.',
+        '• Start a message there with `imagine` for an image (`imagine a red fox --aspect_ratio landscape`).',
+        '• Ask me there to *summarize this channel*: I read the channel you are viewing beside me.',
+        '• In a channel, mention me, or use the commands below.',
+      ].join('\n'),
+    ),
+  ];
+  const [usage, settings] = await Promise.all([usageBlocks(ctx, deps), settingsBlocks(ctx, deps, team)]);
+  return [...about, ...usage, ...commandBlocks(deps), ...settings].slice(0, MAX_HOME_BLOCKS);
+}
+
+/**
+ * Publishes a user's Home tab (views.publish). Never throws: a refusal (`not_enabled`: the Home
+ * tab is off in the app's settings) or a fault is logged.
+ */
+export async function publishHome(
+  client: WebClient,
+  deps: HomeDeps,
+  at: { team: string; user: string; channel: string; ref: string },
+  log: Logger,
+): Promise<void> {
+  const where = { platform: 'slack', team: at.team, channel: at.channel } as const;
+  const ctx: CommandContext = {
+    platform: 'slack',
+    conversationId: channelKey(where),
+    channelKey: channelKey(where),
+    isDirectMessage: true,
+    user: deps.directory.user(client, at.user),
+    options: {},
+    files: {},
+    signal: AbortSignal.timeout(10_000),
+    log,
+    ref: at.ref,
+    reply: keepingReply([]),
+  };
+  try {
+    const blocks = await homeBlocks(ctx, deps, at.team);
+    await client.views.publish({ user_id: at.user, view: { type: 'home', blocks } });
+  } catch (error) {
+    log.warn({ err: error instanceof Error ? error.message : String(error) }, 'home tab not published');
+  }
+}
