@@ -80,6 +80,12 @@ export interface StreamAnswerOptions {
    * with a file (`answer.md`, `finalize`'s), which a new answer could not replace in place.
    */
   finalControls?: () => Promise<Button[]>;
+  /**
+   * The feedback buttons (👍 / 👎: features/feedback.ts) of an answer whose stream ended well,
+   * asked for (with `finalControls`) just before its final write, after them on its last message;
+   * not asked for an empty answer.
+   */
+  feedback?: () => Promise<Button[]>;
 }
 
 /**
@@ -216,7 +222,11 @@ async function finishAnswer(
     );
   const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
   const shown = final.text.trim() !== '';
-  const controls = shown && !file && options.finalControls ? await options.finalControls() : undefined;
+  const [regenerate = [], feedback = []] = await Promise.all([
+    shown && !file ? options.finalControls?.() : undefined,
+    shown ? options.feedback?.() : undefined,
+  ]);
+  const controls = regenerate.length || feedback.length ? [...regenerate, ...feedback] : undefined;
   try {
     await reply.finish(`${shown ? final.text : empty}${notesText(notes)}`, controls ? { controls } : {});
     if (file) await sendOnce(reply.scheduler, ctx.reply, { content: '', files: [file] }, reply.messageCount);

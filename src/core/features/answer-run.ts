@@ -12,9 +12,11 @@ import { BadRequestError } from '../service/errors.ts';
 import type { ChatCompletionChunk, CompletionChunk, Usage } from '../service/schemas.ts';
 import type { Stream } from '../service/stream.ts';
 import { textOf } from '../service/text-of.ts';
+import type { FeedbackKind } from '../state/feedback.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { type AnswerState, answerKeeper, type KeptRequest } from './answer-state.ts';
 import { type Deferral, deferred } from './deferral.ts';
+import { keepFeedback } from './feedback.ts';
 import { showJson } from './json-answer.ts';
 import { countTokens } from './usage.ts';
 
@@ -41,6 +43,11 @@ export interface RunOptions {
    * final write, as streamAnswer's `finalControls`.
    */
   keep?: { id: string; state: () => AnswerState };
+  /**
+   * What the answer is, for its 👍 / 👎 (features/feedback.ts): an answer that ends well gets
+   * them, its record kept (with the request's model) just before its final write.
+   */
+  feedback?: { kind: FeedbackKind; command: string };
 }
 
 /** What {@link runRequest} produced: the answer's text as shown (a completion's without its prompt) and its ending. */
@@ -90,7 +97,7 @@ export async function runRequest(
     return request.endpoint === 'chat' ? choice?.delta?.content : choice?.text;
   };
   const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
-  const { keep } = options;
+  const { keep, feedback } = options;
   const keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, () => session.reply.messageRefs);
   async function* deltas() {
     if (prompt) yield prompt;
@@ -100,6 +107,7 @@ export async function runRequest(
     ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),
     ...(options.notes.length ? { notes: options.notes } : {}),
     ...(keeper ? { finalControls: () => keeper.controls() } : {}),
+    ...(feedback ? { feedback: () => keepFeedback(core, ctx, { ...feedback, model: request.body.model }) } : {}),
     events: core.events,
     finishReason: () => stream.finishReason,
     maxChars: core.limits.maxAnswerChars,
