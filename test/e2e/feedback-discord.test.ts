@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { placeOf } from '../../src/core/keys.ts';
 import { readTally, readVote } from '../../src/core/state/feedback.ts';
+import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import { FORM_INPUT_ID } from '../../src/platforms/discord/feedback.ts';
 import type { FakeChannel, FakeDiscord, FakeInteraction, FakeMessage, Json } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
@@ -24,9 +25,13 @@ let discord: FakeDiscord;
 let testBot: TestBot;
 let opsUrl: string;
 
-useE2E({ discord: {}, bot: { env: { HTTP_PORT: '0' } }, resetServiceAfterEach: true }, (e2e) => {
+useE2E({ discord: {}, bot: { env: { HTTP_PORT: '0' } }, resetServiceAfterEach: true }, async (e2e) => {
   ({ service, discord, bot: testBot } = e2e);
   opsUrl = `http://127.0.0.1:${testBot.bot.ops!.port}`;
+  // The message commands, registered as an operator registers them.
+  const { token, applicationId, apiUrl, guildId } = discord;
+  await deployCommands({ token, applicationId, apiUrl, guildId });
+  return undefined;
 });
 
 const ALICE = { id: '1290000000000000601', username: 'alice' };
@@ -200,26 +205,50 @@ describe('feedback on Discord', () => {
       command: 'complete',
     });
 
+    // In a channel of its own: the channel's write budget (5 per 5 s) is not the /complete's.
+    const mentions = discord.addChannel('fb-kinds-mention');
     service.enqueue('chat', { stream: { text: 'A mention answer.' } });
-    const mentioned = next('mention', channel);
-    discord.postUserMessage({ channelId: channel.id, content: `<@${discord.botUser.id}> hello`, author: ALICE });
+    const mentioned = next('mention', mentions);
+    discord.postUserMessage({ channelId: mentions.id, content: `<@${discord.botUser.id}> hello`, author: ALICE });
     expect((await mentioned).ok).toBe(true);
-    const reply = discord.messagesIn(channel.id).findLast((m) => m.author.id === discord.botUser.id)!;
+    const reply = discord.messagesIn(mentions.id).findLast((m) => m.author.id === discord.botUser.id)!;
     const first = feedbackOf(reply);
 
     service.enqueue('chat', { stream: { text: 'Another mention answer.' } });
     const regenerate = buttonIds(reply).find((b) => b.startsWith('regenerate:'))!;
-    const regenerated = next('regenerate:button', channel);
+    const regenerated = next('regenerate:button', mentions);
     discord.pressButton({ messageId: reply.id, customId: regenerate, user: ALICE });
     expect((await regenerated).ok).toBe(true);
     expect(reply.content).toBe('Another mention answer.');
     const second = feedbackOf(reply);
     expect(second.id).not.toBe(first.id);
-    await press(channel, reply, second.down, BOB);
+    await press(mentions, reply, second.down, BOB);
     expect(await readVote(testBot.bot.core.store, second.id, BOB.id)).toMatchObject({
       vote: 'down',
       kind: 'mention',
       command: 'mention',
+    });
+  });
+
+  it("a message action's answer (Summarize) ends with 👍 / 👎, its votes stored under the action's id", async () => {
+    const channel = discord.addChannel('fb-action');
+    const target = discord.postUserMessage({
+      channelId: channel.id,
+      content: 'The ferry leaves at 7:15.',
+      author: BOB,
+    });
+    service.enqueue('chat', { stream: { text: 'A ferry leaves at 7:15.' } });
+    const done = next('summarize_message', channel);
+    discord.dispatchMessageCommand({ command: 'Summarize', messageId: target.id, user: ALICE });
+    expect((await done).ok).toBe(true);
+    const reply = discord.messagesIn(channel.id).findLast((m) => m.author.id === discord.botUser.id)!;
+    expect(reply.content).toBe('A ferry leaves at 7:15.');
+    const { up, id } = feedbackOf(reply);
+    await press(channel, reply, up, BOB);
+    expect(await readVote(testBot.bot.core.store, id, BOB.id)).toMatchObject({
+      vote: 'up',
+      kind: 'mention',
+      command: 'summarize_message',
     });
   });
 
