@@ -19,6 +19,6 @@ export default {
     maxLength: 2000,
   },
   async execute(ctx, core, use) {
-    await answerAboutMessage(ctx, core, use.message, use.question ?? '');
+    await answerAboutMessage(ctx, core, use.message, use.question ?? '', 'ask_about_message');
   },
 } satisfies MessageAction;

@@ -11,6 +11,6 @@ export default {
   id: 'summarize_message',
   description: 'Summarize this message (its text, images and files) in its thread',
   async execute(ctx, core, use) {
-    await answerAboutMessage(ctx, core, use.message, SUMMARIZE_INSTRUCTION);
+    await answerAboutMessage(ctx, core, use.message, SUMMARIZE_INSTRUCTION, 'summarize_message');
   },
 } satisfies MessageAction;

@@ -1,10 +1,12 @@
 /**
- * `/usage [channel]`: what you have used against your quotas (chat requests this minute,
- * images and tokens today, and when each window rolls over); admins may ask for the channel's
- * use today instead. Shown only to the user who asked.
+ * `/usage [channel] [feedback]`: what you have used against your quotas (chat requests this
+ * minute, images and tokens today, and when each window rolls over); admins may ask for the
+ * channel's use today instead, or for the 👍 / 👎 on the bot's answers here (the server or
+ * workspace) summed per model. Shown only to the user who asked.
  */
 import type { Command } from '../src/core/command.ts';
 import { ForbiddenError } from '../src/core/errors.ts';
+import { feedbackCard } from '../src/core/features/feedback-report.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
 import { type UsageLine, type UsageReport, waitText } from '../src/core/state/quotas.ts';
 
@@ -24,9 +26,18 @@ function fields(report: UsageReport) {
 export default {
   name: 'usage',
   description: 'Show what you have used of your quotas (admins: the channel)',
-  options: [{ name: 'channel', description: "Show this channel's use today instead (admins)", type: 'boolean' }],
-  examples: ['', '--channel'],
+  options: [
+    { name: 'channel', description: "Show this channel's use today instead (admins)", type: 'boolean' },
+    { name: 'feedback', description: 'Show the 👍 / 👎 on answers here, per model (admins)', type: 'boolean' },
+  ],
+  examples: ['', '--channel', '--feedback'],
   async execute(ctx, core) {
+    if (ctx.options.feedback === true) {
+      if (!(await ctx.user.isAdmin())) throw new ForbiddenError('Only admins can see the feedback on answers.');
+      const card = await feedbackCard(core.store, ctx.channelKey, ctx.reply.limits.cards);
+      await ctx.reply.sendEphemeral({ content: '', cards: [card] });
+      return;
+    }
     if (ctx.options.channel === true) {
       if (!(await ctx.user.isAdmin())) throw new ForbiddenError("Only admins can see a channel's use.");
       const report = await core.quotas.usageOfChannel(ctx.channelKey);

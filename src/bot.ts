@@ -11,6 +11,7 @@ import { type Config, loadConfig } from './config.ts';
 import { type Core, closeCore, createCore } from './core/core.ts';
 import { BotEvents } from './core/events.ts';
 import { ServiceClient } from './core/service/client.ts';
+import { readTally } from './core/state/feedback.ts';
 import { openStore } from './core/state/open-store.ts';
 import { createLogger, type Logger } from './log.ts';
 import { type BotMetrics, createMetrics } from './ops/metrics.ts';
@@ -104,7 +105,7 @@ export async function startBot(
 
   const discord = config.discord ? new DiscordAdapter(config.discord, core, DEFINITIONS, log) : undefined;
   const slack = config.slack ? new SlackAdapter(config.slack, core, DEFINITIONS, log) : undefined;
-  const metrics = createMetrics(events);
+  const metrics = createMetrics(events, { feedback: () => readTally(core.store) });
   const checks: HealthCheck[] = [
     ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),
     ...(slack ? [{ name: 'slack', check: () => slack.health() }] : []),

@@ -58,6 +58,14 @@ export function workspaceOf(channelKey: string): string | undefined {
 }
 
 /**
+ * The place a channel key belongs to: its Discord server or Slack workspace ({@link workspaceOf}),
+ * e.g. where /usage sums feedback for admins. @returns the key itself for a string that is not a channel key.
+ */
+export function placeOf(channel: string): string {
+  return workspaceOf(channel) ?? channel;
+}
+
+/**
  * The kinds of Discord's rate-limit buckets (docs/platform-limits.md, Discord, "Rate budgets"):
  * the bot token's `global` limit, a channel's bot-token writes (`channel`), every write of a
  * channel (`writes`), an interaction's webhook token (`webhook`).
@@ -114,6 +122,18 @@ export const storeKeys = {
   regenerating: (id: string) => `regenerating:${id}`,
   /** The answer state id of the answer to a mention, by the mention's {@link messageRef}. */
   mentionAnswer: (mention: string) => `mention-answer:${mention}`,
+  /**
+   * A finished answer's feedback record (features/feedback.ts: its kind, command, model, channel),
+   * under the answer's feedback id (the id its 👍 / 👎 buttons carry).
+   */
+  feedback: (id: string) => `feedback:${id}`,
+  /** One user's vote (👍 / 👎, and a 👎's reason) on an answer, by the answer's feedback id and the user's id. */
+  feedbackVote: (id: string, user: string) => `feedback-vote:${id}:${user}`,
+  /**
+   * The votes counted by kind, model and vote (state/feedback.ts): every place's together
+   * without `place` (/metrics), else one place's ({@link placeOf}: /usage).
+   */
+  feedbackTally: (place?: string) => (place === undefined ? 'feedback-tally' : `feedback-tally:${place}`),
   /** A thread the bot opened for a conversation (Discord; state/threads.ts), by the thread's conversation key. */
   openedThread: (conversationId: string) => `thread:${conversationId}`,
   /**

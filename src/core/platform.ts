@@ -6,6 +6,9 @@
 import type { Logger } from '../log.ts';
 import type { BucketId } from './keys.ts';
 import type { Card, CardLimits } from './platform-cards.ts';
+import type { Button, TextForm } from './platform-controls.ts';
+
+export type { Button, TextForm } from './platform-controls.ts';
 
 /** A file to post with a message (e.g. a generated image). */
 export interface OutgoingFile {
@@ -15,18 +18,6 @@ export interface OutgoingFile {
   mimeType: string;
   /** Alt text / description. */
   description?: string;
-}
-
-/**
- * A button under a message. `id` is `<command>:<args…>` (≤ 100 characters, Discord's
- * `custom_id` limit): a press is handed to that command's `onComponent` with the args.
- */
-export interface Button {
-  id: string;
-  /** At most 80 characters. */
-  label: string;
-  style?: 'primary' | 'secondary' | 'danger';
-  disabled?: boolean;
 }
 
 /** A message the core asks a platform to show. `content` is Markdown. */
@@ -189,6 +180,12 @@ export interface ComponentContext {
   acknowledge(): Promise<void>;
   /** Tells only the presser. Never throws. */
   sendEphemeral(message: string | OutgoingMessage): Promise<void>;
+  /**
+   * Opens a form for the presser alone, as the press's first answer (Discord: a modal, within
+   * its 3 s; Slack: views.open with the press's trigger); its submit comes back to the adapter
+   * by `form.id`. @throws the platform's refusal (the press already answered, a trigger gone).
+   */
+  openForm?(form: TextForm): Promise<void>;
   /**
    * The first image of the message that carries the button, with its reference. Discord: an
    * attachment of the press's own message (as the interaction carries it), downloaded from the

@@ -1,8 +1,9 @@
 /**
  * Prometheus metrics (prom-client) from the bot's events: commands by name, platform and
  * outcome; service requests by endpoint and status, with their latency; time to first token
- * and stream duration; tokens in and out; platform 429s; open streams; and Node's own metrics
- * (event-loop delay among them: `nodejs_eventloop_lag_p99_seconds`).
+ * and stream duration; tokens in and out; platform 429s; open streams; the votes on answers
+ * (`feedback_total`, read from the store when scraped); and Node's own metrics (event-loop delay
+ * among them: `nodejs_eventloop_lag_p99_seconds`).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type {
@@ -13,6 +14,7 @@ import type {
   StreamReport,
   TokenReport,
 } from '../core/events.ts';
+import type { TallyLine } from '../core/state/feedback.ts';
 
 /** The metrics of one bot, in a registry of their own. */
 export interface BotMetrics {
@@ -20,6 +22,9 @@ export interface BotMetrics {
   /** Stops listening to the bot's events. */
   close(): void;
 }
+
+/** Longest wait for the store's feedback tally when /metrics is scraped, in ms (the last figures are kept past it). */
+const FEEDBACK_READ_MS = 1_000;
 
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
 
@@ -82,14 +87,48 @@ function defineMetrics(registry: Registry, prefix: string) {
 }
 
 /**
+ * `feedback_total{kind,vote,model}`: the votes on answers stored now (state/feedback.ts's tally
+ * of every place), read from the store each time /metrics is scraped. A gauge, not a counter:
+ * a changed vote moves from one count to the other (👍 then 👎 by one user leaves one 👎), so
+ * the figures always equal the votes the store keeps, and every instance sharing the store
+ * reports the same figures (aggregate them with `max`, not `sum`). A store that does not answer
+ * within FEEDBACK_READ_MS leaves the figures last read.
+ */
+function feedbackGauge(registry: Registry, prefix: string, read: () => Promise<TallyLine[]>): Gauge {
+  return new Gauge({
+    name: `${prefix}feedback_total`,
+    help: 'Votes on answers stored now (up or down), by kind of answer, vote and model; a changed vote moves between counts.',
+    labelNames: ['kind', 'vote', 'model'],
+    registers: [registry],
+    async collect() {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<undefined>(
+        (resolve) => (timer = setTimeout(() => resolve(undefined), FEEDBACK_READ_MS)),
+      );
+      const lines = await Promise.race([read().catch(() => undefined), timeout]);
+      clearTimeout(timer);
+      for (const line of lines ?? []) {
+        this.set({ kind: line.kind, vote: 'up', model: line.model }, line.up);
+        this.set({ kind: line.kind, vote: 'down', model: line.model }, line.down);
+      }
+    },
+  });
+}
+
+/**
  * Creates the registry and starts counting the bot's events.
  * @param options.prefix metric name prefix (default `genbot_`).
+ * @param options.feedback reads the store's tally of votes on answers (`feedback_total`; absent: no such metric).
  */
-export function createMetrics(events: BotEvents, options: { prefix?: string } = {}): BotMetrics {
+export function createMetrics(
+  events: BotEvents,
+  options: { prefix?: string; feedback?: () => Promise<TallyLine[]> } = {},
+): BotMetrics {
   const prefix = options.prefix ?? 'genbot_';
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix });
   const m = defineMetrics(registry, prefix);
+  if (options.feedback) feedbackGauge(registry, prefix, options.feedback);
   for (const platform of ['discord', 'slack']) m.open.set({ platform }, 0);
   const listeners = {
     'command.done': (o: CommandOutcome) =>

@@ -68,8 +68,13 @@ async function press(core: Core, button: Button, into: Recorder, userId = 'u1', 
   return runInvocation('imagine:button', ctx, core, () => imagineCommand.onComponent!(ctx, core));
 }
 
+/** The /imagine buttons of the recorded reply, by action (the 👍 / 👎 after them left out). */
 const buttonsOf = (r: Recorder) =>
-  Object.fromEntries((r.messages.find((m) => m.buttons?.length)?.buttons ?? []).map((b) => [b.id.split(':')[1], b]));
+  Object.fromEntries(
+    (r.messages.find((m) => m.buttons?.length)?.buttons ?? [])
+      .filter((b) => !b.feedback)
+      .map((b) => [b.id.split(':')[1], b]),
+  );
 
 describe('/imagine follow-up buttons', () => {
   it('Reroll sends the same options with a new seed; Upscale sends style upscaled with the image as a PNG reference; Vary, the image with denoising_strength 0.6', async () => {
@@ -272,7 +277,7 @@ describe('/imagine follow-up buttons', () => {
     // The progress line came first; it became the buttons line, and the image followed it.
     const [line, image] = r.messages;
     expect(line!.content).toBe('🎨 Done: the image is below. Reroll, upscale or vary it:');
-    expect(line!.buttons?.map((b) => b.label)).toEqual(['🎲 Reroll', '🔍 Upscale', '🌀 Vary']);
+    expect(line!.buttons?.map((b) => b.label)).toEqual(['🎲 Reroll', '🔍 Upscale', '🌀 Vary', '👍', '👎']);
     expect(image!.files).toHaveLength(1);
     expect(image!.content).toContain('a slow painting');
   }, 15_000);

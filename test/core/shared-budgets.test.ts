@@ -286,7 +286,13 @@ describe('the return of the store after an outage', () => {
     await expect.poll(() => shared.isShared).toBe(true);
     const starts: number[] = [];
     const write = (key: string) =>
-      scheduler.submit({ key, stream: key, buckets: [channel], final: true, run: async () => void starts.push(Date.now()) });
+      scheduler.submit({
+        key,
+        stream: key,
+        buckets: [channel],
+        final: true,
+        run: async () => void starts.push(Date.now()),
+      });
     away = true;
     // The next announcement fails: half of the budget (2 instances), locally.
     await expect.poll(() => shared.isShared, { timeout: 10_000 }).toBe(false);

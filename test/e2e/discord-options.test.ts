@@ -170,9 +170,11 @@ describe('Discord /chat options', () => {
       expect(discord.downloads.some((d) => d.attachmentId === fileId && d.completed)).toBe(true);
       // JSON mode: the answer is shown pretty-printed in a fence.
       expect(interaction.original!.content).toBe('```json\n{\n  "colour": "red"\n}\n```');
-      // Stop gone, and the finished answer's Regenerate button in its place.
+      // Stop gone, and the finished answer's Regenerate button in its place, then 👍 / 👎.
       expect(buttonsOf(interaction.original!).map((b) => String(b.id))).toEqual([
         expect.stringMatching(/^regenerate:[0-9a-f]{18}:\d+$/),
+        expect.stringMatching(/^feedback:[0-9a-f]{18}:up$/),
+        expect.stringMatching(/^feedback:[0-9a-f]{18}:down$/),
       ]);
     } finally {
       service.setChatReply(undefined);
@@ -296,6 +298,8 @@ describe('Discord /imagine options', () => {
       'imagine:reroll',
       'imagine:upscale',
       'imagine:vary',
+      expect.stringMatching(/^feedback:[0-9a-f]{18}$/),
+      expect.stringMatching(/^feedback:[0-9a-f]{18}$/),
     ]);
   });
 

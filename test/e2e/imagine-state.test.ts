@@ -50,12 +50,12 @@ function outcomeIn(channel: string): Promise<CommandOutcome> {
   return testBot.outcomes((o) => o.conversationId.endsWith(`:${channel}`), 1, 30_000).then(([o]) => o!);
 }
 
-/** The custom ids (Discord) or action ids (Slack) of a message's buttons. */
+/** The custom ids (Discord) or action ids (Slack) of a message's buttons, but 👍 / 👎 (feedback-*.test.ts). */
 function buttonIds(components: Json[] | unknown[] | undefined): string[] {
   return ((components ?? []) as Json[]).flatMap((row) =>
     ((row.components ?? row.elements ?? []) as Json[])
       .map((b) => String(b.custom_id ?? b.action_id ?? ''))
-      .filter(Boolean),
+      .filter((id) => id !== '' && !id.startsWith('feedback:')),
   );
 }
 

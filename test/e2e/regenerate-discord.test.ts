@@ -31,9 +31,11 @@ const BOB = { id: '1290000000000000502', username: 'bob' };
 
 const conversationOf = (channel: FakeChannel) => `discord:${channel.guildId ?? 'dm'}:${channel.id}`;
 
-/** The custom ids of a message's buttons. */
+/** The custom ids of a message's buttons, but 👍 / 👎 (after Regenerate: feedback-discord.test.ts). */
 const buttonIds = (message: FakeMessage) =>
-  message.components.flatMap((row) => (row.components as Json[]).map((b) => String(b.custom_id)));
+  message.components
+    .flatMap((row) => (row.components as Json[]).map((b) => String(b.custom_id)))
+    .filter((id) => !id.startsWith('feedback:'));
 
 /** The message's Regenerate button id (fails when it has none). */
 function regenerateOf(message: FakeMessage): string {

@@ -87,6 +87,12 @@ export interface StreamAnswerOptions {
    * was stopped or broke.
    */
   beforeFinal?: (answer: string) => Promise<readonly string[]>;
+  /**
+   * The feedback buttons (👍 / 👎: features/feedback.ts) of an answer whose stream ended well,
+   * asked for (with `finalControls`) just before its final write, after them on its last message;
+   * not asked for an empty answer.
+   */
+  feedback?: () => Promise<Button[]>;
 }
 
 /**
@@ -223,11 +229,13 @@ async function finishAnswer(
     );
   const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
   const shown = final.text.trim() !== '';
-  const [controls, later] = await Promise.all([
-    shown && !file && options.finalControls ? options.finalControls() : undefined,
-    options.beforeFinal ? options.beforeFinal(answer) : [],
+  const [regenerate = [], feedback = [], later = []] = await Promise.all([
+    shown && !file ? options.finalControls?.() : undefined,
+    shown ? options.feedback?.() : undefined,
+    options.beforeFinal ? options.beforeFinal(answer) : undefined,
   ]);
   notes.push(...later);
+  const controls = regenerate.length || feedback.length ? [...regenerate, ...feedback] : undefined;
   try {
     await reply.finish(`${shown ? final.text : empty}${notesText(notes)}`, controls ? { controls } : {});
     if (file) await sendOnce(reply.scheduler, ctx.reply, { content: '', files: [file] }, reply.messageCount);

@@ -12,9 +12,11 @@ import { BadRequestError } from '../service/errors.ts';
 import type { ChatCompletionChunk, CompletionChunk, Usage } from '../service/schemas.ts';
 import type { Stream } from '../service/stream.ts';
 import { textOf } from '../service/text-of.ts';
+import type { FeedbackKind } from '../state/feedback.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { type AnswerState, answerKeeper, type KeptRequest } from './answer-state.ts';
 import { type Deferral, deferred } from './deferral.ts';
+import { keepFeedback } from './feedback.ts';
 import { showJson } from './json-answer.ts';
 import { countTokens } from './usage.ts';
 
@@ -43,6 +45,11 @@ export interface RunOptions {
   keep?: { id: string; state: () => AnswerState };
   /** Run just before the final write of an answer whose stream ended well (streamAnswer's `beforeFinal`). */
   beforeFinal?: (answer: string) => Promise<readonly string[]>;
+  /**
+   * What the answer is, for its 👍 / 👎 (features/feedback.ts): an answer that ends well gets
+   * them, its record kept (with the request's model) just before its final write.
+   */
+  feedback?: { kind: FeedbackKind; command: string };
 }
 
 /** What {@link runRequest} produced: the answer's text as shown (a completion's without its prompt) and its ending. */
@@ -92,7 +99,7 @@ export async function runRequest(
     return request.endpoint === 'chat' ? choice?.delta?.content : choice?.text;
   };
   const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
-  const { keep } = options;
+  const { keep, feedback } = options;
   const keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, () => session.reply.messageRefs);
   async function* deltas() {
     if (prompt) yield prompt;
@@ -103,6 +110,7 @@ export async function runRequest(
     ...(options.notes.length ? { notes: options.notes } : {}),
     ...(keeper ? { finalControls: () => keeper.controls() } : {}),
     ...(options.beforeFinal ? { beforeFinal: options.beforeFinal } : {}),
+    ...(feedback ? { feedback: () => keepFeedback(core, ctx, { ...feedback, model: request.body.model }) } : {}),
     events: core.events,
     finishReason: () => stream.finishReason,
     maxChars: core.limits.maxAnswerChars,

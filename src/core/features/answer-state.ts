@@ -55,6 +55,8 @@ export interface AnswerState {
   conversationId: string;
   channelKey: string;
   kind: 'chat' | 'complete' | 'mention';
+  /** The message action answered (its id), when one was: the feedback record's command (else `kind`). */
+  command?: string;
   request: KeptRequest;
   /** Lines shown under the answer (files not used, history left out), shown again under a new one. */
   notes: string[];

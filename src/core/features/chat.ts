@@ -61,6 +61,8 @@ export interface ChatRequest {
    * mention is (keys.ts `messageRef`), to find the answer again when it is edited.
    */
   mention?: { text: string; ref?: string | undefined };
+  /** The message action answered (its id), when one is: what the answer's feedback record names as its command. */
+  command?: string;
 }
 
 /**
@@ -195,18 +197,20 @@ async function answerChat(
   const vision = images.length > 0 || request.vision === true;
   // Image results are posted after the answer, which a new answer could not replace: no Regenerate.
   const regenerable = request.webSearch !== 'images';
+  const kind = request.mention ? 'mention' : 'chat';
   const state = (): AnswerState => ({
     version: 1,
     requesterId: ctx.user.id,
     conversationId: ctx.conversationId,
     channelKey: ctx.channelKey,
-    kind: request.mention ? 'mention' : 'chat',
+    kind,
     request: body,
     notes,
     turns: { ...exchange, conversations: conversationsOf(ctx) },
     ...(request.json ? { json: true } : {}),
     ...(vision ? { images: true } : {}),
     ...(request.mention?.text ? { prompt: request.mention.text } : {}),
+    ...(request.command ? { command: request.command } : {}),
   });
   const {
     text: answer,
@@ -223,6 +227,7 @@ async function answerChat(
     // The exchange is stored before the answer's final write, which then says when it could not be.
     // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
     beforeFinal: async (shown) => (shown.trim() === '' ? [] : remember(ctx, core, { asked, answer: shown, exchange })),
+    feedback: { kind, command: request.command ?? kind },
   });
   // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
   // one cut off by a fault does not (it may be wrong where it ends). Either is a failed command,

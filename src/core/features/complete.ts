@@ -72,6 +72,7 @@ async function answerCompletion(
     ...running,
     notes: [],
     keep: { id, state: () => state },
+    feedback: { kind: 'complete', command: 'complete' },
   });
   if (ending !== 'done') throw new ShownError(error);
 }

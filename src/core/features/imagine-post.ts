@@ -3,8 +3,8 @@
  * the request waits and the service works (imagine-progress.ts), the image fitted to the
  * platform's upload size, posted with a caption naming the prompt and settings, and the
  * Reroll / Upscale / Vary buttons, whose state (the job, references to the images) the store
- * keeps under the button's id (imagine-state.ts). Used by /imagine (imagine.ts) and by the
- * buttons' presses (imagine-buttons.ts).
+ * keeps under the button's id (imagine-state.ts), then the image's 👍 / 👎 (feedback.ts). Used
+ * by /imagine (imagine.ts) and by the buttons' presses (imagine-buttons.ts).
  */
 import type { Core } from '../core.ts';
 import { editOnce, sendOnce } from '../delivery/one-off.ts';
@@ -15,6 +15,7 @@ import { InvalidResponseError } from '../service/errors.ts';
 import type { QueueTicket } from '../service/gate.ts';
 import type { ImageGenerationRequest, ImageGenerationResult } from '../service/schemas.ts';
 import type { Deferral } from './deferral.ts';
+import { keepFeedback } from './feedback.ts';
 import { withProgress } from './imagine-progress.ts';
 import { type ImagineJob, type ImagineState, type KeptImage, keepButtonState, keptImage } from './imagine-state.ts';
 import { subjectOf } from './usage.ts';
@@ -128,12 +129,16 @@ export async function generateAndPost(
     mimeType: fitted.mimeType,
     description: job.prompt.slice(0, 1000),
   };
-  await post(
-    ctx,
-    core,
-    { content: lines.join('\n'), file, buttons: (ref) => keepButtonState(ctx, core, state(ref)) },
-    progress,
-  );
+  // Reroll, Upscale, Vary, then 👍 / 👎 (features/feedback.ts): five, a Discord row's most.
+  const buttons = async (ref: string | undefined) => {
+    const feedback = { kind: 'image' as const, command: 'imagine', model: job.model ?? 'default' };
+    const [own, rating] = await Promise.all([
+      keepButtonState(ctx, core, state(ref)),
+      keepFeedback(core, ctx, feedback),
+    ]);
+    return [...own, ...rating];
+  };
+  await post(ctx, core, { content: lines.join('\n'), file, buttons }, progress);
 }
 
 /**

@@ -56,6 +56,8 @@ export interface MentionRequest {
   context?: MentionContext;
   /** Where the message is (keys.ts `messageRef`): an edit of it within EDIT_REANSWER_MINUTES re-answers it. */
   ref?: string;
+  /** The message action answered (its id), when one is (the answer's feedback record names it). */
+  command?: string;
 }
 
 /** The instruction sent when a message holds images and no text. */
@@ -127,6 +129,7 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
     files: files.files,
     notes,
     mention: { text, ref: request.ref },
+    ...(request.command ? { command: request.command } : {}),
     ...(context ? { context } : {}),
     ...(context && collected.images.length > images.length ? { vision: true } : {}),
   });

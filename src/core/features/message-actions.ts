@@ -45,6 +45,7 @@ export function promptAbout(instruction: string, message: ChosenMessage): string
 /**
  * Answers `instruction` about `message` in `ctx`'s conversation, as a mention would be answered
  * (see the file's comment).
+ * @param command the message action's id (the answer's feedback record names it).
  * @throws InputError when the message has neither text nor files; otherwise as answerMention.
  */
 export async function answerAboutMessage(
@@ -52,6 +53,7 @@ export async function answerAboutMessage(
   core: Core,
   message: ChosenMessage,
   instruction: string,
+  command?: string,
 ): Promise<void> {
   if (message.text.trim() === '' && message.attachments.length === 0) throw new InputError(NOTHING_TO_READ);
   const notices =
@@ -62,5 +64,6 @@ export async function answerAboutMessage(
     text: promptAbout(instruction, message),
     attachments: message.attachments,
     ...(notices.length ? { notices } : {}),
+    ...(command ? { command } : {}),
   });
 }

@@ -199,6 +199,7 @@ async function rerun(
         json: state.json === true,
         images: state.images === true,
         keep: { id, state: () => next },
+        feedback: { kind: state.kind, command: state.command ?? state.kind },
       });
       const question = change.prompt && [change.prompt, state.turns?.askedTail].filter(Boolean).join('\n');
       const answer = result.ending === 'stopped' ? `${result.text}\n[stopped]` : result.text;

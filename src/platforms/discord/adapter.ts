@@ -155,7 +155,7 @@ export class DiscordAdapter {
   /**
    * Dispatches an interaction to its handler: a slash command (interactions.ts), an
    * autocomplete or a button press (components.ts), a message command or a modal's submit
-   * (message-actions.ts). While stopping, new work is refused in a sentence (an empty list for
+   * (message-actions.ts; a feedback reason's: feedback.ts). While stopping, new work is refused in a sentence (an empty list for
    * autocomplete) and running answers finish.
    */
   private onInteraction(interaction: Interaction): void {

@@ -9,6 +9,7 @@ import { type Command, runComponent, runInvocation } from '../../core/command.ts
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
 import { REGENERATE_BUTTON } from '../../core/features/answer-state.ts';
+import { FEEDBACK_BUTTON, pressFeedback } from '../../core/features/feedback.ts';
 import { pressRegenerate } from '../../core/features/regenerate.ts';
 import { conversationKey, parseButtonId, parsePostedImageRef, postedImageRef } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
@@ -17,6 +18,7 @@ import type { ComponentContext, PostedImage } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { interactionBudget } from './budget.ts';
 import { isGone } from './errors.ts';
+import { formModal } from './feedback.ts';
 import { InteractionReply } from './interactions.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
@@ -49,7 +51,7 @@ export async function handleAutocomplete(
 
 /**
  * Runs the handler of a pressed button (`<command>:<args…>`; Stop buttons go to the core's
- * stops, Regenerate to features/regenerate.ts), as a ComponentContext over the press's {@link InteractionResponder}, made first:
+ * stops, Regenerate to features/regenerate.ts, 👍 / 👎 to features/feedback.ts), as a ComponentContext over the press's {@link InteractionResponder}, made first:
  * the press is deferred with deferUpdate if nothing answered it within the responder's
  * `AUTO_DEFER_MS` (a deferReply once the handler has asked for `reply`, as Reroll does).
  * @param signal the invocation's own signal (shutdown).
@@ -80,6 +82,7 @@ export async function handleButton(
       async () => {
         if (name === STOP_BUTTON) await deps.core.stops.press(ctx);
         else if (name === REGENERATE_BUTTON) await pressRegenerate(ctx, deps.core);
+        else if (name === FEEDBACK_BUTTON) await pressFeedback(ctx, deps.core);
         else await runComponent(command, ctx, deps.core);
       },
     );
@@ -127,7 +130,8 @@ async function postedDiscordImage(
  * The platform-neutral ComponentContext of a button press: `update` replaces the pressed
  * message, `acknowledge` defers without changing it, `sendEphemeral` tells the presser alone,
  * `reply` (made on first use) posts new messages, its deferral a new "thinking…" reply,
- * `replyInPlace` writes over the pressed message (deferUpdate, then `@original`), and
+ * `replyInPlace` writes over the pressed message (deferUpdate, then `@original`), `openForm`
+ * answers with a modal (the press's first answer: feedback.ts), and
  * `pressedImage` / `postedImage` find an image the bot posted (the pressed message's, as the
  * press carries it; another message's, fetched again).
  */
@@ -159,6 +163,7 @@ function componentContext(
     replyInPlace: () => new InteractionReply(responder, deps.rateLimits, 'update'),
     acknowledge: () => responder.acknowledge(),
     sendEphemeral: (message) => responder.sendEphemeral(message),
+    openForm: (form) => responder.showModal(formModal(form)),
     pressedImage: async () => imageOf(interaction.message, deps.core.downloader),
     postedImage: (ref) => postedDiscordImage(interaction.client, ref, deps.core.downloader),
     ...press,

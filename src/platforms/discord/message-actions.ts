@@ -29,12 +29,14 @@ import {
 } from 'discord.js';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
+import { FEEDBACK_BUTTON } from '../../core/features/feedback.ts';
 import { buttonId, conversationKey, parseButtonId } from '../../core/keys.ts';
 import { type ChosenMessage, type MessageAction, runMessageAction } from '../../core/message-action.ts';
 import type { CommandContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { ActionReply } from './action-reply.ts';
 import { interactionBudget } from './budget.ts';
+import { handleFeedbackSubmit } from './feedback.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
@@ -162,7 +164,7 @@ export async function handleMessageCommand(
 
 /**
  * Handles the submit of an action's modal: acknowledges it, finds the chosen message again,
- * and runs the action with the question.
+ * and runs the action with the question. A feedback reason's modal goes to feedback.ts.
  * @param signal the invocation's own signal (shutdown).
  */
 export async function handleModalSubmit(
@@ -171,6 +173,7 @@ export async function handleModalSubmit(
   signal: AbortSignal,
 ): Promise<void> {
   const { command, args } = parseButtonId(interaction.customId);
+  if (command === FEEDBACK_BUTTON) return handleFeedbackSubmit(interaction, deps);
   const action = deps.actions.find((a) => a.id === command && a.question);
   const ref = newReference();
   const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, command });

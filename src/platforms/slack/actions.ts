@@ -2,23 +2,28 @@
  * Presses of the bot's Block Kit buttons (`block_actions` interaction payloads, Slack's
  * "Handling user interaction" docs): acked at once (Slack allows 3 s), then handed to the
  * handler named by the button's `action_id` (`<command>:<args…>`): Stop (delivery/stops.ts),
- * Regenerate (features/regenerate.ts) or a command's `onComponent` (e.g. /imagine's Reroll).
+ * Regenerate (features/regenerate.ts), 👍 / 👎 (features/feedback.ts: a `feedback_buttons`
+ * element's press, its `action_id` and the pressed button's `value`) or a command's
+ * `onComponent` (e.g. /imagine's Reroll).
  * `update` replaces the message that carries the button with `chat.update`; the presser alone
  * is told things through the payload's `response_url` (ephemeral); `postedImage` finds a file
- * the bot uploaded again (files.info, then the file with the bot token: files.ts).
+ * the bot uploaded again (files.info, then the file with the bot token: files.ts); `openForm`
+ * opens a modal with the press's `trigger_id` (views.open: feedback.ts).
  */
-import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
+import type { App, BlockAction, ButtonAction, FeedbackButtonsAction, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
 import { REGENERATE_BUTTON } from '../../core/features/answer-state.ts';
+import { FEEDBACK_BUTTON, pressFeedback } from '../../core/features/feedback.ts';
 import { pressRegenerate } from '../../core/features/regenerate.ts';
 import { channelKey, conversationKey, parseButtonId } from '../../core/keys.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { formView, registerButtonForms } from './feedback.ts';
 import { postedSlackImage } from './files.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { SlackReply } from './reply.ts';
@@ -55,16 +60,25 @@ function ephemeralAnswer(respond: RespondFn, log: Logger): (message: string | Ou
   };
 }
 
-/** Registers the handler of every button of the bot (any `action_id` of a `block_actions` payload). */
+/** A press of a button, or of a `feedback_buttons` element's 👍 or 👎. */
+type Press = BlockAction<ButtonAction | FeedbackButtonsAction>;
+
+/**
+ * Registers the handler of every button of the bot (any `action_id` of a `block_actions`
+ * payload), and of the forms their presses open (feedback.ts).
+ */
 export function registerBlockActions(app: App, deps: SlackActionDeps): void {
-  app.action<BlockAction<ButtonAction>>({ type: 'block_actions' }, async ({ ack, body, action, client, respond }) => {
+  registerButtonForms(app, deps);
+  app.action<Press>({ type: 'block_actions' }, async ({ ack, body, action, client, respond }) => {
     await ack();
     const sendEphemeral = ephemeralAnswer(respond, deps.log);
     if (deps.running.draining) {
       await sendEphemeral(RESTARTING);
       return;
     }
-    const { command: name, args } = parseButtonId(action.action_id ?? '');
+    const { command: name, args: idArgs } = parseButtonId(action.action_id ?? '');
+    // A feedback_buttons element has one action_id; the button pressed is its value.
+    const args = action.type === 'feedback_buttons' ? [...idArgs, action.value] : idArgs;
     const ref = newReference();
     const channel = body.channel?.id ?? body.container?.channel_id;
     const log = deps.log.child({
@@ -85,6 +99,7 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
           async () => {
             if (name === STOP_BUTTON) return deps.core.stops.press(ctx);
             if (name === REGENERATE_BUTTON) return pressRegenerate({ ...ctx, signal }, deps.core);
+            if (name === FEEDBACK_BUTTON) return pressFeedback(ctx, deps.core);
             return runComponent(
               deps.commands.find((c) => c.name === name),
               { ...ctx, signal },
@@ -104,7 +119,7 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
  * invocation's.
  */
 function pressContext(
-  body: BlockAction<ButtonAction>,
+  body: Press,
   client: WebClient,
   deps: SlackActionDeps,
   press: Pick<ComponentContext, 'args' | 'ref' | 'log' | 'sendEphemeral'>,
@@ -134,6 +149,9 @@ function pressContext(
     replyInPlace: () =>
       new SlackReply(client, { ...target, rewrite: messageTs }, (m) => press.sendEphemeral(m), press.log),
     postedImage: (ref) => postedSlackImage(ref, files),
+    openForm: async (form) => {
+      await client.views.open({ trigger_id: body.trigger_id, view: formView(form, { channel }) });
+    },
     ...press,
   };
 }

@@ -2,7 +2,8 @@
  * The core's OutgoingMessage as Block Kit (Block Kit reference): image links as `image`
  * blocks, each card as a `header` (≤ 150 characters), a description and one `section` per
  * field (mrkdwn, ≤ 3,000 characters), a `context` footer; buttons as one `actions` block
- * whose `action_id`s are the buttons' ids. Text in mrkdwn is escaped (no mentions can form).
+ * whose `action_id`s are the buttons' ids, and a 👍 / 👎 pair as a `feedback_buttons` element in
+ * a `context_actions` block under it. Text in mrkdwn is escaped (no mentions can form).
  */
 import type { Block, KnownBlock } from '@slack/types';
 import type { Button, OutgoingMessage } from '../../core/platform.ts';
@@ -44,12 +45,15 @@ export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | 
 }
 
 /**
- * Buttons (at most 5) as one `actions` block whose `action_id`s are the buttons' ids; none for no
- * buttons. Also what a native stream ends with (chat.stopStream's `blocks`: Regenerate).
+ * Buttons (at most 5) as one `actions` block whose `action_id`s are the buttons' ids, and the
+ * feedback buttons among them (a 👍 and a 👎: Button.feedback) as a `feedback_buttons` element in
+ * a `context_actions` block after it; none for no buttons. Also what a native stream ends with
+ * (chat.stopStream's `blocks`: Regenerate, 👍 / 👎).
  */
 export function buttonsBlock(list: readonly Button[]): KnownBlock[] {
-  const buttons = list.slice(0, 5);
-  if (!buttons.length) return [];
+  const buttons = list.filter((b) => !b.feedback).slice(0, 5);
+  const feedback = feedbackBlock(list);
+  if (!buttons.length) return feedback;
   return [
     {
       type: 'actions',
@@ -60,6 +64,37 @@ export function buttonsBlock(list: readonly Button[]): KnownBlock[] {
         value: b.id.slice(0, 2000),
         ...(b.style === 'primary' || b.style === 'danger' ? { style: b.style } : {}),
       })),
+    },
+    ...feedback,
+  ];
+}
+
+/**
+ * A 👍 and a 👎 (Button.feedback) as Block Kit's `feedback_buttons` element (in a
+ * `context_actions` block: the only block that takes it): its `action_id` the pair's, each
+ * button with its text (≤ 75 characters), value (≤ 2,000) and an accessibility label (≤ 75).
+ * None without both.
+ */
+function feedbackBlock(list: readonly Button[]): KnownBlock[] {
+  const positive = list.find((b) => b.feedback?.positive === true)?.feedback;
+  const negative = list.find((b) => b.feedback?.positive === false)?.feedback;
+  if (!positive || !negative) return [];
+  const button = (text: string, value: string, label: string) => ({
+    text: { type: 'plain_text' as const, text },
+    value: value.slice(0, 2000),
+    accessibility_label: label,
+  });
+  return [
+    {
+      type: 'context_actions',
+      elements: [
+        {
+          type: 'feedback_buttons',
+          action_id: positive.actionId.slice(0, 255),
+          positive_button: button('👍', positive.value, 'Good answer'),
+          negative_button: button('👎', negative.value, 'Bad answer'),
+        },
+      ],
     },
   ];
 }

@@ -1,8 +1,16 @@
 /**
  * Block Kit validation: the limits Slack enforces on `blocks` that matter here (50 blocks, a
  * section's text under 3,001 characters, a header's under 151, an image's alt text, known block
- * types…), answered as Slack answers them: `invalid_blocks_format` or `invalid_blocks` with
+ * types, a `context_actions` block's 1–5 `feedback_buttons` / `icon_button` elements…), answered
+ * as Slack answers them: `invalid_blocks_format` or `invalid_blocks` with
  * `response_metadata.messages` naming the JSON pointer.
+ *
+ * `context_actions` (docs.slack.dev/reference/block-kit/blocks/context-actions-block) takes only
+ * `feedback_buttons` and `icon_button` elements, at most 5. A `feedback_buttons` element
+ * (…/block-elements/feedback-buttons-element) needs a `positive_button` and a `negative_button`,
+ * each with a plain_text `text` of 1–75 characters, a `value` of 1–2,000 characters and an
+ * optional `accessibility_label` of at most 75; its optional `action_id` is at most 255
+ * characters. An `icon_button` needs an `icon` and a plain_text `text`.
  */
 import { isObject, SlackApiError } from './wire.ts';
 
@@ -93,6 +101,9 @@ export function parseBlocks(raw: unknown, maxBlocks = MAX_BLOCKS): unknown[] | u
           throw blockError('must have 1 to 25 elements', `${at}/elements`);
         }
         break;
+      case 'context_actions':
+        checkContextActions(block.elements, `${at}/elements`);
+        break;
       case 'rich_text':
         if (!Array.isArray(block.elements)) throw blockError('must be an array', `${at}/elements`);
         break;
@@ -106,6 +117,37 @@ export function parseBlocks(raw: unknown, maxBlocks = MAX_BLOCKS): unknown[] | u
     }
   });
   return blocks;
+}
+
+/** One button of a `feedback_buttons` element (see the file's comment). */
+function checkFeedbackButton(button: unknown, pointer: string): void {
+  if (!isObject(button)) throw blockError('missing required field', pointer);
+  checkTextObject(button.text, `${pointer}/text`, 75, true);
+  if (typeof button.value !== 'string' || button.value.length === 0 || button.value.length > 2000)
+    throw blockError('must be a string of 1 to 2000 characters', `${pointer}/value`);
+  const label = button.accessibility_label;
+  if (label !== undefined && (typeof label !== 'string' || label.length === 0 || label.length > 75))
+    throw blockError('must be a string of 1 to 75 characters', `${pointer}/accessibility_label`);
+}
+
+/** A `context_actions` block's elements (see the file's comment). */
+function checkContextActions(elements: unknown, pointer: string): void {
+  if (!Array.isArray(elements) || elements.length === 0 || elements.length > 5)
+    throw blockError('must have 1 to 5 elements', pointer);
+  elements.forEach((element: unknown, i) => {
+    const at = `${pointer}/${i}`;
+    if (!isObject(element)) throw blockError('must be an object', at);
+    if (element.action_id !== undefined && (typeof element.action_id !== 'string' || element.action_id.length > 255))
+      throw blockError('must be a string of at most 255 characters', `${at}/action_id`);
+    if (element.type === 'feedback_buttons') {
+      checkFeedbackButton(element.positive_button, `${at}/positive_button`);
+      checkFeedbackButton(element.negative_button, `${at}/negative_button`);
+    } else if (element.type === 'icon_button') {
+      if (typeof element.icon !== 'string' || element.icon === '')
+        throw blockError('missing required field', `${at}/icon`);
+      checkTextObject(element.text, `${at}/text`, 75, true);
+    } else throw blockError(`unsupported type: ${String(element.type)}`, `${at}/type`);
+  });
 }
 
 /** Texts inside blocks that Slack renders as mrkdwn (where mentions would work). */

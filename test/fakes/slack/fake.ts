@@ -200,8 +200,9 @@ export class FakeSlack extends FakeSlackAgentSurface {
   /**
    * The user submits an open modal: POSTs the `view_submission` payload (signed form
    * `payload=<JSON>`, the view with `state.values` of what was typed) and waits at most 3 s for
-   * the ack; `response_action: 'errors'` keeps the modal open (its `errors` recorded), any other
-   * ack closes it. A late or failed ack is recorded in {@link platformFailures}.
+   * the ack; `response_action: 'errors'` keeps the modal open (its `errors` recorded), `update`
+   * keeps it open showing the ack's view (checked as views.open's), any other ack closes it. A
+   * late or failed ack (or a refused update's view) is recorded in {@link platformFailures}.
    * @param input.values by block_id, then action_id.
    * @throws Error when the view is not open, or Slack's client would not submit the values (a
    *   required input empty, a value outside the input's lengths, an input the view lacks).

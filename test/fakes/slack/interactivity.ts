@@ -13,7 +13,10 @@
  * `privategroup` for a private channel, as in slash commands), `message` (the message object,
  * every block with a `block_id`: Slack generates one where the app gave none), `state { values:
  * {} }`, `response_url` (a fresh one of this fake, tied to the message: response-url.ts),
- * `actions: [{ action_id, block_id, text, value?, style?, type: 'button', action_ts }]`.
+ * `actions: [{ action_id, block_id, text, value?, style?, type: 'button', action_ts }]`; a press
+ * of a `feedback_buttons` element's 👍 or 👎 (in a `context_actions` block) is
+ * `{ action_id, block_id, text, value, type: 'feedback_buttons', action_ts }` with the pressed
+ * button's text and value (@slack/bolt's FeedbackButtonsAction; pressables.ts).
  * A button of an ephemeral message (chat.postEphemeral, or a response_url's ephemeral answer)
  * can be pressed by its one user: `container.is_ephemeral: true` and no `message` (as in real
  * captures). `container.thread_ts` for a reply comes from one description, not from Slack's
@@ -26,10 +29,10 @@
  *
  * A press Slack could not produce throws: an unknown user or channel, a deleted or unknown
  * message, a user who cannot see the conversation, or no button with that `action_id` (and
- * `value` / `blockId` when given) in the message's blocks (an `actions` block's elements or a
- * section's accessory).
+ * `value` / `blockId` when given) in the message's blocks (an `actions` block's elements, a
+ * section's accessory, or a `feedback_buttons` element's two buttons, told apart by `value`).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ackFailure, isFaulty, sendSigned } from './inbound.ts';
 import type { SignOptions } from './inbound-types.ts';
 import type {
@@ -38,15 +41,13 @@ import type {
   BlockActionResult,
   SocketBlockActionResult,
 } from './interaction-types.ts';
+import { blocksWithIds, buttonsOf, type Holder } from './pressables.ts';
 import { issueResponseUrl } from './response-url.ts';
 import type { SocketMode } from './socket-mode.ts';
 import { issueTrigger } from './triggers.ts';
 import type { FakeSlackChannel, FakeSlackMessage, PlatformFailure } from './types.ts';
-import { formatTs, isObject, type Json } from './wire.ts';
+import { formatTs, type Json } from './wire.ts';
 import type { Workspace } from './workspace.ts';
-
-/** What carries a button: a stored message or an ephemeral one. */
-type Holder = Pick<FakeSlackMessage, 'channel' | 'ts' | 'threadTs' | 'blocks'>;
 
 /** A button found in a message. */
 interface Pressed {
@@ -56,40 +57,6 @@ interface Pressed {
   message: FakeSlackMessage | undefined;
   blockId: string;
   button: Json;
-}
-
-/** The block_id Slack would have generated for block `index` of a message (stable across presses). */
-function generatedBlockId(m: Holder, index: number): string {
-  // Letters and digits only (Slack's own look like `uU2Dx`): a generated id never holds `-` or `_`.
-  return createHash('sha256')
-    .update(`${m.channel}/${m.ts}/${index}`)
-    .digest('base64')
-    .replace(/[^A-Za-z0-9]/g, '')
-    .slice(0, 5);
-}
-
-/** The message's blocks as Slack returns them: every block with a block_id. */
-function blocksWithIds(m: Holder): unknown[] | undefined {
-  return m.blocks?.map((block, i) =>
-    isObject(block) && block.block_id === undefined ? { ...block, block_id: generatedBlockId(m, i) } : block,
-  );
-}
-
-/** Every button of a message, with its block's id. */
-function buttonsOf(m: Holder): Array<{ blockId: string; button: Json }> {
-  const found: Array<{ blockId: string; button: Json }> = [];
-  (blocksWithIds(m) ?? []).forEach((block) => {
-    if (!isObject(block)) return;
-    const elements =
-      block.type === 'actions' && Array.isArray(block.elements)
-        ? block.elements
-        : block.type === 'section' && isObject(block.accessory)
-          ? [block.accessory]
-          : [];
-    for (const e of elements)
-      if (isObject(e) && e.type === 'button') found.push({ blockId: String(block.block_id), button: e });
-  });
-  return found;
 }
 
 /** The button a user presses. @throws Error when Slack could not send such a press. */
@@ -180,7 +147,8 @@ function blockActionPayload(
         text: button.text,
         ...(button.value === undefined ? {} : { value: button.value }),
         ...(button.style === undefined ? {} : { style: button.style }),
-        type: 'button',
+        // A feedback_buttons element's press names the element's type (Bolt's FeedbackButtonsAction).
+        type: button.type === 'feedback_buttons' ? 'feedback_buttons' : 'button',
         action_ts: formatTs(Math.floor(ws.now() * 1000)),
       },
     ],

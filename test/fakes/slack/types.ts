@@ -277,9 +277,10 @@ export interface PlatformFailure {
   /**
    * `operation_timeout`: no ack within 3 s (HTTP, or an ack by envelope_id over the socket);
    * `http_error`: the ack was not HTTP 200; `dispatch_failed`: the app could not be reached
-   * (no HTTP connection, or no open Socket Mode connection).
+   * (no HTTP connection, or no open Socket Mode connection); `invalid_response`: an ack Slack
+   * could not use (a `response_action: 'update'` whose view Slack refuses).
    */
-  kind: 'operation_timeout' | 'http_error' | 'dispatch_failed';
+  kind: 'operation_timeout' | 'http_error' | 'dispatch_failed' | 'invalid_response';
   /** The slash command (`/chat`), for an event its type (`app_mention`, `message`), for a button press `block_actions`. */
   command: string;
   detail: string;

@@ -15,7 +15,9 @@
  *   refuses an empty required input and a value outside the input's lengths: so do they), as a
  *   `view_submission` payload over HTTP (signed form `payload=<JSON>`) or Socket Mode (an
  *   `interactive` envelope that accepts a response payload), acked within 3 s. An ack with
- *   `response_action: 'errors'` keeps the modal open with the errors shown; any other closes it.
+ *   `response_action: 'errors'` keeps the modal open with the errors shown; one with
+ *   `response_action: 'update'` and a `view` (checked as views.open's: a refused one is a platform
+ *   failure, `invalid_response`) keeps it open showing that view; any other closes it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ackFailure, isFaulty, sendSigned } from './inbound.ts';
@@ -214,10 +216,21 @@ function submissionPayload(ws: Workspace, input: ViewSubmissionInput): { opened:
   return { opened, payload };
 }
 
-/** Applies the app's ack: errors keep the modal open, anything else closes it. */
-function settle(opened: FakeSlackView, ack: Json | undefined): void {
+/** Applies the app's ack: errors keep the modal open, an update shows its view, anything else closes it. */
+function settle(ws: Workspace, opened: FakeSlackView, ack: Json | undefined): void {
   if (ack?.response_action === 'errors' && isObject(ack.errors)) {
     opened.errors = ack.errors as Record<string, string>;
+    return;
+  }
+  if (ack?.response_action === 'update') {
+    try {
+      checkView(ack.view);
+      opened.view = ack.view;
+      opened.errors = undefined;
+    } catch (error) {
+      const detail = `a response_action update with a view Slack refuses: ${(error as Error).message}`;
+      ws.platformFailures.push({ kind: 'invalid_response', command: 'view_submission', detail });
+    }
     return;
   }
   opened.state = 'submitted';
@@ -248,7 +261,7 @@ export async function submitView(
   if (failure) ws.platformFailures.push(failure);
   const ackedInTime = result.status === 200 && !result.timedOut;
   const ack = ackedInTime ? parseAck(result.body) : undefined;
-  if (ackedInTime) settle(opened, ack);
+  if (ackedInTime) settle(ws, opened, ack);
   return { ackedInTime, ack, payload, failure };
 }
 
@@ -273,6 +286,6 @@ export async function submitSocketView(
   if (!envelope.ack || envelope.ack.late)
     return fail({ kind: 'operation_timeout', command: 'view_submission', detail: `no ack of envelope ${envelopeId}` });
   const ack = envelope.ack.payload as Json | undefined;
-  settle(opened, ack);
+  settle(ws, opened, ack);
   return { ackedInTime: true, ack, payload, failure: undefined };
 }
