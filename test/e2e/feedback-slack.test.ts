@@ -206,8 +206,9 @@ describe('feedback on Slack', () => {
   it("a posted answer carries 👍 / 👎 in its last chat.update; an /imagine image's buttons line carries them after Reroll, Upscale and Vary", async () => {
     const dm = slack.openIm(BOB).id;
     service.enqueue('chat', { stream: { text: 'Posted answer.' } });
-    const done = next('mention', dm);
-    await slack.sendEvent(botUrl, slack.imMessageEvent({ channel: dm, user: BOB, text: 'Hello' }));
+    // A /chat in a DM is posted and updated (a DM message is answered natively streamed in its thread).
+    const done = next('chat', dm);
+    await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'Hello', channel_id: dm, user_id: BOB });
     expect((await done).ok).toBe(true);
     const posted = botMessages(dm).at(-1)!;
     expect(posted.via).toBe('chat.postMessage');
