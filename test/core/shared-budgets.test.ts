@@ -310,3 +310,45 @@ describe('the return of the store after an outage', () => {
     scheduler.close();
   }, 30_000);
 });
+
+describe('closing an instance on a shared store', () => {
+  it('runs the writes left on local budgets, never asking again a store that refuses at once (no loop of microtasks)', async () => {
+    let takes = 0;
+    const refused = async () => {
+      throw new Error('the store is closed');
+    };
+    const store: BudgetStore = {
+      take: () => {
+        takes++;
+        // Past 50 asks, a take that never answers ends the loop the old code went into.
+        return takes > 50 ? new Promise(() => {}) : refused();
+      },
+      settle: refused,
+      release: refused,
+      publish: refused,
+      announce: async () => 1,
+    };
+    const shared = new SharedBudgets(store);
+    const scheduler = new WriteScheduler({ shared });
+    const global = { platform: 'discord', kind: 'global' } as const;
+    scheduler.setBudget(global, { limit: 48, windowMs: 1_000 });
+    await expect.poll(() => shared.isShared).toBe(true);
+    // The shutdown: the scheduler closes, then the store; the last writes still go.
+    scheduler.close();
+    let ran = 0;
+    await Promise.all(
+      Array.from({ length: 3 }, (_, i) =>
+        scheduler.submit({
+          key: `c${i}`,
+          stream: `c${i}`,
+          buckets: [global],
+          final: true,
+          run: async () => void ran++,
+        }),
+      ),
+    );
+    expect(ran).toBe(3);
+    expect(takes).toBe(0);
+    expect(shared.isShared).toBe(false);
+  });
+});

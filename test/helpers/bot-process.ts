@@ -126,7 +126,23 @@ export async function spawnBot(env: Record<string, string>): Promise<BotProcess>
     stop: async () => {
       child.kill('SIGTERM');
       await exited;
+      // npm may exit before the bot it started: wait for the bot's own process (10 s), then kill it,
+      // so that no bot outlives its test or bench run.
+      for (let i = 0; i < 100 && alive(botPid); i++) await new Promise((r) => setTimeout(r, 100));
+      if (alive(botPid)) {
+        problems.set('still running 10 s after SIGTERM: killed', 1);
+        process.kill(botPid, 'SIGKILL');
+      }
     },
   };
   return bot;
+}
+
+/** Whether a process is still running (and not a zombie). */
+function alive(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+  } catch {
+    return false;
+  }
 }

@@ -164,12 +164,19 @@ export class SharedBudgets {
     withDeadline(this.store.publish(key, news), DEADLINE_MS, 'publish').catch((error: unknown) => this.fallBack(error));
   }
 
-  /** Stops announcing this instance. */
+  /**
+   * Stops announcing this instance; the writes left (a shutdown's last ones) go on local shares of
+   * the budgets, without the store (which may be closing too: a take it refused at once must not
+   * be asked again, a loop of microtasks that would starve the event loop).
+   */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
     clearTimeout(this.heartbeat);
     clearTimeout(this.startDeadline);
     clearTimeout(this.shareEnd);
+    if (!this.started) this.begin();
+    this.local();
   }
 
   /** The next announcement in `ms` (every {@link HEARTBEAT_MS}; more often until the store first answers). */
@@ -228,6 +235,7 @@ export class SharedBudgets {
     this.prune(this.hooks?.clock.now() ?? 0);
     withDeadline(this.store.announce(this.instance, ANNOUNCE_TTL_MS), DEADLINE_MS, 'announce').then(
       (count) => {
+        if (this.closed) return;
         this.instances = Math.max(1, count);
         this.schedule(HEARTBEAT_MS);
         if (this.shared) return;
@@ -274,16 +282,22 @@ export class SharedBudgets {
   /** The store failed: local budgets, each divided by the live instances last seen. Said once. */
   private fallBack(error: unknown): void {
     if (!this.shared || this.closed) return;
+    this.log?.warn(
+      { instances: this.instances, err: error instanceof Error ? error.message : String(error) },
+      'rate budgets: the store is not answering: each instance keeps its share of every budget until it is back',
+    );
+    this.local();
+  }
+
+  /** Local budgets, each divided by the live instances last seen; the writes waiting for a take are looked at again. */
+  private local(): void {
+    if (!this.shared) return;
     this.shared = false;
     clearTimeout(this.shareEnd);
     this.slots.clear();
     const waiting = [...this.takes.values()].flatMap((t) => [...t.waiters]);
     this.takes.clear();
     this.hooks?.share(this.instances);
-    this.log?.warn(
-      { instances: this.instances, err: error instanceof Error ? error.message : String(error) },
-      'rate budgets: the store is not answering: each instance keeps its share of every budget until it is back',
-    );
     this.hooks?.wake(waiting);
   }
 }
