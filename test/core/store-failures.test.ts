@@ -11,7 +11,9 @@ import { STORE_DEADLINE_MS, StoreDeadlineError, withDeadline, withDeadlines } fr
 import { StoreHealth } from '../../src/core/state/health.ts';
 import { ConversationStore, mergeTurns, type StoredMessage } from '../../src/core/state/history.ts';
 import { PENDING_MAX_BYTES, PENDING_MAX_EXCHANGES, PendingTurns } from '../../src/core/state/pending-turns.ts';
+import { RedisState } from '../../src/core/state/redis-state.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
+import { startRedis } from '../helpers/redis.ts';
 
 /** A store in memory whose writes can be refused, as SQLite's are while another connection holds its lock. */
 function lockableStore() {
@@ -76,7 +78,6 @@ describe('deadlines on store calls', () => {
       ['release', () => store.release('claim:secret-key')],
       ['increment', () => store.increment('quota:secret-key', 1, 1_000)],
       ['counter', () => store.counter('quota:secret-key')],
-      ['withLock', () => store.withLock('history:secret-key', async () => 1)],
       ['ping', () => store.ping()],
       ['get', () => store.keyv.get('history:secret-key')],
       ['set', () => store.keyv.set('history:secret-key', 1)],
@@ -221,4 +222,33 @@ describe('exchanges waiting for the store', () => {
     expect(health.failed(busy, log, 'c')).toBe(true);
     pending.close();
   });
+});
+
+describe('the lock of a Redis store', () => {
+  it('waits behind another holder past the deadline, but a try a stalled Redis does not answer fails with StoreDeadlineError', async () => {
+    const redis = await startRedis();
+    const first = new RedisState(redis.url);
+    const second = new RedisState(redis.url);
+    try {
+      await Promise.all([first.ping(), second.ping()]);
+      // Contention: the second waits behind a holder for longer than the deadline, and gets the lock.
+      let release: () => void = () => undefined;
+      const held = first.withLock('conversation', () => new Promise<void>((r) => (release = r)));
+      await new Promise((r) => setTimeout(r, 50));
+      const waiting = second.withLock('conversation', async () => 'mine');
+      await new Promise((r) => setTimeout(r, STORE_DEADLINE_MS + 300));
+      release();
+      await held;
+      expect(await waiting).toBe('mine');
+      // A stall: Redis answers nothing; the try fails at its deadline.
+      redis.pause();
+      const error = await second.withLock('conversation', async () => 'never').catch((e: unknown) => e);
+      redis.resume();
+      expect(error).toBeInstanceOf(StoreDeadlineError);
+    } finally {
+      redis.resume();
+      await Promise.allSettled([first.close(), second.close()]);
+      await redis.stop();
+    }
+  }, 20_000);
 });

@@ -52,7 +52,7 @@ const KEYV_CALLS = ['get', 'getMany', 'set', 'delete', 'has'] as const;
 
 /**
  * `store` with a deadline of `ms` on every call: its own operations (`close` excepted: it waits
- * for pending writes) and its keyv's reads and writes (patched on the instance, which stays the
+ * for pending writes; `withLock` bounds each try at the lock instead, see there) and its keyv's reads and writes (patched on the instance, which stays the
  * same object). `budgets` is left as it is: the shared write budgets keep their own deadline
  * (delivery/shared-budgets.ts).
  */
@@ -71,7 +71,9 @@ export function withDeadlines(store: StateStore, ms = STORE_DEADLINE_MS): StateS
     release: (key) => timed('release', () => store.release(key)),
     increment: (key, by, ttlMs) => timed('increment', () => store.increment(key, by, ttlMs)),
     counter: (key) => timed('counter', () => store.counter(key)),
-    withLock: (key, fn, ttlMs) => timed('withLock', () => store.withLock(key, fn, ttlMs)),
+    // Not the whole call: waiting behind another holder of the lock is no stall (Redis answers each
+    // try at once), and `fn`'s own store calls have their deadlines; RedisState bounds each try.
+    withLock: (key, fn, ttlMs) => store.withLock(key, fn, ttlMs),
     ping: () => timed('ping', () => store.ping()),
     close: () => store.close(),
   };

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import KeyvRedis, { createClient } from '@keyv/redis';
 import Keyv from 'keyv';
+import { STORE_DEADLINE_MS, withDeadline } from './deadline.ts';
 import { RedisBudgets, type ScriptClient } from './redis-budgets.ts';
 import type { StateStore } from './store.ts';
 
@@ -98,7 +99,9 @@ export class RedisState implements StateStore {
     const token = randomUUID();
     const deadline = Date.now() + ttlMs * 2;
     for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
-      if ((await this.client.set(lockKey, token, { NX: true, PX: ttlMs })) === 'OK') break;
+      const taken = this.client.set(lockKey, token, { NX: true, PX: ttlMs });
+      // Each try answers at once unless Redis is stalled (deadline.ts): waiting behind a holder is not bounded here.
+      if ((await withDeadline(taken, STORE_DEADLINE_MS, 'withLock')) === 'OK') break;
       if (Date.now() > deadline) throw new Error(`could not take the lock on ${key} within ${ttlMs * 2} ms`);
       await sleep(wait);
     }
