@@ -346,6 +346,22 @@ describe('WriteScheduler', () => {
     expect(refusals).toBe(1 + RATE_LIMIT_RETRIES);
   });
 
+  it('a newer write of a refused one replaces it, final if either was, and waits out the wait the refusal named', async () => {
+    const { scheduler, ran, request } = setup(10, 1000);
+    scheduler.retryRateLimited((error) => (error as { retryAfterMs?: number }).retryAfterMs);
+    const refused = scheduler.submit(
+      request('a:0', { run: async () => Promise.reject(Object.assign(new Error('429'), { retryAfterMs: 3_000 })) }),
+    );
+    await vi.advanceTimersByTimeAsync(10);
+    const newer = scheduler.submit(request('a:0', { final: true }));
+    expect(await refused).toBe('superseded');
+    await vi.advanceTimersByTimeAsync(2_900);
+    expect(ran).toEqual([]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(await newer).toBe('written');
+    expect(ran.map((r) => r.at)).toEqual([3_000]);
+  });
+
   it('holds a bucket at most MAX_HOLD_MS for a 429 naming an hour, and tells the write under way and the next one (onHeld), not a later one once a write was accepted', async () => {
     const { scheduler, ran, request } = setup(10, 1000);
     const told: Array<[string, number]> = [];

@@ -35,15 +35,24 @@ export class PendingWrites {
 
   /**
    * Adds a submitted write at `now` (clock ms). A pending write of its key is replaced: it
-   * resolves `superseded`, and the new one keeps its submission time and stays final if either was.
+   * resolves `superseded`, and the new one keeps its submission time, its `notBefore` (a refused
+   * write's wait) and stays final if either was.
    */
   add(request: WriteRequest, resolve: (result: WriteResult) => void, reject: (error: unknown) => void, now: number) {
     const previous = this.byKey.get(request.key);
     if (previous) {
       previous.resolve('superseded');
       const final = previous.request.final || request.final;
-      const submittedAt = previous.submittedAt;
-      this.byKey.set(request.key, { request: { ...request, final }, resolve, reject, submittedAt, wakeSeq: 0 });
+      const { submittedAt, notBefore } = previous;
+      const kept = notBefore === undefined ? {} : { notBefore };
+      this.byKey.set(request.key, {
+        request: { ...request, final },
+        resolve,
+        reject,
+        submittedAt,
+        wakeSeq: 0,
+        ...kept,
+      });
     } else {
       const submittedAt = now + this.serial++ * 1e-6;
       this.byKey.set(request.key, { request, resolve, reject, submittedAt, wakeSeq: 0 });
