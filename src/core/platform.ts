@@ -4,6 +4,7 @@
  * implement these interfaces with their platform's API.
  */
 import type { Logger } from '../log.ts';
+import type { NamedWait } from './delivery/bucket.ts';
 import type { BucketId } from './keys.ts';
 import type { Card, CardLimits } from './platform-cards.ts';
 import type { Button, TextForm } from './platform-controls.ts';
@@ -129,6 +130,12 @@ export interface ReplyChannel {
    * (Slack's stop of a natively streaming message: `stopped_by_user`), as a press of Stop would.
    */
   onUserStop?(stop: () => void): void;
+  /**
+   * Registers what to call when a write of the reply that is not one of its answer's own (a Slack
+   * /chat's question) was held back for a wait the platform named beyond MAX_HOLD_MS
+   * (delivery/bucket.ts), at once when one was already: the answer then says so.
+   */
+  onHeld?(listener: (wait: NamedWait) => void): void;
   /**
    * A message of the bot's that this reply may write over (Regenerate, an edited mention's
    * re-answer), by its keys.ts `messageRef`: a handle whose edits rewrite it (Discord: a pressed

@@ -3,6 +3,7 @@
  * say what went wrong (service/errors.ts); what to do about it with this bot (a command, a
  * setting) is added here, and nowhere else.
  */
+import type { NamedWait } from './delivery/bucket.ts';
 import { parseConversationKey } from './keys.ts';
 import {
   type BadRequestError,
@@ -105,4 +106,18 @@ export function sentenceOf(error: unknown, where?: ForgetPlace): string {
  */
 export function imageResultsNotPosted(reason: string | undefined): string {
   return `The answer is kept, but its image results could not be posted: ${reason ?? 'the platform refused them.'}`;
+}
+
+/**
+ * What an answer ends with when a platform asked the bot to wait longer than it holds a write
+ * (delivery/bucket.ts MAX_HOLD_MS: a 429 naming an hour, or a reset announced an hour away), and
+ * the bot wrote it anyway after holding it back: the platform is refusing the bot's writes for
+ * now, for how long it said (in minutes from two minutes up, else seconds), and that the answer
+ * came late for it.
+ */
+export function refusingWrites(wait: NamedWait): string {
+  const platform = wait.platform === 'discord' ? 'Discord' : 'Slack';
+  const seconds = Math.round(wait.namedMs / 1000);
+  const asked = seconds >= 120 ? `${Math.round(seconds / 60)} minutes` : `${seconds} seconds`;
+  return `${platform} is refusing my writes here for now (it asked me to wait ${asked}), so this answer came late.`;
 }

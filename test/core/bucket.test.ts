@@ -4,7 +4,7 @@
  * 429 or an exhausted report asks for, and the halved budget after a 429 and its end.
  */
 import { describe, expect, it } from 'vitest';
-import { Bucket } from '../../src/core/delivery/bucket.ts';
+import { Bucket, MAX_HOLD_MS } from '../../src/core/delivery/bucket.ts';
 
 /** Starts and completes one write at `at`. */
 function write(bucket: Bucket, at: number): void {
@@ -127,5 +127,36 @@ describe('Bucket: slow-downs, reports and idleness', () => {
     bucket.rateLimited(1_100, 500, 2_000);
     expect(bucket.isIdle(1_600)).toBe(false);
     expect(bucket.isIdle(3_100)).toBe(true);
+  });
+});
+
+describe('Bucket: a wait named beyond MAX_HOLD_MS', () => {
+  it('holds a 429 naming an hour at most a minute, and keeps the hour as its named wait until a write started after it is accepted', () => {
+    const bucket = new Bucket({ limit: 5, windowMs: 1_000 });
+    bucket.start(0);
+    bucket.rateLimited(100, 3_600_000);
+    expect(bucket.readyAt(200)).toBe(100 + MAX_HOLD_MS);
+    expect(bucket.namedWaitMs(200)).toBe(3_600_000);
+    // The write under way when the wait was named completes: the wait stays.
+    bucket.accepted(0);
+    bucket.complete(60_000);
+    expect(bucket.namedWaitMs(60_100)).toBe(3_600_000);
+    expect(bucket.isIdle(70_000)).toBe(false);
+    // A write after the hold is accepted: the platform takes writes again.
+    bucket.start(60_100);
+    bucket.accepted(60_100);
+    bucket.complete(60_200);
+    expect(bucket.namedWaitMs(60_300)).toBe(0);
+  });
+
+  it('holds a reset announced an hour away at most a minute; a wait within MAX_HOLD_MS is no named wait', () => {
+    const bucket = new Bucket({ limit: 5, windowMs: 1_000 });
+    bucket.observe(0, { remaining: 0, resetAfterMs: 3_600_000 });
+    expect(bucket.readyAt(0)).toBe(MAX_HOLD_MS);
+    expect(bucket.namedWaitMs(0)).toBe(3_600_000);
+    const short = new Bucket({ limit: 5, windowMs: 1_000 });
+    short.rateLimited(0, MAX_HOLD_MS);
+    expect(short.readyAt(0)).toBe(MAX_HOLD_MS);
+    expect(short.namedWaitMs(0)).toBe(0);
   });
 });

@@ -6,6 +6,8 @@
  * the buckets of a family (platform and kind) can spend another one too.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MAX_HOLD_MS, type NamedWait } from '../../src/core/delivery/bucket.ts';
+import { RATE_LIMIT_RETRIES } from '../../src/core/delivery/refusals.ts';
 import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import type { WriteRequest } from '../../src/core/delivery/write-request.ts';
 import type { BucketFamily, BucketId } from '../../src/core/keys.ts';
@@ -311,6 +313,78 @@ describe('WriteScheduler', () => {
     await expect(failing).rejects.toThrow('refused');
     expect(await next).toBe('written');
     expect(ran.map((r) => r.key)).toEqual(['b:0']);
+  });
+
+  it('submits a write refused for the rate limit again after the wait it named, reading the newest state, and rejects after RATE_LIMIT_RETRIES refusals', async () => {
+    const { scheduler, request } = setup(10, 1000);
+    const limited = Object.assign(new Error('429'), { retryAfterMs: 2_000 });
+    scheduler.retryRateLimited((error) => (error as { retryAfterMs?: number }).retryAfterMs);
+    const attempts: number[] = [];
+    const twice = scheduler.submit(
+      request('a:0', {
+        run: async () => {
+          attempts.push(performance.now());
+          if (attempts.length <= 2) throw limited;
+        },
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await twice).toBe('written');
+    expect(attempts).toEqual([0, 2_000, 4_000]);
+    let refusals = 0;
+    const always = scheduler.submit(
+      request('b:0', {
+        run: async () => {
+          refusals += 1;
+          throw limited;
+        },
+      }),
+    );
+    const failed = expect(always).rejects.toBe(limited);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await failed;
+    expect(refusals).toBe(1 + RATE_LIMIT_RETRIES);
+  });
+
+  it('a newer write of a refused one replaces it, final if either was, and waits out the wait the refusal named', async () => {
+    const { scheduler, ran, request } = setup(10, 1000);
+    scheduler.retryRateLimited((error) => (error as { retryAfterMs?: number }).retryAfterMs);
+    const refused = scheduler.submit(
+      request('a:0', { run: async () => Promise.reject(Object.assign(new Error('429'), { retryAfterMs: 3_000 })) }),
+    );
+    await vi.advanceTimersByTimeAsync(10);
+    const newer = scheduler.submit(request('a:0', { final: true }));
+    expect(await refused).toBe('superseded');
+    await vi.advanceTimersByTimeAsync(2_900);
+    expect(ran).toEqual([]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(await newer).toBe('written');
+    expect(ran.map((r) => r.at)).toEqual([3_000]);
+  });
+
+  it('holds a bucket at most MAX_HOLD_MS for a 429 naming an hour, and tells the write under way and the next one (onHeld), not a later one once a write was accepted', async () => {
+    const { scheduler, ran, request } = setup(10, 1000);
+    const told: Array<[string, number]> = [];
+    const onHeld = (key: string) => (wait: NamedWait) => told.push([key, wait.namedMs]);
+    let release: () => void = () => {};
+    const first = scheduler.submit(
+      request('a:0', { run: () => new Promise<void>((resolve) => (release = resolve)), onHeld: onHeld('a:0') }),
+    );
+    await vi.advanceTimersByTimeAsync(10);
+    scheduler.rateLimited(bucket(B, '1'), 3_600_000);
+    release();
+    await first;
+    const next = scheduler.submit(request('b:0', { onHeld: onHeld('b:0') }));
+    await vi.advanceTimersByTimeAsync(MAX_HOLD_MS - 100);
+    expect(ran).toEqual([]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(await next).toBe('written');
+    expect(ran.map((r) => r.key)).toEqual(['b:0']);
+    await scheduler.submit(request('c:0', { onHeld: onHeld('c:0') }));
+    expect(told).toEqual([
+      ['a:0', 3_600_000],
+      ['b:0', 3_600_000],
+    ]);
   });
 
   it("spreads a long window's budget evenly with spacingMs: streams sharing it each get a turn all along, none waits out the window", async () => {

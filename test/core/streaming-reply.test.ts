@@ -234,4 +234,26 @@ describe('StreamingReply', () => {
       expect(buckets.flat()).toContain('send-1');
     });
   });
+
+  it('ends with a sentence saying the platform is refusing writes when a write of the answer was held back for a wait named beyond MAX_HOLD_MS', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock);
+    const bucket: BucketId = { platform: 'discord', kind: 'channel', scope: '1' };
+    channel.buckets = () => [bucket];
+    const scheduler = new WriteScheduler({ clock });
+    scheduler.define({ platform: 'discord', kind: 'channel' }, { limit: 5, windowMs: 5_000 });
+    const reply = new StreamingReply(channel, { scheduler });
+    reply.append('First line.');
+    await settle();
+    // The platform answered the first write with a reset an hour away.
+    scheduler.observe(bucket, { remaining: 0, resetAfterMs: 3_600_000 });
+    reply.append(' Second line.');
+    const done = reply.finish();
+    for (let i = 0; i < 61; i++) await clock.advance(1000);
+    await done;
+    expect(channel.contents).toEqual([
+      'First line. Second line.\n\n_⚠️ Discord is refusing my writes here for now (it asked me to wait 60 minutes), so this answer came late._',
+    ]);
+    expect(channel.calls.map((c) => c.at)).toEqual([0, 60_000]);
+  });
 });

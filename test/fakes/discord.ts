@@ -88,7 +88,8 @@
  * commands, interactions, channels, CDN); `writes.ts` the bot's creates and edits;
  * `user-actions.ts` what users do; `interaction-payload.ts` commands and autocomplete;
  * `components.ts` button presses; `modals.ts` message commands and modals; `command-permissions.ts` who sees a command; `attachments.ts` files and signed URLs; `validation.ts`
- * and `command-validation.ts` Discord's form checks; `limits.ts` the rate-limit buckets and their modes.
+ * and `command-validation.ts` Discord's form checks; `limits.ts` the rate-limit buckets and their modes;
+ * `pressure.ts` scripted long waits (a 429 naming an hour, headers announcing a far reset, a global 429).
  */
 
 export type { CommandPermission } from './discord/command-permissions.ts';
@@ -114,6 +115,7 @@ export type {
   Pings,
 } from './discord/model.ts';
 export { ChannelType, FakeAutocomplete, FakeInteraction, FakeMessage, MessageFlag } from './discord/model.ts';
+export type { ChannelPressure, GlobalPressure } from './discord/pressure.ts';
 export type {
   AutocompleteChoice,
   AutocompleteOutcome,

@@ -24,7 +24,8 @@
  * | home.ts | `views.publish`: Home tab views checked as Slack does (100 blocks, Block Kit limits, 250 kB) |
  * | scopes.ts | the one table of method scopes; event subscriptions and their scopes |
  * | blocks.ts | Block Kit validation (`invalid_blocks`, `invalid_blocks_format`) |
- * | limits.ts | rate limits: tier 3 `chat.update`, per-channel `chat.postMessage`, tier 2/4 streaming, scripted 429s |
+ * | limits.ts | rate limits: tier 3 `chat.update`, per-channel `chat.postMessage`, tier 2/4 streaming |
+ * | pressure.ts | scripted 429s of any method, by channel or parameters (e.g. `Retry-After: 3600` on one channel's posts) |
  * | upload.ts | `POST /upload/<file_id>`: the bytes of `filesUploadV2` |
  * | downloads.ts | users' files; `url_private` / `url_private_download` (or Slack's sign-in redirect) |
  * | response-url.ts | `POST /response/<id>`: 5 uses in 30 minutes; a press's `replace_original` / `delete_original` |
@@ -176,6 +177,7 @@ export type { PublishedHome } from './slack/home.ts';
 export { signSlackRequest } from './slack/inbound.ts';
 export type * from './slack/inbound-types.ts';
 export type * from './slack/interaction-types.ts';
+export type { RateLimitScope } from './slack/pressure.ts';
 export { RESPONSE_URL_MAX_USES, RESPONSE_URL_TTL_MS } from './slack/response-url.ts';
 export { DEFAULT_BOT_EVENTS, DEFAULT_BOT_SCOPES, SUBSCRIPTION_SCOPES } from './slack/scopes.ts';
 export type {

@@ -5,7 +5,7 @@
  * Buckets are matched by platform and kind ({@link BucketFamily}), keyed by {@link bucketKey}.
  */
 import { type BucketFamily, type BucketId, bucketKey } from '../keys.ts';
-import { Bucket, type Budget } from './bucket.ts';
+import { Bucket, type Budget, type NamedWait } from './bucket.ts';
 
 /** The budget of a bucket nothing was declared for: no bound worth the name. */
 const UNDECLARED: Budget = { limit: 1_000_000, windowMs: 1000 };
@@ -84,6 +84,16 @@ export class BucketTable {
       this.live.set(key, live);
     }
     return live;
+  }
+
+  /** The longest wait named beyond MAX_HOLD_MS that runs at `now` (clock ms) on any of the buckets, if one does (Bucket.namedWaitMs). */
+  namedWait(ids: readonly BucketId[], now: number): NamedWait | undefined {
+    let wait: NamedWait | undefined;
+    for (const id of ids) {
+      const namedMs = this.live.get(bucketKey(id))?.namedWaitMs(now) ?? 0;
+      if (namedMs > (wait?.namedMs ?? 0)) wait = { platform: id.platform, namedMs };
+    }
+    return wait;
   }
 
   /**

@@ -9,12 +9,30 @@
  * - Concurrency: at most `concurrency` writes under way at once (unbounded when absent).
  * - Spacing: at least `spacingMs` between two starts.
  * - Hold: no write before a time the platform named (a 429's retry-after, or its reset when it
- *   reported nothing remaining).
+ *   reported nothing remaining), held at most {@link MAX_HOLD_MS}: a wait named longer than that
+ *   (a 429 saying "an hour") is kept as the bucket's *named wait* instead, which the writes that
+ *   go out meanwhile report (scheduler.ts `onHeld`) so that the user is told, until the platform
+ *   accepts one of them.
  * - Slow-down: after a 429 the budget is halved (at least one write) until a time after it.
  *
  * Times are clock ms (the scheduler's {@link Clock}, passed in by the caller): the bucket reads
  * no clock of its own.
  */
+
+/**
+ * The longest a bucket is held for a wait the platform named, in ms (60 s): a 429's retry-after
+ * or a reset announced further away (an hour) would otherwise hold every write of the bucket,
+ * and all that wait behind them, that long. After it the bucket's writes are tried again, and
+ * an answer held back by such a wait ends with a sentence saying so (docs/platform-limits.md,
+ * "Long waits").
+ */
+export const MAX_HOLD_MS = 60_000;
+
+/** A wait a platform named for a bucket beyond {@link MAX_HOLD_MS}: whose platform, and how long it asked for, in ms. */
+export interface NamedWait {
+  platform: 'discord' | 'slack';
+  namedMs: number;
+}
 
 /** At most `limit` writes in any `windowMs` (ms), and at most `concurrency` under way at once (unbounded when absent). */
 export interface Budget {
@@ -46,6 +64,8 @@ export class Bucket {
   private inFlight = 0;
   /** No write before this time (a retry-after, or the platform's reset with nothing remaining). */
   private holdUntil = 0;
+  /** A wait named beyond {@link MAX_HOLD_MS}: how long (ms), when it was named and until when (clock ms), until a write is accepted after it. */
+  private named: { ms: number; at: number; until: number } | undefined;
   /** Until this time the budget is halved (learned from a 429). */
   private slowUntil = 0;
   /** When the last write started, for `spacingMs`. */
@@ -133,23 +153,47 @@ export class Bucket {
       this.budget = { ...this.budget, limit: report.limit };
       changed = true;
     }
-    if (report.remaining <= 0) this.holdUntil = Math.max(this.holdUntil, now + report.resetAfterMs);
+    if (report.remaining <= 0) this.hold(now, report.resetAfterMs);
     return changed;
   }
 
   /**
-   * The platform refused a write at `now` (a 429): no write before `now + retryAfterMs`, and,
-   * given `slowForMs`, half the budget until `now + slowForMs` (without it, a slow-down under
-   * way is left as it is). All in ms.
+   * The platform refused a write at `now` (a 429): no write before `now + retryAfterMs` (at most
+   * {@link MAX_HOLD_MS} later: a longer wait is the bucket's named wait), and, given `slowForMs`,
+   * half the budget until `now + slowForMs` (without it, a slow-down under way is left as it
+   * is). All in ms.
    */
   rateLimited(now: number, retryAfterMs: number, slowForMs?: number): void {
-    this.holdUntil = Math.max(this.holdUntil, now + retryAfterMs);
+    this.hold(now, retryAfterMs);
     if (slowForMs !== undefined) this.slowUntil = now + slowForMs;
   }
 
-  /** Whether the bucket has nothing to remember at `now` (clock ms): no write in its window or under way, not held, not slowed. */
+  /**
+   * The wait named beyond {@link MAX_HOLD_MS} that still runs at `now` (clock ms): how long the
+   * platform asked for, in ms; 0 when none (none named, it ran out, or a write was accepted since).
+   */
+  namedWaitMs(now: number): number {
+    return this.named && this.named.until > now ? this.named.ms : 0;
+  }
+
+  /**
+   * A write of the bucket that started at `startedAt` (clock ms) was accepted: a named wait older
+   * than that start is over (the platform takes writes again). A write under way when the wait
+   * was named leaves it (its answer may be what named it).
+   */
+  accepted(startedAt: number): void {
+    if (this.named && this.named.at <= startedAt) this.named = undefined;
+  }
+
+  /** Holds the bucket `ms` from `now` (at most {@link MAX_HOLD_MS}); a longer wait is kept as the named wait. */
+  private hold(now: number, ms: number): void {
+    this.holdUntil = Math.max(this.holdUntil, now + Math.min(ms, MAX_HOLD_MS));
+    if (ms > MAX_HOLD_MS && now + ms > (this.named?.until ?? 0)) this.named = { ms, at: now, until: now + ms };
+  }
+
+  /** Whether the bucket has nothing to remember at `now` (clock ms): no write in its window or under way, not held, not slowed, no named wait. */
   isIdle(now: number): boolean {
     const quiet = this.inFlight === 0 && (this.sent.at(-1) ?? Number.NEGATIVE_INFINITY) <= now - this.budget.windowMs;
-    return quiet && this.holdUntil <= now && this.slowUntil <= now;
+    return quiet && this.holdUntil <= now && this.slowUntil <= now && this.namedWaitMs(now) === 0;
   }
 }

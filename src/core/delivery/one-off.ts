@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import type { BucketId } from '../keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../platform.ts';
 import type { WriteScheduler } from './scheduler.ts';
+import type { WriteRequest } from './write-request.ts';
 
 /** One write outside a streamed answer. */
 export interface OneOffWrite<T> {
@@ -26,6 +27,8 @@ export interface OneOffWrite<T> {
   buckets: readonly BucketId[];
   /** Performs the write. Its result resolves {@link writeOnce}; its rejection rejects it. */
   run(): Promise<T>;
+  /** Told when the write goes out held back by a wait the platform named beyond MAX_HOLD_MS (WriteRequest.onHeld). */
+  onHeld?: WriteRequest['onHeld'];
 }
 
 /** Where one-off writes are scheduled: the bot's scheduler, or nothing (a write then runs at once: tests of a part alone). */
@@ -48,6 +51,7 @@ export async function writeOnce<T>(scheduler: OneOffScheduler, write: OneOffWrit
     run: async () => {
       result = { value: await write.run() };
     },
+    ...(write.onHeld ? { onHeld: write.onHeld } : {}),
   });
   // A one-off key is never replaced, so the write ran.
   return result!.value;

@@ -7,6 +7,8 @@
  *   concurrency, spacing, hold, slow-down); adapters declare budgets per platform and kind
  *   (`define`, `setBudget`, `alsoSpend`: bucket-table.ts) and feed what the platform reports:
  *   `observe` (rate-limit headers) and `rateLimited` (a 429: held, and halved for a while).
+ *   Holds last at most MAX_HOLD_MS, writes under a longer named wait are told (`onHeld`), and a
+ *   write refused for the rate limit goes again (`retryRateLimited`, refusals.ts).
  * - Coalescing: one pending write per key (a message); a newer one replaces a pending one, and
  *   the write reads the newest text when it runs. Writes to one key never overlap.
  * - Fairness: streams sharing a bucket are served in turn (least recently served first);
@@ -15,24 +17,25 @@
  *   store, in leases, and what is learnt is published (shared-budgets.ts).
  */
 import { type BucketFamily, type BucketId, bucketKey } from '../keys.ts';
-import type { Bucket, BucketReport, Budget } from './bucket.ts';
+import { type Bucket, type BucketReport, type Budget, MAX_HOLD_MS } from './bucket.ts';
 import { BucketTable } from './bucket-table.ts';
 import { type Clock, systemClock } from './clock.ts';
+import { PendingWrites } from './pending-writes.ts';
+import { RateLimitRetries, type RateLimitWaitOf } from './refusals.ts';
+import { ServedTimes } from './served.ts';
 import { Wakeups } from './wakeups.ts';
 import type { Pending, Runnable, WriteRequest, WriteResult, WriteSchedulerOptions } from './write-request.ts';
-
-/** How long the last write time of a quiet key or stream is kept, in ms. */
-const FORGET_AFTER_MS = 60_000;
 
 /** The scheduler; one per bot (docs/platform-limits.md). No method throws; a write's own error rejects its submit. */
 export class WriteScheduler {
   /** The clock the scheduler reads and sleeps on; adapters that learn budgets read the same one. */
   readonly clock: Clock;
   private readonly buckets = new BucketTable();
-  private readonly pending = new Map<string, Pending>();
-  private readonly running = new Set<string>();
-  private readonly lastWriteOf = new Map<string, number>();
-  private readonly lastServed = new Map<string, number>();
+  private readonly pending = new PendingWrites();
+  /** The writes under way, by key. */
+  private readonly running = new Map<string, WriteRequest>();
+  private readonly retries = new RateLimitRetries();
+  private readonly served = new ServedTimes();
   /**
    * When each pending write may run at the earliest (a lower bound: it is looked at again then).
    * A write that waits for a completion is parked on its bucket (or key) instead.
@@ -40,7 +43,6 @@ export class WriteScheduler {
   private readonly wakeups: Wakeups;
   /** Keys of pending writes to look at in the next pump (new, replaced, or something freed their way). */
   private readonly dirty = new Set<string>();
-  private serial = 0;
   /** A pump is queued (a microtask) and will see every change made before it runs. */
   private pumpQueued = false;
   private startsSincePrune = 0;
@@ -90,8 +92,8 @@ export class WriteScheduler {
   }
 
   /**
-   * What the platform reported for a bucket (rate-limit headers): with nothing `remaining`,
-   * no write before `resetAfterMs`; a different `limit` replaces the declared one.
+   * What the platform reported for a bucket (rate-limit headers): with nothing `remaining`, no
+   * write before `resetAfterMs` (at most MAX_HOLD_MS); a different `limit` replaces the declared one.
    */
   observe(bucket: BucketId, report: BucketReport): void {
     const live = this.buckets.get(bucket);
@@ -99,23 +101,30 @@ export class WriteScheduler {
       this.lookAgainAtAll();
       this.publishBudget(bucket, live.budget, 10 * 60_000);
     }
-    if (report.remaining <= 0) this.options.shared?.publish(bucketKey(bucket), { holdMs: report.resetAfterMs });
+    if (report.remaining <= 0) this.held(bucket, report.resetAfterMs);
     this.schedulePump();
   }
 
   /**
-   * The platform refused a write of this bucket (429): no write before `retryAfterMs` (ms), and
-   * half the budget for a while (`slowForMs`) unless `slowDown` is false (the adapter knows why
-   * the write was refused and has set the bucket's budget itself).
+   * The platform refused a write of this bucket (429): no write before `retryAfterMs` (ms; at most
+   * MAX_HOLD_MS, a longer wait is the bucket's named wait), and half the budget for a while
+   * (`slowForMs`) unless `slowDown` is false (the adapter set the bucket's budget itself).
    */
   rateLimited(bucket: BucketId, retryAfterMs: number, options: { slowDown?: boolean } = {}): void {
     const slowForMs = options.slowDown === false ? undefined : (this.options.slowForMs ?? 60_000);
     this.buckets.get(bucket).rateLimited(this.clock.now(), retryAfterMs, slowForMs);
-    const slowMs = slowForMs ?? 0;
-    this.options.shared?.publish(bucketKey(bucket), { holdMs: retryAfterMs, ...(slowMs ? { slowMs } : {}) });
-    if (slowForMs !== undefined)
-      this.options.log?.info({ bucket: bucketKey(bucket), retryAfterMs }, 'rate limited: slowing this bucket down');
+    const holdMs = Math.min(retryAfterMs, MAX_HOLD_MS);
+    this.options.log?.info({ bucket: bucketKey(bucket), retryAfterMs, holdMs }, 'rate limited: holding this bucket');
+    this.held(bucket, retryAfterMs, slowForMs);
     this.schedulePump();
+  }
+
+  /**
+   * Makes writes refused for the platform's rate limit go again (refusals.ts): `waitOf` tells
+   * such a refusal (an adapter's SDK error) from any other failure, by the wait it named (ms).
+   */
+  retryRateLimited(waitOf: RateLimitWaitOf): void {
+    this.retries.recognize(waitOf);
   }
 
   /**
@@ -128,27 +137,7 @@ export class WriteScheduler {
       ? { ...submitted, buckets: this.buckets.withExtras(submitted.buckets) }
       : submitted;
     return new Promise<WriteResult>((resolve, reject) => {
-      const previous = this.pending.get(request.key);
-      if (previous) {
-        // A final write stays final whatever replaces it.
-        const final = previous.request.final || request.final;
-        previous.resolve('superseded');
-        this.pending.set(request.key, {
-          request: { ...request, final },
-          resolve,
-          reject,
-          submittedAt: previous.submittedAt,
-          wakeSeq: 0,
-        });
-      } else {
-        this.pending.set(request.key, {
-          request,
-          resolve,
-          reject,
-          submittedAt: this.clock.now() + this.serial++ * 1e-6,
-          wakeSeq: 0,
-        });
-      }
+      this.pending.add(request, resolve, reject, this.clock.now());
       this.dirty.add(request.key);
       // A lone write starts at once; a burst of submits in one tick shares one pass.
       if (this.pending.size <= 1 && !this.pumpQueued) this.pump();
@@ -178,8 +167,8 @@ export class WriteScheduler {
   private runnableAt(p: Pending, now: number): Runnable {
     const waitFor: Bucket[] = [];
     if (this.running.has(p.request.key)) return { at: Number.POSITIVE_INFINITY, waitFor };
-    let at = now;
-    const last = this.lastWriteOf.get(p.request.key);
+    let at = Math.max(now, p.notBefore ?? now);
+    const last = this.served.lastWriteOf(p.request.key);
     if (last !== undefined && p.request.minIntervalMs) at = Math.max(at, last + p.request.minIntervalMs);
     for (const id of p.request.buckets) {
       const bucket = this.buckets.get(id);
@@ -230,7 +219,7 @@ export class WriteScheduler {
       .sort(
         (a, b) =>
           Number(b.request.final) - Number(a.request.final) ||
-          (this.lastServed.get(a.request.stream) ?? -1) - (this.lastServed.get(b.request.stream) ?? -1) ||
+          this.served.lastServed(a.request.stream) - this.served.lastServed(b.request.stream) ||
           a.submittedAt - b.submittedAt,
       );
     // Nothing a started write does makes a bucket ready sooner, so a write that may not run
@@ -258,40 +247,54 @@ export class WriteScheduler {
   private start(p: Pending, now: number): void {
     const { request } = p;
     this.pending.delete(request.key);
-    this.running.add(request.key);
+    this.running.set(request.key, request);
     const buckets = request.buckets.map((id) => this.buckets.get(id));
     for (const bucket of buckets) bucket.start(now);
     const release = this.options.shared?.spend(request.buckets.map(bucketKey));
-    this.lastWriteOf.set(request.key, now);
-    this.lastServed.set(request.stream, now);
+    this.served.started(request.key, request.stream, now);
     if (++this.startsSincePrune >= 1024) this.prune(now);
-    request
-      .run()
-      .finally(() => {
-        // Counted from its completion from now on; a place under way freed: what waited for one is looked at again.
-        const done = this.clock.now();
-        release?.();
-        for (const bucket of buckets) for (const key of bucket.complete(done)) this.dirty.add(key);
-        this.running.delete(request.key);
-        if (this.pending.has(request.key)) this.dirty.add(request.key);
-      })
-      .then(
-        () => p.resolve('written'),
-        (error: unknown) => p.reject(error),
-      )
-      .finally(() => this.schedulePump());
+    // Past a capped hold while the platform's named wait runs: the write's answer says so.
+    const named = this.buckets.namedWait(request.buckets, now);
+    if (named) request.onHeld?.(named);
+    const ended = (failure?: { error: unknown }) => {
+      // Counted from its completion from now on; a place under way freed: what waited for one is looked at again.
+      const done = this.clock.now();
+      release?.();
+      for (const bucket of buckets) {
+        if (!failure) bucket.accepted(now);
+        for (const key of bucket.complete(done)) this.dirty.add(key);
+      }
+      this.running.delete(request.key);
+      if (this.pending.has(request.key)) this.dirty.add(request.key);
+      const again = failure && this.retries.retryAt(p, failure.error, done);
+      if (!failure) p.resolve('written');
+      else if (again === undefined) p.reject(failure.error);
+      // Refused for the rate limit: it goes again after the wait (or a newer write of its key does).
+      else this.dirty.add(this.pending.again(p, again));
+      this.schedulePump();
+    };
+    request.run().then(
+      () => ended(),
+      (error: unknown) => ended({ error }),
+    );
   }
 
   /**
-   * Forgets buckets with nothing to remember (no write in their window or under way, not held or
-   * slowed), and the last write times of keys and streams quiet for a minute (longer than any
-   * `minIntervalMs`; a stream not served for a minute comes first anyway).
+   * Publishes a bucket's hold of `ms` (at most MAX_HOLD_MS) and slow-down for the instances sharing
+   * the store, and tells the writes under way of a wait named beyond MAX_HOLD_MS on it, if one runs.
    */
+  private held(bucket: BucketId, ms: number, slowMs = 0): void {
+    const key = bucketKey(bucket);
+    this.options.shared?.publish(key, { holdMs: Math.min(ms, MAX_HOLD_MS), ...(slowMs ? { slowMs } : {}) });
+    const named = this.buckets.namedWait([bucket], this.clock.now());
+    if (named)
+      for (const r of this.running.values()) if (r.buckets.some((id) => bucketKey(id) === key)) r.onHeld?.(named);
+  }
+
+  /** Forgets buckets with nothing to remember (bucket-table.ts), and keys and streams quiet for a minute (served.ts). */
   private prune(now: number): void {
     this.startsSincePrune = 0;
     for (const key of this.buckets.prune(now)) this.dirty.add(key);
-    for (const [key, at] of this.lastWriteOf)
-      if (at <= now - FORGET_AFTER_MS && !this.running.has(key)) this.lastWriteOf.delete(key);
-    for (const [stream, at] of this.lastServed) if (at <= now - FORGET_AFTER_MS) this.lastServed.delete(stream);
+    this.served.forget(now, (key) => this.running.has(key));
   }
 }

@@ -1,26 +1,22 @@
 /**
- * The write scheduler's budgets spent in a shared store (Redis: state/redis-budgets.ts), so
- * that every bot process on it together keeps each platform budget (docs/architecture.md,
- * "Several instances").
+ * The write scheduler's budgets spent in a shared store (Redis: state/redis-budgets.ts), so that every bot process
+ * on it together keeps each platform budget (docs/architecture.md, "Several instances").
  *
- * - Leases: a write runs when, besides its local buckets (bucket.ts), every bounded bucket it
- *   spends has a slot leased from the store: all the buckets it lacks in one atomic take, up to
- *   {@link MAX_LEASE} slots a bucket and never more than its fair share (its limit over the live
- *   instances; one for a spaced or concurrency-bound bucket), shared by the pending writes
- *   needing them. A slot is used within {@link LEASE_MS}, or left to expire with its window.
- * - What a process learns (a hold, a slow-down, a budget learnt from the platform) is published
- *   for every process.
- * - Instances: each announces itself every {@link HEARTBEAT_MS} (an entry expiring after
- *   {@link ANNOUNCE_TTL_MS}) and reads how many are live.
- * - Start: until the store first answers, no write runs (a process's own full budgets, spent
- *   beside the other instances' shared ones, would go past the platform's); past
- *   {@link DEADLINE_MS} without an answer, the process starts on its local budgets (said once).
- * - Fallback: when the store fails or does not answer within {@link DEADLINE_MS}, each process
- *   keeps its local buckets with every budget divided by the live instances it last saw (said
- *   once in the log), until an announcement succeeds again (said once too); from then on its
- *   writes are spent in the store again, but its local budgets stay divided for
- *   {@link KEEP_SHARE_AFTER_RETURN_MS} (the longest window of a platform budget), since the
- *   writes it made on its share are not in the store's windows.
+ * - Leases: a write runs when, besides its local buckets (bucket.ts), every bounded bucket it spends has a slot
+ *   leased from the store: all the buckets it lacks in one atomic take, up to {@link MAX_LEASE} slots a bucket and
+ *   never more than its fair share (its limit over the live instances; one for a spaced or concurrency-bound
+ *   bucket), shared by the pending writes needing them. A slot is used within {@link LEASE_MS}, or left to expire.
+ * - What a process learns (a hold, a slow-down, a budget learnt from the platform) is published for every process.
+ * - Instances: each announces itself every {@link HEARTBEAT_MS} (an entry expiring after {@link ANNOUNCE_TTL_MS})
+ *   and reads how many are live.
+ * - Start: until the store first answers, no write runs (a process's own full budgets, spent beside the other
+ *   instances' shared ones, would go past the platform's); past {@link DEADLINE_MS} without an answer, the process
+ *   starts on its local budgets (said once).
+ * - Fallback: when the store fails or does not answer within {@link DEADLINE_MS}, each process keeps its local
+ *   buckets with every budget divided by the live instances it last saw (said once in the log), until an
+ *   announcement succeeds again (said once too); from then on its writes are spent in the store again, but its
+ *   local budgets stay divided for {@link KEEP_SHARE_AFTER_RETURN_MS} (the longest window of a platform budget),
+ *   since the writes it made on its share are not in the store's windows.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';

@@ -24,7 +24,9 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
+import { noteInFirst, withHeldNote } from './answer-notes.ts';
 import { AnswerPages, unmarked } from './answer-pages.ts';
+import type { NamedWait } from './bucket.ts';
 import type { WriteScheduler } from './scheduler.ts';
 
 export { type Clock, systemClock } from './clock.ts';
@@ -69,6 +71,10 @@ export class StreamingReply {
   private failedIndex = 0;
   /** The buttons of the last message once finished ({@link FinishOptions.controls}). */
   private finalControls: Button[] | undefined;
+  /** The final text as finish() made it, before a held note (below). */
+  private finalText = '';
+  /** The wait a platform named beyond MAX_HOLD_MS that held a write of this answer back, once one did: the final text then says so. */
+  private held: NamedWait | undefined;
   /** The bot's scheduler (the answer's other posts, e.g. its file, spend the same budgets: one-off.ts). */
   readonly scheduler: WriteScheduler;
   /** The scheduler key of this answer's writes (one at a time, in order). */
@@ -84,6 +90,8 @@ export class StreamingReply {
     this.scheduler = options.scheduler;
     // Posted messages whose content is unknown: `shown` stays empty there, so each is dirty.
     this.handles.push(...(options.over ?? []));
+    // A write of the answer outside its own (a Slack /chat's question) may be held back too.
+    channel.onHeld?.((wait) => this.heldBack(wait));
   }
 
   /** The text received so far. */
@@ -140,6 +148,8 @@ export class StreamingReply {
    */
   async finish(finalText?: string, options: FinishOptions = {}): Promise<void> {
     this.body.finalize(finalText, options.emptyText ?? '*(the model returned an empty answer)*');
+    this.finalText = this.body.text;
+    if (this.held) this.body.finalize(withHeldNote(this.finalText, this.held), '');
     if (options.controls?.length) this.finalControls = options.controls;
     this.finishing = true;
     let attempt = 0;
@@ -180,9 +190,22 @@ export class StreamingReply {
       }
     }
     if (this.failure !== undefined) {
-      if (this.failedIndex > 0 && (await this.noteInFirst(this.failure))) throw new ShownError(this.failure);
+      const answer = { channel: this.channel, log: this.options.log };
+      const noted = this.failedIndex > 0 && (await noteInFirst(this.handles[0], this.shown[0], answer, this.failure));
+      if (noted) throw new ShownError(this.failure);
       throw this.failure;
     }
+  }
+
+  /**
+   * A write of this answer goes out (or runs) after the bot held it back for a wait the platform
+   * named beyond MAX_HOLD_MS: the final text ends with a sentence saying so (answer-notes.ts), from
+   * the next final write on. Once per answer.
+   */
+  private heldBack(wait: NamedWait): void {
+    if (this.held) return;
+    this.held = wait;
+    if (this.finishing) this.body.finalize(withHeldNote(this.finalText, wait), '');
   }
 
   /** Submits one intermediate write unless one is waiting already; after it, another if there is more to write. */
@@ -210,6 +233,7 @@ export class StreamingReply {
       final,
       minIntervalMs: final ? 0 : this.channel.limits.minEditIntervalMs,
       run: () => this.writeOne(index),
+      onHeld: (wait) => this.heldBack(wait),
     });
   }
 
@@ -271,28 +295,5 @@ export class StreamingReply {
   /** Whether there is something to write: text that is not only whitespace (platforms refuse that), not shown yet. */
   private dirty(): boolean {
     return this.pages().some((page, i) => this.shown[i] !== page);
-  }
-
-  /**
-   * When a continuation could not be posted (a missing permission, the platform failing), the
-   * first message says what is missing and why, so the user is not left with half an answer.
-   * @returns whether the note was written.
-   */
-  private async noteInFirst(error: unknown): Promise<boolean> {
-    const first = this.handles[0];
-    if (!first || this.shown[0] === undefined) return false;
-    const reason = this.channel.explain?.(error) ?? 'the platform refused it.';
-    const note = `\n\n⚠️ The rest of the answer could not be posted: ${reason}`;
-    const { maxChars, measure = (t: string) => t.length } = this.channel.limits;
-    let head = unmarked(this.shown[0]).content;
-    while (head.length > 0 && measure(head + note) > maxChars)
-      head = head.slice(0, Math.max(0, head.length - (measure(head + note) - maxChars) - 1));
-    try {
-      await first.edit({ content: `${head}${note}` });
-      return true;
-    } catch (noteError) {
-      this.options.log?.warn({ err: noteError }, 'could not note the missing continuation in the first message');
-      return false;
-    }
   }
 }

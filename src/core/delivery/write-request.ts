@@ -3,7 +3,7 @@
  */
 import type { Logger } from '../../log.ts';
 import type { BucketId } from '../keys.ts';
-import type { Bucket } from './bucket.ts';
+import type { Bucket, NamedWait } from './bucket.ts';
 import type { Clock } from './clock.ts';
 import type { SharedBudgets } from './shared-budgets.ts';
 
@@ -19,8 +19,14 @@ export interface WriteRequest {
   final: boolean;
   /** Shortest time after the previous write of this key, in ms (how often one message may change). */
   minIntervalMs?: number;
-  /** Performs the write (reading the newest text then). Its rejection rejects `submit`. */
+  /** Performs the write (reading the newest text then). Its rejection rejects `submit` (a rate-limit refusal first goes again: refusals.ts). */
   run(): Promise<void>;
+  /**
+   * Told when the write starts, or runs, while a bucket it spends carries a wait the platform
+   * named beyond MAX_HOLD_MS (bucket.ts): the write goes out against the platform's word, and
+   * the answer it belongs to says so.
+   */
+  onHeld?(wait: NamedWait): void;
 }
 
 /** What became of a submitted write. */
@@ -45,6 +51,10 @@ export interface Pending {
   submittedAt: number;
   /** The number of its latest wake-up: entries of the wake-up queue with another number are stale. */
   wakeSeq: number;
+  /** How many times it went again after a rate-limit refusal (refusals.ts). */
+  retries?: number;
+  /** Not before this time (clock ms): a refused write's retry. */
+  notBefore?: number;
 }
 
 /** When a pending write may run at the earliest (clock ms), and the buckets whose completions it waits for when that is `Infinity`. */

@@ -83,8 +83,8 @@ export function shardOptions(config: Pick<DiscordConfig, 'shards'>): {
  * second, interaction callbacks and webhooks included, which Discord exempts ("Interaction
  * endpoints are not bound to the bot's Global Rate Limit"): a burst of commands then had its
  * deferrals queued past the 3 s window. The global budget of bot-token writes is kept by the
- * write scheduler instead (rate-limits.ts, docs/platform-limits.md); a global 429 is still honoured
- * by discord.js.
+ * write scheduler instead (rate-limits.ts, docs/platform-limits.md), a global 429 included:
+ * discord.js sees it as its route's own, and no wait longer than the bot holds (rest-waits.ts).
  */
 function clientOptions(config: DiscordConfig): ClientOptions {
   return {

@@ -18,7 +18,8 @@
  *   token's and the channel's own buckets.
  *
  * What is learned lasts 10 minutes. Every REST response's `X-RateLimit-*` headers and every
- * 429 are fed to the scheduler.
+ * 429 are fed to the scheduler, with the waits Discord named (rest-waits.ts): the scheduler holds
+ * a bucket at most MAX_HOLD_MS (core/delivery/bucket.ts), and the answers held say so.
  */
 import { hash } from 'node:crypto';
 import type { Budget } from '../../core/delivery/bucket.ts';
@@ -27,6 +28,7 @@ import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
 import type { BotEvents } from '../../core/events.ts';
 import type { BucketId } from '../../core/keys.ts';
 import type { Logger } from '../../log.ts';
+import { sentHeader } from './rest-waits.ts';
 
 /** The documented budgets, by bucket kind. */
 export const DISCORD_BUDGETS = {
@@ -160,10 +162,10 @@ export class DiscordRateLimits {
    * @param path the request's path, e.g. `/webhooks/<app>/<token>/messages/@original`.
    */
   response(method: string, path: string, status: number, headers: Headers): void {
-    if (status === 429 && headers.get('x-ratelimit-global') === 'true') {
+    if (status === 429 && sentHeader(headers, 'x-ratelimit-global') === 'true') {
       // The bot token's global limit (every instance's requests together): hold the global bucket.
       this.events.emit('platform.rate_limited', { platform: 'discord', route: `${method} ${routeOf(path)}` });
-      this.scheduler.rateLimited(GLOBAL_BUCKET, Number(headers.get('retry-after')) * 1000 || 1000);
+      this.scheduler.rateLimited(GLOBAL_BUCKET, Number(sentHeader(headers, 'retry-after')) * 1000 || 1000);
       return;
     }
     // A read (a reply chain's GET of a message) has a route bucket of its own, which discord.js keeps: not a write budget.
@@ -172,7 +174,7 @@ export class DiscordRateLimits {
     const isWebhook = bucket.kind === 'webhook';
     const channelId = isWebhook ? this.webhookChannels.get(bucket.scope) : bucket.scope;
     const remaining = Number(headers.get('x-ratelimit-remaining'));
-    const resetAfter = Number(headers.get('x-ratelimit-reset-after'));
+    const resetAfter = Number(sentHeader(headers, 'x-ratelimit-reset-after'));
     const limit = Number(headers.get('x-ratelimit-limit'));
     if (Number.isFinite(remaining) && Number.isFinite(resetAfter) && headers.has('x-ratelimit-remaining')) {
       const report = { remaining, resetAfterMs: resetAfter * 1000 };
@@ -186,7 +188,7 @@ export class DiscordRateLimits {
     if (status >= 200 && status < 300 && (method === 'POST' || method === 'PATCH') && channelId) this.accept(channelId);
     if (status !== 429) return;
     const retryAfterMs = Math.max(
-      Number(headers.get('retry-after')) * 1000 || 0,
+      Number(sentHeader(headers, 'retry-after')) * 1000 || 0,
       (Number.isFinite(resetAfter) ? resetAfter : 1) * 1000,
     );
     this.events.emit('platform.rate_limited', { platform: 'discord', route: `${method} ${routeOf(path)}` });

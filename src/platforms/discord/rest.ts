@@ -15,6 +15,7 @@ import {
   type ResponseLike,
 } from 'discord.js';
 import type { OutgoingMessage, ReplyLimits } from '../../core/platform.ts';
+import { cappedWaits } from './rest-waits.ts';
 
 /**
  * No pings from anything the bot posts (model output included): sent on every create and
@@ -135,7 +136,8 @@ export function editBodyOf(message: OutgoingMessage, whole = false) {
 }
 
 /**
- * discord.js's `rest.makeRequest`, safe for uploads. discord.js sends files as a `FormData`
+ * discord.js's `rest.makeRequest`, safe for uploads, and showing discord.js no wait longer than
+ * the bot holds one (rest-waits.ts `cappedWaits`). discord.js sends files as a `FormData`
  * through its own undici 6, whose `request()` dispatches on the process-wide undici dispatcher;
  * the service client's undici 7 installs itself as that dispatcher when it is imported, and
  * undici 7 cannot read a FormData it did not make (it throws "action is not a function"), so
@@ -156,7 +158,8 @@ export async function makeDiscordRequest(
       ...(init.headers as Record<string, string> | undefined),
       'content-type': encoded.headers.get('content-type')!,
     };
-    return DefaultRestOptions.makeRequest(url, { ...init, headers, body: Buffer.from(await encoded.arrayBuffer()) });
+    const body = Buffer.from(await encoded.arrayBuffer());
+    return cappedWaits(await DefaultRestOptions.makeRequest(url, { ...init, headers, body }));
   }
-  return DefaultRestOptions.makeRequest(url, init);
+  return cappedWaits(await DefaultRestOptions.makeRequest(url, init));
 }

@@ -13,7 +13,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, type AppOptions, HTTPReceiver, type RespondFn } from '@slack/bolt';
 import type { Logger as SlackLogger } from '@slack/logger';
-import { WebClient, WebClientEvent } from '@slack/web-api';
+import { WebClient } from '@slack/web-api';
 import type { SlackConfig } from '../../config.ts';
 import type { CatchUpRunner } from '../../core/catch-up.ts';
 import type { Command } from '../../core/command.ts';
@@ -29,7 +29,7 @@ import { registerMessageEvents } from './events.ts';
 import { createSlackServer } from './http.ts';
 import { boltLogger } from './logger.ts';
 import { registerActionForms, slackShortcutsOf } from './message-actions.ts';
-import { SLACK_BUDGETS } from './rate-limits.ts';
+import { rateLimitWatcher, SLACK_BUDGETS, slackRateLimitWait } from './rate-limits.ts';
 import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
 import { SlackDirectory } from './users.ts';
@@ -82,35 +82,16 @@ function appOptions(config: SlackConfig, logger: SlackLogger, receiver: HTTPRece
       // A call Slack does not answer ends after 6 s (twice, with the retry): the user is told.
       retryConfig: { retries: 1, factor: 2, minTimeout: 500, maxTimeout: 4000 },
       timeout: 6_000,
+      // A 429 is not waited out by the client: web-api pauses every call of the workspace's
+      // client for the whole Retry-After, so one channel's 429 naming an hour held every channel
+      // for the hour. It rejects at once instead; the write scheduler holds the bucket hit (at
+      // most a minute) and submits the write again (rate-limits.ts slackRateLimitWait).
+      rejectRateLimitedCalls: true,
     },
     // Bolt otherwise calls auth.test in this constructor and keeps the promise: a wrong token
     // or an unreachable Slack becomes an unhandled rejection (which ends a Node 20 process)
     // while start() reports success. start() runs it instead (App#init) and fails clearly.
     deferInitialization: true,
-  };
-}
-
-/**
- * Reports a WebClient's 429s (web-api waits them out and retries): counted in the metrics, and
- * the bucket hit held by the scheduler for the retry-after (chat.update and chat.appendStream
- * per workspace, chat.postMessage per channel). Each client is watched once.
- */
-function rateLimitWatcher(core: Core): (client: WebClient, team: string | undefined) => void {
-  const watched = new WeakSet<WebClient>();
-  return (client, team) => {
-    if (watched.has(client)) return;
-    watched.add(client);
-    client.on(WebClientEvent.RATE_LIMITED, (retrySec: number, info: { url?: string; body?: { channel?: unknown } }) => {
-      const method = info.url?.replace(/^.*\/api\//, '').split('?')[0] ?? 'unknown';
-      core.events.emit('platform.rate_limited', { platform: 'slack', route: method });
-      const retryMs = retrySec * 1000;
-      if (method === 'chat.update' && team)
-        core.scheduler.rateLimited({ platform: 'slack', kind: 'update', scope: team }, retryMs);
-      if (method === 'chat.appendStream' && team)
-        core.scheduler.rateLimited({ platform: 'slack', kind: 'appendStream', scope: team }, retryMs);
-      if (method === 'chat.postMessage' && typeof info.body?.channel === 'string')
-        core.scheduler.rateLimited({ platform: 'slack', kind: 'post', scope: info.body.channel }, retryMs);
-    });
   };
 }
 
@@ -142,10 +123,12 @@ export class SlackAdapter {
         ? undefined
         : new HTTPReceiver({ signingSecret: config.signingSecret, logger, endpoints: '/slack/events' });
     this.app = new App(appOptions(config, logger, this.receiver));
-    // The scheduler paces writes within Slack's budgets; a 429 (web-api waits it out) holds the bucket it hit.
+    // The scheduler paces streamed writes within Slack's budgets; a 429 holds the bucket it hit,
+    // and the write refused goes again after it.
     core.scheduler.define({ platform: 'slack', kind: 'post' }, SLACK_BUDGETS.post);
     core.scheduler.define({ platform: 'slack', kind: 'update' }, SLACK_BUDGETS.update);
     core.scheduler.define({ platform: 'slack', kind: 'appendStream' }, SLACK_BUDGETS.appendStream);
+    core.scheduler.retryRateLimited(slackRateLimitWait);
     /** Where Slack refused native streaming or the thinking status, for every answer of this adapter. */
     const streaming = new SlackStreaming(
       core.store,

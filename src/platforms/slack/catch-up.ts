@@ -16,11 +16,12 @@ import { CatchUpRunner, type CatchUpSource, catchUp } from '../../core/catch-up.
 import { parseConversationKey, slackClaims } from '../../core/keys.ts';
 import { newerId, type SeenConversation } from '../../core/state/seen.ts';
 import { answerLate, type EventMeta, isPersonMessage, type SlackEventDeps, type SlackUserMessage } from './events.ts';
+import { patiently } from './rate-limits.ts';
 
 /**
  * Pause between two conversations' reads, in ms: `conversations.history` and
  * `conversations.replies` are tier 3 (50 a minute) for internal and Marketplace apps
- * (docs/platform-limits.md); a 429 is waited out by the Web API client.
+ * (docs/platform-limits.md); a 429 is waited out once (rate-limits.ts `patiently`).
  */
 export const SLACK_READ_SPACING_MS = 1_300;
 
@@ -90,7 +91,10 @@ export function catchUpAfterConnecting(app: App, deps: SlackEventDeps): CatchUpR
     platform: 'slack',
     readSpacingMs: SLACK_READ_SPACING_MS,
     owns: () => true,
-    read: async (entry, sinceMs, limit) => readConversation(app, await who(), entry, { sinceMs, limit }),
+    read: async (entry, sinceMs, limit) => {
+      const identity = await who();
+      return patiently(() => readConversation(app, identity, entry, { sinceMs, limit }), core.scheduler.clock);
+    },
     claimKey: ({ message, meta }) => slackClaims.message(meta.teamId, message.channel, message.ts),
     answer: ({ message, meta }) => answerLate(message, meta, app.client, deps),
     stopping: () => deps.running.draining,

@@ -3,10 +3,16 @@
  * docs.slack.dev "Web API errors"), for the core's one place that turns errors into words.
  */
 
-/** The `error` of a @slack/web-api platform error, or undefined. */
+/**
+ * The `error` of a @slack/web-api platform error, `ratelimited` for a 429 web-api rejected
+ * (`slack_webapi_rate_limited_error`: the bot's clients never wait one out), or undefined.
+ */
 export function slackErrorCode(error: unknown): string | undefined {
   const data = (error as { data?: { error?: unknown } } | undefined)?.data;
-  return typeof data?.error === 'string' ? data.error : undefined;
+  if (typeof data?.error === 'string') return data.error;
+  return (error as { code?: unknown } | undefined)?.code === 'slack_webapi_rate_limited_error'
+    ? 'ratelimited'
+    : undefined;
 }
 
 /**

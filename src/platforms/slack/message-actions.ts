@@ -27,6 +27,7 @@ import { RESTARTING } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { type SlackFile, slackFileAttachment } from './files.ts';
+import { patiently } from './rate-limits.ts';
 import { SlackReply } from './reply.ts';
 import { FORGET_THREAD_SHORTCUT, type SlackMessageShortcut, type SlackShortcutDeps } from './shortcuts.ts';
 import { plainTextOf } from './text.ts';
@@ -202,14 +203,16 @@ export function registerActionForms(app: App, deps: SlackShortcutDeps, actions: 
 
 /** The chosen message read again (conversations.replies). @throws InputError when it is gone; the platform's error when refused. */
 async function readMessage(client: WebClient, where: MessageWhere): Promise<SlackMessage> {
-  const answer = await client.conversations.replies({
-    channel: where.channel,
-    ts: where.threadTs ?? where.ts,
-    oldest: where.ts,
-    latest: where.ts,
-    inclusive: true,
-    limit: 2,
-  });
+  const answer = await patiently(() =>
+    client.conversations.replies({
+      channel: where.channel,
+      ts: where.threadTs ?? where.ts,
+      oldest: where.ts,
+      latest: where.ts,
+      inclusive: true,
+      limit: 2,
+    }),
+  );
   const message = (answer.messages as SlackMessage[] | undefined)?.find((m) => m.ts === where.ts);
   if (!message) throw new InputError(MESSAGE_GONE);
   return message;

@@ -3,9 +3,11 @@
  * the bot posts it (`chat.postMessage`, attributed and quoted: text.ts `questionText`) for the
  * channel to see, and the answer goes into that message's thread. It is posted as soon as the
  * command's options are read, and removed (`chat.delete`) when the command fails before any
- * answer (the user alone is told why), as Discord's "is thinking…" reply is.
+ * answer (the user alone is told why), as Discord's "is thinking…" reply is. A post Slack held
+ * back for a long wait (a 429 naming an hour) is told to the answer, which then says so.
  */
 import type { WebClient } from '@slack/web-api';
+import type { NamedWait } from '../../core/delivery/bucket.ts';
 import type { OneOffScheduler } from '../../core/delivery/one-off.ts';
 import type { Logger } from '../../log.ts';
 import { questionText } from './text.ts';
@@ -24,6 +26,10 @@ export class PostedQuestion {
   private posting: Promise<string | undefined> | undefined;
   /** Whether the answer's first message went out (the question then stays). */
   private answered = false;
+  /** A wait Slack named beyond MAX_HOLD_MS (core/delivery/bucket.ts) that held the post back, once one did. */
+  private held: NamedWait | undefined;
+  /** Who is told of it (the answer, which then says so). */
+  private heldListener: ((wait: NamedWait) => void) | undefined;
 
   constructor(
     private readonly client: WebClient,
@@ -44,6 +50,12 @@ export class PostedQuestion {
   post(): Promise<string | undefined> {
     this.posting ??= this.postOnce();
     return this.posting;
+  }
+
+  /** Tells `listener` when the post was, or is from now on, held back by a wait Slack named beyond MAX_HOLD_MS. */
+  onHeld(listener: (wait: NamedWait) => void): void {
+    this.heldListener = listener;
+    if (this.held) listener(this.held);
   }
 
   /** Notes that the answer's first message is going out: the question stays whatever happens next. */
@@ -69,12 +81,16 @@ export class PostedQuestion {
   private async postOnce(): Promise<string | undefined> {
     const question = this.source.question();
     if (!question) return undefined;
+    const args = {
+      channel: this.channel,
+      text: questionText(this.source.asker, question),
+      unfurl_links: false,
+      unfurl_media: false,
+    };
     const posted = await this.call(() =>
-      postMessage(this.scheduler, this.client, {
-        channel: this.channel,
-        text: questionText(this.source.asker, question),
-        unfurl_links: false,
-        unfurl_media: false,
+      postMessage(this.scheduler, this.client, args, (wait) => {
+        this.held ??= wait;
+        this.heldListener?.(wait);
       }),
     );
     return posted.ts;

@@ -5,6 +5,7 @@
  * channel, a thread, a DM) is the target's choice (target.ts).
  */
 import type { WebClient } from '@slack/web-api';
+import type { NamedWait } from '../../core/delivery/bucket.ts';
 import { type BucketId, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
@@ -259,6 +260,11 @@ export class SlackReply implements ReplyChannel {
 
   onUserStop(stop: () => void): void {
     this.userStop = stop;
+  }
+
+  /** A /chat's question held back by a long wait Slack named: the answer says so (ReplyChannel.onHeld). */
+  onHeld(listener: (wait: NamedWait) => void): void {
+    this.question?.onHeld(listener);
   }
 
   explain(error: unknown): string | undefined {

@@ -19,6 +19,7 @@ import { storeKeys } from '../../core/keys.ts';
 import type { StateStore } from '../../core/state/store.ts';
 import type { Logger } from '../../log.ts';
 import { sectionBlocks } from './blocks.ts';
+import { patiently } from './rate-limits.ts';
 import { escapeSlackText } from './text.ts';
 
 /** Slack's refusals that mean "this workspace cannot stream" (remembered per workspace). */
@@ -93,7 +94,9 @@ export class SlackStreaming {
 
   /** Remembers a refusal of `assistant.threads.setStatus` in `team` (any Slack error: it is only a nicety). */
   refuseStatus(team: string, error: unknown): void {
-    if (slackErrorCode(error)) this.refused.set(`status:${team}`, this.clock.now() + REFUSAL_TTL_MS);
+    const code = slackErrorCode(error);
+    // A 429 is a moment's refusal (tier 4), not a workspace without statuses.
+    if (code && code !== 'ratelimited') this.refused.set(`status:${team}`, this.clock.now() + REFUSAL_TTL_MS);
   }
 
   /**
@@ -212,11 +215,11 @@ export class NativeStream {
     return stream;
   }
 
-  /** Ends the stream as it is, if still open (`chat.stopStream`); a stream Slack closed already is fine. */
+  /** Ends the stream as it is, if still open (`chat.stopStream`, once more after a 429); a stream Slack closed already is fine. */
   async close(): Promise<void> {
     if (!this.open) return;
     try {
-      await this.client.chat.stopStream({ channel: this.channel, ts: this.ts });
+      await patiently(() => this.client.chat.stopStream({ channel: this.channel, ts: this.ts }));
     } catch (error) {
       if (!isClosedStream(error)) throw error;
     }

@@ -22,6 +22,7 @@ import { looksLikeImage } from '../../core/media/attachments.ts';
 import { IMAGE_TOKENS } from '../../core/media/images.ts';
 import { estimateTextTokens } from '../../core/tokens.ts';
 import type { Logger } from '../../log.ts';
+import { slackErrorCode } from './errors.ts';
 import { type SlackFile, type SlackFileDeps, slackFileAttachment } from './files.ts';
 import { plainTextOf } from './text.ts';
 import type { SlackDirectory } from './users.ts';
@@ -71,9 +72,9 @@ function historyScopeOf(channel: string): string {
 /** The sentence for a refusal of conversations.replies, or undefined for another error. */
 export function threadRefusal(error: unknown, channel: string): string | undefined {
   const data = (error as { data?: { error?: string; needed?: string } }).data;
-  switch (data?.error) {
+  switch (slackErrorCode(error)) {
     case 'missing_scope':
-      return `I answered without reading this thread: add the ${data.needed || historyScopeOf(channel)} scope to read this thread (OAuth & Permissions, then reinstall the app).`;
+      return `I answered without reading this thread: add the ${data?.needed || historyScopeOf(channel)} scope to read this thread (OAuth & Permissions, then reinstall the app).`;
     case 'not_allowed_token_type':
       return `I answered without reading this thread: Slack does not let this token read threads; use the bot token (xoxb-) with the ${historyScopeOf(channel)} scope.`;
     case 'ratelimited':

@@ -9,6 +9,7 @@ import type { WebClient } from '@slack/web-api';
 import type { AdminList } from '../../core/core.ts';
 import type { InvocationUser } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
+import { patiently } from './rate-limits.ts';
 
 /** The bot scope users.info needs. */
 export const SLACK_USER_SCOPES = ['users:read'] as const;
@@ -57,7 +58,7 @@ export class SlackDirectory {
     const cached = this.cache.get(userId);
     if (cached && this.now() - cached.at < USER_CACHE_TTL_MS) return cached;
     try {
-      const { user } = await client.users.info({ user: userId });
+      const { user } = await patiently(() => client.users.info({ user: userId }));
       const entry: CachedUser = {
         isAdmin: user?.is_admin === true || user?.is_owner === true || user?.is_primary_owner === true,
         name: user?.profile?.display_name || user?.real_name || user?.name || userId,

@@ -11,7 +11,7 @@ import type {
   ChatUpdateArguments,
   WebClient,
 } from '@slack/web-api';
-import { type OneOffScheduler, writeOnce } from '../../core/delivery/one-off.ts';
+import { type OneOffScheduler, type OneOffWrite, writeOnce } from '../../core/delivery/one-off.ts';
 import type { BucketId } from '../../core/keys.ts';
 import type { OutgoingMessage } from '../../core/platform.ts';
 
@@ -44,11 +44,18 @@ export function postEphemeral(scheduler: OneOffScheduler, client: WebClient, arg
 }
 
 /**
- * `chat.postMessage` of a one-off message (not an answer's own) in the channel's post budget.
+ * `chat.postMessage` of a one-off message (not an answer's own) in the channel's post budget;
+ * `onHeld` is told when it goes out held back by a wait Slack named beyond MAX_HOLD_MS.
  * @throws what the Web API throws.
  */
-export function postMessage(scheduler: OneOffScheduler, client: WebClient, args: ChatPostMessageArguments) {
-  return writeOnce(scheduler, { buckets: [postBucket(args.channel)], run: () => client.chat.postMessage(args) });
+export function postMessage(
+  scheduler: OneOffScheduler,
+  client: WebClient,
+  args: ChatPostMessageArguments,
+  onHeld?: OneOffWrite<unknown>['onHeld'],
+) {
+  const run = () => client.chat.postMessage(args);
+  return writeOnce(scheduler, { buckets: [postBucket(args.channel)], run, ...(onHeld ? { onHeld } : {}) });
 }
 
 /**

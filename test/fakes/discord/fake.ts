@@ -24,6 +24,7 @@ import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload
 import { MessageBudgets } from './limits.ts';
 import { dispatchMessageCommand, type MessageCommandOptions, type SubmitModalOptions, submitModal } from './modals.ts';
 import type { FakeAutocomplete, FakeChannel, FakeInteraction, FakeMessage, FakeUser } from './model.ts';
+import type { ChannelPressure, GlobalPressure } from './pressure.ts';
 import { createRouter } from './routes/index.ts';
 import { FakeState } from './state.ts';
 import type {
@@ -221,6 +222,16 @@ export class FakeDiscord {
     this.ctx.budgets.setMode(mode);
   }
 
+  /**
+   * Scripts a long wait Discord names (pressure.ts): on a channel's next writes, a 429 whose
+   * `retry_after` is `afterSec` (`refuse`) or an accepted write announcing a reset `afterSec`
+   * away (`announce`); or, with `global`, a global 429 of the next bot-token requests.
+   */
+  pressRateLimits(pressure: ChannelPressure | ({ global: true } & GlobalPressure)): void {
+    if ('global' in pressure) this.ctx.state.pressure.onGlobal(pressure);
+    else this.ctx.state.pressure.onChannel(pressure);
+  }
+
   /** The rate limits enforced now (see {@link setRateLimitMode}). */
   get rateLimitMode(): RateLimitMode {
     return this.ctx.state.options.rateLimitMode;
@@ -261,9 +272,10 @@ export class FakeDiscord {
     return this.ctx.state.botPermissions;
   }
 
-  /** Drops the faults of {@link failNext} not used up yet (an earlier test's), so that requests are served again. */
+  /** Drops the faults of {@link failNext} and the pressure of {@link pressRateLimits} not used up yet (an earlier test's). */
   clearFaults(): void {
     this.ctx.state.faults.length = 0;
+    this.ctx.state.pressure.clear();
   }
 
   /** Every message of a channel (also ephemeral and deleted ones), in creation order. */

@@ -153,6 +153,7 @@ export async function handleRequest(
       fault.left -= 1;
       throw new HttpError(fault.status, fault.body ?? { message: `${fault.status}: Injected failure`, code: 0 });
     }
+    state.pressure.global(record);
     state.globalLimit.take(record);
     reply = await route(req, url, raw, record);
   } catch (error) {

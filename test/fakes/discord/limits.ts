@@ -14,7 +14,8 @@
  * of that kind, as Discord's route hashes are), `-limit`, `-remaining`, `-reset` (epoch
  * seconds) and `-reset-after` (seconds); over the budget, 429 with `retry-after` (whole
  * seconds, rounded up), `x-ratelimit-scope: user` and Discord's body, which discord.js waits
- * out and retries. Interaction callbacks are not counted, as on Discord.
+ * out and retries. Interaction callbacks are not counted, as on Discord. Long waits scripted by a
+ * test (a 429 naming an hour, headers announcing a reset an hour away) come from pressure.ts.
  */
 import { createHash } from 'node:crypto';
 import { HttpError } from './errors.ts';
@@ -57,6 +58,7 @@ export class MessageBudgets {
    */
   check(channelId: string, method: string, path: string, token?: string): void {
     const bucket = this.bucketOf(channelId, token);
+    this.state.pressure.refusal(channelId, method, path, bucket.kind);
     const now = Date.now();
     const window = this.windowOf(bucket, now);
     if (window.used < bucket.budget.limit) return;
@@ -85,7 +87,8 @@ export class MessageBudgets {
     // If the window ran out while the body was checked, the write opens the next one.
     const window = this.windowOf(bucket, now);
     window.used += 1;
-    return this.headers(bucket, Math.max(0, bucket.budget.limit - window.used), window.resetAt, now);
+    const announced = this.state.pressure.announcement(channelId);
+    return announced ?? this.headers(bucket, Math.max(0, bucket.budget.limit - window.used), window.resetAt, now);
   }
 
   /** The bucket's current window (a new one once the last has reset). */

@@ -16,6 +16,7 @@ import {
 } from './constants.ts';
 import { GlobalLimit } from './global-limit.ts';
 import { type FakeAttachment, type FakeChannel, type FakeInteraction, FakeMessage, type FakeUser } from './model.ts';
+import { RatePressure } from './pressure.ts';
 import type {
   FakeCommand,
   FakeDiscordEvents,
@@ -79,6 +80,11 @@ export class FakeState {
   readonly faults: Array<Fault & { left: number }> = [];
   /** The bot token's global rate limit (global-limit.ts). */
   readonly globalLimit = new GlobalLimit(this);
+  /** Scripted long waits on channels' writes and the global limit (pressure.ts). */
+  readonly pressure = new RatePressure((limited) => {
+    this.rateLimits.push(limited);
+    this.events.emit('rateLimited', limited);
+  });
   /** Overrides of commands' permissions a server admin set under Integrations, by command name. */
   readonly commandPermissions = new Map<string, CommandPermission[]>();
   /** Global commands as registered (last bulk overwrite). */

@@ -23,6 +23,7 @@ import type {
   SocketModeEnvelope,
   UserFileInput,
 } from './inbound-types.ts';
+import type { RateLimitScope } from './pressure.ts';
 import { handleResponseUrl } from './response-url.ts';
 import { SocketMode } from './socket-mode.ts';
 import { streamingMethods } from './streaming.ts';
@@ -231,11 +232,12 @@ export class FakeSlackCore {
   }
 
   /**
-   * Scripts rate limits: the next `count` calls of `method` (any channel) are answered HTTP 429
-   * with `Retry-After: retryAfterSec`, whatever the windows say (Slack may limit any call).
+   * Scripts rate limits (pressure.ts): the next `count` calls of `method` (any channel, or those
+   * `scope` names: a channel, a test of the parameters) are answered HTTP 429 with
+   * `Retry-After: retryAfterSec`, whatever the windows say (Slack may limit any call).
    */
-  rateLimitNext(method: string, count = 1, retryAfterSec = 1): void {
-    this.ws.limits.script(method, count, retryAfterSec);
+  rateLimitNext(method: string, count = 1, retryAfterSec = 1, scope?: RateLimitScope): void {
+    this.ws.limits.script(method, count, retryAfterSec, scope);
   }
 
   /**

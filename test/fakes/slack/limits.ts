@@ -3,11 +3,12 @@
  * most 50 calls per 60 s per workspace (tier 3, a sliding window), `chat.postMessage` and
  * `chat.postEphemeral` together about 1 a second per channel with a burst of 3 (a token bucket), the streaming methods per workspace
  * (`chat.startStream` / `chat.stopStream` tier 2: 20 per 60 s; `chat.appendStream` tier 4: 100
- * per 60 s; docs.slack.dev method pages), and scripted one-shot 429s for any method. A limited
- * call is answered HTTP 429 with `Retry-After` in whole seconds.
+ * per 60 s; docs.slack.dev method pages), and scripted 429s of any method (pressure.ts). A
+ * limited call is answered HTTP 429 with `Retry-After` in whole seconds.
  */
+import { type RateLimitScope, ScriptedRateLimits } from './pressure.ts';
 import type { RateLimitRules } from './types.ts';
-import { RateLimited } from './wire.ts';
+import { type Json, RateLimited } from './wire.ts';
 
 export const DEFAULT_RATE_LIMITS: RateLimitRules = {
   chatUpdate: { limit: 50, windowMs: 60_000 },
@@ -26,7 +27,7 @@ export class RateLimiter {
   /** Times of the calls in each sliding window. */
   private readonly windows = new Map<WindowRule, number[]>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  private readonly scripted: Array<{ method: string; retryAfterSec: number }> = [];
+  private readonly scripted = new ScriptedRateLimits();
 
   constructor(
     rules: Partial<RateLimitRules> | undefined,
@@ -42,15 +43,14 @@ export class RateLimiter {
     this.buckets.clear();
   }
 
-  /** The next `count` calls of `method` are answered 429 with `Retry-After: retryAfterSec`. */
-  script(method: string, count: number, retryAfterSec: number): void {
-    for (let i = 0; i < count; i++) this.scripted.push({ method, retryAfterSec });
+  /** The next `count` calls of `method` in `scope` are answered 429 with `Retry-After: retryAfterSec` (pressure.ts). */
+  script(method: string, count: number, retryAfterSec: number, scope?: RateLimitScope): void {
+    this.scripted.add(method, count, retryAfterSec, scope);
   }
 
-  /** Consumes a scripted 429 of `method`, if any. @throws RateLimited. */
-  takeScripted(method: string): void {
-    const index = this.scripted.findIndex((l) => l.method === method);
-    if (index >= 0) throw new RateLimited(this.scripted.splice(index, 1)[0]!.retryAfterSec);
+  /** Consumes a scripted 429 of the call, if any. @throws RateLimited. */
+  takeScripted(method: string, params: Json): void {
+    this.scripted.take(method, params);
   }
 
   /** A token bucket per channel for chat.postMessage and chat.postEphemeral. @throws RateLimited. */
@@ -87,6 +87,6 @@ export class RateLimiter {
   reset(): void {
     this.windows.clear();
     this.buckets.clear();
-    this.scripted.length = 0;
+    this.scripted.clear();
   }
 }

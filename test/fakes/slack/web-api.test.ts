@@ -284,6 +284,21 @@ describe('rate limits', () => {
     expect(limited.headers.get('retry-after')).toBe('7');
     await expect(client.chat.postMessage({ channel: 'C0ONE', text: 'x' })).resolves.toMatchObject({ ok: true });
   });
+
+  it('rateLimitNext with a scope answers 429 only to the calls in its channel whose parameters it accepts, as many times as scripted', async () => {
+    fake.rateLimitNext('chat.postMessage', 2, 3600, { channel: 'C0TWO', when: (params) => params.text === 'held' });
+    const elsewhere = await rawCall('chat.postMessage', { channel: 'C0ONE', text: 'held' });
+    const otherText = await rawCall('chat.postMessage', { channel: 'C0TWO', text: 'free' });
+    expect([elsewhere.status, otherText.status]).toEqual([200, 200]);
+    for (let i = 0; i < 2; i++) {
+      const limited = await rawCall('chat.postMessage', { channel: 'C0TWO', text: 'held' });
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toBe('3600');
+      expect(limited.json).toEqual({ ok: false, error: 'ratelimited' });
+      clock.advance(2_000);
+    }
+    expect((await rawCall('chat.postMessage', { channel: 'C0TWO', text: 'held' })).status).toBe(200);
+  });
 });
 
 describe('file uploads', () => {

@@ -171,7 +171,7 @@ export class WebApi {
             throw new SlackApiError('missing_scope', { needed, provided: ws.scopes.join(',') });
         }
       }
-      ws.limits.takeScripted(method);
+      ws.limits.takeScripted(method, params);
       this.takeFailure(method, params);
       const body = handler(params);
       call.ok = true;
