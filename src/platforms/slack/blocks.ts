@@ -135,3 +135,43 @@ export function fallbackTextOf(message: OutgoingMessage): string {
     message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''),
   );
 }
+
+/** What a one-field form shows: its title and submit label (≤ 24 characters each), the input's label, length and placeholder. */
+export interface OneFieldForm {
+  title: string;
+  submit: string;
+  label: string;
+  /** Longest answer, in characters. */
+  maxLength: number;
+  placeholder: string;
+}
+
+/**
+ * A modal (Slack's view object, for views.open) with one required multiline input whose
+ * `block_id` and `action_id` are `ids.input`; its submission comes back as `ids.callback` with
+ * `ids.metadata` (≤ 3,000 characters) as `private_metadata`.
+ */
+export function oneFieldModal(form: OneFieldForm, ids: { callback: string; input: string; metadata: string }) {
+  return {
+    type: 'modal' as const,
+    callback_id: ids.callback,
+    private_metadata: ids.metadata,
+    title: { type: 'plain_text' as const, text: form.title },
+    submit: { type: 'plain_text' as const, text: form.submit },
+    close: { type: 'plain_text' as const, text: 'Cancel' },
+    blocks: [
+      {
+        type: 'input',
+        block_id: ids.input,
+        label: { type: 'plain_text' as const, text: form.label },
+        element: {
+          type: 'plain_text_input',
+          action_id: ids.input,
+          multiline: true,
+          max_length: form.maxLength,
+          placeholder: { type: 'plain_text' as const, text: form.placeholder },
+        },
+      },
+    ],
+  };
+}

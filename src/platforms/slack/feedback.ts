@@ -17,6 +17,7 @@ import { conversationKey } from '../../core/keys.ts';
 import type { TextForm } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
+import { oneFieldModal } from './blocks.ts';
 
 /** The callback id of every button press's form. */
 export const FORM_CALLBACK_ID = 'button_form';
@@ -32,28 +33,8 @@ const CONVERSATION = /^[CDG][A-Z0-9]{1,20}$/;
 
 /** A form as a modal (Slack's view object): one multiline input, required, up to the form's length. */
 export function formView(form: TextForm, where: { channel?: string | undefined }) {
-  return {
-    type: 'modal' as const,
-    callback_id: FORM_CALLBACK_ID,
-    private_metadata: JSON.stringify({ f: form.id, ...(where.channel ? { c: where.channel } : {}) }),
-    title: { type: 'plain_text' as const, text: form.title },
-    submit: { type: 'plain_text' as const, text: form.submit },
-    close: { type: 'plain_text' as const, text: 'Cancel' },
-    blocks: [
-      {
-        type: 'input',
-        block_id: FORM_INPUT_ID,
-        label: { type: 'plain_text' as const, text: form.label },
-        element: {
-          type: 'plain_text_input',
-          action_id: FORM_INPUT_ID,
-          multiline: true,
-          max_length: form.maxLength,
-          placeholder: { type: 'plain_text' as const, text: form.placeholder },
-        },
-      },
-    ],
-  };
+  const metadata = JSON.stringify({ f: form.id, ...(where.channel ? { c: where.channel } : {}) });
+  return oneFieldModal(form, { callback: FORM_CALLBACK_ID, input: FORM_INPUT_ID, metadata });
 }
 
 /** Reads a form's `private_metadata` back (checked as any input): the form's id and the channel. */

@@ -25,7 +25,7 @@ import { type ChosenMessage, type MessageAction, runMessageAction } from '../../
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
-import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { blocksOf, fallbackTextOf, oneFieldModal } from './blocks.ts';
 import { type SlackFile, slackFileAttachment } from './files.ts';
 import { patiently } from './rate-limits.ts';
 import { SlackReply } from './reply.ts';
@@ -87,29 +87,11 @@ export function parseMetadata(text: unknown): MessageWhere | undefined {
 
 /** The modal asking an action's question (Slack's view object: title and submit at most 24 characters). */
 export function questionView(action: MessageAction, where: MessageWhere) {
-  const form = action.question!;
-  return {
-    type: 'modal' as const,
-    callback_id: action.id,
-    private_metadata: metadataOf(where),
-    title: { type: 'plain_text' as const, text: form.title },
-    submit: { type: 'plain_text' as const, text: form.submit },
-    close: { type: 'plain_text' as const, text: 'Cancel' },
-    blocks: [
-      {
-        type: 'input',
-        block_id: QUESTION_INPUT_ID,
-        label: { type: 'plain_text' as const, text: form.label },
-        element: {
-          type: 'plain_text_input',
-          action_id: QUESTION_INPUT_ID,
-          multiline: true,
-          max_length: form.maxLength,
-          placeholder: { type: 'plain_text' as const, text: form.placeholder },
-        },
-      },
-    ],
-  };
+  return oneFieldModal(action.question!, {
+    callback: action.id,
+    input: QUESTION_INPUT_ID,
+    metadata: metadataOf(where),
+  });
 }
 
 /** Every message shortcut of the app: "Forget this thread", then one per message action (the manifest's `features.shortcuts`). */

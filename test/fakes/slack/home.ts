@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { agentState } from './agent.ts';
 import { parseBlocks } from './blocks.ts';
+import { checkViewCommons } from './views.ts';
 import type { MethodTable } from './web-api.ts';
 import { isObject, type Json, jsonParam, required, SlackApiError } from './wire.ts';
 import type { Workspace } from './workspace.ts';
@@ -52,18 +53,7 @@ const invalid = (pointer: string, message: string) =>
 
 /** Checks a home view as Slack does (see the file's comment). @throws SlackApiError. */
 export function checkHomeView(view: unknown): asserts view is Json {
-  if (!isObject(view)) throw invalid('', 'must be an object');
-  if (JSON.stringify(view).length > 250_000) throw new SlackApiError('view_too_large');
-  if (view.type !== 'home') throw invalid('/type', 'must be home');
-  for (const [key, max] of [
-    ['callback_id', 255],
-    ['external_id', 255],
-    ['private_metadata', 3000],
-  ] as const) {
-    const v = view[key];
-    if (v !== undefined && (typeof v !== 'string' || v.length > max))
-      throw invalid(`/${key}`, `must be a string of at most ${max} characters`);
-  }
+  checkViewCommons(view, 'home');
   if (!Array.isArray(view.blocks) || view.blocks.length < 1) throw invalid('/blocks', 'must be 1 to 100 blocks');
   // Block Kit's own checks, with a home view's 100 blocks (a message takes 50).
   parseBlocks(view.blocks, 100);

@@ -84,14 +84,14 @@ function checkElement(element: unknown, pointer: string): void {
   }
 }
 
-/** Checks a view as Slack does (see the file's comment). @throws SlackApiError. */
-export function checkView(view: unknown): asserts view is Json {
+/**
+ * What every view shares, checked as Slack does: an object of at most 250 kB of the `type` asked
+ * for, its ids and `private_metadata` within their lengths. @throws SlackApiError.
+ */
+export function checkViewCommons(view: unknown, type: 'modal' | 'home'): asserts view is Json {
   if (!isObject(view)) throw invalid('', 'must be an object');
   if (JSON.stringify(view).length > 250_000) throw new SlackApiError('view_too_large');
-  if (view.type !== 'modal') throw invalid('/type', 'must be modal');
-  checkPlainText(view.title, '/title', 24);
-  if (view.close !== undefined) checkPlainText(view.close, '/close', 24);
-  if (view.submit !== undefined) checkPlainText(view.submit, '/submit', 24);
+  if (view.type !== type) throw invalid('/type', `must be ${type}`);
   for (const [key, max] of [
     ['callback_id', 255],
     ['external_id', 255],
@@ -101,6 +101,14 @@ export function checkView(view: unknown): asserts view is Json {
     if (v !== undefined && (typeof v !== 'string' || v.length > max))
       throw invalid(`/${key}`, `must be a string of at most ${max} characters`);
   }
+}
+
+/** Checks a view as Slack does (see the file's comment). @throws SlackApiError. */
+export function checkView(view: unknown): asserts view is Json {
+  checkViewCommons(view, 'modal');
+  checkPlainText(view.title, '/title', 24);
+  if (view.close !== undefined) checkPlainText(view.close, '/close', 24);
+  if (view.submit !== undefined) checkPlainText(view.submit, '/submit', 24);
   const blocks = view.blocks;
   if (!Array.isArray(blocks) || blocks.length < 1 || blocks.length > 100)
     throw invalid('/blocks', 'must be 1 to 100 blocks');
