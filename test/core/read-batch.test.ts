@@ -61,6 +61,29 @@ describe('coalesced reads', () => {
     expect(await keyv.get('absent')).toBeUndefined();
   });
 
+  it("resumes a batch's callers 32 at a time, one group per turn of the event loop, so that what arrived meanwhile goes between", async () => {
+    const { keyv } = countingKeyv();
+    for (let i = 0; i < 100; i++) await keyv.set(`b${i}`, i);
+    const order: string[] = [];
+    // The first read goes alone; the other 99 wait for it and go together in one getMany.
+    const gets = Array.from({ length: 100 }, (_, i) => keyv.get(`b${i}`).then(() => void order.push(`b${i}`)));
+    await gets[0];
+    // Once the batch's first group has run, a turn of the event loop comes before the next group.
+    await new Promise<void>((resolve) => {
+      const mark = () => {
+        order.push('turn');
+        resolve();
+      };
+      const wait = () => setImmediate(order.length > 1 ? mark : wait);
+      wait();
+    });
+    await Promise.all(gets);
+    const turn = order.indexOf('turn');
+    expect(turn).toBeGreaterThan(1);
+    expect(turn).toBeLessThan(order.length - 1);
+    expect(order.filter((o) => o !== 'turn')).toHaveLength(100);
+  });
+
   it('gives one read to callers asking for the same key before it went out', async () => {
     const { keyv, reads } = countingKeyv();
     await keyv.set('a', 1);
