@@ -17,7 +17,7 @@ import { agentState } from './agent.ts';
 import { parseBlocks } from './blocks.ts';
 import { checkViewCommons } from './views.ts';
 import type { MethodTable } from './web-api.ts';
-import { isObject, type Json, jsonParam, required, SlackApiError } from './wire.ts';
+import { type Json, jsonParam, required, SlackApiError } from './wire.ts';
 import type { Workspace } from './workspace.ts';
 
 /** One accepted views.publish. */
