@@ -6,12 +6,7 @@
  * by which the adapter routes its submit here. The submit is answered to the user alone
  * (an ephemeral reply, or after a deferral an ephemeral follow-up: the responder's).
  */
-import {
-  type APIModalInteractionResponseCallbackData,
-  ComponentType,
-  type ModalSubmitInteraction,
-  TextInputStyle,
-} from 'discord.js';
+import type { APIModalInteractionResponseCallbackData, ModalSubmitInteraction } from 'discord.js';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { submitReason } from '../../core/features/feedback.ts';
@@ -21,30 +16,14 @@ import { type Logger, newReference } from '../../log.ts';
 import { interactionBudget } from './budget.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
+import { oneFieldModal } from './rest.ts';
 
 /** The `custom_id` of a form's one text input. */
 export const FORM_INPUT_ID = 'text';
 
 /** A one-field form as a modal (a Label holding a paragraph TextInput; required, up to the form's length). */
 export function formModal(form: TextForm): APIModalInteractionResponseCallbackData {
-  return {
-    custom_id: form.id,
-    title: form.title,
-    components: [
-      {
-        type: ComponentType.Label,
-        label: form.label,
-        component: {
-          type: ComponentType.TextInput,
-          custom_id: FORM_INPUT_ID,
-          style: TextInputStyle.Paragraph,
-          placeholder: form.placeholder,
-          max_length: form.maxLength,
-          required: true,
-        },
-      },
-    ],
-  };
+  return oneFieldModal(form, { modal: form.id, input: FORM_INPUT_ID });
 }
 
 /**

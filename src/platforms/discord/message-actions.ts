@@ -19,13 +19,11 @@
  * becomes a pointer to the answer (what a user who picked an old message needs to find it); a
  * failure is told there, to the user alone.
  */
-import {
-  type APIModalInteractionResponseCallbackData,
-  ComponentType,
-  type Message,
-  type MessageContextMenuCommandInteraction,
-  type ModalSubmitInteraction,
-  TextInputStyle,
+import type {
+  APIModalInteractionResponseCallbackData,
+  Message,
+  MessageContextMenuCommandInteraction,
+  ModalSubmitInteraction,
 } from 'discord.js';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
@@ -41,6 +39,7 @@ import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
+import { oneFieldModal } from './rest.ts';
 
 /** The `custom_id` of the question's text input in an action's modal. */
 export const QUESTION_INPUT_ID = 'question';
@@ -100,25 +99,7 @@ export interface MessageActionDeps {
 
 /** The modal asking an action's question about one message. */
 export function questionModal(action: MessageAction, messageId: string): APIModalInteractionResponseCallbackData {
-  const form = action.question!;
-  return {
-    custom_id: buttonId(action.id, messageId),
-    title: form.title,
-    components: [
-      {
-        type: ComponentType.Label,
-        label: form.label,
-        component: {
-          type: ComponentType.TextInput,
-          custom_id: QUESTION_INPUT_ID,
-          style: TextInputStyle.Paragraph,
-          placeholder: form.placeholder,
-          max_length: form.maxLength,
-          required: true,
-        },
-      },
-    ],
-  };
+  return oneFieldModal(action.question!, { modal: buttonId(action.id, messageId), input: QUESTION_INPUT_ID });
 }
 
 /**

@@ -7,14 +7,16 @@ import {
   type APIActionRowComponent,
   type APIButtonComponentWithCustomId,
   type APIEmbed,
+  type APIModalInteractionResponseCallbackData,
   AttachmentBuilder,
   ButtonStyle,
   ComponentType,
   DefaultRestOptions,
   type RESTOptions,
   type ResponseLike,
+  TextInputStyle,
 } from 'discord.js';
-import type { OutgoingMessage, ReplyLimits } from '../../core/platform.ts';
+import type { OutgoingMessage, ReplyLimits, TextForm } from '../../core/platform.ts';
 import { cappedWaits } from './rest-waits.ts';
 
 /**
@@ -162,4 +164,33 @@ export async function makeDiscordRequest(
     return cappedWaits(await DefaultRestOptions.makeRequest(url, { ...init, headers, body }));
   }
   return cappedWaits(await DefaultRestOptions.makeRequest(url, init));
+}
+
+/**
+ * A one-field form as Discord's modal (interaction callback 9): a Label holding a required
+ * paragraph TextInput of at most `form.maxLength` characters; `ids.modal` is the modal's
+ * `custom_id` (what its submit is routed by), `ids.input` the input's.
+ */
+export function oneFieldModal(
+  form: Omit<TextForm, 'id'>,
+  ids: { modal: string; input: string },
+): APIModalInteractionResponseCallbackData {
+  return {
+    custom_id: ids.modal,
+    title: form.title,
+    components: [
+      {
+        type: ComponentType.Label,
+        label: form.label,
+        component: {
+          type: ComponentType.TextInput,
+          custom_id: ids.input,
+          style: TextInputStyle.Paragraph,
+          placeholder: form.placeholder,
+          max_length: form.maxLength,
+          required: true,
+        },
+      },
+    ],
+  };
 }

@@ -6,7 +6,7 @@
  * a `context_actions` block under it. Text in mrkdwn is escaped (no mentions can form).
  */
 import type { Block, KnownBlock } from '@slack/types';
-import type { Button, OutgoingMessage } from '../../core/platform.ts';
+import type { Button, OutgoingMessage, TextForm } from '../../core/platform.ts';
 import { escapeSlackText } from './text.ts';
 
 /** Blocks of a message; undefined when it has none (plain text). At most 50 (Slack's limit). */
@@ -136,22 +136,12 @@ export function fallbackTextOf(message: OutgoingMessage): string {
   );
 }
 
-/** What a one-field form shows: its title and submit label (≤ 24 characters each), the input's label, length and placeholder. */
-export interface OneFieldForm {
-  title: string;
-  submit: string;
-  label: string;
-  /** Longest answer, in characters. */
-  maxLength: number;
-  placeholder: string;
-}
-
 /**
  * A modal (Slack's view object, for views.open) with one required multiline input whose
  * `block_id` and `action_id` are `ids.input`; its submission comes back as `ids.callback` with
  * `ids.metadata` (≤ 3,000 characters) as `private_metadata`.
  */
-export function oneFieldModal(form: OneFieldForm, ids: { callback: string; input: string; metadata: string }) {
+export function oneFieldModal(form: Omit<TextForm, 'id'>, ids: { callback: string; input: string; metadata: string }) {
   return {
     type: 'modal' as const,
     callback_id: ids.callback,
