@@ -101,3 +101,11 @@ export function replaceSpacedTags(text: string, prefix: string, endOf: (at: numb
   parts.push(text.slice(kept));
   return parts.join('');
 }
+
+/**
+ * The first line of `text` with its whitespace runs collapsed to single spaces and no space at
+ * either end (what a thread's name or title shows of a question). Linear in the text's length.
+ */
+export function firstLineOf(text: string): string {
+  return (text.trim().split('\n', 1)[0] ?? '').split(/\s+/).filter(Boolean).join(' ');
+}

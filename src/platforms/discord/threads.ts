@@ -23,6 +23,7 @@ import {
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
 import { type BucketId, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
+import { firstLineOf } from '../../core/text-scan.ts';
 import type { Logger } from '../../log.ts';
 import { explainDiscordError } from './errors.ts';
 import { Typing, tellPublicly } from './messages.ts';
@@ -84,7 +85,7 @@ export function isThreadParent(channel: Channel): channel is ThreadParent {
  * when it has no text. Linear in the length of the text.
  */
 export function threadNameOf(question: string): string {
-  const line = (question.trim().split('\n', 1)[0] ?? '').split(/\s+/).filter(Boolean).join(' ');
+  const line = firstLineOf(question);
   const points = Array.from(line);
   if (points.length === 0) return 'Conversation';
   return points.length <= THREAD_NAME_MAX ? line : `${points.slice(0, THREAD_NAME_MAX - 1).join('')}…`;

@@ -165,3 +165,28 @@ export function oneFieldModal(form: Omit<TextForm, 'id'>, ids: { callback: strin
     ],
   };
 }
+
+/** Slack's conversation ids (`C0123ABC`, `D…`, `G…`), as a modal's metadata may carry them. */
+const CONVERSATION_ID = /^[CDG][A-Z0-9]{1,20}$/;
+
+/** Whether `value` is a Slack conversation id (a fixed pattern without repetition of groups: linear). */
+export function isConversationId(value: unknown): value is string {
+  return typeof value === 'string' && CONVERSATION_ID.test(value);
+}
+
+/**
+ * A modal's `private_metadata` read back as what {@link oneFieldModal}'s callers put there (a JSON
+ * object): it comes back from Slack, signed, but is read as any input is, at most 3,000
+ * characters (Slack's bound) before parsing. @returns its fields, or `{}` for anything else.
+ */
+export function readMetadata(text: unknown): Record<string, unknown> {
+  if (typeof text !== 'string' || text.length > 3000) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}

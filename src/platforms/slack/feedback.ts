@@ -17,7 +17,7 @@ import { conversationKey } from '../../core/keys.ts';
 import type { TextForm } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
-import { oneFieldModal } from './blocks.ts';
+import { isConversationId, oneFieldModal, readMetadata } from './blocks.ts';
 
 /** The callback id of every button press's form. */
 export const FORM_CALLBACK_ID = 'button_form';
@@ -28,9 +28,6 @@ export const FORM_INPUT_ID = 'text';
 /** Longest wait for the reason to be kept before the ack (Slack waits 3 s for it), in ms. */
 const SUBMIT_DEADLINE_MS = 2_000;
 
-/** Slack's conversation ids (`C0123ABC`), as metadata may hold them. */
-const CONVERSATION = /^[CDG][A-Z0-9]{1,20}$/;
-
 /** A form as a modal (Slack's view object): one multiline input, required, up to the form's length. */
 export function formView(form: TextForm, where: { channel?: string | undefined }) {
   const metadata = JSON.stringify({ f: form.id, ...(where.channel ? { c: where.channel } : {}) });
@@ -39,17 +36,8 @@ export function formView(form: TextForm, where: { channel?: string | undefined }
 
 /** Reads a form's `private_metadata` back (checked as any input): the form's id and the channel. */
 function parseMetadata(text: unknown): { formId: string; channel: string | undefined } {
-  let value: unknown;
-  try {
-    value = typeof text === 'string' && text.length <= 3000 ? JSON.parse(text) : undefined;
-  } catch {
-    value = undefined;
-  }
-  const { f, c } = (value ?? {}) as Record<string, unknown>;
-  return {
-    formId: typeof f === 'string' && f.length <= 100 ? f : '',
-    channel: typeof c === 'string' && CONVERSATION.test(c) ? c : undefined,
-  };
+  const { f, c } = readMetadata(text);
+  return { formId: typeof f === 'string' && f.length <= 100 ? f : '', channel: isConversationId(c) ? c : undefined };
 }
 
 /** The modal that replaces a submitted form: the sentence, and Close. */

@@ -25,7 +25,7 @@ import { type ChosenMessage, type MessageAction, runMessageAction } from '../../
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
-import { blocksOf, fallbackTextOf, oneFieldModal } from './blocks.ts';
+import { blocksOf, fallbackTextOf, isConversationId, oneFieldModal, readMetadata } from './blocks.ts';
 import { type SlackFile, slackFileAttachment } from './files.ts';
 import { patiently } from './rate-limits.ts';
 import { SlackReply } from './reply.ts';
@@ -58,9 +58,8 @@ export interface MessageWhere {
   threadTs?: string | undefined;
 }
 
-/** Slack's timestamps (`1700000000.000100`) and conversation ids (`C0123ABC`), as metadata may hold them. */
+/** Slack's timestamps (`1700000000.000100`), as metadata may hold them. */
 const TS = /^\d{1,12}\.\d{1,8}$/;
-const CONVERSATION = /^[CDG][A-Z0-9]{1,20}$/;
 
 /** The modal's `private_metadata` for a message (at most 3,000 characters: well under). */
 export function metadataOf(where: MessageWhere): string {
@@ -72,15 +71,8 @@ export function metadataOf(where: MessageWhere): string {
  * but is read as any input is). @returns undefined for anything else than {@link metadataOf}'s.
  */
 export function parseMetadata(text: unknown): MessageWhere | undefined {
-  if (typeof text !== 'string' || text.length > 3000) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const { c, ts, th } = (value ?? {}) as Record<string, unknown>;
-  if (typeof c !== 'string' || !CONVERSATION.test(c) || typeof ts !== 'string' || !TS.test(ts)) return undefined;
+  const { c, ts, th } = readMetadata(text);
+  if (!isConversationId(c) || typeof ts !== 'string' || !TS.test(ts)) return undefined;
   if (th !== undefined && (typeof th !== 'string' || !TS.test(th))) return undefined;
   return { channel: c, ts, ...(th ? { threadTs: th } : {}) };
 }

@@ -16,6 +16,7 @@ import { forget } from '../../core/features/forget.ts';
 import { answerMention, type MentionContext } from '../../core/features/mention.ts';
 import { channelKey, conversationKey, messageRef, slackClaims } from '../../core/keys.ts';
 import type { CommandContext } from '../../core/platform.ts';
+import { firstLineOf } from '../../core/text-scan.ts';
 import type { Logger } from '../../log.ts';
 import { readOptions } from './commands.ts';
 import { userNotice } from './edits.ts';
@@ -45,7 +46,7 @@ const TITLE_CLAIM_MS = 30 * 24 * 60 * 60_000;
  * within {@link TITLE_CHARS} characters with `…`. Linear.
  */
 export function titleOf(question: string): string {
-  const line = (question.trim().split('\n', 1)[0] ?? '').split(/\s+/).join(' ');
+  const line = firstLineOf(question);
   if (line.length <= TITLE_CHARS) return line;
   const cut = line.lastIndexOf(' ', TITLE_CHARS - 1);
   return `${line.slice(0, cut > TITLE_CHARS / 2 ? cut : TITLE_CHARS - 1)}…`;
