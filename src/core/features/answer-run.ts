@@ -101,11 +101,9 @@ export async function runRequest(
   const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
   const { keep, feedback } = options;
   const keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, () => session.reply.messageRefs);
-  async function* deltas() {
-    if (prompt) yield prompt;
-    yield* textOf(stream, read, { idleMs: core.limits.streamIdleMs });
-  }
-  const { text, ending, error } = await streamAnswer(ctx, deltas(), {
+  // A completion's answer is shown after its prompt.
+  const deltas = textOf(stream, read, { idleMs: core.limits.streamIdleMs, first: prompt });
+  const { text, ending, error } = await streamAnswer(ctx, deltas, {
     ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),
     ...(options.notes.length ? { notes: options.notes } : {}),
     ...(keeper ? { finalControls: () => keeper.controls() } : {}),
