@@ -37,13 +37,19 @@ export class StoreDeadlineError extends Error {
  * @param operation names the call in the error (`get`, `withLock`…), never a key or a value.
  */
 export function withDeadline<T>(call: Promise<T>, ms: number, operation: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreDeadlineError(operation, ms)), ms);
-  });
-  return Promise.race([call, deadline]).finally(() => {
-    clearTimeout(timer);
-    call.catch(() => undefined);
+  // One promise and one timer per call (every store call has one: a burst makes thousands).
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new StoreDeadlineError(operation, ms)), ms);
+    call.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
 }
 
