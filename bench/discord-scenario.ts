@@ -79,6 +79,10 @@ function globalLine(discord: FakeDiscord, since: number): string {
   return `bot-token requests from the first command: ${times.length}, at most ${peak} in any second (Discord allows 50); global 429s ${global.length} (ms from the first command: ${when.slice(0, 5).join(', ')}${when.length > 5 ? ', …' : ''}; routes: ${routes.join(', ')})`;
 }
 
+/** The answering process's memory and CPU time, for the bench's output. */
+const processLine = (runner: Runner, cpuMs: number) =>
+  `memory at most: ${runner.memoryLine()}; CPU from the first command to the last answer: ${cpuMs} ms`;
+
 /** How a Discord scenario runs. */
 export interface DiscordScenario {
   streams: number;
@@ -117,6 +121,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
     const { writes, acks, requested, startedAt } = recordDiscord(discord, service);
     const channelIds = discord.channelList.filter((c) => c.name?.startsWith('bench-')).map((c) => c.id);
     const done = bot.finished(kind, streams);
+    const cpuBefore = bot.cpuMs();
     for (let i = 0; i < streams; i++) {
       const channelId = channelIds[i % channelIds.length]!;
       const user = { id: String(100000000000000000n + BigInt(i)) };
@@ -127,6 +132,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
       startedAt.set(id, Date.now());
     }
     const outcomes = await done;
+    const cpuMs = Math.round(bot.cpuMs() - cpuBefore);
     const t0 = Math.min(...startedAt.values());
     const firstWrites = [...startedAt].map(([id, at]) => (writes.get(id)?.[0]?.at ?? NaN) - at);
     const fromFirst = requested.map((t) => t - t0);
@@ -137,7 +143,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
       process.stdout.write(
         `  acks p80..p99: ${[80, 85, 90, 92, 94, 95, 96, 98, 99].map((p) => percentile(acks, p)).join(' ')}\n`,
       );
-    process.stdout.write(`  ${bot.kind} memory at most: ${bot.memoryLine()}\n  ${globalLine(discord, t0)}\n`);
+    process.stdout.write(`  ${bot.kind} ${processLine(bot, cpuMs)}\n  ${globalLine(discord, t0)}\n`);
     const per = [...startedAt].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
     const exact = [...startedAt.keys()].filter(
       (id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER,
@@ -152,6 +158,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
       ackP95Ms: kind === 'chat' ? Math.round(percentile(acks, 95)) : undefined,
       peakRssMb: bot.peakRssMb(),
       eventLoopP99Ms: await bot.eventLoopP99Ms(),
+      cpuMs,
     });
   } finally {
     await bot.stop();

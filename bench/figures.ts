@@ -39,6 +39,8 @@ export interface Figures {
   peakRssMb: number;
   /** NaN when the process does not say (the floor bot has no /metrics). */
   eventLoopP99Ms: number;
+  /** CPU time the answering process(es) used from the first command to the last answer, in ms (where measured). */
+  cpuMs?: number;
 }
 
 /** One stream's figures. */
@@ -63,7 +65,7 @@ export function streamFigures(started: number, writes: Array<{ at: number; conte
 export function figuresOf(
   name: string,
   per: StreamFigures[],
-  rest: Pick<Figures, 'status429' | 'exact' | 'failures' | 'ackP95Ms' | 'peakRssMb' | 'eventLoopP99Ms'>,
+  rest: Pick<Figures, 'status429' | 'exact' | 'failures' | 'ackP95Ms' | 'peakRssMb' | 'eventLoopP99Ms' | 'cpuMs'>,
 ): Figures {
   const firsts = per.map((p) => p.firstMs);
   return {

@@ -44,14 +44,15 @@ export async function floorPairs(pairs = Number(process.env.BENCH_PAIRS ?? 3)): 
   }
   const acks = runs.map((p) => ratio(p.bot.ackP95Ms, p.floor.ackP95Ms));
   const firsts = runs.map((p) => ratio(p.bot.firstTextP95Ms, p.floor.firstTextP95Ms));
+  const cpus = runs.map((p) => ratio(p.bot.cpuMs, p.floor.cpuMs));
   process.stdout.write(
-    `\n${name}, floor and bot alternating:\n\n| pair | ack p95 floor / bot (ms) | ratio | first text p95 floor / bot (ms) | ratio | exact floor / bot |\n|---|---|---|---|---|---|\n`,
+    `\n${name}, floor and bot alternating:\n\n| pair | ack p95 floor / bot (ms) | ratio | first text p95 floor / bot (ms) | ratio | CPU floor / bot (ms) | ratio | exact floor / bot |\n|---|---|---|---|---|---|---|---|\n`,
   );
   runs.forEach((p, i) => {
     process.stdout.write(
-      `| ${i + 1} | ${p.floor.ackP95Ms} / ${p.bot.ackP95Ms} | ${acks[i]} | ${p.floor.firstTextP95Ms} / ${p.bot.firstTextP95Ms} | ${firsts[i]} | ${p.floor.exact} / ${p.bot.exact} |\n`,
+      `| ${i + 1} | ${p.floor.ackP95Ms} / ${p.bot.ackP95Ms} | ${acks[i]} | ${p.floor.firstTextP95Ms} / ${p.bot.firstTextP95Ms} | ${firsts[i]} | ${p.floor.cpuMs} / ${p.bot.cpuMs} | ${cpus[i]} | ${p.floor.exact} / ${p.bot.exact} |\n`,
     );
   });
-  process.stdout.write(`| median | | ${median(acks)} | | ${median(firsts)} | |\n`);
+  process.stdout.write(`| median | | ${median(acks)} | | ${median(firsts)} | | ${median(cpus)} | |\n`);
   return runs.flatMap((p) => [p.floor, p.bot]);
 }

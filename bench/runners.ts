@@ -17,6 +17,8 @@ export interface Runner {
   finished(command: string, count: number): Promise<Record<string, number>>;
   /** Its peak resident set so far (VmHWM), in MB. */
   peakRssMb(): number;
+  /** The CPU time it has used so far (user + system, every thread: GC helpers included), in ms. */
+  cpuMs(): number;
   /** Its event-loop delay p99 over the run, in ms (NaN when it does not say). */
   eventLoopP99Ms(): Promise<number>;
   /** A line about its memory, for the bench's output. */
@@ -36,6 +38,23 @@ function outcomesOf(metrics: string, command: string): Record<string, number> {
   return out;
 }
 
+/** Clock ticks a second of /proc's CPU times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * The CPU time process `pid` has used so far (utime + stime of /proc/<pid>/stat, all its
+ * threads), in ms; NaN once it is gone.
+ */
+export function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // Fields 14 and 15 of stat (utime, stime); `fields` starts at field 3 (state).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const total = (outcomes: Record<string, number>) => Object.values(outcomes).reduce((s, n) => s + n, 0);
 
@@ -52,6 +71,7 @@ export async function startBot(env: Record<string, string>): Promise<Runner> {
       }
     },
     peakRssMb: () => bot.peakRssMb(),
+    cpuMs: () => cpuMsOf(bot.pid),
     eventLoopP99Ms: async () => {
       await bot.metrics();
       return bot.loopP99Ms;
@@ -63,15 +83,27 @@ export async function startBot(env: Record<string, string>): Promise<Runner> {
 }
 
 /**
+ * The node options `npm start` gives the bot (its script's NODE_OPTIONS: the heap cap and the
+ * young generation's size), for the floor bot to run under the same.
+ */
+function startNodeOptions(): string[] {
+  const packageJson = JSON.parse(readFileSync(resolve(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const options = /NODE_OPTIONS=\\?"([^"$\\]*)/.exec(packageJson.scripts.start)?.[1] ?? '';
+  return options.split(' ').filter((o) => o.startsWith('--'));
+}
+
+/**
  * The floor bot (floor-bot.ts) with `env`, node started as `npm start` starts the bot (the same
- * heap cap; BENCH_BOT_FLAGS such as `--cpu-prof` apply to it too). Resolves once it is ready.
+ * node options; BENCH_BOT_FLAGS such as `--cpu-prof` apply to it too). Resolves once it is ready.
  * @throws Error when it exits or is not ready within 60 s.
  */
 export async function startFloor(env: Record<string, string>): Promise<Runner> {
   const flags = (process.env.BENCH_BOT_FLAGS ?? '').split(' ').filter(Boolean);
   const child = spawn(
     process.execPath,
-    ['--max-old-space-size=384', ...flags, '--import', 'tsx', resolve(import.meta.dirname, 'floor-bot.ts')],
+    [...startNodeOptions(), ...flags, '--import', 'tsx', resolve(import.meta.dirname, 'floor-bot.ts')],
     {
       cwd: resolve(import.meta.dirname, '..'),
       env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env },
@@ -108,6 +140,7 @@ export async function startFloor(env: Record<string, string>): Promise<Runner> {
       return { ...outcomes };
     },
     peakRssMb,
+    cpuMs: () => cpuMsOf(child.pid!),
     eventLoopP99Ms: async () => NaN,
     memoryLine: () => `peak RSS ${peakRssMb()} MB`,
     problems: () => [...problems].sort((a, b) => b[1] - a[1]).slice(0, 5),

@@ -48,6 +48,7 @@ export async function startShared(
       }
     },
     peakRssMb: () => Math.max(...bots.map((b) => b.peakRssMb())),
+    cpuMs: () => bots.reduce((sum, b) => sum + b.cpuMs(), 0),
     eventLoopP99Ms: async () => Math.max(...(await Promise.all(bots.map((b) => b.eventLoopP99Ms())))),
     memoryLine: () => bots.map((b, i) => `process ${i + 1}: ${b.memoryLine()}`).join('; '),
     problems: () => bots.flatMap((b) => b.problems()),
