@@ -60,41 +60,76 @@ export type SseBody = AsyncIterable<Uint8Array> & { destroy?: (error?: Error) =>
  * Ends the reading of a body: after `[DONE]` the rest is drained so the keep-alive socket can be
  * reused; otherwise (the consumer left, or the stream failed) the request is cancelled.
  */
-export function releaseBody(body: SseBody, done: boolean): void {
+function releaseBody(body: SseBody, done: boolean): void {
   if (done) void body.dump?.().catch(() => undefined);
   else body.destroy?.();
 }
 
 /**
- * Yields the `data` of the SSE events of `body`, one array per network read (so a consumer
- * pays one async step per read, not per event), up to (not including) `[DONE]`.
+ * How {@link sseBatches} turns the events of each read into items, and how it ends (Stream.batches:
+ * parsed chunks; {@link sseData}: the events' text).
+ */
+export interface BatchReading<T> {
+  /**
+   * The items of one read's events (never called with none); where one is bad, the items before it
+   * and the failure, thrown once those are yielded (so that no text that arrived is lost).
+   */
+  items(data: readonly string[]): { items: T[]; failure?: { error: unknown } };
+  /**
+   * Given the error that ends the reading (StreamEndedEarlyError when the body ended before
+   * `[DONE]`): returns to end the loop quietly, throws to fail it. Default: the error is thrown.
+   */
+  ended?(error: unknown): void;
+  /** Called once when the reading is over, however it ended. */
+  onEnd?(): void;
+}
+
+/** The events' text as they are. */
+const AS_TEXT: BatchReading<string> = { items: (data) => ({ items: [...data] }) };
+
+/**
+ * Yields the items of the SSE events of `body` (by `reading`: the events' `data` by default), one
+ * array per network read (so a consumer pays one async step per read, not per event), up to
+ * (not including) `[DONE]`. The body is read and framed ({@link SseFramer}) in this one loop: a
+ * streamed answer pays one async step per network read, not one per layer (bench/).
  *
- * Leaving the loop early (break/return/throw) destroys `body`, which cancels the HTTP request.
+ * Leaving the loop early (break/return/throw) destroys `body`, which cancels the HTTP request;
+ * after `[DONE]` the rest is drained ({@link releaseBody}).
  * @param body an async iterable of bytes (undici's response body).
  * @param mapError turns a transport error (timeout, reset, abort) into a ServiceError.
  * @throws StreamEndedEarlyError (a StreamInterruptedError) when the body ends before `[DONE]`; whatever `mapError` returns
- *   when reading fails.
+ *   when reading fails; what `reading` throws.
  */
-export async function* sseBatches(
+export async function* sseBatches<T = string>(
   body: SseBody,
   mapError: (cause: unknown) => ServiceError,
-): AsyncGenerator<readonly string[], void, undefined> {
+  reading: BatchReading<T> = AS_TEXT as unknown as BatchReading<T>,
+): AsyncGenerator<T[], void, undefined> {
+  const reads = body[Symbol.asyncIterator]();
   const framer = new SseFramer();
   try {
-    try {
-      for await (const chunk of body) {
-        const batch = framer.feed(chunk);
-        if (batch.length) yield batch;
-        if (framer.done) return;
+    for (;;) {
+      let read: IteratorResult<Uint8Array>;
+      try {
+        read = await reads.next();
+      } catch (cause) {
+        throw mapError(cause);
       }
-    } catch (cause) {
-      throw mapError(cause);
+      const data = read.done ? framer.end() : framer.feed(read.value);
+      if (data.length) {
+        const { items, failure } = reading.items(data);
+        if (items.length) yield items;
+        if (failure) throw failure.error;
+      }
+      if (framer.done) return;
+      if (read.done) throw new StreamEndedEarlyError();
     }
-    const last = framer.end();
-    if (last.length) yield last;
-    if (!framer.done) throw new StreamEndedEarlyError();
+  } catch (error) {
+    if (!reading.ended) throw error;
+    reading.ended(error);
   } finally {
     releaseBody(body, framer.done);
+    reading.onEnd?.();
   }
 }
 

@@ -18,7 +18,7 @@ import {
   StreamInterruptedError,
 } from './errors.ts';
 import type { OpenResponse } from './http.ts';
-import { releaseBody, SseFramer } from './sse.ts';
+import { sseBatches } from './sse.ts';
 
 /** A streamed response. Read it once, by chunks or by batches. */
 export class Stream<T> implements AsyncIterable<T> {
@@ -61,35 +61,14 @@ export class Stream<T> implements AsyncIterable<T> {
    *   ends before `[DONE]` and before any `finish_reason`; the transport errors of `mapError`
    *   (timeouts, resets, aborts).
    */
-  async *batches(): AsyncGenerator<T[], void, undefined> {
-    if (this.consumed) throw new Error('a Stream can be read only once');
+  batches(): AsyncGenerator<T[], void, undefined> {
+    if (this.consumed) return readAlready();
     this.consumed = true;
-    // The body is read and framed here, in one loop (no generator of its own for the framing: a
-    // streamed answer pays one async step per network read, bench/).
-    const body = this.response.body;
-    const reads = body[Symbol.asyncIterator]();
-    const framer = new SseFramer();
-    try {
-      for (;;) {
-        let read: IteratorResult<Uint8Array>;
-        try {
-          read = await reads.next();
-        } catch (cause) {
-          throw this.mapError(cause);
-        }
-        const { chunks, failure } = this.parsed(read.done ? framer.end() : framer.feed(read.value));
-        if (chunks.length) yield chunks;
-        if (failure) throw failure.error;
-        if (framer.done) return;
-        if (read.done) throw new StreamEndedEarlyError();
-      }
-    } catch (error) {
-      this.endedBy(error);
-    } finally {
-      // Leaving early (return/throw) cancels the request; after [DONE] the rest is drained.
-      releaseBody(body, framer.done);
-      this.onEnd();
-    }
+    return sseBatches(this.response.body, this.mapError, {
+      items: (data) => this.parsed(data),
+      ended: (error) => this.endedBy(error),
+      onEnd: () => this.onEnd(),
+    });
   }
 
   /**
@@ -107,15 +86,15 @@ export class Stream<T> implements AsyncIterable<T> {
    * The chunks of one read's events; where one is bad, the chunks before it and the failure (so
    * that no text that arrived is lost: they are delivered before the error is thrown).
    */
-  private parsed(data: readonly string[]): { chunks: T[]; failure?: { error: unknown } } {
+  private parsed(data: readonly string[]): { items: T[]; failure?: { error: unknown } } {
     const chunks: T[] = [];
     try {
       for (const item of data) chunks.push(this.parse(item));
     } catch (error) {
-      return { chunks, failure: { error } };
+      return { items: chunks, failure: { error } };
     }
     if (chunks.length) this.received = true;
-    return { chunks };
+    return { items: chunks };
   }
 
   /**
@@ -178,4 +157,10 @@ export class Stream<T> implements AsyncIterable<T> {
     (chunk as { choices: unknown[] }).choices = [];
     return chunk as T;
   }
+}
+
+/** The batches of a Stream read before: the first step fails (a Stream can be read only once). */
+// biome-ignore lint/correctness/useYield: it only throws, at its first step, as a second read of a Stream must.
+async function* readAlready(): AsyncGenerator<never, void, undefined> {
+  throw new Error('a Stream can be read only once');
 }
