@@ -18,7 +18,7 @@ import { readTally, readVote } from '../../src/core/state/feedback.ts';
 import { FORM_CALLBACK_ID, FORM_INPUT_ID } from '../../src/platforms/slack/feedback.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { type FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
 const CHANNELS = { votes: 'C0FBVOTES', reason: 'C0FBWHY', image: 'C0FBIMAGE', usage: 'C0FBUSAGE' } as const;
@@ -31,7 +31,7 @@ let opsUrl: string;
 
 useE2E(
   {
-    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    slack: { channels: slackChannels(CHANNELS) },
     beforeBot: (e2e) => {
       e2e.slack.addUser({ id: 'U0CAROL', name: 'carol' });
     },

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 import { answersIn } from './slack-checks.ts';
 
@@ -28,7 +28,7 @@ let botUrl: string;
 
 useE2E(
   {
-    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    slack: { channels: slackChannels(CHANNELS) },
     bot: {},
     resetServiceAfterEach: true,
   },

@@ -13,7 +13,7 @@ import { splitMessage } from '../../src/core/delivery/split.ts';
 import { SLACK_MESSAGE_LIMITS } from '../../src/platforms/slack/message-limits.ts';
 import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
 import { type FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
 const CHANNELS = {
@@ -35,7 +35,7 @@ let clockOffsetMs = 0;
 useE2E(
   {
     slack: {
-      channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
+      channels: slackChannels(CHANNELS),
       now: () => Date.now() + clockOffsetMs,
     },
     beforeBot: (e2e) => {

@@ -15,7 +15,7 @@ import type { CommandOutcome } from '../../src/core/command.ts';
 import { FORGET_THREAD_SHORTCUT } from '../../src/platforms/slack/shortcuts.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { type FakeSlack, type SlackEvent, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
 const CHANNELS = {
@@ -36,7 +36,7 @@ let botUrl: string;
 
 useE2E(
   {
-    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    slack: { channels: slackChannels(CHANNELS) },
     bot: { env: { HISTORY_TOKEN_BUDGET: String(BUDGET_TOKENS) } },
   },
   (e2e) => {

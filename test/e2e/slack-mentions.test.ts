@@ -23,7 +23,7 @@ import {
   type SlackEvent,
   unescapeSlack,
 } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 import { expectQuestion } from './slack-checks.ts';
 
@@ -45,7 +45,7 @@ let botUrl: string;
 useE2E(
   {
     service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
-    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    slack: { channels: slackChannels(CHANNELS) },
     beforeBot: (e2e) => {
       for (const [name, id] of Object.entries(DM_USERS)) e2e.slack.addUser({ id, name });
     },

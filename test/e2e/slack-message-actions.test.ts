@@ -16,7 +16,7 @@ import { SUMMARIZE_INSTRUCTION } from '../../src/core/features/message-actions.t
 import { QUESTION_INPUT_ID } from '../../src/platforms/slack/message-actions.ts';
 import type { ContentPart, FakeService } from '../fakes/service.ts';
 import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
 const [ASK, SUMMARIZE] = messageActions as [(typeof messageActions)[0], (typeof messageActions)[0]];
@@ -36,7 +36,7 @@ function setUp(socketMode: boolean): Setup {
   const s = {} as Setup;
   useE2E(
     {
-      slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+      slack: { channels: slackChannels(CHANNELS) },
       bot: { env: { DEFAULT_VISION_MODEL: 'fake-vision' }, socketMode },
       resetServiceAfterEach: true,
     },

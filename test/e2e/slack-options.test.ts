@@ -16,7 +16,7 @@ import type { CommandOutcome } from '../../src/core/command.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../src/core/tokens.ts';
 import { DEFAULT_MODELS, type FakeModel, type FakeService } from '../fakes/service.ts';
 import { DEFAULT_USERS, type FakeSlack, type ResponseUrlPost, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { answersIn } from './slack-checks.ts';
 
@@ -71,7 +71,7 @@ useE2E(
   {
     service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}`, models: MODELS, allowDisableSafetyChecker: true },
     slack: {
-      channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })),
+      channels: slackChannels(CHANNELS),
       users: [...DEFAULT_USERS, { id: FRESH, name: 'carol' }],
     },
     // The /settings test restarts the bot into testBot.

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { escapeSlack, type FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 import { answersIn, expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
@@ -35,7 +35,7 @@ let botUrl: string;
 useE2E(
   {
     service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
-    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    slack: { channels: slackChannels(CHANNELS) },
     beforeBot: (e2e) => {
       e2e.slack.addUser({ id: 'U0CAROL', name: 'carol' });
     },

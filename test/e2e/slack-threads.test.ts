@@ -15,7 +15,7 @@ import type { CommandOutcome } from '../../src/core/command.ts';
 import { FILES_READ_MISSING } from '../../src/platforms/slack/files.ts';
 import type { ContentPart, FakeService } from '../fakes/service.ts';
 import { DEFAULT_BOT_SCOPES, type FakeSlack, type SlackEvent, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
 const CHANNELS = {
@@ -44,7 +44,7 @@ let botUrl: string;
 
 useE2E(
   {
-    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    slack: { channels: slackChannels(CHANNELS) },
     bot: { env: { DEFAULT_VISION_MODEL: 'fake-vision' } },
     resetServiceAfterEach: true,
   },

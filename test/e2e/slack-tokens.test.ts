@@ -23,7 +23,7 @@ import { Downloader, type LookupAll } from '../../src/core/media/download.ts';
 import { listenOnLoopback } from '../fakes/listen.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
 const CHANNELS = { typed: 'C0TYPEDLINKS', event: 'C0EVENTFILES', imagine: 'C0IMAGINEREF' } as const;
@@ -92,7 +92,7 @@ async function routeDownloads(): Promise<void> {
 useE2E(
   {
     service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
-    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    slack: { channels: slackChannels(CHANNELS) },
     beforeBot: startRecorder,
     bot: { env: { DEFAULT_VISION_MODEL: 'fake-vision' } },
   },

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { escapeSlack, type FakeSlack, mentionsIn, type SlashCommandResult, unescapeSlack } from '../fakes/slack.ts';
-import { useE2E } from '../helpers/e2e.ts';
+import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { answersIn, expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
@@ -42,7 +42,7 @@ const env = (overrides: Record<string, string> = {}) => ({ ...slackEnv(service, 
 useE2E(
   {
     service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}` },
-    slack: { channels: Object.values(CHANNELS).map((id) => ({ id, name: id.slice(2).toLowerCase() })) },
+    slack: { channels: slackChannels(CHANNELS) },
     bot: {},
   },
   (e2e) => {

@@ -56,6 +56,11 @@ export interface E2EBotOptions {
   current?: () => { stop(): Promise<void> } | undefined;
 }
 
+/** FakeSlack's channels from their ids, each named after its id (`C0HELD` → `held`). */
+export function slackChannels(ids: Record<string, string>): Array<{ id: string; name: string }> {
+  return Object.values(ids).map((id) => ({ id, name: id.slice(2).toLowerCase() }));
+}
+
 /** What useE2E starts. The service is started unless `service: false`; the rest only when asked for. */
 export interface E2EOptions {
   /**
