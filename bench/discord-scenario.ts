@@ -122,6 +122,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
     const channelIds = discord.channelList.filter((c) => c.name?.startsWith('bench-')).map((c) => c.id);
     const done = bot.finished(kind, streams);
     const cpuBefore = bot.cpuMs();
+    const harnessBefore = process.cpuUsage();
     for (let i = 0; i < streams; i++) {
       const channelId = channelIds[i % channelIds.length]!;
       const user = { id: String(100000000000000000n + BigInt(i)) };
@@ -133,6 +134,8 @@ export async function discordScenario(name: string, options: DiscordScenario): P
     }
     const outcomes = await done;
     const cpuMs = Math.round(bot.cpuMs() - cpuBefore);
+    const harness = process.cpuUsage(harnessBefore);
+    process.stdout.write(`  harness CPU ${Math.round((harness.user + harness.system) / 1000)} ms\n`);
     const t0 = Math.min(...startedAt.values());
     const firstWrites = [...startedAt].map(([id, at]) => (writes.get(id)?.[0]?.at ?? NaN) - at);
     const fromFirst = requested.map((t) => t - t0);
