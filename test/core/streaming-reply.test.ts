@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
-import { type Clock, StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
+import { type Clock, READ_LEAD_MS, StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
 import type { BucketId } from '../../src/core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel, ReplyLimits } from '../../src/core/platform.ts';
 
@@ -87,6 +87,30 @@ describe('StreamingReply', () => {
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(1000);
     expect(channel.calls.length).toBeGreaterThanOrEqual(3);
     expect(channel.contents).toEqual([`Hel${'lo '.repeat(30)}`]);
+  });
+
+  it('readWaitMs: no wait before the first text is written; then until shortly before the next write may run', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 2000, 1000);
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }) });
+    reply.status('is thinking…');
+    await settle();
+    // A status line is no text: the stream is read at once.
+    expect(channel.calls).toHaveLength(1);
+    expect(reply.readWaitMs()).toBe(0);
+    await clock.advance(1000);
+    reply.append('Hello');
+    await settle();
+    expect(channel.calls.at(-1)!.content).toBe('Hello');
+    expect(reply.readWaitMs()).toBe(1000 - READ_LEAD_MS);
+    await clock.advance(400);
+    expect(reply.readWaitMs()).toBe(600 - READ_LEAD_MS);
+    await clock.advance(600);
+    expect(reply.readWaitMs()).toBe(0);
+    const done = reply.finish();
+    expect(reply.readWaitMs()).toBe(0);
+    await clock.advance(1000);
+    await done;
   });
 
   it('continues past the limit in a follow-up message and finishes every page', async () => {

@@ -31,6 +31,9 @@ import type { WriteScheduler } from './scheduler.ts';
 
 export { type Clock, systemClock } from './clock.ts';
 
+/** How long before an answer's next write its stream is read again (readWaitMs), in ms: the text read must be in before the write runs. */
+export const READ_LEAD_MS = 50;
+
 /** Options of {@link StreamingReply}. */
 export interface StreamingReplyOptions {
   /** The bot's scheduler: budgets shared with every other answer; its clock times the final write's retries. */
@@ -65,6 +68,8 @@ export class StreamingReply {
   private readonly shown: string[] = [];
   /** An intermediate write waiting in (or running through) the scheduler. */
   private queued: Promise<unknown> | undefined;
+  /** When (scheduler clock, ms) the last write that showed answer text started; undefined before the first. */
+  private textWrittenAt: number | undefined;
   private finishing = false;
   private failure: unknown;
   /** The message whose final write failed. */
@@ -123,6 +128,25 @@ export class StreamingReply {
     if (this.body.text !== '' || this.finishing) return;
     this.body.status = text;
     this.kick();
+  }
+
+  /**
+   * How long (ms) reading more of the answer's stream may wait: until shortly
+   * ({@link READ_LEAD_MS}) before this answer's next write may run (the last write that showed
+   * text, plus the channel's `minEditIntervalMs`). A write shows the newest text when it runs, so
+   * text read sooner would only wait for it, and a stream read once per write instead of once per
+   * network read costs the bot far fewer steps (docs/architecture.md, "Streaming: one read of the stream per write"). 0 before
+   * the first text is written (it goes at once) and once finishing.
+   */
+  readWaitMs(): number {
+    if (this.finishing || this.textWrittenAt === undefined) return 0;
+    const due = this.textWrittenAt + this.channel.limits.minEditIntervalMs - READ_LEAD_MS;
+    return Math.max(0, due - this.scheduler.clock.now());
+  }
+
+  /** Waits (on the scheduler's clock) for `ms`: see {@link readWaitMs}. */
+  sleep(ms: number): Promise<void> {
+    return this.scheduler.clock.sleep(ms);
   }
 
   /** Whether the first message shows a status line and no answer yet. */
@@ -251,6 +275,7 @@ export class StreamingReply {
     if (content.trim() === '') return;
     const controls = mark === 'controls' ? this.options.controls : mark === 'final' ? this.finalControls : undefined;
     this.writes++;
+    if (this.body.hasText) this.textWrittenAt = this.scheduler.clock.now();
     const handle = this.handles[index];
     // An edit names the buttons (none, or the final controls, in a final write), so controls
     // shown before are replaced. A page is final once the answer is finishing or the text has

@@ -102,7 +102,10 @@ export async function runRequest(
   const { keep, feedback } = options;
   const keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, () => session.reply.messageRefs);
   // A completion's answer is shown after its prompt.
-  const deltas = textOf(stream, read, { idleMs: core.limits.streamIdleMs, first: prompt });
+  // Once text is shown, the stream is read once per write of the answer (StreamingReply.readWaitMs).
+  const reply = session.reply;
+  const pace = { waitMs: () => reply.readWaitMs(), sleep: (ms: number) => reply.sleep(ms) };
+  const deltas = textOf(stream, read, { idleMs: core.limits.streamIdleMs, first: prompt, pace });
   const { text, ending, error } = await streamAnswer(ctx, deltas, {
     ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),
     ...(options.notes.length ? { notes: options.notes } : {}),

@@ -21,7 +21,7 @@ import {
   StreamInterruptedError,
 } from './errors.ts';
 import type { QueueTicket, Release } from './gate.ts';
-import { type OpenResponse, ServiceHttp, type ServiceHttpOptions } from './http.ts';
+import { type OpenStream, ServiceHttp, type ServiceHttpOptions } from './http.ts';
 import {
   type ChatCompletion,
   type ChatCompletionChunk,
@@ -120,9 +120,9 @@ async function openStream<T>(
     linked.unlink();
     release();
   };
-  let response: OpenResponse;
+  let response: OpenStream;
   try {
-    response = await http.open('POST', path, { body, signal: controller.signal, accept: 'text/event-stream' });
+    response = await http.openStream(path, { body, signal: controller.signal });
   } catch (error) {
     unlink();
     throw error;

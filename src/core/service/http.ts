@@ -17,6 +17,7 @@ import {
   TimeoutError,
 } from './errors.ts';
 import { FairGate } from './gate.ts';
+import { requestStream, type StreamResponse } from './stream-body.ts';
 
 /** Options of {@link ServiceHttp}. Times are in ms. */
 export interface ServiceHttpOptions {
@@ -54,12 +55,18 @@ export interface ServiceHttpOptions {
   maxConcurrency?: number;
 }
 
-/** An open response whose body the caller reads (for SSE) and must consume or destroy. */
-export interface OpenResponse {
+/** An open response whose body the caller reads and must consume or destroy. */
+export interface OpenResponse<B = Dispatcher.ResponseData['body']> {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  body: B;
 }
+
+/** An open streamed response (stream-body.ts): its body read in steps of all that arrived. */
+export type OpenStream = OpenResponse<StreamResponse['body']>;
+
+/** What one attempt of a request gives: its status, headers and a body that can be read as text. */
+type Answered<B> = { statusCode: number; headers: Record<string, string | string[] | undefined>; body: B };
 
 function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -142,11 +149,32 @@ export class ServiceHttp {
    * @param path absolute path on the service, e.g. `/v1/chat/completions`, or a full service URL.
    * @throws ServiceError subclasses; the API key never appears in their messages.
    */
-  async open(
+  open(
     method: 'GET' | 'POST',
     path: string,
     init: { body?: unknown; signal?: AbortSignal; accept?: string } = {},
   ): Promise<OpenResponse> {
+    return this.opened(method, path, init, (options) => this.pool.request(options));
+  }
+
+  /**
+   * Like {@link open} for a streamed POST (`accept: text/event-stream`), its body read through
+   * undici's dispatch API (stream-body.ts): each step of the reader takes all that arrived.
+   * @throws ServiceError subclasses.
+   */
+  openStream(path: string, init: { body?: unknown; signal?: AbortSignal }): Promise<OpenStream> {
+    return this.opened('POST', path, { ...init, accept: 'text/event-stream' }, (options) =>
+      requestStream(this.pool, options),
+    );
+  }
+
+  /** {@link open}'s request and retries, each attempt sent by `send`. */
+  private async opened<B extends { text(): Promise<string> }>(
+    method: 'GET' | 'POST',
+    path: string,
+    init: { body?: unknown; signal?: AbortSignal; accept?: string },
+    send: (options: Dispatcher.DispatchOptions & { signal?: AbortSignal | undefined }) => Promise<Answered<B>>,
+  ): Promise<OpenResponse<B>> {
     const target = path.startsWith('http') ? new URL(path) : new URL(this.url(path));
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.apiKey}`,
@@ -160,7 +188,7 @@ export class ServiceHttp {
       let error: ServiceError;
       const started = performance.now();
       try {
-        const response = await this.pool.request({
+        const response = await send({
           origin: this.origin,
           path: target.pathname + target.search,
           method,
@@ -258,7 +286,7 @@ export class ServiceHttp {
     }
   }
 
-  private async errorFrom(response: Dispatcher.ResponseData): Promise<ServiceError> {
+  private async errorFrom(response: Answered<{ text(): Promise<string> }>): Promise<ServiceError> {
     let parsed: unknown;
     try {
       const text = await response.body.text();

@@ -95,7 +95,7 @@ const AS_TEXT: BatchReading<string> = { items: (data) => ({ items: [...data] }) 
  *
  * Leaving the loop early (break/return/throw) destroys `body`, which cancels the HTTP request;
  * after `[DONE]` the rest is drained ({@link releaseBody}).
- * @param body an async iterable of bytes (undici's response body).
+ * @param body an async iterable of bytes (stream-body.ts's StreamBody: each step all that arrived; or any byte iterable).
  * @param mapError turns a transport error (timeout, reset, abort) into a ServiceError.
  * @throws StreamEndedEarlyError (a StreamInterruptedError) when the body ends before `[DONE]`; whatever `mapError` returns
  *   when reading fails; what `reading` throws.

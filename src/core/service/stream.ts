@@ -17,7 +17,7 @@ import {
   StreamEndedEarlyError,
   StreamInterruptedError,
 } from './errors.ts';
-import type { OpenResponse } from './http.ts';
+import type { OpenStream } from './http.ts';
 import { sseBatches } from './sse.ts';
 
 /** A streamed response. Read it once, by chunks or by batches. */
@@ -32,7 +32,7 @@ export class Stream<T> implements AsyncIterable<T> {
   private received = false;
 
   constructor(
-    private readonly response: OpenResponse,
+    private readonly response: OpenStream,
     /** Aborting it cancels the request. */
     readonly controller: AbortController,
     private readonly mapError: (cause: unknown) => ServiceError,
@@ -40,6 +40,11 @@ export class Stream<T> implements AsyncIterable<T> {
     /** Called once when the stream is over (read to the end, failed, or left): releases the caller's signal. */
     private readonly onEnd: () => void = () => undefined,
   ) {}
+
+  /** Resolves once the response's body ended (completed, failed or cancelled), read or not. */
+  bodyEnded(): Promise<void> {
+    return this.response.body.settled();
+  }
 
   /**
    * Cancels the request; a running loop ends with AbortedError (carrying `reason`).

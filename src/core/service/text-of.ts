@@ -2,6 +2,14 @@
 import { AbortedError, StreamIdleError } from './errors.ts';
 import type { Stream } from './stream.ts';
 
+/** When a stream's next read may wait (StreamingReply's `readWaitMs` and `sleep`). */
+export interface Pace {
+  /** How long the next read may wait, in ms (0: read now). */
+  waitMs(): number;
+  /** Resolves after `ms`. */
+  sleep(ms: number): Promise<void>;
+}
+
 /**
  * The text of a streamed completion, one string per network read (the pieces of its chunks
  * joined; reads that carry no text are skipped). A hand-written iterator over the stream's
@@ -12,59 +20,95 @@ import type { Stream } from './stream.ts';
  *   comments and empty chunks do not count): a limit on content, where the transport's body
  *   timeout only sees bytes.
  * @param options.first a text given before the stream's (a completion's prompt), when not empty.
+ * @param options.pace how long (ms) the next read may wait, and how to wait (StreamingReply
+ *   `readWaitMs`, `sleep`): the body is then read once per write of the answer, all that arrived
+ *   meanwhile in one read (stream-body.ts keeps it, and a failure after it), instead of once per
+ *   network read. The wait ends early when the body ends (the answer's end, a failure, Stop);
+ *   the idle limit does not run during it.
  * @throws (from the iteration) StreamIdleError when the idle limit passed; as Stream.batches otherwise.
  */
 export function textOf<T>(
   stream: Stream<T>,
   pieceOf: (chunk: T) => string | null | undefined,
-  options: { idleMs?: number; first?: string } = {},
+  options: { idleMs?: number; first?: string; pace?: Pace } = {},
 ): AsyncIterableIterator<string> {
-  const { idleMs } = options;
-  let first = options.first ?? '';
-  const batches = stream.batches();
-  // One timer per stream, armed at the first read and pushed back (refresh) at each text instead of made again.
-  let timer: NodeJS.Timeout | undefined;
-  let over = false;
-  const end = () => {
-    over = true;
-    clearTimeout(timer);
-  };
-  const next = async (): Promise<IteratorResult<string, undefined>> => {
-    if (idleMs && !timer && !over) timer = setTimeout(() => stream.abort(new StreamIdleError(idleMs)), idleMs);
-    if (first) {
-      const text = first;
-      first = '';
+  return new StreamText(stream, pieceOf, options);
+}
+
+/** {@link textOf}'s iterator. */
+class StreamText<T> implements AsyncIterableIterator<string> {
+  private first: string;
+  private readonly batches: AsyncGenerator<T[], void, undefined>;
+  /** One timer per stream, armed at the first read and pushed back (refresh) at each text instead of made again. */
+  private timer: NodeJS.Timeout | undefined;
+  private over = false;
+
+  constructor(
+    private readonly stream: Stream<T>,
+    private readonly pieceOf: (chunk: T) => string | null | undefined,
+    private readonly options: { idleMs?: number; first?: string; pace?: Pace },
+  ) {
+    this.first = options.first ?? '';
+    this.batches = stream.batches();
+  }
+
+  async next(): Promise<IteratorResult<string, undefined>> {
+    this.arm();
+    if (this.first) {
+      const text = this.first;
+      this.first = '';
       return { done: false, value: text };
     }
     try {
-      while (!over) {
-        const read = await batches.next();
+      while (!this.over) {
+        const waitMs = this.options.pace?.waitMs() ?? 0;
+        if (waitMs > 0) await this.paced(waitMs);
+        const read = await this.batches.next();
         if (read.done) break;
         let text = '';
-        for (const chunk of read.value) text += pieceOf(chunk) ?? '';
+        for (const chunk of read.value) text += this.pieceOf(chunk) ?? '';
         if (text) {
-          timer?.refresh();
+          this.timer?.refresh();
           return { done: false, value: text };
         }
       }
     } catch (error) {
-      end();
+      this.end();
       if (error instanceof AbortedError && error.reason instanceof StreamIdleError) throw error.reason;
       throw error;
     }
-    end();
+    this.end();
     return { done: true, value: undefined };
-  };
-  return {
-    next,
-    // Leaving the loop early cancels the request (the batches' cleanup).
-    return: async () => {
-      end();
-      await batches.return(undefined);
-      return { done: true, value: undefined };
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+  }
+
+  /** Leaving the loop early cancels the request (the batches' cleanup). */
+  async return(): Promise<IteratorResult<string, undefined>> {
+    this.end();
+    await this.batches.return(undefined);
+    return { done: true, value: undefined };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<string> {
+    return this;
+  }
+
+  /** Arms the idle limit (once; a paced wait disarms it). */
+  private arm(): void {
+    const { idleMs } = this.options;
+    if (idleMs && !this.timer && !this.over)
+      this.timer = setTimeout(() => this.stream.abort(new StreamIdleError(idleMs)), idleMs);
+  }
+
+  /** A paced wait: until `ms` passed or the body ended; the idle limit does not run meanwhile. */
+  private async paced(ms: number): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await Promise.race([this.options.pace!.sleep(ms), this.stream.bodyEnded()]);
+    this.arm();
+  }
+
+  private end(): void {
+    this.over = true;
+    clearTimeout(this.timer);
+  }
 }

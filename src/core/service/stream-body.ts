@@ -1,0 +1,210 @@
+/**
+ * A streamed response (§4.1 "Streaming rules": `text/event-stream`) read through undici's
+ * dispatch API (`Dispatcher.dispatch` with a DispatchHandler: onResponseStart, onResponseData,
+ * onResponseEnd, onResponseError) instead of `request()`'s Readable. Each network read's bytes
+ * go into an array; a reader takes everything that arrived since its last read in one step.
+ *
+ * Why not a Readable: a streamed answer is read in bursts (once per write of the answer once its
+ * first text is shown: text-of.ts `pace`), and a Readable that is not read meanwhile still pays
+ * its stream machinery per network read, and loses what it holds when the connection fails
+ * (`destroy` discards its buffer). Here a chunk nobody waits for costs one array push, and a
+ * failure is seen after the bytes that came before it: nothing that arrived is lost.
+ *
+ * Backpressure: past {@link MAX_BUFFERED_BYTES} not taken, the connection is paused
+ * (`controller.pause()`) until the reader takes them.
+ */
+import { type Dispatcher, errors as undiciErrors } from 'undici';
+
+/** Bytes kept for the reader, at most, before the connection is paused (1 MiB). */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/** Bytes of an error body read, at most (the rest is let go). */
+const MAX_TEXT_BYTES = 1024 * 1024;
+
+/** A response whose body is a {@link StreamBody}. */
+export interface StreamResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: StreamBody;
+}
+
+/**
+ * The body of a streamed response: async-iterable (each step all the bytes that arrived since
+ * the last, in one Buffer), or read whole (`text`), or let go (`dump`, `destroy`).
+ */
+export class StreamBody implements AsyncIterable<Uint8Array> {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  private ended = false;
+  private failure: unknown;
+  /** Once the body is let go (dump): bytes dropped as they come, and how many may be before the request is cancelled. */
+  private discarding: { left: number } | undefined;
+  /** The reader waiting for bytes or the end, if one is. */
+  private waiter: (() => void) | undefined;
+  /** Resolves once the body ended, however it did ({@link settled}). */
+  private onSettled: (() => void) | undefined;
+  private settledPromise: Promise<void> | undefined;
+
+  constructor(private readonly controller: Dispatcher.DispatchController) {}
+
+  /** From the handler: bytes of the body. */
+  push(chunk: Buffer): void {
+    if (this.discarding) {
+      this.discarding.left -= chunk.length;
+      if (this.discarding.left < 0) this.destroy();
+      return;
+    }
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    if (this.bytes > MAX_BUFFERED_BYTES) this.controller.pause();
+    this.wake();
+  }
+
+  /** From the handler: the body ended (`error` when it failed); bytes not taken stay readable first. */
+  end(error?: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (error !== undefined) this.failure = error;
+    this.wake();
+    this.onSettled?.();
+  }
+
+  /** Resolves once the body ended (completed, failed, cancelled), whether or not its bytes were read. */
+  settled(): Promise<void> {
+    this.settledPromise ??= this.ended
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          this.onSettled = resolve;
+        });
+    return this.settledPromise;
+  }
+
+  /**
+   * The next step: every byte that arrived since the last one (waiting for some), then done.
+   * @throws the transport's error (a reset, a timeout, an abort), once the bytes before it were read.
+   */
+  async next(): Promise<IteratorResult<Uint8Array, undefined>> {
+    for (;;) {
+      if (this.bytes > 0) return { done: false, value: this.take() };
+      if (this.ended) {
+        if (this.failure !== undefined) throw this.failure;
+        return { done: true, value: undefined };
+      }
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+      });
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array, undefined> {
+    return {
+      next: () => this.next(),
+      return: async () => {
+        this.destroy();
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  /**
+   * The whole body as UTF-8 text (at most {@link MAX_TEXT_BYTES}: past them the request is let go).
+   * @throws the transport's error.
+   */
+  async text(): Promise<string> {
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    for (let read = await this.next(); !read.done; read = await this.next()) {
+      parts.push(read.value);
+      size += read.value.length;
+      if (size > MAX_TEXT_BYTES) {
+        this.destroy();
+        break;
+      }
+    }
+    return Buffer.concat(parts).toString('utf8');
+  }
+
+  /**
+   * Lets the rest of the body go without keeping it (so the connection can serve another request
+   * once it ends); past `limit` bytes, the request is cancelled instead. Resolves once it ended.
+   */
+  async dump(options: { limit?: number } = {}): Promise<void> {
+    this.discarding = { left: options.limit ?? Number.POSITIVE_INFINITY };
+    this.chunks = [];
+    this.bytes = 0;
+    if (this.controller.paused) this.controller.resume();
+    while (!this.ended) {
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+      });
+    }
+  }
+
+  /** Cancels the request (its connection is closed); what was not read is dropped. */
+  destroy(error?: Error): void {
+    this.chunks = [];
+    this.bytes = 0;
+    if (!this.ended) this.end(error ?? new undiciErrors.RequestAbortedError());
+    if (!this.controller.aborted) this.controller.abort(error ?? new undiciErrors.RequestAbortedError());
+  }
+
+  private take(): Buffer {
+    const value = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
+    this.chunks = [];
+    this.bytes = 0;
+    if (this.controller.paused) this.controller.resume();
+    return value;
+  }
+
+  private wake(): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.();
+  }
+}
+
+/**
+ * Sends a request whose answer is read as a stream ({@link StreamBody}); resolves at its status
+ * and headers (1xx skipped).
+ * @param options undici's dispatch options (origin, path, method, headers, body, headersTimeout,
+ *   bodyTimeout) and a signal: its abort cancels the request (before or after the headers).
+ * @throws undici's errors (connect/headers timeouts, resets, RequestAbortedError) before the headers.
+ */
+export function requestStream(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions & { signal?: AbortSignal | undefined },
+): Promise<StreamResponse> {
+  const { signal, ...dispatch } = options;
+  return new Promise<StreamResponse>((resolve, reject) => {
+    if (signal?.aborted) return reject(new undiciErrors.RequestAbortedError());
+    let controller: Dispatcher.DispatchController | undefined;
+    let body: StreamBody | undefined;
+    const onAbort = () => controller?.abort(new undiciErrors.RequestAbortedError());
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const done = (error?: unknown) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (body) body.end(error);
+      else reject(error ?? new undiciErrors.SocketError('the response ended before its headers'));
+    };
+    dispatcher.dispatch(dispatch, {
+      onRequestStart(started) {
+        controller = started;
+        if (signal?.aborted) started.abort(new undiciErrors.RequestAbortedError());
+      },
+      onResponseStart(started, statusCode, headers) {
+        if (statusCode < 200) return;
+        body = new StreamBody(started);
+        resolve({ statusCode, headers, body });
+      },
+      onResponseData(_controller, chunk) {
+        body?.push(chunk);
+      },
+      onResponseEnd() {
+        done();
+      },
+      onResponseError(_controller, error) {
+        done(error);
+      },
+    });
+  });
+}
