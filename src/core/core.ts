@@ -22,7 +22,7 @@ import { ConversationStore } from './state/history.ts';
 import { PendingTurns } from './state/pending-turns.ts';
 import { NO_QUOTAS, type QuotaLimits, Quotas } from './state/quotas.ts';
 import { SeenConversations, seenTtlMs } from './state/seen.ts';
-import { SETTINGS_CACHE_MS, SettingsStore } from './state/settings.ts';
+import { SettingsStore } from './state/settings.ts';
 import type { StateStore } from './state/store.ts';
 
 /** Everything a command may use. */
@@ -99,7 +99,7 @@ export function createCore(parts: {
   /** The events object, when the composition root made it first (the service client reports to it). */
   events?: BotEvents;
 }): Core {
-  const settings = new SettingsStore(parts.store.keyv, SETTINGS_CACHE_MS, parts.store);
+  const settings = new SettingsStore(parts.store.keyv);
   const catalog = new ModelCatalog(parts.service, {
     log: parts.log,
     ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}),

@@ -149,12 +149,6 @@ export const storeKeys = {
    * Slack's Home tab: `workspace` is a channel key's `<platform>:<team or guild>`.
    */
   settingsChannels: (workspace: string) => `settings-channels:${workspace}`,
-  /**
-   * Set once every workspace's {@link storeKeys.settingsChannels} list is known to hold every
-   * channel with settings (state/settings.ts: a store written before the lists were kept is
-   * scanned once first): a channel not listed then has none, with no read of its own.
-   */
-  settingsIndexed: () => 'settings-indexed',
   /** A Slack workspace's chat.startStream count in its window. */
   startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
   /** A rate-limit bucket's slots in its window, shared by every instance (a sorted set; `bucket` is a {@link bucketKey}). */

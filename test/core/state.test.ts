@@ -61,7 +61,6 @@ function prefixed(store: StateStore, prefix: string): StateStore {
     counter: (k) => store.counter(`${prefix}:${k}`),
     withLock: (k, f, t) => store.withLock(`${prefix}:${k}`, f, t),
     release: (k) => store.release(`${prefix}:${k}`),
-    listKeys: (p) => store.listKeys(p),
     ping: () => store.ping(),
     close: () => store.close(),
   };

@@ -32,7 +32,6 @@ function lockableStore() {
     increment: async (_key, by) => ({ value: by, resetInMs: 0 }),
     counter: async () => ({ value: 0, resetInMs: 0 }),
     withLock: (_key, fn) => fn(),
-    listKeys: async () => [],
     ping: async () => undefined,
     close: async () => undefined,
   };
@@ -68,7 +67,6 @@ describe('deadlines on store calls', () => {
     increment: () => never,
     counter: () => never,
     withLock: () => never,
-    listKeys: () => never,
     ping: () => never,
     close: async () => undefined,
   };

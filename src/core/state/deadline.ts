@@ -80,8 +80,6 @@ export function withDeadlines(store: StateStore, ms = STORE_DEADLINE_MS): StateS
     // Not the whole call: waiting behind another holder of the lock is no stall (Redis answers each
     // try at once), and `fn`'s own store calls have their deadlines; RedisState bounds each try.
     withLock: (key, fn, ttlMs) => store.withLock(key, fn, ttlMs),
-    // A scan of the whole store, run once in the background at start (settings.ts's index), not on any request's way.
-    listKeys: (prefix) => store.listKeys(prefix),
     ping: () => timed('ping', () => store.ping()),
     close: () => store.close(),
   };

@@ -177,14 +177,6 @@ export class LocalState implements StateStore {
     return this.serial(`lock:${key}`, fn);
   }
 
-  async listKeys(prefix: string): Promise<string[]> {
-    const like = `genbot:${prefix}`.replace(/[\\%_]/g, (c) => `\\${c}`);
-    const rows = (await this.sqlite.query("SELECT key FROM keyv WHERE key LIKE ? ESCAPE '\\'", `${like}%`)) as Array<{
-      key: string;
-    }>;
-    return rows.map((row) => row.key.slice('genbot:'.length));
-  }
-
   async ping(): Promise<void> {
     await this.keyv.get('ping');
   }

@@ -15,11 +15,8 @@ import { STORE_DEADLINE_MS, withDeadline } from './deadline.ts';
 import { RedisBudgets, type ScriptClient } from './redis-budgets.ts';
 import type { StateStore } from './store.ts';
 
-/** Raw keys (claims, counters, locks) live under this prefix; keyv's values under {@link KEYV_PREFIX}. */
+/** Raw keys (claims, counters, locks) live under this prefix; keyv's values under `genbot::`. */
 const PREFIX = 'genbot:';
-
-/** Where keyv's values are in Redis: @keyv/redis's namespace and `::`, then keyv's own `genbot:` (e.g. `genbot::genbot:settings:…`). */
-const KEYV_PREFIX = 'genbot::genbot:';
 
 const INCREMENT = `
 local value = redis.call('INCRBY', KEYS[1], ARGV[1])
@@ -113,16 +110,6 @@ export class RedisState implements StateStore {
     } finally {
       await this.client.eval(RELEASE, { keys: [lockKey], arguments: [token] }).catch(() => undefined);
     }
-  }
-
-  async listKeys(prefix: string): Promise<string[]> {
-    await this.ready();
-    const keys: string[] = [];
-    // keyv's values are under `genbot::genbot:` (@keyv/redis's namespace and separator, then keyv's); glob characters escaped.
-    const match = `${KEYV_PREFIX}${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
-    for await (const batch of this.client.scanIterator({ MATCH: match, COUNT: 1000 }))
-      for (const key of batch) keys.push(String(key).slice(KEYV_PREFIX.length));
-    return keys;
   }
 
   async ping(): Promise<void> {

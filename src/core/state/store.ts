@@ -43,13 +43,6 @@ export interface StateStore {
    * @throws the store's error when the lock cannot be taken; whatever `fn` throws.
    */
   withLock<T>(key: string, fn: () => Promise<T>, ttlMs?: number): Promise<T>;
-  /**
-   * The keyv keys (without the namespace) that start with `prefix`, e.g. every `settings:` key:
-   * a scan of the whole store (SQLite: one indexed `LIKE` query; Redis: `SCAN`), for a
-   * migration at start, never per request.
-   * @throws the store's error.
-   */
-  listKeys(prefix: string): Promise<string[]>;
   /** Checks that the backend answers. @throws when it does not. */
   ping(): Promise<void>;
   /** Closes connections; pending writes are flushed first. */
