@@ -245,6 +245,31 @@ describe('edited mentions on Discord', () => {
     expect(stored.map((m) => m.content)).toEqual(['What is 2+2, really?', 'It is 4.']);
   });
 
+  it("an edit of a mention no longer in discord.js's cache (as after a restart) is read over REST and re-answered; the bot's own answers are never cached", async () => {
+    const channel = discord.addChannel('edit-uncached');
+    const { message, reply } = await mention(channel, 'What is 3+3?', 'It is 7.');
+    const cache = testBot.bot.discord!.client.channels.cache.get(channel.id);
+    if (!cache?.isTextBased()) throw new Error('the channel is not cached');
+    // The bot's answer was never kept (own-messages.ts); the mention was, until now.
+    expect(cache.messages.cache.has(reply.id)).toBe(false);
+    expect(cache.messages.cache.has(message.id)).toBe(true);
+    cache.messages.cache.delete(message.id);
+    const reads = discord.requests.length;
+    service.enqueue('chat', { stream: { pieces: ['It ', 'is ', '6.'] } });
+    const done = next('edit', channel);
+    discord.editUserMessage(message.id, `<@${discord.botUser.id}> What is 3+3, really?`, {
+      at: message.createdAt + 60_000,
+    });
+    expect((await done).ok).toBe(true);
+    expect(reply.content).toBe('It is 6.');
+    // One read of the edited message over REST.
+    const fetched = discord.requests
+      .slice(reads)
+      .filter((r) => r.method === 'GET' && r.path.endsWith(`/messages/${message.id}`));
+    expect(fetched).toHaveLength(1);
+    expect(lastUserText(service.chatRequests().at(-1)!)).toBe('What is 3+3, really?');
+  });
+
   it('an edit after the window, or one that keeps the text, sends nothing', async () => {
     const channel = discord.addChannel('edit-late');
     const { message, reply } = await mention(channel, 'First question', 'First answer.');

@@ -35,6 +35,7 @@ import { handleChatInput } from './interactions.ts';
 import { handleMessage } from './mentions.ts';
 import { handleMessageCommand, handleModalSubmit, PendingTargets } from './message-actions.ts';
 import { isAddressedToBot, mayContinueThread } from './messages.ts';
+import { makeCache, onUncachedEdits } from './own-messages.ts';
 import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
 import { stillOpenedThread } from './thread-open.ts';
@@ -90,8 +91,10 @@ function clientOptions(config: DiscordConfig): ClientOptions {
   return {
     intents: intentsFor(config),
     // DM channels are not cached before their first message: without this partial discord.js drops DMs.
-    // An edit of a message no longer cached (a restart since) still comes, as a partial message.
-    partials: [Partials.Channel, Partials.Message],
+    // No Partials.Message: the bot's own messages are not cached (own-messages.ts), so their
+    // updates are dropped at once; an edit of another message not cached comes from the raw event.
+    partials: [Partials.Channel],
+    makeCache,
     allowedMentions: NO_MENTIONS,
     ...shardOptions(config),
     // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
@@ -137,6 +140,7 @@ export class DiscordAdapter {
     this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
     this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
     this.client.on(Events.MessageUpdate, (_old, message) => this.onEdit(message));
+    onUncachedEdits(this.client, { core, log }, (message) => this.onEdit(message));
     // Every response's rate-limit headers and 429s go to the write scheduler (rate-limits.ts).
     this.rateLimits = new DiscordRateLimits(core.scheduler, core.events, log);
     this.client.rest.on(RESTEvents.Response, (request, response) =>

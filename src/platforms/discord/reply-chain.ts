@@ -12,7 +12,8 @@
  * bot's answers, which a chain through the user's own messages would miss; the replied-to
  * message's files then go with the question.
  *
- * Reads: discord.js's cache first (messages the gateway delivered), then REST
+ * Reads: discord.js's cache first (messages the gateway delivered; never the bot's own:
+ * own-messages.ts), then REST
  * (`GET /channels/:id/messages/:id`), one message at a time, each spending the bot token's
  * global budget in the write scheduler (`discord:global`, docs/platform-limits.md); discord.js
  * keeps the route's own bucket from its headers.
