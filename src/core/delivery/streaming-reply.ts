@@ -144,11 +144,6 @@ export class StreamingReply {
     return Math.max(0, due - this.scheduler.clock.now());
   }
 
-  /** Waits (on the scheduler's clock) for `ms`: see {@link readWaitMs}. */
-  sleep(ms: number): Promise<void> {
-    return this.scheduler.clock.sleep(ms);
-  }
-
   /** Whether the first message shows a status line and no answer yet. */
   get showsStatusOnly(): boolean {
     return !this.body.hasText && this.shown[0] !== undefined;

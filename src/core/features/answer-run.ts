@@ -104,7 +104,7 @@ export async function runRequest(
   // A completion's answer is shown after its prompt.
   // Once text is shown, the stream is read once per write of the answer (StreamingReply.readWaitMs).
   const reply = session.reply;
-  const pace = { waitMs: () => reply.readWaitMs(), sleep: (ms: number) => reply.sleep(ms) };
+  const pace = { waitMs: () => reply.readWaitMs(), sleep: (ms: number) => reply.scheduler.clock.sleep(ms) };
   const deltas = textOf(stream, read, { idleMs: core.limits.streamIdleMs, first: prompt, pace });
   const { text, ending, error } = await streamAnswer(ctx, deltas, {
     ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),

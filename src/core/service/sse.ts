@@ -53,7 +53,7 @@ export class SseFramer {
   }
 }
 
-/** A response body as undici gives it: bytes, and a way to cancel or drain it. */
+/** A response body: bytes (stream-body.ts's StreamBody for the service's streams), and a way to cancel or drain it. */
 export type SseBody = AsyncIterable<Uint8Array> & { destroy?: (error?: Error) => unknown; dump?: () => Promise<void> };
 
 /**

@@ -2,7 +2,7 @@
 import { AbortedError, StreamIdleError } from './errors.ts';
 import type { Stream } from './stream.ts';
 
-/** When a stream's next read may wait (StreamingReply's `readWaitMs` and `sleep`). */
+/** When a stream's next read may wait (StreamingReply's `readWaitMs`, and its scheduler's clock to wait on). */
 export interface Pace {
   /** How long the next read may wait, in ms (0: read now). */
   waitMs(): number;
@@ -21,7 +21,7 @@ export interface Pace {
  *   timeout only sees bytes.
  * @param options.first a text given before the stream's (a completion's prompt), when not empty.
  * @param options.pace how long (ms) the next read may wait, and how to wait (StreamingReply
- *   `readWaitMs`, `sleep`): the body is then read once per write of the answer, all that arrived
+ *   `readWaitMs`, the scheduler's clock): the body is then read once per write of the answer, all that arrived
  *   meanwhile in one read (stream-body.ts keeps it, and a failure after it), instead of once per
  *   network read. The wait ends early when the body ends (the answer's end, a failure, Stop);
  *   the idle limit does not run during it.

@@ -27,7 +27,7 @@ import {
 } from 'discord.js';
 import type { Core } from '../../core/core.ts';
 import type { Logger } from '../../log.ts';
-import { GLOBAL_BUCKET } from './rate-limits.ts';
+import { readInGlobalBudget } from './rate-limits.ts';
 
 /** Messages of others kept per channel: discord.js's default. */
 const MESSAGES_PER_CHANNEL = Options.DefaultMakeCacheSettings.MessageManager as number;
@@ -87,16 +87,15 @@ async function readEdited(
 ): Promise<Message | undefined> {
   let message: Message | undefined;
   try {
-    await deps.core.scheduler.submit({
-      key: `read:edit:${data.id}:${data.edited_timestamp}`,
-      stream: `edit:${data.id}`,
-      buckets: [GLOBAL_BUCKET],
-      final: true,
-      run: async () => {
+    await readInGlobalBudget(
+      deps.core.scheduler,
+      `read:edit:${data.id}:${data.edited_timestamp}`,
+      `edit:${data.id}`,
+      async () => {
         const channel = await client.channels.fetch(data.channel_id);
         if (channel?.isTextBased()) message = await channel.messages.fetch({ message: data.id, cache: false });
       },
-    });
+    );
   } catch (error) {
     deps.log.debug({ err: error, message: data.id }, 'an edited message not cached could not be read');
   }

@@ -49,6 +49,23 @@ export type ScopedBucket = BucketId & { platform: 'discord'; scope: string };
 /** The scheduler bucket of the bot token's global limit (`discord:global`). */
 export const GLOBAL_BUCKET: BucketId = { platform: 'discord', kind: 'global' };
 
+/**
+ * Runs one REST read with the bot token (a message, a page of a channel's messages) as a write of
+ * the scheduler in the bot token's global budget ({@link GLOBAL_BUCKET}), ahead of intermediate
+ * writes (`final`): reply chains, thread reads, edited messages no longer cached.
+ * @param key the read's scheduler key (one read of it at a time; a newer one replaces a pending one).
+ * @param stream the invocation the read belongs to (served in turn with others).
+ * @throws what `run` throws.
+ */
+export function readInGlobalBudget(
+  scheduler: WriteScheduler,
+  key: string,
+  stream: string,
+  run: () => Promise<void>,
+): Promise<unknown> {
+  return scheduler.submit({ key, stream, buckets: [GLOBAL_BUCKET], final: true, run });
+}
+
 /** A limit no channel reaches: the all-writes bucket bounds only concurrency, or nothing. */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
 

@@ -27,7 +27,7 @@ import { estimateTextTokens } from '../../core/tokens.ts';
 import type { Logger } from '../../log.ts';
 import { isUnknownMessage } from './errors.ts';
 import { attachmentOf, isAddressedToBot, looksHidden, promptOf } from './messages.ts';
-import { GLOBAL_BUCKET } from './rate-limits.ts';
+import { readInGlobalBudget } from './rate-limits.ts';
 
 /** Why a message of the chain could not be read (the end of the line under the answer). */
 export const HIDDEN_CHAIN_REASON =
@@ -71,14 +71,8 @@ async function readMessage(
   if (cached) return cached;
   let read: Message | undefined;
   try {
-    await deps.core.scheduler.submit({
-      key: `read:${stream}:${id}`,
-      stream,
-      buckets: [GLOBAL_BUCKET],
-      final: true,
-      run: async () => {
-        read = await origin.channel.messages.fetch(id);
-      },
+    await readInGlobalBudget(deps.core.scheduler, `read:${stream}:${id}`, stream, async () => {
+      read = await origin.channel.messages.fetch(id);
     });
   } catch (error) {
     if (!isUnknownMessage(error))

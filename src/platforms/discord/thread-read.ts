@@ -21,7 +21,7 @@ import type { ContextTurn, MentionContext } from '../../core/features/mention.ts
 import type { Logger } from '../../log.ts';
 import { isGone } from './errors.ts';
 import { looksHidden } from './messages.ts';
-import { GLOBAL_BUCKET } from './rate-limits.ts';
+import { readInGlobalBudget } from './rate-limits.ts';
 import { type ChainDeps, displayName, HIDDEN_CHAIN_REASON, turnOf } from './reply-chain.ts';
 
 /** The most messages Discord returns in one page of a channel's messages. */
@@ -46,15 +46,10 @@ async function earlierMessages(
 ): Promise<{ messages: Message[]; all: boolean }> {
   let read: Message[] = [];
   const limit = Math.min(DISCORD_PAGE_MAX, deps.core.limits.replyChainMax);
-  await readWithin(deps, `thread-read:${stream}`, stream, async () => {
+  await readInGlobalBudget(deps.core.scheduler, `thread-read:${stream}`, stream, async () => {
     read = [...(await message.channel.messages.fetch({ limit, before: message.id })).values()];
   });
   return { messages: read.sort((a, b) => b.createdTimestamp - a.createdTimestamp), all: read.length < limit };
-}
-
-/** Runs one read as a write of the scheduler in the bot token's global budget (as reply-chain reads). */
-function readWithin(deps: ChainDeps, key: string, stream: string, run: () => Promise<void>): Promise<unknown> {
-  return deps.core.scheduler.submit({ key, stream, buckets: [GLOBAL_BUCKET], final: true, run });
 }
 
 /**
@@ -66,7 +61,7 @@ async function starterOf(thread: ThreadChannel, read: readonly Message[], deps: 
   if (read.some((m) => m.id === thread.id)) return undefined;
   let starter: Message | undefined;
   try {
-    await readWithin(deps, `thread-starter:${stream}`, stream, async () => {
+    await readInGlobalBudget(deps.core.scheduler, `thread-starter:${stream}`, stream, async () => {
       starter = (await thread.fetchStarterMessage()) ?? undefined;
     });
   } catch (error) {
