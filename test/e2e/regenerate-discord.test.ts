@@ -270,6 +270,34 @@ describe('edited mentions on Discord', () => {
     expect(lastUserText(service.chatRequests().at(-1)!)).toBe('What is 3+3, really?');
   });
 
+  it("the gateway's events of the bot's own messages never reach discord.js; a person's mention and its edit do", async () => {
+    const channel = discord.addChannel('own-events');
+    const client = testBot.bot.discord!.client;
+    const seen: Array<{ t: string; author?: string }> = [];
+    const onRaw = (packet: { t?: string; d?: { author?: { id?: string } } }) => {
+      if (packet.t === 'MESSAGE_CREATE' || packet.t === 'MESSAGE_UPDATE')
+        seen.push({ t: packet.t, author: packet.d?.author?.id });
+    };
+    client.on('raw', onRaw);
+    try {
+      const { message, reply } = await mention(channel, 'What is 5+5?', 'It is 10.');
+      // The fake sent the answer's MESSAGE_CREATE and an update per edit, as Discord does (writes.ts).
+      expect(reply.content).toBe('It is 10.');
+      service.enqueue('chat', { stream: { pieces: ['It ', 'is ', '11.'] } });
+      const done = next('edit', channel);
+      discord.editUserMessage(message.id, `<@${discord.botUser.id}> What is 5+6?`, { at: message.createdAt + 1000 });
+      expect((await done).ok).toBe(true);
+      expect(reply.content).toBe('It is 11.');
+      expect(seen.filter((e) => e.author === discord.botUser.id)).toEqual([]);
+      expect(seen).toEqual([
+        { t: 'MESSAGE_CREATE', author: ALICE.id },
+        { t: 'MESSAGE_UPDATE', author: ALICE.id },
+      ]);
+    } finally {
+      client.off('raw', onRaw);
+    }
+  });
+
   it('an edit after the window, or one that keeps the text, sends nothing', async () => {
     const channel = discord.addChannel('edit-late');
     const { message, reply } = await mention(channel, 'First question', 'First answer.');

@@ -35,7 +35,7 @@ import { handleChatInput } from './interactions.ts';
 import { handleMessage } from './mentions.ts';
 import { handleMessageCommand, handleModalSubmit, PendingTargets } from './message-actions.ts';
 import { isAddressedToBot, mayContinueThread } from './messages.ts';
-import { makeCache, onUncachedEdits } from './own-messages.ts';
+import { makeCache, onUncachedEdits, withoutOwnMessages } from './own-messages.ts';
 import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
 import { stillOpenedThread } from './thread-open.ts';
@@ -95,6 +95,8 @@ function clientOptions(config: DiscordConfig): ClientOptions {
     // updates are dropped at once; an edit of another message not cached comes from the raw event.
     partials: [Partials.Channel],
     makeCache,
+    // The gateway's events of the bot's own messages never reach discord.js (own-messages.ts).
+    ws: { buildStrategy: withoutOwnMessages },
     allowedMentions: NO_MENTIONS,
     ...shardOptions(config),
     // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.

@@ -15,15 +15,23 @@
  * restart, is not emitted by discord.js without `Partials.Message`: {@link onUncachedEdits}
  * picks those addressed to the bot (a DM, a mention of the bot, a reply to it) from the raw
  * MESSAGE_UPDATE and fetches the message (one REST read within the global budget).
+ *
+ * Before that, {@link withoutOwnMessages} keeps the gateway's MESSAGE_CREATE and MESSAGE_UPDATE
+ * of the bot's own messages from discord.js altogether: discord.js builds a Message (its author,
+ * member, mentions, components) for every MESSAGE_CREATE whether its cache keeps it or not, one
+ * per answer, in the middle of a burst of commands (bench:streams: ~50 ms of a 1,000-command
+ * burst's first 2 s, and its garbage). Nothing of the bot reads its own messages from the gateway.
  */
 import {
   type Client,
   type ClientOptions,
   Events,
+  type GatewayDispatchPayload,
   type GatewayMessageUpdateDispatchData,
   LimitedCollection,
   type Message,
   Options,
+  SimpleShardingStrategy,
 } from 'discord.js';
 import type { Core } from '../../core/core.ts';
 import type { Logger } from '../../log.ts';
@@ -47,6 +55,46 @@ export const makeCache: NonNullable<ClientOptions['makeCache']> = (managerType, 
   managerType.name === 'MessageManager'
     ? (new OthersMessages({ maxSize: MESSAGES_PER_CHANNEL }) as unknown as ReturnType<typeof defaultCache>)
     : defaultCache(managerType, holds, manager);
+
+/** discord.js's `ClientOptions.ws.buildStrategy`: given its gateway manager (`@discordjs/ws`), the strategy that runs the shards. */
+type BuildStrategy = NonNullable<NonNullable<ClientOptions['ws']>['buildStrategy']>;
+
+/** `@discordjs/ws`'s event of a shard's dispatch (WebSocketShardEvents.Dispatch; discord.js exports an older enum by that name). */
+const DISPATCH = 'dispatch';
+
+/**
+ * discord.js's `ws.buildStrategy` (https://discord.js.org/docs/packages/ws: a strategy decides
+ * how shards run; this is its default, one process's shards in its main thread), with the
+ * dispatches of the bot's own messages dropped before discord.js sees them: a MESSAGE_CREATE or
+ * MESSAGE_UPDATE whose author is the user READY named. Every other dispatch, and every other
+ * event of the shards (hello, ready, closed, debug), goes on as it was.
+ * @returns the strategy for `manager` (a SimpleShardingStrategy that emits through a view of it).
+ */
+export const withoutOwnMessages: BuildStrategy = (manager) => {
+  let botId: string | undefined;
+  const isOwnMessage = (packet: GatewayDispatchPayload): boolean => {
+    if (packet.t === 'READY') botId = packet.d.user.id;
+    return (
+      (packet.t === 'MESSAGE_CREATE' || packet.t === 'MESSAGE_UPDATE') &&
+      botId !== undefined &&
+      packet.d.author?.id === botId
+    );
+  };
+  const emit = (event: string, payload: { data?: GatewayDispatchPayload }): boolean =>
+    event === DISPATCH && payload.data && isOwnMessage(payload.data)
+      ? false
+      : (manager.emit as (event: string, payload: unknown) => boolean)(event, payload);
+  // The strategy emits its shards' events through the manager it holds: this view of the manager
+  // is the manager itself but for `emit`.
+  const view = new Proxy(manager, {
+    get: (target, property) => {
+      if (property === 'emit') return emit;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return new SimpleShardingStrategy(view);
+};
 
 /** Whether a raw MESSAGE_UPDATE may be an edit the bot answers: a person's edit of a DM, a mention of the bot or a reply to it. */
 function mayBeAddressed(data: GatewayMessageUpdateDispatchData, botId: string): boolean {
