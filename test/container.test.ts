@@ -1,14 +1,14 @@
 /**
  * The container, without Docker (it cannot run here): the Dockerfile's own steps are run on a
- * clean copy of what it copies — its `npm ci --omit=dev`, then its CMD with an empty
- * environment, which must exit 2 naming the missing variables — so a production install
- * without dev dependencies is proven to start. The Dockerfile and compose.yaml are checked for
+ * clean copy of what it copies — its `npm ci` (which builds dist/) and `npm prune --omit=dev`,
+ * then its CMD with an empty environment, which must exit 2 naming the missing variables — so
+ * a production install without dev dependencies is proven to start. The Dockerfile and compose.yaml are checked for
  * what an operator relies on (multi-stage, slim Node ≥ 20, non-root, health check; Redis and
  * two bot replicas).
  */
 
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -34,28 +34,35 @@ describe('Dockerfile', () => {
     const final = stages.at(-1)!;
     expect(final.find((l) => l.startsWith('USER '))).toMatch(/^USER (node|\d+)$/);
     expect(final.some((l) => l.startsWith('HEALTHCHECK ') && l.includes('/healthz'))).toBe(true);
-    expect(JSON.parse(final.find((l) => l.startsWith('CMD '))!.slice(4))).toEqual([
-      'node',
-      '--import',
-      'tsx',
-      'src/main.ts',
-    ]);
-    expect(stages.flat().some((l) => /^RUN npm ci --omit=dev\b/.test(l))).toBe(true);
+    expect(JSON.parse(final.find((l) => l.startsWith('CMD '))!.slice(4))).toEqual(['node', 'dist/src/main.js']);
+    expect(stages[0]!.some((l) => /^RUN npm ci\b.*&& npm prune --omit=dev\b/.test(l))).toBe(true);
+    expect(final).toEqual(
+      expect.arrayContaining([
+        'COPY --from=deps /app/node_modules ./node_modules',
+        'COPY --from=deps /app/dist ./dist',
+      ]),
+    );
   });
 
-  it('its npm ci --omit=dev on a clean copy installs a bot whose CMD, with an empty environment, exits 2 naming the missing variables', async () => {
+  it('its npm ci on a clean copy builds dist/, its prune leaves no dev dependency, and its CMD, with an empty environment, exits 2 naming the missing variables', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'genbot-image-'));
     // What the stages copy from the build context (COPY without --from).
     const copied = stages
       .flat()
       .filter((l) => l.startsWith('COPY ') && !l.includes('--from'))
       .flatMap((l) => l.slice(5).split(/\s+/).slice(0, -1));
-    expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'src', 'commands']));
+    expect(copied).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'package-lock.json',
+        'tsconfig.json',
+        'tsconfig.build.json',
+        'src',
+        'commands',
+      ]),
+    );
     for (const path of new Set(copied)) cpSync(join(root, path), join(dir, path), { recursive: true });
-    const install = stages
-      .flat()
-      .find((l) => /^RUN npm ci --omit=dev\b/.test(l))!
-      .slice(4);
+    const install = stages[0]!.find((l) => /^RUN npm ci\b/.test(l))!.slice(4);
     // At the lowest priority: sqlite3 compiles for about a minute, and the other tests run meanwhile.
     const installed = await run(
       'nice',
@@ -65,6 +72,8 @@ describe('Dockerfile', () => {
       600_000,
     );
     expect(installed.code, installed.stderr).toBe(0);
+    expect(existsSync(join(dir, 'dist/src/main.js'))).toBe(true);
+    for (const dev of ['typescript', 'tsx', 'vitest']) expect(existsSync(join(dir, 'node_modules', dev))).toBe(false);
     const [command, ...args] = JSON.parse(
       stages
         .at(-1)!

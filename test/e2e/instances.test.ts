@@ -1,5 +1,5 @@
 /**
- * Two bot processes (`node --import tsx src/main.ts`, as the container runs it) behind one
+ * Two bot processes (`node dist/src/main.js`, as the container runs it) behind one
  * Slack app in HTTP mode, sharing a real redis-server: what one writes the other reads; 20
  * concurrent /chat in one conversation over both leave 40 turns, each question followed by
  * its answer; a user's quota is one quota across both; Redis stopping mid-run gives answers
@@ -34,7 +34,7 @@ const lastQuestion = (body: ChatRequestBody) => String(body.messages.at(-1)!.con
 async function startProcess(
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; url: string; healthUrl: string; output: () => string }> {
-  const child = spawn('node', ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn('node', ['dist/src/main.js'], {
     cwd: root,
     env: { PATH: process.env.PATH!, HOME: process.env.HOME!, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 /**
  * The worker processes of the image pool (image-pool.ts): started on demand (image-worker.ts,
- * run by tsx, at nice 10), handed one job at a time over IPC, parked when idle (ended after
+ * at nice 10), handed one job at a time over IPC, parked when idle (ended after
  * `idleMs` unused, and never keeping the bot's process alive), killed (SIGKILL) at a job's
  * deadline, on its abort, or when the pool closes.
  */
@@ -11,9 +11,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { WorkerJob, WorkerOps, WorkerReply } from './image-worker.ts';
 import { WORKER_NICE } from './images.ts';
 
-/** The worker's entry file, and the loader that runs TypeScript (tsx, a dependency of `npm start`). */
-const WORKER_FILE = fileURLToPath(new URL('./image-worker.ts', import.meta.url));
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/**
+ * The worker's entry file beside this one: built JavaScript where the bot runs built (`npm start`
+ * runs dist/, `npm run build`), else the TypeScript source run by tsx (tests import src/).
+ */
+const BUILT = import.meta.url.endsWith('.js');
+const WORKER_FILE = fileURLToPath(new URL(BUILT ? './image-worker.js' : './image-worker.ts', import.meta.url));
+/** Node options of the worker beyond its heap: tsx's loader for the source, none for the build. */
+const WORKER_LOADER = BUILT ? [] : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
 /**
  * The worker's JavaScript heap, in MB: a PDF built to make pdf.js allocate without end ends
  * its worker (a crash, the file named as unreadable), not the machine. sharp's pixels are
@@ -105,7 +110,7 @@ export class WorkerProcesses {
   /** Starts a worker process. @throws what fork throws. */
   private spawn(): Worker {
     const child = fork(WORKER_FILE, [], {
-      execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`, '--import', TSX_LOADER],
+      execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`, ...WORKER_LOADER],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
