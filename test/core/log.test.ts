@@ -34,6 +34,35 @@ describe('log', () => {
     );
   });
 
+  it("writes no authorization, token or apiKey one level into a field (nor headers.authorization), a child's lines included, and leaves the caller's objects and other fields alone", () => {
+    const { log, lines } = collecting([]);
+    const request = { method: 'PATCH', headers: { authorization: 'Bot abc.def', accept: 'json' }, token: 'aW50ZXJh' };
+    const client = { apiKey: 'k-123', name: 'service' };
+    log.info({ request, client, interaction: '1290', count: 2 }, 'sent');
+    log
+      .child({ platform: 'discord', ref: 'K7M2QX' })
+      .warn({ webhook: { id: '7', token: 'd2ViaG9vaw' }, err: new Error('boom') }, 'failed');
+    expect(lines[0]).toMatchObject({
+      request: { method: 'PATCH', headers: { authorization: REDACTED, accept: 'json' }, token: REDACTED },
+      client: { apiKey: REDACTED, name: 'service' },
+      interaction: '1290',
+      count: 2,
+      msg: 'sent',
+    });
+    expect(lines[1]).toMatchObject({
+      platform: 'discord',
+      ref: 'K7M2QX',
+      webhook: { id: '7', token: REDACTED },
+      err: { type: 'Error', message: 'boom' },
+    });
+    for (const secret of ['Bot abc.def', 'aW50ZXJh', 'k-123', 'd2ViaG9vaw'])
+      expect(JSON.stringify(lines)).not.toContain(secret);
+    // The caller's objects are as they were.
+    expect(request.headers.authorization).toBe('Bot abc.def');
+    expect(request.token).toBe('aW50ZXJh');
+    expect(client.apiKey).toBe('k-123');
+  });
+
   it('logs an unhandled rejection once, as an error with the secret scrubbed, and the handler can be removed', () => {
     const secret = 'xapp-1-A0-secret-app-token';
     const { log, lines } = collecting([secret]);
