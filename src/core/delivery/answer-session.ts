@@ -66,8 +66,14 @@ export function beginAnswer(
   ctx: CommandContext,
   deps: { scheduler: WriteScheduler; stops: StopButtons; over?: readonly MessageHandle[] | undefined },
 ): AnswerSession {
+  // One controller for both the command's signal and Stop (AbortSignal.any would add a signal,
+  // weak references and a finalizer to each answer): the command's abort is passed on (the
+  // command's signal lives as long as the command, so its listener needs no removal).
   const stopper = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, stopper.signal]);
+  const signal = stopper.signal;
+  const passOn = () => stopper.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) passOn();
+  else ctx.signal.addEventListener('abort', passOn, { once: true });
   const stop = deps.stops.register({ requesterId: ctx.user.id, abort: (reason) => stopper.abort(reason) });
   // The platform's own stop control (Slack's, on a streaming message) works like the button.
   ctx.reply.onUserStop?.(() => stopper.abort(new StopRequest('user')));
