@@ -39,8 +39,13 @@ const serviceAgent = new Agent({
   connections: Number(process.env.SERVICE_MAX_CONCURRENCY ?? 256),
   keepAliveTimeout: 30_000,
 });
+// BENCH_FLOOR_INTENTS=messages: also the message intents the bot asks for (mentions, DMs), so that
+// the floor gets the same gateway traffic (a MESSAGE_CREATE per answer, a MESSAGE_UPDATE per edit),
+// handled as discord.js handles it by default.
+const messageIntents =
+  process.env.FLOOR_INTENTS === 'messages' ? [GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages] : [];
 const client = new Client({
-  intents: [GatewayIntentBits.Guilds],
+  intents: [GatewayIntentBits.Guilds, ...messageIntents],
   rest: {
     api: env('DISCORD_API_URL'),
     agent: new Agent({ connections: 256, keepAliveTimeout: 30_000 }) as unknown as RESTOptions['agent'],

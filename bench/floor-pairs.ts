@@ -28,7 +28,9 @@ const ratio = (bot: number | undefined, floor: number | undefined) =>
  * @returns every run's figures, floor and bot in the order they ran.
  */
 export async function floorPairs(pairs = Number(process.env.BENCH_PAIRS ?? 3)): Promise<Figures[]> {
-  const name = 'Discord, 1,000 /chat in 1,000 channels, documented limits';
+  // BENCH_FLOOR_INTENTS=messages: the floor subscribes to the bot's message intents too (floor-bot.ts).
+  const floorIntents = process.env.BENCH_FLOOR_INTENTS === 'messages' ? 'messages' : undefined;
+  const name = `Discord, 1,000 /chat in 1,000 channels, documented limits${floorIntents ? ' (the floor with the message intents)' : ''}`;
   // Both told the model (the floor cannot ask the service which to use; the bot would, once, on the burst's first /chat).
   const scenario = {
     streams: 1000,
@@ -36,10 +38,15 @@ export async function floorPairs(pairs = Number(process.env.BENCH_PAIRS ?? 3)): 
     rateLimitMode: 'documented' as const,
     env: { DEFAULT_CHAT_MODEL: 'fake-chat' },
   };
-  await discordScenario(`${name}: warm-up (not counted)`, { ...scenario, start: startFloor });
+  const floorScenario = {
+    ...scenario,
+    env: { ...scenario.env, ...(floorIntents ? { FLOOR_INTENTS: floorIntents } : {}) },
+    start: startFloor,
+  };
+  await discordScenario(`${name}: warm-up (not counted)`, floorScenario);
   const runs: Pair[] = [];
   for (let i = 1; i <= pairs; i++) {
-    const runFloor = () => discordScenario(`${name}: floor bot, pair ${i}`, { ...scenario, start: startFloor });
+    const runFloor = () => discordScenario(`${name}: floor bot, pair ${i}`, floorScenario);
     const runBot = () => discordScenario(`${name}: bot, pair ${i}`, scenario);
     const [first, second] = i % 2 === 1 ? [runFloor, runBot] : [runBot, runFloor];
     const a = await first();

@@ -25,7 +25,8 @@
  * `floor`: the 1,000-channel scenario under the documented limits, run alternately by the floor
  * bot (bench/floor-bot.ts: the least a discord.js bot can do, on the same machine and fakes) and
  * by the bot, three pairs (BENCH_PAIRS), with the ratios bot / floor of the acknowledgement p95
- * and the first text p95 per pair and their medians (floor-pairs.ts).
+ * and the first text p95 per pair and their medians (floor-pairs.ts). BENCH_FLOOR_INTENTS=messages
+ * gives the floor the bot's message intents too (the same gateway traffic of its own messages).
  *
  * `shared-discord`, `shared-slack`, `shared-global` (shared-scenarios.ts): 3 bot processes on one
  * redis-server: 3 × 10 /chat in one Discord channel (shared mode, the interactions spread over the
