@@ -8,8 +8,10 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sqlite3 from 'sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Claims } from '../../src/core/state/claims.ts';
+import { withDeadlines } from '../../src/core/state/deadline.ts';
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { LocalState } from '../../src/core/state/local-state.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
@@ -213,6 +215,45 @@ describe('openStore', () => {
     const sqlite = store.keyv.store as { query(sql: string): Promise<Array<Record<string, unknown>>> };
     expect(await sqlite.query('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
     expect(await sqlite.query('PRAGMA synchronous')).toEqual([{ synchronous: 1 }]);
+  });
+
+  it('while another process holds the SQLite write lock: a read waits for one stuck write at most, and a write given up before its turn never lands', async () => {
+    const path = tempFile();
+    // Deadlines long enough to see the order; a write's turn may come up to 2.5 s after it was asked for.
+    const store = track(withDeadlines(new LocalState(path, { writeStartWithinMs: 2_500 }), 5_000));
+    await store.keyv.set('kept', 'before the lock');
+    const locker = new sqlite3.Database(path);
+    const run = (sql: string) =>
+      new Promise<void>((resolve, reject) => locker.exec(sql, (error) => (error ? reject(error) : resolve())));
+    await run('BEGIN EXCLUSIVE');
+    const keys = ['a', 'b', 'c', 'd', 'e'];
+    const settled: string[] = [];
+    try {
+      // Five writes wait for the lock (node-sqlite3's busy wait: 1 s each, then SQLITE_BUSY)…
+      const writes = keys.map((key) =>
+        store.keyv.set(key, 1).then(
+          () => settled.push(`${key} stored`),
+          () => settled.push(`${key} refused`),
+        ),
+      );
+      // …the first well into its wait…
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // …and a read asked for after them answers once that one is done with it (1 s), not behind the
+      // four others (another 4 s on one connection): when it answers, the third has not.
+      await expect(store.keyv.get('kept')).resolves.toBe('before the lock');
+      expect(settled.length).toBeLessThanOrEqual(2);
+      await Promise.all(writes);
+      expect(settled.sort()).toEqual(keys.map((key) => `${key} refused`));
+    } finally {
+      await run('ROLLBACK');
+      await new Promise<void>((resolve) => locker.close(() => resolve()));
+    }
+    // Every caller was told its write failed (the last ones without being run: their turn came
+    // past 2.5 s); none of them lands once the lock goes.
+    await store.keyv.set('after', 2);
+    expect(await store.keyv.get('after')).toBe(2);
+    const landed = (await Promise.all(keys.map((key) => store.keyv.get(key)))).filter((value) => value !== undefined);
+    expect(landed).toEqual([]);
   });
 
   it('with Redis gone, operations fail at once instead of hanging, and work again when it is back', async () => {

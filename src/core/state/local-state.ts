@@ -18,6 +18,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import KeyvSqlite from '@keyv/sqlite';
 import Keyv from 'keyv';
+import { STORE_DEADLINE_MS, StoreDeadlineError } from './deadline.ts';
 import { coalesceReads } from './read-batch.ts';
 import type { StateStore } from './store.ts';
 
@@ -53,6 +54,44 @@ interface StoredCounter {
  */
 const CHAINS = new Map<string, Map<string, Promise<unknown>>>();
 
+/** A statement that only reads (keyv's get, getMany, has, iterator and the first step of delete). */
+const READ_SQL = /^\s*SELECT\b/i;
+
+/**
+ * The writes of one SQLite connection, one at a time, in the order they were asked for; reads do
+ * not queue here. SQLite holds a connection's mutex for the whole of a statement, its busy wait
+ * included (node-sqlite3: 1 s before SQLITE_BUSY): while another process holds the file's write
+ * lock, writes sent to the connection together took a second each in turn, and every read sent
+ * meanwhile waited behind all of them, past the store's deadline (an answer without its history
+ * while the file could be read). One write at a time, a read waits for one busy wait at most.
+ *
+ * A write still waiting for its turn `startWithinMs` after it was asked for is not run: it fails
+ * with StoreDeadlineError (its caller has had one already, deadline.ts) instead of landing later,
+ * out of order with what its caller did next (a history append retried from memory, then
+ * overwritten by the late one). Only the write running when its caller gave up can still land,
+ * and every statement sent after it waits for it.
+ */
+export class WriteQueue {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  /** @param startWithinMs ms a write may wait for its turn before it is given up. */
+  constructor(private readonly startWithinMs: number) {}
+
+  /**
+   * Runs `write` after every write asked for before it has settled.
+   * @throws StoreDeadlineError (operation `write`) when its turn came later than `startWithinMs`; else `write`'s own error.
+   */
+  run<T>(write: () => Promise<T>): Promise<T> {
+    const askedAt = performance.now();
+    const run = this.tail.then(() => {
+      if (performance.now() - askedAt > this.startWithinMs) throw new StoreDeadlineError('write', this.startWithinMs);
+      return write();
+    });
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+}
+
 /** State in a SQLite file. */
 export class LocalState implements StateStore {
   readonly kind = 'sqlite';
@@ -71,10 +110,17 @@ export class LocalState implements StateStore {
    * @param options.onError told of background errors (a failed pragma or sweep), for logs.
    * @param options.sweepEveryMs ms between sweeps of expired rows (default {@link SWEEP_EVERY_MS}).
    * @param options.firstSweepAfterMs ms from opening to the first sweep (default {@link FIRST_SWEEP_AFTER_MS}).
+   * @param options.writeStartWithinMs a write not started this long after it was asked for is not run (default
+   *   STORE_DEADLINE_MS: its caller has had its StoreDeadlineError by then); see {@link WriteQueue}.
    */
   constructor(
     path: string,
-    options: { onError?: (error: unknown) => void; sweepEveryMs?: number; firstSweepAfterMs?: number } = {},
+    options: {
+      onError?: (error: unknown) => void;
+      sweepEveryMs?: number;
+      firstSweepAfterMs?: number;
+      writeStartWithinMs?: number;
+    } = {},
   ) {
     this.onError = (error) => options.onError?.(error);
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
@@ -99,9 +145,10 @@ export class LocalState implements StateStore {
           await query(pragma).catch((error: unknown) => options.onError?.(error));
       })();
       this.opened = pragmas;
+      const writes = new WriteQueue(options.writeStartWithinMs ?? STORE_DEADLINE_MS);
       sqlite.query = async (sql, ...parameters) => {
         await pragmas;
-        return query(sql, ...parameters);
+        return READ_SQL.test(sql) ? query(sql, ...parameters) : writes.run(() => query(sql, ...parameters));
       };
     }
     // A burst's reads of single keys go to SQLite together (read-batch.ts).
