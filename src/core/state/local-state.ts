@@ -1,6 +1,9 @@
 /**
  * The SQLite state backend (keyv + @keyv/sqlite): one bot process. Claims, counters and locks
  * are atomic within the process (one promise chain per key and file); values persist in the file.
+ * Two connections: keyv's writes on @keyv/sqlite's, one at a time ({@link WriteQueue}); its reads
+ * (every `SELECT`) on a read-only one, so that no read waits for a write stuck on another
+ * process's lock.
  *
  * Rows, as @keyv/sqlite 4 and keyv 5 write them: table `keyv` (`key VARCHAR(255) PRIMARY KEY,
  * value TEXT`), key `genbot:<key>`, value keyv's JSON `{"value":<the value>,"expires":<ms since
@@ -18,6 +21,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import KeyvSqlite from '@keyv/sqlite';
 import Keyv from 'keyv';
+import sqlite3 from 'sqlite3';
 import { STORE_DEADLINE_MS, StoreDeadlineError } from './deadline.ts';
 import { coalesceReads } from './read-batch.ts';
 import type { StateStore } from './store.ts';
@@ -58,18 +62,14 @@ const CHAINS = new Map<string, Map<string, Promise<unknown>>>();
 const READ_SQL = /^\s*SELECT\b/i;
 
 /**
- * The writes of one SQLite connection, one at a time, in the order they were asked for; reads do
- * not queue here. SQLite holds a connection's mutex for the whole of a statement, its busy wait
- * included (node-sqlite3: 1 s before SQLITE_BUSY): while another process holds the file's write
- * lock, writes sent to the connection together took a second each in turn, and every read sent
- * meanwhile waited behind all of them, past the store's deadline (an answer without its history
- * while the file could be read). One write at a time, a read waits for one busy wait at most.
+ * The writes of the writer connection, one at a time, in the order they were asked for.
  *
  * A write still waiting for its turn `startWithinMs` after it was asked for is not run: it fails
  * with StoreDeadlineError (its caller has had one already, deadline.ts) instead of landing later,
- * out of order with what its caller did next (a history append retried from memory, then
- * overwritten by the late one). Only the write running when its caller gave up can still land,
- * and every statement sent after it waits for it.
+ * out of order with what its caller did next. Only the write running when its caller gave up can
+ * still land, and every write asked for after it lands after it. Without the queue, writes sent to
+ * the connection together while another process held the file's write lock each took node-sqlite3's
+ * 1 s busy wait in turn, all of them landing (or failing) seconds after their callers gave up.
  */
 export class WriteQueue {
   private tail: Promise<unknown> = Promise.resolve();
@@ -92,6 +92,34 @@ export class WriteQueue {
   }
 }
 
+/** Runs a read on the reader connection: its rows (node-sqlite3 `Database#all`). */
+type ReadQuery = (sql: string, ...parameters: unknown[]) => Promise<unknown[]>;
+
+/** The reader connection: its query and how to close it. */
+type Reader = ReadQuery & { close(): Promise<void> };
+
+/**
+ * Opens a read-only connection to the file (node-sqlite3, its own busy timeout: 1 s).
+ * @returns the connection, or undefined (told to `onError`) when it cannot be opened.
+ */
+function openReader(file: string, onError?: (error: unknown) => void): Promise<Reader | undefined> {
+  return new Promise((resolve) => {
+    const database: sqlite3.Database = new sqlite3.Database(file, sqlite3.OPEN_READONLY, (error) => {
+      if (error) {
+        onError?.(error);
+        resolve(undefined);
+        return;
+      }
+      const read: ReadQuery = (sql, ...parameters) =>
+        new Promise((done, fail) =>
+          database.all(sql, parameters, (failure, rows) => (failure ? fail(failure) : done(rows))),
+        );
+      const close = () => new Promise<void>((done) => database.close(() => done()));
+      resolve(Object.assign(read, { close }));
+    });
+  });
+}
+
 /** State in a SQLite file. */
 export class LocalState implements StateStore {
   readonly kind = 'sqlite';
@@ -102,8 +130,10 @@ export class LocalState implements StateStore {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private closed = false;
-  /** The connection's settings being applied (every query waits for them; so does close()). */
+  /** The writer's settings being applied and the reader being opened (every query waits for the settings; close() for both). */
   private opened: Promise<void> = Promise.resolve();
+  /** The read-only connection of a file's store (none for `:memory:`, or when it could not be opened). */
+  private reader: Promise<Reader | undefined> = Promise.resolve(undefined);
 
   /**
    * @param path a file path (its folder is created) or `:memory:`.
@@ -144,11 +174,22 @@ export class LocalState implements StateStore {
         for (const pragma of ['PRAGMA journal_mode=WAL', 'PRAGMA synchronous=NORMAL'])
           await query(pragma).catch((error: unknown) => options.onError?.(error));
       })();
-      this.opened = pragmas;
       const writes = new WriteQueue(options.writeStartWithinMs ?? STORE_DEADLINE_MS);
+      // Reads go through a read-only connection of their own. SQLite holds a connection's mutex
+      // for the whole of a statement (and for its preparation), a write's busy wait included: on
+      // one connection, a read sent while a write waited for another process's lock waited with
+      // it, then again behind the next write (prepare and step are two turns for the mutex), past
+      // STORE_DEADLINE_MS: an answer without the history the file still held. Opened once the
+      // pragmas ran (the file is in WAL mode, keyv's table exists); in WAL mode each of its reads
+      // sees every write whose promise has settled. If it cannot be opened, reads stay on the writer.
+      const reader = pragmas.then(() => openReader(file, options.onError));
+      this.reader = reader;
+      this.opened = reader.then(() => undefined);
       sqlite.query = async (sql, ...parameters) => {
         await pragmas;
-        return READ_SQL.test(sql) ? query(sql, ...parameters) : writes.run(() => query(sql, ...parameters));
+        const read = READ_SQL.test(sql) ? await reader : undefined;
+        if (read) return read(sql, ...parameters);
+        return writes.run(() => query(sql, ...parameters));
       };
     }
     // A burst's reads of single keys go to SQLite together (read-batch.ts).
@@ -233,6 +274,7 @@ export class LocalState implements StateStore {
     clearTimeout(this.sweepTimer);
     await Promise.allSettled([...this.chains.values(), this.sweeping, this.opened]);
     await this.keyv.disconnect();
+    await (await this.reader)?.close();
   }
 
   /** Runs `fn` after every earlier call with the same key has settled. */
