@@ -42,9 +42,11 @@ export interface BotProcess {
  * connected. BENCH_NODE_OPTIONS are added to the bot's NODE_OPTIONS after npm start's own;
  * BENCH_BOT_FLAGS, node flags that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
  * to see where its time goes), run npm start's script with them and without npm.
+ * @param attempt the how-many-th start this is: a bot that could not listen on the port chosen for
+ *   it (EADDRINUSE) is started again on another, three times at most.
  * @throws Error when it exits or is not healthy within 60 s.
  */
-export async function spawnBot(env: Record<string, string>): Promise<BotProcess> {
+export async function spawnBot(env: Record<string, string>, attempt = 1): Promise<BotProcess> {
   const cwd = mkdtempSync(join(tmpdir(), 'genbot-bench-'));
   const httpPort = await freePort();
   const childEnv = {
@@ -84,8 +86,12 @@ export async function spawnBot(env: Record<string, string>): Promise<BotProcess>
   const url = `http://127.0.0.1:${httpPort}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null)
-      throw new Error(`the bot exited (${child.exitCode}): ${[...problems.keys()].join(' | ')}`);
+    if (child.exitCode !== null) {
+      const why = [...problems.keys()].join(' | ');
+      // The port found free was taken before the bot listened (another test's server on port 0): another one.
+      if (/EADDRINUSE/.test(why) && env.HTTP_PORT === undefined && attempt < 3) return spawnBot(env, attempt + 1);
+      throw new Error(`the bot exited (${child.exitCode}): ${why}`);
+    }
     const ok = await fetch(`${url}/healthz`).then(
       (r) => r.ok,
       () => false,
