@@ -256,6 +256,17 @@ describe('openStore', () => {
     expect(landed).toEqual([]);
   });
 
+  it('writes asked for just before close() land before the SQLite connections close', async () => {
+    const path = tempFile();
+    const store = openStore(`sqlite://${path}`);
+    const keys = Array.from({ length: 50 }, (_, i) => `late-${i}`);
+    const writes = keys.map((key) => store.keyv.set(key, key));
+    await store.close();
+    await Promise.all(writes);
+    const again = track(openStore(`sqlite://${path}`));
+    expect(await Promise.all(keys.map((key) => again.keyv.get(key)))).toEqual(keys);
+  });
+
   it('with Redis gone, operations fail at once instead of hanging, and work again when it is back', async () => {
     const own = await startRedis();
     const store = openStore(own.url);

@@ -90,6 +90,11 @@ export class WriteQueue {
     this.tail = run.catch(() => undefined);
     return run;
   }
+
+  /** Settles once every write asked for so far has (never rejects). */
+  settled(): Promise<unknown> {
+    return this.tail;
+  }
 }
 
 /** Runs a read on the reader connection: its rows (node-sqlite3 `Database#all`). */
@@ -134,6 +139,8 @@ export class LocalState implements StateStore {
   private opened: Promise<void> = Promise.resolve();
   /** The read-only connection of a file's store (none for `:memory:`, or when it could not be opened). */
   private reader: Promise<Reader | undefined> = Promise.resolve(undefined);
+  /** The writer's queue (none for `:memory:`). */
+  private writes: WriteQueue | undefined;
 
   /**
    * @param path a file path (its folder is created) or `:memory:`.
@@ -175,6 +182,7 @@ export class LocalState implements StateStore {
           await query(pragma).catch((error: unknown) => options.onError?.(error));
       })();
       const writes = new WriteQueue(options.writeStartWithinMs ?? STORE_DEADLINE_MS);
+      this.writes = writes;
       // Reads go through a read-only connection of their own. SQLite holds a connection's mutex
       // for the whole of a statement (and for its preparation), a write's busy wait included: on
       // one connection, a read sent while a write waited for another process's lock waited with
@@ -273,6 +281,8 @@ export class LocalState implements StateStore {
     this.closed = true;
     clearTimeout(this.sweepTimer);
     await Promise.allSettled([...this.chains.values(), this.sweeping, this.opened]);
+    // Writes asked for before close() but not sent yet go before the connection closes.
+    await this.writes?.settled();
     await this.keyv.disconnect();
     await (await this.reader)?.close();
   }
