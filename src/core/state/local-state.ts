@@ -71,7 +71,7 @@ const READ_SQL = /^\s*SELECT\b/i;
  * the connection together while another process held the file's write lock each took node-sqlite3's
  * 1 s busy wait in turn, all of them landing (or failing) seconds after their callers gave up.
  */
-export class WriteQueue {
+class WriteQueue {
   private tail: Promise<unknown> = Promise.resolve();
 
   /** @param startWithinMs ms a write may wait for its turn before it is given up. */
@@ -97,11 +97,12 @@ export class WriteQueue {
   }
 }
 
-/** Runs a read on the reader connection: its rows (node-sqlite3 `Database#all`). */
-type ReadQuery = (sql: string, ...parameters: unknown[]) => Promise<unknown[]>;
-
-/** The reader connection: its query and how to close it. */
-type Reader = ReadQuery & { close(): Promise<void> };
+/** The reader connection (node-sqlite3). */
+interface Reader {
+  /** Runs a read: its rows (`Database#all`). */
+  all(sql: string, parameters: unknown[]): Promise<unknown[]>;
+  close(): Promise<void>;
+}
 
 /**
  * Opens a read-only connection to the file (node-sqlite3, its own busy timeout: 1 s).
@@ -115,12 +116,13 @@ function openReader(file: string, onError?: (error: unknown) => void): Promise<R
         resolve(undefined);
         return;
       }
-      const read: ReadQuery = (sql, ...parameters) =>
-        new Promise((done, fail) =>
-          database.all(sql, parameters, (failure, rows) => (failure ? fail(failure) : done(rows))),
-        );
-      const close = () => new Promise<void>((done) => database.close(() => done()));
-      resolve(Object.assign(read, { close }));
+      resolve({
+        all: (sql, parameters) =>
+          new Promise((done, fail) =>
+            database.all(sql, parameters, (failure, rows) => (failure ? fail(failure) : done(rows))),
+          ),
+        close: () => new Promise<void>((done) => database.close(() => done())),
+      });
     });
   });
 }
@@ -194,9 +196,12 @@ export class LocalState implements StateStore {
       this.reader = reader;
       this.opened = reader.then(() => undefined);
       sqlite.query = async (sql, ...parameters) => {
+        if (READ_SQL.test(sql)) {
+          // The reader is opened once the pragmas ran: waiting for it waits for them.
+          const read = await reader;
+          return read ? read.all(sql, parameters) : query(sql, ...parameters);
+        }
         await pragmas;
-        const read = READ_SQL.test(sql) ? await reader : undefined;
-        if (read) return read(sql, ...parameters);
         return writes.run(() => query(sql, ...parameters));
       };
     }
