@@ -68,14 +68,14 @@ async function measure(name: string, store: StateStore): Promise<string> {
 }
 
 const rows: string[] = [];
-const sqlite = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-bench-')), 'history.sqlite')}`);
+const sqlite = await openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-bench-')), 'history.sqlite')}`);
 try {
   rows.push(await measure('SQLite (file)', sqlite));
 } finally {
   await sqlite.close();
 }
 const redis = await startRedis();
-const redisStore = openStore(redis.url);
+const redisStore = await openStore(redis.url);
 try {
   rows.push(await measure('Redis (loopback)', redisStore));
 } finally {

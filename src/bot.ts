@@ -16,8 +16,8 @@ import { openStore } from './core/state/open-store.ts';
 import { createLogger, type Logger } from './log.ts';
 import { type BotMetrics, createMetrics } from './ops/metrics.ts';
 import { type HealthCheck, type OpsServer, startOpsServer } from './ops/server.ts';
-import { DiscordAdapter } from './platforms/discord/adapter.ts';
-import { SlackAdapter } from './platforms/slack/adapter.ts';
+import type { DiscordAdapter } from './platforms/discord/adapter.ts';
+import type { SlackAdapter } from './platforms/slack/adapter.ts';
 
 /**
  * Logs the store's background errors (a Redis connection lost and retried) without flooding:
@@ -67,6 +67,26 @@ export interface Bot {
 }
 
 /**
+ * The adapters of the configured platforms. A platform's adapter, and with it its SDK (discord.js,
+ * @slack/bolt and what they load), is imported only when that platform is configured: a bot on
+ * one platform does not load the other's hundreds of modules, nor carry them in the heap its
+ * garbage collector marks.
+ */
+async function createAdapters(
+  config: Config,
+  core: Core,
+  log: Logger,
+): Promise<{ discord: DiscordAdapter | undefined; slack: SlackAdapter | undefined }> {
+  const discord = config.discord
+    ? new (await import('./platforms/discord/adapter.ts')).DiscordAdapter(config.discord, core, DEFINITIONS, log)
+    : undefined;
+  const slack = config.slack
+    ? new (await import('./platforms/slack/adapter.ts')).SlackAdapter(config.slack, core, DEFINITIONS, log)
+    : undefined;
+  return { discord, slack };
+}
+
+/**
  * Starts the bot from environment variables.
  * @param env the environment (`process.env` in production).
  * @param options.logDestination where log lines go (tests collect them).
@@ -92,7 +112,7 @@ export async function startBot(
   });
   const core = createCore({
     service,
-    store: openStore(config.storeUrl, { onError: storeErrors(log) }),
+    store: await openStore(config.storeUrl, { onError: storeErrors(log) }),
     log,
     defaults: config.models,
     inputImages: config.inputImages,
@@ -103,8 +123,7 @@ export async function startBot(
     events,
   });
 
-  const discord = config.discord ? new DiscordAdapter(config.discord, core, DEFINITIONS, log) : undefined;
-  const slack = config.slack ? new SlackAdapter(config.slack, core, DEFINITIONS, log) : undefined;
+  const { discord, slack } = await createAdapters(config, core, log);
   const metrics = createMetrics(events, { feedback: () => readTally(core.store) });
   const checks: HealthCheck[] = [
     ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),

@@ -203,7 +203,7 @@ const checkSlack: Check = async (config) => {
 };
 
 const checkStore: Check = async (config) => {
-  const store = openStore(config.storeUrl);
+  const store = await openStore(config.storeUrl);
   try {
     await store.ping();
     return [pass(`The store (${store.kind}) answers.`)];

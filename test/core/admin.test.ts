@@ -20,7 +20,7 @@ import { AUTO_THREAD_ON_SLACK } from '../../src/core/features/settings.ts';
 import type { ComponentContext, OutgoingMessage } from '../../src/core/platform.ts';
 import type { CardLimits } from '../../src/core/platform-cards.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
+import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { estimateMessageTokens } from '../../src/core/tokens.ts';
 import {
   DEFAULT_IMAGE_MODELS,
@@ -41,7 +41,7 @@ function makeCore(limits: { historyTokenBudget?: number } = {}): Core {
   // Lists are fetched afresh each time: the tests change them between commands.
   return createCore({
     service,
-    store: openStore(`sqlite://${storePath}`),
+    store: openLocalStore(storePath),
     log: pino({ level: 'silent' }),
     defaults: { chat: undefined, image: undefined },
     limits,

@@ -23,7 +23,7 @@ const log = pino({ level: 'silent' });
 const core = createCore({
   // Never called here: no request is sent.
   service: new ServiceClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'unused' }),
-  store: openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-answer-state-')), 'state.sqlite')}`),
+  store: await openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-answer-state-')), 'state.sqlite')}`),
   log,
   defaults: { chat: undefined, image: undefined },
 });

@@ -19,7 +19,7 @@ import {
 } from '../../src/core/catch-up.ts';
 import { closeCore, createCore } from '../../src/core/core.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
+import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { newerId, type SeenConversation, SeenConversations, seenTtlMs } from '../../src/core/state/seen.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
 
@@ -33,7 +33,7 @@ afterAll(async () => {
 
 /** A new SQLite store in a folder of its own. */
 function newStore(): StateStore {
-  const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-catch-up-')), 'state.sqlite')}`);
+  const store = openLocalStore(join(mkdtempSync(join(tmpdir(), 'genbot-catch-up-')), 'state.sqlite'));
   stores.push(store);
   return store;
 }

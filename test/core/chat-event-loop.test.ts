@@ -41,7 +41,7 @@ let conversations = 0;
 beforeAll(async () => {
   fake = await FakeService.start();
   const service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
-  const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-loop-')), 'h.sqlite')}`);
+  const store = await openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-loop-')), 'h.sqlite')}`);
   core = createCore({
     service,
     store,

@@ -26,7 +26,7 @@ let core: Core;
 beforeAll(async () => {
   fake = await FakeService.start();
   const service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
-  const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-chat-')), 'h.sqlite')}`);
+  const store = await openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-chat-')), 'h.sqlite')}`);
   core = createCore({
     service,
     store,

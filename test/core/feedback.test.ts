@@ -24,6 +24,7 @@ import {
   readTally,
   readVote,
 } from '../../src/core/state/feedback.ts';
+import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -40,7 +41,7 @@ afterAll(async () => {
 
 /** A new SQLite store of its own. */
 function sqlite(): StateStore {
-  const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-feedback-')), 'state.sqlite')}`);
+  const store = openLocalStore(join(mkdtempSync(join(tmpdir(), 'genbot-feedback-')), 'state.sqlite'));
   opened.push(store);
   return store;
 }
@@ -83,8 +84,8 @@ describe('votes and tallies', () => {
   });
 
   it('two instances on one Redis, votes changing at once: the tallies equal the votes left', async () => {
-    const a = openStore(redis.url);
-    const b = openStore(redis.url);
+    const a = await openStore(redis.url);
+    const b = await openStore(redis.url);
     opened.push(a, b);
     const answers = [record('model-a'), record('model-b', 'image')];
     await Promise.all(answers.map((r, i) => keepFeedbackRecord(a, `r${i}`, r)));

@@ -17,7 +17,7 @@ import { type Core, type CoreLimits, closeCore, createCore } from '../../src/cor
 import { storeKeys } from '../../src/core/keys.ts';
 import type { Button, ComponentContext } from '../../src/core/platform.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
+import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { FakeService } from '../fakes/service.ts';
 import { type Recorder, recorder } from './recorder.ts';
 
@@ -30,7 +30,7 @@ function newCore(limits: Partial<CoreLimits> = {}): Core {
   const service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
   const core = createCore({
     service,
-    store: openStore(storeUrl),
+    store: openLocalStore(storeUrl.replace(/^sqlite:\/\//, '')),
     log: pino({ level: 'silent' }),
     defaults: { chat: undefined, image: undefined },
     limits,

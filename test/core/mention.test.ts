@@ -16,7 +16,7 @@ import { answerMention } from '../../src/core/features/mention.ts';
 import { type Attachment, AttachmentAccessError } from '../../src/core/platform.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import type { ContentPart } from '../../src/core/service/schemas.ts';
-import { openStore } from '../../src/core/state/open-store.ts';
+import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { DEFAULT_MODELS, FakeService } from '../fakes/service.ts';
 import { recorder } from './recorder.ts';
 
@@ -40,7 +40,7 @@ afterAll(async () => {
 
 /** A core with its own SQLite store; `vision` is DEFAULT_VISION_MODEL. */
 function makeCore(options: { vision?: string; maxCount?: number } = {}): Core {
-  const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-mention-')), 'h.sqlite')}`);
+  const store = openLocalStore(join(mkdtempSync(join(tmpdir(), 'genbot-mention-')), 'h.sqlite'));
   const core = createCore({
     service,
     store,

@@ -29,7 +29,7 @@ beforeAll(async () => {
   service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
   core = createCore({
     service,
-    store: openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-options-')), 'h.sqlite')}`),
+    store: await openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-options-')), 'h.sqlite')}`),
     log: pino({ level: 'silent' }),
     defaults: { chat: undefined, image: undefined, vision: 'fake-vision' },
     limits: { maxTokens: 2048, allowDisableSafetyChecker: true },

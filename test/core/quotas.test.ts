@@ -15,8 +15,10 @@ import usageCommand from '../../commands/usage.ts';
 import { runCommand } from '../../src/core/command.ts';
 import { type Core, closeCore, createCore } from '../../src/core/core.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
+import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { COUNT_FLUSH_MS, QuotaError, type QuotaLimits, Quotas, waitText } from '../../src/core/state/quotas.ts';
+import { openRedisStore } from '../../src/core/state/redis-state.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
 import { FakeService } from '../fakes/service.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -55,12 +57,12 @@ const limits = (over: Partial<QuotaLimits>): QuotaLimits => ({
 });
 
 function sqlite(): StateStore {
-  const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-quota-')), 's.sqlite')}`);
+  const store = openLocalStore(join(mkdtempSync(join(tmpdir(), 'genbot-quota-')), 's.sqlite'));
   stores.push(store);
   return store;
 }
 function redisStore(): StateStore {
-  const store = openStore(redis.url);
+  const store = openRedisStore(redis.url);
   stores.push(store);
   return store;
 }
@@ -193,20 +195,20 @@ describe('Quotas', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'genbot-quota-')), 's.sqlite');
     const core = createCore({
       service,
-      store: openStore(`sqlite://${path}`),
+      store: await openStore(`sqlite://${path}`),
       log: silent,
       defaults: { chat: undefined, image: undefined },
     });
     await (await core.quotas.reserveTokens(subject, user(), 5)).settle(42);
     await closeCore(core);
-    const reopened = openStore(`sqlite://${path}`);
+    const reopened = await openStore(`sqlite://${path}`);
     stores.push(reopened);
     expect((await reopened.counter(`quota:tokens:${subject}`)).value).toBe(42);
   });
 
   it('lets requests through when the store does not answer', async () => {
     const own = await startRedis();
-    const store = openStore(own.url);
+    const store = await openStore(own.url);
     try {
       const quotas = new Quotas(store, limits({ chatPerMinute: 1 }), silent);
       await quotas.admit('chat', 's', user(), 'c');

@@ -114,7 +114,7 @@ describe('coalesced reads', () => {
   });
 
   it('reads a burst of SQLite keys right, expired ones included', async () => {
-    const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-batch-')), 'state.sqlite')}`);
+    const store = await openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-batch-')), 'state.sqlite')}`);
     opened.push(store);
     await Promise.all(Array.from({ length: 300 }, (_, i) => store.keyv.set(`s${i}`, { i })));
     await store.keyv.set('gone', 'old', 1);
@@ -140,7 +140,7 @@ describe('history read ahead', () => {
   });
 
   it('is dropped when the conversation is written meanwhile: the read after the append sees it', async () => {
-    const store = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-ahead-')), 'state.sqlite')}`);
+    const store = await openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-ahead-')), 'state.sqlite')}`);
     opened.push(store);
     const history = new ConversationStore(store);
     history.prefetch('c2');

@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { openStore } from '../../src/core/state/open-store.ts';
+import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { SettingsStore } from '../../src/core/state/settings.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
 
@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 function store(): StateStore {
-  const opened = openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-settings-')), 's.sqlite')}`);
+  const opened = openLocalStore(join(mkdtempSync(join(tmpdir(), 'genbot-settings-')), 's.sqlite'));
   stores.push(opened);
   return opened;
 }

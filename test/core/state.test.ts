@@ -13,8 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Claims } from '../../src/core/state/claims.ts';
 import { withDeadlines } from '../../src/core/state/deadline.ts';
 import { ConversationStore } from '../../src/core/state/history.ts';
-import { LocalState } from '../../src/core/state/local-state.ts';
+import { LocalState, openLocalStore } from '../../src/core/state/local-state.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
+import { openRedisStore } from '../../src/core/state/redis-state.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
@@ -36,14 +37,14 @@ const backends: Array<[string, () => () => StateStore]> = [
     'SQLite',
     () => {
       const path = tempFile();
-      return () => track(openStore(`sqlite://${path}`));
+      return () => track(openLocalStore(path));
     },
   ],
   [
     'Redis',
     () => {
       const prefix = Math.random().toString(36).slice(2);
-      return () => track(prefixed(openStore(redis.url), prefix));
+      return () => track(prefixed(openRedisStore(redis.url), prefix));
     },
   ],
 ];
@@ -200,15 +201,15 @@ describe.each(backends)('%s state', (_name, makeFactory) => {
 describe('openStore', () => {
   it('creates the SQLite folder, and refuses an unknown scheme', async () => {
     const path = tempFile();
-    const store = track(openStore(`sqlite://${path}`));
+    const store = track(await openStore(`sqlite://${path}`));
     await store.keyv.set('x', 1);
     expect(existsSync(path)).toBe(true);
-    expect(() => openStore('mysql://db')).toThrow(/unsupported STORE_URL scheme: mysql/);
+    await expect(openStore('mysql://db')).rejects.toThrow(/unsupported STORE_URL scheme: mysql/);
   });
 
   it('keeps a SQLite file in write-ahead-log mode with synchronous NORMAL (no fsync per write)', async () => {
     const path = tempFile();
-    const store = track(openStore(`sqlite://${path}`));
+    const store = track(await openStore(`sqlite://${path}`));
     await store.keyv.set('x', 1);
     expect(existsSync(`${path}-wal`)).toBe(true);
     // The connection's own settings, read back through the same store (1 = NORMAL).
@@ -258,18 +259,18 @@ describe('openStore', () => {
 
   it('writes asked for just before close() land before the SQLite connections close', async () => {
     const path = tempFile();
-    const store = openStore(`sqlite://${path}`);
+    const store = await openStore(`sqlite://${path}`);
     const keys = Array.from({ length: 50 }, (_, i) => `late-${i}`);
     const writes = keys.map((key) => store.keyv.set(key, key));
     await store.close();
     await Promise.all(writes);
-    const again = track(openStore(`sqlite://${path}`));
+    const again = track(await openStore(`sqlite://${path}`));
     expect(await Promise.all(keys.map((key) => again.keyv.get(key)))).toEqual(keys);
   });
 
   it('with Redis gone, operations fail at once instead of hanging, and work again when it is back', async () => {
     const own = await startRedis();
-    const store = openStore(own.url);
+    const store = await openStore(own.url);
     try {
       const history = new ConversationStore(store);
       await history.append('c', { role: 'user', content: 'before', at: 1 });

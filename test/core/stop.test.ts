@@ -203,7 +203,7 @@ describe('StopButtons', () => {
 /** Runs `test` with two stores on one new redis-server (two instances' views), closed after. */
 async function onTwoProcesses(test: (here: StateStore, there: StateStore) => Promise<void>): Promise<void> {
   const redis = await startRedis();
-  const [here, there] = [openStore(redis.url), openStore(redis.url)];
+  const [here, there] = [await openStore(redis.url), await openStore(redis.url)];
   try {
     await test(here, there);
   } finally {

@@ -27,7 +27,7 @@ beforeAll(async () => {
   redis = await startRedis();
   core = createCore({
     service,
-    store: openStore(redis.url),
+    store: await openStore(redis.url),
     log: pino({ level: 'silent' }),
     defaults: { chat: 'fake-chat', image: undefined },
   });

@@ -107,7 +107,7 @@ useE2E(
       LOG_LEVEL: 'info',
     };
     bots.push(...(await Promise.all([startProcess(env), startProcess(env)])));
-    store = openStore(redis.url);
+    store = await openStore(redis.url);
     return stopAll;
   },
 );

@@ -137,7 +137,7 @@ describe('SQLite locked by another connection (SQLITE_BUSY)', () => {
       await lock.release();
     }
 
-    const store = openStore(`sqlite://${storePath}`);
+    const store = await openStore(`sqlite://${storePath}`);
     try {
       await expect
         .poll(() => storedTurns(store, conversation), { timeout: 20_000, interval: 200 })
@@ -205,7 +205,7 @@ describe('SQLite out of room (a file size limit on the bot process: SQLITE_IOERR
       limitFiles('unlimited');
     }
 
-    const store = openStore(`sqlite://${storePath}`);
+    const store = await openStore(`sqlite://${storePath}`);
     try {
       await expect
         .poll(() => storedTurns(store, conversation), { timeout: 20_000, interval: 200 })
@@ -305,7 +305,7 @@ describe('Redis frozen (SIGSTOP) for 10 s', () => {
         },
       )
       .toBe(noted('Answer to: During the stall', STORE_DOWN_NOTE));
-    const store = openStore(redis.url);
+    const store = await openStore(redis.url);
     try {
       await expect
         .poll(async () => (await storedTurns(store, conversation)).slice(-2), { timeout: 20_000, interval: 200 })

@@ -22,7 +22,7 @@ import { dirname, resolve } from 'node:path';
 import KeyvSqlite from '@keyv/sqlite';
 import Keyv from 'keyv';
 import sqlite3 from 'sqlite3';
-import { STORE_DEADLINE_MS, StoreDeadlineError } from './deadline.ts';
+import { STORE_DEADLINE_MS, StoreDeadlineError, withDeadlines } from './deadline.ts';
 import { coalesceReads } from './read-batch.ts';
 import type { StateStore } from './store.ts';
 
@@ -125,6 +125,15 @@ function openReader(file: string, onError?: (error: unknown) => void): Promise<R
       });
     });
   });
+}
+
+/**
+ * The SQLite store at `path` (open-store.ts `openStore` for `sqlite://<path>`), each of its calls
+ * bounded by STORE_DEADLINE_MS (deadline.ts `withDeadlines`).
+ * @param path a file (its folder is created) or `:memory:`.
+ */
+export function openLocalStore(path: string, options: { onError?: (error: unknown) => void } = {}): StateStore {
+  return withDeadlines(new LocalState(path, options));
 }
 
 /** State in a SQLite file. */

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import KeyvRedis, { createClient } from '@keyv/redis';
 import Keyv from 'keyv';
-import { STORE_DEADLINE_MS, withDeadline } from './deadline.ts';
+import { STORE_DEADLINE_MS, withDeadline, withDeadlines } from './deadline.ts';
 import { RedisBudgets, type ScriptClient } from './redis-budgets.ts';
 import type { StateStore } from './store.ts';
 
@@ -29,6 +29,14 @@ return 0`;
 
 /** How long an operation waits for a (re)connection before failing, in ms. */
 const READY_WAIT_MS = 1_000;
+
+/**
+ * The Redis store at `url` (open-store.ts `openStore` for `redis://` and `rediss://`), each of its
+ * calls bounded by STORE_DEADLINE_MS (deadline.ts `withDeadlines`). It connects in the background.
+ */
+export function openRedisStore(url: string, options: { onError?: (error: unknown) => void } = {}): StateStore {
+  return withDeadlines(new RedisState(url, options));
+}
 
 /** State in Redis. */
 export class RedisState implements StateStore {
