@@ -1,7 +1,7 @@
 /**
  * The bot loads what its configuration uses and no more: the store backend STORE_URL names
  * (open-store.ts), the adapters of the configured platforms (bot.ts `createAdapters`) and
- * pino-pretty only for LOG_FORMAT=pretty (log.test.ts). Each check runs in a process of its own,
+ * pino-pretty only for LOG_FORMAT=pretty (log.ts). Each check runs in a process of its own,
  * so that what this test process loaded does not count.
  */
 import { execFileSync } from 'node:child_process';
@@ -43,5 +43,18 @@ describe('modules loaded on demand', () => {
       process.stdout.write(JSON.stringify(['discord.js', '@slack/bolt', '@redis/client', 'sqlite3', 'pino-pretty'].filter(loaded)));
     `);
     expect(JSON.parse(out)).toEqual([]);
+  });
+
+  it('loads pino-pretty only when LOG_FORMAT=pretty asks, and writes to stdout through it', () => {
+    const out = inProcess(`
+      const { createLogger } = await import(${src('log.ts')});
+      createLogger({ level: 'info', secrets: [], format: 'json' }).info('json line');
+      const before = loaded('pino-pretty');
+      createLogger({ level: 'info', secrets: ['sk-secret-123456'], format: 'pretty' }).info({ key: 'sk-secret-123456' }, 'pretty line');
+      process.stdout.write('loaded before/after: ' + before + '/' + loaded('pino-pretty') + '\\n');
+    `);
+    expect(out).toContain('"msg":"json line"');
+    expect(out).toMatch(/INFO.*: pretty line\n\s+key: "\[redacted\]"/);
+    expect(out).toContain('loaded before/after: false/true');
   });
 });

@@ -8,7 +8,7 @@ import type { StateStore } from './store.ts';
 /**
  * Opens the store named by a URL; each of its calls fails with StoreDeadlineError when the
  * backend has not answered within STORE_DEADLINE_MS (deadline.ts). Only the named backend's
- * module is loaded (SQLite's native driver, or the Redis client: ~400 modules), so a
+ * module is loaded (SQLite's native driver, or the Redis client: ~420 modules), so a
  * deployment does not carry the other in its heap.
  * @param url `sqlite://<path>` (relative paths from the working directory; the folder is
  *   created; `sqlite://:memory:` for a throwaway store) or `redis://host:port` / `rediss://…`.
