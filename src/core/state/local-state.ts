@@ -1,7 +1,8 @@
 /**
  * The SQLite state backend (keyv + @keyv/sqlite): one bot process. Claims, counters and locks
  * are atomic within the process (one promise chain per key and file); values persist in the file.
- * Two connections: keyv's writes on @keyv/sqlite's, one at a time ({@link WriteQueue}); its reads
+ * Two connections: keyv's writes on @keyv/sqlite's, one statement at a time, those that waited
+ * together grouped (write-queue.ts); its reads
  * (every `SELECT`) on a read-only one, so that no read waits for a write stuck on another
  * process's lock.
  *
@@ -22,9 +23,10 @@ import { dirname, resolve } from 'node:path';
 import KeyvSqlite from '@keyv/sqlite';
 import Keyv from 'keyv';
 import sqlite3 from 'sqlite3';
-import { STORE_DEADLINE_MS, StoreDeadlineError, withDeadlines } from './deadline.ts';
+import { STORE_DEADLINE_MS, withDeadlines } from './deadline.ts';
 import { coalesceReads } from './read-batch.ts';
 import type { StateStore } from './store.ts';
+import { WriteQueue } from './write-queue.ts';
 
 /** How often expired rows are deleted, in ms. */
 export const SWEEP_EVERY_MS = 10 * 60 * 1000;
@@ -60,42 +62,6 @@ const CHAINS = new Map<string, Map<string, Promise<unknown>>>();
 
 /** A statement that only reads (keyv's get, getMany, has, iterator and the first step of delete). */
 const READ_SQL = /^\s*SELECT\b/i;
-
-/**
- * The writes of the writer connection, one at a time, in the order they were asked for.
- *
- * A write still waiting for its turn `startWithinMs` after it was asked for is not run: it fails
- * with StoreDeadlineError (its caller has had one already, deadline.ts) instead of landing later,
- * out of order with what its caller did next. Only the write running when its caller gave up can
- * still land, and every write asked for after it lands after it. Without the queue, writes sent to
- * the connection together while another process held the file's write lock each took node-sqlite3's
- * 1 s busy wait in turn, all of them landing (or failing) seconds after their callers gave up.
- */
-class WriteQueue {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  /** @param startWithinMs ms a write may wait for its turn before it is given up. */
-  constructor(private readonly startWithinMs: number) {}
-
-  /**
-   * Runs `write` after every write asked for before it has settled.
-   * @throws StoreDeadlineError (operation `write`) when its turn came later than `startWithinMs`; else `write`'s own error.
-   */
-  run<T>(write: () => Promise<T>): Promise<T> {
-    const askedAt = performance.now();
-    const run = this.tail.then(() => {
-      if (performance.now() - askedAt > this.startWithinMs) throw new StoreDeadlineError('write', this.startWithinMs);
-      return write();
-    });
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
-  /** Settles once every write asked for so far has (never rejects). */
-  settled(): Promise<unknown> {
-    return this.tail;
-  }
-}
 
 /** The reader connection (node-sqlite3). */
 interface Reader {
@@ -192,7 +158,7 @@ export class LocalState implements StateStore {
         for (const pragma of ['PRAGMA journal_mode=WAL', 'PRAGMA synchronous=NORMAL'])
           await query(pragma).catch((error: unknown) => options.onError?.(error));
       })();
-      const writes = new WriteQueue(options.writeStartWithinMs ?? STORE_DEADLINE_MS);
+      const writes = new WriteQueue(query, options.writeStartWithinMs ?? STORE_DEADLINE_MS);
       this.writes = writes;
       // Reads go through a read-only connection of their own. SQLite holds a connection's mutex
       // for the whole of a statement (and for its preparation), a write's busy wait included: on
@@ -211,7 +177,7 @@ export class LocalState implements StateStore {
           return read ? read.all(sql, parameters) : query(sql, ...parameters);
         }
         await pragmas;
-        return writes.run(() => query(sql, ...parameters));
+        return writes.run(sql, parameters);
       };
     }
     // A burst's reads of single keys go to SQLite together (read-batch.ts).
