@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import Keyv from 'keyv';
 import { afterAll, describe, expect, it } from 'vitest';
 import { storeKeys } from '../../src/core/keys.ts';
+import { StoreDeadlineError, withDeadline } from '../../src/core/state/deadline.ts';
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { coalesceReads } from '../../src/core/state/read-batch.ts';
@@ -82,6 +83,42 @@ describe('coalesced reads', () => {
     expect(turn).toBeGreaterThan(1);
     expect(turn).toBeLessThan(order.length - 1);
     expect(order.filter((o) => o !== 'turn')).toHaveLength(100);
+  });
+
+  it("keeps a batch's values for the callers resumed past their deadline on a busy event loop: the store answered in time", async () => {
+    const { keyv } = countingKeyv();
+    for (let i = 0; i < 300; i++) await keyv.set(`d${i}`, i);
+    // Every store call's deadline, as openStore's withDeadlines puts it on keyv's get: 50 ms here.
+    const get = keyv.get.bind(keyv) as (key: string) => Promise<unknown>;
+    const timedGet = (key: string) => withDeadline(get(key), 50, 'get');
+    // A busy neighbour: every turn of the event loop also runs 20 ms of other work, so the batch's
+    // 10 groups of callers are resumed over ~200 ms, well past 50 ms.
+    let busy = true;
+    const neighbour = () => {
+      const until = performance.now() + 20;
+      while (performance.now() < until);
+      if (busy) setImmediate(neighbour);
+    };
+    setImmediate(neighbour);
+    const started = performance.now();
+    const outcomes = await Promise.allSettled(Array.from({ length: 300 }, (_, i) => timedGet(`d${i}`)));
+    const tookMs = performance.now() - started;
+    busy = false;
+    expect(tookMs).toBeGreaterThan(50);
+    expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : undefined))).toEqual(
+      Array.from({ length: 300 }, (_, i) => i),
+    );
+  });
+
+  it('still fails a read the store does not answer within its deadline', async () => {
+    const { keyv } = countingKeyv();
+    const store = (keyv as unknown as { opts: { store: { getMany: unknown; get: unknown } } }).opts.store;
+    const stalled = () => new Promise<never>(() => undefined);
+    store.get = stalled;
+    store.getMany = stalled;
+    const get = keyv.get.bind(keyv) as (key: string) => Promise<unknown>;
+    await expect(withDeadline(get('never'), 50, 'get')).rejects.toBeInstanceOf(StoreDeadlineError);
   });
 
   it('gives one read to callers asking for the same key before it went out', async () => {

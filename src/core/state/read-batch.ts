@@ -7,6 +7,7 @@
  * its thread pool a statement (bench:streams). A read alone goes at once, as before.
  */
 import type Keyv from 'keyv';
+import { answeredByStore } from './deadline.ts';
 
 /** Reads on their way to the store at once, at most (each a `get` or a `getMany`). */
 const READS_IN_FLIGHT = 2;
@@ -34,6 +35,8 @@ function resumeInTurns(calls: Array<() => void>): void {
 
 /** The callers waiting for one key. */
 interface Waiting {
+  /** What the caller was given (its deadline's: deadline.ts `answeredByStore`). */
+  promise: Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -53,10 +56,20 @@ export function coalesceReads(keyv: Keyv): Keyv {
     const waiting = keys.map((key) => queued.get(key) ?? []);
     for (const key of keys) queued.delete(key);
     inFlight++;
+    // The store answered every caller now; they are resumed in turns (their deadlines no longer run).
+    const answer = (settle: (w: Waiting, i: number) => void) =>
+      resumeInTurns(
+        waiting.flatMap((list, i) =>
+          list.map((w) => {
+            answeredByStore(w.promise);
+            return () => settle(w, i);
+          }),
+        ),
+      );
     read
       .then(
-        (values) => resumeInTurns(waiting.flatMap((list, i) => list.map((w) => () => w.resolve(values[i])))),
-        (error: unknown) => resumeInTurns(waiting.flatMap((list) => list.map((w) => () => w.reject(error)))),
+        (values) => answer((w, i) => w.resolve(values[i])),
+        (error: unknown) => answer((w) => w.reject(error)),
       )
       .finally(() => {
         inFlight--;
@@ -72,12 +85,18 @@ export function coalesceReads(keyv: Keyv): Keyv {
 
   keyv.get = ((key: string | string[], options?: unknown) => {
     if (typeof key !== 'string' || options !== undefined) return single(key, options);
-    return new Promise<unknown>((resolve, reject) => {
-      const list = queued.get(key);
-      if (list) list.push({ resolve, reject });
-      else queued.set(key, [{ resolve, reject }]);
-      next();
+    let resolve: (value: unknown) => void = () => undefined;
+    let reject: (error: unknown) => void = () => undefined;
+    const promise = new Promise<unknown>((yes, no) => {
+      resolve = yes;
+      reject = no;
     });
+    const waiting = { promise, resolve, reject };
+    const list = queued.get(key);
+    if (list) list.push(waiting);
+    else queued.set(key, [waiting]);
+    next();
+    return promise;
   }) as Keyv['get'];
   return keyv;
 }
