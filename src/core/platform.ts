@@ -94,6 +94,14 @@ export interface ReplyChannel {
   /** Whether `MessageHandle.edit` can put files into a posted message (Discord yes, Slack no). */
   readonly editsFiles?: boolean;
   /**
+   * Whether an edit that names no buttons leaves the message's buttons as they are (Discord: a
+   * field left out of an edit is unchanged). Slack's chat.update rewrites the blocks that carry
+   * the text, so an edit there names its buttons every time. Where true, a streamed answer's
+   * edits name the buttons only when they change (the Stop button is sent once, not with every
+   * edit: smaller writes, and smaller gateway events of them).
+   */
+  readonly editsKeepButtons?: boolean;
+  /**
    * Tells the platform that an answer is coming (Discord `deferReply`; Slack, acked already,
    * posts a /chat's question and shows "is thinking…" in the answer's thread). Idempotent: later
    * calls wait for the same. Called by the core before any service call.

@@ -281,3 +281,71 @@ describe('StreamingReply', () => {
     expect(channel.calls.map((c) => c.at)).toEqual([0, 60_000]);
   });
 });
+
+describe('StreamingReply: the buttons an edit names', () => {
+  const STOP = { id: 'stop:1', label: 'Stop' };
+  const REGENERATE = { id: 'regenerate:abc:u1', label: 'Regenerate' };
+  /** A channel that records which buttons each write names (`-` for none named). */
+  class ButtonsChannel extends RecordingChannel {
+    named: string[] = [];
+    constructor(
+      clock: VirtualClock,
+      readonly editsKeepButtons: boolean,
+    ) {
+      super(clock, 40);
+    }
+    private note(kind: string, index: number, m: OutgoingMessage) {
+      this.named.push(`${kind} ${index}: ${m.buttons ? `[${m.buttons.map((b) => b.label).join(',')}]` : '-'}`);
+    }
+    override async send(m: OutgoingMessage): Promise<MessageHandle> {
+      const index = this.contents.length;
+      this.note('send', index, m);
+      const handle = await super.send(m);
+      return {
+        edit: (e) => {
+          this.note('edit', index, e);
+          return handle.edit(e);
+        },
+      };
+    }
+  }
+
+  /** Streams two pages (the channel holds 40 characters) with Stop, then finishes with Regenerate. */
+  async function stream(editsKeepButtons: boolean): Promise<string[]> {
+    const clock = new VirtualClock();
+    const channel = new ButtonsChannel(clock, editsKeepButtons);
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }), controls: [STOP] });
+    for (const word of ['one ', 'two ', 'three ', 'four ', 'five ', 'six ', 'seven ', 'eight ', 'nine ', 'ten ']) {
+      reply.append(word);
+      await clock.advance(1000);
+    }
+    const done = reply.finish(undefined, { controls: [REGENERATE] });
+    for (let i = 0; i < 5; i++) await clock.advance(1000);
+    await done;
+    return channel.named;
+  }
+
+  it('where an edit leaves the buttons (Discord): names them only when they change', async () => {
+    expect(await stream(true)).toEqual([
+      'send 0: [Stop]',
+      ...Array.from({ length: 7 }, () => 'edit 0: -'),
+      // The text moved on to a second message: the first loses Stop, the second carries it.
+      'edit 0: []',
+      'send 1: [Stop]',
+      'edit 1: -',
+      'edit 1: [Regenerate]',
+    ]);
+  });
+
+  it('where an edit rewrites them (Slack): names them in every edit', async () => {
+    const named = await stream(false);
+    expect(named.filter((n) => n.startsWith('edit 0')).slice(0, 4)).toEqual([
+      'edit 0: [Stop]',
+      'edit 0: [Stop]',
+      'edit 0: [Stop]',
+      'edit 0: [Stop]',
+    ]);
+    expect(named.filter((n) => n.endsWith('-'))).toEqual([]);
+    expect(named.at(-1)).toBe('edit 1: [Regenerate]');
+  });
+});

@@ -25,11 +25,16 @@ export const CONTROLS_MARK = '\u0000';
 /** The mark after the last page of a finished answer that carries its final controls (Regenerate). */
 export const FINAL_CONTROLS_MARK = '\u0001';
 
-/** A page without its mark, and which controls the mark says it carries. */
+/** Which controls a page's mark says it carries: the Stop button's (`controls`), the final ones, or none. */
+export function markOf(page: string): 'controls' | 'final' | undefined {
+  if (page.endsWith(CONTROLS_MARK)) return 'controls';
+  return page.endsWith(FINAL_CONTROLS_MARK) ? 'final' : undefined;
+}
+
+/** A page without its mark, and which controls the mark says it carries ({@link markOf}). */
 export function unmarked(page: string): { content: string; controls: 'controls' | 'final' | undefined } {
-  if (page.endsWith(CONTROLS_MARK)) return { content: page.slice(0, -1), controls: 'controls' };
-  if (page.endsWith(FINAL_CONTROLS_MARK)) return { content: page.slice(0, -1), controls: 'final' };
-  return { content: page, controls: undefined };
+  const controls = markOf(page);
+  return { content: controls ? page.slice(0, -1) : page, controls };
 }
 
 /** An answer's text, its status line, and their pages. */

@@ -25,7 +25,7 @@ import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
 import { noteInFirst, withHeldNote } from './answer-notes.ts';
-import { AnswerPages, unmarked } from './answer-pages.ts';
+import { AnswerPages, markOf, unmarked } from './answer-pages.ts';
 import type { NamedWait } from './bucket.ts';
 import type { WriteScheduler } from './scheduler.ts';
 
@@ -276,7 +276,11 @@ export class StreamingReply {
     // shown before are replaced. A page is final once the answer is finishing or the text has
     // moved on to a later page.
     const final = this.finishing || index < pages.length - 1;
-    const names = this.options.controls || this.finalControls;
+    // Where an edit that names no buttons leaves them (Discord), a message already showing these
+    // controls is edited without naming them again.
+    const shown = this.shown[index];
+    const same = this.channel.editsKeepButtons === true && shown !== undefined && markOf(shown) === mark;
+    const names = (this.options.controls || this.finalControls) && !same;
     if (handle) await handle.edit({ content, ...(names ? { buttons: controls ?? [] } : {}) }, final);
     else this.handles[index] = await this.channel.send({ content, ...(controls ? { buttons: controls } : {}) });
     this.shown[index] = page;

@@ -22,6 +22,8 @@ import { DISCORD_MESSAGE_LIMITS } from './rest.ts';
  */
 export class ActionReply implements ReplyChannel {
   readonly limits = DISCORD_MESSAGE_LIMITS;
+  /** Discord leaves a message's components as they are when an edit names none. */
+  readonly editsKeepButtons = true;
   private made: MessageReply | undefined;
   private pointed = false;
 

@@ -40,6 +40,8 @@ export { EXPIRED_NOTE } from './responder.ts';
 export class InteractionReply implements ReplyChannel {
   readonly limits: ReplyLimits;
   readonly editsFiles = true;
+  /** Discord leaves a message's components as they are when an edit names none. */
+  readonly editsKeepButtons = true;
   /** Whether the reply writes over earlier messages ({@link messageAt}): sends are then follow-ups. */
   private writesOver = false;
 

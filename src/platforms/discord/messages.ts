@@ -86,6 +86,8 @@ export class Typing {
  */
 export class MessageReply implements ReplyChannel {
   readonly limits = DISCORD_MESSAGE_LIMITS;
+  /** Discord leaves a message's components as they are when an edit names none. */
+  readonly editsKeepButtons = true;
   private sent = 0;
   private readonly typing: Typing;
   /** The address of the answer's first message, once posted. */

@@ -141,6 +141,8 @@ export async function startThread(
  */
 export class ThreadReply implements ReplyChannel {
   readonly limits = DISCORD_MESSAGE_LIMITS;
+  /** Discord leaves a message's components as they are when an edit names none. */
+  readonly editsKeepButtons = true;
   private readonly typing: Typing;
   private sent = 0;
 
