@@ -94,6 +94,17 @@ describe('WriteQueue', () => {
     expect(ran.length).toBeLessThanOrEqual(3);
   });
 
+  it('runs a write asked for by a caller resumed as the queue empties (no write left waiting)', async () => {
+    const { query, ready, rows } = database();
+    await ready;
+    const queue = new WriteQueue(query, 5_000);
+    // Asked for in the continuation of the last write of a drain, before that drain has wound down.
+    const second = queue.run(UPSERT, ['a', '1']).then(() => queue.run(UPSERT, ['b', '2']));
+    const stranded = new Promise((resolve) => setTimeout(() => resolve('stranded'), 1_000));
+    expect(await Promise.race([second.then(() => 'stored'), stranded])).toBe('stored');
+    expect(await rows()).toEqual({ a: '1', b: '2' });
+  });
+
   it("tells each write of a failed statement the statement's error, and runs the writes after it", async () => {
     const { ready, query, rows } = database();
     await ready;

@@ -98,9 +98,9 @@ export class WriteQueue {
   run(sql: string, parameters: unknown[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queued.push({ sql, parameters, askedAt: performance.now(), resolve, reject });
-      this.draining ??= this.drain().finally(() => {
-        this.draining = undefined;
-      });
+      // drain() clears `draining` in the very step it finds the queue empty: a write asked for
+      // after that step starts a new drain, one asked for before it is taken by the loop.
+      this.draining ??= this.drain();
     });
   }
 
@@ -113,17 +113,22 @@ export class WriteQueue {
   private async drain(): Promise<void> {
     // Writes asked for in the same turn as the first go with it.
     await Promise.resolve();
-    while (this.queued.length > 0) {
-      const group = this.nextGroup();
-      if (group.length === 0) continue;
-      const { sql, parameters } = statementOf(group, groupKey(group[0]!.sql));
-      this.statements++;
-      try {
-        const rows = await this.query(sql, ...parameters);
-        for (const write of group) write.resolve(rows);
-      } catch (error) {
-        for (const write of group) write.reject(error);
+    try {
+      while (this.queued.length > 0) {
+        const group = this.nextGroup();
+        if (group.length === 0) continue;
+        const { sql, parameters } = statementOf(group, groupKey(group[0]!.sql));
+        this.statements++;
+        try {
+          const rows = await this.query(sql, ...parameters);
+          for (const write of group) write.resolve(rows);
+        } catch (error) {
+          for (const write of group) write.reject(error);
+        }
       }
+    } finally {
+      // In the step that found the queue empty (no await between): see run().
+      this.draining = undefined;
     }
   }
 
