@@ -84,6 +84,7 @@ const threadPoolWait = () =>
 describe('ImagePool', () => {
   it("converts in a worker process: while four large images convert, this process's libuv threads stay free", async () => {
     const pool = newPool({ concurrency: 2, timeoutMs: 60_000 });
+    const started = performance.now();
     const converting = Promise.all(
       Array.from({ length: 4 }, (_, i) => pool.prepareInput(big, `photo-${i}.png`, limits, { key: `user-${i}` })),
     );
@@ -93,6 +94,7 @@ describe('ImagePool', () => {
     void converting.finally(() => (done = true));
     while (!done) waits.push(await threadPoolWait());
     const images = await converting;
+    const convertingMs = performance.now() - started;
     expect(images.map((i) => [i.mimeType, i.width, i.height])).toEqual(
       Array.from({ length: 4 }, () => ['image/jpeg', 1024, 1024]),
     );
@@ -100,7 +102,10 @@ describe('ImagePool', () => {
     expect(pool.processes).toBeGreaterThanOrEqual(1);
     expect(pool.processes).toBeLessThanOrEqual(2);
     expect(waits.length).toBeGreaterThan(5);
-    expect(Math.max(...waits)).toBeLessThan(100);
+    // Held behind conversions on this process's threads, a call would wait about as long as one of
+    // them (most of `convertingMs`); free threads answer within 100 ms, or, on a machine so busy
+    // that the conversions themselves crawl, within a quarter of their time.
+    expect(Math.max(...waits)).toBeLessThan(Math.max(100, convertingMs / 4));
   });
 
   it('kills the worker of a job past its deadline: the file is named as taking too long, and the next job gets a new worker', async () => {
