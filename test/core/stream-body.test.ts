@@ -52,6 +52,21 @@ describe('StreamBody', () => {
     expect((await reads.next()).done).toBe(true);
   });
 
+  it("keeps a copy of each read's bytes (not the read's own buffer), and hands the reader bytes of its own", async () => {
+    const body = new StreamBody(controller());
+    const read = Buffer.from('data: a\n\n');
+    body.push(read);
+    // The read's buffer is let go (here: reused) at once; what the body keeps is unchanged.
+    read.fill(0);
+    const first = (await body.next()).value!;
+    expect(Buffer.from(first).toString()).toBe('data: a\n\n');
+    body.push(Buffer.from('data: b\n\n'));
+    const second = (await body.next()).value!;
+    // Taking the next bytes left the first ones as the reader had them.
+    expect(Buffer.from(first).toString()).toBe('data: a\n\n');
+    expect(Buffer.from(second).toString()).toBe('data: b\n\n');
+  });
+
   it('pauses the connection past 1 MiB not taken, and resumes it when the reader takes them', async () => {
     const c = controller();
     const body = new StreamBody(c);
