@@ -6,12 +6,19 @@
  */
 import { NextIndex, replaceSpacedTags } from '../../core/text-scan.ts';
 
+/** The characters Slack's text formatting reserves, and what each is written as. */
+const SLACK_ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;' } as const;
+const SLACK_SPECIAL = /[&<>]/;
+const SLACK_SPECIALS = /[&<>]/g;
+
 /**
  * Escapes the three characters Slack's `text` reserves (`&`, `<`, `>`), which also stops
  * model output from forming `<!channel>` or `<@U…>` mentions.
  */
 export function escapeSlackText(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  // One pass, and none for text with nothing to escape: three chained replaces took twice as long
+  // or more on a megabyte of nothing but `&<>` (0.50-0.79 s against 0.25-0.27 s on a slow day).
+  return SLACK_SPECIAL.test(text) ? text.replace(SLACK_SPECIALS, (c) => SLACK_ESCAPES[c as '&' | '<' | '>']) : text;
 }
 
 /** Undoes the escaping Slack applies to `&`, `<` and `>` in user text. */
