@@ -100,10 +100,9 @@ export async function spawnBot(env: Record<string, string>, attempt = 1): Promis
     if (Date.now() > deadline) throw new Error('the bot was not healthy within 60 s');
     await new Promise((r) => setTimeout(r, 200));
   }
-  // The bot's own process: npm's child (the script's shell became node), or the shell itself.
-  const botPid = flags.length
-    ? child.pid!
-    : Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
+  // The bot's own process: npm's child whose command is node running the bot (the script's shell
+  // became node; npm may have other children), or the shell itself.
+  const botPid = flags.length ? child.pid! : nodeChildOf(child.pid!);
   const bot: BotProcess = {
     child,
     pid: botPid,
@@ -145,6 +144,21 @@ export async function spawnBot(env: Record<string, string>, attempt = 1): Promis
 }
 
 /** Whether a process is still running (and not a zombie). */
+/** The child of `parent` running the bot (`node … main.js`), else its first child. @throws Error when it has none. */
+function nodeChildOf(parent: number): number {
+  const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).map(Number);
+  const command = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const bot = children.find((pid) => /main\.js/.test(command(pid))) ?? children[0];
+  if (!bot) throw new Error(`npm (pid ${parent}) has no child process`);
+  return bot;
+}
+
 function alive(pid: number): boolean {
   try {
     return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
