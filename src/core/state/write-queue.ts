@@ -42,6 +42,8 @@ const DELETE_SQL = /^DELETE FROM (\w+) WHERE key = \?$/;
 interface Queued {
   sql: string;
   parameters: unknown[];
+  /** How it can be grouped ({@link groupKey}, worked out once when it is asked for). */
+  group: string | undefined;
   /** performance.now() when it was asked for. */
   askedAt: number;
   resolve: (rows: unknown) => void;
@@ -57,7 +59,8 @@ function groupKey(sql: string): string | undefined {
 }
 
 /** One statement for `writes`, which share a {@link groupKey} (a single write's own statement when it has none, or is alone). */
-function statementOf(writes: readonly Queued[], key: string | undefined): { sql: string; parameters: unknown[] } {
+function statementOf(writes: readonly Queued[]): { sql: string; parameters: unknown[] } {
+  const key = writes[0]!.group;
   if (writes.length === 1 || key === undefined) return { sql: writes[0]!.sql, parameters: writes[0]!.parameters };
   const [kind, table] = key.split(' ') as [string, string];
   const parameters = writes.flatMap((w) => w.parameters);
@@ -97,7 +100,7 @@ export class WriteQueue {
    */
   run(sql: string, parameters: unknown[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.queued.push({ sql, parameters, askedAt: performance.now(), resolve, reject });
+      this.queued.push({ sql, parameters, group: groupKey(sql), askedAt: performance.now(), resolve, reject });
       // drain() clears `draining` in the very step it finds the queue empty: a write asked for
       // after that step starts a new drain, one asked for before it is taken by the loop.
       this.draining ??= this.drain();
@@ -117,7 +120,7 @@ export class WriteQueue {
       while (this.queued.length > 0) {
         const group = this.nextGroup();
         if (group.length === 0) continue;
-        const { sql, parameters } = statementOf(group, groupKey(group[0]!.sql));
+        const { sql, parameters } = statementOf(group);
         this.statements++;
         try {
           const rows = await this.query(sql, ...parameters);
@@ -148,7 +151,7 @@ export class WriteQueue {
         write.reject(new StoreDeadlineError('write', this.startWithinMs));
         continue;
       }
-      const kind = groupKey(write.sql);
+      const kind = write.group;
       if (group.length > 0 && (kind === undefined || kind !== key)) break;
       group.push(write);
       key = kind;
