@@ -4,9 +4,11 @@
  * taken the connection is paused until the reader takes it, a failure comes after the bytes
  * before it, `text` and `dump` are bounded.
  */
-import type { Dispatcher } from 'undici';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { MAX_BUFFERED_BYTES, StreamBody } from '../../src/core/service/stream-body.ts';
+import { MAX_BUFFERED_BYTES, requestStream, StreamBody } from '../../src/core/service/stream-body.ts';
 
 /** A dispatch controller that records what the body asked of it. */
 function controller() {
@@ -114,5 +116,43 @@ describe('StreamBody', () => {
     other.push(Buffer.alloc(2_000));
     await done;
     expect(limited.calls).toContain('abort');
+  });
+
+  it("requestStream lets go of the response's raw header buffers once it has the headers", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'abc' });
+      res.write('data: a\n\n');
+      setTimeout(() => res.end('data: [DONE]\n\n'), 20);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent();
+    // An interceptor that sees the controller undici hands the body's handler.
+    const controllers: Array<{ rawHeaders?: unknown }> = [];
+    const seen = agent.compose(
+      (dispatch) => (options, handler) =>
+        dispatch(options, {
+          ...handler,
+          onRequestStart: (c, context) => handler.onRequestStart?.(c, context),
+          onResponseStart: (c, status, headers, message) => {
+            controllers.push(c as { rawHeaders?: unknown });
+            return handler.onResponseStart?.(c, status, headers, message);
+          },
+          onResponseData: (c, chunk) => handler.onResponseData?.(c, chunk),
+          onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
+          onResponseError: (c, error) => handler.onResponseError?.(c, error),
+        }),
+    );
+    try {
+      const { port } = server.address() as AddressInfo;
+      const response = await requestStream(seen, { origin: `http://127.0.0.1:${port}`, path: '/', method: 'GET' });
+      expect(response.headers['x-request-id']).toBe('abc');
+      expect(controllers).toHaveLength(1);
+      // Kept for the stream's life, they would hold the socket's first read (and a Buffer per name and value).
+      expect(controllers[0]!.rawHeaders).toBeNull();
+      expect(await response.body.text()).toBe('data: a\n\ndata: [DONE]\n\n');
+    } finally {
+      await agent.close();
+      server.close();
+    }
   });
 });

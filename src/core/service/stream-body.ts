@@ -211,6 +211,9 @@ export function requestStream(
         if (signal?.aborted) started.abort(new undiciErrors.RequestAbortedError());
       },
       onResponseStart(started, statusCode, headers) {
+        // undici's compatibility controller keeps the response's raw header Buffers (views of the
+        // socket's first read) for as long as the stream lasts; `headers` has what they said.
+        (started as { rawHeaders?: unknown }).rawHeaders = null;
         if (statusCode < 200) return;
         body = new StreamBody(started);
         resolve({ statusCode, headers, body });
