@@ -6,10 +6,13 @@
  * the wait at once.
  * Against the fake service over HTTP (undici), events written one by one 15 ms apart.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { AbortedError } from '../../src/core/service/errors.ts';
 import type { ChatCompletionChunk } from '../../src/core/service/schemas.ts';
+import type { Stream } from '../../src/core/service/stream.ts';
 import { type Pace, textOf } from '../../src/core/service/text-of.ts';
 import { FakeService } from '../fakes/service.ts';
 
@@ -97,5 +100,49 @@ describe('textOf with a pace', () => {
     expect((await texts.next()).value).toBe(PIECES.slice(1).join(''));
     expect(performance.now() - started).toBeLessThan(2_000);
     expect((await texts.next()).done).toBe(true);
+  });
+
+  it('a stream that waits many times keeps nothing of its past waits', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const held = () => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    // A stream of 20,000 reads of one piece each whose body never ends meanwhile (a long answer),
+    // read with a wait before each read: what a wait leaves behind adds up over the stream's life.
+    const WAITS = 20_000;
+    let read = 0;
+    let watchers = 0;
+    const neverEnds = new Promise<void>(() => undefined);
+    const stream = {
+      batches: () => ({
+        next: async () =>
+          read++ < WAITS
+            ? { done: false, value: [{ choices: [{ index: 0, delta: { content: 'x' } }] }] }
+            : { done: true, value: undefined },
+        return: async () => ({ done: true, value: undefined }),
+      }),
+      watchBodyEnd: (onEnd: (() => void) | undefined) => {
+        if (onEnd) watchers++;
+      },
+      // The shape of a body's end as one promise for the stream's life.
+      bodyEnded: () => neverEnds,
+      abort: () => undefined,
+    } as unknown as Stream<ChatCompletionChunk>;
+    const pace: Pace = { waitMs: () => 1, sleep: () => Promise.resolve() };
+    const texts = textOf(stream, pieceOf, { pace });
+    expect((await texts.next()).value).toBe('x');
+    const before = held();
+    let count = 1;
+    for (let next = await texts.next(); !next.done; next = await texts.next()) count++;
+    const grown = held() - before;
+    expect(count).toBe(WAITS);
+    // A reaction, a promise and the resolving functions per wait kept on a promise the stream
+    // holds would be several MB; the waits leave nothing.
+    expect(grown).toBeLessThan(1_000_000);
+    // Each wait watched the body's end (and let go of it after).
+    expect(watchers).toBe(WAITS + 1);
   });
 });

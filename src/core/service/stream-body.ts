@@ -53,9 +53,8 @@ export class StreamBody implements AsyncIterable<Uint8Array> {
   private discarding: { left: number } | undefined;
   /** The reader waiting for bytes or the end, if one is. */
   private waiter: (() => void) | undefined;
-  /** Resolves once the body ended, however it did ({@link settled}). */
-  private onSettled: (() => void) | undefined;
-  private settledPromise: Promise<void> | undefined;
+  /** Told once when the body ends, however it does ({@link watchEnd}). */
+  private endWatcher: (() => void) | undefined;
 
   constructor(private readonly controller: Dispatcher.DispatchController) {}
 
@@ -84,17 +83,24 @@ export class StreamBody implements AsyncIterable<Uint8Array> {
     this.ended = true;
     if (error !== undefined) this.failure = error;
     this.wake();
-    this.onSettled?.();
+    const watcher = this.endWatcher;
+    this.endWatcher = undefined;
+    watcher?.();
   }
 
-  /** Resolves once the body ended (completed, failed, cancelled), whether or not its bytes were read. */
-  settled(): Promise<void> {
-    this.settledPromise ??= this.ended
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-          this.onSettled = resolve;
-        });
-    return this.settledPromise;
+  /**
+   * Calls `onEnd` once the body ended (completed, failed, cancelled), whether or not its bytes
+   * were read: at once when it has. One watcher at a time: a later call replaces it, and
+   * `undefined` removes it. (A waiter that raced the end against each of its waits with one
+   * long-lived promise left a reaction on that promise per wait, for as long as the stream ran.)
+   */
+  watchEnd(onEnd: (() => void) | undefined): void {
+    if (onEnd && this.ended) {
+      this.endWatcher = undefined;
+      onEnd();
+      return;
+    }
+    this.endWatcher = onEnd;
   }
 
   /**

@@ -41,9 +41,12 @@ export class Stream<T> implements AsyncIterable<T> {
     private readonly onEnd: () => void = () => undefined,
   ) {}
 
-  /** Resolves once the response's body ended (completed, failed or cancelled), read or not. */
-  bodyEnded(): Promise<void> {
-    return this.response.body.settled();
+  /**
+   * Calls `onEnd` once the response's body ended (completed, failed or cancelled), read or not:
+   * at once when it has. One watcher at a time (a later call replaces it; `undefined` removes it).
+   */
+  watchBodyEnd(onEnd: (() => void) | undefined): void {
+    this.response.body.watchEnd(onEnd);
   }
 
   /**

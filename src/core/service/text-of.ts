@@ -99,11 +99,22 @@ class StreamText<T> implements AsyncIterableIterator<string> {
       this.timer = setTimeout(() => this.stream.abort(new StreamIdleError(idleMs)), idleMs);
   }
 
-  /** A paced wait: until `ms` passed or the body ended; the idle limit does not run meanwhile. */
+  /**
+   * A paced wait: until `ms` passed or the body ended; the idle limit does not run meanwhile.
+   * The body's end is watched through one slot, replaced each wait and cleared after it: a
+   * stream waits once a write for as long as it runs, and nothing of a wait outlives it.
+   */
   private async paced(ms: number): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    await Promise.race([this.options.pace!.sleep(ms), this.stream.bodyEnded()]);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.stream.watchBodyEnd(resolve);
+        this.options.pace!.sleep(ms).then(resolve, reject);
+      });
+    } finally {
+      this.stream.watchBodyEnd(undefined);
+    }
     this.arm();
   }
 
