@@ -9,7 +9,7 @@
  * the attack, the attacking mention must end with a sentence within IMAGE_PREP_TIMEOUT_MS + 1 s,
  * and the bot's event-loop delay p99 (its /metrics) must stay under 50 ms: on a machine so busy
  * (other test files beside this one) that the same burst without the attack already comes near
- * that, within 25 ms of that burst's p99, measured the same way in the same run. A decoder on the
+ * that, within 50 ms of that burst's p99, measured the same way in the same run. A decoder on the
  * event loop would hold it for seconds either way.
  */
 import { describe, expect, it } from 'vitest';
@@ -71,7 +71,7 @@ async function watchingLoop<T>(work: () => Promise<T>): Promise<{ result: T; loo
 }
 
 describe('crafted images (bot as npm start runs it)', () => {
-  it('20 /chat in other channels answer as fast as without the attack; the attacking mention ends with a sentence within IMAGE_PREP_TIMEOUT_MS + 1 s; loop delay p99 < 50 ms', async () => {
+  it('20 /chat in other channels answer as fast as without the attack; the attacking mention ends with a sentence within IMAGE_PREP_TIMEOUT_MS + 1 s; loop delay p99 < 50 ms or within 50 ms of the burst without the attack', async () => {
     // Warm-up (first connections, JIT), then the baseline burst.
     await chatBurst(discord, chatChannels(0).slice(0, 2), 100000000000000000n);
     const { result: baseline, loopP99Ms: baselineLoopP99Ms } = await watchingLoop(() =>
@@ -101,6 +101,9 @@ describe('crafted images (bot as npm start runs it)', () => {
     expect(result.answer?.content).toMatch(/filter\.svg \(an SVG drawing/);
     expect(result.answer?.content).toMatch(/photo\.png \(an SVG drawing/);
     expect(result.answerMs).toBeLessThanOrEqual(IMAGE_PREP_TIMEOUT_MS + 1_000);
-    expect(loopP99Ms).toBeLessThan(Math.max(50, baselineLoopP99Ms + 25));
+    // What this guards against held the loop for hundreds of ms (p99 ~200 ms with the files
+    // decoded on the main thread). The p99 of two windows of a busy machine differ by up to ~30 ms
+    // with nothing wrong (10 ms histogram buckets; a clean-clone CI run: 57.8 against 31.3).
+    expect(loopP99Ms).toBeLessThan(Math.max(50, baselineLoopP99Ms + 50));
   }, 120_000);
 });
