@@ -8,6 +8,7 @@ import { countsGlobally } from '../test/fakes/discord/global-limit.ts';
 import { FakeDiscord, type FakeWrite } from '../test/fakes/discord.ts';
 import { FakeService } from '../test/fakes/service.ts';
 import { type Figures, failuresOf, figuresOf, percentile, streamFigures } from './figures.ts';
+import { type GcFigures, gcFigures, gcLine, gcSince } from './gc-trace.ts';
 import { type Runner, startBot } from './runners.ts';
 
 /** Each answer: 60 pieces of ~10 characters, 100 ms apart, each event written whole. */
@@ -79,11 +80,18 @@ function globalLine(discord: FakeDiscord, since: number): string {
   return `bot-token requests from the first command: ${times.length}, at most ${peak} in any second (Discord allows 50); global 429s ${global.length} (ms from the first command: ${when.slice(0, 5).join(', ')}${when.length > 5 ? ', …' : ''}; routes: ${routes.join(', ')})`;
 }
 
-/** The answering process's memory and CPU time, and the CPU time of this process (the fakes: they share the machine) since `harnessFrom`. */
-function processLine(runner: Runner, cpuMs: number, harnessFrom: NodeJS.CpuUsage): string {
-  const harness = process.cpuUsage(harnessFrom);
+/**
+ * The answering process's memory and CPU time, the CPU time of this process (the fakes: they
+ * share the machine) since `from.harness`, and with BENCH_GC=1 the collections since `from.gc`.
+ */
+function processLine(runner: Runner, cpuMs: number, from: { harness: NodeJS.CpuUsage; gc: GcFigures }): string {
+  const harness = process.cpuUsage(from.harness);
   const harnessMs = Math.round((harness.user + harness.system) / 1000);
-  return `memory at most: ${runner.memoryLine()}; CPU from the first command to the last answer: ${cpuMs} ms (the fakes: ${harnessMs} ms)`;
+  const line = `memory at most: ${runner.memoryLine()}; CPU from the first command to the last answer: ${cpuMs} ms (the fakes: ${harnessMs} ms)`;
+  // BENCH_GC=1: V8's account of the collections over the same window (gc-trace.ts).
+  if (runner.gcTrace().length === 0) return line;
+  const gc = gcSince(gcFigures(runner.gcTrace()), from.gc);
+  return `${line}\n  ${runner.kind} garbage collection over the same window: ${gcLine(gc)}`;
 }
 
 /** How a Discord scenario runs. */
@@ -124,7 +132,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
     const { writes, acks, requested, startedAt } = recordDiscord(discord, service);
     const channelIds = discord.channelList.filter((c) => c.name?.startsWith('bench-')).map((c) => c.id);
     const done = bot.finished(kind, streams);
-    const [cpuBefore, harnessBefore] = [bot.cpuMs(), process.cpuUsage()];
+    const before = { cpu: bot.cpuMs(), harness: process.cpuUsage(), gc: gcFigures(bot.gcTrace()) };
     for (let i = 0; i < streams; i++) {
       const channelId = channelIds[i % channelIds.length]!;
       const user = { id: String(100000000000000000n + BigInt(i)) };
@@ -135,7 +143,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
       startedAt.set(id, Date.now());
     }
     const outcomes = await done;
-    const cpuMs = Math.round(bot.cpuMs() - cpuBefore);
+    const cpuMs = Math.round(bot.cpuMs() - before.cpu);
     const t0 = Math.min(...startedAt.values());
     const firstWrites = [...startedAt].map(([id, at]) => (writes.get(id)?.[0]?.at ?? NaN) - at);
     const fromFirst = requested.map((t) => t - t0);
@@ -146,7 +154,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
       process.stdout.write(
         `  acks p80..p99: ${[80, 85, 90, 92, 94, 95, 96, 98, 99].map((p) => percentile(acks, p)).join(' ')}\n`,
       );
-    process.stdout.write(`  ${bot.kind} ${processLine(bot, cpuMs, harnessBefore)}\n  ${globalLine(discord, t0)}\n`);
+    process.stdout.write(`  ${bot.kind} ${processLine(bot, cpuMs, before)}\n  ${globalLine(discord, t0)}\n`);
     const per = [...startedAt].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
     const exact = [...startedAt.keys()].filter(
       (id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER,

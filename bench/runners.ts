@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { spawnBot } from '../test/helpers/bot-process.ts';
+import { isGcTraceLine } from './gc-trace.ts';
 
 /** A process answering the bench's commands. */
 export interface Runner {
@@ -25,6 +26,8 @@ export interface Runner {
   memoryLine(): string;
   /** The most frequent problems it logged, for the bench's output. */
   problems(): Array<[string, number]>;
+  /** V8's lines of its garbage collections so far (empty unless BENCH_GC=1 traces them: gc-trace.ts). */
+  gcTrace(): readonly string[];
   stop(): Promise<void>;
 }
 
@@ -78,6 +81,7 @@ export async function startBot(env: Record<string, string>): Promise<Runner> {
     },
     memoryLine: () => `heap ${bot.heapMb} MB, external ${bot.externalMb} MB, peak RSS ${bot.peakRssMb()} MB`,
     problems: () => [...bot.problems].sort((a, b) => b[1] - a[1]).slice(0, 5),
+    gcTrace: () => bot.gcTrace,
     stop: () => bot.stop(),
   };
 }
@@ -116,7 +120,9 @@ export async function startFloor(env: Record<string, string>): Promise<Runner> {
   const isReady = new Promise<void>((r) => {
     ready = r;
   });
+  const gcTrace: string[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (isGcTraceLine(line)) return void gcTrace.push(line);
     if (line === 'READY') ready();
     const done = /^DONE \S+ (.*)$/.exec(line);
     if (done) outcomes[done[1]!] = (outcomes[done[1]!] ?? 0) + 1;
@@ -144,6 +150,7 @@ export async function startFloor(env: Record<string, string>): Promise<Runner> {
     eventLoopP99Ms: async () => NaN,
     memoryLine: () => `peak RSS ${peakRssMb()} MB`,
     problems: () => [...problems].sort((a, b) => b[1] - a[1]).slice(0, 5),
+    gcTrace: () => gcTrace,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;

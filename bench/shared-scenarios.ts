@@ -52,6 +52,7 @@ export async function startShared(
     eventLoopP99Ms: async () => Math.max(...(await Promise.all(bots.map((b) => b.eventLoopP99Ms())))),
     memoryLine: () => bots.map((b, i) => `process ${i + 1}: ${b.memoryLine()}`).join('; '),
     problems: () => bots.flatMap((b) => b.problems()),
+    gcTrace: () => bots.flatMap((b) => b.gcTrace()),
     stop: async () => {
       await Promise.all(bots.map((b) => b.stop()));
       await redis.stop();

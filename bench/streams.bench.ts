@@ -35,6 +35,10 @@
  * a second (the bench prints the most bot-token requests in any second). Peak RSS and loop delay
  * are the highest of the 3 (each process's memory is printed).
  *
+ * BENCH_GC=1 runs the bot and the floor with V8's `--trace-gc-nvp` and prints, for the Discord
+ * scenarios, each process's collections from the first command to the last answer (gc-trace.ts:
+ * scavenges, full collections, their pauses and helper-thread time, what was promoted).
+ *
  * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,thousand-documented,slack,floor,shared-discord,shared-slack,shared-global to choose).
  */
 
@@ -130,6 +134,8 @@ const SCENARIOS: Record<string, () => Promise<Figures | Figures[]>> = {
     }),
 };
 
+if (process.env.BENCH_GC === '1')
+  process.env.BENCH_BOT_FLAGS = `${process.env.BENCH_BOT_FLAGS ?? ''} --trace-gc-nvp`.trim();
 const chosen = (process.env.BENCH_SCENARIOS ?? Object.keys(SCENARIOS).join(',')).split(',').map((s) => s.trim());
 const rows: Figures[] = [];
 for (const name of chosen) {

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { isGcTraceLine } from '../../bench/gc-trace.ts';
 import { freePort } from './redis.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -21,6 +22,8 @@ export interface BotProcess {
   httpPort: number;
   /** Warnings and errors it logged, by message and error code. */
   problems: Map<string, number>;
+  /** V8's lines of each garbage collection, when it runs with `--trace-gc-nvp` (BENCH_GC=1: bench/gc-trace.ts). */
+  gcTrace: string[];
   /**
    * Its /metrics text. prom-client restarts its event-loop delay histogram at each scrape, so
    * the p99 of every scrape is kept: {@link loopP99Ms} is the worst of them.
@@ -70,8 +73,10 @@ export async function spawnBot(env: Record<string, string>, attempt = 1): Promis
       })
     : spawn('npm', ['--prefix', ROOT, '--silent', 'start'], { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const problems = new Map<string, number>();
+  const gcTrace: string[] = [];
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {
+      if (isGcTraceLine(line)) return void gcTrace.push(line);
       let key = line.slice(0, 120);
       try {
         const entry = JSON.parse(line) as { msg?: string; err?: { code?: unknown; message?: unknown } };
@@ -108,6 +113,7 @@ export async function spawnBot(env: Record<string, string>, attempt = 1): Promis
     pid: botPid,
     httpPort,
     problems,
+    gcTrace,
     loopP99Ms: 0,
     heapMb: 0,
     externalMb: 0,
