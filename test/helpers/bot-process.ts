@@ -149,7 +149,6 @@ export async function spawnBot(env: Record<string, string>, attempt = 1): Promis
   return bot;
 }
 
-/** Whether a process is still running (and not a zombie). */
 /** The child of `parent` running the bot (`node … main.js`), else its first child. @throws Error when it has none. */
 function nodeChildOf(parent: number): number {
   const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).map(Number);
@@ -165,6 +164,7 @@ function nodeChildOf(parent: number): number {
   return bot;
 }
 
+/** Whether a process is still running (and not a zombie). */
 function alive(pid: number): boolean {
   try {
     return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
