@@ -13,13 +13,7 @@
 
 import type { z } from 'zod';
 import { scrubSecrets } from '../../log.ts';
-import {
-  ConnectionError,
-  InvalidResponseError,
-  NotAStreamError,
-  type ServiceError,
-  StreamInterruptedError,
-} from './errors.ts';
+import { InvalidResponseError, NotAStreamError } from './errors.ts';
 import type { QueueTicket, Release } from './gate.ts';
 import { type OpenStream, ServiceHttp, type ServiceHttpOptions } from './http.ts';
 import {
@@ -67,20 +61,6 @@ function parseResponse<T>(schema: z.ZodType<T>, body: unknown, what: string): T 
   return result.data;
 }
 
-/**
- * Links the caller's signal to a fresh controller so a Stream can also be aborted on its own.
- * `unlink()` removes the listener from the caller's signal (call it when the request is over:
- * a long-lived signal, such as a shutdown signal, must not collect one listener per stream).
- */
-function linkedController(signal: AbortSignal | undefined): { controller: AbortController; unlink: () => void } {
-  const controller = new AbortController();
-  // The caller's reason travels on (e.g. a shutdown), so the error can say why the answer stopped.
-  const onAbort = () => controller.abort(signal?.reason);
-  if (signal?.aborted) controller.abort(signal.reason);
-  else signal?.addEventListener('abort', onAbort, { once: true });
-  return { controller, unlink: () => signal?.removeEventListener('abort', onAbort) };
-}
-
 /** The service client. Create one per base URL and `close()` it at shutdown. */
 export class ServiceClient {
   readonly http: ServiceHttp;
@@ -113,18 +93,12 @@ async function openStream<T>(
   scrub: (t: string) => string,
 ): Promise<Stream<T>> {
   const release: Release = await http.gate.acquire(options.queue ?? { key: '' }, options.signal);
-  const linked = linkedController(options.signal);
-  const { controller } = linked;
   // The slot is held until the stream is over (read to the end, failed or left).
-  const unlink = () => {
-    linked.unlink();
-    release();
-  };
   let response: OpenStream;
   try {
-    response = await http.openStream(path, { body, signal: controller.signal });
+    response = await http.openStream(path, { body, signal: options.signal });
   } catch (error) {
-    unlink();
+    release();
     throw error;
   }
   // A 2xx that is not an event stream (an HTML page, a JSON body, compressed bytes the bot did
@@ -137,7 +111,7 @@ async function openStream<T>(
   if (type !== 'text/event-stream' || (encoding !== 'identity' && encoding !== '')) {
     // Read a little and let go (destroying it would raise an abort error nobody listens to).
     void response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-    unlink();
+    release();
     throw new NotAStreamError(
       encoding !== 'identity' && encoding !== ''
         ? `${encoding}-compressed data the bot did not ask for`
@@ -146,14 +120,7 @@ async function openStream<T>(
           : 'a body without a content type',
     );
   }
-  // Once the response has begun, a broken connection means a cut-off answer, not an unreachable service.
-  const mapError = (cause: unknown): ServiceError => {
-    const error = http.mapTransportError(cause, controller.signal);
-    return error instanceof ConnectionError
-      ? new StreamInterruptedError(`the stream broke off: ${error.message}`, cause)
-      : error;
-  };
-  return new Stream<T>(response, controller, mapError, scrub, unlink);
+  return new Stream<T>(response, { http, signal: options.signal, scrub, release });
 }
 
 /** §4.1 POST /v1/chat/completions. */

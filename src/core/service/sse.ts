@@ -75,6 +75,8 @@ export interface BatchReading<T> {
    * and the failure, thrown once those are yielded (so that no text that arrived is lost).
    */
   items(data: readonly string[]): { items: T[]; failure?: { error: unknown } };
+  /** Turns a transport error (timeout, reset, abort) into a ServiceError. */
+  mapError(cause: unknown): ServiceError;
   /**
    * Given the error that ends the reading (StreamEndedEarlyError when the body ended before
    * `[DONE]`): returns to end the loop quietly, throws to fail it. Default: the error is thrown.
@@ -84,27 +86,19 @@ export interface BatchReading<T> {
   onEnd?(): void;
 }
 
-/** The events' text as they are. */
-const AS_TEXT: BatchReading<string> = { items: (data) => ({ items: [...data] }) };
-
 /**
- * Yields the items of the SSE events of `body` (by `reading`: the events' `data` by default), one
- * array per network read (so a consumer pays one async step per read, not per event), up to
- * (not including) `[DONE]`. The body is read and framed ({@link SseFramer}) in this one loop: a
- * streamed answer pays one async step per network read, not one per layer (bench/).
+ * Yields the items of the SSE events of `body` (by `reading`), one array per network read (so a
+ * consumer pays one async step per read, not per event), up to (not including) `[DONE]`. The body
+ * is read and framed ({@link SseFramer}) in this one loop: a streamed answer pays one async step
+ * per network read, not one per layer (bench/).
  *
  * Leaving the loop early (break/return/throw) destroys `body`, which cancels the HTTP request;
  * after `[DONE]` the rest is drained ({@link releaseBody}).
  * @param body an async iterable of bytes (stream-body.ts's StreamBody: each step all that arrived; or any byte iterable).
- * @param mapError turns a transport error (timeout, reset, abort) into a ServiceError.
- * @throws StreamEndedEarlyError (a StreamInterruptedError) when the body ends before `[DONE]`; whatever `mapError` returns
- *   when reading fails; what `reading` throws.
+ * @throws StreamEndedEarlyError (a StreamInterruptedError) when the body ends before `[DONE]`; what
+ *   `reading.mapError` returns when reading fails; what `reading` throws.
  */
-export async function* sseBatches<T = string>(
-  body: SseBody,
-  mapError: (cause: unknown) => ServiceError,
-  reading: BatchReading<T> = AS_TEXT as unknown as BatchReading<T>,
-): AsyncGenerator<T[], void, undefined> {
+export async function* sseBatches<T>(body: SseBody, reading: BatchReading<T>): AsyncGenerator<T[], void, undefined> {
   const reads = body[Symbol.asyncIterator]();
   const framer = new SseFramer();
   try {
@@ -113,7 +107,7 @@ export async function* sseBatches<T = string>(
       try {
         read = await reads.next();
       } catch (cause) {
-        throw mapError(cause);
+        throw reading.mapError(cause);
       }
       const data = read.done ? framer.end() : framer.feed(read.value);
       if (data.length) {
@@ -133,10 +127,14 @@ export async function* sseBatches<T = string>(
   }
 }
 
-/** Like {@link sseBatches}, one event's `data` at a time. */
+/**
+ * The `data` of each SSE event of `body`, one at a time, as it is.
+ * @param mapError turns a transport error (timeout, reset, abort) into a ServiceError.
+ * @throws as {@link sseBatches}.
+ */
 export async function* sseData(
-  body: Parameters<typeof sseBatches>[0],
+  body: SseBody,
   mapError: (cause: unknown) => ServiceError,
 ): AsyncGenerator<string, void, undefined> {
-  for await (const batch of sseBatches(body, mapError)) yield* batch;
+  for await (const batch of sseBatches(body, { items: (data) => ({ items: [...data] }), mapError })) yield* batch;
 }

@@ -43,7 +43,7 @@ export interface StreamResponse {
  * The body of a streamed response: async-iterable (each step all the bytes that arrived since
  * the last, in one Buffer), or read whole (`text`), or let go (`dump`, `destroy`).
  */
-export class StreamBody implements AsyncIterable<Uint8Array> {
+export class StreamBody implements AsyncIterableIterator<Uint8Array, undefined> {
   /** The bytes not taken yet are its first `bytes` (a buffer of the body's own, grown as needed). */
   private buffer: Buffer = NO_BYTES;
   private bytes = 0;
@@ -120,14 +120,15 @@ export class StreamBody implements AsyncIterable<Uint8Array> {
     }
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<Uint8Array, undefined> {
-    return {
-      next: () => this.next(),
-      return: async () => {
-        this.destroy();
-        return { done: true, value: undefined };
-      },
-    };
+  /** Leaving a loop over the body early cancels the request ({@link destroy}). */
+  async return(): Promise<IteratorResult<Uint8Array, undefined>> {
+    this.destroy();
+    return { done: true, value: undefined };
+  }
+
+  /** The body is its own iterator (one reader; no iterator object of its own per stream). */
+  [Symbol.asyncIterator](): AsyncIterableIterator<Uint8Array, undefined> {
+    return this;
   }
 
   /**
@@ -168,6 +169,14 @@ export class StreamBody implements AsyncIterable<Uint8Array> {
   destroy(error?: Error): void {
     this.buffer = NO_BYTES;
     this.bytes = 0;
+    this.cancel(error);
+  }
+
+  /**
+   * Cancels the request (its connection is closed); the bytes that arrived before stay readable,
+   * then a read fails with `error` (default RequestAbortedError).
+   */
+  cancel(error?: Error): void {
     if (!this.ended) this.end(error ?? new undiciErrors.RequestAbortedError());
     if (!this.controller.aborted) this.controller.abort(error ?? new undiciErrors.RequestAbortedError());
   }
@@ -202,37 +211,65 @@ export function requestStream(
   const { signal, ...dispatch } = options;
   return new Promise<StreamResponse>((resolve, reject) => {
     if (signal?.aborted) return reject(new undiciErrors.RequestAbortedError());
-    let controller: Dispatcher.DispatchController | undefined;
-    let body: StreamBody | undefined;
-    const onAbort = () => controller?.abort(new undiciErrors.RequestAbortedError());
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const done = (error?: unknown) => {
-      signal?.removeEventListener('abort', onAbort);
-      if (body) body.end(error);
-      else reject(error ?? new undiciErrors.SocketError('the response ended before its headers'));
-    };
-    dispatcher.dispatch(dispatch, {
-      onRequestStart(started) {
-        controller = started;
-        if (signal?.aborted) started.abort(new undiciErrors.RequestAbortedError());
-      },
-      onResponseStart(started, statusCode, headers) {
-        // undici's compatibility controller keeps the response's raw header Buffers (views of the
-        // socket's first read) for as long as the stream lasts; `headers` has what they said.
-        (started as { rawHeaders?: unknown }).rawHeaders = null;
-        if (statusCode < 200) return;
-        body = new StreamBody(started);
-        resolve({ statusCode, headers, body });
-      },
-      onResponseData(_controller, chunk) {
-        body?.push(chunk);
-      },
-      onResponseEnd() {
-        done();
-      },
-      onResponseError(_controller, error) {
-        done(error);
-      },
-    });
+    dispatcher.dispatch(dispatch, new StreamHandler(signal, resolve, reject));
   });
+}
+
+/**
+ * The dispatch handler of one {@link requestStream}, and the listener of its signal's abort: one
+ * object per request (a streamed answer's request lives as long as the answer; a handler of
+ * closures cost a dozen objects per stream for every collection to mark).
+ */
+class StreamHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private body: StreamBody | undefined;
+
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (response: StreamResponse) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /** The signal's abort (an EventListener object): cancels the request. */
+  handleEvent(): void {
+    this.controller?.abort(new undiciErrors.RequestAbortedError());
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal?.aborted) controller.abort(new undiciErrors.RequestAbortedError());
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    // undici's compatibility controller keeps the response's raw header Buffers (views of the
+    // socket's first read) for as long as the stream lasts; `headers` has what they said.
+    (controller as { rawHeaders?: unknown }).rawHeaders = null;
+    if (statusCode < 200) return;
+    this.body = new StreamBody(controller);
+    this.resolve({ statusCode, headers, body: this.body });
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.body?.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.done();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.done(error);
+  }
+
+  private done(error?: unknown): void {
+    this.signal?.removeEventListener('abort', this);
+    if (this.body) this.body.end(error);
+    else this.reject(error ?? new undiciErrors.SocketError('the response ended before its headers'));
+  }
 }

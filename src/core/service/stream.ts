@@ -1,6 +1,6 @@
 /**
- * `Stream<T>`: a single-use stream of parsed SSE chunks (as in openai-node), with an
- * AbortController. Leaving the loop or calling `abort()` cancels the HTTP request.
+ * `Stream<T>`: a single-use stream of parsed SSE chunks (as in openai-node). Leaving the loop,
+ * calling `abort()` or aborting the caller's signal cancels the HTTP request.
  *
  * Two ways to read it, either once:
  * - `for await (const chunk of stream)`: one chunk at a time (openai-node's shape);
@@ -11,34 +11,59 @@
 
 import { readErrorBody } from './error-responses.ts';
 import {
+  AbortedError,
+  ConnectionError,
   InvalidResponseError,
   NotAStreamError,
   type ServiceError,
   StreamEndedEarlyError,
   StreamInterruptedError,
 } from './errors.ts';
-import type { OpenStream } from './http.ts';
-import { sseBatches } from './sse.ts';
+import type { OpenStream, ServiceHttp } from './http.ts';
+import { type BatchReading, sseBatches } from './sse.ts';
 
-/** A streamed response. Read it once, by chunks or by batches. */
-export class Stream<T> implements AsyncIterable<T> {
+/** What a {@link Stream} needs besides its response: how to say a transport error, the caller's signal, the slot to give back. */
+export interface StreamContext {
+  /** The service's client, whose `mapTransportError` names a transport error (timeouts, resets, aborts). */
+  http: Pick<ServiceHttp, 'mapTransportError'>;
+  /** The caller's signal: its abort cancels the request (stream-body.ts listens to it), its reason travels on. */
+  signal: AbortSignal | undefined;
+  /** Removes secrets from text quoted in an error. */
+  scrub: (text: string) => string;
+  /** Gives back the request's slot (gate.ts); called once when the stream is over (read to the end, failed, or left). */
+  release: () => void;
+}
+
+/**
+ * A streamed response. Read it once, by chunks or by batches.
+ *
+ * One object per stream holds what its reading needs (it is its own {@link BatchReading}): a
+ * streamed answer lives as long as the answer, and a thousand of them at once are a thousand
+ * of each of its parts for every collection to mark, so it keeps no closures or controller of
+ * its own. The caller's signal cancels the request directly; {@link abort} cancels it through
+ * the body, with a reason of its own.
+ */
+export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
   private consumed = false;
   /**
    * The last `finish_reason` a chunk carried (`stop`, `length`, `content_filter`,
    * `tool_calls`…), or undefined while none did.
    */
   finishReason: string | undefined;
+  /**
+   * The last `usage` a chunk carried (§2.2/§2.3: OpenAI's streams send it on the last chunk, some
+   * services on every one), as it came (not validated), or undefined while none did.
+   */
+  usage: unknown;
   /** Whether any chunk arrived. */
   private received = false;
+  /** Set by {@link abort}: the reason a read's failure is told with. */
+  private aborted: { reason: unknown } | undefined;
+  private released = false;
 
   constructor(
     private readonly response: OpenStream,
-    /** Aborting it cancels the request. */
-    readonly controller: AbortController,
-    private readonly mapError: (cause: unknown) => ServiceError,
-    private readonly scrub: (text: string) => string,
-    /** Called once when the stream is over (read to the end, failed, or left): releases the caller's signal. */
-    private readonly onEnd: () => void = () => undefined,
+    private readonly context: StreamContext,
   ) {}
 
   /**
@@ -50,12 +75,14 @@ export class Stream<T> implements AsyncIterable<T> {
   }
 
   /**
-   * Cancels the request; a running loop ends with AbortedError (carrying `reason`).
+   * Cancels the request; a running loop ends with AbortedError (carrying `reason`), after the
+   * bytes that arrived before it were read.
    * @param reason why (e.g. a StreamIdleError), kept as the AbortedError's `reason`.
    */
   abort(reason?: unknown): void {
-    this.controller.abort(reason);
-    // The request is cancelled: its slot and the caller's signal are free even if nobody reads on.
+    this.aborted ??= { reason };
+    this.response.body.cancel();
+    // The request is cancelled: its slot is free even if nobody reads on.
     this.onEnd();
   }
 
@@ -72,11 +99,27 @@ export class Stream<T> implements AsyncIterable<T> {
   batches(): AsyncGenerator<T[], void, undefined> {
     if (this.consumed) return readAlready();
     this.consumed = true;
-    return sseBatches(this.response.body, this.mapError, {
-      items: (data) => this.parsed(data),
-      ended: (error) => this.endedBy(error),
-      onEnd: () => this.onEnd(),
-    });
+    return sseBatches(this.response.body, this);
+  }
+
+  /**
+   * A transport error while reading, as a ServiceError: AbortedError with the reason of
+   * {@link abort} or of the caller's signal; once the response has begun, a broken connection
+   * is a cut-off answer (StreamInterruptedError), not an unreachable service.
+   */
+  mapError(cause: unknown): ServiceError {
+    if (this.aborted) return new AbortedError(this.aborted.reason);
+    const error = this.context.http.mapTransportError(cause, this.context.signal);
+    return error instanceof ConnectionError
+      ? new StreamInterruptedError(`the stream broke off: ${error.message}`, cause)
+      : error;
+  }
+
+  /** Once the stream is over (read to the end, failed, left or aborted): its slot is given back, once. */
+  onEnd(): void {
+    if (this.released) return;
+    this.released = true;
+    this.context.release();
   }
 
   /**
@@ -84,7 +127,7 @@ export class Stream<T> implements AsyncIterable<T> {
    * complete answer (returns); one with no event at all is no stream.
    * @throws NotAStreamError, or `error` itself.
    */
-  private endedBy(error: unknown): void {
+  ended(error: unknown): void {
     if (error instanceof StreamEndedEarlyError && !this.received)
       throw new NotAStreamError('an event stream with no event');
     if (!(error instanceof StreamEndedEarlyError && this.finishReason !== undefined)) throw error;
@@ -94,7 +137,7 @@ export class Stream<T> implements AsyncIterable<T> {
    * The chunks of one read's events; where one is bad, the chunks before it and the failure (so
    * that no text that arrived is lost: they are delivered before the error is thrown).
    */
-  private parsed(data: readonly string[]): { items: T[]; failure?: { error: unknown } } {
+  items(data: readonly string[]): { items: T[]; failure?: { error: unknown } } {
     const chunks: T[] = [];
     try {
       for (const item of data) chunks.push(this.parse(item));
@@ -142,11 +185,14 @@ export class Stream<T> implements AsyncIterable<T> {
     try {
       chunk = JSON.parse(data) as { error?: unknown; choices?: unknown } | null;
     } catch {
-      throw new InvalidResponseError(`the stream held a line that is not JSON: ${this.scrub(data.slice(0, 120))}`);
+      throw new InvalidResponseError(
+        `the stream held a line that is not JSON: ${this.context.scrub(data.slice(0, 120))}`,
+      );
     }
     if (typeof chunk === 'object' && chunk !== null && !chunk.error && Array.isArray(chunk.choices)) {
       const reason = (chunk.choices[0] as { finish_reason?: unknown } | undefined)?.finish_reason;
       if (typeof reason === 'string') this.finishReason = reason;
+      this.noteUsage(chunk);
       return chunk as T;
     }
     return this.unusual(chunk);
@@ -159,11 +205,17 @@ export class Stream<T> implements AsyncIterable<T> {
     }
     if ((chunk as { error?: unknown }).error) {
       const { message } = readErrorBody(chunk, 500);
-      throw new StreamInterruptedError(`the service reported an error mid-stream: ${this.scrub(message)}`);
+      throw new StreamInterruptedError(`the service reported an error mid-stream: ${this.context.scrub(message)}`);
     }
     // A chunk without choices (e.g. a trailing usage-only chunk) is valid and carries no text.
     (chunk as { choices: unknown[] }).choices = [];
+    this.noteUsage(chunk);
     return chunk as T;
+  }
+
+  private noteUsage(chunk: object): void {
+    const { usage } = chunk as { usage?: unknown };
+    if (usage !== undefined && usage !== null) this.usage = usage;
   }
 }
 
