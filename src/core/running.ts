@@ -30,7 +30,8 @@ export const STOPPED_WRITES_MS = 10_000;
 
 /** Running work of one adapter. */
 export class RunningCommands {
-  private readonly running = new Map<Promise<void>, AbortController>();
+  /** Each running work's controller, and the promise that settles when the work has. */
+  private readonly running = new Map<AbortController, Promise<void>>();
   private stopping = false;
 
   /** @param stoppedWritesMs how long {@link drain} waits for stopped work, in ms (default {@link STOPPED_WRITES_MS}). */
@@ -49,16 +50,20 @@ export class RunningCommands {
   run(work: (signal: AbortSignal) => Promise<unknown>, onError: (error: unknown) => void): Promise<void> {
     const controller = new AbortController();
     if (this.stopping) controller.abort(new StopRequest('shutdown'));
-    const done: Promise<void> = work(controller.signal)
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          onError(error);
-        },
-      )
-      .finally(() => this.running.delete(done));
-    this.running.set(done, controller);
+    const done = this.settled(work(controller.signal), controller, onError);
+    this.running.set(controller, done);
     return done;
+  }
+
+  /** Waits for a work's promise; tells `onError` of its rejection, then forgets the work. One frame per work (no chain of callbacks). */
+  private async settled(working: Promise<unknown>, controller: AbortController, onError: (error: unknown) => void) {
+    try {
+      await working;
+    } catch (error) {
+      onError(error);
+    } finally {
+      this.running.delete(controller);
+    }
   }
 
   /** How many are running. */
@@ -75,17 +80,17 @@ export class RunningCommands {
    */
   async drain(graceMs: number): Promise<number> {
     this.stopping = true;
-    if (this.running.size > 0 && graceMs > 0) await this.settled(graceMs);
-    for (const controller of this.running.values()) controller.abort(new StopRequest('shutdown'));
-    if (this.running.size > 0) await this.settled(this.stoppedWritesMs);
+    if (this.running.size > 0 && graceMs > 0) await this.allSettled(graceMs);
+    for (const controller of this.running.keys()) controller.abort(new StopRequest('shutdown'));
+    if (this.running.size > 0) await this.allSettled(this.stoppedWritesMs);
     return this.running.size;
   }
 
   /** Waits for every running work to settle, at most `ms`. */
-  private async settled(ms: number): Promise<void> {
+  private async allSettled(ms: number): Promise<void> {
     const timer = new AbortController();
     await Promise.race([
-      Promise.all(this.running.keys()),
+      Promise.all(this.running.values()),
       sleep(ms, undefined, { signal: timer.signal }).catch(() => undefined),
     ]);
     timer.abort();

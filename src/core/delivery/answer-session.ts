@@ -10,7 +10,7 @@ import { sentenceOf } from '../sentences.ts';
 import { ServiceError } from '../service/errors.ts';
 import type { QueueTicket } from '../service/gate.ts';
 import type { WriteScheduler } from './scheduler.ts';
-import type { StopButtons } from './stops.ts';
+import type { OpenAnswer, StopButtons, StopHandle } from './stops.ts';
 import { StreamingReply } from './streaming-reply.ts';
 
 /** What the user reads for a service failure in an answer: a stop says why; anything else carries the reference. */
@@ -66,30 +66,71 @@ export function beginAnswer(
   ctx: CommandContext,
   deps: { scheduler: WriteScheduler; stops: StopButtons; over?: readonly MessageHandle[] | undefined },
 ): AnswerSession {
-  // One controller for both the command's signal and Stop (AbortSignal.any would add a signal,
-  // weak references and a finalizer to each answer): the command's abort is passed on (the
-  // command's signal lives as long as the command, so its listener needs no removal).
-  const stopper = new AbortController();
-  const signal = stopper.signal;
-  const passOn = () => stopper.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) passOn();
-  else ctx.signal.addEventListener('abort', passOn, { once: true });
-  const stop = deps.stops.register({ requesterId: ctx.user.id, abort: (reason) => stopper.abort(reason) });
-  // The platform's own stop control (Slack's, on a streaming message) works like the button.
-  ctx.reply.onUserStop?.(() => stopper.abort(new StopRequest('user')));
-  const reply = new StreamingReply(ctx.reply, {
-    log: ctx.log,
-    scheduler: deps.scheduler,
-    controls: [stop.button],
-    ...(deps.over?.length ? { over: deps.over } : {}),
-  });
-  return {
-    reply,
-    signal,
-    queue: { key: ctx.channelKey, onQueued: (ahead) => reply.status(queuedLine(ahead)) },
-    fail: async (error) => {
-      throw await toldBeforeText(ctx, reply, error);
-    },
-    close: () => stop.close(),
-  };
+  return new Session(ctx, deps);
+}
+
+/**
+ * {@link beginAnswer}'s session: one object that is the answer's queue ticket, the listener of
+ * the command's abort and what Stop aborts (an answer lives as long as it streams, and a
+ * thousand at once each kept a handful of closures for every collection to mark).
+ */
+class Session implements AnswerSession, QueueTicket, OpenAnswer {
+  readonly reply: StreamingReply;
+  readonly key: string;
+  readonly requesterId: string;
+  /** One controller for both the command's signal and Stop (AbortSignal.any would add a signal, weak references and a finalizer to each answer). */
+  private readonly stopper = new AbortController();
+  private readonly stop: StopHandle;
+
+  constructor(
+    private readonly ctx: CommandContext,
+    deps: { scheduler: WriteScheduler; stops: StopButtons; over?: readonly MessageHandle[] | undefined },
+  ) {
+    this.key = ctx.channelKey;
+    // The command's abort is passed on (the command's signal lives as long as the command, so
+    // this listener needs no removal).
+    if (ctx.signal.aborted) this.abort(ctx.signal.reason);
+    else ctx.signal.addEventListener('abort', this, { once: true });
+    this.requesterId = ctx.user.id;
+    this.stop = deps.stops.register(this);
+    // The platform's own stop control (Slack's, on a streaming message) works like the button.
+    ctx.reply.onUserStop?.(() => this.abort(new StopRequest('user')));
+    this.reply = new StreamingReply(ctx.reply, {
+      log: ctx.log,
+      scheduler: deps.scheduler,
+      controls: [this.stop.button],
+      ...(deps.over?.length ? { over: deps.over } : {}),
+    });
+  }
+
+  get signal(): AbortSignal {
+    return this.stopper.signal;
+  }
+
+  get queue(): QueueTicket {
+    return this;
+  }
+
+  /** Aborts the answer's request (Stop, or the command's abort passed on). */
+  abort(reason: unknown): void {
+    this.stopper.abort(reason);
+  }
+
+  /** The command's signal aborted (an EventListener object): passes its reason on. */
+  handleEvent(): void {
+    this.abort(this.ctx.signal.reason);
+  }
+
+  /** QueueTicket: shows the request's place in the queue. */
+  onQueued(ahead: number): void {
+    this.reply.status(queuedLine(ahead));
+  }
+
+  async fail(error: unknown): Promise<never> {
+    throw await toldBeforeText(this.ctx, this.reply, error);
+  }
+
+  close(): void {
+    this.stop.close();
+  }
 }

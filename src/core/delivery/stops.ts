@@ -39,9 +39,10 @@ interface StopRequestRecord {
 /** Said to anyone else who presses Stop. */
 const NOT_YOURS = 'Only the person who asked, or an admin, can stop this answer.';
 
-interface OpenAnswer {
-  requesterId: string;
-  abort: (reason: StopRequest) => void;
+/** An answer to register (answer-session.ts's session): who asked (a platform user id), and its abort (a press's). */
+export interface OpenAnswer {
+  readonly requesterId: string;
+  abort(reason: StopRequest): void;
 }
 
 /** A registered answer: its button and how to unregister it. */
@@ -56,7 +57,7 @@ export interface StopHandle {
 
 /** The answers of this process that can be stopped. */
 export class StopButtons {
-  private readonly open = new Map<string, OpenAnswer>();
+  private readonly open = new Map<string, Registration>();
   /** Looks in a shared store for presses made on other processes, once a second for all open answers. */
   private pollTimer: NodeJS.Timeout | undefined;
   private polling = false;
@@ -74,34 +75,22 @@ export class StopButtons {
    * @param answer `requesterId`: the platform user id who asked; `abort`: cancels its request.
    */
   register(answer: OpenAnswer): StopHandle {
-    const id = randomHex(9);
-    let stopped = false;
-    const entry: OpenAnswer = {
-      requesterId: answer.requesterId,
-      abort: (reason) => {
-        if (stopped) return;
-        stopped = true;
-        answer.abort(reason);
-      },
-    };
-    this.open.set(id, entry);
+    const registration = new Registration(this, randomHex(9), answer);
+    this.open.set(registration.id, registration);
     if (this.store?.kind === 'redis' && !this.pollTimer) {
       this.pollTimer = setInterval(() => void this.poll(), STOP_POLL_MS);
       this.pollTimer.unref();
     }
-    return {
-      button: { id: buttonId(STOP_BUTTON, id, answer.requesterId), label: 'Stop', style: 'danger' },
-      get stopped() {
-        return stopped;
-      },
-      close: () => {
-        this.open.delete(id);
-        if (this.open.size === 0) {
-          clearInterval(this.pollTimer);
-          this.pollTimer = undefined;
-        }
-      },
-    };
+    return registration;
+  }
+
+  /** Unregisters an answer (its registration's `close`). */
+  unregister(id: string): void {
+    this.open.delete(id);
+    if (this.open.size === 0) {
+      clearInterval(this.pollTimer);
+      this.pollTimer = undefined;
+    }
   }
 
   /** Reads the stop requests of every open answer in one round trip (`getMany`); aborts those found. */
@@ -153,5 +142,35 @@ export class StopButtons {
       return;
     }
     await ctx.sendEphemeral('This answer is no longer running.');
+  }
+}
+
+/** A registered answer: its Stop button, who asked, and its abort (once: later presses do nothing). */
+class Registration implements StopHandle {
+  readonly button: Button;
+  readonly requesterId: string;
+  private aborted = false;
+
+  constructor(
+    private readonly buttons: StopButtons,
+    readonly id: string,
+    private readonly open: OpenAnswer,
+  ) {
+    this.requesterId = open.requesterId;
+    this.button = { id: buttonId(STOP_BUTTON, id, open.requesterId), label: 'Stop', style: 'danger' };
+  }
+
+  get stopped(): boolean {
+    return this.aborted;
+  }
+
+  abort(reason: StopRequest): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.open.abort(reason);
+  }
+
+  close(): void {
+    this.buttons.unregister(this.id);
   }
 }

@@ -111,12 +111,20 @@ export function writesBucket(channelId: string): ScopedBucket {
   return { platform: 'discord', kind: 'writes', scope: channelId };
 }
 
+/** How long the channel of an interaction's webhook bucket is kept, in ms: 20 minutes (an interaction token lives 15). */
+const WEBHOOK_CHANNEL_MS = 20 * 60_000;
+
 /** What the adapter learns about Discord's rate limits, and feeds to the scheduler (one per adapter). */
 export class DiscordRateLimits {
   /** Channels whose sharing was learned, and until when (clock ms). */
   private readonly learned = new Map<string, { sharing: 'shared' | 'separate'; until: number }>();
-  /** The channel of each interaction webhook bucket, by its scope (to learn sharing from its answers). */
-  private readonly webhookChannels = new Map<string, string>();
+  /**
+   * The channel of each interaction webhook bucket, by its scope (to learn sharing from its
+   * answers), and until when it is kept (clock ms): forgotten oldest first as new ones come
+   * ({@link forgetWebhookChannels}), not by a timer each (a burst of commands made a thousand
+   * timers that lived 20 minutes).
+   */
+  private readonly webhookChannels = new Map<string, { channelId: string; until: number }>();
   /** Times (clock ms) of the writes Discord accepted lately, by channel (to learn `separate`). */
   private readonly accepted = new Map<string, number[]>();
   private acceptedSincePrune = 0;
@@ -148,14 +156,27 @@ export class DiscordRateLimits {
     scheduler.alsoSpend(channels, () => GLOBAL_BUCKET);
   }
 
-  /** The buckets of an interaction's write in `channelId`; registers the pair (forgotten after 20 minutes). */
+  /** The buckets of an interaction's write in `channelId`; registers the pair (forgotten after {@link WEBHOOK_CHANNEL_MS}). */
   interactionBuckets(token: string, channelId: string): BucketId[] {
     const bucket = this.webhooks.of(token);
     if (!this.webhookChannels.has(bucket.scope)) {
-      this.webhookChannels.set(bucket.scope, channelId);
-      setTimeout(() => this.webhookChannels.delete(bucket.scope), 20 * 60_000).unref();
+      const now = this.clock.now();
+      this.forgetWebhookChannels(now);
+      this.webhookChannels.set(bucket.scope, { channelId, until: now + WEBHOOK_CHANNEL_MS });
     }
     return [bucket, this.writesBucketOf(channelId)];
+  }
+
+  /**
+   * Forgets the webhook buckets' channels past their time. Each is kept as long, so the Map's
+   * insertion order is their order of expiry: the loop stops at the first still kept (amortized
+   * O(1) per registration).
+   */
+  private forgetWebhookChannels(now: number): void {
+    for (const [scope, entry] of this.webhookChannels) {
+      if (entry.until > now) break;
+      this.webhookChannels.delete(scope);
+    }
   }
 
   /** What is known of a channel's writes now (a learned state ends after 10 minutes). */
@@ -189,7 +210,7 @@ export class DiscordRateLimits {
     const bucket = method === 'GET' ? undefined : bucketOfPath(path, this.webhooks);
     if (!bucket) return;
     const isWebhook = bucket.kind === 'webhook';
-    const channelId = isWebhook ? this.webhookChannels.get(bucket.scope) : bucket.scope;
+    const channelId = isWebhook ? this.webhookChannels.get(bucket.scope)?.channelId : bucket.scope;
     const remaining = Number(headers.get('x-ratelimit-remaining'));
     const resetAfter = Number(sentHeader(headers, 'x-ratelimit-reset-after'));
     const limit = Number(headers.get('x-ratelimit-limit'));
