@@ -79,7 +79,8 @@ export default {
             work,
           )
         : { files: [], notes: [] };
-    await chat(ctx, core, {
+    // Returned, not awaited: this frame is not kept for as long as the answer streams.
+    return chat(ctx, core, {
       prompt: String(prompt),
       sampling,
       images,

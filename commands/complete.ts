@@ -26,7 +26,8 @@ export default {
   async execute(ctx, core) {
     const { temperature, max_tokens } = samplingFrom(ctx.options, core);
     const model = stringOption(ctx.options, 'model');
-    await complete(ctx, core, {
+    // Returned, not awaited: this frame is not kept for as long as the answer streams.
+    return complete(ctx, core, {
       prompt: String(ctx.options.prompt),
       ...(model ? { model } : {}),
       ...(temperature !== undefined ? { temperature } : {}),

@@ -199,7 +199,11 @@ export function runCommand(
     if (command.adminOnly && !(await ctx.user.isAdmin()))
       throw new ForbiddenError(`/${command.name} is for admins only.`);
     const raw = read ? await read() : { options: ctx.options, files: ctx.files };
-    await command.execute({ ...ctx, options: checkOptions(command, raw.options), files: raw.files ?? ctx.files }, core);
+    // Returned, not awaited: this frame is not kept for as long as the command runs (runInvocation awaits it).
+    return command.execute(
+      { ...ctx, options: checkOptions(command, raw.options), files: raw.files ?? ctx.files },
+      core,
+    );
   });
 }
 

@@ -47,7 +47,7 @@ async function open() {
 function pacedBy(ms: number): Pace & { shownAt: number | undefined } {
   return {
     shownAt: undefined,
-    waitMs() {
+    readWaitMs() {
       return this.shownAt === undefined ? 0 : Math.max(0, this.shownAt + ms - performance.now());
     },
     sleep,
@@ -131,7 +131,7 @@ describe('textOf with a pace', () => {
       bodyEnded: () => neverEnds,
       abort: () => undefined,
     } as unknown as Stream<ChatCompletionChunk>;
-    const pace: Pace = { waitMs: () => 1, sleep: () => Promise.resolve() };
+    const pace: Pace = { readWaitMs: () => 1, sleep: () => Promise.resolve() };
     const texts = textOf(stream, pieceOf, { pace });
     expect((await texts.next()).value).toBe('x');
     const before = held();

@@ -50,15 +50,7 @@ export class AnswerPages {
     | { pages: PageSplitter; maxChars: number; measure: ((text: string) => number) | undefined }
     | undefined;
   /** The last result of {@link pages}, and what it was computed from. */
-  private view:
-    | (PagesState & {
-        text: string;
-        status: string;
-        maxChars: number;
-        measure: ((text: string) => number) | undefined;
-        pages: string[];
-      })
-    | undefined;
+  private view: PagesView | undefined;
 
   /** Adds a delta: O(delta) until the pages are asked for. */
   append(delta: string): void {
@@ -107,7 +99,7 @@ export class AnswerPages {
     )
       return view.pages;
     const pages = this.paginate(maxChars, measure, state);
-    this.view = { ...state, text: this.text, status: this.status, maxChars, measure, pages };
+    this.view = new PagesView(this.text, this.status, state, maxChars, measure, pages);
     return pages;
   }
 
@@ -131,6 +123,32 @@ export class AnswerPages {
     // keeping text that is no longer the answer; the final controls stay on the text's last page.
     if (state.finishing && this.hasText) for (let i = pages.length; i < state.messages; i++) pages.push(REPLACED_PAGE);
     return pages;
+  }
+}
+
+/**
+ * What {@link AnswerPages.pages} last computed, and from what. A class (one shape for every
+ * answer's) rather than a spread of the state, which gave each answer's view a hidden class of
+ * its own.
+ */
+class PagesView {
+  readonly finishing: boolean;
+  readonly messages: number;
+  readonly controls: boolean;
+  readonly finalControls: boolean;
+
+  constructor(
+    readonly text: string,
+    readonly status: string,
+    state: PagesState,
+    readonly maxChars: number,
+    readonly measure: ((text: string) => number) | undefined,
+    readonly pages: string[],
+  ) {
+    this.finishing = state.finishing;
+    this.messages = state.messages;
+    this.controls = state.controls;
+    this.finalControls = state.finalControls;
   }
 }
 

@@ -116,46 +116,30 @@ export interface StreamedAnswer {
   error?: unknown;
 }
 
-/** The `stream.start` event now, and a function that emits `stream.end` with the timings (ms) and an outcome. */
-function streamTimer(ctx: CommandContext, events: BotEvents | undefined) {
-  const started = performance.now();
-  let firstTokenMs: number | undefined;
-  events?.emit('stream.start', { platform: ctx.platform });
-  return {
-    firstToken: () => {
-      firstTokenMs ??= performance.now() - started;
-    },
-    end: (outcome: string) =>
-      events?.emit('stream.end', {
-        platform: ctx.platform,
-        firstTokenMs,
-        durationMs: performance.now() - started,
-        outcome,
-      }),
-  };
-}
+/** The `stream.start` event when made, and `stream.end` with the timings (ms) and an outcome (one object per answer, no closures). */
+class StreamTimer {
+  private readonly started = performance.now();
+  private firstTokenMs: number | undefined;
 
-/**
- * Appends the deltas to the reply up to `cap` characters; what goes past it collects in
- * `overflow.text` (at most {@link MAX_ANSWER_FILE_CHARS}, then the stream is left).
- * @throws what the stream throws (a ServiceError, an AbortedError).
- */
-async function fill(
-  reply: StreamingReply,
-  deltas: AsyncIterable<string>,
-  cap: number,
-  overflow: { text: string },
-  onDelta: () => void,
-): Promise<void> {
-  for await (const delta of deltas) {
-    onDelta();
-    const room = cap - reply.content.length;
-    if (room >= delta.length) reply.append(delta);
-    else {
-      if (room > 0) reply.append(delta.slice(0, room));
-      overflow.text += room > 0 ? delta.slice(room) : delta;
-      if (overflow.text.length > MAX_ANSWER_FILE_CHARS) break;
-    }
+  constructor(
+    private readonly platform: CommandContext['platform'],
+    private readonly events: BotEvents | undefined,
+  ) {
+    events?.emit('stream.start', { platform });
+  }
+
+  /** A delta arrived: the first one's time is kept. */
+  firstToken(): void {
+    this.firstTokenMs ??= performance.now() - this.started;
+  }
+
+  end(outcome: string): void {
+    this.events?.emit('stream.end', {
+      platform: this.platform,
+      firstTokenMs: this.firstTokenMs,
+      durationMs: performance.now() - this.started,
+      outcome,
+    });
   }
 }
 
@@ -180,10 +164,22 @@ export async function streamAnswer(
   const { reply } = options;
   const notes = [...(options.notes ?? [])];
   const cap = options.maxChars ?? Number.POSITIVE_INFINITY;
-  const timer = streamTimer(ctx, options.events);
-  const overflow = { text: '' };
+  const timer = new StreamTimer(ctx.platform, options.events);
+  // The deltas are appended up to `cap` characters; what goes past it collects in `overflow`
+  // (at most MAX_ANSWER_FILE_CHARS, then the stream is left). In this function's own loop: one
+  // frame per answer waits on the stream, not one per layer.
+  let overflow = '';
   try {
-    await fill(reply, deltas, cap, overflow, timer.firstToken);
+    for await (const delta of deltas) {
+      timer.firstToken();
+      const room = cap - reply.content.length;
+      if (room >= delta.length) reply.append(delta);
+      else {
+        if (room > 0) reply.append(delta.slice(0, room));
+        overflow += room > 0 ? delta.slice(room) : delta;
+        if (overflow.length > MAX_ANSWER_FILE_CHARS) break;
+      }
+    }
   } catch (error) {
     timer.end(error instanceof ServiceError ? error.code : 'internal');
     if (reply.content.trim() === '' || !(error instanceof ServiceError))
@@ -191,10 +187,10 @@ export async function streamAnswer(
     const partial = reply.content;
     await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx)}${notesText(notes)}`);
     const ending = error instanceof AbortedError ? 'stopped' : 'cut';
-    return { text: partial, capped: overflow.text !== '', ending, error };
+    return { text: partial, capped: overflow !== '', ending, error };
   }
   try {
-    return await finishAnswer(ctx, options, notes, cap, overflow.text);
+    return await finishAnswer(ctx, options, notes, cap, overflow);
   } finally {
     timer.end('done');
   }

@@ -144,6 +144,11 @@ export class StreamingReply {
     return Math.max(0, due - this.scheduler.clock.now());
   }
 
+  /** Resolves after `ms` (the scheduler's clock): with {@link readWaitMs}, the pace of the answer's stream (text-of.ts `Pace`). */
+  sleep(ms: number): Promise<void> {
+    return this.scheduler.clock.sleep(ms);
+  }
+
   /** Whether the first message shows a status line and no answer yet. */
   get showsStatusOnly(): boolean {
     return !this.body.hasText && this.shown[0] !== undefined;
@@ -230,29 +235,43 @@ export class StreamingReply {
   /** Submits one intermediate write unless one is waiting already; after it, another if there is more to write. */
   private kick(): void {
     if (this.queued || this.finishing || !this.dirty()) return;
-    this.queued = this.submit(false)
-      .catch((error: unknown) => {
-        // Skipped: a later write carries newer text (finish() retries final ones).
-        this.options.log?.debug({ err: error, final: false }, 'streaming write failed');
-      })
-      .finally(() => {
-        this.queued = undefined;
-        this.kick();
-      });
+    this.queued = this.submit(false).then(this.afterWrite, this.afterFailedWrite);
   }
+
+  /*
+   * The functions a write is submitted with, made once per answer rather than once per write
+   * (a write waits about a second in the scheduler: long enough for its closures to be promoted
+   * and marked by full collections, a thousand answers at once).
+   */
+  /** An intermediate write is over: the next one, if there is more to write. */
+  private readonly afterWrite = (): void => {
+    this.queued = undefined;
+    this.kick();
+  };
+  /** An intermediate write failed: skipped, a later write carries newer text (finish() retries final ones). */
+  private readonly afterFailedWrite = (error: unknown): void => {
+    this.options.log?.debug({ err: error, final: false }, 'streaming write failed');
+    this.afterWrite();
+  };
+  /** Runs the write submitted last, for the message it was submitted for (a newer submit replaces a pending one in the scheduler). */
+  private readonly runWrite = (): Promise<void> => this.writeOne(this.submittedIndex);
+  private readonly onHeld = (wait: NamedWait): void => this.heldBack(wait);
+  /** The message the last submitted write is for. */
+  private submittedIndex = 0;
 
   /** Submits a write of the first page that differs from what is shown. */
   private submit(final: boolean): Promise<unknown> {
     const index = this.firstDirty();
     const handle = this.handles[index];
+    this.submittedIndex = index;
     return this.scheduler.submit({
       key: this.id,
       stream: this.id,
       buckets: handle?.buckets ?? this.channel.buckets?.(handle ? 'edit' : 'send', index) ?? [],
       final,
       minIntervalMs: final ? 0 : this.channel.limits.minEditIntervalMs,
-      run: () => this.writeOne(index),
-      onHeld: (wait) => this.heldBack(wait),
+      run: this.runWrite,
+      onHeld: this.onHeld,
     });
   }
 

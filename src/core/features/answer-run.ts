@@ -21,7 +21,7 @@ import { showJson } from './json-answer.ts';
 import { countTokens } from './usage.ts';
 
 /** A chunk of either stream, as far as this file reads it. */
-type Chunk = (ChatCompletionChunk | CompletionChunk) & { usage?: unknown };
+type Chunk = ChatCompletionChunk | CompletionChunk;
 
 /** How {@link runRequest} shows and counts the answer. */
 export interface RunOptions {
@@ -92,20 +92,13 @@ export async function runRequest(
     return session.fail(error);
   }
   await deferred(options.deferral, stream);
-  let usage: Usage | undefined;
-  const read = (chunk: Chunk) => {
-    usage = (chunk.usage as Usage | null | undefined) ?? usage;
-    const choice = chunk.choices[0] as { delta?: { content?: string | null }; text?: string } | undefined;
-    return request.endpoint === 'chat' ? choice?.delta?.content : choice?.text;
-  };
   const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
   const { keep, feedback } = options;
   const keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, () => session.reply.messageRefs);
   // A completion's answer is shown after its prompt.
   // Once text is shown, the stream is read once per write of the answer (StreamingReply.readWaitMs).
-  const reply = session.reply;
-  const pace = { waitMs: () => reply.readWaitMs(), sleep: (ms: number) => reply.scheduler.clock.sleep(ms) };
-  const deltas = textOf(stream, read, { idleMs: core.limits.streamIdleMs, first: prompt, pace });
+  const pieceOf = request.endpoint === 'chat' ? deltaContent : choiceText;
+  const deltas = textOf(stream, pieceOf, { idleMs: core.limits.streamIdleMs, first: prompt, pace: session.reply });
   const { text, ending, error } = await streamAnswer(ctx, deltas, {
     ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),
     ...(options.notes.length ? { notes: options.notes } : {}),
@@ -122,8 +115,18 @@ export async function runRequest(
   if (ending === 'done') await keeper?.complete();
   const answer = text.slice(prompt.length);
   const sent = request.endpoint === 'chat' ? request.body.messages : prompt;
-  await countTokens(ctx, core, options.reservation, sent, answer, usage);
+  await countTokens(ctx, core, options.reservation, sent, answer, stream.usage as Usage | undefined);
   return { text: answer, ending, ...(ending !== 'done' ? { error } : {}) };
+}
+
+/** The text of a chat completion chunk (§4.1 streaming rule 2: `delta.content` may be absent or null). */
+function deltaContent(chunk: Chunk): string | null | undefined {
+  return (chunk.choices[0] as { delta?: { content?: string | null } } | undefined)?.delta?.content;
+}
+
+/** The text of a legacy completion chunk (§4.2: `text`). */
+function choiceText(chunk: Chunk): string | undefined {
+  return (chunk.choices[0] as { text?: string } | undefined)?.text;
 }
 
 /** Whether a service error says the model takes no image input (a 400 naming images or vision). */

@@ -88,20 +88,32 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
     maxTokens: request.sampling?.max_tokens,
   });
   try {
-    await chatReserved(ctx, core, request, reservation);
+    // The request is made ready (reads and all) in a function of its own, which is over before
+    // the answer streams: only this frame and answerChat's wait while it does.
+    const prepared = await prepareChat(ctx, core, request, reservation);
+    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
+    try {
+      await answerChat(ctx, core, request, { ...prepared, session, reservation });
+    } finally {
+      session.close();
+    }
   } finally {
     // What was reserved and never counted (no answer came) is given back.
     await reservation.settle(0);
   }
 }
 
-/** {@link chat} once the request's tokens are reserved. */
-async function chatReserved(
+/**
+ * What {@link chat} sends, once the request's tokens are reserved: the model, the messages
+ * (system prompt, the history that fits, the question), the notes under the answer, and the
+ * deferral under way.
+ */
+async function prepareChat(
   ctx: CommandContext,
   core: Core,
   request: ChatRequest,
   reservation: TokenReservation,
-): Promise<void> {
+): Promise<{ model: string; sent: ChatMessage[]; images: PreparedImage[]; notes: string[]; deferral: Deferral }> {
   const deferral = startDeferral(ctx);
   const images = request.images ?? [];
   // The history is read while the channel's settings are (each a store query a command waits for).
@@ -131,12 +143,7 @@ async function chatReserved(
   const sent = [...system, ...kept, question];
   // Where a token quota holds, the history sent joins the reservation (a store write nothing waits for; settling corrects it).
   if (reservation.reserved > 0) void reservation.extend(estimateMessageTokens([...system, ...kept]));
-  const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
-  try {
-    await answerChat(ctx, core, request, { model, sent, images, notes, session, deferral, reservation });
-  } finally {
-    session.close();
-  }
+  return { model, sent, images, notes, deferral };
 }
 
 /**

@@ -2,10 +2,10 @@
 import { AbortedError, StreamIdleError } from './errors.ts';
 import type { Stream } from './stream.ts';
 
-/** When a stream's next read may wait (StreamingReply's `readWaitMs`, and its scheduler's clock to wait on). */
+/** When a stream's next read may wait: the answer's StreamingReply (`readWaitMs`, and `sleep` on its scheduler's clock). */
 export interface Pace {
   /** How long the next read may wait, in ms (0: read now). */
-  waitMs(): number;
+  readWaitMs(): number;
   /** Resolves after `ms`. */
   sleep(ms: number): Promise<void>;
 }
@@ -20,8 +20,8 @@ export interface Pace {
  *   comments and empty chunks do not count): a limit on content, where the transport's body
  *   timeout only sees bytes.
  * @param options.first a text given before the stream's (a completion's prompt), when not empty.
- * @param options.pace how long (ms) the next read may wait, and how to wait (StreamingReply
- *   `readWaitMs`, the scheduler's clock): the body is then read once per write of the answer, all that arrived
+ * @param options.pace how long (ms) the next read may wait, and how to wait (the answer's
+ *   StreamingReply: `readWaitMs`, `sleep` on the scheduler's clock): the body is then read once per write of the answer, all that arrived
  *   meanwhile in one read (stream-body.ts keeps it, and a failure after it), instead of once per
  *   network read. The wait ends early when the body ends (the answer's end, a failure, Stop);
  *   the idle limit does not run during it.
@@ -61,8 +61,16 @@ class StreamText<T> implements AsyncIterableIterator<string> {
     }
     try {
       while (!this.over) {
-        const waitMs = this.options.pace?.waitMs() ?? 0;
-        if (waitMs > 0) await this.paced(waitMs);
+        const waitMs = this.options.pace?.readWaitMs() ?? 0;
+        if (waitMs > 0) {
+          // The idle limit does not run during a paced wait.
+          try {
+            await this.pacedWait(waitMs);
+          } finally {
+            this.stream.watchBodyEnd(undefined);
+          }
+          this.arm();
+        }
         const read = await this.batches.next();
         if (read.done) break;
         let text = '';
@@ -100,22 +108,18 @@ class StreamText<T> implements AsyncIterableIterator<string> {
   }
 
   /**
-   * A paced wait: until `ms` passed or the body ended; the idle limit does not run meanwhile.
-   * The body's end is watched through one slot, replaced each wait and cleared after it: a
-   * stream waits once a write for as long as it runs, and nothing of a wait outlives it.
+   * A paced wait's promise: until `ms` passed or the body ended (watched through one slot,
+   * replaced each wait and cleared after it by {@link next}: a stream waits once a write for as
+   * long as it runs, and nothing of a wait outlives it). Not an async function of its own: the
+   * reader's one frame waits.
    */
-  private async paced(ms: number): Promise<void> {
+  private pacedWait(ms: number): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        this.stream.watchBodyEnd(resolve);
-        this.options.pace!.sleep(ms).then(resolve, reject);
-      });
-    } finally {
-      this.stream.watchBodyEnd(undefined);
-    }
-    this.arm();
+    return new Promise<void>((resolve, reject) => {
+      this.stream.watchBodyEnd(resolve);
+      this.options.pace!.sleep(ms).then(resolve, reject);
+    });
   }
 
   private end(): void {
