@@ -59,13 +59,11 @@ describe('answer state', () => {
   it("keeps the refs of the answer's messages: those posted before the final write, again after it only when it posted more, never an earlier state's", async () => {
     let refs: string[] | undefined = ['slack:T1:C1:1.1'];
     const stale = { ...stateWith('q'), messages: ['slack:T1:C1:0.9'] };
-    const keeper = answerKeeper(
-      core,
-      log,
-      'refs1',
-      () => stale,
-      () => refs,
-    );
+    const keeper = answerKeeper(core, log, 'refs1', () => stale, {
+      get messageRefs() {
+        return refs;
+      },
+    });
     expect(await keeper.controls()).toEqual([{ id: 'regenerate:refs1:U1', label: '🔄 Regenerate' }]);
     expect((await readAnswerState(core, 'refs1'))?.messages).toEqual(['slack:T1:C1:1.1']);
     refs = ['slack:T1:C1:1.1', 'slack:T1:C1:1.2'];
@@ -77,13 +75,9 @@ describe('answer state', () => {
     expect((await readAnswerState(core, 'refs1'))?.messages).toBeUndefined();
 
     // A state not kept (over the cap) is not kept afterwards either.
-    const big = answerKeeper(
-      core,
-      log,
-      'refs2',
-      () => stateWith('x'.repeat(ANSWER_STATE_MAX_BYTES.sqlite)),
-      () => ['slack:T1:C1:2.1'],
-    );
+    const big = answerKeeper(core, log, 'refs2', () => stateWith('x'.repeat(ANSWER_STATE_MAX_BYTES.sqlite)), {
+      messageRefs: ['slack:T1:C1:2.1'],
+    });
     expect(await big.controls()).toEqual([]);
     await big.complete();
     expect(await readAnswerState(core, 'refs2')).toBeUndefined();

@@ -5,8 +5,16 @@
  */
 import type { Core } from '../core.ts';
 import type { AnswerSession } from '../delivery/answer-session.ts';
-import { type AnswerEnding, type AnswerText, streamAnswer } from '../delivery/answer-stream.ts';
-import type { CommandContext } from '../platform.ts';
+import {
+  type AnswerEnding,
+  type AnswerText,
+  type FinalAnswer,
+  type StreamAnswerOptions,
+  streamAnswer,
+} from '../delivery/answer-stream.ts';
+import type { StreamingReply } from '../delivery/streaming-reply.ts';
+import type { BotEvents } from '../events.ts';
+import type { Button, CommandContext } from '../platform.ts';
 import { ImagesNotSupportedError } from '../sentences.ts';
 import { BadRequestError } from '../service/errors.ts';
 import type { ChatCompletionChunk, CompletionChunk, Usage } from '../service/schemas.ts';
@@ -14,7 +22,7 @@ import type { Stream } from '../service/stream.ts';
 import { textOf } from '../service/text-of.ts';
 import type { FeedbackKind } from '../state/feedback.ts';
 import type { TokenReservation } from '../state/quotas.ts';
-import { type AnswerState, answerKeeper, type KeptRequest } from './answer-state.ts';
+import { type AnswerKeeper, type AnswerState, answerKeeper, type KeptRequest } from './answer-state.ts';
 import { type Deferral, deferred } from './deferral.ts';
 import { keepFeedback } from './feedback.ts';
 import { showJson } from './json-answer.ts';
@@ -93,30 +101,69 @@ export async function runRequest(
   }
   await deferred(options.deferral, stream);
   const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
-  const { keep, feedback } = options;
-  const keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, () => session.reply.messageRefs);
+  const answering = new Answering(ctx, core, request, options, stream);
   // A completion's answer is shown after its prompt.
   // Once text is shown, the stream is read once per write of the answer (StreamingReply.readWaitMs).
   const pieceOf = request.endpoint === 'chat' ? deltaContent : choiceText;
   const deltas = textOf(stream, pieceOf, { idleMs: core.limits.streamIdleMs, first: prompt, pace: session.reply });
-  const { text, ending, error } = await streamAnswer(ctx, deltas, {
-    ...(options.json ? { finalize: (t: AnswerText) => showJson(ctx, t, core.limits.maxAnswerChars) } : {}),
-    ...(options.notes.length ? { notes: options.notes } : {}),
-    ...(keeper ? { finalControls: () => keeper.controls() } : {}),
-    ...(options.beforeFinal ? { beforeFinal: options.beforeFinal } : {}),
-    ...(feedback ? { feedback: () => keepFeedback(core, ctx, { ...feedback, model: request.body.model }) } : {}),
-    events: core.events,
-    finishReason: () => stream.finishReason,
-    maxChars: core.limits.maxAnswerChars,
-    reply: session.reply,
-  });
+  const { text, ending, error } = await streamAnswer(ctx, deltas, answering);
   // Nothing shown: nothing to count (the reservation is given back).
   if (ending === 'failed') throw error;
-  if (ending === 'done') await keeper?.complete();
+  if (ending === 'done') await answering.keeper?.complete();
   const answer = text.slice(prompt.length);
   const sent = request.endpoint === 'chat' ? request.body.messages : prompt;
   await countTokens(ctx, core, options.reservation, sent, answer, stream.usage as Usage | undefined);
   return { text: answer, ending, ...(ending !== 'done' ? { error } : {}) };
+}
+
+/**
+ * {@link runRequest}'s StreamAnswerOptions: the reply, limits and notes, and the answer's hooks
+ * as methods of one object (an answer keeps them while it streams: a thousand answers at once
+ * kept a dozen closures each for every collection to mark).
+ */
+class Answering implements StreamAnswerOptions {
+  readonly reply: StreamingReply;
+  readonly events: BotEvents;
+  readonly maxChars: number;
+  readonly notes: readonly string[];
+  /** Keeps the state of an answer that ends well, for its Regenerate button (`options.keep`). */
+  readonly keeper: AnswerKeeper | undefined;
+  /** JSON mode: the answer shown pretty-printed (json-answer.ts). */
+  readonly finalize?: (answer: AnswerText) => FinalAnswer;
+
+  constructor(
+    private readonly ctx: CommandContext,
+    private readonly core: Core,
+    private readonly request: KeptRequest,
+    private readonly options: RunOptions,
+    private readonly stream: Stream<Chunk>,
+  ) {
+    this.reply = options.session.reply;
+    this.events = core.events;
+    this.maxChars = core.limits.maxAnswerChars;
+    this.notes = options.notes;
+    const { keep } = options;
+    this.keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, this.reply);
+    if (options.json) this.finalize = (t) => showJson(ctx, t, core.limits.maxAnswerChars);
+  }
+
+  finishReason(): string | undefined {
+    return this.stream.finishReason;
+  }
+
+  finalControls(): Promise<Button[]> {
+    return this.keeper ? this.keeper.controls() : Promise.resolve([]);
+  }
+
+  beforeFinal(answer: string): Promise<readonly string[]> {
+    return this.options.beforeFinal ? this.options.beforeFinal(answer) : Promise.resolve([]);
+  }
+
+  feedback(): Promise<Button[]> {
+    const { feedback } = this.options;
+    if (!feedback) return Promise.resolve([]);
+    return keepFeedback(this.core, this.ctx, { ...feedback, model: this.request.body.model });
+  }
 }
 
 /** The text of a chat completion chunk (§4.1 streaming rule 2: `delta.content` may be absent or null). */

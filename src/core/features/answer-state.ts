@@ -114,8 +114,8 @@ export interface AnswerKeeper {
 }
 
 /**
- * Keeps an answer's state under `id` ({@link keepAnswerState}) with `refs()`, the answer's
- * messages (StreamingReply.messageRefs): before the final write for its button, and after it
+ * Keeps an answer's state under `id` ({@link keepAnswerState}) with `messages.messageRefs`, the
+ * answer's messages (its StreamingReply's): before the final write for its button, and after it
  * again only when the final write posted messages not named yet (the button is on the last).
  */
 export function answerKeeper(
@@ -123,27 +123,42 @@ export function answerKeeper(
   log: Logger,
   id: string,
   state: () => AnswerState,
-  refs: () => string[] | undefined,
+  messages: { readonly messageRefs: string[] | undefined },
 ): AnswerKeeper {
-  let kept: string | undefined;
-  const keep = (messages: string[] | undefined) => {
-    const { messages: _old, ...rest } = state();
-    return keepAnswerState(core, log, id, messages ? { ...rest, messages } : rest);
-  };
-  return {
-    controls: async () => {
-      const messages = refs();
-      const buttons = await keep(messages);
-      if (buttons.length) kept = JSON.stringify(messages ?? null);
-      return buttons;
-    },
-    complete: async () => {
-      const messages = refs();
-      if (kept === undefined || kept === JSON.stringify(messages ?? null)) return;
-      kept = JSON.stringify(messages ?? null);
-      await keep(messages);
-    },
-  };
+  return new StateKeeper(core, log, id, state, messages);
+}
+
+/** {@link answerKeeper}'s keeper: one object per answer (no closures kept while it streams). */
+class StateKeeper implements AnswerKeeper {
+  /** The refs the state was kept with (JSON), once kept with a button. */
+  private kept: string | undefined;
+
+  constructor(
+    private readonly core: Core,
+    private readonly log: Logger,
+    private readonly id: string,
+    private readonly state: () => AnswerState,
+    private readonly messages: { readonly messageRefs: string[] | undefined },
+  ) {}
+
+  async controls(): Promise<Button[]> {
+    const messages = this.messages.messageRefs;
+    const buttons = await this.keep(messages);
+    if (buttons.length) this.kept = JSON.stringify(messages ?? null);
+    return buttons;
+  }
+
+  async complete(): Promise<void> {
+    const messages = this.messages.messageRefs;
+    if (this.kept === undefined || this.kept === JSON.stringify(messages ?? null)) return;
+    this.kept = JSON.stringify(messages ?? null);
+    await this.keep(messages);
+  }
+
+  private keep(messages: string[] | undefined): Promise<Button[]> {
+    const { messages: _old, ...rest } = this.state();
+    return keepAnswerState(this.core, this.log, this.id, messages ? { ...rest, messages } : rest);
+  }
 }
 
 /**

@@ -126,6 +126,14 @@ export class DiscordAdapter {
   private readonly actions: readonly MessageAction[];
   /** Messages chosen for an action whose modal is open (message-actions.ts). */
   private readonly pending = new PendingTargets();
+  /** What the interaction handlers need: one object for every interaction (an answer keeps it while it streams). */
+  private readonly interactionDeps: {
+    core: Core;
+    commands: readonly Command[];
+    log: Logger;
+    rateLimits: DiscordRateLimits;
+    messageContent: boolean | undefined;
+  };
 
   /** @param definitions the slash commands and message actions (commands/index.ts). */
   constructor(
@@ -145,6 +153,13 @@ export class DiscordAdapter {
     onUncachedEdits(this.client, { core, log }, (message) => this.onEdit(message));
     // Every response's rate-limit headers and 429s go to the write scheduler (rate-limits.ts).
     this.rateLimits = new DiscordRateLimits(core.scheduler, core.events, log);
+    this.interactionDeps = {
+      core,
+      commands: this.commands,
+      log,
+      rateLimits: this.rateLimits,
+      messageContent: config.messageContent,
+    };
     this.client.rest.on(RESTEvents.Response, (request, response) =>
       this.rateLimits.response(request.method, String(request.path), response.status, response.headers as Headers),
     );
@@ -165,13 +180,7 @@ export class DiscordAdapter {
    * autocomplete) and running answers finish.
    */
   private onInteraction(interaction: Interaction): void {
-    const deps = {
-      core: this.core,
-      commands: this.commands,
-      log: this.log,
-      rateLimits: this.rateLimits,
-      messageContent: this.config.messageContent,
-    };
+    const deps = this.interactionDeps;
     if (this.running.draining) {
       if (interaction.isAutocomplete()) void interaction.respond([]).catch(this.onError);
       else if (interaction.isRepliable())

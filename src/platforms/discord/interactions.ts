@@ -190,8 +190,13 @@ export async function handleChatInput(
     const passes = optionsPass(command, ctx.options);
     if (command.defersAtOnce && passes) responder.start();
     // A /chat with thread:true (or in an auto_thread channel) answers in a new thread on its question (thread-open.ts).
-    const threadDeps = { core: deps.core, messageContent: deps.messageContent === true };
-    const answered = command.opensThread && passes ? await chatInThread(interaction, responder, ctx, threadDeps) : ctx;
+    const answered =
+      command.opensThread && passes
+        ? await chatInThread(interaction, responder, ctx, {
+            core: deps.core,
+            messageContent: deps.messageContent === true,
+          })
+        : ctx;
     if (answered.reply instanceof ThreadReply) inThread = answered.reply;
     await runCommand(command, answered, deps.core);
   } finally {

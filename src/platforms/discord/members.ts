@@ -44,10 +44,23 @@ export function invocationUser(
     admins.userIds.has(user.id) ||
     roleIdsOf(member).some((id) => admins.roleIds.has(id));
   const canManageMessages = isAdmin || permissions?.has(PermissionFlagsBits.ManageMessages) === true;
-  return {
-    id: user.id,
-    name: user.username,
-    isAdmin: async () => isAdmin,
-    canManageMessages: async () => canManageMessages,
-  };
+  return new KnownUser(user.id, user.username, isAdmin, canManageMessages);
+}
+
+/** An InvocationUser whose rights the interaction itself said (no closures: an answer keeps its user while it streams). */
+class KnownUser implements InvocationUser {
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    private readonly admin: boolean,
+    private readonly managesMessages: boolean,
+  ) {}
+
+  isAdmin(): Promise<boolean> {
+    return Promise.resolve(this.admin);
+  }
+
+  canManageMessages(): Promise<boolean> {
+    return Promise.resolve(this.managesMessages);
+  }
 }
