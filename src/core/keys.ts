@@ -23,10 +23,19 @@ export type ConversationRef =
       thread?: string | undefined;
     };
 
+/**
+ * A key of parts joined with `:`, as one flat string. Keys live as long as what they name (an
+ * answer, a bucket in the scheduler's table, a store entry); a template literal would make a
+ * rope of its parts (V8's cons strings: one object per part for every collection to mark).
+ */
+function joinKey(...parts: string[]): string {
+  return parts.join(':');
+}
+
 /** A conversation's key: `discord:<guild|dm>:<channel>` or `slack:<team>:<channel>[:<thread_ts>]`. */
 export function conversationKey(ref: ConversationRef): string {
-  if (ref.platform === 'discord') return `discord:${ref.guild ?? 'dm'}:${ref.channel}`;
-  return `slack:${ref.team}:${ref.channel}${ref.thread ? `:${ref.thread}` : ''}`;
+  if (ref.platform === 'discord') return joinKey('discord', ref.guild ?? 'dm', ref.channel);
+  return ref.thread ? joinKey('slack', ref.team, ref.channel, ref.thread) : joinKey('slack', ref.team, ref.channel);
 }
 
 /**
@@ -97,36 +106,36 @@ export type BucketId = BucketFamily & { scope?: string | undefined };
  * family), what logs show, and the store's key of Slack's startStream count. Never read back.
  */
 export function bucketKey(id: BucketId): string {
-  return id.scope === undefined ? `${id.platform}:${id.kind}` : `${id.platform}:${id.kind}:${id.scope}`;
+  return id.scope === undefined ? joinKey(id.platform, id.kind) : joinKey(id.platform, id.kind, id.scope);
 }
 
 /** The state store's keys (the values' shapes are their owners'). */
 export const storeKeys = {
   /** A conversation's history (state/history.ts). */
-  history: (conversationId: string) => `history:${conversationId}`,
+  history: (conversationId: string) => joinKey('history', conversationId),
   /** A channel's /settings (state/settings.ts). */
-  settings: (channel: string) => `settings:${channel}`,
+  settings: (channel: string) => joinKey('settings', channel),
   /** A first-claim-wins marker (state/claims.ts). */
-  claim: (key: string) => `claim:${key}`,
+  claim: (key: string) => joinKey('claim', key),
   /** A user's quota counter: requests a minute, images or tokens a day (`subject`: `<platform>:<user id>`). */
-  quota: (kind: 'chat' | 'image' | 'tokens', subject: string) => `quota:${kind}:${subject}`,
+  quota: (kind: 'chat' | 'image' | 'tokens', subject: string) => joinKey('quota', kind, subject),
   /** A channel's use a day, for /usage. */
-  usage: (kind: 'chat' | 'image' | 'tokens', channel: string) => `usage:${kind}:${channel}`,
+  usage: (kind: 'chat' | 'image' | 'tokens', channel: string) => joinKey('usage', kind, channel),
   /** An /imagine result's button state, under its button id. */
-  imagineState: (id: string) => `imagine:${id}`,
+  imagineState: (id: string) => joinKey('imagine', id),
   /** A Stop press left for the instance running the answer. */
-  stopRequest: (id: string) => `stop:${id}`,
+  stopRequest: (id: string) => joinKey('stop', id),
   /** A finished text answer's Regenerate state (features/answer-state.ts), under its button id. */
-  answerState: (id: string) => `answer:${id}`,
+  answerState: (id: string) => joinKey('answer', id),
   /** Held while an answer is regenerated (one regeneration of an answer at a time). */
-  regenerating: (id: string) => `regenerating:${id}`,
+  regenerating: (id: string) => joinKey('regenerating', id),
   /** The answer state id of the answer to a mention, by the mention's {@link messageRef}. */
-  mentionAnswer: (mention: string) => `mention-answer:${mention}`,
+  mentionAnswer: (mention: string) => joinKey('mention-answer', mention),
   /**
    * A finished answer's feedback record (features/feedback.ts: its kind, command, model, channel),
    * under the answer's feedback id (the id its 👍 / 👎 buttons carry).
    */
-  feedback: (id: string) => `feedback:${id}`,
+  feedback: (id: string) => joinKey('feedback', id),
   /** One user's vote (👍 / 👎, and a 👎's reason) on an answer, by the answer's feedback id and the user's id. */
   feedbackVote: (id: string, user: string) => `feedback-vote:${id}:${user}`,
   /**
@@ -135,7 +144,7 @@ export const storeKeys = {
    */
   feedbackTally: (place?: string) => (place === undefined ? 'feedback-tally' : `feedback-tally:${place}`),
   /** A thread the bot opened for a conversation (Discord; state/threads.ts), by the thread's conversation key. */
-  openedThread: (conversationId: string) => `thread:${conversationId}`,
+  openedThread: (conversationId: string) => joinKey('thread', conversationId),
   /**
    * The conversations a platform's messages to the bot were seen in, with the newest message
    * id seen in each (state/seen.ts): where catch-up reads after a restart. `platform` is
@@ -194,7 +203,9 @@ export type MessageLocation =
 
 /** A message's reference, as the store keeps it: `discord:<channel id>:<message id>` or `slack:<team>:<channel>:<ts>`. */
 export function messageRef(at: MessageLocation): string {
-  return at.platform === 'discord' ? `discord:${at.channel}:${at.message}` : `slack:${at.team}:${at.channel}:${at.ts}`;
+  return at.platform === 'discord'
+    ? joinKey('discord', at.channel, at.message)
+    : joinKey('slack', at.team, at.channel, at.ts);
 }
 
 /** Reads a message's reference back. @returns undefined for a string that is not one. */

@@ -20,7 +20,6 @@
  * A delta costs O(its length): the pages are computed once per write (about once a second), and
  * then only from the last completed page on (PageSplitter), however long the answer grows.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
@@ -30,6 +29,9 @@ import type { NamedWait } from './bucket.ts';
 import type { WriteScheduler } from './scheduler.ts';
 
 export { type Clock, systemClock } from './clock.ts';
+
+/** Replies made so far in this process: each one's scheduler key is `reply:<n>`. */
+let replies = 0;
 
 /** How long before an answer's next write its stream is read again (readWaitMs), in ms: the text read must be in before the write runs. */
 export const READ_LEAD_MS = 50;
@@ -82,8 +84,8 @@ export class StreamingReply {
   private held: NamedWait | undefined;
   /** The bot's scheduler (the answer's other posts, e.g. its file, spend the same budgets: one-off.ts). */
   readonly scheduler: WriteScheduler;
-  /** The scheduler key of this answer's writes (one at a time, in order). */
-  private readonly id = randomUUID();
+  /** The scheduler key of this answer's writes (one at a time, in order): unique in the process, and short (a flat string). */
+  private readonly id = `reply:${++replies}`;
 
   /** Number of API calls made (sends + edits): for logs and tests. */
   writes = 0;

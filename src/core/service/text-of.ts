@@ -73,8 +73,7 @@ class StreamText<T> implements AsyncIterableIterator<string> {
         }
         const read = await this.batches.next();
         if (read.done) break;
-        let text = '';
-        for (const chunk of read.value) text += this.pieceOf(chunk) ?? '';
+        const text = joinedText(read.value, this.pieceOf);
         if (text) {
           this.timer?.refresh();
           return { done: false, value: text };
@@ -126,4 +125,21 @@ class StreamText<T> implements AsyncIterableIterator<string> {
     this.over = true;
     clearTimeout(this.timer);
   }
+}
+
+/**
+ * The text of a read's chunks, one piece after another, as one flat string: the pieces (often a
+ * dozen words) joined once, where `+=` would make a rope of them that the answer's text then
+ * holds for as long as it streams (V8's cons strings: one object per piece).
+ */
+function joinedText<T>(chunks: readonly T[], pieceOf: (chunk: T) => string | null | undefined): string {
+  let first = '';
+  let pieces: string[] | undefined;
+  for (const chunk of chunks) {
+    const piece = pieceOf(chunk);
+    if (!piece) continue;
+    if (first === '') first = piece;
+    else (pieces ??= [first]).push(piece);
+  }
+  return pieces ? pieces.join('') : first;
 }
