@@ -4,11 +4,15 @@
  * answer streamed by FakeService; the figures read from what the fakes saw.
  */
 
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { countsGlobally } from '../test/fakes/discord/global-limit.ts';
 import { FakeDiscord, type FakeWrite } from '../test/fakes/discord.ts';
 import { FakeService } from '../test/fakes/service.ts';
 import { type Figures, failuresOf, figuresOf, percentile, streamFigures } from './figures.ts';
 import { type GcFigures, gcFigures, gcLine, gcSince } from './gc-trace.ts';
+import { censusLine, type HeapCensus, heapCensus } from './heap-census.ts';
 import { type Runner, startBot } from './runners.ts';
 
 /** Each answer: 60 pieces of ~10 characters, 100 ms apart, each event written whole. */
@@ -94,6 +98,36 @@ function processLine(runner: Runner, cpuMs: number, from: { harness: NodeJS.CpuU
   return `${line}\n  ${runner.kind} garbage collection over the same window: ${gcLine(gc)}`;
 }
 
+/** When BENCH_HEAP=1 has the answering process write a heap snapshot: ms after the burst's commands were sent. */
+const HEAP_AT_MS = 3_000;
+
+/**
+ * BENCH_HEAP=1 (streams.bench.ts starts the processes with `--heapsnapshot-signal=SIGUSR2` and
+ * `--diagnostic-dir`): signals `runner` {@link HEAP_AT_MS} from now, and resolves to the census of
+ * the snapshot it writes (the file is removed); undefined without BENCH_HEAP or a single process.
+ * Writing the snapshot stops the process for a second or two: a run's latencies then say little.
+ */
+async function heapCensusLater(runner: Runner): Promise<HeapCensus | undefined> {
+  const dir = process.env.BENCH_HEAP_DIR;
+  if (process.env.BENCH_HEAP !== '1' || !dir || runner.pid === undefined) return undefined;
+  await sleep(HEAP_AT_MS);
+  process.kill(runner.pid, 'SIGUSR2');
+  const named = (f: string) => f.endsWith('.heapsnapshot') && f.split('.').includes(String(runner.pid));
+  for (let waited = 0; waited < 120_000; waited += 500) {
+    await sleep(500);
+    const file = readdirSync(dir).find(named);
+    if (!file) continue;
+    try {
+      const census = heapCensus(join(dir, file));
+      rmSync(join(dir, file));
+      return census;
+    } catch {
+      // Still being written: not whole JSON yet.
+    }
+  }
+  throw new Error(`no heap snapshot of process ${runner.pid} in ${dir}`);
+}
+
 /** How a Discord scenario runs. */
 export interface DiscordScenario {
   streams: number;
@@ -142,6 +176,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
           : discord.postUserMessage({ channelId, content: `<@${discord.botUser.id}> question ${i}`, author: user }).id;
       startedAt.set(id, Date.now());
     }
+    const census = heapCensusLater(bot);
     const outcomes = await done;
     const cpuMs = Math.round(bot.cpuMs() - before.cpu);
     const t0 = Math.min(...startedAt.values());
@@ -155,6 +190,8 @@ export async function discordScenario(name: string, options: DiscordScenario): P
         `  acks p80..p99: ${[80, 85, 90, 92, 94, 95, 96, 98, 99].map((p) => percentile(acks, p)).join(' ')}\n`,
       );
     process.stdout.write(`  ${bot.kind} ${processLine(bot, cpuMs, before)}\n  ${globalLine(discord, t0)}\n`);
+    const heap = await census;
+    if (heap) process.stdout.write(`  ${bot.kind} heap ${HEAP_AT_MS / 1000} s into the burst: ${censusLine(heap)}\n`);
     const per = [...startedAt].map(([id, at]) => streamFigures(at, writes.get(id) ?? []));
     const exact = [...startedAt.keys()].filter(
       (id) => discord.message(writes.get(id)?.at(-1)?.messageId ?? '')?.content === ANSWER,

@@ -28,6 +28,8 @@ export interface Runner {
   problems(): Array<[string, number]>;
   /** V8's lines of its garbage collections so far (empty unless BENCH_GC=1 traces them: gc-trace.ts). */
   gcTrace(): readonly string[];
+  /** Its node process's id (BENCH_HEAP=1 signals it for a heap snapshot: heap-census.ts); none for several processes. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -82,6 +84,7 @@ export async function startBot(env: Record<string, string>): Promise<Runner> {
     memoryLine: () => `heap ${bot.heapMb} MB, external ${bot.externalMb} MB, peak RSS ${bot.peakRssMb()} MB`,
     problems: () => [...bot.problems].sort((a, b) => b[1] - a[1]).slice(0, 5),
     gcTrace: () => bot.gcTrace,
+    pid: bot.pid,
     stop: () => bot.stop(),
   };
 }
@@ -151,6 +154,7 @@ export async function startFloor(env: Record<string, string>): Promise<Runner> {
     memoryLine: () => `peak RSS ${peakRssMb()} MB`,
     problems: () => [...problems].sort((a, b) => b[1] - a[1]).slice(0, 5),
     gcTrace: () => gcTrace,
+    pid: child.pid!,
     stop: async () => {
       child.kill('SIGTERM');
       await exited;

@@ -38,10 +38,17 @@
  * BENCH_GC=1 runs the bot and the floor with V8's `--trace-gc-nvp` and prints, for the Discord
  * scenarios, each process's collections from the first command to the last answer (gc-trace.ts:
  * scavenges, full collections, their pauses and helper-thread time, what was promoted).
+ * BENCH_HEAP=1 has each answering process of the single-process Discord scenarios write a heap
+ * snapshot 3 s into its burst (`--heapsnapshot-signal`) and prints what it holds (heap-census.ts:
+ * objects, references, closures, ropes, suspended async functions, promises); the snapshot stops
+ * the process for a second or two, so the run's latencies then say little.
  *
  * Run: `npm run bench:streams` (BENCH_SCENARIOS=one,ten,fifty,fifty-documented,mentions,thousand,thousand-documented,slack,floor,shared-discord,shared-slack,shared-global to choose).
  */
 
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FakeService } from '../test/fakes/service.ts';
 import { FakeSlack } from '../test/fakes/slack.ts';
 import { freePort } from '../test/helpers/redis.ts';
@@ -136,6 +143,12 @@ const SCENARIOS: Record<string, () => Promise<Figures | Figures[]>> = {
 
 if (process.env.BENCH_GC === '1')
   process.env.BENCH_BOT_FLAGS = `${process.env.BENCH_BOT_FLAGS ?? ''} --trace-gc-nvp`.trim();
+if (process.env.BENCH_HEAP === '1') {
+  // Each answering process writes a heap snapshot here when signalled (discord-scenario.ts, heap-census.ts).
+  process.env.BENCH_HEAP_DIR = mkdtempSync(join(tmpdir(), 'bench-heap-'));
+  process.env.BENCH_BOT_FLAGS =
+    `${process.env.BENCH_BOT_FLAGS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${process.env.BENCH_HEAP_DIR}`.trim();
+}
 const chosen = (process.env.BENCH_SCENARIOS ?? Object.keys(SCENARIOS).join(',')).split(',').map((s) => s.trim());
 const rows: Figures[] = [];
 for (const name of chosen) {

@@ -118,7 +118,10 @@ export async function spawnBot(env: Record<string, string>, attempt = 1): Promis
     heapMb: 0,
     externalMb: 0,
     metrics: async () => {
-      const text = await fetch(`${url}/metrics`).then((r) => r.text());
+      // A scrape reuses a kept-alive connection: one the bot's server closed just as it was reused
+      // (ECONNRESET; seen when the bot stood still writing a heap snapshot, BENCH_HEAP) is retried once.
+      const scrape = () => fetch(`${url}/metrics`).then((r) => r.text());
+      const text = await scrape().catch(scrape);
       const p99 = /^(?:genbot_)?nodejs_eventloop_lag_p99_seconds (\S+)/m.exec(text);
       if (p99) bot.loopP99Ms = Math.max(bot.loopP99Ms, Number((Number(p99[1]) * 1000).toFixed(1)));
       for (const [name, key] of [
