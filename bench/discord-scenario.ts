@@ -98,6 +98,23 @@ function processLine(runner: Runner, cpuMs: number, from: { harness: NodeJS.CpuU
   return `${line}\n  ${runner.kind} garbage collection over the same window: ${gcLine(gc)}`;
 }
 
+/** Sends the burst: `streams` /chat (or mentions) spread over the channels, each one's time kept by its id. */
+function dispatchBurst(
+  discord: FakeDiscord,
+  burst: { kind: 'chat' | 'mention'; streams: number; channelIds: string[]; startedAt: Map<string, number> },
+): void {
+  const { kind, streams, channelIds, startedAt } = burst;
+  for (let i = 0; i < streams; i++) {
+    const channelId = channelIds[i % channelIds.length]!;
+    const user = { id: String(100000000000000000n + BigInt(i)) };
+    const id =
+      kind === 'chat'
+        ? discord.dispatchInteraction({ command: 'chat', options: { prompt: `question ${i}` }, channelId, user }).id
+        : discord.postUserMessage({ channelId, content: `<@${discord.botUser.id}> question ${i}`, author: user }).id;
+    startedAt.set(id, Date.now());
+  }
+}
+
 /** When BENCH_HEAP=1 has the answering process write a heap snapshot: ms after the burst's commands were sent. */
 const HEAP_AT_MS = 3_000;
 
@@ -167,15 +184,7 @@ export async function discordScenario(name: string, options: DiscordScenario): P
     const channelIds = discord.channelList.filter((c) => c.name?.startsWith('bench-')).map((c) => c.id);
     const done = bot.finished(kind, streams);
     const before = { cpu: bot.cpuMs(), harness: process.cpuUsage(), gc: gcFigures(bot.gcTrace()) };
-    for (let i = 0; i < streams; i++) {
-      const channelId = channelIds[i % channelIds.length]!;
-      const user = { id: String(100000000000000000n + BigInt(i)) };
-      const id =
-        kind === 'chat'
-          ? discord.dispatchInteraction({ command: 'chat', options: { prompt: `question ${i}` }, channelId, user }).id
-          : discord.postUserMessage({ channelId, content: `<@${discord.botUser.id}> question ${i}`, author: user }).id;
-      startedAt.set(id, Date.now());
-    }
+    dispatchBurst(discord, { kind, streams, channelIds, startedAt });
     const census = heapCensusLater(bot);
     const outcomes = await done;
     const cpuMs = Math.round(bot.cpuMs() - before.cpu);

@@ -139,7 +139,10 @@ function joinedText<T>(chunks: readonly T[], pieceOf: (chunk: T) => string | nul
     const piece = pieceOf(chunk);
     if (!piece) continue;
     if (first === '') first = piece;
-    else (pieces ??= [first]).push(piece);
+    else {
+      pieces ??= [first];
+      pieces.push(piece);
+    }
   }
   return pieces ? pieces.join('') : first;
 }
