@@ -63,7 +63,7 @@ export function parseConversationKey(key: string): ConversationRef | undefined {
 export function workspaceOf(channelKey: string): string | undefined {
   const ref = parseConversationKey(channelKey);
   if (!ref) return undefined;
-  return ref.platform === 'slack' ? `slack:${ref.team}` : `discord:${ref.guild ?? 'dm'}`;
+  return ref.platform === 'slack' ? joinKey('slack', ref.team) : joinKey('discord', ref.guild ?? 'dm');
 }
 
 /**
@@ -137,12 +137,12 @@ export const storeKeys = {
    */
   feedback: (id: string) => joinKey('feedback', id),
   /** One user's vote (👍 / 👎, and a 👎's reason) on an answer, by the answer's feedback id and the user's id. */
-  feedbackVote: (id: string, user: string) => `feedback-vote:${id}:${user}`,
+  feedbackVote: (id: string, user: string) => joinKey('feedback-vote', id, user),
   /**
    * The votes counted by kind, model and vote (state/feedback.ts): every place's together
    * without `place` (/metrics), else one place's ({@link placeOf}: /usage).
    */
-  feedbackTally: (place?: string) => (place === undefined ? 'feedback-tally' : `feedback-tally:${place}`),
+  feedbackTally: (place?: string) => (place === undefined ? 'feedback-tally' : joinKey('feedback-tally', place)),
   /** A thread the bot opened for a conversation (Discord; state/threads.ts), by the thread's conversation key. */
   openedThread: (conversationId: string) => joinKey('thread', conversationId),
   /**
@@ -150,22 +150,22 @@ export const storeKeys = {
    * id seen in each (state/seen.ts): where catch-up reads after a restart. `platform` is
    * `discord` or `slack`.
    */
-  seenConversations: (platform: 'discord' | 'slack') => `seen:${platform}`,
+  seenConversations: (platform: 'discord' | 'slack') => joinKey('seen', platform),
   /** The channel a Slack user views beside the bot's agent view (platforms/slack/viewed-channel.ts). */
-  viewedChannel: (team: string, user: string) => `viewed:slack:${team}:${user}`,
+  viewedChannel: (team: string, user: string) => joinKey('viewed', 'slack', team, user),
   /**
    * The channels of a workspace or guild whose /settings hold something (state/settings.ts), for
    * Slack's Home tab: `workspace` is a channel key's `<platform>:<team or guild>`.
    */
-  settingsChannels: (workspace: string) => `settings-channels:${workspace}`,
+  settingsChannels: (workspace: string) => joinKey('settings-channels', workspace),
   /** A Slack workspace's chat.startStream count in its window. */
   startStreams: (team: string) => bucketKey({ platform: 'slack', kind: 'startStream', scope: team }),
   /** A rate-limit bucket's slots in its window, shared by every instance (a sorted set; `bucket` is a {@link bucketKey}). */
-  budgetSlots: (bucket: string) => `budget:slots:${bucket}`,
+  budgetSlots: (bucket: string) => joinKey('budget', 'slots', bucket),
   /** A rate-limit bucket's hold, slow-down, spacing and learnt budget, shared by every instance (a hash). */
-  budgetState: (bucket: string) => `budget:state:${bucket}`,
+  budgetState: (bucket: string) => joinKey('budget', 'state', bucket),
   /** The writes under way in a concurrency-bound rate-limit bucket, across every instance (a sorted set). */
-  budgetRunning: (bucket: string) => `budget:running:${bucket}`,
+  budgetRunning: (bucket: string) => joinKey('budget', 'running', bucket),
   /** The bot instances sharing the store, each until its announcement expires (a sorted set). */
   instances: () => 'instances',
 } as const;
@@ -173,27 +173,27 @@ export const storeKeys = {
 /** The claim keys of Slack's deliveries (with {@link storeKeys.claim}'s prefix added by Claims). */
 export const slackClaims = {
   /** An event, by its `event_id` (Slack's retries carry the same). */
-  event: (eventId: string) => `slack:event:${eventId}`,
+  event: (eventId: string) => joinKey('slack', 'event', eventId),
   /** A message, by workspace, channel and `ts` (one message may come as app_mention and message.im). */
-  message: (team: string, channel: string, ts: string) => `slack:message:${team}:${channel}:${ts}`,
+  message: (team: string, channel: string, ts: string) => joinKey('slack', 'message', team, channel, ts),
   /** A verified HTTP request, by its signature's digest and timestamp (replays). */
-  request: (digest: string, timestampSec: string) => `slack:request:${digest}:${timestampSec}`,
+  request: (digest: string, timestampSec: string) => joinKey('slack', 'request', digest, timestampSec),
   /** The agent view's greeting to a user, posted once. */
-  greeting: (team: string, user: string) => `slack:greeting:${team}:${user}`,
+  greeting: (team: string, user: string) => joinKey('slack', 'greeting', team, user),
   /** The title of an agent or assistant thread, set once (its first question). */
-  threadTitle: (team: string, channel: string, threadTs: string) => `slack:title:${team}:${channel}:${threadTs}`,
+  threadTitle: (team: string, channel: string, threadTs: string) => joinKey('slack', 'title', team, channel, threadTs),
 } as const;
 
 /** The claim keys of Discord messages (with {@link storeKeys.claim}'s prefix added by Claims). */
 export const discordClaims = {
   /** A message addressed to the bot, by channel and message id: answered once, live or by catch-up, by any instance. */
-  message: (channel: string, message: string) => `discord:message:${channel}:${message}`,
+  message: (channel: string, message: string) => joinKey('discord', 'message', channel, message),
 } as const;
 
 /** The claim keys of edits of a message that mentioned the bot (with {@link storeKeys.claim}'s prefix added by Claims). */
 export const editClaims = {
   /** One edit: the message's {@link messageRef} and the edit's time as the platform gives it (ms since epoch). */
-  edit: (message: string, editedAt: number) => `edit:${message}:${editedAt}`,
+  edit: (message: string, editedAt: number) => joinKey('edit', message, String(editedAt)),
 } as const;
 
 /** Where a message is: a Discord channel's message, or a Slack message by workspace, channel and `ts`. */
@@ -231,7 +231,7 @@ export type PostedImageLocation =
  * `slack:<file id>` (under 60 characters).
  */
 export function postedImageRef(at: PostedImageLocation): string {
-  return at.platform === 'discord' ? `discord:${at.channel}:${at.message}` : `slack:${at.file}`;
+  return at.platform === 'discord' ? joinKey('discord', at.channel, at.message) : joinKey('slack', at.file);
 }
 
 /** Reads a posted image's reference back. @returns undefined for a string that is not one. */

@@ -240,11 +240,9 @@ export class StreamingReply {
     this.queued = this.submit(false).then(this.afterWrite, this.afterFailedWrite);
   }
 
-  /*
-   * The functions a write is submitted with, made once per answer rather than once per write
-   * (a write waits about a second in the scheduler: long enough for its closures to be promoted
-   * and marked by full collections, a thousand answers at once).
-   */
+  // The functions a write is submitted with are made once per answer rather than once per write
+  // (a write waits about a second in the scheduler: long enough for its closures to be promoted
+  // and marked by full collections, a thousand answers at once).
   /** An intermediate write is over: the next one, if there is more to write. */
   private readonly afterWrite = (): void => {
     this.queued = undefined;

@@ -30,7 +30,7 @@ export interface StreamContext {
   signal: AbortSignal | undefined;
   /** Removes secrets from text quoted in an error. */
   scrub: (text: string) => string;
-  /** Gives back the request's slot (gate.ts); called once when the stream is over (read to the end, failed, or left). */
+  /** Gives back the request's slot (gate.ts's release, which does nothing after its first call): when the stream is over. */
   release: () => void;
 }
 
@@ -59,7 +59,6 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
   private received = false;
   /** Set by {@link abort}: the reason a read's failure is told with. */
   private aborted: { reason: unknown } | undefined;
-  private released = false;
 
   constructor(
     private readonly response: OpenStream,
@@ -115,10 +114,8 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
       : error;
   }
 
-  /** Once the stream is over (read to the end, failed, left or aborted): its slot is given back, once. */
+  /** Once the stream is over (read to the end, failed, left or aborted): its slot is given back (a release is once-only: gate.ts). */
   onEnd(): void {
-    if (this.released) return;
-    this.released = true;
     this.context.release();
   }
 
