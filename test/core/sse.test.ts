@@ -1,7 +1,9 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConnectionError, StreamInterruptedError } from '../../src/core/service/errors.ts';
-import { sseData } from '../../src/core/service/sse.ts';
+import { sseBatches, sseData } from '../../src/core/service/sse.ts';
 
 /** A body that yields `bytes` cut at `cuts`, and records whether it was destroyed. */
 function body(bytes: Uint8Array, cuts: number[]) {
@@ -108,5 +110,65 @@ describe('sseData', () => {
       },
     };
     await expect(collect(sseData(failing, mapError))).rejects.toBeInstanceOf(ConnectionError);
+  });
+});
+
+describe('sseBatches', () => {
+  const reading = { items: (data: readonly string[]) => ({ items: data.map((d) => ({ data: d })) }), mapError };
+
+  it('keeps nothing of a batch it handed out while the consumer has not asked for the next', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // A paced reader takes a batch, then waits about a second before its next step: what the
+    // reader keeps meanwhile lives through every young-generation collection of that second.
+    const bytes = new TextEncoder().encode(serialise(['1', '2'], { crlf: false, comments: false, multiline: false }));
+    const { iterable, state } = body(bytes, [bytes.indexOf(10) + 2]);
+    const reader = sseBatches(iterable, reading);
+    const first = await reader.next();
+    expect(first.value).toEqual([{ data: '1' }]);
+    const batch = new WeakRef(first.value!);
+    const item = new WeakRef(first.value![0]!);
+    first.value = undefined;
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(batch.deref()).toBeUndefined();
+    expect(item.deref()).toBeUndefined();
+    expect((await reader.next()).value).toEqual([{ data: '2' }]);
+    expect((await reader.next()).done).toBe(true);
+    expect(state.destroyed).toBe(false);
+  });
+
+  it('hands out the items before a bad event, then fails at the next step', async () => {
+    const bytes = new TextEncoder().encode('data: 1\n\ndata: bad\n\ndata: [DONE]\n\n');
+    const failing = {
+      items: (data: readonly string[]) => {
+        const items: Array<{ data: string }> = [];
+        for (const d of data) {
+          if (d === 'bad') return { items, failure: { error: new StreamInterruptedError('bad event') } };
+          items.push({ data: d });
+        }
+        return { items };
+      },
+      mapError,
+    };
+    // The first read ends after the bad event: the stream is cut off there, not drained after a [DONE].
+    const { iterable, state } = body(bytes, ['data: 1\n\ndata: bad\n\n'.length]);
+    const reader = sseBatches(iterable, failing);
+    expect((await reader.next()).value).toEqual([{ data: '1' }]);
+    await expect(reader.next()).rejects.toThrow('bad event');
+    expect(state.destroyed).toBe(true);
+    expect((await reader.next()).done).toBe(true);
+  });
+
+  it('lets the body go when left before its first step, and tells the reading once', async () => {
+    let ends = 0;
+    const bytes = new TextEncoder().encode(serialise(['1'], { crlf: false, comments: false, multiline: false }));
+    const { iterable, state } = body(bytes, []);
+    const reader = sseBatches(iterable, { ...reading, onEnd: () => ends++ });
+    await reader.return();
+    await reader.return();
+    expect(state.destroyed).toBe(true);
+    expect(ends).toBe(1);
+    expect((await reader.next()).done).toBe(true);
   });
 });

@@ -87,43 +87,119 @@ export interface BatchReading<T> {
 }
 
 /**
- * Yields the items of the SSE events of `body` (by `reading`), one array per network read (so a
- * consumer pays one async step per read, not per event), up to (not including) `[DONE]`. The body
- * is read and framed ({@link SseFramer}) in this one loop: a streamed answer pays one async step
- * per network read, not one per layer (bench/).
- *
- * Leaving the loop early (break/return/throw) destroys `body`, which cancels the HTTP request;
- * after `[DONE]` the rest is drained ({@link releaseBody}).
- * @param body an async iterable of bytes (stream-body.ts's StreamBody: each step all that arrived; or any byte iterable).
- * @throws StreamEndedEarlyError (a StreamInterruptedError) when the body ends before `[DONE]`; what
- *   `reading.mapError` returns when reading fails; what `reading` throws.
+ * A reading of a body's SSE events by batches ({@link sseBatches}): one reader, one step at a time.
+ * `return()` lets the body go (cancels the request, or drains it after `[DONE]`).
  */
-export async function* sseBatches<T>(body: SseBody, reading: BatchReading<T>): AsyncGenerator<T[], void, undefined> {
-  const reads = body[Symbol.asyncIterator]();
-  const framer = new SseFramer();
-  try {
-    for (;;) {
-      let read: IteratorResult<Uint8Array>;
-      try {
-        read = await reads.next();
-      } catch (cause) {
-        throw reading.mapError(cause);
+export interface SseBatchReader<T> extends AsyncIterableIterator<T[], void, undefined> {
+  return(): Promise<IteratorResult<T[], void>>;
+}
+
+/**
+ * The items of the SSE events of `body` (by `reading`), one array per network read (so a
+ * consumer pays one async step per read, not per event), up to (not including) `[DONE]`. The body
+ * is read and framed ({@link SseFramer}) in one loop: a streamed answer pays one async step per
+ * network read, not one per layer (bench/).
+ *
+ * Leaving the loop early (break/return/throw, or `return()` before any step) destroys `body`,
+ * which cancels the HTTP request; after `[DONE]` the rest is drained ({@link releaseBody}).
+ * @param body an async iterable of bytes (stream-body.ts's StreamBody: each step all that arrived; or any byte iterable).
+ * @returns a reader whose steps throw StreamEndedEarlyError (a StreamInterruptedError) when the
+ *   body ends before `[DONE]`; what `reading.mapError` returns when reading fails; what `reading` throws.
+ */
+export function sseBatches<T>(body: SseBody, reading: BatchReading<T>): SseBatchReader<T> {
+  return new SseBatches(body, reading);
+}
+
+/**
+ * {@link sseBatches}'s reader: an object whose state is its fields, not an async generator. A
+ * generator waits at its `yield` until the consumer's next step (about a second once an answer's
+ * reads are paced: text-of.ts), and its frame keeps that read's bytes, decoded text, events and
+ * parsed chunks alive meanwhile: with a thousand streams, long enough for the young generation's
+ * collections to copy and promote every one of them. Here a step's locals are gone once it returns.
+ */
+class SseBatches<T> implements SseBatchReader<T> {
+  private readonly reads: AsyncIterator<Uint8Array>;
+  private readonly framer = new SseFramer();
+  /** A failure found in a read whose items before it were handed out: thrown at the next step. */
+  private failure: { error: unknown } | undefined;
+  /** The body ended (its last read was done). */
+  private bodyEnded = false;
+  /** Over: the body let go and `reading.onEnd` called. */
+  private finished = false;
+
+  constructor(
+    private readonly body: SseBody,
+    private readonly reading: BatchReading<T>,
+  ) {
+    this.reads = body[Symbol.asyncIterator]();
+  }
+
+  async next(): Promise<IteratorResult<T[], void>> {
+    if (this.finished) return { done: true, value: undefined };
+    try {
+      const pending = this.failure;
+      if (pending) {
+        this.failure = undefined;
+        throw pending.error;
       }
-      const data = read.done ? framer.end() : framer.feed(read.value);
-      if (data.length) {
-        const { items, failure } = reading.items(data);
-        if (items.length) yield items;
-        if (failure) throw failure.error;
+      while (!this.framer.done) {
+        if (this.bodyEnded) throw new StreamEndedEarlyError();
+        let read: IteratorResult<Uint8Array>;
+        try {
+          read = await this.reads.next();
+        } catch (cause) {
+          throw this.reading.mapError(cause);
+        }
+        this.bodyEnded = read.done === true;
+        const items = this.itemsOf(read.done ? this.framer.end() : this.framer.feed(read.value));
+        if (items) return { done: false, value: items };
       }
-      if (framer.done) return;
-      if (read.done) throw new StreamEndedEarlyError();
+    } catch (error) {
+      this.fail(error);
     }
-  } catch (error) {
-    if (!reading.ended) throw error;
-    reading.ended(error);
-  } finally {
-    releaseBody(body, framer.done);
-    reading.onEnd?.();
+    this.finish();
+    return { done: true, value: undefined };
+  }
+
+  /** Leaving early: the body is let go (cancelled, or drained after `[DONE]`). */
+  async return(): Promise<IteratorResult<T[], void>> {
+    this.finish();
+    return { done: true, value: undefined };
+  }
+
+  [Symbol.asyncIterator](): SseBatchReader<T> {
+    return this;
+  }
+
+  /**
+   * The items of one read's events, or undefined for none. A bad event with items before it is
+   * kept for the next step (the items are handed out first); one with none is thrown now.
+   */
+  private itemsOf(data: readonly string[]): T[] | undefined {
+    if (data.length === 0) return undefined;
+    const { items, failure } = this.reading.items(data);
+    if (failure) {
+      if (items.length === 0) throw failure.error;
+      this.failure = failure;
+    }
+    return items.length ? items : undefined;
+  }
+
+  /** Ends the reading on `error`: `reading.ended` may end it quietly (returns) or fail it (throws); the body is let go either way. */
+  private fail(error: unknown): void {
+    try {
+      if (!this.reading.ended) throw error;
+      this.reading.ended(error);
+    } finally {
+      this.finish();
+    }
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    releaseBody(this.body, this.framer.done);
+    this.reading.onEnd?.();
   }
 }
 

@@ -20,7 +20,7 @@ import {
   StreamInterruptedError,
 } from './errors.ts';
 import type { OpenStream, ServiceHttp } from './http.ts';
-import { type BatchReading, sseBatches } from './sse.ts';
+import { type BatchReading, type SseBatchReader, sseBatches } from './sse.ts';
 
 /** What a {@link Stream} needs besides its response: how to say a transport error, the caller's signal, the slot to give back. */
 export interface StreamContext {
@@ -95,7 +95,7 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
    *   ends before `[DONE]` and before any `finish_reason`; the transport errors of `mapError`
    *   (timeouts, resets, aborts).
    */
-  batches(): AsyncGenerator<T[], void, undefined> {
+  batches(): SseBatchReader<T> {
     if (this.consumed) return readAlready();
     this.consumed = true;
     return sseBatches(this.response.body, this);

@@ -1,5 +1,6 @@
 /** A streamed completion read as text (§4.1, §4.2), with a limit on how long it may go without any. */
 import { AbortedError, StreamIdleError } from './errors.ts';
+import type { SseBatchReader } from './sse.ts';
 import type { Stream } from './stream.ts';
 
 /** When a stream's next read may wait: the answer's StreamingReply (`readWaitMs`, and `sleep` on its scheduler's clock). */
@@ -38,7 +39,7 @@ export function textOf<T>(
 /** {@link textOf}'s iterator. */
 class StreamText<T> implements AsyncIterableIterator<string> {
   private first: string;
-  private readonly batches: AsyncGenerator<T[], void, undefined>;
+  private readonly batches: SseBatchReader<T>;
   /** One timer per stream, armed at the first read and pushed back (refresh) at each text instead of made again. */
   private timer: NodeJS.Timeout | undefined;
   private over = false;
@@ -91,7 +92,7 @@ class StreamText<T> implements AsyncIterableIterator<string> {
   /** Leaving the loop early cancels the request (the batches' cleanup). */
   async return(): Promise<IteratorResult<string, undefined>> {
     this.end();
-    await this.batches.return(undefined);
+    await this.batches.return();
     return { done: true, value: undefined };
   }
 
