@@ -6,6 +6,8 @@
 import { getEventListeners, once } from 'node:events';
 import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseJsonAnswer } from '../../src/core/features/json-answer.ts';
@@ -248,6 +250,48 @@ describe('§4.1 streaming rules', () => {
     expect(joined).toBe(answer);
     expect(sizes.every((n) => n > 0)).toBe(true);
     await expect(stream.batches().next()).rejects.toThrow(/only once/);
+  });
+
+  it('texts() yields one string per network read that carries text, which join to the answer; a chunk nobody holds outlives no read', async () => {
+    const answer = 'Texts carry the pieces of one read, joined.';
+    fake.setChatReply(answer);
+    fake.enqueue('chat', { stream: { emptyDeltas: true } });
+    const stream = await service.chat.completions.create({ ...chatBody, stream: true });
+    const chunks: WeakRef<object>[] = [];
+    const reader = stream.texts((chunk) => {
+      chunks.push(new WeakRef(chunk));
+      return chunk.choices[0]?.delta?.content;
+    });
+    let joined = '';
+    for await (const texts of reader) {
+      expect(texts).toHaveLength(1);
+      expect(texts[0]!.length).toBeGreaterThan(0);
+      joined += texts[0];
+    }
+    expect(joined).toBe(answer);
+    // The role chunk and the empty deltas were parsed too (and carried no text).
+    expect(chunks.length).toBeGreaterThan(answer.split(' ').length);
+    expect(stream.finishReason).toBe('stop');
+    await new Promise((resolve) => setImmediate(resolve));
+    setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+    expect(chunks.filter((c) => c.deref() !== undefined)).toHaveLength(0);
+    await expect(stream.texts(() => '').next()).rejects.toThrow(/only once/);
+  });
+
+  it('texts(): a malformed line after text, the text before it first, then the error', async () => {
+    fake.setChatReply('Before the bad line.');
+    fake.enqueue('chat', { stream: { malformedLine: 'data: {"choices":[', afterChunks: 3, chunkDelayMs: 0 } });
+    const stream = await service.chat.completions.create({ ...chatBody, stream: true });
+    let seen = '';
+    const error = await caught(
+      (async () => {
+        for await (const texts of stream.texts((c) => c.choices[0]?.delta?.content)) seen += texts.join('');
+      })(),
+    );
+    expect(error).toBeInstanceOf(InvalidResponseError);
+    expect(seen.length).toBeGreaterThan(0);
+    expect('Before the bad line.'.startsWith(seen)).toBe(true);
   });
 
   it('a malformed line after text: the text before it is delivered, then the error', async () => {

@@ -117,11 +117,8 @@ describe('textOf with a pace', () => {
     let watchers = 0;
     const neverEnds = new Promise<void>(() => undefined);
     const stream = {
-      batches: () => ({
-        next: async () =>
-          read++ < WAITS
-            ? { done: false, value: [{ choices: [{ index: 0, delta: { content: 'x' } }] }] }
-            : { done: true, value: undefined },
+      texts: () => ({
+        next: async () => (read++ < WAITS ? { done: false, value: ['x'] } : { done: true, value: undefined }),
         return: async () => ({ done: true, value: undefined }),
       }),
       watchBodyEnd: (onEnd: (() => void) | undefined) => {

@@ -13,8 +13,8 @@ export interface Pace {
 
 /**
  * The text of a streamed completion, one string per network read (the pieces of its chunks
- * joined; reads that carry no text are skipped). A hand-written iterator over the stream's
- * batches rather than a generator of its own: a streamed answer pays one async step per network
+ * joined; reads that carry no text are skipped: Stream.texts). A hand-written iterator over the
+ * stream's texts rather than a generator of its own: a streamed answer pays one async step per network
  * read, not one per layer (bench/).
  * @param pieceOf the text of one chunk (§4.1 streaming rule 2: `delta` or `content` may be absent).
  * @param options.idleMs ends the stream when no text came for this long, in ms (keep-alive
@@ -39,18 +39,19 @@ export function textOf<T>(
 /** {@link textOf}'s iterator. */
 class StreamText<T> implements AsyncIterableIterator<string> {
   private first: string;
-  private readonly batches: SseBatchReader<T>;
+  /** The stream's text, one string per network read that carries any (Stream.texts). */
+  private readonly reads: SseBatchReader<string>;
   /** One timer per stream, armed at the first read and pushed back (refresh) at each text instead of made again. */
   private timer: NodeJS.Timeout | undefined;
   private over = false;
 
   constructor(
     private readonly stream: Stream<T>,
-    private readonly pieceOf: (chunk: T) => string | null | undefined,
+    pieceOf: (chunk: T) => string | null | undefined,
     private readonly options: { idleMs?: number; first?: string; pace?: Pace },
   ) {
     this.first = options.first ?? '';
-    this.batches = stream.batches();
+    this.reads = stream.texts(pieceOf);
   }
 
   async next(): Promise<IteratorResult<string, undefined>> {
@@ -61,24 +62,21 @@ class StreamText<T> implements AsyncIterableIterator<string> {
       return { done: false, value: text };
     }
     try {
-      while (!this.over) {
-        const waitMs = this.options.pace?.readWaitMs() ?? 0;
-        if (waitMs > 0) {
-          // The idle limit does not run during a paced wait.
-          try {
-            await this.pacedWait(waitMs);
-          } finally {
-            this.stream.watchBodyEnd(undefined);
-          }
-          this.arm();
+      const waitMs = this.over ? 0 : (this.options.pace?.readWaitMs() ?? 0);
+      if (waitMs > 0) {
+        // The idle limit does not run during a paced wait.
+        try {
+          await this.pacedWait(waitMs);
+        } finally {
+          this.stream.watchBodyEnd(undefined);
         }
-        const read = await this.batches.next();
-        if (read.done) break;
-        const text = joinedText(read.value, this.pieceOf);
-        if (text) {
-          this.timer?.refresh();
-          return { done: false, value: text };
-        }
+        this.arm();
+      }
+      // Each read's text in one string (reads without text are read past by Stream.texts).
+      const read = this.over ? undefined : await this.reads.next();
+      if (read && !read.done) {
+        this.timer?.refresh();
+        return { done: false, value: read.value[0]! };
       }
     } catch (error) {
       this.end();
@@ -89,10 +87,10 @@ class StreamText<T> implements AsyncIterableIterator<string> {
     return { done: true, value: undefined };
   }
 
-  /** Leaving the loop early cancels the request (the batches' cleanup). */
+  /** Leaving the loop early cancels the request (the reader's cleanup). */
   async return(): Promise<IteratorResult<string, undefined>> {
     this.end();
-    await this.batches.return();
+    await this.reads.return();
     return { done: true, value: undefined };
   }
 
@@ -126,24 +124,4 @@ class StreamText<T> implements AsyncIterableIterator<string> {
     this.over = true;
     clearTimeout(this.timer);
   }
-}
-
-/**
- * The text of a read's chunks, one piece after another, as one flat string: the pieces (often a
- * dozen words) joined once, where `+=` would make a rope of them that the answer's text then
- * holds for as long as it streams (V8's cons strings: one object per piece).
- */
-function joinedText<T>(chunks: readonly T[], pieceOf: (chunk: T) => string | null | undefined): string {
-  let first = '';
-  let pieces: string[] | undefined;
-  for (const chunk of chunks) {
-    const piece = pieceOf(chunk);
-    if (!piece) continue;
-    if (first === '') first = piece;
-    else {
-      pieces ??= [first];
-      pieces.push(piece);
-    }
-  }
-  return pieces ? pieces.join('') : first;
 }
