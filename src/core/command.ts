@@ -109,9 +109,8 @@ export function checkOptions(
   raw: Record<string, unknown>,
 ): Record<string, string | number | boolean | undefined> {
   const out: Record<string, string | number | boolean | undefined> = {};
-  const known = new Set(command.options.map((o) => o.name));
   for (const name of Object.keys(raw)) {
-    if (!known.has(name)) {
+    if (!command.options.some((o) => o.name === name)) {
       throw new OptionError(
         `/${command.name} has no option \`${name}\`. Options: ${command.options.map((o) => `\`${o.name}\``).join(', ')}.`,
       );

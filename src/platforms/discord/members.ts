@@ -14,12 +14,21 @@ import {
 import type { AdminList } from '../../core/core.ts';
 import type { InvocationUser } from '../../core/platform.ts';
 
-/** Whether permissions make a member a bot admin here: Administrator or Manage Server. */
-export function isAdminPermissions(permissions: Readonly<PermissionsBitField> | null | undefined): boolean {
-  return (
-    permissions?.has(PermissionFlagsBits.Administrator) === true ||
-    permissions?.has(PermissionFlagsBits.ManageGuild) === true
-  );
+/** Administrator or Manage Server: the permissions that make a member a bot admin. */
+const ADMIN_BITS = PermissionFlagsBits.Administrator | PermissionFlagsBits.ManageGuild;
+
+/**
+ * Whether permissions make a member a bot admin here: Administrator or Manage Server. One test of
+ * the bitfield (a command's intake pays this per interaction; discord.js's `has` resolves each
+ * flag and checks Administrator again, a few BigInts per call).
+ */
+function isAdminPermissions(permissions: Readonly<PermissionsBitField> | null | undefined): boolean {
+  return permissions != null && (permissions.bitfield & ADMIN_BITS) !== 0n;
+}
+
+/** Whether permissions let a member manage messages in the channel (Administrator does too). */
+function managesMessages(permissions: Readonly<PermissionsBitField> | null | undefined): boolean {
+  return permissions != null && (permissions.bitfield & PermissionFlagsBits.ManageMessages) !== 0n;
 }
 
 /** The role ids of a member, whichever shape discord.js gave it. */
@@ -43,7 +52,7 @@ export function invocationUser(
     isAdminPermissions(permissions) ||
     admins.userIds.has(user.id) ||
     roleIdsOf(member).some((id) => admins.roleIds.has(id));
-  const canManageMessages = isAdmin || permissions?.has(PermissionFlagsBits.ManageMessages) === true;
+  const canManageMessages = isAdmin || managesMessages(permissions);
   return new KnownUser(user.id, user.username, isAdmin, canManageMessages);
 }
 
