@@ -51,7 +51,8 @@ export function invocationUser(
   const isAdmin =
     isAdminPermissions(permissions) ||
     admins.userIds.has(user.id) ||
-    roleIdsOf(member).some((id) => admins.roleIds.has(id));
+    // discord.js builds a cached member's role list from the guild's roles on each read: only when roles are listed.
+    (admins.roleIds.size > 0 && roleIdsOf(member).some((id) => admins.roleIds.has(id)));
   const canManageMessages = isAdmin || managesMessages(permissions);
   return new KnownUser(user.id, user.username, isAdmin, canManageMessages);
 }
