@@ -15,7 +15,7 @@ const NO_EVENTS: readonly string[] = Object.freeze([]);
 /**
  * The SSE framing of one response body, fed one network read at a time: the `data` of the events
  * each read completes, up to (not including) `[DONE]`. Synchronous, so that a reader pays no
- * async step of its own per read (Stream.batches reads the body and frames it in one loop).
+ * async step of its own per read (Stream.batches and Stream.texts read the body and frame it in one loop).
  */
 export class SseFramer {
   /** Whether `[DONE]` came (events after it are ignored). */
@@ -67,7 +67,7 @@ function releaseBody(body: SseBody, done: boolean): void {
 
 /**
  * How {@link sseBatches} turns the events of each read into items, and how it ends (Stream.batches:
- * parsed chunks; {@link sseData}: the events' text).
+ * parsed chunks; Stream.texts: a read's text; {@link sseData}: the events' data).
  */
 export interface BatchReading<T> {
   /**

@@ -26,7 +26,7 @@ export interface Pace {
  *   meanwhile in one read (stream-body.ts keeps it, and a failure after it), instead of once per
  *   network read. The wait ends early when the body ends (the answer's end, a failure, Stop);
  *   the idle limit does not run during it.
- * @throws (from the iteration) StreamIdleError when the idle limit passed; as Stream.batches otherwise.
+ * @throws (from the iteration) StreamIdleError when the idle limit passed; as Stream.texts otherwise.
  */
 export function textOf<T>(
   stream: Stream<T>,
