@@ -158,6 +158,11 @@ async function startBot(options: E2EBotOptions, parts: Parts): Promise<void> {
     ...(discord ? discordEnv(service, discord) : {}),
     ...(slack ? slackEnv(service, slack, { socketMode: options.socketMode }) : {}),
     ...(redis ? { STORE_URL: redis.url } : {}),
+    // An image's first preparation starts a worker process (nice 10: Node, sharp): on a CI machine
+    // whose two cores run the suite's files in parallel, its start alone passed the default 5 s,
+    // and the image was left out of a question a test expected it in. The bound itself is tested
+    // where it is the subject (abuse-images.test.ts sets it; image-pool.test.ts).
+    IMAGE_PREP_TIMEOUT_MS: '30000',
     ...options.env,
   };
   parts.botEnv = env;
