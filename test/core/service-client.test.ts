@@ -279,36 +279,39 @@ describe('§4.1 streaming rules', () => {
     await expect(stream.texts(() => '').next()).rejects.toThrow(/only once/);
   });
 
-  it('texts(): a malformed line after text, the text before it first, then the error', async () => {
-    fake.setChatReply('Before the bad line.');
-    fake.enqueue('chat', { stream: { malformedLine: 'data: {"choices":[', afterChunks: 3, chunkDelayMs: 0 } });
-    const stream = await service.chat.completions.create({ ...chatBody, stream: true });
-    let seen = '';
-    const error = await caught(
-      (async () => {
-        for await (const texts of stream.texts((c) => c.choices[0]?.delta?.content)) seen += texts.join('');
-      })(),
-    );
-    expect(error).toBeInstanceOf(InvalidResponseError);
-    expect(seen.length).toBeGreaterThan(0);
-    expect('Before the bad line.'.startsWith(seen)).toBe(true);
-  });
-
-  it('a malformed line after text: the text before it is delivered, then the error', async () => {
-    fake.setChatReply('Before the bad line.');
-    fake.enqueue('chat', { stream: { malformedLine: 'data: {"choices":[', afterChunks: 3, chunkDelayMs: 0 } });
-    const stream = await service.chat.completions.create({ ...chatBody, stream: true });
-    let seen = '';
-    const error = await caught(
-      (async () => {
-        for await (const chunks of stream.batches()) for (const c of chunks) seen += c.choices[0]?.delta?.content ?? '';
-      })(),
-    );
-    expect(error).toBeInstanceOf(InvalidResponseError);
-    // The role chunk and two pieces precede the bad line (afterChunks: 3).
-    expect(seen.length).toBeGreaterThan(0);
-    expect('Before the bad line.'.startsWith(seen)).toBe(true);
-  });
+  // Read as batches of chunks (Stream.batches) or as each read's text (Stream.texts, what textOf reads).
+  const readings: Array<[string, (stream: Stream<ChatCompletionChunk>) => AsyncIterable<string>]> = [
+    [
+      'batches()',
+      async function* (stream) {
+        for await (const chunks of stream.batches()) for (const c of chunks) yield c.choices[0]?.delta?.content ?? '';
+      },
+    ],
+    [
+      'texts()',
+      async function* (stream) {
+        for await (const texts of stream.texts((c) => c.choices[0]?.delta?.content)) yield texts.join('');
+      },
+    ],
+  ];
+  it.each(readings)(
+    'a malformed line after text (%s): the text before it is delivered, then the error',
+    async (_, read) => {
+      fake.setChatReply('Before the bad line.');
+      fake.enqueue('chat', { stream: { malformedLine: 'data: {"choices":[', afterChunks: 3, chunkDelayMs: 0 } });
+      const stream = await service.chat.completions.create({ ...chatBody, stream: true });
+      let seen = '';
+      const error = await caught(
+        (async () => {
+          for await (const text of read(stream)) seen += text;
+        })(),
+      );
+      expect(error).toBeInstanceOf(InvalidResponseError);
+      // The role chunk and two pieces precede the bad line (afterChunks: 3).
+      expect(seen.length).toBeGreaterThan(0);
+      expect('Before the bad line.'.startsWith(seen)).toBe(true);
+    },
+  );
 
   it('leaving the loop early cancels the HTTP request (the server sees its socket close)', async () => {
     fake.setChatReply('x'.repeat(2000));

@@ -96,9 +96,7 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
    *   (timeouts, resets, aborts).
    */
   batches(): SseBatchReader<T> {
-    if (this.consumed) return readAlready();
-    this.consumed = true;
-    return sseBatches(this.response.body, this);
+    return this.readOnce(this);
   }
 
   /**
@@ -112,9 +110,14 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
    * @throws as {@link batches}.
    */
   texts(pieceOf: (chunk: T) => string | null | undefined): SseBatchReader<string> {
+    return this.readOnce(new TextReading(this, pieceOf));
+  }
+
+  /** The body's events read by `reading`, the first time the stream is read; a reader that fails at once after that. */
+  private readOnce<U>(reading: BatchReading<U>): SseBatchReader<U> {
     if (this.consumed) return readAlready();
     this.consumed = true;
-    return sseBatches(this.response.body, new TextReading(this, pieceOf));
+    return sseBatches(this.response.body, reading);
   }
 
   /**

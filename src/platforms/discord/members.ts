@@ -18,17 +18,12 @@ import type { InvocationUser } from '../../core/platform.ts';
 const ADMIN_BITS = PermissionFlagsBits.Administrator | PermissionFlagsBits.ManageGuild;
 
 /**
- * Whether permissions make a member a bot admin here: Administrator or Manage Server. One test of
- * the bitfield (a command's intake pays this per interaction; discord.js's `has` resolves each
- * flag and checks Administrator again, a few BigInts per call).
+ * Whether `permissions` hold any of `bits` (Administrator does not count for others here: callers
+ * name it). One test of the bitfield: a command's intake pays this per interaction, where
+ * discord.js's `has` resolves each flag and checks Administrator again, a few BigInts per call.
  */
-function isAdminPermissions(permissions: Readonly<PermissionsBitField> | null | undefined): boolean {
-  return permissions != null && (permissions.bitfield & ADMIN_BITS) !== 0n;
-}
-
-/** Whether permissions let a member manage messages in the channel (Administrator does too). */
-function managesMessages(permissions: Readonly<PermissionsBitField> | null | undefined): boolean {
-  return permissions != null && (permissions.bitfield & PermissionFlagsBits.ManageMessages) !== 0n;
+function holdsAny(permissions: Readonly<PermissionsBitField> | null | undefined, bits: bigint): boolean {
+  return permissions != null && (permissions.bitfield & bits) !== 0n;
 }
 
 /** The role ids of a member, whichever shape discord.js gave it. */
@@ -49,11 +44,12 @@ export function invocationUser(
   admins: AdminList,
 ): InvocationUser {
   const isAdmin =
-    isAdminPermissions(permissions) ||
+    holdsAny(permissions, ADMIN_BITS) ||
     admins.userIds.has(user.id) ||
     // discord.js builds a cached member's role list from the guild's roles on each read: only when roles are listed.
     (admins.roleIds.size > 0 && roleIdsOf(member).some((id) => admins.roleIds.has(id)));
-  const canManageMessages = isAdmin || managesMessages(permissions);
+  // Administrator, which manages messages too, made `isAdmin` already.
+  const canManageMessages = isAdmin || holdsAny(permissions, PermissionFlagsBits.ManageMessages);
   return new KnownUser(user.id, user.username, isAdmin, canManageMessages);
 }
 
