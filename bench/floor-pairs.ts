@@ -43,11 +43,15 @@ export async function floorPairs(pairs = Number(process.env.BENCH_PAIRS ?? 3)): 
     env: { ...scenario.env, ...(floorIntents ? { FLOOR_INTENTS: floorIntents } : {}) },
     start: startFloor,
   };
+  // BENCH_FLOOR_ALONE=1: the floor in both places of each pair (an A/A run): how far the ratio moves on this machine with nothing to tell apart.
+  const alone = process.env.BENCH_FLOOR_ALONE === '1';
+  const otherScenario = alone ? floorScenario : scenario;
+  const other = alone ? 'floor bot again' : 'bot';
   await discordScenario(`${name}: warm-up (not counted)`, floorScenario);
   const runs: Pair[] = [];
   for (let i = 1; i <= pairs; i++) {
     const runFloor = () => discordScenario(`${name}: floor bot, pair ${i}`, floorScenario);
-    const runBot = () => discordScenario(`${name}: bot, pair ${i}`, scenario);
+    const runBot = () => discordScenario(`${name}: ${other}, pair ${i}`, otherScenario);
     const [first, second] = i % 2 === 1 ? [runFloor, runBot] : [runBot, runFloor];
     const a = await first();
     process.stdout.write(`${JSON.stringify(a)}\n`);
@@ -59,7 +63,7 @@ export async function floorPairs(pairs = Number(process.env.BENCH_PAIRS ?? 3)): 
   const firsts = runs.map((p) => ratio(p.bot.firstTextP95Ms, p.floor.firstTextP95Ms));
   const cpus = runs.map((p) => ratio(p.bot.cpuMs, p.floor.cpuMs));
   process.stdout.write(
-    `\n${name}, floor and bot alternating:\n\n| pair | ack p95 floor / bot (ms) | ratio | first text p95 floor / bot (ms) | ratio | CPU floor / bot (ms) | ratio | exact floor / bot |\n|---|---|---|---|---|---|---|---|\n`,
+    `\n${name}, ${alone ? 'the floor against itself (A/A)' : 'floor and bot alternating'}:\n\n| pair | ack p95 floor / bot (ms) | ratio | first text p95 floor / bot (ms) | ratio | CPU floor / bot (ms) | ratio | exact floor / bot |\n|---|---|---|---|---|---|---|---|\n`,
   );
   runs.forEach((p, i) => {
     process.stdout.write(

@@ -26,7 +26,9 @@
  * bot (bench/floor-bot.ts: the least a discord.js bot can do, on the same machine and fakes) and
  * by the bot, three pairs (BENCH_PAIRS), with the ratios bot / floor of the acknowledgement p95
  * and the first text p95 per pair and their medians (floor-pairs.ts). BENCH_FLOOR_INTENTS=messages
- * gives the floor the bot's message intents too (the same gateway traffic of its own messages).
+ * gives the floor the bot's message intents too (the same gateway traffic of its own messages);
+ * BENCH_FLOOR_ALONE=1 runs the floor in both places of each pair (an A/A run: how far the ratios
+ * move on this machine with nothing to tell apart).
  *
  * `shared-discord`, `shared-slack`, `shared-global` (shared-scenarios.ts): 3 bot processes on one
  * redis-server: 3 × 10 /chat in one Discord channel (shared mode, the interactions spread over the
