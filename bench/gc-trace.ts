@@ -2,7 +2,7 @@
  * V8's own account of a process's garbage collection, read from the lines `--trace-gc-nvp`
  * writes to its stdout (one per collection: `[pid:isolate] <ms> ms: pause=… gc=s|mc|… key=value …`),
  * for `bench:streams` with BENCH_GC=1: where a process's CPU goes besides its own code (the
- * bot's extra CPU over the floor's is mostly collection: README, "bench:streams").
+ * bot's extra CPU over the floor's is mostly collection: docs/benchmarks.md).
  */
 
 /** Whether `line` is one of V8's `--trace-gc-nvp` lines. */

@@ -4,7 +4,7 @@
  * and the floor 3 s into the 1,000-channel burst. Every full collection marks what the heap
  * holds, and every scavenge copies what survives: the objects an answer keeps while it streams,
  * times a thousand answers, are what the bot's garbage collection costs beyond the floor's
- * (README, "bench:streams"). Counting them is exact where timings move between runs.
+ * (docs/benchmarks.md). Counting them is exact where timings move between runs.
  *
  * Reads V8's snapshot format: `snapshot.meta.node_fields` / `node_types` name the columns of the
  * flat `nodes` array (type, name, self size…), `strings` the names, `edges` the references.
