@@ -6,6 +6,8 @@
  * counted (this process's fakes are slower on their first burst, before V8 has optimized them:
  * the first pair's floor came out ~1.4× slower than the next pairs'), and per pair the bot's
  * acknowledgement p95 and first text p95 over the floor's. The figure that counts is the median of the pairs' ratios (issue 20: at most 1.15).
+ * BENCH_FLOOR_ALONE=1 puts the floor in the bot's place too (an A/A run): how far the ratios move
+ * on this machine with nothing to tell apart.
  * Both are given DEFAULT_CHAT_MODEL: without it the bot asks the service for its model list on
  * the first /chat of the burst (and every /chat of the burst waits for that one request).
  */
@@ -43,15 +45,14 @@ export async function floorPairs(pairs = Number(process.env.BENCH_PAIRS ?? 3)): 
     env: { ...scenario.env, ...(floorIntents ? { FLOOR_INTENTS: floorIntents } : {}) },
     start: startFloor,
   };
-  // BENCH_FLOOR_ALONE=1: the floor in both places of each pair (an A/A run): how far the ratio moves on this machine with nothing to tell apart.
+  // BENCH_FLOOR_ALONE=1: the floor in the bot's place too (an A/A run).
   const alone = process.env.BENCH_FLOOR_ALONE === '1';
-  const otherScenario = alone ? floorScenario : scenario;
-  const other = alone ? 'floor bot again' : 'bot';
+  const other = alone ? { label: 'floor bot again', scenario: floorScenario } : { label: 'bot', scenario };
   await discordScenario(`${name}: warm-up (not counted)`, floorScenario);
   const runs: Pair[] = [];
   for (let i = 1; i <= pairs; i++) {
     const runFloor = () => discordScenario(`${name}: floor bot, pair ${i}`, floorScenario);
-    const runBot = () => discordScenario(`${name}: ${other}, pair ${i}`, otherScenario);
+    const runBot = () => discordScenario(`${name}: ${other.label}, pair ${i}`, other.scenario);
     const [first, second] = i % 2 === 1 ? [runFloor, runBot] : [runBot, runFloor];
     const a = await first();
     process.stdout.write(`${JSON.stringify(a)}\n`);
