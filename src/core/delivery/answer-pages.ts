@@ -110,7 +110,11 @@ export class AnswerPages {
         this.splitter = { pages: new PageSplitter(maxChars, measure), maxChars, measure };
         this.splitter.pages.reset(this.text);
       }
-      pages = this.splitter.pages.pages();
+      // A page of whitespace alone (an answer of blank lines) is no message: a platform refuses it
+      // as empty, and the bot would wait forever to show it. Leaving it out hides nothing, and
+      // keeps the pages prefix-stable (a completed blank page stays blank).
+      pages = this.splitter.pages.pages().filter((page) => !isBlank(page));
+      if (!pages.length) return [];
     } else {
       if (this.status.trim() === '') return [];
       pages = splitMessage(this.status, maxChars, measure);
