@@ -20,10 +20,10 @@ import type { StoredMessage } from '../state/history.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks } from './answer.ts';
-import { runRequest } from './answer-run.ts';
+import { type RunResult, runRequest } from './answer-run.ts';
 import { type AnswerState, type KeptRequest, newAnswerId } from './answer-state.ts';
 import { type Deferral, startDeferral } from './deferral.ts';
-import { conversationsOf, linkAnswer, newExchange, remember } from './exchange.ts';
+import { conversationsOf, cutAnswer, ExchangeWrites, linkAnswer, newExchange, remember } from './exchange.ts';
 import { admit, reserveTokens } from './usage.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
@@ -219,27 +219,32 @@ async function answerChat(
     ...(request.mention?.text ? { prompt: request.mention.text } : {}),
     ...(request.command ? { command: request.command } : {}),
   });
-  const {
-    text: answer,
-    ending,
-    error,
-  } = await runRequest(ctx, core, body, {
-    session,
-    deferral,
-    reservation,
-    notes,
-    json: request.json === true,
-    images: vision,
-    ...(regenerable ? { keep: { id, state } } : {}),
-    // The exchange is stored before the answer's final write, which then says when it could not be.
-    // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
-    beforeFinal: async (shown) => (shown.trim() === '' ? [] : remember(ctx, core, { asked, answer: shown, exchange })),
-    feedback: { kind, command: request.command ?? kind },
-  });
+  // Stored before the answer's final write, which then says when it could not be; when the
+  // answer's writes fail, what the user was shown of it instead (exchange.ts).
+  const history = new ExchangeWrites(ctx, core, { asked, exchange, session });
+  let result: RunResult;
+  try {
+    result = await runRequest(ctx, core, body, {
+      session,
+      deferral,
+      reservation,
+      notes,
+      json: request.json === true,
+      images: vision,
+      ...(regenerable ? { keep: { id, state } } : {}),
+      beforeFinal: (shown) => history.beforeFinal(shown),
+      feedback: { kind, command: request.command ?? kind },
+    });
+  } catch (error) {
+    await history.keepShown();
+    throw error;
+  }
+  const { text: answer, ending, error } = result;
   // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
-  // one cut off by a fault does not (it may be wrong where it ends). Either is a failed command,
-  // already told in the message.
-  if (ending === 'stopped') await remember(ctx, core, { asked, answer: `${answer}\n[stopped]` });
+  // one cut off by a fault does not (it may be wrong where it ends); one whose continuation the
+  // platform refused keeps what was shown. Each is a failed command, already told in the message.
+  if (ending === 'stopped') await remember(ctx, core, { asked, answer: cutAnswer(answer) });
+  if (ending === 'cut') await history.keepShown();
   if (ending !== 'done') throw new ShownError(error);
   if (request.mention?.ref) await linkAnswer(ctx, core, request.mention.ref, id, session.reply.lastMessageRef);
   if (request.webSearch === 'images') await postImageResults(ctx, answer, session.reply);
