@@ -9,6 +9,8 @@
  * - `finish()` submits final writes, which go first, until every message shows its final page
  *   (each retried on failure); a continuation that cannot be posted is noted in the first message;
  *   a final text on fewer pages than were posted leaves the later messages saying they were replaced;
+ * - a message someone deleted (ReplyChannel.isDeleted) ends the writes: `onDeleted` stops the answer;
+ * - `shownAnswer` says what the messages show of the answer (what the history keeps when a write failed);
  * - before the first text, a status line (`status()`: a place in the queue, "is thinking…")
  *   may occupy the first message, replaced by the answer;
  * - `controls` (a Stop button) ride on the message being streamed and leave it in its final write;

@@ -73,7 +73,8 @@ export interface ChatRequest {
  * to the history before its final write (images and files are noted as `[2 images: cat.webp,
  * dog.gif]`, `[1 file: a.py]`, never stored; a store that does not take them keeps them waiting,
  * and the final write says so once per conversation: exchange.ts `remember`); a failed answer
- * leaves the history as it was.
+ * leaves the history as it was, and one whose last writes failed keeps what the user was shown of
+ * it, marked as cut, or nothing (exchange.ts `ExchangeWrites`).
  * A finished answer carries a Regenerate button (answer-state.ts, regenerate.ts), except one
  * whose image results (web search mode "images") follow it.
  * @throws as answer-stream.ts `streamAnswer`; ImagesNotSupportedError when the service refuses the
