@@ -1,6 +1,6 @@
 /**
  * Files and PDFs, attacked (issue 38, items 1, 2, 3 and 10): real discord.js against FakeDiscord
- * (its CDN answers HTTP ranges, as Discord's does) and FakeService, the bot in this process.
+ * (its CDN answers HTTP ranges) and FakeService, the bot in this process.
  *
  * - A 1 MB PDF whose content stream inflates to 1 GiB of blanks: the PDF worker's resident size,
  *   read every 10 ms from /proc, stays under WORKER_MEMORY_MB, and the answer names the file.

@@ -1,6 +1,6 @@
 /**
- * HTTP range requests for the fakes' file hosts (Discord's CDN, Slack's `files-pri`), as the
- * real ones serve them (media players seek with them): RFC 9110 §14.2. One range
+ * HTTP range requests for the fakes' file hosts (Discord's CDN, Slack's `files-pri`), as an HTTP
+ * file host may serve them: RFC 9110 §14.2. One range
  * `bytes=<first>-[<last>]` is answered 206 with `Content-Range: bytes <first>-<last>/<size>`;
  * a first byte past the end 416 with `Content-Range: bytes * /<size>`; anything else (no header,
  * several ranges, a suffix range, a malformed one) is answered with the whole file (200), which

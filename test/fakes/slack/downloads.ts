@@ -124,7 +124,7 @@ export async function handleFileDownload(
     record.status = 404;
     return sendHtml(res, 404, 'File not found', 'This file could not be found.');
   }
-  // One range is served as asked (206; 416 past the end), as Slack's file host does for players that seek.
+  // One range is served as asked (206; 416 past the end), as an HTTP file host may (RFC 9110 §14.2).
   const answer = rangeAnswer(req.headers.range, file.length);
   record.status = answer.status;
   const download = url.pathname.includes('/download/');

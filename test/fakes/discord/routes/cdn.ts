@@ -13,9 +13,10 @@
  * - Bytes are streamed in 64 KiB chunks with backpressure, and stop as soon as the client
  *   aborts or closes the socket; `Content-Length` is the real length served (not the
  *   advertised `size`), absent for a `chunked` attachment.
- * - A `Range: bytes=a-b` request is answered 206 with those bytes only (416 past the end), as
- *   Discord's CDN does for the media players that seek in attachments (test/fakes/range.ts);
- *   a `chunked` attachment, whose length the CDN does not announce, is always sent whole.
+ * - A `Range: bytes=a-b` request is answered 206 with those bytes only (416 past the end), as an
+ *   HTTP file host may (RFC 9110 §14.2; test/fakes/range.ts); a `chunked` attachment, whose
+ *   length is not announced, is always sent whole (a host that ignores ranges: the bot then cuts
+ *   the stream itself, test/core/download.test.ts).
  * - Every GET is recorded in `downloads` (bytes sent, completed, aborted), updated when the
  *   response ends or its socket closes, then announced as a `download` event.
  */
