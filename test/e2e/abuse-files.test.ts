@@ -8,15 +8,18 @@
  *   there), within the same cap.
  * - A mention with ten such PDFs does not delay another user's image: PDFs have workers of their own.
  * - Ten 20 MiB text files: the CDN sends at most the question's character budget in bytes; at
- *   most MAX_FILES_PER_MESSAGE files are considered, and the "Not used" line stays one short line.
+ *   most MAX_FILES_PER_MESSAGE files are considered, and the "Not used" line stays one short line;
+ *   three "Summarize" presses on such a message download at most that budget each.
  * - A file of backticks: its whole part, fences included, within the budget.
  * - Ten files with 1,000-character names: the notes under the answer stay one short line.
  */
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { messageActions } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { filesCharBudget } from '../../src/core/media/files.ts';
 import { processMemory } from '../../src/core/media/image-processes.ts';
+import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import type { FakeChannel, FakeDiscord, FakeMessage, UserAttachmentOptions } from '../fakes/discord.ts';
 import type { ContentPart, FakeService } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
@@ -29,6 +32,7 @@ const WORKER_MEMORY_MB = 384;
 const HISTORY_TOKEN_BUDGET = 6000;
 const GIB = 1024 * 1024 * 1024;
 
+const SUMMARIZE = messageActions.find((a) => a.id === 'summarize_message');
 const ALICE = { id: '440000000000000001', username: 'alice' };
 const BOB = { id: '440000000000000002', username: 'bob' };
 
@@ -61,6 +65,13 @@ useE2E(
 
 beforeAll(async () => {
   [blankBomb, textBomb] = await Promise.all([inflatingPdf(GIB, 'blank'), inflatingPdf(GIB, 'text')]);
+  // The message commands, registered as an operator registers them.
+  await deployCommands({
+    token: discord.token,
+    applicationId: discord.applicationId,
+    apiUrl: discord.apiUrl,
+    guildId: discord.guildId,
+  });
 }, 120_000);
 
 const conversationOf = (channel: FakeChannel) => `discord:${channel.guildId ?? 'dm'}:${channel.id}`;
@@ -199,6 +210,36 @@ describe('text files', () => {
     expect(notUsed).toMatch(/and \d+ more\._$/);
     expect(notUsed!.length).toBeLessThan(600);
   });
+
+  it('three "Summarize" presses on a message with ten 20 MiB text files: each downloads at most the budget', async () => {
+    const channel = discord.addChannel('summarize-logs');
+    const target = discord.postUserMessage({
+      channelId: channel.id,
+      content: 'the logs from last night',
+      author: BOB,
+      attachments: Array.from({ length: 10 }, (_, i) => ({
+        filename: `night-${i}.log`,
+        stream: { bytes: 20 * 1024 * 1024 },
+        contentType: 'text/plain',
+      })),
+    });
+    // The files' budget of a question of no text: more than Summarize's question leaves.
+    const budget = filesCharBudget(HISTORY_TOKEN_BUDGET, '');
+    for (let press = 0; press < 3; press++) {
+      const since = discord.downloads.length;
+      service.enqueue('chat', { stream: { pieces: [`Summary ${press}.`] } });
+      const done = testBot.outcomes(
+        (o) => o.command === SUMMARIZE!.id && o.conversationId === conversationOf(channel),
+        1,
+      );
+      discord.dispatchMessageCommand({ command: SUMMARIZE!.name, messageId: target.id, user: ALICE });
+      const [outcome] = await done;
+      expect(outcome!.ok).toBe(true);
+      const bytes = discord.downloads.slice(since).reduce((sum, d) => sum + d.bytesSent, 0);
+      expect(bytes).toBeGreaterThan(0);
+      expect(bytes).toBeLessThanOrEqual(budget);
+    }
+  }, 120_000);
 
   it('a file of backticks: its part, fences included, within the budget', async () => {
     const channel = discord.addChannel('backticks');
