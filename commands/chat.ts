@@ -19,7 +19,7 @@ import {
 } from '../src/core/features/options.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
 import { looksLikeImage, optionImage } from '../src/core/media/attachments.ts';
-import { filesCharBudget, optionFile } from '../src/core/media/files.ts';
+import { fileLimits, optionFile } from '../src/core/media/files.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
 
 type WebSearch = (typeof WEB_SEARCH_MODES)[number];
@@ -64,20 +64,11 @@ export default {
     const sampling = samplingFrom(ctx.options, core);
     const model = stringOption(ctx.options, 'model');
     const file = ctx.files.image;
-    const work = { images: core.images, key: subjectOf(ctx), signal: ctx.signal };
+    const work = { images: core.images, pdfs: core.pdfs, key: subjectOf(ctx), signal: ctx.signal };
     const images = file && looksLikeImage(file) ? [await optionImage('image', file, core.inputImages, work)] : [];
     const { files, notes } =
       file && !looksLikeImage(file)
-        ? await optionFile(
-            'image',
-            file,
-            {
-              ...core.limits.files,
-              maxBytes: core.inputImages.maxBytes,
-              maxTotalChars: filesCharBudget(core.limits.historyTokenBudget, String(prompt)),
-            },
-            work,
-          )
+        ? await optionFile('image', file, fileLimits(core.limits, core.inputImages.maxBytes, String(prompt)), work)
         : { files: [], notes: [] };
     // Returned, not awaited: this frame is not kept for as long as the answer streams.
     return chat(ctx, core, {

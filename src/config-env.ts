@@ -133,12 +133,17 @@ export const storeAndModelsEnv = z.object({
   DEFAULT_VISION_MODEL: optionalString,
 });
 
-/** Users' images: count per request, bytes per file; the image workers: deadline (ms) and processes. */
+/**
+ * Users' images: count per request, bytes per file; the image workers: deadline (ms) and
+ * processes; the PDF workers' processes; the memory of any one worker process (MiB).
+ */
 export const imagesEnv = z.object({
   MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
   MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
   IMAGE_PREP_TIMEOUT_MS: optionalInt(5_000, 100, 120_000),
   IMAGE_PREP_CONCURRENCY: optionalInt(2, 1, 64),
+  PDF_WORKERS: optionalInt(2, 1, 64),
+  WORKER_MEMORY_MB: optionalInt(512, 192, 65_536),
 });
 
 /**
@@ -156,6 +161,8 @@ export const limitsEnv = z.object({
   STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
   HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
   MAX_FILE_CHARS: optionalInt(100_000, 100, 10_000_000),
+  MAX_FILES_PER_MESSAGE: optionalInt(5, 1, 50),
+  MAX_FILE_BYTES_PER_MESSAGE: optionalInt(40 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   MAX_PDF_PAGES: optionalInt(50, 1, 10_000),
   PDF_TIMEOUT_MS: optionalInt(15_000, 100, 300_000),
   REPLY_CHAIN_MAX: optionalInt(25, 1, 100),

@@ -6,6 +6,7 @@
 import type { Logger } from '../log.ts';
 import type { NamedWait } from './delivery/bucket.ts';
 import type { BucketId } from './keys.ts';
+import type { ByteRange } from './media/download-range.ts';
 import type { Card, CardLimits } from './platform-cards.ts';
 import type { Button, TextForm } from './platform-controls.ts';
 
@@ -232,11 +233,20 @@ export interface Attachment {
   origin?: 'message' | 'replied';
   /**
    * Downloads the bytes (with the platform's auth where needed), streaming, refusing more
-   * than `maxBytes`.
+   * than `maxBytes`; with `range`, only those bytes (at most `maxBytes` of them, never refused
+   * for the file's size: media/download.ts `range`), for a reader that needs only a file's start.
    * @throws DownloadError (media/download.ts) for a download that failed or passed the cap;
    *   AttachmentAccessError when the platform will not let the bot read files at all.
    */
-  fetch(options: { maxBytes: number; signal: AbortSignal }): Promise<Uint8Array>;
+  fetch(options: AttachmentFetch): Promise<Uint8Array>;
+}
+
+/** How much of an {@link Attachment} to download: a byte cap, the command's signal, and optionally a byte range. */
+export interface AttachmentFetch {
+  maxBytes: number;
+  signal: AbortSignal;
+  /** Bytes [start, start + length) only. */
+  range?: ByteRange;
 }
 
 /**

@@ -266,7 +266,6 @@ export function attachmentOf(
     mimeType: file.contentType ?? undefined,
     size: file.size,
     origin,
-    fetch: async ({ maxBytes, signal }) =>
-      (await downloader.download(file.url, { maxBytes, signal, name: file.name })).data,
+    fetch: async (options) => (await downloader.download(file.url, { ...options, name: file.name })).data,
   };
 }

@@ -12,7 +12,13 @@
 import type { WebClient } from '@slack/web-api';
 import { parsePostedImageRef, postedImageRef } from '../../core/keys.ts';
 import { DownloadError, type Downloader } from '../../core/media/download.ts';
-import { type Attachment, AttachmentAccessError, type OutgoingFile, type PostedImage } from '../../core/platform.ts';
+import {
+  type Attachment,
+  AttachmentAccessError,
+  type AttachmentFetch,
+  type OutgoingFile,
+  type PostedImage,
+} from '../../core/platform.ts';
 
 /** Said once when Slack serves a web page instead of a user's file: the token lacks `files:read`. */
 export const FILES_READ_MISSING =
@@ -74,7 +80,7 @@ export function slackFileHost(url: string | URL, apiOrigin: string | undefined):
 export async function downloadSlackFile(
   url: string,
   file: { name: string; mimeType?: string | undefined },
-  options: { maxBytes: number; signal: AbortSignal },
+  options: AttachmentFetch,
   deps: Pick<SlackFileDeps, 'botToken' | 'downloader' | 'apiOrigin'>,
 ): Promise<Uint8Array> {
   if (!slackFileHost(url, deps.apiOrigin))

@@ -22,6 +22,7 @@
  * written, completed or aborted).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { rangeAnswer, rangeHeaders } from '../range.ts';
 import type { UserFileInput } from './inbound-types.ts';
 import type { FakeSlackFile, FileDownload } from './types.ts';
 import type { Workspace } from './workspace.ts';
@@ -123,11 +124,15 @@ export async function handleFileDownload(
     record.status = 404;
     return sendHtml(res, 404, 'File not found', 'This file could not be found.');
   }
-  record.status = 200;
+  // One range is served as asked (206; 416 past the end), as an HTTP file host may (RFC 9110 §14.2).
+  const answer = rangeAnswer(req.headers.range, file.length);
+  record.status = answer.status;
   const download = url.pathname.includes('/download/');
-  res.writeHead(200, {
+  res.writeHead(answer.status, {
     'content-type': file.contentType ?? 'application/octet-stream',
     'content-length': String(file.length),
+    'accept-ranges': 'bytes',
+    ...rangeHeaders(answer, file.length),
     'cache-control': 'private, no-transform',
     ...(download
       ? { 'content-disposition': `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"` }
@@ -139,16 +144,21 @@ export async function handleFileDownload(
   res.on('close', () => {
     record.aborted = !record.completed;
   });
-  if (req.method === 'HEAD') return void res.end();
+  if (req.method === 'HEAD' || answer.status === 416) return void res.end();
+  const [from, to] = answer.status === 206 ? [answer.start, answer.end + 1] : [0, file.length];
   if (file.data) {
-    record.bytesSent = file.data.length;
-    return void res.end(file.data);
+    record.bytesSent = to - from;
+    return void res.end(file.data.subarray(from, to));
   }
-  await writeGenerated(res, file.length, record);
+  await writeGenerated(res, { from, to }, record);
 }
 
-/** Writes a generated file chunk by chunk, waiting for `drain`, and stops when the client closes. */
-async function writeGenerated(res: ServerResponse, total: number, record: FileDownload): Promise<void> {
+/** Writes bytes [from, to) of a generated file chunk by chunk, waiting for `drain`, and stops when the client closes. */
+async function writeGenerated(
+  res: ServerResponse,
+  bytes: { from: number; to: number },
+  record: FileDownload,
+): Promise<void> {
   let closed = false;
   let wake: (() => void) | undefined;
   res.on('drain', () => wake?.());
@@ -156,12 +166,12 @@ async function writeGenerated(res: ServerResponse, total: number, record: FileDo
     closed = true;
     wake?.();
   });
-  let offset = 0;
-  while (offset < total && !closed) {
-    const length = Math.min(DOWNLOAD_CHUNK_BYTES, total - offset);
+  let offset = bytes.from;
+  while (offset < bytes.to && !closed) {
+    const length = Math.min(DOWNLOAD_CHUNK_BYTES, bytes.to - offset);
     const flushed = res.write(chunkAt(offset, length));
     offset += length;
-    record.bytesSent = offset;
+    record.bytesSent = offset - bytes.from;
     if (!flushed && !closed) await new Promise<void>((resolve) => (wake = resolve));
     wake = undefined;
   }

@@ -51,7 +51,8 @@ export function createRouter(ctx: Ctx): Router {
       .slice(1)
       .map((s) => safeDecode(s));
     const cdn = segments[0] === 'attachments' || (segments[0] === 'media' && segments[1] === 'attachments');
-    if (cdn && (method === 'GET' || method === 'HEAD')) return serveAttachment(ctx, method, url, segments);
+    if (cdn && (method === 'GET' || method === 'HEAD'))
+      return serveAttachment(ctx, method, url, segments, req.headers.range);
     if (segments[0] !== 'api') throw notFound();
     const version = /^v(\d+)$/.exec(segments[1] ?? '')?.[1];
     if (version !== API_VERSION) throw discordError(400, 50041, 'Invalid API version provided.');
