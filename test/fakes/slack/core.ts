@@ -292,6 +292,39 @@ export class FakeSlackCore {
   }
 
   /**
+   * A user shares their file in a conversation: a message of the file's owner carrying it (as
+   * people do in Slack's client), stored without an event to the app. files.info then lists the
+   * conversation (file-shares.ts). For a file shared with a message to the bot, give it to an
+   * event builder's `files` instead.
+   * @throws Error for a file of another fake, an unknown channel, or an owner not in the channel.
+   */
+  shareUserFile(
+    file: FakeSlackFile,
+    channel: string,
+    options: { text?: string; threadTs?: string } = {},
+  ): FakeSlackMessage {
+    const where = this.ws.channels.get(channel);
+    if (this.ws.file(file.id) !== file) throw new Error(`shareUserFile: file ${file.id} is not a file of this fake`);
+    if (!where) throw new Error(`shareUserFile: unknown channel ${channel}`);
+    if (where.isIm ? where.imUser !== file.user : where.members && !where.members.includes(file.user))
+      throw new Error(`shareUserFile: ${file.user} is not a member of ${channel}`);
+    const m = this.ws.storeMessage({
+      channel,
+      user: file.user,
+      botId: undefined,
+      text: options.text ?? '',
+      blocks: undefined,
+      threadTs: options.threadTs,
+      files: [file.id],
+      via: 'user',
+      method: 'user',
+    });
+    Object.assign(file, { channel, threadTs: options.threadTs, messageTs: m.ts });
+    file.shares.push({ channel, ts: m.ts, threadTs: options.threadTs });
+    return m;
+  }
+
+  /**
    * Forgets messages (and their streams), files, calls, ephemerals, response URLs, failures,
    * uploads, downloads, event deliveries, loading statuses, button presses, envelopes, opened
    * modals, closed Socket Mode connections, rate-limit state and scripted hangs; keeps channels (DMs too),
