@@ -12,7 +12,7 @@ import { agentMethods } from './agent.ts';
 import { assistantMethods } from './assistant.ts';
 import { chatMethods } from './chat.ts';
 import { conversationMethods } from './conversations.ts';
-import { addUserFile, handleFileDownload, handlePermalink, handleSignInPage } from './downloads.ts';
+import { addUserFile, handleFileDownload, handlePermalink, handleSignInPage, shareUserFile } from './downloads.ts';
 import { fileMethods } from './files.ts';
 import { homeMethods } from './home.ts';
 import { identityMethods } from './identity.ts';
@@ -303,25 +303,7 @@ export class FakeSlackCore {
     channel: string,
     options: { text?: string; threadTs?: string } = {},
   ): FakeSlackMessage {
-    const where = this.ws.channels.get(channel);
-    if (this.ws.file(file.id) !== file) throw new Error(`shareUserFile: file ${file.id} is not a file of this fake`);
-    if (!where) throw new Error(`shareUserFile: unknown channel ${channel}`);
-    if (where.isIm ? where.imUser !== file.user : where.members && !where.members.includes(file.user))
-      throw new Error(`shareUserFile: ${file.user} is not a member of ${channel}`);
-    const m = this.ws.storeMessage({
-      channel,
-      user: file.user,
-      botId: undefined,
-      text: options.text ?? '',
-      blocks: undefined,
-      threadTs: options.threadTs,
-      files: [file.id],
-      via: 'user',
-      method: 'user',
-    });
-    Object.assign(file, { channel, threadTs: options.threadTs, messageTs: m.ts });
-    file.shares.push({ channel, ts: m.ts, threadTs: options.threadTs });
-    return m;
+    return shareUserFile(this.ws, file, channel, options);
   }
 
   /**
