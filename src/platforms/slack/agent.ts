@@ -9,15 +9,15 @@
  *   fail silently there; ASSISTANT_PROMPTS) and, the first time, a one-line greeting (a claim in
  *   the store). `app_context_changed` (and the Messages tab's own `context`) names the channel
  *   the user views: remembered for their conversations (viewed-channel.ts), and forgotten when a
- *   context names no channel (the user views none). Each message there
- *   is a `message.im` (events.ts), answered in its thread (message-answer.ts: title, status,
- *   native stream, `imagine …`, "summarize this channel"). Bolt 5 has no listener of its own
- *   for these: `app.event`, as Slack's samples do.
+ *   context names no channel (the user views none). Each message there is a `message.im`
+ *   (events.ts), answered in its thread (message-answer.ts: title, status, native stream,
+ *   `imagine …`, "summarize this channel"). Bolt 5 has no listener of its own for these:
+ *   `app.event`, as Slack's samples do.
  * - The assistant view (`features.assistant_view`, for apps made before the agent view): Bolt's
  *   `Assistant` class takes `assistant_thread_started` (the prompts, on the thread, and the
  *   greeting), `assistant_thread_context_changed` (the viewed channel, through a thread context
- *   store kept in the bot's store; a context without a channel forgets it) and the messages of its threads (handed to events.ts, answered
- *   as any DM's).
+ *   store kept in the bot's store; a context without a channel forgets it) and the messages of
+ *   its threads (handed to events.ts, answered as any DM's).
  * - The Home tab (`tab: 'home'`): published for the user (home.ts).
  */
 import { type App, Assistant } from '@slack/bolt';

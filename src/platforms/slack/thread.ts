@@ -3,10 +3,11 @@
  * no stored history for reads the thread's earlier messages (`conversations.replies`) as the
  * conversation, so "summarize this thread" works: the messages since the bot last wrote there
  * (all of them in a thread it never wrote in; none after `@bot forget`, whose answer is the
- * bot's), as `user` turns named by their display name (users.ts: all at once), with their images (files
- * of an image type: sent as `image_url` parts, downloaded with the bot token from Slack's file
- * hosts only, files.ts; without `files:read` that is said once under the answer), the newest
- * kept within HISTORY_TOKEN_BUDGET (core/tokens.ts estimates, an image {@link IMAGE_TOKENS}).
+ * bot's), as `user` turns named by their display name (users.ts: all at once), with their
+ * images (files of an image type: sent as `image_url` parts, downloaded with the bot token
+ * from Slack's file hosts only, files.ts; without `files:read` that is said once under the
+ * answer), the newest kept within HISTORY_TOKEN_BUDGET (core/tokens.ts estimates, an image
+ * {@link IMAGE_TOKENS}).
  *
  * Reading needs the history scope of the conversation's type (`channels:history`,
  * `groups:history`, `im:history`, `mpim:history`). A refusal (`missing_scope`,
