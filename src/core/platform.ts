@@ -271,9 +271,11 @@ export interface InvocationUser {
   /**
    * Discord: Administrator or Manage Server in the guild, or listed in ADMIN_USER_IDS /
    * ADMIN_ROLE_IDS; Slack: a workspace admin or owner, or listed in ADMIN_USER_IDS.
+   * Rejects when the platform could not tell (Slack: users.info failed), with an error whose
+   * sentence says so: a right that could not be checked is never read as "no" (nor as "yes").
    */
   isAdmin(): Promise<boolean>;
-  /** May clear a channel's history (/forget): admins, and Discord members with Manage Messages. */
+  /** May clear a channel's history (/forget): admins, and Discord members with Manage Messages. Rejects as {@link isAdmin}. */
   canManageMessages(): Promise<boolean>;
 }
 

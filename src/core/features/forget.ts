@@ -12,6 +12,7 @@ import type { Core } from '../core.ts';
 import { sendOnce } from '../delivery/one-off.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { CommandContext } from '../platform.ts';
+import { forgetRefused } from '../sentences.ts';
 
 /**
  * Whether a message addressed to the bot (its mention of the bot removed) asks it to forget the
@@ -25,13 +26,13 @@ export function asksToForget(text: string): boolean {
  * Clears the history (and the conversation's exchanges waiting for the store) and says so in the
  * conversation (so everyone knows the bot starts afresh).
  * @param how what the user did, named in a refusal (default `/forget`; e.g. `Forgetting a thread`).
- * @throws ForbiddenError for a member without the right, in a channel.
+ * @throws ForbiddenError for a member without the right, in a channel (sentences.ts
+ *   `forgetRefused`: who may, on this platform); what `canManageMessages` rejects with when the
+ *   rights could not be checked.
  */
 export async function forget(ctx: CommandContext, core: Core, how = '/forget'): Promise<void> {
   if (!ctx.isDirectMessage && !(await ctx.user.canManageMessages())) {
-    throw new ForbiddenError(
-      `${how} in a channel is for admins and members who may manage messages. In a DM with the bot anyone may use it.`,
-    );
+    throw new ForbiddenError(forgetRefused(ctx.platform, how));
   }
   const count = (await core.history.get(ctx.conversationId)).length;
   await core.history.clear(ctx.conversationId);

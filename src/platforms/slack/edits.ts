@@ -116,7 +116,7 @@ export async function onMessageChanged(
         conversationId: state.conversationId,
         channelKey: state.channelKey,
         isDirectMessage: !inChannel,
-        user: deps.directory.user(client, m.user!),
+        user: deps.directory.user(client, { team: meta.teamId, id: m.user! }),
         options: {},
         files: {},
         signal,

@@ -1,5 +1,5 @@
 /**
- * Users' files and file downloads: `GET|HEAD /files-pri/<team>-<file>/<name>` (`url_private`)
+ * Users' files (added, and shared in a conversation by their owner) and file downloads: `GET|HEAD /files-pri/<team>-<file>/<name>` (`url_private`)
  * and `/files-pri/<team>-<file>/download/<name>` (`url_private_download`), for users' files
  * ({@link addUserFile}) and the bot's uploads alike.
  *
@@ -24,7 +24,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { rangeAnswer, rangeHeaders } from '../range.ts';
 import type { UserFileInput } from './inbound-types.ts';
-import type { FakeSlackFile, FileDownload } from './types.ts';
+import type { FakeSlackFile, FakeSlackMessage, FileDownload } from './types.ts';
 import type { Workspace } from './workspace.ts';
 
 /** Bytes written per chunk of a generated file. */
@@ -69,6 +69,34 @@ export function addUserFile(ws: Workspace, input: UserFileInput): FakeSlackFile 
     completed: true,
     ...(input.filetype ? { filetype: input.filetype } : {}),
   });
+}
+
+/** See {@link FakeSlack.shareUserFile}. @throws Error for a file of another fake, an unknown channel, or an owner not in it. */
+export function shareUserFile(
+  ws: Workspace,
+  file: FakeSlackFile,
+  channel: string,
+  options: { text?: string; threadTs?: string } = {},
+): FakeSlackMessage {
+  const where = ws.channels.get(channel);
+  if (ws.file(file.id) !== file) throw new Error(`shareUserFile: file ${file.id} is not a file of this fake`);
+  if (!where) throw new Error(`shareUserFile: unknown channel ${channel}`);
+  if (where.isIm ? where.imUser !== file.user : where.members && !where.members.includes(file.user))
+    throw new Error(`shareUserFile: ${file.user} is not a member of ${channel}`);
+  const m = ws.storeMessage({
+    channel,
+    user: file.user,
+    botId: undefined,
+    text: options.text ?? '',
+    blocks: undefined,
+    threadTs: options.threadTs,
+    files: [file.id],
+    via: 'user',
+    method: 'user',
+  });
+  Object.assign(file, { channel, threadTs: options.threadTs, messageTs: m.ts });
+  file.shares.push({ channel, ts: m.ts, threadTs: options.threadTs });
+  return m;
 }
 
 /** A web page: Slack's sign-in page, or the web app at a permalink. */
