@@ -100,9 +100,7 @@ describe('readText', () => {
 describe('filePart and filesNote', () => {
   it('puts a file in a fence no line of it can close: backticks, or tildes where they can be shorter', () => {
     expect(filePart({ name: 'a.md', text: 'x\n' })).toBe('File a.md:\n```\nx\n```');
-    expect(filePart({ name: 'b.md', text: 'see ```js\ncode\n```' })).toBe(
-      'File b.md:\n~~~\nsee ```js\ncode\n```\n~~~',
-    );
+    expect(filePart({ name: 'b.md', text: 'see ```js\ncode\n```' })).toBe('File b.md:\n~~~\nsee ```js\ncode\n```\n~~~');
     expect(filePart({ name: 'c.md', text: '```\n~~~~\n```' })).toBe('File c.md:\n````\n```\n~~~~\n```\n````');
     expect(filePart({ name: 'r.pdf', text: 'one', pages: 3 })).toBe('File r.pdf (3 pages):\n```\none\n```');
   });
