@@ -32,8 +32,12 @@ export const ANSWER_STATE_TTL_MS = 24 * 3_600_000;
  */
 export const ANSWER_STATES_USER_MAX_BYTES = { sqlite: 16 * 1024 * 1024, redis: 2 * 1024 * 1024 } as const;
 
-/** Most states a conversation's list names (the oldest leave it; /forget's note still refuses them). */
-export const CONVERSATION_LIST_MAX = 500;
+/**
+ * Most states a conversation's list names: the oldest leave it (/forget's time still refuses
+ * them). Every answer writes its conversation's list under a lock, as it writes the history: a
+ * short list keeps that write as small as the history's.
+ */
+export const CONVERSATION_LIST_MAX = 100;
 
 /** Why a state is no longer kept: dropped by its user's bound, or its conversation forgotten. */
 export type GoneReason = 'dropped' | 'forgotten';
@@ -80,25 +84,10 @@ export interface KeptEntry {
  */
 export async function listAnswerState(core: Core, log: Logger, entry: KeptEntry): Promise<void> {
   const now = Date.now();
-  try {
-    await editList(core, storeKeys.userAnswerStates(entry.subject), async (states) => {
-      const kept = [
-        ...fresh(states, now).filter((s) => s.id !== entry.id),
-        { id: entry.id, at: now, bytes: entry.bytes },
-      ];
-      const maxBytes = ANSWER_STATES_USER_MAX_BYTES[core.store.kind];
-      let total = kept.reduce((sum, s) => sum + (s.bytes ?? 0), 0);
-      const dropped: Listed[] = [];
-      while (kept.length > 1 && (kept.length > core.limits.regenerateStatesPerUser || total > maxBytes)) {
-        const oldest = kept.shift()!;
-        total -= oldest.bytes ?? 0;
-        dropped.push(oldest);
-      }
-      await Promise.all(dropped.map((state) => markGone(core, state, 'dropped', now)));
-      if (dropped.length) log.debug({ dropped: dropped.length }, 'oldest answer states dropped');
-      return kept;
-    });
-    await editList(core, storeKeys.conversationAnswerStates(entry.conversationId), async (states) => {
+  const failed = (error: unknown) => core.storeHealth.failed(error, log);
+  await Promise.all([
+    listForUser(core, log, entry, now).catch(failed),
+    editList(core, storeKeys.conversationAnswerStates(entry.conversationId), async (states) => {
       const listed: Listed = {
         id: entry.id,
         at: now,
@@ -106,10 +95,32 @@ export async function listAnswerState(core: Core, log: Logger, entry: KeptEntry)
         ...(entry.mention ? { mention: entry.mention } : {}),
       };
       return [...fresh(states, now).filter((s) => s.id !== entry.id), listed].slice(-CONVERSATION_LIST_MAX);
-    });
-  } catch (error) {
-    core.storeHealth.failed(error, log);
-  }
+    }).catch(failed),
+  ]);
+}
+
+/**
+ * Lists a state as its user's newest, and drops the user's oldest past the bound (each replaced
+ * by a `dropped` record). @throws the store's error.
+ */
+async function listForUser(core: Core, log: Logger, entry: KeptEntry, now: number): Promise<void> {
+  await editList(core, storeKeys.userAnswerStates(entry.subject), async (states) => {
+    const kept = [
+      ...fresh(states, now).filter((s) => s.id !== entry.id),
+      { id: entry.id, at: now, bytes: entry.bytes },
+    ];
+    const maxBytes = ANSWER_STATES_USER_MAX_BYTES[core.store.kind];
+    let total = kept.reduce((sum, s) => sum + (s.bytes ?? 0), 0);
+    const dropped: Listed[] = [];
+    while (kept.length > 1 && (kept.length > core.limits.regenerateStatesPerUser || total > maxBytes)) {
+      const oldest = kept.shift()!;
+      total -= oldest.bytes ?? 0;
+      dropped.push(oldest);
+    }
+    await Promise.all(dropped.map((state) => markGone(core, state, 'dropped', now)));
+    if (dropped.length) log.debug({ dropped: dropped.length }, 'oldest answer states dropped');
+    return kept;
+  });
 }
 
 /**

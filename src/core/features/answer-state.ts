@@ -29,7 +29,6 @@ import {
   listAnswerState,
   markGone,
 } from './answer-index.ts';
-import type { KeptImageRef } from './kept-request.ts';
 
 export { ANSWER_STATE_TTL_MS };
 
@@ -47,6 +46,14 @@ export const ANSWER_STATE_MAX_BYTES = { sqlite: 8 * 1024 * 1024, redis: 1024 * 1
 export type KeptRequest =
   | { endpoint: 'chat'; body: Omit<ChatCompletionRequest, 'stream'> }
   | { endpoint: 'completions'; body: Omit<CompletionRequest, 'stream'> };
+
+/** An image of a kept request, by where its platform keeps it (kept-request.ts). */
+export interface KeptImageRef {
+  /** keys.ts `postedImageRef` (the Attachment's `ref`). */
+  ref: string;
+  /** The file's name, as the user sent it. */
+  name: string;
+}
 
 /** The history turns one exchange wrote: their ids (the same in each conversation that keeps them). */
 export interface KeptTurns {

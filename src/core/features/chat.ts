@@ -21,10 +21,10 @@ import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks } from './answer.ts';
 import { runRequest } from './answer-run.ts';
-import { type AnswerState, type KeptRequest, newAnswerId } from './answer-state.ts';
+import { type AnswerState, type KeptImageRef, type KeptRequest, newAnswerId } from './answer-state.ts';
 import { type Deferral, startDeferral } from './deferral.ts';
 import { conversationsOf, linkAnswer, newExchange, remember } from './exchange.ts';
-import { type KeptImageRef, keptForm } from './kept-request.ts';
+import { keptForm } from './kept-request.ts';
 import { admit, reserveTokens } from './usage.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */

@@ -22,19 +22,11 @@ import type { PreparedImage } from '../media/images.ts';
 import { type Attachment, AttachmentAccessError, type CommandContext, type ImageFinder } from '../platform.ts';
 import type { ChatMessage, ContentPart } from '../service/schemas.ts';
 import { fitHistory } from '../tokens.ts';
-import type { AnswerState, KeptRequest } from './answer-state.ts';
+import type { AnswerState, KeptImageRef, KeptRequest } from './answer-state.ts';
 import { subjectOf } from './usage.ts';
 
 /** The `image_url` of an image kept by reference: this prefix, then its index in `imageRefs`. */
 export const KEPT_IMAGE = 'kept-image:';
-
-/** An image of a kept request, by where its platform keeps it. */
-export interface KeptImageRef {
-  /** keys.ts `postedImageRef` (the Attachment's `ref`). */
-  ref: string;
-  /** The file's name, as the user sent it. */
-  name: string;
-}
 
 /** Said when an image of the question cannot be found again on its platform. */
 export const imageGone = (name: string): string =>
