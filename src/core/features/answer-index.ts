@@ -20,7 +20,7 @@
 
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
-import { storeKeys } from '../keys.ts';
+import { parseConversationKey, storeKeys } from '../keys.ts';
 
 /** How long an answer can be regenerated, in ms (the store forgets its state after it): a day. */
 export const ANSWER_STATE_TTL_MS = 24 * 3_600_000;
@@ -70,10 +70,12 @@ interface StoredList {
 /** A state just kept, as {@link listAnswerState} lists it. */
 export interface KeptEntry {
   id: string;
-  /** The quota subject of the requester (`<platform>:<user id>`). */
-  subject: string;
+  /** Who asked (listed under `<platform>:<user id>`, the platform the conversation's). */
+  requesterId: string;
   conversationId: string;
+  /** The state's JSON's bytes. */
   bytes: number;
+  /** The mention answered (keys.ts `messageRef`), whose link /forget removes. */
   mention?: string | undefined;
 }
 
@@ -83,15 +85,18 @@ export interface KeptEntry {
  * a `dropped` record). A store that fails leaves the lists as they were (logged once per outage).
  */
 export async function listAnswerState(core: Core, log: Logger, entry: KeptEntry): Promise<void> {
+  const platform = parseConversationKey(entry.conversationId)?.platform;
+  if (!platform) return;
   const now = Date.now();
+  const subject = `${platform}:${entry.requesterId}`;
   const failed = (error: unknown) => core.storeHealth.failed(error, log);
   await Promise.all([
-    listForUser(core, log, entry, now).catch(failed),
+    listForUser(core, log, { ...entry, subject }, now).catch(failed),
     editList(core, storeKeys.conversationAnswerStates(entry.conversationId), async (states) => {
       const listed: Listed = {
         id: entry.id,
         at: now,
-        subject: entry.subject,
+        subject,
         ...(entry.mention ? { mention: entry.mention } : {}),
       };
       return [...fresh(states, now).filter((s) => s.id !== entry.id), listed].slice(-CONVERSATION_LIST_MAX);
@@ -103,7 +108,12 @@ export async function listAnswerState(core: Core, log: Logger, entry: KeptEntry)
  * Lists a state as its user's newest, and drops the user's oldest past the bound (each replaced
  * by a `dropped` record). @throws the store's error.
  */
-async function listForUser(core: Core, log: Logger, entry: KeptEntry, now: number): Promise<void> {
+async function listForUser(
+  core: Core,
+  log: Logger,
+  entry: KeptEntry & { subject: string },
+  now: number,
+): Promise<void> {
   await editList(core, storeKeys.userAnswerStates(entry.subject), async (states) => {
     const kept = [
       ...fresh(states, now).filter((s) => s.id !== entry.id),

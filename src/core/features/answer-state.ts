@@ -18,7 +18,7 @@
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { randomHex } from '../ids.ts';
-import { buttonId, parseConversationKey, storeKeys } from '../keys.ts';
+import { buttonId, storeKeys } from '../keys.ts';
 import type { Button } from '../platform.ts';
 import type { ChatCompletionRequest, CompletionRequest } from '../service/schemas.ts';
 import {
@@ -148,22 +148,6 @@ async function storeState(core: Core, log: Logger, id: string, state: AnswerStat
   }
 }
 
-/**
- * Lists a kept state on its user's and conversation's lists (answer-index.ts: the per-user
- * bound, /forget). Never throws.
- */
-async function listState(core: Core, log: Logger, id: string, state: AnswerState, bytes: number): Promise<void> {
-  const platform = parseConversationKey(state.conversationId)?.platform;
-  if (!platform) return;
-  await listAnswerState(core, log, {
-    id,
-    subject: `${platform}:${state.requesterId}`,
-    conversationId: state.conversationId,
-    bytes,
-    mention: state.mention,
-  });
-}
-
 /** Keeps an answer's state (its Regenerate button's) with the refs of its messages: {@link answerKeeper}. */
 export interface AnswerKeeper {
   /** Keeps the state with the messages posted so far, just before the final write: its Regenerate button, or none. */
@@ -220,7 +204,14 @@ class StateKeeper implements AnswerKeeper {
       this.kept = JSON.stringify(messages ?? null);
       if (!(await this.keep(messages))) return;
     }
-    await listState(this.core, this.log, this.id, this.state(), this.bytes);
+    const { requesterId, conversationId, mention } = this.state();
+    await listAnswerState(this.core, this.log, {
+      id: this.id,
+      requesterId,
+      conversationId,
+      mention,
+      bytes: this.bytes,
+    });
   }
 
   /** Keeps the state with `messages`. @returns whether it was kept. */
