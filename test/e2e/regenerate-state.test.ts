@@ -4,7 +4,8 @@
  *
  * - A question's images are kept by reference (a Discord message's attachment, a Slack file),
  *   not as bytes: the state of a mention with three images is a few kilobytes, measured in the
- *   store itself; a press downloads and prepares them again and sends the same request.
+ *   store itself; a press downloads and prepares them again and sends the same request (an
+ *   edit of the mention too, with its new text).
  * - A user's states are bounded (REGENERATE_STATES_PER_USER, 2 here): a third answer drops the
  *   first's state, whose press is told so and sends nothing.
  * - A press after an admin changed the channel's model and system prompt, and the operator
@@ -169,12 +170,12 @@ describe.each(['sqlite', 'redis'] as const)('Regenerate state on %s', (store) =>
       return interaction.original!;
     }
 
-    it('a mention with three images keeps their references, not their bytes: its state is a few kilobytes in the store, and a press downloads them again and sends the same request', async () => {
+    it('a mention with three images keeps their references, not their bytes: its state is a few kilobytes in the store, and a press downloads them again and sends the same request, as an edit of the mention does with its new text', async () => {
       const channel = discord.addChannel(`state-images-${store}`);
       const files = await Promise.all([1, 2, 3].map(noisePng));
       service.enqueue('chat', { stream: { text: 'Three noisy squares.' } });
       const done = next('mention', channel.id);
-      discord.postUserMessage({
+      const message = discord.postUserMessage({
         channelId: channel.id,
         content: `<@${discord.botUser.id}> what are these?`,
         author: IMAGES_USER,
@@ -200,6 +201,18 @@ describe.each(['sqlite', 'redis'] as const)('Regenerate state on %s', (store) =>
       expect(Buffer.byteLength((await storedStates()).get(stateIdOf(regenerateOf(reply)))!)).toBeLessThan(
         STATE_BOUND_BYTES,
       );
+
+      // An edit of the mention finds the images again too (the bot token reads the message).
+      service.enqueue('chat', { stream: { text: 'Three noisy squares, edited.' } });
+      const edited = next('edit', channel.id);
+      discord.editUserMessage(message.id, `<@${discord.botUser.id}> what are these, really?`, {
+        at: message.createdAt + 60_000,
+      });
+      expect((await edited).ok).toBe(true);
+      const again = service.chatRequests().at(-1)!;
+      expect(imageUrls(again)).toEqual(sent);
+      expect(again.messages.at(-1)!.content).toContainEqual({ type: 'text', text: 'what are these, really?' });
+      expect(reply.content).toBe('Three noisy squares, edited.');
     });
 
     it("a user's third answer drops the first's state (REGENERATE_STATES_PER_USER=2): its press is told so and sends nothing; the newer two still regenerate", async () => {
@@ -296,7 +309,7 @@ describe.each(['sqlite', 'redis'] as const)('Regenerate state on %s', (store) =>
       return done;
     }
 
-    it('a mention with three files keeps their references (Slack file ids), not their bytes: its state is a few kilobytes in the store, and a press finds them again (files.info) and sends the same request', async () => {
+    it('a mention with three files keeps their references (Slack file ids), not their bytes: its state is a few kilobytes in the store, and a press finds them again (files.info) and sends the same request, as an edit of the mention does with its new text', async () => {
       const channel = CHANNELS.images;
       const files = await Promise.all(
         [4, 5, 6].map(async (n) =>
@@ -309,7 +322,7 @@ describe.each(['sqlite', 'redis'] as const)('Regenerate state on %s', (store) =>
         ),
       );
       service.enqueue('chat', { stream: { text: 'Three noisy squares.' } });
-      await mention(channel, 'What are these?', SLACK_IMAGES_USER, files);
+      const ts = await mention(channel, 'What are these?', SLACK_IMAGES_USER, files);
       const first = service.chatRequests().at(-1)!;
       expect(imageUrls(first)).toHaveLength(3);
       expect(imageUrls(first).join('').length).toBeGreaterThan(8 * STATE_BOUND_BYTES);
@@ -321,6 +334,18 @@ describe.each(['sqlite', 'redis'] as const)('Regenerate state on %s', (store) =>
       service.enqueue('chat', { stream: { text: 'Still three.' } });
       expect((await press(channel, answer!, SLACK_IMAGES_USER)).ok).toBe(true);
       expect(service.chatRequests().at(-1)).toEqual(first);
+
+      // An edit of the mention finds the files again too.
+      service.enqueue('chat', { stream: { text: 'Three, edited.' } });
+      const edited = next('edit', channel);
+      await slack.sendEvent(
+        botUrl(),
+        slack.messageChangedEvent({ channel, ts, text: `<@${slack.botUserId}> What are these, really?` }),
+      );
+      expect((await edited).ok).toBe(true);
+      const again = service.chatRequests().at(-1)!;
+      expect(imageUrls(again)).toEqual(imageUrls(first));
+      expect(again.messages.at(-1)!.content).toContainEqual({ type: 'text', text: 'What are these, really?' });
     });
 
     it("a user's third answer drops the first's state: its press is told so through the press's response_url and sends nothing", async () => {
