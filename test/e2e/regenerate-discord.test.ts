@@ -460,7 +460,7 @@ describe('Regenerate and edits of answers longer than one message on Discord', (
 
 describe('Regenerate and edited mentions after /forget on Discord', () => {
   const FORGOTTEN =
-    'This answer can no longer be regenerated: its conversation was forgotten since (/forget). Ask again.';
+    'This answer can no longer be regenerated: its conversation was forgotten after it was given. Ask again.';
 
   /** Runs /forget in the channel as an admin and waits for it. */
   async function forget(channel: FakeChannel): Promise<void> {

@@ -316,7 +316,7 @@ describe('Regenerate and edited mentions after forgetting a thread on Slack', ()
     });
     expect(
       toldToPresser(
-        'This answer can no longer be regenerated: its conversation was forgotten since (/forget). Ask again.',
+        'This answer can no longer be regenerated: its conversation was forgotten after it was given. Ask again.',
       ),
     ).toBe(true);
     const since = testBot.logs.length;

@@ -43,7 +43,7 @@ export const NOT_YOURS = 'Only the person who asked, or an admin, can regenerate
 export const EXPIRED = 'This answer can no longer be regenerated (it is more than a day old). Ask again.';
 /** Said for a press of an answer in a conversation forgotten since (/forget). */
 export const FORGOTTEN =
-  'This answer can no longer be regenerated: its conversation was forgotten since (/forget). Ask again.';
+  'This answer can no longer be regenerated: its conversation was forgotten after it was given. Ask again.';
 /** Said for a press of an answer whose state its user's newer answers pushed out (REGENERATE_STATES_PER_USER). */
 export const dropped = (newest: number): string =>
   `This answer can no longer be regenerated: only the asker's ${newest} newest answers can be. Ask again.`;
