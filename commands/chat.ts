@@ -9,6 +9,7 @@
  */
 import type { Command } from '../src/core/command.ts';
 import { chat } from '../src/core/features/chat.ts';
+import { imageRefsOf } from '../src/core/features/kept-request.ts';
 import {
   MAX_TOKENS_OPTION,
   NUCLEUS_OPTIONS,
@@ -75,6 +76,8 @@ export default {
       prompt: String(prompt),
       sampling,
       images,
+      // A Slack file link names a file Regenerate finds again; Discord's upload has no lasting place (kept whole).
+      imageRefs: imageRefsOf(images, file ? [file] : []),
       files,
       notes,
       ...(model ? { model } : {}),

@@ -91,6 +91,8 @@ export interface CoreLimits {
   replyChainMax: number;
   /** Minutes after a mention during which editing it re-answers it in place (`EDIT_REANSWER_MINUTES`; 0: off). */
   editReanswerMinutes: number;
+  /** A user's newest answers that keep what Regenerate needs (`REGENERATE_STATES_PER_USER`); older ones are dropped. */
+  regenerateStatesPerUser: number;
   /** Oldest message answered by catch-up after downtime, in minutes (`CATCH_UP_MAX_AGE_MINUTES`; 0: off). */
   catchUpMaxAgeMinutes: number;
   /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
@@ -242,6 +244,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     },
     replyChainMax: e.REPLY_CHAIN_MAX,
     editReanswerMinutes: e.EDIT_REANSWER_MINUTES,
+    regenerateStatesPerUser: e.REGENERATE_STATES_PER_USER,
     catchUpMaxAgeMinutes: e.CATCH_UP_MAX_AGE_MINUTES,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
     maxAnswerChars: e.MAX_ANSWER_CHARS,

@@ -61,7 +61,10 @@ export interface MessageHandle {
   readonly buckets?: readonly BucketId[];
 }
 
-/** An image the bot posted, found again for a button press (/imagine's Upscale and Vary). */
+/**
+ * An image found again on its platform for a button press: one the bot posted (/imagine's
+ * Upscale and Vary), or one a user sent with a question (Regenerate, an edited mention).
+ */
 export interface PostedImage {
   /**
    * Where it is (keys.ts `postedImageRef`, under 60 characters): what the store keeps to find
@@ -71,6 +74,14 @@ export interface PostedImage {
   /** The file, downloaded again on `fetch` (capped; with the platform's auth where needed). */
   file: Attachment;
 }
+
+/**
+ * Finds an image by its reference (keys.ts `postedImageRef`): {@link ComponentContext.postedImage},
+ * or an adapter's own for an edited mention.
+ * @returns undefined when it is gone (deleted, not found), or the reference is another platform's.
+ * @throws as {@link ComponentContext.postedImage}.
+ */
+export type ImageFinder = (ref: string) => Promise<PostedImage | undefined>;
 
 /** What a platform allows when a message is streamed into by edits. */
 export interface ReplyLimits {
@@ -211,8 +222,9 @@ export interface ComponentContext {
    */
   pressedImage?(): Promise<PostedImage | undefined>;
   /**
-   * An image the bot posted, by its reference ({@link MessageHandle.fileRefs},
-   * {@link PostedImage.ref}). Discord: the message fetched again with the bot token; Slack:
+   * An image on the platform, by its reference: one the bot posted ({@link MessageHandle.fileRefs},
+   * {@link PostedImage.ref}) or a user's ({@link Attachment.ref}). Discord: the message fetched
+   * again with the bot token (its first image, or the attachment the reference names); Slack:
    * files.info with the bot token, the file then downloaded from Slack's file hosts only.
    * @returns undefined when it is gone (the message or file deleted or not found), is not an
    *   image, or the reference is another platform's.
@@ -231,6 +243,12 @@ export interface Attachment {
   size: number;
   /** `message`: attached to the user's own message; `replied`: to the message it replies to. */
   origin?: 'message' | 'replied';
+  /**
+   * Where the platform keeps the file (keys.ts `postedImageRef`: a Discord message's attachment,
+   * a Slack file), to find it again later with an {@link ImageFinder} (Regenerate keeps this, not
+   * the bytes); absent where it has no lasting place (a Discord slash command's upload, a link).
+   */
+  ref?: string;
   /**
    * Downloads the bytes (with the platform's auth where needed), streaming, refusing more
    * than `maxBytes`; with `range`, only those bytes (at most `maxBytes` of them, never refused

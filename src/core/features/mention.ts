@@ -17,6 +17,7 @@ import type { Attachment, CommandContext } from '../platform.ts';
 import type { ChatMessage, ContentPart } from '../service/schemas.ts';
 import { chat } from './chat.ts';
 import { startDeferral } from './deferral.ts';
+import { imageRefsOf } from './kept-request.ts';
 import { subjectOf } from './usage.ts';
 
 /** One earlier message of the conversation around a mention, as an adapter read it. */
@@ -123,6 +124,7 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
   await chat(ctx, core, {
     prompt,
     images,
+    imageRefs: imageRefsOf(collected.images, collected.sources),
     files: files.files,
     notes,
     mention: { text, ref: request.ref },

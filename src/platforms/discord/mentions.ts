@@ -15,7 +15,7 @@ import { conversationKey, discordClaims, messageRef } from '../../core/keys.ts';
 import type { CommandContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { invocationUser } from './members.ts';
-import { attachmentOf, channelKeyOf, HIDDEN_MESSAGE_REPLY, looksHidden, MessageReply, promptOf } from './messages.ts';
+import { attachmentsOf, channelKeyOf, HIDDEN_MESSAGE_REPLY, looksHidden, MessageReply, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { aroundMessage } from './reply-chain.ts';
 import { mentionInThread } from './thread-open.ts';
@@ -70,7 +70,7 @@ export async function handleMessage(
   try {
     await runInvocation('mention', ctx, core, async () => {
       if (hidden) throw new InputError(HIDDEN_MESSAGE_REPLY);
-      const attachments = message.attachments.map((file) => attachmentOf(file, 'message', core.downloader));
+      const attachments = attachmentsOf(message, 'message', core.downloader);
       const around = await aroundMessage(message, deps, log, ref);
       const context =
         around.context ?? (await readThread(message, { ...deps, conversationId: ctx.conversationId }, log, ref));

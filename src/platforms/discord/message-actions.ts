@@ -36,7 +36,7 @@ import { ActionReply } from './action-reply.ts';
 import { interactionBudget } from './budget.ts';
 import { handleFeedbackSubmit } from './feedback.ts';
 import { invocationUser } from './members.ts';
-import { attachmentOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
+import { attachmentOf, attachmentsOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
 import { oneFieldModal } from './rest.ts';
@@ -248,12 +248,26 @@ async function runOn(
   }
 }
 
+/** Whether the bot token reads the message's files again when it fetches the message (gateway docs, "Message Content Intent"). */
+function readableLater(message: Message, deps: MessageActionDeps): boolean {
+  return (
+    deps.messageContent ||
+    !message.inGuild() ||
+    message.author.id === deps.botId ||
+    message.mentions.users.has(deps.botId)
+  );
+}
+
 /** A Discord message as the core's chosen message. */
 function chosenOf(message: Message, deps: MessageActionDeps): ChosenMessage {
   return {
     author: message.member?.displayName ?? message.author.displayName,
     fromBot: message.author.id === deps.botId,
     text: promptOf(message, deps.botId),
-    attachments: message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
+    // Fetched again later (Regenerate), another person's guild message shows its files only with
+    // the Message Content intent or when it mentions the bot: without either, its images are kept whole.
+    attachments: readableLater(message, deps)
+      ? attachmentsOf(message, 'message', deps.core.downloader)
+      : message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
   };
 }

@@ -26,7 +26,7 @@ import type { Attachment } from '../../core/platform.ts';
 import { estimateTextTokens } from '../../core/tokens.ts';
 import type { Logger } from '../../log.ts';
 import { isUnknownMessage } from './errors.ts';
-import { attachmentOf, isAddressedToBot, looksHidden, promptOf } from './messages.ts';
+import { attachmentsOf, isAddressedToBot, looksHidden, promptOf } from './messages.ts';
 import { readInGlobalBudget } from './rate-limits.ts';
 
 /** Why a message of the chain could not be read (the end of the line under the answer). */
@@ -96,7 +96,7 @@ function kept(message: Message, deps: ChainDeps): boolean {
 export function turnOf(message: Message, deps: ChainDeps): { turn: ContextTurn; tokens: number } {
   const own = message.author.id === deps.botId;
   const text = own ? message.content : promptOf(message, deps.botId);
-  const attachments = own ? [] : message.attachments.map((file) => attachmentOf(file, 'replied', deps.core.downloader));
+  const attachments = own ? [] : attachmentsOf(message, 'replied', deps.core.downloader);
   const turn: ContextTurn = own
     ? { role: 'assistant', text }
     : { role: 'user', author: displayName(message), text, attachments };
@@ -118,8 +118,7 @@ export async function aroundMessage(
   const id = repliedId(message);
   const replied = id ? await readMessage(message, id, deps, log, stream) : undefined;
   if (!replied) return { attachments: [] };
-  if (kept(replied, deps))
-    return { attachments: replied.attachments.map((file) => attachmentOf(file, 'replied', deps.core.downloader)) };
+  if (kept(replied, deps)) return { attachments: attachmentsOf(replied, 'replied', deps.core.downloader) };
   const { replyChainMax, historyTokenBudget } = deps.core.limits;
   const turns: ContextTurn[] = [];
   const hidden: string[] = [];

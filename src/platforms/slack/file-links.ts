@@ -12,6 +12,7 @@
  */
 import type { WebClient } from '@slack/web-api';
 import { InputError } from '../../core/errors.ts';
+import { postedImageRef } from '../../core/keys.ts';
 import { DownloadError } from '../../core/media/download.ts';
 import { type Attachment, AttachmentAccessError } from '../../core/platform.ts';
 import {
@@ -136,6 +137,8 @@ export async function linkAttachment(
     mimeType: mimeTypeOf(name),
     size: 0,
     origin: 'message',
+    // Found again by files.info (files.ts `postedSlackImage`) when Regenerate sends it again.
+    ref: postedImageRef({ platform: 'slack', file: fileId }),
     fetch: (options) => downloadSlackFile(download, { name, mimeType: file.mimetype }, options, deps),
   };
 }

@@ -170,6 +170,8 @@ export function slackFileAttachment(
     mimeType: file.mimetype,
     size: file.size ?? 0,
     origin: 'message',
+    // Found again by files.info ({@link postedSlackImage}) when Regenerate sends it again.
+    ...(file.id ? { ref: postedImageRef({ platform: 'slack', file: file.id }) } : {}),
     fetch: async (options) => {
       if (!url)
         throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
@@ -207,7 +209,8 @@ export async function uploadFiles(
 }
 
 /**
- * An image the bot uploaded, by its reference (`slack:<file id>`; ComponentContext.postedImage):
+ * An image the bot uploaded or a user shared, by its reference (`slack:<file id>`;
+ * ComponentContext.postedImage, an edited mention's images):
  * described by files.info, downloaded with the bot token from Slack's file hosts only
  * ({@link downloadSlackFile}). Whether the bytes are an image is the image workers' to judge
  * (Slack may describe an upload as `application/octet-stream`). A press finds only a file shared
