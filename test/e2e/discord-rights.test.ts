@@ -156,6 +156,30 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     expect(discord.channel(answer.id)).toBeUndefined();
   });
 
+  it('with auto_thread on, a mention by a member who may not start threads is answered in place, saying why', async () => {
+    const channel = discord.addChannel('rights-auto-thread');
+    const set = next('settings', channel);
+    discord.dispatchInteraction({
+      command: 'settings',
+      channelId: channel.id,
+      admin: true,
+      options: { auto_thread: true },
+    });
+    expect((await set).ok).toBe(true);
+    await deny(channel, BOB, P.CreatePublicThreads);
+    const done = next('mention', channel);
+    const mention = discord.postUserMessage({
+      channelId: channel.id,
+      content: `<@${discord.botUser.id}> hello there`,
+      author: BOB,
+    });
+    expect((await done).ok).toBe(true);
+    expect(discord.channel(mention.id)).toBeUndefined();
+    const answer = botPostsIn(channel.id).find((m) => m.reference?.messageId === mention.id)!;
+    expect(answer.content).toContain('Echo: hello there');
+    expect(answer.content).toContain(NO_THREAD.yours);
+  });
+
   it("Reroll pressed by the image's requester after an admin took their Send Messages here is refused in a sentence only they see, and no image is made", async () => {
     const channel = discord.addChannel('rights-reroll');
     const done = next('imagine', channel);
