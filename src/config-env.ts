@@ -87,10 +87,20 @@ export const DEFAULT_ASSISTANT_PROMPTS: readonly AssistantPrompt[] = [
   { title: 'Summarize this channel', message: 'Summarize the channel I am viewing' },
 ];
 
+/** A text field of each suggested prompt: 1 to `max` characters once trimmed, refused as needing `what`. */
+function promptField(what: string, max: number) {
+  const error = `needs ${what} in each prompt`;
+  return z.string({ error }).trim().min(1, error).max(max, error);
+}
+
+/** What ASSISTANT_PROMPTS must be, said for any value that is not such an array (an element included). */
+const ASSISTANT_PROMPTS_SHAPE = 'must be a JSON array of {"title": "…", "message": "…"}';
+
 /**
  * ASSISTANT_PROMPTS: a JSON array of at most 4 `{ "title", "message" }` (Slack shows up to
  * four), titles at most 75 and messages at most 2,000 characters (the bot's own bounds);
- * `[]` shows none. Unset: {@link DEFAULT_ASSISTANT_PROMPTS}.
+ * `[]` shows none. Unset: {@link DEFAULT_ASSISTANT_PROMPTS}. Every refusal is said in the
+ * schema's own words (what the operator reads at start), never zod's ("expected object").
  */
 const assistantPrompts = z.preprocess(
   (v) => {
@@ -102,9 +112,16 @@ const assistantPrompts = z.preprocess(
     }
   },
   z
-    .array(z.object({ title: z.string().trim().min(1).max(75), message: z.string().trim().min(1).max(2000) }), {
-      error: 'must be a JSON array of {"title": "…", "message": "…"}',
-    })
+    .array(
+      z.object(
+        {
+          title: promptField('a title of 1 to 75 characters', 75),
+          message: promptField('a message of 1 to 2,000 characters', 2000),
+        },
+        { error: ASSISTANT_PROMPTS_SHAPE },
+      ),
+      { error: ASSISTANT_PROMPTS_SHAPE },
+    )
     // A refinement, not .max(): zod 4 runs a length check on a string that is no array too.
     .refine((list) => list.length <= 4, 'takes at most 4 prompts'),
 );

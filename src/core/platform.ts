@@ -295,6 +295,13 @@ export interface InvocationUser {
   isAdmin(): Promise<boolean>;
   /** May clear a channel's history (/forget): admins, and Discord members with Manage Messages. Rejects as {@link isAdmin}. */
   canManageMessages(): Promise<boolean>;
+  /**
+   * May post in the conversation themselves, so that the bot may post there for them (a button
+   * press whose result is a new public message or rewrites one, a message action's answer):
+   * Discord, Send Messages (in a thread, Send Messages in Threads) as the interaction says.
+   * Absent where the platform lets everyone who can invoke the bot post there (Slack).
+   */
+  canPost?(): Promise<boolean>;
 }
 
 /** One invocation of a command, platform-neutral. */

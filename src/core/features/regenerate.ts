@@ -10,11 +10,11 @@
  * counted like any chat (quotas, tokens); one regeneration of an answer runs at a time.
  *
  * A press is checked when it runs, against the requester the bot stored and the presser's
- * admin rights now (as Stop's: delivery/stops.ts); an edit, against the stored requester. The
- * request goes out as the configuration of the day has it (kept-request.ts `requestToday`: its
- * images downloaded again, the channel's models and system prompt, the limits), and not at all
- * when its state was dropped by its user's bound or forgotten with its conversation
- * (answer-index.ts): the presser is told which.
+ * admin rights now (as Stop's: delivery/stops.ts), and whether they may post there now
+ * (rights.ts); an edit, against the stored requester. The request goes out as the configuration
+ * of the day has it (kept-request.ts `requestToday`: its images downloaded again, the channel's
+ * models and system prompt, the limits), and not at all when its state was dropped by its user's
+ * bound or forgotten with its conversation (answer-index.ts): the presser is told which.
  */
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
@@ -22,6 +22,7 @@ import { beginAnswer } from '../delivery/answer-session.ts';
 import { ForbiddenError, InputError, ShownError } from '../errors.ts';
 import { editClaims, storeKeys } from '../keys.ts';
 import type { CommandContext, ComponentContext, ImageFinder, MessageHandle, ReplyChannel } from '../platform.ts';
+import { ensureMayPost } from '../rights.ts';
 import type { ChatMessage } from '../service/schemas.ts';
 import type { GoneReason } from './answer-index.ts';
 import { runRequest } from './answer-run.ts';
@@ -66,7 +67,8 @@ const EDIT_CLAIM_TTL_MS = 60 * 60_000;
  * Handles a press of `regenerate:<id>:<requester>` (`ctx.args[0]`: the answer's id): the stored
  * requester or an admin regenerates the answer into the pressed message.
  * @throws InputError when the state is gone (expired, dropped, forgotten: the sentence says
- *   which) or a regeneration of it runs; ForbiddenError for anyone else; as {@link rerun}.
+ *   which) or a regeneration of it runs; ForbiddenError for anyone else, or a presser who may
+ *   not post there; as {@link rerun}.
  */
 export async function pressRegenerate(ctx: ComponentContext, core: Core): Promise<void> {
   const [id = ''] = ctx.args;
@@ -75,6 +77,8 @@ export async function pressRegenerate(ctx: ComponentContext, core: Core): Promis
   const { state } = found;
   if (!ctx.replyInPlace) throw new InputError(EXPIRED);
   if (state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) throw new ForbiddenError(NOT_YOURS);
+  // The new answer rewrites public messages (and may post more) for the presser: only where they may post.
+  await ensureMayPost(ctx.user);
   await ctx.acknowledge();
   // Without every message of the answer (a state kept before they were named, a channel the
   // bot's token may not see), the new answer starts in the pressed message, as the reply's first send.
