@@ -9,6 +9,7 @@
  */
 import type { Command } from '../src/core/command.ts';
 import { chat } from '../src/core/features/chat.ts';
+import { imageRefsOf } from '../src/core/features/kept-request.ts';
 import {
   MAX_TOKENS_OPTION,
   NUCLEUS_OPTIONS,
@@ -19,7 +20,7 @@ import {
 } from '../src/core/features/options.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
 import { looksLikeImage, optionImage } from '../src/core/media/attachments.ts';
-import { filesCharBudget, optionFile } from '../src/core/media/files.ts';
+import { fileLimits, optionFile } from '../src/core/media/files.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
 
 type WebSearch = (typeof WEB_SEARCH_MODES)[number];
@@ -64,26 +65,19 @@ export default {
     const sampling = samplingFrom(ctx.options, core);
     const model = stringOption(ctx.options, 'model');
     const file = ctx.files.image;
-    const work = { images: core.images, key: subjectOf(ctx), signal: ctx.signal };
+    const work = { images: core.images, pdfs: core.pdfs, key: subjectOf(ctx), signal: ctx.signal };
     const images = file && looksLikeImage(file) ? [await optionImage('image', file, core.inputImages, work)] : [];
     const { files, notes } =
       file && !looksLikeImage(file)
-        ? await optionFile(
-            'image',
-            file,
-            {
-              ...core.limits.files,
-              maxBytes: core.inputImages.maxBytes,
-              maxTotalChars: filesCharBudget(core.limits.historyTokenBudget, String(prompt)),
-            },
-            work,
-          )
+        ? await optionFile('image', file, fileLimits(core.limits, core.inputImages.maxBytes, String(prompt)), work)
         : { files: [], notes: [] };
     // Returned, not awaited: this frame is not kept for as long as the answer streams.
     return chat(ctx, core, {
       prompt: String(prompt),
       sampling,
       images,
+      // A Slack file link names a file Regenerate finds again; Discord's upload has no lasting place (kept whole).
+      imageRefs: imageRefsOf(images, file ? [file] : []),
       files,
       notes,
       ...(model ? { model } : {}),

@@ -55,7 +55,8 @@ export default {
     }
     const report = await core.quotas.usageOf(subjectOf(ctx));
     const footer = core.quotas.enabled
-      ? (await ctx.user.isAdmin()) && !core.quotas.limits.admins
+      ? // Rights that could not be checked are not claimed here: the general footer.
+        (await ctx.user.isAdmin().catch(() => false)) && !core.quotas.limits.admins
         ? 'As an admin you are not held to the quotas.'
         : 'Limits reset when each window rolls over.'
       : 'No quotas are set on this bot.';

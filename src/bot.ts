@@ -117,6 +117,7 @@ export async function startBot(
     defaults: config.models,
     inputImages: config.inputImages,
     imageWorkers: config.imageWorkers,
+    pdfWorkers: config.pdfWorkers,
     limits: config.limits,
     admins: config.admins,
     quotas: config.quotas,

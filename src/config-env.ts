@@ -87,10 +87,20 @@ export const DEFAULT_ASSISTANT_PROMPTS: readonly AssistantPrompt[] = [
   { title: 'Summarize this channel', message: 'Summarize the channel I am viewing' },
 ];
 
+/** A text field of each suggested prompt: 1 to `max` characters once trimmed, refused as needing `what`. */
+function promptField(what: string, max: number) {
+  const error = `needs ${what} in each prompt`;
+  return z.string({ error }).trim().min(1, error).max(max, error);
+}
+
+/** What ASSISTANT_PROMPTS must be, said for any value that is not such an array (an element included). */
+const ASSISTANT_PROMPTS_SHAPE = 'must be a JSON array of {"title": "…", "message": "…"}';
+
 /**
  * ASSISTANT_PROMPTS: a JSON array of at most 4 `{ "title", "message" }` (Slack shows up to
  * four), titles at most 75 and messages at most 2,000 characters (the bot's own bounds);
- * `[]` shows none. Unset: {@link DEFAULT_ASSISTANT_PROMPTS}.
+ * `[]` shows none. Unset: {@link DEFAULT_ASSISTANT_PROMPTS}. Every refusal is said in the
+ * schema's own words (what the operator reads at start), never zod's ("expected object").
  */
 const assistantPrompts = z.preprocess(
   (v) => {
@@ -102,9 +112,16 @@ const assistantPrompts = z.preprocess(
     }
   },
   z
-    .array(z.object({ title: z.string().trim().min(1).max(75), message: z.string().trim().min(1).max(2000) }), {
-      error: 'must be a JSON array of {"title": "…", "message": "…"}',
-    })
+    .array(
+      z.object(
+        {
+          title: promptField('a title of 1 to 75 characters', 75),
+          message: promptField('a message of 1 to 2,000 characters', 2000),
+        },
+        { error: ASSISTANT_PROMPTS_SHAPE },
+      ),
+      { error: ASSISTANT_PROMPTS_SHAPE },
+    )
     // A refinement, not .max(): zod 4 runs a length check on a string that is no array too.
     .refine((list) => list.length <= 4, 'takes at most 4 prompts'),
 );
@@ -133,12 +150,17 @@ export const storeAndModelsEnv = z.object({
   DEFAULT_VISION_MODEL: optionalString,
 });
 
-/** Users' images: count per request, bytes per file; the image workers: deadline (ms) and processes. */
+/**
+ * Users' images: count per request, bytes per file; the image workers: deadline (ms) and
+ * processes; the PDF workers' processes; the memory of any one worker process (MiB).
+ */
 export const imagesEnv = z.object({
   MAX_INPUT_IMAGES: optionalInt(4, 1, 10),
   MAX_INPUT_IMAGE_BYTES: optionalInt(20 * 1024 * 1024, 1024, 100 * 1024 * 1024),
   IMAGE_PREP_TIMEOUT_MS: optionalInt(5_000, 100, 120_000),
   IMAGE_PREP_CONCURRENCY: optionalInt(2, 1, 64),
+  PDF_WORKERS: optionalInt(2, 1, 64),
+  WORKER_MEMORY_MB: optionalInt(512, 192, 65_536),
 });
 
 /**
@@ -156,10 +178,13 @@ export const limitsEnv = z.object({
   STREAM_IDLE_TIMEOUT_MS: optionalInt(60_000, 1_000, 3_600_000),
   HISTORY_TOKEN_BUDGET: optionalInt(6000, 100, 10_000_000),
   MAX_FILE_CHARS: optionalInt(100_000, 100, 10_000_000),
+  MAX_FILES_PER_MESSAGE: optionalInt(5, 1, 50),
+  MAX_FILE_BYTES_PER_MESSAGE: optionalInt(40 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   MAX_PDF_PAGES: optionalInt(50, 1, 10_000),
   PDF_TIMEOUT_MS: optionalInt(15_000, 100, 300_000),
   REPLY_CHAIN_MAX: optionalInt(25, 1, 100),
   EDIT_REANSWER_MINUTES: optionalInt(10, 0, 1440),
+  REGENERATE_STATES_PER_USER: optionalInt(20, 1, 1000),
   CATCH_UP_MAX_AGE_MINUTES: optionalInt(15, 0, 1440),
   ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
   IMAGINE_BUTTONS: withDefault(

@@ -80,12 +80,19 @@ export interface CoreLimits {
   maxTokens: number;
   /** Estimated tokens of history sent with a chat (`HISTORY_TOKEN_BUDGET`). */
   historyTokenBudget: number;
-  /** Files read as context: characters of one (`MAX_FILE_CHARS`), PDF pages (`MAX_PDF_PAGES`), ms per PDF (`PDF_TIMEOUT_MS`). */
-  files: { maxChars: number; maxPdfPages: number; pdfTimeoutMs: number };
+  /**
+   * Files read as context: characters of one (`MAX_FILE_CHARS`), files of one message
+   * (`MAX_FILES_PER_MESSAGE`), bytes downloaded for one message's files
+   * (`MAX_FILE_BYTES_PER_MESSAGE`), PDF pages (`MAX_PDF_PAGES`), and the ms that one message's
+   * PDFs may take (`PDF_TIMEOUT_MS`).
+   */
+  files: { maxChars: number; maxFiles: number; maxMessageBytes: number; maxPdfPages: number; pdfTimeoutMs: number };
   /** Messages of a reply chain read as a mention's conversation, at most (`REPLY_CHAIN_MAX`; Discord). */
   replyChainMax: number;
   /** Minutes after a mention during which editing it re-answers it in place (`EDIT_REANSWER_MINUTES`; 0: off). */
   editReanswerMinutes: number;
+  /** A user's newest answers that keep what Regenerate needs (`REGENERATE_STATES_PER_USER`); older ones are dropped. */
+  regenerateStatesPerUser: number;
   /** Oldest message answered by catch-up after downtime, in minutes (`CATCH_UP_MAX_AGE_MINUTES`; 0: off). */
   catchUpMaxAgeMinutes: number;
   /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
@@ -115,8 +122,13 @@ export interface Config {
   models: { chat: string | undefined; image: string | undefined; vision: string | undefined };
   /** Caps on the images users send: count per request, bytes per file. */
   inputImages: { maxCount: number; maxBytes: number };
-  /** Image workers: jobs at once (each a process) and the time one request's images may take, in ms. */
-  imageWorkers: { concurrency: number; timeoutMs: number };
+  /**
+   * Image workers: jobs at once (each a process), the time one request's images may take (ms),
+   * and the memory of one worker process (MiB, `WORKER_MEMORY_MB`).
+   */
+  imageWorkers: { concurrency: number; timeoutMs: number; memoryMb: number };
+  /** PDF workers: jobs at once (`PDF_WORKERS`, each a process of its own), and the memory of one (MiB). */
+  pdfWorkers: { concurrency: number; memoryMb: number };
   /** Request limits, as the core takes them. */
   limits: CoreLimits;
   /** Per-user quotas (0: off); admins exempt unless `admins`. */
@@ -223,9 +235,16 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
   return {
     maxTokens: e.MAX_TOKENS_LIMIT,
     historyTokenBudget: e.HISTORY_TOKEN_BUDGET,
-    files: { maxChars: e.MAX_FILE_CHARS, maxPdfPages: e.MAX_PDF_PAGES, pdfTimeoutMs: e.PDF_TIMEOUT_MS },
+    files: {
+      maxChars: e.MAX_FILE_CHARS,
+      maxFiles: e.MAX_FILES_PER_MESSAGE,
+      maxMessageBytes: e.MAX_FILE_BYTES_PER_MESSAGE,
+      maxPdfPages: e.MAX_PDF_PAGES,
+      pdfTimeoutMs: e.PDF_TIMEOUT_MS,
+    },
     replyChainMax: e.REPLY_CHAIN_MAX,
     editReanswerMinutes: e.EDIT_REANSWER_MINUTES,
+    regenerateStatesPerUser: e.REGENERATE_STATES_PER_USER,
     catchUpMaxAgeMinutes: e.CATCH_UP_MAX_AGE_MINUTES,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
     maxAnswerChars: e.MAX_ANSWER_CHARS,
@@ -236,10 +255,17 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
   };
 }
 
-function imagesOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.images>): Pick<Config, 'inputImages' | 'imageWorkers'> {
+function imagesOf(
+  e: Pick<Env, keyof typeof ENV_DEFAULTS.images>,
+): Pick<Config, 'inputImages' | 'imageWorkers' | 'pdfWorkers'> {
   return {
     inputImages: { maxCount: e.MAX_INPUT_IMAGES, maxBytes: e.MAX_INPUT_IMAGE_BYTES },
-    imageWorkers: { concurrency: e.IMAGE_PREP_CONCURRENCY, timeoutMs: e.IMAGE_PREP_TIMEOUT_MS },
+    imageWorkers: {
+      concurrency: e.IMAGE_PREP_CONCURRENCY,
+      timeoutMs: e.IMAGE_PREP_TIMEOUT_MS,
+      memoryMb: e.WORKER_MEMORY_MB,
+    },
+    pdfWorkers: { concurrency: e.PDF_WORKERS, memoryMb: e.WORKER_MEMORY_MB },
   };
 }
 

@@ -12,7 +12,7 @@ import { BotEvents } from './events.ts';
 import type { ImageAttachmentLimits } from './media/attachments.ts';
 import { Downloader } from './media/download.ts';
 import { ImagePool, type ImagePoolOptions } from './media/image-pool.ts';
-import { DEFAULT_IMAGE_INPUT_LIMITS } from './media/images.ts';
+import { DEFAULT_IMAGE_INPUT_LIMITS, PDF_WORKER_NICE } from './media/images.ts';
 import { ModelCatalog } from './models/catalog.ts';
 import { ModelDefaults, type ModelSettings } from './models/defaults.ts';
 import type { ServiceClient } from './service/client.ts';
@@ -47,6 +47,11 @@ export interface Core {
   inputImages: ImageAttachmentLimits;
   /** The image workers: every image decode and encode runs there, in processes of their own, with a deadline. */
   images: ImagePool;
+  /**
+   * The PDF workers: users' PDFs are read there (pdf-text.ts), in processes of their own, apart
+   * from the image workers and below them in priority, so that a PDF never delays an image.
+   */
+  pdfs: ImagePool;
   /** Per-channel settings (/settings). */
   settings: SettingsStore;
   /** The service's model lists, cached. */
@@ -90,8 +95,10 @@ export function createCore(parts: {
   limits?: Partial<CoreLimits>;
   admins?: { userIds?: readonly string[]; roleIds?: readonly string[] };
   downloader?: Downloader;
-  /** The image workers' concurrency and per-request deadline (IMAGE_PREP_CONCURRENCY, IMAGE_PREP_TIMEOUT_MS). */
+  /** The image workers' concurrency, per-request deadline and memory (IMAGE_PREP_CONCURRENCY, IMAGE_PREP_TIMEOUT_MS, WORKER_MEMORY_MB). */
   imageWorkers?: Omit<ImagePoolOptions, 'log'>;
+  /** The PDF workers' concurrency and memory (PDF_WORKERS, WORKER_MEMORY_MB); their deadline is `limits.files.pdfTimeoutMs`. */
+  pdfWorkers?: Omit<ImagePoolOptions, 'log' | 'nice' | 'timeoutMs'>;
   /** How long the model lists are cached, in ms (default 60,000). */
   catalogTtlMs?: number;
   /** Per-user quotas (default: none). */
@@ -119,6 +126,13 @@ export function createCore(parts: {
     downloader: parts.downloader ?? new Downloader(),
     inputImages: { ...DEFAULT_IMAGE_INPUT_LIMITS, ...CONFIG_DEFAULTS.inputImages, ...parts.inputImages },
     images: new ImagePool({ ...parts.imageWorkers, log: parts.log }),
+    pdfs: new ImagePool({
+      ...CONFIG_DEFAULTS.pdfWorkers,
+      ...parts.pdfWorkers,
+      timeoutMs: limits.files.pdfTimeoutMs,
+      nice: PDF_WORKER_NICE,
+      log: parts.log,
+    }),
     settings,
     catalog,
     models: new ModelDefaults(catalog, parts.defaults, settings, (error) =>
@@ -151,6 +165,7 @@ export async function closeCore(core: Core): Promise<void> {
     Promise.all([core.quotas.flush(), core.seen.flush(), storeWaitingTurns(core)]).then(() => core.store.close()),
     core.downloader.close(),
     core.images.close(),
+    core.pdfs.close(),
   ]);
 }
 

@@ -132,6 +132,15 @@ export const storeKeys = {
   /** The answer state id of the answer to a mention, by the mention's {@link messageRef}. */
   mentionAnswer: (mention: string) => joinKey('mention-answer', mention),
   /**
+   * The answer states one user's answers keep (features/answer-index.ts: ids, bytes, newest
+   * last), by the quota subject `<platform>:<user id>`: the per-user bound drops the oldest.
+   */
+  userAnswerStates: (subject: string) => joinKey('answer-states', 'user', subject),
+  /** The answer states kept for answers in a conversation (features/answer-index.ts): what /forget removes. */
+  conversationAnswerStates: (conversationId: string) => joinKey('answer-states', 'conversation', conversationId),
+  /** When a conversation was last forgotten (/forget), ms since the epoch: older answer states of it are refused. */
+  forgotten: (conversationId: string) => joinKey('forgotten', conversationId),
+  /**
    * A finished answer's feedback record (features/feedback.ts: its kind, command, model, channel),
    * under the answer's feedback id (the id its 👍 / 👎 buttons carry).
    */
@@ -218,27 +227,33 @@ export function parseMessageRef(ref: string): MessageLocation | undefined {
 }
 
 /**
- * Where the bot posted an image, to find it again when a button is pressed (/imagine's Upscale,
- * Vary, and Reroll of an image made from another): a Discord message (its first image), or a
- * Slack file.
+ * Where an image is on a platform, to find it again when a button is pressed: one the bot
+ * posted (/imagine's Upscale, Vary, and Reroll of an image made from another), or one a user
+ * sent with a question (Regenerate, an edited mention: features/kept-request.ts). A Discord
+ * message (its first image, or the attachment named by id), or a Slack file.
  */
 export type PostedImageLocation =
-  | { platform: 'discord'; channel: string; message: string }
+  | { platform: 'discord'; channel: string; message: string; attachment?: string }
   | { platform: 'slack'; file: string };
 
 /**
- * A posted image's reference, as the store keeps it: `discord:<channel id>:<message id>` or
- * `slack:<file id>` (under 60 characters).
+ * An image's reference, as the store keeps it: `discord:<channel id>:<message id>[:<attachment
+ * id>]` or `slack:<file id>` (under 80 characters).
  */
 export function postedImageRef(at: PostedImageLocation): string {
-  return at.platform === 'discord' ? joinKey('discord', at.channel, at.message) : joinKey('slack', at.file);
+  if (at.platform === 'slack') return joinKey('slack', at.file);
+  return at.attachment
+    ? joinKey('discord', at.channel, at.message, at.attachment)
+    : joinKey('discord', at.channel, at.message);
 }
 
-/** Reads a posted image's reference back. @returns undefined for a string that is not one. */
+/** Reads an image's reference back. @returns undefined for a string that is not one. */
 export function parsePostedImageRef(ref: string): PostedImageLocation | undefined {
-  const [platform, first, second, ...rest] = ref.split(':');
+  const [platform, first, second, third, ...rest] = ref.split(':');
   if (!first || rest.length > 0) return undefined;
-  if (platform === 'discord' && second) return { platform, channel: first, message: second };
+  if (platform === 'discord' && second && third === undefined) return { platform, channel: first, message: second };
+  if (platform === 'discord' && second && third)
+    return { platform, channel: first, message: second, attachment: third };
   if (platform === 'slack' && second === undefined) return { platform, file: first };
   return undefined;
 }

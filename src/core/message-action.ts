@@ -12,6 +12,7 @@ import type { Core } from './core.ts';
 import { InputError } from './errors.ts';
 import type { CommandOutcome } from './events.ts';
 import type { Attachment, CommandContext } from './platform.ts';
+import { ensureMayPost } from './rights.ts';
 
 /** The message an action was used on, as the adapter read it. */
 export interface ChosenMessage {
@@ -76,7 +77,8 @@ export interface MessageAction {
 
 /**
  * Runs one use of a message action as an invocation named by its id (runInvocation: failures
- * told and logged once, `command.done` emitted). The question, for an action that asks one, is
+ * told and logged once, `command.done` emitted). Its answer is posted for the user, so a user who
+ * may not post there is refused first (rights.ts `ensureMayPost`). The question, for an action that asks one, is
  * trimmed and checked here (the platforms' forms check it too, client-side); the chosen message is
  * read within the invocation, so that a platform's refusal to give it is told like any other.
  * @param use.read reads the chosen message (the adapter's: from the payload, or from the
@@ -90,6 +92,8 @@ export function runMessageAction(
   use: { read: () => Promise<ChosenMessage>; question?: string | undefined },
 ): Promise<CommandOutcome> {
   return runInvocation(action.id, ctx, core, async () => {
+    // The answer is posted for the user, in the channel: only where they may post.
+    await ensureMayPost(ctx.user);
     const question = action.question ? checkedQuestion(action.question, use.question) : undefined;
     await action.execute(ctx, core, { message: await use.read(), question });
   });

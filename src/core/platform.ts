@@ -6,6 +6,7 @@
 import type { Logger } from '../log.ts';
 import type { NamedWait } from './delivery/bucket.ts';
 import type { BucketId } from './keys.ts';
+import type { ByteRange } from './media/download-range.ts';
 import type { Card, CardLimits } from './platform-cards.ts';
 import type { Button, TextForm } from './platform-controls.ts';
 
@@ -60,7 +61,10 @@ export interface MessageHandle {
   readonly buckets?: readonly BucketId[];
 }
 
-/** An image the bot posted, found again for a button press (/imagine's Upscale and Vary). */
+/**
+ * An image found again on its platform for a button press: one the bot posted (/imagine's
+ * Upscale and Vary), or one a user sent with a question (Regenerate, an edited mention).
+ */
 export interface PostedImage {
   /**
    * Where it is (keys.ts `postedImageRef`, under 60 characters): what the store keeps to find
@@ -70,6 +74,14 @@ export interface PostedImage {
   /** The file, downloaded again on `fetch` (capped; with the platform's auth where needed). */
   file: Attachment;
 }
+
+/**
+ * Finds an image by its reference (keys.ts `postedImageRef`): {@link ComponentContext.postedImage},
+ * or an adapter's own for an edited mention.
+ * @returns undefined when it is gone (deleted, not found), or the reference is another platform's.
+ * @throws as {@link ComponentContext.postedImage}.
+ */
+export type ImageFinder = (ref: string) => Promise<PostedImage | undefined>;
 
 /** What a platform allows when a message is streamed into by edits. */
 export interface ReplyLimits {
@@ -216,8 +228,9 @@ export interface ComponentContext {
    */
   pressedImage?(): Promise<PostedImage | undefined>;
   /**
-   * An image the bot posted, by its reference ({@link MessageHandle.fileRefs},
-   * {@link PostedImage.ref}). Discord: the message fetched again with the bot token; Slack:
+   * An image on the platform, by its reference: one the bot posted ({@link MessageHandle.fileRefs},
+   * {@link PostedImage.ref}) or a user's ({@link Attachment.ref}). Discord: the message fetched
+   * again with the bot token (its first image, or the attachment the reference names); Slack:
    * files.info with the bot token, the file then downloaded from Slack's file hosts only.
    * @returns undefined when it is gone (the message or file deleted or not found), is not an
    *   image, or the reference is another platform's.
@@ -237,12 +250,27 @@ export interface Attachment {
   /** `message`: attached to the user's own message; `replied`: to the message it replies to. */
   origin?: 'message' | 'replied';
   /**
+   * Where the platform keeps the file (keys.ts `postedImageRef`: a Discord message's attachment,
+   * a Slack file), to find it again later with an {@link ImageFinder} (Regenerate keeps this, not
+   * the bytes); absent where it has no lasting place (a Discord slash command's upload, a link).
+   */
+  ref?: string;
+  /**
    * Downloads the bytes (with the platform's auth where needed), streaming, refusing more
-   * than `maxBytes`.
+   * than `maxBytes`; with `range`, only those bytes (at most `maxBytes` of them, never refused
+   * for the file's size: media/download.ts `range`), for a reader that needs only a file's start.
    * @throws DownloadError (media/download.ts) for a download that failed or passed the cap;
    *   AttachmentAccessError when the platform will not let the bot read files at all.
    */
-  fetch(options: { maxBytes: number; signal: AbortSignal }): Promise<Uint8Array>;
+  fetch(options: AttachmentFetch): Promise<Uint8Array>;
+}
+
+/** How much of an {@link Attachment} to download: a byte cap, the command's signal, and optionally a byte range. */
+export interface AttachmentFetch {
+  maxBytes: number;
+  signal: AbortSignal;
+  /** Bytes [start, start + length) only. */
+  range?: ByteRange;
 }
 
 /**
@@ -267,10 +295,19 @@ export interface InvocationUser {
   /**
    * Discord: Administrator or Manage Server in the guild, or listed in ADMIN_USER_IDS /
    * ADMIN_ROLE_IDS; Slack: a workspace admin or owner, or listed in ADMIN_USER_IDS.
+   * Rejects when the platform could not tell (Slack: users.info failed), with an error whose
+   * sentence says so: a right that could not be checked is never read as "no" (nor as "yes").
    */
   isAdmin(): Promise<boolean>;
-  /** May clear a channel's history (/forget): admins, and Discord members with Manage Messages. */
+  /** May clear a channel's history (/forget): admins, and Discord members with Manage Messages. Rejects as {@link isAdmin}. */
   canManageMessages(): Promise<boolean>;
+  /**
+   * May post in the conversation themselves, so that the bot may post there for them (a button
+   * press whose result is a new public message or rewrites one, a message action's answer):
+   * Discord, Send Messages (in a thread, Send Messages in Threads) as the interaction says.
+   * Absent where the platform lets everyone who can invoke the bot post there (Slack).
+   */
+  canPost?(): Promise<boolean>;
 }
 
 /** One invocation of a command, platform-neutral. */

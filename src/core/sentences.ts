@@ -77,6 +77,17 @@ export function howToForget(where: ForgetPlace): string {
 }
 
 /**
+ * The refusal of forgetting a channel's (or a channel thread's) history to a member without the
+ * right, per platform: on Discord admins and members who may manage messages; on Slack, which
+ * has no such permission, admins. Anyone may in a DM with the bot.
+ * @param how what the user did, e.g. `/forget`, `Forgetting a thread`.
+ */
+export function forgetRefused(platform: 'discord' | 'slack', how: string): string {
+  const who = platform === 'slack' ? 'admins' : 'admins and members who may manage messages';
+  return `${how} in a channel is for ${who}. In a DM with the bot anyone may use it.`;
+}
+
+/**
  * Where a user is, for {@link howToForget}: the conversation key (keys.ts) and whether it is a DM
  * (unknown for a button press: then a Discord DM is told by its key, anything else as a channel).
  */

@@ -120,6 +120,30 @@ describe('loadConfig', () => {
     ]);
     expect(problemsOf({ ...slack, ASSISTANT_PROMPTS: '[{"title":"","message":"x"}]' })).toHaveLength(1);
   });
+
+  it('says what ASSISTANT_PROMPTS must be in its own words whatever is wrong inside the array, never zod\'s "expected object, received string"', () => {
+    const slack = { ...base, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's' };
+    const shape = 'ASSISTANT_PROMPTS must be a JSON array of {"title": "…", "message": "…"}';
+    const said = (value: string) => {
+      try {
+        loadConfig({ ...slack, ASSISTANT_PROMPTS: value });
+      } catch (error) {
+        // What the operator reads when the bot stops at start.
+        return (error as ConfigError).message;
+      }
+      throw new Error(`${value} was taken`);
+    };
+    for (const value of ['["Ask anything","Summarize"]', '[1]', '[null]', '[[]]', '{"title":"a","message":"b"}'])
+      expect(said(value), value).toBe(`Invalid configuration:\n  - ${shape}`);
+    expect(said('[{"title":"","message":"x"}]')).toBe(
+      'Invalid configuration:\n  - ASSISTANT_PROMPTS needs a title of 1 to 75 characters in each prompt',
+    );
+    expect(said(`[{"title":"${'t'.repeat(76)}","message":"x"}]`)).toContain('needs a title of 1 to 75 characters');
+    expect(said('[{"title":"Ask"}]')).toBe(
+      'Invalid configuration:\n  - ASSISTANT_PROMPTS needs a message of 1 to 2,000 characters in each prompt',
+    );
+    expect(said(`[{"title":"Ask","message":7}]`)).toContain('needs a message of 1 to 2,000 characters');
+  });
 });
 
 describe('.env.example', () => {

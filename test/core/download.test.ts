@@ -57,6 +57,19 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!DOCTYPE html><title>Sign in</title>');
     } else if (path === '/moved') {
       res.writeHead(302, { location: '/login' }).end();
+    } else if (path === '/ranged-50mb') {
+      // Answers a range as Discord's CDN does; the bytes are 0, 1, 2 … 250, 0, 1 …
+      const total = 50 * MiB;
+      const match = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+      const [start, end] = match ? [Number(match[1]), Math.min(Number(match[2]), total - 1)] : [0, total - 1];
+      if (start >= total) return void res.writeHead(416, { 'content-range': `bytes */${total}` }).end();
+      res.writeHead(match ? 206 : 200, {
+        'content-type': 'text/plain',
+        'content-length': String(end - start + 1),
+        ...(match ? { 'content-range': `bytes ${start}-${end}/${total}` } : {}),
+      });
+      sent.set(path, { bytes: end - start + 1, closedEarly: false });
+      res.end(Buffer.from(Array.from({ length: end - start + 1 }, (_, i) => (start + i) % 251)));
     } else if (path === '/slow') {
       res.writeHead(200, { 'content-type': 'image/png' });
       res.write('x'); // then nothing
@@ -113,6 +126,41 @@ describe('Downloader', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(sent.get('/chunked-50mb')!.closedEarly).toBe(true);
     expect(sent.get('/chunked-50mb')!.bytes).toBeLessThan(10 * MiB);
+  });
+
+  it('a range: asks for those bytes only (206), or cuts them from a whole file (200) and reads no further', async () => {
+    const ranged = await downloader.download(`${base}/ranged-50mb`, {
+      maxBytes: 20 * MiB,
+      name: 'log.txt',
+      signal: signal(),
+      range: { start: 1_000, length: 300 },
+    });
+    expect(lastHeaders.range).toBe('bytes=1000-1299');
+    expect([...ranged.data]).toEqual(Array.from({ length: 300 }, (_, i) => (1_000 + i) % 251));
+    expect(ranged.total).toBe(50 * MiB);
+    expect(sent.get('/ranged-50mb')!.bytes).toBe(300);
+
+    // A server that ignores Range: the first bytes are passed over, and the 50 MB body is left unread.
+    const whole = await downloader.download(`${base}/chunked-50mb`, {
+      maxBytes: 20 * MiB,
+      name: 'log.txt',
+      signal: signal(),
+      range: { start: 70_000, length: 100_000 },
+    });
+    expect(whole.data.length).toBe(100_000);
+    expect(whole.data.every((b) => b === 7)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sent.get('/chunked-50mb')!.closedEarly).toBe(true);
+    expect(sent.get('/chunked-50mb')!.bytes).toBeLessThan(10 * MiB);
+
+    // Past the end: no bytes, no error.
+    const past = await downloader.download(`${base}/ranged-50mb`, {
+      maxBytes: MiB,
+      name: 'log.txt',
+      signal: signal(),
+      range: { start: 50 * MiB, length: 10 },
+    });
+    expect(past.data.length).toBe(0);
   });
 
   it('tells a web page (a login page) from a file, and does not follow redirects', async () => {

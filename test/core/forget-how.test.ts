@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { conversationKey } from '../../src/core/keys.ts';
-import { FORGET_THREAD_SHORTCUT_NAME, howToForget, sentenceOf } from '../../src/core/sentences.ts';
+import { FORGET_THREAD_SHORTCUT_NAME, forgetRefused, howToForget, sentenceOf } from '../../src/core/sentences.ts';
 import { ContextLengthError } from '../../src/core/service/errors.ts';
 
 const SHORTCUT = `the message shortcut “${FORGET_THREAD_SHORTCUT_NAME}”`;
@@ -74,5 +74,16 @@ describe('howToForget, per place', () => {
   it('a button press in a Discord DM (whether it is a DM not said): told by its key as a DM', () => {
     const conversationId = conversationKey({ platform: 'discord', guild: undefined, channel: 'D2' });
     expect(howToForget({ conversationId })).toBe('/forget starts afresh');
+  });
+});
+
+describe('forgetRefused, per platform', () => {
+  it("names Discord's admins and members who may manage messages, and Slack's admins only (Slack has no such permission)", () => {
+    expect(forgetRefused('discord', '/forget')).toBe(
+      '/forget in a channel is for admins and members who may manage messages. In a DM with the bot anyone may use it.',
+    );
+    expect(forgetRefused('slack', 'Forgetting a thread')).toBe(
+      'Forgetting a thread in a channel is for admins. In a DM with the bot anyone may use it.',
+    );
   });
 });

@@ -55,6 +55,10 @@ describe('keys', () => {
     expect(storeKeys.budgetState('slack:update:T1')).toBe('budget:state:slack:update:T1');
     expect(storeKeys.budgetRunning('discord:writes:9')).toBe('budget:running:discord:writes:9');
     expect(storeKeys.instances()).toBe('instances');
+    expect(storeKeys.answerState('abc')).toBe('answer:abc');
+    expect(storeKeys.userAnswerStates('slack:U1')).toBe('answer-states:user:slack:U1');
+    expect(storeKeys.conversationAnswerStates('slack:T1:C1:1.2')).toBe('answer-states:conversation:slack:T1:C1:1.2');
+    expect(storeKeys.forgotten('discord:G1:9')).toBe('forgotten:discord:G1:9');
     expect(slackClaims.event('Ev1')).toBe('slack:event:Ev1');
     expect(slackClaims.message('T1', 'C1', '1.2')).toBe('slack:message:T1:C1:1.2');
     expect(slackClaims.request('ab12', '1700000000')).toBe('slack:request:ab12:1700000000');
@@ -86,7 +90,11 @@ describe('keys', () => {
     expect(postedImageRef({ platform: 'slack', file: 'F0ABC' })).toBe('slack:F0ABC');
     expect(parsePostedImageRef(postedImageRef(discord))).toEqual(discord);
     expect(parsePostedImageRef('slack:F0ABC')).toEqual({ platform: 'slack', file: 'F0ABC' });
-    for (const bad of ['', 'slack:', 'slack:F1:F2', 'discord:1', 'discord:1:2:3', 'teams:x'])
+    // A user's attachment, named by its id within its message (Regenerate finds it again).
+    const attachment = { ...discord, attachment: '1290000000000000003' };
+    expect(postedImageRef(attachment)).toBe('discord:1290000000000000001:1290000000000000002:1290000000000000003');
+    expect(parsePostedImageRef(postedImageRef(attachment))).toEqual(attachment);
+    for (const bad of ['', 'slack:', 'slack:F1:F2', 'discord:1', 'discord:1:2:3:4', 'discord:1::3', 'teams:x'])
       expect(parsePostedImageRef(bad)).toBeUndefined();
   });
 

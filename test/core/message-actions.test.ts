@@ -14,6 +14,7 @@ import {
   SUMMARIZE_INSTRUCTION,
 } from '../../src/core/features/message-actions.ts';
 import { type ChosenMessage, type MessageAction, runMessageAction } from '../../src/core/message-action.ts';
+import { MAY_NOT_POST_HERE } from '../../src/core/rights.ts';
 import { recorder } from './recorder.ts';
 
 const silent = pino({ level: 'silent' });
@@ -71,6 +72,31 @@ describe('runMessageAction', () => {
       expect(r.ephemerals).toHaveLength(1);
     }
     expect(reads).toBe(1);
+  });
+
+  it('refuses, in a sentence only they see, a user who may not post where the answer would go (a form submitted after their right was taken), before reading the message', async () => {
+    let reads = 0;
+    const read = async () => {
+      reads += 1;
+      return bob;
+    };
+    const r = recorder('discord:1:2', {});
+    const ctx = { ...r.ctx, user: { ...r.ctx.user, canPost: async () => false } };
+    expect(await runMessageAction(action, ctx, core(), { read, question: 'Why?' })).toMatchObject({
+      ok: false,
+      errorCode: 'forbidden',
+    });
+    expect(r.ephemerals).toEqual([MAY_NOT_POST_HERE]);
+    expect(reads).toBe(0);
+    // Where the platform says they may (or says nothing: Slack), the action runs.
+    for (const canPost of [async () => true, undefined]) {
+      const ok = recorder('discord:1:2', {});
+      const user = { ...ok.ctx.user, ...(canPost ? { canPost } : {}) };
+      expect(await runMessageAction(action, { ...ok.ctx, user }, core(), { read, question: 'Why?' })).toMatchObject({
+        ok: true,
+      });
+    }
+    expect(reads).toBe(2);
   });
 });
 

@@ -4,7 +4,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { fileKindOf, filePart, filesNote, readText, sniffText } from '../../src/core/media/text-files.ts';
+import { fileKindOf, filePart, filesNote, fitPart, readText, sniffText } from '../../src/core/media/text-files.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -88,15 +88,40 @@ describe('readText', () => {
   it('returns undefined for bytes that are not text', () => {
     expect(readText(bytes('a\0b'), 10)).toBeUndefined();
   });
+
+  it('reads the start of a longer file (more): a character cut at the end is no error, and the text is cut', () => {
+    const start = bytes('abc é').subarray(0, 5); // the é's second byte is not there
+    expect(readText(start, 10, { more: true })).toEqual({ text: 'abc ', cut: true });
+    expect(readText(bytes('abc'), 10, { more: true })).toEqual({ text: 'abc', cut: true });
+    expect(readText(start, 10)).toBeUndefined();
+  });
 });
 
 describe('filePart and filesNote', () => {
-  it('puts a file in a fence longer than any backtick run of its content', () => {
+  it('puts a file in a fence no line of it can close: backticks, or tildes where they can be shorter', () => {
     expect(filePart({ name: 'a.md', text: 'x\n' })).toBe('File a.md:\n```\nx\n```');
-    expect(filePart({ name: 'b.md', text: 'see ```js\ncode\n```' })).toBe(
-      'File b.md:\n````\nsee ```js\ncode\n```\n````',
-    );
+    expect(filePart({ name: 'b.md', text: 'see ```js\ncode\n```' })).toBe('File b.md:\n~~~\nsee ```js\ncode\n```\n~~~');
+    expect(filePart({ name: 'c.md', text: '```\n~~~~\n```' })).toBe('File c.md:\n````\n```\n~~~~\n```\n````');
     expect(filePart({ name: 'r.pdf', text: 'one', pages: 3 })).toBe('File r.pdf (3 pages):\n```\none\n```');
+  });
+
+  it('a file of backticks costs its own length, not three times it (the fence is ~~~)', () => {
+    const part = filePart({ name: 'ticks.txt', text: '`'.repeat(10_000) });
+    expect(part.length).toBeLessThan(10_000 + 40);
+    expect(part.endsWith('\n~~~')).toBe(true);
+  });
+
+  it('fitPart holds the whole part (name line, fences, text) within the budget, whatever the runs', () => {
+    const hostile = `${'`'.repeat(3_000)}\n${'~'.repeat(3_000)}\n${'x'.repeat(4_000)}`;
+    for (const budget of [50, 500, 3_100, 6_500, 9_000]) {
+      const fitted = fitPart({ name: 'h.md', text: hostile }, budget);
+      expect(fitted).toBeDefined();
+      expect(filePart(fitted!).length).toBeLessThanOrEqual(budget);
+      expect(hostile.startsWith(fitted!.text)).toBe(true);
+    }
+    // Untouched when it fits; nothing when not one character of text fits.
+    expect(fitPart({ name: 'a.txt', text: 'abc' }, 100)).toEqual({ name: 'a.txt', text: 'abc' });
+    expect(fitPart({ name: 'a.txt', text: 'abc' }, 10)).toBeUndefined();
   });
 
   it('notes files by name', () => {

@@ -1,7 +1,8 @@
 /**
  * Discord refusing or failing, end to end: an image over the interaction's upload limit is
  * re-encoded to fit; an expired interaction token (50027), before or after the first word,
- * does not leave "is thinking…" behind; a continuation Discord refuses (403 Missing
+ * does not leave "is thinking…" behind, and its rest is not posted with the bot's token for a member
+ * who may not post there; a continuation Discord refuses (403 Missing
  * Permissions) is explained in the first message; a deferred reply that cannot be deleted becomes the error sentence; one
  * already gone (10008) gives way to an ephemeral follow-up, or, when that fails too, to a channel message naming the
  * user without a ping; a blank prompt
@@ -13,6 +14,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { MALFORMED_INTERACTION_TEXT } from '../../src/platforms/discord/guard.ts';
 import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
+import { P } from '../fakes/discord/constants.ts';
 import type { FakeDiscord, FakeInteraction } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
@@ -108,6 +110,30 @@ describe('Discord refusing or failing', () => {
     expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${EXPIRED_NOTE}`);
     expect(discord.messagesIn(interaction.channelId).filter((m) => m.kind === 'channel')).toEqual([]);
     expect(interaction.original!.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
+  });
+
+  it("does not post the rest of an answer with the bot's token for a member who may not send messages there, once the interaction's token expired: the first message says why", async () => {
+    // Discord lets the member's command have its own reply; the bot's token posts only where they may post.
+    const pieces = Array.from({ length: 45 }, (_, i) => `${String(i).padStart(2, '0')}${'y'.repeat(97)} `);
+    service.enqueue('chat', { stream: { pieces, chunkDelayMs: 0 }, delayHeadersMs: 4_500 });
+    const channel = discord.addChannel('expired-no-send');
+    discord.setMessageBudget(channel.id, { limit: 1000, windowMs: 1000 });
+    const done = testBot.outcomes((o) => o.conversationId === `discord:${discord.guildId}:${channel.id}`, 1, 30_000);
+    const interaction = discord.dispatchInteraction({
+      command: 'chat',
+      options: { prompt: 'a long one' },
+      channelId: channel.id,
+      permissions: String(P.ViewChannel | P.UseApplicationCommands),
+    });
+    const [outcome] = await done;
+    expect(outcome!.ok).toBe(false);
+    expect(discord.requests.some((r) => r.code === 50027)).toBe(true);
+    // The deferred reply (the interaction's own message) got the first page and why the rest is missing; nothing more was posted.
+    expect(interaction.original!.content).toMatch(
+      /^00y+ [\s\S]*\n\n⚠️ The rest of the answer could not be posted: You may not send messages here, so I will not post here for you\./,
+    );
+    expect(interaction.original!.content.length).toBeLessThanOrEqual(2000);
+    expect(discord.messagesIn(channel.id).filter((m) => m.kind === 'channel')).toEqual([]);
   });
 
   it('when Discord refuses the continuation of a long answer (403 Missing Permissions), the first message says what is missing', async () => {

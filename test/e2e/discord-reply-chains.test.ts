@@ -7,7 +7,8 @@
  *
  * Three bots, each with its own fakes: with the Message Content intent (the chain in full, and
  * 30 concurrent mentions in documented rate-limit mode), with REPLY_CHAIN_MAX=2, and without
- * the intent (another person's message that did not mention the bot is skipped and named).
+ * the intent (another person's message that did not mention the bot is skipped and named; a
+ * chain whose head is a mention the bot never answered is read as a chain).
  */
 
 import type { TextChannel } from 'discord.js';
@@ -241,5 +242,39 @@ describe('Discord reply chains, without the Message Content intent', () => {
     expect(warnings[0]).toMatch(/bob/);
     expect(warnings[0]!.split('bob').length - 1).toBe(1);
     expect(warnings[0]).toMatch(/Message Content/);
+  });
+
+  it('reads a chain whose head is a mention the bot never answered (sent while it was down, past the catch-up age) as a chain', async () => {
+    const channel = s.discord.addChannel('chain-unanswered');
+    const mention = `<@${s.discord.botUser.id}>`;
+    // The gateway is down while alice mentions the bot, 20 minutes ago: the bot never sees it
+    // (a resumed session is not caught up, and the message is older than CATCH_UP_MAX_AGE_MINUTES).
+    const resumed = s.discord.waitFor('resume');
+    s.discord.dropGateway({ close: 4000, whileDown: 'refuse' });
+    const head = s.discord.postUserMessage({
+      channelId: channel.id,
+      content: `${mention} is the ferry running on Sunday?`,
+      author: ALICE,
+      at: Date.now() - 20 * 60_000,
+    });
+    s.discord.restoreGateway();
+    await resumed;
+    const before = s.service.chatRequests().length;
+    const question = await postAnswered(s, channel, {
+      channelId: channel.id,
+      content: `${mention} can you answer her?`,
+      author: BOB,
+      replyTo: head.id,
+      pingRepliedAuthor: false,
+    });
+    const [request, ...more] = s.service.chatRequests().slice(before);
+    expect(more).toEqual([]);
+    expect(request!.messages).toEqual([
+      { role: 'user', content: 'alice: is the ferry running on Sunday?' },
+      { role: 'user', content: 'can you answer her?' },
+    ]);
+    expect(answerTo(s, channel.id, question.id).content).toBe('Echo: can you answer her?');
+    // Nothing answered the head itself.
+    expect(s.discord.messagesIn(channel.id).filter((m) => m.reference?.messageId === head.id)).toEqual([question]);
   });
 });

@@ -32,8 +32,8 @@ useE2E(
         // Long enough for a PDF read by a worker that starts cold on a busy machine; the stopped
         // worker's PDF waits all of it.
         PDF_TIMEOUT_MS: '8000',
-        // One worker: the stopped one is the one the next PDF is sent to.
-        IMAGE_PREP_CONCURRENCY: '1',
+        // One PDF worker: the stopped one is the one the next PDF is sent to.
+        PDF_WORKERS: '1',
       },
     },
     resetServiceAfterEach: true,
@@ -108,7 +108,7 @@ describe('PDF caps', () => {
 
   it('a PDF not read within PDF_TIMEOUT_MS: the answer comes, the line names it, its worker is replaced and the next PDF is read', async () => {
     const channel = discord.addChannel('pdf-timeout');
-    const pool = testBot.bot.core.images;
+    const pool = testBot.bot.core.pdfs;
     // A PDF read first: the pool's one worker is started and waits, idle, for the next job.
     const first = await ask(channel, 'first?', { filename: 'first.pdf', data: textPdf(['The first PDF is fine']) });
     expect(first.parts[1]).toContain('The first PDF is fine');

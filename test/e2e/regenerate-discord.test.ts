@@ -90,6 +90,19 @@ const lastUserText = (body: ChatRequestBody) => {
   return typeof content === 'string' ? content : (content.find((p) => p.type === 'text') as { text: string }).text;
 };
 
+/** Resolves once the bot logged, after its `since`th log line, that it left an edit of `message` alone. */
+function leftAlone(channel: FakeChannel, message: FakeMessage, since = 0): Promise<void> {
+  const mentionRef = `discord:${channel.id}:${message.id}`;
+  return new Promise((resolve) => {
+    const check = () => {
+      const lines = testBot.logs.slice(since);
+      if (lines.some((l) => l.msg?.startsWith('edit left alone') && l.mention === mentionRef)) resolve();
+      else setTimeout(check, 20);
+    };
+    check();
+  });
+}
+
 describe('Regenerate on Discord', () => {
   it('/chat ends with Regenerate; another member is refused; the asker gets the same request sent again, the new answer in the same message, and the history holds it once in place of the old one', async () => {
     const channel = discord.addChannel('regen-chat');
@@ -205,19 +218,6 @@ describe('edited mentions on Discord', () => {
     expect((await done).ok).toBe(true);
     const reply = discord.messagesIn(channel.id).findLast((m) => m.author.id === discord.botUser.id)!;
     return { message, reply };
-  }
-
-  /** Resolves once the bot logged, after its `since`th log line, that it left an edit of `message` alone. */
-  function leftAlone(channel: FakeChannel, message: FakeMessage, since = 0): Promise<void> {
-    const mentionRef = `discord:${channel.id}:${message.id}`;
-    return new Promise((resolve) => {
-      const check = () => {
-        const lines = testBot.logs.slice(since);
-        if (lines.some((l) => l.msg?.startsWith('edit left alone') && l.mention === mentionRef)) resolve();
-        else setTimeout(check, 20);
-      };
-      check();
-    });
   }
 
   it('an edit within the window sends one new request with the edited text and rewrites the answer in place; the same edit delivered twice answers once', async () => {
@@ -455,5 +455,86 @@ describe('Regenerate and edits of answers longer than one message on Discord', (
     expect(messages[0]).toBe(replies[0]);
     expect(messages.map((m) => m.content)).toEqual(splitMessage(after, 2000));
     expect(messages.map(buttonIds)).toEqual([[], [regenerate]]);
+  });
+});
+
+describe('Regenerate and edited mentions after /forget on Discord', () => {
+  const FORGOTTEN =
+    'This answer can no longer be regenerated: its conversation was forgotten after it was given. Ask again.';
+
+  /** Runs /forget in the channel as an admin and waits for it. */
+  async function forget(channel: FakeChannel): Promise<void> {
+    const done = next('forget', channel);
+    discord.dispatchInteraction({ channelId: channel.id, command: 'forget', admin: true });
+    expect((await done).ok).toBe(true);
+  }
+
+  it('a press on an answer given before /forget is told so and sends nothing, an edit of a mention answered before it sends nothing, and a press on an answer given after it sends none of the forgotten turns', async () => {
+    const channel = discord.addChannel('regen-forget');
+    service.enqueue('chat', { stream: { text: 'Your secret is safe.' } });
+    const before = (await chat(channel, 'My secret is 1234')).original!;
+    service.enqueue('chat', { stream: { text: 'Noted.' } });
+    const mentioned = next('mention', channel);
+    const mention = discord.postUserMessage({
+      channelId: channel.id,
+      content: `<@${discord.botUser.id}> and my PIN is 9876`,
+      author: ALICE,
+    });
+    expect((await mentioned).ok).toBe(true);
+    const reply = discord.messagesIn(channel.id).findLast((m) => m.author.id === discord.botUser.id)!;
+    expect(reply.content).toBe('Noted.');
+
+    await forget(channel);
+    service.enqueue('chat', { stream: { text: 'Paris.' } });
+    const after = (await chat(channel, 'What is the capital of France?')).original!;
+    const fresh = service.chatRequests().at(-1)!;
+    expect(fresh.messages).toEqual([{ role: 'user', content: 'What is the capital of France?' }]);
+    const sentBefore = service.chatRequests().length;
+
+    for (const message of [before, reply]) {
+      const refused = await press(channel, message, regenerateOf(message), ALICE);
+      expect(refused.outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
+      expect(ephemeralOf(refused.interaction).content).toBe(FORGOTTEN);
+    }
+    const since = testBot.logs.length;
+    discord.editUserMessage(mention.id, `<@${discord.botUser.id}> and my PIN is 0000`, {
+      at: mention.createdAt + 60_000,
+    });
+    await leftAlone(channel, mention, since);
+    expect(service.chatRequests()).toHaveLength(sentBefore);
+    expect([before.content, reply.content]).toEqual(['Your secret is safe.', 'Noted.']);
+
+    service.enqueue('chat', { stream: { text: 'Paris, again.' } });
+    expect((await press(channel, after, regenerateOf(after), ALICE)).outcome.ok).toBe(true);
+    expect(service.chatRequests()).toHaveLength(sentBefore + 1);
+    expect(service.chatRequests().at(-1)).toEqual(fresh);
+    expect(JSON.stringify(service.chatRequests().slice(sentBefore - 1))).not.toMatch(/1234|9876|secret|PIN/);
+  });
+
+  it('an answer still streaming when /forget ran, whose request carried the forgotten turns, keeps no Regenerate that would send them again', async () => {
+    const channel = discord.addChannel('regen-forget-race');
+    service.enqueue('chat', { stream: { text: 'Remembered.' } });
+    await chat(channel, 'My secret is 1234');
+    service.enqueue('chat', { stream: { pieces: ['Still ', 'answering ', 'slowly.'], chunkDelayMs: 400 } });
+    const sent = service.chatRequests().length;
+    const streaming = next('chat', channel);
+    const interaction = discord.dispatchInteraction({
+      channelId: channel.id,
+      command: 'chat',
+      options: { prompt: 'Go on' },
+      user: ALICE,
+    });
+    // The request is out, with the turns about to be forgotten.
+    while (service.chatRequests().length === sent) await new Promise((r) => setTimeout(r, 20));
+    expect(JSON.stringify(service.chatRequests().at(-1))).toContain('1234');
+    await forget(channel);
+    expect((await streaming).ok).toBe(true);
+    const message = interaction.original!;
+    expect(message.content).toBe('Still answering slowly.');
+
+    const refused = await press(channel, message, regenerateOf(message), ALICE);
+    expect(refused.outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
+    expect(ephemeralOf(refused.interaction).content).toBe(FORGOTTEN);
+    expect(service.chatRequests()).toHaveLength(sent + 1);
   });
 });

@@ -23,6 +23,7 @@ const CHANNELS = {
   late: 'C0LATE',
   long: 'C0LONG',
   editLong: 'C0EDLONG',
+  forget: 'C0FORGET',
 } as const;
 
 let service: FakeService;
@@ -286,5 +287,54 @@ describe('Regenerate and edits of answers longer than one message on Slack', () 
     expect(botMessages(channel)).toHaveLength(3);
     expect(messages.map(shown)).toEqual([...pagesOf(after), REPLACED]);
     expect(messages.map(actionIds)).toEqual([[], [regenerate], []]);
+  });
+});
+
+describe('Regenerate and edited mentions after forgetting a thread on Slack', () => {
+  it('a press on an answer given before "@bot forget" in its thread is told so and sends nothing, an edit of that mention sends nothing, and a press on an answer given after it sends none of the forgotten turns', async () => {
+    const channel = CHANNELS.forget;
+    service.enqueue('chat', { stream: { text: 'Your secret is safe.' } });
+    const ts = await mention(channel, 'My secret is 1234');
+    const [before] = botMessages(channel);
+    const regenerateBefore = regenerateOf(before!);
+
+    const forgot = next('forget', channel);
+    await slack.sendEvent(botUrl, slack.mentionEvent({ channel, user: ADMIN, text: 'forget', threadTs: ts }));
+    expect(await forgot).toMatchObject({ ok: true, command: 'forget' });
+
+    service.enqueue('chat', { stream: { text: 'Paris.' } });
+    await mention(channel, 'What is the capital of France?', ASKER, ts);
+    const fresh = service.chatRequests().at(-1)!;
+    expect(JSON.stringify(fresh)).not.toContain('1234');
+    const after = botMessages(channel).at(-1)!;
+    expect(unescapeSlack(after.text)).toBe('Paris.');
+    const sentBefore = service.chatRequests().length;
+
+    expect(await press(channel, before!, regenerateBefore, ASKER)).toMatchObject({
+      ok: false,
+      errorCode: 'invalid_input',
+    });
+    expect(
+      toldToPresser(
+        'This answer can no longer be regenerated: its conversation was forgotten after it was given. Ask again.',
+      ),
+    ).toBe(true);
+    const since = testBot.logs.length;
+    await slack.sendEvent(
+      botUrl,
+      slack.messageChangedEvent({ channel, ts, text: `<@${slack.botUserId}> My secret is 0000` }),
+    );
+    const deadline = Date.now() + 10_000;
+    while (!testBot.logs.slice(since).some((l) => l.msg?.startsWith('edit left alone')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(testBot.logs.slice(since).some((l) => l.msg?.startsWith('edit left alone'))).toBe(true);
+    expect(service.chatRequests()).toHaveLength(sentBefore);
+    expect(unescapeSlack(before!.text)).toBe('Your secret is safe.');
+
+    service.enqueue('chat', { stream: { text: 'Paris, again.' } });
+    expect((await press(channel, after, regenerateOf(after), ASKER)).ok).toBe(true);
+    expect(service.chatRequests()).toHaveLength(sentBefore + 1);
+    expect(service.chatRequests().at(-1)).toEqual(fresh);
+    expect(JSON.stringify(service.chatRequests().at(-1))).not.toMatch(/1234|secret/);
   });
 });

@@ -95,6 +95,25 @@ const botRepliesIn = (s: Setup, channel: string, threadTs: string) =>
 describe('Slack message actions (HTTP)', () => {
   const s = setUp(false);
 
+  it('"Summarize" of a 40,000-character message: the question stays within HISTORY_TOKEN_BUDGET, and the cut is said', async () => {
+    const channel = CHANNELS.summarize;
+    const long = 'The pier schedule changes every week. '.repeat(1_053).slice(0, 40_000);
+    const event = s.slack.channelMessageEvent({ channel, user: 'U0BOB', text: long });
+    const ts = event.ts as string;
+    const done = outcomeOf(s, SUMMARIZE!.id, conversationOf(s, channel, ts));
+    await s.slack.sendMessageShortcut(s.botUrl, { user: 'U0ALICE', channel, messageTs: ts, callbackId: SUMMARIZE!.id });
+    expect(await done).toMatchObject({ ok: true });
+    const question = lastQuestion(s);
+    expect(question.text).toContain(SUMMARIZE_INSTRUCTION);
+    // 4 characters a token, as the bot estimates them: the default budget is 6,000 tokens.
+    expect(question.text.length).toBeLessThanOrEqual(6_000 * 4);
+    expect(question.text).toContain('[…cut]');
+    const answer = botRepliesIn(s, channel, ts)
+      .map((m) => unescapeSlack(m.text))
+      .join('\n');
+    expect(answer).toMatch(/The message was read up to [\d,]+ characters, to fit the conversation's budget\./);
+  });
+
   it('"Summarize" answers with the message\'s text and image as context, in its thread, and the thread\'s history has the exchange', async () => {
     const channel = CHANNELS.summarize;
     const ts = await bobsPhoto(s, channel);

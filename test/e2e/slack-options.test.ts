@@ -509,7 +509,7 @@ describe('Slack: service options, help and admin commands end to end', () => {
 
     const refused = await run('/forget', '', channel, MEMBER);
     expect(refused).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(lastEphemeral(channel)).toMatch(/^\/forget in a channel is for admins/);
+    expect(lastEphemeral(channel)).toBe('/forget in a channel is for admins. In a DM with the bot anyone may use it.');
     expect(await testBot.bot.core.history.get(refused.conversationId)).toHaveLength(4);
 
     const cleared = await run('/forget', '', channel, ADMIN);

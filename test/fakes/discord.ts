@@ -58,6 +58,12 @@
  *   every one of those permissions (Administrator holds all) or whom an override a server
  *   admin set under Integrations allows (`setCommandPermissions`): Discord's client neither
  *   lists nor sends it for anyone else, so `dispatchInteraction` throws for them;
+ * - members' permissions: a guild channel's overwrites (`setPermissionOverwrites`, announced as
+ *   CHANNEL_UPDATE and sent as `permission_overwrites`) apply to the @everyone role's and the
+ *   member's roles' permissions as Discord computes them (a thread takes its parent's); an
+ *   interaction carries the result as `member.permissions` (unless a test gives them), and a
+ *   user's message needs Send Messages (Send Messages in Threads in a thread), or Discord's
+ *   client would not send it; `GET /guilds/:id/members/:user` answers a member (10007 for none);
  *
  * - gateway: IDENTIFY with `shard: [id, count]`; a guild's events go to shard
  *   `(guild_id >> 22) % count` only, DMs to shard 0; RESUME continues a closed session with its
@@ -87,7 +93,8 @@
  * and dispatches; `http.ts` request plumbing; `routes/*.ts` the REST areas (identity and DMs,
  * commands, interactions, channels, CDN); `writes.ts` the bot's creates and edits;
  * `user-actions.ts` what users do; `interaction-payload.ts` commands and autocomplete;
- * `components.ts` button presses; `modals.ts` message commands and modals; `command-permissions.ts` who sees a command; `attachments.ts` files and signed URLs; `validation.ts`
+ * `components.ts` button presses; `modals.ts` message commands and modals; `command-permissions.ts` who sees a command;
+ * `member-permissions.ts` members' permissions in a channel (overwrites); `routes/members.ts` a guild's members; `attachments.ts` files and signed URLs; `validation.ts`
  * and `command-validation.ts` Discord's form checks; `limits.ts` the rate-limit buckets and their modes;
  * `pressure.ts` scripted long waits (a 429 naming an hour, headers announcing a far reset, a global 429).
  */
@@ -103,6 +110,7 @@ export type {
   GatewaySessionInfo,
 } from './discord/gateway.ts';
 export { shardOfGuild } from './discord/gateway.ts';
+export type { PermissionOverwrite } from './discord/member-permissions.ts';
 export type { MessageCommandOptions, SubmitModalOptions } from './discord/modals.ts';
 export type {
   CallbackRecord,

@@ -18,13 +18,14 @@
  * | workspace.ts | the shared state: identity, channels, users, messages, files, ts values |
  * | web-api.ts | `POST|GET /api/<method>`: parameters, token, scope, dispatch, `{ ok, error }` / 429, scripted hangs |
  * | chat.ts, files.ts, conversations.ts, identity.ts | the Web API methods, by family |
+ * | file-shares.ts | where a file is shared (files.info's `channels` / `groups` / `ims` / `shares`), as the bot token sees it |
  * | streaming.ts | `chat.startStream` / `appendStream` / `stopStream`: stream state, expiry, chunks, refusals |
  * | assistant.ts | `assistant.threads.setStatus`: loading statuses and when users stop seeing them |
  * | agent.ts | the agent / assistant views: which events Slack sends, their builders, `setSuggestedPrompts`, `setTitle` |
  * | home.ts | `views.publish`: Home tab views checked as Slack does (100 blocks, Block Kit limits, 250 kB) |
  * | scopes.ts | the one table of method scopes; event subscriptions and their scopes |
  * | blocks.ts | Block Kit validation (`invalid_blocks`, `invalid_blocks_format`) |
- * | limits.ts | rate limits: tier 3 `chat.update`, per-channel `chat.postMessage`, tier 2/4 streaming |
+ * | limits.ts | rate limits: tier 3 `chat.update`, per-channel `chat.postMessage`, tier 2/4 streaming, tier 4 `users.info`, tier 2 `users.list` |
  * | pressure.ts | scripted 429s of any method, by channel or parameters (e.g. `Retry-After: 3600` on one channel's posts) |
  * | upload.ts | `POST /upload/<file_id>`: the bytes of `filesUploadV2` |
  * | downloads.ts | users' files; `url_private` / `url_private_download` (or Slack's sign-in redirect) |
@@ -50,8 +51,8 @@
  *   `Retry-After`, then retries). Methods: api.test, auth.test, apps.connections.open,
  *   chat.postMessage / update / delete / postEphemeral, chat.startStream / appendStream /
  *   stopStream, assistant.threads.setStatus / setSuggestedPrompts / setTitle,
- *   files.getUploadURLExternal / completeUploadExternal / info, users.info,
- *   conversations.info / history / replies, views.open / publish.
+ *   files.getUploadURLExternal / completeUploadExternal / info, users.info / list,
+ *   conversations.info / history / replies / members, views.open / publish.
  * - `POST /upload/<file_id>`: the `upload_url` that `files.getUploadURLExternal` hands out. Takes
  *   the raw bytes, or a multipart form with one file part (what @slack/web-api's `filesUploadV2`
  *   sends: a part named `body`); the byte count must equal the declared `length` (HTTP 400

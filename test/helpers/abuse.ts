@@ -1,7 +1,8 @@
 /**
- * What an attacker sends, for the tests and the benchmark of issue 16 (no user stalls the bot
- * for everyone): crafted image attachments, an answer that opens a code fence and streams
- * whitespace, and a burst of other users' /chat whose time to first text is measured.
+ * What an attacker sends, for the tests and the benchmark of issues 16 and 38 (no user stalls the
+ * bot for everyone): crafted image attachments, PDFs that inflate, huge text files, an answer
+ * that opens a code fence and streams whitespace, and a burst of other users' /chat whose time to
+ * first text is measured.
  */
 import sharp from 'sharp';
 import type { FakeDiscord, FakeWrite, UserAttachmentOptions } from '../fakes/discord.ts';
@@ -38,6 +39,24 @@ export function craftedAttachments(heavyPng: Buffer): UserAttachmentOptions[] {
 
 /** The crafted files the bot downloads (filter.svg may be refused by its name alone). */
 export const DOWNLOADED_CRAFTED = ['photo.png', 'big-1.png', 'big-2.png'];
+
+/** Ten PDFs of one page each, all `bomb` (inflatingPdf of 1 GiB of blanks, ~1 MB): more than a message's files are read. */
+export function pdfBombAttachments(bomb: Buffer): UserAttachmentOptions[] {
+  return Array.from({ length: 10 }, (_, i) => ({
+    filename: `bomb-${i}.pdf`,
+    contentType: 'application/pdf',
+    data: bomb,
+  }));
+}
+
+/** Ten 20 MiB text logs, generated as they are downloaded (never held): 200 MiB for a budget of ~23,000 characters. */
+export function bigLogAttachments(): UserAttachmentOptions[] {
+  return Array.from({ length: 10 }, (_, i) => ({
+    filename: `server-${i}.log`,
+    contentType: 'text/plain',
+    stream: { bytes: 20 * 1024 * 1024 },
+  }));
+}
 
 /** Resolves once the fake CDN has served every file named, since `since` (ms since the epoch), or after 10 s. */
 export async function downloaded(discord: FakeDiscord, names: readonly string[], since: number): Promise<void> {
@@ -103,7 +122,11 @@ function carriesStop(rows: readonly unknown[]): boolean {
   return JSON.stringify(rows).includes('"custom_id":"stop:');
 }
 
-/** The bot's reply to a user's message, once finished (no Stop button left) and naming files not used; resolves with it and the time of its last write, or undefined after `timeoutMs`. */
+/**
+ * The bot's reply to a user's message, once finished (no Stop button left on it or on its later
+ * pages, which follow it in the channel) and naming files not used (on any of them); resolves
+ * with the reply's text and the time of the last write to any of them, or undefined after `timeoutMs`.
+ */
 export async function finishedReplyTo(
   discord: FakeDiscord,
   channelId: string,
@@ -112,12 +135,13 @@ export async function finishedReplyTo(
 ): Promise<{ content: string; at: number } | undefined> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const reply = discord
-      .messagesIn(channelId)
-      .find((m) => m.reference?.messageId === messageId && m.author.id === discord.botUser.id);
-    const last = reply ? discord.writes.filter((w) => w.messageId === reply.id).at(-1) : undefined;
-    if (reply && last && /Not used: /.test(reply.content) && !carriesStop(reply.components ?? []))
-      return { content: reply.content, at: last.at };
+    const mine = discord.messagesIn(channelId).filter((m) => m.author.id === discord.botUser.id);
+    const first = mine.findIndex((m) => m.reference?.messageId === messageId);
+    const pages = first < 0 ? [] : mine.slice(first);
+    const ids = new Set(pages.map((m) => m.id));
+    const last = discord.writes.filter((w) => w.messageId !== undefined && ids.has(w.messageId)).at(-1);
+    if (last && pages.some((m) => /Not used: /.test(m.content)) && !pages.some((m) => carriesStop(m.components ?? [])))
+      return { content: pages[0]!.content, at: last.at };
     await new Promise((r) => setTimeout(r, 20));
   }
   return undefined;

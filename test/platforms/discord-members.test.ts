@@ -1,11 +1,12 @@
 /**
  * Who is a bot admin on Discord, from what an interaction says (platforms/discord/members.ts):
  * Administrator or Manage Server, a listed user or a listed role; Manage Messages lets a member
- * clear a channel's history.
+ * clear a channel's history; what the bot does for a member follows their own rights there (post,
+ * open a thread, read the history).
  */
 import { PermissionFlagsBits, PermissionsBitField, type User } from 'discord.js';
 import { describe, expect, it } from 'vitest';
-import { invocationUser } from '../../src/platforms/discord/members.ts';
+import { invocationUser, mayOpenThread, mayPost, mayReadHistory } from '../../src/platforms/discord/members.ts';
 
 const user = { id: '1290000000000000001', username: 'member' } as User;
 const noLists = { userIds: new Set<string>(), roleIds: new Set<string>() };
@@ -45,5 +46,36 @@ describe('invocationUser (Discord)', () => {
     expect(await rights(PermissionFlagsBits.SendMessages, roles, ['5'])).toEqual({ admin: false, manages: false });
     expect(await rights(null)).toEqual({ admin: false, manages: false });
     expect(await rights(null, lists)).toEqual({ admin: true, manages: true });
+  });
+});
+
+describe("a member's own rights where the bot acts for them (Discord)", () => {
+  const P = PermissionFlagsBits;
+  const field = (bits: bigint) => new PermissionsBitField(bits).freeze();
+
+  it('posting takes Send Messages, in a thread Send Messages in Threads; Administrator holds both; a DM (null) allows it', async () => {
+    const viewOnly = field(P.ViewChannel | P.UseApplicationCommands);
+    expect([mayPost(viewOnly, false), mayPost(viewOnly, true)]).toEqual([false, false]);
+    expect([mayPost(field(P.SendMessages), false), mayPost(field(P.SendMessages), true)]).toEqual([true, false]);
+    const inThreads = field(P.SendMessagesInThreads);
+    expect([mayPost(inThreads, false), mayPost(inThreads, true)]).toEqual([false, true]);
+    expect([mayPost(field(P.Administrator), true), mayPost(null, false)]).toEqual([true, true]);
+    // The InvocationUser says the same to the core.
+    const canPost = (bits: bigint | null, inThread: boolean) =>
+      invocationUser(user, null, bits === null ? null : field(bits), noLists, inThread).canPost!();
+    expect(await canPost(P.SendMessages, false)).toBe(true);
+    expect(await canPost(P.SendMessages, true)).toBe(false);
+    expect(await canPost(P.ViewChannel, false)).toBe(false);
+    expect(await canPost(null, false)).toBe(true);
+  });
+
+  it('opening a thread takes Create Public Threads and Send Messages in Threads; reading the history, Read Message History', () => {
+    expect(mayOpenThread(field(P.CreatePublicThreads | P.SendMessagesInThreads))).toBe(true);
+    expect(mayOpenThread(field(P.CreatePublicThreads | P.SendMessages))).toBe(false);
+    expect(mayOpenThread(field(P.SendMessagesInThreads))).toBe(false);
+    expect(mayOpenThread(null)).toBe(true);
+    expect(mayReadHistory(field(P.ViewChannel | P.ReadMessageHistory))).toBe(true);
+    expect(mayReadHistory(field(P.ViewChannel | P.SendMessages))).toBe(false);
+    expect(mayReadHistory(field(P.Administrator))).toBe(true);
   });
 });

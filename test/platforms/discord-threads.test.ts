@@ -78,6 +78,20 @@ describe('where a thread may be opened', () => {
     expect(threadParentOf(channelOf(ChannelType.GuildText), noCreate)).toEqual({ why: NO_THREAD.permission });
     expect(threadParentOf(channelOf(ChannelType.GuildText), noSend)).toEqual({ why: NO_THREAD.permission });
   });
+
+  it('not for someone who could not open one there themselves (Create Public Threads and Send Messages in Threads)', () => {
+    const text = channelOf(ChannelType.GuildText);
+    const sendOnly = new PermissionsBitField(
+      PermissionFlagsBits.SendMessages | PermissionFlagsBits.SendMessagesInThreads,
+    );
+    expect(threadParentOf(text, ALL, sendOnly)).toEqual({ why: NO_THREAD.yours });
+    expect(threadParentOf(text, ALL, ALL)).toHaveProperty('parent');
+    expect(threadParentOf(text, ALL, new PermissionsBitField(PermissionFlagsBits.Administrator))).toHaveProperty(
+      'parent',
+    );
+    // The bot's own permission is said first.
+    expect(threadParentOf(text, sendOnly, sendOnly)).toEqual({ why: NO_THREAD.permission });
+  });
 });
 
 /** A Discord refusal as discord.js throws it. */

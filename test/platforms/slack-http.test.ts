@@ -19,6 +19,7 @@ import {
   REFUSAL_LOG_EVERY_MS,
   verifySlackSignature,
 } from '../../src/platforms/slack/http.ts';
+import { postWholeBody } from '../helpers/whole-body-post.ts';
 
 const SECRET = 'test-signing-secret-0123456789abcdef';
 const sign = (ts: string | number, body: string, secret = SECRET) =>
@@ -174,7 +175,7 @@ describe('the guarded server', () => {
       'x-slack-request-timestamp': String(ts),
       'x-slack-signature': sign(ts, raw),
     });
-    return { post, signed, ran, claimed, lines };
+    return { url, post, signed, ran, claimed, lines };
   }
 
   it('hands Bolt the body it read: a verified command runs once, claimed by its digest and timestamp; its replay is acked and not run', async () => {
@@ -204,6 +205,20 @@ describe('the guarded server', () => {
     });
     expect(claimed).toEqual([]);
     expect(ran).toEqual([]);
+  });
+
+  it("answers 413 to a 10 MB signed request, announced or chunked, also to Node's http client (which fails on a connection closed under its upload)", async () => {
+    const { url, signed, claimed, ran, lines } = await start();
+    const big = `text=${'x'.repeat(10 * 1024 * 1024)}`;
+    const headers = { 'content-type': 'application/x-www-form-urlencoded', ...signed(big) };
+    for (const chunked of [false, true])
+      expect(await postWholeBody(url, Buffer.from(big), headers, chunked), chunked ? 'chunked' : 'announced').toEqual({
+        status: 413,
+        text: 'body too large',
+      });
+    expect(claimed).toEqual([]);
+    expect(ran).toEqual([]);
+    expect(lines.map((l) => [l.msg, l.status])).toEqual([['slack request refused: body over 1048576 bytes', 413]]);
   });
 
   it("lets Slack's unsigned ssl_check through to Bolt (200) without a claim", async () => {

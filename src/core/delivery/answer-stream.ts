@@ -143,9 +143,29 @@ class StreamTimer {
   }
 }
 
-/** Lines under the answer, each as `_⚠️ note_`, after a blank line; empty without notes. */
+/**
+ * Characters of one note under an answer, at most (past it, cut with `…`). The notes the bot
+ * writes bound their lists already (media/file-lines.ts); this holds whatever else a note
+ * carries (a name, a platform's reason) to a line that never makes pages of its own.
+ */
+export const MAX_NOTE_CHARS = 1_000;
+
+/** Notes under one answer, at most (the rest are counted in a last line). */
+export const MAX_NOTES = 6;
+
+/** Lines under the answer, each as `_⚠️ note_`, after a blank line; empty without notes. Bounded: {@link MAX_NOTES} of {@link MAX_NOTE_CHARS}. */
 function notesText(notes: readonly string[]): string {
-  return notes.length ? `\n\n${notes.map((n) => `_⚠️ ${n}_`).join('\n')}` : '';
+  if (notes.length === 0) return '';
+  const shown = notes.slice(0, MAX_NOTES).map((n) =>
+    n.length > MAX_NOTE_CHARS
+      ? `${Array.from(n)
+          .slice(0, MAX_NOTE_CHARS - 1)
+          .join('')}…`
+      : n,
+  );
+  const more = notes.length - shown.length;
+  if (more > 0) shown.push(`${more} more note${more > 1 ? 's' : ''} left out.`);
+  return `\n\n${shown.map((n) => `_⚠️ ${n}_`).join('\n')}`;
 }
 
 /**

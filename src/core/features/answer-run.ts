@@ -109,10 +109,11 @@ export async function runRequest(
   const { text, ending, error } = await streamAnswer(ctx, deltas, answering);
   // Nothing shown: nothing to count (the reservation is given back).
   if (ending === 'failed') throw error;
-  if (ending === 'done') await answering.keeper?.complete();
   const answer = text.slice(prompt.length);
   const sent = request.endpoint === 'chat' ? request.body.messages : prompt;
   await countTokens(ctx, core, options.reservation, sent, answer, stream.usage as Usage | undefined);
+  // A state kept for the final write is kept again when it posted more, and listed (answer-index.ts).
+  await answering.keeper?.complete();
   return { text: answer, ending, ...(ending !== 'done' ? { error } : {}) };
 }
 

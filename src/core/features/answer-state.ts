@@ -8,8 +8,11 @@
  * is (keys.ts `messageRef`, in order: a new answer is written over them). A mention's answer is also found from the
  * mention (`mention-answer:<message ref>`) while its edits may re-answer it.
  *
- * The body holds the messages as sent, images as data URLs included: a state over
- * {@link ANSWER_STATE_MAX_BYTES} is not kept, and its answer shows no Regenerate button.
+ * The body holds the messages as sent, but images a platform keeps (kept-request.ts: their
+ * references instead): a state over {@link ANSWER_STATE_MAX_BYTES} is not kept, and its answer
+ * shows no Regenerate button. A user's states are bounded together, and /forget removes a
+ * conversation's (answer-index.ts); a state read is checked against both
+ * ({@link findAnswerState}).
  */
 
 import type { Logger } from '../../log.ts';
@@ -18,12 +21,19 @@ import { randomHex } from '../ids.ts';
 import { buttonId, storeKeys } from '../keys.ts';
 import type { Button } from '../platform.ts';
 import type { ChatCompletionRequest, CompletionRequest } from '../service/schemas.ts';
+import {
+  ANSWER_STATE_TTL_MS,
+  forgottenSince,
+  type GoneReason,
+  type GoneState,
+  listAnswerState,
+  markGone,
+} from './answer-index.ts';
+
+export { ANSWER_STATE_TTL_MS };
 
 /** The id prefix of Regenerate buttons: `regenerate:<id>:<requester>`. */
 export const REGENERATE_BUTTON = 'regenerate';
-
-/** How long an answer can be regenerated, in ms (the store forgets its state after it): a day. */
-export const ANSWER_STATE_TTL_MS = 24 * 3_600_000;
 
 /**
  * The largest state kept, in bytes of its JSON, by store: Redis keeps its data in memory, so 1
@@ -36,6 +46,14 @@ export const ANSWER_STATE_MAX_BYTES = { sqlite: 8 * 1024 * 1024, redis: 1024 * 1
 export type KeptRequest =
   | { endpoint: 'chat'; body: Omit<ChatCompletionRequest, 'stream'> }
   | { endpoint: 'completions'; body: Omit<CompletionRequest, 'stream'> };
+
+/** An image of a kept request, by where its platform keeps it (kept-request.ts). */
+export interface KeptImageRef {
+  /** keys.ts `postedImageRef` (the Attachment's `ref`). */
+  ref: string;
+  /** The file's name, as the user sent it. */
+  name: string;
+}
 
 /** The history turns one exchange wrote: their ids (the same in each conversation that keeps them). */
 export interface KeptTurns {
@@ -73,7 +91,25 @@ export interface AnswerState {
    * re-answered answer is written over them. Absent when a platform did not name one of them.
    */
   messages?: string[];
+  /**
+   * When the request was made (before its history was read), ms since the epoch: a state made
+   * before its conversation was last forgotten is refused (answer-index.ts). Absent in states
+   * kept before it was added (refused after any /forget).
+   */
+  at?: number;
+  /**
+   * The channel's model that answered (/settings, else the defaults): today's is sent again
+   * (kept-request.ts). Absent: the model the user chose, sent again as it is.
+   */
+  channelModel?: 'chat' | 'vision';
+  /** The images the request keeps by reference: its `kept-image:<n>` parts (kept-request.ts). */
+  imageRefs?: KeptImageRef[];
+  /** The mention answered (keys.ts `messageRef`), whose link to this state /forget removes. */
+  mention?: string;
 }
+
+/** A state looked for by id: found, or why it is not there (`expired`: never kept, or past its day). */
+export type FoundState = { state: AnswerState } | { gone: GoneReason | 'expired' };
 
 /** A new answer id (18 hex characters): the Regenerate button's and the state's key. */
 export function newAnswerId(): string {
@@ -91,17 +127,24 @@ export function regenerateButton(id: string, requesterId: string): Button {
  * or the store fails (the answer is shown without it).
  */
 export async function keepAnswerState(core: Core, log: Logger, id: string, state: AnswerState): Promise<Button[]> {
+  return (await storeState(core, log, id, state)) === undefined ? [] : [regenerateButton(id, state.requesterId)];
+}
+
+/**
+ * Keeps a state ({@link keepAnswerState}). @returns its bytes, or undefined when it was not kept.
+ */
+async function storeState(core: Core, log: Logger, id: string, state: AnswerState): Promise<number | undefined> {
   const bytes = Buffer.byteLength(JSON.stringify(state));
   if (bytes > ANSWER_STATE_MAX_BYTES[core.store.kind]) {
     log.info({ bytes }, 'answer state over the cap: no Regenerate button');
-    return [];
+    return undefined;
   }
   try {
     await core.store.keyv.set(storeKeys.answerState(id), state, ANSWER_STATE_TTL_MS);
-    return [regenerateButton(id, state.requesterId)];
+    return bytes;
   } catch (error) {
     core.storeHealth.failed(error, log);
-    return [];
+    return undefined;
   }
 }
 
@@ -109,14 +152,18 @@ export async function keepAnswerState(core: Core, log: Logger, id: string, state
 export interface AnswerKeeper {
   /** Keeps the state with the messages posted so far, just before the final write: its Regenerate button, or none. */
   controls(): Promise<Button[]>;
-  /** After the final write: keeps the state again when that write posted more messages (once it was kept). */
+  /**
+   * After the final write, once the state was kept: keeps it again when that write posted more
+   * messages, and lists it (answer-index.ts: the user's bound, /forget). Never throws.
+   */
   complete(): Promise<void>;
 }
 
 /**
  * Keeps an answer's state under `id` ({@link keepAnswerState}) with `messages.messageRefs`, the
  * answer's messages (its StreamingReply's): before the final write for its button, and after it
- * again only when the final write posted messages not named yet (the button is on the last).
+ * again only when the final write posted messages not named yet (the button is on the last);
+ * then lists it, off the final write's path.
  */
 export function answerKeeper(
   core: Core,
@@ -132,6 +179,8 @@ export function answerKeeper(
 class StateKeeper implements AnswerKeeper {
   /** The refs the state was kept with (JSON), once kept with a button. */
   private kept: string | undefined;
+  /** The bytes of the state last kept. */
+  private bytes = 0;
 
   constructor(
     private readonly core: Core,
@@ -143,32 +192,62 @@ class StateKeeper implements AnswerKeeper {
 
   async controls(): Promise<Button[]> {
     const messages = this.messages.messageRefs;
-    const buttons = await this.keep(messages);
-    if (buttons.length) this.kept = JSON.stringify(messages ?? null);
-    return buttons;
+    if (!(await this.keep(messages))) return [];
+    this.kept = JSON.stringify(messages ?? null);
+    return [regenerateButton(this.id, this.state().requesterId)];
   }
 
   async complete(): Promise<void> {
+    if (this.kept === undefined) return;
     const messages = this.messages.messageRefs;
-    if (this.kept === undefined || this.kept === JSON.stringify(messages ?? null)) return;
-    this.kept = JSON.stringify(messages ?? null);
-    await this.keep(messages);
+    if (this.kept !== JSON.stringify(messages ?? null)) {
+      this.kept = JSON.stringify(messages ?? null);
+      if (!(await this.keep(messages))) return;
+    }
+    const { requesterId, conversationId, mention } = this.state();
+    await listAnswerState(this.core, this.log, {
+      id: this.id,
+      requesterId,
+      conversationId,
+      mention,
+      bytes: this.bytes,
+    });
   }
 
-  private keep(messages: string[] | undefined): Promise<Button[]> {
+  /** Keeps the state with `messages`. @returns whether it was kept. */
+  private async keep(messages: string[] | undefined): Promise<boolean> {
     const { messages: _old, ...rest } = this.state();
-    return keepAnswerState(this.core, this.log, this.id, messages ? { ...rest, messages } : rest);
+    const bytes = await storeState(this.core, this.log, this.id, messages ? { ...rest, messages } : rest);
+    if (bytes !== undefined) this.bytes = bytes;
+    return bytes !== undefined;
   }
 }
 
 /**
- * The state kept under an answer's id.
- * @returns undefined when there is none (expired, or never kept).
+ * The state kept under an answer's id, or why there is none: dropped by its user's bound,
+ * forgotten with its conversation (a state made before the conversation's last /forget is
+ * replaced by a `forgotten` record now), or expired.
+ * @throws the store's error.
+ */
+export async function findAnswerState(core: Core, id: string): Promise<FoundState> {
+  const stored = (await core.store.keyv.get(storeKeys.answerState(id))) as AnswerState | GoneState | undefined;
+  if (stored?.version !== 1) return { gone: 'expired' };
+  if ('gone' in stored) return { gone: stored.gone };
+  if (await forgottenSince(core, stored.conversationId, stored.at)) {
+    await markGone(core, { id, at: stored.at ?? Date.now() }, 'forgotten');
+    return { gone: 'forgotten' };
+  }
+  return { state: stored };
+}
+
+/**
+ * The state kept under an answer's id ({@link findAnswerState}).
+ * @returns undefined when there is none (expired, dropped, forgotten, or never kept).
  * @throws the store's error.
  */
 export async function readAnswerState(core: Core, id: string): Promise<AnswerState | undefined> {
-  const state = (await core.store.keyv.get(storeKeys.answerState(id))) as AnswerState | undefined;
-  return state?.version === 1 ? state : undefined;
+  const found = await findAnswerState(core, id);
+  return 'state' in found ? found.state : undefined;
 }
 
 /** What the store keeps under a mention (keys.ts `mentionAnswer`): its answer's state id and first message. */

@@ -20,10 +20,11 @@ import type { StoredMessage } from '../state/history.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, fitHistory } from '../tokens.ts';
 import { extractImageLinks } from './answer.ts';
-import { type RunResult, runRequest } from './answer-run.ts';
-import { type AnswerState, type KeptRequest, newAnswerId } from './answer-state.ts';
+import { runRequest } from './answer-run.ts';
+import { type AnswerState, type KeptImageRef, type KeptRequest, newAnswerId } from './answer-state.ts';
 import { type Deferral, startDeferral } from './deferral.ts';
-import { conversationsOf, cutAnswer, ExchangeWrites, linkAnswer, newExchange, remember } from './exchange.ts';
+import { conversationsOf, ExchangeWrites, linkAnswer, newExchange } from './exchange.ts';
+import { keptForm } from './kept-request.ts';
 import { admit, reserveTokens } from './usage.ts';
 
 /** Sampling parameters a user may set (§4.1; ranges checked by the command definitions). */
@@ -44,6 +45,12 @@ export interface ChatRequest {
   json?: boolean;
   /** Images for vision (§4.1 image input), already prepared by media/images.ts. */
   images?: PreparedImage[];
+  /**
+   * Where the platform keeps the request's images (the question's and the context's), by their
+   * data URLs (`PreparedImage.url` → the Attachment's `ref` and name): the answer's Regenerate
+   * state keeps these instead of the bytes (kept-request.ts).
+   */
+  imageRefs?: ReadonlyMap<string, KeptImageRef>;
   /** Files as context (text files, PDFs' text), each sent as a text part after the prompt (media/files.ts). */
   files?: ContextFile[];
   /** Short lines shown under the answer (e.g. files not used), not stored in the history. */
@@ -114,7 +121,16 @@ async function prepareChat(
   core: Core,
   request: ChatRequest,
   reservation: TokenReservation,
-): Promise<{ model: string; sent: ChatMessage[]; images: PreparedImage[]; notes: string[]; deferral: Deferral }> {
+): Promise<{
+  model: string;
+  sent: ChatMessage[];
+  images: PreparedImage[];
+  notes: string[];
+  deferral: Deferral;
+  at: number;
+}> {
+  // Before the history is read: a /forget after it refuses this answer's Regenerate (answer-index.ts).
+  const at = Date.now();
   const deferral = startDeferral(ctx);
   const images = request.images ?? [];
   // The history is read while the channel's settings are (each a store query a command waits for).
@@ -144,7 +160,7 @@ async function prepareChat(
   const sent = [...system, ...kept, question];
   // Where a token quota holds, the history sent joins the reservation (a store write nothing waits for; settling corrects it).
   if (reservation.reserved > 0) void reservation.extend(estimateMessageTokens([...system, ...kept]));
-  return { model, sent, images, notes, deferral };
+  return { model, sent, images, notes, deferral, at };
 }
 
 /**
@@ -184,9 +200,10 @@ async function answerChat(
     session: AnswerSession;
     deferral: Deferral;
     reservation: TokenReservation;
+    at: number;
   },
 ): Promise<void> {
-  const { model, sent, images, notes, session, deferral, reservation } = prepared;
+  const { model, sent, images, notes, session, deferral, reservation, at } = prepared;
   const body: KeptRequest = {
     endpoint: 'chat',
     body: {
@@ -206,26 +223,30 @@ async function answerChat(
   // Image results are posted after the answer, which a new answer could not replace: no Regenerate.
   const regenerable = request.webSearch !== 'images';
   const kind = request.mention ? 'mention' : 'chat';
+  // Images the platform keeps are kept by reference, not as bytes (kept-request.ts).
+  const kept = keptForm(body, request.imageRefs);
   const state = (): AnswerState => ({
     version: 1,
     requesterId: ctx.user.id,
     conversationId: ctx.conversationId,
     channelKey: ctx.channelKey,
     kind,
-    request: body,
+    request: kept.request,
     notes,
     turns: { ...exchange, conversations: conversationsOf(ctx) },
+    at,
+    ...(request.model === undefined ? { channelModel: vision ? 'vision' : 'chat' } : {}),
+    ...(kept.imageRefs.length ? { imageRefs: kept.imageRefs } : {}),
     ...(request.json ? { json: true } : {}),
     ...(vision ? { images: true } : {}),
     ...(request.mention?.text ? { prompt: request.mention.text } : {}),
+    ...(request.mention?.ref ? { mention: request.mention.ref } : {}),
     ...(request.command ? { command: request.command } : {}),
   });
-  // Stored before the answer's final write, which then says when it could not be; when the
-  // answer's writes fail, what the user was shown of it instead (exchange.ts).
+  // Stored before the final write, which says when it could not be; what was shown of it when writes fail.
   const history = new ExchangeWrites(ctx, core, { asked, exchange, session });
-  let result: RunResult;
-  try {
-    result = await runRequest(ctx, core, body, {
+  const run = await history.answer(() =>
+    runRequest(ctx, core, body, {
       session,
       deferral,
       reservation,
@@ -235,20 +256,13 @@ async function answerChat(
       ...(regenerable ? { keep: { id, state } } : {}),
       beforeFinal: (shown) => history.beforeFinal(shown),
       feedback: { kind, command: request.command ?? kind },
-    });
-  } catch (error) {
-    await history.keepShown();
-    throw error;
-  }
-  const { text: answer, ending, error } = result;
-  // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
-  // one cut off by a fault does not (it may be wrong where it ends); one whose continuation the
-  // platform refused keeps what was shown. Each is a failed command, already told in the message.
-  if (ending === 'stopped') await remember(ctx, core, { asked, answer: cutAnswer(answer) });
-  if (ending === 'cut') await history.keepShown();
-  if (ending !== 'done') throw new ShownError(error);
+    }),
+  );
+  // Stopped or cut: a failed command, already told in the message.
+  await history.ended(run.ending, run.text);
+  if (run.ending !== 'done') throw new ShownError(run.error);
   if (request.mention?.ref) await linkAnswer(ctx, core, request.mention.ref, id, session.reply.lastMessageRef);
-  if (request.webSearch === 'images') await postImageResults(ctx, answer, session.reply);
+  if (request.webSearch === 'images') await postImageResults(ctx, run.text, session.reply);
 }
 
 /**

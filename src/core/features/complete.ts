@@ -32,7 +32,8 @@ export async function complete(
     const { prompt, temperature, max_tokens } = request;
     const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
     try {
-      await answerCompletion(ctx, core, { prompt, model, temperature, max_tokens }, { session, deferral, reservation });
+      const asked = { prompt, model, temperature, max_tokens, channelModel: request.model === undefined };
+      await answerCompletion(ctx, core, asked, { session, deferral, reservation });
     } finally {
       session.close();
     }
@@ -45,7 +46,14 @@ export async function complete(
 async function answerCompletion(
   ctx: CommandContext,
   core: Core,
-  request: { prompt: string; model: string; temperature?: number | undefined; max_tokens?: number | undefined },
+  request: {
+    prompt: string;
+    model: string;
+    temperature?: number | undefined;
+    max_tokens?: number | undefined;
+    /** The model is the channel's (none was given): Regenerate sends today's. */
+    channelModel: boolean;
+  },
   running: { session: AnswerSession; deferral: Deferral; reservation: TokenReservation },
 ): Promise<void> {
   const { prompt, model, temperature, max_tokens } = request;
@@ -67,6 +75,8 @@ async function answerCompletion(
     kind: 'complete',
     request: body,
     notes: [],
+    at: Date.now(),
+    ...(request.channelModel ? { channelModel: 'chat' as const } : {}),
   };
   const { ending, error } = await runRequest(ctx, core, body, {
     ...running,

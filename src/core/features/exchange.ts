@@ -144,6 +144,31 @@ export class ExchangeWrites {
   }
 
   /**
+   * Runs the answer (its request, stream and writes): when it throws (a final write that failed,
+   * or a stopped answer's), {@link keepShown} first.
+   * @throws what `work` threw.
+   */
+  async answer<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      await this.keepShown();
+      throw error;
+    }
+  }
+
+  /**
+   * After the answer ended, `text` as far as it went: a stopped one (Stop, or a shutdown) joins the
+   * history as far as it went, marked as cut; one cut off by a fault does not (it may be wrong
+   * where it ends); one whose continuation the platform refused keeps what was shown
+   * ({@link keepShown}).
+   */
+  async ended(ending: 'done' | 'stopped' | 'cut', text: string): Promise<void> {
+    if (ending === 'stopped') await remember(this.ctx, this.core, { asked: this.turns.asked, answer: cutAnswer(text) });
+    if (ending === 'cut') await this.keepShown();
+  }
+
+  /**
    * After the answer's writes failed: an exchange stored before the final write is changed in
    * place (in the store, and among the turns waiting for it) to what the messages show, or
    * removed when they show none of it; one not stored is stored now as far as it was shown when

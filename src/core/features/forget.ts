@@ -12,6 +12,8 @@ import type { Core } from '../core.ts';
 import { sendOnce } from '../delivery/one-off.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { CommandContext } from '../platform.ts';
+import { forgetRefused } from '../sentences.ts';
+import { forgetAnswerStates } from './answer-index.ts';
 
 /**
  * Whether a message addressed to the bot (its mention of the bot removed) asks it to forget the
@@ -22,22 +24,25 @@ export function asksToForget(text: string): boolean {
 }
 
 /**
- * Clears the history (and the conversation's exchanges waiting for the store) and says so in the
- * conversation (so everyone knows the bot starts afresh).
+ * Clears the history (and the conversation's exchanges waiting for the store, and what its
+ * answers keep for Regenerate and edited mentions: answer-index.ts `forgetAnswerStates`) and
+ * says so in the conversation (so everyone knows the bot starts afresh).
  * @param how what the user did, named in a refusal (default `/forget`; e.g. `Forgetting a thread`).
- * @throws ForbiddenError for a member without the right, in a channel.
+ * @throws ForbiddenError for a member without the right, in a channel (sentences.ts
+ *   `forgetRefused`: who may, on this platform); what `canManageMessages` rejects with when the
+ *   rights could not be checked.
  */
 export async function forget(ctx: CommandContext, core: Core, how = '/forget'): Promise<void> {
   if (!ctx.isDirectMessage && !(await ctx.user.canManageMessages())) {
-    throw new ForbiddenError(
-      `${how} in a channel is for admins and members who may manage messages. In a DM with the bot anyone may use it.`,
-    );
+    throw new ForbiddenError(forgetRefused(ctx.platform, how));
   }
   const count = (await core.history.get(ctx.conversationId)).length;
   await core.history.clear(ctx.conversationId);
   // Exchanges that wait for the store (it did not take them) are forgotten too, never stored later.
   core.pendingTurns.forget(ctx.conversationId);
-  ctx.log.info({ conversation: ctx.conversationId, messages: count }, 'history cleared');
+  // Regenerate and an edited mention would send the forgotten turns again: their states go too.
+  const states = await forgetAnswerStates(core, ctx.conversationId);
+  ctx.log.info({ conversation: ctx.conversationId, messages: count, answerStates: states }, 'history cleared');
   await sendOnce(core.scheduler, ctx.reply, {
     content: `🧹 History cleared (${count} message${count === 1 ? '' : 's'} forgotten): the next message starts a new conversation.`,
   });

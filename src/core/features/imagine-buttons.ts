@@ -11,6 +11,7 @@ import type { Core } from '../core.ts';
 import { ForbiddenError, InputError } from '../errors.ts';
 import { ImageInputError } from '../media/images.ts';
 import type { CommandContext, ComponentContext } from '../platform.ts';
+import { ensureMayPost } from '../rights.ts';
 import { startDeferral } from './deferral.ts';
 import { counted } from './imagine.ts';
 import { generateAndPost, type PostOptions } from './imagine-post.ts';
@@ -32,12 +33,12 @@ const REFERENCE_GONE =
 /**
  * Handles a press of a result's Reroll, Upscale or Vary button (`imagine:<action>:<id>`):
  * reads the state kept under the id, checks who may press (`IMAGINE_BUTTONS`: the requester
- * the bot stored and admins by default, or everyone, as configured now), and posts a new image
- * in the conversation. `disable_safety_checker` is sent again only when the presser may set it
+ * the bot stored and admins by default, or everyone, as configured now; and only someone who may
+ * post there: rights.ts), and posts a new image in the conversation. `disable_safety_checker` is sent again only when the presser may set it
  * now (an admin, with ALLOW_DISABLE_SAFETY_CHECKER on); otherwise the new image says the
  * checker was on.
  * @throws InputError when the state is gone (expired), the image it needs is gone, or the
- *   presser may not; as {@link imagine}.
+ *   presser may not (ForbiddenError); as {@link imagine}.
  */
 export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promise<void> {
   const [action, id = ''] = ctx.args as [ImagineAction | undefined, string?];
@@ -48,6 +49,8 @@ export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promis
   if (core.limits.imagineButtons === 'requester' && state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
     throw new ForbiddenError('Only the person who asked for this image, or an admin, can use its buttons.');
   }
+  // The new image is a public message, posted for the presser: only where they may post.
+  await ensureMayPost(ctx.user);
   const command: CommandContext = { ...ctx, isDirectMessage: false, options: {}, files: {}, reply: ctx.reply };
   // A privileged field is never replayed from stored state: only when the presser may set it now.
   const notes: string[] = [];

@@ -10,12 +10,14 @@
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
 import { collectImages, looksLikeImage, skippedLine } from '../media/attachments.ts';
-import { collectFiles, cutLine, filesCharBudget } from '../media/files.ts';
+import { MAX_LISTED_FILES, shortName } from '../media/file-lines.ts';
+import { collectFiles, cutLine, fileLimits } from '../media/files.ts';
 import type { PreparedImage } from '../media/images.ts';
 import type { Attachment, CommandContext } from '../platform.ts';
 import type { ChatMessage, ContentPart } from '../service/schemas.ts';
 import { chat } from './chat.ts';
 import { startDeferral } from './deferral.ts';
+import { imageRefsOf } from './kept-request.ts';
 import { subjectOf } from './usage.ts';
 
 /** One earlier message of the conversation around a mention, as an adapter read it. */
@@ -92,16 +94,12 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
   const turnImages = [...turns]
     .reverse()
     .flatMap((turn) => (turn.role === 'user' ? (turn.attachments ?? []).filter(looksLikeImage) : []));
-  const work = { images: core.images, key: subjectOf(ctx), signal: ctx.signal, log: ctx.log };
+  const work = { images: core.images, pdfs: core.pdfs, key: subjectOf(ctx), signal: ctx.signal, log: ctx.log };
   const [collected, files] = await Promise.all([
     collectImages([...request.attachments.filter(looksLikeImage), ...turnImages], core.inputImages, work),
     collectFiles(
       request.attachments.filter((a) => !looksLikeImage(a)),
-      {
-        ...core.limits.files,
-        maxBytes: core.inputImages.maxBytes,
-        maxTotalChars: filesCharBudget(core.limits.historyTokenBudget, text),
-      },
+      fileLimits(core.limits, core.inputImages.maxBytes, text),
       work,
     ),
   ]);
@@ -126,6 +124,7 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
   await chat(ctx, core, {
     prompt,
     images,
+    imageRefs: imageRefsOf(collected.images, collected.sources),
     files: files.files,
     notes,
     mention: { text, ref: request.ref },
@@ -135,9 +134,14 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
   });
 }
 
-/** The line naming the authors of messages not read (each once), e.g. `Not read: 2 messages, by bob and carol (why).` */
+/**
+ * The line naming the authors of messages not read (each once, at most {@link MAX_LISTED_FILES}
+ * named, the rest counted), e.g. `Not read: 2 messages, by bob and carol (why).`
+ */
 function unreadLine(authors: readonly string[], why: string): string {
-  const names = [...new Set(authors)];
+  const all = [...new Set(authors)].map((name) => shortName(name));
+  const others = all.length - MAX_LISTED_FILES;
+  const names = others > 0 ? [...all.slice(0, MAX_LISTED_FILES), `${others} other${others > 1 ? 's' : ''}`] : all;
   const count = authors.length;
   const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0];
   return `Not read: ${count} message${count > 1 ? 's' : ''} of the conversation, by ${list} (${why}).`;

@@ -15,6 +15,7 @@ import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
 import type { ChosenMessage } from '../message-action.ts';
 import type { CommandContext } from '../platform.ts';
+import { estimateTextTokens } from '../tokens.ts';
 import { answerMention } from './mention.ts';
 
 /** What "Summarize" asks. */
@@ -23,22 +24,38 @@ export const SUMMARIZE_INSTRUCTION = 'Summarize this message.';
 /**
  * Longest text of the chosen message sent, in characters; the rest is cut (and said). The
  * platforms bound it already (Discord 4,000 characters, Slack 40,000): this keeps the bound here.
+ * The history budget bounds it further ({@link quotedChars}).
  */
 export const MAX_CHOSEN_MESSAGE_CHARS = 40_000;
+
+/** Tokens of the history budget kept free for the channel's system prompt, the instruction's frame and the answer's context. */
+const QUOTE_MARGIN_TOKENS = 200;
+
+/**
+ * Characters of the chosen message's text that one question may quote: what the history budget
+ * (`HISTORY_TOKEN_BUDGET`, estimated at 4 characters a token as tokens.ts counts) leaves after
+ * the instruction and {@link QUOTE_MARGIN_TOKENS}, and at most {@link MAX_CHOSEN_MESSAGE_CHARS}.
+ * The question is sent whole, so this is what keeps it within the budget. Never below 0.
+ */
+export function quotedChars(historyTokenBudget: number, instruction: string): number {
+  const tokens = historyTokenBudget - estimateTextTokens(instruction) - QUOTE_MARGIN_TOKENS;
+  return Math.max(0, Math.min(MAX_CHOSEN_MESSAGE_CHARS, tokens * 4));
+}
 
 /** Said when the chosen message holds nothing the bot can read. */
 export const NOTHING_TO_READ = 'That message has no text or files I can read.';
 
 /**
- * The question's text: the instruction, then the message quoted with its author. A message
- * without text says that only its files are attached.
+ * The question's text: the instruction, then the message quoted with its author, at most
+ * `maxChars` characters of it (default {@link MAX_CHOSEN_MESSAGE_CHARS}; `[…cut]` marks a cut).
+ * A message without text says that only its files are attached.
  */
-export function promptAbout(instruction: string, message: ChosenMessage): string {
+export function promptAbout(instruction: string, message: ChosenMessage, maxChars = MAX_CHOSEN_MESSAGE_CHARS): string {
   const text = message.text.trim();
   const who = message.fromBot ? `${message.author} (you)` : message.author;
   if (text === '') return `${instruction}\n\nThe message, by ${who}, has no text: its files are attached.`;
-  const cut = text.length > MAX_CHOSEN_MESSAGE_CHARS;
-  const quoted = cut ? `${text.slice(0, MAX_CHOSEN_MESSAGE_CHARS)}\n[…cut]` : text;
+  const cut = text.length > maxChars;
+  const quoted = cut ? `${text.slice(0, maxChars)}\n[…cut]` : text;
   return `${instruction}\n\nMessage by ${who}:\n"""\n${quoted}\n"""`;
 }
 
@@ -56,12 +73,13 @@ export async function answerAboutMessage(
   command?: string,
 ): Promise<void> {
   if (message.text.trim() === '' && message.attachments.length === 0) throw new InputError(NOTHING_TO_READ);
+  const maxChars = quotedChars(core.limits.historyTokenBudget, instruction);
   const notices =
-    message.text.trim().length > MAX_CHOSEN_MESSAGE_CHARS
-      ? [`The message was read up to ${MAX_CHOSEN_MESSAGE_CHARS.toLocaleString('en-US')} characters.`]
+    message.text.trim().length > maxChars
+      ? [`The message was read up to ${maxChars.toLocaleString('en-US')} characters, to fit the conversation's budget.`]
       : [];
   await answerMention(ctx, core, {
-    text: promptAbout(instruction, message),
+    text: promptAbout(instruction, message, maxChars),
     attachments: message.attachments,
     ...(notices.length ? { notices } : {}),
     ...(command ? { command } : {}),

@@ -10,33 +10,52 @@
  * counted like any chat (quotas, tokens); one regeneration of an answer runs at a time.
  *
  * A press is checked when it runs, against the requester the bot stored and the presser's
- * admin rights now (as Stop's: delivery/stops.ts); an edit, against the stored requester.
+ * admin rights now (as Stop's: delivery/stops.ts), and whether they may post there now
+ * (rights.ts); an edit, against the stored requester. The request goes out as the configuration
+ * of the day has it (kept-request.ts `requestToday`: its images downloaded again, the channel's
+ * models and system prompt, the limits), and not at all when its state was dropped by its user's
+ * bound or forgotten with its conversation (answer-index.ts): the presser is told which.
  */
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { beginAnswer } from '../delivery/answer-session.ts';
 import { ForbiddenError, InputError, ShownError } from '../errors.ts';
 import { editClaims, storeKeys } from '../keys.ts';
-import type { CommandContext, ComponentContext, MessageHandle, ReplyChannel } from '../platform.ts';
+import type { CommandContext, ComponentContext, ImageFinder, MessageHandle, ReplyChannel } from '../platform.ts';
+import { ensureMayPost } from '../rights.ts';
 import type { ChatMessage } from '../service/schemas.ts';
+import type { GoneReason } from './answer-index.ts';
 import { runRequest } from './answer-run.ts';
 import {
   type AnswerState,
   answerOfMention,
+  findAnswerState,
   type KeptRequest,
   type MentionAnswer,
-  readAnswerState,
 } from './answer-state.ts';
 import { startDeferral } from './deferral.ts';
 import { replaceExchange } from './exchange.ts';
+import { requestToday } from './kept-request.ts';
 import { admit, reserveTokens } from './usage.ts';
 
 /** Said to anyone but the asker or an admin who presses Regenerate. */
 export const NOT_YOURS = 'Only the person who asked, or an admin, can regenerate this answer.';
 /** Said for a press whose state is gone. */
 export const EXPIRED = 'This answer can no longer be regenerated (it is more than a day old). Ask again.';
+/** Said for a press of an answer in a conversation forgotten since (/forget). */
+export const FORGOTTEN =
+  'This answer can no longer be regenerated: its conversation was forgotten after it was given. Ask again.';
+/** Said for a press of an answer whose state its user's newer answers pushed out (REGENERATE_STATES_PER_USER). */
+export const dropped = (newest: number): string =>
+  `This answer can no longer be regenerated: only the asker's ${newest} newest answers can be. Ask again.`;
 /** Said for a press while the answer is being regenerated. */
 export const RUNNING = 'This answer is already being regenerated: wait for it to finish.';
+
+/** The sentence for a press of an answer whose state is gone, by why. */
+function goneSentence(gone: GoneReason | 'expired', core: Core): string {
+  if (gone === 'forgotten') return FORGOTTEN;
+  return gone === 'dropped' ? dropped(core.limits.regenerateStatesPerUser) : EXPIRED;
+}
 
 /** How long a regeneration holds its answer at most, in ms (one whose process died frees it then). */
 const HOLD_MS = 15 * 60_000;
@@ -47,14 +66,19 @@ const EDIT_CLAIM_TTL_MS = 60 * 60_000;
 /**
  * Handles a press of `regenerate:<id>:<requester>` (`ctx.args[0]`: the answer's id): the stored
  * requester or an admin regenerates the answer into the pressed message.
- * @throws InputError when the state is gone or a regeneration of it runs; ForbiddenError for
- *   anyone else; as {@link rerun}.
+ * @throws InputError when the state is gone (expired, dropped, forgotten: the sentence says
+ *   which) or a regeneration of it runs; ForbiddenError for anyone else, or a presser who may
+ *   not post there; as {@link rerun}.
  */
 export async function pressRegenerate(ctx: ComponentContext, core: Core): Promise<void> {
   const [id = ''] = ctx.args;
-  const state = await readAnswerState(core, id);
-  if (!state || !ctx.replyInPlace) throw new InputError(EXPIRED);
+  const found = await findAnswerState(core, id);
+  if (!('state' in found)) throw new InputError(goneSentence(found.gone, core));
+  const { state } = found;
+  if (!ctx.replyInPlace) throw new InputError(EXPIRED);
   if (state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) throw new ForbiddenError(NOT_YOURS);
+  // The new answer rewrites public messages (and may post more) for the presser: only where they may post.
+  await ensureMayPost(ctx.user);
   await ctx.acknowledge();
   // Without every message of the answer (a state kept before they were named, a channel the
   // bot's token may not see), the new answer starts in the pressed message, as the reply's first send.
@@ -73,7 +97,7 @@ export async function pressRegenerate(ctx: ComponentContext, core: Core): Promis
     ref: ctx.ref,
     reply: over ? inPlace : ctx.replyInPlace(),
   };
-  await rerun(run, core, id, state, { over });
+  await rerun(run, core, id, state, { over, images: ctx.postedImage });
 }
 
 /**
@@ -151,6 +175,7 @@ async function findEditToReanswer(
  * messages (ReplyChannel.messageAt; the linked message alone for a state that names none; a
  * new reply when the reply can write over neither): the kept request with the edited text as
  * its last user message.
+ * @param images finds the question's images again by their references (the adapter's).
  * @throws as {@link rerun}.
  */
 export async function reanswerEdit(
@@ -158,44 +183,54 @@ export async function reanswerEdit(
   core: Core,
   found: { link: MentionAnswer; state: AnswerState },
   text: string,
+  images?: ImageFinder,
 ): Promise<void> {
   const { link, state } = found;
   const prompt = text.trim();
   const over = messagesOver(ctx.reply, state.messages) ?? messagesOver(ctx.reply, [link.answer]);
-  await rerun(ctx, core, link.id, state, { request: withQuestion(state.request, prompt), prompt, over });
+  await rerun(ctx, core, link.id, state, { request: withQuestion(state.request, prompt), prompt, over, images });
 }
 
 /**
- * Sends a kept request again into `ctx.reply`, written over `change.over` when given (with
- * Stop; a Regenerate button at the end, its state kept again under the same id with the new
- * answer's messages) and replaces the exchange in the history: the answer,
- * and the question when `change.prompt` is given. A stopped answer replaces it as far as it went,
- * marked `[stopped]`, as a stopped chat is kept.
- * @throws InputError while another regeneration of the answer runs; QuotaError; what the
- *   request throws (as chat's); ShownError for an answer that did not end well.
+ * Sends a kept request again, as today's configuration has it (kept-request.ts
+ * `requestToday`), into `ctx.reply`, written over `change.over` when given (with Stop; a
+ * Regenerate button at the end, its state kept again under the same id with the new answer's
+ * messages, its images still by reference) and replaces the exchange in the history: the
+ * answer, and the question when `change.prompt` is given. A stopped answer replaces it as far
+ * as it went, marked `[stopped]`, as a stopped chat is kept.
+ * @throws InputError while another regeneration of the answer runs, or when the request cannot
+ *   be made today (an image gone); QuotaError; what the request throws (as chat's); ShownError
+ *   for an answer that did not end well.
  */
 async function rerun(
   ctx: CommandContext,
   core: Core,
   id: string,
   state: AnswerState,
-  change: { request?: KeptRequest; prompt?: string; over?: readonly MessageHandle[] | undefined },
+  change: {
+    request?: KeptRequest;
+    prompt?: string;
+    over?: readonly MessageHandle[] | undefined;
+    images?: ImageFinder | undefined;
+  },
 ): Promise<void> {
   const held = storeKeys.regenerating(id);
   if (!(await core.store.setIfAbsent(held, HOLD_MS))) throw new InputError(RUNNING);
   try {
     await admit(ctx, core, 'chat');
-    const request = change.request ?? state.request;
+    const kept = change.request ?? state.request;
+    const today = await requestToday(ctx, core, state, kept, change.images);
+    const { request } = today;
     const { text, images } = requestText(request);
     const reservation = await reserveTokens(ctx, core, text, { images, maxTokens: request.body.max_tokens });
     const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, over: change.over });
-    const next: AnswerState = { ...state, request, ...(change.prompt ? { prompt: change.prompt } : {}) };
+    const next: AnswerState = { ...state, request: kept, ...(change.prompt ? { prompt: change.prompt } : {}) };
     try {
       const result = await runRequest(ctx, core, request, {
         session,
         deferral: startDeferral(ctx),
         reservation,
-        notes: state.notes,
+        notes: [...state.notes, ...today.notes],
         json: state.json === true,
         images: state.images === true,
         keep: { id, state: () => next },

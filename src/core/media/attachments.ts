@@ -11,6 +11,7 @@ import type { Logger } from '../../log.ts';
 import { OptionError } from '../errors.ts';
 import { type Attachment, AttachmentAccessError } from '../platform.ts';
 import { DownloadError } from './download.ts';
+import { fileList } from './file-lines.ts';
 import type { ImagePool } from './image-pool.ts';
 import { ImageInputError, type ImageInputLimits, mb, type PreparedImage, READABLE_FORMATS } from './images.ts';
 
@@ -151,10 +152,10 @@ export async function collectImages(
   };
 }
 
-/** The line under an answer that names the files not used: "Not used: a.pdf (not an image), …". */
+/** The line under an answer that names the files not used: "Not used: a.pdf (not an image), …" (at most 5 named: file-lines.ts). */
 export function skippedLine(skipped: readonly SkippedAttachment[]): string | undefined {
   if (skipped.length === 0) return undefined;
-  return `Not used: ${skipped.map((s) => `${s.name} (${s.reason})`).join(', ')}.`;
+  return `Not used: ${fileList(skipped.map((s) => ({ name: s.name, detail: s.reason })))}.`;
 }
 
 /** The history note for images sent with a turn: `[2 images: cat.webp, dog.gif]`. */

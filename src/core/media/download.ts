@@ -14,6 +14,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import { ipLiteralOf, isLocalhostName, isPublicAddress } from './addresses.ts';
+import { type ByteRange, keepRange, rangeHeader } from './download-range.ts';
 
 /** Why a download failed: the stable code and a sentence naming the file, for the user. */
 export type DownloadFailure = 'too_large' | 'http_status' | 'html' | 'timeout' | 'network' | 'not_public';
@@ -56,6 +57,14 @@ export interface DownloadOptions {
    * IP-literal checks.
    */
   publicOnly?: boolean;
+  /**
+   * Only these bytes of the file (`length` of them from `start`), for a reader that needs no
+   * more (a text file's start, within a budget of characters): asked with an HTTP `Range`
+   * header (RFC 9110 §14.2; a 206 answer), and cut from the body as it streams when the server
+   * sends the whole file instead (a 200), reading no further. A range past the end is empty.
+   * Never a `too_large` failure: at most `min(length, maxBytes)` bytes are kept.
+   */
+  range?: ByteRange;
 }
 
 /** A downloaded body and the content type the server gave it. */
@@ -63,6 +72,8 @@ export interface Downloaded {
   data: Buffer;
   /** e.g. `image/png`; lower case, without parameters; undefined when absent. */
   contentType: string | undefined;
+  /** The whole file's size in bytes when the server said it (`Content-Range`, or `Content-Length` of a 200). */
+  total?: number;
 }
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
@@ -202,7 +213,11 @@ export class Downloader {
         origin: new URL(url).origin,
         path: `${new URL(url).pathname}${new URL(url).search}`,
         method: 'GET',
-        headers: { 'user-agent': 'genbot (attachments)', ...(options.headers ?? {}) },
+        headers: {
+          'user-agent': 'genbot (attachments)',
+          ...(options.headers ?? {}),
+          ...(options.range ? { range: rangeHeader(options.range) } : {}),
+        },
         signal,
       });
     } catch (error) {
@@ -211,18 +226,17 @@ export class Downloader {
     const { statusCode, headers, body } = response;
     // A body given up on is destroyed, which makes undici emit an AbortError on it: expected, not a fault.
     body.on('error', () => undefined);
-    const contentType =
-      String(headers['content-type'] ?? '')
-        .split(';')[0]!
-        .trim()
-        .toLowerCase() || undefined;
-    if (statusCode < 200 || statusCode >= 300) {
+    if (options.range && statusCode === 416) {
       body.destroy();
-      throw new DownloadError('http_status', options.name, `could not be downloaded (HTTP ${statusCode})`, statusCode);
+      return { data: Buffer.alloc(0), contentType: undefined };
     }
-    if (contentType === 'text/html') {
-      body.destroy();
-      throw new DownloadError('html', options.name, 'came back as a web page instead of a file', statusCode);
+    const contentType = this.checkResponse(response, options);
+    if (options.range) {
+      try {
+        return { ...(await keepRange(body, { statusCode, headers }, options.range, options.maxBytes)), contentType };
+      } catch (error) {
+        throw this.failure(error, options, timeout);
+      }
     }
     const declared = Number(headers['content-length']);
     if (Number.isFinite(declared) && declared > options.maxBytes) {
@@ -245,6 +259,28 @@ export class Downloader {
       throw this.failure(error, options, timeout);
     }
     return { data: Buffer.concat(chunks, received), contentType };
+  }
+
+  /**
+   * The response's content type (lower case, without parameters), once its status and type say
+   * it is the file. @throws DownloadError `http_status` (not a 2xx) or `html` (a web page); the body is destroyed then.
+   */
+  private checkResponse(response: Dispatcher.ResponseData, options: DownloadOptions): string | undefined {
+    const { statusCode, headers, body } = response;
+    const contentType =
+      String(headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase() || undefined;
+    if (statusCode < 200 || statusCode >= 300) {
+      body.destroy();
+      throw new DownloadError('http_status', options.name, `could not be downloaded (HTTP ${statusCode})`, statusCode);
+    }
+    if (contentType === 'text/html') {
+      body.destroy();
+      throw new DownloadError('html', options.name, 'came back as a web page instead of a file', statusCode);
+    }
+    return contentType;
   }
 
   /** Closes the pools' sockets. */

@@ -1,22 +1,42 @@
 /**
  * From a user's attachments that are not images to the files a chat completion takes as
  * context (issue 19, item 3): text files (text/*, JSON, CSV, source code, logs: their bytes
- * must be UTF-8 text, text-files.ts) decoded here, PDFs read in a worker (pdf-text.ts through
- * the image pool: a deadline, a page and a character cap). Every file is downloaded with the
- * byte cap (`MAX_INPUT_IMAGE_BYTES`), cut to `MAX_FILE_CHARS` characters, and the files of one
- * request together to what is left of the history budget. Nothing is silently dropped or cut:
- * files not used come back with a reason, files cut with what was kept.
+ * must be UTF-8 text, text-files.ts) decoded here, PDFs read in a PDF worker (pdf-text.ts
+ * through the PDF pool: apart from the image workers, a deadline, a page, a character and a
+ * memory cap). Nothing is silently dropped or cut: files not used come back with a reason,
+ * files cut with what was kept.
+ *
+ * Everything is bounded before it is spent (issue 38):
+ * - at most `maxFiles` files of a message are read (the rest named as over the limit), each
+ *   declared at most `maxBytes`, all together downloading at most `maxMessageBytes`;
+ * - the files are read one after another, in the order attached, each given what is left of the
+ *   request's character budget (`maxTotalChars`, the history budget less the question) before
+ *   it is downloaded or parsed: a text file is downloaded only as far as that budget can use
+ *   (ranged downloads: about one byte a character for ASCII, three at most), a PDF is parsed
+ *   for at most that many characters, and a file that finds no budget left is not downloaded;
+ * - the budget holds the whole text part (its name line and fences, text-files.ts `fitPart`);
+ * - the message's PDFs share one deadline, `pdfTimeoutMs` from the first.
  */
 
+import type { CoreLimits } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { OptionError } from '../errors.ts';
 import { type Attachment, AttachmentAccessError } from '../platform.ts';
 import { estimateTextTokens } from '../tokens.ts';
 import { isSvg, notImageReason, type SkippedAttachment } from './attachments.ts';
 import { DownloadError } from './download.ts';
+import { fileList } from './file-lines.ts';
 import type { ImagePool } from './image-pool.ts';
 import { mb } from './images.ts';
-import { type ContextFile, FileInputError, fileKindOf, looksLikePdf, readText } from './text-files.ts';
+import {
+  type ContextFile,
+  FileInputError,
+  fileKindOf,
+  filePart,
+  fitPart,
+  looksLikePdf,
+  readText,
+} from './text-files.ts';
 
 /** Caps on the files of one request. */
 export interface FileLimits {
@@ -24,11 +44,15 @@ export interface FileLimits {
   maxBytes: number;
   /** Characters read of one file (`MAX_FILE_CHARS`). */
   maxChars: number;
-  /** Characters of all the request's files together ({@link filesCharBudget}). */
+  /** Characters of all the request's file parts together ({@link filesCharBudget}). */
   maxTotalChars: number;
+  /** Files of one message read, at most (`MAX_FILES_PER_MESSAGE`). */
+  maxFiles: number;
+  /** Bytes downloaded for one message's files together, at most (`MAX_FILE_BYTES_PER_MESSAGE`). */
+  maxMessageBytes: number;
   /** Pages of a PDF read (`MAX_PDF_PAGES`). */
   maxPdfPages: number;
-  /** How long reading one PDF may take, waiting for a worker included, in ms (`PDF_TIMEOUT_MS`). */
+  /** How long the message's PDFs may take together, waiting for a worker included, in ms (`PDF_TIMEOUT_MS`). */
   pdfTimeoutMs: number;
 }
 
@@ -48,9 +72,9 @@ export interface CollectedFiles {
   notices: string[];
 }
 
-/** What reading the files needs: the workers (PDFs), the user's line among them, and the request's signal. */
+/** What reading the files needs: the PDF workers, the user's line among them, and the request's signal. */
 export interface FileWork {
-  images: ImagePool;
+  pdfs: ImagePool;
   /** The user (`<platform>:<user id>`). */
   key: string;
   signal: AbortSignal;
@@ -69,16 +93,34 @@ export function filesCharBudget(historyTokenBudget: number, prompt: string): num
   return Math.max(0, (historyTokenBudget - estimateTextTokens(prompt) - BUDGET_MARGIN_TOKENS) * 4);
 }
 
+/** The {@link FileLimits} of a question `prompt`, from the core's limits and the byte cap of one file (`MAX_INPUT_IMAGE_BYTES`). */
+export function fileLimits(limits: CoreLimits, maxBytes: number, prompt: string): FileLimits {
+  return { ...limits.files, maxBytes, maxTotalChars: filesCharBudget(limits.historyTokenBudget, prompt) };
+}
+
 /** `100000` → `100,000`. */
 const count = (n: number) => n.toLocaleString('en-US');
 
 /** One file read, or why not. */
 type Read = { file: ContextFile; kept?: string } | { skipped: string } | { notice: string };
 
+/** What is left for the message's files as they are read in turn. */
+interface Left {
+  /** Characters of the request's budget. */
+  chars: number;
+  /** Bytes of the message's download budget. */
+  bytes: number;
+  /** When the message's PDFs must be read by (ms since the epoch), set by the first. */
+  pdfDeadline?: number;
+}
+
+/** Why a file found no room. */
+const NO_ROOM = "no room left in the conversation's budget";
+
 /**
- * Downloads and reads the files (concurrently, order kept): text decoded here, PDFs in a
- * worker, each cut to `limits.maxChars`, then all of them to `limits.maxTotalChars` in the
- * order attached. Images are not for this function (media/attachments.ts collectImages).
+ * Reads the files one after another in the order attached (see the file's comment for every
+ * bound): text decoded here, PDFs in a PDF worker, each cut to `limits.maxChars` and to what is
+ * left of `limits.maxTotalChars`. Images are not for this function (media/attachments.ts collectImages).
  * @throws only the abort of `work.signal`; every per-file failure is in the result.
  */
 export async function collectFiles(
@@ -86,49 +128,91 @@ export async function collectFiles(
   limits: FileLimits,
   work: FileWork,
 ): Promise<CollectedFiles> {
-  if (attachments.some((a) => fileKindOf(a).kind === 'pdf')) work.images.warm();
-  const reads = await Promise.all(attachments.map((attachment) => readFile(attachment, limits, work)));
   const result: CollectedFiles = { files: [], skipped: [], cut: [], notices: [] };
-  let left = limits.maxTotalChars;
-  reads.forEach((read, i) => {
-    const { name } = attachments[i]!;
+  const chosen: Attachment[] = [];
+  for (const attachment of attachments) {
+    const refused = refusal(attachment, limits, chosen.length);
+    if (refused) result.skipped.push({ name: attachment.name, reason: refused });
+    else chosen.push(attachment);
+  }
+  if (chosen.some((a) => fileKindOf(a).kind === 'pdf')) work.pdfs.warm();
+  const left: Left = { chars: limits.maxTotalChars, bytes: limits.maxMessageBytes };
+  for (const attachment of chosen) {
+    const { name } = attachment;
+    const read = left.chars > 0 ? await readFile(attachment, limits, work, left) : { skipped: NO_ROOM };
     if ('notice' in read) {
       if (!result.notices.includes(read.notice)) result.notices.push(read.notice);
-    } else if ('skipped' in read) result.skipped.push({ name, reason: read.skipped });
-    else if (left === 0) result.skipped.push({ name, reason: "no room left in the conversation's budget" });
-    else {
-      let { file, kept } = read;
-      if (file.text.length > left) {
-        file = { ...file, text: file.text.slice(0, left) };
-        kept = `the first ${count(left)} characters, to fit the conversation's budget`;
-      }
-      left -= file.text.length;
-      result.files.push(file);
-      if (kept) result.cut.push({ name, kept });
+      continue;
     }
-  });
+    if ('skipped' in read) {
+      result.skipped.push({ name, reason: read.skipped });
+      continue;
+    }
+    const fitted = fitPart(read.file, left.chars);
+    if (!fitted) {
+      result.skipped.push({ name, reason: NO_ROOM });
+      continue;
+    }
+    let { kept } = read;
+    if (fitted.text.length < read.file.text.length)
+      kept = `the first ${count(fitted.text.length)} characters, to fit the conversation's budget`;
+    left.chars -= filePart(fitted).length;
+    result.files.push(fitted);
+    if (kept) result.cut.push({ name, kept });
+  }
   return result;
 }
 
-/** Downloads and reads one file. @throws only the abort of `work.signal`. */
-async function readFile(attachment: Attachment, limits: FileLimits, work: FileWork): Promise<Read> {
-  const { name } = attachment;
+/** Why a file is not read at all, before any download; undefined when it is read. */
+function refusal(attachment: Attachment, limits: FileLimits, chosen: number): string | undefined {
   const kind = fileKindOf(attachment);
   // SVG and image types the bot does not decode are not read as text either (SVG is never read).
-  if (isSvg(attachment) || kind.kind === 'image') return { skipped: notImageReason(attachment) };
-  if (kind.kind === 'unsupported') return { skipped: kind.reason };
+  if (isSvg(attachment) || kind.kind === 'image') return notImageReason(attachment);
+  if (kind.kind === 'unsupported') return kind.reason;
   if (attachment.size > limits.maxBytes)
-    return { skipped: `too large (${mb(attachment.size)}; files up to ${mb(limits.maxBytes)} are read)` };
+    return `too large (${mb(attachment.size)}; files up to ${mb(limits.maxBytes)} are read)`;
+  if (chosen >= limits.maxFiles) return `over the limit of ${limits.maxFiles} files a message`;
+  return undefined;
+}
+
+/** The reason for a file past the message's download budget. */
+const overMessageBytes = (limits: FileLimits) => `over the ${mb(limits.maxMessageBytes)} of files read for one message`;
+
+/**
+ * Downloads and reads one file within what is `left` (which it lowers by the bytes downloaded).
+ * @throws only the abort of `work.signal`.
+ */
+async function readFile(attachment: Attachment, limits: FileLimits, work: FileWork, left: Left): Promise<Read> {
+  const { name } = attachment;
   try {
-    const data = await attachment.fetch({ maxBytes: limits.maxBytes, signal: work.signal });
-    if (looksLikePdf(data)) return await readPdf(data, name, limits, work);
-    if (kind.kind === 'pdf') return { skipped: 'not a PDF the bot can read' };
-    const read = readText(data, limits.maxChars);
+    if (fileKindOf(attachment).kind === 'pdf') return await readPdf(attachment, limits, work, left);
+    const chars = Math.min(limits.maxChars, left.chars);
+    // The first bytes: one a character (all of it for ASCII), and enough to tell a PDF by.
+    const first = await fetchRange(attachment, { start: 0, length: Math.max(chars, 1024) }, limits, work, left);
+    if (first === undefined) return { skipped: overMessageBytes(limits) };
+    if (looksLikePdf(first.data)) return await readPdf(attachment, limits, work, left);
+    let data = first.data;
+    let more = first.more;
+    const partial = more ? readText(data, chars, { more }) : undefined;
+    if (partial && partial.text.length < chars) {
+      // Characters of more than one byte: the rest of the budget, at most 3 bytes each.
+      const rest = await fetchRange(
+        attachment,
+        { start: data.byteLength, length: (chars - partial.text.length) * 3 + 3 },
+        limits,
+        work,
+        left,
+      );
+      if (rest) {
+        data = Buffer.concat([data, rest.data]);
+        more = rest.more;
+      }
+    }
+    const read = readText(data, chars, { more });
     if (!read) return { skipped: 'not a text file (binary data); text files, PDFs and images are read' };
-    return {
-      file: { name, text: read.text },
-      ...(read.cut ? { kept: `the first ${count(read.text.length)} characters` } : {}),
-    };
+    if (!read.cut) return { file: { name, text: read.text } };
+    const budget = chars < limits.maxChars ? ", to fit the conversation's budget" : '';
+    return { file: { name, text: read.text }, kept: `the first ${count(read.text.length)} characters${budget}` };
   } catch (error) {
     if (work.signal.aborted) throw error;
     work.log?.info({ file: name, err: error instanceof Error ? error.message : String(error) }, 'attachment not used');
@@ -139,29 +223,71 @@ async function readFile(attachment: Attachment, limits: FileLimits, work: FileWo
   }
 }
 
-/** Reads a PDF's text in a worker. @throws FileInputError (see ImagePool.pdfText); the abort of `work.signal`. */
-async function readPdf(data: Uint8Array, name: string, limits: FileLimits, work: FileWork): Promise<Read> {
-  const pdf = await work.images.pdfText(
+/**
+ * Downloads bytes [start, start + length) of a file, within the message's byte budget.
+ * @returns the bytes and whether the file goes on past them (as far as its declared size or the
+ *   bytes received tell); undefined when no byte of the budget is left.
+ * @throws DownloadError, AttachmentAccessError; the abort of `work.signal`.
+ */
+async function fetchRange(
+  attachment: Attachment,
+  range: { start: number; length: number },
+  limits: FileLimits,
+  work: FileWork,
+  left: Left,
+): Promise<{ data: Uint8Array; more: boolean } | undefined> {
+  const length = Math.min(range.length, left.bytes, limits.maxBytes - range.start);
+  if (length <= 0) return undefined;
+  const data = await attachment.fetch({ maxBytes: length, signal: work.signal, range: { ...range, length } });
+  left.bytes -= data.byteLength;
+  const end = range.start + data.byteLength;
+  const more = attachment.size > 0 ? attachment.size > end : data.byteLength === length;
+  return { data, more };
+}
+
+/**
+ * Downloads a PDF whole (within the message's byte budget) and reads its text in a PDF worker,
+ * at most what is left of the character budget, by the message's PDF deadline.
+ * @throws FileInputError (see ImagePool.pdfText); DownloadError; the abort of `work.signal`.
+ */
+async function readPdf(attachment: Attachment, limits: FileLimits, work: FileWork, left: Left): Promise<Read> {
+  const { name } = attachment;
+  if (attachment.size > left.bytes) return { skipped: overMessageBytes(limits) };
+  const maxBytes = Math.min(limits.maxBytes, left.bytes);
+  let data: Uint8Array;
+  try {
+    data = await attachment.fetch({ maxBytes, signal: work.signal });
+  } catch (error) {
+    if (error instanceof DownloadError && error.code === 'too_large' && maxBytes < limits.maxBytes)
+      return { skipped: overMessageBytes(limits) };
+    throw error;
+  }
+  left.bytes -= data.byteLength;
+  if (!looksLikePdf(data)) return { skipped: 'not a PDF the bot can read' };
+  const maxChars = Math.min(limits.maxChars, left.chars);
+  left.pdfDeadline ??= Date.now() + limits.pdfTimeoutMs;
+  const pdf = await work.pdfs.pdfText(
     data,
     name,
-    { maxPages: limits.maxPdfPages, maxChars: limits.maxChars },
-    { key: work.key, deadline: Date.now() + limits.pdfTimeoutMs, signal: work.signal },
+    { maxPages: limits.maxPdfPages, maxChars },
+    { key: work.key, deadline: left.pdfDeadline, signal: work.signal },
   );
   if (pdf.text.trim() === '')
     return { skipped: 'has no text layer (a scan? the bot reads the text of a PDF, not its pictures)' };
   const file = { name, text: pdf.text, pages: pdf.pages };
   if (!pdf.cut) return { file };
+  const budget = maxChars < limits.maxChars ? ", to fit the conversation's budget" : '';
   const kept =
     pdf.pages < pdf.totalPages
-      ? `the first ${pdf.pages} of ${pdf.totalPages} pages${pdf.text.length >= limits.maxChars ? `, ${count(pdf.text.length)} characters` : ''}`
-      : `the first ${count(pdf.text.length)} characters`;
+      ? `the first ${pdf.pages} of ${pdf.totalPages} pages${pdf.text.length >= maxChars ? `, ${count(pdf.text.length)} characters${budget}` : ''}`
+      : `the first ${count(pdf.text.length)} characters${budget}`;
   return { file, kept };
 }
 
 /** The line under an answer that names the files read in part: "Read in part: a.log (the first 100,000 characters).". */
 export function cutLine(cut: readonly CutFile[]): string | undefined {
   if (cut.length === 0) return undefined;
-  return `Read in part: ${cut.map((c) => `${c.name} (${c.kept})`).join(', ')}.`;
+  return `Read in part: ${fileList(cut.map((c) => ({ name: c.name, detail: c.kept })))}.`;
 }
 
 /**

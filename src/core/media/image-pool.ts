@@ -13,7 +13,12 @@
  * - A job has a deadline (one request's images share one: {@link ImagePool.deadline}); a job
  *   still waiting then leaves the line, one still running has its worker killed (SIGKILL). Either
  *   way the caller gets the sentence for its file and the bot goes on.
- * - Workers run at a lower scheduling priority than the bot (nice 10).
+ * - Workers run at a lower scheduling priority than the bot (nice 10; a pool's `nice`).
+ * - A worker's whole memory is held to `memoryMb` (image-processes.ts): one past it is ended,
+ *   and its file named as needing more memory than the bot gives one.
+ *
+ * The bot has two pools (core.ts): one for images and one for PDFs, with workers of their own,
+ * so that PDFs (a deadline of `PDF_TIMEOUT_MS` each) never hold a slot an image waits for.
  */
 
 import { CONFIG_DEFAULTS } from '../../config.ts';
@@ -33,6 +38,8 @@ import {
   type PreparedImage,
   sniffRasterFormat,
   unchangedFit,
+  WORKER_MEMORY_MB,
+  WORKER_NICE,
 } from './images.ts';
 import type { PdfText, PdfTextLimits } from './pdf-text.ts';
 import { FileInputError } from './text-files.ts';
@@ -45,6 +52,10 @@ export interface ImagePoolOptions {
   timeoutMs?: number;
   /** A worker unused this long ends, in ms (default 60,000). */
   idleMs?: number;
+  /** The workers' scheduling priority (nice; default 10, images.ts WORKER_NICE). */
+  nice?: number;
+  /** The most memory one worker may hold, in MiB (`WORKER_MEMORY_MB`, default 512). */
+  memoryMb?: number;
   log?: Logger;
 }
 
@@ -58,13 +69,15 @@ export interface ImageJobOptions {
   signal?: AbortSignal;
 }
 
-/** How a job failed, for the caller's sentence. */
-type Failure = 'timeout' | 'crash';
+/** How a job failed, for the caller's sentence: past its deadline, past the memory cap, or its worker crashed. */
+type Failure = 'timeout' | 'memory' | 'crash';
 
 /** Runs image operations in worker processes. One per bot; `close()` ends the workers. */
 export class ImagePool {
   readonly concurrency: number;
   readonly timeoutMs: number;
+  /** The most memory one worker may hold, in MiB. */
+  readonly memoryMb: number;
   private readonly gate: FairGate;
   private readonly workers: WorkerProcesses;
   private closed = false;
@@ -72,7 +85,12 @@ export class ImagePool {
   constructor(private readonly options: ImagePoolOptions = {}) {
     this.concurrency = options.concurrency ?? CONFIG_DEFAULTS.imageWorkers.concurrency;
     this.timeoutMs = options.timeoutMs ?? CONFIG_DEFAULTS.imageWorkers.timeoutMs;
-    this.workers = new WorkerProcesses(options.idleMs ?? 60_000);
+    this.memoryMb = options.memoryMb ?? WORKER_MEMORY_MB;
+    this.workers = new WorkerProcesses({
+      idleMs: options.idleMs ?? 60_000,
+      nice: options.nice ?? WORKER_NICE,
+      memoryMb: this.memoryMb,
+    });
     this.gate = new FairGate(this.concurrency);
   }
 
@@ -124,7 +142,7 @@ export class ImagePool {
       'prepareInput',
       [data, name, { maxBytes: limits.maxBytes, maxPixels: limits.maxPixels }],
       job,
-      (failure) => inputFailure(name, failure, this.timeoutMs),
+      (failure) => inputFailure(name, failure, this),
     );
   }
 
@@ -140,7 +158,7 @@ export class ImagePool {
       'prepareReference',
       [data, name, { maxBytes: limits.maxBytes, maxPixels: limits.maxPixels }],
       job,
-      (failure) => inputFailure(name, failure, this.timeoutMs),
+      (failure) => inputFailure(name, failure, this),
     );
   }
 
@@ -180,13 +198,20 @@ export class ImagePool {
   /**
    * A user's PDF → its first pages' text (pdf-text.ts: unpdf, at most `limits.maxPages` pages
    * and `limits.maxChars` characters), in a worker, done by `job.deadline` or its worker killed.
-   * @throws FileInputError naming the file (not a PDF pdf.js opens, took too long, ended its
-   *   worker); the abort reason of `job.signal`.
+   * @throws FileInputError naming the file (not a PDF pdf.js opens, took too long, needed more
+   *   memory than `memoryMb`, ended its worker); the abort reason of `job.signal`.
    */
   async pdfText(data: Uint8Array, name: string, limits: PdfTextLimits, job: ImageJobOptions): Promise<PdfText> {
     try {
       return await this.run('pdfText', [data, limits], job, (failure) =>
-        FileInputError.of(name, failure === 'timeout' ? 'took too long to read' : 'could not be read (damaged?)'),
+        FileInputError.of(
+          name,
+          failure === 'timeout'
+            ? 'took too long to read'
+            : failure === 'memory'
+              ? `needs more than the ${this.memoryMb} MB of memory the bot gives one file (it unpacks to more than that)`
+              : 'could not be read (damaged?)',
+        ),
       );
     } catch (error) {
       if (error instanceof FileInputError || job.signal?.aborted) throw error;
@@ -236,13 +261,21 @@ export class ImagePool {
         this.options.log?.info(
           { op, key: job.key, why: reply.exit },
           reply.exit === 'timeout'
-            ? 'image job ran past its deadline: worker killed'
-            : 'image worker ended during a job',
+            ? 'worker job ran past its deadline: worker killed'
+            : reply.exit === 'memory'
+              ? 'worker job ran past the memory cap: worker ended'
+              : 'worker ended during a job',
         );
         if (reply.exit === 'aborted') throw job.signal!.reason;
-        throw failed(reply.exit === 'timeout' ? 'timeout' : 'crash');
+        throw failed(reply.exit === 'timeout' || reply.exit === 'memory' ? reply.exit : 'crash');
       }
-      if (!reply.ok) throw rebuild(reply.error);
+      if (!reply.ok) {
+        if (reply.error.memory) {
+          this.options.log?.info({ op, key: job.key }, 'worker job refused memory past the cap');
+          throw failed('memory');
+        }
+        throw rebuild(reply.error);
+      }
       return reply.value as WorkerOps[K]['result'];
     } finally {
       release();
@@ -250,10 +283,18 @@ export class ImagePool {
   }
 }
 
-/** The sentence for a user's file that took too long or crashed its worker. */
-function inputFailure(name: string, failure: Failure, timeoutMs: number): ImageInputError {
+/** The sentence for a user's file that took too long, too much memory, or crashed its worker. */
+function inputFailure(
+  name: string,
+  failure: Failure,
+  pool: Pick<ImagePool, 'timeoutMs' | 'memoryMb'>,
+): ImageInputError {
   if (failure === 'timeout') {
-    const reason = `took too long to process (over ${Math.round(timeoutMs / 100) / 10} s)`;
+    const reason = `took too long to process (over ${Math.round(pool.timeoutMs / 100) / 10} s)`;
+    return new ImageInputError(`${name} ${reason}.`, reason);
+  }
+  if (failure === 'memory') {
+    const reason = `needs more than the ${pool.memoryMb} MB of memory the bot gives one image`;
     return new ImageInputError(`${name} ${reason}.`, reason);
   }
   return new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
@@ -261,6 +302,8 @@ function inputFailure(name: string, failure: Failure, timeoutMs: number): ImageI
 
 /** The error for a generated image that took too long or crashed its worker. */
 function generatedFailure(failure: Failure): InvalidResponseError {
+  if (failure === 'memory')
+    return new InvalidResponseError('the generated image needed more memory than an image worker may hold');
   return failure === 'timeout'
     ? new InvalidResponseError(
         'the generated image was not read in time',

@@ -1,15 +1,26 @@
 /**
- * The worker processes of the image pool (image-pool.ts): started on demand (image-worker.ts,
- * at nice 10), handed one job at a time over IPC, parked when idle (ended after
+ * The worker processes of a pool (image-pool.ts): started on demand (image-worker.ts, at the
+ * pool's nice level), handed one job at a time over IPC, parked when idle (ended after
  * `idleMs` unused, and never keeping the bot's process alive), killed (SIGKILL) at a job's
- * deadline, on its abort, or when the pool closes.
+ * deadline, on its abort, past its memory cap, or when the pool closes.
+ *
+ * A worker's whole memory is bounded, not only its JavaScript heap (pdf.js keeps a decoded
+ * stream in typed arrays, sharp its pixels in native memory, both outside the heap):
+ * - by the kernel: the worker is started through `/bin/sh -c 'ulimit -d …; exec node …'`, so
+ *   that RLIMIT_DATA (setrlimit(2): the process's private writable memory, which is what every
+ *   allocation of the heap, of typed arrays and of malloc takes) is the cap; an allocation past
+ *   it fails, and the worker ends;
+ * - and by the pool: while a job runs, the worker's resident size (`/proc/<pid>/statm`) is read
+ *   every {@link MEMORY_POLL_MS} ms, and a worker past the cap is killed.
+ * A job whose worker ended either way, or crashed with its memory near the cap, settles as
+ * `memory`. Both need Linux; elsewhere the worker runs without the kernel's cap.
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { WorkerJob, WorkerOps, WorkerReply } from './image-worker.ts';
-import { WORKER_NICE } from './images.ts';
 
 /**
  * The worker's entry file beside this one: built JavaScript where the bot runs built (`npm start`
@@ -20,18 +31,53 @@ const WORKER_FILE = fileURLToPath(new URL(BUILT ? './image-worker.js' : './image
 /** Node options of the worker beyond its heap: tsx's loader for the source, none for the build. */
 const WORKER_LOADER = BUILT ? [] : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
 /**
- * The worker's JavaScript heap, in MB: a PDF built to make pdf.js allocate without end ends
- * its worker (a crash, the file named as unreadable), not the machine. sharp's pixels are
- * native memory, outside this heap.
+ * The worker's JavaScript heap, in MB, at most: a heap past it ends the worker. The whole
+ * process is held to the pool's `memoryMb` besides (this file's comment).
  */
 const WORKER_HEAP_MB = 256;
+
+/** How often a running job's worker has its resident size read, in ms. */
+export const MEMORY_POLL_MS = 50;
+
+/** A worker that ends while its private memory is past this share of the cap is taken to have run out of it. */
+const NEAR_CAP = 0.5;
+
+/** The page size of `/proc/<pid>/statm`'s counts, in bytes (4 KiB on the platforms the bot runs on). */
+const PAGE_BYTES = 4096;
+
+/** How a worker's job ended without a reply: `timeout`, `aborted`, `memory`, or a phrase (a crash). */
+export type WorkerExit = { exit: string };
 
 /** A worker process and the job it runs. */
 interface Worker {
   child: ChildProcess;
   /** Settles the running job with the worker's reply, or with its end. */
-  settle?: (reply: WorkerReply | { exit: string }) => void;
+  settle?: (reply: WorkerReply | WorkerExit) => void;
   idleTimer?: NodeJS.Timeout;
+  /** Reads the worker's memory while a job runs. */
+  memoryTimer?: NodeJS.Timeout;
+  /** The largest private (data) size seen while its job ran, in bytes. */
+  peakData?: number;
+}
+
+/** Options of {@link WorkerProcesses}. */
+export interface WorkerProcessOptions {
+  /** How long an unused worker lives, in ms. */
+  idleMs: number;
+  /** The workers' scheduling priority (nice, 0–19): above the bot's 0. */
+  nice: number;
+  /** The most memory one worker may hold, in MiB (resident, and private with the kernel's cap). */
+  memoryMb: number;
+}
+
+/** A process's resident and private (data + stack) sizes in bytes, from `/proc/<pid>/statm`; undefined where there is none. */
+export function processMemory(pid: number): { resident: number; data: number } | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/statm`, 'latin1').split(' ');
+    return { resident: Number(fields[1]) * PAGE_BYTES, data: Number(fields[5]) * PAGE_BYTES };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The workers of one pool: at most as many as the pool's slots, since each runs one job. */
@@ -41,8 +87,7 @@ export class WorkerProcesses {
   private nextId = 1;
   private closed = false;
 
-  /** @param idleMs how long an unused worker lives, in ms. */
-  constructor(private readonly idleMs: number) {}
+  constructor(private readonly options: WorkerProcessOptions) {}
 
   /** Worker processes alive now (running a job or idle). */
   get count(): number {
@@ -76,7 +121,7 @@ export class WorkerProcesses {
     args: WorkerOps[K]['args'],
     deadline: number,
     signal: AbortSignal | undefined,
-  ): Promise<WorkerReply | { exit: string }> {
+  ): Promise<WorkerReply | WorkerExit> {
     let worker: Worker;
     try {
       worker = this.idle.pop() ?? this.spawn();
@@ -93,11 +138,17 @@ export class WorkerProcesses {
       const timer = setTimeout(() => void this.end(worker, 'timeout'), Math.max(0, deadline - Date.now()));
       const onAbort = () => void this.end(worker, 'aborted');
       signal?.addEventListener('abort', onAbort, { once: true });
+      this.watchMemory(worker);
       worker.settle = (reply) => {
         clearTimeout(timer);
+        clearInterval(worker.memoryTimer);
         signal?.removeEventListener('abort', onAbort);
         worker.settle = undefined;
-        if (!('exit' in reply) && this.workers.has(worker)) this.park(worker);
+        if (!('exit' in reply) && this.workers.has(worker)) {
+          // A worker refused memory at its cap is not trusted with another job.
+          if (!reply.ok && reply.error.memory) void this.end(worker, 'memory');
+          else this.park(worker);
+        }
         resolve(reply);
       };
       const message: WorkerJob<K> = { id, op, args };
@@ -107,17 +158,35 @@ export class WorkerProcesses {
     });
   }
 
-  /** Starts a worker process. @throws what fork throws. */
+  /** Starts a worker process (through `sh`, which sets its memory cap, where there is one). @throws what spawn throws. */
   private spawn(): Worker {
-    const child = fork(WORKER_FILE, [], {
-      execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`, ...WORKER_LOADER],
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const node = [
+      `--max-old-space-size=${Math.min(WORKER_HEAP_MB, this.options.memoryMb)}`,
+      ...WORKER_LOADER,
+      WORKER_FILE,
+      String(this.options.nice),
+    ];
+    const io: SpawnOptions = { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] };
+    // `ulimit -d` takes KiB (POSIX sh); `exec` keeps the pid, so the pid below is Node's.
+    const child =
+      process.platform === 'linux'
+        ? spawn(
+            '/bin/sh',
+            [
+              '-c',
+              'ulimit -d "$1" 2>/dev/null; shift; exec "$@"',
+              'sh',
+              String(this.options.memoryMb * 1024),
+              process.execPath,
+              ...node,
+            ],
+            io,
+          )
+        : spawn(process.execPath, node, io);
     // Below the bot from its first instruction: starting Node, the TypeScript loader and sharp
     // takes ~0.4 s of CPU, which the bot's own work must not wait behind (the worker lowers itself too).
     try {
-      if (child.pid !== undefined) setPriority(child.pid, WORKER_NICE);
+      if (child.pid !== undefined) setPriority(child.pid, this.options.nice);
     } catch {
       // Not allowed here (some containers): the worker's own call still tries.
     }
@@ -127,16 +196,36 @@ export class WorkerProcesses {
     child.on('error', (error) => void this.end(worker, error.message));
     child.on('exit', (code, signal) => {
       this.forget(worker);
-      worker.settle?.({ exit: `exited (${signal ?? code})` });
+      const ranOut = (worker.peakData ?? 0) >= this.options.memoryMb * 1024 * 1024 * NEAR_CAP;
+      worker.settle?.({ exit: ranOut ? 'memory' : `exited (${signal ?? code})` });
     });
     return worker;
+  }
+
+  /**
+   * Reads a running job's worker's memory every {@link MEMORY_POLL_MS} ms: kills it (`memory`)
+   * once its resident size passes the cap, and keeps its largest private size (to tell a worker
+   * that ran out of memory from one that crashed).
+   */
+  private watchMemory(worker: Worker): void {
+    const pid = worker.child.pid;
+    if (pid === undefined) return;
+    const cap = this.options.memoryMb * 1024 * 1024;
+    worker.peakData = 0;
+    worker.memoryTimer = setInterval(() => {
+      const memory = processMemory(pid);
+      if (!memory) return clearInterval(worker.memoryTimer);
+      worker.peakData = Math.max(worker.peakData ?? 0, memory.data);
+      if (memory.resident > cap) void this.end(worker, 'memory');
+    }, MEMORY_POLL_MS);
+    worker.memoryTimer.unref();
   }
 
   /** Puts a worker back among the idle ones, to end after `idleMs` unused. */
   park(worker: Worker): void {
     if (this.closed) return void this.end(worker, 'closed');
     this.idle.push(worker);
-    worker.idleTimer = setTimeout(() => void this.end(worker, 'idle'), this.idleMs);
+    worker.idleTimer = setTimeout(() => void this.end(worker, 'idle'), this.options.idleMs);
     worker.idleTimer.unref();
     // An idle worker does not keep the bot's process alive.
     worker.child.unref();
@@ -159,6 +248,7 @@ export class WorkerProcesses {
   private forget(worker: Worker): void {
     this.workers.delete(worker);
     clearTimeout(worker.idleTimer);
+    clearInterval(worker.memoryTimer);
     const index = this.idle.indexOf(worker);
     if (index >= 0) this.idle.splice(index, 1);
   }

@@ -38,10 +38,17 @@ export interface WorkerJob<K extends keyof WorkerOps = keyof WorkerOps> {
   args: WorkerOps[K]['args'];
 }
 
-/** What a worker answers: the result, or the error's class name, message and (ImageInputError) reason. */
+/**
+ * What a worker answers: the result, or the error's class name, message and (ImageInputError)
+ * reason; `memory` when the operation failed for want of memory (an allocation refused at the
+ * worker's cap, image-processes.ts: V8's "Array buffer allocation failed", which pdf.js passes on).
+ */
 export type WorkerReply =
   | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; error: { name: string; message: string; reason?: string } };
+  | { id: number; ok: false; error: { name: string; message: string; reason?: string; memory?: boolean } };
+
+/** An error's message that says an allocation was refused (the worker's memory cap). */
+const OUT_OF_MEMORY = /allocation failed|out of memory/i;
 
 /** Bytes that crossed the IPC channel as a Uint8Array, as a Buffer over the same memory. */
 const asBuffer = (data: Uint8Array): Buffer =>
@@ -69,6 +76,10 @@ async function run(job: WorkerJob): Promise<unknown> {
     }
     case 'pdfText': {
       const [data, limits] = job.args as WorkerOps['pdfText']['args'];
+      // pdf.js inflates a page's content stream whole through DecompressionStream where there is
+      // one (a 1 MB PDF can ask for a GiB); without it, it inflates as its parser reads, so that
+      // reading stops at the text budget (pdf-text.ts). Nothing else in a worker uses it.
+      delete (globalThis as { DecompressionStream?: unknown }).DecompressionStream;
       const { extractPdfText } = await import('./pdf-text.ts');
       return extractPdfText(data, limits);
     }
@@ -78,9 +89,10 @@ async function run(job: WorkerJob): Promise<unknown> {
 }
 
 if (process.send) {
-  // Below the bot: a long decode takes the CPU the bot does not need (nice 10; raising is not allowed, lowering is).
+  // Below the bot: a long decode takes the CPU the bot does not need (the pool's level, its first
+  // argument: image workers 10, PDF workers 12; raising is not allowed, lowering is).
   try {
-    setPriority(WORKER_NICE);
+    setPriority(Number(process.argv[2]) || WORKER_NICE);
   } catch {
     // Some containers refuse it; the process boundary is what keeps the bot's threads free.
   }
@@ -99,6 +111,7 @@ if (process.send) {
             name: e.name,
             message: e.message,
             ...('reason' in e && typeof e.reason === 'string' ? { reason: e.reason } : {}),
+            ...(OUT_OF_MEMORY.test(e.message) ? { memory: true } : {}),
           },
         } satisfies WorkerReply);
       },

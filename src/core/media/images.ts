@@ -28,6 +28,17 @@ export const MAX_REFERENCE_SIDE = 1216;
 /** The image workers' scheduling priority (nice): below the bot's 0, so that a long decode takes only the CPU the bot leaves. */
 export const WORKER_NICE = 10;
 
+/**
+ * The PDF workers' scheduling priority (nice): a little below the image workers' (their CPU
+ * weights are about 70 to 110), so that where a PDF and an image compete for a core the image,
+ * whose whole request has `IMAGE_PREP_TIMEOUT_MS`, gets most of it; not so far below that a PDF
+ * (and its worker's start) starves on a busy machine.
+ */
+export const PDF_WORKER_NICE = 12;
+
+/** The most memory one worker process may hold by default, in MiB (`WORKER_MEMORY_MB`). */
+export const WORKER_MEMORY_MB = 512;
+
 /** Limits on an image a user sends (decompression-bomb and oversize guards). */
 export interface ImageInputLimits {
   /** Largest file accepted, in bytes; default 20 MiB. */

@@ -110,17 +110,20 @@ export interface ReadText {
 
 /**
  * Decodes a text file's first `maxChars` characters (UTF-16 code units, never half a
- * surrogate pair), reading at most 4 bytes a character of it (a 5 MB log cut to 100,000
- * characters decodes 400 KB), without its byte order mark.
+ * surrogate pair), reading at most 3 bytes a character of it (UTF-8 takes at most 3 bytes per
+ * UTF-16 unit: a 5 MB log cut to 100,000 characters decodes 300 KB), without its byte order mark.
+ * @param options.more the bytes are only the start of the file (a ranged download): a character
+ *   cut at their end is not an error, and the text is said to be cut.
  * @returns undefined when those bytes are not text ({@link sniffText}).
  */
-export function readText(data: Uint8Array, maxChars: number): ReadText | undefined {
+export function readText(data: Uint8Array, maxChars: number, options: { more?: boolean } = {}): ReadText | undefined {
   let bytes = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? data.subarray(3) : data;
-  const sampled = bytes.length > maxChars * 4;
-  if (sampled) bytes = bytes.subarray(0, maxChars * 4);
-  const text = decodeText(bytes, sampled);
+  const sampled = bytes.length > maxChars * 3;
+  if (sampled) bytes = bytes.subarray(0, maxChars * 3);
+  const prefix = sampled || options.more === true;
+  const text = decodeText(bytes, prefix);
   if (text === undefined) return undefined;
-  if (text.length <= maxChars) return { text, cut: sampled };
+  if (text.length <= maxChars) return { text, cut: prefix };
   const last = text.charCodeAt(maxChars - 1);
   // Not half a surrogate pair: the pair is left out whole.
   const end = last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars;
@@ -136,17 +139,68 @@ export interface ContextFile {
   pages?: number;
 }
 
+/** The longest run of `char` (a single UTF-16 unit) in `text`. O(n). */
+function longestRun(text: string, char: number): number {
+  let longest = 0;
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    run = text.charCodeAt(i) === char ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  return longest;
+}
+
+/** `` ` `` */
+const BACKTICK = 0x60;
+/** `~` */
+const TILDE = 0x7e;
+
+/**
+ * The fence around a file's text: of backticks or of tildes (CommonMark's two fences; one never
+ * closes the other), whichever can be shorter, one longer than the longest run of its character
+ * in the text and at least 3. A file of backticks is fenced with `~~~`, not with a fence as long as itself.
+ */
+function fenceFor(text: string): string {
+  const backticks = Math.max(3, longestRun(text, BACKTICK) + 1);
+  const tildes = Math.max(3, longestRun(text, TILDE) + 1);
+  return backticks <= tildes ? '`'.repeat(backticks) : '~'.repeat(tildes);
+}
+
 /**
  * The text part of a file (§2.1 `text` part): `File <name>:` (`File <name> (3 pages):` for a
- * PDF) and the text in a fence longer than any run of backticks in it.
+ * PDF) and the text in a fence that no line of it can close ({@link fenceFor}).
  */
 export function filePart(file: ContextFile): string {
-  let longest = 0;
-  for (const run of file.text.matchAll(/`+/g)) longest = Math.max(longest, run[0].length);
-  const fence = '`'.repeat(Math.max(3, longest + 1));
+  const fence = fenceFor(file.text);
   const pages = file.pages === undefined ? '' : ` (${file.pages} page${file.pages === 1 ? '' : 's'})`;
   const body = file.text.endsWith('\n') ? file.text : `${file.text}\n`;
   return `File ${file.name}${pages}:\n${fence}\n${body}${fence}`;
+}
+
+/**
+ * The file with its text cut so that its whole part ({@link filePart}: the name, the fences and
+ * the text) takes at most `maxChars` characters: the budget a file is given holds its fences too.
+ * The text is first cut as if its fences were the shortest (3), then by what the part is still
+ * over: a cut only shortens the fence, so one more cut settles it. Never half a surrogate pair.
+ * @returns undefined when no character of the text fits.
+ */
+export function fitPart(file: ContextFile, maxChars: number): ContextFile | undefined {
+  const frame = filePart({ ...file, text: '' }).length;
+  let fitted = file.text.length > maxChars - frame ? { ...file, text: cutAt(file.text, maxChars - frame) } : file;
+  for (let round = 0; round < 3; round++) {
+    const over = filePart(fitted).length - maxChars;
+    if (over <= 0) return fitted.text === '' ? undefined : fitted;
+    if (over >= fitted.text.length) return undefined;
+    fitted = { ...fitted, text: cutAt(fitted.text, fitted.text.length - over) };
+  }
+  return undefined;
+}
+
+/** `text`'s first `end` UTF-16 units, one fewer where the last would be half a surrogate pair. */
+function cutAt(text: string, end: number): string {
+  if (end <= 0) return '';
+  const last = text.charCodeAt(end - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end);
 }
 
 /** The history note for files sent with a turn: `[2 files: a.py, b.csv]` (their content is not kept). */

@@ -246,9 +246,12 @@ export class Quotas {
     if (tokens > 0) this.batch.count(storeKeys.usage('tokens', channelKey), tokens, this.dayMs);
   }
 
-  /** Whether the quotas hold for `user` (any is on, and they are not an exempt admin). */
+  /**
+   * Whether the quotas hold for `user` (any is on, and they are not an exempt admin). Rights that
+   * could not be checked (the platform did not answer) exempt no one: the quotas hold.
+   */
   private async holds(user: InvocationUser): Promise<boolean> {
-    return this.enabled && (this.limits.admins || !(await user.isAdmin()));
+    return this.enabled && (this.limits.admins || !(await user.isAdmin().catch(() => false)));
   }
 
   private tokensUsed(resetInMs: number): QuotaError {

@@ -3,7 +3,9 @@
  * when the interaction's own routes no longer serve: after its token expired (50027, after 15
  * minutes: "Receiving and Responding", docs/platform-limits.md), and to tell the user a sentence
  * that could reach them no other way; and the edit of one of the interaction's own messages with
- * its token (editWithToken). Used by the interaction's responder (responder.ts).
+ * its token (editWithToken). Used by the interaction's responder (responder.ts). A new message
+ * with the bot token is posted only for an invoker who may post in the channel themselves
+ * (members.ts): the interaction's own messages are Discord's to allow, the bot's are not.
  */
 import {
   type ButtonInteraction,
@@ -15,9 +17,12 @@ import {
   Routes,
   type SendableChannels,
 } from 'discord.js';
+import { ForbiddenError } from '../../core/errors.ts';
 import { type BucketId, type MessageLocation, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage } from '../../core/platform.ts';
+import { MAY_NOT_POST_HERE } from '../../core/rights.ts';
 import type { Logger } from '../../log.ts';
+import { mayPost } from './members.ts';
 import { DISCORD_MESSAGE_LIMITS, editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
 
 /** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
@@ -69,10 +74,14 @@ export class ChannelWrites {
   }
 
   /**
-   * Posts a message with the bot token ("Create Message"), with {@link EXPIRED_NOTE} when it fits.
-   * @throws Error when the channel takes no messages; DiscordAPIError as discord.js does.
+   * Posts a message with the bot token ("Create Message"), with {@link EXPIRED_NOTE} when it fits:
+   * only for an invoker who may post there themselves (members.ts `mayPost`, from the
+   * interaction's `member.permissions`).
+   * @throws ForbiddenError ({@link MAY_NOT_POST_HERE}) for an invoker who may not; Error when the
+   *   channel takes no messages; DiscordAPIError as discord.js does.
    */
   async send(payload: ReturnType<typeof payloadOf>): Promise<Message> {
+    this.ensureInvokerPosts();
     return (await this.channel()).send(withExpiryNote(payload));
   }
 
@@ -80,11 +89,21 @@ export class ChannelWrites {
    * Tells the invoking user a sentence in the channel, for everyone to read, when no answer only
    * they see could be sent: the message starts with their mention (`<@id>`), which pings nobody
    * (`allowed_mentions` with nothing to parse); the whole text is cut to 2,000 characters.
-   * @throws Error when the channel takes no messages; DiscordAPIError as discord.js does.
+   * Only for an invoker who may post there themselves.
+   * @throws ForbiddenError for an invoker who may not; Error when the channel takes no messages;
+   *   DiscordAPIError as discord.js does.
    */
   async tellUser(message: OutgoingMessage): Promise<Message> {
+    this.ensureInvokerPosts();
     const named = fittedMessage({ ...message, content: `<@${this.interaction.user.id}> ${message.content}` });
     return (await this.channel()).send(payloadOf(named));
+  }
+
+  /** @throws ForbiddenError ({@link MAY_NOT_POST_HERE}) when the invoker may not post in the interaction's channel. */
+  private ensureInvokerPosts(): void {
+    const { interaction } = this;
+    if (!mayPost(interaction.memberPermissions, interaction.channel?.isThread() ?? false))
+      throw new ForbiddenError(MAY_NOT_POST_HERE);
   }
 
   /** The interaction's channel, fetched when not cached. @throws Error when it cannot be had or takes no messages. */

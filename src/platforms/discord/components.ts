@@ -102,14 +102,15 @@ function imageOf(message: Message, downloader: Downloader): PostedImage | undefi
 }
 
 /**
- * The image of a message the bot posted, by its reference (ComponentContext.postedImage): the
- * message fetched again with the bot token (GET /channels/:id/messages/:id), its attachment
- * URLs fresh.
- * @returns undefined for another platform's reference, a channel or message that is gone, or a
- *   message without an image.
+ * An image of a message by its reference (ComponentContext.postedImage; an edited mention's
+ * images): the message fetched again with the bot token (GET /channels/:id/messages/:id), its
+ * attachment URLs fresh; the attachment the reference names (a user's, by id), else the
+ * message's first image (one the bot posted).
+ * @returns undefined for another platform's reference, a channel, message or attachment that is
+ *   gone, or a message without an image.
  * @throws DiscordAPIError for any other refusal (a missing permission); network errors.
  */
-async function postedDiscordImage(
+export async function postedDiscordImage(
   client: Client,
   ref: string,
   downloader: Downloader,
@@ -119,7 +120,10 @@ async function postedDiscordImage(
   try {
     const channel = await client.channels.fetch(at.channel);
     if (!channel?.isTextBased()) return undefined;
-    return imageOf(await channel.messages.fetch(at.message), downloader);
+    const message = await channel.messages.fetch(at.message);
+    if (!at.attachment) return imageOf(message, downloader);
+    const file = message.attachments.get(at.attachment);
+    return file && { ref, file: attachmentOf(file, 'message', downloader, message) };
   } catch (error) {
     if (isGone(error)) return undefined;
     throw error;
@@ -157,7 +161,13 @@ function componentContext(
       channel: interaction.channelId,
     }),
     channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
-    user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
+    user: invocationUser(
+      interaction.user,
+      interaction.member,
+      interaction.memberPermissions,
+      deps.core.admins,
+      interaction.channel?.isThread(),
+    ),
     limits: DISCORD_MESSAGE_LIMITS,
     update: (message) => responder.update(message),
     replyInPlace: () => new InteractionReply(responder, deps.rateLimits, 'update'),

@@ -12,6 +12,7 @@ import type { Core } from '../../core/core.ts';
 import { editToReanswer, reanswerEdit } from '../../core/features/regenerate.ts';
 import { messageRef, parseMessageRef } from '../../core/keys.ts';
 import { type Logger, newReference } from '../../log.ts';
+import { postedDiscordImage } from './components.ts';
 import { messageContext } from './mentions.ts';
 import { isAddressedToBot, MessageReply, promptOf } from './messages.ts';
 
@@ -50,7 +51,9 @@ export async function handleEdit(
   const reply = new MessageReply(message, log, core.scheduler);
   const ctx = messageContext(message, core, { signal, log, ref, reply });
   try {
-    await runInvocation('edit', ctx, core, () => reanswerEdit(ctx, core, found, text));
+    // The question's images are found again by their references (the bot token reads the messages).
+    const images = (ref: string) => postedDiscordImage(message.client, ref, core.downloader);
+    await runInvocation('edit', ctx, core, () => reanswerEdit(ctx, core, found, text, images));
   } finally {
     reply.dispose();
   }

@@ -3,6 +3,7 @@
  * topics/opcodes-and-status-codes), for the core's one place that turns errors into words.
  */
 import { DiscordAPIError } from 'discord.js';
+import { InputError } from '../../core/errors.ts';
 
 /** The codes the bot explains, with their sentence. */
 const SENTENCES: Record<number, string> = {
@@ -18,10 +19,13 @@ const SENTENCES: Record<number, string> = {
 };
 
 /**
- * The sentence for a Discord API refusal, or undefined for anything else.
- * @param error what a discord.js call threw.
+ * The sentence for a Discord API refusal, or for a write the adapter itself refused with a
+ * sentence (an InputError: channel-writes.ts for an invoker who may not post); undefined for
+ * anything else.
+ * @param error what a discord.js call, or a write of the adapter's, threw.
  */
 export function explainDiscordError(error: unknown): string | undefined {
+  if (error instanceof InputError) return error.message;
   if (!(error instanceof DiscordAPIError)) return undefined;
   const code = typeof error.code === 'number' ? error.code : Number(error.code);
   return (

@@ -226,7 +226,13 @@ function commandContext(
     }),
     channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
     isDirectMessage: !interaction.inGuild(),
-    user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, core.admins),
+    user: invocationUser(
+      interaction.user,
+      interaction.member,
+      interaction.memberPermissions,
+      core.admins,
+      interaction.channel?.isThread(),
+    ),
     ...optionsOf(interaction, core),
     ...invocation,
   };

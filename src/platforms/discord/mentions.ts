@@ -14,18 +14,24 @@ import { answerMention } from '../../core/features/mention.ts';
 import { conversationKey, discordClaims, messageRef } from '../../core/keys.ts';
 import type { CommandContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
-import { invocationUser } from './members.ts';
-import { attachmentOf, channelKeyOf, HIDDEN_MESSAGE_REPLY, looksHidden, MessageReply, promptOf } from './messages.ts';
+import { authorPermissions, invocationUser, mayReadHistory } from './members.ts';
+import { attachmentsOf, channelKeyOf, HIDDEN_MESSAGE_REPLY, looksHidden, MessageReply, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
-import { aroundMessage } from './reply-chain.ts';
+import { type AroundMessage, aroundMessage } from './reply-chain.ts';
 import { mentionInThread } from './thread-open.ts';
 import { readThread } from './thread-read.ts';
+
+/** Said under an answer that did not read the messages before the mention, for an author who may not read them. */
+export const NO_HISTORY_RIGHT =
+  'I did not read the earlier messages here for you: you may not read the message history of this channel (Read Message History).';
 
 /**
  * Answers a message addressed to the bot (see {@link isAddressedToBot}; the caller checks): in
  * a new thread on it when its channel's auto_thread is on (thread-open.ts), else as a reply.
  * Its context: the reply chain (reply-chain.ts), else, in a thread the bot keeps no history
- * for, the thread's recent messages (thread-read.ts).
+ * for, the thread's recent messages (thread-read.ts): read for the author only where they may
+ * read the history themselves (Read Message History, members.ts), else the answer says so
+ * ({@link NO_HISTORY_RIGHT}); and a thread is opened for them only where they could open one.
  * A message is answered once, by whichever instance claims it first (keys.ts
  * `discordClaims.message`; catch-up after downtime claims the same: core/catch-up.ts), and its
  * conversation is remembered for catch-up (state/seen.ts).
@@ -54,9 +60,10 @@ export async function handleMessage(
   }
   const channelKey = channelKeyOf(message.guildId, message.channelId, message.channel);
   const hidden = !deps.messageContent && looksHidden(message, botId);
+  const author = await authorPermissions(message);
   const place = hidden
     ? { notices: [] }
-    : await mentionInThread(message, promptOf(message, botId), { channelKey, ref }, deps, log);
+    : await mentionInThread(message, promptOf(message, botId), { channelKey, ref, author }, deps, log);
   const reply = place.thread?.reply ?? new MessageReply(message, log, core.scheduler);
   const ctx = messageContext(message, core, {
     signal,
@@ -70,20 +77,53 @@ export async function handleMessage(
   try {
     await runInvocation('mention', ctx, core, async () => {
       if (hidden) throw new InputError(HIDDEN_MESSAGE_REPLY);
-      const attachments = message.attachments.map((file) => attachmentOf(file, 'message', core.downloader));
-      const around = await aroundMessage(message, deps, log, ref);
-      const context =
-        around.context ?? (await readThread(message, { ...deps, conversationId: ctx.conversationId }, log, ref));
+      const attachments = attachmentsOf(message, 'message', core.downloader);
+      const around = await earlierFor(
+        message,
+        mayReadHistory(author),
+        { ...deps, conversationId: ctx.conversationId },
+        log,
+        ref,
+      );
       await answerMention(ctx, core, {
         text: promptOf(message, botId),
         attachments: [...attachments, ...around.attachments],
-        ...(context ? { context } : {}),
+        ...(around.context ? { context: around.context } : {}),
+        ...(around.notices.length ? { notices: around.notices } : {}),
         ref: messageRef({ platform: 'discord', channel: message.channelId, message: message.id }),
       });
     });
   } finally {
     reply.dispose();
   }
+}
+
+/**
+ * What the messages before a mention add to it, read for its author: the reply chain
+ * (reply-chain.ts), else a thread's earlier messages (thread-read.ts). For an author who may not
+ * read the channel's history (Read Message History), nothing is read, and the answer says so
+ * ({@link NO_HISTORY_RIGHT}) where something would have been: a reply, or a thread the bot keeps
+ * no history for.
+ */
+async function earlierFor(
+  message: Message,
+  readsHistory: boolean,
+  deps: { core: Core; botId: string; messageContent: boolean; conversationId: string },
+  log: Logger,
+  ref: string,
+): Promise<AroundMessage & { notices: string[] }> {
+  if (readsHistory) {
+    const around = await aroundMessage(message, deps, log, ref);
+    const context = around.context ?? (await readThread(message, deps, log, ref));
+    return { attachments: around.attachments, ...(context ? { context } : {}), notices: [] };
+  }
+  const threadUnread =
+    message.channel.isThread() &&
+    (await deps.core.history.asChatMessages(deps.conversationId).catch(() => [])).length === 0;
+  const reply = message.reference?.messageId !== undefined && message.reference.channelId === message.channelId;
+  const skipped = reply || threadUnread;
+  if (skipped) log.info('earlier messages not read: the author may not read the history here');
+  return { attachments: [], notices: skipped ? [NO_HISTORY_RIGHT] : [] };
 }
 
 /** Notes the message's channel (and the thread opened on it) as where the bot was addressed, for catch-up. */
@@ -121,6 +161,7 @@ export function messageContext(
       message.member,
       message.inGuild() ? message.channel.permissionsFor(message.author) : null,
       core.admins,
+      message.channel.isThread(),
     ),
     options: {},
     files: {},

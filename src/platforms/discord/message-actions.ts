@@ -5,6 +5,10 @@
  *
  * - An action without a question is acknowledged at once with an ephemeral deferral ("is
  *   thinking…", shown to the user alone), and runs.
+ * - The answer is posted with the bot's token for the user: a member who may not post in the
+ *   channel (Send Messages; in a thread, Send Messages in Threads, as the interaction's
+ *   `member.permissions` say) is refused in a sentence only they see, before the modal, and
+ *   again at the submit (core/rights.ts, through runMessageAction).
  * - An action with a question answers the command with a modal (callback 9, within Discord's
  *   3 s; its `custom_id` is keys.ts `buttonId(<action id>, <message id>)`); the chosen message is
  *   kept in this process ({@link PendingTargets}) until the modal is submitted, since a message
@@ -31,12 +35,13 @@ import { FEEDBACK_BUTTON } from '../../core/features/feedback.ts';
 import { buttonId, conversationKey, parseButtonId } from '../../core/keys.ts';
 import { type ChosenMessage, type MessageAction, runMessageAction } from '../../core/message-action.ts';
 import type { CommandContext } from '../../core/platform.ts';
+import { MAY_NOT_POST_HERE } from '../../core/rights.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { ActionReply } from './action-reply.ts';
 import { interactionBudget } from './budget.ts';
 import { handleFeedbackSubmit } from './feedback.ts';
-import { invocationUser } from './members.ts';
-import { attachmentOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
+import { invocationUser, mayPost } from './members.ts';
+import { attachmentOf, attachmentsOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
 import { oneFieldModal } from './rest.ts';
@@ -128,6 +133,12 @@ export async function handleMessageCommand(
       return;
     }
     if (action.question) {
+      // No form for someone the answer would be refused to (runMessageAction checks again at the submit).
+      if (!mayPost(interaction.memberPermissions, interaction.channel?.isThread() ?? false)) {
+        log.info({ code: 'forbidden' }, 'may not post here: no question form');
+        await responder.sendEphemeral(MAY_NOT_POST_HERE);
+        return;
+      }
       deps.pending.keep(interaction.user.id, interaction.targetMessage);
       await responder.showModal(questionModal(action, interaction.targetId)).catch((error: unknown) => {
         log.warn({ err: error }, 'could not show the question form');
@@ -229,7 +240,13 @@ async function runOn(
     }),
     channelKey: channelKeyOf(interaction.guildId, channelId, interaction.channel),
     isDirectMessage: !interaction.inGuild(),
-    user: invocationUser(interaction.user, interaction.member, interaction.memberPermissions, deps.core.admins),
+    user: invocationUser(
+      interaction.user,
+      interaction.member,
+      interaction.memberPermissions,
+      deps.core.admins,
+      interaction.channel?.isThread(),
+    ),
     options: {},
     files: {},
     signal,
@@ -248,12 +265,26 @@ async function runOn(
   }
 }
 
+/** Whether the bot token reads the message's files again when it fetches the message (gateway docs, "Message Content Intent"). */
+function readableLater(message: Message, deps: MessageActionDeps): boolean {
+  return (
+    deps.messageContent ||
+    !message.inGuild() ||
+    message.author.id === deps.botId ||
+    message.mentions.users.has(deps.botId)
+  );
+}
+
 /** A Discord message as the core's chosen message. */
 function chosenOf(message: Message, deps: MessageActionDeps): ChosenMessage {
   return {
     author: message.member?.displayName ?? message.author.displayName,
     fromBot: message.author.id === deps.botId,
     text: promptOf(message, deps.botId),
-    attachments: message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
+    // Fetched again later (Regenerate), another person's guild message shows its files only with
+    // the Message Content intent or when it mentions the bot: without either, its images are kept whole.
+    attachments: readableLater(message, deps)
+      ? attachmentsOf(message, 'message', deps.core.downloader)
+      : message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
   };
 }

@@ -20,7 +20,7 @@ import {
 } from 'discord.js';
 import { writeOnce } from '../../core/delivery/one-off.ts';
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
-import { type BucketId, channelKey, messageRef, parseMessageRef } from '../../core/keys.ts';
+import { type BucketId, channelKey, messageRef, parseMessageRef, postedImageRef } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { replaceSpacedTags } from '../../core/text-scan.ts';
@@ -260,18 +260,38 @@ export function channelKeyOf(guildId: string | null, channelId: string, channel:
   return channelKey({ platform: 'discord', guild: guildId ?? undefined, channel: parent ?? channelId });
 }
 
-/** A Discord attachment as a core Attachment, downloaded from the CDN with the byte cap. */
+/**
+ * A Discord attachment as a core Attachment, downloaded from the CDN with the byte cap.
+ * @param message the message that carries it, when it has one (a slash command's upload has
+ *   none): its reference then names the attachment there (keys.ts `postedImageRef`), found again
+ *   by components.ts `postedDiscordImage`.
+ */
 export function attachmentOf(
   file: DiscordAttachment,
   origin: Attachment['origin'],
   downloader: Downloader,
+  message?: Pick<Message, 'channelId' | 'id'>,
 ): Attachment {
   return {
     name: file.name,
     mimeType: file.contentType ?? undefined,
     size: file.size,
     origin,
-    fetch: async ({ maxBytes, signal }) =>
-      (await downloader.download(file.url, { maxBytes, signal, name: file.name })).data,
+    ...(message
+      ? {
+          ref: postedImageRef({
+            platform: 'discord',
+            channel: message.channelId,
+            message: message.id,
+            attachment: file.id,
+          }),
+        }
+      : {}),
+    fetch: async (options) => (await downloader.download(file.url, { ...options, name: file.name })).data,
   };
+}
+
+/** A message's attachments as core Attachments, each with its reference ({@link attachmentOf}). */
+export function attachmentsOf(message: Message, origin: Attachment['origin'], downloader: Downloader): Attachment[] {
+  return message.attachments.map((file) => attachmentOf(file, origin, downloader, message));
 }

@@ -8,9 +8,11 @@
  * message that did not mention the bot) is skipped and its author named under the answer.
  *
  * When the replied-to message is already in the conversation the bot keeps (its own answer, or
- * a mention it could read and answered), the stored history is used as before: it holds the
- * bot's answers, which a chain through the user's own messages would miss; the replied-to
- * message's files then go with the question.
+ * a mention it answered there: its question is among the channel's stored turns), the stored
+ * history is used as before: it holds the bot's answers, which a chain through the user's own
+ * messages would miss; the replied-to message's files then go with the question. A mention the
+ * bot never answered (sent while it was down, past the catch-up age) is read as the chain's
+ * head like any other message.
  *
  * Reads: discord.js's cache first (messages the gateway delivered; never the bot's own:
  * own-messages.ts), then REST
@@ -21,17 +23,21 @@
 import type { Message } from 'discord.js';
 import type { Core } from '../../core/core.ts';
 import type { ContextTurn, MentionContext } from '../../core/features/mention.ts';
+import { conversationKey } from '../../core/keys.ts';
 import { IMAGE_TOKENS } from '../../core/media/images.ts';
 import type { Attachment } from '../../core/platform.ts';
 import { estimateTextTokens } from '../../core/tokens.ts';
 import type { Logger } from '../../log.ts';
 import { isUnknownMessage } from './errors.ts';
-import { attachmentOf, isAddressedToBot, looksHidden, promptOf } from './messages.ts';
+import { attachmentsOf, isAddressedToBot, looksHidden, promptOf } from './messages.ts';
 import { readInGlobalBudget } from './rate-limits.ts';
 
 /** Why a message of the chain could not be read (the end of the line under the answer). */
 export const HIDDEN_CHAIN_REASON =
   "Discord shows other people's messages to bots only when they mention the bot, or with the Message Content intent: an admin can enable it in the Developer Portal and set DISCORD_MESSAGE_CONTENT=true";
+
+/** How far the bot's clock may be behind Discord's, in ms, when a stored turn is compared with a message's time. */
+const CLOCK_SLACK_MS = 60_000;
 
 /** What a mention gets from the message it replies to. */
 export interface AroundMessage {
@@ -86,17 +92,43 @@ export function displayName(message: Message): string {
   return message.member?.displayName ?? message.author.displayName;
 }
 
-/** Whether the conversation the bot keeps holds `message` already: its own, or a mention it could read. */
-function kept(message: Message, deps: ChainDeps): boolean {
+/**
+ * Whether the conversation the bot keeps holds `message` already: its own, or a mention it
+ * answered in the message's channel ({@link answeredThere}).
+ */
+async function kept(message: Message, deps: ChainDeps): Promise<boolean> {
   if (message.author.id === deps.botId) return true;
-  return isAddressedToBot(message, deps.botId) && (deps.messageContent || !looksHidden(message, deps.botId));
+  if (!isAddressedToBot(message, deps.botId) || (!deps.messageContent && looksHidden(message, deps.botId)))
+    return false;
+  return answeredThere(message, deps);
+}
+
+/**
+ * Whether the stored history of the message's channel (or thread) holds it as a question: a user
+ * turn by its author, stored since it was sent (less {@link CLOCK_SLACK_MS}), whose text is the
+ * message's (a question is stored as its text, then a line per note of its files). A store that
+ * does not answer holds nothing (the chain is read instead).
+ */
+async function answeredThere(message: Message, deps: ChainDeps): Promise<boolean> {
+  const guild = message.guildId ?? undefined;
+  const conversationId = conversationKey({ platform: 'discord', guild, channel: message.channelId });
+  const stored = await deps.core.history.get(conversationId).catch(() => []);
+  const text = promptOf(message, deps.botId);
+  const since = message.createdTimestamp - CLOCK_SLACK_MS;
+  return stored.some(
+    (turn) =>
+      turn.role === 'user' &&
+      turn.userId === message.author.id &&
+      turn.at >= since &&
+      (text === '' || turn.content === text || turn.content.startsWith(`${text}\n`)),
+  );
 }
 
 /** A readable message (of a chain, or a thread: thread-read.ts) as a turn; its estimated tokens. */
 export function turnOf(message: Message, deps: ChainDeps): { turn: ContextTurn; tokens: number } {
   const own = message.author.id === deps.botId;
   const text = own ? message.content : promptOf(message, deps.botId);
-  const attachments = own ? [] : message.attachments.map((file) => attachmentOf(file, 'replied', deps.core.downloader));
+  const attachments = own ? [] : attachmentsOf(message, 'replied', deps.core.downloader);
   const turn: ContextTurn = own
     ? { role: 'assistant', text }
     : { role: 'user', author: displayName(message), text, attachments };
@@ -118,8 +150,7 @@ export async function aroundMessage(
   const id = repliedId(message);
   const replied = id ? await readMessage(message, id, deps, log, stream) : undefined;
   if (!replied) return { attachments: [] };
-  if (kept(replied, deps))
-    return { attachments: replied.attachments.map((file) => attachmentOf(file, 'replied', deps.core.downloader)) };
+  if (await kept(replied, deps)) return { attachments: attachmentsOf(replied, 'replied', deps.core.downloader) };
   const { replyChainMax, historyTokenBudget } = deps.core.limits;
   const turns: ContextTurn[] = [];
   const hidden: string[] = [];

@@ -11,14 +11,17 @@
  * whose settings apply), remembered in the store (state/threads.ts) so that a person's every
  * message there continues it without a mention, where the Message Content intent lets the bot
  * read such messages; without it, the first answer there says that follow-ups need a mention.
- * Where no thread can be opened (threads.ts `whyNoThread`, or Discord refused), the answer comes
+ * Where no thread can be opened (threads.ts `threadParentOf`, or Discord refused), the answer comes
  * in place with a line saying why (for auto_thread, a DM or a thread is simply answered in place).
+ * None is opened for someone who could not open one themselves (their Create Public Threads and
+ * Send Messages in Threads, as the interaction or the cached roles say).
  */
 import {
   type Channel,
   type ChatInputCommandInteraction,
   escapeMarkdown,
   type Message,
+  type PermissionsBitField,
   type ThreadChannel,
 } from 'discord.js';
 import type { Core } from '../../core/core.ts';
@@ -108,9 +111,9 @@ export async function chatInThread(
   const where = threadParentOf(
     interaction.inGuild() ? channel : null,
     interaction.inGuild() ? interaction.appPermissions : null,
+    interaction.memberPermissions,
   );
-  if ('why' in where)
-    return asked === true || where.why === NO_THREAD.permission ? { ...ctx, notices: [where.why] } : ctx;
+  if ('why' in where) return asked === true || saidForAutoThread(where.why) ? { ...ctx, notices: [where.why] } : ctx;
   const prompt = String(ctx.options.prompt ?? '');
   let messageId: string | undefined;
   try {
@@ -132,6 +135,11 @@ export async function chatInThread(
   }
 }
 
+/** Whether an auto_thread answer in place says why no thread was opened: for a missing permission (the bot's or the asker's). */
+function saidForAutoThread(why: string): boolean {
+  return why === NO_THREAD.permission || why === NO_THREAD.yours;
+}
+
 /** Where a mention's answer goes: the thread it opened, or in place (with a line saying why none was). */
 export interface MentionPlace {
   thread?: { reply: ThreadReply; conversationId: string };
@@ -146,14 +154,14 @@ export interface MentionPlace {
 export async function mentionInThread(
   message: Message,
   prompt: string,
-  where: { channelKey: string; ref: string },
+  where: { channelKey: string; ref: string; author: Readonly<PermissionsBitField> | null },
   deps: ThreadDeps,
   log: Logger,
 ): Promise<MentionPlace> {
   if (!message.inGuild() || message.channel.isThread() || !(await autoThreadOn(deps.core, where.channelKey, log)))
     return { notices: [] };
   const me = message.guild.members.me;
-  const place = threadParentOf(message.channel, me ? message.channel.permissionsFor(me) : null);
+  const place = threadParentOf(message.channel, me ? message.channel.permissionsFor(me) : null, where.author);
   if ('why' in place) return { notices: [place.why] };
   try {
     const thread = await startThread(place.parent, message.id, threadNameOf(prompt), deps.core.scheduler, where.ref);

@@ -5,7 +5,8 @@
  * thread's id being the message's), and {@link ThreadReply}, an answer streamed inside it.
  * The flows that use them: thread-open.ts (`/chat thread:true`, `/settings auto_thread`).
  *
- * Opening needs Create Public Threads and Send Messages in Threads in the channel, and a text
+ * Opening needs Create Public Threads and Send Messages in Threads in the channel, of the bot and
+ * of the person it is opened for (the bot opens none for someone who could not), and a text
  * or announcement channel (a DM has no threads, a thread no threads of its own, a forum's
  * posts are threads already): elsewhere the answer comes in place, with one line saying why.
  */
@@ -15,7 +16,6 @@ import {
   DiscordAPIError,
   type Message,
   type NewsChannel,
-  PermissionFlagsBits,
   type PermissionsBitField,
   type TextChannel,
   type ThreadChannel,
@@ -26,15 +26,13 @@ import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/pl
 import { firstLineOf } from '../../core/text-scan.ts';
 import type { Logger } from '../../log.ts';
 import { explainDiscordError, isUnknownMessage } from './errors.ts';
+import { mayOpenThread } from './members.ts';
 import { Typing, tellPublicly } from './messages.ts';
 import { channelBucket, GLOBAL_BUCKET } from './rate-limits.ts';
 import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
 /** Discord's longest thread name, in characters ("Start Thread from Message": 1–100). */
 export const THREAD_NAME_MAX = 100;
-
-/** The permissions opening a thread and answering in it need. */
-const THREAD_PERMISSIONS = PermissionFlagsBits.CreatePublicThreads | PermissionFlagsBits.SendMessagesInThreads;
 
 /** Why an answer that should have opened a thread came in place, one line each. */
 export const NO_THREAD = {
@@ -43,6 +41,8 @@ export const NO_THREAD = {
   channelType: 'I answered here: Discord opens threads in text and announcement channels only.',
   permission:
     "I answered here, not in a thread: I lack Create Public Threads or Send Messages in Threads in this channel; a server admin can grant them in the channel's settings.",
+  yours:
+    'I answered here, not in a thread: you may not start threads in this channel (Create Public Threads and Send Messages in Threads), so I do not start one for you.',
   refused: 'I answered here, not in a thread: Discord would not open one',
 } as const;
 
@@ -59,18 +59,23 @@ export type ThreadParent = TextChannel | NewsChannel;
 
 /**
  * The channel a thread can be opened in on a message of `channel`, or why none can (a line of
- * {@link NO_THREAD}).
+ * {@link NO_THREAD}): opening one and answering in it need Create Public Threads and Send
+ * Messages in Threads, of the bot and of the person it opens the thread for (members.ts).
  * @param permissions the bot's permissions in the channel (an interaction's `app_permissions`,
  *   or computed from the cached roles); null when unknown (then Discord's answer decides).
+ * @param invoker the asker's permissions there (an interaction's `member.permissions`, a message
+ *   author's computed ones); null when unknown.
  */
 export function threadParentOf(
   channel: Channel | null,
   permissions: Readonly<PermissionsBitField> | null,
+  invoker: Readonly<PermissionsBitField> | null = null,
 ): { parent: ThreadParent } | { why: string } {
   if (!channel || channel.isDMBased()) return { why: NO_THREAD.dm };
   if (channel.isThread()) return { why: NO_THREAD.inThread };
   if (!isThreadParent(channel)) return { why: NO_THREAD.channelType };
-  if (permissions && !permissions.has(THREAD_PERMISSIONS)) return { why: NO_THREAD.permission };
+  if (!mayOpenThread(permissions)) return { why: NO_THREAD.permission };
+  if (!mayOpenThread(invoker)) return { why: NO_THREAD.yours };
   return { parent: channel };
 }
 

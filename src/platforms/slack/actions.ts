@@ -7,7 +7,8 @@
  * `onComponent` (e.g. /imagine's Reroll).
  * `update` replaces the message that carries the button with `chat.update`; the presser alone
  * is told things through the payload's `response_url` (ephemeral); `postedImage` finds a file
- * the bot uploaded again (files.info, then the file with the bot token: files.ts); `openForm`
+ * the bot uploaded again (files.info, then the file with the bot token: files.ts), only when it
+ * is shared in the pressed message's conversation; `openForm`
  * opens a modal with the press's `trigger_id` (views.open: feedback.ts).
  */
 import type { App, BlockAction, ButtonAction, FeedbackButtonsAction, RespondFn } from '@slack/bolt';
@@ -23,6 +24,7 @@ import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { explainSlackError } from './errors.ts';
 import { formView, registerButtonForms } from './feedback.ts';
 import { postedSlackImage } from './files.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
@@ -94,7 +96,14 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
       (signal) =>
         runInvocation(
           `${name}:button`,
-          { platform: 'slack', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } },
+          // Slack's refusals (a rights check it did not answer: users.ts) in words, as for a command.
+          {
+            platform: 'slack',
+            conversationId: ctx.conversationId,
+            log,
+            ref,
+            reply: { sendEphemeral, explain: explainSlackError },
+          },
           deps.core,
           async () => {
             if (name === STOP_BUTTON) return deps.core.stops.press(ctx);
@@ -135,7 +144,11 @@ function pressContext(
     reply: new SlackReply(client, target, (m) => press.sendEphemeral(m), press.log),
     conversationId: conversationKey({ platform: 'slack', team, channel: channel ?? 'unknown', thread: threadTs }),
     channelKey: channelKey({ platform: 'slack', team, channel: channel ?? 'unknown' }),
-    user: deps.directory.user(client, body.user.id, body.user.name ?? body.user.username ?? body.user.id),
+    user: deps.directory.user(client, {
+      team,
+      id: body.user.id,
+      name: body.user.name ?? body.user.username ?? body.user.id,
+    }),
     limits: SLACK_MESSAGE_LIMITS,
     signal: new AbortController().signal,
     update: async (message) => {
@@ -148,7 +161,7 @@ function pressContext(
     // Regenerate: the first text rewrites the pressed message (chat.update), more follow in its thread.
     replyInPlace: () =>
       new SlackReply(client, { ...target, rewrite: messageTs }, (m) => press.sendEphemeral(m), press.log),
-    postedImage: (ref) => postedSlackImage(ref, files),
+    postedImage: (ref) => postedSlackImage(ref, { user: body.user.id, channel: channel ?? '' }, files),
     openForm: async (form) => {
       await client.views.open({ trigger_id: body.trigger_id, view: formView(form, { channel }) });
     },

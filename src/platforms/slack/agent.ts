@@ -8,15 +8,16 @@
  *   (`assistant.threads.setSuggestedPrompts` without `thread_ts`, which would make the call
  *   fail silently there; ASSISTANT_PROMPTS) and, the first time, a one-line greeting (a claim in
  *   the store). `app_context_changed` (and the Messages tab's own `context`) names the channel
- *   the user views: remembered for their conversations (viewed-channel.ts). Each message there
- *   is a `message.im` (events.ts), answered in its thread (message-answer.ts: title, status,
- *   native stream, `imagine …`, "summarize this channel"). Bolt 5 has no listener of its own
- *   for these: `app.event`, as Slack's samples do.
+ *   the user views: remembered for their conversations (viewed-channel.ts), and forgotten when a
+ *   context names no channel (the user views none). Each message there is a `message.im`
+ *   (events.ts), answered in its thread (message-answer.ts: title, status, native stream,
+ *   `imagine …`, "summarize this channel"). Bolt 5 has no listener of its own for these:
+ *   `app.event`, as Slack's samples do.
  * - The assistant view (`features.assistant_view`, for apps made before the agent view): Bolt's
  *   `Assistant` class takes `assistant_thread_started` (the prompts, on the thread, and the
  *   greeting), `assistant_thread_context_changed` (the viewed channel, through a thread context
- *   store kept in the bot's store) and the messages of its threads (handed to events.ts, answered
- *   as any DM's).
+ *   store kept in the bot's store; a context without a channel forgets it) and the messages of
+ *   its threads (handed to events.ts, answered as any DM's).
  * - The Home tab (`tab: 'home'`): published for the user (home.ts).
  */
 import { type App, Assistant } from '@slack/bolt';
@@ -98,8 +99,8 @@ function registerAgentEvents(app: App, deps: SlackAgentDeps): void {
       return;
     }
     if (event.tab !== 'messages') return;
-    const viewing = channelOfContext(event.context);
-    if (viewing) await rememberViewed(deps.core, at, viewing, deps.log);
+    // A context naming no channel (`{}`, a canvas, a list) means the user views none now: forgotten.
+    if (event.context !== undefined) await rememberViewed(deps.core, at, channelOfContext(event.context), deps.log);
     await suggest(client, deps, event.channel).catch(failed(deps, 'slack refused the suggested prompts'));
     await greetOnce(client, deps, at).catch(failed(deps, 'could not post the greeting'));
   });

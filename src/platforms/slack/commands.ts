@@ -11,7 +11,7 @@ import { channelKey, conversationKey } from '../../core/keys.ts';
 import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
-import { linkAttachment } from './files.ts';
+import { linkAttachment } from './file-links.ts';
 import { helpMessage } from './help.ts';
 import { asksForHelp, parseSlashText } from './options.ts';
 import { SlackReply } from './reply.ts';
@@ -58,27 +58,25 @@ function ephemeralAnswer(slash: SlashCommand, client: WebClient, respond: Respon
 /**
  * Reads a command's options from its text (options.ts: a slash command's, or what follows
  * `imagine` in the agent view); an attachment option's link becomes an Attachment read with the
- * bot token (files.ts).
- * @throws OptionError for text that does not parse.
+ * bot token, a Slack file only for a user who may see it (file-links.ts).
+ * @param asker the user (`user_id`) and the conversation (`channel_id`: channel, DM) it runs in.
+ * @throws OptionError for text that does not parse; InputError for a Slack file the user may
+ *   not see (file-links.ts `linkAttachment`).
  */
-export function readOptions(
+export async function readOptions(
   command: Command,
   text: string,
   client: WebClient,
   deps: Pick<SlashCommandDeps, 'core' | 'commands' | 'botToken' | 'apiOrigin'>,
+  asker: Pick<SlashCommand, 'user_id' | 'channel_id'>,
 ) {
   const options: Record<string, unknown> = parseSlashText(command, text, deps.commands);
   const files: Record<string, Attachment> = {};
+  const fileDeps = { client, botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
   for (const option of command.options) {
     const value = options[option.name];
-    if (option.type === 'attachment' && typeof value === 'string' && value !== '') {
-      files[option.name] = linkAttachment(value, {
-        client,
-        botToken: deps.botToken,
-        downloader: deps.core.downloader,
-        apiOrigin: deps.apiOrigin,
-      });
-    }
+    if (option.type === 'attachment' && typeof value === 'string' && value !== '')
+      files[option.name] = await linkAttachment(value, fileDeps, { user: asker.user_id, channel: asker.channel_id });
   }
   return { options, files };
 }
@@ -136,7 +134,7 @@ export async function handleSlashCommand(
     return;
   }
   const read = async () => {
-    const read = readOptions(command, slash.text, client, deps);
+    const read = await readOptions(command, slash.text, client, deps, slash);
     parsed = read.options;
     // The question is shown at once, its thread "is thinking…" (unless the options will be
     // refused: then nothing is public); the answer's first write waits for it.
@@ -151,7 +149,7 @@ export async function handleSlashCommand(
       conversationId: conversationKey(where),
       channelKey: channelKey(where),
       isDirectMessage,
-      user: deps.directory.user(client, slash.user_id, slash.user_name),
+      user: deps.directory.user(client, { team: slash.team_id, id: slash.user_id, name: slash.user_name }),
       options: {},
       files: {},
       signal,

@@ -17,6 +17,7 @@ import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
 import type { RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { postedSlackImage } from './files.ts';
 import { SlackReply } from './reply.ts';
 import { plainTextOf } from './text.ts';
 import type { SlackDirectory } from './users.ts';
@@ -66,6 +67,9 @@ export interface SlackEditDeps {
   log: Logger;
   running: RunningCommands;
   directory: SlackDirectory;
+  /** The bot token and SLACK_API_URL's origin: the question's images are downloaded again (files.ts). */
+  botToken: string;
+  apiOrigin: string | undefined;
 }
 
 /** A Slack `ts` (`1700000000.000100`) as ms since the epoch. */
@@ -116,7 +120,7 @@ export async function onMessageChanged(
         conversationId: state.conversationId,
         channelKey: state.channelKey,
         isDirectMessage: !inChannel,
-        user: deps.directory.user(client, m.user!),
+        user: deps.directory.user(client, { team: meta.teamId, id: m.user! }),
         options: {},
         files: {},
         signal,
@@ -124,7 +128,10 @@ export async function onMessageChanged(
         ref,
         reply: new SlackReply(client, target, notice, log),
       };
-      return runInvocation('edit', ctx, core, () => reanswerEdit(ctx, core, reanswer, text));
+      const files = { client, botToken: deps.botToken, downloader: core.downloader, apiOrigin: deps.apiOrigin };
+      // Found again for the asker, in the edit's conversation (files.ts `fileVisibleTo`).
+      const images = (ref: string) => postedSlackImage(ref, { user: m.user!, channel: event.channel }, files);
+      return runInvocation('edit', ctx, core, () => reanswerEdit(ctx, core, reanswer, text, images));
     },
     (error) => log.error({ err: error }, 'slack edit handler failed'),
   );

@@ -1,10 +1,9 @@
 /**
  * Files on Slack: downloading a file Slack hosts (`url_private_download`, with the bot token;
- * scope `files:read`), turning what a user typed after an attachment option (`--image <link>`)
- * into a file: a Slack file link (`https://<team>.slack.com/files/U…/F…/name`, looked up with
- * files.info) or any public https address (downloaded without credentials, and never from a
- * private address); and the bot's own uploads (filesUploadV2), named by reference
- * (`slack:<file id>`) to be found again with files.info when a button is pressed.
+ * scope `files:read`); who may have a file read for them ({@link fileVisibleTo}: its owner, or
+ * anyone where it is shared); and the bot's own uploads (filesUploadV2), named by reference
+ * (`slack:<file id>`) to be found again with files.info when a button is pressed. What a user
+ * types after an attachment option (`--image <link>`) is file-links.ts's.
  *
  * The bot token goes to one place only: {@link slackFileHost} decides, for every URL, whether
  * it may carry it; every other link is fetched without it, through the public-address guard.
@@ -12,7 +11,13 @@
 import type { WebClient } from '@slack/web-api';
 import { parsePostedImageRef, postedImageRef } from '../../core/keys.ts';
 import { DownloadError, type Downloader } from '../../core/media/download.ts';
-import { type Attachment, AttachmentAccessError, type OutgoingFile, type PostedImage } from '../../core/platform.ts';
+import {
+  type Attachment,
+  AttachmentAccessError,
+  type AttachmentFetch,
+  type OutgoingFile,
+  type PostedImage,
+} from '../../core/platform.ts';
 
 /** Said once when Slack serves a web page instead of a user's file: the token lacks `files:read`. */
 export const FILES_READ_MISSING =
@@ -74,7 +79,7 @@ export function slackFileHost(url: string | URL, apiOrigin: string | undefined):
 export async function downloadSlackFile(
   url: string,
   file: { name: string; mimeType?: string | undefined },
-  options: { maxBytes: number; signal: AbortSignal },
+  options: AttachmentFetch,
   deps: Pick<SlackFileDeps, 'botToken' | 'downloader' | 'apiOrigin'>,
 ): Promise<Uint8Array> {
   if (!slackFileHost(url, deps.apiOrigin))
@@ -97,6 +102,44 @@ export async function downloadSlackFile(
     }
     throw error;
   }
+}
+
+/**
+ * Said when a user names a Slack file they may not see: neither theirs nor shared where they ask.
+ * It names nothing Slack said of the file (its name, its owner, where it is).
+ */
+export const FILE_NOT_SHARED =
+  'I cannot use that Slack file here: it is not yours and it is not shared in this conversation. Share it here first (or ask its owner to), then try again.';
+
+/** A file as files.info describes it (the fields read to decide who may see it). */
+export interface SlackFileInfo {
+  /** The owner's user id. */
+  user?: string;
+  /** Public channels, private channels and DMs it is shared in (those the bot can see). */
+  channels?: string[];
+  groups?: string[];
+  ims?: string[];
+  /** Its shares, keyed by conversation id. */
+  shares?: { public?: Record<string, unknown>; private?: Record<string, unknown> };
+}
+
+/**
+ * Whether a file may be read for `asker`: they own it (`user`), or it is shared in the
+ * conversation they ask from (`channels`, `groups`, `ims`, or a key of `shares.public` /
+ * `shares.private`: docs.slack.dev "File object"). Slack lists only the conversations the bot can
+ * see, so a file shared only where the bot is not counts as not shared (refused: the safe side).
+ * @param asker the user id and the conversation id (channel, DM) of the request.
+ */
+export function fileVisibleTo(file: SlackFileInfo, asker: { user: string; channel: string }): boolean {
+  if (file.user !== undefined && file.user === asker.user) return true;
+  const where = [
+    ...(file.channels ?? []),
+    ...(file.groups ?? []),
+    ...(file.ims ?? []),
+    ...Object.keys(file.shares?.public ?? {}),
+    ...Object.keys(file.shares?.private ?? {}),
+  ];
+  return where.includes(asker.channel);
 }
 
 /** A file as Slack describes it in a message (events, conversations.replies): the fields read here. */
@@ -127,77 +170,12 @@ export function slackFileAttachment(
     mimeType: file.mimetype,
     size: file.size ?? 0,
     origin: 'message',
+    // Found again by files.info ({@link postedSlackImage}) when Regenerate sends it again.
+    ...(file.id ? { ref: postedImageRef({ platform: 'slack', file: file.id }) } : {}),
     fetch: async (options) => {
       if (!url)
         throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
       return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, deps);
-    },
-  };
-}
-
-/** `image/png` and so on from a file name, for a link that says nothing else. */
-function mimeTypeOf(name: string): string | undefined {
-  const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
-  if (!extension) return undefined;
-  return {
-    jpg: 'image/jpeg',
-    jpeg: 'image/jpeg',
-    png: 'image/png',
-    gif: 'image/gif',
-    webp: 'image/webp',
-    avif: 'image/avif',
-    tif: 'image/tiff',
-    tiff: 'image/tiff',
-    heic: 'image/heic',
-    svg: 'image/svg+xml',
-  }[extension];
-}
-
-/**
- * The file a user named by link after an attachment option. Nothing is fetched until the
- * command reads it.
- * @param raw the option's text; Slack's `<https://…|label>` wrapping is accepted.
- */
-export function linkAttachment(raw: string, deps: SlackFileDeps): Attachment {
-  const text = raw.trim().replace(/^<([^|>]+)(?:\|[^>]*)?>$/, '$1');
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    url = undefined;
-  }
-  const name = url ? decodeURIComponent(url.pathname.split('/').filter(Boolean).at(-1) ?? 'image') : text.slice(0, 60);
-  const fileId = url ? /\/files\/[UW][A-Z0-9]+\/(F[A-Z0-9]+)(?:\/|$)/.exec(url.pathname)?.[1] : undefined;
-  // A permalink names a file for files.info (the token goes to the Web API, never to this URL).
-  const slackPage =
-    url !== undefined &&
-    (url.origin === deps.apiOrigin ||
-      (url.protocol === 'https:' && url.port === '' && url.hostname.endsWith('.slack.com')));
-  return {
-    name,
-    mimeType: mimeTypeOf(name),
-    size: 0,
-    origin: 'message',
-    fetch: async (options) => {
-      if (!url)
-        throw new DownloadError(
-          'http_status',
-          text.slice(0, 60) || 'the link',
-          'is not a link (give an https address or a Slack file link)',
-        );
-      if (slackPage && fileId) {
-        const info = await deps.client.files.info({ file: fileId }).catch((error: unknown) => {
-          const code = (error as { data?: { error?: string } }).data?.error;
-          if (code === 'missing_scope') throw new AttachmentAccessError(FILES_READ_MISSING);
-          throw new DownloadError('http_status', name, `could not be found on Slack (${code ?? 'files.info failed'})`);
-        });
-        const download = info.file?.url_private_download ?? info.file?.url_private;
-        if (!download) throw new DownloadError('http_status', name, 'is not shared with the bot');
-        return downloadSlackFile(download, { name, mimeType: info.file?.mimetype }, options, deps);
-      }
-      if (slackFileHost(url, deps.apiOrigin) && url.pathname.startsWith('/files-pri/'))
-        return downloadSlackFile(url.href, { name, mimeType: mimeTypeOf(name) }, options, deps);
-      return (await deps.downloader.download(url.href, { ...options, name, publicOnly: true })).data;
     },
   };
 }
@@ -231,15 +209,24 @@ export async function uploadFiles(
 }
 
 /**
- * An image the bot uploaded, by its reference (`slack:<file id>`; ComponentContext.postedImage):
+ * An image the bot uploaded or a user shared, by its reference (`slack:<file id>`;
+ * ComponentContext.postedImage, an edited mention's images):
  * described by files.info, downloaded with the bot token from Slack's file hosts only
  * ({@link downloadSlackFile}). Whether the bytes are an image is the image workers' to judge
- * (Slack may describe an upload as `application/octet-stream`).
+ * (Slack may describe an upload as `application/octet-stream`). A press finds only a file shared
+ * in the conversation of the pressed message ({@link fileVisibleTo}): a reference is never a way
+ * to a file the presser cannot see.
+ * @param press who pressed, and the conversation of the pressed message.
  * @returns undefined for another platform's reference, or a file Slack no longer has
  *   (`file_not_found`, `file_deleted`) or does not let the bot download.
- * @throws AttachmentAccessError without `files:read`; the Web API's other errors.
+ * @throws AttachmentAccessError without `files:read`, or ({@link FILE_NOT_SHARED}) for a file not
+ *   shared where the press was made; the Web API's other errors.
  */
-export async function postedSlackImage(ref: string, deps: SlackFileDeps): Promise<PostedImage | undefined> {
+export async function postedSlackImage(
+  ref: string,
+  press: { user: string; channel: string },
+  deps: SlackFileDeps,
+): Promise<PostedImage | undefined> {
   const at = parsePostedImageRef(ref);
   if (at?.platform !== 'slack') return undefined;
   let info: Awaited<ReturnType<WebClient['files']['info']>>;
@@ -254,6 +241,7 @@ export async function postedSlackImage(ref: string, deps: SlackFileDeps): Promis
   const file = info.file;
   const url = file?.url_private_download ?? file?.url_private;
   if (!file || !url) return undefined;
+  if (!fileVisibleTo(file, press)) throw new AttachmentAccessError(FILE_NOT_SHARED);
   const name = file.name ?? 'image';
   return {
     ref,

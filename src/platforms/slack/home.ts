@@ -104,9 +104,12 @@ async function channelSettingsText(core: Core, key: string): Promise<string | un
   return lines.length ? `<#${at.channel}>\n${lines.join('\n')}` : undefined;
 }
 
-/** For admins: the channels' settings (the newest {@link MAX_CHANNELS}); nothing for anyone else. */
+/**
+ * For admins: the channels' settings (the newest {@link MAX_CHANNELS}); nothing for anyone else,
+ * nor for a user whose rights could not be checked (users.ts RightsNotChecked, logged there).
+ */
 async function settingsBlocks(ctx: CommandContext, deps: HomeDeps, team: string): Promise<KnownBlock[]> {
-  if (!(await ctx.user.isAdmin())) return [];
+  if (!(await ctx.user.isAdmin().catch(() => false))) return [];
   const title = header('Channel settings (admins)');
   try {
     const listed = await deps.core.settings.channelsWithSettings(`slack:${team}`);
@@ -161,7 +164,7 @@ export async function publishHome(
     conversationId: channelKey(where),
     channelKey: channelKey(where),
     isDirectMessage: true,
-    user: deps.directory.user(client, at.user),
+    user: deps.directory.user(client, { team: at.team, id: at.user }),
     options: {},
     files: {},
     signal: AbortSignal.timeout(10_000),

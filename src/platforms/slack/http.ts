@@ -6,9 +6,13 @@
  * (https://api.slack.com/authentication/verifying-requests-from-slack), BEFORE any store call,
  * so that a request nobody signed costs no store row:
  *
- * 1. The body is read with a cap ({@link MAX_BODY_BYTES}; a larger `content-length`, or more
- *    bytes than that, is answered 413 and the connection closed), never whole before its size
- *    is bounded.
+ * 1. The body is read with a cap ({@link MAX_BODY_BYTES}), never whole before its size is
+ *    bounded. A larger `content-length`, or more bytes than that, is answered 413 at once; the
+ *    rest of the body is then read and dropped (no byte kept) before the connection is closed,
+ *    so that a client that sends its whole body before reading the answer (Node's `http`,
+ *    Python's `requests`) gets the 413 instead of a reset connection. That draining stops at
+ *    {@link MAX_DRAIN_BYTES} or after {@link MAX_DRAIN_MS} (a body that says it is longer is not
+ *    drained at all): the connection is then closed under the upload.
  * 2. `x-slack-request-timestamp` must be decimal seconds (no sign, no leading zero, no
  *    fraction) within {@link MAX_CLOCK_SKEW_SEC} of now either way (Bolt only refuses the past).
  * 3. `x-slack-signature` must be exactly `v0=` + 64 lowercase hex digits, equal (timing-safe
@@ -59,6 +63,15 @@ export const MAX_CLOCK_SKEW_SEC = 5 * 60;
 
 /** The largest body read, in bytes (Slack's payloads are a few KB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The most bytes of a refused (too large) body read and dropped before the connection is closed:
+ * a client that reads the answer only once its body is sent gets the 413 up to this size.
+ */
+export const MAX_DRAIN_BYTES = 32 * 1024 * 1024;
+
+/** How long a refused body is drained at most, in ms, before the connection is closed. */
+export const MAX_DRAIN_MS = 10_000;
 
 /** How long a verified request is remembered, in ms: past it, its timestamp is too old anyway. */
 export const REPLAY_TTL_MS = 2 * MAX_CLOCK_SKEW_SEC * 1000;
@@ -138,6 +151,43 @@ function readBody(req: IncomingMessage, cap: number): Promise<Buffer | 'too larg
   });
 }
 
+/**
+ * Answers 413 to a body over the cap (see the module comment, 1): the answer goes out whole at
+ * once (its `content-length` told, `connection: close`), the rest of the body is read and dropped
+ * (each chunk let go as it comes), and the response is ended, which closes the connection, when
+ * the body has ended; a body that says it is longer than {@link MAX_DRAIN_BYTES}, goes past it, or
+ * is still coming after {@link MAX_DRAIN_MS}, has its connection closed under the upload.
+ */
+function answerTooLarge(req: IncomingMessage, res: ServerResponse): void {
+  const text = 'body too large';
+  res.writeHead(413, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(text), connection: 'close' });
+  res.write(text);
+  const declared = Number(req.headers['content-length']);
+  if (req.complete || (Number.isFinite(declared) && declared > MAX_DRAIN_BYTES)) {
+    res.end();
+    return;
+  }
+  let drained = 0;
+  const cut = () => {
+    clearTimeout(timer);
+    req.off('data', onData);
+    req.socket.destroy();
+  };
+  const timer = setTimeout(cut, MAX_DRAIN_MS);
+  timer.unref();
+  const onData = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > MAX_DRAIN_BYTES) cut();
+  };
+  req.on('data', onData);
+  req.once('end', () => {
+    clearTimeout(timer);
+    res.end();
+  });
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
+
 /** Slack's SSL check, which Bolt answers without a signature: a form body with `ssl_check=1`. */
 function isSslCheck(req: IncomingMessage, body: Buffer): boolean {
   return (
@@ -187,17 +237,18 @@ export function createSlackServer(
       if (!res.headersSent) res.writeHead(404).end();
     }
   };
-  const refuse = (res: ServerResponse, status: 401 | 413, reason: string, fields: Record<string, unknown> = {}) => {
+  const refuse = (res: ServerResponse, status: 401, reason: string, fields: Record<string, unknown> = {}) => {
     logRefusal({ status, ...fields }, `slack request refused: ${reason}`);
-    res
-      .writeHead(status, { 'content-type': 'text/plain', ...(status === 413 ? { connection: 'close' } : {}) })
-      .end(status === 413 ? 'body too large' : reason);
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(reason);
   };
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'POST') return pass(req, res);
     const body = await readBody(req, MAX_BODY_BYTES);
     if (body === undefined) return; // the client went away
-    if (body === 'too large') return refuse(res, 413, `body over ${MAX_BODY_BYTES} bytes`);
+    if (body === 'too large') {
+      logRefusal({ status: 413 }, `slack request refused: body over ${MAX_BODY_BYTES} bytes`);
+      return answerTooLarge(req, res);
+    }
     if (isSslCheck(req, body)) return pass(req, res, body);
     const verified = verifySlackSignature(req.headers, body, deps.signingSecret, now());
     if (!verified.ok)

@@ -21,6 +21,7 @@ import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
 import { slackShortcutsOf } from './message-actions.ts';
 import { SLACK_THREAD_SCOPES } from './thread.ts';
 import { SLACK_USER_SCOPES } from './users.ts';
+import { SLACK_MEMBER_SCOPES } from './viewed-channel.ts';
 
 /** Slack's app manifest (the shape `apps.manifest.create` takes). */
 export type SlackManifest = AppsManifestCreateArguments['manifest'];
@@ -30,8 +31,9 @@ type BotScopes = NonNullable<NonNullable<SlackManifest['oauth_config']>['scopes'
 /**
  * Bot scopes the bot needs, from the files that use them: slash commands, posting, editing
  * and uploads (commands.ts); mentions, DMs and users' files (events.ts); admin checks and names
- * (users.ts); reading the threads the bot is called into and the channel a user views
- * (thread.ts, viewed-channel.ts); the agent view's prompts and titles (agent.ts).
+ * (users.ts); reading the threads the bot is called into and the channel a user views, and
+ * whether the user is in it (thread.ts, viewed-channel.ts); the agent view's prompts and titles
+ * (agent.ts).
  */
 export const SLACK_BOT_SCOPES = [
   ...new Set([
@@ -39,6 +41,7 @@ export const SLACK_BOT_SCOPES = [
     ...SLACK_EVENT_SCOPES,
     ...SLACK_USER_SCOPES,
     ...SLACK_THREAD_SCOPES,
+    ...SLACK_MEMBER_SCOPES,
     ...SLACK_AGENT_SCOPES,
   ]),
 ];

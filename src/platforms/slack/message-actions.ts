@@ -236,7 +236,7 @@ async function answer(
     conversationId: conversationKey({ ...place, thread: threadTs }),
     channelKey: channelKey(place),
     isDirectMessage: inDm,
-    user: deps.directory.user(client, user.id, user.name),
+    user: deps.directory.user(client, { team, id: user.id, name: user.name }),
     options: {},
     files: {},
     signal,
@@ -244,7 +244,7 @@ async function answer(
     ref,
     reply,
   };
-  const readChosen = async () => chosenOf(await read(), client, deps, use.botUserId);
+  const readChosen = async () => chosenOf(await read(), client, deps, { team, botUserId: use.botUserId });
   await runMessageAction(action, ctx, deps.core, { read: readChosen, question: use.question });
 }
 
@@ -253,9 +253,12 @@ async function chosenOf(
   message: SlackMessage,
   client: WebClient,
   deps: { core: Core; directory: SlackShortcutDeps['directory']; botToken: string; apiOrigin: string | undefined },
-  botUserId: string | undefined,
+  at: { team: string; botUserId: string | undefined },
 ): Promise<ChosenMessage> {
-  const author = message.user ? await deps.directory.displayName(client, message.user) : (message.username ?? 'an app');
+  const { botUserId } = at;
+  const author = message.user
+    ? await deps.directory.displayName(client, at.team, message.user)
+    : (message.username ?? 'an app');
   return {
     author,
     fromBot: message.user !== undefined && message.user === botUserId,

@@ -115,7 +115,8 @@ export async function answer(
   const prompt = inChannel ? undefined : imagineText(text);
   const imagine = prompt === undefined ? undefined : deps.commands.find((c) => c.name === 'imagine');
   if (prompt !== undefined && imagine) {
-    await runCommand(imagine, ctx, deps.core, async () => readOptions(imagine, prompt, client, deps));
+    const asker = { user_id: message.user!, channel_id: message.channel };
+    await runCommand(imagine, ctx, deps.core, () => readOptions(imagine, prompt, client, deps, asker));
   } else {
     await runInvocation('mention', ctx, deps.core, () => answerQuestion(message, meta, client, deps, invocation, ctx));
   }
@@ -147,7 +148,7 @@ function contextOf(
     conversationId: conversationKey({ ...where, thread: threadTs }),
     channelKey: channelKey(where),
     isDirectMessage: !inChannel,
-    user: deps.directory.user(client, user),
+    user: deps.directory.user(client, { team: meta.teamId, id: user }),
     options: {},
     files: {},
     signal: at.signal,
@@ -177,7 +178,7 @@ async function answerQuestion(
     context = await viewedChannelContext(client, at, deps);
   } else if (message.thread_ts && message.thread_ts !== message.ts) {
     // A message in a thread it started elsewhere: the thread is the conversation when the bot keeps none.
-    const where = { channel: message.channel, ts: message.ts, botUserId: meta.botUserId };
+    const where = { team: meta.teamId, channel: message.channel, ts: message.ts, botUserId: meta.botUserId };
     const thread = await readThread(
       client,
       { ...where, threadTs: message.thread_ts, conversationId: ctx.conversationId },

@@ -44,14 +44,20 @@ export function slackRateLimitWait(error: unknown): number | undefined {
  * Runs a Web API call made outside the write scheduler (a read, the close of a stream), and once
  * more after a 429, which the bot's clients reject at once (adapter.ts), when its Retry-After has
  * passed: at most MAX_HOLD_MS (core/delivery/bucket.ts) later, at least a second.
+ * @param maxWaitMs the longest wait worth the caller's while, in ms (default MAX_HOLD_MS): a 429
+ *   naming a longer one is thrown at once, without waiting (e.g. a rights check a user waits for).
  * @throws what the call threw (the second time, after a 429).
  */
-export async function patiently<T>(call: () => Promise<T>, clock: Pick<Clock, 'sleep'> = systemClock): Promise<T> {
+export async function patiently<T>(
+  call: () => Promise<T>,
+  clock: Pick<Clock, 'sleep'> = systemClock,
+  maxWaitMs = MAX_HOLD_MS,
+): Promise<T> {
   try {
     return await call();
   } catch (error) {
     const waitMs = slackRateLimitWait(error);
-    if (waitMs === undefined) throw error;
+    if (waitMs === undefined || waitMs > maxWaitMs) throw error;
     await clock.sleep(Math.min(Math.max(waitMs, 1_000), MAX_HOLD_MS));
     return call();
   }

@@ -128,7 +128,7 @@ async function forgetThread(
     conversationId: conversationKey({ ...where, thread: threadTs }),
     channelKey: channelKey(where),
     isDirectMessage: channel.startsWith('D') || shortcut.channel.name === 'directmessage',
-    user: deps.directory.user(client, shortcut.user.id, shortcut.user.name),
+    user: deps.directory.user(client, { team, id: shortcut.user.id, name: shortcut.user.name }),
     options: {},
     files: {},
     signal,

@@ -3,10 +3,11 @@
  * no stored history for reads the thread's earlier messages (`conversations.replies`) as the
  * conversation, so "summarize this thread" works: the messages since the bot last wrote there
  * (all of them in a thread it never wrote in; none after `@bot forget`, whose answer is the
- * bot's), as `user` turns named by their display name (users.info), with their images (files
- * of an image type: sent as `image_url` parts, downloaded with the bot token from Slack's file
- * hosts only, files.ts; without `files:read` that is said once under the answer), the newest
- * kept within HISTORY_TOKEN_BUDGET (core/tokens.ts estimates, an image {@link IMAGE_TOKENS}).
+ * bot's), as `user` turns named by their display name (users.ts: all at once), with their
+ * images (files of an image type: sent as `image_url` parts, downloaded with the bot token
+ * from Slack's file hosts only, files.ts; without `files:read` that is said once under the
+ * answer), the newest kept within HISTORY_TOKEN_BUDGET (core/tokens.ts estimates, an image
+ * {@link IMAGE_TOKENS}).
  *
  * Reading needs the history scope of the conversation's type (`channels:history`,
  * `groups:history`, `im:history`, `mpim:history`). A refusal (`missing_scope`,
@@ -20,6 +21,7 @@ import type { Core } from '../../core/core.ts';
 import type { ContextTurn, MentionContext } from '../../core/features/mention.ts';
 import { looksLikeImage } from '../../core/media/attachments.ts';
 import { IMAGE_TOKENS } from '../../core/media/images.ts';
+import type { Attachment } from '../../core/platform.ts';
 import { estimateTextTokens } from '../../core/tokens.ts';
 import type { Logger } from '../../log.ts';
 import { slackErrorCode } from './errors.ts';
@@ -47,6 +49,8 @@ interface ThreadMessage {
 
 /** Where the mention is, and who the bot is. */
 export interface ThreadWhere {
+  /** The workspace (team id): whose directory names the authors. */
+  team: string;
   channel: string;
   threadTs: string;
   /** The mention's own ts: it and later messages are not read. */
@@ -127,7 +131,7 @@ export async function readThread(
     return notice ? { notice } : {};
   }
   const fileDeps = { botToken: deps.botToken, apiOrigin: deps.apiOrigin, downloader: deps.core.downloader };
-  const turns: ContextTurn[] = [];
+  const kept: Array<{ message: ThreadMessage; text: string; images: Attachment[] }> = [];
   let tokens = 0;
   for (const message of messages.reverse()) {
     // The bot's own last message ends what is read: with no stored history, what came before it
@@ -136,12 +140,19 @@ export async function readThread(
     const text = plainTextOf(message.text ?? '', where.botUserId);
     const images = (message.files ?? []).map((file) => slackFileAttachment(file, fileDeps)).filter(looksLikeImage);
     tokens += estimateTextTokens(text) + 4 + images.length * IMAGE_TOKENS;
-    if (tokens > deps.core.limits.historyTokenBudget && turns.length > 0) break;
-    const author = message.user
-      ? await deps.directory.displayName(client, message.user)
-      : (message.username ?? 'an app');
-    turns.push({ role: 'user', author, text, ...(images.length ? { attachments: images } : {}) });
+    if (tokens > deps.core.limits.historyTokenBudget && kept.length > 0) break;
+    kept.push({ message, text, images });
   }
-  if (turns.length === 0) return {};
+  if (kept.length === 0) return {};
+  // Every author named at once (users.ts: the workspace's directory, not one lookup each).
+  const names = await deps.directory.names(
+    client,
+    where.team,
+    kept.flatMap(({ message }) => (message.user ? [message.user] : [])),
+  );
+  const turns = kept.map(({ message, text, images }): ContextTurn => {
+    const author = message.user ? (names.get(message.user) ?? message.user) : (message.username ?? 'an app');
+    return { role: 'user', author, text, ...(images.length ? { attachments: images } : {}) };
+  });
   return { context: { turns: turns.reverse(), replacesHistory: true } };
 }

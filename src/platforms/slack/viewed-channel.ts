@@ -8,11 +8,20 @@
  * newest that fit HISTORY_TOKEN_BUDGET (core/tokens.ts estimates), as turns named by author,
  * oldest first, sent before the question.
  *
- * Reading needs the bot in the channel and the history scope of its type (`channels:history`,
- * `groups:history`…, which the manifest asks for and `npm run doctor` checks). When Slack
- * refuses (`not_in_channel`, `missing_scope`, `channel_not_found`…) the answer is a sentence
- * naming the channel and what to change ({@link SlackRefusal}), without asking the
- * service to summarize nothing.
+ * What Slack said the user views is not trusted a day later: when the channel is read, the user
+ * must still be in it (a private channel they were removed from, a channel they left), checked
+ * with `conversations.members` ({@link requireMember}): tier 4, pages of
+ * {@link MEMBER_PAGE_SIZE} (Slack's largest), stopping at the page naming the user, at most
+ * {@link MAX_MEMBER_PAGES}; it works for private channels and DMs the bot is in, with the bot
+ * token's `*:read` scopes. (`users.conversations` would list every channel of the user, tier 3;
+ * `conversations.info` says nothing of other members.) Anyone else is refused with a sentence,
+ * and nothing of the channel is read.
+ *
+ * Reading needs the bot in the channel, the history scope of its type (`channels:history`,
+ * `groups:history`…) and its read scope (`channels:read`, `groups:read`…), which the manifest
+ * asks for and `npm run doctor` checks. When Slack refuses (`not_in_channel`, `missing_scope`,
+ * `channel_not_found`…) the answer is a sentence naming the channel and what to change
+ * ({@link SlackRefusal}), without asking the service to summarize nothing.
  */
 import type { WebClient } from '@slack/web-api';
 import type { Core } from '../../core/core.ts';
@@ -22,8 +31,17 @@ import { storeKeys } from '../../core/keys.ts';
 import { estimateTextTokens } from '../../core/tokens.ts';
 import type { Logger } from '../../log.ts';
 import { SlackRefusal, slackErrorCode } from './errors.ts';
+import { patiently } from './rate-limits.ts';
 import { plainTextOf } from './text.ts';
 import type { SlackDirectory } from './users.ts';
+
+/** The bot scopes of conversations.members, one per conversation type (the manifest asks for them all). */
+export const SLACK_MEMBER_SCOPES = ['channels:read', 'groups:read', 'im:read', 'mpim:read'] as const;
+
+/** Members asked for per conversations.members page (the method's largest page). */
+export const MEMBER_PAGE_SIZE = 1000;
+/** conversations.members pages read at most: a larger channel is not read for anyone. */
+export const MAX_MEMBER_PAGES = 5;
 
 /** How long a viewed channel is remembered, in ms. */
 const REMEMBERED_MS = 24 * 60 * 60_000;
@@ -95,22 +113,22 @@ export function asksToSummarizeChannel(text: string): boolean {
   return at >= 0 && lower.indexOf('channel', at) >= 0;
 }
 
-/** The history scope of a conversation, by its id's first letter (C public, G private or group DM, D DM). */
-function historyScopeOf(channel: string): string {
-  if (channel.startsWith('D')) return 'im:history';
-  if (channel.startsWith('G')) return 'groups:history';
-  return 'channels:history';
+/** The scope of a family (`history`, `read`) for a conversation, by its id's first letter (C public, G private or group DM, D DM). */
+function scopeOf(channel: string, family: 'history' | 'read'): string {
+  if (channel.startsWith('D')) return `im:${family}`;
+  if (channel.startsWith('G')) return `groups:${family}`;
+  return `channels:${family}`;
 }
 
-/** The sentence for Slack's refusal to read `channel` (see the file's comment). */
-function refusalOf(error: unknown, channel: string): SlackRefusal | undefined {
+/** The sentence for Slack's refusal to read `channel` (see the file's comment); `family`: the scope the call needs. */
+function refusalOf(error: unknown, channel: string, family: 'history' | 'read'): SlackRefusal | undefined {
   const code = slackErrorCode(error);
   const needed = (error as { data?: { needed?: unknown } }).data?.needed;
   const what = `I cannot read the channel you are viewing (${channel})`;
   switch (code) {
     case 'missing_scope':
       return new SlackRefusal(
-        `${what}: the Slack app lacks the \`${typeof needed === 'string' && needed ? needed : historyScopeOf(channel)}\` scope. An admin can add it under OAuth & Permissions and reinstall the app.`,
+        `${what}: the Slack app lacks the \`${typeof needed === 'string' && needed ? needed : scopeOf(channel, family)}\` scope. An admin can add it under OAuth & Permissions and reinstall the app.`,
       );
     case 'not_in_channel':
       return new SlackRefusal(
@@ -127,6 +145,36 @@ function refusalOf(error: unknown, channel: string): SlackRefusal | undefined {
   }
 }
 
+/**
+ * Checks that `user` is a member of `channel` now (see the file's comment).
+ * @throws InputError when they are not, or when the channel has more members than are checked;
+ *   SlackRefusal when Slack refuses conversations.members; its other errors (a network fault).
+ */
+export async function requireMember(client: WebClient, channel: string, user: string): Promise<void> {
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_MEMBER_PAGES; page++) {
+    let answer: Awaited<ReturnType<WebClient['conversations']['members']>>;
+    try {
+      answer = await patiently(() =>
+        client.conversations.members({ channel, limit: MEMBER_PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
+      );
+    } catch (error) {
+      throw refusalOf(error, channel, 'read') ?? error;
+    }
+    if (answer.members?.includes(user)) return;
+    cursor = answer.response_metadata?.next_cursor || undefined;
+    if (!cursor) throw new InputError(notAMember(channel));
+  }
+  throw new InputError(
+    `I cannot summarize the channel you are viewing (${channel}) for you: it has more than ${(MEMBER_PAGE_SIZE * MAX_MEMBER_PAGES).toLocaleString('en-US')} members, more than I check to be sure you are one of them.`,
+  );
+}
+
+/** The refusal for a user who is not in the channel they asked about. */
+export function notAMember(channel: string): string {
+  return `I cannot summarize the channel you are viewing (${channel}): you are not a member of it. I only read channels to people in them.`;
+}
+
 /** A channel's message as conversations.history returns it (the fields read here). */
 interface ChannelMessage {
   subtype?: string;
@@ -139,8 +187,9 @@ interface ChannelMessage {
  * The recent messages of the channel the user views, as the context of their question: a
  * first turn saying what follows, then the newest messages that fit HISTORY_TOKEN_BUDGET,
  * oldest first (`replacesHistory: false`: after the conversation's own history).
- * @throws InputError when no viewed channel is known; SlackRefusal when Slack
- *   refuses to read it; the store's or Slack's error otherwise (a network fault).
+ * @throws InputError when no viewed channel is known, or the user is not in it (any more);
+ *   SlackRefusal when Slack refuses to read it; the store's or Slack's error otherwise (a
+ *   network fault).
  */
 export async function viewedChannelContext(
   client: WebClient,
@@ -152,14 +201,15 @@ export async function viewedChannelContext(
     throw new InputError(
       'I do not know which channel you are viewing: open the channel, then ask me again here (Slack tells me what you view beside me).',
     );
+  await requireMember(client, channel, at.user);
   let messages: ChannelMessage[];
   try {
     messages = ((await client.conversations.history({ channel, limit: PAGE_SIZE })).messages ?? []) as ChannelMessage[];
   } catch (error) {
-    throw refusalOf(error, channel) ?? error;
+    throw refusalOf(error, channel, 'history') ?? error;
   }
   const intro: ContextTurn = { role: 'user', text: `The latest messages of the channel I am viewing, oldest first:` };
-  const turns: ContextTurn[] = [];
+  const kept: Array<{ message: ChannelMessage; text: string; own: boolean }> = [];
   let tokens = estimateTextTokens(intro.text) + 4;
   // Newest first, as Slack returns them: the newest are kept when the budget runs out.
   for (const message of messages) {
@@ -168,13 +218,15 @@ export async function viewedChannelContext(
     if (!text.trim()) continue;
     tokens += estimateTextTokens(text) + 4;
     if (tokens > deps.core.limits.historyTokenBudget) break;
-    const own = message.user !== undefined && message.user === at.botUserId;
-    const author = own
-      ? undefined
-      : message.user
-        ? await deps.directory.displayName(client, message.user)
-        : (message.username ?? 'an app');
-    turns.push(own ? { role: 'assistant', text } : { role: 'user', author, text });
+    kept.push({ message, text, own: message.user !== undefined && message.user === at.botUserId });
   }
+  // Every author named at once (users.ts: the workspace's directory, not one lookup each).
+  const authors = kept.flatMap(({ message, own }) => (message.user && !own ? [message.user] : []));
+  const names = await deps.directory.names(client, at.team, authors);
+  const turns = kept.map(({ message, text, own }): ContextTurn => {
+    if (own) return { role: 'assistant', text };
+    const author = message.user ? (names.get(message.user) ?? message.user) : (message.username ?? 'an app');
+    return { role: 'user', author, text };
+  });
   return { turns: [intro, ...turns.reverse()], replacesHistory: false };
 }

@@ -47,7 +47,8 @@ export const P = {
   SendMessagesInThreads: 1n << 38n,
 } as const;
 export const ALL_PERMISSIONS = (1n << 51n) - 1n;
-export const MEMBER_PERMISSIONS =
+/** The @everyone role's permissions. */
+export const EVERYONE_PERMISSIONS =
   P.CreateInstantInvite |
   P.AddReactions |
   P.ViewChannel |
@@ -61,8 +62,16 @@ export const MEMBER_PERMISSIONS =
   P.ChangeNickname |
   P.UseApplicationCommands |
   P.SendMessagesInThreads;
+/**
+ * The Members role every user of the guild holds (not the bot): Create Public Threads, which
+ * Discord's default @everyone grants. A role of its own, so that the bot's permissions stay what
+ * its own role says ({@link FakeDiscord.setBotPermissions} can take Create Public Threads away).
+ */
+export const MEMBERS_ROLE_PERMISSIONS = P.CreatePublicThreads;
+/** A plain member's permissions in a channel without overwrites: @everyone's and the Members role's. */
+export const MEMBER_PERMISSIONS = EVERYONE_PERMISSIONS | MEMBERS_ROLE_PERMISSIONS;
 /** The bot's role by default: what the README's install link grants (Create Public Threads among them). */
-export const BOT_PERMISSIONS = MEMBER_PERMISSIONS | P.MentionEveryone | P.CreatePublicThreads;
+export const BOT_PERMISSIONS = EVERYONE_PERMISSIONS | P.MentionEveryone | P.CreatePublicThreads;
 
 /** Gateway intent bits (events/gateway.mdx, "List of Intents"). */
 export const Intent = {

@@ -22,6 +22,7 @@ import {
 import { handleRequest } from './http.ts';
 import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload.ts';
 import { MessageBudgets } from './limits.ts';
+import { type PermissionOverwrite, setOverwrites } from './member-permissions.ts';
 import { dispatchMessageCommand, type MessageCommandOptions, type SubmitModalOptions, submitModal } from './modals.ts';
 import type { FakeAutocomplete, FakeChannel, FakeInteraction, FakeMessage, FakeUser } from './model.ts';
 import type { ChannelPressure, GlobalPressure } from './pressure.ts';
@@ -265,6 +266,21 @@ export class FakeDiscord {
     const { state } = this.ctx;
     state.botPermissions = permissions;
     this.dispatch('GUILD_ROLE_UPDATE', { guild_id: state.guildId, role: botRoleJson(state) });
+  }
+
+  /**
+   * Sets a guild text channel's permission overwrites (replacing its own), as a server admin does
+   * in the channel's settings: CHANNEL_UPDATE goes to the gateway (discord.js computes
+   * `permissionsFor` from them), later interactions there carry the invoker's permissions with
+   * them applied (`member.permissions`, unless a test gives them), and a user's message there
+   * needs Send Messages (in its threads, Send Messages in Threads) after them
+   * (member-permissions.ts). An overwrite of the guild's id is @everyone's.
+   * @throws Error for a thread, a DM or an unknown channel.
+   */
+  setPermissionOverwrites(channelId: string, overwrites: PermissionOverwrite[]): void {
+    const { state } = this.ctx;
+    const channel = setOverwrites(state, channelId, overwrites);
+    this.dispatch('CHANNEL_UPDATE', { ...channelJson(state, channel), guild_id: state.guildId });
   }
 
   /** The bot's permissions now (see {@link setBotPermissions}). */

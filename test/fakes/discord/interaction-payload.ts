@@ -1,6 +1,6 @@
 /**
  * INTERACTION_CREATE as Discord sends it in a guild channel or thread: the envelope every type
- * shares (the member with permissions, `app_permissions`, `attachment_size_limit`, a fresh
+ * shares (the member with their permissions in the channel, overwrites applied, `app_permissions`, `attachment_size_limit`, a fresh
  * interaction token), and the `data` of a chat-input command (type 2, with the registered
  * command's id and option types, attachment options in `data.resolved.attachments`) and of
  * its autocomplete (type 4, the typed option marked `focused`). Button presses (type 3) are
@@ -11,6 +11,7 @@ import { userAttachment } from './attachments.ts';
 import { checkCommandShown } from './command-permissions.ts';
 import { ALL_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS } from './constants.ts';
 import type { Ctx } from './context.ts';
+import { permissionsIn } from './member-permissions.ts';
 import { type FakeAttachment, FakeAutocomplete, type FakeChannel, FakeInteraction, type FakeUser } from './model.ts';
 import type {
   DispatchAutocompleteOptions,
@@ -66,7 +67,11 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
       }
     : DEFAULT_USER;
   state.users.set(user.id, user);
-  const permissions = invoker.permissions ?? String(invoker.admin ? ALL_PERMISSIONS : MEMBER_PERMISSIONS);
+  // As Discord computes them for the channel (its overwrites applied), unless the test says what they are.
+  const roles = invoker.admin ? [state.guild.adminRoleId, state.guild.memberRoleId] : [state.guild.memberRoleId];
+  const permissions =
+    invoker.permissions ??
+    String(permissionsIn(state, channel, user.id, invoker.admin ? ALL_PERMISSIONS : MEMBER_PERMISSIONS, roles));
   const id = snowflake();
   const token = Buffer.from(`interaction:${id}:${randomBytes(48).toString('base64url')}`).toString('base64url');
   const userWire = {
@@ -91,7 +96,7 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
     member: {
       ...memberJson(state, user),
       user: userWire,
-      roles: invoker.admin ? [state.guild.adminRoleId] : [],
+      roles,
       permissions,
       unusual_dm_activity_until: null,
     },

@@ -15,6 +15,7 @@ import {
   Intent,
 } from './constants.ts';
 import { GlobalLimit } from './global-limit.ts';
+import type { PermissionOverwrite } from './member-permissions.ts';
 import { type FakeAttachment, type FakeChannel, type FakeInteraction, FakeMessage, type FakeUser } from './model.ts';
 import { RatePressure } from './pressure.ts';
 import type {
@@ -36,6 +37,8 @@ export interface GuildState {
   name: string;
   ownerId: string;
   adminRoleId: string;
+  /** The Members role every user holds (constants.ts MEMBERS_ROLE_PERMISSIONS). */
+  memberRoleId: string;
   botRoleId: string;
   joinedAt: number;
 }
@@ -85,6 +88,8 @@ export class FakeState {
     this.rateLimits.push(limited);
     this.events.emit('rateLimited', limited);
   });
+  /** Channels' permission overwrites, by channel id (member-permissions.ts). */
+  readonly overwrites = new Map<string, PermissionOverwrite[]>();
   /** Overrides of commands' permissions a server admin set under Integrations, by command name. */
   readonly commandPermissions = new Map<string, CommandPermission[]>();
   /** Global commands as registered (last bulk overwrite). */
@@ -128,6 +133,7 @@ export class FakeState {
       name: options.guild?.name ?? 'Fake Guild',
       ownerId: DEFAULT_USER.id,
       adminRoleId: snowflake(),
+      memberRoleId: snowflake(),
       botRoleId: snowflake(),
       joinedAt: Date.now(),
     };

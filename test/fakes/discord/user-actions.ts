@@ -8,6 +8,7 @@
 import { userAttachment } from './attachments.ts';
 import { DEFAULT_USER, MAX_FILES } from './constants.ts';
 import type { Ctx } from './context.ts';
+import { userMayPost } from './member-permissions.ts';
 import {
   ChannelType,
   type FakeChannel,
@@ -80,6 +81,8 @@ export function postUserMessage(ctx: Ctx, options: PostUserMessageOptions): Fake
   const files = options.attachments ?? [];
   if (files.length > MAX_FILES) throw new Error(`FakeDiscord: a message holds at most ${MAX_FILES} files`);
   const author = authorOf(ctx, channel, options);
+  if (channel.type !== ChannelType.DM && options.webhookId === undefined && !userMayPost(state, channel, author.id))
+    throw new Error(`FakeDiscord: ${author.username} may not send messages in ${channel.name} (its overwrites)`);
 
   let reference: MessageReference | undefined;
   let replied: FakeMessage | undefined;

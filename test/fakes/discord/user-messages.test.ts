@@ -53,7 +53,7 @@ describe('FakeDiscord user messages on the wire', () => {
       channel_type: 0,
       type: 0,
       author: { id: DEFAULT_USER.id, username: 'ada' },
-      member: { roles: [], joined_at: expect.any(String) },
+      member: { roles: [expect.any(String)], joined_at: expect.any(String) },
       content,
       mention_everyone: true,
       mention_roles: [ROLE],

@@ -4,7 +4,8 @@
  * its structures from), MESSAGE_CREATE's extra fields, and what an app without the Message
  * Content intent sees of a message.
  */
-import { MEMBER_PERMISSIONS, P } from './constants.ts';
+import { EVERYONE_PERMISSIONS, MEMBERS_ROLE_PERMISSIONS, P } from './constants.ts';
+import { overwritesJson } from './member-permissions.ts';
 import type { FakeAttachment, FakeChannel, FakeMessage, FakeUser } from './model.ts';
 import type { FakeState } from './state.ts';
 import type { Json } from './types.ts';
@@ -24,7 +25,7 @@ export function userJson(user: FakeUser): Json {
 /** A partial guild member (no `user`), as MESSAGE_CREATE carries it for the author and each mention. */
 export function memberJson(state: FakeState, user: FakeUser): Json {
   return {
-    roles: user.id === state.botUser.id ? [state.guild.botRoleId] : [],
+    roles: user.id === state.botUser.id ? [state.guild.botRoleId] : [state.guild.memberRoleId],
     nick: null,
     avatar: null,
     banner: null,
@@ -93,7 +94,7 @@ export function channelJson(state: FakeState, channel: FakeChannel): Json {
     nsfw: false,
     last_message_id: lastMessageId(state, channel.id),
     rate_limit_per_user: 0,
-    permission_overwrites: [],
+    permission_overwrites: overwritesJson(state, channel.id),
   };
 }
 
@@ -164,8 +165,9 @@ export function guildCreatePayload(state: FakeState): Json {
     unavailable: false,
     member_count: 3,
     roles: [
-      roleJson(g.id, '@everyone', MEMBER_PERMISSIONS, 0),
-      roleJson(g.adminRoleId, 'Admin', P.Administrator | MEMBER_PERMISSIONS, 2),
+      roleJson(g.id, '@everyone', EVERYONE_PERMISSIONS, 0),
+      roleJson(g.adminRoleId, 'Admin', P.Administrator | EVERYONE_PERMISSIONS, 2),
+      roleJson(g.memberRoleId, 'Members', MEMBERS_ROLE_PERMISSIONS, 1),
       botRoleJson(state),
     ],
     emojis: [],

@@ -1,10 +1,11 @@
 /**
  * Tests of DMs and of what the bot may read back: openIm creates one `D…` channel per user that
  * the bot posts in like anywhere; conversations.info / history / replies answer what people and
- * the bot wrote (messages of the event builders included, with the same ts), per Slack's rules.
+ * the bot wrote (messages of the event builders included, with the same ts), per Slack's rules;
+ * conversations.members lists who is in a conversation, as far as the bot may see it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSlack } from '../slack.ts';
+import { DEFAULT_BOT_SCOPES, FakeSlack } from '../slack.ts';
 import { slackError, webClient } from './test-helpers.ts';
 
 let fake: FakeSlack;
@@ -15,6 +16,8 @@ beforeAll(async () => {
     channels: [
       { id: 'C0ONE', name: 'one' },
       { id: 'C0NOBOT', name: 'nobot', botIsMember: false },
+      { id: 'G0SECRET', name: 'secret', isPrivate: true, members: ['U0ALICE'] },
+      { id: 'G0HIDDEN', name: 'hidden', isPrivate: true, members: ['U0ALICE'], botIsMember: false },
     ],
   });
 });
@@ -138,5 +141,35 @@ describe('conversations.history and conversations.replies', () => {
     expect(await slackError(client().conversations.replies({ channel: 'C0ONE', ts: parent.ts as string }))).toBe(
       'thread_not_found',
     );
+  });
+});
+
+describe('conversations.members', () => {
+  it("lists a channel's members and the bot, by pages; a private channel without the bot is channel_not_found, a public one is listed", async () => {
+    expect((await client().conversations.members({ channel: 'G0SECRET' })).members).toEqual([
+      'U0ALICE',
+      fake.botUserId,
+    ]);
+    const first = await client().conversations.members({ channel: 'C0ONE', limit: 1 });
+    expect(first.members).toEqual(['U0ALICE']);
+    const rest = await client().conversations.members({
+      channel: 'C0ONE',
+      limit: 1000,
+      cursor: first.response_metadata!.next_cursor!,
+    });
+    expect(rest.members).toEqual(['U0BOB', fake.botUserId]);
+    expect(rest.response_metadata?.next_cursor).toBe('');
+    // Removing someone from a private channel shows at once.
+    fake.addChannel({ id: 'G0SECRET', name: 'secret', isPrivate: true, members: [] });
+    expect((await client().conversations.members({ channel: 'G0SECRET' })).members).toEqual([fake.botUserId]);
+    expect(await slackError(client().conversations.members({ channel: 'G0HIDDEN' }))).toBe('channel_not_found');
+    expect((await client().conversations.members({ channel: 'C0NOBOT' })).members).toEqual(['U0ALICE', 'U0BOB']);
+    fake.setScopes(['groups:read']);
+    try {
+      expect(await slackError(client().conversations.members({ channel: 'C0ONE' }))).toBe('missing_scope');
+    } finally {
+      fake.setScopes([...DEFAULT_BOT_SCOPES]);
+    }
+    fake.addChannel({ id: 'G0SECRET', name: 'secret', isPrivate: true, members: ['U0ALICE'] });
   });
 });

@@ -9,6 +9,11 @@
  * - `conversations.replies`: a thread, parent first then replies oldest first, for the ts of
  *   the parent or of any reply (`limit` 1–1000; `cursor`); `thread_not_found` for an unknown ts.
  *
+ * - `conversations.members`: the member ids of a conversation, the bot's own among them where it is
+ *   in it (`limit` 1–1000, default 100; `cursor`). A private channel or DM the bot is not in is
+ *   `channel_not_found` (the bot cannot see it); a public one is listed to any bot (docs.slack.dev
+ *   conversations.members: tier 4, scopes `channels:read`, `groups:read`, `im:read`, `mpim:read`).
+ *
  * Both read methods need the bot in the conversation (`not_in_channel`) and the history scope
  * of its type (scopes.ts). Messages users wrote through the event builders are there, with
  * the same ts as their events. Pagination cursors are opaque to callers; a malformed one is
@@ -16,7 +21,7 @@
  */
 import type { FakeSlackChannel, FakeSlackMessage } from './types.ts';
 import type { MethodTable } from './web-api.ts';
-import { type Json, required, SlackApiError, str } from './wire.ts';
+import { type Json, paginate, required, SlackApiError, str } from './wire.ts';
 import type { Workspace } from './workspace.ts';
 
 export function conversationMethods(ws: Workspace): MethodTable {
@@ -24,7 +29,18 @@ export function conversationMethods(ws: Workspace): MethodTable {
     'conversations.info': (p) => ({ channel: info(ws.channelOf(p, 'channel')) }),
     'conversations.history': (p) => history(ws, p),
     'conversations.replies': (p) => replies(ws, p),
+    'conversations.members': (p) => members(ws, p),
   };
+}
+
+function members(ws: Workspace, p: Json): Json {
+  const channel = ws.channelOf(p, 'channel');
+  if (channel.botIsMember === false && (channel.isPrivate || channel.isIm))
+    throw new SlackApiError('channel_not_found');
+  const people = channel.isIm ? [channel.imUser ?? ''] : (channel.members ?? [...ws.users.keys()]);
+  const all = channel.botIsMember === false ? people : [...people, ws.botUserId];
+  const page = paginate(all, p, 100, 1000);
+  return { members: page.items, response_metadata: { next_cursor: page.nextCursor } };
 }
 
 function info(channel: FakeSlackChannel): Json {
@@ -116,22 +132,4 @@ function range(p: Json): (ts: string) => boolean {
   return (ts) =>
     (oldest === undefined || oldest === '' || (inclusive ? ts >= oldest : ts > oldest)) &&
     (latest === undefined || latest === '' || (inclusive ? ts <= latest : ts < latest));
-}
-
-/** One page of `items` by `limit` and `cursor`. @throws SlackApiError `invalid_cursor`, `invalid_limit`. */
-function paginate<T>(items: T[], p: Json, defaultLimit: number, maxLimit: number): { items: T[]; nextCursor: string } {
-  const limitText = str(p, 'limit');
-  const limit = limitText === undefined || limitText === '' ? defaultLimit : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 0) throw new SlackApiError('invalid_limit');
-  const size = limit === 0 ? defaultLimit : Math.min(limit, maxLimit);
-  const cursor = str(p, 'cursor');
-  let offset = 0;
-  if (cursor) {
-    const match = /^offset:(\d+)$/.exec(Buffer.from(cursor, 'base64').toString('utf8'));
-    if (!match) throw new SlackApiError('invalid_cursor');
-    offset = Number(match[1]);
-  }
-  const page = items.slice(offset, offset + size);
-  const nextCursor = offset + size < items.length ? Buffer.from(`offset:${offset + size}`).toString('base64') : '';
-  return { items: page, nextCursor };
 }

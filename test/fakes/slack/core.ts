@@ -12,7 +12,7 @@ import { agentMethods } from './agent.ts';
 import { assistantMethods } from './assistant.ts';
 import { chatMethods } from './chat.ts';
 import { conversationMethods } from './conversations.ts';
-import { addUserFile, handleFileDownload, handlePermalink, handleSignInPage } from './downloads.ts';
+import { addUserFile, handleFileDownload, handlePermalink, handleSignInPage, shareUserFile } from './downloads.ts';
 import { fileMethods } from './files.ts';
 import { homeMethods } from './home.ts';
 import { identityMethods } from './identity.ts';
@@ -294,6 +294,21 @@ export class FakeSlackCore {
       via: 'user',
       method: 'user',
     });
+  }
+
+  /**
+   * A user shares their file in a conversation: a message of the file's owner carrying it (as
+   * people do in Slack's client), stored without an event to the app. files.info then lists the
+   * conversation (file-shares.ts). For a file shared with a message to the bot, give it to an
+   * event builder's `files` instead.
+   * @throws Error for a file of another fake, an unknown channel, or an owner not in the channel.
+   */
+  shareUserFile(
+    file: FakeSlackFile,
+    channel: string,
+    options: { text?: string; threadTs?: string } = {},
+  ): FakeSlackMessage {
+    return shareUserFile(this.ws, file, channel, options);
   }
 
   /**

@@ -2,7 +2,7 @@
  * Tests of users' files and file downloads: `url_private` / `url_private_download` serve the
  * bytes only to the bot token with `files:read` (otherwise Slack's redirect to its sign-in
  * page), with a true Content-Length; generated files are streamed lazily and stop when the
- * client goes away; files.info describes files as Slack does.
+ * client goes away; files.info describes files as Slack does, with where they are shared.
  */
 import { execFile } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -13,7 +13,13 @@ let fake: FakeSlack;
 const auth = (token = fake.botToken) => ({ authorization: `Bearer ${token}` });
 
 beforeAll(async () => {
-  fake = await FakeSlack.start({ channels: [{ id: 'C0ONE', name: 'one' }] });
+  fake = await FakeSlack.start({
+    channels: [
+      { id: 'C0ONE', name: 'one' },
+      { id: 'G0TEAM', name: 'team', isPrivate: true, members: ['U0ALICE', 'U0BOB'] },
+      { id: 'G0NOBOT', name: 'nobot', isPrivate: true, members: ['U0BOB'], botIsMember: false },
+    ],
+  });
 });
 afterEach(() => {
   fake.reset();
@@ -58,6 +64,29 @@ describe("users' files", () => {
       permalink: file.permalink,
     });
     expect(await slackError(webClient(fake).files.info({ file: 'F0000000000' }))).toBe('file_not_found');
+  });
+
+  it("files.info names the owner and where the file is shared, as far as the bot sees: a file shared nowhere is its owner's alone", async () => {
+    const file = fake.addUserFile({ name: 'plan.csv', mimetype: 'text/csv', data: png, user: 'U0BOB' });
+    const info = async () => (await webClient(fake).files.info({ file: file.id })).file!;
+    expect(await info()).toMatchObject({ user: 'U0BOB', channels: [], groups: [], ims: [] });
+    expect((await info()).shares).toBeUndefined();
+
+    const inPublic = fake.shareUserFile(file, 'C0ONE', { text: 'the plan' });
+    fake.shareUserFile(file, 'G0TEAM');
+    fake.shareUserFile(file, 'G0NOBOT');
+    const dm = fake.openIm('U0BOB');
+    fake.shareUserFile(file, dm.id);
+    const shared = await info();
+    expect(shared).toMatchObject({ channels: ['C0ONE'], groups: ['G0TEAM'], ims: [dm.id] });
+    expect(Object.keys(shared.shares!.public!)).toEqual(['C0ONE']);
+    expect(shared.shares!.public!.C0ONE).toMatchObject([{ ts: inPublic.ts, channel_name: 'one' }]);
+    // The private channel without the bot is not listed to it.
+    expect(Object.keys(shared.shares!.private!)).toEqual(['G0TEAM', dm.id]);
+    expect(fake.messages('C0ONE').at(-1)).toMatchObject({ user: 'U0BOB', files: [file.id], text: 'the plan' });
+
+    const alices = fake.addUserFile({ name: 'a.png', mimetype: 'image/png', data: png, user: 'U0ALICE' });
+    expect(() => fake.shareUserFile(alices, 'G0NOBOT')).toThrow(/U0ALICE is not a member of G0NOBOT/);
   });
 
   it('refuses a file without bytes or with both data and stream (a test mistake)', () => {

@@ -1,5 +1,5 @@
 /**
- * Users' files and file downloads: `GET|HEAD /files-pri/<team>-<file>/<name>` (`url_private`)
+ * Users' files (added, and shared in a conversation by their owner) and file downloads: `GET|HEAD /files-pri/<team>-<file>/<name>` (`url_private`)
  * and `/files-pri/<team>-<file>/download/<name>` (`url_private_download`), for users' files
  * ({@link addUserFile}) and the bot's uploads alike.
  *
@@ -22,8 +22,9 @@
  * written, completed or aborted).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { rangeAnswer, rangeHeaders } from '../range.ts';
 import type { UserFileInput } from './inbound-types.ts';
-import type { FakeSlackFile, FileDownload } from './types.ts';
+import type { FakeSlackFile, FakeSlackMessage, FileDownload } from './types.ts';
 import type { Workspace } from './workspace.ts';
 
 /** Bytes written per chunk of a generated file. */
@@ -68,6 +69,34 @@ export function addUserFile(ws: Workspace, input: UserFileInput): FakeSlackFile 
     completed: true,
     ...(input.filetype ? { filetype: input.filetype } : {}),
   });
+}
+
+/** See {@link FakeSlack.shareUserFile}. @throws Error for a file of another fake, an unknown channel, or an owner not in it. */
+export function shareUserFile(
+  ws: Workspace,
+  file: FakeSlackFile,
+  channel: string,
+  options: { text?: string; threadTs?: string } = {},
+): FakeSlackMessage {
+  const where = ws.channels.get(channel);
+  if (ws.file(file.id) !== file) throw new Error(`shareUserFile: file ${file.id} is not a file of this fake`);
+  if (!where) throw new Error(`shareUserFile: unknown channel ${channel}`);
+  if (where.isIm ? where.imUser !== file.user : where.members && !where.members.includes(file.user))
+    throw new Error(`shareUserFile: ${file.user} is not a member of ${channel}`);
+  const m = ws.storeMessage({
+    channel,
+    user: file.user,
+    botId: undefined,
+    text: options.text ?? '',
+    blocks: undefined,
+    threadTs: options.threadTs,
+    files: [file.id],
+    via: 'user',
+    method: 'user',
+  });
+  Object.assign(file, { channel, threadTs: options.threadTs, messageTs: m.ts });
+  file.shares.push({ channel, ts: m.ts, threadTs: options.threadTs });
+  return m;
 }
 
 /** A web page: Slack's sign-in page, or the web app at a permalink. */
@@ -123,11 +152,15 @@ export async function handleFileDownload(
     record.status = 404;
     return sendHtml(res, 404, 'File not found', 'This file could not be found.');
   }
-  record.status = 200;
+  // One range is served as asked (206; 416 past the end), as an HTTP file host may (RFC 9110 §14.2).
+  const answer = rangeAnswer(req.headers.range, file.length);
+  record.status = answer.status;
   const download = url.pathname.includes('/download/');
-  res.writeHead(200, {
+  res.writeHead(answer.status, {
     'content-type': file.contentType ?? 'application/octet-stream',
     'content-length': String(file.length),
+    'accept-ranges': 'bytes',
+    ...rangeHeaders(answer, file.length),
     'cache-control': 'private, no-transform',
     ...(download
       ? { 'content-disposition': `attachment; filename="${file.filename.replace(/["\\\r\n]/g, '_')}"` }
@@ -139,16 +172,21 @@ export async function handleFileDownload(
   res.on('close', () => {
     record.aborted = !record.completed;
   });
-  if (req.method === 'HEAD') return void res.end();
+  if (req.method === 'HEAD' || answer.status === 416) return void res.end();
+  const [from, to] = answer.status === 206 ? [answer.start, answer.end + 1] : [0, file.length];
   if (file.data) {
-    record.bytesSent = file.data.length;
-    return void res.end(file.data);
+    record.bytesSent = to - from;
+    return void res.end(file.data.subarray(from, to));
   }
-  await writeGenerated(res, file.length, record);
+  await writeGenerated(res, { from, to }, record);
 }
 
-/** Writes a generated file chunk by chunk, waiting for `drain`, and stops when the client closes. */
-async function writeGenerated(res: ServerResponse, total: number, record: FileDownload): Promise<void> {
+/** Writes bytes [from, to) of a generated file chunk by chunk, waiting for `drain`, and stops when the client closes. */
+async function writeGenerated(
+  res: ServerResponse,
+  bytes: { from: number; to: number },
+  record: FileDownload,
+): Promise<void> {
   let closed = false;
   let wake: (() => void) | undefined;
   res.on('drain', () => wake?.());
@@ -156,12 +194,12 @@ async function writeGenerated(res: ServerResponse, total: number, record: FileDo
     closed = true;
     wake?.();
   });
-  let offset = 0;
-  while (offset < total && !closed) {
-    const length = Math.min(DOWNLOAD_CHUNK_BYTES, total - offset);
+  let offset = bytes.from;
+  while (offset < bytes.to && !closed) {
+    const length = Math.min(DOWNLOAD_CHUNK_BYTES, bytes.to - offset);
     const flushed = res.write(chunkAt(offset, length));
     offset += length;
-    record.bytesSent = offset;
+    record.bytesSent = offset - bytes.from;
     if (!flushed && !closed) await new Promise<void>((resolve) => (wake = resolve));
     wake = undefined;
   }

@@ -133,7 +133,10 @@ function storeUserMessage(
     method: 'user',
   });
   clientMsgIds.set(m, randomUUID());
-  for (const f of files) Object.assign(f, { channel: channel.id, threadTs, messageTs: m.ts });
+  for (const f of files) {
+    Object.assign(f, { channel: channel.id, threadTs, messageTs: m.ts });
+    f.shares.push({ channel: channel.id, ts: m.ts, threadTs });
+  }
   return m;
 }
 

@@ -3,7 +3,8 @@
  * `files.getUploadURLExternal` (announces a file, hands out an upload URL of this fake; the
  * bytes go there, see upload.ts) and `files.completeUploadExternal` (shares it in a channel or
  * thread, as a message of the bot) — and `files.info` (any file: the bot's uploads and users'
- * files, `file_not_found` otherwise).
+ * files, shared anywhere or nowhere, with its owner and where it is shared: file-shares.ts;
+ * `file_not_found` otherwise).
  */
 import { parseBlocks } from './blocks.ts';
 import type { FakeSlackChannel } from './types.ts';
@@ -105,6 +106,7 @@ function completeUpload(ws: Workspace, p: Json): Json {
       f.channel = channel.id;
       f.threadTs = threadTs;
       f.messageTs = m.ts;
+      f.shares.push({ channel: channel.id, ts: m.ts, threadTs });
     }
   }
   return { files: files.map(({ f }) => ws.fileObject(f)) };

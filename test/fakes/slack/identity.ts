@@ -1,8 +1,13 @@
 /**
- * Who is who: `api.test` (no token needed), `auth.test` (the bot's identity) and `users.info`.
+ * Who is who: `api.test` (no token needed), `auth.test` (the bot's identity), `users.info` (one
+ * user; tier 4, about 100 a minute per workspace) and `users.list` (the workspace's users, by
+ * pages: `limit` up to 1000, default 100 here; `cursor`; tier 2, about 20 a minute), both with
+ * the user object's admin fields (`is_admin`, `is_owner`, `is_primary_owner`) and names
+ * (docs.slack.dev users.info, users.list; limits.ts applies the windows).
  */
+import type { FakeSlackUser } from './types.ts';
 import type { MethodTable } from './web-api.ts';
-import { required, SlackApiError } from './wire.ts';
+import { type Json, paginate, required, SlackApiError } from './wire.ts';
 import type { Workspace } from './workspace.ts';
 
 export function identityMethods(ws: Workspace): MethodTable {
@@ -18,21 +23,35 @@ export function identityMethods(ws: Workspace): MethodTable {
       is_enterprise_install: false,
     }),
     'users.info': (p) => {
+      ws.limits.takeWindowSlot('usersInfo');
       const user = ws.users.get(required(p, 'user', 'user_not_found'));
       if (!user) throw new SlackApiError('user_not_found');
+      return { user: userObject(ws, user) };
+    },
+    'users.list': (p) => {
+      ws.limits.takeWindowSlot('usersList');
+      const page = paginate([...ws.users.values()], p, 100, 1000);
       return {
-        user: {
-          id: user.id,
-          team_id: ws.teamId,
-          name: user.name,
-          real_name: user.name,
-          deleted: false,
-          is_admin: Boolean(user.isAdmin),
-          is_owner: false,
-          is_bot: false,
-          profile: { display_name: user.name, real_name: user.name },
-        },
+        members: page.items.map((user) => userObject(ws, user)),
+        cache_ts: Math.floor(ws.now() / 1000),
+        response_metadata: { next_cursor: page.nextCursor },
       };
     },
+  };
+}
+
+/** A user as users.info and users.list describe one (the fields the fake knows). */
+function userObject(ws: Workspace, user: FakeSlackUser): Json {
+  return {
+    id: user.id,
+    team_id: ws.teamId,
+    name: user.name,
+    real_name: user.name,
+    deleted: false,
+    is_admin: Boolean(user.isAdmin),
+    is_owner: false,
+    is_primary_owner: false,
+    is_bot: false,
+    profile: { display_name: user.name, real_name: user.name },
   };
 }

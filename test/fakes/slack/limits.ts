@@ -3,7 +3,8 @@
  * most 50 calls per 60 s per workspace (tier 3, a sliding window), `chat.postMessage` and
  * `chat.postEphemeral` together about 1 a second per channel with a burst of 3 (a token bucket), the streaming methods per workspace
  * (`chat.startStream` / `chat.stopStream` tier 2: 20 per 60 s; `chat.appendStream` tier 4: 100
- * per 60 s; docs.slack.dev method pages), and scripted 429s of any method (pressure.ts). A
+ * per 60 s; docs.slack.dev method pages), `users.info` (tier 4: 100 per 60 s) and `users.list` (tier
+ * 2: 20 per 60 s) per workspace, and scripted 429s of any method (pressure.ts). A
  * limited call is answered HTTP 429 with `Retry-After` in whole seconds.
  */
 import { type RateLimitScope, ScriptedRateLimits } from './pressure.ts';
@@ -16,10 +17,12 @@ export const DEFAULT_RATE_LIMITS: RateLimitRules = {
   startStream: { limit: 20, windowMs: 60_000 },
   appendStream: { limit: 100, windowMs: 60_000 },
   stopStream: { limit: 20, windowMs: 60_000 },
+  usersInfo: { limit: 100, windowMs: 60_000 },
+  usersList: { limit: 20, windowMs: 60_000 },
 };
 
 /** The rules that are sliding windows per workspace. */
-export type WindowRule = 'chatUpdate' | 'startStream' | 'appendStream' | 'stopStream';
+export type WindowRule = 'chatUpdate' | 'startStream' | 'appendStream' | 'stopStream' | 'usersInfo' | 'usersList';
 
 /** The rate-limit state of one workspace, on the Slack-side clock `now`. */
 export class RateLimiter {

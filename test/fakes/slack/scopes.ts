@@ -39,9 +39,11 @@ export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'r
   'files.completeUploadExternal': 'files:write',
   'files.info': 'files:read',
   'users.info': 'users:read',
+  'users.list': 'users:read',
   'conversations.info': { family: 'read' },
   'conversations.history': { family: 'history' },
   'conversations.replies': { family: 'history' },
+  'conversations.members': { family: 'read' },
   // Opening a modal needs no scope (docs.slack.dev/reference/methods/views.open), only a valid trigger.
   'views.open': null,
   // Publishing a Home tab needs none either (docs.slack.dev/reference/methods/views.publish).

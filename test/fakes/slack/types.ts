@@ -50,6 +50,10 @@ export interface RateLimitRules {
   appendStream: { limit: number; windowMs: number };
   /** `chat.stopStream` per workspace (tier 2). Default 20 / 60,000 ms. */
   stopStream: { limit: number; windowMs: number };
+  /** `users.info` per workspace (tier 4, 100+ a minute). Default 100 / 60,000 ms. */
+  usersInfo: { limit: number; windowMs: number };
+  /** `users.list` per workspace (tier 2, 20+ a minute). Default 20 / 60,000 ms. */
+  usersList: { limit: number; windowMs: number };
 }
 
 /** Options of {@link FakeSlack.start}; the streaming ones are documented on {@link StreamingSettings}. */
@@ -181,10 +185,22 @@ export interface FakeSlackFile {
   /** `<baseUrl>/files/<user>/<id>/<name>`: a link users paste (a web page, not the bytes). */
   permalink: string;
   completed: boolean;
-  /** Where it was shared (`files.completeUploadExternal`, or the user's message). */
+  /** Where it was last shared (`files.completeUploadExternal`, or the user's message). */
   channel: string | undefined;
   threadTs: string | undefined;
   messageTs: string | undefined;
+  /**
+   * Every message that shares it, oldest first: what files.info's `channels` / `groups` / `ims`
+   * and `shares` are made of (file-shares.ts). A user's file in none is private to its owner.
+   */
+  shares: FileShare[];
+}
+
+/** One message sharing a file: its conversation, its ts, and its thread's when it is a reply. */
+export interface FileShare {
+  channel: string;
+  ts: string;
+  threadTs: string | undefined;
 }
 
 /** One GET (or HEAD) of a file's `url_private` / `url_private_download`. */

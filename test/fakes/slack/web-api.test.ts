@@ -79,6 +79,30 @@ describe('authentication and methods', () => {
     });
     expect(await slackError(client.conversations.info({ channel: 'C0NOPE' }))).toBe('channel_not_found');
   });
+
+  it('users.list gives every user with the admin fields, by pages of limit', async () => {
+    const first = await client.users.list({ limit: 1 });
+    expect(first.members).toMatchObject([{ id: 'U0ALICE', name: 'alice', is_admin: true, is_owner: false }]);
+    const rest = await client.users.list({ limit: 200, cursor: first.response_metadata!.next_cursor! });
+    expect(rest.members).toMatchObject([{ id: 'U0BOB', is_admin: false }]);
+    expect(rest.response_metadata?.next_cursor).toBe('');
+  });
+
+  it('users.info is tier 4 (100 a minute) and users.list tier 2 (20 a minute) per workspace: then HTTP 429 until the window moves', async () => {
+    for (let i = 0; i < 100; i++) await client.users.info({ user: i % 2 ? 'U0ALICE' : 'U0BOB' });
+    clock.advance(30_000);
+    const limited = await rawCall('users.info', { user: 'U0ALICE' });
+    expect([limited.status, limited.headers.get('retry-after'), limited.json]).toEqual([
+      429,
+      '30',
+      { ok: false, error: 'ratelimited' },
+    ]);
+    // users.list has its own window.
+    for (let i = 0; i < 20; i++) await client.users.list({ limit: 200 });
+    expect((await rawCall('users.list', {})).status).toBe(429);
+    clock.advance(30_000);
+    expect((await rawCall('users.info', { user: 'U0ALICE' })).status).toBe(200);
+  });
 });
 
 describe('chat.postMessage and chat.update', () => {

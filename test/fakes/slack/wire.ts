@@ -1,6 +1,6 @@
 /**
  * Small wire-format helpers shared by every part of the fake Slack: Slack's text escaping,
- * mention parsing, the `ts` format, Web API parameter reading, and the two errors a Web API
+ * mention parsing, the `ts` format, Web API parameter reading and cursor pagination, and the two errors a Web API
  * method throws (`{ ok: false, error }` with HTTP 200, or HTTP 429).
  */
 
@@ -80,4 +80,31 @@ export function jsonParam(p: Json, key: string): unknown {
   } catch {
     throw new SlackApiError('invalid_arguments', { response_metadata: { messages: [`[ERROR] ${key} must be JSON`] } });
   }
+}
+
+/**
+ * One page of `items` by `limit` and `cursor` (Slack's cursor pagination: `next_cursor` is `''` on
+ * the last page; the cursor is opaque to callers).
+ * @throws SlackApiError `invalid_cursor`, `invalid_limit`.
+ */
+export function paginate<T>(
+  items: T[],
+  p: Json,
+  defaultLimit: number,
+  maxLimit: number,
+): { items: T[]; nextCursor: string } {
+  const limitText = str(p, 'limit');
+  const limit = limitText === undefined || limitText === '' ? defaultLimit : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 0) throw new SlackApiError('invalid_limit');
+  const size = limit === 0 ? defaultLimit : Math.min(limit, maxLimit);
+  const cursor = str(p, 'cursor');
+  let offset = 0;
+  if (cursor) {
+    const match = /^offset:(\d+)$/.exec(Buffer.from(cursor, 'base64').toString('utf8'));
+    if (!match) throw new SlackApiError('invalid_cursor');
+    offset = Number(match[1]);
+  }
+  const page = items.slice(offset, offset + size);
+  const nextCursor = offset + size < items.length ? Buffer.from(`offset:${offset + size}`).toString('base64') : '';
+  return { items: page, nextCursor };
 }

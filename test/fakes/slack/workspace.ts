@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mrkdwnTexts } from './blocks.ts';
+import { fileSharesOf } from './file-shares.ts';
 import type { EventDelivery } from './inbound-types.ts';
 import type { BlockActionRecord } from './interaction-types.ts';
 import { RateLimiter } from './limits.ts';
@@ -204,6 +205,7 @@ export class Workspace {
       channel: undefined,
       threadTs: undefined,
       messageTs: undefined,
+      shares: [],
     };
     (f.origin === 'user' ? this.userFiles : this.files).set(id, file);
     return file;
@@ -281,7 +283,8 @@ export class Workspace {
   /**
    * The file object Slack returns (in files.info, message events, shared messages): the fields of
    * a real `file_share` event's file (hackage slack-web tests/golden/SlackWebhookEvent/
-   * message_file_share.json; @slack/types AppMentionEvent.files). Thumbnails are not served.
+   * message_file_share.json; @slack/types AppMentionEvent.files), with where it is shared and
+   * by whom (file-shares.ts). Thumbnails are not served.
    */
   fileObject(f: FakeSlackFile): Json {
     const channel = f.channel ? this.channels.get(f.channel) : undefined;
@@ -314,6 +317,7 @@ export class Workspace {
       is_starred: false,
       has_rich_preview: false,
       file_access: 'visible',
+      ...fileSharesOf(this, f),
       ...(f.altText ? { alt_txt: f.altText } : {}),
     };
   }

@@ -13,10 +13,15 @@
  * - Bytes are streamed in 64 KiB chunks with backpressure, and stop as soon as the client
  *   aborts or closes the socket; `Content-Length` is the real length served (not the
  *   advertised `size`), absent for a `chunked` attachment.
+ * - A `Range: bytes=a-b` request is answered 206 with those bytes only (416 past the end), as an
+ *   HTTP file host may (RFC 9110 §14.2; test/fakes/range.ts); a `chunked` attachment, whose
+ *   length is not announced, is always sent whole (a host that ignores ranges: the bot then cuts
+ *   the stream itself, test/core/download.test.ts).
  * - Every GET is recorded in `downloads` (bytes sent, completed, aborted), updated when the
  *   response ends or its socket closes, then announced as a `download` event.
  */
 import type { ServerResponse } from 'node:http';
+import { chunksInRange, type RangeAnswer, rangeAnswer, rangeHeaders } from '../../range.ts';
 import { attachmentPath, hasValidSignature } from '../attachments.ts';
 import type { Ctx } from '../context.ts';
 import type { Reply } from '../http.ts';
@@ -29,7 +34,13 @@ const GONE: Reply = {
 };
 
 /** `segments` are the decoded path segments; the raw path and query are checked against the signature. */
-export function serveAttachment(ctx: Ctx, method: string, url: URL, segments: string[]): Reply {
+export function serveAttachment(
+  ctx: Ctx,
+  method: string,
+  url: URL,
+  segments: string[],
+  range: string | undefined,
+): Reply {
   const via = segments[0] === 'media' ? 'media' : 'cdn';
   const [, channelId, attachmentId, filename, ...rest] = via === 'media' ? segments.slice(1) : segments;
   if (rest.length > 0 || !channelId || !attachmentId) return GONE;
@@ -38,7 +49,11 @@ export function serveAttachment(ctx: Ctx, method: string, url: URL, segments: st
   const path = attachmentPath(channelId, attachmentId, attachment.filename);
   const requested = via === 'media' ? url.pathname.slice('/media'.length) : url.pathname;
   if (requested !== path || !hasValidSignature(ctx.state, path, url.searchParams)) return GONE;
-  return { status: 200, stream: (res) => send(ctx, attachment, via, method === 'HEAD', res) };
+  const answer: RangeAnswer = attachment.chunked ? { status: 200 } : rangeAnswer(range, attachment.byteLength);
+  return {
+    status: answer.status,
+    stream: (res) => send(ctx, attachment, via, { headOnly: method === 'HEAD', answer }, res),
+  };
 }
 
 /**
@@ -63,16 +78,18 @@ function send(
   ctx: Ctx,
   attachment: FakeAttachment,
   via: FakeDownload['via'],
-  headOnly: boolean,
+  how: { headOnly: boolean; answer: RangeAnswer },
   res: ServerResponse,
 ): void {
-  res.writeHead(200, {
+  const { answer } = how;
+  res.writeHead(answer.status, {
     'content-type': attachment.contentType ?? 'application/octet-stream',
-    ...(attachment.chunked ? {} : { 'content-length': String(attachment.byteLength) }),
+    ...(attachment.chunked ? {} : { 'content-length': String(attachment.byteLength), 'accept-ranges': 'bytes' }),
+    ...rangeHeaders(answer, attachment.byteLength),
     'cache-control': 'public, max-age=31536000',
     via: '1.1 fake-discord-cdn',
   });
-  if (headOnly) {
+  if (how.headOnly || answer.status === 416) {
     res.end();
     return;
   }
@@ -91,7 +108,9 @@ function send(
     download.aborted = !res.writableFinished;
     ctx.state.events.emit('download', download);
   });
-  void pump(attachment.chunks(), res, download);
+  const chunks =
+    answer.status === 206 ? chunksInRange(attachment.chunks(), answer.start, answer.end) : attachment.chunks();
+  void pump(chunks, res, download);
 }
 
 /** Writes chunks while the client reads them; stops when the response is destroyed. */

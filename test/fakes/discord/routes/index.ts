@@ -1,7 +1,7 @@
 /**
  * The REST router: `/api/v10/...` to the handlers of each protocol area (identity and
  * gateway discovery, application commands, interactions and their webhooks, channels and
- * their messages, threads the bot starts), and `/attachments/...` and `/media/attachments/...` to the CDN (no
+ * their messages, threads the bot starts, the guild's members), and `/attachments/...` and `/media/attachments/...` to the CDN (no
  * Authorization). Bot routes need `Authorization: Bot <token>` (401, code 0); another API
  * version is 400 code 50041; unknown routes 404; a known route with another method 405.
  */
@@ -16,6 +16,7 @@ import { serveAttachment } from './cdn.ts';
 import { channelRoutes } from './channels.ts';
 import { commandRoutes } from './commands.ts';
 import { interactionRoutes } from './interactions.ts';
+import { memberRoutes } from './members.ts';
 import { threadRoutes } from './threads.ts';
 import { identityRoutes } from './users.ts';
 
@@ -41,7 +42,14 @@ export interface ApiRequest {
 /** A protocol area's handler: its answer, or undefined when the route is not one of its own. */
 export type AreaRoutes = (ctx: Ctx, request: ApiRequest) => Reply | Promise<Reply> | undefined;
 
-const AREAS: AreaRoutes[] = [identityRoutes, commandRoutes, interactionRoutes, channelRoutes, threadRoutes];
+const AREAS: AreaRoutes[] = [
+  identityRoutes,
+  commandRoutes,
+  interactionRoutes,
+  channelRoutes,
+  threadRoutes,
+  memberRoutes,
+];
 
 export function createRouter(ctx: Ctx): Router {
   return async (req, url, raw, record: FakeRequestRecord) => {
@@ -51,7 +59,8 @@ export function createRouter(ctx: Ctx): Router {
       .slice(1)
       .map((s) => safeDecode(s));
     const cdn = segments[0] === 'attachments' || (segments[0] === 'media' && segments[1] === 'attachments');
-    if (cdn && (method === 'GET' || method === 'HEAD')) return serveAttachment(ctx, method, url, segments);
+    if (cdn && (method === 'GET' || method === 'HEAD'))
+      return serveAttachment(ctx, method, url, segments, req.headers.range);
     if (segments[0] !== 'api') throw notFound();
     const version = /^v(\d+)$/.exec(segments[1] ?? '')?.[1];
     if (version !== API_VERSION) throw discordError(400, 50041, 'Invalid API version provided.');

@@ -1,0 +1,36 @@
+/**
+ * The lines under an answer that name a question's files ("Not used: …", "Read in part: …"),
+ * bounded whatever the files are called and however many there are: at most
+ * {@link MAX_LISTED_FILES} are named, each name cut to {@link MAX_NAME_CHARS} characters (its
+ * start and its extension kept), the rest counted ("and 20 more"). A reply chain of 25 messages
+ * with long-named images makes one short line, not pages of notes.
+ */
+
+/** Files named in one line, at most. */
+export const MAX_LISTED_FILES = 5;
+
+/** Characters of a file's name in a line, at most. */
+export const MAX_NAME_CHARS = 60;
+
+/** Characters kept from a long name's end (its extension, and a little before it). */
+const NAME_TAIL = 12;
+
+/**
+ * A file's name as shown in a line: whole when it is at most `max` characters, else its start,
+ * `…` and its last characters (`a-very-long-report-name…ummary-v2.pdf`). Never half a surrogate pair.
+ */
+export function shortName(name: string, max = MAX_NAME_CHARS): string {
+  const chars = [...name];
+  if (chars.length <= max) return name;
+  return `${chars.slice(0, max - NAME_TAIL - 1).join('')}…${chars.slice(-NAME_TAIL).join('')}`;
+}
+
+/**
+ * `a.pdf (why), b.txt (why) and 3 more`: the first {@link MAX_LISTED_FILES} entries as
+ * `<short name> (<detail>)`, then how many were left out.
+ */
+export function fileList(entries: readonly { name: string; detail: string }[]): string {
+  const listed = entries.slice(0, MAX_LISTED_FILES).map((e) => `${shortName(e.name)} (${e.detail})`);
+  const more = entries.length - listed.length;
+  return more > 0 ? `${listed.join(', ')} and ${more} more` : listed.join(', ');
+}
