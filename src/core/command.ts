@@ -230,7 +230,7 @@ export async function runComponent(command: Command | undefined, ctx: ComponentC
  * `command`: runInvocation's lines do not repeat them (a key written twice in one JSON line).
  */
 export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & {
-  reply: Pick<ReplyChannel, 'sendEphemeral' | 'explain'>;
+  reply: Pick<ReplyChannel, 'sendEphemeral' | 'explain' | 'isDeleted'>;
 };
 
 /**
@@ -239,6 +239,8 @@ export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId
  * user (ephemerally where the platform allows) and logs once, then emits `command.done`. An
  * InputError (the user's own mistake: an option, a right, a quota) is told as it is; any other
  * failure's sentence ends with the invocation's reference, which its log lines carry (README, "Logs").
+ * A reply deleted while it was written (ReplyChannel.isDeleted) is the user's choice: nothing is
+ * said, and the outcome's code is `reply_deleted`.
  * Never throws: the bot survives any invocation.
  * @param name the command's name, or `mention`.
  */
@@ -264,6 +266,10 @@ export async function runInvocation(
       errorCode = error.code;
       ctx.log.warn({ code: error.code, status: error.status, err: error.message }, 'service call failed');
       await tell(withReference(sentenceOf(error, ctx), ctx.ref));
+    } else if (ctx.reply.isDeleted?.(error)) {
+      // The user (or a moderator) deleted the answer while it was written: their choice, no failure to tell.
+      errorCode = 'reply_deleted';
+      ctx.log.info({ err: error }, 'the reply was deleted while it was written; the answer stopped');
     } else {
       const explained = ctx.reply.explain?.(error);
       errorCode = explained ? 'platform_refused' : 'internal';

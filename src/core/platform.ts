@@ -137,6 +137,12 @@ export interface ReplyChannel {
    */
   explain?(error: unknown): string | undefined;
   /**
+   * Whether a write failed because the message it wrote to was deleted (Discord 10008 Unknown
+   * Message, Slack `message_not_found`): someone chose to remove the answer. The answer then
+   * stops without a sentence of failure (command.ts `runInvocation`).
+   */
+  isDeleted?(error: unknown): boolean;
+  /**
    * The rate-limit buckets a write spends (delivery/scheduler.ts), e.g. an interaction token's
    * `webhook` bucket for an interaction's message, the workspace's `update` bucket for a Slack edit.
    * @param kind `send` for a new message, `edit` for a change of one.

@@ -193,6 +193,28 @@ describe('exchanges waiting for the store', () => {
     pending.close();
   });
 
+  it('include an exchange being stored until its write ends, and are changed or dropped in place', () => {
+    const { pending } = setUp();
+    const release = pending.hold('c', exchange('one', 1, ['q1', 'a1']));
+    // Stored meanwhile by the write itself: not twice.
+    expect(contents(pending.withWaiting('c', exchange('one', 1, ['q1', 'a1'])))).toEqual(['one', 'Answer to: one']);
+    expect(contents(pending.withWaiting('c', []))).toEqual(['one', 'Answer to: one']);
+    release();
+    expect(pending.withWaiting('c', [])).toEqual([]);
+
+    const turns = exchange('two', 2, ['q2', 'a2']);
+    pending.add('c', turns);
+    pending.add('d', turns);
+    pending.amend('c', { question: 'q2', answer: 'a2' }, 'Answer to\n[stopped]');
+    expect(contents(pending.withWaiting('c', []))).toEqual(['two', 'Answer to\n[stopped]']);
+    // The other conversation's copy is its own.
+    expect(contents(pending.withWaiting('d', []))).toEqual(['two', 'Answer to: two']);
+    pending.amend('d', { question: 'q2', answer: 'a2' }, undefined);
+    expect(pending.withWaiting('d', [])).toEqual([]);
+    expect(pending.size).toBe(1);
+    pending.close();
+  });
+
   it("of a forgotten conversation are dropped, the others' kept", () => {
     const { pending } = setUp();
     pending.add('a', exchange('one', 1));
@@ -245,6 +267,9 @@ describe('the lock of a Redis store', () => {
       const error = await second.withLock('conversation', async () => 'never').catch((e: unknown) => e);
       redis.resume();
       expect(error).toBeInstanceOf(StoreDeadlineError);
+      // The try was still queued, and took the lock once Redis answered: it is released at once,
+      // not held for its TTL (10 s) by nobody.
+      await expect.poll(() => first.setIfAbsent('lock:conversation', 50), { timeout: 3_000, interval: 100 }).toBe(true);
     } finally {
       redis.resume();
       await Promise.allSettled([first.close(), second.close()]);

@@ -27,6 +27,11 @@ class RecordingChannel implements ReplyChannel {
   inFlight = 0;
   maxInFlight = 0;
   failNext = 0;
+  /** Every write fails with this error from now on (a deleted message). */
+  failWith: unknown;
+  /** Writes tried, failed ones included. */
+  attempts = 0;
+  isDeleted?: (error: unknown) => boolean;
   contents: string[] = [];
   buckets?: (kind: 'send' | 'edit', index: number) => BucketId[];
   constructor(
@@ -46,6 +51,8 @@ class RecordingChannel implements ReplyChannel {
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
       if (this.latency) await this.clock.sleep(this.latency);
+      this.attempts++;
+      if (this.failWith !== undefined) throw this.failWith;
       if (this.failNext > 0) {
         this.failNext--;
         throw new Error('platform said no');
@@ -175,6 +182,62 @@ describe('StreamingReply', () => {
     const result = expect(done).rejects.toThrow('platform said no');
     for (let i = 0; i < 10; i++) await clock.advance(1000);
     await result;
+  });
+
+  it('posts no page of whitespace alone: the text after blank pages is posted, and the answer ends', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 100, 1000);
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }) });
+    reply.append(`Intro\n${'\n'.repeat(1_000)}word`);
+    const done = reply.finish();
+    for (let i = 0; i < 10; i++) await clock.advance(1000);
+    await done;
+    expect(channel.contents.map((c) => c.trim())).toEqual(['Intro', 'word']);
+    expect(reply.shownAnswer.trim().split(/\n+/)).toEqual(['Intro', 'word']);
+  });
+
+  it('shownAnswer: the text the messages show when a final write failed, without the status line before it', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 2000, 1000);
+    const reply = new StreamingReply(channel, { scheduler: new WriteScheduler({ clock }), finalAttempts: 2 });
+    reply.status('⏳ Queued: you are next.');
+    await settle();
+    expect(reply.shownAnswer).toBe('');
+    reply.append('shown');
+    await clock.advance(1000);
+    channel.failNext = 10;
+    reply.append(' and never shown');
+    const result = expect(reply.finish()).rejects.toThrow('platform said no');
+    for (let i = 0; i < 10; i++) await clock.advance(1000);
+    await result;
+    expect(reply.shownAnswer).toBe('shown');
+  });
+
+  it('stops writing once a message was deleted, and fails its final write at once', async () => {
+    const clock = new VirtualClock();
+    const channel = new RecordingChannel(clock, 2000, 1000);
+    const gone = new Error('Unknown Message');
+    channel.isDeleted = (error) => error === gone;
+    let deletions = 0;
+    const reply = new StreamingReply(channel, {
+      scheduler: new WriteScheduler({ clock }),
+      onDeleted: () => deletions++,
+    });
+    reply.append('one');
+    await settle();
+    channel.failWith = gone;
+    reply.append(' two');
+    await clock.advance(1000);
+    expect(deletions).toBe(1);
+    const writes = channel.attempts;
+    reply.append(' three');
+    await clock.advance(2000);
+    expect(channel.attempts).toBe(writes);
+    const result = expect(reply.finish()).rejects.toBe(gone);
+    await clock.advance(10);
+    await result;
+    expect(channel.attempts).toBe(writes + 1);
+    expect(reply.shownAnswer).toBe('one');
   });
 
   it('shows a notice instead of an empty message when the model said nothing', async () => {

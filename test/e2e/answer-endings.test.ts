@@ -180,3 +180,60 @@ describe('a 1 MiB answer', () => {
     }
   }, 60_000);
 });
+
+describe('answers of blank lines', () => {
+  /** Blank lines, then a word: the word lies past pages that are whitespace alone. */
+  const blankThen = (newlines: number, word: string) => `Intro\n${'\n'.repeat(newlines)}${word}`;
+  const LEFT_OUT = '_⚠️ The answer is longer than 20,000 characters: the whole of it is in answer.md._';
+
+  it('on Discord: pages of whitespace alone are not posted, the word after them is, and the answer ends; past the cap the rest is noted as in answer.md', async () => {
+    const { interaction, conversationId } = await chatWith('blank-lines', {
+      text: blankThen(15_000, 'word'),
+      chunkDelayMs: 0,
+    });
+    const shown = interaction.messages.filter((m) => !m.ephemeral).map((m) => m.content.trim());
+    expect(shown).toEqual(['Intro', 'word']);
+    expect((await history(conversationId))[1]!.content).toBe(blankThen(15_000, 'word'));
+
+    const { interaction: capped } = await chatWith('blank-lines-capped', {
+      text: `${'\n'.repeat(40_000)}word`,
+      chunkDelayMs: 0,
+    });
+    const messages = capped.messages.filter((m) => !m.ephemeral);
+    expect(messages[0]!.content).toBe(`*(the first 20,000 characters of the answer are blank)*\n\n${LEFT_OUT}`);
+    expect(messages.flatMap((m) => m.attachments).map((f) => f.data.toString('utf8').trim())).toEqual(['word']);
+  }, 60_000);
+
+  it('on Slack: the same', async () => {
+    const slack = await FakeSlack.start({
+      channels: [{ id: 'C0BLANK', name: 'blank' }],
+      rateLimits: { postMessage: { perSecond: 50, burst: 50 }, chatUpdate: { limit: 1000, windowMs: 60_000 } },
+    });
+    const slackBot = await startTestBot(slackEnv(service, slack));
+    try {
+      const ask = async (text: string) => {
+        service.enqueue('chat', { stream: { text, chunkDelayMs: 0 } });
+        const before = slack.messages('C0BLANK').length;
+        const done = slackBot.outcomes((o) => o.command === 'chat', 1, 30_000);
+        await slack.sendSlashCommand(`http://127.0.0.1:${slackBot.bot.slack!.port}`, {
+          command: '/chat',
+          text: 'blank lines please',
+          channel_id: 'C0BLANK',
+        });
+        expect((await done)[0]!.ok).toBe(true);
+        // The question (a /chat's, posted by the bot) first, then the answer.
+        return slack.messages('C0BLANK').slice(before + 1);
+      };
+      expect((await ask(blankThen(15_000, 'word'))).map((m) => m.text.trim())).toEqual(['Intro', 'word']);
+      const capped = await ask(`${'\n'.repeat(40_000)}word`);
+      expect(capped.map((m) => m.text)).toEqual([
+        `*(the first 20,000 characters of the answer are blank)*\n\n${LEFT_OUT}`,
+        '',
+      ]);
+      expect(capped[1]!.files).toHaveLength(1);
+    } finally {
+      await slackBot.stop();
+      await slack.close();
+    }
+  }, 90_000);
+});

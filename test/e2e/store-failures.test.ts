@@ -228,9 +228,15 @@ describe('Redis frozen (SIGSTOP) for 10 s', () => {
   let redis: TestRedis;
   let botUrl: string;
   const CHANNEL = 'C0FROZEN';
+  const THAWED = 'C0THAWED';
   useE2E(
     {
-      slack: { channels: [{ id: CHANNEL, name: 'frozen' }] },
+      slack: {
+        channels: [
+          { id: CHANNEL, name: 'frozen' },
+          { id: THAWED, name: 'thawed' },
+        ],
+      },
       discord: {},
       redis: true,
       bot: { env: { DEFAULT_CHAT_MODEL: 'fake-chat' } },
@@ -244,6 +250,7 @@ describe('Redis frozen (SIGSTOP) for 10 s', () => {
     },
   );
   const channel = slackChannel(() => ({ slack, botUrl }), CHANNEL, 'U0ALICE');
+  const thawed = slackChannel(() => ({ slack, botUrl }), THAWED, 'U0ALICE');
 
   it('every Slack request and Discord interaction is acknowledged in time; the answer goes without history, says so, and is stored once Redis answers', async () => {
     const conversation = `slack:${slack.teamId}:${CHANNEL}`;
@@ -313,5 +320,47 @@ describe('Redis frozen (SIGSTOP) for 10 s', () => {
     } finally {
       await store.close();
     }
+  }, 90_000);
+
+  it('an exchange answered just after Redis resumes is in the next question, asked as soon as the answer shows, on Slack and on Discord', async () => {
+    // One exchange each before the stall, and one during it: its write of the history missed its
+    // deadline, and lands (its lock with it) once Redis answers again.
+    const discordChannel = discord.addChannel('thawed');
+    const discordChat = async (prompt: string) => {
+      const interaction = discord.dispatchInteraction({
+        channelId: discordChannel.id,
+        command: 'chat',
+        options: { prompt },
+      });
+      await expect
+        .poll(() => interaction.original?.content.startsWith(`Answer to: ${prompt}`), { timeout: 30_000 })
+        .toBe(true);
+    };
+    await thawed.chat('Before', 'Answer to: Before');
+    await discordChat('Before on Discord');
+    redis.pause();
+    const frozenAt = Date.now();
+    try {
+      await Promise.all([
+        thawed.chat('During', noted('Answer to: During', STORE_DOWN_NOTE)),
+        discordChat('During on Discord'),
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 10_000 - (Date.now() - frozenAt))));
+    } finally {
+      redis.resume();
+    }
+    // Right after: each next question is asked as soon as the answer before it shows.
+    await thawed.chat('Just after', 'Answer to: Just after');
+    await thawed.chat('Next', 'Answer to: Next');
+    expect(sentTurns(requestOf(service, 'Next'))).toEqual([
+      ...turnsOf(['Before', 'During', 'Just after']),
+      'user: Next',
+    ]);
+    await discordChat('Just after on Discord');
+    await discordChat('Next on Discord');
+    expect(sentTurns(requestOf(service, 'Next on Discord'))).toEqual([
+      ...turnsOf(['Before on Discord', 'During on Discord', 'Just after on Discord']),
+      'user: Next on Discord',
+    ]);
   }, 90_000);
 });

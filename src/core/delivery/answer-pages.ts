@@ -37,6 +37,31 @@ export function unmarked(page: string): { content: string; controls: 'controls' 
   return { content: controls ? page.slice(0, -1) : page, controls };
 }
 
+/**
+ * Whether a message showing `shown` already shows the text of `page` (its final page) and only
+ * its controls (the Stop button, to be removed or replaced by the final controls) are left to
+ * write: a cosmetic write (Slack: a chat.update that only changes the blocks).
+ */
+export function onlyControlsDiffer(page: string | undefined, shown: string | undefined): boolean {
+  return (
+    page !== undefined && shown !== undefined && shown !== page && unmarked(shown).content === unmarked(page).content
+  );
+}
+
+/**
+ * The answer's text as messages show it (StreamingReply `shownAnswer`): the pages they show
+ * (`shown`, marked), from the first, as long as each shows answer text (`showsText`: not a status
+ * line), without their marks and without {@link REPLACED_PAGE}, joined by line breaks.
+ */
+export function shownText(shown: readonly string[], showsText: readonly boolean[]): string {
+  const texts: string[] = [];
+  for (let i = 0; i < shown.length && showsText[i]; i++) {
+    const { content } = unmarked(shown[i]!);
+    if (content !== REPLACED_PAGE) texts.push(content);
+  }
+  return texts.join('\n');
+}
+
 /** An answer's text, its status line, and their pages. */
 export class AnswerPages {
   /** The text received so far (or the final text, once finalized). */
@@ -110,7 +135,11 @@ export class AnswerPages {
         this.splitter = { pages: new PageSplitter(maxChars, measure), maxChars, measure };
         this.splitter.pages.reset(this.text);
       }
-      pages = this.splitter.pages.pages();
+      // A page of whitespace alone (an answer of blank lines) is no message: a platform refuses it
+      // as empty, and the bot would wait forever to show it. Leaving it out hides nothing, and
+      // keeps the pages prefix-stable (a completed blank page stays blank).
+      pages = this.splitter.pages.pages().filter((page) => !isBlank(page));
+      if (!pages.length) return [];
     } else {
       if (this.status.trim() === '') return [];
       pages = splitMessage(this.status, maxChars, measure);

@@ -99,6 +99,8 @@ class Session implements AnswerSession, QueueTicket, OpenAnswer {
       log: ctx.log,
       scheduler: deps.scheduler,
       controls: [this.stop.button],
+      // A reply someone deleted stops the answer, as Stop would: nobody reads the rest.
+      onDeleted: () => this.abort(new StopRequest('user')),
       ...(deps.over?.length ? { over: deps.over } : {}),
     });
   }

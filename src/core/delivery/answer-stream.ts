@@ -243,7 +243,7 @@ async function finishAnswer(
     notes.push(
       `The answer is longer than ${cap.toLocaleString('en-US')} characters: the whole of it is in answer.md${overflow.length > MAX_ANSWER_FILE_CHARS ? ' (cut at 8 million characters)' : ''}.`,
     );
-  const empty = explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
+  const empty = emptyLine(capped && !final.file ? cap : undefined, explained);
   const shown = final.text.trim() !== '';
   const [regenerate = [], feedback = [], later = []] = await Promise.all([
     shown && !file ? options.finalControls?.() : undefined,
@@ -271,6 +271,16 @@ async function finishAnswer(
     'answer streamed',
   );
   return { text: answer, capped, ending: 'done' };
+}
+
+/**
+ * What an answer shows when its messages have no text: why it is empty (`finish_reason`), or,
+ * for an answer whose first `cap` characters are blank, that they are (the rest of it is in
+ * answer.md, as its note says: it is not empty).
+ */
+function emptyLine(cap: number | undefined, explained: { empty: string } | undefined): string {
+  if (cap !== undefined) return `*(the first ${cap.toLocaleString('en-US')} characters of the answer are blank)*`;
+  return explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
 }
 
 /** The whole answer as `answer.md`. */

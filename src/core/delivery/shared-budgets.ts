@@ -201,21 +201,28 @@ export class SharedBudgets {
       if (take.notBefore <= clock.now()) this.takes.delete(setKey);
       this.hooks!.wake(waiters);
     };
-    withDeadline(
-      this.store.take({ buckets, want, countFromMs: LEASE_MS + TRANSIT_MS, token }),
-      DEADLINE_MS,
-      'take',
-    ).then(
+    const running = buckets.filter((b) => b.concurrency > 0).map((b) => b.bucket);
+    const taking = this.store.take({ buckets, want, countFromMs: LEASE_MS + TRANSIT_MS, token });
+    withDeadline(taking, DEADLINE_MS, 'take').then(
       ({ granted, waitMs }) => {
-        if (granted > 0 && this.shared) {
-          const running = buckets.filter((b) => b.concurrency > 0).map((b) => b.bucket);
+        if (granted > 0 && this.shared)
           this.slots.add({ token, running, used: false }, granted, sentAt + LEASE_MS, buckets);
-        } else if (granted === 0) take.notBefore = clock.now() + waitMs;
+        else if (granted === 0) take.notBefore = clock.now() + waitMs;
         done();
       },
       (error: unknown) => {
         this.fallBack(error);
         done();
+        // A take past its deadline (a stalled store) may still land once the store answers: its
+        // places of concurrency-bound buckets are nobody's, and counted as writes under way for a
+        // minute they held every write of those buckets back (Discord's, after a 10 s freeze).
+        if (running.length)
+          taking
+            .then(
+              ({ granted }) => (granted > 0 ? this.store.release(running, token) : undefined),
+              () => undefined,
+            )
+            .catch(() => undefined);
       },
     );
   }

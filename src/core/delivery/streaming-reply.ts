@@ -9,6 +9,8 @@
  * - `finish()` submits final writes, which go first, until every message shows its final page
  *   (each retried on failure); a continuation that cannot be posted is noted in the first message;
  *   a final text on fewer pages than were posted leaves the later messages saying they were replaced;
+ * - a message someone deleted (ReplyChannel.isDeleted) ends the writes: `onDeleted` stops the answer;
+ * - `shownAnswer` says what the messages show of the answer (what the history keeps when a write failed);
  * - before the first text, a status line (`status()`: a place in the queue, "is thinking…")
  *   may occupy the first message, replaced by the answer;
  * - `controls` (a Stop button) ride on the message being streamed and leave it in its final write;
@@ -24,7 +26,7 @@ import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
 import { noteInFirst, withHeldNote } from './answer-notes.ts';
-import { AnswerPages, markOf, unmarked } from './answer-pages.ts';
+import { AnswerPages, markOf, onlyControlsDiffer, shownText, unmarked } from './answer-pages.ts';
 import type { NamedWait } from './bucket.ts';
 import type { WriteScheduler } from './scheduler.ts';
 
@@ -45,6 +47,11 @@ export interface StreamingReplyOptions {
   finalAttempts?: number;
   /** Buttons shown on the message being streamed until the final write (e.g. Stop). */
   controls?: Button[];
+  /**
+   * Called once when a write fails because a message of the answer was deleted
+   * (ReplyChannel.isDeleted): someone chose to remove the answer, which is then stopped.
+   */
+  onDeleted?: () => void;
   /**
    * Messages of an earlier answer to write over, in order (ReplyChannel.messageAt): taken as
    * posted with unknown content, so each one's first write is an edit (spending its
@@ -68,6 +75,10 @@ export class StreamingReply {
   private readonly handles: MessageHandle[] = [];
   /** What each message currently shows: its page, with its mark (answer-pages.ts `unmarked`) while it carries controls. */
   private readonly shown: string[] = [];
+  /** Whether each message's last write showed answer text (not the status line before it). */
+  private readonly showsText: boolean[] = [];
+  /** A message of the answer was deleted (ReplyChannel.isDeleted): nothing more is written. */
+  private deleted = false;
   /** An intermediate write waiting in (or running through) the scheduler. */
   private queued: Promise<unknown> | undefined;
   /** When (scheduler clock, ms) the last write that showed answer text started; undefined before the first. */
@@ -151,6 +162,17 @@ export class StreamingReply {
     return this.scheduler.clock.sleep(ms);
   }
 
+  /**
+   * The answer's text as its messages show it now, as far as they show it: each message's text
+   * (its page without its mark, a page of the answer as it was at that message's last write),
+   * joined by line breaks where the pages were cut; '' when no message shows answer text (only a
+   * status line, or nothing posted). What the history keeps of an answer whose final write
+   * failed (features/exchange.ts `keepShown`).
+   */
+  get shownAnswer(): string {
+    return shownText(this.shown.slice(0, this.handles.length), this.showsText);
+  }
+
   /** Whether the first message shows a status line and no answer yet. */
   get showsStatusOnly(): boolean {
     return !this.body.hasText && this.shown[0] !== undefined;
@@ -189,8 +211,10 @@ export class StreamingReply {
         attempt += 1;
         // Debug: a write that fails for good is logged once by whoever reports the answer.
         this.options.log?.debug({ err: error, message: index, attempt, final: true }, 'streaming write failed');
-        if (attempt >= (this.options.finalAttempts ?? 3)) {
-          if (this.onlyControlsLeft(index)) {
+        // A message deleted (by the user, a moderator) is not written again: the answer is over.
+        const deleted = this.wasDeleted(error);
+        if (deleted || attempt >= (this.options.finalAttempts ?? 3)) {
+          if (!deleted && onlyControlsDiffer(this.pages()[index], this.shown[index])) {
             // The user saw the whole text: a button left in place is no failure of the answer.
             this.options.log?.warn(
               { err: error, message: index },
@@ -208,14 +232,11 @@ export class StreamingReply {
       }
     }
     // Messages whose writing must be ended (Slack native streams) are, whatever their last write was.
-    if (this.failure === undefined) {
-      for (const handle of this.handles) {
-        await handle
-          .close?.()
-          .catch((error: unknown) => this.options.log?.warn({ err: error }, 'could not close a streamed message'));
-      }
-    }
-    if (this.failure !== undefined) {
+    const closeFailed = (error: unknown) =>
+      this.options.log?.warn({ err: error }, 'could not close a streamed message');
+    if (this.failure === undefined) for (const handle of this.handles) await handle.close?.().catch(closeFailed);
+    else {
+      if (this.deleted) throw this.failure;
       const answer = { channel: this.channel, log: this.options.log };
       const noted = this.failedIndex > 0 && (await noteInFirst(this.handles[0], this.shown[0], answer, this.failure));
       if (noted) throw new ShownError(this.failure);
@@ -236,7 +257,7 @@ export class StreamingReply {
 
   /** Submits one intermediate write unless one is waiting already; after it, another if there is more to write. */
   private kick(): void {
-    if (this.queued || this.finishing || !this.dirty()) return;
+    if (this.queued || this.finishing || this.deleted || !this.dirty()) return;
     this.queued = this.submit(false).then(this.afterWrite, this.afterFailedWrite);
   }
 
@@ -251,8 +272,17 @@ export class StreamingReply {
   /** An intermediate write failed: skipped, a later write carries newer text (finish() retries final ones). */
   private readonly afterFailedWrite = (error: unknown): void => {
     this.options.log?.debug({ err: error, final: false }, 'streaming write failed');
-    this.afterWrite();
+    if (this.wasDeleted(error)) this.queued = undefined;
+    else this.afterWrite();
   };
+
+  /** Whether `error` says a message of the answer was deleted; the first time, `onDeleted` is called. */
+  private wasDeleted(error: unknown): boolean {
+    if (!this.channel.isDeleted?.(error)) return false;
+    if (!this.deleted) this.options.onDeleted?.();
+    this.deleted = true;
+    return true;
+  }
   /** Runs the write submitted last, for the message it was submitted for (a newer submit replaces a pending one in the scheduler). */
   private readonly runWrite = (): Promise<void> => this.writeOne(this.submittedIndex);
   private readonly onHeld = (wait: NamedWait): void => this.heldBack(wait);
@@ -303,6 +333,7 @@ export class StreamingReply {
     if (handle) await handle.edit({ content, ...(names ? { buttons: controls ?? [] } : {}) }, final);
     else this.handles[index] = await this.channel.send({ content, ...(controls ? { buttons: controls } : {}) });
     this.shown[index] = page;
+    this.showsText[index] = this.body.hasText;
   }
 
   /** What each message should show: its page, marked with `\u0000` when it carries the controls (AnswerPages). */
@@ -319,19 +350,6 @@ export class StreamingReply {
     return Math.max(
       0,
       this.pages().findIndex((page, i) => this.shown[i] !== page),
-    );
-  }
-
-  /**
-   * Whether message `index` already shows its final text and only its controls (the Stop button,
-   * to be removed or replaced by the final controls) are left to write: a cosmetic write (Slack:
-   * a chat.update that only changes the blocks).
-   */
-  private onlyControlsLeft(index: number): boolean {
-    const page = this.pages()[index];
-    const shown = this.shown[index];
-    return (
-      page !== undefined && shown !== undefined && shown !== page && unmarked(shown).content === unmarked(page).content
     );
   }
 

@@ -23,7 +23,7 @@ import { extractImageLinks } from './answer.ts';
 import { runRequest } from './answer-run.ts';
 import { type AnswerState, type KeptImageRef, type KeptRequest, newAnswerId } from './answer-state.ts';
 import { type Deferral, startDeferral } from './deferral.ts';
-import { conversationsOf, linkAnswer, newExchange, remember } from './exchange.ts';
+import { conversationsOf, ExchangeWrites, linkAnswer, newExchange } from './exchange.ts';
 import { keptForm } from './kept-request.ts';
 import { admit, reserveTokens } from './usage.ts';
 
@@ -80,7 +80,8 @@ export interface ChatRequest {
  * to the history before its final write (images and files are noted as `[2 images: cat.webp,
  * dog.gif]`, `[1 file: a.py]`, never stored; a store that does not take them keeps them waiting,
  * and the final write says so once per conversation: exchange.ts `remember`); a failed answer
- * leaves the history as it was.
+ * leaves the history as it was, and one whose last writes failed keeps what the user was shown of
+ * it, marked as cut, or nothing (exchange.ts `ExchangeWrites`).
  * A finished answer carries a Regenerate button (answer-state.ts, regenerate.ts), except one
  * whose image results (web search mode "images") follow it.
  * @throws as answer-stream.ts `streamAnswer`; ImagesNotSupportedError when the service refuses the
@@ -242,30 +243,26 @@ async function answerChat(
     ...(request.mention?.ref ? { mention: request.mention.ref } : {}),
     ...(request.command ? { command: request.command } : {}),
   });
-  const {
-    text: answer,
-    ending,
-    error,
-  } = await runRequest(ctx, core, body, {
-    session,
-    deferral,
-    reservation,
-    notes,
-    json: request.json === true,
-    images: vision,
-    ...(regenerable ? { keep: { id, state } } : {}),
-    // The exchange is stored before the answer's final write, which then says when it could not be.
-    // An empty answer (filtered, tool calls only, whitespace) is not an exchange worth keeping.
-    beforeFinal: async (shown) => (shown.trim() === '' ? [] : remember(ctx, core, { asked, answer: shown, exchange })),
-    feedback: { kind, command: request.command ?? kind },
-  });
-  // A stopped answer (Stop, or a shutdown) joins the history as far as it went, marked as such;
-  // one cut off by a fault does not (it may be wrong where it ends). Either is a failed command,
-  // already told in the message.
-  if (ending === 'stopped') await remember(ctx, core, { asked, answer: `${answer}\n[stopped]` });
-  if (ending !== 'done') throw new ShownError(error);
+  // Stored before the final write, which says when it could not be; what was shown of it when writes fail.
+  const history = new ExchangeWrites(ctx, core, { asked, exchange, session });
+  const run = await history.answer(() =>
+    runRequest(ctx, core, body, {
+      session,
+      deferral,
+      reservation,
+      notes,
+      json: request.json === true,
+      images: vision,
+      ...(regenerable ? { keep: { id, state } } : {}),
+      beforeFinal: (shown) => history.beforeFinal(shown),
+      feedback: { kind, command: request.command ?? kind },
+    }),
+  );
+  // Stopped or cut: a failed command, already told in the message.
+  await history.ended(run.ending, run.text);
+  if (run.ending !== 'done') throw new ShownError(run.error);
   if (request.mention?.ref) await linkAnswer(ctx, core, request.mention.ref, id, session.reply.lastMessageRef);
-  if (request.webSearch === 'images') await postImageResults(ctx, answer, session.reply);
+  if (request.webSearch === 'images') await postImageResults(ctx, run.text, session.reply);
 }
 
 /**

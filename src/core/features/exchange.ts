@@ -47,14 +47,20 @@ export async function remember(
     { role: 'assistant', content: turns.answer, at, ...(exchange ? { id: exchange.answer } : {}) },
   ];
   const conversations = conversationsOf(ctx);
-  for (const [i, conversationId] of conversations.entries()) {
-    try {
-      await core.history.append(conversationId, ...stored);
-    } catch (error) {
-      // This conversation and the rest wait for the store; the append that failed may land after all (restore skips it then).
-      for (const waiting of conversations.slice(i)) core.pendingTurns.add(waiting, stored);
-      return core.storeHealth.failed(error, ctx.log, ctx.conversationId) ? [STORE_UNSAVED_NOTE] : [];
+  // Part of the conversation from now on, as this process reads it, while the writes run.
+  const held = conversations.map((conversationId) => core.pendingTurns.hold(conversationId, stored));
+  try {
+    for (const [i, conversationId] of conversations.entries()) {
+      try {
+        await core.history.append(conversationId, ...stored);
+      } catch (error) {
+        // This conversation and the rest wait for the store; the append that failed may land after all (restore skips it then).
+        for (const waiting of conversations.slice(i)) core.pendingTurns.add(waiting, stored);
+        return core.storeHealth.failed(error, ctx.log, ctx.conversationId) ? [STORE_UNSAVED_NOTE] : [];
+      }
     }
+  } finally {
+    for (const release of held) release();
   }
   core.storeHealth.succeeded(ctx.log);
   return [];
@@ -94,4 +100,100 @@ export async function linkAnswer(
   const minutes = core.limits.editReanswerMinutes;
   if (minutes <= 0 || !answer) return;
   await linkMention(core, ctx.log, mention, { id, answer, at: Date.now() }, minutes * 60_000 + 60_000);
+}
+
+/** What ends an answer in the history that the user saw only in part: stopped, or its last writes failed. */
+export const CUT_MARK = '[stopped]';
+
+/** An answer as the history keeps it when the user saw only `shown` of it ({@link CUT_MARK} on a line of its own). */
+export function cutAnswer(shown: string): string {
+  return `${shown}\n${CUT_MARK}`;
+}
+
+/**
+ * The history's writes of one answer's exchange ({@link remember}): stored just before the final
+ * write (`beforeFinal`); when the answer's writes failed (its final write, or a stopped answer's
+ * last one), {@link keepShown} makes the history keep what the user was shown of it, marked as cut
+ * ({@link cutAnswer}), or nothing when nothing was shown, so that the next question sees exactly
+ * that.
+ */
+export class ExchangeWrites {
+  /** Whether the exchange was stored before the final write. */
+  private stored = false;
+
+  constructor(
+    private readonly ctx: CommandContext,
+    private readonly core: Core,
+    private readonly turns: {
+      asked: string;
+      exchange: ExchangeIds;
+      /** The answer's session: its reply's `shownAnswer`, and its signal (aborted: stopped). */
+      session: { reply: { shownAnswer: string }; signal: AbortSignal };
+    },
+  ) {}
+
+  /**
+   * Stores the exchange with the answer as shown, just before its final write; an empty answer
+   * (filtered, tool calls only, whitespace) is not an exchange worth keeping.
+   * @returns {@link remember}'s lines for under the answer.
+   */
+  beforeFinal(answer: string): Promise<string[]> {
+    if (answer.trim() === '') return Promise.resolve([]);
+    this.stored = true;
+    return remember(this.ctx, this.core, { asked: this.turns.asked, answer, exchange: this.turns.exchange });
+  }
+
+  /**
+   * Runs the answer (its request, stream and writes): when it throws (a final write that failed,
+   * or a stopped answer's), {@link keepShown} first.
+   * @throws what `work` threw.
+   */
+  async answer<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      await this.keepShown();
+      throw error;
+    }
+  }
+
+  /**
+   * After the answer ended, `text` as far as it went: a stopped one (Stop, or a shutdown) joins the
+   * history as far as it went, marked as cut; one cut off by a fault does not (it may be wrong
+   * where it ends); one whose continuation the platform refused keeps what was shown
+   * ({@link keepShown}).
+   */
+  async ended(ending: 'done' | 'stopped' | 'cut', text: string): Promise<void> {
+    if (ending === 'stopped') await remember(this.ctx, this.core, { asked: this.turns.asked, answer: cutAnswer(text) });
+    if (ending === 'cut') await this.keepShown();
+  }
+
+  /**
+   * After the answer's writes failed: an exchange stored before the final write is changed in
+   * place (in the store, and among the turns waiting for it) to what the messages show, or
+   * removed when they show none of it; one not stored is stored now as far as it was shown when
+   * the answer was stopped (as Stop keeps one), else left out (an answer a fault cut off may be
+   * wrong where it ends). A store that does not take the change is logged (health.ts).
+   */
+  async keepShown(): Promise<void> {
+    const { ctx, core } = this;
+    const { asked, exchange, session } = this.turns;
+    const shown = session.reply.shownAnswer;
+    const answer = shown.trim() === '' ? undefined : cutAnswer(shown);
+    if (!this.stored) {
+      if (session.signal.aborted && answer) await remember(ctx, core, { asked, answer });
+      return;
+    }
+    const ids = { question: exchange.question, answer: exchange.answer };
+    try {
+      for (const conversationId of conversationsOf(ctx)) {
+        core.pendingTurns.amend(conversationId, ids, answer);
+        if (answer === undefined) await core.history.dropExchange(conversationId, ids);
+        else await core.history.replaceExchange(conversationId, ids, { answer, at: Date.now() });
+      }
+      core.storeHealth.succeeded(ctx.log);
+    } catch (error) {
+      core.storeHealth.failed(error, ctx.log);
+    }
+  }
 }

@@ -156,6 +156,21 @@ export class ConversationStore {
     });
   }
 
+  /**
+   * Removes the turns of one exchange (named `ids.question` and `ids.answer`), under the same lock
+   * as {@link append}: an answer whose final write failed before the user saw any of it.
+   * @throws the store's error when it is unreachable.
+   */
+  async dropExchange(conversationId: string, ids: { question: string; answer: string }): Promise<void> {
+    const key = this.key(conversationId);
+    this.ahead.delete(key);
+    await this.state.withLock(key, async () => {
+      const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
+      const next = current.filter((m) => m.id !== ids.question && m.id !== ids.answer);
+      if (next.length !== current.length) await this.state.keyv.set(key, { version: 1, messages: next });
+    });
+  }
+
   /** Forgets a conversation. */
   async clear(conversationId: string): Promise<void> {
     this.ahead.delete(this.key(conversationId));

@@ -33,6 +33,8 @@ interface Waiting {
 /** The exchanges of one process waiting for the store. */
 export class PendingTurns implements WaitingTurns {
   private readonly queue: Waiting[] = [];
+  /** Exchanges being stored right now ({@link hold}): part of their conversation until their write ends. */
+  private readonly held: Waiting[] = [];
   private bytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private storing: Promise<boolean> | undefined;
@@ -73,14 +75,63 @@ export class PendingTurns implements WaitingTurns {
     this.schedule();
   }
 
-  /** A conversation's stored turns with those of its turns that wait (in their place by time). */
+  /**
+   * Makes an exchange part of its conversation, as this process reads it, while its write to the
+   * store runs (exchange.ts `remember`): the answer is on screen before its write ends, and a
+   * write may wait (the conversation's lock, a slow store) while the next question is read.
+   * @returns ends it (the write landed, or the exchange now waits: {@link add}). Idempotent.
+   */
+  hold(conversationId: string, turns: StoredMessage[]): () => void {
+    const entry: Waiting = { conversationId, turns, bytes: 0 };
+    this.held.push(entry);
+    return () => {
+      const at = this.held.indexOf(entry);
+      if (at >= 0) this.held.splice(at, 1);
+    };
+  }
+
+  /**
+   * A conversation's stored turns with those of its turns that wait, or are being stored
+   * ({@link hold}), in their place by time (a turn the store holds already is not added twice).
+   */
   withWaiting(conversationId: string, stored: readonly StoredMessage[]): StoredMessage[] {
-    const waiting = this.queue.filter((w) => w.conversationId === conversationId).flatMap((w) => w.turns);
+    const waiting = [...this.queue, ...this.held]
+      .filter((w) => w.conversationId === conversationId)
+      .flatMap((w) => w.turns);
     return waiting.length ? mergeTurns(stored, waiting) : [...stored];
   }
 
-  /** Drops a conversation's waiting turns (it was forgotten). */
+  /**
+   * Changes a waiting exchange of a conversation (or one being stored) named by its turns' ids:
+   * its answer's text becomes `answer`, or, without one, the exchange is dropped (features/
+   * exchange.ts `keepShown`: what the user was shown of an answer whose final write failed).
+   */
+  amend(conversationId: string, ids: { question: string; answer: string }, answer: string | undefined): void {
+    for (const list of [this.queue, this.held]) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        const entry = list[i]!;
+        if (entry.conversationId !== conversationId || !entry.turns.some((t) => t.id === ids.answer)) continue;
+        // The turns are shared by the exchange's conversations: each entry gets its own.
+        const turns =
+          answer === undefined
+            ? entry.turns.filter((t) => t.id !== ids.question && t.id !== ids.answer)
+            : entry.turns.map((t) => (t.id === ids.answer ? { ...t, content: answer } : t));
+        const bytes = list === this.queue ? turns.reduce((sum, t) => sum + Buffer.byteLength(t.content) + 64, 0) : 0;
+        this.bytes += bytes - entry.bytes;
+        entry.turns = turns;
+        entry.bytes = bytes;
+        if (!turns.length) {
+          list.splice(i, 1);
+          this.bytes -= bytes;
+        }
+      }
+    }
+  }
+
+  /** Drops a conversation's waiting turns, and those being stored (it was forgotten). */
   forget(conversationId: string): void {
+    for (let i = this.held.length - 1; i >= 0; i--)
+      if (this.held[i]!.conversationId === conversationId) this.held.splice(i, 1);
     for (let i = this.queue.length - 1; i >= 0; i--) {
       if (this.queue[i]!.conversationId !== conversationId) continue;
       this.bytes -= this.queue[i]!.bytes;

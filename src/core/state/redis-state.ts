@@ -109,7 +109,7 @@ export class RedisState implements StateStore {
     for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
       const taken = this.client.set(lockKey, token, { NX: true, PX: ttlMs });
       // Each try answers at once unless Redis is stalled (deadline.ts): waiting behind a holder is not bounded here.
-      if ((await withDeadline(taken, STORE_DEADLINE_MS, 'withLock')) === 'OK') break;
+      if ((await this.tryLock(taken, lockKey, token)) === 'OK') break;
       if (Date.now() > deadline) throw new Error(`could not take the lock on ${key} within ${ttlMs * 2} ms`);
       await sleep(wait);
     }
@@ -117,6 +117,27 @@ export class RedisState implements StateStore {
       return await fn();
     } finally {
       await this.client.eval(RELEASE, { keys: [lockKey], arguments: [token] }).catch(() => undefined);
+    }
+  }
+
+  /**
+   * One try at a lock, bounded by STORE_DEADLINE_MS. A try that misses its deadline (a stalled
+   * Redis) is still queued on the connection and lands once Redis answers again: the lock it then
+   * takes is nobody's, and held for its whole TTL it kept every write of the conversation waiting
+   * (an exchange answered just after a 10 s freeze was stored 10 s late, after the next question
+   * had been read without it). So a late try that took the lock releases it at once.
+   * @throws StoreDeadlineError past the deadline; the store's error.
+   */
+  private async tryLock(taken: Promise<string | null>, lockKey: string, token: string): Promise<string | null> {
+    try {
+      return await withDeadline(taken, STORE_DEADLINE_MS, 'withLock');
+    } catch (error) {
+      taken
+        .then((late) =>
+          late === 'OK' ? this.client.eval(RELEASE, { keys: [lockKey], arguments: [token] }) : undefined,
+        )
+        .catch(() => undefined);
+      throw error;
     }
   }
 

@@ -8,7 +8,7 @@ import type { Message } from 'discord.js';
 import type { BucketId } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { explainDiscordError } from './errors.ts';
+import { explainDiscordError, isUnknownMessage } from './errors.ts';
 import { MessageReply } from './messages.ts';
 import { channelBucket } from './rate-limits.ts';
 import type { InteractionResponder } from './responder.ts';
@@ -70,6 +70,11 @@ export class ActionReply implements ReplyChannel {
 
   explain(error: unknown): string | undefined {
     return explainDiscordError(error);
+  }
+
+  /** Discord's 10008 Unknown Message: the message written to was deleted. */
+  isDeleted(error: unknown): boolean {
+    return isUnknownMessage(error);
   }
 
   /** Bot-token writes spend the channel's budget (as a mention's reply). */

@@ -18,7 +18,7 @@ import type {
 import { type Logger, newReference } from '../../log.ts';
 import { interactionBudget } from './budget.ts';
 import { botMessageHandle } from './channel-writes.ts';
-import { explainDiscordError } from './errors.ts';
+import { explainDiscordError, isUnknownMessage } from './errors.ts';
 import { invocationUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
@@ -104,6 +104,11 @@ export class InteractionReply implements ReplyChannel {
 
   explain(error: unknown): string | undefined {
     return explainDiscordError(error);
+  }
+
+  /** Discord's 10008 Unknown Message: the message written to was deleted. */
+  isDeleted(error: unknown): boolean {
+    return isUnknownMessage(error);
   }
 
   /** Interaction writes spend the token's budget (and the channel's, where the channel shares one); after expiry, the channel's. */

@@ -26,7 +26,7 @@ import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '.
 import { replaceSpacedTags } from '../../core/text-scan.ts';
 import type { Logger } from '../../log.ts';
 import { botMessageHandle } from './channel-writes.ts';
-import { explainDiscordError } from './errors.ts';
+import { explainDiscordError, isUnknownMessage } from './errors.ts';
 import { channelBucket, GLOBAL_BUCKET } from './rate-limits.ts';
 import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 
@@ -155,6 +155,11 @@ export class MessageReply implements ReplyChannel {
 
   explain(error: unknown): string | undefined {
     return explainDiscordError(error);
+  }
+
+  /** Discord's 10008 Unknown Message: the message written to was deleted. */
+  isDeleted(error: unknown): boolean {
+    return isUnknownMessage(error);
   }
 
   /** Bot-token writes spend the channel's budget. */

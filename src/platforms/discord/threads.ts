@@ -25,7 +25,7 @@ import { type BucketId, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { firstLineOf } from '../../core/text-scan.ts';
 import type { Logger } from '../../log.ts';
-import { explainDiscordError } from './errors.ts';
+import { explainDiscordError, isUnknownMessage } from './errors.ts';
 import { mayOpenThread } from './members.ts';
 import { Typing, tellPublicly } from './messages.ts';
 import { channelBucket, GLOBAL_BUCKET } from './rate-limits.ts';
@@ -190,6 +190,11 @@ export class ThreadReply implements ReplyChannel {
   explain(error: unknown): string | undefined {
     if (isMissingPermission(error)) return THREAD_PERMISSION_SENTENCE;
     return explainDiscordError(error);
+  }
+
+  /** Discord's 10008 Unknown Message: the message written to was deleted. */
+  isDeleted(error: unknown): boolean {
+    return isUnknownMessage(error);
   }
 
   /** Bot-token writes spend the thread's own channel budget. */

@@ -14,7 +14,7 @@ import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { uploadFiles } from './files.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { PostedQuestion } from './question.ts';
-import { NativeStream } from './stream.ts';
+import { NativeStream, slackErrorCode } from './stream.ts';
 import type { SlackTarget } from './target.ts';
 import { escapeSlackText } from './text.ts';
 import { appendBucket, isPlainText, postBucket, postMessage, updateBucket } from './writes.ts';
@@ -269,6 +269,11 @@ export class SlackReply implements ReplyChannel {
 
   explain(error: unknown): string | undefined {
     return explainSlackError(error);
+  }
+
+  /** Slack's `message_not_found` for a write of the answer: its message was deleted. */
+  isDeleted(error: unknown): boolean {
+    return slackErrorCode(error) === 'message_not_found';
   }
 
   /**

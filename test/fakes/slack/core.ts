@@ -240,6 +240,11 @@ export class FakeSlackCore {
     this.ws.limits.script(method, count, retryAfterSec, scope);
   }
 
+  /** Ends scripted rate limits ({@link rateLimitNext}) not used up yet. */
+  stopRateLimiting(): void {
+    this.ws.limits.clearScripts();
+  }
+
   /**
    * Scripts silence: the next `count` calls of `method` (Infinity: every call until
    * {@link stopHanging}) are read and recorded (`status: 0`) but never answered and do nothing;

@@ -51,6 +51,11 @@ export class RateLimiter {
     this.scripted.add(method, count, retryAfterSec, scope);
   }
 
+  /** Drops the scripted 429s not used up yet. */
+  clearScripts(): void {
+    this.scripted.clear();
+  }
+
   /** Consumes a scripted 429 of the call, if any. @throws RateLimited. */
   takeScripted(method: string, params: Json): void {
     this.scripted.take(method, params);
