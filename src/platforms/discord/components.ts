@@ -20,7 +20,7 @@ import { interactionBudget } from './budget.ts';
 import { isGone } from './errors.ts';
 import { formModal } from './feedback.ts';
 import { InteractionReply } from './interactions.ts';
-import { invocationUser } from './members.ts';
+import { interactionUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
@@ -161,13 +161,7 @@ function componentContext(
       channel: interaction.channelId,
     }),
     channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
-    user: invocationUser(
-      interaction.user,
-      interaction.member,
-      interaction.memberPermissions,
-      deps.core.admins,
-      interaction.channel?.isThread(),
-    ),
+    user: interactionUser(interaction, deps.core.admins),
     limits: DISCORD_MESSAGE_LIMITS,
     update: (message) => responder.update(message),
     replyInPlace: () => new InteractionReply(responder, deps.rateLimits, 'update'),

@@ -19,7 +19,7 @@ import { type Logger, newReference } from '../../log.ts';
 import { interactionBudget } from './budget.ts';
 import { botMessageHandle } from './channel-writes.ts';
 import { explainDiscordError, isUnknownMessage } from './errors.ts';
-import { invocationUser } from './members.ts';
+import { interactionUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
 import { type DeferralKind, InteractionResponder } from './responder.ts';
@@ -226,13 +226,7 @@ function commandContext(
     }),
     channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
     isDirectMessage: !interaction.inGuild(),
-    user: invocationUser(
-      interaction.user,
-      interaction.member,
-      interaction.memberPermissions,
-      core.admins,
-      interaction.channel?.isThread(),
-    ),
+    user: interactionUser(interaction, core.admins),
     ...optionsOf(interaction, core),
     ...invocation,
   };

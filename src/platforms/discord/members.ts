@@ -18,6 +18,7 @@
 import {
   type APIInteractionGuildMember,
   type GuildMember,
+  type Interaction,
   type Message,
   PermissionFlagsBits,
   PermissionsBitField,
@@ -107,6 +108,24 @@ export function invocationUser(
   // Administrator, which manages messages too, made `isAdmin` already.
   const canManageMessages = isAdmin || holdsAny(permissions, PermissionFlagsBits.ManageMessages);
   return new KnownUser(user.id, user.username, isAdmin, canManageMessages, mayPost(permissions, inThread));
+}
+
+/**
+ * The user of an interaction (a slash command, a component, a message command or its modal),
+ * with the rights Discord sent with it ({@link invocationUser}): its `member.permissions` are
+ * the member's in the interaction's channel, overwrites applied.
+ */
+export function interactionUser(
+  interaction: Pick<Interaction, 'user' | 'member' | 'memberPermissions' | 'channel'>,
+  admins: AdminList,
+): InvocationUser {
+  return invocationUser(
+    interaction.user,
+    interaction.member,
+    interaction.memberPermissions,
+    admins,
+    interaction.channel?.isThread(),
+  );
 }
 
 /** An InvocationUser whose rights the interaction itself said (no closures: an answer keeps its user while it streams). */

@@ -40,7 +40,7 @@ import { type Logger, newReference } from '../../log.ts';
 import { ActionReply } from './action-reply.ts';
 import { interactionBudget } from './budget.ts';
 import { handleFeedbackSubmit } from './feedback.ts';
-import { invocationUser, mayPost } from './members.ts';
+import { interactionUser, mayPost } from './members.ts';
 import { attachmentOf, attachmentsOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
@@ -240,13 +240,7 @@ async function runOn(
     }),
     channelKey: channelKeyOf(interaction.guildId, channelId, interaction.channel),
     isDirectMessage: !interaction.inGuild(),
-    user: invocationUser(
-      interaction.user,
-      interaction.member,
-      interaction.memberPermissions,
-      deps.core.admins,
-      interaction.channel?.isThread(),
-    ),
+    user: interactionUser(interaction, deps.core.admins),
     options: {},
     files: {},
     signal,
