@@ -122,7 +122,7 @@ function lastAnswer(channel: string): string {
 const bearer = () => `Bearer ${slack.botToken}`;
 
 describe("the Slack bot token goes only to Slack's file hosts", () => {
-  it('typed links: only https://files.slack.com (port 443) gets the token; http, another port, another host or a look-alike never does', async () => {
+  it("typed links: the token goes only with a Slack file's own download (files.info), never to http, another port, another host or a look-alike", async () => {
     const start = received.length;
     const startConnections = connections.length;
     const links = [
@@ -133,28 +133,23 @@ describe("the Slack bot token goes only to Slack's file hosts", () => {
       'https://x.slack.com/files-pri/T0-F0TEAM/leak.png',
       'https://files.slack.com.evil.example/files-pri/T0-F0LOOK/leak.png',
       'https://files.slack.com@evil.example/files-pri/T0-F0USER/leak.png',
-      // The one place the token belongs (the control: the recorder does see a token when one is sent).
-      'https://files.slack.com/files-pri/T0-F0REAL/real.png',
     ];
+    // The one place the token belongs (the control): a file of Alice's, named by its link on
+    // files.slack.com, is looked up with files.info and downloaded from where Slack says it is.
+    const real = slack.addUserFile({ name: 'real.png', mimetype: 'image/png', data: png, user: 'U0ALICE' });
+    links.push(`https://files.slack.com/files-pri/${slack.teamId}-${real.id}/real.png`);
+    const slackDownloads = slack.downloads.length;
     for (const link of links) {
       const outcome = await run('/chat', `What is this? --image ${link}`, CHANNELS.typed);
       expect(outcome.command, link).toBe('chat');
     }
+    expect(slack.downloads.slice(slackDownloads)).toMatchObject([{ fileId: real.id, authorized: true }]);
     const requests = received.slice(start);
-    // Every request that reached a stand-in, and which carried the token.
-    expect(requests.filter((r) => r.authorization !== undefined)).toEqual([
-      { host: 'files.slack.com', path: '/files-pri/T0-F0REAL/real.png', authorization: bearer() },
-    ]);
+    // No request that reached a stand-in carried the token.
+    expect(requests.filter((r) => r.authorization !== undefined)).toEqual([]);
     // The links off Slack that are public https were fetched, without any credential; http ones were refused before connecting.
     expect(requests.map((r) => r.host).sort()).toEqual(
-      [
-        'evil.example',
-        'evil.example',
-        'files.slack.com',
-        'files.slack.com.evil.example',
-        'files.slack.com:8443',
-        'x.slack.com',
-      ].sort(),
+      ['evil.example', 'evil.example', 'files.slack.com.evil.example', 'files.slack.com:8443', 'x.slack.com'].sort(),
     );
     expect(
       connections
