@@ -119,8 +119,6 @@ function lastAnswer(channel: string): string {
   return unescapeSlack(post.text);
 }
 
-const bearer = () => `Bearer ${slack.botToken}`;
-
 describe("the Slack bot token goes only to Slack's file hosts", () => {
   it("typed links: the token goes only with a Slack file's own download (files.info), never to http, another port, another host or a look-alike", async () => {
     const start = received.length;
