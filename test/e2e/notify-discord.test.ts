@@ -77,12 +77,12 @@ const botMessagesIn = (channel: FakeChannel): FakeMessage[] =>
  * them alone, `allowed_mentions` naming only them.
  * @returns the notice message.
  */
-function expectNotice(channel: FakeChannel, user: { id: string }): FakeMessage {
+function expectNotice(channel: FakeChannel, user: { id: string }, words = ANSWER_READY): FakeMessage {
   const [notice, ...others] = pingingWrites(channel);
   expect(others).toEqual([]);
   expect(notice).toMatchObject({
     kind: 'create',
-    content: `<@${user.id}> ${ANSWER_READY}`,
+    content: `<@${user.id}> ${words}`,
     pinged: { users: [user.id], roles: [], everyone: false },
     allowedMentions: { parse: [], users: [user.id], replied_user: false },
   });
@@ -126,6 +126,23 @@ describe('a long answer notifies its asker on Discord', () => {
     expect(notice!.kind).toBe('followup');
     // Nothing of the model's in it.
     expect(notice!.content).not.toContain('part');
+  }, 20_000);
+
+  it('an answer past the bound that a fault cut off (its last line says so) ends with a notice that it ended early', async () => {
+    const channel = channelFor('notify-cut');
+    service.enqueue('chat', { stream: { ...SLOW, dropAfterChunks: 11 } });
+    const done = next('chat', channel);
+    const cut = discord.dispatchInteraction({
+      channelId: channel.id,
+      command: 'chat',
+      options: { prompt: 'Go on' },
+      user: ALICE,
+    });
+    expect(await done).toMatchObject({ ok: false });
+    const [answer, notice, ...more] = cut.messages;
+    expect(more).toEqual([]);
+    expect(answer!.content).toMatch(/^Hello @everyone[\s\S]*part\d+ \n\n⚠️ The answer was cut off/);
+    expect(expectNotice(channel, ALICE, 'your answer ended early ↑ (its last line says why)')).toBe(notice);
   }, 20_000);
 
   it('a mention: the notice follows the answer in the channel and pings its author alone', async () => {
