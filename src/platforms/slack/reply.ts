@@ -17,7 +17,7 @@ import { PostedQuestion } from './question.ts';
 import { NativeStream, slackErrorCode } from './stream.ts';
 import type { SlackTarget } from './target.ts';
 import { escapeSlackText } from './text.ts';
-import { appendBucket, isPlainText, postBucket, postMessage, updateBucket } from './writes.ts';
+import { appendBucket, isPlainText, postBucket, postMessage, updateBucket, withMention } from './writes.ts';
 
 /** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
 const STATUS_WAIT_MS = 1_000;
@@ -123,7 +123,7 @@ export class SlackReply implements ReplyChannel {
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     const rewrite = this.target.rewrite;
-    if (rewrite && this.rewritten === undefined && !message.files?.length) {
+    if (rewrite && this.rewritten === undefined && !message.files?.length && !message.mentionUser) {
       this.rewritten = rewrite;
       const handle = this.updating(this.target.channel, rewrite);
       await handle.edit(message);
@@ -205,16 +205,17 @@ export class SlackReply implements ReplyChannel {
   }
 
   /**
-   * Posts the message (chat.postMessage); its handle edits it with chat.update. `unbudgeted`: the
-   * write was scheduled as a native stream's start (no post budget), so the post waits for the
-   * channel's here. @throws what the Web API throws.
+   * Posts the message (chat.postMessage) in the answer's thread, if it has one; its handle edits
+   * it with chat.update. `unbudgeted`: the write was scheduled as a native stream's start (no
+   * post budget), so the post waits for the channel's here. A message with a `mentionUser` (a
+   * long answer's notice) mentions them first. @throws what the Web API throws.
    */
   private async post(message: OutgoingMessage, unbudgeted = false): Promise<MessageHandle> {
     const channel = this.target.channel;
     const blocks = blocksOf(message);
     const args = {
       channel,
-      text: fallbackTextOf(message),
+      text: withMention(message, fallbackTextOf(message)),
       ...(blocks ? { blocks } : {}),
       unfurl_links: false,
       unfurl_media: false,
