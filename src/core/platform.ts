@@ -40,6 +40,16 @@ export interface OutgoingMessage {
    * bot's own words (a long answer's notice, features/answer-notice.ts), never with model text.
    */
   mentionUser?: string;
+  /**
+   * Shows the message's images together as one gallery, `content` as their caption and the
+   * buttons under them: the images are `files` (each an image) then `imageLinks`, 1–10 in all.
+   * Discord: one Components V2 message (a Container of a Text Display, a Media Gallery and an
+   * action row; platforms/discord/components-v2.ts), or as without it where that cannot be
+   * used (docs/platform-limits.md, "Components V2"); Slack: as without it (files uploaded with
+   * the caption, image links as image blocks). Not for a message edited into text later:
+   * Discord cannot turn a gallery back into a plain message.
+   */
+  gallery?: boolean;
 }
 
 /** A message the bot has posted and may edit. */

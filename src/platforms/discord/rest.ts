@@ -18,6 +18,7 @@ import {
   TextInputStyle,
 } from 'discord.js';
 import type { OutgoingMessage, ReplyLimits, TextForm } from '../../core/platform.ts';
+import { COMPONENTS_V2_FLAG, galleryContainer } from './components-v2.ts';
 import { cappedWaits } from './rest-waits.ts';
 
 /**
@@ -121,14 +122,28 @@ export function componentsOf(message: OutgoingMessage): Array<APIActionRowCompon
   ];
 }
 
-/** The message (a string is its text) with its text cut to Discord's 2,000 characters (`maxChars`). */
+/** The message (a string is its text) with its text cut to Discord's 2,000 characters (`maxChars`): a sentence, never a gallery. */
 export function fittedMessage(message: string | OutgoingMessage): OutgoingMessage {
   const m = typeof message === 'string' ? { content: message } : message;
-  return { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
+  return { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars), gallery: false };
 }
 
-/** The whole payload of a create: content, files, embeds, buttons, and no pings (but `mentionUser`'s). */
+/**
+ * A gallery message's Components V2 form (components-v2.ts): the flag and its one Container
+ * (caption, images, buttons); undefined for any other message, or a gallery that form cannot show.
+ */
+function componentsV2Of(message: OutgoingMessage) {
+  const container = galleryContainer(message, componentsOf(message));
+  return container && { flags: COMPONENTS_V2_FLAG as typeof COMPONENTS_V2_FLAG, components: [container] };
+}
+
+/**
+ * The whole payload of a create: content, files, embeds, buttons, and no pings (but `mentionUser`'s); a gallery in
+ * its Components V2 form (the flag, its Container, the files it names; no `content` or `embeds`).
+ */
 export function payloadOf(message: OutgoingMessage) {
+  const v2 = componentsV2Of(message);
+  if (v2) return { ...v2, files: filesOf(message), allowedMentions: NO_MENTIONS };
   return {
     content: textOf(message),
     files: filesOf(message),
@@ -141,26 +156,37 @@ export function payloadOf(message: OutgoingMessage) {
 /**
  * The payload of an edit: the content, and embeds, buttons or files only when the message
  * names them (a streamed text edit leaves a message's embeds and buttons as they are); no pings
- * (but `mentionUser`'s).
+ * (but `mentionUser`'s). A gallery in its Components V2 form, `content` and `embeds` reset (null,
+ * []), as Discord wants when an edit sets the flag on a message that had them (a progress line
+ * becoming the image).
  */
 export function editPayloadOf(message: OutgoingMessage) {
+  const v2 = componentsV2Of(message);
+  // New files replace the message's attachments (a progress line becoming the image).
+  const files = message.files?.length ? { files: filesOf(message), attachments: [] } : {};
+  if (v2) return { content: null, embeds: [], ...v2, ...files, allowedMentions: NO_MENTIONS };
   return {
     content: textOf(message),
     ...(message.cards || message.imageLinks ? { embeds: embedsOf(message) } : {}),
     ...(message.buttons ? { components: componentsOf(message) } : {}),
-    // New files replace the message's attachments (a progress line becoming the image).
-    ...(message.files?.length ? { files: filesOf(message), attachments: [] } : {}),
+    ...files,
     allowedMentions: mentionsOf(message),
   };
 }
+
+/** What an edit with discord.js takes: {@link editPayloadOf}'s, or {@link payloadOf}'s for the first write of a deferred reply. */
+export type EditPayload = ReturnType<typeof editPayloadOf> | ReturnType<typeof payloadOf>;
 
 /**
  * The JSON body of a text edit (no files) for Discord's edit endpoints, sent without discord.js's
  * payload builder: the content, and embeds and buttons only when the message names them (as
  * {@link editPayloadOf}) or, `whole`, always (as {@link payloadOf}: the first write of a deferred
- * reply); no pings (but `mentionUser`'s).
+ * reply); no pings (but `mentionUser`'s). A gallery of links in its Components V2 form, as
+ * {@link editPayloadOf}.
  */
 export function editBodyOf(message: OutgoingMessage, whole = false) {
+  const v2 = componentsV2Of(message);
+  if (v2) return { content: null, embeds: [], ...v2, allowed_mentions: API_NO_MENTIONS };
   return {
     content: textOf(message),
     ...(whole || message.cards || message.imageLinks ? { embeds: embedsOf(message) } : {}),
