@@ -144,7 +144,9 @@ describe('Discord: Markdown as Discord renders it', () => {
     const block = pages[1]!.split('\n\nThe end.')[0]!.split('\n');
     expect(block[0]).toBe('```');
     expect(block[1]).toBe('Item    | Count');
-    expect(block.slice(3, -1)).toEqual(rows.map((_, i) => `${`item ${i + 1}`.padEnd(7)} | ${String((i + 1) * 3).padStart(5)}`));
+    expect(block.slice(3, -1)).toEqual(
+      rows.map((_, i) => `${`item ${i + 1}`.padEnd(7)} | ${String((i + 1) * 3).padStart(5)}`),
+    );
     expect(block.at(-1)).toBe('```');
     expect(pages[1]!.endsWith('\n\nThe end.')).toBe(true);
     expect((await history(conversationId))[1]!.content).toBe(answer);
