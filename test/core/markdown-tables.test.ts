@@ -10,11 +10,13 @@ import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { parseMarkdown } from '../../src/core/markdown/parse.ts';
 import {
+  MAX_RENDERED_CHARS,
   MAX_TABLE_GROWTH,
   mayHoldTable,
   renderTables,
   TABLE_GROWTH_SLACK,
   TABLE_MAX_WIDTH,
+  TableRenderer,
 } from '../../src/core/markdown/tables.ts';
 
 /** The lines between a rendered block's fences. */
@@ -196,5 +198,70 @@ describe('renderTables: adversarial tables', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('past MAX_RENDERED_CHARS the text is shown as written (one render parses at most that much)', () => {
+    const table = '| a | b |\n|---|---|\n| 1 | 2 |\n\n';
+    const text = table.repeat(Math.ceil((MAX_RENDERED_CHARS * 2) / table.length));
+    const out = renderTables(text);
+    const cut = text.lastIndexOf('\n', MAX_RENDERED_CHARS) + 1;
+    expect(out.endsWith(text.slice(cut))).toBe(true);
+    expect(out.slice(0, out.length - (text.length - cut))).toBe(renderTables(text.slice(0, cut)));
+    // Every table before the cut rendered, every one after it as written.
+    expect(out.slice(0, out.length - (text.length - cut))).not.toContain('|---|');
+    expect(text.slice(cut)).toContain('|---|');
+  });
+});
+
+describe('TableRenderer: a text rendered at each write as it grows', () => {
+  // Not with link reference definitions (`[ref]: url`): a table's cells whose definition is in
+  // another part of the text (rendered at another write) keep `[ref]` as written (tables.ts).
+  it('property: rendering each state of a growing text gives, at every state, what rendering it whole gives', () => {
+    const line = fc.constantFrom(
+      '| a | b |',
+      '|---|--:|',
+      '| 1 | 22 |',
+      '',
+      '',
+      'prose | with a pipe',
+      '- item',
+      '  | x |',
+      '  |---|',
+      '> | q |',
+      '> |---|',
+      '    indented',
+      '```',
+      '# heading',
+      '[link][ref] | [ref]',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(line, { maxLength: 60 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1 }),
+        (lines, steps) => {
+          const text = lines.join('\n');
+          const renderer = new TableRenderer();
+          for (let i = 0, k = 0; i < text.length; k++) {
+            i = Math.min(text.length, i + steps[k % steps.length]!);
+            expect(renderer.render(text.slice(0, i))).toBe(renderTables(text.slice(0, i)));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps what no later text changes: the earlier tables of a long answer are not parsed again at each write', () => {
+    const section = (i: number) => `## Part ${i}\n\n| k | v |\n|---|---|\n| ${i} | ${'x'.repeat(i % 5)} |\n\n`;
+    const text = Array.from({ length: 200 }, (_, i) => section(i)).join('');
+    expect(text.length).toBeLessThan(MAX_RENDERED_CHARS);
+    const renderer = new TableRenderer();
+    let out = '';
+    for (let i = 1; i <= 200; i++) out = renderer.render(Array.from({ length: i }, (_, j) => section(j)).join(''));
+    expect(out).toBe(renderTables(text));
+    // What it keeps: all but the last blocks; the next write parses only what follows.
+    const kept = (renderer as unknown as { stable: string }).stable;
+    expect(kept.length).toBeGreaterThan(text.length - section(199).length - 1);
+    expect(text.startsWith(kept)).toBe(true);
   });
 });

@@ -4,17 +4,22 @@
  * text) becomes an aligned monospaced block, or a list when it is wide (table-layout.ts); every
  * other line is the text as written, byte for byte: the output is the input's own slices between
  * the tables' source lines (`Token.map`), so headings, emphasis, links, lists, quotes, code and
- * line endings stay exactly as the model wrote them.
+ * line endings stay exactly as the model wrote them. A table inside a quote or a list item keeps
+ * its container: its block's lines carry the table's own line prefixes (`> `, the item's indent).
  *
- * A table inside a quote or a list item keeps its container: its block's lines carry the
- * table's own line prefixes (`> `, the item's indent).
- *
- * Cost: one parse of the text (about linear in its length: parse.ts) and each table's rendering,
- * at most {@link MAX_TABLE_GROWTH} times its source (plus {@link TABLE_GROWTH_SLACK}); a table
- * that would take more (a list repeating long headers on many short rows) is left as written.
+ * Cost, for a text streamed and rendered at each write ({@link TableRenderer}): the start of the
+ * text that no later text can change (up to the last block after a blank line, that block not a
+ * list or indented code) is rendered once and kept, so a write parses only the blocks after it
+ * (one difference from rendering the whole text at once: a table's `[text][label]` cells whose
+ * link reference definition is in another part stay as written, which is how Discord shows
+ * reference links anywhere);
+ * at most {@link MAX_RENDERED_CHARS} of the text are rendered (the rest is shown as written); a
+ * table takes at most {@link MAX_TABLE_GROWTH} times its source (plus {@link TABLE_GROWTH_SLACK}),
+ * else it is left as written (a list repeating long headers on many short rows).
  */
 import { parseMarkdown, type Token } from './parse.ts';
-import { type Align, type Cell, TABLE_MAX_WIDTH, type TableCells, tableBlock, tableList } from './table-layout.ts';
+import { TABLE_MAX_WIDTH, type TableCells, tableBlock, tableList } from './table-layout.ts';
+import { containerPrefixes, readTable, SourceLines } from './table-read.ts';
 
 export { TABLE_MAX_WIDTH } from './table-layout.ts';
 
@@ -22,8 +27,14 @@ export { TABLE_MAX_WIDTH } from './table-layout.ts';
 export const MAX_TABLE_GROWTH = 4;
 /** …plus this many (small tables). */
 export const TABLE_GROWTH_SLACK = 1_000;
+/**
+ * Characters of a text rendered, at most (twice `MAX_ANSWER_CHARS`' default; 20 Discord
+ * messages): past them (an answer allowed up to 1,000,000 characters) the text is shown as
+ * written, so that one render parses at most this much (bench/markdown.bench.ts).
+ */
+export const MAX_RENDERED_CHARS = 40_000;
 
-/** Options of {@link renderTables}. */
+/** Options of {@link renderTables} and {@link TableRenderer}. */
 export interface TableOptions {
   /** Widest block in display columns; a wider table becomes a list. Default {@link TABLE_MAX_WIDTH}. */
   maxWidth?: number;
@@ -39,34 +50,102 @@ export function mayHoldTable(text: string): boolean {
 }
 
 /**
- * `markdown` with each table as an aligned monospaced block (a list when wider than
- * `maxWidth`), everything else as written. The same string when it holds no table.
- * Time: one parse plus output bounded by {@link MAX_TABLE_GROWTH}; never throws on any text.
+ * `markdown` with each table (in its first {@link MAX_RENDERED_CHARS}) as an aligned monospaced
+ * block (a list when wider than `maxWidth`), everything else as written; the same string when it
+ * holds no table. Never throws. Time: one parse of at most {@link MAX_RENDERED_CHARS}, and output
+ * bounded by {@link MAX_TABLE_GROWTH}.
  */
 export function renderTables(markdown: string, options: TableOptions = {}): string {
-  if (!mayHoldTable(markdown)) return markdown;
-  const tokens = parseMarkdown(markdown);
-  let lines: SourceLines | undefined;
+  return new TableRenderer(options).render(markdown);
+}
+
+/**
+ * {@link renderTables} for one text that grows (a streamed answer, rendered at each write): the
+ * rendering of the text's stable start is kept, and a text that starts with it parses only what
+ * comes after it. A text that does not (a final text that replaced the answer) is rendered afresh.
+ */
+export class TableRenderer {
+  /** The text's start that no later text changes, and its rendering. */
+  private stable = '';
+  private stableRendered = '';
+
+  constructor(private readonly options: TableOptions = {}) {}
+
+  /** {@link renderTables} of `markdown`. */
+  render(markdown: string): string {
+    if (!mayHoldTable(markdown)) return markdown;
+    if (!markdown.startsWith(this.stable)) {
+      this.stable = '';
+      this.stableRendered = '';
+    }
+    const from = this.stable.length;
+    let to = Math.min(markdown.length, MAX_RENDERED_CHARS);
+    if (to < markdown.length) to = Math.max(from, markdown.lastIndexOf('\n', to) + 1);
+    const tail = markdown.slice(from, to);
+    const part = renderPart(tail, this.options.maxWidth ?? TABLE_MAX_WIDTH);
+    const before = this.stableRendered;
+    if (part.stable > 0) {
+      this.stable = markdown.slice(0, from + part.stable);
+      this.stableRendered = before + part.stableRendered;
+    }
+    const rendered = before + part.rendered + markdown.slice(to);
+    return rendered === markdown ? markdown : rendered;
+  }
+}
+
+/**
+ * One parse of `text`: its rendering; and how long a start of it is stable (`stable`, at a
+ * line's start: no text added after `text` changes how that start parses) with the rendering of
+ * that start alone.
+ */
+function renderPart(text: string, maxWidth: number): { rendered: string; stable: number; stableRendered: string } {
+  if (!mayHoldTable(text)) return { rendered: text, stable: 0, stableRendered: '' };
+  const tokens = parseMarkdown(text);
+  const lines = new SourceLines(text);
+  const stable = lines.start(stableLines(tokens));
   const parts: string[] = [];
   let copied = 0;
+  let stableRendered: string | undefined;
   for (let i = 0; i < tokens.length; i++) {
     const open = tokens[i]!;
     if (open.type !== 'table_open' || !open.map) continue;
     const { cells, close } = readTable(tokens, i);
     i = close;
-    lines ??= new SourceLines(markdown);
-    const [first, end] = open.map;
-    const start = lines.start(first);
-    const stop = lines.end(end - 1);
-    const rendered = renderOne(cells, lines, open, options.maxWidth ?? TABLE_MAX_WIDTH, stop - start);
+    const start = lines.start(open.map[0]);
+    const stop = lines.end(open.map[1] - 1);
+    const rendered = renderOne(cells, lines, open, maxWidth, stop - start);
     if (rendered === undefined) continue;
-    parts.push(markdown.slice(copied, start), rendered);
+    if (stableRendered === undefined && start >= stable)
+      stableRendered = [...parts, text.slice(copied, stable)].join('');
+    parts.push(text.slice(copied, start), rendered);
     copied = stop;
   }
-  if (parts.length === 0) return markdown;
-  parts.push(markdown.slice(copied));
-  return parts.join('');
+  if (parts.length === 0) return { rendered: text, stable, stableRendered: text.slice(0, stable) };
+  stableRendered ??= [...parts, text.slice(copied, stable)].join('');
+  parts.push(text.slice(copied));
+  return { rendered: parts.join(''), stable, stableRendered };
 }
+
+/**
+ * The first line of the last top-level block that follows a blank line after a block that
+ * cannot go on past it (a paragraph, heading, table, quote, closed fence…; not a list, whose
+ * item goes on after a blank line when the next line is indented, nor indented code): no text
+ * added later changes how the lines before it parse. 0 when there is none.
+ */
+function stableLines(tokens: readonly Token[]): number {
+  let stable = 0;
+  let previous: Token | undefined;
+  for (const token of tokens) {
+    if (token.level !== 0 || token.nesting === -1 || !token.map) continue;
+    const after = previous?.map?.[1];
+    if (previous && after !== undefined && after < token.map[0] && !GOES_ON.has(previous.type)) stable = token.map[0];
+    previous = token;
+  }
+  return stable;
+}
+
+/** Top-level blocks that a blank line does not end. */
+const GOES_ON = new Set(['bullet_list_open', 'ordered_list_open', 'code_block']);
 
 /** One table's replacement for its source lines (no line break after it), or undefined to leave it as written. */
 function renderOne(
@@ -83,146 +162,4 @@ function renderOne(
   const body = tableBlock(cells, maxWidth, budget) ?? tableList(cells, budget) ?? tableBlock(cells, Infinity, budget);
   if (body === undefined) return undefined;
   return prefixes.first + body.split('\n').join(`\n${prefixes.rest}`);
-}
-
-/**
- * The line prefixes of a table inside containers (quotes, list items): `first` is its first
- * line's quote marks, indent and list markers; `rest` is the delimiter row's (its second line)
- * before the row itself, which starts with `|`, `:` or `-` (a continuation line: quote marks and
- * indent). Undefined when `rest` holds anything else: the table is left as written.
- */
-function containerPrefixes(lines: SourceLines, first: number): { first: string; rest: string } | undefined {
-  const header = lines.text(first);
-  const delimiter = lines.text(first + 1);
-  let restEnd = 0;
-  while (restEnd < delimiter.length && !'|:-'.includes(delimiter[restEnd]!)) {
-    if (!' \t>'.includes(delimiter[restEnd]!)) return undefined;
-    restEnd++;
-  }
-  return { first: header.slice(0, containerPrefixLength(header)), rest: delimiter.slice(0, restEnd) };
-}
-
-/** The length of a line's container prefix: blanks, quote marks, and list markers (`-`, `+`, `*`, `1.`, `1)`) each before a blank. */
-function containerPrefixLength(line: string): number {
-  let i = 0;
-  for (;;) {
-    while (line[i] === ' ' || line[i] === '\t') i++;
-    if (line[i] === '>') {
-      i++;
-      continue;
-    }
-    let end = i;
-    while (end < line.length && end - i < 9 && line[end]! >= '0' && line[end]! <= '9') end++;
-    if (end > i) end = line[end] === '.' || line[end] === ')' ? end + 1 : i;
-    else if ('-+*'.includes(line[i] ?? '|')) end = i + 1;
-    if (end === i || (line[end] !== ' ' && line[end] !== '\t')) return i;
-    i = end;
-  }
-}
-
-/** The cells of the table opened at `tokens[open]`, and the index of its `table_close`. */
-function readTable(tokens: readonly Token[], open: number): { cells: TableCells; close: number } {
-  const align: Align[] = [];
-  const rows: Cell[][] = [];
-  let i = open + 1;
-  for (; i < tokens.length && tokens[i]!.type !== 'table_close'; i++) {
-    const token = tokens[i]!;
-    if (token.type === 'tr_open') rows.push([]);
-    else if (token.type === 'th_open') align.push(alignOf(token));
-    else if (token.type === 'inline')
-      rows.at(-1)?.push({ text: plainText(token.children ?? []), markdown: token.content.trim() });
-  }
-  const [header = [], ...body] = rows;
-  // markdown-it gives every row one cell a header cell (GFM); kept so whatever the parser does.
-  const empty: Cell = { text: '', markdown: '' };
-  const fitted = body.map((row) => header.map((_, col) => row[col] ?? empty));
-  return { cells: { align, header, rows: fitted }, close: i };
-}
-
-/** A cell's alignment from markdown-it's `style="text-align:…"`. */
-function alignOf(token: Token): Align {
-  const style = String(token.attrGet('style') ?? '');
-  return style.endsWith('right') ? 'right' : style.endsWith('center') ? 'center' : 'left';
-}
-
-/**
- * Inline tokens as their text: emphasis, strikethrough and code marks dropped, an image as its alt
- * text; a link or image followed by its address in parentheses, unless it shows its address.
- */
-function plainText(children: readonly Token[]): string {
-  let out = '';
-  const links: Array<{ href: string; from: number; autolink: boolean }> = [];
-  for (const token of children) {
-    switch (token.type) {
-      case 'text':
-      case 'text_special':
-      case 'code_inline':
-        out += token.content;
-        break;
-      case 'softbreak':
-      case 'hardbreak':
-        out += ' ';
-        break;
-      case 'link_open':
-        links.push({
-          href: String(token.attrGet('href') ?? ''),
-          from: out.length,
-          autolink: token.markup === 'autolink',
-        });
-        break;
-      case 'link_close': {
-        const link = links.pop();
-        if (link && !link.autolink) out += addressAfter(out.slice(link.from), link.href);
-        break;
-      }
-      case 'image': {
-        const alt = plainText(token.children ?? []);
-        out += alt + addressAfter(alt, String(token.attrGet('src') ?? ''));
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-/** ` (href)` after a link's text, or nothing when there is no address or the text is it. */
-function addressAfter(text: string, href: string): string {
-  return href === '' || text.trim() === href ? '' : ` (${href})`;
-}
-
-/**
- * Where each line of a text starts and ends, its line breaks read as markdown-it reads them
- * (`\r\n`, `\r` or `\n`: its `normalize` rule), so that `Token.map` line numbers index them.
- */
-class SourceLines {
-  /** Start offset of each line, then past the end. */
-  private readonly starts: number[] = [0];
-  /** End offset of each line (before its line break). */
-  private readonly ends: number[] = [];
-
-  constructor(private readonly source: string) {
-    for (let i = 0; i < source.length; i++) {
-      const c = source.charCodeAt(i);
-      if (c !== 0x0a && c !== 0x0d) continue;
-      this.ends.push(i);
-      if (c === 0x0d && source.charCodeAt(i + 1) === 0x0a) i++;
-      this.starts.push(i + 1);
-    }
-    this.ends.push(source.length);
-  }
-
-  /** Offset of line `line`'s first character. */
-  start(line: number): number {
-    return this.starts[Math.min(line, this.starts.length - 1)]!;
-  }
-
-  /** Offset just past line `line`'s last character (before its line break). */
-  end(line: number): number {
-    return this.ends[Math.min(line, this.ends.length - 1)]!;
-  }
-
-  /** Line `line`'s text, without its line break. */
-  text(line: number): string {
-    return this.source.slice(this.start(line), this.end(line));
-  }
 }
