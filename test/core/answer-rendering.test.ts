@@ -87,10 +87,12 @@ describe('a streamed answer rendered for its platform', () => {
     const calls: string[] = [];
     const rendering: MarkdownRendering = {
       touches: (delta) => delta.includes('|'),
-      render: (markdown) => {
-        calls.push(markdown);
-        return markdown.toUpperCase();
-      },
+      renderer: () => ({
+        render: (markdown) => {
+          calls.push(markdown);
+          return markdown.toUpperCase();
+        },
+      }),
     };
     const body = new AnswerPages(rendering);
     const limits = { maxChars: 2000 };

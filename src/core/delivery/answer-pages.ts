@@ -6,7 +6,7 @@
  * are cut from the rendered text, made afresh from the whole of it at each state once a delta
  * touched the rendering (a table changes as its rows come); `text` stays the model's Markdown.
  */
-import type { MarkdownRendering, ReplyLimits } from '../platform.ts';
+import type { MarkdownRenderer, MarkdownRendering, ReplyLimits } from '../platform.ts';
 import { PageSplitter, splitMessage } from './split.ts';
 
 /** What a message shows once the final text of its answer ends on an earlier message. */
@@ -79,9 +79,9 @@ export class AnswerPages {
     | undefined;
   /** The last result of {@link pages}, and what it was computed from. */
   private view: PagesView | undefined;
-  /** Whether the pages are cut from `rendering.render(text)`: once a delta touched the rendering. */
-  private rendered = false;
-  /** The rendered text the splitter holds (while {@link rendered}). */
+  /** The answer's renderer, once a delta touched the rendering: the pages are then cut from its `render(text)`. */
+  private renderer: MarkdownRenderer | undefined;
+  /** The rendered text the splitter holds (once there is a {@link renderer}). */
   private split: string | undefined;
 
   /** @param rendering the platform's (ReplyLimits `rendering`), for the answer's whole life. */
@@ -90,8 +90,8 @@ export class AnswerPages {
   /** Adds a delta: O(delta) until the pages are asked for. */
   append(delta: string): void {
     this.text += delta;
-    if (!this.rendered && this.rendering?.touches(delta)) this.rendered = true;
-    if (!this.rendered) this.splitter?.pages.append(delta);
+    if (!this.renderer && this.rendering?.touches(delta)) this.renderer = this.rendering.renderer();
+    if (!this.renderer) this.splitter?.pages.append(delta);
     if (!this.hasText && !isBlank(delta)) this.hasText = true;
   }
 
@@ -101,9 +101,9 @@ export class AnswerPages {
    */
   finalize(finalText: string | undefined, emptyText: string): void {
     if (finalText !== undefined && finalText !== this.text) {
-      if (!this.rendered && this.rendering?.touches(finalText)) this.rendered = true;
+      if (!this.renderer && this.rendering?.touches(finalText)) this.renderer = this.rendering.renderer();
       // Rendered pages are cut afresh from the whole text when next asked for (paginate).
-      if (!this.rendered) {
+      if (!this.renderer) {
         if (this.hasText && finalText.startsWith(this.text))
           this.splitter?.pages.append(finalText.slice(this.text.length));
         else this.splitter?.pages.reset(finalText);
@@ -146,7 +146,7 @@ export class AnswerPages {
   private paginate(maxChars: number, measure: ((text: string) => number) | undefined, state: PagesState): string[] {
     let pages: string[];
     if (this.hasText) {
-      const shown = this.rendered ? this.rendering!.render(this.text) : undefined;
+      const shown = this.renderer?.render(this.text);
       if (this.splitter?.maxChars !== maxChars || this.splitter.measure !== measure) {
         this.splitter = { pages: new PageSplitter(maxChars, measure), maxChars, measure };
         this.splitter.pages.reset(shown ?? this.text);

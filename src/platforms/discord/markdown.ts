@@ -6,11 +6,11 @@
  * (core/markdown/tables.ts). Applied to every page of a streamed answer (delivery/answer-pages.ts),
  * never to the history.
  */
-import { mayHoldTable, renderTables } from '../../core/markdown/tables.ts';
+import { mayHoldTable, TableRenderer } from '../../core/markdown/tables.ts';
 import type { MarkdownRendering } from '../../core/platform.ts';
 
 /** Discord's rendering of an answer's Markdown: tables as monospaced blocks or lists, the rest as written. */
 export const DISCORD_RENDERING: MarkdownRendering = {
   touches: mayHoldTable,
-  render: (markdown) => renderTables(markdown),
+  renderer: () => new TableRenderer(),
 };
