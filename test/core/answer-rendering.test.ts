@@ -5,10 +5,13 @@
  * the reply's `content` (what the history keeps) stays the model's Markdown; and the rendering is
  * not run (nor the answer's text copied) until a delta could change it.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AnswerPages } from '../../src/core/delivery/answer-pages.ts';
 import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
+import { splitMessage } from '../../src/core/delivery/split.ts';
 import { type Clock, StreamingReply } from '../../src/core/delivery/streaming-reply.ts';
+import { renderTables } from '../../src/core/markdown/tables.ts';
 import type { MarkdownRendering, MessageHandle, OutgoingMessage, ReplyChannel } from '../../src/core/platform.ts';
 import { DISCORD_MESSAGE_LIMITS } from '../../src/platforms/discord/rest.ts';
 
@@ -106,5 +109,29 @@ describe('a streamed answer rendered for its platform', () => {
     expect(body.pages(limits, state)).toEqual(['PLAIN TEXT ONLY | A B']);
     expect(calls).toEqual(['plain text only | a b']);
     expect(body.text).toBe('plain text only | a b');
+  });
+
+  it('property: at every state of a growing answer its pages are the pages of its rendered text', () => {
+    const line = fc.constantFrom('| a | b |', '|---|--:|', '| 1 | 22 |', '', 'prose words here', '```', '- item');
+    fc.assert(
+      fc.property(
+        fc.array(line, { minLength: 1, maxLength: 80 }),
+        fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1 }),
+        fc.integer({ min: 40, max: 400 }),
+        (lines, steps, maxChars) => {
+          const text = lines.join('\n');
+          const body = new AnswerPages(DISCORD_MESSAGE_LIMITS.rendering);
+          const state = { finishing: false, messages: 0, controls: false, finalControls: false };
+          for (let i = 0, k = 0; i < text.length; k++) {
+            const step = steps[k % steps.length]!;
+            body.append(text.slice(i, i + step));
+            i += step;
+            const expected = splitMessage(renderTables(text.slice(0, i)), maxChars).filter((p) => p.trim() !== '');
+            expect(body.pages({ maxChars }, state)).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -81,7 +81,7 @@ export class AnswerPages {
   private view: PagesView | undefined;
   /** The answer's renderer, once a delta touched the rendering: the pages are then cut from its `render(text)`. */
   private renderer: MarkdownRenderer | undefined;
-  /** The rendered text the splitter holds (once there is a {@link renderer}). */
+  /** The rendered text the splitter holds (once there is a {@link renderer}); undefined: the splitter holds `text`. */
   private split: string | undefined;
 
   /** @param rendering the platform's (ReplyLimits `rendering`), for the answer's whole life. */
@@ -152,7 +152,10 @@ export class AnswerPages {
         this.splitter.pages.reset(shown ?? this.text);
         this.split = shown;
       } else if (shown !== undefined && shown !== this.split) {
-        this.splitter.pages.reset(shown);
+        // A rendered text that only grew (no table changed) keeps its completed pages.
+        if (this.split !== undefined && shown.startsWith(this.split))
+          this.splitter.pages.append(shown.slice(this.split.length));
+        else this.splitter.pages.reset(shown);
         this.split = shown;
       }
       // A page of whitespace alone (an answer of blank lines) is no message: a platform refuses it
