@@ -18,11 +18,6 @@ interface OpenFence {
   openingLine: string;
 }
 
-/** An open fence and where its opening line starts in the text. */
-interface OpenFenceAt extends OpenFence {
-  lineStart: number;
-}
-
 /** Measures text as the platform counts it; defaults to UTF-16 code units (`String.length`). */
 export type Measure = (text: string) => number;
 
@@ -67,9 +62,9 @@ export function openFenceAtEnd(text: string): OpenFence | undefined {
   return open && { marker: open.marker, openingLine: open.openingLine };
 }
 
-/** {@link openFenceAtEnd}, with where its opening line starts. */
-function openFenceIn(text: string): OpenFenceAt | undefined {
-  let open: OpenFenceAt | undefined;
+/** {@link openFenceAtEnd}, with where its opening line starts in `text` (`lineStart`). */
+function openFenceIn(text: string): (OpenFence & { lineStart: number }) | undefined {
+  let open: (OpenFence & { lineStart: number }) | undefined;
   for (let start = 0; start <= text.length; ) {
     const found = text.indexOf('\n', start);
     const end = found < 0 ? text.length : found;
