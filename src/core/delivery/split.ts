@@ -58,7 +58,13 @@ function fenceLineIn(
 
 /** The fence left open at the end of `text`, if any (CommonMark rules, simplified). Linear in the length of `text`. */
 export function openFenceAtEnd(text: string): OpenFence | undefined {
-  let open: OpenFence | undefined;
+  const open = openFenceIn(text);
+  return open && { marker: open.marker, openingLine: open.openingLine };
+}
+
+/** {@link openFenceAtEnd}, with where its opening line starts in `text` (`lineStart`). */
+function openFenceIn(text: string): (OpenFence & { lineStart: number }) | undefined {
+  let open: (OpenFence & { lineStart: number }) | undefined;
   for (let start = 0; start <= text.length; ) {
     const found = text.indexOf('\n', start);
     const end = found < 0 ? text.length : found;
@@ -69,7 +75,8 @@ export function openFenceAtEnd(text: string): OpenFence | undefined {
       if (!open) {
         // A backtick fence's info string may not contain backticks.
         if (!(markerChar === BACKTICK && line.restHasBacktick)) {
-          open = { marker: text.slice(line.markerStart, line.markerEnd), openingLine: text.slice(start, end).trim() };
+          const marker = text.slice(line.markerStart, line.markerEnd);
+          open = { marker, openingLine: text.slice(start, end).trim(), lineStart: start };
         }
       } else if (markerChar === open.marker.charCodeAt(0) && markerLength >= open.marker.length && line.restIsBlank) {
         open = undefined;
@@ -212,9 +219,17 @@ export class PageSplitter {
     let reserve = 4; // "\n```"
     for (;;) {
       const window = fittingLength(head, maxChars - reserve, measure);
-      const { cut, skip } = chooseCut(head, window, reopen.length);
+      let { cut, skip } = chooseCut(head, window, reopen.length);
+      let open = openFenceIn(head.slice(0, cut));
+      // A fenced block (code, a rendered table) opened in the page's second half starts the next
+      // page instead, whole there when it fits on one; this page stays at least half full.
+      if (open && open.lineStart - 1 >= Math.max(reopen.length, Math.floor(window / 2))) {
+        cut = open.lineStart - 1;
+        skip = 1;
+        open = undefined;
+      }
       const page = head.slice(0, cut);
-      const carried = this.carry(openFenceAtEnd(page));
+      const carried = this.carry(open);
       const closing = carried?.closing ?? '';
       if (measure(page + closing) <= maxChars) {
         this.complete(page + closing, cut + skip - reopen.length, carried?.reopen ?? '');
