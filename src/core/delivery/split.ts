@@ -11,6 +11,7 @@
  * by a scan, not by a regular expression that can backtrack on a long line of backticks).
  */
 import { isWhitespace } from '../text-scan.ts';
+import type { PageBreaks } from './page-breaks.ts';
 
 /** An open fence: its marker (e.g. "```") and the line that opened it (e.g. "```ts"). */
 interface OpenFence {
@@ -157,6 +158,8 @@ export class PageSplitter {
   constructor(
     private readonly maxChars: number,
     private readonly measure: Measure = byLength,
+    /** The platform's choice of cuts (e.g. at Markdown blocks' ends); the splitter's own when absent. */
+    private readonly breaks?: PageBreaks,
   ) {
     if (maxChars < 16) throw new RangeError('maxChars must be at least 16');
   }
@@ -212,9 +215,12 @@ export class PageSplitter {
     let reserve = 4; // "\n```"
     for (;;) {
       const window = fittingLength(head, maxChars - reserve, measure);
-      const { cut, skip } = chooseCut(head, window, reopen.length);
+      const proposed = this.breaks?.choose(head, window, reopen.length);
+      const chosen = proposed && proposed.cut > reopen.length && proposed.cut <= window ? proposed : undefined;
+      const { cut, skip } = chosen ?? chooseCut(head, window, reopen.length);
       const page = head.slice(0, cut);
-      const carried = this.carry(openFenceAtEnd(page));
+      // A construct the platform's cut goes on with (a table's header), else a code fence left open.
+      const carried = chosen?.reopen !== undefined ? this.carryLines(chosen.reopen) : this.carry(openFenceAtEnd(page));
       const closing = carried?.closing ?? '';
       if (measure(page + closing) <= maxChars) {
         this.complete(page + closing, cut + skip - reopen.length, carried?.reopen ?? '');
@@ -242,6 +248,11 @@ export class PageSplitter {
       if (this.measure(reopen) + this.measure(closing) <= this.maxChars / 2) return { closing, reopen };
     }
     return undefined;
+  }
+
+  /** Lines a {@link PageBreaks} choice starts the next page with, when they take at most half a page. */
+  private carryLines(reopen: string): { closing: string; reopen: string } | undefined {
+    return reopen !== '' && this.measure(reopen) <= this.maxChars / 2 ? { closing: '', reopen } : undefined;
   }
 
   /** Completes a page from the rest as plain text, without the fence line that would have reopened it. */
@@ -273,14 +284,20 @@ export class PageSplitter {
  * @param text the whole message (Markdown).
  * @param maxChars the platform's limit, e.g. 2000 for Discord `content`.
  * @param measure how the platform counts (e.g. after escaping); must be additive over concatenation.
+ * @param breaks the platform's choice of cuts ({@link PageBreaks}); the splitter's own when absent.
  * @returns one page when the text fits; the pages joined are the text, but for the line break
  *   at each cut and the fence lines added to close and reopen code blocks (a fence opened by a
  *   line longer than about half a page is reopened with its marker alone; one whose marker
  *   would take half a page is not carried over).
  * @throws RangeError when `maxChars` is too small to make progress (< 16).
  */
-export function splitMessage(text: string, maxChars: number, measure: Measure = byLength): string[] {
-  const splitter = new PageSplitter(maxChars, measure);
+export function splitMessage(
+  text: string,
+  maxChars: number,
+  measure: Measure = byLength,
+  breaks?: PageBreaks,
+): string[] {
+  const splitter = new PageSplitter(maxChars, measure, breaks);
   splitter.reset(text);
   return splitter.pages();
 }
