@@ -9,13 +9,15 @@
  * - between two rows of a table: the next page starts with the table's header and delimiter
  *   rows again (`reopen`), so that its rows are still a table.
  * With none there (one paragraph longer than half a page), a line break or space inside the
- * block that no inline construct (bold, italics, strikethrough, link, code span, image) spans,
- * tried from the end, at most {@link MAX_INLINE_TRIES} of them; else the splitter's own cut (a
- * code block is closed and reopened there).
+ * block that no inline construct (bold, italics, strikethrough, link, code span, image) spans:
+ * its two halves read apart hold as many constructs as the block does, the half after it read
+ * for at least {@link INLINE_LOOKAHEAD} characters (so that the construct's end is seen), tried
+ * from the end, at most {@link MAX_INLINE_TRIES} of them; else the splitter's own cut (a code
+ * block is closed and reopened there).
  *
- * Only `head`'s whole lines are read (its last line may be cut short), so the choice depends on
- * the text's prefix alone and pages stay prefix-stable. Time: one parse of the head, and at most
- * {@link MAX_INLINE_TRIES} × 2 parses of one block of it (markdown-it: about linear).
+ * Cuts between blocks are read from `head`'s whole lines (its last line may be cut short); the
+ * choice depends on `head` alone, so pages stay prefix-stable. Time: two parses of the head, and
+ * at most {@link MAX_INLINE_TRIES} × 2 parses of one block of it (markdown-it: about linear).
  */
 import type { PageBreak, PageBreaks } from '../delivery/page-breaks.ts';
 import { constructCount } from './inline.ts';
@@ -24,7 +26,13 @@ import { lineStarts, linesEnd } from './source.ts';
 import { readTable } from './tables.ts';
 
 /** Cuts inside a block tried before leaving the choice to the splitter. */
-const MAX_INLINE_TRIES = 8;
+const MAX_INLINE_TRIES = 16;
+/**
+ * Characters read past a cut inside a block, at most: a construct that the cut would split must
+ * close within the head to be seen (the head ends where the page could end), so such a cut is at
+ * least this far from the head's end (or a quarter of the page, when that is less).
+ */
+const INLINE_LOOKAHEAD = 500;
 
 /** Cuts at Markdown blocks' ends (see the file's comment). */
 export const markdownPageBreaks: PageBreaks = { choose: chooseBreak };
@@ -43,10 +51,14 @@ function chooseBreak(head: string, window: number, minCut: number): PageBreak | 
   if (head.includes('\r') || head.includes('\0')) return undefined;
   const floor = Math.max(minCut + 1, Math.floor(window / 2));
   const end = head.lastIndexOf('\n');
-  if (end <= floor) return undefined;
-  const text = head.slice(0, end);
-  const read: Head = { text, tokens: parseMarkdown(text), starts: lineStarts(text), floor, window };
-  return structuralBreak(read) ?? inlineBreak(read);
+  if (end > floor) {
+    const text = head.slice(0, end);
+    const found = structuralBreak({ text, tokens: parseMarkdown(text), starts: lineStarts(text), floor, window });
+    if (found) return found;
+  }
+  // Inside one block: read with the head's last line, whole or not (a construct it cuts short is
+  // missing from the block and from the half after the cut alike).
+  return inlineBreak({ text: head, tokens: parseMarkdown(head), starts: lineStarts(head), floor, window });
 }
 
 /** The last cut between blocks, list items or table rows within [floor, window]. */
@@ -115,9 +127,10 @@ function inlineBreak(head: Head): PageBreak | undefined {
   const to = linesEnd(starts, block.map[1], text);
   const whole = constructCount(parseMarkdown(text.slice(from, to)));
   const low = Math.max(floor, from + 1);
+  const high = Math.min(window, text.length - Math.min(INLINE_LOOKAHEAD, Math.floor(window / 4)));
   let tries = 0;
   for (const separator of ['\n', ' ']) {
-    for (let at = text.lastIndexOf(separator, window); at >= low && tries < MAX_INLINE_TRIES; tries++) {
+    for (let at = text.lastIndexOf(separator, high); at >= low && tries < MAX_INLINE_TRIES; tries++) {
       const halves =
         constructCount(parseMarkdown(text.slice(from, at))) + constructCount(parseMarkdown(text.slice(at + 1, to)));
       if (halves === whole) return { cut: at, skip: 1 };
