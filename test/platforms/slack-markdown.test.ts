@@ -95,7 +95,7 @@ describe('Slack markdown blocks', () => {
 
   it('renders hostile nesting and huge inputs within bounds, blocks valid, the fallback text within a message', () => {
     const inputs = [
-      '> '.repeat(5000) + 'deep',
+      `${'> '.repeat(5000)}deep`,
       '- '.repeat(10000),
       `${'*'.repeat(3000)}x${'*'.repeat(3000)}`,
       `${'['.repeat(3000)}a${']('.repeat(1500)}`,
