@@ -23,7 +23,7 @@ import type { PageBreak, PageBreaks } from '../delivery/page-breaks.ts';
 import { constructCount } from './inline.ts';
 import { parseMarkdown, type Token } from './parse.ts';
 import { lineStarts, linesEnd } from './source.ts';
-import { readTable } from './tables.ts';
+import { type MarkdownTable, readTable } from './tables.ts';
 
 /** Cuts inside a block tried before leaving the choice to the splitter. */
 const MAX_INLINE_TRIES = 16;
@@ -33,6 +33,16 @@ const MAX_INLINE_TRIES = 16;
  * least this far from the head's end (or a quarter of the page, when that is less).
  */
 const INLINE_LOOKAHEAD = 500;
+
+/** Top-level blocks that a blank line after them ends, whatever comes next. */
+const ENDED_BY_BLANK: ReadonlySet<string> = new Set([
+  'paragraph_open',
+  'heading_open',
+  'table_open',
+  'blockquote_open',
+  'fence',
+  'hr',
+]);
 
 /** Cuts at Markdown blocks' ends (see the file's comment). */
 export const markdownPageBreaks: PageBreaks = { choose: chooseBreak };
@@ -63,29 +73,32 @@ function chooseBreak(head: string, window: number, minCut: number): PageBreak | 
 
 /** The last cut between blocks, list items or table rows within [floor, window]. */
 function structuralBreak(head: Head): PageBreak | undefined {
-  const { starts, floor, window } = head;
+  const { text, starts, floor, window } = head;
   let best: PageBreak | undefined;
-  for (const { line, reopen } of breakLines(head)) {
+  for (const { line, reopen, blank } of breakLines(head)) {
     if (line <= 0 || line >= starts.length) continue;
-    // The cut is the line break that ends the line before.
+    // The cut is the line break that ends the line before; a blank line there is dropped with it.
     const cut = starts[line]! - 1;
     if (cut < floor || cut > window) continue;
     if (best && (cut < best.cut || (cut === best.cut && reopen !== undefined))) continue;
-    best = reopen === undefined ? { cut, skip: 1 } : { cut, skip: 1, reopen };
+    const skip = blank ? linesEnd(starts, line + 1, text) + 1 - cut : 1;
+    best = reopen === undefined ? { cut, skip } : { cut, skip, reopen };
   }
   return best;
 }
 
 /**
- * The lines a page may start at: each top-level block's first, each item's of a top-level list,
- * and each table row's but the first (with the header and delimiter rows to start the page with).
+ * The lines a page may start at: each top-level block's first, the blank line after a block that
+ * it ends, each item's of a top-level list, and each table row's but the first (with the header
+ * and delimiter rows to start the page with).
  */
-function* breakLines(head: Head): Generator<{ line: number; reopen?: string }> {
-  const { text, tokens, starts } = head;
+function* breakLines(head: Head): Generator<{ line: number; reopen?: string; blank?: boolean }> {
+  const { tokens } = head;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     if (token.level !== 0 || token.nesting === -1 || !token.map) continue;
     yield { line: token.map[0] };
+    if (endedByBlank(head, token)) yield { line: token.map[1], blank: true };
     if (token.type === 'bullet_list_open' || token.type === 'ordered_list_open') {
       for (let j = i + 1; j < tokens.length && tokens[j]!.level > 0; j++) {
         const item = tokens[j]!;
@@ -93,15 +106,31 @@ function* breakLines(head: Head): Generator<{ line: number; reopen?: string }> {
       }
     } else if (token.type === 'table_open') {
       const table = readTable(tokens, i);
-      const first = table.lines[0];
-      // The header and delimiter rows, each with its line break.
-      if (first + 2 < starts.length) {
-        const reopen = text.slice(starts[first], starts[first + 2]);
-        for (const line of table.rowLines.slice(1)) yield { line, reopen };
-      }
+      yield* rowBreaks(head, table);
       i = table.next - 1;
     }
   }
+}
+
+/**
+ * Whether a blank line follows the block and ends it for certain (not a list item, nor an
+ * indented code block, which go on after one), so that it may end a page even when what
+ * follows is cut short by the head.
+ */
+function endedByBlank(head: Head, token: Token): boolean {
+  const { text, starts } = head;
+  const after = token.map?.[1];
+  if (after === undefined || after >= starts.length || !ENDED_BY_BLANK.has(token.type)) return false;
+  return text.slice(starts[after], linesEnd(starts, after + 1, text)).trim() === '';
+}
+
+/** A table's rows but the first, each with the header and delimiter rows (and their line breaks) to reopen it. */
+function* rowBreaks(head: Head, table: MarkdownTable): Generator<{ line: number; reopen: string }> {
+  const { text, starts } = head;
+  const first = table.lines[0];
+  if (first + 2 >= starts.length) return;
+  const reopen = text.slice(starts[first], starts[first + 2]);
+  for (const line of table.rowLines.slice(1)) yield { line, reopen };
 }
 
 /**
