@@ -1,7 +1,8 @@
 /**
- * `/settings [chat_model] [image_model] [vision_model] [system_prompt] [auto_thread] [reset]`
- * (admins): a channel's models, system prompt and (Discord) whether answers open a thread;
- * alone, shows each value and where it comes from.
+ * `/settings [chat_model] [image_model] [vision_model] [system_prompt] [auto_thread] [notify] [reset]`
+ * (admins): a channel's models, system prompt, (Discord) whether answers open a thread, and
+ * whether a long answer notifies its asker when it ends; alone, shows each value and where it
+ * comes from.
  */
 import type { Command } from '../src/core/command.ts';
 import { stringOption } from '../src/core/features/options.ts';
@@ -46,13 +47,18 @@ export default {
       type: 'boolean',
     },
     {
+      name: 'notify',
+      description: 'Mention the asker when an answer that took long ends (on by default)',
+      type: 'boolean',
+    },
+    {
       name: 'reset',
       description: 'Back to the default: one setting, or all',
       type: 'string',
       choices: [{ name: 'all', value: 'all' }, ...SETTING_NAMES.map((value) => ({ name: value, value }))],
     },
   ],
-  examples: ['', '--chat_model fake-chat', '--system_prompt "Answer in French."', '--reset all'],
+  examples: ['', '--chat_model fake-chat', '--system_prompt "Answer in French."', '--notify off', '--reset all'],
   async execute(ctx, core) {
     const o = ctx.options;
     const chat = stringOption(o, 'chat_model');
@@ -65,6 +71,7 @@ export default {
       ...(vision ? { vision_model: vision } : {}),
       ...(typeof o.system_prompt === 'string' ? { system_prompt: o.system_prompt } : {}),
       ...(typeof o.auto_thread === 'boolean' ? { auto_thread: o.auto_thread } : {}),
+      ...(typeof o.notify === 'boolean' ? { notify: o.notify } : {}),
       ...(reset ? { reset } : {}),
     });
   },

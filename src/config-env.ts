@@ -184,6 +184,7 @@ export const limitsEnv = z.object({
   PDF_TIMEOUT_MS: optionalInt(15_000, 100, 300_000),
   REPLY_CHAIN_MAX: optionalInt(25, 1, 100),
   EDIT_REANSWER_MINUTES: optionalInt(10, 0, 1440),
+  NOTIFY_AFTER_SECONDS: optionalInt(30, 0, 86_400),
   REGENERATE_STATES_PER_USER: optionalInt(20, 1, 1000),
   CATCH_UP_MAX_AGE_MINUTES: optionalInt(15, 0, 1440),
   ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,

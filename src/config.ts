@@ -91,6 +91,11 @@ export interface CoreLimits {
   replyChainMax: number;
   /** Minutes after a mention during which editing it re-answers it in place (`EDIT_REANSWER_MINUTES`; 0: off). */
   editReanswerMinutes: number;
+  /**
+   * An answer that took longer than this, in seconds, from its command to its end notifies its
+   * asker when it ends (`NOTIFY_AFTER_SECONDS`; 0: never): features/answer-notice.ts.
+   */
+  notifyAfterSeconds: number;
   /** A user's newest answers that keep what Regenerate needs (`REGENERATE_STATES_PER_USER`); older ones are dropped. */
   regenerateStatesPerUser: number;
   /** Oldest message answered by catch-up after downtime, in minutes (`CATCH_UP_MAX_AGE_MINUTES`; 0: off). */
@@ -244,6 +249,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     },
     replyChainMax: e.REPLY_CHAIN_MAX,
     editReanswerMinutes: e.EDIT_REANSWER_MINUTES,
+    notifyAfterSeconds: e.NOTIFY_AFTER_SECONDS,
     regenerateStatesPerUser: e.REGENERATE_STATES_PER_USER,
     catchUpMaxAgeMinutes: e.CATCH_UP_MAX_AGE_MINUTES,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,

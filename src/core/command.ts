@@ -194,13 +194,15 @@ export function runCommand(
   core: Core,
   read?: () => Promise<RawInvocation>,
 ): Promise<CommandOutcome> {
+  // When the user asked (unless the adapter says): a long answer's notice counts from it (features/answer-notice.ts).
+  const startedAt = ctx.startedAt ?? performance.now();
   return runInvocation(command.name, ctx, core, async () => {
     if (command.adminOnly && !(await ctx.user.isAdmin()))
       throw new ForbiddenError(`/${command.name} is for admins only.`);
     const raw = read ? await read() : { options: ctx.options, files: ctx.files };
     // Returned, not awaited: this frame is not kept for as long as the command runs (runInvocation awaits it).
     return command.execute(
-      { ...ctx, options: checkOptions(command, raw.options), files: raw.files ?? ctx.files },
+      { ...ctx, startedAt, options: checkOptions(command, raw.options), files: raw.files ?? ctx.files },
       core,
     );
   });

@@ -33,6 +33,24 @@ export interface OutgoingMessage {
   cards?: Card[];
   /** Buttons in one row (at most 5). */
   buttons?: Button[];
+  /**
+   * The one user this message mentions and notifies (a platform user id): the adapter writes
+   * their mention before `content` and lets it notify them alone (Discord: `allowed_mentions`
+   * `{ parse: [], users: [id] }`; Slack: `<@id>` left unescaped, the message posted, never
+   * streamed). The one exception to "nothing the bot writes pings": only for a message of the
+   * bot's own words (a long answer's notice, features/answer-notice.ts), never with model text.
+   */
+  mentionUser?: string;
+  /**
+   * Shows the message's images together as one gallery, `content` as their caption and the
+   * buttons under them: the images are `files` (each an image) then `imageLinks`, 1–10 in all.
+   * Discord: one Components V2 message (a Container of a Text Display, a Media Gallery and an
+   * action row; platforms/discord/components-v2.ts), or as without it where that cannot be
+   * used (docs/platform-limits.md, "Components V2"); Slack: as without it (files uploaded with
+   * the caption, image links as image blocks). Not for a message edited into text later:
+   * Discord cannot turn a gallery back into a plain message.
+   */
+  gallery?: boolean;
 }
 
 /** A message the bot has posted and may edit. */
@@ -343,6 +361,12 @@ export interface CommandContext {
   log: Logger;
   /** Short reference id of the invocation (log.ts `newReference`), shown with any error so a report can be found in the log. */
   ref: string;
+  /**
+   * When the user asked (the invocation arrived: a command, a mention, a press), in
+   * `performance.now()` ms; a long answer's notice counts its time from it
+   * (features/answer-notice.ts). Absent: from when the answer began (delivery/answer-session.ts).
+   */
+  startedAt?: number;
   reply: ReplyChannel;
   /** Lines from the adapter shown under a chat's answer (e.g. why no thread was opened), not stored. */
   notices?: readonly string[];

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { MALFORMED_INTERACTION_TEXT } from '../../src/platforms/discord/guard.ts';
 import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
 import { P } from '../fakes/discord/constants.ts';
-import type { FakeDiscord, FakeInteraction } from '../fakes/discord.ts';
+import { type FakeDiscord, type FakeInteraction, MessageFlag } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
@@ -81,10 +81,31 @@ describe('Discord refusing or failing', () => {
     expect(file.size).toBeLessThanOrEqual(LIMIT);
     expect(file.filename).toBe('imagine.jpg');
     expect((await sharp(file.data).metadata()).format).toBe('jpeg');
-    expect(interaction.original!.content).toMatch(
+    expect(interaction.original!.text).toMatch(
       /⚠️ The image was re-encoded as JPEG \(\d+%\) to fit this server's 0\.6 MB limit\./,
     );
     expect(discord.requests.filter((r) => r.status === 413)).toEqual([]);
+  });
+
+  it("turns an image's progress line into its gallery with the bot's own token once the interaction token expired, the note as a Text Display", async () => {
+    // The image comes after 4.5 s: "Generating… 3 s" is written with the token (4 s here), the image with the bot's.
+    service.enqueue('images', { delayHeadersMs: 4_500 });
+    const { interaction, ok } = await run('expired-image', 'imagine', { prompt: 'a slow tide' }, 30_000);
+    expect(ok).toBe(true);
+    const message = interaction.original!;
+    expect(message.revisions.map((r) => r.content)).toContain('🎨 Generating… 3 s');
+    const edit = discord.requests.find(
+      (r) => r.method === 'PATCH' && r.path.endsWith(`/channels/${message.channelId}/messages/${message.id}`),
+    );
+    expect(edit).toMatchObject({ status: 200, body: { flags: MessageFlag.IsComponentsV2, content: '' } });
+    expect(discord.requests.some((r) => r.code === 50027)).toBe(true);
+    expect(message.flags & MessageFlag.IsComponentsV2).toBe(MessageFlag.IsComponentsV2);
+    expect(message.content).toBe('');
+    expect(message.text.startsWith('🎨 a slow tide\n')).toBe(true);
+    expect(message.text.endsWith(`\n${EXPIRED_NOTE}`)).toBe(true);
+    expect(message.components.map((c) => c.type)).toEqual([17, 10]);
+    expect(message.buttons.map((b) => String(b.custom_id))).toContainEqual(expect.stringMatching(/^imagine:reroll:/));
+    expect(message.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
   });
 
   it("finishes an answer that outlives the interaction token with the bot's own token, and says so", async () => {

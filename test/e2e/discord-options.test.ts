@@ -112,9 +112,7 @@ function fromDataUrl(url: string): { mimeType: string; data: Buffer } {
 const fieldNames = (message: FakeMessage) => ((message.embeds[0]?.fields ?? []) as Json[]).map((f) => String(f.name));
 /** The custom ids of a message's buttons, with their disabled state. */
 const buttonsOf = (message: FakeMessage) =>
-  message.components.flatMap((row) =>
-    (row.components as Json[]).map((b) => ({ id: b.custom_id, disabled: b.disabled === true })),
-  );
+  message.buttons.map((b) => ({ id: b.custom_id, disabled: b.disabled === true }));
 
 describe('Discord /chat options', () => {
   it("sends model, temperature, max_tokens, top_p, frequency_penalty, presence_penalty, json and web_search under the spec's names, and an image option as an image_url data URL", async () => {
@@ -291,9 +289,9 @@ describe('Discord /imagine options', () => {
 
     const message = interaction.original!;
     expect(message.attachments.map((a) => a.filename)).toEqual(['imagine.png']);
-    expect(message.content).toContain('a lighthouse at dusk');
-    expect(message.content).toContain('seed 42');
-    expect(message.content).toContain('Fake Image XL · natural · 832×1216');
+    expect(message.text).toContain('a lighthouse at dusk');
+    expect(message.text).toContain('seed 42');
+    expect(message.text).toContain('Fake Image XL · natural · 832×1216');
     expect(buttonsOf(message).map((b) => String(b.id).split(':').slice(0, 2).join(':'))).toEqual([
       'imagine:reroll',
       'imagine:upscale',
@@ -332,8 +330,8 @@ describe('Discord /imagine options', () => {
     expect(press.response?.type).toBe(5);
     expect(press.original).not.toBe(result);
     expect(press.original!.attachments.map((a) => a.filename)).toEqual(['imagine.png']);
-    expect(press.original!.content).toContain(`seed ${body.seed}`);
-    expect(result.content).toContain('seed 7');
+    expect(press.original!.text).toContain(`seed ${body.seed}`);
+    expect(result.text).toContain('seed 7');
   });
 
   it('refuses disable_safety_checker from a non-admin with a sentence only they see, and asks the service nothing', async () => {

@@ -84,8 +84,7 @@ async function deny(channel: FakeChannel, user: { id: string }, bits: bigint): P
 }
 
 /** The custom ids of a message's buttons. */
-const buttonIds = (message: FakeMessage) =>
-  message.components.flatMap((row) => (row.components as Json[]).map((b) => String(b.custom_id)));
+const buttonIds = (message: FakeMessage) => message.buttons.map((b) => String(b.custom_id));
 
 /** The text of a chat request's messages, one per line. */
 const textOf = (body: ChatRequestBody) => JSON.stringify(body.messages);

@@ -50,8 +50,8 @@ describe('Discord: every write in a budget', () => {
     for (const [i, interaction] of interactions.entries()) {
       const original = interaction.original!;
       expect(original.attachments.map((a) => a.filename)).toEqual(['imagine.png']);
-      expect(original.content).toContain(`picture ${i}`);
-      expect(original.components.length).toBeGreaterThan(0);
+      expect(original.text).toContain(`picture ${i}`);
+      expect(original.buttons.length).toBeGreaterThan(0);
       // The progress line was shown first, then replaced by the image.
       expect(original.revisions.some((r) => r.content.startsWith('🎨 Generating…'))).toBe(true);
     }

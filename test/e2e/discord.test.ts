@@ -358,34 +358,6 @@ describe('Discord /chat', () => {
   });
 });
 
-describe('Discord /chat web_search images', () => {
-  it('sends the mode and shows the image results as image embeds in a follow-up after the answer', async () => {
-    const channel = discord.addChannel('web-images');
-    const answer = 'Two foxes: ![red fox](https://img.example/red-fox.jpg) and https://img.example/arctic-fox.png';
-    service.setChatReply(answer);
-    try {
-      const { interaction, outcome } = await run({
-        command: 'chat',
-        options: { prompt: 'show me foxes', web_search: 'images' },
-        channelId: channel.id,
-      });
-      expect(outcome.ok).toBe(true);
-      expect(service.chatRequests().at(-1)).toMatchObject({ web_search: 'images' });
-      expect(interaction.original!.content).toBe(answer);
-      expect(interaction.followUps).toHaveLength(1);
-      expect(interaction.followUps[0]!.embeds).toEqual([
-        expect.objectContaining({
-          image: expect.objectContaining({ url: 'https://img.example/red-fox.jpg' }),
-          title: 'red fox',
-        }),
-        expect.objectContaining({ image: expect.objectContaining({ url: 'https://img.example/arctic-fox.png' }) }),
-      ]);
-    } finally {
-      service.setChatReply(undefined);
-    }
-  });
-});
-
 describe('Discord /imagine', () => {
   it('posts a PNG attachment of 1216×832 for aspect_ratio landscape', async () => {
     const channel = discord.addChannel('imagine');
@@ -405,7 +377,7 @@ describe('Discord /imagine', () => {
     const meta = await sharp(attachment.data).metadata();
     expect(meta.format).toBe('png');
     expect([meta.width, meta.height]).toEqual([1216, 832]);
-    expect(message.content).toContain('a lighthouse at dusk');
+    expect(message.text).toContain('a lighthouse at dusk');
     expect(service.lastRequest('images')?.body).toMatchObject({
       prompt: 'a lighthouse at dusk',
       aspect_ratio: 'landscape',

@@ -40,8 +40,7 @@ const BOB = { id: '1290000000000000602', username: 'bob' };
 const conversationOf = (channel: FakeChannel) => `discord:${channel.guildId ?? 'dm'}:${channel.id}`;
 
 /** The custom ids of a message's buttons. */
-const buttonIds = (message: FakeMessage) =>
-  message.components.flatMap((row) => (row.components as Json[]).map((b) => String(b.custom_id)));
+const buttonIds = (message: FakeMessage) => message.buttons.map((b) => String(b.custom_id));
 
 /** The message's 👍 and 👎 ids and its feedback id (fails when it has none). */
 function feedbackOf(message: FakeMessage): { up: string; down: string; id: string } {

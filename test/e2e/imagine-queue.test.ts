@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
-import type { FakeDiscord, FakeInteraction, FakeMessage, Json } from '../fakes/discord.ts';
+import type { FakeDiscord, FakeInteraction, FakeMessage } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
@@ -47,9 +47,7 @@ const shown = (message: FakeMessage | undefined) => (message?.revisions ?? []).m
 
 /** The custom id of a message's button whose id starts with `prefix`. */
 const buttonOf = (message: FakeMessage, prefix: string) =>
-  message.components
-    .flatMap((row) => (row.components as Json[]).map((b) => String(b.custom_id)))
-    .find((id) => id.startsWith(prefix))!;
+  message.buttons.map((b) => String(b.custom_id)).find((id) => id.startsWith(prefix))!;
 
 describe('/imagine queued behind SERVICE_MAX_CONCURRENCY=1', () => {
   it('shows its place while it waits, "⏳ Queued: N ahead of you." as /chat does, then the image', async () => {
@@ -83,9 +81,9 @@ describe('/imagine queued behind SERVICE_MAX_CONCURRENCY=1', () => {
     expect((await done).map((o) => o.ok)).toEqual([true, true]);
     for (const interaction of [next, after] as FakeInteraction[]) {
       expect(interaction.original!.attachments.map((a) => a.filename)).toEqual(['imagine.png']);
-      expect(interaction.original!.content).not.toContain('Queued');
+      expect(interaction.original!.text).not.toContain('Queued');
     }
-    expect(after.original!.content).toContain('a patient dog');
+    expect(after.original!.text).toContain('a patient dog');
   }, 40_000);
 
   it("a Reroll press queued behind another generation shows its place in the press's reply", async () => {

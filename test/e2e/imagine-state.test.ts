@@ -50,13 +50,16 @@ function outcomeIn(channel: string): Promise<CommandOutcome> {
   return testBot.outcomes((o) => o.conversationId.endsWith(`:${channel}`), 1, 30_000).then(([o]) => o!);
 }
 
-/** The custom ids (Discord) or action ids (Slack) of a message's buttons, but 👍 / 👎 (feedback-*.test.ts). */
+/**
+ * The custom ids (Discord: action rows, in a Components V2 Container too) or action ids (Slack:
+ * blocks' elements) of a message's buttons, but 👍 / 👎 (feedback-*.test.ts).
+ */
 function buttonIds(components: Json[] | unknown[] | undefined): string[] {
-  return ((components ?? []) as Json[]).flatMap((row) =>
-    ((row.components ?? row.elements ?? []) as Json[])
-      .map((b) => String(b.custom_id ?? b.action_id ?? ''))
-      .filter((id) => id !== '' && !id.startsWith('feedback:')),
-  );
+  return ((components ?? []) as Json[]).flatMap((c) => {
+    const id = String(c.custom_id ?? c.action_id ?? '');
+    const own = id !== '' && !id.startsWith('feedback:') ? [id] : [];
+    return [...own, ...buttonIds((c.components ?? c.elements) as Json[] | undefined)];
+  });
 }
 
 /** The id of `action`'s button among `ids` (`imagine:<action>:<state id>`). */

@@ -93,8 +93,8 @@ describe('log lines', () => {
         channelId: channel.id,
       });
     });
-    const reroll = (imagined!.original!.components as Array<{ components: Array<{ custom_id: string }> }>)
-      .flatMap((row) => row.components.map((b) => b.custom_id))
+    const reroll = imagined!
+      .original!.buttons.map((b) => String(b.custom_id))
       .find((id) => id.startsWith('imagine:reroll:'))!;
     const press = await finished('imagine:button', () =>
       discord.pressButton({ messageId: imagined!.original!.id, customId: reroll, user: { id: '1290000000000000777' } }),

@@ -18,6 +18,12 @@
  *   ≤ 10 files of at most `maxFileBytes` each (413, code 40005), no empty messages (50006),
  *   `allowed_mentions` well formed (`replied_user` a boolean); form errors are 400 code 50035
  *   "Invalid Form Body" with the nested `errors` tree;
+ * - Components V2 (flag `1 << 15`, discord/components-v2.ts): no `content` or `embeds` with it
+ *   (50035 `MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2`), set by an edit only with them
+ *   reset and never removed, the tree's types and limits (40 components, 4,000 characters of
+ *   Text Displays, 1–10 gallery items), `attachment://` names matched to the message's files;
+ *   stored with ids and media resolved to the files' CDN URLs, which `attachments` then leaves
+ *   out (`FakeMessage.text` and `.buttons` read such a message);
  * - replies (`message_reference`): the referenced message must be in the same channel (50035
  *   `MESSAGE_REFERENCE_UNKNOWN_MESSAGE`) unless `fail_if_not_exists: false`; the replied author
  *   is pinged without `allowed_mentions`, else only with `replied_user: true`; the bot edits

@@ -48,6 +48,11 @@ export interface AnswerSession {
   /** The request's line in the service's fair queue (the channel) and the place shown. */
   queue: QueueTicket;
   /**
+   * When the user asked, in `performance.now()` ms: the invocation's `startedAt`, else when the
+   * session began. How long the answer took is counted from it (features/answer-notice.ts).
+   */
+  readonly startedAt: number;
+  /**
    * For a request that failed before any text: a status line already shown (the queue place)
    * is replaced by the sentence for the error, and a ShownError thrown; otherwise `error` is
    * rethrown as is. Always throws.
@@ -78,6 +83,7 @@ class Session implements AnswerSession, QueueTicket, OpenAnswer {
   readonly reply: StreamingReply;
   readonly key: string;
   readonly requesterId: string;
+  readonly startedAt: number;
   /** One controller for both the command's signal and Stop (AbortSignal.any would add a signal, weak references and a finalizer to each answer). */
   private readonly stopper = new AbortController();
   private readonly stop: StopHandle;
@@ -87,6 +93,7 @@ class Session implements AnswerSession, QueueTicket, OpenAnswer {
     deps: { scheduler: WriteScheduler; stops: StopButtons; over?: readonly MessageHandle[] | undefined },
   ) {
     this.key = ctx.channelKey;
+    this.startedAt = ctx.startedAt ?? performance.now();
     // The command's abort is passed on (the command's signal lives as long as the command, so
     // this listener needs no removal).
     if (ctx.signal.aborted) this.abort(ctx.signal.reason);

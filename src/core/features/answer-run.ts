@@ -22,6 +22,7 @@ import type { Stream } from '../service/stream.ts';
 import { textOf } from '../service/text-of.ts';
 import type { FeedbackKind } from '../state/feedback.ts';
 import type { TokenReservation } from '../state/quotas.ts';
+import { noticeLongAnswer } from './answer-notice.ts';
 import { type AnswerKeeper, type AnswerState, answerKeeper, type KeptRequest } from './answer-state.ts';
 import { type Deferral, deferred } from './deferral.ts';
 import { keepFeedback } from './feedback.ts';
@@ -70,7 +71,8 @@ export interface RunResult {
 /**
  * Sends `request` (streamed), writes the answer into the session's reply, and counts its tokens
  * (every ending but `failed` costs the tokens shown). A completion's answer shows its prompt
- * first, continued.
+ * first, continued. An answer that took longer than NOTIFY_AFTER_SECONDS ends with a notice that
+ * mentions its asker (answer-notice.ts).
  * @throws what the request threw before any text (ImagesNotSupportedError for a model that
  *   refuses images), as the session's `fail` shows it; streamAnswer's `failed` error.
  */
@@ -114,6 +116,8 @@ export async function runRequest(
   await countTokens(ctx, core, options.reservation, sent, answer, stream.usage as Usage | undefined);
   // A state kept for the final write is kept again when it posted more, and listed (answer-index.ts).
   await answering.keeper?.complete();
+  // An answer that took long ends with a message that notifies its asker (an edit notifies nobody).
+  await noticeLongAnswer(ctx, core, session, ending);
   return { text: answer, ending, ...(ending !== 'done' ? { error } : {}) };
 }
 

@@ -267,7 +267,8 @@ async function answerChat(
 
 /**
  * Posts the image results of web search mode "images" (§4.1 web search modes: at most 10 image
- * links found in the answer), after the exchange was stored: a post the platform refuses is
+ * links found in the answer) as a gallery (Discord: a Media Gallery of the links; Slack: image
+ * blocks), after the exchange was stored: a post the platform refuses is
  * told to the user with the reference, and the answer and its history stay as they are.
  * @throws ShownError wrapping the platform's refusal (the runner logs it once).
  */
@@ -275,7 +276,7 @@ async function postImageResults(ctx: CommandContext, answer: string, reply: Stre
   const links = extractImageLinks(answer).slice(0, 10);
   if (!links.length) return;
   try {
-    await sendOnce(reply.scheduler, ctx.reply, { content: '', imageLinks: links }, reply.messageCount);
+    await sendOnce(reply.scheduler, ctx.reply, { content: '', imageLinks: links, gallery: true }, reply.messageCount);
   } catch (error) {
     await ctx.reply.sendEphemeral(withReference(imageResultsNotPosted(ctx.reply.explain?.(error)), ctx.ref));
     throw new ShownError(error);

@@ -180,10 +180,11 @@ function settingsLine(job: ImagineJob, fitted: FittedImage, seed: number | undef
 }
 
 /**
- * Posts the image with its caption and buttons: where the platform edits files in, into the
- * progress message (or a new one); elsewhere (Slack: a file message carries no buttons, and a
- * posted message takes no file) the image with its caption, then the buttons in a line of their
- * own (the progress line, if shown).
+ * Posts the image with its caption and buttons, asked for as a gallery (OutgoingMessage.gallery:
+ * on Discord one Components V2 message): where the platform edits files in, into the progress
+ * message (or a new one); elsewhere (Slack: a file message carries no buttons, and a posted
+ * message takes no file) the image with its caption, then the buttons in a line of their own
+ * (the progress line, if shown).
  * @param image.buttons keeps the buttons' state and returns them (none when the store failed),
  *   given the posted image's reference when the platform named one on posting (the image is
  *   then posted first).
@@ -201,11 +202,12 @@ async function post(
   const edit = (handle: MessageHandle, message: OutgoingMessage) => editOnce(scheduler, ctx.reply, handle, message);
   if (ctx.reply.editsFiles) {
     const buttons = await image.buttons(undefined);
-    if (progress) await edit(progress, { content, files: [file], buttons });
-    else await sendOnce(scheduler, ctx.reply, { content, files: [file], buttons });
+    const message: OutgoingMessage = { content, files: [file], buttons, gallery: true };
+    if (progress) await edit(progress, message);
+    else await sendOnce(scheduler, ctx.reply, message);
     return;
   }
-  const posted = await sendOnce(scheduler, ctx.reply, { content, files: [file] }, progress ? 1 : 0);
+  const posted = await sendOnce(scheduler, ctx.reply, { content, files: [file], gallery: true }, progress ? 1 : 0);
   const buttons = await image.buttons(posted.fileRefs?.[0]);
   if (buttons.length === 0) {
     if (progress) await edit(progress, { content: '🎨 Done: the image is below.' });

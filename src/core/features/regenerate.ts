@@ -71,6 +71,8 @@ const EDIT_CLAIM_TTL_MS = 60 * 60_000;
  *   not post there; as {@link rerun}.
  */
 export async function pressRegenerate(ctx: ComponentContext, core: Core): Promise<void> {
+  // The presser asked for the new answer when they pressed: a long one notifies them (answer-notice.ts).
+  const startedAt = performance.now();
   const [id = ''] = ctx.args;
   const found = await findAnswerState(core, id);
   if (!('state' in found)) throw new InputError(goneSentence(found.gone, core));
@@ -95,6 +97,7 @@ export async function pressRegenerate(ctx: ComponentContext, core: Core): Promis
     signal: ctx.signal,
     log: ctx.log,
     ref: ctx.ref,
+    startedAt,
     reply: over ? inPlace : ctx.replyInPlace(),
   };
   await rerun(run, core, id, state, { over, images: ctx.postedImage });

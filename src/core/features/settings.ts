@@ -1,8 +1,9 @@
 /**
  * /settings: an admin chooses a channel's chat, image and vision models and its system prompt
  * (checked against the service's live lists), and on Discord whether answers there open a
- * thread (`auto_thread`), resets them, or reads what applies and where each value comes from
- * (the channel, the environment's default, or the service's choice).
+ * thread (`auto_thread`), and whether a long answer notifies its asker when it ends (`notify`:
+ * features/answer-notice.ts), resets them, or reads what applies and where each value comes
+ * from (the channel, the environment's default, or the service's choice).
  */
 
 import type { Core } from '../core.ts';
@@ -29,6 +30,8 @@ export interface SettingsChange {
   system_prompt?: string;
   /** Discord: /chat and mentions in the channel open a thread for their answer. */
   auto_thread?: boolean;
+  /** Whether an answer that took longer than NOTIFY_AFTER_SECONDS notifies its asker when it ends (default on). */
+  notify?: boolean;
   /** `all` or one setting name. */
   reset?: 'all' | SettingName;
 }
@@ -97,6 +100,8 @@ export async function changeSettings(ctx: CommandContext, core: Core, change: Se
     // Off is the default: stored as no value.
     updates.autoThread = change.auto_thread || undefined;
   }
+  // On is the default: stored as no value, off as `false`.
+  if (change.notify !== undefined) updates.notify = change.notify ? undefined : false;
   const changed = Object.keys(updates).length > 0;
   if (changed) {
     await core.settings.update(ctx.channelKey, updates as SettingsUpdate);
@@ -108,14 +113,21 @@ export async function changeSettings(ctx: CommandContext, core: Core, change: Se
 /** The `auto_thread` field when it is on. */
 const AUTO_THREAD_ON = 'on — a /chat or a mention here is answered in a new thread — set for this channel';
 
+/** The `notify` field: whether a long answer here notifies its asker, and why. */
+function notifyValue(core: Core, notify: boolean | undefined): string {
+  const seconds = core.limits.notifyAfterSeconds;
+  if (seconds <= 0) return "off — NOTIFY_AFTER_SECONDS is 0: the bot's default";
+  if (notify === false) return 'off — set for this channel';
+  return `on — the asker of an answer that takes longer than ${seconds} s is notified when it ends — the bot's default`;
+}
+
 /** The card that shows every setting of the channel and its source. */
 async function settingsMessage(ctx: CommandContext, core: Core, changed: boolean): Promise<OutgoingMessage> {
   const resolved = await core.models.forChannel(ctx.channelKey, ctx.signal);
   const prompt = resolved.systemPrompt;
+  const own = await core.settings.get(ctx.channelKey);
   const threads =
-    ctx.platform === 'discord'
-      ? [{ name: 'auto_thread', value: (await core.settings.get(ctx.channelKey)).autoThread ? AUTO_THREAD_ON : 'off' }]
-      : [];
+    ctx.platform === 'discord' ? [{ name: 'auto_thread', value: own.autoThread ? AUTO_THREAD_ON : 'off' }] : [];
   return {
     content: changed ? 'Settings saved.' : '',
     cards: [
@@ -139,12 +151,13 @@ async function settingsMessage(ctx: CommandContext, core: Core, changed: boolean
               : 'none',
           },
           ...threads,
+          { name: 'notify', value: notifyValue(core, own.notify) },
         ],
         // Slack has no option pickers: there options are typed `--name value`.
         footer:
           ctx.platform === 'slack'
-            ? 'Change with /settings --chat_model <id> (and --image_model, --vision_model, --system_prompt); undo with --reset.'
-            : 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt, auto_thread); undo with reset.',
+            ? 'Change with /settings --chat_model <id> (and --image_model, --vision_model, --system_prompt, --notify on|off); undo with --reset.'
+            : 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt, auto_thread, notify); undo with reset.',
       },
     ],
   };

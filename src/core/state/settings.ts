@@ -18,13 +18,25 @@ export interface ChannelSettings {
   systemPrompt?: string;
   /** Discord: a /chat or a mention in the channel is answered in a new thread (`auto_thread`). */
   autoThread?: boolean;
+  /**
+   * `false`: an answer here that took longer than NOTIFY_AFTER_SECONDS does not notify its asker
+   * (`/settings notify:false`); absent: it does (features/answer-notice.ts).
+   */
+  notify?: boolean;
 }
 
 /** A change of settings: a value per field, `undefined` clearing it. */
 export type SettingsUpdate = { [K in keyof ChannelSettings]?: ChannelSettings[K] | undefined };
 
 /** The names of the settings, as /settings spells them. */
-export const SETTING_NAMES = ['chat_model', 'image_model', 'vision_model', 'system_prompt', 'auto_thread'] as const;
+export const SETTING_NAMES = [
+  'chat_model',
+  'image_model',
+  'vision_model',
+  'system_prompt',
+  'auto_thread',
+  'notify',
+] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
 /** The field of {@link ChannelSettings} behind each setting name. */
@@ -34,6 +46,7 @@ export const SETTING_FIELDS: Record<SettingName, keyof ChannelSettings> = {
   vision_model: 'visionModel',
   system_prompt: 'systemPrompt',
   auto_thread: 'autoThread',
+  notify: 'notify',
 };
 
 /**

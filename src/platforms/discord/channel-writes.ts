@@ -22,8 +22,16 @@ import { type BucketId, type MessageLocation, messageRef } from '../../core/keys
 import type { MessageHandle, OutgoingMessage } from '../../core/platform.ts';
 import { MAY_NOT_POST_HERE } from '../../core/rights.ts';
 import type { Logger } from '../../log.ts';
+import { isComponentsV2, withTextDisplay } from './components-v2.ts';
 import { mayPost } from './members.ts';
-import { DISCORD_MESSAGE_LIMITS, editBodyOf, editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+import {
+  DISCORD_MESSAGE_LIMITS,
+  type EditPayload,
+  editBodyOf,
+  editPayloadOf,
+  fittedMessage,
+  payloadOf,
+} from './rest.ts';
 
 /** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
 export const EXPIRED_NOTE =
@@ -67,7 +75,7 @@ export class ChannelWrites {
    * @param id the message's id; undefined when it is not known (then nothing is sent).
    * @throws Error when `id` is undefined or the channel takes no messages; DiscordAPIError as discord.js does.
    */
-  async edit(id: string | undefined, payload: ReturnType<typeof editPayloadOf>): Promise<Message> {
+  async edit(id: string | undefined, payload: EditPayload): Promise<Message> {
     if (!id) throw new Error("the reply's message id is unknown: it cannot be edited without the interaction");
     const channel = await this.channel();
     return channel.messages.edit(id, withExpiryNote(payload));
@@ -139,8 +147,14 @@ export function botMessageHandle(
   };
 }
 
-/** The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000 characters. */
-function withExpiryNote<P extends { content?: string }>(payload: P): P {
+/**
+ * The payload with {@link EXPIRED_NOTE} under its content, when that stays within 2,000
+ * characters; under a Components V2 message's components as a Text Display (components-v2.ts
+ * `withTextDisplay`: such a message takes no `content`).
+ */
+function withExpiryNote<P extends { content?: string | null; flags?: number; components?: unknown }>(payload: P): P {
+  if (isComponentsV2(payload.flags) && Array.isArray(payload.components))
+    return { ...payload, components: withTextDisplay(payload.components, EXPIRED_NOTE) };
   const content = payload.content ?? '';
   if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_MESSAGE_LIMITS.maxChars)
     return payload;

@@ -4,7 +4,13 @@
  * down) and presses of the bot's buttons (handed to the command named by the button's
  * `custom_id`, `<command>:<args…>`).
  */
-import type { AutocompleteInteraction, ButtonInteraction, Client, Message } from 'discord.js';
+import type {
+  AutocompleteInteraction,
+  ButtonInteraction,
+  Client,
+  Attachment as DiscordAttachment,
+  Message,
+} from 'discord.js';
 import { type Command, runComponent, runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { STOP_BUTTON } from '../../core/delivery/stops.ts';
@@ -17,6 +23,7 @@ import { modelChoices } from '../../core/models/catalog.ts';
 import type { ComponentContext, PostedImage } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { interactionBudget } from './budget.ts';
+import { galleryImages } from './components-v2.ts';
 import { isGone } from './errors.ts';
 import { formModal } from './feedback.ts';
 import { InteractionReply } from './interactions.ts';
@@ -91,9 +98,24 @@ export async function handleButton(
   }
 }
 
-/** The first image attachment of a message, with its reference (`discord:<channel>:<message>`); undefined when it has none. */
+/** What the bot reads of an image file of a message: an attachment's fields (messages.ts `attachmentOf`). */
+type ImageFile = Pick<DiscordAttachment, 'id' | 'name' | 'url' | 'contentType' | 'size'>;
+
+/**
+ * The image files of a message, in order: its image attachments, then the images its
+ * components show from its uploads (a Components V2 gallery: Discord leaves those out of
+ * `attachments`; components-v2.ts `galleryImages`). Their size is the attachment's, 0 (not
+ * reported) for a gallery's.
+ */
+function imageFilesOf(message: Message): ImageFile[] {
+  const attached = message.attachments.filter((a) => a.contentType?.startsWith('image/') === true);
+  const shown = galleryImages(message.components.map((c) => c.toJSON()));
+  return [...attached.values(), ...shown.map((g) => ({ ...g, contentType: g.contentType ?? null, size: 0 }))];
+}
+
+/** The first image of a message ({@link imageFilesOf}), with its reference (`discord:<channel>:<message>`); undefined when it has none. */
 function imageOf(message: Message, downloader: Downloader): PostedImage | undefined {
-  const file = message.attachments.find((a) => a.contentType?.startsWith('image/') === true);
+  const [file] = imageFilesOf(message);
   if (!file) return undefined;
   return {
     ref: postedImageRef({ platform: 'discord', channel: message.channelId, message: message.id }),
@@ -104,8 +126,8 @@ function imageOf(message: Message, downloader: Downloader): PostedImage | undefi
 /**
  * An image of a message by its reference (ComponentContext.postedImage; an edited mention's
  * images): the message fetched again with the bot token (GET /channels/:id/messages/:id), its
- * attachment URLs fresh; the attachment the reference names (a user's, by id), else the
- * message's first image (one the bot posted).
+ * attachment URLs fresh; the attachment the reference names (a user's, by id; in a gallery, by
+ * its item's `attachment_id`), else the message's first image (one the bot posted).
  * @returns undefined for another platform's reference, a channel, message or attachment that is
  *   gone, or a message without an image.
  * @throws DiscordAPIError for any other refusal (a missing permission); network errors.
@@ -122,7 +144,7 @@ export async function postedDiscordImage(
     if (!channel?.isTextBased()) return undefined;
     const message = await channel.messages.fetch(at.message);
     if (!at.attachment) return imageOf(message, downloader);
-    const file = message.attachments.get(at.attachment);
+    const file = message.attachments.get(at.attachment) ?? imageFilesOf(message).find((f) => f.id === at.attachment);
     return file && { ref, file: attachmentOf(file, 'message', downloader, message) };
   } catch (error) {
     if (isGone(error)) return undefined;

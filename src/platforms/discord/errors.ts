@@ -48,3 +48,8 @@ export function isGone(error: unknown): boolean {
 export function isUnknownMessage(error: unknown): boolean {
   return error instanceof DiscordAPIError && Number(error.code) === 10008;
 }
+
+/** Whether a discord.js error is Discord's "Invalid Form Body" (400, 50035): the request's body was refused, nothing written. */
+export function isInvalidForm(error: unknown): boolean {
+  return error instanceof DiscordAPIError && Number(error.code) === 50035;
+}

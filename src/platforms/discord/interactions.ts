@@ -18,6 +18,7 @@ import type {
 import { type Logger, newReference } from '../../log.ts';
 import { interactionBudget } from './budget.ts';
 import { botMessageHandle } from './channel-writes.ts';
+import { withGalleryFallback } from './components-v2.ts';
 import { explainDiscordError, isUnknownMessage } from './errors.ts';
 import { interactionUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
@@ -64,16 +65,20 @@ export class InteractionReply implements ReplyChannel {
     return this.responder.defer(this.deferral);
   }
 
+  /** A gallery Discord refuses in its Components V2 form goes as attachments (components-v2.ts `withGalleryFallback`), as do its edits. */
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     await this.defer();
     const channel = this.responder.interaction.channelId ?? '';
+    const { log } = this.responder;
+    const editing = (id: string) => (m: OutgoingMessage) =>
+      withGalleryFallback(m, (shown) => this.responder.edit(id, shown), log);
     if (!this.responder.filled && !this.writesOver) {
       // Only once Discord took it: a failed first send is retried as the reply, not as a follow-up.
-      const id = await this.responder.fill(message);
-      return { edit: (m) => this.responder.edit('@original', m), ...refOf(channel, id) };
+      const id = await withGalleryFallback(message, (shown) => this.responder.fill(shown), log);
+      return { edit: editing('@original'), ...refOf(channel, id) };
     }
-    const id = await this.responder.followUp(message);
-    return { edit: (m) => this.responder.edit(id, m), ...refOf(channel, id) };
+    const id = await withGalleryFallback(message, (shown) => this.responder.followUp(shown), log);
+    return { edit: editing(id), ...refOf(channel, id) };
   }
 
   /**

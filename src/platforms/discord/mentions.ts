@@ -165,6 +165,7 @@ export function messageContext(
     ),
     options: {},
     files: {},
+    startedAt: performance.now(),
     ...invocation,
   };
 }

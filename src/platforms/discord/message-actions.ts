@@ -246,6 +246,7 @@ async function runOn(
     signal,
     log,
     ref,
+    startedAt: performance.now(),
     reply,
   };
   try {

@@ -267,7 +267,7 @@ export function channelKeyOf(guildId: string | null, channelId: string, channel:
  *   by components.ts `postedDiscordImage`.
  */
 export function attachmentOf(
-  file: DiscordAttachment,
+  file: Pick<DiscordAttachment, 'id' | 'name' | 'url' | 'contentType' | 'size'>,
   origin: Attachment['origin'],
   downloader: Downloader,
   message?: Pick<Message, 'channelId' | 'id'>,

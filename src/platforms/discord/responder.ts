@@ -3,7 +3,7 @@
  * and its timer, answers only the user sees, a modal, the update of a pressed message, and the reply's writes, with the
  * bot's token once the interaction's has expired. Discord's "Receiving and Responding" (docs/platform-limits.md).
  */
-import { type APIModalInteractionResponseCallbackData, MessageFlags } from 'discord.js';
+import { type APIModalInteractionResponseCallbackData, type InteractionReplyOptions, MessageFlags } from 'discord.js';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { type OneOffBudget, UNBUDGETED } from './budget.ts';
@@ -56,7 +56,8 @@ export class InteractionResponder {
   constructor(
     /** A slash command, a press of one of the bot's buttons, a message command or a modal's submit. */
     readonly interaction: AnswerableInteraction,
-    private readonly log: Logger,
+    /** The interaction's logger (its lines carry the reference). */
+    readonly log: Logger,
     private autoDeferral: DeferralKind,
     private readonly budget: OneOffBudget = UNBUDGETED,
   ) {
@@ -143,7 +144,7 @@ export class InteractionResponder {
    * the caller's {@link withToken} handles), the sentence in the channel, naming the user.
    * @throws DiscordAPIError 50027 from the follow-up; what the channel message throws.
    */
-  private async ephemeralFollowUp(payload: ReturnType<typeof payloadOf>, message: OutgoingMessage): Promise<unknown> {
+  private async ephemeralFollowUp(payload: InteractionReplyOptions, message: OutgoingMessage): Promise<unknown> {
     try {
       return await this.budget.interactionWrite(() => this.interaction.followUp(payload));
     } catch (error) {

@@ -1,5 +1,6 @@
 /**
- * What every Discord write of the bot shares: no pings, the message limits a streamed reply keeps,
+ * What every Discord write of the bot shares: no pings (but the one user a long answer's notice
+ * mentions: OutgoingMessage.mentionUser), the message limits a streamed reply keeps,
  * the payload pieces built from the core's OutgoingMessage, and a REST request function that
  * makes discord.js's uploads work beside undici 7.
  */
@@ -17,6 +18,7 @@ import {
   TextInputStyle,
 } from 'discord.js';
 import type { OutgoingMessage, ReplyLimits, TextForm } from '../../core/platform.ts';
+import { COMPONENTS_V2_FLAG, galleryContainer } from './components-v2.ts';
 import { cappedWaits } from './rest-waits.ts';
 
 /**
@@ -27,6 +29,36 @@ export const NO_MENTIONS = { parse: [] as [], repliedUser: false };
 
 /** {@link NO_MENTIONS} as Discord's API spells it (`allowed_mentions`), for bodies sent through discord.js's REST client directly. */
 export const API_NO_MENTIONS = { parse: [] as [], replied_user: false };
+
+/** The user a message mentions and notifies (OutgoingMessage.mentionUser), when it is a Discord user id (a snowflake). */
+function mentionedUser(message: OutgoingMessage): string | undefined {
+  const id = message.mentionUser;
+  return id !== undefined && /^\d{15,21}$/.test(id) ? id : undefined;
+}
+
+/**
+ * The text Discord is sent: `content`, after the mention of {@link OutgoingMessage.mentionUser}
+ * (`<@id> `) when the message has one.
+ */
+function textOf(message: OutgoingMessage): string {
+  const id = mentionedUser(message);
+  return id ? `<@${id}> ${message.content}` : message.content;
+}
+
+/**
+ * What a message may ping: nobody ({@link NO_MENTIONS}), or its `mentionUser` alone (a long
+ * answer's notice: `parse` empty, so that `@everyone`, roles and any other `<@id>` stay inert).
+ */
+function mentionsOf(message: OutgoingMessage) {
+  const id = mentionedUser(message);
+  return id ? { parse: [] as [], users: [id], repliedUser: false } : NO_MENTIONS;
+}
+
+/** {@link mentionsOf} as Discord's API spells it. */
+function apiMentionsOf(message: OutgoingMessage) {
+  const id = mentionedUser(message);
+  return id ? { parse: [] as [], users: [id], replied_user: false } : API_NO_MENTIONS;
+}
 
 /** Discord's message limits (sizes and edit pace) as the core needs them (docs/platform-limits.md). Not its rate budgets: rate-limits.ts. */
 export const DISCORD_MESSAGE_LIMITS: ReplyLimits = {
@@ -90,50 +122,76 @@ export function componentsOf(message: OutgoingMessage): Array<APIActionRowCompon
   ];
 }
 
-/** The message (a string is its text) with its text cut to Discord's 2,000 characters (`maxChars`). */
+/** The message (a string is its text) with its text cut to Discord's 2,000 characters (`maxChars`): a sentence, never a gallery. */
 export function fittedMessage(message: string | OutgoingMessage): OutgoingMessage {
   const m = typeof message === 'string' ? { content: message } : message;
-  return { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars) };
+  return { ...m, content: m.content.slice(0, DISCORD_MESSAGE_LIMITS.maxChars), gallery: false };
 }
 
-/** The whole payload of a create: content, files, embeds, buttons, and no pings. */
+/**
+ * A gallery message's Components V2 form (components-v2.ts): the flag and its one Container
+ * (caption, images, buttons); undefined for any other message, or a gallery that form cannot show.
+ */
+function componentsV2Of(message: OutgoingMessage) {
+  const container = galleryContainer(message, componentsOf(message));
+  return container && { flags: COMPONENTS_V2_FLAG as typeof COMPONENTS_V2_FLAG, components: [container] };
+}
+
+/**
+ * The whole payload of a create: content, files, embeds, buttons, and no pings (but `mentionUser`'s); a gallery in
+ * its Components V2 form (the flag, its Container, the files it names; no `content` or `embeds`).
+ */
 export function payloadOf(message: OutgoingMessage) {
+  const v2 = componentsV2Of(message);
+  if (v2) return { ...v2, files: filesOf(message), allowedMentions: NO_MENTIONS };
   return {
-    content: message.content,
+    content: textOf(message),
     files: filesOf(message),
     embeds: embedsOf(message),
     components: componentsOf(message),
-    allowedMentions: NO_MENTIONS,
+    allowedMentions: mentionsOf(message),
   };
 }
 
 /**
  * The payload of an edit: the content, and embeds, buttons or files only when the message
- * names them (a streamed text edit leaves a message's embeds and buttons as they are); no pings.
+ * names them (a streamed text edit leaves a message's embeds and buttons as they are); no pings
+ * (but `mentionUser`'s). A gallery in its Components V2 form, `content` and `embeds` reset (null,
+ * []), as Discord wants when an edit sets the flag on a message that had them (a progress line
+ * becoming the image).
  */
 export function editPayloadOf(message: OutgoingMessage) {
+  const v2 = componentsV2Of(message);
+  // New files replace the message's attachments (a progress line becoming the image).
+  const files = message.files?.length ? { files: filesOf(message), attachments: [] } : {};
+  if (v2) return { content: null, embeds: [], ...v2, ...files, allowedMentions: NO_MENTIONS };
   return {
-    content: message.content,
+    content: textOf(message),
     ...(message.cards || message.imageLinks ? { embeds: embedsOf(message) } : {}),
     ...(message.buttons ? { components: componentsOf(message) } : {}),
-    // New files replace the message's attachments (a progress line becoming the image).
-    ...(message.files?.length ? { files: filesOf(message), attachments: [] } : {}),
-    allowedMentions: NO_MENTIONS,
+    ...files,
+    allowedMentions: mentionsOf(message),
   };
 }
+
+/** What an edit with discord.js takes: {@link editPayloadOf}'s, or {@link payloadOf}'s for the first write of a deferred reply. */
+export type EditPayload = ReturnType<typeof editPayloadOf> | ReturnType<typeof payloadOf>;
 
 /**
  * The JSON body of a text edit (no files) for Discord's edit endpoints, sent without discord.js's
  * payload builder: the content, and embeds and buttons only when the message names them (as
  * {@link editPayloadOf}) or, `whole`, always (as {@link payloadOf}: the first write of a deferred
- * reply); no pings.
+ * reply); no pings (but `mentionUser`'s). A gallery of links in its Components V2 form, as
+ * {@link editPayloadOf}.
  */
 export function editBodyOf(message: OutgoingMessage, whole = false) {
+  const v2 = componentsV2Of(message);
+  if (v2) return { content: null, embeds: [], ...v2, allowed_mentions: API_NO_MENTIONS };
   return {
-    content: message.content,
+    content: textOf(message),
     ...(whole || message.cards || message.imageLinks ? { embeds: embedsOf(message) } : {}),
     ...(whole || message.buttons ? { components: componentsOf(message) } : {}),
-    allowed_mentions: API_NO_MENTIONS,
+    allowed_mentions: apiMentionsOf(message),
   };
 }
 

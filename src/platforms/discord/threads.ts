@@ -25,6 +25,7 @@ import { type BucketId, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { firstLineOf } from '../../core/text-scan.ts';
 import type { Logger } from '../../log.ts';
+import { withGalleryFallback } from './components-v2.ts';
 import { explainDiscordError, isUnknownMessage } from './errors.ts';
 import { mayOpenThread } from './members.ts';
 import { Typing, tellPublicly } from './messages.ts';
@@ -165,12 +166,13 @@ export class ThreadReply implements ReplyChannel {
     if (this.sent === 0) this.typing.start();
   }
 
+  /** A gallery Discord refuses in its Components V2 form goes as attachments (components-v2.ts `withGalleryFallback`), as do its edits. */
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     this.typing.stop();
-    const posted: Message = await this.thread.send(payloadOf(message));
+    const posted: Message = await withGalleryFallback(message, (m) => this.thread.send(payloadOf(m)), this.log);
     this.sent += 1;
     return {
-      edit: (m) => posted.edit(editPayloadOf(m)).then(() => undefined),
+      edit: (m) => withGalleryFallback(m, (shown) => posted.edit(editPayloadOf(shown)), this.log).then(() => undefined),
       ref: messageRef({ platform: 'discord', channel: posted.channelId, message: posted.id }),
     };
   }

@@ -12,6 +12,7 @@ import { markdownBlocks, type TableRendering } from './markdown.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { mrkdwnOf } from './mrkdwn.ts';
 import { escapeSlackText } from './text.ts';
+import { withMention } from './writes.ts';
 
 /**
  * Blocks of a message; undefined when it has none (plain text). At most 50 (Slack's limit).
@@ -22,7 +23,8 @@ import { escapeSlackText } from './text.ts';
 export function blocksOf(message: OutgoingMessage, markdown?: TableRendering): Array<KnownBlock | Block> | undefined {
   const blocks: KnownBlock[] = [];
   const hasStructure = Boolean(message.cards?.length || message.imageLinks?.length || message.buttons?.length);
-  if (markdown) blocks.push(...markdownBlocks(message.content, markdown));
+  if (markdown && message.mentionUser) blocks.push(...mentionBlocks(message));
+  else if (markdown) blocks.push(...markdownBlocks(message.content, markdown));
   else if (hasStructure) blocks.push(...sectionBlocks(message.content));
   else return undefined;
   for (const link of (message.imageLinks ?? []).slice(0, 10)) {
@@ -140,14 +142,28 @@ function sectionsOf(escaped: string): string[] {
 }
 
 /**
+ * A message of the bot's own words that notifies one user (OutgoingMessage.mentionUser, a long
+ * answer's notice): its text in mrkdwn after the mention (`withMention`), in a section block, so
+ * that the mention shows where the message is read and notifies that user alone.
+ */
+function mentionBlocks(message: OutgoingMessage): KnownBlock[] {
+  const text = withMention(message, mrkdwnOf(message.content, SECTION_CHARS - 64));
+  return text.trim() ? [{ type: 'section', text: { type: 'mrkdwn', text } }] : [];
+}
+
+/**
  * The `text` Slack requires beside blocks (notifications, screen readers): the content or the
  * first title, escaped; with `markdown`, an answer's Markdown content in mrkdwn (mrkdwn.ts),
- * within a message's characters.
+ * within a message's characters. Either way after the mention of a `mentionUser` (writes.ts).
  */
 export function fallbackTextOf(message: OutgoingMessage, markdown?: TableRendering): string {
-  if (markdown && message.content) return mrkdwnOf(message.content, SLACK_MESSAGE_LIMITS.maxChars);
-  return escapeSlackText(
-    message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''),
+  if (markdown && message.content)
+    return withMention(message, mrkdwnOf(message.content, SLACK_MESSAGE_LIMITS.maxChars - 64));
+  return withMention(
+    message,
+    escapeSlackText(
+      message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''),
+    ),
   );
 }
 

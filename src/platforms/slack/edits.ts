@@ -126,6 +126,7 @@ export async function onMessageChanged(
         signal,
         log,
         ref,
+        startedAt: performance.now(),
         reply: new SlackReply(client, target, notice, log),
       };
       const files = { client, botToken: deps.botToken, downloader: core.downloader, apiOrigin: deps.apiOrigin };

@@ -100,6 +100,7 @@ async function channelSettingsText(core: Core, key: string): Promise<string | un
     ...(s.imageModel ? [`image_model: \`${escapeSlackText(s.imageModel)}\``] : []),
     ...(s.visionModel ? [`vision_model: \`${escapeSlackText(s.visionModel)}\``] : []),
     ...(prompt ? [`system_prompt: ${prompt}${s.systemPrompt!.length > PROMPT_CHARS ? '…' : ''}`] : []),
+    ...(s.notify === false ? ['notify: off (a long answer does not notify its asker)'] : []),
   ];
   return lines.length ? `<#${at.channel}>\n${lines.join('\n')}` : undefined;
 }

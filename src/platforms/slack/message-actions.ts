@@ -242,6 +242,7 @@ async function answer(
     signal,
     log,
     ref,
+    startedAt: performance.now(),
     reply,
   };
   const readChosen = async () => chosenOf(await read(), client, deps, { team, botUserId: use.botUserId });

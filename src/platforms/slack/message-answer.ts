@@ -154,6 +154,7 @@ function contextOf(
     signal: at.signal,
     log,
     ref,
+    startedAt: performance.now(),
     reply: new SlackReply(client, target, ephemeral, log),
   };
 }

@@ -127,7 +127,7 @@ export class SlackReply implements ReplyChannel {
 
   async send(message: OutgoingMessage): Promise<MessageHandle> {
     const rewrite = this.target.rewrite;
-    if (rewrite && this.rewritten === undefined && !message.files?.length) {
+    if (rewrite && this.rewritten === undefined && !message.files?.length && !message.mentionUser) {
       this.rewritten = rewrite;
       const handle = this.updating(this.target.channel, rewrite);
       await handle.edit(message);
@@ -209,10 +209,11 @@ export class SlackReply implements ReplyChannel {
   }
 
   /**
-   * Posts the message (chat.postMessage), its text rendered from Markdown (markdown blocks,
-   * blocks.ts); its handle edits it with chat.update. `unbudgeted`: the write was scheduled as a
-   * native stream's start (no post budget), so the post waits for the channel's here.
-   * @throws what the Web API throws.
+   * Posts the message (chat.postMessage) in the answer's thread, if it has one, its text rendered
+   * from Markdown (markdown blocks: blocks.ts); its handle edits it with chat.update.
+   * `unbudgeted`: the write was scheduled as a native stream's start (no post budget), so the post
+   * waits for the channel's here. A message with a `mentionUser` (a long answer's notice) mentions
+   * them first (blocks.ts). @throws what the Web API throws.
    */
   private async post(message: OutgoingMessage, unbudgeted = false): Promise<MessageHandle> {
     const channel = this.target.channel;

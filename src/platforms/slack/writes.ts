@@ -15,9 +15,23 @@ import { type OneOffScheduler, type OneOffWrite, writeOnce } from '../../core/de
 import type { BucketId } from '../../core/keys.ts';
 import type { OutgoingMessage } from '../../core/platform.ts';
 
-/** Whether a message is text alone (it may stream natively): no files, cards or image links. */
+/**
+ * Whether a message is text alone (it may stream natively): no files, cards or image links, and
+ * no mention to notify with (a streamed message notifies nobody: it is posted).
+ */
 export function isPlainText(message: OutgoingMessage): boolean {
-  return !message.files?.length && !message.cards?.length && !message.imageLinks?.length;
+  return !message.files?.length && !message.cards?.length && !message.imageLinks?.length && !message.mentionUser;
+}
+
+/**
+ * The `text` of a message posted with chat.postMessage: `escaped` (the content as blocks.ts
+ * escapes it), after the mention of {@link OutgoingMessage.mentionUser} (`<@U…> `, the one
+ * mention the bot writes, left unescaped so that Slack notifies that user) when it is a Slack
+ * user id.
+ */
+export function withMention(message: OutgoingMessage, escaped: string): string {
+  const id = message.mentionUser;
+  return id !== undefined && /^[UW][A-Z0-9]{2,30}$/.test(id) ? `<@${id}> ${escaped}` : escaped;
 }
 
 /** The bucket of a channel's posts (`chat.postMessage`, `chat.postEphemeral`, file shares): about one a second. */

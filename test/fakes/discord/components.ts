@@ -10,16 +10,11 @@ import type { Ctx } from './context.ts';
 import { envelope, launch } from './interaction-payload.ts';
 import { FakeInteraction, type FakeMessage } from './model.ts';
 import type { Json, PressButtonOptions } from './types.ts';
-import { isObject } from './util.ts';
 import { messageJson } from './wire.ts';
 
-/** The button with `customId` among a message's components, if any. */
+/** The button with `customId` among a message's components (in a Components V2 tree too), if any. */
 export function findButton(message: FakeMessage, customId: string): Json | undefined {
-  for (const row of message.components) {
-    const children = Array.isArray(row.components) ? row.components : [];
-    for (const c of children) if (isObject(c) && c.type === 2 && c.custom_id === customId) return c;
-  }
-  return undefined;
+  return message.buttons.find((b) => b.custom_id === customId);
 }
 
 /**

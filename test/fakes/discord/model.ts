@@ -3,6 +3,7 @@
  * revisions and files, and interactions with their callbacks. The classes are filled in by
  * the fake as the bot acts; tests read them.
  */
+import { buttonsIn, componentsText } from './components-v2.ts';
 import type { AutocompleteChoice, AutocompleteOutcome, Json } from './types.ts';
 
 /** Channel types the fake serves (Discord's values). */
@@ -113,12 +114,18 @@ export const MessageFlag = {
   IsComponentsV2: 32768,
 } as const;
 
+/** Whether a message carries the Components V2 flag (its text and media are in `components`). */
+export const isV2 = (message: { flags: number }) => (message.flags & MessageFlag.IsComponentsV2) !== 0;
+
 /** A message with its whole history. */
 export class FakeMessage {
   content = '';
   embeds: Json[] = [];
   attachments: FakeAttachment[] = [];
-  /** Components as sent (action rows of buttons), validated. */
+  /**
+   * Components as sent, validated: action rows of buttons; with the Components V2 flag, the
+   * tree as Discord stores it (ids given, `attachment://` media resolved: components-v2.ts).
+   */
   components: Json[] = [];
   flags = 0;
   deleted = false;
@@ -151,6 +158,16 @@ export class FakeMessage {
 
   get ephemeral(): boolean {
     return (this.flags & MessageFlag.Ephemeral) !== 0;
+  }
+
+  /** What a reader sees as its text: `content`, or a Components V2 message's Text Displays, joined by newlines. */
+  get text(): string {
+    return isV2(this) ? componentsText(this.components) : this.content;
+  }
+
+  /** Its buttons, wherever its components hold them (action rows, in Containers too; Section accessories). */
+  get buttons(): Json[] {
+    return buttonsIn(this.components);
   }
 
   /** True while a deferred response still shows "is thinking…". */

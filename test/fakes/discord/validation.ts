@@ -166,19 +166,16 @@ const SELECT_TYPES = [3, 5, 6, 7, 8];
 
 /**
  * Checks a message's `components` as Discord does for messages without the Components V2
- * flag: at most 5 action rows (type 1), each with 1–5 buttons or one select menu; a button
- * has a style, a `custom_id` of 1–100 characters (a link button a `url` instead), a label of
- * at most 80 characters (or an emoji); `custom_id`s are unique in the message. With the
- * Components V2 flag (`v2`) the tree is kept as sent, unchecked.
+ * flag (components-v2.ts checks those with it): at most 5 action rows (type 1), each checked as
+ * {@link checkActionRow}; `custom_id`s are unique in the message.
  * @returns the components as stored.
  */
-export function checkComponents(value: unknown, errors: ErrorTree, v2: boolean): Json[] {
+export function checkComponents(value: unknown, errors: ErrorTree): Json[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
     addError(errors, ['components'], 'BASE_TYPE_LIST', 'Must be a list.');
     return [];
   }
-  if (v2) return value.filter(isObject);
   if (value.length > COMPONENT_LIMITS.rows)
     addError(errors, ['components'], 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.rows} or fewer in length.`);
   const seen = new Set<string>();
@@ -187,94 +184,97 @@ export function checkComponents(value: unknown, errors: ErrorTree, v2: boolean):
       addError(errors, ['components', i, 'type'], 'UNION_TYPE_CHOICES', 'Value of field "type" must be one of (1,).');
       return;
     }
-    const children = row.components;
-    if (!Array.isArray(children)) {
-      addError(errors, ['components', i, 'components'], 'BASE_TYPE_REQUIRED', 'This field is required');
-      return;
-    }
-    if (children.length === 0)
-      addError(errors, ['components', i, 'components'], 'BASE_TYPE_MIN_LENGTH', 'Must be 1 or more in length.');
-    if (children.length > COMPONENT_LIMITS.perRow)
-      addError(
-        errors,
-        ['components', i, 'components'],
-        'BASE_TYPE_MAX_LENGTH',
-        `Must be ${COMPONENT_LIMITS.perRow} or fewer in length.`,
-      );
-    const selects = children.filter((c) => isObject(c) && SELECT_TYPES.includes(c.type as number));
-    if (selects.length > 0 && children.length > 1)
-      addError(
-        errors,
-        ['components', i, 'components'],
-        'COMPONENT_LAYOUT_WIDTH_EXCEEDED',
-        'The specified component exceeds the maximum width',
-      );
-    children.forEach((c, j) => {
-      const at = ['components', i, 'components', j];
-      if (!isObject(c) || (c.type !== 2 && !SELECT_TYPES.includes(c.type as number))) {
-        addError(
-          errors,
-          [...at, 'type'],
-          'UNION_TYPE_CHOICES',
-          'Value of field "type" must be one of (2, 3, 5, 6, 7, 8).',
-        );
-        return;
-      }
-      const link = c.type === 2 && c.style === 5;
-      if (c.type === 2) {
-        if (!BUTTON_STYLES.includes(c.style as number))
-          addError(
-            errors,
-            [...at, 'style'],
-            'BASE_TYPE_CHOICES',
-            `Value must be one of {${BUTTON_STYLES.join(', ')}}.`,
-          );
-        if (c.label !== undefined && c.label !== null) {
-          if (typeof c.label !== 'string') addError(errors, [...at, 'label'], 'BASE_TYPE_STRING', 'Must be a string.');
-          else if (codePoints(c.label) > COMPONENT_LIMITS.label)
-            addError(
-              errors,
-              [...at, 'label'],
-              'BASE_TYPE_MAX_LENGTH',
-              `Must be ${COMPONENT_LIMITS.label} or fewer in length.`,
-            );
-        } else if (c.emoji === undefined && c.style !== 6)
-          addError(errors, [...at], 'BUTTON_COMPONENT_LABEL_OR_EMOJI_REQUIRED', 'A label or an emoji is required');
-        if (link) {
-          if (typeof c.url !== 'string' || !/^(https?|discord):\/\/\S+$/.test(c.url))
-            addError(errors, [...at, 'url'], 'URL_TYPE_INVALID_URL', 'Not a well formed URL.');
-          if (c.custom_id !== undefined)
-            addError(
-              errors,
-              [...at, 'custom_id'],
-              'BUTTON_COMPONENT_CUSTOM_ID_NOT_ALLOWED',
-              'A link button cannot have a custom id',
-            );
-          return;
-        }
-        if (c.style === 6) return;
-      }
-      const id = c.custom_id;
-      if (typeof id !== 'string' || id.length === 0)
-        addError(errors, [...at, 'custom_id'], 'BASE_TYPE_REQUIRED', 'This field is required');
-      else if (codePoints(id) > COMPONENT_LIMITS.customId)
-        addError(
-          errors,
-          [...at, 'custom_id'],
-          'BASE_TYPE_MAX_LENGTH',
-          `Must be ${COMPONENT_LIMITS.customId} or fewer in length.`,
-        );
-      else if (seen.has(id))
-        addError(
-          errors,
-          [...at, 'custom_id'],
-          'COMPONENT_CUSTOM_ID_DUPLICATED',
-          'Component custom id cannot be duplicated',
-        );
-      else seen.add(id);
-    });
+    checkActionRow(row, ['components', i], errors, seen);
   });
   return value.filter(isObject);
+}
+
+/**
+ * Checks one action row (type 1) as Discord does, in either kind of message: 1–5 buttons or one
+ * select menu; a button has a style, a `custom_id` of 1–100 characters (a link button a `url`
+ * instead), a label of at most 80 characters (or an emoji); a `custom_id` not in `seen` (the
+ * message's so far), which it joins.
+ * @param at the row's path in the body (`['components', 0]`, or deeper in a Container).
+ */
+export function checkActionRow(row: Json, at: Array<string | number>, errors: ErrorTree, seen: Set<string>): void {
+  const children = row.components;
+  if (!Array.isArray(children)) {
+    addError(errors, [...at, 'components'], 'BASE_TYPE_REQUIRED', 'This field is required');
+    return;
+  }
+  if (children.length === 0)
+    addError(errors, [...at, 'components'], 'BASE_TYPE_MIN_LENGTH', 'Must be 1 or more in length.');
+  if (children.length > COMPONENT_LIMITS.perRow)
+    addError(
+      errors,
+      [...at, 'components'],
+      'BASE_TYPE_MAX_LENGTH',
+      `Must be ${COMPONENT_LIMITS.perRow} or fewer in length.`,
+    );
+  const selects = children.filter((c) => isObject(c) && SELECT_TYPES.includes(c.type as number));
+  if (selects.length > 0 && children.length > 1)
+    addError(
+      errors,
+      [...at, 'components'],
+      'COMPONENT_LAYOUT_WIDTH_EXCEEDED',
+      'The specified component exceeds the maximum width',
+    );
+  children.forEach((c, j) => checkRowChild(c, [...at, 'components', j], errors, seen));
+}
+
+/** Checks one child of an action row: a button or a select menu (see {@link checkActionRow}). */
+function checkRowChild(c: unknown, at: Array<string | number>, errors: ErrorTree, seen: Set<string>): void {
+  if (!isObject(c) || (c.type !== 2 && !SELECT_TYPES.includes(c.type as number))) {
+    addError(errors, [...at, 'type'], 'UNION_TYPE_CHOICES', 'Value of field "type" must be one of (2, 3, 5, 6, 7, 8).');
+    return;
+  }
+  if (c.type === 2) {
+    if (!checkButton(c, at, errors)) return;
+  }
+  checkCustomId(c.custom_id, [...at, 'custom_id'], errors, seen);
+}
+
+/**
+ * Checks a button's style, label and (a link button's) URL.
+ * @returns whether it needs a `custom_id` (not a link or premium button).
+ */
+export function checkButton(c: Json, at: Array<string | number>, errors: ErrorTree): boolean {
+  if (!BUTTON_STYLES.includes(c.style as number))
+    addError(errors, [...at, 'style'], 'BASE_TYPE_CHOICES', `Value must be one of {${BUTTON_STYLES.join(', ')}}.`);
+  if (c.label !== undefined && c.label !== null) {
+    if (typeof c.label !== 'string') addError(errors, [...at, 'label'], 'BASE_TYPE_STRING', 'Must be a string.');
+    else if (codePoints(c.label) > COMPONENT_LIMITS.label)
+      addError(
+        errors,
+        [...at, 'label'],
+        'BASE_TYPE_MAX_LENGTH',
+        `Must be ${COMPONENT_LIMITS.label} or fewer in length.`,
+      );
+  } else if (c.emoji === undefined && c.style !== 6)
+    addError(errors, [...at], 'BUTTON_COMPONENT_LABEL_OR_EMOJI_REQUIRED', 'A label or an emoji is required');
+  if (c.style === 5) {
+    if (typeof c.url !== 'string' || !/^(https?|discord):\/\/\S+$/.test(c.url))
+      addError(errors, [...at, 'url'], 'URL_TYPE_INVALID_URL', 'Not a well formed URL.');
+    if (c.custom_id !== undefined)
+      addError(
+        errors,
+        [...at, 'custom_id'],
+        'BUTTON_COMPONENT_CUSTOM_ID_NOT_ALLOWED',
+        'A link button cannot have a custom id',
+      );
+    return false;
+  }
+  return c.style !== 6;
+}
+
+/** Checks a `custom_id`: 1–100 characters, not in `seen` (the message's), which it joins. */
+export function checkCustomId(id: unknown, at: Array<string | number>, errors: ErrorTree, seen: Set<string>): void {
+  if (typeof id !== 'string' || id.length === 0) addError(errors, at, 'BASE_TYPE_REQUIRED', 'This field is required');
+  else if (codePoints(id) > COMPONENT_LIMITS.customId)
+    addError(errors, at, 'BASE_TYPE_MAX_LENGTH', `Must be ${COMPONENT_LIMITS.customId} or fewer in length.`);
+  else if (seen.has(id))
+    addError(errors, at, 'COMPONENT_CUSTOM_ID_DUPLICATED', 'Component custom id cannot be duplicated');
+  else seen.add(id);
 }
 
 /** Autocomplete choices per answer, and the longest name and string value. */

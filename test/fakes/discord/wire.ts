@@ -4,9 +4,11 @@
  * its structures from), MESSAGE_CREATE's extra fields, and what an app without the Message
  * Content intent sees of a message.
  */
+
+import { referencedAttachments } from './components-v2.ts';
 import { EVERYONE_PERMISSIONS, MEMBERS_ROLE_PERMISSIONS, P } from './constants.ts';
 import { overwritesJson } from './member-permissions.ts';
-import type { FakeAttachment, FakeChannel, FakeMessage, FakeUser } from './model.ts';
+import { type FakeAttachment, type FakeChannel, type FakeMessage, type FakeUser, isV2 } from './model.ts';
 import type { FakeState } from './state.ts';
 import type { Json } from './types.ts';
 import { isObject, iso } from './util.ts';
@@ -221,6 +223,17 @@ export function attachmentJson(a: FakeAttachment): Json {
 }
 
 /**
+ * A message's `attachments` as Discord lists them: those its components do not show (a
+ * Components V2 message's gallery items name theirs by `attachment_id` instead: message.mdx,
+ * Message Object, `attachments`).
+ */
+function shownAttachments(message: FakeMessage): FakeAttachment[] {
+  if (!isV2(message)) return message.attachments;
+  const referenced = referencedAttachments(message.components);
+  return message.attachments.filter((a) => !referenced.has(a.id));
+}
+
+/**
  * The message object Discord answers (what discord.js builds a Message from). A reply carries
  * `message_reference` and, unless `nested` (Discord resolves one level), `referenced_message`
  * (null once that message is deleted).
@@ -243,7 +256,7 @@ export function messageJson(state: FakeState, message: FakeMessage, nested = fal
     mention_everyone: pinged.everyone,
     mentions: pinged.users.map((id) => userJson(state.userOf(id))),
     mention_roles: pinged.roles,
-    attachments: message.attachments.map((a) => attachmentJson(a)),
+    attachments: shownAttachments(message).map((a) => attachmentJson(a)),
     embeds: message.embeds,
     pinned: false,
     flags: message.flags,

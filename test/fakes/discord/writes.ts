@@ -8,11 +8,12 @@
  */
 import sharp from 'sharp';
 import { contentTypeFor, storedAttachment } from './attachments.ts';
+import { checkComponentsV2, componentsText, resolveMedia } from './components-v2.ts';
 import { MAX_CONTENT, MAX_FILES } from './constants.ts';
 import type { Ctx } from './context.ts';
 import { addError, discordError, type ErrorTree, formError, hasErrors } from './errors.ts';
 import type { Body, Reply } from './http.ts';
-import { type FakeAttachment, type FakeMessage, MessageFlag, type Pings } from './model.ts';
+import { type FakeAttachment, type FakeMessage, isV2, MessageFlag, type Pings } from './model.ts';
 import type { FakeWrite, Json } from './types.ts';
 import { codePoints, isObject, snowflake } from './util.ts';
 import { checkAllowedMentions, checkComponents, checkEmbeds, resolvePings } from './validation.ts';
@@ -67,13 +68,14 @@ export async function prepareWrite(
       (options.allowEphemeral ? MessageFlag.Ephemeral : 0);
     if (typeof f !== 'number' || !Number.isInteger(f) || (f & ~allowed) !== 0) {
       addError(errors, ['flags'], 'MESSAGE_FLAGS_INVALID', 'Invalid flags for this message');
-    } else if (message) flags = (message.flags & ~MessageFlag.SuppressEmbeds) | (f & MessageFlag.SuppressEmbeds);
-    else flags = f;
+    } else if (message) {
+      // An edit sets or unsets SUPPRESS_EMBEDS, and may set IS_COMPONENTS_V2, never unset it (message.mdx, Edit Message).
+      const editable = MessageFlag.SuppressEmbeds | MessageFlag.IsComponentsV2;
+      flags = (message.flags & ~MessageFlag.SuppressEmbeds) | (f & editable);
+    } else flags = f;
   }
-  const components =
-    json.components === undefined
-      ? (message?.components ?? [])
-      : checkComponents(json.components, errors, (flags & MessageFlag.IsComponentsV2) !== 0);
+  const v2 = (flags & MessageFlag.IsComponentsV2) !== 0;
+  if (v2) refuseLegacyFields(content, embeds, errors);
 
   // Attachments: kept existing ones (by id) and new uploads (files[N] bound to attachment id N).
   if (body.files.length > MAX_FILES)
@@ -84,6 +86,18 @@ export async function prepareWrite(
   const entries = Array.isArray(listed) ? listed.filter(isObject) : [];
   const existing = message?.attachments ?? [];
   const kept = Array.isArray(listed) ? existing.filter((a) => entries.some((e) => String(e.id) === a.id)) : existing;
+  const uploadName = (file: Body['files'][number]) => {
+    const entry = entries.find((e) => String(e.id) === file.index);
+    return typeof entry?.filename === 'string' ? entry.filename : file.filename;
+  };
+  const names = [...kept.map((a) => a.filename), ...body.files.map(uploadName)];
+  let components = message?.components ?? [];
+  if (json.components !== undefined) {
+    if (!v2) components = checkComponents(json.components, errors);
+    else if (json.components === null) components = [];
+    else if (!Array.isArray(json.components)) addError(errors, ['components'], 'BASE_TYPE_LIST', 'Must be a list.');
+    else components = checkComponentsV2(json.components, errors, names);
+  }
   for (const e of entries) {
     const id = String(e.id);
     if (!existing.some((a) => a.id === id) && !body.files.some((f) => f.index === id)) {
@@ -105,7 +119,7 @@ export async function prepareWrite(
   for (const file of body.files) {
     const entry = entries.find((e) => String(e.id) === file.index);
     const id = snowflake();
-    const filename = typeof entry?.filename === 'string' ? entry.filename : file.filename;
+    const filename = uploadName(file);
     const contentType = contentTypeFor(file.filename, file.contentType);
     let width: number | undefined;
     let height: number | undefined;
@@ -134,7 +148,28 @@ export async function prepareWrite(
   const attachments = [...kept, ...added];
   if (content.trim() === '' && embeds.length === 0 && attachments.length === 0 && components.length === 0)
     throw discordError(400, 50006, 'Cannot send an empty message');
+  // Discord resolves a V2 message's `attachment://` media to the attachments they name, once they exist.
+  if (v2 && Array.isArray(json.components)) components = resolveMedia(components, attachments);
   return { content, embeds, attachments, components, flags, allowedMentions: json.allowed_mentions };
+}
+
+/**
+ * With the Components V2 flag a message has neither `content` nor `embeds`: a request that
+ * gives them, or an edit setting the flag on a message that has them without resetting them
+ * (`content: null`, `embeds: []`), is refused as Discord does (message.mdx, Create Message and
+ * Edit Message): 50035 `MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2` at the field.
+ * @param content the message's content after the request; @param embeds likewise.
+ */
+function refuseLegacyFields(content: string, embeds: Json[], errors: ErrorTree): void {
+  const refuse = (field: string) =>
+    addError(
+      errors,
+      [field],
+      'MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2',
+      `The '${field}' field cannot be used when using MessageFlags.IS_COMPONENTS_V2`,
+    );
+  if (content !== '') refuse('content');
+  if (embeds.length > 0) refuse('embeds');
 }
 
 /** Applies a prepared write to a message, records the revision and the write. */
@@ -152,12 +187,9 @@ export function commit(
   message.components = state.components;
   message.flags = state.flags & ~MessageFlag.Loading;
   if (kind === 'edit') message.editedAt = at;
-  const pinged = withRepliedUser(
-    ctx,
-    message,
-    resolvePings(state.content, state.allowedMentions),
-    state.allowedMentions,
-  );
+  // A Components V2 message pings from its Text Displays (components/reference.mdx, Text Display).
+  const text = isV2(message) ? componentsText(state.components) : state.content;
+  const pinged = withRepliedUser(ctx, message, resolvePings(text, state.allowedMentions), state.allowedMentions);
   const seq = ctx.state.nextSeq();
   const reference = message.reference ? { messageId: message.reference.messageId } : undefined;
   message.revisions.push({
