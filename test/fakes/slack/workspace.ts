@@ -259,7 +259,8 @@ export class Workspace {
   }
 
   mentionsOf(m: { text: string; blocks: unknown[] | undefined }): string[] {
-    return [...[m.text, ...mrkdwnTexts(m.blocks)].flatMap(mentionsIn), ...richTextMentions(m.blocks)];
+    // Whether Slack reads them from the text or the blocks, each notifies once.
+    return [...new Set([...[m.text, ...mrkdwnTexts(m.blocks)].flatMap(mentionsIn), ...richTextMentions(m.blocks)])];
   }
 
   /** The message object Slack returns. */
