@@ -52,6 +52,17 @@ describe('Slack markdown blocks', () => {
     expect(JSON.stringify(blocks[1]!.rows![1]![0])).toContain('{"type":"text","text":"x","style":{"bold":true}}');
   });
 
+  it('shows what the markdown block does not render in forms it does: a thematic break as a rule, task boxes as ☐ and ☑', () => {
+    const blocks = render('Intro\n\n---\n\n- [ ] todo\n- [x] done\n  1. [ ] nested\n\n> - [X] quoted\n\n* * *');
+    expect(blocks).toEqual([
+      {
+        type: 'markdown',
+        text: 'Intro\n\n──────────\n\n- ☐ todo\n- ☑ done\n  1. ☐ nested\n\n> - ☑ quoted\n\n──────────',
+      },
+    ]);
+    expect(mrkdwnOf('- [ ] todo\n- [x] done', 3900)).toBe('• ☐ todo\n• ☑ done');
+  });
+
   it('shows one table a message as a table block; the others, and tables past 100 rows, 20 columns or 10,000 characters, as monospaced code blocks', () => {
     const two = render(`${table(2, 2)}\n\ntext\n\n${table(2, 2)}`);
     expect(two.map((b) => b.type)).toEqual(['table', 'markdown']);

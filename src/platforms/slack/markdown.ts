@@ -12,9 +12,9 @@
  * never text rewritten by regular expressions. Linear in the page's length.
  */
 import type { KnownBlock } from '@slack/types';
-import { parseMarkdown } from '../../core/markdown/parse.ts';
+import { parseMarkdown, type Token } from '../../core/markdown/parse.ts';
 import { lineStarts, linesEnd, normalizeSource } from '../../core/markdown/source.ts';
-import { readTable } from '../../core/markdown/tables.ts';
+import { type MarkdownTable, readTable } from '../../core/markdown/tables.ts';
 import { monospaceTable, tableBlock } from './table-block.ts';
 import { escapeSlackMarkdown, slackLength } from './text.ts';
 
@@ -35,12 +35,66 @@ function trimBlankLines(text: string): string {
   return text.slice(start).trimEnd();
 }
 
+/** A thematic break, which the markdown block does not render (Block Kit reference, "Markdown block"). */
+export const RULE = '──────────';
+
+/**
+ * A change to the page's source, where the parser's tokens put it: a span replaced by text, or a
+ * table (by a table block, or monospaced lines).
+ */
+interface Edit {
+  from: number;
+  to: number;
+  text: string;
+  table?: MarkdownTable;
+}
+
+/**
+ * What the markdown block does not render, found in the tokens, in the source's order: top-level
+ * tables; top-level thematic breaks (a line of {@link RULE}); task list items' `[ ]` / `[x]` (☐ /
+ * ☑). Linear in the tokens.
+ */
+function editsOf(source: string, tokens: readonly Token[], starts: readonly number[]): Edit[] {
+  const edits: Edit[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.type === 'table_open' && token.level === 0) {
+      const table = readTable(tokens, i);
+      edits.push({ from: starts[table.lines[0]]!, to: linesEnd(starts, table.lines[1], source), text: '', table });
+      i = table.next - 1;
+    } else if (token.type === 'hr' && token.level === 0 && token.map) {
+      edits.push({ from: starts[token.map[0]]!, to: linesEnd(starts, token.map[0] + 1, source), text: RULE });
+    } else if (token.type === 'list_item_open') {
+      const box = checkboxAt(source, starts, tokens[i + 1], tokens[i + 2]);
+      if (box) edits.push(box);
+    }
+  }
+  return edits;
+}
+
+/** A task item's `[ ]` or `[x]` (the first `[` of its first line: only the marker and spaces precede it), as ☐ or ☑. */
+function checkboxAt(
+  source: string,
+  starts: readonly number[],
+  paragraph: Token | undefined,
+  inline: Token | undefined,
+): Edit | undefined {
+  const first = inline?.children?.[0];
+  if (paragraph?.type !== 'paragraph_open' || inline?.type !== 'inline' || !inline.map || first?.type !== 'text')
+    return undefined;
+  const box = first.content.slice(0, 4);
+  if (box !== '[ ] ' && box !== '[x] ' && box !== '[X] ') return undefined;
+  const at = source.indexOf('[', starts[inline.map[0]]);
+  return at < 0 ? undefined : { from: at, to: at + 3, text: box === '[ ] ' ? '☐' : '☑' };
+}
+
 /**
  * The blocks that show `markdown` (one page of an answer: the core keeps a page within
  * SLACK_MESSAGE_LIMITS, so its markdown blocks stay far within {@link MARKDOWN_BLOCK_CHARS}):
  * markdown blocks for its text, with a table block in place of its first table that fits one
- * (`tables: 'block'`, one a message) and the other tables as code blocks in the markdown. None
- * for blank text.
+ * (`tables: 'block'`, one a message) and the other tables as code blocks in the markdown;
+ * thematic breaks and task items' boxes as characters the markdown block shows ({@link editsOf}).
+ * None for blank text.
  */
 export function markdownBlocks(markdown: string, tables: TableRendering = 'block'): KnownBlock[] {
   const source = normalizeSource(markdown);
@@ -63,27 +117,25 @@ export function markdownBlocks(markdown: string, tables: TableRendering = 'block
   // Characters the markdown blocks would hold with every table as its own source.
   let planned = slackLength(source);
   let from = 0;
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i]!;
-    if (token.level !== 0 || token.type !== 'table_open') continue;
-    const table = readTable(tokens, i);
-    const start = starts[table.lines[0]]!;
-    const end = linesEnd(starts, table.lines[1], source);
-    pending.push(escapeSlackMarkdown(source.slice(from, start)));
-    const block = tableLeft ? tableBlock(table) : undefined;
+  for (const edit of editsOf(source, tokens, starts)) {
+    pending.push(escapeSlackMarkdown(source.slice(from, edit.from)));
+    from = edit.to;
+    if (!edit.table) {
+      pending.push(escapeSlackMarkdown(edit.text));
+      continue;
+    }
+    const own = slackLength(source.slice(edit.from, edit.to));
+    const block = tableLeft ? tableBlock(edit.table) : undefined;
     if (block) {
       flush();
       blocks.push(block);
       tableLeft = false;
-      planned -= slackLength(source.slice(start, end));
+      planned -= own;
     } else {
-      const own = slackLength(source.slice(start, end));
-      const shown = escapeSlackMarkdown(monospaceTable(table, MARKDOWN_BLOCK_CHARS - planned + own));
+      const shown = escapeSlackMarkdown(monospaceTable(edit.table, MARKDOWN_BLOCK_CHARS - planned + own));
       planned += shown.length - own;
       pending.push(shown);
     }
-    from = end;
-    i = table.next - 1;
   }
   pending.push(escapeSlackMarkdown(source.slice(from)));
   flush();

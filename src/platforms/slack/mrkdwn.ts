@@ -13,11 +13,9 @@ import { plainText, webLink } from '../../core/markdown/inline.ts';
 import { parseMarkdown, type Token } from '../../core/markdown/parse.ts';
 import { lineStarts, linesEnd, normalizeSource } from '../../core/markdown/source.ts';
 import { readTable } from '../../core/markdown/tables.ts';
+import { RULE } from './markdown.ts';
 import { monospaceTable } from './table-block.ts';
 import { escapeSlackText } from './text.ts';
-
-/** A thematic break, which mrkdwn has not. */
-const RULE = '──────────';
 
 /** The index of the token closing `tokens[open]` (same level, nesting -1). */
 function closeOf(tokens: readonly Token[], open: number): number {
@@ -166,6 +164,13 @@ function paragraphMrkdwn(source: Source, open: number, topLevel: boolean): strin
   return inlineMrkdwn(children);
 }
 
+/** A task item's text with its `[ ]` / `[x]` as ☐ / ☑ (as markdown.ts shows it). */
+function checkbox(body: string): string {
+  const box = body.slice(0, 4);
+  if (box === '[ ] ') return `☐ ${body.slice(4)}`;
+  return box === '[x] ' || box === '[X] ' ? `☑ ${body.slice(4)}` : body;
+}
+
 /** A list in mrkdwn: each item `•` or its number, its further lines indented under it. */
 function listMrkdwn(source: Source, open: number, close: number): string {
   const { tokens } = source;
@@ -180,7 +185,7 @@ function listMrkdwn(source: Source, open: number, close: number): string {
     }
     const end = closeOf(tokens, i);
     const marker = ordered ? `${number++}. ` : '• ';
-    const body = blocksMrkdwn(source, i + 1, end, false).join('\n');
+    const body = checkbox(blocksMrkdwn(source, i + 1, end, false).join('\n'));
     items.push(marker + body.split('\n').join('\n    '));
     i = end + 1;
   }
