@@ -151,22 +151,55 @@ describe('Slack mrkdwn fallback text', () => {
 
 describe('AnswerRendering', () => {
   const log = { warn: vi.fn(), info: vi.fn(), debug: vi.fn() } as unknown as Logger;
+  /** Slack's refusal as @slack/web-api throws it: the result in `data`, naming a block by JSON pointer. */
+  const refusal = (index?: number) =>
+    Object.assign(new Error('An API error occurred: invalid_blocks'), {
+      data: {
+        ok: false,
+        error: 'invalid_blocks',
+        ...(index === undefined
+          ? {}
+          : { response_metadata: { messages: [`[ERROR] unsupported [json-pointer:/blocks/${index}/type]`] } }),
+      },
+    });
+  const message = { content: `Intro\n\n${table(2, 2)}` };
 
   it('where Slack refuses a table block (invalid_blocks), sends the message once more with its tables monospaced, and keeps them so for the rest of the answer', async () => {
     const rendering = new AnswerRendering(log);
     const sent: Block[][] = [];
     const refusing = async (blocks: unknown) => {
       sent.push(blocks as Block[]);
-      if ((blocks as Block[]).some((b) => b.type === 'table'))
-        throw Object.assign(new Error('An API error occurred: invalid_blocks'), { data: { error: 'invalid_blocks' } });
+      const at = (blocks as Block[]).findIndex((b) => b.type === 'table');
+      if (at >= 0) throw refusal(at);
       return 'ok';
     };
-    const message = { content: `Intro\n\n${table(2, 2)}` };
     await expect(rendering.send(message, refusing)).resolves.toBe('ok');
     expect(sent.map((blocks) => blocks.map((b) => b.type))).toEqual([['markdown', 'table'], ['markdown']]);
     await rendering.send(message, refusing);
     expect(sent.length).toBe(3);
-    // Any other refusal is the caller's.
+  });
+
+  it("where Slack refuses the markdown block, shows the answer in mrkdwn sections; a refusal of another block, or another error, is the caller's", async () => {
+    const rendering = new AnswerRendering(log);
+    const sent: Block[][] = [];
+    const noMarkdown = async (blocks: unknown, text: string) => {
+      sent.push(blocks as Block[]);
+      const at = (blocks as Block[]).findIndex((b) => b.type === 'markdown');
+      if (at >= 0) throw refusal(at);
+      return text;
+    };
+    const text = await rendering.send({ content: '**Bold** answer.' }, noMarkdown);
+    expect(text).toBe('*Bold* answer.');
+    expect(sent.at(-1)).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: '*Bold* answer.' } }]);
+
+    const images = { content: 'Foxes.', imageLinks: [{ url: 'https://e.com/f.png', alt: 'fox' }] };
+    let calls = 0;
+    const noImages = async () => {
+      calls++;
+      throw refusal(1);
+    };
+    await expect(new AnswerRendering(log).send(images, noImages)).rejects.toThrow('invalid_blocks');
+    expect(calls).toBe(1);
     const failing = async () => {
       throw Object.assign(new Error('msg_too_long'), { data: { error: 'msg_too_long' } });
     };

@@ -22,11 +22,6 @@ export function lineStarts(text: string): number[] {
   return starts;
 }
 
-/** The offset where line `line` starts; `text.length` for a line past the end. */
-export function lineStart(starts: readonly number[], line: number, text: string): number {
-  return line < starts.length ? starts[line]! : text.length;
-}
-
 /** The offset where the lines before `line` end: the `\n` ending line `line - 1` (the text's end past it). */
 export function linesEnd(starts: readonly number[], line: number, text: string): number {
   return line < starts.length ? starts[line]! - 1 : text.length;

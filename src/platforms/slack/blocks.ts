@@ -17,13 +17,15 @@ import { withMention } from './writes.ts';
 /**
  * Blocks of a message; undefined when it has none (plain text). At most 50 (Slack's limit).
  * @param markdown how an answer's text is shown (SlackReply: its Markdown as markdown blocks,
- *   tables as `markdown` says: markdown.ts), and then there are blocks whenever there is text;
+ *   tables as `markdown` says: markdown.ts; or its mrkdwn in sections), and then there are
+ *   blocks whenever there is text;
  *   without it, as mrkdwn `section` blocks above the message's other blocks, and none for text alone.
  */
-export function blocksOf(message: OutgoingMessage, markdown?: TableRendering): Array<KnownBlock | Block> | undefined {
+export function blocksOf(message: OutgoingMessage, markdown?: AnswerForm): Array<KnownBlock | Block> | undefined {
   const blocks: KnownBlock[] = [];
   const hasStructure = Boolean(message.cards?.length || message.imageLinks?.length || message.buttons?.length);
   if (markdown && message.mentionUser) blocks.push(...mentionBlocks(message));
+  else if (markdown === 'mrkdwn') blocks.push(...mrkdwnSections(message.content));
   else if (markdown) blocks.push(...markdownBlocks(message.content, markdown));
   else if (hasStructure) blocks.push(...sectionBlocks(message.content));
   else return undefined;
@@ -111,6 +113,20 @@ function feedbackBlock(list: readonly Button[]): KnownBlock[] {
   ];
 }
 
+/**
+ * How an answer's Markdown is shown (SlackReply): markdown blocks with its tables as `tables`
+ * says (markdown.ts), or, where Slack refuses those, its mrkdwn (mrkdwn.ts) in `section` blocks.
+ */
+export type AnswerForm = TableRendering | 'mrkdwn';
+
+/** An answer's Markdown in mrkdwn, in `section` blocks (the last resort of AnswerRendering). */
+function mrkdwnSections(markdown: string): KnownBlock[] {
+  return sectionsOf(mrkdwnOf(markdown, SLACK_MESSAGE_LIMITS.maxChars)).map((piece) => ({
+    type: 'section',
+    text: { type: 'mrkdwn', text: piece },
+  }));
+}
+
 /** A message's text as `section` blocks (mrkdwn, escaped), to show it above other blocks. */
 export function sectionBlocks(text: string): KnownBlock[] {
   return sectionsOf(escapeSlackText(text)).map((piece) => ({ type: 'section', text: { type: 'mrkdwn', text: piece } }));
@@ -156,7 +172,7 @@ function mentionBlocks(message: OutgoingMessage): KnownBlock[] {
  * first title, escaped; with `markdown`, an answer's Markdown content in mrkdwn (mrkdwn.ts),
  * within a message's characters. Either way after the mention of a `mentionUser` (writes.ts).
  */
-export function fallbackTextOf(message: OutgoingMessage, markdown?: TableRendering): string {
+export function fallbackTextOf(message: OutgoingMessage, markdown?: AnswerForm): string {
   if (markdown && message.content)
     return withMention(message, mrkdwnOf(message.content, SLACK_MESSAGE_LIMITS.maxChars - 64));
   return withMention(

@@ -15,11 +15,11 @@ import type { Token } from '../../core/markdown/parse.ts';
 import type { MarkdownTable } from '../../core/markdown/tables.ts';
 
 /** Rows a table block may hold (the header's included). */
-export const TABLE_ROWS = 100;
+const TABLE_ROWS = 100;
 /** Cells a row of a table block may hold. */
-export const TABLE_COLUMNS = 20;
+const TABLE_COLUMNS = 20;
 /** Characters the cells of a table block may hold together. */
-export const TABLE_CELL_CHARS = 10_000;
+const TABLE_CELL_CHARS = 10_000;
 
 type Style = NonNullable<Extract<RichTextElement, { type: 'text' }>['style']>;
 
