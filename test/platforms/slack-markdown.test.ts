@@ -63,6 +63,18 @@ describe('Slack markdown blocks', () => {
     expect(mrkdwnOf('- [ ] todo\n- [x] done', 3900)).toBe('• ☐ todo\n• ☑ done');
   });
 
+  it("shows a table inside a list item or a quote as monospaced lines in place, under the container's prefix", () => {
+    const blocks = render(
+      '1. Options:\n\n   | Plan | Price |\n   |---|--:|\n   | **Pro** | $10 |\n\n> | a | b |\n> |---|---|\n> | 1 | 2 |',
+    );
+    expect(blocks).toEqual([
+      {
+        type: 'markdown',
+        text: '1. Options:\n\n   ```\n   Plan | Price\n   -----+------\n   Pro  | $10\n   ```\n\n> ```\n> a   | b\n> ----+----\n> 1   | 2\n> ```',
+      },
+    ]);
+  });
+
   it('shows one table a message as a table block; the others, and tables past 100 rows, 20 columns or 10,000 characters, as monospaced code blocks', () => {
     const two = render(`${table(2, 2)}\n\ntext\n\n${table(2, 2)}`);
     expect(two.map((b) => b.type)).toEqual(['table', 'markdown']);

@@ -50,17 +50,20 @@ interface Edit {
 }
 
 /**
- * What the markdown block does not render, found in the tokens, in the source's order: top-level
- * tables; top-level thematic breaks (a line of {@link RULE}); task list items' `[ ]` / `[x]` (☐ /
+ * What the markdown block does not render, found in the tokens, in the source's order: tables
+ * (a nested one as monospaced lines in place); top-level thematic breaks (a line of {@link RULE}); task list items' `[ ]` / `[x]` (☐ /
  * ☑). Linear in the tokens.
  */
 function editsOf(source: string, tokens: readonly Token[], starts: readonly number[]): Edit[] {
   const edits: Edit[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
-    if (token.type === 'table_open' && token.level === 0) {
+    if (token.type === 'table_open') {
       const table = readTable(tokens, i);
-      edits.push({ from: starts[table.lines[0]]!, to: linesEnd(starts, table.lines[1], source), text: '', table });
+      const from = starts[table.lines[0]]!;
+      const to = linesEnd(starts, table.lines[1], source);
+      const edit = token.level === 0 ? { from, to, text: '', table } : nestedTable(source, starts, table, from, to);
+      if (edit) edits.push(edit);
       i = table.next - 1;
     } else if (token.type === 'hr' && token.level === 0 && token.map) {
       edits.push({ from: starts[token.map[0]]!, to: linesEnd(starts, token.map[0] + 1, source), text: RULE });
@@ -70,6 +73,29 @@ function editsOf(source: string, tokens: readonly Token[], starts: readonly numb
     }
   }
   return edits;
+}
+
+/**
+ * A table inside a list item or a quote (no block can stand there): its monospaced lines in a
+ * code block, each line after the container's prefix as the delimiter row has it (its
+ * indentation, `>`), the first after the header line's (a list marker, say) of the same width.
+ * Unpadded when padding would make it longer than its source.
+ */
+function nestedTable(
+  source: string,
+  starts: readonly number[],
+  table: MarkdownTable,
+  from: number,
+  to: number,
+): Edit | undefined {
+  const delimiter = source.slice(starts[table.lines[0] + 1], linesEnd(starts, table.lines[0] + 2, source));
+  let width = 0;
+  while (width < delimiter.length && !'|-:'.includes(delimiter[width]!)) width++;
+  const prefix = delimiter.slice(0, width);
+  if (width === delimiter.length || prefix.trim().replaceAll('>', '').trim() !== '') return undefined;
+  const [first, ...rest] = monospaceTable(table, to - from).split('\n');
+  const text = [source.slice(from, from + width) + first, ...rest.map((line) => prefix + line)].join('\n');
+  return { from, to, text };
 }
 
 /** A task item's `[ ]` or `[x]` (the first `[` of its first line: only the marker and spaces precede it), as ☐ or ☑. */
