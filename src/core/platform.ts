@@ -120,6 +120,38 @@ export interface ReplyLimits {
   cards: CardLimits;
   /** Largest file one message may carry, in bytes (Discord: the interaction's `attachment_size_limit`); no limit when absent. */
   maxFileBytes?: number;
+  /**
+   * How the platform shows an answer's Markdown where it differs from Markdown itself (Discord:
+   * tables, which it does not render); absent: the Markdown is shown as written.
+   */
+  rendering?: MarkdownRendering;
+}
+
+/**
+ * An answer's Markdown rewritten for a platform before it is split into pages (issue 39): every
+ * page of a streamed answer (delivery/answer-pages.ts) is cut from its renderer's `render` of its
+ * whole text, at each write while it streams and at its final write; the history keeps the
+ * model's Markdown.
+ */
+export interface MarkdownRendering {
+  /**
+   * Whether text holding `delta` may render differently from itself. Until one of an answer's
+   * deltas does, its text is shown as written and no renderer is made (nor the text copied: a
+   * streamed answer's text is a rope of its reads). O(delta).
+   */
+  touches(delta: string): boolean;
+  /** A renderer for one answer's text, which grows at each write (it may keep what no later text changes). */
+  renderer(): MarkdownRenderer;
+}
+
+/** Renders one answer's text as it grows ({@link MarkdownRendering.renderer}). */
+export interface MarkdownRenderer {
+  /**
+   * The text as the platform should receive it, from the whole of it (a construct may end
+   * anywhere later); the same string when nothing changes. Called about once a write, on at most
+   * what the answer shows (`MAX_ANSWER_CHARS` and its notes): bounded, about linear time. Never throws.
+   */
+  render(markdown: string): string;
 }
 
 /**

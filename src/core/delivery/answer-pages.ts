@@ -1,9 +1,12 @@
 /**
  * The text of one streamed answer (StreamingReply) and the pages its messages show: made once
  * per state of the text (a write asks several times), continued from the last completed page as
- * the text grows (PageSplitter), made afresh when the channel's limits change.
+ * the text grows (PageSplitter), made afresh when the channel's limits change. Where the
+ * platform renders Markdown its own way (ReplyLimits `rendering`: Discord's tables), the pages
+ * are cut from the rendered text, made afresh from the whole of it at each state once a delta
+ * touched the rendering (a table changes as its rows come); `text` stays the model's Markdown.
  */
-import type { ReplyLimits } from '../platform.ts';
+import type { MarkdownRenderer, MarkdownRendering, ReplyLimits } from '../platform.ts';
 import type { PageBreaks } from './page-breaks.ts';
 import { PageSplitter, splitMessage } from './split.ts';
 
@@ -65,7 +68,7 @@ export function shownText(shown: readonly string[], showsText: readonly boolean[
 
 /** An answer's text, its status line, and their pages. */
 export class AnswerPages {
-  /** The text received so far (or the final text, once finalized). */
+  /** The text received so far (or the final text, once finalized): the model's Markdown. */
   text = '';
   /** Whether `text` holds anything but whitespace (kept up to date per delta, never by re-reading `text`). */
   hasText = false;
@@ -82,11 +85,19 @@ export class AnswerPages {
     | undefined;
   /** The last result of {@link pages}, and what it was computed from. */
   private view: PagesView | undefined;
+  /** The answer's renderer, once a delta touched the rendering: the pages are then cut from its `render(text)`. */
+  private renderer: MarkdownRenderer | undefined;
+  /** The rendered text the splitter holds (once there is a {@link renderer}); undefined: the splitter holds `text`. */
+  private split: string | undefined;
+
+  /** @param rendering the platform's (ReplyLimits `rendering`), for the answer's whole life. */
+  constructor(private readonly rendering?: MarkdownRendering) {}
 
   /** Adds a delta: O(delta) until the pages are asked for. */
   append(delta: string): void {
     this.text += delta;
-    this.splitter?.pages.append(delta);
+    if (!this.renderer && this.rendering?.touches(delta)) this.renderer = this.rendering.renderer();
+    if (!this.renderer) this.splitter?.pages.append(delta);
     if (!this.hasText && !isBlank(delta)) this.hasText = true;
   }
 
@@ -96,9 +107,13 @@ export class AnswerPages {
    */
   finalize(finalText: string | undefined, emptyText: string): void {
     if (finalText !== undefined && finalText !== this.text) {
-      if (this.hasText && finalText.startsWith(this.text))
-        this.splitter?.pages.append(finalText.slice(this.text.length));
-      else this.splitter?.pages.reset(finalText);
+      if (!this.renderer && this.rendering?.touches(finalText)) this.renderer = this.rendering.renderer();
+      // Rendered pages are cut afresh from the whole text when next asked for (paginate).
+      if (!this.renderer) {
+        if (this.hasText && finalText.startsWith(this.text))
+          this.splitter?.pages.append(finalText.slice(this.text.length));
+        else this.splitter?.pages.reset(finalText);
+      }
       this.text = finalText;
     }
     if (isBlank(this.text)) {
@@ -144,11 +159,19 @@ export class AnswerPages {
   ): string[] {
     let pages: string[];
     if (this.hasText) {
+      const shown = this.renderer?.render(this.text);
       let splitter = this.splitter;
       if (splitter?.maxChars !== maxChars || splitter.measure !== measure || splitter.breaks !== breaks) {
         splitter = { pages: new PageSplitter(maxChars, measure, breaks), maxChars, measure, breaks };
-        splitter.pages.reset(this.text);
+        splitter.pages.reset(shown ?? this.text);
         this.splitter = splitter;
+        this.split = shown;
+      } else if (shown !== undefined && shown !== this.split) {
+        // A rendered text that only grew (no table changed) keeps its completed pages.
+        if (this.split !== undefined && shown.startsWith(this.split))
+          splitter.pages.append(shown.slice(this.split.length));
+        else splitter.pages.reset(shown);
+        this.split = shown;
       }
       // A page of whitespace alone (an answer of blank lines) is no message: a platform refuses it
       // as empty, and the bot would wait forever to show it. Leaving it out hides nothing, and

@@ -33,3 +33,26 @@ export interface PageBreaks {
    */
   choose(head: string, window: number, minCut: number): PageBreak | undefined;
 }
+
+/**
+ * The platform's choice for a page cut from `head` ({@link PageBreaks.choose}), when it is one
+ * the splitter may take: `cut` in (minCut, window]; undefined otherwise.
+ */
+export function platformBreak(
+  breaks: PageBreaks | undefined,
+  head: string,
+  window: number,
+  minCut: number,
+): PageBreak | undefined {
+  const chosen = breaks?.choose(head, window, minCut);
+  return chosen && chosen.cut > minCut && chosen.cut <= window ? chosen : undefined;
+}
+
+/** A choice's `reopen` lines as the splitter carries them (no closing line), when they take at most half a page. */
+export function carriedLines(
+  reopen: string,
+  measure: (text: string) => number,
+  maxChars: number,
+): { closing: string; reopen: string } | undefined {
+  return reopen !== '' && measure(reopen) <= maxChars / 2 ? { closing: '', reopen } : undefined;
+}

@@ -11,7 +11,7 @@
  * by a scan, not by a regular expression that can backtrack on a long line of backticks).
  */
 import { isWhitespace } from '../text-scan.ts';
-import type { PageBreaks } from './page-breaks.ts';
+import { carriedLines, type PageBreaks, platformBreak } from './page-breaks.ts';
 
 /** An open fence: its marker (e.g. "```") and the line that opened it (e.g. "```ts"). */
 interface OpenFence {
@@ -59,7 +59,13 @@ function fenceLineIn(
 
 /** The fence left open at the end of `text`, if any (CommonMark rules, simplified). Linear in the length of `text`. */
 export function openFenceAtEnd(text: string): OpenFence | undefined {
-  let open: OpenFence | undefined;
+  const open = openFenceIn(text);
+  return open && { marker: open.marker, openingLine: open.openingLine };
+}
+
+/** {@link openFenceAtEnd}, with where its opening line starts in `text` (`lineStart`). */
+function openFenceIn(text: string): (OpenFence & { lineStart: number }) | undefined {
+  let open: (OpenFence & { lineStart: number }) | undefined;
   for (let start = 0; start <= text.length; ) {
     const found = text.indexOf('\n', start);
     const end = found < 0 ? text.length : found;
@@ -70,7 +76,8 @@ export function openFenceAtEnd(text: string): OpenFence | undefined {
       if (!open) {
         // A backtick fence's info string may not contain backticks.
         if (!(markerChar === BACKTICK && line.restHasBacktick)) {
-          open = { marker: text.slice(line.markerStart, line.markerEnd), openingLine: text.slice(start, end).trim() };
+          const marker = text.slice(line.markerStart, line.markerEnd);
+          open = { marker, openingLine: text.slice(start, end).trim(), lineStart: start };
         }
       } else if (markerChar === open.marker.charCodeAt(0) && markerLength >= open.marker.length && line.restIsBlank) {
         open = undefined;
@@ -215,12 +222,19 @@ export class PageSplitter {
     let reserve = 4; // "\n```"
     for (;;) {
       const window = fittingLength(head, maxChars - reserve, measure);
-      const proposed = this.breaks?.choose(head, window, reopen.length);
-      const chosen = proposed && proposed.cut > reopen.length && proposed.cut <= window ? proposed : undefined;
-      const { cut, skip } = chosen ?? chooseCut(head, window, reopen.length);
+      const chosen = platformBreak(this.breaks, head, window, reopen.length);
+      let { cut, skip } = chosen ?? chooseCut(head, window, reopen.length);
+      let open = chosen?.reopen !== undefined ? undefined : openFenceIn(head.slice(0, cut));
+      // A fenced block (code, a rendered table) opened in the page's second half starts the next
+      // page instead, whole there when it fits on one; this page stays at least half full.
+      if (!chosen && open && open.lineStart - 1 >= Math.max(reopen.length, Math.floor(window / 2))) {
+        cut = open.lineStart - 1;
+        skip = 1;
+        open = undefined;
+      }
       const page = head.slice(0, cut);
       // A construct the platform's cut goes on with (a table's header), else a code fence left open.
-      const carried = chosen?.reopen !== undefined ? this.carryLines(chosen.reopen) : this.carry(openFenceAtEnd(page));
+      const carried = chosen?.reopen !== undefined ? carriedLines(chosen.reopen, measure, maxChars) : this.carry(open);
       const closing = carried?.closing ?? '';
       if (measure(page + closing) <= maxChars) {
         this.complete(page + closing, cut + skip - reopen.length, carried?.reopen ?? '');
@@ -248,11 +262,6 @@ export class PageSplitter {
       if (this.measure(reopen) + this.measure(closing) <= this.maxChars / 2) return { closing, reopen };
     }
     return undefined;
-  }
-
-  /** Lines a {@link PageBreaks} choice starts the next page with, when they take at most half a page. */
-  private carryLines(reopen: string): { closing: string; reopen: string } | undefined {
-    return reopen !== '' && this.measure(reopen) <= this.maxChars / 2 ? { closing: '', reopen } : undefined;
   }
 
   /** Completes a page from the rest as plain text, without the fence line that would have reopened it. */

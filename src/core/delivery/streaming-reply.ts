@@ -70,8 +70,8 @@ export interface FinishOptions {
 
 /** One streamed answer, possibly spanning several messages. Single use. */
 export class StreamingReply {
-  /** The answer's text, its status line and their pages. */
-  private readonly body = new AnswerPages();
+  /** The answer's text, its status line and their pages (cut from the text as the channel renders it). */
+  private readonly body: AnswerPages;
   private readonly handles: MessageHandle[] = [];
   /** What each message currently shows: its page, with its mark (answer-pages.ts `unmarked`) while it carries controls. */
   private readonly shown: string[] = [];
@@ -106,6 +106,7 @@ export class StreamingReply {
     private readonly options: StreamingReplyOptions,
   ) {
     this.scheduler = options.scheduler;
+    this.body = new AnswerPages(channel.limits.rendering);
     // Posted messages whose content is unknown: `shown` stays empty there, so each is dirty.
     this.handles.push(...(options.over ?? []));
     // A write of the answer outside its own (a Slack /chat's question) may be held back too.

@@ -23,7 +23,7 @@ import type { PageBreak, PageBreaks } from '../delivery/page-breaks.ts';
 import { constructCount } from './inline.ts';
 import { parseMarkdown, type Token } from './parse.ts';
 import { lineStarts, linesEnd } from './source.ts';
-import { type MarkdownTable, readTable } from './tables.ts';
+import { type MarkdownTable, readTableTokens } from './table-tokens.ts';
 
 /** Cuts inside a block tried before leaving the choice to the splitter. */
 const MAX_INLINE_TRIES = 16;
@@ -105,7 +105,7 @@ function* breakLines(head: Head): Generator<{ line: number; reopen?: string; bla
         if (item.type === 'list_item_open' && item.level === 1 && item.map) yield { line: item.map[0] };
       }
     } else if (token.type === 'table_open') {
-      const table = readTable(tokens, i);
+      const table = readTableTokens(tokens, i);
       yield* rowBreaks(head, table);
       i = table.next - 1;
     }

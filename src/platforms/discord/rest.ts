@@ -19,6 +19,7 @@ import {
 } from 'discord.js';
 import type { OutgoingMessage, ReplyLimits, TextForm } from '../../core/platform.ts';
 import { COMPONENTS_V2_FLAG, galleryContainer } from './components-v2.ts';
+import { DISCORD_RENDERING } from './markdown.ts';
 import { cappedWaits } from './rest-waits.ts';
 
 /**
@@ -70,6 +71,8 @@ export const DISCORD_MESSAGE_LIMITS: ReplyLimits = {
   cards: { maxFields: 25, maxChars: 6000, maxValueChars: 1024, paging: 'buttons' },
   /** 10 MiB a file unless the interaction says more (boosted servers). */
   maxFileBytes: 10 * 1024 * 1024,
+  /** Tables, which Discord does not render, as monospaced blocks or lists (markdown.ts). */
+  rendering: DISCORD_RENDERING,
 };
 
 /** The files of a message as discord.js attachments. */

@@ -14,7 +14,8 @@
 import type { KnownBlock } from '@slack/types';
 import { parseMarkdown, type Token } from '../../core/markdown/parse.ts';
 import { lineStarts, linesEnd, normalizeSource } from '../../core/markdown/source.ts';
-import { type MarkdownTable, readTable } from '../../core/markdown/tables.ts';
+import { containerPrefixes, SourceLines } from '../../core/markdown/table-read.ts';
+import { type MarkdownTable, readTableTokens } from '../../core/markdown/table-tokens.ts';
 import { monospaceTable, tableBlock } from './table-block.ts';
 import { escapeSlackMarkdown, slackLength } from './text.ts';
 
@@ -56,13 +57,15 @@ interface Edit {
  */
 function editsOf(source: string, tokens: readonly Token[], starts: readonly number[]): Edit[] {
   const edits: Edit[] = [];
+  let lines: SourceLines | undefined;
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!;
     if (token.type === 'table_open') {
-      const table = readTable(tokens, i);
+      const table = readTableTokens(tokens, i);
       const from = starts[table.lines[0]]!;
       const to = linesEnd(starts, table.lines[1], source);
-      const edit = token.level === 0 ? { from, to, text: '', table } : nestedTable(source, starts, table, from, to);
+      lines ??= new SourceLines(source);
+      const edit = token.level === 0 ? { from, to, text: '', table } : nestedTable(lines, table, from, to);
       if (edit) edits.push(edit);
       i = table.next - 1;
     } else if (token.type === 'hr' && token.level === 0 && token.map) {
@@ -77,25 +80,16 @@ function editsOf(source: string, tokens: readonly Token[], starts: readonly numb
 
 /**
  * A table inside a list item or a quote (no block can stand there): its monospaced lines in a
- * code block, each line after the container's prefix as the delimiter row has it (its
- * indentation, `>`), the first after the header line's (a list marker, say) of the same width.
- * Unpadded when padding would make it longer than its source.
+ * code block in place, each line after the table's own container prefixes (table-read.ts
+ * `containerPrefixes`: the first line's, with a list marker, then the delimiter row's). Unpadded
+ * when padding would make it longer than its source; left as written when the prefixes cannot be
+ * read.
  */
-function nestedTable(
-  source: string,
-  starts: readonly number[],
-  table: MarkdownTable,
-  from: number,
-  to: number,
-): Edit | undefined {
-  const delimiter = source.slice(starts[table.lines[0] + 1], linesEnd(starts, table.lines[0] + 2, source));
-  let width = 0;
-  while (width < delimiter.length && !'|-:'.includes(delimiter[width]!)) width++;
-  const prefix = delimiter.slice(0, width);
-  if (width === delimiter.length || prefix.trim().replaceAll('>', '').trim() !== '') return undefined;
+function nestedTable(lines: SourceLines, table: MarkdownTable, from: number, to: number): Edit | undefined {
+  const prefixes = containerPrefixes(lines, table.lines[0]);
+  if (!prefixes) return undefined;
   const [first, ...rest] = monospaceTable(table, to - from).split('\n');
-  const text = [source.slice(from, from + width) + first, ...rest.map((line) => prefix + line)].join('\n');
-  return { from, to, text };
+  return { from, to, text: [prefixes.first + first, ...rest.map((line) => prefixes.rest + line)].join('\n') };
 }
 
 /** A task item's `[ ]` or `[x]` (the first `[` of its first line: only the marker and spaces precede it), as ☐ or ☑. */

@@ -12,7 +12,7 @@
 import { plainText, webLink } from '../../core/markdown/inline.ts';
 import { parseMarkdown, type Token } from '../../core/markdown/parse.ts';
 import { lineStarts, linesEnd, normalizeSource } from '../../core/markdown/source.ts';
-import { readTable } from '../../core/markdown/tables.ts';
+import { readTableTokens } from '../../core/markdown/table-tokens.ts';
 import { RULE } from './markdown.ts';
 import { monospaceTable } from './table-block.ts';
 import { escapeSlackText } from './text.ts';
@@ -126,7 +126,7 @@ function blocksMrkdwn(source: Source, from: number, to: number, topLevel: boolea
         i++;
         break;
       case 'table_open': {
-        const table = readTable(tokens, i);
+        const table = readTableTokens(tokens, i);
         out.push(escapeSlackText(monospaceTable(table, 0)));
         i = table.next;
         break;

@@ -12,7 +12,7 @@
 import type { RichTextBlock, RichTextElement, TableBlock } from '@slack/types';
 import { plainText, webLink } from '../../core/markdown/inline.ts';
 import type { Token } from '../../core/markdown/parse.ts';
-import type { MarkdownTable } from '../../core/markdown/tables.ts';
+import type { MarkdownTable } from '../../core/markdown/table-tokens.ts';
 
 /** Rows a table block may hold (the header's included). */
 const TABLE_ROWS = 100;
