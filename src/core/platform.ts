@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../log.ts';
 import type { NamedWait } from './delivery/bucket.ts';
+import type { PageBreaks } from './delivery/page-breaks.ts';
 import type { BucketId } from './keys.ts';
 import type { ByteRange } from './media/download-range.ts';
 import type { Card, CardLimits } from './platform-cards.ts';
@@ -109,6 +110,12 @@ export interface ReplyLimits {
   minEditIntervalMs: number;
   /** Counts text as the platform does (e.g. after escaping); `String.length` when absent. */
   measure?: (text: string) => number;
+  /**
+   * Where an answer's pages end, where the platform renders Markdown per message (Slack: at the
+   * end of a Markdown block, a table going on with its header; core/markdown/page-breaks.ts);
+   * the splitter's own cuts when absent (a line break, code fences closed and reopened).
+   */
+  pageBreaks?: PageBreaks;
   /** What one message may carry of cards. */
   cards: CardLimits;
   /** Largest file one message may carry, in bytes (Discord: the interaction's `attachment_size_limit`); no limit when absent. */

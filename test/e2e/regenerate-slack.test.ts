@@ -214,11 +214,13 @@ describe('edited mentions on Slack', () => {
 });
 
 describe('Regenerate and edits of answers longer than one message on Slack', () => {
-  const REPLACED = '*(replaced by the text above)*';
+  /** REPLACED_PAGE (Markdown italics) as the mrkdwn `text` of a message (issue 39). */
+  const REPLACED = '_(replaced by the text above)_';
   /** An answer of `count` paragraphs of about 3,000 characters: one Slack message each. */
   const paragraphs = (tag: string, count: number) =>
     Array.from({ length: count }, (_, i) => `${tag} paragraph ${i + 1}: ${'word '.repeat(600).trim()}`).join('\n\n');
-  const pagesOf = (text: string) => splitMessage(text, SLACK_MESSAGE_LIMITS.maxChars, SLACK_MESSAGE_LIMITS.measure);
+  const pagesOf = (text: string) =>
+    splitMessage(text, SLACK_MESSAGE_LIMITS.maxChars, SLACK_MESSAGE_LIMITS.measure, SLACK_MESSAGE_LIMITS.pageBreaks);
   /** What a message shows, as a reader sees it. */
   const shown = (message: FakeSlackMessage) => unescapeSlack(message.text);
 

@@ -7,6 +7,7 @@
  * touched the rendering (a table changes as its rows come); `text` stays the model's Markdown.
  */
 import type { MarkdownRenderer, MarkdownRendering, ReplyLimits } from '../platform.ts';
+import type { PageBreaks } from './page-breaks.ts';
 import { PageSplitter, splitMessage } from './split.ts';
 
 /** What a message shows once the final text of its answer ends on an earlier message. */
@@ -75,7 +76,12 @@ export class AnswerPages {
   status = '';
   /** The pages of `text`, kept across appends: made at the first text (again if the channel's limits change). */
   private splitter:
-    | { pages: PageSplitter; maxChars: number; measure: ((text: string) => number) | undefined }
+    | {
+        pages: PageSplitter;
+        maxChars: number;
+        measure: ((text: string) => number) | undefined;
+        breaks: PageBreaks | undefined;
+      }
     | undefined;
   /** The last result of {@link pages}, and what it was computed from. */
   private view: PagesView | undefined;
@@ -121,10 +127,11 @@ export class AnswerPages {
    * What each message should show: its page, marked ({@link unmarked}) when it carries the
    * controls (while streaming) or the final controls (the last page, once finishing).
    * Computed once per state; not to be modified.
-   * @param limits the channel's: characters a message (`maxChars`, by `measure`).
+   * @param limits the channel's: characters a message (`maxChars`, by `measure`), and where
+   *   pages end (`pageBreaks`).
    */
-  pages(limits: Pick<ReplyLimits, 'maxChars' | 'measure'>, state: PagesState): readonly string[] {
-    const { maxChars, measure } = limits;
+  pages(limits: Pick<ReplyLimits, 'maxChars' | 'measure' | 'pageBreaks'>, state: PagesState): readonly string[] {
+    const { maxChars, measure, pageBreaks } = limits;
     const view = this.view;
     if (
       view &&
@@ -135,33 +142,41 @@ export class AnswerPages {
       view.controls === state.controls &&
       view.finalControls === state.finalControls &&
       view.maxChars === maxChars &&
-      view.measure === measure
+      view.measure === measure &&
+      view.breaks === pageBreaks
     )
       return view.pages;
-    const pages = this.paginate(maxChars, measure, state);
-    this.view = new PagesView(this.text, this.status, state, maxChars, measure, pages);
+    const pages = this.paginate(maxChars, measure, pageBreaks, state);
+    this.view = new PagesView(this.text, this.status, state, maxChars, measure, pageBreaks, pages);
     return pages;
   }
 
-  private paginate(maxChars: number, measure: ((text: string) => number) | undefined, state: PagesState): string[] {
+  private paginate(
+    maxChars: number,
+    measure: ((text: string) => number) | undefined,
+    breaks: PageBreaks | undefined,
+    state: PagesState,
+  ): string[] {
     let pages: string[];
     if (this.hasText) {
       const shown = this.renderer?.render(this.text);
-      if (this.splitter?.maxChars !== maxChars || this.splitter.measure !== measure) {
-        this.splitter = { pages: new PageSplitter(maxChars, measure), maxChars, measure };
-        this.splitter.pages.reset(shown ?? this.text);
+      let splitter = this.splitter;
+      if (splitter?.maxChars !== maxChars || splitter.measure !== measure || splitter.breaks !== breaks) {
+        splitter = { pages: new PageSplitter(maxChars, measure, breaks), maxChars, measure, breaks };
+        splitter.pages.reset(shown ?? this.text);
+        this.splitter = splitter;
         this.split = shown;
       } else if (shown !== undefined && shown !== this.split) {
         // A rendered text that only grew (no table changed) keeps its completed pages.
         if (this.split !== undefined && shown.startsWith(this.split))
-          this.splitter.pages.append(shown.slice(this.split.length));
-        else this.splitter.pages.reset(shown);
+          splitter.pages.append(shown.slice(this.split.length));
+        else splitter.pages.reset(shown);
         this.split = shown;
       }
       // A page of whitespace alone (an answer of blank lines) is no message: a platform refuses it
       // as empty, and the bot would wait forever to show it. Leaving it out hides nothing, and
       // keeps the pages prefix-stable (a completed blank page stays blank).
-      pages = this.splitter.pages.pages().filter((page) => !isBlank(page));
+      pages = splitter.pages.pages().filter((page) => !isBlank(page));
       if (!pages.length) return [];
     } else {
       if (this.status.trim() === '') return [];
@@ -195,6 +210,7 @@ class PagesView {
     state: PagesState,
     readonly maxChars: number,
     readonly measure: ((text: string) => number) | undefined,
+    readonly breaks: PageBreaks | undefined,
     readonly pages: string[],
   ) {
     this.finishing = state.finishing;

@@ -11,6 +11,7 @@
  * by a scan, not by a regular expression that can backtrack on a long line of backticks).
  */
 import { isWhitespace } from '../text-scan.ts';
+import { carriedLines, type PageBreaks, platformBreak } from './page-breaks.ts';
 
 /** An open fence: its marker (e.g. "```") and the line that opened it (e.g. "```ts"). */
 interface OpenFence {
@@ -164,6 +165,8 @@ export class PageSplitter {
   constructor(
     private readonly maxChars: number,
     private readonly measure: Measure = byLength,
+    /** The platform's choice of cuts (e.g. at Markdown blocks' ends); the splitter's own when absent. */
+    private readonly breaks?: PageBreaks,
   ) {
     if (maxChars < 16) throw new RangeError('maxChars must be at least 16');
   }
@@ -219,17 +222,19 @@ export class PageSplitter {
     let reserve = 4; // "\n```"
     for (;;) {
       const window = fittingLength(head, maxChars - reserve, measure);
-      let { cut, skip } = chooseCut(head, window, reopen.length);
-      let open = openFenceIn(head.slice(0, cut));
+      const chosen = platformBreak(this.breaks, head, window, reopen.length);
+      let { cut, skip } = chosen ?? chooseCut(head, window, reopen.length);
+      let open = chosen?.reopen !== undefined ? undefined : openFenceIn(head.slice(0, cut));
       // A fenced block (code, a rendered table) opened in the page's second half starts the next
       // page instead, whole there when it fits on one; this page stays at least half full.
-      if (open && open.lineStart - 1 >= Math.max(reopen.length, Math.floor(window / 2))) {
+      if (!chosen && open && open.lineStart - 1 >= Math.max(reopen.length, Math.floor(window / 2))) {
         cut = open.lineStart - 1;
         skip = 1;
         open = undefined;
       }
       const page = head.slice(0, cut);
-      const carried = this.carry(open);
+      // A construct the platform's cut goes on with (a table's header), else a code fence left open.
+      const carried = chosen?.reopen !== undefined ? carriedLines(chosen.reopen, measure, maxChars) : this.carry(open);
       const closing = carried?.closing ?? '';
       if (measure(page + closing) <= maxChars) {
         this.complete(page + closing, cut + skip - reopen.length, carried?.reopen ?? '');
@@ -288,14 +293,20 @@ export class PageSplitter {
  * @param text the whole message (Markdown).
  * @param maxChars the platform's limit, e.g. 2000 for Discord `content`.
  * @param measure how the platform counts (e.g. after escaping); must be additive over concatenation.
+ * @param breaks the platform's choice of cuts ({@link PageBreaks}); the splitter's own when absent.
  * @returns one page when the text fits; the pages joined are the text, but for the line break
  *   at each cut and the fence lines added to close and reopen code blocks (a fence opened by a
  *   line longer than about half a page is reopened with its marker alone; one whose marker
  *   would take half a page is not carried over).
  * @throws RangeError when `maxChars` is too small to make progress (< 16).
  */
-export function splitMessage(text: string, maxChars: number, measure: Measure = byLength): string[] {
-  const splitter = new PageSplitter(maxChars, measure);
+export function splitMessage(
+  text: string,
+  maxChars: number,
+  measure: Measure = byLength,
+  breaks?: PageBreaks,
+): string[] {
+  const splitter = new PageSplitter(maxChars, measure, breaks);
   splitter.reset(text);
   return splitter.pages();
 }

@@ -1,5 +1,6 @@
 /**
- * The core's OutgoingMessage as Block Kit (Block Kit reference): image links as `image`
+ * The core's OutgoingMessage as Block Kit (Block Kit reference): an answer's text as markdown
+ * blocks (markdown.ts; other text as mrkdwn sections), image links as `image`
  * blocks, each card as a `header` (≤ 150 characters), a description and one `section` per
  * field (mrkdwn, ≤ 3,000 characters), a `context` footer; buttons as one `actions` block
  * whose `action_id`s are the buttons' ids, and a 👍 / 👎 pair as a `feedback_buttons` element in
@@ -7,14 +8,27 @@
  */
 import type { Block, KnownBlock } from '@slack/types';
 import type { Button, OutgoingMessage, TextForm } from '../../core/platform.ts';
+import { markdownBlocks, type TableRendering } from './markdown.ts';
+import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
+import { mrkdwnOf } from './mrkdwn.ts';
 import { escapeSlackText } from './text.ts';
+import { withMention } from './writes.ts';
 
-/** Blocks of a message; undefined when it has none (plain text). At most 50 (Slack's limit). */
-export function blocksOf(message: OutgoingMessage): Array<KnownBlock | Block> | undefined {
+/**
+ * Blocks of a message; undefined when it has none (plain text). At most 50 (Slack's limit).
+ * @param markdown how an answer's text is shown (SlackReply: its Markdown as markdown blocks,
+ *   tables as `markdown` says: markdown.ts; or its mrkdwn in sections), and then there are
+ *   blocks whenever there is text;
+ *   without it, as mrkdwn `section` blocks above the message's other blocks, and none for text alone.
+ */
+export function blocksOf(message: OutgoingMessage, markdown?: AnswerForm): Array<KnownBlock | Block> | undefined {
   const blocks: KnownBlock[] = [];
   const hasStructure = Boolean(message.cards?.length || message.imageLinks?.length || message.buttons?.length);
-  if (!hasStructure) return undefined;
-  blocks.push(...sectionBlocks(message.content));
+  if (markdown && message.mentionUser) blocks.push(...mentionBlocks(message));
+  else if (markdown === 'mrkdwn') blocks.push(...mrkdwnSections(message.content));
+  else if (markdown) blocks.push(...markdownBlocks(message.content, markdown));
+  else if (hasStructure) blocks.push(...sectionBlocks(message.content));
+  else return undefined;
   for (const link of (message.imageLinks ?? []).slice(0, 10)) {
     blocks.push({ type: 'image', image_url: link.url, alt_text: (link.alt || 'image result').slice(0, 2000) });
   }
@@ -99,6 +113,20 @@ function feedbackBlock(list: readonly Button[]): KnownBlock[] {
   ];
 }
 
+/**
+ * How an answer's Markdown is shown (SlackReply): markdown blocks with its tables as `tables`
+ * says (markdown.ts), or, where Slack refuses those, its mrkdwn (mrkdwn.ts) in `section` blocks.
+ */
+export type AnswerForm = TableRendering | 'mrkdwn';
+
+/** An answer's Markdown in mrkdwn, in `section` blocks (the last resort of AnswerRendering). */
+function mrkdwnSections(markdown: string): KnownBlock[] {
+  return sectionsOf(mrkdwnOf(markdown, SLACK_MESSAGE_LIMITS.maxChars)).map((piece) => ({
+    type: 'section',
+    text: { type: 'mrkdwn', text: piece },
+  }));
+}
+
 /** A message's text as `section` blocks (mrkdwn, escaped), to show it above other blocks. */
 export function sectionBlocks(text: string): KnownBlock[] {
   return sectionsOf(escapeSlackText(text)).map((piece) => ({ type: 'section', text: { type: 'mrkdwn', text: piece } }));
@@ -129,10 +157,29 @@ function sectionsOf(escaped: string): string[] {
   return pieces;
 }
 
-/** The `text` Slack requires beside blocks (notifications, screen readers): the content or the first title. */
-export function fallbackTextOf(message: OutgoingMessage): string {
-  return escapeSlackText(
-    message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''),
+/**
+ * A message of the bot's own words that notifies one user (OutgoingMessage.mentionUser, a long
+ * answer's notice): its text in mrkdwn after the mention (`withMention`), in a section block, so
+ * that the mention shows where the message is read and notifies that user alone.
+ */
+function mentionBlocks(message: OutgoingMessage): KnownBlock[] {
+  const text = withMention(message, mrkdwnOf(message.content, SECTION_CHARS - 64));
+  return text.trim() ? [{ type: 'section', text: { type: 'mrkdwn', text } }] : [];
+}
+
+/**
+ * The `text` Slack requires beside blocks (notifications, screen readers): the content or the
+ * first title, escaped; with `markdown`, an answer's Markdown content in mrkdwn (mrkdwn.ts),
+ * within a message's characters. Either way after the mention of a `mentionUser` (writes.ts).
+ */
+export function fallbackTextOf(message: OutgoingMessage, markdown?: AnswerForm): string {
+  if (markdown && message.content)
+    return withMention(message, mrkdwnOf(message.content, SLACK_MESSAGE_LIMITS.maxChars - 64));
+  return withMention(
+    message,
+    escapeSlackText(
+      message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''),
+    ),
   );
 }
 

@@ -9,15 +9,16 @@ import type { NamedWait } from '../../core/delivery/bucket.ts';
 import { type BucketId, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
-import { blocksOf, buttonsBlock, fallbackTextOf } from './blocks.ts';
+import { AnswerRendering } from './answer-rendering.ts';
+import { buttonsBlock } from './blocks.ts';
 import { explainSlackError, slackDidNotAnswer } from './errors.ts';
 import { uploadFiles } from './files.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
+import { mrkdwnOf } from './mrkdwn.ts';
 import { PostedQuestion } from './question.ts';
 import { NativeStream, slackErrorCode } from './stream.ts';
 import type { SlackTarget } from './target.ts';
-import { escapeSlackText } from './text.ts';
-import { appendBucket, isPlainText, postBucket, postMessage, updateBucket, withMention } from './writes.ts';
+import { appendBucket, isPlainText, postBucket, postMessage, updateBucket } from './writes.ts';
 
 /** Longest wait for `assistant.threads.setStatus` before the answer goes on, in ms. */
 const STATUS_WAIT_MS = 1_000;
@@ -46,6 +47,8 @@ export class SlackReply implements ReplyChannel {
   private unanswered: { error: unknown } | undefined;
   /** The message the first text rewrote (target.rewrite), or the first handed out by messageAt. */
   private rewritten: string | undefined;
+  /** How the answer's messages are rendered from its Markdown (its tables' form kept across them). */
+  private readonly rendering: AnswerRendering;
 
   constructor(
     private readonly client: WebClient,
@@ -54,6 +57,7 @@ export class SlackReply implements ReplyChannel {
     private readonly log: Logger,
   ) {
     this.threadTs = target.threadTs;
+    this.rendering = new AnswerRendering(log);
     const { announce } = target;
     this.question =
       announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log, target.scheduler);
@@ -197,7 +201,7 @@ export class SlackReply implements ReplyChannel {
    */
   private async upload(message: OutgoingMessage): Promise<MessageHandle> {
     const { channel, threadTs } = this.target;
-    const comment = escapeSlackText(message.content);
+    const comment = mrkdwnOf(message.content, SLACK_MESSAGE_LIMITS.maxChars);
     const fileRefs = await this.call(() =>
       uploadFiles(this.client, { channel, threadTs }, comment, message.files ?? []),
     );
@@ -205,26 +209,28 @@ export class SlackReply implements ReplyChannel {
   }
 
   /**
-   * Posts the message (chat.postMessage) in the answer's thread, if it has one; its handle edits
-   * it with chat.update. `unbudgeted`: the write was scheduled as a native stream's start (no
-   * post budget), so the post waits for the channel's here. A message with a `mentionUser` (a
-   * long answer's notice) mentions them first. @throws what the Web API throws.
+   * Posts the message (chat.postMessage) in the answer's thread, if it has one, its text rendered
+   * from Markdown (markdown blocks: blocks.ts); its handle edits it with chat.update.
+   * `unbudgeted`: the write was scheduled as a native stream's start (no post budget), so the post
+   * waits for the channel's here. A message with a `mentionUser` (a long answer's notice) mentions
+   * them first (blocks.ts). @throws what the Web API throws.
    */
   private async post(message: OutgoingMessage, unbudgeted = false): Promise<MessageHandle> {
     const channel = this.target.channel;
-    const blocks = blocksOf(message);
-    const args = {
-      channel,
-      text: withMention(message, fallbackTextOf(message)),
-      ...(blocks ? { blocks } : {}),
-      unfurl_links: false,
-      unfurl_media: false,
-      ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
-    };
     const { scheduler } = this.target;
-    const posted = await this.call(() =>
-      unbudgeted && scheduler ? postMessage(scheduler, this.client, args) : this.client.chat.postMessage(args),
-    );
+    const posted = await this.rendering.send(message, (blocks, text) => {
+      const args = {
+        channel,
+        text,
+        ...(blocks ? { blocks } : {}),
+        unfurl_links: false,
+        unfurl_media: false,
+        ...(this.threadTs ? { thread_ts: this.threadTs } : {}),
+      };
+      return this.call(() =>
+        unbudgeted && scheduler ? postMessage(scheduler, this.client, args) : this.client.chat.postMessage(args),
+      );
+    });
     const ts = posted.ts;
     if (!ts) throw new Error('chat.postMessage returned no ts');
     if (this.target.continueInThread) this.threadTs ??= ts;
@@ -235,11 +241,10 @@ export class SlackReply implements ReplyChannel {
   private updating(channel: string, ts: string): MessageHandle {
     return {
       edit: async (m) => {
-        // An edit that names its buttons (none: a streamed answer's final write) replaces the
-        // blocks; Slack keeps the previous blocks of an update that sends none.
-        const blocks = blocksOf(m) ?? (m.buttons ? [] : undefined);
-        await this.call(() =>
-          this.client.chat.update({ channel, ts, text: fallbackTextOf(m), ...(blocks ? { blocks } : {}) }),
+        // Every edit names the blocks that show its text (and its buttons: none for a streamed
+        // answer's final write), which replace the message's.
+        await this.rendering.send(m, (blocks, text) =>
+          this.call(() => this.client.chat.update({ channel, ts, text, ...(blocks ? { blocks } : {}) })),
         );
       },
       ref: messageRef({ platform: 'slack', team: this.target.team, channel, ts }),

@@ -21,6 +21,19 @@ export function escapeSlackText(text: string): string {
   return SLACK_SPECIAL.test(text) ? text.replace(SLACK_SPECIALS, (c) => SLACK_ESCAPES[c as '&' | '<' | '>']) : text;
 }
 
+const MARKDOWN_SPECIAL = /[&<]/;
+const MARKDOWN_SPECIALS = /[&<]/g;
+
+/**
+ * Escapes what Slack's Markdown (a `markdown` block) must not read as its own: `&` and `<`, so
+ * that model output can never form a `<!channel>`, `<@U…>` or `<!subteam^…>` mention or an
+ * entity (every Slack token opens with `<`). `>` stays, for it marks a quote in Markdown and
+ * closes nothing without a `<`.
+ */
+export function escapeSlackMarkdown(text: string): string {
+  return MARKDOWN_SPECIAL.test(text) ? text.replace(MARKDOWN_SPECIALS, (c) => SLACK_ESCAPES[c as '&' | '<']) : text;
+}
+
 /** Undoes the escaping Slack applies to `&`, `<` and `>` in user text. */
 export function unescapeSlackText(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');

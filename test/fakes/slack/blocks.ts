@@ -11,16 +11,17 @@
  * each with a plain_text `text` of 1–75 characters, a `value` of 1–2,000 characters and an
  * optional `accessibility_label` of at most 75; its optional `action_id` is at most 255
  * characters. An `icon_button` needs an `icon` and a plain_text `text`.
+ *
+ * `markdown` blocks (…/blocks/markdown-block) hold standard Markdown, at most 12,000 characters
+ * in all the markdown blocks of one payload together. `table` blocks and rich text: table-blocks.ts.
  */
+import { blockError, checkRichText, checkTable } from './table-blocks.ts';
 import { isObject, SlackApiError } from './wire.ts';
 
 const MAX_BLOCKS = 50;
 const MAX_SECTION_TEXT = 3000;
-
-const blockError = (message: string, pointer: string) =>
-  new SlackApiError('invalid_blocks', {
-    response_metadata: { messages: [`[ERROR] ${message} [json-pointer:${pointer}]`] },
-  });
+/** The markdown blocks of one payload together (Block Kit reference, "Markdown block"). */
+const MAX_MARKDOWN_TEXT = 12_000;
 
 /** A text object `{ type: 'plain_text' | 'mrkdwn', text }` of 1..max characters. */
 function checkTextObject(value: unknown, pointer: string, max: number, plainOnly = false): void {
@@ -51,6 +52,8 @@ export function parseBlocks(raw: unknown, maxBlocks = MAX_BLOCKS): unknown[] | u
   if (!Array.isArray(blocks)) throw new SlackApiError('invalid_blocks_format');
   if (blocks.length > maxBlocks) throw blockError(`no more than ${maxBlocks} items allowed`, '/blocks');
   const ids = new Set<string>();
+  let markdownChars = 0;
+  let tables = 0;
   blocks.forEach((block: unknown, i) => {
     const at = `/blocks/${i}`;
     if (!isObject(block)) throw blockError('must be an object', at);
@@ -92,9 +95,15 @@ export function parseBlocks(raw: unknown, maxBlocks = MAX_BLOCKS): unknown[] | u
         }
         break;
       case 'markdown':
-        if (typeof block.text !== 'string' || block.text.length === 0 || block.text.length > 12_000) {
-          throw blockError('must be a string of 1 to 12000 characters', `${at}/text`);
-        }
+        if (typeof block.text !== 'string' || block.text.length === 0)
+          throw blockError('must be more than 0 characters', `${at}/text`);
+        markdownChars += block.text.length;
+        if (markdownChars > MAX_MARKDOWN_TEXT)
+          throw blockError(`markdown blocks must hold at most ${MAX_MARKDOWN_TEXT} characters together`, `${at}/text`);
+        break;
+      case 'table':
+        if (++tables > 1) throw blockError('only_one_table_allowed', at);
+        checkTable(block, at);
         break;
       case 'actions':
         if (!Array.isArray(block.elements) || block.elements.length === 0 || block.elements.length > 25) {
@@ -105,7 +114,7 @@ export function parseBlocks(raw: unknown, maxBlocks = MAX_BLOCKS): unknown[] | u
         checkContextActions(block.elements, `${at}/elements`);
         break;
       case 'rich_text':
-        if (!Array.isArray(block.elements)) throw blockError('must be an array', `${at}/elements`);
+        checkRichText(block.elements, `${at}/elements`);
         break;
       case 'divider':
       case 'file':

@@ -145,7 +145,7 @@ export interface FakeSlackMessage {
     | 'assistant_thread';
   /** For a message made by chat.startStream: its stream (state, every write with its time); otherwise undefined. */
   stream: FakeSlackStream | undefined;
-  /** Mentions Slack would render from the current text and blocks, e.g. `<!channel>`, `<@U123>`. */
+  /** Mentions Slack would render from the current text and blocks (each once), e.g. `<!channel>`, `<@U123>`. */
   mentions: string[];
 }
 

@@ -13,6 +13,7 @@ import { RateLimiter } from './limits.ts';
 import { CHAT_WRITE_PUBLIC, channelType, DEFAULT_BOT_EVENTS, DEFAULT_BOT_SCOPES } from './scopes.ts';
 import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
 import { streamingSettings } from './streaming.ts';
+import { richTextMentions } from './table-blocks.ts';
 import type {
   FakeSlackChannel,
   FakeSlackEphemeral,
@@ -258,7 +259,8 @@ export class Workspace {
   }
 
   mentionsOf(m: { text: string; blocks: unknown[] | undefined }): string[] {
-    return [m.text, ...mrkdwnTexts(m.blocks)].flatMap(mentionsIn);
+    // Whether Slack reads them from the text or the blocks, each notifies once.
+    return [...new Set([...[m.text, ...mrkdwnTexts(m.blocks)].flatMap(mentionsIn), ...richTextMentions(m.blocks)])];
   }
 
   /** The message object Slack returns. */
