@@ -107,6 +107,7 @@ async function slackRun(channel: string, command: string, text: string): Promise
     1,
     60_000,
   );
+  const before = slack.messages(channel).length;
   await slack.sendSlashCommand(`http://127.0.0.1:${bot.bot.slack!.port}`, {
     command,
     text,
@@ -114,20 +115,23 @@ async function slackRun(channel: string, command: string, text: string): Promise
     user_id: 'U0ALICE',
   });
   await done;
-  return slack.messages(channel).map(
-    (m): ShownMessage => ({
-      author: m.user === slack.botUserId ? 'genbot' : 'alice',
-      bot: m.user === slack.botUserId,
-      html: slackBody(
-        m,
-        m.files.flatMap((id) => {
-          const file = slack.files.get(id);
-          return file?.data ? [`data:${file.contentType ?? 'image/png'};base64,${file.data.toString('base64')}`] : [];
-        }),
-        m.stream?.writes.map((w) => w.text).join(''),
-      ),
-    }),
-  );
+  return slack
+    .messages(channel)
+    .slice(before)
+    .map(
+      (m): ShownMessage => ({
+        author: m.user === slack.botUserId ? 'genbot' : 'alice',
+        bot: m.user === slack.botUserId,
+        html: slackBody(
+          m,
+          m.files.flatMap((id) => {
+            const file = slack.files.get(id);
+            return file?.data ? [`data:${file.contentType ?? 'image/png'};base64,${file.data.toString('base64')}`] : [];
+          }),
+          m.stream?.writes.map((w) => w.text).join(''),
+        ),
+      }),
+    );
 }
 
 try {
