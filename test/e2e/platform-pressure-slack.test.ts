@@ -29,7 +29,8 @@ let botUrl: string;
 useE2E(
   {
     slack: { channels: slackChannels(CHANNELS) },
-    bot: {},
+    // The held answer takes over a minute: no long-answer notice here (notify-slack.test.ts has them).
+    bot: { env: { NOTIFY_AFTER_SECONDS: '0' } },
     resetServiceAfterEach: true,
   },
   (e2e) => {
