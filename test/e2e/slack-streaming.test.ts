@@ -109,6 +109,35 @@ describe('Slack native streaming', () => {
     }
   });
 
+  it("a stream Slack closes mid-answer: the chat.update that goes on renders the answer's Markdown as a posted answer's (markdown blocks; no raw ** or table rows in the text)", async () => {
+    const channel = CHANNELS.expiry;
+    slack.setStreaming({ streamExpiryMs: 2_500 });
+    try {
+      const table = '| Stop | Arrives |\n|---|---|\n| Pier 4 | 7:15 |\n| Seal Rock | 8:40 |\n';
+      const pieces = [
+        '## The plan\n\n',
+        ...Array.from({ length: 40 }, (_, i) => `Step ${i + 1} is **important**. `),
+        `\n\n${table}`,
+      ];
+      service.enqueue('chat', { stream: { pieces, chunkDelayMs: 100 } });
+      const { done } = await mention(channel, 'U0ALICE', 'Plan it at length.');
+      expect((await done).ok).toBe(true);
+      const answer = botMessages(channel).at(-1)!;
+      expect(answer.stream!.state).toBe('expired');
+      expect(answer.revisions.at(-1)!.method).toBe('chat.update');
+      const blocks = answer.blocks as Array<{ type: string; text?: string }>;
+      expect(blocks.map((b) => b.type)).toContain('markdown');
+      expect(blocks.find((b) => b.type === 'markdown')!.text).toContain('**important**');
+      // The text beside the blocks is mrkdwn: bold as *…*, no Markdown left raw.
+      expect(answer.text).toContain('*important*');
+      expect(answer.text).not.toContain('**');
+      expect(answer.text).not.toContain('|---|');
+      expect(answer.text).not.toContain('## ');
+    } finally {
+      slack.setStreaming({ streamExpiryMs: undefined });
+    }
+  });
+
   it('a stream the user stops in Slack\'s client (stopped_by_user) stops the answer as Stop does: the service connection closes, the partial text stays with "Stopped.", the history keeps it marked', async () => {
     const channel = CHANNELS.stop;
     const pieces = Array.from({ length: 60 }, (_, i) => `word${i + 1} `);

@@ -69,7 +69,9 @@ describe('NativeStream', () => {
     await stream.write('```json\n{ "a": 1 }\n```', true);
     expect(calls.map((c) => c.method)).toEqual(['chat.startStream', 'chat.stopStream', 'chat.update']);
     expect(calls[0]!.args).not.toHaveProperty('recipient_user_id');
-    expect(calls[2]!.args.text).toBe('```json\n{ "a": 1 }\n```');
+    // Rendered as a posted answer: the Markdown in a markdown block, mrkdwn beside it (no language label there).
+    expect(calls[2]!.args.blocks).toEqual([{ type: 'markdown', text: '```json\n{ "a": 1 }\n```' }]);
+    expect(calls[2]!.args.text).toBe('```\n{ "a": 1 }\n```');
   });
 
   it('a stream Slack closed mid-answer (message_not_in_streaming_state) continues by chat.update with the whole text', async () => {

@@ -10,7 +10,8 @@
  * `ratelimited`), the answer falls back to post-then-`chat.update`, and the refusal is
  * remembered for an hour: per workspace when the workspace cannot stream at all, per channel
  * otherwise. A stream Slack closes mid-answer (`message_not_in_streaming_state`: streams
- * expire after about 5 minutes) goes on with `chat.update` of the same message: no text is lost.
+ * expire after about 5 minutes) goes on with `chat.update` of the same message: no text is lost,
+ * and its Markdown is rendered there as a posted answer's is (answer-rendering.ts).
  */
 import type { KnownBlock } from '@slack/types';
 import type { WebClient } from '@slack/web-api';
@@ -18,7 +19,7 @@ import { type Clock, systemClock } from '../../core/delivery/clock.ts';
 import { storeKeys } from '../../core/keys.ts';
 import type { StateStore } from '../../core/state/store.ts';
 import type { Logger } from '../../log.ts';
-import { sectionBlocks } from './blocks.ts';
+import { AnswerRendering } from './answer-rendering.ts';
 import { patiently } from './rate-limits.ts';
 import { escapeSlackText } from './text.ts';
 
@@ -180,6 +181,8 @@ export class NativeStream {
   private open = true;
   /** Called when Slack says the user stopped the stream (`stopped_by_user`). */
   onUserStop: (() => void) | undefined;
+  /** How the message shows its Markdown once Slack closed the stream (made by the first update). */
+  private rendering: AnswerRendering | undefined;
 
   private constructor(
     private readonly client: WebClient,
@@ -281,14 +284,21 @@ export class NativeStream {
     this.open = false;
   }
 
-  /** Shows `text` with chat.update: with `blocks`, as sections above them (the message's blocks replaced). */
+  /**
+   * Shows `text` with chat.update once the stream is closed, its Markdown rendered as a posted
+   * answer's is (answer-rendering.ts: markdown and table blocks, the mrkdwn text beside them, the
+   * simpler forms where Slack refuses those), with `blocks` under it (the message's blocks replaced).
+   */
   private async update(text: string, blocks: KnownBlock[]): Promise<void> {
-    await this.client.chat.update({
-      channel: this.channel,
-      ts: this.ts,
-      text: escapeSlackText(text),
-      ...(blocks.length ? { blocks: [...sectionBlocks(text), ...blocks] } : {}),
-    });
+    this.rendering ??= new AnswerRendering(this.log);
+    await this.rendering.send({ content: text }, (rendered, fallback) =>
+      this.client.chat.update({
+        channel: this.channel,
+        ts: this.ts,
+        text: fallback,
+        blocks: [...(rendered ?? []), ...blocks],
+      }),
+    );
     this.shown = text;
   }
 }
