@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { REPLACED_PAGE } from '../../src/core/delivery/answer-pages.ts';
 import type { FakeDiscord } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
-import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
+import type { FakeSlack } from '../fakes/slack.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
-import { answersIn } from './slack-checks.ts';
+import { answersIn, shownMarkdown } from './slack-checks.ts';
 
 let service: FakeService;
 let discord: FakeDiscord;
@@ -88,7 +88,7 @@ describe('a 30,000-character valid JSON answer (MAX_ANSWER_CHARS 20,000)', () =>
     await slack.sendSlashCommand(botUrl, { command: '/chat', text: 'all the items --json', channel_id: 'C0JSON' });
     const [outcome] = await done;
     expect(outcome!.ok).toBe(true);
-    const texts = answersIn(slack, 'C0JSON').map((m) => unescapeSlack(m.text));
+    const texts = answersIn(slack, 'C0JSON').map(shownMarkdown);
     expect(texts.every((t) => !/not valid JSON/.test(t))).toBe(true);
     expect(texts[0]).toBe(summary);
     expect(texts.slice(1).every((t) => t === REPLACED_PAGE || t === '')).toBe(true);

@@ -62,3 +62,16 @@ export function expectStreamedMessage(slack: FakeSlack, channel: string, streame
   expect(message!.stream!.state).toBe('stopped');
   return message!;
 }
+
+/**
+ * The Markdown a message shows: the text of its markdown blocks (joined by a blank line) when it
+ * has any (a posted or updated answer; its `text` is then only the mrkdwn fallback for
+ * notifications), else its `text` (a streamed answer's markdown_text), unescaped.
+ */
+export function shownMarkdown(message: FakeSlackMessage): string {
+  const blocks = (message.blocks ?? []) as { type?: string; text?: unknown }[];
+  const markdown = blocks
+    .filter((b) => b.type === 'markdown' && typeof b.text === 'string')
+    .map((b) => b.text as string);
+  return unescapeSlack(markdown.length ? markdown.join('\n\n') : message.text);
+}

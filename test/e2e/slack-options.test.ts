@@ -18,7 +18,7 @@ import { DEFAULT_MODELS, type FakeModel, type FakeService } from '../fakes/servi
 import { DEFAULT_USERS, type FakeSlack, type ResponseUrlPost, unescapeSlack } from '../fakes/slack.ts';
 import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
-import { answersIn } from './slack-checks.ts';
+import { answersIn, shownMarkdown } from './slack-checks.ts';
 
 const CHANNELS = {
   options: 'C0OPTIONS',
@@ -155,7 +155,9 @@ describe('Slack: service options, help and admin commands end to end', () => {
     expect(body.messages).toEqual([{ role: 'user', content: 'Name a colour' }]);
     // JSON mode: the answer ({"echo": …} from the fake) is shown pretty-printed in a fence.
     const [message] = answersIn(slack, channel);
-    expect(unescapeSlack(message!.text)).toBe('```json\n{\n  "echo": "Name a colour"\n}\n```');
+    expect(shownMarkdown(message!)).toBe('```json\n{\n  "echo": "Name a colour"\n}\n```');
+    // Its notification text is mrkdwn, where a fence has no language.
+    expect(unescapeSlack(message!.text)).toBe('```\n{\n  "echo": "Name a colour"\n}\n```');
 
     // Nothing given: none of the optional fields is sent (the server's defaults apply).
     await run('/chat', 'plain question', channel);

@@ -8,7 +8,7 @@ import type { Block, KnownBlock } from '@slack/types';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { type AnswerForm, blocksOf, fallbackTextOf } from './blocks.ts';
-import { slackErrorCode } from './stream.ts';
+import { slackErrorCode } from './errors.ts';
 
 /** One answer's rendering: its tables as table blocks until Slack refuses one. */
 export class AnswerRendering {

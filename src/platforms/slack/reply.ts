@@ -11,12 +11,12 @@ import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/pl
 import type { Logger } from '../../log.ts';
 import { AnswerRendering } from './answer-rendering.ts';
 import { buttonsBlock } from './blocks.ts';
-import { explainSlackError, slackDidNotAnswer } from './errors.ts';
+import { explainSlackError, slackDidNotAnswer, slackErrorCode } from './errors.ts';
 import { uploadFiles } from './files.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { mrkdwnOf } from './mrkdwn.ts';
 import { PostedQuestion } from './question.ts';
-import { NativeStream, slackErrorCode } from './stream.ts';
+import { NativeStream } from './stream.ts';
 import type { SlackTarget } from './target.ts';
 import { appendBucket, isPlainText, postBucket, postMessage, updateBucket } from './writes.ts';
 

@@ -20,6 +20,7 @@ import { storeKeys } from '../../core/keys.ts';
 import type { StateStore } from '../../core/state/store.ts';
 import type { Logger } from '../../log.ts';
 import { AnswerRendering } from './answer-rendering.ts';
+import { slackErrorCode } from './errors.ts';
 import { patiently } from './rate-limits.ts';
 import { escapeSlackText } from './text.ts';
 
@@ -59,14 +60,6 @@ const STORE_WAIT_MS = 250;
 
 /** How long a refusal is remembered, in ms. */
 const REFUSAL_TTL_MS = 60 * 60_000;
-
-/** The Slack error code of a Web API failure, if it is one. */
-export function slackErrorCode(error: unknown): string | undefined {
-  const data = (error as { data?: { error?: unknown } } | undefined)?.data;
-  if (typeof data?.error === 'string') return data.error;
-  if ((error as { code?: unknown } | undefined)?.code === 'slack_webapi_rate_limited_error') return 'ratelimited';
-  return undefined;
-}
 
 /** Where Slack refused to stream; shared by every answer of an adapter. */
 export class SlackStreaming {
