@@ -56,6 +56,11 @@ export function parseConversationKey(key: string): ConversationRef | undefined {
   return undefined;
 }
 
+/** A Slack workspace's key, `slack:<team id>`: what {@link workspaceOf} gives for its channels. */
+export function slackWorkspace(team: string): string {
+  return joinKey('slack', team);
+}
+
 /**
  * The workspace of a channel key: `slack:<team>` or `discord:<guild|dm>` (per-workspace lists
  * such as {@link storeKeys.settingsChannels}). @returns undefined for a string that is not one.
