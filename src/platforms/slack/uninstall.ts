@@ -62,6 +62,8 @@ interface UninstallBody {
  */
 export function registerUninstall(app: App, deps: UninstallDeps): UninstallHandle {
   const removed = new Set<string>();
+  /** The teams whose dropped requests were logged (once each). */
+  const told = new Set<string>();
   const running = new Map<string, Promise<PurgeCounts | undefined>>();
 
   app.use(async (args) => {
@@ -70,7 +72,9 @@ export function registerUninstall(app: App, deps: UninstallDeps): UninstallHandl
     if (!teamId || !removed.has(teamId) || SLACK_UNINSTALL_EVENTS.includes(type as never)) return args.next();
     // Events are acknowledged already; a command, press or view is acknowledged here, and nothing more.
     await (args as unknown as { ack?: () => Promise<void> }).ack?.();
-    deps.log.debug({ team: teamId, type }, 'request of an uninstalled workspace dropped');
+    if (told.has(teamId)) return;
+    told.add(teamId);
+    deps.log.info({ team: teamId, type }, 'requests of an uninstalled workspace dropped (logged once)');
   });
 
   const uninstall = async (body: UninstallBody, enterpriseId: string | undefined) => {
@@ -105,7 +109,10 @@ export function registerUninstall(app: App, deps: UninstallDeps): UninstallHandl
   });
 
   return {
-    reinstalled: (teamId) => removed.delete(teamId),
+    reinstalled: (teamId) => {
+      removed.delete(teamId);
+      told.delete(teamId);
+    },
     purging: (teamId) => running.get(teamId),
   };
 }

@@ -13,11 +13,11 @@
  *
  * Both go out in the usual `event_callback` envelope (events-api.ts: `token`, `team_id`,
  * `api_app_id`, `event_id`, `event_time`, `authorizations`), over HTTP or Socket Mode; neither
- * needs a scope. After the uninstall Slack sends that workspace no other event; the fake refuses
- * to build one (events-api.ts `checkDeliverable`), except a retry of an event first delivered
- * before (`retryNum` with its `eventId`): Slack's retries of a delivery that failed are the one
- * way the app may still hear of the workspace (the fake's choice: Slack documents nothing either
- * way). Not modelled: user tokens (the bot has none), reinstalling with a new token.
+ * needs a scope. After the uninstall Slack sends that workspace no new event; the fake refuses
+ * to send one (events-api.ts `checkDeliverable`), except one already on its way: an event whose
+ * `event_ts` is from before the uninstall (built before {@link uninstallApp}), or a retry of an
+ * event delivered before (`retryNum` with its `eventId`): how the app may still hear of the
+ * workspace (the fake's choice: Slack documents nothing either way). Not modelled: user tokens (the bot has none), reinstalling with a new token.
  */
 import type { SlackEvent } from './inbound-types.ts';
 import type { Workspace } from './workspace.ts';
@@ -34,6 +34,7 @@ export interface UninstallEvents {
 /** See {@link FakeSlack.uninstallApp}. */
 export function uninstallApp(ws: Workspace): UninstallEvents {
   ws.uninstalled = true;
+  ws.uninstalledAt = ws.now();
   return {
     appUninstalled: { type: 'app_uninstalled' },
     tokensRevoked: { type: 'tokens_revoked', tokens: { oauth: [], bot: [ws.botUserId] } },
@@ -47,5 +48,7 @@ export function uninstallApp(ws: Workspace): UninstallEvents {
 export function uninstalledProblem(ws: Workspace, event: SlackEvent, retryOf?: string): string | undefined {
   if (!ws.uninstalled || UNINSTALL_EVENT_TYPES.includes(event.type)) return undefined;
   if (retryOf !== undefined && ws.eventTimestamps.has(retryOf)) return undefined;
+  const sentAtMs = typeof event.event_ts === 'string' ? Number(event.event_ts) * 1000 : Number.NaN;
+  if (Math.floor(sentAtMs) <= (ws.uninstalledAt ?? 0)) return undefined;
   return `${ws.teamId} uninstalled the app: Slack sends it no ${event.type} event`;
 }

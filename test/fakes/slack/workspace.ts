@@ -137,6 +137,8 @@ export class Workspace {
   botEvents: string[];
   /** The workspace removed the app (uninstall.ts): its bot token is refused `token_revoked`. */
   uninstalled = false;
+  /** When it did, ms since the epoch ({@link now}'s clock). */
+  uninstalledAt: number | undefined;
 
   private lastTsMicros = 0;
   private seq = 0;
