@@ -223,3 +223,50 @@ describe('app_uninstalled over HTTP', () => {
     ).toEqual(expect.arrayContaining(['Remember the word heron.', 'Discord remembers.']));
   }, 90_000);
 });
+
+describe('tokens_revoked, then app_uninstalled, over Socket Mode', () => {
+  let service: FakeService;
+  let slack: FakeSlack;
+  let testBot: TestBot;
+  useE2E(
+    { slack: { channels: slackChannels(CHANNELS) }, bot: { env: QUOTAS, socketMode: true }, timeoutMs: 30_000 },
+    (e2e) => {
+      ({ service, slack, bot: testBot } = e2e);
+    },
+  );
+
+  it('a revocation of user tokens alone changes nothing; of the bot token it purges the workspace; app_uninstalled after it, and a retry of either, purge nothing more', async () => {
+    const store = testBot.bot.core.store;
+    const send = async (event: SlackEvent, options: { eventId?: string; retryNum?: number } = {}) => {
+      const result = await slack.sendSocketEvent(event, options);
+      expect(result.ackedInTime).toBe(true);
+      return result;
+    };
+    const { records } = await useWorkspace(slack, service, testBot, {
+      send,
+      command: async (input) => expect((await slack.sendSocketSlashCommand(input)).ackedInTime).toBe(true),
+      press: async (input) => expect((await slack.sendSocketBlockAction(input)).ackedInTime).toBe(true),
+    });
+    const before = await workspaceLeft(store, slack.teamId, records);
+    expect(before.records.sort()).toEqual([...records].sort());
+
+    // A user's token revoked (the bot's still good): nothing is dropped or deleted.
+    await send({ type: 'tokens_revoked', tokens: { oauth: [BOB], bot: [] } });
+    const { appUninstalled, tokensRevoked } = slack.uninstallApp();
+    const revoked = await send(tokensRevoked);
+    const line = await purged(testBot);
+    expect(line).toMatchObject({ team: slack.teamId, trigger: 'tokens_revoked' });
+    const after = await workspaceLeft(store, slack.teamId, records);
+    expect(after).toEqual({ naming: [], counters: before.counters, records: [], seen: [] });
+
+    // Slack retries the revocation, then sends app_uninstalled (and retries it): one more purge at most, finding nothing.
+    await send(tokensRevoked, { eventId: revoked.eventId, retryNum: 1 });
+    const uninstalled = await send(appUninstalled);
+    await send(appUninstalled, { eventId: uninstalled.eventId, retryNum: 1 });
+    const second = await purged(testBot, 2);
+    expect(second).toMatchObject({ trigger: 'app_uninstalled', records: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(testBot.logs.filter((l) => l.msg?.startsWith('workspace data purged'))).toHaveLength(2);
+    expect(await workspaceLeft(store, slack.teamId, records)).toEqual(after);
+  }, 90_000);
+});
