@@ -15,7 +15,7 @@ import { STORE_DEADLINE_MS, withDeadline, withDeadlines } from './deadline.ts';
 import { RedisBudgets, type ScriptClient } from './redis-budgets.ts';
 import { SCAN_BATCH, type StateStore } from './store.ts';
 
-/** Raw keys (claims, counters, locks) live under this prefix; keyv's values under `genbot::`. */
+/** Raw keys (claims, counters, locks) live under this prefix; keyv's values under `genbot::genbot:`. */
 const PREFIX = 'genbot:';
 
 const INCREMENT = `
@@ -27,8 +27,8 @@ const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
-/** keyv's values live under `genbot::<key>` (@keyv/redis: namespace, then `::`). */
-const VALUE_PREFIX = `${PREFIX}:`;
+/** keyv's values live under `genbot::genbot:<key>` (@keyv/redis's namespace and `::`, then keyv's `genbot:`). */
+const VALUE_PREFIX = `${PREFIX}:${PREFIX}`;
 
 /** `text` with Redis's glob characters escaped, to match itself in `SCAN … MATCH`. */
 function globEscape(text: string): string {
@@ -151,7 +151,7 @@ export class RedisState implements StateStore {
 
   /**
    * One `SCAN` pass with `MATCH genbot:*<prefix>*` (both key spaces: raw `genbot:<key>` and
-   * keyv's `genbot::<key>`; a key holding the prefix further in is dropped here), `COUNT`
+   * keyv's `genbot::genbot:<key>`; a key holding the prefix further in is dropped here), `COUNT`
    * `batchSize`: each call walks about that many slots of Redis's table, so none blocks it.
    */
   async *scanKeys(prefix: string, batchSize = SCAN_BATCH): AsyncIterable<string[]> {
