@@ -56,6 +56,11 @@ export function parseConversationKey(key: string): ConversationRef | undefined {
   return undefined;
 }
 
+/** A Slack workspace's key, `slack:<team id>`: what {@link workspaceOf} gives for its channels. */
+export function slackWorkspace(team: string): string {
+  return joinKey('slack', team);
+}
+
 /**
  * The workspace of a channel key: `slack:<team>` or `discord:<guild|dm>` (per-workspace lists
  * such as {@link storeKeys.settingsChannels}). @returns undefined for a string that is not one.
@@ -177,7 +182,48 @@ export const storeKeys = {
   budgetRunning: (bucket: string) => joinKey('budget', 'running', bucket),
   /** The bot instances sharing the store, each until its announcement expires (a sorted set). */
   instances: () => 'instances',
+  /**
+   * The marker of a record kept under a random id (`answer:<id>`, `feedback:<id>`, `imagine:<id>`…)
+   * that belongs to `workspace` ({@link workspaceOf}), written with it and with its expiry
+   * (state/purge.ts `keepOwned`): how an uninstall finds the records whose keys do not name it.
+   */
+  owned: (workspace: string, key: string) => joinKey('owned', workspace, key),
 } as const;
+
+/**
+ * What a workspace owns in the store, as prefixes and whole keys ({@link storeKeys}): its
+ * conversations' histories, forgotten markers, opened threads, answer-state lists and
+ * mention links; its channels' settings and their list; its feedback tally; its users' viewed
+ * channels; its claims (messages, greetings, titles, edits); the markers of its records under
+ * random ids ({@link storeKeys.owned}). Not its usage and quota counters, nor the claims of event
+ * ids and signed requests (they name no workspace, hold nothing, and expire within hours).
+ * `workspace` is `slack:<team>` or `discord:<guild | dm>`; a Discord mention link (by channel and
+ * message id alone) is not among them. What an uninstall deletes (state/purge.ts).
+ */
+export function workspaceKeys(workspace: string): { prefixes: string[]; keys: string[] } {
+  const within = joinKey(workspace, '');
+  const [platform, team = ''] = workspace.split(':');
+  const prefixes = [
+    storeKeys.history(within),
+    storeKeys.settings(within),
+    storeKeys.forgotten(within),
+    storeKeys.openedThread(within),
+    storeKeys.conversationAnswerStates(within),
+    storeKeys.owned(workspace, ''),
+  ];
+  if (platform === 'slack') {
+    // A Slack message's reference names its workspace (messageRef): its mention link and edit claims.
+    prefixes.push(
+      storeKeys.mentionAnswer(within),
+      storeKeys.claim(joinKey('edit', within)),
+      storeKeys.viewedChannel(team, ''),
+      storeKeys.claim(joinKey('slack', 'message', team, '')),
+      storeKeys.claim(joinKey('slack', 'greeting', team, '')),
+      storeKeys.claim(joinKey('slack', 'title', team, '')),
+    );
+  }
+  return { prefixes, keys: [storeKeys.settingsChannels(workspace), storeKeys.feedbackTally(workspace)] };
+}
 
 /** The claim keys of Slack's deliveries (with {@link storeKeys.claim}'s prefix added by Claims). */
 export const slackClaims = {

@@ -32,6 +32,7 @@ import { registerActionForms, slackShortcutsOf } from './message-actions.ts';
 import { rateLimitWatcher, SLACK_BUDGETS, slackRateLimitWait } from './rate-limits.ts';
 import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
+import { registerUninstall, type UninstallHandle } from './uninstall.ts';
 import { SlackDirectory } from './users.ts';
 
 /**
@@ -106,6 +107,8 @@ export class SlackAdapter {
   private started = false;
   private readonly catchUp: CatchUpRunner;
   private readonly commands: readonly Command[];
+  /** The uninstall listeners (uninstall.ts): a reinstalled team is served again; tests wait for a purge. */
+  readonly uninstall: UninstallHandle;
 
   /** @param definitions the slash commands and message actions (commands/index.ts). */
   constructor(
@@ -153,6 +156,8 @@ export class SlackAdapter {
     registerBlockActions(this.app, deps);
     registerMessageShortcuts(this.app, deps, slackShortcutsOf(messageActions));
     registerActionForms(this.app, deps, messageActions);
+    // Single-token mode: no installation to forget (the token is dead anyway); the OAuth mode passes its store's.
+    this.uninstall = registerUninstall(this.app, { core, log, forgetInstallation: async () => undefined });
     this.app.error(async (error) => this.log.error({ err: error }, 'bolt error'));
   }
 
