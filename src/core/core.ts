@@ -19,6 +19,8 @@ import type { ServiceClient } from './service/client.ts';
 import { Claims } from './state/claims.ts';
 import { StoreHealth } from './state/health.ts';
 import { ConversationStore } from './state/history.ts';
+import { setRetention } from './state/retention.ts';
+import { UserIndex } from './state/user-index.ts';
 import { PendingTurns } from './state/pending-turns.ts';
 import { NO_QUOTAS, type QuotaLimits, Quotas } from './state/quotas.ts';
 import { SeenConversations, seenTtlMs } from './state/seen.ts';
@@ -31,6 +33,8 @@ export interface Core {
   /** The store behind every kind of state (state/store.ts): SQLite or Redis. */
   store: StateStore;
   history: ConversationStore;
+  /** What each user left in each workspace: what `/forget me` erases (state/user-index.ts). */
+  userIndex: UserIndex;
   /** Once-only markers (event de-duplication). */
   claims: Claims;
   /** Where messages to the bot were seen: what catch-up reads after downtime (core/catch-up.ts). */
@@ -112,12 +116,16 @@ export function createCore(parts: {
     ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}),
   });
   const limits = { ...CONFIG_DEFAULTS.limits, ...parts.limits };
-  const history = new ConversationStore(parts.store);
+  const retentionMs = limits.historyRetentionDays * 24 * 3_600_000;
+  setRetention(parts.store, retentionMs);
+  const userIndex = new UserIndex(parts.store, retentionMs);
+  const history = new ConversationStore(parts.store, { retentionMs, userIndex });
   const storeHealth = new StoreHealth();
   return {
     service: parts.service,
     store: parts.store,
     history,
+    userIndex,
     claims: new Claims(parts.store),
     seen: new SeenConversations(parts.store, { ttlMs: seenTtlMs(limits.catchUpMaxAgeMinutes), log: parts.log }),
     storeHealth,

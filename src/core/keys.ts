@@ -188,14 +188,31 @@ export const storeKeys = {
    * (state/purge.ts `keepOwned`): how an uninstall finds the records whose keys do not name it.
    */
   owned: (workspace: string, key: string) => joinKey('owned', workspace, key),
+  /**
+   * What one user left in a workspace ({@link workspaceOf}): the conversations they spoke in and
+   * the records kept for them (state/user-index.ts), what `/forget me` reads instead of listing the store.
+   */
+  userIndex: (workspace: string, user: string) => joinKey('user-index', workspace, user),
+  /**
+   * When a history's oldest turn passes the retention (state/retention.ts): `dueMs` (ms since the
+   * epoch) zero-padded to 15 digits, so that keys sort by time, then the conversation.
+   */
+  historyDue: (dueMs: number, conversationId: string) =>
+    joinKey('history-due', String(Math.max(0, Math.floor(dueMs))).padStart(15, '0'), conversationId),
 } as const;
+
+/** Reads a {@link storeKeys.historyDue} key back. @returns undefined for a key that is not one. */
+export function parseHistoryDue(key: string): { dueMs: number; conversationId: string } | undefined {
+  const match = /^history-due:(\d{15}):(.+)$/.exec(key);
+  return match ? { dueMs: Number(match[1]), conversationId: match[2]! } : undefined;
+}
 
 /**
  * What a workspace owns in the store, as prefixes and whole keys ({@link storeKeys}): its
  * conversations' histories, forgotten markers, opened threads, answer-state lists and
  * mention links; its channels' settings and their list; its feedback tally; its users' viewed
  * channels; its claims (messages, greetings, titles, edits); the markers of its records under
- * random ids ({@link storeKeys.owned}). Not its usage and quota counters, nor the claims of event
+ * random ids ({@link storeKeys.owned}); its users' indexes ({@link storeKeys.userIndex}). Not its usage and quota counters, nor the claims of event
  * ids and signed requests (they name no workspace, hold nothing, and expire within hours).
  * `workspace` is `slack:<team>` or `discord:<guild | dm>`; a Discord mention link (by channel and
  * message id alone) is not among them. What an uninstall deletes (state/purge.ts).
@@ -210,6 +227,7 @@ export function workspaceKeys(workspace: string): { prefixes: string[]; keys: st
     storeKeys.openedThread(within),
     storeKeys.conversationAnswerStates(within),
     storeKeys.owned(workspace, ''),
+    storeKeys.userIndex(workspace, ''),
   ];
   if (platform === 'slack') {
     // A Slack message's reference names its workspace (messageRef): its mention link and edit claims.
