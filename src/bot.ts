@@ -13,7 +13,6 @@ import { BotEvents } from './core/events.ts';
 import { ServiceClient } from './core/service/client.ts';
 import { readTally } from './core/state/feedback.ts';
 import { openStore } from './core/state/open-store.ts';
-import { RetentionSweeper } from './core/state/retention.ts';
 import { createLogger, type Logger } from './log.ts';
 import { type BotMetrics, createMetrics } from './ops/metrics.ts';
 import { type HealthCheck, type OpsServer, startOpsServer } from './ops/server.ts';
@@ -53,8 +52,6 @@ export interface Bot {
   metrics: BotMetrics;
   /** The health and metrics endpoint, when HTTP_PORT is set. */
   ops: OpsServer | undefined;
-  /** The history retention's sweep (HISTORY_RETENTION_DAYS): run at start, then hourly (state/retention.ts). */
-  retention: RetentionSweeper;
   /** Why the bot is unhealthy (every platform connected, the store answering), or undefined. */
   health(): Promise<string[]>;
   /**
@@ -143,16 +140,14 @@ export async function startBot(
     },
   ];
   let ops: OpsServer | undefined;
-  const retention = new RetentionSweeper(core.store, core.history, log);
   const stop = async (graceMs = config.shutdownGraceMs) => {
-    await Promise.allSettled([discord?.stop(graceMs), slack?.stop(graceMs), retention.stop()]);
+    await Promise.allSettled([discord?.stop(graceMs), slack?.stop(graceMs)]);
     await Promise.allSettled([closeCore(core), service.close(), ops?.close()]);
     metrics.close();
     log.flush();
   };
   try {
-    await Promise.all([discord?.start(), slack?.start()]);
-    retention.start();
+    await Promise.all([discord?.start(), slack?.start()]).then(() => core.retention.start());
     if (config.httpPort !== undefined)
       ops = await startOpsServer(config.httpPort, { checks, registry: metrics.registry, log });
   } catch (error) {
@@ -167,19 +162,7 @@ export async function startBot(
   );
   const health = async () =>
     (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
-  const bot: Bot = {
-    config,
-    core,
-    log,
-    discord,
-    slack,
-    metrics,
-    ops,
-    retention,
-    health,
-    stop,
-    onPlatformLost: undefined,
-  };
+  const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, onPlatformLost: undefined };
   if (discord) discord.onFatal = (reason) => bot.onPlatformLost?.(reason, slack ? 1 : 0);
   return bot;
 }

@@ -267,9 +267,8 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
   };
 }
 
-function imagesOf(
-  e: Pick<Env, keyof typeof ENV_DEFAULTS.images>,
-): Pick<Config, 'inputImages' | 'imageWorkers' | 'pdfWorkers'> {
+/** The image sections of a {@link Config} (`inputImages`, `imageWorkers`, `pdfWorkers`). */
+function imagesOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.images>) {
   return {
     inputImages: { maxCount: e.MAX_INPUT_IMAGES, maxBytes: e.MAX_INPUT_IMAGE_BYTES },
     imageWorkers: {

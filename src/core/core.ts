@@ -19,13 +19,13 @@ import type { ServiceClient } from './service/client.ts';
 import { Claims } from './state/claims.ts';
 import { StoreHealth } from './state/health.ts';
 import { ConversationStore } from './state/history.ts';
-import { setRetention } from './state/retention.ts';
-import { UserIndex } from './state/user-index.ts';
 import { PendingTurns } from './state/pending-turns.ts';
 import { NO_QUOTAS, type QuotaLimits, Quotas } from './state/quotas.ts';
+import { RetentionSweeper, setRetention } from './state/retention.ts';
 import { SeenConversations, seenTtlMs } from './state/seen.ts';
 import { SettingsStore } from './state/settings.ts';
 import type { StateStore } from './state/store.ts';
+import { UserIndex } from './state/user-index.ts';
 
 /** Everything a command may use. */
 export interface Core {
@@ -35,6 +35,8 @@ export interface Core {
   history: ConversationStore;
   /** What each user left in each workspace: what `/forget me` erases (state/user-index.ts). */
   userIndex: UserIndex;
+  /** The history retention's sweep (HISTORY_RETENTION_DAYS): started with the bot, then hourly (state/retention.ts). */
+  retention: RetentionSweeper;
   /** Once-only markers (event de-duplication). */
   claims: Claims;
   /** Where messages to the bot were seen: what catch-up reads after downtime (core/catch-up.ts). */
@@ -126,6 +128,7 @@ export function createCore(parts: {
     store: parts.store,
     history,
     userIndex,
+    retention: new RetentionSweeper(parts.store, history, parts.log),
     claims: new Claims(parts.store),
     seen: new SeenConversations(parts.store, { ttlMs: seenTtlMs(limits.catchUpMaxAgeMinutes), log: parts.log }),
     storeHealth,
@@ -169,6 +172,7 @@ export function createCore(parts: {
 export async function closeCore(core: Core): Promise<void> {
   core.scheduler.close();
   core.pendingTurns.close();
+  await core.retention.stop();
   await Promise.allSettled([
     Promise.all([core.quotas.flush(), core.seen.flush(), storeWaitingTurns(core)]).then(() => core.store.close()),
     core.downloader.close(),

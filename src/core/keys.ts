@@ -194,17 +194,17 @@ export const storeKeys = {
    */
   userIndex: (workspace: string, user: string) => joinKey('user-index', workspace, user),
   /**
-   * When a history's oldest turn passes the retention (state/retention.ts): `dueMs` (ms since the
-   * epoch) zero-padded to 15 digits, so that keys sort by time, then the conversation.
+   * When a history's oldest turn passes the retention (state/retention.ts): the conversation, then
+   * `dueMs` (ms since the epoch) zero-padded to 15 digits. Under its workspace's prefix: a purge finds it.
    */
-  historyDue: (dueMs: number, conversationId: string) =>
-    joinKey('history-due', String(Math.max(0, Math.floor(dueMs))).padStart(15, '0'), conversationId),
+  historyDue: (conversationId: string, dueMs: number) =>
+    joinKey('history-due', conversationId, String(Math.max(0, Math.floor(dueMs))).padStart(15, '0')),
 } as const;
 
 /** Reads a {@link storeKeys.historyDue} key back. @returns undefined for a key that is not one. */
 export function parseHistoryDue(key: string): { dueMs: number; conversationId: string } | undefined {
-  const match = /^history-due:(\d{15}):(.+)$/.exec(key);
-  return match ? { dueMs: Number(match[1]), conversationId: match[2]! } : undefined;
+  const match = /^history-due:(.+):(\d{15})$/.exec(key);
+  return match ? { dueMs: Number(match[2]), conversationId: match[1]! } : undefined;
 }
 
 /**
@@ -228,6 +228,7 @@ export function workspaceKeys(workspace: string): { prefixes: string[]; keys: st
     storeKeys.conversationAnswerStates(within),
     storeKeys.owned(workspace, ''),
     storeKeys.userIndex(workspace, ''),
+    joinKey('history-due', within),
   ];
   if (platform === 'slack') {
     // A Slack message's reference names its workspace (messageRef): its mention link and edit claims.

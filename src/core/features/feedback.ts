@@ -118,7 +118,12 @@ export async function pressFeedback(ctx: ComponentContext, core: Core): Promise<
   // In the voter's index: `/forget me` erases it (state/user-index.ts).
   const workspace = workspaceOf(record.channelKey);
   if (workspace)
-    await core.userIndex.noteRecord(workspace, ctx.user.id, storeKeys.feedbackVote(id, ctx.user.id), Date.now() + FEEDBACK_TTL_MS);
+    await core.userIndex.noteRecord(
+      workspace,
+      ctx.user.id,
+      storeKeys.feedbackVote(id, ctx.user.id),
+      Date.now() + FEEDBACK_TTL_MS,
+    );
   ctx.log.info({ feedback: id, vote: action, previous, model: record.model, kind: record.kind }, 'feedback noted');
   await ctx.sendEphemeral(acknowledgement(id, action, previous));
 }

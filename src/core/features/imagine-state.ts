@@ -94,7 +94,12 @@ export async function keepButtonState(ctx: CommandContext, core: Core, state: Im
     // In its requester's index: `/forget me` erases it (state/user-index.ts).
     const workspace = workspaceOf(ctx.conversationId);
     if (workspace)
-      await core.userIndex.noteRecord(workspace, ctx.user.id, storeKeys.imagineState(id), Date.now() + IMAGINE_STATE_TTL_MS);
+      await core.userIndex.noteRecord(
+        workspace,
+        ctx.user.id,
+        storeKeys.imagineState(id),
+        Date.now() + IMAGINE_STATE_TTL_MS,
+      );
     return [
       { id: buttonId('imagine', 'reroll', id), label: '🎲 Reroll' },
       { id: buttonId('imagine', 'upscale', id), label: '🔍 Upscale' },

@@ -247,10 +247,10 @@ export class ConversationStore {
     if (oldest !== undefined && oldest !== previous) {
       const due = oldest + this.retentionMs;
       const ttl = Math.max(0, due - Date.now()) + DUE_MARKER_MARGIN_MS;
-      writes.push(this.state.keyv.set(storeKeys.historyDue(due, conversationId), 1, ttl));
+      writes.push(this.state.keyv.set(storeKeys.historyDue(conversationId, due), 1, ttl));
       // The marker of the turn that was oldest would only make the sweep read the history for nothing.
       if (previous !== undefined)
-        writes.push(this.state.keyv.delete(storeKeys.historyDue(previous + this.retentionMs, conversationId)));
+        writes.push(this.state.keyv.delete(storeKeys.historyDue(conversationId, previous + this.retentionMs)));
     }
     await Promise.all(writes);
   }

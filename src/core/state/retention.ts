@@ -9,11 +9,12 @@
  *   statement (local-state.ts `SWEEP_SQL`, every 10 minutes).
  * - A history expires a retention after its last write (history.ts). The turns of a history still
  *   in use are trimmed by {@link sweepHistories}: each write that changes a history's oldest turn
- *   leaves a marker named by when that turn passes the retention (keys.ts `historyDue`); the sweep
- *   lists the markers (SQLite: a range of the primary key, in time order, stopping at the first
- *   not due; Redis: `SCAN … MATCH`, in bounded batches), drops the old turns of each history
- *   named, marks its new oldest turn, and deletes the markers it read. A history is read only
- *   when one of its turns is due.
+ *   replaces its marker, a key naming the conversation and when that turn passes the retention
+ *   (keys.ts `historyDue`: no value to read). The sweep lists the markers' keys (SQLite: a range
+ *   of the primary key; Redis: `SCAN … MATCH`; in bounded batches), drops the old turns of each
+ *   history whose marker is due, marks its new oldest turn, and deletes the markers it read. A
+ *   history's value is read only when one of its turns is due; a marker names its workspace, so
+ *   that a purge (purge.ts) deletes it with the rest.
  * - Histories written before markers existed have none: the first sweep of a store lists every
  *   history once (in batches), marks each, and notes that it did ({@link INDEXED_KEY}). A turn
  *   without a time is given the sweep's: it goes a retention later.
@@ -123,7 +124,6 @@ export async function sweepHistories(
     }
     await store.keyv.set(INDEXED_KEY, now);
   }
-  const sorted = store.kind === 'sqlite';
   for await (const batch of store.scanKeys('history-due:', batchSize)) {
     const due = batch.flatMap((key) => {
       const marker = parseHistoryDue(key);
@@ -135,8 +135,6 @@ export async function sweepHistories(
     counts.markers += due.length;
     counts.batches += 1;
     await turn();
-    // SQLite lists keys in order: past the first marker not due, none is.
-    if (sorted && due.length < batch.length) break;
   }
   counts.ms = Math.round(performance.now() - started);
   return counts;

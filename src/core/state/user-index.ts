@@ -57,7 +57,10 @@ export class UserIndex {
    * unless this process noted it within {@link NOTE_AGAIN_MS}.
    * @throws the store's error.
    */
-  async noteTurns(conversationId: string, turns: ReadonlyArray<{ role: string; userId?: string | undefined }>): Promise<void> {
+  async noteTurns(
+    conversationId: string,
+    turns: ReadonlyArray<{ role: string; userId?: string | undefined }>,
+  ): Promise<void> {
     const workspace = workspaceOf(conversationId);
     if (!workspace) return;
     const users = new Set(turns.flatMap((t) => (t.role === 'user' && t.userId ? [t.userId] : [])));
