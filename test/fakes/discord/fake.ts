@@ -19,6 +19,7 @@ import {
   type GatewayResume,
   type GatewaySessionInfo,
 } from './gateway.ts';
+import { guildOutage, guildRestored, removeBotFromGuild } from './guild-events.ts';
 import { handleRequest } from './http.ts';
 import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload.ts';
 import { MessageBudgets } from './limits.ts';
@@ -458,6 +459,21 @@ export class FakeDiscord {
    */
   submitModal(options: SubmitModalOptions): FakeInteraction {
     return submitModal(this.ctx, options);
+  }
+
+  /** The bot is removed from the guild (kicked, banned, the guild deleted): GUILD_DELETE without `unavailable` (guild-events.ts). */
+  removeBotFromGuild(): void {
+    removeBotFromGuild(this.ctx);
+  }
+
+  /** The guild goes down in an outage: GUILD_DELETE with `unavailable: true`; {@link guildRestored} brings it back. */
+  guildOutage(): void {
+    guildOutage(this.ctx);
+  }
+
+  /** The guild is available again after an outage: GUILD_CREATE with the whole guild. */
+  guildRestored(): void {
+    guildRestored(this.ctx);
   }
 
   /**
