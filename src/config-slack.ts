@@ -22,7 +22,7 @@ export function platformProblems(env: Record<string, string | undefined>): strin
   const slack = set('SLACK_BOT_TOKEN') || set('SLACK_SIGNING_SECRET') || oauth;
   if (!discord && !slack) {
     return [
-      'no platform is configured: set DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_SIGNING_SECRET with SLACK_BOT_TOKEN (one workspace) or with SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET and SLACK_INSTALLATION_KEY (any number of workspaces)',
+      'no platform is configured: set DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (one workspace), or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET, SLACK_INSTALLATION_KEY and SLACK_SIGNING_SECRET (any number of workspaces, installed through /slack/install)',
     ];
   }
   const problems: string[] = [];

@@ -23,7 +23,14 @@ import { startTestBot, type TestBot } from './harness.ts';
 const FIRST = 'T0FAKETEAM';
 const SECOND = 'T0SECOND';
 const UNINSTALLED = 'T0NEVER';
-const CHANNELS = { first: 'C0OAUTHONE', second: 'C1OAUTHTWO', never: 'C2OAUTHNEVER', replay: 'C3OAUTHREPLAY' } as const;
+const CHANNELS = {
+  first: 'C0OAUTHONE',
+  second: 'C1OAUTHTWO',
+  never: 'C2OAUTHNEVER',
+  replay: 'C3OAUTHREPLAY',
+  rotate: 'C4OAUTHROTATE',
+  socket: 'C5OAUTHSOCKET',
+} as const;
 const CLIENT = { clientId: '1111111111.2222222222', clientSecret: randomBytes(16).toString('hex') };
 const STATE_SECRET = randomBytes(16).toString('hex');
 const KEY = randomBytes(32);
@@ -102,6 +109,7 @@ describe('HTTP mode', () => {
         e2e.slack.addTeam({ id: SECOND, channels: [{ id: CHANNELS.second, name: 'oauth-two' }] });
         e2e.slack.addTeam({ id: UNINSTALLED, channels: [{ id: CHANNELS.never, name: 'oauth-never' }] });
         e2e.slack.addTeam({ id: 'T0REPLAY', channels: [{ id: CHANNELS.replay, name: 'oauth-replay' }] });
+        e2e.slack.addTeam({ id: 'T0ROTATE', channels: [{ id: CHANNELS.rotate, name: 'oauth-rotate' }] });
         return undefined;
       },
       bot: { env: oauthEnv(KEY), current: () => testBot },
@@ -215,6 +223,31 @@ describe('HTTP mode', () => {
     expect(await testBot.bot.slack!.installations!.ids()).not.toContain('team:T0REPLAY');
   });
 
+  it('with token rotation, refreshes a bot token that expires within two hours (oauth.v2.access refresh_token) and stores the new one sealed', async () => {
+    slack.oauth.setRotation({ expiresInSec: 3600 });
+    try {
+      expect((await install(slack, origin, { teamId: 'T0ROTATE', userId: 'U0BOB' })).status).toBe(200);
+    } finally {
+      slack.oauth.setRotation(undefined);
+    }
+    const installed = slack.oauth.installations.get('team:T0ROTATE')!;
+    const [firstToken, firstRefresh] = [installed.botToken, installed.refreshToken!];
+    expect(firstToken).toMatch(/^xoxe\.xoxb-/);
+    const answered = outcome(CHANNELS.rotate);
+    await mention(CHANNELS.rotate, 'U0BOB', 'a question after the install');
+    expect((await answered).ok).toBe(true);
+    const refreshed = slack.callsTo('oauth.v2.access').filter((c) => c.params.grant_type === 'refresh_token');
+    expect(refreshed.map((c) => c.params.refresh_token)).toEqual([firstRefresh]);
+    const now = slack.oauth.installations.get('team:T0ROTATE')!;
+    expect(now.botToken).not.toBe(firstToken);
+    expect(new Set(writesTo(slack, CHANNELS.rotate).map((c) => c.token))).toEqual(new Set([now.botToken]));
+    // The rotated tokens were stored (sealed): the bot reads them back, and the file holds neither.
+    const stored = await testBot.bot.slack!.installations!.ofTeam('T0ROTATE');
+    expect([stored?.bot?.token, stored?.bot?.refreshToken]).toEqual([now.botToken, now.refreshToken]);
+    const files = storeFiles(testBot.storePath);
+    for (const token of [firstToken, firstRefresh, now.botToken, now.refreshToken!]) expect(files).not.toContain(token);
+  });
+
   it('never writes a Slack token to the logs', () => {
     expect(testBot.rawLog()).not.toMatch(/xox[bpe]-/);
     for (const installation of slack.oauth.installations.values())
@@ -264,3 +297,36 @@ function forgedState(): string {
   const body = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ installOptions: { scopes: ['chat:write'] }, now: new Date().toJSON(), random: 1 })}`;
   return `${body}.${createHmac('sha256', 'not-the-state-secret').update(body).digest('base64url')}`;
 }
+
+describe('Socket Mode', () => {
+  let slack: FakeSlack;
+  let testBot: TestBot;
+
+  useE2E(
+    {
+      slack: { channels: [{ id: CHANNELS.socket, name: 'oauth-socket' }], oauth: CLIENT },
+      bot: { socketMode: true, env: { ...oauthEnv(KEY), SLACK_PORT: '0' } },
+    },
+    (e2e) => {
+      ({ slack, bot: testBot } = e2e);
+      return undefined;
+    },
+  );
+
+  it('serves the installer on SLACK_PORT and answers a mention over the socket with the installed token', async () => {
+    const port = testBot.bot.slack!.installerPort;
+    expect(port).toBeGreaterThan(0);
+    const done = await install(slack, `http://127.0.0.1:${port}`, { teamId: FIRST, userId: 'U0ALICE' });
+    expect(done.status).toBe(200);
+    const token = slack.oauth.installations.get(`team:${FIRST}`)!.botToken;
+    const answered = testBot.outcomes((o) => o.command === 'mention');
+    const ack = await slack.sendSocketEvent(
+      slack.mentionEvent({ channel: CHANNELS.socket, user: 'U0BOB', text: 'over the socket' }),
+    );
+    expect(ack.ackedInTime).toBe(true);
+    expect((await answered)[0]!.ok).toBe(true);
+    const writes = writesTo(slack, CHANNELS.socket);
+    expect(writes.length).toBeGreaterThan(0);
+    expect(new Set(writes.map((c) => c.token))).toEqual(new Set([token]));
+  });
+});

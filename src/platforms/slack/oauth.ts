@@ -22,13 +22,18 @@
  */
 import { createHash } from 'node:crypto';
 import type { AppOptions, InstallURLOptions, StateStore } from '@slack/bolt';
-import { ClearStateStore, InvalidStateError } from '@slack/oauth';
+import { createRequire } from 'node:module';
+import { InvalidStateError } from '@slack/oauth';
 import type { SlackOAuthConfig } from '../../config.ts';
 import { slackClaims } from '../../core/keys.ts';
 import type { Claims } from '../../core/state/claims.ts';
 import type { Logger } from '../../log.ts';
 import { NoInstallationError, type SlackInstallationStore } from './installations.ts';
 import { SLACK_BOT_SCOPES } from './manifest.ts';
+
+// @slack/oauth re-exports ClearStateStore as a getter of a `default` that Node's ESM loader does
+// not find among a CommonJS module's named exports (InvalidStateError it finds): required instead.
+const { ClearStateStore } = createRequire(import.meta.url)('@slack/oauth') as typeof import('@slack/oauth');
 
 /** Where Bolt's installer serves the install page and the OAuth redirect. */
 export const SLACK_INSTALL_PATH = '/slack/install';
@@ -43,7 +48,7 @@ export const STATE_TTL_SEC = 600;
  * InvalidStateError (Bolt then answers the redirect with its failure page, and stores nothing).
  */
 export class OnceStateStore implements StateStore {
-  private readonly signed: ClearStateStore;
+  private readonly signed: InstanceType<typeof ClearStateStore>;
 
   constructor(
     stateSecret: string,
