@@ -21,8 +21,8 @@
  * ({@link UninstalledTeams}).
  */
 import { createHash } from 'node:crypto';
-import type { AppOptions, InstallURLOptions, StateStore } from '@slack/bolt';
 import { createRequire } from 'node:module';
+import type { AppOptions, InstallURLOptions, StateStore } from '@slack/bolt';
 import { InvalidStateError } from '@slack/oauth';
 import type { SlackOAuthConfig } from '../../config.ts';
 import { slackClaims } from '../../core/keys.ts';

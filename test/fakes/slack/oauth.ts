@@ -126,11 +126,10 @@ export class OAuthApp {
    * The workspace a bot token acts in: `{ teamId, enterpriseId }`, or the Slack error for it
    * (`invalid_auth`: unknown or revoked; `token_expired`), or undefined for a token this app
    * never issued as a bot token.
-   * @param teamOfEnterprise the workspace an org-wide token acts in for this call (its team's).
    */
   tokenTeam(token: string): { teamId: string | undefined; enterpriseId: string | undefined } | string | undefined {
     const issued = this.tokens.get(token);
-    if (!issued || issued.kind !== 'bot') return undefined;
+    if (issued?.kind !== 'bot') return undefined;
     if (issued.revoked) return 'invalid_auth';
     if (issued.expiresAt !== undefined && this.app.now() > issued.expiresAt) return 'token_expired';
     return { teamId: issued.teamId, enterpriseId: issued.enterpriseId };
@@ -190,7 +189,7 @@ export class OAuthApp {
   /** A refresh token for new tokens; the refresh token is spent. */
   private refresh(p: Json): Json {
     const used = typeof p.refresh_token === 'string' ? this.tokens.get(p.refresh_token) : undefined;
-    if (!used || used.kind !== 'refresh' || used.revoked) throw new SlackApiError('invalid_refresh_token');
+    if (used?.kind !== 'refresh' || used.revoked) throw new SlackApiError('invalid_refresh_token');
     used.revoked = true;
     const tokens = this.issue(used.teamId, used.enterpriseId);
     for (const installation of this.installations.values())
