@@ -10,6 +10,7 @@ import { type OneOffBudget, UNBUDGETED } from './budget.ts';
 import { type AnswerableInteraction, ChannelWrites, editWithToken } from './channel-writes.ts';
 import { isExpiredToken, isUnknownMessage } from './errors.ts';
 import { editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+import { FollowUpAllowance, onlyUserInstall } from './user-install.ts';
 
 /** The note under a message finished with the bot's token; defined with the writes that add it. */
 export { EXPIRED_NOTE } from './channel-writes.ts';
@@ -45,8 +46,10 @@ export class InteractionResponder {
   private originalId: string | undefined;
   /** Set once the token was refused: writes go through the channel. */
   private tokenExpired = false;
-  /** The answer's writes with the bot's token, in the channel. */
+  /** The answer's writes with the bot's token, in the channel (none where the bot is not a member). */
   private readonly inChannel: ChannelWrites;
+  /** The follow-ups left: five where only a user install authorized the interaction (user-install.ts). */
+  private readonly followUps: FollowUpAllowance;
 
   /**
    * Starts the automatic deferral's timer ({@link AUTO_DEFER_MS}).
@@ -64,6 +67,7 @@ export class InteractionResponder {
     this.timer = setTimeout(() => this.start(), AUTO_DEFER_MS);
     this.timer.unref();
     this.inChannel = new ChannelWrites(interaction, log);
+    this.followUps = new FollowUpAllowance(onlyUserInstall(interaction));
   }
 
   /** Whether Discord has had a first response (a deferral or a reply). */
@@ -146,7 +150,7 @@ export class InteractionResponder {
    */
   private async ephemeralFollowUp(payload: InteractionReplyOptions, message: OutgoingMessage): Promise<unknown> {
     try {
-      return await this.budget.interactionWrite(() => this.interaction.followUp(payload));
+      return await this.budget.interactionWrite(() => this.followUps.spend(() => this.interaction.followUp(payload)));
     } catch (error) {
       if (isExpiredToken(error)) throw error;
       this.log.warn({ err: error }, 'could not send an ephemeral follow-up; telling the user in the channel');
@@ -257,7 +261,7 @@ export class InteractionResponder {
   async followUp(message: OutgoingMessage): Promise<string> {
     const payload = payloadOf(message);
     const sent = await this.withToken(
-      () => this.interaction.followUp(payload),
+      () => this.followUps.spend(() => this.interaction.followUp(payload)),
       () => this.inChannel.send(payload),
     );
     return sent.id;
