@@ -42,10 +42,10 @@ beforeAll(async () => {
 /** A user install's conversation key in a channel. */
 const userKey = (user: { id: string }, channel: FakeChannel) => `discord:user:${user.id}:${channel.id}`;
 
-/** Resolves with the next outcome in a conversation. */
-async function outcomeIn(conversationId: string, command?: string): Promise<CommandOutcome> {
+/** Resolves with the next outcome of `command` in any conversation of a channel (the test then says whose it must be). */
+async function outcomeIn(channel: FakeChannel, command: string): Promise<CommandOutcome> {
   const [outcome] = await testBot.outcomes(
-    (o) => o.conversationId === conversationId && (command === undefined || o.command === command),
+    (o) => o.conversationId.endsWith(`:${channel.id}`) && o.command === command,
     1,
     30_000,
   );
@@ -68,7 +68,7 @@ async function chatElsewhere(
   user = ALICE,
   channel = elsewhere,
 ): Promise<{ interaction: FakeInteraction; outcome: CommandOutcome }> {
-  const done = outcomeIn(userKey(user, channel), 'chat');
+  const done = outcomeIn(channel, 'chat');
   const interaction = discord.dispatchInteraction({ command: 'chat', channelId: channel.id, user, options });
   return { interaction, outcome: await done };
 }
@@ -104,26 +104,27 @@ describe('Discord user install', () => {
     expect(buttonIds(answer).some((id) => id.startsWith('regenerate:'))).toBe(true);
     expect(botTokenCalls(elsewhere).slice(before)).toEqual([]);
     expect(interaction.payload.authorizing_integration_owners).toEqual({ '1': ALICE.id });
+    expect(outcome.conversationId).toBe(userKey(ALICE, elsewhere));
   }, 40_000);
 
   it('posts an /imagine image, and Reroll works through the press’s own interaction', async () => {
     const before = botTokenCalls(elsewhere).length;
-    const done = outcomeIn(userKey(ALICE, elsewhere), 'imagine');
+    const done = outcomeIn(elsewhere, 'imagine');
     const interaction = discord.dispatchInteraction({
       command: 'imagine',
       channelId: elsewhere.id,
       user: ALICE,
       options: { prompt: 'a lighthouse far away' },
     });
-    expect((await done).ok).toBe(true);
+    expect(await done).toMatchObject({ ok: true, conversationId: userKey(ALICE, elsewhere) });
     const result = interaction.original!;
     expect(result.attachments.map((a) => a.filename)).toEqual(['imagine.png']);
     const reroll = buttonIds(result).find((id) => id.startsWith('imagine:reroll:'));
     expect(reroll).toBeDefined();
 
-    const rerolled = outcomeIn(userKey(ALICE, elsewhere), 'imagine:button');
+    const rerolled = outcomeIn(elsewhere, 'imagine:button');
     const press = discord.pressButton({ messageId: result.id, customId: reroll!, user: ALICE });
-    expect((await rerolled).ok).toBe(true);
+    expect(await rerolled).toMatchObject({ ok: true, conversationId: userKey(ALICE, elsewhere) });
     expect(press.payload.authorizing_integration_owners).toEqual({ '1': ALICE.id });
     expect(service.lastRequest('images')!.body).toMatchObject({ prompt: 'a lighthouse far away' });
     expect(press.messages.flatMap((m) => m.attachments.map((a) => a.filename))).toContain('imagine.png');
@@ -139,9 +140,9 @@ describe('Discord user install', () => {
     });
     service.enqueue('chat', { stream: { text: 'Ferry at 7:15, pier 4, blue tickets.' } });
     const summarize = messageActions.find((a) => a.name === 'Summarize')!;
-    const done = outcomeIn(userKey(ALICE, elsewhere), summarize.id);
+    const done = outcomeIn(elsewhere, summarize.id);
     const interaction = discord.dispatchMessageCommand({ command: 'Summarize', messageId: target.id, user: ALICE });
-    expect((await done).ok).toBe(true);
+    expect(await done).toMatchObject({ ok: true, conversationId: userKey(ALICE, elsewhere) });
     expect(asked(service.chatRequests().at(-1)!)).toContain('The ferry leaves at 7:15 from pier 4');
     const answer = interaction.original!;
     expect(answer.ephemeral).toBe(false);
@@ -157,6 +158,7 @@ describe('Discord user install', () => {
     expect(interaction.original!.content).toContain('Here, not in a thread.');
     expect(interaction.original!.content).toContain(NO_THREAD_HERE);
     expect(botTokenCalls(elsewhere).slice(before)).toEqual([]);
+    expect(outcome.conversationId).toBe(userKey(ALICE, elsewhere));
   }, 40_000);
 
   it('keeps a long answer within the five follow-ups Discord allows, the whole of it in answer.md', async () => {
@@ -170,13 +172,14 @@ describe('Discord user install', () => {
     expect(interaction.original!.content.startsWith('Line 1 of a very long answer')).toBe(true);
     const file = interaction.messages.flatMap((m) => m.attachments).find((a) => a.filename === 'answer.md');
     expect(file?.data.toString()).toBe(text);
+    expect(outcome.conversationId).toBe(userKey(ALICE, elsewhere));
   }, 60_000);
 
   it('keeps each user’s conversation of their own install apart, and apart from the guild’s in the same channel', async () => {
     service.enqueue('chat', { stream: { text: 'Noted, Alice.' } });
-    await chatElsewhere({ prompt: 'alice-secret-42' });
+    expect((await chatElsewhere({ prompt: 'alice-secret-42' })).outcome.conversationId).toBe(userKey(ALICE, elsewhere));
     service.enqueue('chat', { stream: { text: 'Hello Bob.' } });
-    await chatElsewhere({ prompt: 'bob asks' }, BOB);
+    expect((await chatElsewhere({ prompt: 'bob asks' }, BOB)).outcome.conversationId).toBe(userKey(BOB, elsewhere));
     expect(asked(service.chatRequests().at(-1)!)).not.toContain('alice-secret-42');
     service.enqueue('chat', { stream: { text: 'You said it.' } });
     await chatElsewhere({ prompt: 'what did I say?' });
@@ -185,13 +188,13 @@ describe('Discord user install', () => {
     // The guild install's conversation in a channel, then the bot removed: Alice's own install there starts apart.
     const shared = discord.addChannel('shared');
     const guildKey = `discord:${discord.guildId}:${shared.id}`;
-    const guildDone = outcomeIn(guildKey, 'chat');
+    const guildDone = outcomeIn(shared, 'chat');
     discord.dispatchInteraction({ command: 'chat', channelId: shared.id, user: ALICE, options: { prompt: 'guild-only-7' } });
-    expect((await guildDone).ok).toBe(true);
+    expect(await guildDone).toMatchObject({ ok: true, conversationId: guildKey });
     discord.removeBotFromGuild();
     service.enqueue('chat', { stream: { text: 'Fresh start.' } });
     const { outcome } = await chatElsewhere({ prompt: 'from my own install' }, ALICE, shared);
-    expect(outcome.ok).toBe(true);
+    expect(outcome).toMatchObject({ ok: true, conversationId: userKey(ALICE, shared) });
     expect(asked(service.chatRequests().at(-1)!)).not.toContain('guild-only-7');
     const guildHistory = await testBot.bot.core.history.get(guildKey);
     expect(JSON.stringify(guildHistory)).toContain('guild-only-7');
