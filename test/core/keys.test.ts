@@ -43,7 +43,16 @@ describe('keys', () => {
         ref.platform === 'slack' && !ref.thread ? { platform: 'slack', team: ref.team, channel: ref.channel } : ref,
       );
     }
-    for (const bad of ['', 'discord', 'discord:1', 'discord:1:2:3', 'discord:user:4', 'discord:user:4:2:1', 'teams:1:2', 'slack:T1:C1:1.2:x'])
+    for (const bad of [
+      '',
+      'discord',
+      'discord:1',
+      'discord:1:2:3',
+      'discord:user:4',
+      'discord:user:4:2:1',
+      'teams:1:2',
+      'slack:T1:C1:1.2:x',
+    ])
       expect(parseConversationKey(bad)).toBeUndefined();
   });
 

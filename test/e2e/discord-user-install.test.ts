@@ -54,7 +54,9 @@ async function outcomeIn(channel: FakeChannel, command: string): Promise<Command
 
 /** Every request made with the bot's token about a channel or its guild (Discord refuses them where the bot is not a member). */
 const botTokenCalls = (channel: FakeChannel) =>
-  discord.requests.filter((r) => r.path.includes(`/channels/${channel.id}`) || r.path.includes(`/guilds/${channel.guildId}`));
+  discord.requests.filter(
+    (r) => r.path.includes(`/channels/${channel.id}`) || r.path.includes(`/guilds/${channel.guildId}`),
+  );
 
 /** The custom ids of a message's buttons. */
 const buttonIds = (message: FakeMessage) => message.buttons.map((b) => String(b.custom_id));
@@ -189,7 +191,12 @@ describe('Discord user install', () => {
     const shared = discord.addChannel('shared');
     const guildKey = `discord:${discord.guildId}:${shared.id}`;
     const guildDone = outcomeIn(shared, 'chat');
-    discord.dispatchInteraction({ command: 'chat', channelId: shared.id, user: ALICE, options: { prompt: 'guild-only-7' } });
+    discord.dispatchInteraction({
+      command: 'chat',
+      channelId: shared.id,
+      user: ALICE,
+      options: { prompt: 'guild-only-7' },
+    });
     expect(await guildDone).toMatchObject({ ok: true, conversationId: guildKey });
     discord.removeBotFromGuild();
     service.enqueue('chat', { stream: { text: 'Fresh start.' } });

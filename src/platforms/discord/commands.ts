@@ -26,10 +26,9 @@ export const ADMIN_COMMAND_PERMISSIONS = String(PermissionFlagsBits.ManageGuild)
  * (user-install.ts). Admin commands stay with the guild install, in servers and the bot's DM:
  * their settings and lists belong to the servers that added the bot.
  */
-export function installationOf(adminOnly: boolean): Pick<
-  RESTPostAPIChatInputApplicationCommandsJSONBody,
-  'integration_types' | 'contexts'
-> {
+export function installationOf(
+  adminOnly: boolean,
+): Pick<RESTPostAPIChatInputApplicationCommandsJSONBody, 'integration_types' | 'contexts'> {
   return adminOnly
     ? {
         integration_types: [ApplicationIntegrationType.GuildInstall],

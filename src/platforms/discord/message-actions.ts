@@ -48,9 +48,9 @@ import { handleFeedbackSubmit } from './feedback.ts';
 import { InteractionReply } from './interactions.ts';
 import { interactionUser, mayPost, userInstallUser } from './members.ts';
 import { attachmentOf, attachmentsOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
+import type { PendingTargets } from './pending-targets.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
-import type { PendingTargets } from './pending-targets.ts';
 import { oneFieldModal } from './rest.ts';
 import { isUserInstalledOnly, userInstallKeys } from './user-install.ts';
 
@@ -100,7 +100,12 @@ export async function handleMessageCommand(
     command: action?.id ?? interaction.commandName,
     message: interaction.targetId,
   });
-  const responder = new InteractionResponder(interaction, log, deferralOf(interaction), interactionBudget(interaction, deps));
+  const responder = new InteractionResponder(
+    interaction,
+    log,
+    deferralOf(interaction),
+    interactionBudget(interaction, deps),
+  );
   try {
     if (!action) {
       log.warn('unknown message command');
@@ -109,7 +114,9 @@ export async function handleMessageCommand(
     }
     if (action.question) {
       // No form for someone the answer would be refused to (runMessageAction checks again at the submit).
-      const posts = isUserInstalledOnly(interaction) || mayPost(interaction.memberPermissions, interaction.channel?.isThread() ?? false);
+      const posts =
+        isUserInstalledOnly(interaction) ||
+        mayPost(interaction.memberPermissions, interaction.channel?.isThread() ?? false);
       if (!posts) {
         log.info({ code: 'forbidden' }, 'may not post here: no question form');
         await responder.sendEphemeral(MAY_NOT_POST_HERE);
@@ -145,7 +152,12 @@ export async function handleModalSubmit(
   const action = deps.actions.find((a) => a.id === command && a.question);
   const ref = newReference();
   const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, command });
-  const responder = new InteractionResponder(interaction, log, deferralOf(interaction), interactionBudget(interaction, deps));
+  const responder = new InteractionResponder(
+    interaction,
+    log,
+    deferralOf(interaction),
+    interactionBudget(interaction, deps),
+  );
   responder.start();
   try {
     const messageId = args.length === 1 && /^\d{1,22}$/.test(args[0]!) ? args[0]! : undefined;
@@ -232,7 +244,9 @@ async function runOn(
       channelKey: channelKeyOf(interaction.guildId, channelId, interaction.channel),
     }),
     isDirectMessage: !userInstall && !interaction.inGuild(),
-    user: userInstall ? userInstallUser(interaction.user, deps.core.admins) : interactionUser(interaction, deps.core.admins),
+    user: userInstall
+      ? userInstallUser(interaction.user, deps.core.admins)
+      : interactionUser(interaction, deps.core.admins),
     options: {},
     files: {},
     signal,
@@ -273,8 +287,9 @@ function chosenOf(message: Message, deps: MessageActionDeps, member: boolean): C
     text: promptOf(message, deps.botId),
     // Fetched again later (Regenerate), another person's guild message shows its files only with
     // the Message Content intent or when it mentions the bot: without either, its images are kept whole.
-    attachments: member && readableLater(message, deps)
-      ? attachmentsOf(message, 'message', deps.core.downloader)
-      : message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
+    attachments:
+      member && readableLater(message, deps)
+        ? attachmentsOf(message, 'message', deps.core.downloader)
+        : message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
   };
 }

@@ -41,4 +41,3 @@ export class PendingTargets {
     return entry && entry.until > Date.now() ? entry.message : undefined;
   }
 }
-

@@ -65,7 +65,9 @@ type Installed = Pick<BaseInteraction, 'authorizingIntegrationOwners' | 'context
  * `authorizing_integration_owners` names the user install (`"1"`) and not the guild's (`"0"`).
  * False in the bot's own DM (context 1), and for an interaction without the fields (older payloads).
  */
-export function isUserInstalledOnly(interaction: Pick<BaseInteraction, 'authorizingIntegrationOwners' | 'context'>): boolean {
+export function isUserInstalledOnly(
+  interaction: Pick<BaseInteraction, 'authorizingIntegrationOwners' | 'context'>,
+): boolean {
   if (interaction.context === InteractionContextType.PrivateChannel) return true;
   if (interaction.context === InteractionContextType.BotDM) return false;
   return onlyUserInstall(interaction);
@@ -147,10 +149,7 @@ class TokenEnding extends Error {
  * writes (with the line saying why) still go through it. `dispose` clears the timer.
  * @param createdAt when the interaction was created (its snowflake's time), ms since the epoch.
  */
-export function beforeTokenEnds(
-  signal: AbortSignal,
-  createdAt: number,
-): { signal: AbortSignal; dispose: () => void } {
+export function beforeTokenEnds(signal: AbortSignal, createdAt: number): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const passOn = () => controller.abort(signal.reason);
   if (signal.aborted) passOn();

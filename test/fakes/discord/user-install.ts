@@ -89,7 +89,9 @@ export function checkUserInstallable(
     types.includes(1) &&
     (contexts === null || contexts === undefined || (Array.isArray(contexts) && contexts.includes(0)));
   if (!installable)
-    throw new Error(`FakeDiscord: "${name}" is not registered for user installs in servers, so Discord would not show it`);
+    throw new Error(
+      `FakeDiscord: "${name}" is not registered for user installs in servers, so Discord would not show it`,
+    );
 }
 
 /** @throws HttpError 400 for a follow-up past {@link USER_INSTALL_FOLLOW_UPS} of an interaction only a user install authorized. */

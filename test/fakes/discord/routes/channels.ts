@@ -26,11 +26,11 @@ import { discordError, fieldError, unknownChannel, unknownMessage } from '../err
 import { type Body, NO_BODY, type Reply } from '../http.ts';
 import type { FakeChannel, MessageReference } from '../model.ts';
 import type { FakeTyping } from '../types.ts';
+import { refuseWhereAbsent } from '../user-install.ts';
 import { isObject } from '../util.ts';
 import { channelJson, restMessageJson } from '../wire.ts';
 import { commit, existingMessage, prepareWrite } from '../writes.ts';
 import type { AreaRoutes } from './index.ts';
-import { refuseWhereAbsent } from '../user-install.ts';
 import { checkThreadPost } from './threads.ts';
 
 export const channelRoutes: AreaRoutes = (ctx, rq) => {

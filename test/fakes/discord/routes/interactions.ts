@@ -28,10 +28,10 @@ import {
 } from '../model.ts';
 import type { FakeState } from '../state.ts';
 import type { AutocompleteChoice, Json } from '../types.ts';
+import { checkFollowUp } from '../user-install.ts';
 import { isObject } from '../util.ts';
 import { checkChoices } from '../validation.ts';
 import { messageJson } from '../wire.ts';
-import { checkFollowUp } from '../user-install.ts';
 import { announce, commit, existingMessage, prepareWrite } from '../writes.ts';
 import type { AreaRoutes } from './index.ts';
 

@@ -24,9 +24,9 @@ import type { Ctx } from '../context.ts';
 import { addError, discordError, type ErrorTree, formError, unknownChannel, unknownMessage } from '../errors.ts';
 import type { Body, Reply } from '../http.ts';
 import { ChannelType, type FakeChannel } from '../model.ts';
+import { refuseWhereAbsent } from '../user-install.ts';
 import { isObject } from '../util.ts';
 import { channelJson, gatewayMessageJson } from '../wire.ts';
-import { refuseWhereAbsent } from '../user-install.ts';
 import type { AreaRoutes } from './index.ts';
 
 /** The message flag Discord sets on a message a thread was started from. */
