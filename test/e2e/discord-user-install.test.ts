@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { commands, messageActions } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
+import { QUESTION_INPUT_ID } from '../../src/platforms/discord/message-actions.ts';
 import { NO_THREAD_HERE } from '../../src/platforms/discord/user-install.ts';
 import type { FakeChannel, FakeDiscord, FakeInteraction, FakeMessage, Json } from '../fakes/discord.ts';
 import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
@@ -109,6 +110,24 @@ describe('Discord user install', () => {
     expect(outcome.conversationId).toBe(userKey(ALICE, elsewhere));
   }, 40_000);
 
+  it('regenerates an answer there through the press’s own interaction, replacing the exchange in the user’s history', async () => {
+    service.enqueue('chat', { stream: { text: 'First take on tides.' } });
+    const { interaction } = await chatElsewhere({ prompt: 'explain tides' });
+    const answer = interaction.original!;
+    const regenerate = buttonIds(answer).find((id) => id.startsWith('regenerate:'))!;
+    const before = botTokenCalls(elsewhere).length;
+    service.enqueue('chat', { stream: { text: 'Second take on tides.' } });
+    const done = outcomeIn(elsewhere, 'regenerate:button');
+    const press = discord.pressButton({ messageId: answer.id, customId: regenerate, user: ALICE });
+    expect(await done).toMatchObject({ ok: true });
+    expect(press.response?.type).toBe(6);
+    expect(answer.content).toContain('Second take on tides.');
+    expect(botTokenCalls(elsewhere).slice(before)).toEqual([]);
+    const history = JSON.stringify(await testBot.bot.core.history.get(userKey(ALICE, elsewhere)));
+    expect(history).toContain('Second take on tides.');
+    expect(history).not.toContain('First take on tides.');
+  }, 40_000);
+
   it('posts an /imagine image, and Reroll works through the press’s own interaction', async () => {
     const before = botTokenCalls(elsewhere).length;
     const done = outcomeIn(elsewhere, 'imagine');
@@ -149,6 +168,25 @@ describe('Discord user install', () => {
     const answer = interaction.original!;
     expect(answer.ephemeral).toBe(false);
     expect(answer.content).toContain('Ferry at 7:15, pier 4, blue tickets.');
+    expect(botTokenCalls(elsewhere).slice(before)).toEqual([]);
+  }, 40_000);
+
+  it('asks "Ask about this message"’s question in a modal, and answers its submit as that interaction’s public reply', async () => {
+    const before = botTokenCalls(elsewhere).length;
+    const target = discord.postUserMessage({ channelId: elsewhere.id, content: 'Gate B closes at 9:40.', author: BOB });
+    const ask = messageActions.find((a) => a.question)!;
+    const shown = discord.dispatchMessageCommand({ command: ask.name, messageId: target.id, user: ALICE });
+    await expect.poll(() => shown.response?.type, { timeout: 10_000 }).toBe(9);
+    service.enqueue('chat', { stream: { text: 'It closes at 9:40.' } });
+    const done = outcomeIn(elsewhere, ask.id);
+    const submit = discord.submitModal({
+      interactionId: shown.id,
+      values: { [QUESTION_INPUT_ID]: 'When does the gate close?' },
+    });
+    expect(await done).toMatchObject({ ok: true, conversationId: userKey(ALICE, elsewhere) });
+    expect(submit.response).toMatchObject({ type: 5, flags: 0 });
+    expect(asked(service.chatRequests().at(-1)!)).toContain('Gate B closes at 9:40.');
+    expect(submit.original!.content).toContain('It closes at 9:40.');
     expect(botTokenCalls(elsewhere).slice(before)).toEqual([]);
   }, 40_000);
 
