@@ -30,7 +30,8 @@ export type DeferralKind = 'reply' | 'ephemeral' | 'update';
  * not answered after {@link AUTO_DEFER_MS} is deferred with the pending {@link DeferralKind}. Every write goes through
  * {@link withToken}: when Discord says the interaction's token has expired (50027, after 15 minutes), the answer goes
  * on with the bot's own token: the (non-ephemeral) reply is edited in the channel and follow-ups are channel messages,
- * with {@link EXPIRED_NOTE} saying why.
+ * with {@link EXPIRED_NOTE} saying why; where the bot is not a member (user-install.ts), it does not, and sends at most
+ * five follow-ups.
  */
 export class InteractionResponder {
   private deferring: Promise<unknown> | undefined;
@@ -119,7 +120,8 @@ export class InteractionResponder {
    * has none yet, else a follow-up. A deferred reply showing "is thinking…" to everyone is removed first; when it
    * cannot be removed, the sentence is written into it instead (never "thinking" forever); when it is gone already
    * (10008 Unknown Message: deleted by someone), the sentence is an ephemeral follow-up. When Discord refuses that
-   * follow-up, it is posted in the channel naming the user, pinging nobody (ChannelWrites.tellUser). Never throws.
+   * follow-up, it is posted in the channel naming the user, pinging nobody (ChannelWrites.tellUser; not where the bot
+   * is not a member: only logged). Never throws.
    */
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
