@@ -4,6 +4,7 @@
  * deliveries, the names of the write scheduler's rate-limit buckets, and the references of
  * the images the bot posted. The formats are stored (history, settings, counters, button
  * state outlive a restart), so they do not change: `discord:<guild id | dm>:<channel id>`,
+ * `discord:user:<user id>:<channel id>` (Discord's user install, where the bot is not a member),
  * `slack:<team id>:<channel id>[:<thread_ts>]`.
  */
 
@@ -11,9 +12,16 @@
 export type ConversationRef =
   | {
       platform: 'discord';
-      /** undefined in a DM */
+      /** undefined in a DM, and for a user install's conversation (`user`) */
       guild: string | undefined;
       channel: string;
+      /**
+       * Discord's user install (platforms/discord/user-install.ts): the user whose own install of
+       * the app answers there, where the bot is not a member (a server without the bot, a group
+       * DM, a DM between users). Each such user has a conversation of their own in the channel,
+       * apart from the guild install's and from each other's.
+       */
+      user?: string | undefined;
     }
   | {
       platform: 'slack';
@@ -32,9 +40,15 @@ function joinKey(...parts: string[]): string {
   return parts.join(':');
 }
 
-/** A conversation's key: `discord:<guild|dm>:<channel>` or `slack:<team>:<channel>[:<thread_ts>]`. */
+/**
+ * A conversation's key: `discord:<guild|dm>:<channel>`, `discord:user:<user id>:<channel>` (a
+ * user install's, {@link ConversationRef} `user`), or `slack:<team>:<channel>[:<thread_ts>]`.
+ */
 export function conversationKey(ref: ConversationRef): string {
-  if (ref.platform === 'discord') return joinKey('discord', ref.guild ?? 'dm', ref.channel);
+  if (ref.platform === 'discord')
+    return ref.user
+      ? joinKey('discord', 'user', ref.user, ref.channel)
+      : joinKey('discord', ref.guild ?? 'dm', ref.channel);
   return ref.thread ? joinKey('slack', ref.team, ref.channel, ref.thread) : joinKey('slack', ref.team, ref.channel);
 }
 
@@ -50,20 +64,29 @@ export function channelKey(ref: ConversationRef): string {
 export function parseConversationKey(key: string): ConversationRef | undefined {
   const [platform, scope, channel, thread, ...rest] = key.split(':');
   if (!scope || !channel || rest.length > 0) return undefined;
+  if (platform === 'discord' && scope === 'user')
+    return thread ? { platform, guild: undefined, user: channel, channel: thread } : undefined;
   if (platform === 'discord' && thread === undefined)
     return { platform, guild: scope === 'dm' ? undefined : scope, channel };
   if (platform === 'slack') return { platform, team: scope, channel, ...(thread ? { thread } : {}) };
   return undefined;
 }
 
+/** A Slack workspace's key, `slack:<team id>`: what {@link workspaceOf} gives for its channels. */
+export function slackWorkspace(team: string): string {
+  return joinKey('slack', team);
+}
+
 /**
- * The workspace of a channel key: `slack:<team>` or `discord:<guild|dm>` (per-workspace lists
- * such as {@link storeKeys.settingsChannels}). @returns undefined for a string that is not one.
+ * The workspace of a channel key: `slack:<team>`, `discord:<guild|dm>`, or `discord:user:<user
+ * id>` for a user install's (per-workspace lists such as {@link storeKeys.settingsChannels}).
+ * @returns undefined for a string that is not one.
  */
 export function workspaceOf(channelKey: string): string | undefined {
   const ref = parseConversationKey(channelKey);
   if (!ref) return undefined;
-  return ref.platform === 'slack' ? joinKey('slack', ref.team) : joinKey('discord', ref.guild ?? 'dm');
+  if (ref.platform === 'slack') return joinKey('slack', ref.team);
+  return ref.user ? joinKey('discord', 'user', ref.user) : joinKey('discord', ref.guild ?? 'dm');
 }
 
 /**
@@ -181,6 +204,12 @@ export const storeKeys = {
   slackInstallation: (id: string) => joinKey('slack-installation', id),
   /** The ids ({@link slackInstallationId}) of every Slack installation, for the doctor and listings. */
   slackInstallations: () => 'slack-installations',
+  /**
+   * The marker of a record kept under a random id (`answer:<id>`, `feedback:<id>`, `imagine:<id>`…)
+   * that belongs to `workspace` ({@link workspaceOf}), written with it and with its expiry
+   * (state/purge.ts `keepOwned`): how an uninstall finds the records whose keys do not name it.
+   */
+  owned: (workspace: string, key: string) => joinKey('owned', workspace, key),
 } as const;
 
 /**
@@ -207,6 +236,41 @@ export function slackInstallationId(query: {
 export function quotaSubject(platform: 'discord' | 'slack', user: string, channelKey: string): string {
   const ref = platform === 'slack' ? parseConversationKey(channelKey) : undefined;
   return ref?.platform === 'slack' ? joinKey('slack', ref.team, user) : joinKey(platform, user);
+}
+
+/**
+ * What a workspace owns in the store, as prefixes and whole keys ({@link storeKeys}): its
+ * conversations' histories, forgotten markers, opened threads, answer-state lists and
+ * mention links; its channels' settings and their list; its feedback tally; its users' viewed
+ * channels; its claims (messages, greetings, titles, edits); the markers of its records under
+ * random ids ({@link storeKeys.owned}). Not its usage and quota counters, nor the claims of event
+ * ids and signed requests (they name no workspace, hold nothing, and expire within hours).
+ * `workspace` is `slack:<team>` or `discord:<guild | dm>`; a Discord mention link (by channel and
+ * message id alone) is not among them. What an uninstall deletes (state/purge.ts).
+ */
+export function workspaceKeys(workspace: string): { prefixes: string[]; keys: string[] } {
+  const within = joinKey(workspace, '');
+  const [platform, team = ''] = workspace.split(':');
+  const prefixes = [
+    storeKeys.history(within),
+    storeKeys.settings(within),
+    storeKeys.forgotten(within),
+    storeKeys.openedThread(within),
+    storeKeys.conversationAnswerStates(within),
+    storeKeys.owned(workspace, ''),
+  ];
+  if (platform === 'slack') {
+    // A Slack message's reference names its workspace (messageRef): its mention link and edit claims.
+    prefixes.push(
+      storeKeys.mentionAnswer(within),
+      storeKeys.claim(joinKey('edit', within)),
+      storeKeys.viewedChannel(team, ''),
+      storeKeys.claim(joinKey('slack', 'message', team, '')),
+      storeKeys.claim(joinKey('slack', 'greeting', team, '')),
+      storeKeys.claim(joinKey('slack', 'title', team, '')),
+    );
+  }
+  return { prefixes, keys: [storeKeys.settingsChannels(workspace), storeKeys.feedbackTally(workspace)] };
 }
 
 /** The claim keys of Slack's deliveries (with {@link storeKeys.claim}'s prefix added by Claims). */

@@ -25,6 +25,12 @@ describe('keys', () => {
     const refs: Array<[ConversationRef, string, string]> = [
       [{ platform: 'discord', guild: '111', channel: '222' }, 'discord:111:222', 'discord:111:222'],
       [{ platform: 'discord', guild: undefined, channel: '333' }, 'discord:dm:333', 'discord:dm:333'],
+      // A user install's conversation (the bot not a member there): its user's own, apart from the guild's.
+      [
+        { platform: 'discord', guild: undefined, user: '444', channel: '222' },
+        'discord:user:444:222',
+        'discord:user:444:222',
+      ],
       [{ platform: 'slack', team: 'T1', channel: 'C1' }, 'slack:T1:C1', 'slack:T1:C1'],
       [
         { platform: 'slack', team: 'T1', channel: 'C1', thread: '1700000000.000100' },
@@ -39,7 +45,16 @@ describe('keys', () => {
         ref.platform === 'slack' && !ref.thread ? { platform: 'slack', team: ref.team, channel: ref.channel } : ref,
       );
     }
-    for (const bad of ['', 'discord', 'discord:1', 'discord:1:2:3', 'teams:1:2', 'slack:T1:C1:1.2:x'])
+    for (const bad of [
+      '',
+      'discord',
+      'discord:1',
+      'discord:1:2:3',
+      'discord:user:4',
+      'discord:user:4:2:1',
+      'teams:1:2',
+      'slack:T1:C1:1.2:x',
+    ])
       expect(parseConversationKey(bad)).toBeUndefined();
   });
 
@@ -75,6 +90,7 @@ describe('keys', () => {
     expect(workspaceOf('slack:T1:C1:1.2')).toBe('slack:T1');
     expect(workspaceOf('discord:G1:42')).toBe('discord:G1');
     expect(workspaceOf('discord:dm:42')).toBe('discord:dm');
+    expect(workspaceOf('discord:user:7:42')).toBe('discord:user:7');
     expect(workspaceOf('c1')).toBeUndefined();
   });
 

@@ -42,6 +42,8 @@ afterAll(async () => {
 function makeCore(options: { vision?: string; maxCount?: number } = {}): Core {
   const store = openLocalStore(join(mkdtempSync(join(tmpdir(), 'genbot-mention-')), 'h.sqlite'));
   const core = createCore({
+    // A loaded machine (CI beside other work) must not time the images out: the deadline is not what these test.
+    imageWorkers: { timeoutMs: 30_000 },
     service,
     store,
     log: pino({ level: 'silent' }),

@@ -28,6 +28,8 @@ beforeAll(async () => {
   fake = await FakeService.start({ allowDisableSafetyChecker: true, reportSeed: true });
   service = new ServiceClient({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, backoffBaseMs: 1 });
   core = createCore({
+    // A loaded machine (CI beside other work) must not time the images out: the deadline is not what these test.
+    imageWorkers: { timeoutMs: 30_000 },
     service,
     store: await openStore(`sqlite://${join(mkdtempSync(join(tmpdir(), 'genbot-options-')), 'h.sqlite')}`),
     log: pino({ level: 'silent' }),
@@ -251,6 +253,8 @@ describe('/imagine options', () => {
     expect(await runCommand(imagineCommand, member.ctx, core)).toMatchObject({ ok: false, errorCode: 'forbidden' });
     expect(member.ephemerals).toEqual(['`disable_safety_checker` is for admins only.']);
     const strict = createCore({
+      // A loaded machine (CI beside other work) must not time the images out: the deadline is not what these test.
+      imageWorkers: { timeoutMs: 30_000 },
       service,
       store: core.store,
       log: pino({ level: 'silent' }),

@@ -64,6 +64,8 @@ function prefixed(store: StateStore, prefix: string): StateStore {
     counter: (k) => store.counter(`${prefix}:${k}`),
     withLock: (k, f, t) => store.withLock(`${prefix}:${k}`, f, t),
     release: (k) => store.release(`${prefix}:${k}`),
+    scanKeys: (p, b) => store.scanKeys(p, b),
+    deleteKeys: (k) => store.deleteKeys(k),
     ping: () => store.ping(),
     close: () => store.close(),
   };

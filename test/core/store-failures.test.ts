@@ -32,6 +32,8 @@ function lockableStore() {
     increment: async (_key, by) => ({ value: by, resetInMs: 0 }),
     counter: async () => ({ value: 0, resetInMs: 0 }),
     withLock: (_key, fn) => fn(),
+    scanKeys: async function* () {},
+    deleteKeys: async () => undefined,
     ping: async () => undefined,
     close: async () => undefined,
   };
@@ -67,6 +69,10 @@ describe('deadlines on store calls', () => {
     increment: () => never,
     counter: () => never,
     withLock: () => never,
+    scanKeys: async function* () {
+      yield await never;
+    },
+    deleteKeys: () => never,
     ping: () => never,
     close: async () => undefined,
   };
@@ -79,6 +85,8 @@ describe('deadlines on store calls', () => {
       ['increment', () => store.increment('quota:secret-key', 1, 1_000)],
       ['counter', () => store.counter('quota:secret-key')],
       ['ping', () => store.ping()],
+      ['deleteKeys', () => store.deleteKeys(['history:secret-key'])],
+      ['scanKeys', () => store.scanKeys('history:secret-key')[Symbol.asyncIterator]().next()],
       ['get', () => store.keyv.get('history:secret-key')],
       ['set', () => store.keyv.set('history:secret-key', 1)],
       ['delete', () => store.keyv.delete('history:secret-key')],

@@ -71,7 +71,8 @@ async function storedBytes(button: string): Promise<number> {
   await client.connect();
   try {
     const stateId = button.split(':')[2]!;
-    const keys = await client.keys(`*imagine:${stateId}`);
+    // Not the state's workspace marker (owned:<workspace>:imagine:<id>: state/owned.ts).
+    const keys = (await client.keys(`*imagine:${stateId}`)).filter((key) => !key.includes(':owned:'));
     expect(keys).toHaveLength(1);
     return await client.strLen(keys[0]!);
   } finally {

@@ -33,6 +33,7 @@
  * | inbound.ts | signing; slash commands POSTed to the app |
  * | events.ts | builders of the events people write (app_mention, DM messages, edits, deletions…) |
  * | events-api.ts | `event_callback` POSTed to the app; subscriptions; retries; url_verification |
+ * | uninstall.ts | the workspace removing the app: `app_uninstalled`, `tokens_revoked`, the bot token refused `token_revoked` |
  * | interactivity.ts | `block_actions` payloads POSTed to the app (or in `interactive` envelopes) |
  * | shortcuts.ts | `message_action` payloads (message shortcuts) POSTed to the app |
  * | views.ts | trigger_ids, `views.open` (modals checked as Slack does) and `view_submission` payloads |
@@ -198,6 +199,7 @@ export type {
 export type * from './slack/stream-types.ts';
 export { DEFAULT_STREAMING } from './slack/streaming.ts';
 export type * from './slack/types.ts';
+export type { UninstallEvents } from './slack/uninstall.ts';
 export type { FakeSlackView, ViewSubmissionInput, ViewSubmissionResult } from './slack/views.ts';
 export { escapeSlack, mentionsIn, unescapeSlack } from './slack/wire.ts';
 export { DEFAULT_CHANNELS, DEFAULT_USERS } from './slack/workspace.ts';

@@ -16,9 +16,10 @@
  * looks for once a second and checks against its stored requester before stopping.
  */
 import { randomHex } from '../ids.ts';
-import { buttonId, storeKeys } from '../keys.ts';
+import { buttonId, storeKeys, workspaceOf } from '../keys.ts';
 import type { Button, ComponentContext } from '../platform.ts';
 import { StopRequest } from '../running.ts';
+import { keepOwned } from '../state/owned.ts';
 import type { StateStore } from '../state/store.ts';
 
 /** The button's id prefix: `stop:<id>:<requester>`. */
@@ -137,7 +138,8 @@ export class StopButtons {
     // presser against the requester it stored before stopping.
     if (this.store?.kind === 'redis') {
       const request: StopRequestRecord = { by: ctx.user.id, admin };
-      await this.store.keyv.set(storeKeys.stopRequest(id), request, STOP_REQUEST_TTL_MS);
+      const key = storeKeys.stopRequest(id);
+      await keepOwned(this.store, workspaceOf(ctx.conversationId), key, request, STOP_REQUEST_TTL_MS);
       await ctx.acknowledge();
       return;
     }

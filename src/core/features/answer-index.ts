@@ -21,6 +21,7 @@
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { parseConversationKey, quotaSubject, storeKeys } from '../keys.ts';
+import type { StateStore } from '../state/store.ts';
 
 /** How long an answer can be regenerated, in ms (the store forgets its state after it): a day. */
 export const ANSWER_STATE_TTL_MS = 24 * 3_600_000;
@@ -92,7 +93,7 @@ export async function listAnswerState(core: Core, log: Logger, entry: KeptEntry)
   const failed = (error: unknown) => core.storeHealth.failed(error, log);
   await Promise.all([
     listForUser(core, log, { ...entry, subject }, now).catch(failed),
-    editList(core, storeKeys.conversationAnswerStates(entry.conversationId), async (states) => {
+    editList(core.store, storeKeys.conversationAnswerStates(entry.conversationId), async (states) => {
       const listed: Listed = {
         id: entry.id,
         at: now,
@@ -114,7 +115,7 @@ async function listForUser(
   entry: KeptEntry & { subject: string },
   now: number,
 ): Promise<void> {
-  await editList(core, storeKeys.userAnswerStates(entry.subject), async (states) => {
+  await editList(core.store, storeKeys.userAnswerStates(entry.subject), async (states) => {
     const kept = [
       ...fresh(states, now).filter((s) => s.id !== entry.id),
       { id: entry.id, at: now, bytes: entry.bytes },
@@ -144,7 +145,7 @@ export async function forgetAnswerStates(core: Core, conversationId: string): Pr
   const now = Date.now();
   await core.store.keyv.set(storeKeys.forgotten(conversationId), now, ANSWER_STATE_TTL_MS);
   const removed: Listed[] = [];
-  await editList(core, storeKeys.conversationAnswerStates(conversationId), async (states) => {
+  await editList(core.store, storeKeys.conversationAnswerStates(conversationId), async (states) => {
     removed.push(...fresh(states, now));
     await Promise.all(
       removed.map(async (state) => {
@@ -156,7 +157,9 @@ export async function forgetAnswerStates(core: Core, conversationId: string): Pr
   });
   for (const subject of new Set(removed.flatMap((s) => (s.subject ? [s.subject] : [])))) {
     const ids = new Set(removed.filter((s) => s.subject === subject).map((s) => s.id));
-    await editList(core, storeKeys.userAnswerStates(subject), async (states) => states.filter((s) => !ids.has(s.id)));
+    await editList(core.store, storeKeys.userAnswerStates(subject), async (states) =>
+      states.filter((s) => !ids.has(s.id)),
+    );
   }
   return removed.length;
 }
@@ -202,11 +205,46 @@ function fresh(states: readonly Listed[], now: number): Listed[] {
  * Reads, changes and writes a list under the store's lock on its key; an empty list is deleted.
  * @throws the store's error.
  */
-async function editList(core: Core, key: string, change: (states: Listed[]) => Promise<Listed[]>): Promise<void> {
-  await core.store.withLock(key, async () => {
-    const stored = (await core.store.keyv.get(key)) as StoredList | undefined;
+async function editList(
+  store: StateStore,
+  key: string,
+  change: (states: Listed[]) => Promise<Listed[]>,
+): Promise<void> {
+  await store.withLock(key, async () => {
+    const stored = (await store.keyv.get(key)) as StoredList | undefined;
     const states = await change(stored?.version === 1 ? stored.states : []);
-    if (states.length) await core.store.keyv.set(key, { version: 1, states } satisfies StoredList, ANSWER_STATE_TTL_MS);
-    else if (stored) await core.store.keyv.delete(key);
+    if (states.length) await store.keyv.set(key, { version: 1, states } satisfies StoredList, ANSWER_STATE_TTL_MS);
+    else if (stored) await store.keyv.delete(key);
   });
+}
+
+/**
+ * The states a conversation's list names (its stored value, as read by an uninstall's purge:
+ * state/purge.ts), with their users' subjects. @returns [] for anything else.
+ */
+export function statesListed(stored: unknown): Array<{ id: string; subject?: string | undefined }> {
+  const list = stored as StoredList | undefined;
+  return list?.version === 1 && Array.isArray(list.states)
+    ? list.states.map(({ id, subject }) => ({ id, subject }))
+    : [];
+}
+
+/**
+ * Takes states off their users' lists (those of a purged workspace: state/purge.ts), each list
+ * edited once under its lock; the states themselves are the caller's to delete.
+ * @throws the store's error.
+ */
+export async function unlistStates(
+  store: StateStore,
+  states: ReadonlyArray<{ id: string; subject?: string | undefined }>,
+): Promise<void> {
+  const bySubject = new Map<string, Set<string>>();
+  for (const { id, subject } of states) {
+    if (!subject) continue;
+    const ids = bySubject.get(subject) ?? new Set<string>();
+    ids.add(id);
+    bySubject.set(subject, ids);
+  }
+  for (const [subject, ids] of bySubject)
+    await editList(store, storeKeys.userAnswerStates(subject), async (listed) => listed.filter((s) => !ids.has(s.id)));
 }

@@ -145,11 +145,12 @@ class Answering implements StreamAnswerOptions {
   ) {
     this.reply = options.session.reply;
     this.events = core.events;
-    this.maxChars = core.limits.maxAnswerChars;
+    // A reply that may post only so many messages shows less, the rest in the answer's file.
+    this.maxChars = Math.min(core.limits.maxAnswerChars, ctx.reply.limits.maxAnswerChars ?? Number.POSITIVE_INFINITY);
     this.notes = options.notes;
     const { keep } = options;
     this.keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, this.reply);
-    if (options.json) this.finalize = (t) => showJson(ctx, t, core.limits.maxAnswerChars);
+    if (options.json) this.finalize = (t) => showJson(ctx, t, this.maxChars);
   }
 
   finishReason(): string | undefined {

@@ -18,9 +18,10 @@
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { randomHex } from '../ids.ts';
-import { buttonId, storeKeys } from '../keys.ts';
+import { buttonId, storeKeys, workspaceOf } from '../keys.ts';
 import type { Button } from '../platform.ts';
 import type { ChatCompletionRequest, CompletionRequest } from '../service/schemas.ts';
+import { keepOwned } from '../state/owned.ts';
 import {
   ANSWER_STATE_TTL_MS,
   forgottenSince,
@@ -140,7 +141,8 @@ async function storeState(core: Core, log: Logger, id: string, state: AnswerStat
     return undefined;
   }
   try {
-    await core.store.keyv.set(storeKeys.answerState(id), state, ANSWER_STATE_TTL_MS);
+    // Its workspace's marker beside it: an uninstall finds it (state/owned.ts).
+    await keepOwned(core.store, workspaceOf(state.channelKey), storeKeys.answerState(id), state, ANSWER_STATE_TTL_MS);
     return bytes;
   } catch (error) {
     core.storeHealth.failed(error, log);

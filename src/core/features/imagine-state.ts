@@ -14,10 +14,11 @@ import { IMAGINE_STATE_MAX_BYTES_DEFAULT } from '../../config-env.ts';
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
 import { randomHex } from '../ids.ts';
-import { buttonId, storeKeys } from '../keys.ts';
+import { buttonId, storeKeys, workspaceOf } from '../keys.ts';
 import { DownloadError } from '../media/download.ts';
 import { AttachmentAccessError, type Button, type CommandContext, type ComponentContext } from '../platform.ts';
 import type { AspectRatio, ImageStyle } from '../service/schemas.ts';
+import { keepOwned } from '../state/owned.ts';
 
 /**
  * What a generation needs, as kept for the follow-up buttons (no user files: a reference is a
@@ -82,7 +83,14 @@ export function keptImage(core: Core, ref: string | undefined, data: Buffer | un
 export async function keepButtonState(ctx: CommandContext, core: Core, state: ImagineState): Promise<Button[]> {
   const id = randomHex(9);
   try {
-    await core.store.keyv.set(storeKeys.imagineState(id), state, IMAGINE_STATE_TTL_MS);
+    // Its workspace's marker beside it: an uninstall finds it (state/owned.ts).
+    await keepOwned(
+      core.store,
+      workspaceOf(ctx.conversationId),
+      storeKeys.imagineState(id),
+      state,
+      IMAGINE_STATE_TTL_MS,
+    );
     return [
       { id: buttonId('imagine', 'reroll', id), label: '🎲 Reroll' },
       { id: buttonId('imagine', 'upscale', id), label: '🔍 Upscale' },

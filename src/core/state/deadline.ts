@@ -97,7 +97,24 @@ export function withDeadlines(store: StateStore, ms = STORE_DEADLINE_MS): StateS
     // Not the whole call: waiting behind another holder of the lock is no stall (Redis answers each
     // try at once), and `fn`'s own store calls have their deadlines; RedisState bounds each try.
     withLock: (key, fn, ttlMs) => store.withLock(key, fn, ttlMs),
+    scanKeys: (prefix, batchSize) => timedBatches(store.scanKeys(prefix, batchSize), ms),
+    deleteKeys: (keys) => timed('deleteKeys', () => store.deleteKeys(keys)),
     ping: () => timed('ping', () => store.ping()),
     close: () => store.close(),
   };
+}
+
+/** `batches` with a deadline of `ms` on each batch (one store round trip each), not on the whole listing. */
+async function* timedBatches(batches: AsyncIterable<string[]>, ms: number): AsyncIterable<string[]> {
+  const iterator = batches[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await withDeadline(iterator.next(), ms, 'scanKeys');
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    // Not awaited: after a missed deadline the batch asked for may never settle, and return() waits for it.
+    Promise.resolve(iterator.return?.()).catch(() => undefined);
+  }
 }

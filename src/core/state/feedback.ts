@@ -13,7 +13,8 @@
  * failure). Records and votes are kept {@link FEEDBACK_TTL_MS}; the tallies keep counting what
  * was cast after the votes themselves expire.
  */
-import { placeOf, storeKeys } from '../keys.ts';
+import { placeOf, storeKeys, workspaceOf } from '../keys.ts';
+import { keepOwned } from './owned.ts';
 import type { StateStore } from './store.ts';
 
 /** A vote on an answer. */
@@ -83,7 +84,8 @@ interface StoredTally {
 
 /** Keeps an answer's record under its feedback id. @throws the store's error. */
 export async function keepFeedbackRecord(store: StateStore, id: string, record: FeedbackRecord): Promise<void> {
-  await store.keyv.set(storeKeys.feedback(id), record, FEEDBACK_TTL_MS);
+  // Records and votes carry their workspace's marker: an uninstall finds them (owned.ts).
+  await keepOwned(store, workspaceOf(record.channelKey), storeKeys.feedback(id), record, FEEDBACK_TTL_MS);
 }
 
 /** An answer's record. @returns undefined when there is none (expired, never kept). @throws the store's error. */
@@ -117,7 +119,7 @@ export async function castVote(
     if (previous?.vote === vote) return { previous: vote };
     const { kind, command, model, channelKey } = record;
     const cast: StoredVote = { version: 1, vote, userId, at: Date.now(), kind, command, model, channelKey };
-    await store.keyv.set(storeKeys.feedbackVote(id, userId), cast, FEEDBACK_TTL_MS);
+    await keepOwned(store, workspaceOf(channelKey), storeKeys.feedbackVote(id, userId), cast, FEEDBACK_TTL_MS);
     // The vote replaced is taken from the tallies it was counted in (under its own kind and model).
     const change = (tally: StoredTally) => {
       if (previous) count(tally, previous, previous.vote, -1);
@@ -137,7 +139,8 @@ export async function keepReason(store: StateStore, id: string, userId: string, 
   return store.withLock(storeKeys.feedbackTally(), async () => {
     const vote = await readVote(store, id, userId);
     if (vote?.vote !== 'down') return false;
-    await store.keyv.set(storeKeys.feedbackVote(id, userId), { ...vote, reason }, FEEDBACK_TTL_MS);
+    const kept = { ...vote, reason };
+    await keepOwned(store, workspaceOf(vote.channelKey), storeKeys.feedbackVote(id, userId), kept, FEEDBACK_TTL_MS);
     return true;
   });
 }

@@ -25,7 +25,7 @@ import Keyv from 'keyv';
 import sqlite3 from 'sqlite3';
 import { STORE_DEADLINE_MS, withDeadlines } from './deadline.ts';
 import { coalesceReads } from './read-batch.ts';
-import type { StateStore } from './store.ts';
+import { SCAN_BATCH, type StateStore } from './store.ts';
 import { WriteQueue } from './write-queue.ts';
 
 /** How often expired rows are deleted, in ms. */
@@ -46,6 +46,32 @@ export const SWEEP_SQL = `DELETE FROM keyv WHERE key LIKE 'genbot:%' AND CASE
   WHEN json_valid(value) THEN json_extract(value, '$.expires') < ?
   ELSE 0
 END`;
+
+/** keyv's namespace: every row's key is `genbot:<key>`. */
+const NAMESPACE = 'genbot:';
+
+/**
+ * One batch of keys in a range of the primary key (keyset paging: each batch starts after the
+ * last key of the one before, so a batch costs the same however far the listing has gone;
+ * OFFSET, as keyv's own iterator pages, would read every earlier row again).
+ */
+const SCAN_SQL = 'SELECT key FROM keyv WHERE key > ? AND key < ? ORDER BY key LIMIT ?';
+
+/** The first batch of {@link SCAN_SQL}: from the prefix itself (a key equal to it included). */
+const SCAN_FIRST_SQL = 'SELECT key FROM keyv WHERE key >= ? AND key < ? ORDER BY key LIMIT ?';
+
+/** Deletes the rows of a JSON array of keys (one statement, as @keyv/sqlite's deleteMany). */
+const DELETE_KEYS_SQL = 'DELETE FROM keyv WHERE key IN (SELECT value FROM json_each(?))';
+
+/**
+ * The smallest string after every string starting with `prefix`: its last code point plus one
+ * (SQLite compares TEXT byte by byte, and UTF-8 keeps code point order). `prefix` is not empty.
+ */
+function pastPrefix(prefix: string): string {
+  const last = prefix.codePointAt(prefix.length - 1)!;
+  const cut = last > 0xffff ? 2 : 1;
+  return prefix.slice(0, -cut) + String.fromCodePoint(last + 1);
+}
 
 /** A counter as stored: its value and when it expires (ms since epoch). */
 interface StoredCounter {
@@ -251,6 +277,25 @@ export class LocalState implements StateStore {
 
   withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
     return this.serial(`lock:${key}`, fn);
+  }
+
+  async *scanKeys(prefix: string, batchSize = SCAN_BATCH): AsyncIterable<string[]> {
+    const from = NAMESPACE + prefix;
+    const until = pastPrefix(from);
+    let after: string | undefined;
+    for (;;) {
+      const sql = after === undefined ? SCAN_FIRST_SQL : SCAN_SQL;
+      const rows = (await this.sqlite.query(sql, after ?? from, until, batchSize)) as Array<{ key: string }>;
+      if (rows.length === 0) return;
+      after = rows.at(-1)!.key;
+      yield rows.map((row) => row.key.slice(NAMESPACE.length));
+      if (rows.length < batchSize) return;
+    }
+  }
+
+  async deleteKeys(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.sqlite.query(DELETE_KEYS_SQL, JSON.stringify(keys.map((key) => NAMESPACE + key)));
   }
 
   async ping(): Promise<void> {

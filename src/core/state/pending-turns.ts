@@ -130,10 +130,19 @@ export class PendingTurns implements WaitingTurns {
 
   /** Drops a conversation's waiting turns, and those being stored (it was forgotten). */
   forget(conversationId: string): void {
-    for (let i = this.held.length - 1; i >= 0; i--)
-      if (this.held[i]!.conversationId === conversationId) this.held.splice(i, 1);
+    this.drop((id) => id === conversationId);
+  }
+
+  /** Drops the waiting turns of every conversation whose key starts with `prefix` (an uninstalled workspace's, `slack:<team>:`). */
+  forgetWithin(prefix: string): void {
+    this.drop((id) => id.startsWith(prefix));
+  }
+
+  /** Drops the waiting turns, and those being stored, of the conversations `matches` names. */
+  private drop(matches: (conversationId: string) => boolean): void {
+    for (let i = this.held.length - 1; i >= 0; i--) if (matches(this.held[i]!.conversationId)) this.held.splice(i, 1);
     for (let i = this.queue.length - 1; i >= 0; i--) {
-      if (this.queue[i]!.conversationId !== conversationId) continue;
+      if (!matches(this.queue[i]!.conversationId)) continue;
       this.bytes -= this.queue[i]!.bytes;
       this.queue.splice(i, 1);
     }

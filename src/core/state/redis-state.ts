@@ -13,9 +13,9 @@ import KeyvRedis, { createClient } from '@keyv/redis';
 import Keyv from 'keyv';
 import { STORE_DEADLINE_MS, withDeadline, withDeadlines } from './deadline.ts';
 import { RedisBudgets, type ScriptClient } from './redis-budgets.ts';
-import type { StateStore } from './store.ts';
+import { SCAN_BATCH, type StateStore } from './store.ts';
 
-/** Raw keys (claims, counters, locks) live under this prefix; keyv's values under `genbot::`. */
+/** Raw keys (claims, counters, locks) live under this prefix; keyv's values under `genbot::genbot:`. */
 const PREFIX = 'genbot:';
 
 const INCREMENT = `
@@ -26,6 +26,14 @@ return { value, redis.call('PTTL', KEYS[1]) }`;
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
+
+/** keyv's values live under `genbot::genbot:<key>` (@keyv/redis's namespace and `::`, then keyv's `genbot:`). */
+const VALUE_PREFIX = `${PREFIX}:${PREFIX}`;
+
+/** `text` with Redis's glob characters escaped, to match itself in `SCAN … MATCH`. */
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}
 
 /** How long an operation waits for a (re)connection before failing, in ms. */
 const READY_WAIT_MS = 1_000;
@@ -139,6 +147,31 @@ export class RedisState implements StateStore {
         .catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * One `SCAN` pass with `MATCH genbot:*<prefix>*` (both key spaces: raw `genbot:<key>` and
+   * keyv's `genbot::genbot:<key>`; a key holding the prefix further in is dropped here), `COUNT`
+   * `batchSize`: each call walks about that many slots of Redis's table, so none blocks it.
+   */
+  async *scanKeys(prefix: string, batchSize = SCAN_BATCH): AsyncIterable<string[]> {
+    await this.ready();
+    const match = `${globEscape(PREFIX)}*${globEscape(prefix)}*`;
+    for await (const found of this.client.scanIterator({ MATCH: match, COUNT: batchSize })) {
+      const keys: string[] = [];
+      for (const key of found as string[]) {
+        const bare = key.startsWith(VALUE_PREFIX) ? key.slice(VALUE_PREFIX.length) : key.slice(PREFIX.length);
+        if (bare.startsWith(prefix)) keys.push(bare);
+      }
+      if (keys.length) yield keys;
+    }
+  }
+
+  async deleteKeys(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.ready();
+    // UNLINK frees the values in the background: a large answer state does not stall Redis.
+    await this.client.unlink(keys.flatMap((key) => [PREFIX + key, VALUE_PREFIX + key]));
   }
 
   async ping(): Promise<void> {

@@ -124,6 +124,13 @@ export class SeenConversations {
     );
   }
 
+  /** Drops this process's notes not written yet of the conversations whose keys start with `prefix` (an uninstalled workspace's). */
+  dropNotes(platform: Platform, prefix: string): void {
+    const notes = this.pending.get(platform);
+    for (const conversation of [...(notes?.keys() ?? [])])
+      if (conversation.startsWith(prefix)) notes!.delete(conversation);
+  }
+
   /** `stored` with `notes` merged in (the newest id of each wins), expired entries dropped, at most {@link MAX_SEEN}. */
   private merge(stored: StoredSeen | undefined, notes: SeenConversation[]): StoredSeen {
     const oldest = this.now() - this.options.ttlMs;
@@ -141,4 +148,28 @@ export class SeenConversations {
   private now(): number {
     return (this.options.now ?? Date.now)();
   }
+}
+
+/**
+ * Removes from a platform's stored map (`seen:<platform>`, under its lock, as flushes write it)
+ * the conversations whose keys start with `prefix`: an uninstalled workspace's
+ * (`slack:<team>:`; state/purge.ts). The map's other conversations, and its expiry, stay.
+ * @returns how many were removed.
+ * @throws the store's error.
+ */
+export async function dropSeen(state: StateStore, platform: Platform, prefix: string): Promise<number> {
+  const key = storeKeys.seenConversations(platform);
+  return state.withLock(key, async () => {
+    // Raw: the map keeps the expiry its last flush gave it.
+    const raw = (await state.keyv.get(key, { raw: true })) as { value?: StoredSeen; expires?: number } | undefined;
+    const stored = raw?.value;
+    if (stored?.version !== 1 || !stored.conversations) return 0;
+    const kept = Object.entries(stored.conversations).filter(([conversation]) => !conversation.startsWith(prefix));
+    const removed = Object.keys(stored.conversations).length - kept.length;
+    if (removed === 0) return 0;
+    const ttlMs = raw?.expires === undefined ? undefined : raw.expires - Date.now();
+    if (kept.length === 0 || (ttlMs !== undefined && ttlMs <= 0)) await state.keyv.delete(key);
+    else await state.keyv.set(key, { version: 1, conversations: Object.fromEntries(kept) } satisfies StoredSeen, ttlMs);
+    return removed;
+  });
 }

@@ -127,6 +127,12 @@ export class SettingsStore {
     return (await this.keyv.get<string[]>(storeKeys.settingsChannels(workspace))) ?? [];
   }
 
+  /** Forgets what this instance remembers of the channels whose keys start with `prefix` (an uninstalled workspace's, `slack:<team>:`). */
+  forgetCached(prefix: string): void {
+    for (const channelKey of [...this.cache.keys()]) if (channelKey.startsWith(prefix)) this.cache.delete(channelKey);
+    this.updates += 1;
+  }
+
   /** Adds a channel to its workspace's list of channels with settings, or removes it. */
   private async list(channelKey: string, present: boolean): Promise<void> {
     const workspace = workspaceOf(channelKey);

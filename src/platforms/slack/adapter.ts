@@ -30,6 +30,7 @@ import { UninstalledTeams } from './oauth.ts';
 import { rateLimitWatcher, SLACK_BUDGETS, slackRateLimitWait } from './rate-limits.ts';
 import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
+import { registerUninstall, type UninstallHandle } from './uninstall.ts';
 import { SlackDirectory } from './users.ts';
 
 /**
@@ -60,6 +61,8 @@ export class SlackAdapter {
   readonly installations: SlackInstallationStore | undefined;
   /** The port of Socket Mode's installer server (OAuth mode), once listening. */
   installerPort: number | undefined;
+  /** The uninstall listeners (uninstall.ts): a reinstalled team is served again; tests wait for a purge. */
+  readonly uninstall: UninstallHandle;
 
   /** @param definitions the slash commands and message actions (commands/index.ts). */
   constructor(
@@ -113,6 +116,17 @@ export class SlackAdapter {
     registerBlockActions(this.app, deps);
     registerMessageShortcuts(this.app, deps, slackShortcutsOf(messageActions));
     registerActionForms(this.app, deps, messageActions);
+    // The uninstall listeners (uninstall.ts): the OAuth mode forgets the workspace's installation
+    // (its InstallationStore's deleteInstallation); the single-token mode has none to forget.
+    const installations = this.installations;
+    this.uninstall = registerUninstall(this.app, {
+      core,
+      log,
+      forgetInstallation: async (teamId, enterpriseId) =>
+        installations?.deleteInstallation({ teamId, enterpriseId, isEnterpriseInstall: false }),
+    });
+    // A workspace installing the app (again): its requests are served again.
+    if (installations) installations.onStored = (teamId) => this.uninstall.reinstalled(teamId);
     const uninstalled = new UninstalledTeams(log);
     this.app.error(async (error) => {
       // A workspace with no installation: acknowledged (Bolt acks once this returns) and dropped.

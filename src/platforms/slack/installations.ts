@@ -57,6 +57,8 @@ function idOf(installation: SlackInstallation): string | undefined {
 
 /** The installations in the store, sealed. One per adapter (and one per doctor run). */
 export class SlackInstallationStore implements InstallationStore {
+  /** Told of each installation stored (a workspace installing the app, again or anew), by team id: the uninstall listeners serve it again. */
+  onStored: ((teamId: string) => void) | undefined;
   /** Installations read or stored lately, as JSON (each fetch parses its own copy: Bolt's refresh mutates what it gets). */
   private readonly cache = new Map<string, { json: string; until: number }>();
 
@@ -85,6 +87,7 @@ export class SlackInstallationStore implements InstallationStore {
     this.remember(id, json);
     await this.list(id, true);
     this.log.info({ installation: id }, 'slack installation stored');
+    if (installation.team?.id) this.onStored?.(installation.team.id);
   }
 
   /**

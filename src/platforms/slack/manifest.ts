@@ -23,6 +23,7 @@ import { SLACK_COMMAND_SCOPES } from './commands.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
 import { slackShortcutsOf } from './message-actions.ts';
 import { SLACK_THREAD_SCOPES } from './thread.ts';
+import { SLACK_UNINSTALL_EVENTS } from './uninstall.ts';
 import { SLACK_USER_SCOPES } from './users.ts';
 import { SLACK_MEMBER_SCOPES } from './viewed-channel.ts';
 
@@ -49,8 +50,8 @@ export const SLACK_BOT_SCOPES = [
   ]),
 ];
 
-/** The bot events: messages addressed to the bot (events.ts), the agent view and the Home tab (agent.ts). */
-export const SLACK_ALL_BOT_EVENTS = [...SLACK_BOT_EVENTS, ...SLACK_AGENT_EVENTS];
+/** The bot events: messages addressed to the bot (events.ts), the agent view and the Home tab (agent.ts), uninstall and revocation (uninstall.ts). */
+export const SLACK_ALL_BOT_EVENTS = [...SLACK_BOT_EVENTS, ...SLACK_AGENT_EVENTS, ...SLACK_UNINSTALL_EVENTS];
 
 /** What the agent view says of the bot (`agent_description`, at most 300 characters). */
 export const AGENT_DESCRIPTION =

@@ -32,6 +32,7 @@ import type {
   UrlVerificationResult,
 } from './inbound-types.ts';
 import { SUBSCRIPTION_SCOPES, subscriptionOf } from './scopes.ts';
+import { uninstalledProblem } from './uninstall.ts';
 import { isObject, type Json } from './wire.ts';
 import type { Workspace } from './workspace.ts';
 
@@ -43,9 +44,12 @@ export function newEventId(): string {
 /**
  * Checks that Slack would deliver `event` to this app.
  * @returns the subscription it arrives under.
- * @throws Error when the app is not subscribed, lacks the subscription's scope, or the bot is not in the channel.
+ * @throws Error when the app is not subscribed, lacks the subscription's scope, or the bot is not in the channel;
+ *   when the workspace uninstalled the app (uninstall.ts), unless `retryOf` names an event delivered before.
  */
-export function checkDeliverable(ws: Workspace, event: SlackEvent, caller: string): string {
+export function checkDeliverable(ws: Workspace, event: SlackEvent, caller: string, retryOf?: string): string {
+  const gone = uninstalledProblem(ws, event, retryOf);
+  if (gone) throw new Error(`${caller}: ${gone}`);
   const subscription = subscriptionOf(event);
   if (!ws.botEvents.includes(subscription)) {
     throw new Error(
@@ -110,7 +114,8 @@ export async function sendEvent(
   event: SlackEvent,
   o: SendEventOptions = {},
 ): Promise<SendEventResult> {
-  const subscription = checkDeliverable(ws, event, 'sendEvent');
+  const retryOf = o.retryNum === undefined ? undefined : o.eventId;
+  const subscription = checkDeliverable(ws, event, 'sendEvent', retryOf);
   const eventId = o.eventId ?? newEventId();
   const rawBody = JSON.stringify(eventCallback(ws, event, eventId, o.eventTime));
   const headers: Record<string, string> =

@@ -49,6 +49,7 @@ import {
 import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
 import { applyStreaming, stopStreamByUser } from './streaming.ts';
 import type { FakeSlackOptions } from './types.ts';
+import { type UninstallEvents, uninstallApp } from './uninstall.ts';
 import {
   type FakeSlackView,
   submitSocketView,
@@ -296,6 +297,21 @@ export class FakeSlack extends FakeSlackAgentSurface {
    */
   verifyUrl(botUrl: string, sign: SignOptions = {}): Promise<UrlVerificationResult> {
     return verifyUrl(this.ws, botUrl, sign);
+  }
+
+  /**
+   * The workspace removes the app (uninstall.ts): the bot token is refused `token_revoked` from
+   * now on, no other event of the workspace is sent (but retries), and the two events Slack
+   * sends then are returned, for the test to deliver ({@link sendEvent}, {@link sendSocketEvent})
+   * in the order it chooses.
+   */
+  uninstallApp(): UninstallEvents {
+    return uninstallApp(this.ws);
+  }
+
+  /** Whether the workspace removed the app ({@link uninstallApp}). */
+  get uninstalled(): boolean {
+    return this.ws.uninstalled;
   }
 
   // ------------------------------------------------------------ what people write (events.ts)

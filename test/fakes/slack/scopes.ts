@@ -96,6 +96,9 @@ export const SUBSCRIPTION_SCOPES: Readonly<Record<string, string | null>> = {
   app_context_changed: null,
   assistant_thread_started: null,
   assistant_thread_context_changed: null,
+  // Sent when the workspace removes the app (uninstall.ts).
+  app_uninstalled: null,
+  tokens_revoked: null,
 };
 
 /** Every event subscription the fake can deliver. */

@@ -172,6 +172,7 @@ export class WebApi {
         if (call.tokenType === 'none') throw new SlackApiError('not_authed');
         if (call.tokenType === 'unknown') throw new SlackApiError('invalid_auth');
         if (typeof installed === 'string') throw new SlackApiError(installed);
+        if (call.tokenType === 'bot' && ws.uninstalled) throw new SlackApiError('token_revoked'); // uninstall.ts
         // The app-level token is good for app methods only, the bot token for everything else.
         if ((call.tokenType === 'app') !== APP_TOKEN_METHODS.has(method))
           throw new SlackApiError('not_allowed_token_type');

@@ -142,6 +142,10 @@ export class Workspace {
   scopes: string[];
   /** The app's bot event subscriptions (see scopes.ts). */
   botEvents: string[];
+  /** The workspace removed the app (uninstall.ts): its bot token is refused `token_revoked`. */
+  uninstalled = false;
+  /** When it did, ms since the epoch ({@link now}'s clock). */
+  uninstalledAt: number | undefined;
 
   private lastTsMicros = 0;
   private seq = 0;
