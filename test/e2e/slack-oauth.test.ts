@@ -30,6 +30,7 @@ const CHANNELS = {
   replay: 'C3OAUTHREPLAY',
   rotate: 'C4OAUTHROTATE',
   socket: 'C5OAUTHSOCKET',
+  grid: 'C6OAUTHGRID',
 } as const;
 const CLIENT = { clientId: '1111111111.2222222222', clientSecret: randomBytes(16).toString('hex') };
 const STATE_SECRET = randomBytes(16).toString('hex');
@@ -110,9 +111,14 @@ describe('HTTP mode', () => {
         e2e.slack.addTeam({ id: UNINSTALLED, channels: [{ id: CHANNELS.never, name: 'oauth-never' }] });
         e2e.slack.addTeam({ id: 'T0REPLAY', channels: [{ id: CHANNELS.replay, name: 'oauth-replay' }] });
         e2e.slack.addTeam({ id: 'T0ROTATE', channels: [{ id: CHANNELS.rotate, name: 'oauth-rotate' }] });
+        e2e.slack.addTeam({
+          id: 'T0GRID',
+          enterpriseId: 'E0GRID',
+          channels: [{ id: CHANNELS.grid, name: 'oauth-grid' }],
+        });
         return undefined;
       },
-      bot: { env: oauthEnv(KEY), current: () => testBot },
+      bot: { env: { ...oauthEnv(KEY), HTTP_PORT: '0' }, current: () => testBot },
     },
     (e2e) => {
       ({ service, slack, bot: testBot, botUrl: origin } = e2e);
@@ -248,10 +254,30 @@ describe('HTTP mode', () => {
     for (const token of [firstToken, firstRefresh, now.botToken, now.refreshToken!]) expect(files).not.toContain(token);
   });
 
-  it('never writes a Slack token to the logs', () => {
+  it('an Enterprise Grid org-wide install is one installation for the enterprise, serving its workspaces', async () => {
+    const { link, cookie } = await installPage(origin);
+    const { code, state } = slack.oauth.approve(link, {
+      teamId: 'T0GRID',
+      enterpriseId: 'E0GRID',
+      userId: 'U0BOB',
+      orgWide: true,
+    });
+    expect((await redirect(origin, code, state, cookie)).status).toBe(200);
+    expect(await testBot.bot.slack!.installations!.ids()).toContain('enterprise:E0GRID');
+    const token = slack.oauth.installations.get('enterprise:E0GRID')!.botToken;
+    const answered = outcome(CHANNELS.grid);
+    await mention(CHANNELS.grid, 'U0BOB', 'a question from the grid');
+    expect((await answered).ok).toBe(true);
+    expect(new Set(writesTo(slack, CHANNELS.grid).map((c) => c.token))).toEqual(new Set([token]));
+  });
+
+  it('never writes a Slack token to the logs or /metrics', async () => {
     expect(testBot.rawLog()).not.toMatch(/xox[bpe]-/);
     for (const installation of slack.oauth.installations.values())
       expect(testBot.rawLog()).not.toContain(installation.botToken);
+    const metrics = await (await fetch(`http://127.0.0.1:${testBot.bot.ops!.port}/metrics`)).text();
+    expect(metrics).toContain('# HELP');
+    expect(metrics).not.toMatch(/xox[bpe]-/);
   });
 
   it('rotates SLACK_INSTALLATION_KEY: with the old key as SLACK_INSTALLATION_KEY_PREVIOUS, rows are read and sealed again with the new one', async () => {
