@@ -126,9 +126,46 @@ const assistantPrompts = z.preprocess(
     .refine((list) => list.length <= 4, 'takes at most 4 prompts'),
 );
 
-/** Slack: the bot token, the signing secret, Socket Mode's app token, the Web API base, the HTTP port, the agent view's prompts. */
+/**
+ * SLACK_INSTALLATION_KEY and SLACK_INSTALLATION_KEY_PREVIOUS: 32 bytes, written as 64 hex digits or
+ * as base64 (44 characters with its `=`; base64url too). Refused in the schema's own words, never
+ * echoing the value.
+ */
+const installationKey = z.preprocess(
+  (v) => (v === '' ? undefined : v),
+  z
+    .string()
+    .trim()
+    .refine((text) => installationKeyBytes(text) !== undefined, {
+      error: 'must be 32 random bytes written as 64 hex digits or as base64 (e.g. openssl rand -base64 32)',
+    })
+    .transform((text) => installationKeyBytes(text)!)
+    .optional(),
+);
+
+/**
+ * The 32 bytes of an installation key written as 64 hex digits or base64 (standard or url-safe).
+ * @returns undefined for any other text (wrong length included).
+ */
+export function installationKeyBytes(text: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) return undefined;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.length === 32 ? bytes : undefined;
+}
+
+/**
+ * Slack: the bot token (one workspace) or the OAuth app's credentials and the installations' key
+ * (any number of workspaces, installed through /slack/install), the signing secret, Socket Mode's
+ * app token, the Web API base, the HTTP port, the agent view's prompts.
+ */
 export const slackEnv = z.object({
   SLACK_BOT_TOKEN: optionalString,
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  SLACK_STATE_SECRET: optionalString,
+  SLACK_INSTALLATION_KEY: installationKey,
+  SLACK_INSTALLATION_KEY_PREVIOUS: installationKey,
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_APP_TOKEN: z.preprocess(
     (v) => (v === '' ? undefined : v),

@@ -6,31 +6,13 @@
  *
  * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
  */
-import { type AssistantPrompt, ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS } from './config-env.ts';
+import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS } from './config-env.ts';
+import { platformProblems, type SlackConfig, slackOf } from './config-slack.ts';
+
+export type { SlackConfig, SlackOAuthConfig } from './config-slack.ts';
 
 /** Names of every environment variable the bot reads (`.env.example` lists each, with a comment). */
 export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
-
-/** Which platforms are configured, and what is missing for them (checked on the raw values). */
-function platformProblems(env: Record<string, string | undefined>): string[] {
-  const set = (name: string) => env[name] !== undefined && env[name] !== '';
-  const discord = set('DISCORD_TOKEN') || set('DISCORD_APPLICATION_ID');
-  const slack = set('SLACK_BOT_TOKEN') || set('SLACK_SIGNING_SECRET');
-  if (!discord && !slack) {
-    return [
-      'no platform is configured: set DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or all four)',
-    ];
-  }
-  const pairs: Array<[string, string, boolean]> = [
-    ['DISCORD_TOKEN', 'DISCORD_APPLICATION_ID', discord],
-    ['DISCORD_APPLICATION_ID', 'DISCORD_TOKEN', discord],
-    ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', slack],
-    ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', slack],
-  ];
-  return pairs
-    .filter(([name, other, on]) => on && !set(name) && set(other))
-    .map(([name, other]) => `${name} is required when ${other} is set`);
-}
 
 /** Discord settings, present when the Discord adapter is to run. */
 export interface DiscordConfig {
@@ -46,20 +28,6 @@ export interface DiscordConfig {
    * message neither mentioned the bot nor is its own. Enable it in the Developer Portal first.
    */
   messageContent: boolean;
-}
-
-/** Slack settings, present when the Slack adapter is to run. */
-export interface SlackConfig {
-  botToken: string;
-  signingSecret: string;
-  /** `xapp-` token: Socket Mode when set, HTTP receiver on `port` otherwise. */
-  appToken: string | undefined;
-  /** Web API base with a trailing slash, e.g. `https://slack.com/api/`. */
-  apiUrl: string | undefined;
-  /** TCP port of the HTTP receiver (0 = any free port). */
-  port: number;
-  /** The agent view's suggested prompts (`ASSISTANT_PROMPTS`), at most 4. */
-  assistantPrompts: readonly AssistantPrompt[];
 }
 
 /** The generation service's section (`SERVICE_*`): timeouts in ms. */
@@ -224,18 +192,6 @@ function discordOf(e: Env): DiscordConfig | undefined {
   };
 }
 
-function slackOf(e: Env): SlackConfig | undefined {
-  if (!e.SLACK_BOT_TOKEN || !e.SLACK_SIGNING_SECRET) return undefined;
-  return {
-    botToken: e.SLACK_BOT_TOKEN,
-    signingSecret: e.SLACK_SIGNING_SECRET,
-    appToken: e.SLACK_APP_TOKEN,
-    apiUrl: e.SLACK_API_URL === undefined ? undefined : e.SLACK_API_URL.replace(/\/?$/, '/'),
-    port: e.SLACK_PORT,
-    assistantPrompts: e.ASSISTANT_PROMPTS,
-  };
-}
-
 function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
   return {
     maxTokens: e.MAX_TOKENS_LIMIT,
@@ -326,6 +282,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       e.SLACK_BOT_TOKEN,
       e.SLACK_SIGNING_SECRET,
       e.SLACK_APP_TOKEN,
+      e.SLACK_CLIENT_SECRET,
+      e.SLACK_STATE_SECRET,
+      env.SLACK_INSTALLATION_KEY?.trim(),
+      env.SLACK_INSTALLATION_KEY_PREVIOUS?.trim(),
       ...urlCredentials(e.STORE_URL),
     ].filter((s): s is string => typeof s === 'string' && s.length > 0),
   };

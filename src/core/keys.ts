@@ -140,7 +140,7 @@ export const storeKeys = {
   settings: (channel: string) => joinKey('settings', channel),
   /** A first-claim-wins marker (state/claims.ts). */
   claim: (key: string) => joinKey('claim', key),
-  /** A user's quota counter: requests a minute, images or tokens a day (`subject`: `<platform>:<user id>`). */
+  /** A user's quota counter: requests a minute, images or tokens a day (`subject`: {@link quotaSubject}). */
   quota: (kind: 'chat' | 'image' | 'tokens', subject: string) => joinKey('quota', kind, subject),
   /** A channel's use a day, for /usage. */
   usage: (kind: 'chat' | 'image' | 'tokens', channel: string) => joinKey('usage', kind, channel),
@@ -200,6 +200,10 @@ export const storeKeys = {
   budgetRunning: (bucket: string) => joinKey('budget', 'running', bucket),
   /** The bot instances sharing the store, each until its announcement expires (a sorted set). */
   instances: () => 'instances',
+  /** One Slack installation (sealed: state/sealed.ts), by {@link slackInstallationId}. */
+  slackInstallation: (id: string) => joinKey('slack-installation', id),
+  /** The ids ({@link slackInstallationId}) of every Slack installation, for the doctor and listings. */
+  slackInstallations: () => 'slack-installations',
   /**
    * The marker of a record kept under a random id (`answer:<id>`, `feedback:<id>`, `imagine:<id>`…)
    * that belongs to `workspace` ({@link workspaceOf}), written with it and with its expiry
@@ -207,6 +211,32 @@ export const storeKeys = {
    */
   owned: (workspace: string, key: string) => joinKey('owned', workspace, key),
 } as const;
+
+/**
+ * Which Slack installation serves a request or holds a token, as Bolt's InstallationQuery names
+ * it: an Enterprise Grid org-wide install (`isEnterpriseInstall`) is one installation for the
+ * whole enterprise, `enterprise:<E…>`; any other is its workspace's, `team:<T…>`.
+ * @returns undefined when the query names neither.
+ */
+export function slackInstallationId(query: {
+  teamId?: string | undefined;
+  enterpriseId?: string | undefined;
+  isEnterpriseInstall?: boolean | undefined;
+}): string | undefined {
+  if (query.isEnterpriseInstall && query.enterpriseId) return joinKey('enterprise', query.enterpriseId);
+  return query.teamId ? joinKey('team', query.teamId) : undefined;
+}
+
+/**
+ * A user's quota subject (quotas, /usage, the per-user Regenerate states): `discord:<user id>`,
+ * and on Slack, whose user ids are a workspace's, `slack:<team id>:<user id>` so that each
+ * workspace's use is counted apart. `channelKey` is the invocation's channel key (keys.ts
+ * {@link channelKey}), whose team it reads.
+ */
+export function quotaSubject(platform: 'discord' | 'slack', user: string, channelKey: string): string {
+  const ref = platform === 'slack' ? parseConversationKey(channelKey) : undefined;
+  return ref?.platform === 'slack' ? joinKey('slack', ref.team, user) : joinKey(platform, user);
+}
 
 /**
  * What a workspace owns in the store, as prefixes and whole keys ({@link storeKeys}): its
@@ -253,6 +283,8 @@ export const slackClaims = {
   request: (digest: string, timestampSec: string) => joinKey('slack', 'request', digest, timestampSec),
   /** The agent view's greeting to a user, posted once. */
   greeting: (team: string, user: string) => joinKey('slack', 'greeting', team, user),
+  /** An OAuth `state` of Slack's installer, used once (its SHA-256, hex). */
+  oauthState: (digest: string) => joinKey('slack', 'oauth-state', digest),
   /** The title of an agent or assistant thread, set once (its first question). */
   threadTitle: (team: string, channel: string, threadTs: string) => joinKey('slack', 'title', team, channel, threadTs),
 } as const;

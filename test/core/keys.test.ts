@@ -13,7 +13,9 @@ import {
   parseConversationKey,
   parsePostedImageRef,
   postedImageRef,
+  quotaSubject,
   slackClaims,
+  slackInstallationId,
   storeKeys,
   workspaceOf,
 } from '../../src/core/keys.ts';
@@ -125,5 +127,22 @@ describe('keys', () => {
     expect(bucketKey({ platform: 'discord', kind: 'webhook', scope: 'ab12cd34' })).toBe('discord:webhook:ab12cd34');
     expect(bucketKey({ platform: 'slack', kind: 'update', scope: 'T1' })).toBe('slack:update:T1');
     expect(bucketKey({ platform: 'slack', kind: 'appendStream', scope: 'T1' })).toBe('slack:appendStream:T1');
+  });
+});
+
+describe('per-workspace keys (issue 40)', () => {
+  it('counts a Slack user per workspace (slack:<team>:<user>) and a Discord user as before', () => {
+    expect(quotaSubject('slack', 'U1', 'slack:T1:C1')).toBe('slack:T1:U1');
+    expect(quotaSubject('slack', 'U1', 'slack:T2:C9:1700000000.000100')).toBe('slack:T2:U1');
+    expect(quotaSubject('discord', '42', 'discord:7:8')).toBe('discord:42');
+  });
+
+  it('names an installation by workspace, or by enterprise for an org-wide install, as Bolt queries it', () => {
+    expect(slackInstallationId({ teamId: 'T1', enterpriseId: 'E1', isEnterpriseInstall: false })).toBe('team:T1');
+    expect(slackInstallationId({ teamId: 'T1', enterpriseId: 'E1', isEnterpriseInstall: true })).toBe('enterprise:E1');
+    expect(
+      slackInstallationId({ teamId: undefined, enterpriseId: undefined, isEnterpriseInstall: false }),
+    ).toBeUndefined();
+    expect(storeKeys.slackInstallation('team:T1')).toBe('slack-installation:team:T1');
   });
 });

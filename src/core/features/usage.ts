@@ -5,15 +5,16 @@
  */
 
 import type { Core } from '../core.ts';
+import { quotaSubject } from '../keys.ts';
 import { IMAGE_TOKENS } from '../media/images.ts';
 import type { CommandContext } from '../platform.ts';
 import type { ChatMessage, Usage } from '../service/schemas.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
 
-/** The quota subject of an invocation's user: `<platform>:<user id>`. */
-export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user'>): string {
-  return `${ctx.platform}:${ctx.user.id}`;
+/** The quota subject of an invocation's user (keys.ts quotaSubject): `discord:<user id>`, `slack:<team id>:<user id>`. */
+export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user' | 'channelKey'>): string {
+  return quotaSubject(ctx.platform, ctx.user.id, ctx.channelKey);
 }
 
 /**
