@@ -15,6 +15,7 @@ import { openStore } from '../../src/core/state/open-store.ts';
 import { KeyRing } from '../../src/core/state/sealed.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
 import {
+  installedWorkspaces,
   NoInstallationError,
   type SlackInstallation,
   SlackInstallationStore,
@@ -140,5 +141,26 @@ describe('SlackInstallationStore', () => {
     const first = await installations.fetchInstallation(query);
     first.bot!.token = 'xoxb-mutated';
     expect((await installations.fetchInstallation(query)).bot?.token).toBe('xoxb-T1-a');
+  });
+});
+
+describe('installedWorkspaces (catch-up outside a request)', () => {
+  it("uses the token the installer's authorize gives (a rotating token refreshed), else the stored one; none for a workspace not installed", async () => {
+    const { store } = await sqlite();
+    const installations = new SlackInstallationStore(store, new KeyRing(key), log, { cacheMs: 0 });
+    await installations.storeInstallation(teamInstall('T1', 'xoxe.xoxb-1-expired'));
+    const asked: unknown[] = [];
+    const refreshed = installedWorkspaces(installations, {}, async (query) => {
+      asked.push(query);
+      return { botToken: 'xoxe.xoxb-1-refreshed' };
+    });
+    const served = await refreshed('T1');
+    expect(served?.client.token).toBe('xoxe.xoxb-1-refreshed');
+    expect(served?.botUserId).toBe('U0BOT');
+    expect(asked).toEqual([{ teamId: 'T1', enterpriseId: undefined, isEnterpriseInstall: false }]);
+    expect(await refreshed('T2')).toBeUndefined();
+    expect(asked).toHaveLength(1);
+    const stored = await installedWorkspaces(installations, {})('T1');
+    expect(stored?.client.token).toBe('xoxe.xoxb-1-expired');
   });
 });

@@ -8,6 +8,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, ErrorCode, type HTTPReceiver, type RespondFn } from '@slack/bolt';
+import type { InstallProvider } from '@slack/oauth';
 import { WebClient } from '@slack/web-api';
 import type { SlackConfig } from '../../config.ts';
 import type { CatchUpRunner } from '../../core/catch-up.ts';
@@ -23,7 +24,7 @@ import { catchUpAfterConnecting, singleWorkspace } from './catch-up.ts';
 import { handleSlashCommand, type SlashCommandDeps } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
 import { createSlackServer } from './http.ts';
-import { installedWorkspaces, type SlackInstallationStore } from './installations.ts';
+import { type AuthorizeWorkspace, installedWorkspaces, type SlackInstallationStore } from './installations.ts';
 import { boltLogger } from './logger.ts';
 import { registerActionForms, slackShortcutsOf } from './message-actions.ts';
 import { UninstalledTeams } from './oauth.ts';
@@ -109,7 +110,7 @@ export class SlackAdapter {
     this.catchUp = catchUpAfterConnecting(
       this.app,
       this.installations
-        ? installedWorkspaces(this.installations, clientOptions(config, logger))
+        ? installedWorkspaces(this.installations, clientOptions(config, logger), this.installerAuthorize())
         : singleWorkspace(this.app),
       deps,
     );
@@ -142,6 +143,19 @@ export class SlackAdapter {
    * hands its listeners (once it is seen), and answers a slash command no listener serves (an
    * old one, /CHAT typed by hand, another app's) instead of leaving Slack waiting into a 404.
    */
+  /**
+   * Bolt's installer's authorize (OAuth mode), for catch-up's tokens outside a request: it
+   * refreshes a rotating token as a request's authorization does. The installer is the
+   * receiver's (HTTPReceiver's, which we build; in Socket Mode the SocketModeReceiver Bolt builds,
+   * its `installer` public but the App's `receiver` field not). undefined without one: catch-up
+   * then uses the stored token as it is.
+   */
+  private installerAuthorize(): AuthorizeWorkspace | undefined {
+    const receiver = this.receiver ?? (this.app as unknown as { receiver?: { installer?: InstallProvider } }).receiver;
+    const installer = receiver?.installer;
+    return installer ? (query) => installer.authorize(query) : undefined;
+  }
+
   private registerMiddleware(): void {
     const watch = rateLimitWatcher(this.core);
     watch(this.app.client, undefined);

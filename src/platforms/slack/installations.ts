@@ -195,23 +195,39 @@ export class SlackInstallationStore implements InstallationStore {
 const MAX_CLIENTS = 1_000;
 
 /**
+ * How a workspace's bot token is got outside a request: Bolt's installer's `authorize`
+ * (@slack/oauth InstallProvider), which reads the installation and, when the app rotates tokens,
+ * refreshes a bot token that expires within two hours and stores the new one back.
+ * @throws what the installer throws (no installation, a refused refresh).
+ */
+export type AuthorizeWorkspace = (query: InstallationQuery<false>) => Promise<{ botToken?: string }>;
+
+/**
  * The OAuth mode's catch-up clients (catch-up.ts WorkspaceClients): a workspace's installation
- * read from the store, its bot token in a WebClient made once per token; undefined for a
+ * read from the store, its bot token (refreshed first by `authorize` when given: a rotating token
+ * may have expired while the bot was down) in a WebClient made once per token; undefined for a
  * workspace with no installation (or none with a bot).
  */
 export function installedWorkspaces(
   installations: SlackInstallationStore,
   options: WebClientOptions,
+  authorize?: AuthorizeWorkspace,
 ): WorkspaceClients {
   const clients = new Map<string, WebClient>();
   return async (team) => {
-    const bot = (await installations.ofTeam(team))?.bot;
+    const installation = await installations.ofTeam(team);
+    const bot = installation?.bot;
     if (!bot?.token) return undefined;
-    let client = clients.get(bot.token);
+    const token = authorize
+      ? (await authorize({ teamId: team, enterpriseId: installation?.enterprise?.id, isEnterpriseInstall: false }))
+          .botToken
+      : bot.token;
+    if (!token) return undefined;
+    let client = clients.get(token);
     if (!client) {
       if (clients.size >= MAX_CLIENTS) clients.clear();
-      client = new WebClient(bot.token, options);
-      clients.set(bot.token, client);
+      client = new WebClient(token, options);
+      clients.set(token, client);
     }
     return { client, botUserId: bot.userId };
   };
