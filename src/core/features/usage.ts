@@ -10,6 +10,7 @@ import type { CommandContext } from '../platform.ts';
 import type { ChatMessage, Usage } from '../service/schemas.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
+import type { Charge } from './spend.ts';
 
 /** The quota subject of an invocation's user: `<platform>:<user id>`. */
 export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user'>): string {
@@ -44,7 +45,8 @@ export function reserveTokens(
 
 /**
  * Counts the tokens a request used against the user's day (settling its reservation) and the
- * channel's, and reports them. Never throws.
+ * channel's, settles its money (`charge`: the cost of the same tokens, an estimate when the
+ * service sent no `usage`), and reports them. Never throws.
  * @param prompt the messages sent (or the prompt text of a completion).
  * @param usage the service's `usage`, when a chunk carried one.
  */
@@ -55,6 +57,7 @@ export async function countTokens(
   prompt: readonly ChatMessage[] | string,
   answer: string,
   usage: Usage | undefined,
+  charge?: Charge,
 ): Promise<void> {
   const estimated = usage === undefined;
   const promptTokens =
@@ -64,5 +67,6 @@ export async function countTokens(
   await Promise.all([
     reservation.settle(promptTokens + completionTokens),
     core.quotas.recordChannelTokens(ctx.channelKey, promptTokens + completionTokens),
+    charge?.settleTokens(promptTokens, completionTokens, estimated),
   ]);
 }
