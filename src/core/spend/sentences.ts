@@ -43,11 +43,12 @@ export function capReached(line: CapRef, currency: string, now: number): string 
 
 /** Told once per cap and period, to the user whose request passed 80 % of it. */
 export function capNotice(line: CapRef, currency: string, now: number): string {
-  const share = Math.min(100, Math.floor((line.spent / line.cap) * 100));
-  return (
-    `Heads-up: ${share} % of ${capName(line)} is used (${formatMoney(line.spent, currency)} of ` +
-    `${formatMoney(line.cap, currency)}). It resets ${resetText(line.endsAt, now)}.`
-  );
+  const figures = `${formatMoney(line.spent, currency)} of ${formatMoney(line.cap, currency)}`;
+  const resets = `It resets ${resetText(line.endsAt, now)}.`;
+  if (line.spent >= line.cap)
+    return `Heads-up: ${capName(line)} is used up (${figures}): more requests are refused. ${resets}`;
+  const share = Math.floor((line.spent / line.cap) * 100);
+  return `Heads-up: ${share} % of ${capName(line)} is used (${figures}). ${resets}`;
 }
 
 /** A model the price table does not price (no row, no `default`) while spending caps are on. */
