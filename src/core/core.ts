@@ -9,7 +9,6 @@ import { WriteScheduler } from './delivery/scheduler.ts';
 import { SharedBudgets } from './delivery/shared-budgets.ts';
 import { StopButtons } from './delivery/stops.ts';
 import { BotEvents } from './events.ts';
-import { warnUnpriced } from './features/spend.ts';
 import type { ImageAttachmentLimits } from './media/attachments.ts';
 import { Downloader } from './media/download.ts';
 import { ImagePool, type ImagePoolOptions } from './media/image-pool.ts';
@@ -160,10 +159,10 @@ export function createCore(parts: {
   };
 }
 
-/** The spend counters; the default models the price table does not price are named in the log (features/spend.ts). */
+/** The spend counters; the default models the price table does not price are named in the log. */
 function openSpend(store: StateStore, config: SpendConfig, log: Logger, defaults: ModelSettings): Spend {
   const spend = new Spend(store, config, log);
-  warnUnpriced(log, spend, { chat: defaults.chat, vision: defaults.vision, image: defaults.image });
+  spend.warnUnpriced(defaults);
   return spend;
 }
 

@@ -171,14 +171,29 @@ describe('spending caps', () => {
     expect(await runCommand(usageCommand, member.ctx, core)).toMatchObject({ ok: false, errorCode: 'forbidden' });
   });
 
-  it('refuses a model the table does not price while a cap is on, before any service call', async () => {
-    const core = coreWith(sqlite(), 100_000);
+  it('names the default models the table does not price at start, and refuses them while a cap is on, before any service call', async () => {
+    const lines: Array<{ msg: string; model?: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const core = createCore({
+      service,
+      store: sqlite(),
+      log,
+      defaults: { chat: 'fake-chat', vision: 'fake-vision', image: 'Fake Image XL' },
+      spend: { prices: TABLE, caps: { user: NO_CAPS, channel: { day: 0, month: 5_000_000 }, server: NO_CAPS } },
+    });
+    cores.push(core);
+    expect(lines.map((l) => l.model)).toEqual(['fake-vision', 'Fake Image XL']);
+    expect(lines[0]!.msg).toBe(
+      'model not in PRICES_FILE and no default row: requests to it are refused while spending caps are on',
+    );
     const r = recorder('discord:g:unpriced', { prompt: 'q', model: 'fake-vision' });
     expect(await runCommand(chatCommand, r.ctx, core)).toMatchObject({ ok: false });
-    expect(r.ephemerals.at(-1)).toMatch(
-      /^The model `fake-vision` has no price in this bot's price table, and spending caps are on/,
+    expect(r.ephemerals.at(-1)).toBe(
+      "The model `fake-vision` has no price in this bot's price table, and spending caps are on, so it cannot be used. Choose another model, or ask the operator to price it (PRICES_FILE).",
     );
     expect(fake.chatRequests()).toHaveLength(0);
+    // Logged once per model.
+    expect(lines).toHaveLength(2);
   });
 });
 

@@ -8,30 +8,22 @@
  *
  * A model the table prices neither by a row of its own nor by `default` is refused while any cap
  * is on (a request that cannot be priced cannot be held to a cap; the sentence says so); with no
- * cap on, it is let through and not counted. Either way it is logged once per model (and named
- * at start for the default models: {@link warnUnpriced}).
+ * cap on, it is let through and not counted. Either way it is logged once per model (and the
+ * default models are named at start: state/spend.ts `Spend.warnUnpriced`).
  */
-import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
 import { workspaceOf } from '../keys.ts';
 import type { CommandContext } from '../platform.ts';
-import { chatPriceOf, imagePriceOf, tokensCost, unpricedModels } from '../spend/prices.ts';
+import type { Charge } from '../spend/charge.ts';
+import { chatPriceOf, imagePriceOf, tokensCost } from '../spend/prices.ts';
 import { capNotice, unpricedModel } from '../spend/sentences.ts';
-import type { CapLine, Spend, Spender, SpendReservation } from '../state/spend.ts';
+import type { CapLine, Spender, SpendReservation } from '../state/spend.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
 import type { KeptRequest } from './answer-state.ts';
 import { subjectOf } from './usage.ts';
 
-/** A request's money reserved before it is sent; settled once (later calls do nothing). Never throws. */
-export interface Charge {
-  /** Settles a text answer to the cost of its tokens (`estimated`: the bot's own count). */
-  settleTokens(prompt: number, completion: number, estimated: boolean): Promise<void>;
-  /** Settles an image request: one image when `made`, else nothing. */
-  settleImage(made: boolean): Promise<void>;
-  /** Gives the reservation back when nothing was settled (nothing was generated). */
-  release(): Promise<void>;
-}
+export type { Charge } from '../spend/charge.ts';
 
 const FREE: Charge = {
   settleTokens: async () => undefined,
@@ -47,34 +39,6 @@ export function spenderOf(ctx: Pick<CommandContext, 'platform' | 'user' | 'chann
     channel: ctx.channelKey,
     server: server === undefined || server === 'discord:dm' ? undefined : server,
   };
-}
-
-/** Models already logged as unpriced (once per model and process). */
-const warned = new Set<string>();
-
-/**
- * Logs, once each, the default models (DEFAULT_CHAT_MODEL, DEFAULT_VISION_MODEL,
- * DEFAULT_IMAGE_MODEL) the price table does not price, at start: with caps on, requests to them
- * are refused.
- */
-export function warnUnpriced(
-  log: Logger,
-  spend: Pick<Spend, 'config' | 'capped'>,
-  models: { chat: string | undefined; vision: string | undefined; image: string | undefined },
-): void {
-  const named = { chat: [models.chat, models.vision], images: [models.image] };
-  for (const model of unpricedModels(spend.config.prices, named)) unpriced(log, model, spend.capped);
-}
-
-function unpriced(log: Logger, model: string, capped: boolean): void {
-  if (warned.has(model)) return;
-  warned.add(model);
-  log.warn(
-    { model },
-    capped
-      ? 'model not in PRICES_FILE and no default row: requests to it are refused while spending caps are on'
-      : 'model not in PRICES_FILE and no default row: its spend is not counted',
-  );
 }
 
 /**
@@ -120,9 +84,8 @@ export async function chargeImage(
 
 /** A model without a price: refused while caps are on, else let through uncounted. */
 function refuseUnpriced(core: Core, model: string): Charge {
-  const capped = core.spend?.capped === true;
-  unpriced(core.log, model, capped);
-  if (capped) throw new InputError(unpricedModel(model));
+  core.spend!.unpriced(model);
+  if (core.spend!.capped) throw new InputError(unpricedModel(model));
   return FREE;
 }
 

@@ -8,9 +8,9 @@ import type { Core } from '../core.ts';
 import { IMAGE_TOKENS } from '../media/images.ts';
 import type { CommandContext } from '../platform.ts';
 import type { ChatMessage, Usage } from '../service/schemas.ts';
+import type { Charge } from '../spend/charge.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
-import type { Charge } from './spend.ts';
 
 /** The quota subject of an invocation's user: `<platform>:<user id>`. */
 export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user'>): string {

@@ -20,7 +20,7 @@
  */
 import type { Logger } from '../../log.ts';
 import { storeKeys } from '../keys.ts';
-import type { PriceTable } from '../spend/prices.ts';
+import { type PriceTable, unpricedModels } from '../spend/prices.ts';
 import { capReached } from '../spend/sentences.ts';
 import { CountBatch } from './count-batch.ts';
 import { QuotaError } from './quotas.ts';
@@ -114,6 +114,8 @@ export const NOTICE_SHARE = 0.8;
 /** Spend counters and caps on one store. */
 export class Spend {
   private readonly batch: CountBatch;
+  /** Models already logged as unpriced. */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly state: StateStore,
@@ -132,6 +134,27 @@ export class Spend {
   get capped(): boolean {
     const { user, channel, server } = this.config.caps;
     return [user, channel, server].some((c) => c.day > 0 || c.month > 0);
+  }
+
+  /**
+   * Logs a model the table prices neither by a row of its own nor by `default`, once per model:
+   * with caps on, requests to it are refused (features/spend.ts).
+   */
+  unpriced(model: string): void {
+    if (this.warned.has(model)) return;
+    this.warned.add(model);
+    this.log.warn(
+      { model },
+      this.capped
+        ? 'model not in PRICES_FILE and no default row: requests to it are refused while spending caps are on'
+        : 'model not in PRICES_FILE and no default row: its spend is not counted',
+    );
+  }
+
+  /** Logs, at start, the default models (DEFAULT_CHAT_MODEL, DEFAULT_VISION_MODEL, DEFAULT_IMAGE_MODEL) the table does not price. */
+  warnUnpriced(models: { chat?: string | undefined; vision?: string | undefined; image?: string | undefined }): void {
+    const named = { chat: [models.chat, models.vision], images: [models.image] };
+    for (const model of unpricedModels(this.config.prices, named)) this.unpriced(model);
   }
 
   /** Writes the counts not written yet (must run before the store closes). Never throws. */
