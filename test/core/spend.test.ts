@@ -21,7 +21,7 @@ import { type Core, closeCore, createCore } from '../../src/core/core.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { openRedisStore } from '../../src/core/state/redis-state.ts';
-import { periodOf, type SpendConfig } from '../../src/core/state/spend.ts';
+import { periodOf, Spend, SpendCapError, type SpendConfig } from '../../src/core/state/spend.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
 import { createMetrics } from '../../src/ops/metrics.ts';
 import { FakeService } from '../fakes/service.ts';
@@ -170,6 +170,43 @@ describe('spending caps', () => {
     const member = recorder('slack:T1:C1', { spend: true });
     expect(await runCommand(usageCommand, member.ctx, core)).toMatchObject({ ok: false, errorCode: 'forbidden' });
   });
+
+  it.each([
+    ['SQLite', sqlite],
+    ['Redis', () => openRedisStore(redis.url)],
+  ])(
+    "on %s, a server's cap holds across its users and channels, a Discord DM has no server counter, and a refusal takes its other reservations back",
+    async (_name, open) => {
+      const store = open();
+      const server = `discord:${Math.random()}`.replace('0.', 'g');
+      const spend = new Spend(
+        store,
+        {
+          prices: TABLE,
+          caps: { user: { day: 0, month: 300_000 }, channel: NO_CAPS, server: { day: 50_000, month: 0 } },
+        },
+        silent,
+      );
+      const first = await spend.reserve({ user: 'discord:a', channel: `${server}:c1`, server }, 'fake-chat', 40_000);
+      await first.settle(60_000, false);
+      const refused = await spend
+        .reserve({ user: 'discord:b', channel: `${server}:c2`, server }, 'fake-chat', 10_000)
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(SpendCapError);
+      expect((refused as Error).message).toMatch(
+        /^This request would go past this server's daily spending cap of 0\.05 USD: 0\.00 USD left\. It resets in /,
+      );
+      // b's monthly user counter got its reservation back.
+      expect((await store.counter(`spend:user:${periodOf('month', Date.now()).id}:discord:b`)).value).toBe(0);
+      const dm = await spend.reserve(
+        { user: 'discord:b', channel: 'discord:dm:d1', server: undefined },
+        'fake-chat',
+        10_000,
+      );
+      await dm.settle(5_000, false);
+      expect((await store.counter(`spend:user:${periodOf('month', Date.now()).id}:discord:b`)).value).toBe(5_000);
+    },
+  );
 
   it('names the default models the table does not price at start, and refuses them while a cap is on, before any service call', async () => {
     const lines: Array<{ msg: string; model?: string }> = [];
