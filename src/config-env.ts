@@ -256,6 +256,30 @@ export const quotasEnv = z.object({
   QUOTA_ADMINS: optionalBoolean,
 });
 
+/** A spending cap in the price table's currency (e.g. `0.10`): 0 or empty is off. */
+const optionalMoney = withDefault(
+  0,
+  z.coerce
+    .number({ error: "must be an amount in the price table's currency, e.g. 0.10 (0: off)" })
+    .min(0, 'must be 0 (off) or more')
+    .max(1_000_000_000, 'must be at most 1000000000'),
+);
+
+/**
+ * The price table (`PRICES_FILE`, a JSON file read by config-prices.ts) and the spending caps in
+ * its currency, per user, channel and server (Discord guild or Slack workspace), per UTC day and
+ * month (0: off).
+ */
+export const spendEnv = z.object({
+  PRICES_FILE: optionalString,
+  SPEND_CAP_USER_DAY: optionalMoney,
+  SPEND_CAP_USER_MONTH: optionalMoney,
+  SPEND_CAP_CHANNEL_DAY: optionalMoney,
+  SPEND_CAP_CHANNEL_MONTH: optionalMoney,
+  SPEND_CAP_SERVER_DAY: optionalMoney,
+  SPEND_CAP_SERVER_MONTH: optionalMoney,
+});
+
 /** Admins, shutdown, the ops port and logging. */
 export const opsEnv = z.object({
   ADMIN_USER_IDS: idList,
@@ -268,7 +292,7 @@ export const opsEnv = z.object({
 
 /**
  * The whole environment. Sections are joined in this order, which is the order problems are
- * reported in (service, platforms, store, images, limits, quotas, ops and logging).
+ * reported in (service, platforms, store, images, limits, quotas, spend, ops and logging).
  */
 export const envSchema = z.object({
   ...serviceEnv.shape,
@@ -278,6 +302,7 @@ export const envSchema = z.object({
   ...imagesEnv.shape,
   ...limitsEnv.shape,
   ...quotasEnv.shape,
+  ...spendEnv.shape,
   ...opsEnv.shape,
 });
 
@@ -290,3 +315,13 @@ export const ENV_DEFAULTS = {
   images: imagesEnv.parse({}),
   limits: limitsEnv.parse({}),
 };
+
+/** Shard ids only with a numeric shard count, each below it. */
+export function shardProblems(e: Env): string[] {
+  if (!e.DISCORD_SHARD_IDS) return [];
+  const count = e.DISCORD_SHARDS;
+  if (typeof count !== 'number') return ['DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards'];
+  if (e.DISCORD_SHARD_IDS.some((id) => id >= count))
+    return [`DISCORD_SHARD_IDS must be below DISCORD_SHARDS (${count})`];
+  return [];
+}

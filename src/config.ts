@@ -6,7 +6,8 @@
  *
  * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
  */
-import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS } from './config-env.ts';
+import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS, shardProblems } from './config-env.ts';
+import { type SpendConfig, spendOf } from './config-prices.ts';
 import { platformProblems, type SlackConfig, slackOf } from './config-slack.ts';
 
 export type { SlackConfig, SlackOAuthConfig } from './config-slack.ts';
@@ -106,6 +107,8 @@ export interface Config {
   limits: CoreLimits;
   /** Per-user quotas (0: off); admins exempt unless `admins`. */
   quotas: { chatPerMinute: number; imagesPerDay: number; tokensPerDay: number; admins: boolean };
+  /** The price table (`PRICES_FILE`) and the caps (`SPEND_CAP_*`) in micro-units; undefined: none (nothing counted). */
+  spend: SpendConfig | undefined;
   /** Port of /healthz and /metrics (0: any free port); undefined: not served. */
   httpPort: number | undefined;
   /** On SIGTERM/SIGINT, how long running answers may take to finish before they are stopped, in ms. */
@@ -158,16 +161,6 @@ function schemaProblems(
     const name = String(issue.path[0] ?? 'environment');
     return `${name} ${issue.code === 'invalid_type' && env[name] === undefined ? 'is required' : issue.message}`;
   });
-}
-
-/** Shard ids only with a numeric shard count, each below it. */
-function shardProblems(e: Env): string[] {
-  if (!e.DISCORD_SHARD_IDS) return [];
-  const count = e.DISCORD_SHARDS;
-  if (typeof count !== 'number') return ['DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards'];
-  if (e.DISCORD_SHARD_IDS.some((id) => id >= count))
-    return [`DISCORD_SHARD_IDS must be below DISCORD_SHARDS (${count})`];
-  return [];
 }
 
 function serviceOf(e: Env): ServiceConfig {
@@ -254,7 +247,8 @@ export const CONFIG_DEFAULTS = {
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed = envSchema.safeParse(env);
   const problems = parsed.success ? shardProblems(parsed.data) : schemaProblems(env, parsed.error.issues);
-  problems.push(...platformProblems(env));
+  const spend = parsed.success ? spendOf(parsed.data) : undefined;
+  problems.push(...(spend?.problems ?? []), ...platformProblems(env));
   if (!parsed.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
   const e = parsed.data;
   return {
@@ -267,6 +261,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: limitsOf(e),
     admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    spend: spend?.spend,
     httpPort: e.HTTP_PORT,
     quotas: {
       chatPerMinute: e.QUOTA_CHAT_PER_MINUTE,

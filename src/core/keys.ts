@@ -144,6 +144,22 @@ export const storeKeys = {
   quota: (kind: 'chat' | 'image' | 'tokens', subject: string) => joinKey('quota', kind, subject),
   /** A channel's use a day, for /usage. */
   usage: (kind: 'chat' | 'image' | 'tokens', channel: string) => joinKey('usage', kind, channel),
+  /**
+   * What a user (`<platform>:<user id>`), a channel (its channel key) or a server (keys.ts
+   * {@link workspaceOf}) spent in one UTC day or month (`period`: `2026-11-29` or `2026-11`), in
+   * micro-units of the price table's currency (state/spend.ts). Not a workspace's data: an
+   * uninstall or /forget leaves it, or a cap could be lifted.
+   */
+  spend: (scope: 'user' | 'channel' | 'server', period: string, id: string) => joinKey('spend', scope, period, id),
+  /** The part of a user's spend in a period that was estimated (the service sent no `usage`). */
+  spendEstimated: (period: string, subject: string) => joinKey('spend-estimated', period, subject),
+  /** What a server spent on one model in a UTC month (`place`: {@link placeOf}); listed by {@link storeKeys.spendModels}. */
+  spendModel: (place: string, month: string, model: string) => joinKey('spend-model', place, month, model),
+  /** The prefix of a server's {@link storeKeys.spendModel} counters in a month. */
+  spendModels: (place: string, month: string) => joinKey('spend-model', place, month, ''),
+  /** Set once the 80 % notice of a cap was given in its period (a first-claim marker, kept to the period's end). */
+  spendNotice: (scope: 'user' | 'channel' | 'server', period: string, id: string) =>
+    joinKey('spend-notice', scope, period, id),
   /** An /imagine result's button state, under its button id. */
   imagineState: (id: string) => joinKey('imagine', id),
   /** A Stop press left for the instance running the answer. */
