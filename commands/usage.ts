@@ -1,12 +1,15 @@
 /**
- * `/usage [channel] [feedback]`: what you have used against your quotas (chat requests this
- * minute, images and tokens today, and when each window rolls over); admins may ask for the
- * channel's use today instead, or for the 👍 / 👎 on the bot's answers here (the server or
- * workspace) summed per model. Shown only to the user who asked.
+ * `/usage [channel] [feedback] [spend]`: what you have used against your quotas (chat requests
+ * this minute, images and tokens today, and when each window rolls over) and, with a price table,
+ * what you spent today and this month against the spending caps; admins may ask for the
+ * channel's use today instead, for the 👍 / 👎 on the bot's answers here (the server or
+ * workspace) summed per model, or for the server's spend this month per model. Shown only to
+ * the user who asked.
  */
 import type { Command } from '../src/core/command.ts';
 import { ForbiddenError } from '../src/core/errors.ts';
 import { feedbackCard } from '../src/core/features/feedback-report.ts';
+import { spendCard, spendFields } from '../src/core/features/spend-report.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
 import { type UsageLine, type UsageReport, waitText } from '../src/core/state/quotas.ts';
 
@@ -29,13 +32,19 @@ export default {
   options: [
     { name: 'channel', description: "Show this channel's use today instead (admins)", type: 'boolean' },
     { name: 'feedback', description: 'Show the 👍 / 👎 on answers here, per model (admins)', type: 'boolean' },
+    { name: 'spend', description: "Show this server's spend this month, per model (admins)", type: 'boolean' },
   ],
-  examples: ['', '--channel', '--feedback'],
+  examples: ['', '--channel', '--feedback', '--spend'],
   async execute(ctx, core) {
     if (ctx.options.feedback === true) {
       if (!(await ctx.user.isAdmin())) throw new ForbiddenError('Only admins can see the feedback on answers.');
       const card = await feedbackCard(core.store, ctx.channelKey, ctx.reply.limits.cards);
       await ctx.reply.sendEphemeral({ content: '', cards: [card] });
+      return;
+    }
+    if (ctx.options.spend === true) {
+      if (!(await ctx.user.isAdmin())) throw new ForbiddenError("Only admins can see the server's spend.");
+      await ctx.reply.sendEphemeral({ content: '', cards: [await spendCard(ctx, core)] });
       return;
     }
     if (ctx.options.channel === true) {
@@ -46,7 +55,7 @@ export default {
         cards: [
           {
             title: 'Use of this channel today',
-            fields: fields(report),
+            fields: [...fields(report), ...(await spendFields(core, 'channel', ctx.channelKey))],
             footer: 'Quotas apply per user; this is everyone here together.',
           },
         ],
@@ -60,6 +69,10 @@ export default {
         ? 'As an admin you are not held to the quotas.'
         : 'Limits reset when each window rolls over.'
       : 'No quotas are set on this bot.';
-    await ctx.reply.sendEphemeral({ content: '', cards: [{ title: 'Your use', fields: fields(report), footer }] });
+    const spent = await spendFields(core, 'user', subjectOf(ctx));
+    await ctx.reply.sendEphemeral({
+      content: '',
+      cards: [{ title: 'Your use', fields: [...fields(report), ...spent], footer }],
+    });
   },
 } satisfies Command;

@@ -121,9 +121,9 @@ export async function startBot(
     limits: config.limits,
     admins: config.admins,
     quotas: config.quotas,
+    spend: config.spend,
     events,
   });
-
   const { discord, slack } = await createAdapters(config, core, log);
   const metrics = createMetrics(events, { feedback: () => readTally(core.store) });
   const checks: HealthCheck[] = [

@@ -126,9 +126,46 @@ const assistantPrompts = z.preprocess(
     .refine((list) => list.length <= 4, 'takes at most 4 prompts'),
 );
 
-/** Slack: the bot token, the signing secret, Socket Mode's app token, the Web API base, the HTTP port, the agent view's prompts. */
+/**
+ * SLACK_INSTALLATION_KEY and SLACK_INSTALLATION_KEY_PREVIOUS: 32 bytes, written as 64 hex digits or
+ * as base64 (44 characters with its `=`; base64url too). Refused in the schema's own words, never
+ * echoing the value.
+ */
+const installationKey = z.preprocess(
+  (v) => (v === '' ? undefined : v),
+  z
+    .string()
+    .trim()
+    .refine((text) => installationKeyBytes(text) !== undefined, {
+      error: 'must be 32 random bytes written as 64 hex digits or as base64 (e.g. openssl rand -base64 32)',
+    })
+    .transform((text) => installationKeyBytes(text)!)
+    .optional(),
+);
+
+/**
+ * The 32 bytes of an installation key written as 64 hex digits or base64 (standard or url-safe).
+ * @returns undefined for any other text (wrong length included).
+ */
+export function installationKeyBytes(text: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) return undefined;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.length === 32 ? bytes : undefined;
+}
+
+/**
+ * Slack: the bot token (one workspace) or the OAuth app's credentials and the installations' key
+ * (any number of workspaces, installed through /slack/install), the signing secret, Socket Mode's
+ * app token, the Web API base, the HTTP port, the agent view's prompts.
+ */
 export const slackEnv = z.object({
   SLACK_BOT_TOKEN: optionalString,
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  SLACK_STATE_SECRET: optionalString,
+  SLACK_INSTALLATION_KEY: installationKey,
+  SLACK_INSTALLATION_KEY_PREVIOUS: installationKey,
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_APP_TOKEN: z.preprocess(
     (v) => (v === '' ? undefined : v),
@@ -220,6 +257,30 @@ export const quotasEnv = z.object({
   QUOTA_ADMINS: optionalBoolean,
 });
 
+/** A spending cap in the price table's currency (e.g. `0.10`): 0 or empty is off. */
+const optionalMoney = withDefault(
+  0,
+  z.coerce
+    .number({ error: "must be an amount in the price table's currency, e.g. 0.10 (0: off)" })
+    .min(0, 'must be 0 (off) or more')
+    .max(1_000_000_000, 'must be at most 1000000000'),
+);
+
+/**
+ * The price table (`PRICES_FILE`, a JSON file read by config-prices.ts) and the spending caps in
+ * its currency, per user, channel and server (Discord guild or Slack workspace), per UTC day and
+ * month (0: off).
+ */
+export const spendEnv = z.object({
+  PRICES_FILE: optionalString,
+  SPEND_CAP_USER_DAY: optionalMoney,
+  SPEND_CAP_USER_MONTH: optionalMoney,
+  SPEND_CAP_CHANNEL_DAY: optionalMoney,
+  SPEND_CAP_CHANNEL_MONTH: optionalMoney,
+  SPEND_CAP_SERVER_DAY: optionalMoney,
+  SPEND_CAP_SERVER_MONTH: optionalMoney,
+});
+
 /** Admins, shutdown, the ops port and logging. */
 export const opsEnv = z.object({
   ADMIN_USER_IDS: idList,
@@ -232,7 +293,7 @@ export const opsEnv = z.object({
 
 /**
  * The whole environment. Sections are joined in this order, which is the order problems are
- * reported in (service, platforms, store, images, limits, quotas, ops and logging).
+ * reported in (service, platforms, store, images, limits, quotas, spend, ops and logging).
  */
 export const envSchema = z.object({
   ...serviceEnv.shape,
@@ -242,6 +303,7 @@ export const envSchema = z.object({
   ...imagesEnv.shape,
   ...limitsEnv.shape,
   ...quotasEnv.shape,
+  ...spendEnv.shape,
   ...opsEnv.shape,
 });
 
@@ -254,3 +316,13 @@ export const ENV_DEFAULTS = {
   images: imagesEnv.parse({}),
   limits: limitsEnv.parse({}),
 };
+
+/** Shard ids only with a numeric shard count, each below it. */
+export function shardProblems(e: Env): string[] {
+  if (!e.DISCORD_SHARD_IDS) return [];
+  const count = e.DISCORD_SHARDS;
+  if (typeof count !== 'number') return ['DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards'];
+  if (e.DISCORD_SHARD_IDS.some((id) => id >= count))
+    return [`DISCORD_SHARD_IDS must be below DISCORD_SHARDS (${count})`];
+  return [];
+}

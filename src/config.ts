@@ -6,31 +6,14 @@
  *
  * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
  */
-import { type AssistantPrompt, ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS } from './config-env.ts';
+import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS, shardProblems } from './config-env.ts';
+import { type SpendConfig, spendOf } from './config-prices.ts';
+import { platformProblems, type SlackConfig, slackOf } from './config-slack.ts';
+
+export type { SlackConfig, SlackOAuthConfig } from './config-slack.ts';
 
 /** Names of every environment variable the bot reads (`.env.example` lists each, with a comment). */
 export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
-
-/** Which platforms are configured, and what is missing for them (checked on the raw values). */
-function platformProblems(env: Record<string, string | undefined>): string[] {
-  const set = (name: string) => env[name] !== undefined && env[name] !== '';
-  const discord = set('DISCORD_TOKEN') || set('DISCORD_APPLICATION_ID');
-  const slack = set('SLACK_BOT_TOKEN') || set('SLACK_SIGNING_SECRET');
-  if (!discord && !slack) {
-    return [
-      'no platform is configured: set DISCORD_TOKEN and DISCORD_APPLICATION_ID, or SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (or all four)',
-    ];
-  }
-  const pairs: Array<[string, string, boolean]> = [
-    ['DISCORD_TOKEN', 'DISCORD_APPLICATION_ID', discord],
-    ['DISCORD_APPLICATION_ID', 'DISCORD_TOKEN', discord],
-    ['SLACK_BOT_TOKEN', 'SLACK_SIGNING_SECRET', slack],
-    ['SLACK_SIGNING_SECRET', 'SLACK_BOT_TOKEN', slack],
-  ];
-  return pairs
-    .filter(([name, other, on]) => on && !set(name) && set(other))
-    .map(([name, other]) => `${name} is required when ${other} is set`);
-}
 
 /** Discord settings, present when the Discord adapter is to run. */
 export interface DiscordConfig {
@@ -46,20 +29,6 @@ export interface DiscordConfig {
    * message neither mentioned the bot nor is its own. Enable it in the Developer Portal first.
    */
   messageContent: boolean;
-}
-
-/** Slack settings, present when the Slack adapter is to run. */
-export interface SlackConfig {
-  botToken: string;
-  signingSecret: string;
-  /** `xapp-` token: Socket Mode when set, HTTP receiver on `port` otherwise. */
-  appToken: string | undefined;
-  /** Web API base with a trailing slash, e.g. `https://slack.com/api/`. */
-  apiUrl: string | undefined;
-  /** TCP port of the HTTP receiver (0 = any free port). */
-  port: number;
-  /** The agent view's suggested prompts (`ASSISTANT_PROMPTS`), at most 4. */
-  assistantPrompts: readonly AssistantPrompt[];
 }
 
 /** The generation service's section (`SERVICE_*`): timeouts in ms. */
@@ -143,6 +112,8 @@ export interface Config {
   limits: CoreLimits;
   /** Per-user quotas (0: off); admins exempt unless `admins`. */
   quotas: { chatPerMinute: number; imagesPerDay: number; tokensPerDay: number; admins: boolean };
+  /** The price table (`PRICES_FILE`) and the caps (`SPEND_CAP_*`) in micro-units; undefined: none (nothing counted). */
+  spend: SpendConfig | undefined;
   /** Port of /healthz and /metrics (0: any free port); undefined: not served. */
   httpPort: number | undefined;
   /** On SIGTERM/SIGINT, how long running answers may take to finish before they are stopped, in ms. */
@@ -197,16 +168,6 @@ function schemaProblems(
   });
 }
 
-/** Shard ids only with a numeric shard count, each below it. */
-function shardProblems(e: Env): string[] {
-  if (!e.DISCORD_SHARD_IDS) return [];
-  const count = e.DISCORD_SHARDS;
-  if (typeof count !== 'number') return ['DISCORD_SHARD_IDS needs DISCORD_SHARDS set to the total number of shards'];
-  if (e.DISCORD_SHARD_IDS.some((id) => id >= count))
-    return [`DISCORD_SHARD_IDS must be below DISCORD_SHARDS (${count})`];
-  return [];
-}
-
 function serviceOf(e: Env): ServiceConfig {
   return {
     baseUrl: e.SERVICE_BASE_URL,
@@ -226,18 +187,6 @@ function discordOf(e: Env): DiscordConfig | undefined {
     apiUrl: e.DISCORD_API_URL,
     messageContent: e.DISCORD_MESSAGE_CONTENT,
     shards: e.DISCORD_SHARDS === undefined ? undefined : { count: e.DISCORD_SHARDS, ids: e.DISCORD_SHARD_IDS },
-  };
-}
-
-function slackOf(e: Env): SlackConfig | undefined {
-  if (!e.SLACK_BOT_TOKEN || !e.SLACK_SIGNING_SECRET) return undefined;
-  return {
-    botToken: e.SLACK_BOT_TOKEN,
-    signingSecret: e.SLACK_SIGNING_SECRET,
-    appToken: e.SLACK_APP_TOKEN,
-    apiUrl: e.SLACK_API_URL === undefined ? undefined : e.SLACK_API_URL.replace(/\/?$/, '/'),
-    port: e.SLACK_PORT,
-    assistantPrompts: e.ASSISTANT_PROMPTS,
   };
 }
 
@@ -303,7 +252,8 @@ export const CONFIG_DEFAULTS = {
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed = envSchema.safeParse(env);
   const problems = parsed.success ? shardProblems(parsed.data) : schemaProblems(env, parsed.error.issues);
-  problems.push(...platformProblems(env));
+  const spend = parsed.success ? spendOf(parsed.data) : undefined;
+  problems.push(...(spend?.problems ?? []), ...platformProblems(env));
   if (!parsed.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
   const e = parsed.data;
   return {
@@ -316,6 +266,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: limitsOf(e),
     admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    spend: spend?.spend,
     httpPort: e.HTTP_PORT,
     quotas: {
       chatPerMinute: e.QUOTA_CHAT_PER_MINUTE,
@@ -331,6 +282,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       e.SLACK_BOT_TOKEN,
       e.SLACK_SIGNING_SECRET,
       e.SLACK_APP_TOKEN,
+      e.SLACK_CLIENT_SECRET,
+      e.SLACK_STATE_SECRET,
+      env.SLACK_INSTALLATION_KEY?.trim(),
+      env.SLACK_INSTALLATION_KEY_PREVIOUS?.trim(),
       ...urlCredentials(e.STORE_URL),
     ].filter((s): s is string => typeof s === 'string' && s.length > 0),
   };

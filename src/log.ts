@@ -46,13 +46,21 @@ export function redactUrlCredentials(text: string): string {
 }
 
 /**
- * Replaces each secret (and its JSON-escaped form) in `text` with {@link REDACTED}, and the
- * credentials of any URL written in it (`redis://:pw@host` → `redis://[redacted]@host`).
- * Secrets shorter than 6 characters are ignored as words (they cannot be told from ordinary
- * ones), but not inside a URL's credentials.
+ * Slack's tokens by their documented prefixes (bot `xoxb-`, user `xoxp-`, refresh `xoxe-` and
+ * rotating `xoxe.xoxb-`, app-level `xapp-`, and the other `xox?-` kinds): in the OAuth mode each
+ * workspace's tokens come from the store, so they cannot all be listed among the secrets.
+ */
+const SLACK_TOKEN = /\b(?:xox[a-z](?:\.xox[a-z])?|xapp)-[A-Za-z0-9-]+/g;
+
+/**
+ * Replaces each secret (and its JSON-escaped form) in `text` with {@link REDACTED}, every
+ * Slack token ({@link SLACK_TOKEN}), and the credentials of any URL written in it
+ * (`redis://:pw@host` → `redis://[redacted]@host`). Secrets shorter than 6 characters are
+ * ignored as words (they cannot be told from ordinary ones), but not inside a URL's credentials.
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   let out = text.includes('@') ? redactUrlCredentials(text) : text;
+  if (out.includes('xox') || out.includes('xapp-')) out = out.replace(SLACK_TOKEN, REDACTED);
   for (const secret of secrets) {
     if (secret.length < 6) continue;
     for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1)])) {

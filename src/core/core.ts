@@ -24,6 +24,7 @@ import { NO_QUOTAS, type QuotaLimits, Quotas } from './state/quotas.ts';
 import { RetentionSweeper, setRetention } from './state/retention.ts';
 import { SeenConversations, seenTtlMs } from './state/seen.ts';
 import { SettingsStore } from './state/settings.ts';
+import { Spend, type SpendConfig } from './state/spend.ts';
 import type { StateStore } from './state/store.ts';
 import { UserIndex } from './state/user-index.ts';
 
@@ -47,6 +48,8 @@ export interface Core {
   pendingTurns: PendingTurns;
   /** Per-user quotas (off unless configured) and usage counts. */
   quotas: Quotas;
+  /** Spend in money and its caps (state/spend.ts); undefined without a price table (PRICES_FILE). */
+  spend: Spend | undefined;
   /** Capped downloads of users' files. */
   downloader: Downloader;
   /** Caps on the images users send. */
@@ -109,6 +112,8 @@ export function createCore(parts: {
   catalogTtlMs?: number;
   /** Per-user quotas (default: none). */
   quotas?: QuotaLimits;
+  /** The price table and spending caps (default: none, nothing counted). */
+  spend?: SpendConfig | undefined;
   /** The events object, when the composition root made it first (the service client reports to it). */
   events?: BotEvents;
 }): Core {
@@ -134,6 +139,7 @@ export function createCore(parts: {
     storeHealth,
     pendingTurns: new PendingTurns(history, storeHealth, parts.log),
     quotas: new Quotas(parts.store, parts.quotas ?? NO_QUOTAS, parts.log),
+    spend: parts.spend ? openSpend(parts.store, parts.spend, parts.log, parts.defaults) : undefined,
     downloader: parts.downloader ?? new Downloader(),
     inputImages: { ...DEFAULT_IMAGE_INPUT_LIMITS, ...CONFIG_DEFAULTS.inputImages, ...parts.inputImages },
     images: new ImagePool({ ...parts.imageWorkers, log: parts.log }),
@@ -164,6 +170,13 @@ export function createCore(parts: {
   };
 }
 
+/** The spend counters; the default models the price table does not price are named in the log. */
+function openSpend(store: StateStore, config: SpendConfig, log: Logger, defaults: ModelSettings): Spend {
+  const spend = new Spend(store, config, log);
+  spend.warnUnpriced(defaults);
+  return spend;
+}
+
 /**
  * Closes what the core holds open: the store's connection (after the usage counts, seen
  * conversations and exchanges waiting for it are written, as far as it takes them), the download
@@ -174,7 +187,9 @@ export async function closeCore(core: Core): Promise<void> {
   core.pendingTurns.close();
   await core.retention.stop();
   await Promise.allSettled([
-    Promise.all([core.quotas.flush(), core.seen.flush(), storeWaitingTurns(core)]).then(() => core.store.close()),
+    Promise.all([core.quotas.flush(), core.spend?.flush(), core.seen.flush(), storeWaitingTurns(core)]).then(() =>
+      core.store.close(),
+    ),
     core.downloader.close(),
     core.images.close(),
     core.pdfs.close(),

@@ -46,6 +46,17 @@ export interface TokenReport {
   estimated: boolean;
 }
 
+/** Money one request cost, once settled (state/spend.ts): micro-units of the price table's currency. */
+export interface SpendReport {
+  model: string;
+  /** ISO 4217 code. */
+  currency: string;
+  /** Micro-units (1,000,000 a unit of the currency). */
+  micro: number;
+  /** The cost comes from the bot's own token count (the service sent no `usage`). */
+  estimated: boolean;
+}
+
 /** A refusal with status 429 from a platform (whatever the library then did about it). */
 export interface RateLimitReport {
   platform: 'discord' | 'slack';
@@ -60,5 +71,6 @@ export class BotEvents extends EventEmitter<{
   'stream.start': [{ platform: 'discord' | 'slack' }];
   'stream.end': [StreamReport];
   tokens: [TokenReport];
+  spend: [SpendReport];
   'platform.rate_limited': [RateLimitReport];
 }> {}

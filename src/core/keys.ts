@@ -4,6 +4,7 @@
  * deliveries, the names of the write scheduler's rate-limit buckets, and the references of
  * the images the bot posted. The formats are stored (history, settings, counters, button
  * state outlive a restart), so they do not change: `discord:<guild id | dm>:<channel id>`,
+ * `discord:user:<user id>:<channel id>` (Discord's user install, where the bot is not a member),
  * `slack:<team id>:<channel id>[:<thread_ts>]`.
  */
 
@@ -11,9 +12,16 @@
 export type ConversationRef =
   | {
       platform: 'discord';
-      /** undefined in a DM */
+      /** undefined in a DM, and for a user install's conversation (`user`) */
       guild: string | undefined;
       channel: string;
+      /**
+       * Discord's user install (platforms/discord/user-install.ts): the user whose own install of
+       * the app answers there, where the bot is not a member (a server without the bot, a group
+       * DM, a DM between users). Each such user has a conversation of their own in the channel,
+       * apart from the guild install's and from each other's.
+       */
+      user?: string | undefined;
     }
   | {
       platform: 'slack';
@@ -32,9 +40,15 @@ function joinKey(...parts: string[]): string {
   return parts.join(':');
 }
 
-/** A conversation's key: `discord:<guild|dm>:<channel>` or `slack:<team>:<channel>[:<thread_ts>]`. */
+/**
+ * A conversation's key: `discord:<guild|dm>:<channel>`, `discord:user:<user id>:<channel>` (a
+ * user install's, {@link ConversationRef} `user`), or `slack:<team>:<channel>[:<thread_ts>]`.
+ */
 export function conversationKey(ref: ConversationRef): string {
-  if (ref.platform === 'discord') return joinKey('discord', ref.guild ?? 'dm', ref.channel);
+  if (ref.platform === 'discord')
+    return ref.user
+      ? joinKey('discord', 'user', ref.user, ref.channel)
+      : joinKey('discord', ref.guild ?? 'dm', ref.channel);
   return ref.thread ? joinKey('slack', ref.team, ref.channel, ref.thread) : joinKey('slack', ref.team, ref.channel);
 }
 
@@ -50,6 +64,8 @@ export function channelKey(ref: ConversationRef): string {
 export function parseConversationKey(key: string): ConversationRef | undefined {
   const [platform, scope, channel, thread, ...rest] = key.split(':');
   if (!scope || !channel || rest.length > 0) return undefined;
+  if (platform === 'discord' && scope === 'user')
+    return thread ? { platform, guild: undefined, user: channel, channel: thread } : undefined;
   if (platform === 'discord' && thread === undefined)
     return { platform, guild: scope === 'dm' ? undefined : scope, channel };
   if (platform === 'slack') return { platform, team: scope, channel, ...(thread ? { thread } : {}) };
@@ -62,13 +78,15 @@ export function slackWorkspace(team: string): string {
 }
 
 /**
- * The workspace of a channel key: `slack:<team>` or `discord:<guild|dm>` (per-workspace lists
- * such as {@link storeKeys.settingsChannels}). @returns undefined for a string that is not one.
+ * The workspace of a channel key: `slack:<team>`, `discord:<guild|dm>`, or `discord:user:<user
+ * id>` for a user install's (per-workspace lists such as {@link storeKeys.settingsChannels}).
+ * @returns undefined for a string that is not one.
  */
 export function workspaceOf(channelKey: string): string | undefined {
   const ref = parseConversationKey(channelKey);
   if (!ref) return undefined;
-  return ref.platform === 'slack' ? joinKey('slack', ref.team) : joinKey('discord', ref.guild ?? 'dm');
+  if (ref.platform === 'slack') return joinKey('slack', ref.team);
+  return ref.user ? joinKey('discord', 'user', ref.user) : joinKey('discord', ref.guild ?? 'dm');
 }
 
 /**
@@ -122,10 +140,26 @@ export const storeKeys = {
   settings: (channel: string) => joinKey('settings', channel),
   /** A first-claim-wins marker (state/claims.ts). */
   claim: (key: string) => joinKey('claim', key),
-  /** A user's quota counter: requests a minute, images or tokens a day (`subject`: `<platform>:<user id>`). */
+  /** A user's quota counter: requests a minute, images or tokens a day (`subject`: {@link quotaSubject}). */
   quota: (kind: 'chat' | 'image' | 'tokens', subject: string) => joinKey('quota', kind, subject),
   /** A channel's use a day, for /usage. */
   usage: (kind: 'chat' | 'image' | 'tokens', channel: string) => joinKey('usage', kind, channel),
+  /**
+   * What a user (`<platform>:<user id>`), a channel (its channel key) or a server (keys.ts
+   * {@link workspaceOf}) spent in one UTC day or month (`period`: `2026-11-29` or `2026-11`), in
+   * micro-units of the price table's currency (state/spend.ts). Not a workspace's data: an
+   * uninstall or /forget leaves it, or a cap could be lifted.
+   */
+  spend: (scope: 'user' | 'channel' | 'server', period: string, id: string) => joinKey('spend', scope, period, id),
+  /** The part of a user's spend in a period that was estimated (the service sent no `usage`). */
+  spendEstimated: (period: string, subject: string) => joinKey('spend-estimated', period, subject),
+  /** What a server spent on one model in a UTC month (`place`: {@link placeOf}); listed by {@link storeKeys.spendModels}. */
+  spendModel: (place: string, month: string, model: string) => joinKey('spend-model', place, month, model),
+  /** The prefix of a server's {@link storeKeys.spendModel} counters in a month. */
+  spendModels: (place: string, month: string) => joinKey('spend-model', place, month, ''),
+  /** Set once the 80 % notice of a cap was given in its period (a first-claim marker, kept to the period's end). */
+  spendNotice: (scope: 'user' | 'channel' | 'server', period: string, id: string) =>
+    joinKey('spend-notice', scope, period, id),
   /** An /imagine result's button state, under its button id. */
   imagineState: (id: string) => joinKey('imagine', id),
   /** A Stop press left for the instance running the answer. */
@@ -182,6 +216,10 @@ export const storeKeys = {
   budgetRunning: (bucket: string) => joinKey('budget', 'running', bucket),
   /** The bot instances sharing the store, each until its announcement expires (a sorted set). */
   instances: () => 'instances',
+  /** One Slack installation (sealed: state/sealed.ts), by {@link slackInstallationId}. */
+  slackInstallation: (id: string) => joinKey('slack-installation', id),
+  /** The ids ({@link slackInstallationId}) of every Slack installation, for the doctor and listings. */
+  slackInstallations: () => 'slack-installations',
   /**
    * The marker of a record kept under a random id (`answer:<id>`, `feedback:<id>`, `imagine:<id>`…)
    * that belongs to `workspace` ({@link workspaceOf}), written with it and with its expiry
@@ -194,17 +232,42 @@ export const storeKeys = {
    */
   userIndex: (workspace: string, user: string) => joinKey('user-index', workspace, user),
   /**
-   * When a history's oldest turn passes the retention (state/retention.ts): the conversation, then
-   * `dueMs` (ms since the epoch) zero-padded to 15 digits. Under its workspace's prefix: a purge finds it.
+   * When a history's oldest turn passes the retention (state/retention.ts): the conversation (`id`),
+   * then `dueMs` (ms since the epoch, ≥ 0) zero-padded to 15 digits. Under its workspace's prefix: a purge finds it.
    */
-  historyDue: (conversationId: string, dueMs: number) =>
-    joinKey('history-due', conversationId, String(Math.max(0, Math.floor(dueMs))).padStart(15, '0')),
+  historyDue: (id: string, dueMs: number) => joinKey('history-due', id, String(Math.floor(dueMs)).padStart(15, '0')),
 } as const;
 
 /** Reads a {@link storeKeys.historyDue} key back. @returns undefined for a key that is not one. */
 export function parseHistoryDue(key: string): { dueMs: number; conversationId: string } | undefined {
   const match = /^history-due:(.+):(\d{15})$/.exec(key);
   return match ? { dueMs: Number(match[2]), conversationId: match[1]! } : undefined;
+}
+
+/**
+ * Which Slack installation serves a request or holds a token, as Bolt's InstallationQuery names
+ * it: an Enterprise Grid org-wide install (`isEnterpriseInstall`) is one installation for the
+ * whole enterprise, `enterprise:<E…>`; any other is its workspace's, `team:<T…>`.
+ * @returns undefined when the query names neither.
+ */
+export function slackInstallationId(query: {
+  teamId?: string | undefined;
+  enterpriseId?: string | undefined;
+  isEnterpriseInstall?: boolean | undefined;
+}): string | undefined {
+  if (query.isEnterpriseInstall && query.enterpriseId) return joinKey('enterprise', query.enterpriseId);
+  return query.teamId ? joinKey('team', query.teamId) : undefined;
+}
+
+/**
+ * A user's quota subject (quotas, /usage, the per-user Regenerate states): `discord:<user id>`,
+ * and on Slack, whose user ids are a workspace's, `slack:<team id>:<user id>` so that each
+ * workspace's use is counted apart. `channelKey` is the invocation's channel key (keys.ts
+ * {@link channelKey}), whose team it reads.
+ */
+export function quotaSubject(platform: 'discord' | 'slack', user: string, channelKey: string): string {
+  const ref = platform === 'slack' ? parseConversationKey(channelKey) : undefined;
+  return ref?.platform === 'slack' ? joinKey('slack', ref.team, user) : joinKey(platform, user);
 }
 
 /**
@@ -254,6 +317,8 @@ export const slackClaims = {
   request: (digest: string, timestampSec: string) => joinKey('slack', 'request', digest, timestampSec),
   /** The agent view's greeting to a user, posted once. */
   greeting: (team: string, user: string) => joinKey('slack', 'greeting', team, user),
+  /** An OAuth `state` of Slack's installer, used once (its SHA-256, hex). */
+  oauthState: (digest: string) => joinKey('slack', 'oauth-state', digest),
   /** The title of an agent or assistant thread, set once (its first question). */
   threadTitle: (team: string, channel: string, threadTs: string) => joinKey('slack', 'title', team, channel, threadTs),
 } as const;

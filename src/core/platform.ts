@@ -121,6 +121,13 @@ export interface ReplyLimits {
   /** Largest file one message may carry, in bytes (Discord: the interaction's `attachment_size_limit`); no limit when absent. */
   maxFileBytes?: number;
   /**
+   * Longest answer this reply shows in messages, in characters, where the platform bounds the
+   * messages one reply may post (Discord: five follow-ups for an app that is not a member where it
+   * answers); the smaller of it and `MAX_ANSWER_CHARS` applies, the whole answer coming as a file.
+   * No bound of the reply's own when absent.
+   */
+  maxAnswerChars?: number;
+  /**
    * How the platform shows an answer's Markdown where it differs from Markdown itself (Discord:
    * tables, which it does not render); absent: the Markdown is shown as written.
    */

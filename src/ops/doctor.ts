@@ -3,13 +3,13 @@
  * in, then the environment) and checks, in plain sentences, everything the bot needs: every
  * variable; the service reachable, the key accepted, the models listed (text, image, and the
  * configured defaults among them); the Discord token, the application's intents and the
- * registered commands; the Slack token and its scopes against the manifest's; the store.
+ * registered commands; the Slack token (or, in the OAuth mode, the installations: doctor-slack.ts)
+ * and its scopes against the manifest's; the store.
  * Exit code 0 when all is well, 1 otherwise; never a stack trace.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { WebClient } from '@slack/web-api';
 import {
   type APIApplication,
   type APIUser,
@@ -25,7 +25,7 @@ import { ServiceClient } from '../core/service/client.ts';
 import { ServiceError } from '../core/service/errors.ts';
 import { openStore } from '../core/state/open-store.ts';
 import { scrubSecrets } from '../log.ts';
-import { SLACK_BOT_SCOPES } from '../platforms/slack/manifest.ts';
+import { slackFindings } from './doctor-slack.ts';
 
 /** One finding: passed or not, in a sentence. */
 export interface Finding {
@@ -152,54 +152,7 @@ const checkDiscord: Check = async (config) => {
 const checkSlack: Check = async (config) => {
   const slack = config.slack;
   if (!slack) return [];
-  const client = new WebClient(slack.botToken, {
-    ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}),
-    retryConfig: { retries: 0 },
-    timeout: 10_000,
-  });
-  try {
-    const auth = await client.auth.test();
-    const findings = [
-      pass(`Slack accepts SLACK_BOT_TOKEN: the bot is ${auth.user ?? auth.user_id} in ${auth.team ?? auth.team_id}.`),
-    ];
-    const granted = auth.response_metadata?.scopes;
-    if (!granted)
-      findings.push(
-        fail(
-          'Slack did not say which scopes the token has (no X-OAuth-Scopes header): the scopes could not be checked.',
-        ),
-      );
-    else {
-      const missing = SLACK_BOT_SCOPES.filter((s) => !granted.includes(s));
-      findings.push(
-        missing.length
-          ? fail(
-              `The Slack token lacks the scopes ${missing.join(', ')}: add them under OAuth & Permissions (npm run slack-manifest lists them all) and reinstall the app.`,
-            )
-          : pass(`The Slack token has every scope the bot uses (${SLACK_BOT_SCOPES.length}).`),
-      );
-    }
-    if (slack.appToken) {
-      const socket = new WebClient(slack.appToken, {
-        ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}),
-        retryConfig: { retries: 0 },
-        timeout: 10_000,
-      });
-      try {
-        await socket.apps.connections.open();
-        findings.push(pass('Slack accepts SLACK_APP_TOKEN for Socket Mode.'));
-      } catch (error) {
-        findings.push(
-          fail(
-            `Slack refused SLACK_APP_TOKEN for Socket Mode (${reasonOf(error)}): it needs the connections:write scope.`,
-          ),
-        );
-      }
-    }
-    return findings;
-  } catch (error) {
-    return [fail(`Slack refused SLACK_BOT_TOKEN or could not be reached (${reasonOf(error)}).`)];
-  }
+  return slackFindings(slack, config.storeUrl, reasonOf);
 };
 
 const checkStore: Check = async (config) => {

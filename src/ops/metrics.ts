@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics (prom-client) from the bot's events: commands by name, platform and
  * outcome; service requests by endpoint and status, with their latency; time to first token
- * and stream duration; tokens in and out; platform 429s; open streams; the votes on answers
+ * and stream duration; tokens in and out; money spent
+ * (`spend_total`, by model and currency: the price table's); platform 429s; open streams; the votes on answers
  * (`feedback_total`, read from the store when scraped); and Node's own metrics (event-loop delay
  * among them: `nodejs_eventloop_lag_p99_seconds`).
  */
@@ -11,6 +12,7 @@ import type {
   CommandOutcome,
   RateLimitReport,
   ServiceResponse,
+  SpendReport,
   StreamReport,
   TokenReport,
 } from '../core/events.ts';
@@ -69,6 +71,12 @@ function defineMetrics(registry: Registry, prefix: string) {
       name: `${prefix}tokens_total`,
       help: 'Tokens used, by direction (prompt or completion) and whether they were estimated.',
       labelNames: ['direction', 'estimated'],
+      registers,
+    }),
+    spend: new Counter({
+      name: `${prefix}spend_total`,
+      help: "Money spent on the service by this process, by model and currency (the price table's, PRICES_FILE), in the currency's units; sum over instances.",
+      labelNames: ['model', 'currency'],
       registers,
     }),
     rateLimited: new Counter({
@@ -147,6 +155,7 @@ export function createMetrics(
       m.tokens.inc({ direction: 'prompt', estimated: String(t.estimated) }, t.prompt);
       m.tokens.inc({ direction: 'completion', estimated: String(t.estimated) }, t.completion);
     },
+    spend: (s: SpendReport) => m.spend.inc({ model: s.model, currency: s.currency }, s.micro / 1_000_000),
     'platform.rate_limited': (r: RateLimitReport) => m.rateLimited.inc({ platform: r.platform, route: r.route }),
   };
   events.on('command.done', listeners['command.done']);
@@ -154,6 +163,7 @@ export function createMetrics(
   events.on('stream.start', listeners['stream.start']);
   events.on('stream.end', listeners['stream.end']);
   events.on('tokens', listeners.tokens);
+  events.on('spend', listeners.spend);
   events.on('platform.rate_limited', listeners['platform.rate_limited']);
   return {
     registry,
@@ -163,6 +173,7 @@ export function createMetrics(
       events.off('stream.start', listeners['stream.start']);
       events.off('stream.end', listeners['stream.end']);
       events.off('tokens', listeners.tokens);
+      events.off('spend', listeners.spend);
       events.off('platform.rate_limited', listeners['platform.rate_limited']);
     },
   };

@@ -35,6 +35,42 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it("configures Slack's OAuth mode with its four variables, refuses both modes at once, names what is missing, and never echoes a key", () => {
+    const key = Buffer.alloc(32, 7);
+    const oauth = {
+      SLACK_SIGNING_SECRET: 'signing-secret',
+      SLACK_CLIENT_ID: '1.2',
+      SLACK_CLIENT_SECRET: 'client-secret-123',
+      SLACK_STATE_SECRET: 'state-secret-123',
+      SLACK_INSTALLATION_KEY: key.toString('base64'),
+    };
+    const config = loadConfig({ ...base, ...oauth, SLACK_INSTALLATION_KEY_PREVIOUS: key.toString('hex') });
+    expect(config.slack?.auth).toMatchObject({ mode: 'oauth', clientId: '1.2', stateSecret: 'state-secret-123' });
+    if (config.slack?.auth.mode !== 'oauth') throw new Error('expected the OAuth mode');
+    expect(config.slack.auth.installationKey.equals(key)).toBe(true);
+    expect(config.slack.auth.previousInstallationKey?.equals(key)).toBe(true);
+    expect(config.secrets).toEqual(
+      expect.arrayContaining(['client-secret-123', 'state-secret-123', key.toString('base64')]),
+    );
+    expect(loadConfig({ ...base, SLACK_SIGNING_SECRET: 's', SLACK_BOT_TOKEN: 'xoxb-1' }).slack?.auth).toEqual({
+      mode: 'token',
+      botToken: 'xoxb-1',
+    });
+    expect(problemsOf({ ...base, ...oauth, SLACK_BOT_TOKEN: 'xoxb-1' })).toEqual([
+      expect.stringMatching(/^Slack is configured twice: set SLACK_BOT_TOKEN .* not both$/),
+    ]);
+    const { SLACK_STATE_SECRET: _s, SLACK_INSTALLATION_KEY: _k, ...partial } = oauth;
+    expect(problemsOf({ ...base, ...partial })).toEqual([
+      'SLACK_STATE_SECRET is required when SLACK_CLIENT_ID, SLACK_CLIENT_SECRET is set',
+      'SLACK_INSTALLATION_KEY is required when SLACK_CLIENT_ID, SLACK_CLIENT_SECRET is set',
+    ]);
+    const short = problemsOf({ ...base, ...oauth, SLACK_INSTALLATION_KEY: 'c2hvcnQta2V5' });
+    expect(short).toEqual([
+      expect.stringMatching(/^SLACK_INSTALLATION_KEY must be 32 random bytes written as 64 hex digits or as base64/),
+    ]);
+    expect(short.join('\n')).not.toContain('c2hvcnQta2V5');
+  });
+
   it('rejects malformed values without echoing them', () => {
     const problems = problemsOf({
       ...base,

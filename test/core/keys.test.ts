@@ -13,7 +13,9 @@ import {
   parseConversationKey,
   parsePostedImageRef,
   postedImageRef,
+  quotaSubject,
   slackClaims,
+  slackInstallationId,
   storeKeys,
   workspaceOf,
 } from '../../src/core/keys.ts';
@@ -23,6 +25,12 @@ describe('keys', () => {
     const refs: Array<[ConversationRef, string, string]> = [
       [{ platform: 'discord', guild: '111', channel: '222' }, 'discord:111:222', 'discord:111:222'],
       [{ platform: 'discord', guild: undefined, channel: '333' }, 'discord:dm:333', 'discord:dm:333'],
+      // A user install's conversation (the bot not a member there): its user's own, apart from the guild's.
+      [
+        { platform: 'discord', guild: undefined, user: '444', channel: '222' },
+        'discord:user:444:222',
+        'discord:user:444:222',
+      ],
       [{ platform: 'slack', team: 'T1', channel: 'C1' }, 'slack:T1:C1', 'slack:T1:C1'],
       [
         { platform: 'slack', team: 'T1', channel: 'C1', thread: '1700000000.000100' },
@@ -37,7 +45,16 @@ describe('keys', () => {
         ref.platform === 'slack' && !ref.thread ? { platform: 'slack', team: ref.team, channel: ref.channel } : ref,
       );
     }
-    for (const bad of ['', 'discord', 'discord:1', 'discord:1:2:3', 'teams:1:2', 'slack:T1:C1:1.2:x'])
+    for (const bad of [
+      '',
+      'discord',
+      'discord:1',
+      'discord:1:2:3',
+      'discord:user:4',
+      'discord:user:4:2:1',
+      'teams:1:2',
+      'slack:T1:C1:1.2:x',
+    ])
       expect(parseConversationKey(bad)).toBeUndefined();
   });
 
@@ -73,6 +90,7 @@ describe('keys', () => {
     expect(workspaceOf('slack:T1:C1:1.2')).toBe('slack:T1');
     expect(workspaceOf('discord:G1:42')).toBe('discord:G1');
     expect(workspaceOf('discord:dm:42')).toBe('discord:dm');
+    expect(workspaceOf('discord:user:7:42')).toBe('discord:user:7');
     expect(workspaceOf('c1')).toBeUndefined();
   });
 
@@ -109,5 +127,22 @@ describe('keys', () => {
     expect(bucketKey({ platform: 'discord', kind: 'webhook', scope: 'ab12cd34' })).toBe('discord:webhook:ab12cd34');
     expect(bucketKey({ platform: 'slack', kind: 'update', scope: 'T1' })).toBe('slack:update:T1');
     expect(bucketKey({ platform: 'slack', kind: 'appendStream', scope: 'T1' })).toBe('slack:appendStream:T1');
+  });
+});
+
+describe('per-workspace keys (issue 40)', () => {
+  it('counts a Slack user per workspace (slack:<team>:<user>) and a Discord user as before', () => {
+    expect(quotaSubject('slack', 'U1', 'slack:T1:C1')).toBe('slack:T1:U1');
+    expect(quotaSubject('slack', 'U1', 'slack:T2:C9:1700000000.000100')).toBe('slack:T2:U1');
+    expect(quotaSubject('discord', '42', 'discord:7:8')).toBe('discord:42');
+  });
+
+  it('names an installation by workspace, or by enterprise for an org-wide install, as Bolt queries it', () => {
+    expect(slackInstallationId({ teamId: 'T1', enterpriseId: 'E1', isEnterpriseInstall: false })).toBe('team:T1');
+    expect(slackInstallationId({ teamId: 'T1', enterpriseId: 'E1', isEnterpriseInstall: true })).toBe('enterprise:E1');
+    expect(
+      slackInstallationId({ teamId: undefined, enterpriseId: undefined, isEnterpriseInstall: false }),
+    ).toBeUndefined();
+    expect(storeKeys.slackInstallation('team:T1')).toBe('slack-installation:team:T1');
   });
 });

@@ -28,6 +28,16 @@ function collecting(secrets: string[]) {
 }
 
 describe('log', () => {
+  it('scrubs Slack tokens by their prefixes, listed as secrets or not (each workspace’s tokens in the OAuth mode)', () => {
+    const line =
+      '{"msg":"token xoxb-123-456-abcDEF and xoxe.xoxb-1-MTIz-abc, refresh xoxe-1-abc, user xoxp-9-x, app xapp-1-A1-2-ff"}';
+    const scrubbed = scrubSecrets(line, []);
+    expect(scrubbed).toBe(
+      '{"msg":"token [redacted] and [redacted], refresh [redacted], user [redacted], app [redacted]"}',
+    );
+    expect(scrubSecrets('no token here: xoxo and box-b', [])).toBe('no token here: xoxo and box-b');
+  });
+
   it('scrubs a secret and its JSON-escaped form, and leaves short values alone', () => {
     expect(scrubSecrets('key sk-abc"def in "sk-abc\\"def"', ['sk-abc"def', 'abc'])).toBe(
       `key ${REDACTED} in "${REDACTED}"`,

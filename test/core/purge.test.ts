@@ -12,7 +12,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/core.ts';
 import { listAnswerState } from '../../src/core/features/answer-index.ts';
-import { storeKeys, workspaceKeys } from '../../src/core/keys.ts';
+import { quotaSubject, storeKeys, workspaceKeys } from '../../src/core/keys.ts';
 import { castVote, type FeedbackRecord, keepFeedbackRecord } from '../../src/core/state/feedback.ts';
 import { StoreHealth } from '../../src/core/state/health.ts';
 import { ConversationStore } from '../../src/core/state/history.ts';
@@ -88,7 +88,8 @@ async function useWorkspace(store: StateStore, workspace: string, user: string):
   await castVote(store, feedback, record, user, 'up');
   await keepOwned(store, workspace, storeKeys.imagineState(`${id}img`), { requesterId: user }, 60_000);
   await store.keyv.set(storeKeys.forgotten(thread), 1, 60_000);
-  await store.increment(storeKeys.quota('chat', `${workspace.split(':')[0]}:${user}`), 1, 60_000);
+  const platform = workspace.startsWith('slack') ? 'slack' : 'discord';
+  await store.increment(storeKeys.quota('chat', quotaSubject(platform, user, channel)), 1, 60_000);
   await store.increment(storeKeys.usage('chat', channel), 1, 60_000);
   if (workspace.startsWith('slack')) {
     const team = workspace.split(':')[1]!;
@@ -150,15 +151,17 @@ describe.each(backends)('%s store', (_name, open) => {
     expect(after.filter((k) => records.includes(k))).toEqual([]);
     // Everything else is as it was (the user list of U1 is gone with its one state; the seen map stays for the others).
     expect(after).toEqual(
-      before.filter((k) => !mine.includes(k) && !records.includes(k) && k !== storeKeys.userAnswerStates('slack:U1')),
+      before.filter(
+        (k) => !mine.includes(k) && !records.includes(k) && k !== storeKeys.userAnswerStates('slack:T1:U1'),
+      ),
     );
-    expect(await store.counter(storeKeys.quota('chat', 'slack:U1'))).toMatchObject({ value: 1 });
+    expect(await store.counter(storeKeys.quota('chat', 'slack:T1:U1'))).toMatchObject({ value: 1 });
     expect(await store.counter(storeKeys.usage('chat', 'slack:T1:C1'))).toMatchObject({ value: 1 });
     const seen = await store.keyv.get<{ conversations: Record<string, unknown> }>(storeKeys.seenConversations('slack'));
     expect(Object.keys(seen!.conversations).sort()).toEqual(['slack:T2:C1:1700000000.000100']);
-    expect((await store.keyv.get<{ states: unknown[] }>(storeKeys.userAnswerStates('slack:U2')))?.states).toHaveLength(
-      1,
-    );
+    expect(
+      (await store.keyv.get<{ states: unknown[] }>(storeKeys.userAnswerStates('slack:T2:U2')))?.states,
+    ).toHaveLength(1);
 
     // Idempotent: a second purge finds nothing.
     expect(await purgeWorkspace(store, 'slack:T1')).toMatchObject({ records: 0, seen: 0 });
@@ -174,7 +177,7 @@ describe('workspaceKeys', () => {
     expect(of(storeKeys.settingsChannels('slack:T1'))).toBe(true);
     expect(of(storeKeys.owned('slack:T1', storeKeys.feedback('x')))).toBe(true);
     expect(of(storeKeys.claim('edit:slack:T1:C1:1.2:5'))).toBe(true);
-    expect(of(storeKeys.quota('chat', 'slack:U1'))).toBe(false);
+    expect(of(storeKeys.quota('chat', 'slack:T1:U1'))).toBe(false);
     expect(of(storeKeys.usage('chat', 'slack:T1:C1'))).toBe(false);
     expect(of(storeKeys.history('slack:T10:C1'))).toBe(false);
     expect(of(storeKeys.history('discord:T1:C1'))).toBe(false);

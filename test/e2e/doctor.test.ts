@@ -5,11 +5,17 @@
  */
 
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { WebClient } from '@slack/web-api';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { openStore } from '../../src/core/state/open-store.ts';
+import { KeyRing } from '../../src/core/state/sealed.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
+import { SlackInstallationStore } from '../../src/platforms/slack/installations.ts';
 import { SLACK_BOT_SCOPES } from '../../src/platforms/slack/manifest.ts';
 import type { FakeDiscord } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
@@ -143,6 +149,55 @@ describe('npm run doctor', () => {
           /^✗ The Slack token lacks the scopes channels:history, assistant:write: add them under OAuth & Permissions/,
         ),
       ]);
+    } finally {
+      await slack.close();
+    }
+  });
+  it("in Slack's OAuth mode counts the installations in the store and checks their tokens, and says when one does not open with the key", async () => {
+    const slack = await FakeSlack.start({ scopes: [...SLACK_BOT_SCOPES] });
+    const storePath = join(mkdtempSync(join(tmpdir(), 'genbot-doctor-store-')), 's.sqlite');
+    const key = randomBytes(32);
+    try {
+      // An installation made the way Bolt's installer makes one: approved on Slack, the code exchanged.
+      const link = `https://slack.com/oauth/v2/authorize?scope=chat:write&state=s&client_id=${slack.oauth.clientId}`;
+      const { code } = slack.oauth.approve(link, { teamId: slack.teamId, userId: 'U0ALICE' });
+      const web = new WebClient(undefined, { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } });
+      const access = await web.oauth.v2.access({
+        client_id: slack.oauth.clientId,
+        client_secret: slack.oauth.clientSecret,
+        code,
+      });
+      const store = await openStore(`sqlite://${storePath}`);
+      await new SlackInstallationStore(store, new KeyRing(key), pino({ level: 'silent' })).storeInstallation({
+        team: { id: slack.teamId },
+        enterprise: undefined,
+        user: { id: 'U0ALICE', token: undefined, scopes: undefined },
+        bot: { token: access.access_token!, scopes: ['chat:write'], id: 'B0FAKEBOT', userId: slack.botUserId },
+        isEnterpriseInstall: false,
+        authVersion: 'v2',
+      });
+      await store.close();
+      const oauthEnv = (installationKey: Buffer) => ({
+        SERVICE_BASE_URL: `${service.baseUrl}/v1`,
+        SERVICE_API_KEY: service.apiKey,
+        SLACK_SIGNING_SECRET: slack.signingSecret,
+        SLACK_CLIENT_ID: slack.oauth.clientId,
+        SLACK_CLIENT_SECRET: slack.oauth.clientSecret,
+        SLACK_STATE_SECRET: 'state-secret-of-the-doctor-test',
+        SLACK_INSTALLATION_KEY: installationKey.toString('hex'),
+        SLACK_API_URL: slack.apiUrl,
+        STORE_URL: `sqlite://${storePath}`,
+        DEFAULT_CHAT_MODEL: 'fake-chat',
+      });
+      const good = await doctor(oauthEnv(key));
+      expect(good.stdout).toMatch(/^✓ 1 Slack installation\(s\) in the store; checking 1\.$/m);
+      expect(good.stdout).toMatch(/^✓ Slack accepts the bot token of the installation team:T0FAKETEAM: the bot is/m);
+      expect(good.stdout).toMatch(/^✓ The bot token of the installation team:T0FAKETEAM has every scope the bot uses/m);
+      expect(good.code).toBe(0);
+      const wrongKey = await doctor(oauthEnv(randomBytes(32)));
+      expect(wrongKey.code).toBe(1);
+      expect(wrongKey.stdout).toMatch(/^✗ The installation team:T0FAKETEAM does not open with SLACK_INSTALLATION_KEY/m);
+      expect(good.stdout + good.stderr + wrongKey.stdout + wrongKey.stderr).not.toContain(access.access_token!);
     } finally {
       await slack.close();
     }

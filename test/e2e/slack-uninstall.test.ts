@@ -174,7 +174,7 @@ describe('app_uninstalled over HTTP', () => {
     expect(before.seen.length).toBeGreaterThan(0);
     expect(before.counters.some((k) => k.startsWith('quota:chat:'))).toBe(true);
     expect(before.counters.some((k) => k.startsWith('usage:chat:'))).toBe(true);
-    const quotaBefore = await store.counter(storeKeys.quota('chat', `slack:${BOB}`));
+    const quotaBefore = await store.counter(storeKeys.quota('chat', `slack:${slack.teamId}:${BOB}`));
     expect(quotaBefore.value).toBeGreaterThan(0);
 
     // A question already on its way when the app is removed, delivered after.
@@ -193,8 +193,10 @@ describe('app_uninstalled over HTTP', () => {
     expect(after.seen).toEqual([]);
     // Usage and quota counters stay until they expire: an uninstall lifts no quota.
     expect(after.counters).toEqual(before.counters);
-    expect((await store.counter(storeKeys.quota('chat', `slack:${BOB}`))).value).toBe(quotaBefore.value);
-    expect(await store.keyv.get(storeKeys.userAnswerStates(`slack:${BOB}`))).toBeUndefined();
+    expect((await store.counter(storeKeys.quota('chat', `slack:${slack.teamId}:${BOB}`))).value).toBe(
+      quotaBefore.value,
+    );
+    expect(await store.keyv.get(storeKeys.userAnswerStates(`slack:${slack.teamId}:${BOB}`))).toBeUndefined();
 
     // The event on its way is acknowledged and dropped, logged once; nothing is asked of the service.
     await send(late);

@@ -65,4 +65,5 @@ export type {
   ImageRequestBody,
   RecordedRequest,
   StreamScript,
+  StreamUsage,
 } from './service/types.ts';

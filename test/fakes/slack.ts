@@ -38,6 +38,7 @@
  * | shortcuts.ts | `message_action` payloads (message shortcuts) POSTed to the app |
  * | views.ts | trigger_ids, `views.open` (modals checked as Slack does) and `view_submission` payloads |
  * | socket-mode.ts | `apps.connections.open` and the WebSocket: hello, envelopes, acks, pings |
+ * | oauth.ts | the OAuth install: the authorize page's approval (`oauth.approve`), `oauth.v2.access` (codes, rotation, refresh), several workspaces' tokens |
  * | wire.ts | escaping, mentions, ts format, parameter helpers |
  *
  * Routes:
@@ -53,7 +54,7 @@
  *   chat.postMessage / update / delete / postEphemeral, chat.startStream / appendStream /
  *   stopStream, assistant.threads.setStatus / setSuggestedPrompts / setTitle,
  *   files.getUploadURLExternal / completeUploadExternal / info, users.info / list,
- *   conversations.info / history / replies / members, views.open / publish.
+ *   conversations.info / history / replies / members, views.open / publish, oauth.v2.access (no token).
  * - `POST /upload/<file_id>`: the `upload_url` that `files.getUploadURLExternal` hands out. Takes
  *   the raw bytes, or a multipart form with one file part (what @slack/web-api's `filesUploadV2`
  *   sends: a part named `body`); the byte count must equal the declared `length` (HTTP 400
@@ -82,6 +83,13 @@
  *   `disconnect` messages on request ({@link FakeSlack.sendSocketDisconnect}). Each URL's ticket
  *   works once; an unknown or used ticket is refused at the upgrade with HTTP 401 (the fake's
  *   choice: Slack documents no status for it).
+ *
+ * Several workspaces (oauth.ts): `addTeam` adds a workspace's channels and users; a workspace
+ * installed through `oauth.approve` + `oauth.v2.access` gets a bot token of its own, and every
+ * Web API call acts in its token's workspace (`calls[].token`, `calls[].team`): another
+ * workspace's channel is `channel_not_found`, its user `user_not_found`, an unknown or revoked
+ * token `invalid_auth`, an expired one `token_expired`; `auth.test` names the token's workspace;
+ * events, slash commands and presses carry the workspace of their channel.
  *
  * What Slack enforces, the fake enforces (docs/platform-limits.md):
  * - scopes: every Web API method needs its bot scope (scopes.ts; `scopes` option, `setScopes`),
@@ -160,7 +168,8 @@
  *
  * Not modelled: Slack retrying events by itself (a test sends the retry), the `message.*`
  * echo of the bot's own messages (send {@link FakeSlack.ownMessageEvent}), thumbnails,
- * multi-workspace installs; how Slack renders `markdown_text` (kept as sent), a limit on a
+ * each workspace's own bot user id (one serves every installed workspace), files, DMs and
+ * subscriptions per workspace (shared); how Slack renders `markdown_text` (kept as sent), a limit on a
  * streamed message's total length, `task_display_mode` / `metadata` / `session_status` / icons
  * of streams (accepted, ignored), streams in MPIMs; the rate limits of
  * assistant.threads.setStatus and the rotation of `loading_messages`; interactive elements

@@ -250,6 +250,33 @@ describe('Slack app manifest', () => {
     expect(status).toBe(2);
   });
 
+  it('npm run slack-manifest with SLACK_CLIENT_ID (the OAuth mode) names the redirect URL with the scopes, in HTTP mode and in Socket Mode, and wants the URL', () => {
+    const script = join(import.meta.dirname, '../../src/platforms/slack/manifest.ts');
+    const tsx = join(import.meta.dirname, '../../node_modules/.bin/tsx');
+    const env = { ...process.env, INIT_CWD: import.meta.dirname, SLACK_CLIENT_ID: '1.2', SLACK_APP_TOKEN: '' };
+    const run = (extra: Record<string, string>) =>
+      JSON.parse(
+        execFileSync(tsx, [script, 'https://bot.example.com'], { env: { ...env, ...extra }, encoding: 'utf8' }),
+      ) as SlackManifest;
+    const http = run({});
+    expect(http.oauth_config!.redirect_urls).toEqual(['https://bot.example.com/slack/oauth_redirect']);
+    expect(http.oauth_config!.scopes!.bot).toEqual(expect.arrayContaining(['chat:write', 'app_mentions:read']));
+    expect(http.settings!.event_subscriptions!.request_url).toBe('https://bot.example.com/slack/events');
+    const socket = run({ SLACK_APP_TOKEN: 'xapp-1-A1-1-x' });
+    expect(socket.oauth_config!.redirect_urls).toEqual(['https://bot.example.com/slack/oauth_redirect']);
+    expect(socket.settings!.event_subscriptions!.request_url).toBeUndefined();
+    expect(socket.settings!.socket_mode_enabled).toBe(true);
+    // Without SLACK_CLIENT_ID: no redirect URL, as before.
+    expect(run({ SLACK_CLIENT_ID: '' }).oauth_config!.redirect_urls).toBeUndefined();
+    let status: number | undefined;
+    try {
+      execFileSync(tsx, [script], { env, stdio: 'pipe' });
+    } catch (error) {
+      status = (error as { status?: number }).status;
+    }
+    expect(status).toBe(2);
+  });
+
   describe('covers what the code uses (read from src/platforms/slack/*.ts): a new call or listener without a manifest change fails here', () => {
     const manifest = slackManifest(commands, { requestUrl: 'https://bot.example.com' });
     const botScopes = new Set<string>(manifest.oauth_config!.scopes!.bot ?? []);

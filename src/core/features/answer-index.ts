@@ -2,7 +2,7 @@
  * Which answer states (answer-state.ts) are kept, listed twice in the store, and what became of
  * those that are not:
  *
- * - per user (keys.ts `userAnswerStates`, by the quota subject `<platform>:<user id>`): the
+ * - per user (keys.ts `userAnswerStates`, by the quota subject, keys.ts `quotaSubject`): the
  *   user's states, newest last, with their bytes. Keeping one more drops the oldest past
  *   `REGENERATE_STATES_PER_USER` states or past {@link ANSWER_STATES_USER_MAX_BYTES} together.
  * - per conversation (keys.ts `conversationAnswerStates`): the states of the answers given in
@@ -20,7 +20,7 @@
 
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
-import { parseConversationKey, storeKeys } from '../keys.ts';
+import { parseConversationKey, quotaSubject, storeKeys } from '../keys.ts';
 import type { StateStore } from '../state/store.ts';
 
 /** How long an answer can be regenerated, in ms (the store forgets its state after it): a day. */
@@ -89,7 +89,7 @@ export async function listAnswerState(core: Core, log: Logger, entry: KeptEntry)
   const platform = parseConversationKey(entry.conversationId)?.platform;
   if (!platform) return;
   const now = Date.now();
-  const subject = `${platform}:${entry.requesterId}`;
+  const subject = quotaSubject(platform, entry.requesterId, entry.conversationId);
   const failed = (error: unknown) => core.storeHealth.failed(error, log);
   await Promise.all([
     listForUser(core, log, { ...entry, subject }, now).catch(failed),

@@ -27,6 +27,7 @@ import { type AnswerKeeper, type AnswerState, answerKeeper, type KeptRequest } f
 import { type Deferral, deferred } from './deferral.ts';
 import { keepFeedback } from './feedback.ts';
 import { showJson } from './json-answer.ts';
+import { type Charge, chargeText } from './spend.ts';
 import { countTokens } from './usage.ts';
 
 /** A chunk of either stream, as far as this file reads it. */
@@ -82,6 +83,23 @@ export async function runRequest(
   request: KeptRequest,
   options: RunOptions,
 ): Promise<RunResult> {
+  // The worst case in money, reserved before the request is sent (features/spend.ts); given back unless settled.
+  const charge = await chargeText(ctx, core, request);
+  try {
+    return await streamRequest(ctx, core, request, options, charge);
+  } finally {
+    await charge.release();
+  }
+}
+
+/** {@link runRequest} once its money is reserved. */
+async function streamRequest(
+  ctx: CommandContext,
+  core: Core,
+  request: KeptRequest,
+  options: RunOptions,
+  charge: Charge,
+): Promise<RunResult> {
   const { session } = options;
   let stream: Stream<Chunk>;
   try {
@@ -113,7 +131,7 @@ export async function runRequest(
   if (ending === 'failed') throw error;
   const answer = text.slice(prompt.length);
   const sent = request.endpoint === 'chat' ? request.body.messages : prompt;
-  await countTokens(ctx, core, options.reservation, sent, answer, stream.usage as Usage | undefined);
+  await countTokens(ctx, core, options.reservation, sent, answer, stream.usage as Usage | undefined, charge);
   // A state kept for the final write is kept again when it posted more, and listed (answer-index.ts).
   await answering.keeper?.complete();
   // An answer that took long ends with a message that notifies its asker (an edit notifies nobody).
@@ -145,11 +163,12 @@ class Answering implements StreamAnswerOptions {
   ) {
     this.reply = options.session.reply;
     this.events = core.events;
-    this.maxChars = core.limits.maxAnswerChars;
+    // A reply that may post only so many messages shows less, the rest in the answer's file.
+    this.maxChars = Math.min(core.limits.maxAnswerChars, ctx.reply.limits.maxAnswerChars ?? Number.POSITIVE_INFINITY);
     this.notes = options.notes;
     const { keep } = options;
     this.keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, this.reply);
-    if (options.json) this.finalize = (t) => showJson(ctx, t, core.limits.maxAnswerChars);
+    if (options.json) this.finalize = (t) => showJson(ctx, t, this.maxChars);
   }
 
   finishReason(): string | undefined {

@@ -18,6 +18,7 @@ import type { Deferral } from './deferral.ts';
 import { keepFeedback } from './feedback.ts';
 import { withProgress } from './imagine-progress.ts';
 import { type ImagineJob, type ImagineState, type KeptImage, keepButtonState, keptImage } from './imagine-state.ts';
+import { type Charge, chargeImage } from './spend.ts';
 import { subjectOf } from './usage.ts';
 
 /** File extension for a sharp format name. */
@@ -97,11 +98,17 @@ export async function generateAndPost(
   options: PostOptions,
 ): Promise<void> {
   const { notes } = options;
+  // One image at its model's and style's price, reserved before it is asked for (features/spend.ts).
+  const charge = await chargeImage(ctx, core, job.model, job.style);
   const { result: generated, progress } = await withProgress(ctx, core, async (queue) => {
-    const made = await generate(ctx, core, job, queue);
-    const failed = await options.deferral;
-    if (failed) throw failed.error;
-    return made;
+    try {
+      const made = await generate(ctx, core, job, queue, charge);
+      const failed = await options.deferral;
+      if (failed) throw failed.error;
+      return made;
+    } finally {
+      await charge.release();
+    }
   });
   const { result, image } = generated;
   let fitted: FittedImage;
@@ -145,10 +152,13 @@ export async function generateAndPost(
  * Asks the service for the job's image and reads the first one of the result (decoded in the
  * image workers).
  * @param queue the request's line in the service's fair queue (the progress line's ticket).
+ * @param charge the image's money, settled once the service answered (none made: nothing).
  * @throws ServiceError subclasses; InvalidResponseError for a result with no image.
  */
-async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue: QueueTicket) {
+async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue: QueueTicket, charge: Charge) {
   const result = await core.service.images.generate(bodyOf(job), { signal: ctx.signal, queue });
+  // The service made (and bills) the image once it answered with one.
+  await charge.settleImage(result.data.length > 0);
   const work = { key: subjectOf(ctx), signal: ctx.signal };
   const describe = (data: Buffer, source: Parameters<typeof core.images.describe>[1]) =>
     core.images.describe(data, source, work);

@@ -5,15 +5,17 @@
  */
 
 import type { Core } from '../core.ts';
+import { quotaSubject } from '../keys.ts';
 import { IMAGE_TOKENS } from '../media/images.ts';
 import type { CommandContext } from '../platform.ts';
 import type { ChatMessage, Usage } from '../service/schemas.ts';
+import type { Charge } from '../spend/charge.ts';
 import type { TokenReservation } from '../state/quotas.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
 
-/** The quota subject of an invocation's user: `<platform>:<user id>`. */
-export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user'>): string {
-  return `${ctx.platform}:${ctx.user.id}`;
+/** The quota subject of an invocation's user (keys.ts quotaSubject): `discord:<user id>`, `slack:<team id>:<user id>`. */
+export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user' | 'channelKey'>): string {
+  return quotaSubject(ctx.platform, ctx.user.id, ctx.channelKey);
 }
 
 /**
@@ -44,7 +46,8 @@ export function reserveTokens(
 
 /**
  * Counts the tokens a request used against the user's day (settling its reservation) and the
- * channel's, and reports them. Never throws.
+ * channel's, settles its money (`charge`: the cost of the same tokens, an estimate when the
+ * service sent no `usage`), and reports them. Never throws.
  * @param prompt the messages sent (or the prompt text of a completion).
  * @param usage the service's `usage`, when a chunk carried one.
  */
@@ -55,6 +58,7 @@ export async function countTokens(
   prompt: readonly ChatMessage[] | string,
   answer: string,
   usage: Usage | undefined,
+  charge?: Charge,
 ): Promise<void> {
   const estimated = usage === undefined;
   const promptTokens =
@@ -64,5 +68,6 @@ export async function countTokens(
   await Promise.all([
     reservation.settle(promptTokens + completionTokens),
     core.quotas.recordChannelTokens(ctx.channelKey, promptTokens + completionTokens),
+    charge?.settleTokens(promptTokens, completionTokens, estimated),
   ]);
 }

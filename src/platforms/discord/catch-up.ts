@@ -38,10 +38,13 @@ function snowflakeAt(ms: number): string {
   return ((BigInt(Math.max(ms, Number(SnowflakeUtil.epoch))) - SnowflakeUtil.epoch) << 22n).toString();
 }
 
-/** Whether this process runs the shard of a conversation's guild (DMs come to shard 0). */
+/**
+ * Whether this process runs the shard of a conversation's guild (DMs come to shard 0); never a
+ * user install's, where the bot is not a member and can read nothing (user-install.ts).
+ */
 function ownsConversation(client: Client, entry: SeenConversation): boolean {
   const ref = parseConversationKey(entry.conversation);
-  if (ref?.platform !== 'discord') return false;
+  if (ref?.platform !== 'discord' || ref.user !== undefined) return false;
   const shards = client.options.shards;
   const mine = Array.isArray(shards) ? shards : [0];
   const count = client.options.shardCount ?? 1;

@@ -6,6 +6,9 @@
  * its token (editWithToken). Used by the interaction's responder (responder.ts). A new message
  * with the bot token is posted only for an invoker who may post in the channel themselves
  * (members.ts): the interaction's own messages are Discord's to allow, the bot's are not.
+ * Where the bot is not a member (a user install's interaction: user-install.ts), none of these
+ * is attempted: Discord would refuse each (403, 50001), and an answer goes through its
+ * interaction alone.
  */
 import {
   type ButtonInteraction,
@@ -17,7 +20,7 @@ import {
   Routes,
   type SendableChannels,
 } from 'discord.js';
-import { ForbiddenError } from '../../core/errors.ts';
+import { ForbiddenError, InputError } from '../../core/errors.ts';
 import { type BucketId, type MessageLocation, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage } from '../../core/platform.ts';
 import { MAY_NOT_POST_HERE } from '../../core/rights.ts';
@@ -32,6 +35,7 @@ import {
   fittedMessage,
   payloadOf,
 } from './rest.ts';
+import { isUserInstalledOnly, NOT_A_MEMBER } from './user-install.ts';
 
 /** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
 export const EXPIRED_NOTE =
@@ -49,11 +53,16 @@ export type AnswerableInteraction =
  * discord.js's cache, else fetched) and writes there with the bot's token, pinging nobody.
  */
 export class ChannelWrites {
+  /** Whether the bot is a member where the interaction runs (not a user install's alone): else nothing is written here. */
+  private readonly member: boolean;
+
   constructor(
     /** The interaction whose answer these writes continue. */
     private readonly interaction: AnswerableInteraction,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.member = !isUserInstalledOnly(interaction);
+  }
 
   /**
    * The deferred reply's message id, looked up with the bot token among the channel's latest 50
@@ -61,6 +70,7 @@ export class ChannelWrites {
    * expired before any write told it. Undefined when it is not there or cannot be read.
    */
   async findOriginal(): Promise<string | undefined> {
+    if (!this.member) return undefined;
     try {
       const recent = await (await this.channel()).messages.fetch({ limit: 50 });
       return recent.find((m) => m.interactionMetadata?.id === this.interaction.id)?.id;
@@ -73,9 +83,11 @@ export class ChannelWrites {
   /**
    * Edits a message with the bot token ("Edit Message"), adding {@link EXPIRED_NOTE} when it fits.
    * @param id the message's id; undefined when it is not known (then nothing is sent).
-   * @throws Error when `id` is undefined or the channel takes no messages; DiscordAPIError as discord.js does.
+   * @throws InputError ({@link NOT_A_MEMBER}) where the bot is not a member; Error when `id` is
+   *   undefined or the channel takes no messages; DiscordAPIError as discord.js does.
    */
   async edit(id: string | undefined, payload: EditPayload): Promise<Message> {
+    this.ensureMember();
     if (!id) throw new Error("the reply's message id is unknown: it cannot be edited without the interaction");
     const channel = await this.channel();
     return channel.messages.edit(id, withExpiryNote(payload));
@@ -85,10 +97,12 @@ export class ChannelWrites {
    * Posts a message with the bot token ("Create Message"), with {@link EXPIRED_NOTE} when it fits:
    * only for an invoker who may post there themselves (members.ts `mayPost`, from the
    * interaction's `member.permissions`).
-   * @throws ForbiddenError ({@link MAY_NOT_POST_HERE}) for an invoker who may not; Error when the
-   *   channel takes no messages; DiscordAPIError as discord.js does.
+   * @throws ForbiddenError ({@link MAY_NOT_POST_HERE}) for an invoker who may not; InputError
+   *   ({@link NOT_A_MEMBER}) where the bot is not a member; Error when the channel takes no
+   *   messages; DiscordAPIError as discord.js does.
    */
   async send(payload: ReturnType<typeof payloadOf>): Promise<Message> {
+    this.ensureMember();
     this.ensureInvokerPosts();
     return (await this.channel()).send(withExpiryNote(payload));
   }
@@ -98,13 +112,19 @@ export class ChannelWrites {
    * they see could be sent: the message starts with their mention (`<@id>`), which pings nobody
    * (`allowed_mentions` with nothing to parse); the whole text is cut to 2,000 characters.
    * Only for an invoker who may post there themselves.
-   * @throws ForbiddenError for an invoker who may not; Error when the channel takes no messages;
-   *   DiscordAPIError as discord.js does.
+   * @throws ForbiddenError for an invoker who may not; InputError where the bot is not a member;
+   *   Error when the channel takes no messages; DiscordAPIError as discord.js does.
    */
   async tellUser(message: OutgoingMessage): Promise<Message> {
+    this.ensureMember();
     this.ensureInvokerPosts();
     const named = fittedMessage({ ...message, content: `<@${this.interaction.user.id}> ${message.content}` });
     return (await this.channel()).send(payloadOf(named));
+  }
+
+  /** @throws InputError ({@link NOT_A_MEMBER}) where the bot is not a member: its token would be refused (50001). */
+  private ensureMember(): void {
+    if (!this.member) throw new InputError(NOT_A_MEMBER);
   }
 
   /** @throws ForbiddenError ({@link MAY_NOT_POST_HERE}) when the invoker may not post in the interaction's channel. */

@@ -5,6 +5,7 @@ import {
   type APIApplicationCommandBasicOption,
   ApplicationCommandOptionType,
   ApplicationCommandType,
+  ApplicationIntegrationType,
   InteractionContextType,
   PermissionFlagsBits,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
@@ -15,6 +16,29 @@ import type { MessageAction } from '../../core/message-action.ts';
 
 /** `default_member_permissions` of admin-only commands when no admin is listed by id: Manage Server (still re-checked at run time). */
 export const ADMIN_COMMAND_PERMISSIONS = String(PermissionFlagsBits.ManageGuild);
+
+/**
+ * Where a command is installed and used (Discord's `integration_types` and `contexts`, read for
+ * global commands only: interactions/application-commands, "Installation Context" and
+ * "Interaction Contexts"). Commands anyone may run are installable by a server (guild install)
+ * and by a user (user install), and usable in servers, the bot's DM and private channels (group
+ * DMs, DMs between users), where a user's own install answers without the bot being a member
+ * (user-install.ts). Admin commands stay with the guild install, in servers and the bot's DM:
+ * their settings and lists belong to the servers that added the bot.
+ */
+export function installationOf(
+  adminOnly: boolean,
+): Pick<RESTPostAPIChatInputApplicationCommandsJSONBody, 'integration_types' | 'contexts'> {
+  return adminOnly
+    ? {
+        integration_types: [ApplicationIntegrationType.GuildInstall],
+        contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
+      }
+    : {
+        integration_types: [ApplicationIntegrationType.GuildInstall, ApplicationIntegrationType.UserInstall],
+        contexts: [InteractionContextType.Guild, InteractionContextType.BotDM, InteractionContextType.PrivateChannel],
+      };
+}
 
 /** One option as Discord's application command option JSON. */
 function toDiscordOption(option: CommandOption): APIApplicationCommandBasicOption {
@@ -79,7 +103,7 @@ export function toDiscordCommand(
     type: ApplicationCommandType.ChatInput,
     name: command.name,
     description: command.description,
-    contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
+    ...installationOf(command.adminOnly === true),
     ...(hidden ? { default_member_permissions: ADMIN_COMMAND_PERMISSIONS } : {}),
     options: command.options.map(toDiscordOption),
   };
@@ -89,12 +113,13 @@ export function toDiscordCommand(
  * The body of `PUT /applications/:id/commands` for one message action: a message command
  * (type 3, MESSAGE: Apps → <name> in a message's menu), which has a name (1–32 characters,
  * spaces and capitals allowed) and neither description nor options (Discord refuses them). Anyone
- * who may use the app's commands sees it, in servers and in the DM with the bot.
+ * who may use the app's commands sees it, in servers and in the DM with the bot, and, through
+ * their own install of the app, where the bot is not a member ({@link installationOf}).
  */
 export function toDiscordMessageCommand(action: MessageAction): RESTPostAPIContextMenuApplicationCommandsJSONBody {
   return {
     type: ApplicationCommandType.Message,
     name: action.name,
-    contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
+    ...installationOf(false),
   };
 }

@@ -27,11 +27,12 @@ import { galleryImages } from './components-v2.ts';
 import { isGone } from './errors.ts';
 import { formModal } from './feedback.ts';
 import { InteractionReply } from './interactions.ts';
-import { interactionUser } from './members.ts';
+import { interactionUser, userInstallUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
 import { DISCORD_MESSAGE_LIMITS } from './rest.ts';
+import { userInstallKeys } from './user-install.ts';
 
 /** Longest wait for the model lists when none are cached, in ms (Discord allows 3 s for the whole answer). */
 const AUTOCOMPLETE_WAIT_MS = 2_000;
@@ -159,7 +160,10 @@ export async function postedDiscordImage(
  * `replyInPlace` writes over the pressed message (deferUpdate, then `@original`), `openForm`
  * answers with a modal (the press's first answer: feedback.ts), and
  * `pressedImage` / `postedImage` find an image the bot posted (the pressed message's, as the
- * press carries it; another message's, fetched again).
+ * press carries it; another message's, fetched again). Where the bot is not a member (a press on
+ * a user install's message: user-install.ts), the press's conversation is that install's, and no
+ * message is fetched (the bot's token would be refused): only the pressed message's own images are
+ * found, others by the bytes kept with them.
  */
 function componentContext(
   interaction: ButtonInteraction,
@@ -168,6 +172,7 @@ function componentContext(
   press: Pick<ComponentContext, 'args' | 'signal' | 'log' | 'ref'>,
 ): ComponentContext {
   let reply: InteractionReply | undefined;
+  const userInstall = userInstallKeys(interaction);
   return {
     platform: 'discord',
     get reply() {
@@ -177,13 +182,17 @@ function componentContext(
       }
       return reply;
     },
-    conversationId: conversationKey({
-      platform: 'discord',
-      guild: interaction.guildId ?? undefined,
-      channel: interaction.channelId,
+    ...(userInstall ?? {
+      conversationId: conversationKey({
+        platform: 'discord',
+        guild: interaction.guildId ?? undefined,
+        channel: interaction.channelId,
+      }),
+      channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
     }),
-    channelKey: channelKeyOf(interaction.guildId, interaction.channelId, interaction.channel),
-    user: interactionUser(interaction, deps.core.admins),
+    user: userInstall
+      ? userInstallUser(interaction.user, deps.core.admins)
+      : interactionUser(interaction, deps.core.admins),
     limits: DISCORD_MESSAGE_LIMITS,
     update: (message) => responder.update(message),
     replyInPlace: () => new InteractionReply(responder, deps.rateLimits, 'update'),
@@ -191,7 +200,8 @@ function componentContext(
     sendEphemeral: (message) => responder.sendEphemeral(message),
     openForm: (form) => responder.showModal(formModal(form)),
     pressedImage: async () => imageOf(interaction.message, deps.core.downloader),
-    postedImage: (ref) => postedDiscordImage(interaction.client, ref, deps.core.downloader),
+    postedImage: async (ref) =>
+      userInstall ? undefined : postedDiscordImage(interaction.client, ref, deps.core.downloader),
     ...press,
   };
 }

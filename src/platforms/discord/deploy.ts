@@ -6,6 +6,9 @@
  * (and DISCORD_API_URL when going through a proxy); reads `.env` like `npm start`. With
  * ADMIN_USER_IDS or ADMIN_ROLE_IDS set, the admin commands are registered without
  * `default_member_permissions`, so that the admins listed there see them (commands.ts).
+ * Commands anyone may run are registered for both installation kinds, a server's and a user's
+ * (commands.ts `installationOf`); Discord reads that only for global commands, so a user
+ * install sees the commands registered without DISCORD_GUILD_ID.
  * Exit codes: 0 registered, 2 bad configuration, 1 Discord refused.
  */
 import { existsSync } from 'node:fs';

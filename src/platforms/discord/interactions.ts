@@ -20,13 +20,20 @@ import { interactionBudget } from './budget.ts';
 import { botMessageHandle } from './channel-writes.ts';
 import { withGalleryFallback } from './components-v2.ts';
 import { explainDiscordError, isUnknownMessage } from './errors.ts';
-import { interactionUser } from './members.ts';
+import { interactionUser, userInstallUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
 import { type DeferralKind, InteractionResponder } from './responder.ts';
 import { DISCORD_MESSAGE_LIMITS } from './rest.ts';
 import { chatInThread } from './thread-open.ts';
 import { ThreadReply } from './threads.ts';
+import {
+  beforeTokenEnds,
+  isUserInstalledOnly,
+  NO_THREAD_HERE,
+  USER_INSTALL_ANSWER_CHARS,
+  userInstallKeys,
+} from './user-install.ts';
 
 /** The note under a message finished with the bot's token; defined with the responder that writes it. */
 export { EXPIRED_NOTE } from './responder.ts';
@@ -36,7 +43,9 @@ export { EXPIRED_NOTE } from './responder.ts';
  * Reroll does), the core's ReplyChannel over the interaction's {@link InteractionResponder}:
  * `defer` → deferReply; the first `send` fills the deferred reply (editReply), later ones are
  * follow-ups; `sendEphemeral` replies only to the user. After the interaction's 15 minutes the
- * responder goes on with the bot's token (docs/platform-limits.md).
+ * responder goes on with the bot's token (docs/platform-limits.md). Where the bot is not a member
+ * (user-install.ts), the interaction alone serves: an answer shows at most
+ * `USER_INSTALL_ANSWER_CHARS` in messages (five follow-ups), and nothing goes with the bot's token.
  */
 export class InteractionReply implements ReplyChannel {
   readonly limits: ReplyLimits;
@@ -45,6 +54,8 @@ export class InteractionReply implements ReplyChannel {
   readonly editsKeepButtons = true;
   /** Whether the reply writes over earlier messages ({@link messageAt}): sends are then follow-ups. */
   private writesOver = false;
+  /** Whether only a user install authorized the interaction: the bot is not a member where it answers. */
+  private readonly userInstalled: boolean;
 
   /**
    * @param deferral `update` for a reply that replaces a pressed message (Regenerate: the press
@@ -58,7 +69,12 @@ export class InteractionReply implements ReplyChannel {
   ) {
     // An interaction says how large an upload its channel takes (boosted servers take more).
     const sizeLimit = responder.interaction.attachmentSizeLimit;
-    this.limits = { ...DISCORD_MESSAGE_LIMITS, maxFileBytes: sizeLimit ?? DISCORD_MESSAGE_LIMITS.maxFileBytes };
+    this.userInstalled = isUserInstalledOnly(responder.interaction);
+    this.limits = {
+      ...DISCORD_MESSAGE_LIMITS,
+      maxFileBytes: sizeLimit ?? DISCORD_MESSAGE_LIMITS.maxFileBytes,
+      ...(this.userInstalled ? { maxAnswerChars: USER_INSTALL_ANSWER_CHARS } : {}),
+    };
   }
 
   defer(): Promise<void> {
@@ -86,7 +102,8 @@ export class InteractionReply implements ReplyChannel {
    * (Regenerate): the pressed message itself through the interaction (after deferUpdate, its
    * `@original`), any other with the bot token (channel-writes.ts `botMessageHandle`, the
    * channel's budget), where the interaction says the bot can see the channel
-   * (`app_permissions`: View Channel). Once it handed one out, sends are follow-ups.
+   * (`app_permissions`: View Channel), never where the bot is not a member (a user install's).
+   * Once it handed one out, sends are follow-ups.
    * @returns undefined for a reply that is not in place, another channel, or a channel hidden from the bot.
    */
   messageAt(ref: string): MessageHandle | undefined {
@@ -98,6 +115,7 @@ export class InteractionReply implements ReplyChannel {
       this.writesOver = true;
       return { edit: (m) => this.defer().then(() => this.responder.edit('@original', m)), ref };
     }
+    if (this.userInstalled) return undefined;
     if (interaction.inGuild() && !interaction.appPermissions.has(PermissionFlagsBits.ViewChannel)) return undefined;
     this.writesOver = true;
     return botMessageHandle(interaction.client.rest, at, [channelBucket(at.channel)]);
@@ -188,6 +206,9 @@ export async function handleChatInput(
     command: interaction.commandName,
   });
   const responder = new InteractionResponder(interaction, log, 'reply', interactionBudget(interaction, deps));
+  // Where the bot is not a member, the answer ends while the interaction's token still serves it.
+  const userInstalled = isUserInstalledOnly(interaction);
+  const invocation = userInstalled ? beforeTokenEnds(signal, interaction.createdTimestamp) : undefined;
   let inThread: ThreadReply | undefined;
   try {
     if (!command) {
@@ -196,32 +217,49 @@ export async function handleChatInput(
       return;
     }
     const reply = new InteractionReply(responder, deps.rateLimits);
-    const ctx = commandContext(interaction, deps.core, { signal, log, ref, reply });
+    const ctx = commandContext(interaction, deps.core, { signal: invocation?.signal ?? signal, log, ref, reply });
     const passes = optionsPass(command, ctx.options);
     if (command.defersAtOnce && passes) responder.start();
-    // A /chat with thread:true (or in an auto_thread channel) answers in a new thread on its question (thread-open.ts).
+    // A /chat with thread:true (or in an auto_thread channel) answers in a new thread on its question
+    // (thread-open.ts); where the bot is not a member none can be opened: the answer says so under it.
     const answered =
-      command.opensThread && passes
-        ? await chatInThread(interaction, responder, ctx, {
-            core: deps.core,
-            messageContent: deps.messageContent === true,
-          })
-        : ctx;
+      command.opensThread && passes && userInstalled
+        ? { ...ctx, notices: ctx.options.thread === true ? [NO_THREAD_HERE] : [] }
+        : command.opensThread && passes
+          ? await chatInThread(interaction, responder, ctx, {
+              core: deps.core,
+              messageContent: deps.messageContent === true,
+            })
+          : ctx;
     if (answered.reply instanceof ThreadReply) inThread = answered.reply;
     await runCommand(command, answered, deps.core);
   } finally {
     responder.dispose();
+    invocation?.dispose();
     // The thread's typing indicator, when the command ended before any answer.
     inThread?.dispose();
   }
 }
 
-/** The platform-neutral CommandContext of a chat-input interaction: where, who, the options and files. */
+/**
+ * The platform-neutral CommandContext of a chat-input interaction: where, who, the options and
+ * files; where the bot is not a member, the user install's own conversation and user (user-install.ts).
+ */
 function commandContext(
   interaction: ChatInputCommandInteraction,
   core: Core,
   invocation: Pick<CommandContext, 'signal' | 'log' | 'ref' | 'reply'>,
 ): CommandContext {
+  const userInstall = userInstallKeys(interaction);
+  if (userInstall)
+    return {
+      platform: 'discord',
+      ...userInstall,
+      isDirectMessage: false,
+      user: userInstallUser(interaction.user, core.admins),
+      ...optionsOf(interaction, core),
+      ...invocation,
+    };
   return {
     platform: 'discord',
     conversationId: conversationKey({

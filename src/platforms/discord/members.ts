@@ -128,6 +128,17 @@ export function interactionUser(
   );
 }
 
+/**
+ * The user of an interaction where the bot is not a member (user-install.ts): the server's
+ * permissions do not make them the bot's admin there (only `ADMIN_USER_IDS` does: the operator's
+ * word, not a server's), the conversation is their own (they may clear it), and what is posted is
+ * the interaction's own answer, Discord's to allow (Use External Apps: without it, Discord shows
+ * the answer to them alone).
+ */
+export function userInstallUser(user: User, admins: AdminList): InvocationUser {
+  return new KnownUser(user.id, user.username, admins.userIds.has(user.id), true, true);
+}
+
 /** An InvocationUser whose rights the interaction itself said (no closures: an answer keeps its user while it streams). */
 class KnownUser implements InvocationUser {
   constructor(

@@ -22,6 +22,11 @@
  * its exchange joining the channel's (or thread's) conversation. The ephemeral "thinking…" then
  * becomes a pointer to the answer (what a user who picked an old message needs to find it); a
  * failure is told there, to the user alone.
+ *
+ * Where the bot is not a member (a user install's action: user-install.ts), the answer is the
+ * interaction's own public reply instead (deferred publicly, streamed by its edits and follow-ups,
+ * InteractionReply), in that install's conversation; the message is read from the interaction
+ * alone, never fetched, and its files are kept whole for Regenerate.
  */
 import type {
   APIModalInteractionResponseCallbackData,
@@ -40,54 +45,24 @@ import { type Logger, newReference } from '../../log.ts';
 import { ActionReply } from './action-reply.ts';
 import { interactionBudget } from './budget.ts';
 import { handleFeedbackSubmit } from './feedback.ts';
-import { interactionUser, mayPost } from './members.ts';
+import { InteractionReply } from './interactions.ts';
+import { interactionUser, mayPost, userInstallUser } from './members.ts';
 import { attachmentOf, attachmentsOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
+import type { PendingTargets } from './pending-targets.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
 import { oneFieldModal } from './rest.ts';
+import { isUserInstalledOnly, userInstallKeys } from './user-install.ts';
 
 /** The `custom_id` of the question's text input in an action's modal. */
 export const QUESTION_INPUT_ID = 'question';
-
-/** How long a chosen message is kept for its modal, in ms. */
-export const PENDING_TARGET_TTL_MS = 15 * 60_000;
-
-/** Most chosen messages kept at once (the oldest is dropped first). */
-const MAX_PENDING_TARGETS = 1_000;
 
 /** Said when a modal comes back for a message the bot no longer holds and cannot read again. */
 export const TARGET_GONE =
   'I can no longer read that message (it was deleted, or the bot restarted meanwhile). Use the action on it again.';
 
-/**
- * The messages chosen for an action whose modal is open, by user and message, for
- * {@link PENDING_TARGET_TTL_MS} and at most 1,000 at once. In memory: a guild's interactions
- * reach the process that runs its shard, so its modal's submit comes back to the same one; after
- * a restart the message is fetched again (readable with the Message Content intent, or when it is
- * the bot's own, mentions it, or is in a DM), else the user is asked to use the action again.
- */
-export class PendingTargets {
-  private readonly kept = new Map<string, { message: Message; until: number }>();
-
-  /** Keeps `message` for `userId`'s modal. */
-  keep(userId: string, message: Message): void {
-    const key = `${userId}/${message.id}`;
-    this.kept.delete(key);
-    this.kept.set(key, { message, until: Date.now() + PENDING_TARGET_TTL_MS });
-    for (const [old, entry] of this.kept) {
-      if (this.kept.size <= MAX_PENDING_TARGETS && entry.until > Date.now()) break;
-      this.kept.delete(old);
-    }
-  }
-
-  /** The message `userId` chose, taken out; undefined when it is not kept or has expired. */
-  take(userId: string, messageId: string): Message | undefined {
-    const key = `${userId}/${messageId}`;
-    const entry = this.kept.get(key);
-    this.kept.delete(key);
-    return entry && entry.until > Date.now() ? entry.message : undefined;
-  }
-}
+/** Kept for the modal's submit (pending-targets.ts), and named here as before. */
+export { PENDING_TARGET_TTL_MS, PendingTargets } from './pending-targets.ts';
 
 /** What a message action's handling needs from the adapter. */
 export interface MessageActionDeps {
@@ -125,7 +100,12 @@ export async function handleMessageCommand(
     command: action?.id ?? interaction.commandName,
     message: interaction.targetId,
   });
-  const responder = new InteractionResponder(interaction, log, 'ephemeral', interactionBudget(interaction, deps));
+  const responder = new InteractionResponder(
+    interaction,
+    log,
+    deferralOf(interaction),
+    interactionBudget(interaction, deps),
+  );
   try {
     if (!action) {
       log.warn('unknown message command');
@@ -134,7 +114,10 @@ export async function handleMessageCommand(
     }
     if (action.question) {
       // No form for someone the answer would be refused to (runMessageAction checks again at the submit).
-      if (!mayPost(interaction.memberPermissions, interaction.channel?.isThread() ?? false)) {
+      const posts =
+        isUserInstalledOnly(interaction) ||
+        mayPost(interaction.memberPermissions, interaction.channel?.isThread() ?? false);
+      if (!posts) {
         log.info({ code: 'forbidden' }, 'may not post here: no question form');
         await responder.sendEphemeral(MAY_NOT_POST_HERE);
         return;
@@ -169,7 +152,12 @@ export async function handleModalSubmit(
   const action = deps.actions.find((a) => a.id === command && a.question);
   const ref = newReference();
   const log = deps.log.child({ platform: 'discord', ref, interaction: interaction.id, command });
-  const responder = new InteractionResponder(interaction, log, 'ephemeral', interactionBudget(interaction, deps));
+  const responder = new InteractionResponder(
+    interaction,
+    log,
+    deferralOf(interaction),
+    interactionBudget(interaction, deps),
+  );
   responder.start();
   try {
     const messageId = args.length === 1 && /^\d{1,22}$/.test(args[0]!) ? args[0]! : undefined;
@@ -194,12 +182,22 @@ export async function handleModalSubmit(
   }
 }
 
-/** The chosen message fetched again, when it is there and the bot may read it. */
+/**
+ * How an action's interaction is deferred: ephemerally (its answer is a reply to the chosen
+ * message, posted with the bot's token), or publicly where the bot is not a member (its answer is
+ * the interaction's own reply).
+ */
+function deferralOf(interaction: MessageContextMenuCommandInteraction | ModalSubmitInteraction): 'reply' | 'ephemeral' {
+  return isUserInstalledOnly(interaction) ? 'reply' : 'ephemeral';
+}
+
+/** The chosen message fetched again, when it is there and the bot may read it (never where it is not a member). */
 async function fetchAgain(
   interaction: ModalSubmitInteraction,
   messageId: string,
   deps: MessageActionDeps,
 ): Promise<Message | undefined> {
+  if (isUserInstalledOnly(interaction)) return undefined;
   const channel = interaction.channel;
   if (!channel || !('messages' in channel)) return undefined;
   const message = await channel.messages.fetch(messageId).catch(() => undefined);
@@ -230,17 +228,25 @@ async function runOn(
   const { deps, log, ref, signal, responder } = run;
   const channelId = interaction.channelId ?? '';
   let target: Message | undefined;
-  const reply = new ActionReply(() => target, channelId, responder, log);
+  const userInstall = userInstallKeys(interaction);
+  // Where the bot is not a member, the interaction's own reply is the answer.
+  const reply = userInstall
+    ? new InteractionReply(responder, deps.rateLimits)
+    : new ActionReply(() => target, channelId, responder, log);
   const ctx: CommandContext = {
     platform: 'discord',
-    conversationId: conversationKey({
-      platform: 'discord',
-      guild: interaction.guildId ?? undefined,
-      channel: channelId,
+    ...(userInstall ?? {
+      conversationId: conversationKey({
+        platform: 'discord',
+        guild: interaction.guildId ?? undefined,
+        channel: channelId,
+      }),
+      channelKey: channelKeyOf(interaction.guildId, channelId, interaction.channel),
     }),
-    channelKey: channelKeyOf(interaction.guildId, channelId, interaction.channel),
-    isDirectMessage: !interaction.inGuild(),
-    user: interactionUser(interaction, deps.core.admins),
+    isDirectMessage: !userInstall && !interaction.inGuild(),
+    user: userInstall
+      ? userInstallUser(interaction.user, deps.core.admins)
+      : interactionUser(interaction, deps.core.admins),
     options: {},
     files: {},
     signal,
@@ -252,11 +258,11 @@ async function runOn(
   try {
     const readChosen = async () => {
       target = await read();
-      return chosenOf(target, deps);
+      return chosenOf(target, deps, userInstall === undefined);
     };
     await runMessageAction(run.action, ctx, deps.core, { read: readChosen, question });
   } finally {
-    reply.dispose();
+    if (reply instanceof ActionReply) reply.dispose();
   }
 }
 
@@ -270,16 +276,20 @@ function readableLater(message: Message, deps: MessageActionDeps): boolean {
   );
 }
 
-/** A Discord message as the core's chosen message. */
-function chosenOf(message: Message, deps: MessageActionDeps): ChosenMessage {
+/**
+ * A Discord message as the core's chosen message.
+ * @param member whether the bot is a member where the message is (else it can never fetch it again).
+ */
+function chosenOf(message: Message, deps: MessageActionDeps, member: boolean): ChosenMessage {
   return {
     author: message.member?.displayName ?? message.author.displayName,
     fromBot: message.author.id === deps.botId,
     text: promptOf(message, deps.botId),
     // Fetched again later (Regenerate), another person's guild message shows its files only with
     // the Message Content intent or when it mentions the bot: without either, its images are kept whole.
-    attachments: readableLater(message, deps)
-      ? attachmentsOf(message, 'message', deps.core.downloader)
-      : message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
+    attachments:
+      member && readableLater(message, deps)
+        ? attachmentsOf(message, 'message', deps.core.downloader)
+        : message.attachments.map((file) => attachmentOf(file, 'message', deps.core.downloader)),
   };
 }

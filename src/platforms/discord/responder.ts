@@ -10,6 +10,7 @@ import { type OneOffBudget, UNBUDGETED } from './budget.ts';
 import { type AnswerableInteraction, ChannelWrites, editWithToken } from './channel-writes.ts';
 import { isExpiredToken, isUnknownMessage } from './errors.ts';
 import { editPayloadOf, fittedMessage, payloadOf } from './rest.ts';
+import { FollowUpAllowance, onlyUserInstall } from './user-install.ts';
 
 /** The note under a message finished with the bot's token; defined with the writes that add it. */
 export { EXPIRED_NOTE } from './channel-writes.ts';
@@ -29,7 +30,8 @@ export type DeferralKind = 'reply' | 'ephemeral' | 'update';
  * not answered after {@link AUTO_DEFER_MS} is deferred with the pending {@link DeferralKind}. Every write goes through
  * {@link withToken}: when Discord says the interaction's token has expired (50027, after 15 minutes), the answer goes
  * on with the bot's own token: the (non-ephemeral) reply is edited in the channel and follow-ups are channel messages,
- * with {@link EXPIRED_NOTE} saying why.
+ * with {@link EXPIRED_NOTE} saying why; where the bot is not a member (user-install.ts), it does not, and sends at most
+ * five follow-ups.
  */
 export class InteractionResponder {
   private deferring: Promise<unknown> | undefined;
@@ -45,8 +47,10 @@ export class InteractionResponder {
   private originalId: string | undefined;
   /** Set once the token was refused: writes go through the channel. */
   private tokenExpired = false;
-  /** The answer's writes with the bot's token, in the channel. */
+  /** The answer's writes with the bot's token, in the channel (none where the bot is not a member). */
   private readonly inChannel: ChannelWrites;
+  /** The follow-ups left: five where only a user install authorized the interaction (user-install.ts). */
+  private readonly followUps: FollowUpAllowance;
 
   /**
    * Starts the automatic deferral's timer ({@link AUTO_DEFER_MS}).
@@ -64,6 +68,7 @@ export class InteractionResponder {
     this.timer = setTimeout(() => this.start(), AUTO_DEFER_MS);
     this.timer.unref();
     this.inChannel = new ChannelWrites(interaction, log);
+    this.followUps = new FollowUpAllowance(onlyUserInstall(interaction));
   }
 
   /** Whether Discord has had a first response (a deferral or a reply). */
@@ -115,7 +120,8 @@ export class InteractionResponder {
    * has none yet, else a follow-up. A deferred reply showing "is thinking…" to everyone is removed first; when it
    * cannot be removed, the sentence is written into it instead (never "thinking" forever); when it is gone already
    * (10008 Unknown Message: deleted by someone), the sentence is an ephemeral follow-up. When Discord refuses that
-   * follow-up, it is posted in the channel naming the user, pinging nobody (ChannelWrites.tellUser). Never throws.
+   * follow-up, it is posted in the channel naming the user, pinging nobody (ChannelWrites.tellUser; not where the bot
+   * is not a member: only logged). Never throws.
    */
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
@@ -146,7 +152,7 @@ export class InteractionResponder {
    */
   private async ephemeralFollowUp(payload: InteractionReplyOptions, message: OutgoingMessage): Promise<unknown> {
     try {
-      return await this.budget.interactionWrite(() => this.interaction.followUp(payload));
+      return await this.budget.interactionWrite(() => this.followUps.spend(() => this.interaction.followUp(payload)));
     } catch (error) {
       if (isExpiredToken(error)) throw error;
       this.log.warn({ err: error }, 'could not send an ephemeral follow-up; telling the user in the channel');
@@ -257,7 +263,7 @@ export class InteractionResponder {
   async followUp(message: OutgoingMessage): Promise<string> {
     const payload = payloadOf(message);
     const sent = await this.withToken(
-      () => this.interaction.followUp(payload),
+      () => this.followUps.spend(() => this.interaction.followUp(payload)),
       () => this.inChannel.send(payload),
     );
     return sent.id;

@@ -39,8 +39,6 @@ export interface SlackActionDeps {
   log: Logger;
   running: RunningCommands;
   directory: SlackDirectory;
-  /** The bot token, for downloads of the bot's files (files.ts). */
-  botToken: string;
   /** The origin of SLACK_API_URL when the operator set one (files.ts `slackFileHost`). */
   apiOrigin: string | undefined;
 }
@@ -138,7 +136,7 @@ function pressContext(
   const messageTs = body.message?.ts ?? body.container?.message_ts;
   const threadTs = body.message?.thread_ts as string | undefined;
   const target = { team, channel: channel ?? '', threadTs, continueInThread: false };
-  const files = { client, botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
+  const files = { client, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
   return {
     platform: 'slack',
     reply: new SlackReply(client, target, (m) => press.sendEphemeral(m), press.log),

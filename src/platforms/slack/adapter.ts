@@ -5,14 +5,10 @@
  * (agent.ts), presses of its buttons (actions.ts), its message shortcuts (shortcuts.ts) and
  * message actions (message-actions.ts); reply.ts answers them.
  */
-// A named import: Node's ESM gives `import bolt from` the whole CommonJS exports object, but
-// bundler-style interop (vitest/vite) gives it `exports.default` (the App class), so `bolt.App`
-// is undefined there. `exports.App` is found by both.
-
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { App, type AppOptions, HTTPReceiver, type RespondFn } from '@slack/bolt';
-import type { Logger as SlackLogger } from '@slack/logger';
+import { type App, ErrorCode, type HTTPReceiver, type RespondFn } from '@slack/bolt';
+import type { InstallProvider } from '@slack/oauth';
 import { WebClient } from '@slack/web-api';
 import type { SlackConfig } from '../../config.ts';
 import type { CatchUpRunner } from '../../core/catch-up.ts';
@@ -23,12 +19,15 @@ import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { registerBlockActions } from './actions.ts';
 import { registerAgentView } from './agent.ts';
-import { catchUpAfterConnecting } from './catch-up.ts';
+import { boltApp, clientOptions } from './app-options.ts';
+import { catchUpAfterConnecting, singleWorkspace } from './catch-up.ts';
 import { handleSlashCommand, type SlashCommandDeps } from './commands.ts';
 import { registerMessageEvents } from './events.ts';
 import { createSlackServer } from './http.ts';
+import { type AuthorizeWorkspace, installedWorkspaces, type SlackInstallationStore } from './installations.ts';
 import { boltLogger } from './logger.ts';
 import { registerActionForms, slackShortcutsOf } from './message-actions.ts';
+import { UninstalledTeams } from './oauth.ts';
 import { rateLimitWatcher, SLACK_BUDGETS, slackRateLimitWait } from './rate-limits.ts';
 import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
@@ -45,57 +44,6 @@ export function unknownCommandText(command: string, known: readonly string[]): s
   return `${command} is not a command of this bot. Its commands: ${known.join(', ')}.`;
 }
 
-/**
- * Bolt's App options: the receiver (Socket Mode with the app token, else our HTTP receiver),
- * the Web API base (SLACK_API_URL) for every client, and retries fit for a chat answer.
- */
-function appOptions(config: SlackConfig, logger: SlackLogger, receiver: HTTPReceiver | undefined): AppOptions {
-  const slackApiUrl = config.apiUrl ? { slackApiUrl: config.apiUrl } : {};
-  return {
-    token: config.botToken,
-    ...(receiver ? { receiver } : { signingSecret: config.signingSecret }),
-    ...(config.appToken !== undefined
-      ? {
-          socketMode: true,
-          appToken: config.appToken,
-          // Socket Mode's own WebClient (apps.connections.open, with the app token) is built by
-          // SocketModeReceiver from `installerOptions.clientOptions`, not from `clientOptions`.
-          // Bolt 5.1 happens to default the former to the latter (the very same object, into which
-          // SocketModeClient writes a `retryConfig` of its own when it has none); set it explicitly
-          // so that SLACK_API_URL holds for every Web API call whatever Bolt's default (checked by
-          // test/e2e/slack-socket-mode.test.ts). Its retries are patient on purpose: this call
-          // also runs on every reconnect, where @slack/socket-mode lets a final network error
-          // escape as an unhandled rejection (fatal on Node 20): ~2 minutes of retries (1 s
-          // doubling up to 30 s) instead of the few seconds a chat answer is worth. Slack's
-          // refusals (invalid_auth) are not retried.
-          installerOptions: {
-            clientOptions: {
-              ...slackApiUrl,
-              retryConfig: { retries: 8, factor: 2, minTimeout: 1000, maxTimeout: 30_000 },
-            },
-          },
-        }
-      : {}),
-    logger,
-    clientOptions: {
-      ...slackApiUrl,
-      // Bolt's default retries for ~30 minutes; a chat answer is worth a few seconds at most.
-      // A call Slack does not answer ends after 6 s (twice, with the retry): the user is told.
-      retryConfig: { retries: 1, factor: 2, minTimeout: 500, maxTimeout: 4000 },
-      timeout: 6_000,
-      // A 429 is not waited out by the client: web-api pauses every call of the workspace's
-      // client for the whole Retry-After, so one channel's 429 naming an hour held every channel
-      // for the hour. It rejects at once instead; the write scheduler holds the bucket hit (at
-      // most a minute) and submits the write again (rate-limits.ts slackRateLimitWait).
-      rejectRateLimitedCalls: true,
-    },
-    // Bolt otherwise calls auth.test in this constructor and keeps the promise: a wrong token
-    // or an unreachable Slack becomes an unhandled rejection (which ends a Node 20 process)
-    // while start() reports success. start() runs it instead (App#init) and fails clearly.
-    deferInitialization: true,
-  };
-}
-
 /** The Slack side of the bot. */
 export class SlackAdapter {
   readonly app: App;
@@ -107,6 +55,13 @@ export class SlackAdapter {
   private started = false;
   private readonly catchUp: CatchUpRunner;
   private readonly commands: readonly Command[];
+  /**
+   * The installations (OAuth mode; undefined with SLACK_BOT_TOKEN). Its `deleteInstallation`
+   * is the seam for an uninstall: it deletes a workspace's (or org-wide enterprise's) tokens.
+   */
+  readonly installations: SlackInstallationStore | undefined;
+  /** The port of Socket Mode's installer server (OAuth mode), once listening. */
+  installerPort: number | undefined;
   /** The uninstall listeners (uninstall.ts): a reinstalled team is served again; tests wait for a purge. */
   readonly uninstall: UninstallHandle;
 
@@ -120,12 +75,11 @@ export class SlackAdapter {
     const { commands, messageActions } = definitions;
     this.commands = commands;
     const logger = boltLogger(log.child({ lib: 'bolt' }));
-    // HTTP mode: Bolt's receiver, served by our own server (http.ts) that guards it.
-    this.receiver =
-      config.appToken !== undefined
-        ? undefined
-        : new HTTPReceiver({ signingSecret: config.signingSecret, logger, endpoints: '/slack/events' });
-    this.app = new App(appOptions(config, logger, this.receiver));
+    ({
+      installations: this.installations,
+      receiver: this.receiver,
+      app: this.app,
+    } = boltApp(config, core, logger, log));
     // The scheduler paces streamed writes within Slack's budgets; a 429 holds the bucket it hit,
     // and the write refused goes again after it.
     core.scheduler.define({ platform: 'slack', kind: 'post' }, SLACK_BUDGETS.post);
@@ -136,29 +90,52 @@ export class SlackAdapter {
     const streaming = new SlackStreaming(
       core.store,
       core.scheduler.clock,
-      new WebClient(config.botToken, {
-        ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}),
-        logger,
-        rejectRateLimitedCalls: true,
-        retryConfig: { retries: 0 },
-        timeout: 6_000,
-      }),
+      (token) =>
+        new WebClient(token, {
+          ...(config.apiUrl ? { slackApiUrl: config.apiUrl } : {}),
+          logger,
+          rejectRateLimitedCalls: true,
+          retryConfig: { retries: 0 },
+          timeout: 6_000,
+        }),
     );
     // Only an origin the operator configured joins Slack's file hosts in getting the bot token (files.ts).
-    const files = { botToken: config.botToken, apiOrigin: config.apiUrl && new URL(config.apiUrl).origin };
+    const files = { apiOrigin: config.apiUrl && new URL(config.apiUrl).origin };
     this.registerMiddleware();
     const directory = new SlackDirectory(core.admins, log);
     const deps = { core, log, running: this.running, directory, ...files, streaming, commands };
     this.registerCommands(deps);
     registerMessageEvents(this.app, deps);
     registerAgentView(this.app, { ...deps, prompts: config.assistantPrompts, messageActions });
-    this.catchUp = catchUpAfterConnecting(this.app, deps);
+    this.catchUp = catchUpAfterConnecting(
+      this.app,
+      this.installations
+        ? installedWorkspaces(this.installations, clientOptions(config, logger), this.installerAuthorize())
+        : singleWorkspace(this.app),
+      deps,
+    );
     registerBlockActions(this.app, deps);
     registerMessageShortcuts(this.app, deps, slackShortcutsOf(messageActions));
     registerActionForms(this.app, deps, messageActions);
-    // Single-token mode: no installation to forget (the token is dead anyway); the OAuth mode passes its store's.
-    this.uninstall = registerUninstall(this.app, { core, log, forgetInstallation: async () => undefined });
-    this.app.error(async (error) => this.log.error({ err: error }, 'bolt error'));
+    // The uninstall listeners (uninstall.ts): the OAuth mode forgets the workspace's installation
+    // (its InstallationStore's deleteInstallation); the single-token mode has none to forget.
+    const installations = this.installations;
+    this.uninstall = registerUninstall(this.app, {
+      core,
+      log,
+      forgetInstallation: async (teamId, enterpriseId) =>
+        installations?.deleteInstallation({ teamId, enterpriseId, isEnterpriseInstall: false }),
+    });
+    // A workspace installing the app (again): its requests are served again.
+    if (installations) installations.onStored = (teamId) => this.uninstall.reinstalled(teamId);
+    const uninstalled = new UninstalledTeams(log);
+    this.app.error(async (error) => {
+      // A workspace with no installation: acknowledged (Bolt acks once this returns) and dropped.
+      if (uninstalled.handled(error)) return;
+      this.log.error({ err: error }, 'bolt error');
+      // Any other failed authorization (the store down): Bolt answers 401, and Slack retries later.
+      if (error.code === ErrorCode.AuthorizationError) throw error;
+    });
   }
 
   /**
@@ -166,6 +143,19 @@ export class SlackAdapter {
    * hands its listeners (once it is seen), and answers a slash command no listener serves (an
    * old one, /CHAT typed by hand, another app's) instead of leaving Slack waiting into a 404.
    */
+  /**
+   * Bolt's installer's authorize (OAuth mode), for catch-up's tokens outside a request: it
+   * refreshes a rotating token as a request's authorization does. The installer is the
+   * receiver's (HTTPReceiver's, which we build; in Socket Mode the SocketModeReceiver Bolt builds,
+   * its `installer` public but the App's `receiver` field not). undefined without one: catch-up
+   * then uses the stored token as it is.
+   */
+  private installerAuthorize(): AuthorizeWorkspace | undefined {
+    const receiver = this.receiver ?? (this.app as unknown as { receiver?: { installer?: InstallProvider } }).receiver;
+    const installer = receiver?.installer;
+    return installer ? (query) => installer.authorize(query) : undefined;
+  }
+
   private registerMiddleware(): void {
     const watch = rateLimitWatcher(this.core);
     watch(this.app.client, undefined);
@@ -209,8 +199,9 @@ export class SlackAdapter {
   }
 
   /**
-   * Checks the bot token (auth.test), then starts Socket Mode or the HTTP receiver (on
-   * `config.port`; 0 = any free port).
+   * Checks the bot token (auth.test; the OAuth mode has none to check: each installation's is
+   * read per request), then starts Socket Mode (with the OAuth installer on `config.port`) or
+   * the HTTP receiver (on `config.port`; 0 = any free port).
    * @throws Error naming the Slack error (e.g. `invalid_auth`) when the token is refused or
    *   Slack cannot be reached; the receiver's error when the port cannot be bound.
    */
@@ -226,9 +217,16 @@ export class SlackAdapter {
       );
     }
     if (this.config.appToken !== undefined) {
+      const installer = this.socketInstallerServer();
+      const listening = installer && this.installerListening(installer);
+      listening?.catch(() => undefined); // awaited below: a failed app.start() first must not leave it unhandled
       await this.app.start();
+      if (listening) this.installerPort = await listening;
       this.started = true;
-      this.log.info('slack ready (socket mode)');
+      this.log.info(
+        this.installerPort === undefined ? {} : { installerPort: this.installerPort },
+        'slack ready (socket mode)',
+      );
       return;
     }
     const server = createSlackServer(this.receiver!, {
@@ -245,6 +243,25 @@ export class SlackAdapter {
     this.port = (server.address() as AddressInfo).port;
     this.log.info({ port: this.port }, 'slack ready (http)');
     this.catchUp.request(); // Slack retries what it could not deliver meanwhile; catch-up.ts reads the rest.
+  }
+
+  /** Socket Mode's installer server (OAuth mode), which Bolt 5.1 keeps as `receiver.httpServer`. */
+  private socketInstallerServer(): Server | undefined {
+    if (!this.installations) return undefined;
+    return (this.app as unknown as { receiver?: { httpServer?: Server } }).receiver?.httpServer;
+  }
+
+  /**
+   * Resolves with the installer server's port once it listens; rejects when it cannot bind
+   * (Bolt starts it without waiting, and leaves its errors unhandled).
+   */
+  private installerListening(server: Server): Promise<number> {
+    return new Promise((resolve, reject) => {
+      server.once('listening', () => resolve((server.address() as AddressInfo).port));
+      server.once('error', (error) =>
+        reject(new Error(`the Slack installer could not listen on SLACK_PORT ${this.config.port}`, { cause: error })),
+      );
+    });
   }
 
   /**

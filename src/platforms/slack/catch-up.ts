@@ -12,6 +12,7 @@
  * for what it dropped, and the message claims make it harmless when a retry comes too.
  */
 import type { App } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
 import { CatchUpRunner, type CatchUpSource, catchUp } from '../../core/catch-up.ts';
 import { parseConversationKey, slackClaims } from '../../core/keys.ts';
 import { newerId, type SeenConversation } from '../../core/state/seen.ts';
@@ -36,30 +37,43 @@ function tsAt(ms: number): string {
   return (Math.max(ms, 0) / 1000).toFixed(6);
 }
 
-/** The bot's user and workspace (auth.test), asked once. */
-function identity(app: App): () => Promise<{ botUserId: string; teamId: string }> {
+/**
+ * The Web API client and the bot's user id that serve one workspace outside a request, or
+ * undefined when this bot does not serve it (another single workspace; no installation).
+ */
+export type WorkspaceClients = (team: string) => Promise<{ client: WebClient; botUserId: string } | undefined>;
+
+/**
+ * The single-workspace mode's {@link WorkspaceClients}: the app's own client (SLACK_BOT_TOKEN), for
+ * its workspace only, the bot's user and workspace asked once (auth.test).
+ */
+export function singleWorkspace(app: App): WorkspaceClients {
   let asked: Promise<{ botUserId: string; teamId: string }> | undefined;
-  return () => {
+  return async (team) => {
     asked ??= app.client.auth.test().then((r) => ({ botUserId: String(r.user_id), teamId: String(r.team_id) }));
     asked.catch(() => (asked = undefined));
-    return asked;
+    const who = await asked;
+    return who.teamId === team ? { client: app.client, botUserId: who.botUserId } : undefined;
   };
 }
 
 /** Reads one channel, DM or thread since the newest message seen (and not before `sinceMs`): the messages addressed to the bot, oldest first. */
 async function readConversation(
-  app: App,
-  who: { botUserId: string; teamId: string },
+  workspaces: WorkspaceClients,
   entry: SeenConversation,
   since: { sinceMs: number; limit: number },
 ): Promise<{ messages: FoundMessage[]; newest?: string }> {
   const ref = parseConversationKey(entry.conversation);
-  if (ref?.platform !== 'slack' || ref.team !== who.teamId) return { messages: [] };
+  if (ref?.platform !== 'slack') return { messages: [] };
+  const served = await workspaces(ref.team);
+  if (!served) return { messages: [] };
+  const { client, botUserId } = served;
+  const who = { botUserId, teamId: ref.team };
   const floor = tsAt(since.sinceMs);
   const oldest = newerId(entry.last, floor) ? entry.last : floor;
   const page = ref.thread
-    ? await app.client.conversations.replies({ channel: ref.channel, ts: ref.thread, oldest, limit: since.limit })
-    : await app.client.conversations.history({ channel: ref.channel, oldest, limit: since.limit });
+    ? await client.conversations.replies({ channel: ref.channel, ts: ref.thread, oldest, limit: since.limit })
+    : await client.conversations.history({ channel: ref.channel, oldest, limit: since.limit });
   const read = ((page.messages ?? []) as SlackUserMessage[])
     .filter((m) => typeof m.ts === 'string' && newerId(m.ts, oldest))
     .sort((a, b) => (newerId(a.ts, b.ts) ? 1 : -1));
@@ -82,21 +96,22 @@ function socketClientOf(app: App): { on(event: 'connected', listener: () => void
 
 /**
  * Registers Slack's catch-up: in Socket Mode after each connection of the socket; in HTTP
- * mode the adapter requests it once it listens.
+ * mode the adapter requests it once it listens. Each conversation is read and answered with its
+ * own workspace's client (`workspaces`: the single token, or the workspace's installation).
  */
-export function catchUpAfterConnecting(app: App, deps: SlackEventDeps): CatchUpRunner {
+export function catchUpAfterConnecting(app: App, workspaces: WorkspaceClients, deps: SlackEventDeps): CatchUpRunner {
   const { core, log } = deps;
-  const who = identity(app);
   const source: CatchUpSource<FoundMessage> = {
     platform: 'slack',
     readSpacingMs: SLACK_READ_SPACING_MS,
     owns: () => true,
-    read: async (entry, sinceMs, limit) => {
-      const identity = await who();
-      return patiently(() => readConversation(app, identity, entry, { sinceMs, limit }), core.scheduler.clock);
-    },
+    read: (entry, sinceMs, limit) =>
+      patiently(() => readConversation(workspaces, entry, { sinceMs, limit }), core.scheduler.clock),
     claimKey: ({ message, meta }) => slackClaims.message(meta.teamId, message.channel, message.ts),
-    answer: ({ message, meta }) => answerLate(message, meta, app.client, deps),
+    answer: async ({ message, meta }) => {
+      const served = await workspaces(meta.teamId);
+      if (served) await answerLate(message, meta, served.client, deps);
+    },
     stopping: () => deps.running.draining,
   };
   const runner = new CatchUpRunner(() =>

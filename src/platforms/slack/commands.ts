@@ -31,7 +31,6 @@ export interface SlashCommandDeps {
   log: Logger;
   directory: SlackDirectory;
   commands: readonly Command[];
-  botToken: string;
   apiOrigin: string | undefined;
   streaming: SlackStreaming;
 }
@@ -67,12 +66,12 @@ export async function readOptions(
   command: Command,
   text: string,
   client: WebClient,
-  deps: Pick<SlashCommandDeps, 'core' | 'commands' | 'botToken' | 'apiOrigin'>,
+  deps: Pick<SlashCommandDeps, 'core' | 'commands' | 'apiOrigin'>,
   asker: Pick<SlashCommand, 'user_id' | 'channel_id'>,
 ) {
   const options: Record<string, unknown> = parseSlashText(command, text, deps.commands);
   const files: Record<string, Attachment> = {};
-  const fileDeps = { client, botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
+  const fileDeps = { client, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
   for (const option of command.options) {
     const value = options[option.name];
     if (option.type === 'attachment' && typeof value === 'string' && value !== '')

@@ -67,8 +67,7 @@ export interface SlackEditDeps {
   log: Logger;
   running: RunningCommands;
   directory: SlackDirectory;
-  /** The bot token and SLACK_API_URL's origin: the question's images are downloaded again (files.ts). */
-  botToken: string;
+  /** SLACK_API_URL's origin: the question's images are downloaded again, with the request's token (files.ts). */
   apiOrigin: string | undefined;
 }
 
@@ -129,7 +128,7 @@ export async function onMessageChanged(
         startedAt: performance.now(),
         reply: new SlackReply(client, target, notice, log),
       };
-      const files = { client, botToken: deps.botToken, downloader: core.downloader, apiOrigin: deps.apiOrigin };
+      const files = { client, downloader: core.downloader, apiOrigin: deps.apiOrigin };
       // Found again for the asker, in the edit's conversation (files.ts `fileVisibleTo`).
       const images = (ref: string) => postedSlackImage(ref, { user: m.user!, channel: event.channel }, files);
       return runInvocation('edit', ctx, core, () => reanswerEdit(ctx, core, reanswer, text, images));

@@ -30,7 +30,6 @@ export interface SlackEventDeps {
   core: Core;
   log: Logger;
   running: RunningCommands;
-  botToken: string;
   /** SLACK_API_URL's origin when set: with Slack's file hosts, where the bot token may go (files.ts slackFileHost). */
   apiOrigin: string | undefined;
   directory: SlackDirectory;

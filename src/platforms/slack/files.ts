@@ -5,7 +5,7 @@
  * (`slack:<file id>`) to be found again with files.info when a button is pressed. What a user
  * types after an attachment option (`--image <link>`) is file-links.ts's.
  *
- * The bot token goes to one place only: {@link slackFileHost} decides, for every URL, whether
+ * The bot token (the workspace's: the token of the client Bolt handed the request) goes to one place only: {@link slackFileHost} decides, for every URL, whether
  * it may carry it; every other link is fetched without it, through the public-address guard.
  */
 import type { WebClient } from '@slack/web-api';
@@ -25,8 +25,8 @@ export const FILES_READ_MISSING =
 
 /** What downloading from Slack needs. */
 export interface SlackFileDeps {
+  /** The request's client: its token (the workspace's bot token) is the one sent with a download. */
   client: WebClient;
-  botToken: string;
   downloader: Downloader;
   /**
    * The origin of SLACK_API_URL when the operator set one (a proxy, GovSlack, the tests' fake
@@ -80,7 +80,7 @@ export async function downloadSlackFile(
   url: string,
   file: { name: string; mimeType?: string | undefined },
   options: AttachmentFetch,
-  deps: Pick<SlackFileDeps, 'botToken' | 'downloader' | 'apiOrigin'>,
+  deps: Pick<SlackFileDeps, 'client' | 'downloader' | 'apiOrigin'>,
 ): Promise<Uint8Array> {
   if (!slackFileHost(url, deps.apiOrigin))
     return (await deps.downloader.download(url, { ...options, name: file.name, publicOnly: true })).data;
@@ -88,7 +88,7 @@ export async function downloadSlackFile(
     const { data, contentType } = await deps.downloader.download(url, {
       ...options,
       name: file.name,
-      headers: { authorization: `Bearer ${deps.botToken}` },
+      headers: { authorization: `Bearer ${deps.client.token ?? ''}` },
     });
     if (contentType && /^(text\/|application\/json)/.test(contentType) && file.mimeType?.startsWith('image/'))
       throw new AttachmentAccessError(FILES_READ_MISSING);
@@ -161,7 +161,7 @@ export interface SlackFile {
  */
 export function slackFileAttachment(
   file: SlackFile,
-  deps: Pick<SlackFileDeps, 'botToken' | 'downloader' | 'apiOrigin'>,
+  deps: Pick<SlackFileDeps, 'client' | 'downloader' | 'apiOrigin'>,
 ): Attachment {
   const name = file.name || file.title || file.id || 'file';
   const url = file.url_private_download ?? file.url_private;

@@ -28,9 +28,11 @@ export function boltLogger(log: Logger): SlackLogger {
     },
     info: (...m: unknown[]) => log.info(m.map(String).join(' ')),
     // web-api warns of each failed attempt of a call; the bot logs each call's outcome itself.
+    // Bolt warns of every request it could not authorize; the adapter logs those (oauth.ts
+    // UninstalledTeams: once per workspace).
     warn: (...m: unknown[]) => {
       const text = m.map(String).join(' ');
-      if (/^http request failed/i.test(text)) log.debug(text);
+      if (/^(http request failed|authorization of incoming event did not succeed)/i.test(text)) log.debug(text);
       else log.warn(text);
     },
     error: (...m: unknown[]) => log.error(m.map(String).join(' ')),

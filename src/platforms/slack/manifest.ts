@@ -3,8 +3,11 @@
  * JSON (commands/): paste its output at api.slack.com/apps → Create New App → From a manifest.
  *
  * `npm run slack-manifest` prints it for Socket Mode; `npm run slack-manifest -- https://host`
- * prints it for HTTP mode, with every request URL at `https://host/slack/events`. The agent
- * view's suggested prompts are ASSISTANT_PROMPTS (from the environment or `.env`).
+ * prints it for HTTP mode, with every request URL at `https://host/slack/events`. With
+ * SLACK_CLIENT_ID set (the OAuth mode, from the environment or `.env`) the URL is required, and
+ * `oauth_config.redirect_urls` names `https://host/slack/oauth_redirect` (Socket Mode when
+ * SLACK_APP_TOKEN is set too: no request URLs then). The agent view's suggested prompts are
+ * ASSISTANT_PROMPTS.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -106,6 +109,9 @@ export function usageHint(command: Command): string {
  *   refuse the whole manifest).
  * @param options.requestUrl the bot's public base URL for HTTP mode (e.g. `https://bot.example.com`);
  *   absent: Socket Mode (no request URLs; an app-level token with `connections:write` is needed).
+ * @param options.redirectUrl the bot's public base URL where its OAuth installer is served (the
+ *   OAuth mode: SLACK_CLIENT_ID…): `oauth_config.redirect_urls` is then
+ *   `<redirectUrl>/slack/oauth_redirect`, the one URL Slack may send the code to.
  * @param options.name the app's and bot user's display name (default `genbot`).
  * @param options.prompts the agent view's suggested prompts (ASSISTANT_PROMPTS; default
  *   {@link DEFAULT_ASSISTANT_PROMPTS}), at most 4.
@@ -114,6 +120,7 @@ export function slackManifest(
   list: readonly Command[] = commands,
   options: {
     requestUrl?: string;
+    redirectUrl?: string;
     name?: string;
     actions?: readonly MessageAction[];
     prompts?: readonly AssistantPrompt[];
@@ -150,7 +157,12 @@ export function slackManifest(
       })),
     },
     // @slack/web-api 8.2's scope type lacks `assistant:write` (docs.slack.dev/reference/scopes/assistant.write).
-    oauth_config: { scopes: { bot: [...SLACK_BOT_SCOPES] as BotScopes } },
+    oauth_config: {
+      ...(options.redirectUrl
+        ? { redirect_urls: [`${options.redirectUrl.replace(/\/+$/, '')}/slack/oauth_redirect`] }
+        : {}),
+      scopes: { bot: [...SLACK_BOT_SCOPES] as BotScopes },
+    },
     settings: {
       event_subscriptions: { ...(url ? { request_url: url } : {}), bot_events: [...SLACK_ALL_BOT_EVENTS] },
       // Button presses (Stop, Reroll / Upscale / Vary) arrive as block_actions (actions.ts), message
@@ -172,13 +184,21 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     process.stderr.write(`ASSISTANT_PROMPTS ${prompts.error.issues[0]?.message ?? 'is malformed'}\n`);
     process.exit(2);
   }
-  const requestUrl = process.argv[2];
-  if (requestUrl !== undefined && !/^https:\/\/[^\s/]+/.test(requestUrl)) {
+  const url = process.argv[2];
+  // The OAuth mode (SLACK_CLIENT_ID set): the URL is where the installer is served, and it is
+  // also the request URL unless SLACK_APP_TOKEN says Socket Mode.
+  const oauth = Boolean(process.env.SLACK_CLIENT_ID);
+  if ((url !== undefined && !/^https:\/\/[^\s/]+/.test(url)) || (oauth && url === undefined)) {
     process.stderr.write(
-      'Usage: npm run slack-manifest [-- https://<public host of the bot>]  (no URL: Socket Mode)\n',
+      'Usage: npm run slack-manifest [-- https://<public host of the bot>]  (no URL: Socket Mode; with SLACK_CLIENT_ID set, the URL is required: the OAuth redirect is there)\n',
     );
     process.exit(2);
   }
-  const manifest = slackManifest(commands, { ...(requestUrl ? { requestUrl } : {}), prompts: prompts.data });
+  const socketMode = oauth ? Boolean(process.env.SLACK_APP_TOKEN) : url === undefined;
+  const manifest = slackManifest(commands, {
+    ...(url && !socketMode ? { requestUrl: url } : {}),
+    ...(url && oauth ? { redirectUrl: url } : {}),
+    prompts: prompts.data,
+  });
   process.stdout.write(`${JSON.stringify(manifest, null, 2)}\n`);
 }

@@ -253,7 +253,7 @@ async function answer(
 async function chosenOf(
   message: SlackMessage,
   client: WebClient,
-  deps: { core: Core; directory: SlackShortcutDeps['directory']; botToken: string; apiOrigin: string | undefined },
+  deps: { core: Core; directory: SlackShortcutDeps['directory']; apiOrigin: string | undefined },
   at: { team: string; botUserId: string | undefined },
 ): Promise<ChosenMessage> {
   const { botUserId } = at;
@@ -266,7 +266,7 @@ async function chosenOf(
     text: plainTextOf(message.text ?? '', botUserId),
     attachments: (message.files ?? []).map((file) =>
       slackFileAttachment(file, {
-        botToken: deps.botToken,
+        client,
         downloader: deps.core.downloader,
         apiOrigin: deps.apiOrigin,
       }),

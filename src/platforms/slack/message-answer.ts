@@ -189,7 +189,7 @@ async function answerQuestion(
     ({ context, notice } = thread);
   }
   const notices = [...(notice ? [notice] : []), ...(invocation.late ? [LATE_NOTICE] : [])];
-  const fileDeps = { botToken: deps.botToken, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
+  const fileDeps = { client, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
   await answerMention(ctx, deps.core, {
     text,
     attachments: (message.files ?? []).map((file) => slackFileAttachment(file, fileDeps)),

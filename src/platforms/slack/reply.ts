@@ -166,7 +166,7 @@ export class SlackReply implements ReplyChannel {
           { channel, threadTs, recipient: native!.recipient },
           message.content,
           this.log,
-          native!.streaming.startClient,
+          native!.streaming.startClientFor(this.client.token),
         ),
       );
       // A streaming message takes no blocks: Slack's client shows its own stop control, whose

@@ -34,8 +34,7 @@ export interface SlackShortcutDeps {
   log: Logger;
   running: RunningCommands;
   directory: SlackDirectory;
-  /** The bot token and SLACK_API_URL's origin, to download a message's files (files.ts). */
-  botToken: string;
+  /** SLACK_API_URL's origin, to download a message's files with the request's token (files.ts). */
   apiOrigin: string | undefined;
   /** Where Slack refused native streaming (answers in threads stream natively elsewhere). */
   streaming: SlackStreaming;

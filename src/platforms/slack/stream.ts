@@ -58,6 +58,9 @@ const START_WINDOW_MS = 60_000;
 /** Longest wait for the shared store's count of starts, in ms. */
 const STORE_WAIT_MS = 250;
 
+/** Start clients kept at most (one per workspace token). */
+const MAX_START_CLIENTS = 1_000;
+
 /** How long a refusal is remembered, in ms. */
 const REFUSAL_TTL_MS = 60 * 60_000;
 
@@ -67,19 +70,38 @@ export class SlackStreaming {
   /** Times of the `chat.startStream` calls of each workspace in the current window. */
   private readonly starts = new Map<string, number[]>();
 
+  /** The start clients made, by token (at most {@link MAX_START_CLIENTS}: the map starts afresh past it). */
+  private readonly startClients = new Map<string, WebClient>();
+
   /**
    * @param store the bot's store: when shared (Redis), the startStream budget is counted there.
    * @param clock the clock refusals and the local startStream window are kept on, in ms: the
    *   write scheduler's (one clock for every budget).
-   * @param startClient the client for `chat.startStream`: one that throws on a 429
-   *   (`rejectRateLimitedCalls`) instead of waiting out Slack's Retry-After (up to a minute),
-   *   so that the answer is posted and updated at once.
+   * @param newStartClient makes the client for `chat.startStream` with a workspace's bot token:
+   *   one that throws on a 429 (`rejectRateLimitedCalls`) instead of waiting out Slack's
+   *   Retry-After (up to a minute), so that the answer is posted and updated at once.
    */
   constructor(
     private readonly store?: StateStore,
     private readonly clock: Pick<Clock, 'now'> = systemClock,
-    readonly startClient?: WebClient,
+    private readonly newStartClient?: (token: string) => WebClient,
   ) {}
+
+  /**
+   * The `chat.startStream` client for the workspace whose bot token is `token` (the token of
+   * the WebClient Bolt handed the request), made once per token; undefined without a token or
+   * a maker (the answer's own client is used).
+   */
+  startClientFor(token: string | undefined): WebClient | undefined {
+    if (!token || !this.newStartClient) return undefined;
+    let client = this.startClients.get(token);
+    if (!client) {
+      if (this.startClients.size >= MAX_START_CLIENTS) this.startClients.clear();
+      client = this.newStartClient(token);
+      this.startClients.set(token, client);
+    }
+    return client;
+  }
 
   /** Whether `assistant.threads.setStatus` may be tried in `team` (not refused there lately). */
   statusAllowed(team: string): boolean {

@@ -117,7 +117,7 @@ async function earlierMessages(client: WebClient, where: ThreadWhere): Promise<T
 export async function readThread(
   client: WebClient,
   where: ThreadWhere,
-  deps: { core: Core; directory: SlackDirectory } & Pick<SlackFileDeps, 'botToken' | 'apiOrigin'>,
+  deps: { core: Core; directory: SlackDirectory } & Pick<SlackFileDeps, 'apiOrigin'>,
   log: Logger,
 ): Promise<ThreadRead> {
   const stored = await deps.core.history.asChatMessages(where.conversationId).catch(() => []);
@@ -130,7 +130,7 @@ export async function readThread(
     log.info({ err: error instanceof Error ? error.message : String(error) }, 'thread not read');
     return notice ? { notice } : {};
   }
-  const fileDeps = { botToken: deps.botToken, apiOrigin: deps.apiOrigin, downloader: deps.core.downloader };
+  const fileDeps = { client, apiOrigin: deps.apiOrigin, downloader: deps.core.downloader };
   const kept: Array<{ message: ThreadMessage; text: string; images: Attachment[] }> = [];
   let tokens = 0;
   for (const message of messages.reverse()) {

@@ -10,6 +10,7 @@ import type { Ctx } from './context.ts';
 import { envelope, launch } from './interaction-payload.ts';
 import { FakeInteraction, type FakeMessage } from './model.ts';
 import type { Json, PressButtonOptions } from './types.ts';
+import { installerOf } from './user-install.ts';
 import { messageJson } from './wire.ts';
 
 /** The button with `customId` among a message's components (in a Components V2 tree too), if any. */
@@ -34,7 +35,8 @@ export function pressButton(ctx: Ctx, options: PressButtonOptions): FakeInteract
   if (!button) throw new Error(`FakeDiscord: message ${message.id} has no button ${options.customId}`);
   if (button.disabled === true)
     throw new Error(`FakeDiscord: button ${options.customId} of message ${message.id} is disabled`);
-  const env = envelope(ctx, { ...options, channelId: message.channelId });
+  // On a user install's message, the press runs through that install (Discord names its user).
+  const env = envelope(ctx, { ...options, channelId: message.channelId, installer: installerOf(message.interaction) });
   const shownTo = message.interaction?.user.id;
   if (message.ephemeral && shownTo !== undefined && shownTo !== env.user.id) {
     throw new Error(`FakeDiscord: message ${message.id} is ephemeral: only its user sees (and can press) its buttons`);

@@ -19,7 +19,7 @@ import {
   type GatewayResume,
   type GatewaySessionInfo,
 } from './gateway.ts';
-import { guildOutage, guildRestored, removeBotFromGuild } from './guild-events.ts';
+import { guildOutage, guildRestored } from './guild-events.ts';
 import { handleRequest } from './http.ts';
 import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload.ts';
 import { MessageBudgets } from './limits.ts';
@@ -48,6 +48,7 @@ import type {
   RateLimitRecord,
 } from './types.ts';
 import { addThread, editUserMessage, openDm, postUserMessage } from './user-actions.ts';
+import { snowflake } from './util.ts';
 import { botRoleJson, channelJson, messageJson } from './wire.ts';
 
 /**
@@ -163,6 +164,31 @@ export class FakeDiscord {
     const channel = state.addChannel({ type: 0, guildId: state.guildId, name });
     this.dispatch('CHANNEL_CREATE', { ...channelJson(state, channel), guild_id: state.guildId });
     return channel;
+  }
+
+  /**
+   * Adds a guild the bot is not a member of, with one text channel (user-install.ts): nothing of
+   * it is announced to the bot, its bot-token routes answer 403 (50001 Missing Access), and an
+   * interaction dispatched in its channel comes through the invoker's own install of the app
+   * (`authorizing_integration_owners: { "1": <user id> }`), for commands registered for it.
+   * Users' messages there ({@link postUserMessage}) reach the bot only as message commands' targets.
+   * @returns the channel; its `guildId` is the new guild's.
+   */
+  addGuildWithoutBot(channelName = 'elsewhere'): FakeChannel {
+    const { state } = this.ctx;
+    const guildId = snowflake();
+    state.absentGuilds.add(guildId);
+    return state.addChannel({ type: 0, guildId, name: channelName });
+  }
+
+  /**
+   * The bot is removed from the fake's guild (the server's admin took the app away): GUILD_DELETE
+   * (without `unavailable`) to the bot, and from then on the guild is one the bot is not a member
+   * of, as {@link addGuildWithoutBot}'s: its members' own installs of the app still answer there.
+   */
+  removeBotFromGuild(): void {
+    this.dispatch('GUILD_DELETE', { id: this.guildId });
+    this.ctx.state.absentGuilds.add(this.guildId);
   }
 
   /**
@@ -459,11 +485,6 @@ export class FakeDiscord {
    */
   submitModal(options: SubmitModalOptions): FakeInteraction {
     return submitModal(this.ctx, options);
-  }
-
-  /** The bot is removed from the guild (kicked, banned, the guild deleted): GUILD_DELETE without `unavailable` (guild-events.ts). */
-  removeBotFromGuild(): void {
-    removeBotFromGuild(this.ctx);
   }
 
   /** The guild goes down in an outage: GUILD_DELETE with `unavailable: true`; {@link guildRestored} brings it back. */

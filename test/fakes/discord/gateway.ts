@@ -247,6 +247,8 @@ export class Gateway {
     const needed = intentFor(event, data);
     const isMessage = MESSAGE_EVENTS.has(event) && isObject(data) && event !== 'MESSAGE_DELETE';
     const guildId = guildOf(event, data);
+    // A guild the bot is not a member of sends it nothing but the interactions of a user's install.
+    if (guildId !== undefined && this.state.absentGuilds.has(guildId) && event !== 'INTERACTION_CREATE') return;
     let receivers = [...this.sessions].filter((session) => {
       if (!session.identified || (session.intents & needed) !== needed) return false;
       const [shardId, shardCount] = session.shard;

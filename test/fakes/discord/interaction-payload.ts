@@ -21,6 +21,7 @@ import type {
   Json,
   OptionValue,
 } from './types.ts';
+import { checkUserInstallable, installationFields } from './user-install.ts';
 import { snowflake } from './util.ts';
 import { attachmentJson, channelJson, memberJson, userJson } from './wire.ts';
 
@@ -31,6 +32,8 @@ export interface Invoker {
   admin?: boolean | undefined;
   permissions?: string | undefined;
   locale?: string | undefined;
+  /** Where the bot is not a member: whose install the interaction runs through (default: the user's own). */
+  installer?: string | undefined;
 }
 
 /** The envelope of an interaction, before its type and `data` are added. */
@@ -100,13 +103,12 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
       permissions,
       unusual_dm_activity_until: null,
     },
-    app_permissions: String(state.botPermissions),
     locale: invoker.locale ?? 'en-US',
     guild_locale: 'en-US',
     entitlements: [],
     entitlement_sku_ids: [],
-    authorizing_integration_owners: { '0': guildId },
-    context: 0,
+    // The guild install's, or where the bot is not a member, the user install's (user-install.ts).
+    ...installationFields(state, channel, invoker.installer ?? user.id),
     attachment_size_limit: state.options.maxFileBytes,
   };
   return { id, token, now: Date.now(), channel, guildId, user, payload };
@@ -176,6 +178,7 @@ export function dispatchInteraction(ctx: Ctx, options: DispatchInteractionOption
   const env = envelope(ctx, options);
   const registered = registeredCommand(ctx, env.guildId, options.command);
   checkShown(ctx, registered, env);
+  checkUserInstallable(ctx.state, env.channel, options.command, registered);
   const given = options.options ?? {};
   checkNames(options.command, given, registered, true);
   const attachments: FakeAttachment[] = [];
@@ -220,6 +223,7 @@ export function dispatchAutocomplete(ctx: Ctx, options: DispatchAutocompleteOpti
   const env = envelope(ctx, options);
   const registered = registeredCommand(ctx, env.guildId, options.command);
   checkShown(ctx, registered, env);
+  checkUserInstallable(ctx.state, env.channel, options.command, registered);
   const given: Record<string, string | number | boolean> = { ...(options.options ?? {}) };
   given[options.focused] ??= '';
   checkNames(options.command, given, registered, false);

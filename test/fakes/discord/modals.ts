@@ -26,7 +26,8 @@ import type { Ctx } from './context.ts';
 import { addError, type ErrorTree, formError, hasErrors } from './errors.ts';
 import { envelope, launch } from './interaction-payload.ts';
 import { FakeInteraction, type FakeMessage } from './model.ts';
-import type { InvokingUser, Json } from './types.ts';
+import type { FakeCommand, InvokingUser, Json } from './types.ts';
+import { checkUserInstallable, installerOf } from './user-install.ts';
 import { codePoints, isObject } from './util.ts';
 import { messageJson } from './wire.ts';
 
@@ -68,6 +69,7 @@ export function dispatchMessageCommand(ctx: Ctx, options: MessageCommandOptions)
   if (message.loading) throw new Error(`FakeDiscord: message ${message.id} is still loading`);
   const env = envelope(ctx, { ...options, channelId: message.channelId });
   const registered = registeredMessageCommand(ctx, env.guildId, options.command);
+  checkUserInstallable(state, env.channel, options.command, registered as FakeCommand | undefined);
   const known = [...state.guildCommands(env.guildId), ...state.commands].some((c) => c.name === options.command);
   if (!registered && known) throw new Error(`FakeDiscord: ${options.command} is not a message command`);
   const payload: Json = {
@@ -247,6 +249,7 @@ export function submitModal(ctx: Ctx, options: SubmitModalOptions): FakeInteract
   const components = submittedComponents(modal, options.values);
   const member = shown.payload.member as Json | undefined;
   const env = envelope(ctx, {
+    installer: installerOf(shown),
     channelId: shown.channelId,
     user: { id: shown.user.id, username: shown.user.username, globalName: shown.user.global_name ?? undefined },
     permissions: member?.permissions as string | undefined,

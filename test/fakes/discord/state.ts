@@ -92,6 +92,8 @@ export class FakeState {
   readonly overwrites = new Map<string, PermissionOverwrite[]>();
   /** Overrides of commands' permissions a server admin set under Integrations, by command name. */
   readonly commandPermissions = new Map<string, CommandPermission[]>();
+  /** Guilds the bot is not a member of, where a user's own install reaches it (user-install.ts). */
+  readonly absentGuilds = new Set<string>();
   /** Global commands as registered (last bulk overwrite). */
   commands: FakeCommand[] = [];
   /** The bot's permissions in every channel (its managed role's; `app_permissions`): see `setBotPermissions`. */
@@ -157,12 +159,12 @@ export class FakeState {
 
   /** The guild's text channels (not threads, not DMs), oldest first. */
   channelList(): FakeChannel[] {
-    return [...this.channels.values()].filter((c) => c.type === 0);
+    return [...this.channels.values()].filter((c) => c.type === 0 && c.guildId === this.guildId);
   }
 
   /** The guild's threads, oldest first. */
   threadList(): FakeChannel[] {
-    return [...this.channels.values()].filter((c) => c.type === 11);
+    return [...this.channels.values()].filter((c) => c.type === 11 && c.guildId === this.guildId);
   }
 
   /** A new, empty message (its content comes with the first revision); the bot's unless `author` is given. */

@@ -89,7 +89,8 @@ export function channelJson(state: FakeState, channel: FakeChannel): Json {
     id: channel.id,
     type: 0,
     name: channel.name,
-    position: state.channelList().indexOf(channel),
+    // Its place among its guild's channels (another guild's holds one channel: 0).
+    position: Math.max(0, state.channelList().indexOf(channel)),
     flags: 0,
     parent_id: null,
     topic: null,

@@ -10,7 +10,7 @@ import { chatModel, visionModelIds } from './models.ts';
 import { sendJson } from './respond.ts';
 import { writeSse } from './sse.ts';
 import type { ServiceState } from './state.ts';
-import type { ChatMessage, ChatRequestBody, StreamScript } from './types.ts';
+import type { ChatMessage, ChatRequestBody, StreamScript, StreamUsage } from './types.ts';
 import { cutText, newId, now, tokensOf } from './util.ts';
 import {
   checkBoolean,
@@ -214,6 +214,13 @@ function promptTokensOf(messages: ChatMessage[]): number {
   }, 3);
 }
 
+/** A streamed reply's `usage`: the fixed counts, or the fake's own. */
+function usageOf(usage: StreamUsage, body: ChatRequestBody, text: string) {
+  const counted =
+    usage === 'counted' ? { prompt_tokens: promptTokensOf(body.messages), completion_tokens: tokensOf(text) } : usage;
+  return { ...counted, total_tokens: counted.prompt_tokens + counted.completion_tokens };
+}
+
 /** Answers a chat completion, streamed when asked (or when the test scripted a stream). */
 export async function handleChat(
   state: ServiceState,
@@ -229,7 +236,10 @@ export async function handleChat(
     const rnd = state.nextRandom();
     const pieces = script?.pieces ?? cutText(text, rnd);
     const head = { id, object: 'chat.completion.chunk', created, model: body.model };
-    await writeSse(state, res, 'chat', '/v1/chat/completions', streamChunks(head, pieces, script), script ?? {}, rnd);
+    const chunks = streamChunks(head, pieces, script);
+    const usage = script?.usage ?? state.streamUsage;
+    if (usage) chunks.push({ ...head, choices: [], usage: usageOf(usage, body, text) });
+    await writeSse(state, res, 'chat', '/v1/chat/completions', chunks, script ?? {}, rnd);
     return;
   }
   const promptTokens = promptTokensOf(body.messages);

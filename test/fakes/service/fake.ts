@@ -21,6 +21,7 @@ import type {
   FakeServiceEvents,
   FakeServiceOptions,
   RecordedRequest,
+  StreamUsage,
 } from './types.ts';
 
 /** A running fake of the generation service (see test/fakes/service.ts). */
@@ -80,6 +81,11 @@ export class FakeService {
     this.state.completionReply = typeof reply === 'string' ? () => reply : reply;
   }
 
+  /** Ends every streamed chat reply with a usage chunk (`undefined`: none, the default; `reset` restores it). */
+  setStreamUsage(usage: StreamUsage | undefined): void {
+    this.state.streamUsage = usage;
+  }
+
   /** Replaces the model lists at run time. */
   setModels(models: FakeModel[], imageModels?: FakeImageModel[]): void {
     this.state.models = models.map((m) => ({ ...m }));
@@ -111,6 +117,7 @@ export class FakeService {
     this.state.queues.clear();
     this.state.chatReply = undefined;
     this.state.completionReply = undefined;
+    this.state.streamUsage = undefined;
   }
 
   /** Stops the server and destroys every open socket (keep-alive, hanging, streaming). */

@@ -17,6 +17,7 @@ import type {
   FakeServiceEvents,
   FakeServiceOptions,
   RecordedRequest,
+  StreamUsage,
 } from './types.ts';
 import { prng } from './util.ts';
 
@@ -44,6 +45,8 @@ export class ServiceState {
   imageModels: FakeImageModel[];
   chatReply: ChatReply | undefined;
   completionReply: CompletionReply | undefined;
+  /** The `usage` a streamed chat reply ends with (`setStreamUsage`); none by default. */
+  streamUsage: StreamUsage | undefined;
   /** Streamed responses whose connection is still open. */
   open = 0;
   streamCount = 0;

@@ -115,7 +115,16 @@ export interface RecordedRequest {
 }
 
 /** Options of a scripted stream. Events are counted as `data: {json}` chunks; the role chunk is the first. */
+/**
+ * The `usage` of a streamed chat reply, sent in a chunk of its own with empty `choices` after the
+ * last one (as OpenAI's `stream_options.include_usage`): fixed token counts, or `counted` (the
+ * fake's own counts of the prompt and reply, as its non-streamed answers report them).
+ */
+export type StreamUsage = { prompt_tokens: number; completion_tokens: number } | 'counted';
+
 export interface StreamScript {
+  /** Ends the stream with a usage chunk (wins over `setStreamUsage`). */
+  usage?: StreamUsage;
   /** Reply text (split into pieces of a few characters). Default: the normal reply. */
   text?: string;
   /** Exact content pieces, one chunk each (wins over `text`). */

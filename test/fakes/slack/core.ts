@@ -23,6 +23,7 @@ import type {
   SocketModeEnvelope,
   UserFileInput,
 } from './inbound-types.ts';
+import type { OAuthApp } from './oauth.ts';
 import type { RateLimitScope } from './pressure.ts';
 import { handleResponseUrl } from './response-url.ts';
 import { SocketMode } from './socket-mode.ts';
@@ -99,6 +100,7 @@ export class FakeSlackCore {
     this.socketMode = new SocketMode(ws);
     const methods = {
       ...identityMethods(ws),
+      ...ws.oauth.methods(),
       ...this.socketMode.methods(),
       ...chatMethods(ws),
       ...streamingMethods(ws),
@@ -175,6 +177,31 @@ export class FakeSlackCore {
   }
 
   // ------------------------------------------------------------ workspace setup
+
+  /**
+   * The app's OAuth side (oauth.ts): its `clientId` / `clientSecret`, `approve(link, who)` (a
+   * user approving the install page's link on Slack: a `code` for the redirect), `setRotation`,
+   * `uninstall`, and the `installations` made through `oauth.v2.access`.
+   */
+  get oauth(): OAuthApp {
+    return this.ws.oauth;
+  }
+
+  /**
+   * Adds another workspace this fake serves (for the OAuth install): its channels and users
+   * (each marked with `team`), and its Enterprise Grid organization when it has one. A token
+   * issued for it (oauth.v2.access) sees only these.
+   */
+  addTeam(team: {
+    id: string;
+    enterpriseId?: string;
+    channels?: Omit<FakeSlackChannel, 'team'>[];
+    users?: Omit<FakeSlackUser, 'team'>[];
+  }): void {
+    if (team.enterpriseId) this.ws.enterprises.set(team.id, team.enterpriseId);
+    for (const channel of team.channels ?? []) this.ws.channels.set(channel.id, { ...channel, team: team.id });
+    for (const user of team.users ?? []) this.ws.users.set(user.id, { ...user, team: team.id });
+  }
 
   /** Adds (or replaces) a channel. */
   addChannel(channel: FakeSlackChannel): void {

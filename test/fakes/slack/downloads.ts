@@ -138,7 +138,8 @@ export async function handleFileDownload(
   };
   ws.downloads.push(record);
   const token = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-  record.authorized = token === ws.botToken && ws.scopes.includes('files:read');
+  const installed = token ? ws.oauth.tokenTeam(token) : undefined;
+  record.authorized = (token === ws.botToken || typeof installed === 'object') && ws.scopes.includes('files:read');
   if (!record.authorized) {
     const location = `${ws.baseUrl}/?redir=${encodeURIComponent(url.pathname)}`;
     const body = Buffer.from(`<a href="${location}">Found</a>.`);

@@ -74,19 +74,31 @@ export function checkDeliverable(ws: Workspace, event: SlackEvent, caller: strin
 /** The `event_callback` body of one delivery. */
 export function eventCallback(ws: Workspace, event: SlackEvent, eventId: string, eventTime?: number): Json {
   const ts = typeof event.event_ts === 'string' ? Number(event.event_ts) : NaN;
+  // The workspace of the event's channel; an org-wide installation names its enterprise.
+  const team = typeof event.channel === 'string' ? ws.teamOf(event.channel) : ws.teamId;
+  const orgWide = [...ws.oauth.installations.values()].find(
+    (i) => i.isEnterpriseInstall && i.enterpriseId === ws.enterpriseOf(team),
+  );
   return {
     token: ws.verificationToken,
-    team_id: ws.teamId,
+    team_id: team,
+    ...(orgWide ? { enterprise_id: orgWide.enterpriseId, is_enterprise_install: true } : {}),
     api_app_id: ws.appId,
     event,
     type: 'event_callback',
     event_id: eventId,
     event_time: eventTime ?? (Number.isFinite(ts) ? Math.floor(ts) : Math.floor(ws.now() / 1000)),
     authorizations: [
-      { enterprise_id: null, team_id: ws.teamId, user_id: ws.botUserId, is_bot: true, is_enterprise_install: false },
+      {
+        enterprise_id: orgWide?.enterpriseId ?? null,
+        team_id: team,
+        user_id: ws.botUserId,
+        is_bot: true,
+        is_enterprise_install: Boolean(orgWide),
+      },
     ],
     is_ext_shared_channel: false,
-    event_context: `1-${event.type}-${ws.teamId}-${typeof event.channel === 'string' ? event.channel : ''}`,
+    event_context: `1-${event.type}-${team}-${typeof event.channel === 'string' ? event.channel : ''}`,
   };
 }
 

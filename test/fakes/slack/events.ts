@@ -84,7 +84,7 @@ function userMessage(ws: Workspace, m: FakeSlackMessage, text = m.text, blocks =
     ts: m.ts,
     ...(clientMsgIds.has(m) ? { client_msg_id: clientMsgIds.get(m) } : {}),
     text,
-    team: ws.teamId,
+    team: ws.teamOf(m.channel),
     ...threadFields(ws, m),
     ...(blocks ? { blocks } : {}),
   };

@@ -1,5 +1,6 @@
 /**
- * Who is who: `api.test` (no token needed), `auth.test` (the bot's identity), `users.info` (one
+ * Who is who: `api.test` (no token needed), `auth.test` (the bot's identity in the token's
+ * workspace), `users.info` (one
  * user; tier 4, about 100 a minute per workspace) and `users.list` (the workspace's users, by
  * pages: `limit` up to 1000, default 100 here; `cursor`; tier 2, about 20 a minute), both with
  * the user object's admin fields (`is_admin`, `is_owner`, `is_primary_owner`) and names
@@ -13,24 +14,34 @@ import type { Workspace } from './workspace.ts';
 export function identityMethods(ws: Workspace): MethodTable {
   return {
     'api.test': (p) => ({ args: p }),
-    'auth.test': () => ({
-      url: `https://${ws.teamDomain}.slack.com/`,
-      team: 'Fake Workspace',
-      user: 'genbot',
-      team_id: ws.teamId,
-      user_id: ws.botUserId,
-      bot_id: ws.botId,
-      is_enterprise_install: false,
-    }),
+    // The token's own workspace (web-api.ts resolved it: `callerTeam`; undefined for an org-wide token).
+    'auth.test': () => {
+      const team = ws.callerTeam;
+      const installation = team && team !== ws.teamId ? ws.oauth.installations.get(`team:${team}`) : undefined;
+      return {
+        url: `https://${team === ws.teamId ? ws.teamDomain : (team ?? 'enterprise').toLowerCase()}.slack.com/`,
+        team: team === ws.teamId ? 'Fake Workspace' : (installation?.teamName ?? team ?? null),
+        user: 'genbot',
+        team_id: team ?? null,
+        user_id: ws.botUserId,
+        bot_id: ws.botId,
+        is_enterprise_install: team === undefined,
+      };
+    },
     'users.info': (p) => {
       ws.limits.takeWindowSlot('usersInfo');
       const user = ws.users.get(required(p, 'user', 'user_not_found'));
-      if (!user) throw new SlackApiError('user_not_found');
+      if (!user || !ws.userVisible(user)) throw new SlackApiError('user_not_found');
       return { user: userObject(ws, user) };
     },
     'users.list': (p) => {
       ws.limits.takeWindowSlot('usersList');
-      const page = paginate([...ws.users.values()], p, 100, 1000);
+      const page = paginate(
+        [...ws.users.values()].filter((u) => ws.userVisible(u)),
+        p,
+        100,
+        1000,
+      );
       return {
         members: page.items.map((user) => userObject(ws, user)),
         cache_ts: Math.floor(ws.now() / 1000),
@@ -44,11 +55,12 @@ export function identityMethods(ws: Workspace): MethodTable {
 function userObject(ws: Workspace, user: FakeSlackUser): Json {
   return {
     id: user.id,
-    team_id: ws.teamId,
+    team_id: ws.callerTeam ?? user.team ?? ws.teamId,
     name: user.name,
     real_name: user.name,
     deleted: false,
-    is_admin: Boolean(user.isAdmin),
+    // Admin rights are a workspace's: the calling token's.
+    is_admin: Array.isArray(user.isAdmin) ? user.isAdmin.includes(ws.callerTeam ?? ws.teamId) : Boolean(user.isAdmin),
     is_owner: false,
     is_primary_owner: false,
     is_bot: false,

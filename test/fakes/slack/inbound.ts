@@ -102,7 +102,7 @@ export function slashCommandFields(
   const triggerId = issueTrigger(ws, userId);
   const fields = {
     token: ws.verificationToken,
-    team_id: input.team_id ?? ws.teamId,
+    team_id: input.team_id ?? ws.teamOf(channelId),
     team_domain: ws.teamDomain,
     channel_id: channelId,
     channel_name: channel.isPrivate ? 'privategroup' : channel.name,

@@ -118,7 +118,7 @@ function blockActionPayload(
   const blocks = blocksWithIds(holder);
   const payload: Json = {
     type: 'block_actions',
-    user: { id: user.id, username: user.name, name: user.name, team_id: ws.teamId },
+    user: { id: user.id, username: user.name, name: user.name, team_id: user.team ?? ws.teamId },
     api_app_id: ws.appId,
     token: ws.verificationToken,
     container: {
@@ -129,7 +129,7 @@ function blockActionPayload(
       ...(message?.threadTs ? { thread_ts: message.threadTs } : {}),
     },
     trigger_id: triggerId,
-    team: { id: ws.teamId, domain: ws.teamDomain },
+    team: { id: ws.teamOf(channel.id), domain: ws.teamDomain },
     enterprise: null,
     is_enterprise_install: false,
     channel: {

@@ -28,6 +28,8 @@ export interface FakeSlackChannel {
   streaming?: false | string;
   /** False: assistant.threads.setStatus here is `method_not_supported_for_channel_type`. */
   assistantStatus?: false;
+  /** The workspace it belongs to (another installed workspace's `T…`); default the fake's `teamId`. */
+  team?: string;
 }
 
 /** A user of the workspace. */
@@ -35,7 +37,12 @@ export interface FakeSlackUser {
   /** e.g. `U0ALICE`. */
   id: string;
   name: string;
-  isAdmin?: boolean;
+  /** True: an admin of every workspace the user is in; a list: of those workspaces only (Enterprise Grid). */
+  isAdmin?: boolean | string[];
+  /** The workspace the user belongs to; default the fake's `teamId`. */
+  team?: string;
+  /** Further workspaces the same user is in (an Enterprise Grid user: one id in several workspaces). */
+  alsoIn?: string[];
 }
 
 /** Rate limits the fake applies; see {@link FakeSlackOptions.rateLimits}. */
@@ -58,7 +65,9 @@ export interface RateLimitRules {
 
 /** Options of {@link FakeSlack.start}; the streaming ones are documented on {@link StreamingSettings}. */
 export interface FakeSlackOptions extends Partial<StreamingSettings> {
-  /** The one bot token accepted. Default a random `xoxb-fake-…`. */
+  /** The OAuth app's credentials (oauth.ts; default random). */
+  oauth?: { clientId?: string; clientSecret?: string };
+  /** The one bot token accepted besides installed workspaces' (oauth.ts). Default a random `xoxb-fake-…`. */
   botToken?: string;
   /** The one app-level token accepted (only by `apps.connections.open`). Default a random `xapp-1-<appId>-…`. */
   appToken?: string;
@@ -277,8 +286,12 @@ export interface SlackApiCall {
   params: Record<string, unknown>;
   /** Where the token came from. */
   auth: 'header' | 'body' | 'none';
-  /** Which token it was: the bot token, the app-level token, another one, or none. */
+  /** Which token it was: a bot token (the fake's, or an installed workspace's), the app-level token, another one, or none. */
   tokenType: 'bot' | 'app' | 'unknown' | 'none';
+  /** The token itself, as sent (to tell which workspace's token a call used). */
+  token?: string | undefined;
+  /** The workspace a bot token acts in (the fake's `teamId`, or the installed workspace's; undefined for an org-wide token). */
+  team?: string | undefined;
   /** HTTP status answered (200, or 429 when rate limited); 0 for a call left unanswered (`hangNext`). */
   status: number;
   ok: boolean;

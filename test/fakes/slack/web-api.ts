@@ -30,6 +30,8 @@ export type MethodTable = Record<string, MethodHandler>;
 
 /** Web API methods that take the app-level (`xapp-`) token, and no other token. */
 const APP_TOKEN_METHODS = new Set(['apps.connections.open']);
+/** Web API methods that take no token (oauth.v2.access authenticates the app by its client id and secret). */
+const TOKENLESS_METHODS = new Set(['api.test', 'oauth.v2.access']);
 
 /** Writes a JSON answer with its length. */
 export function sendJson(
@@ -150,13 +152,26 @@ export class WebApi {
       }
       const handler = this.methods[method];
       if (!handler) throw new SlackApiError('unknown_method', { req_method: method });
-      const header = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+      const authorization = req.headers.authorization ?? '';
+      const header = /^Bearer\s+(.+)$/i.exec(authorization)?.[1];
       const token = header ?? bodyToken;
       call.auth = header ? 'header' : bodyToken ? 'body' : 'none';
-      call.tokenType = !token ? 'none' : token === ws.botToken ? 'bot' : token === ws.appToken ? 'app' : 'unknown';
-      if (method !== 'api.test') {
+      call.token = token;
+      // An installed workspace's bot token (oauth.ts): its workspace, or why it is refused.
+      const installed = token && token !== ws.botToken && token !== ws.appToken ? ws.oauth.tokenTeam(token) : undefined;
+      call.tokenType = !token
+        ? 'none'
+        : token === ws.botToken || installed !== undefined
+          ? 'bot'
+          : token === ws.appToken
+            ? 'app'
+            : 'unknown';
+      call.team = typeof installed === 'object' ? installed.teamId : call.tokenType === 'bot' ? ws.teamId : undefined;
+      if (method === 'oauth.v2.access') Object.assign(params, basicCredentials(authorization));
+      if (!TOKENLESS_METHODS.has(method)) {
         if (call.tokenType === 'none') throw new SlackApiError('not_authed');
         if (call.tokenType === 'unknown') throw new SlackApiError('invalid_auth');
+        if (typeof installed === 'string') throw new SlackApiError(installed);
         if (call.tokenType === 'bot' && ws.uninstalled) throw new SlackApiError('token_revoked'); // uninstall.ts
         // The app-level token is good for app methods only, the bot token for everything else.
         if ((call.tokenType === 'app') !== APP_TOKEN_METHODS.has(method))
@@ -174,7 +189,14 @@ export class WebApi {
       }
       ws.limits.takeScripted(method, params);
       this.takeFailure(method, params);
-      const body = handler(params);
+      // The workspace the call acts in (channels and users of another are not found): the token's.
+      ws.callerTeam = typeof installed === 'object' ? installed.teamId : ws.teamId;
+      let body: Json;
+      try {
+        body = handler(params);
+      } finally {
+        ws.callerTeam = undefined;
+      }
       call.ok = true;
       sendJson(res, 200, { ok: true, ...body }, headers);
     } catch (error) {
@@ -230,4 +252,12 @@ async function parseParams(
     }
   }
   return { params, bodyToken };
+}
+
+/** `client_id` and `client_secret` from an HTTP Basic authorization (oauth.v2.access takes either form). */
+function basicCredentials(authorization: string): Json {
+  const basic = /^Basic\s+(.+)$/i.exec(authorization)?.[1];
+  if (!basic) return {};
+  const [id, secret] = Buffer.from(basic, 'base64').toString('utf8').split(':');
+  return { client_id: id, client_secret: secret };
 }

@@ -10,6 +10,7 @@ import { fileSharesOf } from './file-shares.ts';
 import type { EventDelivery } from './inbound-types.ts';
 import type { BlockActionRecord } from './interaction-types.ts';
 import { RateLimiter } from './limits.ts';
+import { OAuthApp } from './oauth.ts';
 import { CHAT_WRITE_PUBLIC, channelType, DEFAULT_BOT_EVENTS, DEFAULT_BOT_SCOPES } from './scopes.ts';
 import type { AssistantStatus, StreamingSettings } from './stream-types.ts';
 import { streamingSettings } from './streaming.ts';
@@ -131,6 +132,12 @@ export class Workspace {
   readonly blockActions: BlockActionRecord[] = [];
   /** Streaming and loading-status settings (streaming.ts, assistant.ts); changed in place by setStreaming. */
   readonly streaming: StreamingSettings;
+  /** The OAuth app and its installations' tokens (oauth.ts). */
+  readonly oauth: OAuthApp;
+  /** The Enterprise Grid organization of each workspace that has one, by team id. */
+  readonly enterprises = new Map<string, string>();
+  /** The workspace the Web API call being answered acts in (web-api.ts sets it around each method). */
+  callerTeam: string | undefined;
   /** The bot token's scopes (see scopes.ts). */
   scopes: string[];
   /** The app's bot event subscriptions (see scopes.ts). */
@@ -165,6 +172,7 @@ export class Workspace {
     this.scopes = [...(o.scopes ?? DEFAULT_BOT_SCOPES)];
     this.botEvents = [...(o.botEvents ?? DEFAULT_BOT_EVENTS)];
     this.streaming = streamingSettings(o);
+    this.oauth = new OAuthApp(this, o.oauth);
   }
 
   /**
@@ -328,11 +336,34 @@ export class Workspace {
     };
   }
 
-  /** The channel named by parameter `key` (an id, or a name with or without `#`). @throws SlackApiError `channel_not_found`. */
+  /**
+   * The channel named by parameter `key` (an id, or a name with or without `#`), in the caller's
+   * workspace. @throws SlackApiError `channel_not_found` (another workspace's channel too).
+   */
   channelOf(p: Json, key: string): FakeSlackChannel {
     const channel = this.findChannel(required(p, key, 'channel_not_found'));
-    if (!channel) throw new SlackApiError('channel_not_found');
+    if (!channel || !this.visible(channel.team)) throw new SlackApiError('channel_not_found');
     return channel;
+  }
+
+  /** Whether something of workspace `team` (default this fake's) is seen by the call being answered. */
+  visible(team: string | undefined): boolean {
+    return this.callerTeam === undefined || (team ?? this.teamId) === this.callerTeam;
+  }
+
+  /** Whether a user is in the workspace the call being answered acts in. */
+  userVisible(user: FakeSlackUser): boolean {
+    return this.visible(user.team) || (this.callerTeam !== undefined && (user.alsoIn ?? []).includes(this.callerTeam));
+  }
+
+  /** The enterprise a workspace belongs to (Enterprise Grid), if any. */
+  enterpriseOf(team: string): string | undefined {
+    return this.enterprises.get(team);
+  }
+
+  /** The workspace of a channel (default this fake's `teamId`). */
+  teamOf(channelId: string): string {
+    return this.channels.get(channelId)?.team ?? this.teamId;
   }
 
   /** A channel by id, or by name with or without `#` (never a DM by name). */

@@ -3,7 +3,8 @@
  * `POST /channels/:id/typing` (204), `GET`/`POST /channels/:id/messages`, and `GET`/`PATCH`/
  * `DELETE /channels/:id/messages/:id`.
  *
- * - A guild channel the bot cannot see (no View Channel: `setBotPermissions`) refuses every
+ * - A channel of a guild the bot is not a member of (user-install.ts) refuses every route (403,
+ *   50001 Missing Access), as does a guild channel the bot cannot see (no View Channel: `setBotPermissions`) refuses every
  *   route (403, 50001 Missing Access), while the interaction routes still serve (an
  *   interaction's webhook needs no channel access). Send Messages is not needed to edit.
  * - Ephemeral messages exist only for their user: the bot token cannot see them (10008).
@@ -25,6 +26,7 @@ import { discordError, fieldError, unknownChannel, unknownMessage } from '../err
 import { type Body, NO_BODY, type Reply } from '../http.ts';
 import type { FakeChannel, MessageReference } from '../model.ts';
 import type { FakeTyping } from '../types.ts';
+import { refuseWhereAbsent } from '../user-install.ts';
 import { isObject } from '../util.ts';
 import { channelJson, restMessageJson } from '../wire.ts';
 import { commit, existingMessage, prepareWrite } from '../writes.ts';
@@ -40,6 +42,7 @@ export const channelRoutes: AreaRoutes = (ctx, rq) => {
   const { state } = ctx;
   const channel = state.channels.get(p[1]!);
   if (!channel) throw unknownChannel();
+  refuseWhereAbsent(state, channel);
   if (channel.guildId && (state.botPermissions & P.ViewChannel) === 0n)
     throw discordError(403, 50001, 'Missing Access');
   if (p.length === 2) {

@@ -2,7 +2,8 @@
  * Interaction callbacks and interaction webhooks (follow-ups, edits of the original response).
  * A response that is not ephemeral is echoed as MESSAGE_CREATE, the deferral's loading message
  * included. After a button press answered with 6 or 7, `@original` is the message that
- * carries the button.
+ * carries the button. An interaction only a user install authorized gets at most 5 follow-ups
+ * (user-install.ts).
  */
 import type { Ctx } from '../context.ts';
 import {
@@ -27,6 +28,7 @@ import {
 } from '../model.ts';
 import type { FakeState } from '../state.ts';
 import type { AutocompleteChoice, Json } from '../types.ts';
+import { checkFollowUp } from '../user-install.ts';
 import { isObject } from '../util.ts';
 import { checkChoices } from '../validation.ts';
 import { messageJson } from '../wire.ts';
@@ -249,6 +251,7 @@ export async function webhook(
   if (messageRef === undefined) {
     // POST: a follow-up message.
     if (!interaction.response) throw unknownWebhook();
+    checkFollowUp(interaction);
     budgets.check(interaction.channelId, method, path, token);
     const written = await prepareWrite(ctx, body, undefined, {
       allowEphemeral: true,

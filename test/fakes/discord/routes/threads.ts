@@ -2,7 +2,7 @@
  * Threads the bot starts, as Discord has them (resources/channel, "Start Thread from Message"):
  * `POST /channels/:channel/messages/:message/threads` with the bot token.
  *
- * - The channel must exist (404, 10003) and be a guild text channel: a DM, a thread or another
+ * - The channel must exist (404, 10003), in a guild the bot is a member of (403, 50001), and be a guild text channel: a DM, a thread or another
  *   type is 400, 50024 "Cannot execute action on this channel type" (the fake has no
  *   announcement or forum channels).
  * - The message must be in that channel and visible (404, 10008).
@@ -24,6 +24,7 @@ import type { Ctx } from '../context.ts';
 import { addError, discordError, type ErrorTree, formError, unknownChannel, unknownMessage } from '../errors.ts';
 import type { Body, Reply } from '../http.ts';
 import { ChannelType, type FakeChannel } from '../model.ts';
+import { refuseWhereAbsent } from '../user-install.ts';
 import { isObject } from '../util.ts';
 import { channelJson, gatewayMessageJson } from '../wire.ts';
 import type { AreaRoutes } from './index.ts';
@@ -83,6 +84,7 @@ function startThread(ctx: Ctx, channelId: string, messageId: string, body: Body)
   const { state } = ctx;
   const channel = state.channels.get(channelId);
   if (!channel) throw unknownChannel();
+  refuseWhereAbsent(state, channel);
   if (channel.type !== ChannelType.GuildText)
     throw discordError(400, 50024, 'Cannot execute action on this channel type');
   const message = state.messages.get(messageId);
