@@ -79,7 +79,7 @@ describe('Discord /forget me', () => {
     expect(shown).toHaveLength(1);
     expect(shown[0]!.ephemeral).toBe(true);
     expect(shown[0]!.content).toBe(
-      '🧹 Forgot 3 messages of yours and 3 answers to them in 2 conversations of this server, and 0 votes and button states. Your usage and quota counters stay until they reset.',
+      '🧹 Forgot 3 messages of yours and 3 answers to them in 2 conversations of this server, and 0 votes and button states. Your usage, quota and spend counters stay until they reset.',
     );
     expect(await stored(sharedId)).toEqual([`user ${BOB.id}: Bob asks about owls.`, 'assistant -: Owls hoot.']);
     expect(await stored(ownId)).toBeUndefined();

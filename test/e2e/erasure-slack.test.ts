@@ -92,7 +92,7 @@ describe('Slack /forget me', () => {
     const { outcome, said } = await forget(CHANNELS.shared, ALICE, 'me');
     expect(outcome.ok).toBe(true);
     expect(said).toBe(
-      '🧹 Forgot 3 messages of yours and 3 answers to them in 2 conversations of this workspace, and 1 vote or button state. Your usage and quota counters stay until they reset.',
+      '🧹 Forgot 3 messages of yours and 3 answers to them in 2 conversations of this workspace, and 1 vote or button state. Your usage, quota and spend counters stay until they reset.',
     );
     expect(await stored(sharedId)).toEqual([`user ${BOB}: Bob asks about owls.`, 'assistant -: Owls hoot.']);
     expect(await stored(conversationOf(CHANNELS.own, own))).toBeUndefined();

@@ -81,7 +81,7 @@ export function forgetMeDone(counts: ForgetMeCounts, platform: 'discord' | 'slac
   return (
     `🧹 Forgot ${n(counts.turns, 'message', 'messages')} of yours and ${n(counts.answers, 'answer', 'answers')} to them` +
     ` in ${n(counts.conversations, 'conversation', 'conversations')} of this ${place}, and ${n(counts.records, 'vote or button state', 'votes and button states')}.` +
-    ' Your usage and quota counters stay until they reset.'
+    ' Your usage, quota and spend counters stay until they reset.'
   );
 }
 
