@@ -147,7 +147,7 @@ export async function startBot(
     log.flush();
   };
   try {
-    await Promise.all([discord?.start(), slack?.start()]);
+    await Promise.all([discord?.start(), slack?.start()]).then(() => core.retention.start());
     if (config.httpPort !== undefined)
       ops = await startOpsServer(config.httpPort, { checks, registry: metrics.registry, log });
   } catch (error) {

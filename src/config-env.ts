@@ -224,6 +224,7 @@ export const limitsEnv = z.object({
   NOTIFY_AFTER_SECONDS: optionalInt(30, 0, 86_400),
   REGENERATE_STATES_PER_USER: optionalInt(20, 1, 1000),
   CATCH_UP_MAX_AGE_MINUTES: optionalInt(15, 0, 1440),
+  HISTORY_RETENTION_DAYS: optionalInt(90, 1, 3650),
   ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
   IMAGINE_BUTTONS: withDefault(
     'requester',

@@ -69,6 +69,11 @@ export interface CoreLimits {
   regenerateStatesPerUser: number;
   /** Oldest message answered by catch-up after downtime, in minutes (`CATCH_UP_MAX_AGE_MINUTES`; 0: off). */
   catchUpMaxAgeMinutes: number;
+  /**
+   * Days a conversation's turns, button states and feedback are kept (`HISTORY_RETENTION_DAYS`):
+   * older ones are removed by the store (state/retention.ts; docs/data.md).
+   */
+  historyRetentionDays: number;
   /** Whether admins may use `disable_safety_checker` (`ALLOW_DISABLE_SAFETY_CHECKER`). */
   allowDisableSafetyChecker: boolean;
   /** Longest answer shown in messages, in characters (`MAX_ANSWER_CHARS`); the rest comes as a file. */
@@ -201,6 +206,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     notifyAfterSeconds: e.NOTIFY_AFTER_SECONDS,
     regenerateStatesPerUser: e.REGENERATE_STATES_PER_USER,
     catchUpMaxAgeMinutes: e.CATCH_UP_MAX_AGE_MINUTES,
+    historyRetentionDays: e.HISTORY_RETENTION_DAYS,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
     maxAnswerChars: e.MAX_ANSWER_CHARS,
     streamIdleMs: e.STREAM_IDLE_TIMEOUT_MS,
@@ -210,9 +216,8 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
   };
 }
 
-function imagesOf(
-  e: Pick<Env, keyof typeof ENV_DEFAULTS.images>,
-): Pick<Config, 'inputImages' | 'imageWorkers' | 'pdfWorkers'> {
+/** The image sections of a {@link Config} (`inputImages`, `imageWorkers`, `pdfWorkers`). */
+function imagesOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.images>) {
   return {
     inputImages: { maxCount: e.MAX_INPUT_IMAGES, maxBytes: e.MAX_INPUT_IMAGE_BYTES },
     imageWorkers: {

@@ -21,10 +21,12 @@ import { StoreHealth } from './state/health.ts';
 import { ConversationStore } from './state/history.ts';
 import { PendingTurns } from './state/pending-turns.ts';
 import { NO_QUOTAS, type QuotaLimits, Quotas } from './state/quotas.ts';
+import { RetentionSweeper, setRetention } from './state/retention.ts';
 import { SeenConversations, seenTtlMs } from './state/seen.ts';
 import { SettingsStore } from './state/settings.ts';
 import { Spend, type SpendConfig } from './state/spend.ts';
 import type { StateStore } from './state/store.ts';
+import { UserIndex } from './state/user-index.ts';
 
 /** Everything a command may use. */
 export interface Core {
@@ -32,6 +34,10 @@ export interface Core {
   /** The store behind every kind of state (state/store.ts): SQLite or Redis. */
   store: StateStore;
   history: ConversationStore;
+  /** What each user left in each workspace: what `/forget me` erases (state/user-index.ts). */
+  userIndex: UserIndex;
+  /** The history retention's sweep (HISTORY_RETENTION_DAYS): started with the bot, then hourly (state/retention.ts). */
+  retention: RetentionSweeper;
   /** Once-only markers (event de-duplication). */
   claims: Claims;
   /** Where messages to the bot were seen: what catch-up reads after downtime (core/catch-up.ts). */
@@ -117,12 +123,17 @@ export function createCore(parts: {
     ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}),
   });
   const limits = { ...CONFIG_DEFAULTS.limits, ...parts.limits };
-  const history = new ConversationStore(parts.store);
+  const retentionMs = limits.historyRetentionDays * 24 * 3_600_000;
+  setRetention(parts.store, retentionMs);
+  const userIndex = new UserIndex(parts.store, retentionMs);
+  const history = new ConversationStore(parts.store, { retentionMs, userIndex });
   const storeHealth = new StoreHealth();
   return {
     service: parts.service,
     store: parts.store,
     history,
+    userIndex,
+    retention: new RetentionSweeper(parts.store, history, parts.log),
     claims: new Claims(parts.store),
     seen: new SeenConversations(parts.store, { ttlMs: seenTtlMs(limits.catchUpMaxAgeMinutes), log: parts.log }),
     storeHealth,
@@ -174,6 +185,7 @@ function openSpend(store: StateStore, config: SpendConfig, log: Logger, defaults
 export async function closeCore(core: Core): Promise<void> {
   core.scheduler.close();
   core.pendingTurns.close();
+  await core.retention.stop();
   await Promise.allSettled([
     Promise.all([core.quotas.flush(), core.spend?.flush(), core.seen.flush(), storeWaitingTurns(core)]).then(() =>
       core.store.close(),

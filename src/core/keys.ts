@@ -226,7 +226,23 @@ export const storeKeys = {
    * (state/purge.ts `keepOwned`): how an uninstall finds the records whose keys do not name it.
    */
   owned: (workspace: string, key: string) => joinKey('owned', workspace, key),
+  /**
+   * What one user left in a workspace ({@link workspaceOf}): the conversations they spoke in and
+   * the records kept for them (state/user-index.ts), what `/forget me` reads instead of listing the store.
+   */
+  userIndex: (workspace: string, user: string) => joinKey('user-index', workspace, user),
+  /**
+   * When a history's oldest turn passes the retention (state/retention.ts): the conversation (`id`),
+   * then `dueMs` (ms since the epoch, ≥ 0) zero-padded to 15 digits. Under its workspace's prefix: a purge finds it.
+   */
+  historyDue: (id: string, dueMs: number) => joinKey('history-due', id, String(Math.floor(dueMs)).padStart(15, '0')),
 } as const;
+
+/** Reads a {@link storeKeys.historyDue} key back. @returns undefined for a key that is not one. */
+export function parseHistoryDue(key: string): { dueMs: number; conversationId: string } | undefined {
+  const match = /^history-due:(.+):(\d{15})$/.exec(key);
+  return match ? { dueMs: Number(match[2]), conversationId: match[1]! } : undefined;
+}
 
 /**
  * Which Slack installation serves a request or holds a token, as Bolt's InstallationQuery names
@@ -259,7 +275,7 @@ export function quotaSubject(platform: 'discord' | 'slack', user: string, channe
  * conversations' histories, forgotten markers, opened threads, answer-state lists and
  * mention links; its channels' settings and their list; its feedback tally; its users' viewed
  * channels; its claims (messages, greetings, titles, edits); the markers of its records under
- * random ids ({@link storeKeys.owned}). Not its usage and quota counters, nor the claims of event
+ * random ids ({@link storeKeys.owned}); its users' indexes ({@link storeKeys.userIndex}). Not its usage and quota counters, nor the claims of event
  * ids and signed requests (they name no workspace, hold nothing, and expire within hours).
  * `workspace` is `slack:<team>` or `discord:<guild | dm>`; a Discord mention link (by channel and
  * message id alone) is not among them. What an uninstall deletes (state/purge.ts).
@@ -274,6 +290,8 @@ export function workspaceKeys(workspace: string): { prefixes: string[]; keys: st
     storeKeys.openedThread(within),
     storeKeys.conversationAnswerStates(within),
     storeKeys.owned(workspace, ''),
+    storeKeys.userIndex(workspace, ''),
+    joinKey('history-due', within),
   ];
   if (platform === 'slack') {
     // A Slack message's reference names its workspace (messageRef): its mention link and edit claims.

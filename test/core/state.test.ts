@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeKeys } from '../../src/core/keys.ts';
 import { Claims } from '../../src/core/state/claims.ts';
 import { withDeadlines } from '../../src/core/state/deadline.ts';
-import { ConversationStore } from '../../src/core/state/history.ts';
+import { ConversationStore, DEFAULT_RETENTION_MS } from '../../src/core/state/history.ts';
 import { LocalState, openLocalStore } from '../../src/core/state/local-state.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { openRedisStore } from '../../src/core/state/redis-state.ts';
@@ -326,8 +327,9 @@ describe('SQLite sweep of expired rows', () => {
     await store.increment('quota:old', 1, 1_000);
     await store.keyv.set('stop:old', true, 1_000);
     await store.keyv.set('imagine:old', { prompt: 'p' }, 1_000);
-    // Every row is there until the short-lived ones expire (1 s), sweeps or not.
-    expect(await rowsOf(store)).toHaveLength(9);
+    // Every row is there until the short-lived ones expire (1 s), sweeps or not; the history's
+    // retention marker (history.ts) with them.
+    expect(await rowsOf(store)).toHaveLength(10);
 
     await expect
       .poll(() => rowsOf(store), { timeout: 5_000, interval: 50 })
@@ -335,6 +337,7 @@ describe('SQLite sweep of expired rows', () => {
         [
           'genbot:claim:slack:request:live',
           'genbot:history:kept',
+          `genbot:${storeKeys.historyDue('kept', 1 + DEFAULT_RETENTION_MS)}`,
           'genbot:plain',
           'genbot:settings:C1',
           'genbot:stop:live',

@@ -263,17 +263,20 @@ export interface MentionAnswer {
 
 /**
  * Links a mention to its answer for `ttlMs` (the edit window): an edit of the mention finds it.
- * A store that fails loses the link (logged once per outage).
+ * With the marker of `workspace` (the conversation's, keys.ts `workspaceOf`): a Discord mention's
+ * reference names no guild, and a purge finds the link by it (state/owned.ts). A store that fails
+ * loses the link (logged once per outage).
  */
 export async function linkMention(
   core: Core,
   log: Logger,
   mention: string,
-  link: MentionAnswer,
+  link: MentionAnswer & { workspace?: string | undefined },
   ttlMs: number,
 ): Promise<void> {
+  const { workspace, ...kept } = link;
   try {
-    await core.store.keyv.set(storeKeys.mentionAnswer(mention), link, ttlMs);
+    await keepOwned(core.store, workspace, storeKeys.mentionAnswer(mention), kept, ttlMs);
   } catch (error) {
     core.storeHealth.failed(error, log);
   }

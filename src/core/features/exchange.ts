@@ -6,6 +6,7 @@
 
 import type { Core } from '../core.ts';
 import { randomHex } from '../ids.ts';
+import { workspaceOf } from '../keys.ts';
 import type { CommandContext } from '../platform.ts';
 import { STORE_UNSAVED_NOTE } from '../state/health.ts';
 import type { StoredMessage } from '../state/history.ts';
@@ -99,7 +100,8 @@ export async function linkAnswer(
 ): Promise<void> {
   const minutes = core.limits.editReanswerMinutes;
   if (minutes <= 0 || !answer) return;
-  await linkMention(core, ctx.log, mention, { id, answer, at: Date.now() }, minutes * 60_000 + 60_000);
+  const link = { id, answer, at: Date.now(), workspace: workspaceOf(ctx.conversationId) };
+  await linkMention(core, ctx.log, mention, link, minutes * 60_000 + 60_000);
 }
 
 /** What ends an answer in the history that the user saw only in part: stopped, or its last writes failed. */

@@ -14,10 +14,11 @@ import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
 import { randomHex } from '../ids.ts';
-import { buttonId, parseButtonId } from '../keys.ts';
+import { buttonId, parseButtonId, storeKeys, workspaceOf } from '../keys.ts';
 import type { Button, ComponentContext, OutgoingMessage, TextForm } from '../platform.ts';
 import {
   castVote,
+  FEEDBACK_TTL_MS,
   type FeedbackKind,
   type FeedbackRecord,
   keepFeedbackRecord,
@@ -114,6 +115,12 @@ export async function pressFeedback(ctx: ComponentContext, core: Core): Promise<
   const record = await readFeedbackRecord(core.store, id);
   if (!record || record.platform !== ctx.platform) throw new InputError(FEEDBACK_EXPIRED);
   const { previous } = await castVote(core.store, id, record, ctx.user.id, action);
+  // In the voter's index: `/forget me` erases it (state/user-index.ts); if that fails, the rest stands.
+  const workspace = workspaceOf(record.channelKey);
+  if (workspace)
+    await core.userIndex
+      .noteRecord(workspace, ctx.user.id, storeKeys.feedbackVote(id, ctx.user.id), Date.now() + FEEDBACK_TTL_MS)
+      .catch((error: unknown) => core.storeHealth.failed(error, ctx.log));
   ctx.log.info({ feedback: id, vote: action, previous, model: record.model, kind: record.kind }, 'feedback noted');
   await ctx.sendEphemeral(acknowledgement(id, action, previous));
 }

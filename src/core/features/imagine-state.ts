@@ -91,6 +91,12 @@ export async function keepButtonState(ctx: CommandContext, core: Core, state: Im
       state,
       IMAGINE_STATE_TTL_MS,
     );
+    // In its requester's index: `/forget me` erases it (state/user-index.ts); if that fails, the rest stands.
+    const workspace = workspaceOf(ctx.conversationId);
+    if (workspace)
+      await core.userIndex
+        .noteRecord(workspace, ctx.user.id, storeKeys.imagineState(id), Date.now() + IMAGINE_STATE_TTL_MS)
+        .catch((error: unknown) => core.storeHealth.failed(error, ctx.log));
     return [
       { id: buttonId('imagine', 'reroll', id), label: '🎲 Reroll' },
       { id: buttonId('imagine', 'upscale', id), label: '🔍 Upscale' },

@@ -5,11 +5,18 @@
  * An append is a read-modify-write under the store's lock on the conversation (in-process on
  * SQLite; a Redis lock with expiry shared by every instance), so two processes appending to
  * one conversation at the same moment both keep their turns, in order.
+ *
+ * Retention (HISTORY_RETENTION_DAYS; state/retention.ts): every write sets the history to expire
+ * a retention after it, and, when its oldest turn changed, writes the marker of when that turn
+ * passes the retention (keys.ts `historyDue`), which the sweep lists to drop old turns from
+ * histories still in use. A user's turn notes the conversation in their index (user-index.ts:
+ * what `/forget me` erases).
  */
 
 import { storeKeys } from '../keys.ts';
 import type { ChatMessage } from '../service/schemas.ts';
 import type { StateStore } from './store.ts';
+import type { UserIndex } from './user-index.ts';
 
 /** A stored turn: what was said, when (ms since epoch) and by whom (platform user id). */
 export interface StoredMessage {
@@ -32,6 +39,23 @@ export interface StoredConversation {
 export interface ConversationStoreOptions {
   /** Most messages kept per conversation (oldest dropped first); default 50. */
   maxMessages?: number;
+  /** How long turns are kept, in ms (HISTORY_RETENTION_DAYS; default {@link DEFAULT_RETENTION_MS}). */
+  retentionMs?: number;
+  /** The users' indexes that appends note conversations in (none: not noted). */
+  userIndex?: UserIndex;
+}
+
+/** The retention when none is given, in ms: 90 days (HISTORY_RETENTION_DAYS's default). */
+export const DEFAULT_RETENTION_MS = 90 * 24 * 3_600_000;
+
+/** How long a retention marker outlives its time, in ms (the sweep, hourly, reads it before then). */
+export const DUE_MARKER_MARGIN_MS = 7 * 24 * 3_600_000;
+
+/** When a history's oldest turn was said, ms since the epoch (turns without a time left out); undefined when none has one. */
+export function oldestAt(messages: readonly StoredMessage[]): number | undefined {
+  let oldest: number | undefined;
+  for (const m of messages) if (Number.isFinite(m.at) && (oldest === undefined || m.at < oldest)) oldest = m.at;
+  return oldest;
 }
 
 /** How long a read started ahead ({@link ConversationStore.prefetch}) waits for its taker, in ms. */
@@ -43,6 +67,9 @@ const PREFETCH_KEPT = 10_000;
 /** Reads and appends conversation history. */
 export class ConversationStore {
   private readonly maxMessages: number;
+  /** How long turns are kept, in ms. */
+  readonly retentionMs: number;
+  private readonly userIndex: UserIndex | undefined;
   /** Reads started ahead, by key, each for one taker until `until` (ms since the epoch). */
   private readonly ahead = new Map<string, { read: Promise<StoredMessage[]>; until: number }>();
 
@@ -51,6 +78,8 @@ export class ConversationStore {
     options: ConversationStoreOptions = {},
   ) {
     this.maxMessages = options.maxMessages ?? 50;
+    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.userIndex = options.userIndex;
   }
 
   /**
@@ -99,11 +128,13 @@ export class ConversationStore {
   async append(conversationId: string, ...messages: StoredMessage[]): Promise<void> {
     const key = this.key(conversationId);
     this.ahead.delete(key);
-    await this.state.withLock(key, async () => {
-      const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
-      const next = [...current, ...messages].slice(-this.maxMessages);
-      await this.state.keyv.set(key, { version: 1, messages: next });
-    });
+    await Promise.all([
+      this.state.withLock(key, async () => {
+        const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
+        await this.write(conversationId, current, [...current, ...messages].slice(-this.maxMessages));
+      }),
+      this.userIndex?.noteTurns(conversationId, messages),
+    ]);
   }
 
   /**
@@ -119,9 +150,9 @@ export class ConversationStore {
     await this.state.withLock(key, async () => {
       const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
       const next = mergeTurns(current, turns);
-      if (next.length !== current.length)
-        await this.state.keyv.set(key, { version: 1, messages: next.slice(-this.maxMessages) });
+      if (next.length !== current.length) await this.write(conversationId, current, next.slice(-this.maxMessages));
     });
+    await this.userIndex?.noteTurns(conversationId, turns);
   }
 
   /**
@@ -151,7 +182,7 @@ export class ConversationStore {
           return { ...m, content: replacement.question, at: replacement.at };
         return m;
       });
-      if (found) await this.state.keyv.set(key, { version: 1, messages: next });
+      if (found) await this.write(conversationId, current, next);
       return found;
     });
   }
@@ -167,8 +198,61 @@ export class ConversationStore {
     await this.state.withLock(key, async () => {
       const current = (await this.state.keyv.get<StoredConversation>(key))?.messages ?? [];
       const next = current.filter((m) => m.id !== ids.question && m.id !== ids.answer);
-      if (next.length !== current.length) await this.state.keyv.set(key, { version: 1, messages: next });
+      if (next.length !== current.length) await this.write(conversationId, current, next);
     });
+  }
+
+  /**
+   * Changes a conversation's turns under the same lock as {@link append} (the retention sweep,
+   * `/forget me`): `change` gets the stored turns and returns the ones to keep (the same array:
+   * nothing to write). No turn left deletes the history.
+   * @param options.mark writes the retention marker of the oldest turn kept even when it did not
+   *   change (the sweep consumed the one there was).
+   * @returns how many turns there were and are.
+   * @throws the store's error; what `change` throws.
+   */
+  async edit(
+    conversationId: string,
+    change: (messages: StoredMessage[]) => StoredMessage[],
+    options: { mark?: boolean } = {},
+  ): Promise<{ before: number; after: number }> {
+    const key = this.key(conversationId);
+    this.ahead.delete(key);
+    return this.state.withLock(key, async () => {
+      const stored = await this.state.keyv.get<StoredConversation>(key);
+      const current = Array.isArray(stored?.messages) ? stored.messages : [];
+      const next = change(current);
+      if (next !== current || (options.mark && current.length))
+        await this.write(conversationId, options.mark ? [] : current, next);
+      return { before: current.length, after: next.length };
+    });
+  }
+
+  /**
+   * Writes a conversation's turns (`before` what it held) with the retention's expiry, and the
+   * marker of when its oldest turn passes the retention if that turn changed; no turn deletes it.
+   * Run under the conversation's lock.
+   */
+  private async write(conversationId: string, before: readonly StoredMessage[], next: StoredMessage[]): Promise<void> {
+    const key = this.key(conversationId);
+    if (!next.length) {
+      await this.state.keyv.delete(key);
+      return;
+    }
+    const writes: Array<Promise<unknown>> = [
+      this.state.keyv.set(key, { version: 1, messages: next } satisfies StoredConversation, this.retentionMs),
+    ];
+    const oldest = oldestAt(next);
+    const previous = oldestAt(before);
+    if (oldest !== undefined && oldest !== previous) {
+      const due = oldest + this.retentionMs;
+      const ttl = Math.max(0, due - Date.now()) + DUE_MARKER_MARGIN_MS;
+      writes.push(this.state.keyv.set(storeKeys.historyDue(conversationId, due), 1, ttl));
+      // The marker of the turn that was oldest would only make the sweep read the history for nothing.
+      if (previous !== undefined)
+        writes.push(this.state.keyv.delete(storeKeys.historyDue(conversationId, previous + this.retentionMs)));
+    }
+    await Promise.all(writes);
   }
 
   /** Forgets a conversation. */

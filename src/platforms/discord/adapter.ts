@@ -5,6 +5,7 @@
  * messages addressed to the bot (messages.ts); rest.ts
  * holds what every write shares (no pings, message limits, embeds, buttons, uploads).
  */
+
 import {
   Client,
   type ClientOptions,
@@ -31,6 +32,7 @@ import { catchUpOnNewSessions } from './catch-up.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { handleEdit } from './edits.ts';
 import { guardMalformedInteractions } from './guard.ts';
+import { type GuildLeaveHandle, registerGuildLeave } from './guild-leave.ts';
 import { handleChatInput } from './interactions.ts';
 import { handleMessage } from './mentions.ts';
 import { handleMessageCommand, handleModalSubmit, PendingTargets } from './message-actions.ts';
@@ -126,6 +128,8 @@ export class DiscordAdapter {
   private readonly actions: readonly MessageAction[];
   /** Messages chosen for an action whose modal is open (message-actions.ts). */
   private readonly pending = new PendingTargets();
+  /** The bot leaving a server purges its data (guild-leave.ts); tests wait for a purge. */
+  readonly guildLeave: GuildLeaveHandle;
   /** What the interaction handlers need: one object for every interaction (an answer keeps it while it streams). */
   private readonly interactionDeps: {
     core: Core;
@@ -150,6 +154,7 @@ export class DiscordAdapter {
     this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
     this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
     this.client.on(Events.MessageUpdate, (_old, message) => this.onEdit(message));
+    this.guildLeave = registerGuildLeave(this.client, { core, log });
     onUncachedEdits(this.client, { core, log }, (message) => this.onEdit(message));
     // Every response's rate-limit headers and 429s go to the write scheduler (rate-limits.ts).
     this.rateLimits = new DiscordRateLimits(core.scheduler, core.events, log);

@@ -194,7 +194,10 @@ class SlashTextParser {
     // A command without free text (/settings, /models…) would drop these words unread, so that
     // `/settings chat_model:x` (Discord's form) changed nothing and said nothing: name them.
     const extra = rest.trim();
-    if (!main && extra) {
+    // A word that is the one choice of a string option not given (`/forget me`) is that option.
+    const chosen = main || !extra ? undefined : choiceWord(command, extra, this.out);
+    if (chosen) this.out[chosen] = extra.toLowerCase();
+    else if (!main && extra) {
       const colon = /^([A-Za-z][\w-]*):/.exec(extra);
       const named = colon ? options.get(colon[1]!.toLowerCase().replace(/-/g, '_')) : undefined;
       problems.push(
@@ -211,6 +214,17 @@ class SlashTextParser {
     if (main) this.out[main.name] = rest.replace(/(?<=\S) {2,}(?=\S)/g, ' ').trim();
     return this.out;
   }
+}
+
+/**
+ * The string option (not given yet) that has `word` among its choices, for a command without free
+ * text: `/forget me` is `/forget --scope me`. @returns its name, or undefined.
+ */
+function choiceWord(command: Command, word: string, given: Record<string, string>): string | undefined {
+  const lower = word.toLowerCase();
+  return command.options.find(
+    (o) => o.type === 'string' && given[o.name] === undefined && o.choices?.some((c) => String(c.value) === lower),
+  )?.name;
 }
 
 /** Whether slash-command text asks for help (`help`, `--help`, `-h`, `?`). */

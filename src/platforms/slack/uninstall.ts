@@ -119,7 +119,7 @@ export function registerUninstall(app: App, deps: UninstallDeps): UninstallHandl
 
 /**
  * Forgets what this process holds of the team (exchanges waiting for the store, catch-up notes,
- * cached settings), then purges its data from the store, logged once with counts.
+ * cached settings, users' index notes), then purges its data from the store, logged once with counts.
  * @returns the counts, or undefined when the purge failed (logged).
  */
 async function purgeTeam(deps: UninstallDeps, teamId: string, log: Logger): Promise<PurgeCounts | undefined> {
@@ -128,6 +128,7 @@ async function purgeTeam(deps: UninstallDeps, teamId: string, log: Logger): Prom
   deps.core.pendingTurns.forgetWithin(within);
   deps.core.seen.dropNotes('slack', within);
   deps.core.settings.forgetCached(within);
+  deps.core.userIndex.forgetWorkspace(workspace);
   try {
     const counts = await purgeWorkspace(deps.core.store, workspace);
     log.info({ ...counts }, 'workspace data purged (usage and quota counters kept)');

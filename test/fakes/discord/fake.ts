@@ -19,6 +19,7 @@ import {
   type GatewayResume,
   type GatewaySessionInfo,
 } from './gateway.ts';
+import { guildOutage, guildRestored } from './guild-events.ts';
 import { handleRequest } from './http.ts';
 import { dispatchAutocomplete, dispatchInteraction } from './interaction-payload.ts';
 import { MessageBudgets } from './limits.ts';
@@ -484,6 +485,16 @@ export class FakeDiscord {
    */
   submitModal(options: SubmitModalOptions): FakeInteraction {
     return submitModal(this.ctx, options);
+  }
+
+  /** The guild goes down in an outage: GUILD_DELETE with `unavailable: true`; {@link guildRestored} brings it back. */
+  guildOutage(): void {
+    guildOutage(this.ctx);
+  }
+
+  /** The guild is available again after an outage: GUILD_CREATE with the whole guild. */
+  guildRestored(): void {
+    guildRestored(this.ctx);
   }
 
   /**
