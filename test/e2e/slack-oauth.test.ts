@@ -10,7 +10,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { storeKeys } from '../../src/core/keys.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
@@ -31,6 +31,8 @@ const CHANNELS = {
   rotate: 'C4OAUTHROTATE',
   socket: 'C5OAUTHSOCKET',
   grid: 'C6OAUTHGRID',
+  gone: 'C7OAUTHGONE',
+  stay: 'C8OAUTHSTAY',
 } as const;
 const CLIENT = { clientId: '1111111111.2222222222', clientSecret: randomBytes(16).toString('hex') };
 const STATE_SECRET = randomBytes(16).toString('hex');
@@ -111,6 +113,8 @@ describe('HTTP mode', () => {
         e2e.slack.addTeam({ id: UNINSTALLED, channels: [{ id: CHANNELS.never, name: 'oauth-never' }] });
         e2e.slack.addTeam({ id: 'T0REPLAY', channels: [{ id: CHANNELS.replay, name: 'oauth-replay' }] });
         e2e.slack.addTeam({ id: 'T0ROTATE', channels: [{ id: CHANNELS.rotate, name: 'oauth-rotate' }] });
+        e2e.slack.addTeam({ id: 'T0GONE', channels: [{ id: CHANNELS.gone, name: 'oauth-gone' }] });
+        e2e.slack.addTeam({ id: 'T0STAY', channels: [{ id: CHANNELS.stay, name: 'oauth-stay' }] });
         e2e.slack.addTeam({
           id: 'T0GRID',
           enterpriseId: 'E0GRID',
@@ -200,6 +204,70 @@ describe('HTTP mode', () => {
     const logged = testBot.logs.filter((l) => /no installation/.test(String(l.msg)));
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ installation: `team:${UNINSTALLED}` });
+  });
+
+  it('app_uninstalled of one workspace: its installation and keys gone at once (its counters kept), its next event acknowledged and dropped, the other workspace untouched; a reinstall starts clean', async () => {
+    for (const teamId of ['T0GONE', 'T0STAY'])
+      expect((await install(slack, origin, { teamId, userId: 'U0BOB' })).status).toBe(200);
+    for (const [channel, text] of [
+      [CHANNELS.gone, 'remember the word heron'],
+      [CHANNELS.stay, 'remember the word otter'],
+    ] as const) {
+      const answered = outcome(channel);
+      await mention(channel, 'U0CAROL', text);
+      expect((await answered).ok).toBe(true);
+    }
+    const store = testBot.bot.core.store;
+    const keysNaming = async (team: string) => {
+      const keys: string[] = [];
+      for await (const batch of store.scanKeys('')) keys.push(...batch);
+      return keys.filter((k) => k.includes(`slack:${team}:`));
+    };
+    const isCounter = (key: string) => /^(quota|usage):/.test(key);
+    const goneData = (await keysNaming('T0GONE')).filter((k) => !isCounter(k));
+    expect(goneData.some((k) => k.startsWith('history:'))).toBe(true);
+    const stayKeys = await keysNaming('T0STAY');
+    const goneCounters = (await keysNaming('T0GONE')).filter(isCounter);
+    expect(goneCounters.length).toBeGreaterThan(0);
+
+    slack.oauth.uninstall({ teamId: 'T0GONE' });
+    const ack = await slack.sendEvent(origin, { type: 'app_uninstalled' }, { teamId: 'T0GONE' });
+    expect(ack.status).toBe(200);
+    await vi.waitFor(
+      () =>
+        expect(
+          testBot.logs.some(
+            (l) => l.msg === 'workspace data purged (usage and quota counters kept)' && l.team === 'T0GONE',
+          ),
+        ).toBe(true),
+      { timeout: 20_000, interval: 50 },
+    );
+    expect(await testBot.bot.slack!.installations!.ids()).not.toContain('team:T0GONE');
+    expect(await testBot.bot.slack!.installations!.ofTeam('T0GONE')).toBeUndefined();
+    // Its data is gone, its usage and quota counters stay (an uninstall lifts no quota); the other's is all there.
+    expect((await keysNaming('T0GONE')).sort()).toEqual(goneCounters.sort());
+    expect(await keysNaming('T0STAY')).toEqual(expect.arrayContaining(stayKeys));
+
+    // A late event of the removed workspace: 200, and nothing done with it.
+    const chats = service.chatRequests().length;
+    const writes = writesTo(slack, CHANNELS.gone).length;
+    expect((await mention(CHANNELS.gone, 'U0DAN', 'are you still there?')).status).toBe(200);
+    const stayed = outcome(CHANNELS.stay);
+    await mention(CHANNELS.stay, 'U0DAN', 'and the word?');
+    expect((await stayed).ok).toBe(true);
+    expect(service.chatRequests()).toHaveLength(chats + 1);
+    expect(JSON.stringify(service.chatRequests().at(-1))).toContain('and the word?');
+    expect(writesTo(slack, CHANNELS.gone)).toHaveLength(writes);
+
+    // Installed again: served again, and nothing of before is remembered.
+    expect((await install(slack, origin, { teamId: 'T0GONE', userId: 'U0BOB' })).status).toBe(200);
+    const again = outcome(CHANNELS.gone);
+    await mention(CHANNELS.gone, 'U0DAN', 'which word?');
+    expect((await again).ok).toBe(true);
+    expect(JSON.stringify(service.chatRequests().at(-1))).toContain('which word?');
+    const now = await keysNaming('T0GONE');
+    expect(now.some((k) => k.startsWith('history:'))).toBe(true);
+    expect(now.filter((k) => goneData.includes(k))).toEqual([]);
   });
 
   it('refuses a forged state and a replayed one, and stores no installation for either', async () => {

@@ -72,10 +72,16 @@ export function checkDeliverable(ws: Workspace, event: SlackEvent, caller: strin
 }
 
 /** The `event_callback` body of one delivery. */
-export function eventCallback(ws: Workspace, event: SlackEvent, eventId: string, eventTime?: number): Json {
+export function eventCallback(
+  ws: Workspace,
+  event: SlackEvent,
+  eventId: string,
+  eventTime?: number,
+  teamId?: string,
+): Json {
   const ts = typeof event.event_ts === 'string' ? Number(event.event_ts) : NaN;
   // The workspace of the event's channel; an org-wide installation names its enterprise.
-  const team = typeof event.channel === 'string' ? ws.teamOf(event.channel) : ws.teamId;
+  const team = typeof event.channel === 'string' ? ws.teamOf(event.channel) : (teamId ?? ws.teamId);
   const orgWide = [...ws.oauth.installations.values()].find(
     (i) => i.isEnterpriseInstall && i.enterpriseId === ws.enterpriseOf(team),
   );
@@ -117,7 +123,7 @@ export async function sendEvent(
   const retryOf = o.retryNum === undefined ? undefined : o.eventId;
   const subscription = checkDeliverable(ws, event, 'sendEvent', retryOf);
   const eventId = o.eventId ?? newEventId();
-  const rawBody = JSON.stringify(eventCallback(ws, event, eventId, o.eventTime));
+  const rawBody = JSON.stringify(eventCallback(ws, event, eventId, o.eventTime, o.teamId));
   const headers: Record<string, string> =
     o.retryNum === undefined
       ? {}

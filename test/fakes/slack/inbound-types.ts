@@ -172,6 +172,11 @@ export interface SendEventOptions {
   sign?: SignOptions;
   /** `event_time`, seconds since the epoch; default from the event's `event_ts`. */
   eventTime?: number;
+  /**
+   * The envelope's workspace (`team_id`) for an event with no channel (`app_uninstalled`,
+   * `tokens_revoked`); default the fake's first workspace. An event with a channel names the channel's.
+   */
+  teamId?: string;
 }
 
 /** What came back from the app for an event sent over HTTP. */
