@@ -11,6 +11,7 @@ import { channelKey, conversationKey } from '../../core/keys.ts';
 import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { sendDirect } from './direct.ts';
 import { linkAttachment } from './file-links.ts';
 import { helpMessage } from './help.ts';
 import { asksForHelp, parseSlashText } from './options.ts';
@@ -155,6 +156,8 @@ export async function handleSlashCommand(
       log,
       ref,
       reply,
+      // Files for the asker alone (/export) go to their DM with the bot: an ephemeral message carries none.
+      sendDirect: (message) => sendDirect(client, slash.user_id, message),
       // The question's thread keeps the exchange too: a mention there carries it.
       linkedConversations: () =>
         announce && reply.answerThreadTs ? [conversationKey({ ...where, thread: reply.answerThreadTs })] : [],
