@@ -119,6 +119,24 @@ describe('Discord /export', () => {
     expect(message.text).toContain(note.text);
   });
 
+  it("through a user's own install where the bot is no member: that user's own conversation there, through the interaction alone", async () => {
+    const elsewhere = discord.addGuildWithoutBot();
+    await chat(elsewhere.id, ALICE, 'Alice, through her install.', 'Answered to Alice.');
+    await chat(elsewhere.id, BOB, 'Bob, through his install.', 'Answered to Bob.');
+    const botTokenCalls = () => discord.requests.filter((r) => r.path.includes(`/channels/${elsewhere.id}`)).length;
+    const before = botTokenCalls();
+
+    const { interaction, outcome } = await run(elsewhere.id, ALICE, 'export');
+    expect(outcome.ok).toBe(true);
+    expect(outcome.conversationId).toBe(`discord:user:${ALICE.id}:${elsewhere.id}`);
+    const { message, markdown, json } = exported(interaction);
+    expect(message.ephemeral).toBe(true);
+    expect(json.map((t) => t.text)).toEqual(['Alice, through her install.', 'Answered to Alice.']);
+    expect(markdown).toContain('through your own install of the app');
+    expect(markdown).not.toContain('Bob');
+    expect(botTokenCalls()).toBe(before);
+  });
+
   it('refuses a sixth export in ten minutes, naming the limit, to the asker alone', async () => {
     const channel = discord.addChannel('export-rate');
     await chat(channel.id, CAROL, 'Hello?', 'Hello.');
