@@ -51,17 +51,23 @@ describe('fitExport', () => {
     expect(JSON.parse(fitted.json)).toHaveLength(10);
   });
 
-  it.each([1_500, 3_000, 4_000])('keeps each file within %i bytes, the newest turns kept, and says how many went', (max) => {
-    const fitted = fitExport(turns, header, max);
-    expect(Buffer.byteLength(fitted.markdown)).toBeLessThanOrEqual(max);
-    expect(Buffer.byteLength(fitted.json)).toBeLessThanOrEqual(max);
-    expect(fitted.leftOut + fitted.kept).toBe(10);
-    expect(fitted.leftOut).toBeGreaterThan(0);
-    const json = JSON.parse(fitted.json) as Array<{ role: string; text: string }>;
-    expect(json[0]).toMatchObject({ role: 'note', text: expect.stringContaining(`The ${fitted.leftOut} oldest turns`) });
-    expect(json.slice(1).map((t) => t.text)).toEqual(turns.slice(fitted.leftOut).map((t) => t.text));
-    expect(fitted.markdown.split('\n')[4]).toContain(`The ${fitted.leftOut} oldest turns`);
-  });
+  it.each([1_500, 3_000, 4_000])(
+    'keeps each file within %i bytes, the newest turns kept, and says how many went',
+    (max) => {
+      const fitted = fitExport(turns, header, max);
+      expect(Buffer.byteLength(fitted.markdown)).toBeLessThanOrEqual(max);
+      expect(Buffer.byteLength(fitted.json)).toBeLessThanOrEqual(max);
+      expect(fitted.leftOut + fitted.kept).toBe(10);
+      expect(fitted.leftOut).toBeGreaterThan(0);
+      const json = JSON.parse(fitted.json) as Array<{ role: string; text: string }>;
+      expect(json[0]).toMatchObject({
+        role: 'note',
+        text: expect.stringContaining(`The ${fitted.leftOut} oldest turns`),
+      });
+      expect(json.slice(1).map((t) => t.text)).toEqual(turns.slice(fitted.leftOut).map((t) => t.text));
+      expect(fitted.markdown.split('\n')[4]).toContain(`The ${fitted.leftOut} oldest turns`);
+    },
+  );
 
   it('leaves every turn out, and says so, when not even the newest fits', () => {
     const fitted = fitExport(turns, header, 600);

@@ -74,7 +74,9 @@ describe('Discord /export', () => {
     const { message, markdown, json } = exported(interaction);
     expect(message.ephemeral).toBe(true);
     expect(message.text).toContain('4 turns');
-    expect(markdown).toMatch(new RegExp(`^# Conversation export: Discord channel ${here.id} \\(server ${discord.guildId}\\)`));
+    expect(markdown).toMatch(
+      new RegExp(`^# Conversation export: Discord channel ${here.id} \\(server ${discord.guildId}\\)`),
+    );
     expect(markdown).toMatch(/Exported \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z; 4 turns\./);
     for (const text of ['What do herons eat?', 'Herons eat fish.', 'And egrets?', 'Egrets eat fish too.'])
       expect(markdown).toContain(text);

@@ -3,12 +3,14 @@
  * conversation as `conversation.md` and `conversation.json`, uploaded into their DM with the bot
  * (conversations.open, files.getUploadURLExternal, files.completeUploadExternal), says so in an
  * ephemeral line (response_url), posts nothing in the channel, and carries nothing of another
- * channel's conversation. The whole bot (startTestBot), real Bolt, against the fakes.
+ * channel's conversation; the message shortcut "Export this thread" does the same for a thread's
+ * own conversation (no slash command runs in a Slack thread). The whole bot (startTestBot), real Bolt, against the fakes.
  */
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { EXPORT_SENTENCES } from '../../src/core/features/export.ts';
 import type { ExportTurn } from '../../src/core/features/export-format.ts';
+import { EXPORT_THREAD_SHORTCUT } from '../../src/platforms/slack/shortcuts.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
 import { slackChannels, useE2E } from '../helpers/e2e.ts';
@@ -36,7 +38,12 @@ async function run(command: string, text: string, channel: string, user: string)
     1,
     30_000,
   );
-  const ack = await slack.sendSlashCommand(botUrl, { command: `/${command}`, text, channel_id: channel, user_id: user });
+  const ack = await slack.sendSlashCommand(botUrl, {
+    command: `/${command}`,
+    text,
+    channel_id: channel,
+    user_id: user,
+  });
   expect(ack).toMatchObject({ ackedInTime: true });
   return (await done)[0]!;
 }
@@ -44,6 +51,17 @@ async function run(command: string, text: string, channel: string, user: string)
 async function chat(channel: string, user: string, prompt: string, answer: string): Promise<void> {
   service.enqueue('chat', { stream: { text: answer } });
   expect((await run('chat', prompt, channel, user)).ok).toBe(true);
+}
+
+/** A mention by `user` in `channel` (a new thread), answered with `answer`; returns the thread's ts. */
+async function mentionIn(channel: string, user: string, text: string, answer: string): Promise<string> {
+  service.enqueue('chat', { stream: { text: answer } });
+  const event = slack.mentionEvent({ channel, user, text });
+  const thread = event.ts as string;
+  const done = testBot.outcomes((o) => o.conversationId === `${conversationOf(channel)}:${thread}`, 1, 30_000);
+  expect(await slack.sendEvent(botUrl, event)).toMatchObject({ status: 200, ackedInTime: true });
+  expect((await done)[0]!.ok).toBe(true);
+  return thread;
 }
 
 describe('Slack /export', () => {
@@ -82,6 +100,37 @@ describe('Slack /export', () => {
     expect(`${markdown}${JSON.stringify(json)}`).not.toMatch(/owls/i);
     // Bob's DM got nothing: the export went to the asker alone.
     expect(slack.messages(slack.openIm(BOB).id).filter((m) => m.user === slack.botUserId)).toEqual([]);
+  });
+
+  it("exports a thread's own conversation by the message shortcut “Export this thread”, to the user's DM, nothing of the channel's or another thread's", async () => {
+    const thread = await mentionIn(CHANNELS.here, ALICE, 'Thread question about kestrels?', 'Kestrels hover.');
+    await mentionIn(CHANNELS.here, BOB, 'Another thread about owls.', 'Owls hoot.');
+    const reply = slack.thread(CHANNELS.here, thread).find((m) => m.user === slack.botUserId)!;
+    const dm = slack.openIm(BOB);
+    const before = slack.messages(dm.id).length;
+    const done = testBot.outcomes(
+      (o) => o.command === 'export' && o.conversationId === `${conversationOf(CHANNELS.here)}:${thread}`,
+      1,
+      30_000,
+    );
+    const ack = await slack.sendMessageShortcut(botUrl, {
+      user: BOB,
+      channel: CHANNELS.here,
+      messageTs: reply.ts,
+      callbackId: EXPORT_THREAD_SHORTCUT.callbackId,
+    });
+    expect(ack).toMatchObject({ status: 200, ackedInTime: true, failure: undefined });
+    expect((await done)[0]!.ok).toBe(true);
+    const told = slack.responsePosts().filter((p) => p.command === 'message_action' && p.user === BOB);
+    expect(told.map((p) => unescapeSlack(p.text))).toEqual([EXPORT_SENTENCES.sentByDm]);
+    const sent = slack.messages(dm.id).slice(before);
+    expect(sent).toHaveLength(1);
+    const json = JSON.parse(slack.files.get(sent[0]!.files[1]!)!.data!.toString('utf8')) as ExportTurn[];
+    expect(json.map((t) => [t.role, t.text])).toEqual([
+      ['user', 'Thread question about kestrels?'],
+      ['assistant', 'Kestrels hover.'],
+    ]);
+    expect(JSON.stringify(json)).not.toMatch(/owls|herons/i);
   });
 
   it('says there is nothing to export where nothing is stored, and sends no DM', async () => {

@@ -60,7 +60,10 @@ export function exportTurnOf(message: StoredMessage): ExportTurn {
     lines.pop();
     const names = note[3]!.split(', ');
     if (note[2]!.startsWith('image')) images.unshift(...names.map((name) => ({ name })));
-    else files.unshift(...names.map((name) => ({ name, kind: /\.pdf$/i.test(name) ? ('pdf' as const) : ('text' as const) })));
+    else
+      files.unshift(
+        ...names.map((name) => ({ name, kind: /\.pdf$/i.test(name) ? ('pdf' as const) : ('text' as const) })),
+      );
   }
   const author = message.role === 'assistant' ? 'bot' : (message.userId ?? UNKNOWN);
   return { role: message.role, author, time: isoOf(message.at), text: lines.join('\n'), files, images };

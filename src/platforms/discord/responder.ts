@@ -138,7 +138,10 @@ export class InteractionResponder {
       if (this.deferredAs === 'reply' && !this.shown && !(await this.removeThinking(fitted))) return;
       await this.withToken(
         () => this.ephemeralFollowUp(payload, fitted),
-        () => (fitted.files?.length ? Promise.reject(new Error('private files stay out of the channel')) : this.budget.channelWrite(() => this.inChannel.send(payloadOf(fitted)))),
+        () =>
+          fitted.files?.length
+            ? Promise.reject(new Error('private files stay out of the channel'))
+            : this.budget.channelWrite(() => this.inChannel.send(payloadOf(fitted))),
       );
     } catch (error) {
       this.log.warn({ err: error }, 'could not send an ephemeral message on Discord');

@@ -81,10 +81,19 @@ export async function readOptions(
   return { options, files };
 }
 
+/** The invoker, and their DM with the bot for files meant for them alone (/export: direct.ts). */
+function askerOf(slash: SlashCommand, client: WebClient, deps: SlashCommandDeps) {
+  return {
+    user: deps.directory.user(client, { team: slash.team_id, id: slash.user_id, name: slash.user_name }),
+    sendDirect: (message: OutgoingMessage) => sendDirect(client, slash.user_id, message),
+  };
+}
+
 /**
  * Runs one slash command (already acked). A /chat in a channel shows its question as soon as its
  * options are read and pass their checks, with "is thinking…" in its thread (SlackReply.defer),
- * before the quota, image, store and service work.
+ * before the quota, image, store and service work. Files for the asker alone (/export) go to
+ * their DM with the bot ({@link askerOf}): an ephemeral message carries none.
  * @param signal the invocation's own signal (shutdown).
  */
 export async function handleSlashCommand(
@@ -149,15 +158,13 @@ export async function handleSlashCommand(
       conversationId: conversationKey(where),
       channelKey: channelKey(where),
       isDirectMessage,
-      user: deps.directory.user(client, { team: slash.team_id, id: slash.user_id, name: slash.user_name }),
+      ...askerOf(slash, client, deps),
       options: {},
       files: {},
       signal,
       log,
       ref,
       reply,
-      // Files for the asker alone (/export) go to their DM with the bot: an ephemeral message carries none.
-      sendDirect: (message) => sendDirect(client, slash.user_id, message),
       // The question's thread keeps the exchange too: a mention there carries it.
       linkedConversations: () =>
         announce && reply.answerThreadTs ? [conversationKey({ ...where, thread: reply.answerThreadTs })] : [],
