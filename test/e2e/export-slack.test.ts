@@ -10,13 +10,20 @@ import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { EXPORT_SENTENCES } from '../../src/core/features/export.ts';
 import type { ExportTurn } from '../../src/core/features/export-format.ts';
+import { storeKeys } from '../../src/core/keys.ts';
+import { IM_WRITE_MISSING } from '../../src/platforms/slack/direct.ts';
 import { EXPORT_THREAD_SHORTCUT } from '../../src/platforms/slack/shortcuts.ts';
 import type { FakeService } from '../fakes/service.ts';
-import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
+import { DEFAULT_BOT_SCOPES, type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
 import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
-const CHANNELS = { here: 'C0EXPORTHERE', elsewhere: 'C0EXPORTELSE', empty: 'C0EXPORTEMPTY' } as const;
+const CHANNELS = {
+  here: 'C0EXPORTHERE',
+  elsewhere: 'C0EXPORTELSE',
+  empty: 'C0EXPORTEMPTY',
+  scope: 'C0EXPORTSCOPE',
+} as const;
 const ALICE = 'U0ALICE';
 const BOB = 'U0BOB';
 
@@ -131,6 +138,26 @@ describe('Slack /export', () => {
       ['assistant', 'Kestrels hover.'],
     ]);
     expect(JSON.stringify(json)).not.toMatch(/owls|herons/i);
+  });
+
+  it('without the im:write scope (an app installed before /export), tells the asker that an admin must add it, and sends nothing', async () => {
+    await chat(CHANNELS.scope, BOB, 'Something to export.', 'Noted.');
+    const posts = slack.responsePosts().length;
+    const uploads = slack.callsTo('files.completeUploadExternal').length;
+    slack.setScopes(DEFAULT_BOT_SCOPES.filter((s) => s !== 'im:write'));
+    try {
+      expect((await run('export', '', CHANNELS.scope, BOB)).ok).toBe(false);
+    } finally {
+      slack.setScopes([...DEFAULT_BOT_SCOPES]);
+    }
+    const answers = slack.responsePosts().slice(posts);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatchObject({ responseType: 'ephemeral' });
+    expect(unescapeSlack(answers[0]!.text)).toContain(IM_WRITE_MISSING);
+    expect(slack.callsTo('files.completeUploadExternal')).toHaveLength(uploads);
+    // The failed export was not counted against the user's 5 in 10 minutes.
+    const counter = await testBot.bot.core.store.counter(storeKeys.quota('export', `slack:${slack.teamId}:${BOB}`));
+    expect(counter.value).toBe(1);
   });
 
   it('says there is nothing to export where nothing is stored, and sends no DM', async () => {

@@ -53,15 +53,22 @@ const running = new Set<string>();
 
 /**
  * Counts one export for the user, or refuses it.
+ * @returns gives the count back (an export that failed). Never throws.
  * @throws QuotaError past {@link EXPORT_LIMIT} in the window; the store's error.
  */
-async function admitExport(core: Core, subject: string): Promise<void> {
+async function admitExport(core: Core, subject: string): Promise<() => Promise<void>> {
   const key = storeKeys.quota('export', subject);
   const counted = await core.store.increment(key, 1, EXPORT_WINDOW_MS);
+  const giveBack = () =>
+    core.store.increment(key, -1, EXPORT_WINDOW_MS).then(
+      () => undefined,
+      () => undefined,
+    );
   if (counted.value > EXPORT_LIMIT) {
-    await core.store.increment(key, -1, 1).catch(() => undefined);
+    await giveBack();
     throw new QuotaError(EXPORT_SENTENCES.limited(counted.resetInMs), counted.resetInMs);
   }
+  return giveBack;
 }
 
 /**
@@ -96,8 +103,9 @@ export async function exportConversation(ctx: CommandContext, core: Core): Promi
   const subject = subjectOf(ctx);
   if (running.has(subject)) throw new InputError(EXPORT_SENTENCES.busy);
   running.add(subject);
+  let giveBack: (() => Promise<void>) | undefined;
   try {
-    await admitExport(core, subject);
+    giveBack = await admitExport(core, subject);
     const maxBytes = Math.min(ctx.reply.limits.maxFileBytes ?? EXPORT_MAX_FILE_BYTES, EXPORT_MAX_FILE_BYTES);
     const message = await exportMessage(core, ctx.conversationId, maxBytes);
     if (!message) {
@@ -112,6 +120,10 @@ export async function exportConversation(ctx: CommandContext, core: Core): Promi
       await ctx.sendDirect(message);
       await ctx.reply.sendEphemeral(EXPORT_SENTENCES.sentByDm);
     } else await ctx.reply.sendEphemeral(message);
+  } catch (error) {
+    // An export that was not sent does not count.
+    await giveBack?.();
+    throw error;
   } finally {
     running.delete(subject);
   }
