@@ -7,6 +7,7 @@ import type { MessageAction } from '../src/core/message-action.ts';
 import askAboutMessage from './ask-about-message.ts';
 import chat from './chat.ts';
 import complete from './complete.ts';
+import exportCommand from './export.ts';
 import forget from './forget.ts';
 import { helpCommand } from './help.ts';
 import imagine from './imagine.ts';
@@ -22,6 +23,7 @@ export const commands: readonly Command[] = [
   models,
   settings,
   forget,
+  exportCommand,
   usage,
   helpCommand(
     () => commands,

@@ -64,6 +64,12 @@ export interface Command {
    */
   defersAtOnce?: boolean;
   /**
+   * Its one answer is for the invoker alone and may carry files (/export): Discord defers it, when
+   * it takes more than 2 s, as an ephemeral reply ("thinking…" shown to the invoker alone), and its
+   * files never go to the channel. Exclusive with {@link defersAtOnce}.
+   */
+  answersPrivately?: boolean;
+  /**
    * Its answer may open a thread on the question (Discord: its `thread` option true, or the
    * channel's `auto_thread` setting on): the adapter shows the question, opens a thread on it
    * and answers there, the thread being the conversation. Slack answers a channel's command in

@@ -140,8 +140,8 @@ export const storeKeys = {
   settings: (channel: string) => joinKey('settings', channel),
   /** A first-claim-wins marker (state/claims.ts). */
   claim: (key: string) => joinKey('claim', key),
-  /** A user's quota counter: requests a minute, images or tokens a day (`subject`: {@link quotaSubject}). */
-  quota: (kind: 'chat' | 'image' | 'tokens', subject: string) => joinKey('quota', kind, subject),
+  /** A user's quota counter: requests a minute, images or tokens a day, /export's in 10 minutes (`subject`: {@link quotaSubject}). */
+  quota: (kind: 'chat' | 'image' | 'tokens' | 'export', subject: string) => joinKey('quota', kind, subject),
   /** A channel's use a day, for /usage. */
   usage: (kind: 'chat' | 'image' | 'tokens', channel: string) => joinKey('usage', kind, channel),
   /**

@@ -407,6 +407,15 @@ export interface CommandContext {
    */
   startedAt?: number;
   reply: ReplyChannel;
+  /**
+   * Posts a message in the invoker's direct message with the bot, where the platform has no
+   * ephemeral message that carries files (Slack: conversations.open, then the files uploaded
+   * there with the text as their comment; scope `im:write`). Absent where `reply.sendEphemeral`
+   * carries files itself (Discord).
+   * @throws InputError with a sentence when the platform refuses for a reason the user or an admin
+   *   can act on (a missing scope); the platform's other errors.
+   */
+  sendDirect?(message: OutgoingMessage): Promise<void>;
   /** Lines from the adapter shown under a chat's answer (e.g. why no thread was opened), not stored. */
   notices?: readonly string[];
   /**

@@ -49,6 +49,9 @@ export class NoChatModelError extends InvalidResponseError {
 /** The name of Slack's message shortcut that forgets a thread, as the Slack manifest declares it (≤ 24 characters). */
 export const FORGET_THREAD_SHORTCUT_NAME = 'Forget this thread';
 
+/** The name of Slack's message shortcut that exports a thread's conversation (/export's, for a thread; ≤ 24 characters). */
+export const EXPORT_THREAD_SHORTCUT_NAME = 'Export this thread';
+
 /**
  * How a user clears the history of the conversation they are in, as the end of a sentence
  * (after `; `), per place:

@@ -205,7 +205,9 @@ export async function handleChatInput(
     interaction: interaction.id,
     command: interaction.commandName,
   });
-  const responder = new InteractionResponder(interaction, log, 'reply', interactionBudget(interaction, deps));
+  // An answer for the invoker alone (/export) is deferred ephemerally: nothing of it shows to others.
+  const deferral = command?.answersPrivately ? 'ephemeral' : 'reply';
+  const responder = new InteractionResponder(interaction, log, deferral, interactionBudget(interaction, deps));
   // Where the bot is not a member, the answer ends while the interaction's token still serves it.
   const userInstalled = isUserInstalledOnly(interaction);
   const invocation = userInstalled ? beforeTokenEnds(signal, interaction.createdTimestamp) : undefined;

@@ -121,7 +121,7 @@ export class InteractionResponder {
    * cannot be removed, the sentence is written into it instead (never "thinking" forever); when it is gone already
    * (10008 Unknown Message: deleted by someone), the sentence is an ephemeral follow-up. When Discord refuses that
    * follow-up, it is posted in the channel naming the user, pinging nobody (ChannelWrites.tellUser; not where the bot
-   * is not a member: only logged). Never throws.
+   * is not a member: only logged); a message with files (/export) never goes to the channel: only logged. Never throws.
    */
   async sendEphemeral(message: string | OutgoingMessage): Promise<void> {
     clearTimeout(this.timer);
@@ -138,7 +138,10 @@ export class InteractionResponder {
       if (this.deferredAs === 'reply' && !this.shown && !(await this.removeThinking(fitted))) return;
       await this.withToken(
         () => this.ephemeralFollowUp(payload, fitted),
-        () => this.budget.channelWrite(() => this.inChannel.send(payloadOf(fitted))),
+        () =>
+          fitted.files?.length
+            ? Promise.reject(new Error('private files stay out of the channel'))
+            : this.budget.channelWrite(() => this.inChannel.send(payloadOf(fitted))),
       );
     } catch (error) {
       this.log.warn({ err: error }, 'could not send an ephemeral message on Discord');
@@ -154,7 +157,7 @@ export class InteractionResponder {
     try {
       return await this.budget.interactionWrite(() => this.followUps.spend(() => this.interaction.followUp(payload)));
     } catch (error) {
-      if (isExpiredToken(error)) throw error;
+      if (isExpiredToken(error) || message.files?.length) throw error;
       this.log.warn({ err: error }, 'could not send an ephemeral follow-up; telling the user in the channel');
       return this.budget.channelWrite(() => this.inChannel.tellUser(message));
     }

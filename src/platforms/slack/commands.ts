@@ -11,6 +11,7 @@ import { channelKey, conversationKey } from '../../core/keys.ts';
 import type { Attachment, OutgoingMessage } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { sendDirect } from './direct.ts';
 import { linkAttachment } from './file-links.ts';
 import { helpMessage } from './help.ts';
 import { asksForHelp, parseSlashText } from './options.ts';
@@ -80,10 +81,19 @@ export async function readOptions(
   return { options, files };
 }
 
+/** The invoker, and their DM with the bot for files meant for them alone (/export: direct.ts). */
+function askerOf(slash: SlashCommand, client: WebClient, deps: SlashCommandDeps) {
+  return {
+    user: deps.directory.user(client, { team: slash.team_id, id: slash.user_id, name: slash.user_name }),
+    sendDirect: (message: OutgoingMessage) => sendDirect(client, slash.user_id, message),
+  };
+}
+
 /**
  * Runs one slash command (already acked). A /chat in a channel shows its question as soon as its
  * options are read and pass their checks, with "is thinking…" in its thread (SlackReply.defer),
- * before the quota, image, store and service work.
+ * before the quota, image, store and service work. Files for the asker alone (/export) go to
+ * their DM with the bot ({@link askerOf}): an ephemeral message carries none.
  * @param signal the invocation's own signal (shutdown).
  */
 export async function handleSlashCommand(
@@ -148,7 +158,7 @@ export async function handleSlashCommand(
       conversationId: conversationKey(where),
       channelKey: channelKey(where),
       isDirectMessage,
-      user: deps.directory.user(client, { team: slash.team_id, id: slash.user_id, name: slash.user_name }),
+      ...askerOf(slash, client, deps),
       options: {},
       files: {},
       signal,

@@ -20,6 +20,7 @@ import type { MessageAction } from '../../core/message-action.ts';
 import { flagForm, mainOptionOf } from '../../core/option-forms.ts';
 import { SLACK_AGENT_EVENTS, SLACK_AGENT_SCOPES } from './agent.ts';
 import { SLACK_COMMAND_SCOPES } from './commands.ts';
+import { SLACK_DIRECT_SCOPES } from './direct.ts';
 import { SLACK_BOT_EVENTS, SLACK_EVENT_SCOPES } from './events.ts';
 import { slackShortcutsOf } from './message-actions.ts';
 import { SLACK_THREAD_SCOPES } from './thread.ts';
@@ -37,7 +38,7 @@ type BotScopes = NonNullable<NonNullable<SlackManifest['oauth_config']>['scopes'
  * and uploads (commands.ts); mentions, DMs and users' files (events.ts); admin checks and names
  * (users.ts); reading the threads the bot is called into and the channel a user views, and
  * whether the user is in it (thread.ts, viewed-channel.ts); the agent view's prompts and titles
- * (agent.ts).
+ * (agent.ts); a user's DM for /export's files (direct.ts).
  */
 export const SLACK_BOT_SCOPES = [
   ...new Set([
@@ -47,6 +48,7 @@ export const SLACK_BOT_SCOPES = [
     ...SLACK_THREAD_SCOPES,
     ...SLACK_MEMBER_SCOPES,
     ...SLACK_AGENT_SCOPES,
+    ...SLACK_DIRECT_SCOPES,
   ]),
 ];
 

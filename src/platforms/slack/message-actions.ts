@@ -29,7 +29,12 @@ import { blocksOf, fallbackTextOf, isConversationId, oneFieldModal, readMetadata
 import { type SlackFile, slackFileAttachment } from './files.ts';
 import { patiently } from './rate-limits.ts';
 import { SlackReply } from './reply.ts';
-import { FORGET_THREAD_SHORTCUT, type SlackMessageShortcut, type SlackShortcutDeps } from './shortcuts.ts';
+import {
+  EXPORT_THREAD_SHORTCUT,
+  FORGET_THREAD_SHORTCUT,
+  type SlackMessageShortcut,
+  type SlackShortcutDeps,
+} from './shortcuts.ts';
 import { plainTextOf } from './text.ts';
 import { postEphemeral } from './writes.ts';
 
@@ -86,9 +91,9 @@ export function questionView(action: MessageAction, where: MessageWhere) {
   });
 }
 
-/** Every message shortcut of the app: "Forget this thread", then one per message action (the manifest's `features.shortcuts`). */
+/** Every message shortcut of the app: "Forget this thread", "Export this thread", then one per message action (the manifest's `features.shortcuts`). */
 export function slackShortcutsOf(actions: readonly MessageAction[]): SlackMessageShortcut[] {
-  return [FORGET_THREAD_SHORTCUT, ...actions.map(actionShortcut)];
+  return [FORGET_THREAD_SHORTCUT, EXPORT_THREAD_SHORTCUT, ...actions.map(actionShortcut)];
 }
 
 /** A message action as a message shortcut: it opens its form, or runs. */

@@ -11,19 +11,22 @@
  * is a conversation of its own, `slack:<team>:<channel>:<thread_ts>`, which no slash command can
  * reach: Slack runs none in a thread), with /forget's rights: anyone in a DM, admins in a
  * channel. It says so in the thread; a refusal goes to the user alone (the payload's
- * `response_url`).
+ * `response_url`). "Export this thread" sends the user that thread's conversation, as /export
+ * does in a channel: the files in their DM with the bot, a line saying so through the `response_url`.
  */
 import type { App, MessageShortcut, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import { exportConversation } from '../../core/features/export.ts';
 import { forget } from '../../core/features/forget.ts';
 import { channelKey, conversationKey } from '../../core/keys.ts';
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
-import { FORGET_THREAD_SHORTCUT_NAME } from '../../core/sentences.ts';
+import { EXPORT_THREAD_SHORTCUT_NAME, FORGET_THREAD_SHORTCUT_NAME } from '../../core/sentences.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
+import { sendDirect } from './direct.ts';
 import { SlackReply } from './reply.ts';
 import type { SlackStreaming } from './stream.ts';
 import type { SlackDirectory } from './users.ts';
@@ -72,6 +75,14 @@ export const FORGET_THREAD_SHORTCUT: SlackMessageShortcut = {
   run: forgetThread,
 };
 
+/** "Export this thread": the thread's conversation to the user's DM, as /export in a channel (features/export.ts). */
+export const EXPORT_THREAD_SHORTCUT: SlackMessageShortcut = {
+  name: EXPORT_THREAD_SHORTCUT_NAME,
+  callbackId: 'export_thread',
+  description: "Get this message's thread's conversation with the bot as Markdown and JSON, in a DM",
+  run: exportThread,
+};
+
 /**
  * Registers a listener for each shortcut: acked at once, run among the running commands (refused
  * while stopping).
@@ -102,6 +113,46 @@ export function registerMessageShortcuts(
   }
 }
 
+/**
+ * The context of a shortcut used on a message: the conversation of its thread (a reply's
+ * `thread_ts`; a message without one starts, or is the parent of, its own), the user's answers
+ * through the payload's response_url, public ones in the thread, and the user's DM (/export's files).
+ */
+function threadContext(
+  shortcut: MessageShortcut,
+  client: WebClient,
+  respond: RespondFn,
+  deps: SlackShortcutDeps,
+  signal: AbortSignal,
+  command: string,
+): CommandContext {
+  const ref = newReference();
+  const channel = shortcut.channel.id;
+  const log = deps.log.child({ platform: 'slack', ref, command, channel, shortcut: shortcut.callback_id });
+  const team = shortcut.team?.id ?? shortcut.user.team_id ?? '';
+  const threadTs = typeof shortcut.message.thread_ts === 'string' ? shortcut.message.thread_ts : shortcut.message.ts;
+  const ephemeral = async (message: OutgoingMessage) => {
+    const blocks = blocksOf(message);
+    await respond({ response_type: 'ephemeral', text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) });
+  };
+  const reply = new SlackReply(client, { team, channel, threadTs, continueInThread: false }, ephemeral, log);
+  const where = { platform: 'slack' as const, team, channel };
+  return {
+    platform: 'slack',
+    conversationId: conversationKey({ ...where, thread: threadTs }),
+    channelKey: channelKey(where),
+    isDirectMessage: channel.startsWith('D') || shortcut.channel.name === 'directmessage',
+    user: deps.directory.user(client, { team, id: shortcut.user.id, name: shortcut.user.name }),
+    sendDirect: (message) => sendDirect(client, shortcut.user.id, message),
+    options: {},
+    files: {},
+    signal,
+    log,
+    ref,
+    reply,
+  };
+}
+
 /** Clears the history of the thread of the message the shortcut was used on, as /forget does. */
 async function forgetThread(
   shortcut: MessageShortcut,
@@ -110,30 +161,18 @@ async function forgetThread(
   deps: SlackShortcutDeps,
   signal: AbortSignal,
 ): Promise<void> {
-  const ref = newReference();
-  const channel = shortcut.channel.id;
-  const log = deps.log.child({ platform: 'slack', ref, command: 'forget', channel, shortcut: shortcut.callback_id });
-  const team = shortcut.team?.id ?? shortcut.user.team_id ?? '';
-  // A reply's thread_ts is its thread; a message without one starts (or is the parent of) its own.
-  const threadTs = typeof shortcut.message.thread_ts === 'string' ? shortcut.message.thread_ts : shortcut.message.ts;
-  const ephemeral = async (message: OutgoingMessage) => {
-    const blocks = blocksOf(message);
-    await respond({ response_type: 'ephemeral', text: fallbackTextOf(message), ...(blocks ? { blocks } : {}) });
-  };
-  const reply = new SlackReply(client, { team, channel, threadTs, continueInThread: false }, ephemeral, log);
-  const where = { platform: 'slack' as const, team, channel };
-  const ctx: CommandContext = {
-    platform: 'slack',
-    conversationId: conversationKey({ ...where, thread: threadTs }),
-    channelKey: channelKey(where),
-    isDirectMessage: channel.startsWith('D') || shortcut.channel.name === 'directmessage',
-    user: deps.directory.user(client, { team, id: shortcut.user.id, name: shortcut.user.name }),
-    options: {},
-    files: {},
-    signal,
-    log,
-    ref,
-    reply,
-  };
+  const ctx = threadContext(shortcut, client, respond, deps, signal, 'forget');
   await runInvocation('forget', ctx, deps.core, () => forget(ctx, deps.core, 'Forgetting a thread'));
+}
+
+/** Sends the user the history of the thread of the message the shortcut was used on, as /export does. */
+async function exportThread(
+  shortcut: MessageShortcut,
+  client: WebClient,
+  respond: RespondFn,
+  deps: SlackShortcutDeps,
+  signal: AbortSignal,
+): Promise<void> {
+  const ctx = threadContext(shortcut, client, respond, deps, signal, 'export');
+  await runInvocation('export', ctx, deps.core, () => exportConversation(ctx, deps.core));
 }

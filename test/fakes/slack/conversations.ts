@@ -14,6 +14,11 @@
  *   `channel_not_found` (the bot cannot see it); a public one is listed to any bot (docs.slack.dev
  *   conversations.members: tier 4, scopes `channels:read`, `groups:read`, `im:read`, `mpim:read`).
  *
+ * - `conversations.open`: the DM between the bot and one user (`users`: one user id; the same DM
+ *   every time, FakeSlack.openIm), `{ channel: { id } }` (`return_im`: the DM's info).
+ *   `user_not_found` for an unknown user; several users (a group DM) are not modelled
+ *   (`not_implemented`, the fake's own). Scope `im:write` (scopes.ts).
+ *
  * Both read methods need the bot in the conversation (`not_in_channel`) and the history scope
  * of its type (scopes.ts). Messages users wrote through the event builders are there, with
  * the same ts as their events. Pagination cursors are opaque to callers; a malformed one is
@@ -30,7 +35,17 @@ export function conversationMethods(ws: Workspace): MethodTable {
     'conversations.history': (p) => history(ws, p),
     'conversations.replies': (p) => replies(ws, p),
     'conversations.members': (p) => members(ws, p),
+    'conversations.open': (p) => open(ws, p),
   };
+}
+
+function open(ws: Workspace, p: Json): Json {
+  const users = (str(p, 'users') ?? '').split(',').filter(Boolean);
+  if (users.length === 0) throw new SlackApiError('users_list_not_supplied');
+  if (users.length > 1) throw new SlackApiError('not_implemented');
+  if (!ws.users.has(users[0]!)) throw new SlackApiError('user_not_found');
+  const channel = ws.openIm(users[0]!);
+  return { channel: str(p, 'return_im') === 'true' ? info(channel) : { id: channel.id } };
 }
 
 function members(ws: Workspace, p: Json): Json {

@@ -44,6 +44,8 @@ export const METHOD_SCOPES: Readonly<Record<string, string | null | { family: 'r
   'conversations.history': { family: 'history' },
   'conversations.replies': { family: 'history' },
   'conversations.members': { family: 'read' },
+  // A DM with one user (docs.slack.dev/reference/methods/conversations.open: im:write for a DM).
+  'conversations.open': 'im:write',
   // Opening a modal needs no scope (docs.slack.dev/reference/methods/views.open), only a valid trigger.
   'views.open': null,
   // Publishing a Home tab needs none either (docs.slack.dev/reference/methods/views.publish).
@@ -78,6 +80,7 @@ export const DEFAULT_BOT_SCOPES: readonly string[] = [
   'groups:history',
   'im:history',
   'mpim:history',
+  'im:write',
 ];
 
 /**

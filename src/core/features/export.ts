@@ -1,0 +1,130 @@
+/**
+ * `/export` (issue 41, item 3): the history of the conversation where the command runs (the
+ * channel, thread or DM; on Discord's user install, that user's own conversation there) given to
+ * the asker alone as two files, `conversation.md` and `conversation.json` (export-format.ts).
+ * Only that conversation is read: the one the platform says the asker is in, never another.
+ *
+ * Privately: where the platform's ephemeral message carries files (Discord), in it; else in the
+ * asker's DM with the bot (`CommandContext.sendDirect`: Slack), with an ephemeral line saying so.
+ * Each file is kept within the platform's upload limit (`ReplyLimits.maxFileBytes`) and
+ * {@link EXPORT_MAX_FILE_BYTES}: the oldest turns are left out first, and the files and the
+ * message say so.
+ *
+ * It calls no service and counts against no chat quota; per user, one export runs at a time (in
+ * this process) and at most {@link EXPORT_LIMIT} are made in {@link EXPORT_WINDOW_MS} (a counter
+ * in the store, keys.ts `quota('export', …)`, shared by every instance).
+ */
+import type { Core } from '../core.ts';
+import { InputError } from '../errors.ts';
+import { storeKeys } from '../keys.ts';
+import type { CommandContext, OutgoingMessage } from '../platform.ts';
+import { QuotaError, waitText } from '../state/quotas.ts';
+import { exportTurnOf, fitExport, leftOutNote, placeOf } from './export-format.ts';
+import { subjectOf } from './usage.ts';
+
+/** The largest export file, in bytes, whatever the platform takes: the two files stay within Discord's 25 MiB a request. */
+export const EXPORT_MAX_FILE_BYTES = 8 * 1024 * 1024;
+
+/** Exports a user may make in {@link EXPORT_WINDOW_MS}. */
+export const EXPORT_LIMIT = 5;
+
+/** The window of {@link EXPORT_LIMIT}, in ms: 10 minutes. */
+export const EXPORT_WINDOW_MS = 10 * 60_000;
+
+/** What /export says, in one place. */
+export const EXPORT_SENTENCES = {
+  empty: 'Nothing of this conversation is stored: there is nothing to export.',
+  busy: 'Your previous export is still being made; it will arrive in a moment.',
+  sentByDm: '📄 I sent you this conversation’s history in our direct message (conversation.md and conversation.json).',
+  /** The line with the files: the place, how many turns, and what was left out. */
+  ready(place: string, kept: number, leftOut: number): string {
+    const note = leftOutNote(leftOut);
+    const turns = `${kept} turn${kept === 1 ? '' : 's'}`;
+    return `📄 The history of ${place}: ${turns}, as Markdown and JSON.${note ? ` ${note}` : ''}`;
+  },
+  /** The refusal past {@link EXPORT_LIMIT}. */
+  limited(resetInMs: number): string {
+    return `You can export ${EXPORT_LIMIT} times in 10 minutes. Try again ${waitText(resetInMs)}.`;
+  },
+} as const;
+
+/** Users whose export is being made in this process, by quota subject. */
+const running = new Set<string>();
+
+/**
+ * Counts one export for the user, or refuses it.
+ * @returns gives the count back (an export that failed). Never throws.
+ * @throws QuotaError past {@link EXPORT_LIMIT} in the window; the store's error.
+ */
+async function admitExport(core: Core, subject: string): Promise<() => Promise<void>> {
+  const key = storeKeys.quota('export', subject);
+  const counted = await core.store.increment(key, 1, EXPORT_WINDOW_MS);
+  const giveBack = () =>
+    core.store.increment(key, -1, EXPORT_WINDOW_MS).then(
+      () => undefined,
+      () => undefined,
+    );
+  if (counted.value > EXPORT_LIMIT) {
+    await giveBack();
+    throw new QuotaError(EXPORT_SENTENCES.limited(counted.resetInMs), counted.resetInMs);
+  }
+  return giveBack;
+}
+
+/**
+ * The export message of a conversation: the sentence and the two files, each within `maxBytes`;
+ * undefined when nothing of it is stored.
+ * @throws the store's error.
+ */
+export async function exportMessage(
+  core: Core,
+  conversationId: string,
+  maxBytes: number,
+): Promise<OutgoingMessage | undefined> {
+  const stored = await core.history.get(conversationId);
+  if (!stored.length) return undefined;
+  const turns = stored.map(exportTurnOf);
+  const fitted = fitExport(turns, { conversationId, at: Date.now() }, maxBytes);
+  return {
+    content: EXPORT_SENTENCES.ready(placeOf(conversationId), fitted.kept, fitted.leftOut),
+    files: [
+      { name: 'conversation.md', data: Buffer.from(fitted.markdown), mimeType: 'text/markdown' },
+      { name: 'conversation.json', data: Buffer.from(fitted.json), mimeType: 'application/json' },
+    ],
+  };
+}
+
+/**
+ * Runs `/export` for `ctx`'s user in `ctx`'s conversation.
+ * @throws QuotaError past {@link EXPORT_LIMIT}; InputError while the user's previous export is being
+ *   made; what `sendDirect` throws; the store's error.
+ */
+export async function exportConversation(ctx: CommandContext, core: Core): Promise<void> {
+  const subject = subjectOf(ctx);
+  if (running.has(subject)) throw new InputError(EXPORT_SENTENCES.busy);
+  running.add(subject);
+  let giveBack: (() => Promise<void>) | undefined;
+  try {
+    giveBack = await admitExport(core, subject);
+    const maxBytes = Math.min(ctx.reply.limits.maxFileBytes ?? EXPORT_MAX_FILE_BYTES, EXPORT_MAX_FILE_BYTES);
+    const message = await exportMessage(core, ctx.conversationId, maxBytes);
+    if (!message) {
+      await ctx.reply.sendEphemeral(EXPORT_SENTENCES.empty);
+      return;
+    }
+    ctx.log.info(
+      { conversation: ctx.conversationId, bytes: message.files!.reduce((n, f) => n + f.data.length, 0) },
+      'conversation exported',
+    );
+    if (ctx.sendDirect) {
+      await ctx.sendDirect(message);
+      await ctx.reply.sendEphemeral(EXPORT_SENTENCES.sentByDm);
+    } else await ctx.reply.sendEphemeral(message);
+  } catch (error) {
+    // An export that was not sent does not count.
+    await giveBack?.();
+    throw error;
+  } finally {
+    running.delete(subject);
+  }
+}
