@@ -9,18 +9,21 @@
  * - by the kernel: the worker is started through `/bin/sh -c 'ulimit -d …; exec node …'`, so
  *   that RLIMIT_DATA (setrlimit(2): the process's private writable memory, which is what every
  *   allocation of the heap, of typed arrays and of malloc takes) is the cap; an allocation past
- *   it fails, and the worker ends;
+ *   it fails, and the worker ends. The limit is the cap plus what this Node reserves before
+ *   running anything ({@link runtimeReserveKiB}: V8's code range and cages, ~90 MiB on Node 20
+ *   but ~600 MiB on Node 24, which does not start at all under a 512 MiB limit);
  * - and by the pool: while a job runs, the worker's resident size (`/proc/<pid>/statm`) is read
  *   every {@link MEMORY_POLL_MS} ms, and a worker past the cap is killed.
  * A job whose worker ended either way, or crashed with its memory near the cap, settles as
  * `memory`. Both need Linux; elsewhere the worker runs without the kernel's cap.
  */
-import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, type SpawnOptions, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { WorkerJob, WorkerOps, WorkerReply } from './image-worker.ts';
+import { MEASURE_RESERVE_ARG } from './images.ts';
 
 /**
  * The worker's entry file beside this one: built JavaScript where the bot runs built (`npm start`
@@ -42,8 +45,58 @@ export const MEMORY_POLL_MS = 50;
 /** A worker that ends while its private memory is past this share of the cap is taken to have run out of it. */
 const NEAR_CAP = 0.5;
 
+/** How much of a worker's stderr is kept, in characters: enough for V8's last fatal line. */
+const STDERR_TAIL_CHARS = 2048;
+
+/**
+ * V8's words as a process dies for want of memory: "Fatal process out of memory: …" (an internal
+ * allocation refused at the kernel's cap; Node 24 then ends by SIGTRAP, before the pool's next
+ * read of its memory), "JavaScript heap out of memory" (the heap's own cap).
+ */
+const FATAL_OUT_OF_MEMORY = /out of memory/i;
+
 /** The page size of `/proc/<pid>/statm`'s counts, in bytes (4 KiB on the platforms the bot runs on). */
 const PAGE_BYTES = 4096;
+
+/**
+ * What a fresh Node of this binary holds as private memory before running anything, in KiB, when
+ * it could not be measured (yet): enough for Node 20 to 24 to start under the kernel's cap.
+ */
+const FALLBACK_RESERVE_KIB = 2 * 1024 * 1024;
+
+/** The measured reserve ({@link runtimeReserveKiB}), once known. */
+let measuredReserveKiB: number | undefined;
+let measuring: Promise<void> | undefined;
+
+/**
+ * What a worker holds as private memory (VmData) once loaded, before any job, in KiB: mostly V8's
+ * reservations (its code range and cages, one set per isolate: tsx's loader thread, where the
+ * source runs, is a second), which RLIMIT_DATA counts though little of it is ever touched.
+ * Measured once per process, in the background (the worker's file run with
+ * {@link MEASURE_RESERVE_ARG}, which prints its own `/proc/self/status`); {@link FALLBACK_RESERVE_KIB}
+ * until then or where it cannot be read.
+ */
+export function runtimeReserveKiB(): number {
+  void measureReserve();
+  return measuredReserveKiB ?? FALLBACK_RESERVE_KIB;
+}
+
+/** Starts measuring {@link runtimeReserveKiB} once; resolves when it is known (or could not be). */
+function measureReserve(): Promise<void> {
+  measuring ??= new Promise<void>((resolve) => {
+    execFile(
+      process.execPath,
+      [...WORKER_LOADER, WORKER_FILE, MEASURE_RESERVE_ARG],
+      { timeout: 20_000, maxBuffer: 1024 },
+      (error, stdout) => {
+        const kib = Number(stdout);
+        if (!error && Number.isSafeInteger(kib) && kib > 0) measuredReserveKiB = kib;
+        resolve();
+      },
+    );
+  });
+  return measuring;
+}
 
 /** How a worker's job ended without a reply: `timeout`, `aborted`, `memory`, or a phrase (a crash). */
 export type WorkerExit = { exit: string };
@@ -58,6 +111,8 @@ interface Worker {
   memoryTimer?: NodeJS.Timeout;
   /** The largest private (data) size seen while its job ran, in bytes. */
   peakData?: number;
+  /** The end of what the worker wrote to stderr (at most {@link STDERR_TAIL_CHARS}), passed on to the bot's stderr. */
+  stderrTail: string;
 }
 
 /** Options of {@link WorkerProcesses}. */
@@ -87,7 +142,10 @@ export class WorkerProcesses {
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly options: WorkerProcessOptions) {}
+  constructor(private readonly options: WorkerProcessOptions) {
+    // Measured before the first worker is needed (workers start on demand).
+    if (process.platform === 'linux') void measureReserve();
+  }
 
   /** Worker processes alive now (running a job or idle). */
   get count(): number {
@@ -106,6 +164,8 @@ export class WorkerProcesses {
 
   /** Starts a worker and parks it, ready for the next job. @throws what fork throws. */
   startIdle(): void {
+    // Not before the runtime's reserve is known (measured since the pool began): the job will start one.
+    if (process.platform === 'linux' && measuredReserveKiB === undefined) return;
     this.park(this.spawn());
   }
 
@@ -115,8 +175,26 @@ export class WorkerProcesses {
     await Promise.all([...this.workers].map((worker) => this.end(worker, 'the bot is stopping')));
   }
 
-  /** Sends a job to an idle worker (or a new one) and resolves with its reply or its end. */
-  send<K extends keyof WorkerOps>(
+  /**
+   * Sends a job to an idle worker (or a new one) and resolves with its reply or its end. The first
+   * worker of the process waits for {@link runtimeReserveKiB}'s measurement (once, well under a
+   * second), so that its kernel cap is the cap above what the runtime itself reserves.
+   */
+  async send<K extends keyof WorkerOps>(
+    op: K,
+    args: WorkerOps[K]['args'],
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<WorkerReply | WorkerExit> {
+    if (process.platform === 'linux' && measuredReserveKiB === undefined && this.idle.length === 0) {
+      await measureReserve();
+      if (signal?.aborted) return { exit: 'aborted' };
+      if (Date.now() >= deadline) return { exit: 'timeout' };
+    }
+    return this.sendNow(op, args, deadline, signal);
+  }
+
+  private sendNow<K extends keyof WorkerOps>(
     op: K,
     args: WorkerOps[K]['args'],
     deadline: number,
@@ -166,8 +244,10 @@ export class WorkerProcesses {
       WORKER_FILE,
       String(this.options.nice),
     ];
-    const io: SpawnOptions = { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] };
-    // `ulimit -d` takes KiB (POSIX sh); `exec` keeps the pid, so the pid below is Node's.
+    // stderr is piped to keep its end (FATAL_OUT_OF_MEMORY), and passed on as it comes.
+    const io: SpawnOptions = { serialization: 'advanced', stdio: ['ignore', 'inherit', 'pipe', 'ipc'] };
+    // `ulimit -d` takes KiB (POSIX sh); `exec` keeps the pid, so the pid below is Node's. The
+    // limit is the cap above what the runtime reserves before running anything.
     const child =
       process.platform === 'linux'
         ? spawn(
@@ -176,7 +256,7 @@ export class WorkerProcesses {
               '-c',
               'ulimit -d "$1" 2>/dev/null; shift; exec "$@"',
               'sh',
-              String(this.options.memoryMb * 1024),
+              String(this.options.memoryMb * 1024 + runtimeReserveKiB()),
               process.execPath,
               ...node,
             ],
@@ -190,13 +270,21 @@ export class WorkerProcesses {
     } catch {
       // Not allowed here (some containers): the worker's own call still tries.
     }
-    const worker: Worker = { child };
+    const worker: Worker = { child, stderrTail: '' };
     this.workers.add(worker);
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      process.stderr.write(chunk);
+      worker.stderrTail = (worker.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+    });
     child.on('message', (reply: WorkerReply) => worker.settle?.(reply));
     child.on('error', (error) => void this.end(worker, error.message));
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': stderr's last words (a fatal out-of-memory line) are read by then.
+    child.on('close', (code, signal) => {
       this.forget(worker);
-      const ranOut = (worker.peakData ?? 0) >= this.options.memoryMb * 1024 * 1024 * NEAR_CAP;
+      const used = (worker.peakData ?? 0) - runtimeReserveKiB() * 1024;
+      const ranOut =
+        used >= this.options.memoryMb * 1024 * 1024 * NEAR_CAP || FATAL_OUT_OF_MEMORY.test(worker.stderrTail);
       worker.settle?.({ exit: ranOut ? 'memory' : `exited (${signal ?? code})` });
     });
     return worker;

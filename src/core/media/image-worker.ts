@@ -8,10 +8,11 @@
  *
  * Messages: the pool sends {@link WorkerJob}; the worker answers one {@link WorkerReply} per job.
  */
+import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import sharp from 'sharp';
 import { describeImage, fitImageFile, prepareImageInput, prepareReferenceImage } from './image-ops.ts';
-import { WORKER_NICE } from './images.ts';
+import { MEASURE_RESERVE_ARG, WORKER_NICE } from './images.ts';
 import type { PdfText, PdfTextLimits } from './pdf-text.ts';
 
 /** The operations a worker runs, with their arguments and results. */
@@ -88,7 +89,10 @@ async function run(job: WorkerJob): Promise<unknown> {
   }
 }
 
-if (process.send) {
+if (process.argv[2] === MEASURE_RESERVE_ARG) {
+  // What this process holds once loaded, before any job: Node's, V8's, the loader's and sharp's.
+  process.stdout.write(/VmData:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'latin1'))?.[1] ?? '');
+} else if (process.send) {
   // Below the bot: a long decode takes the CPU the bot does not need (the pool's level, its first
   // argument: image workers 10, PDF workers 12; raising is not allowed, lowering is).
   try {

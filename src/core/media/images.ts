@@ -28,6 +28,9 @@ export const MAX_REFERENCE_SIDE = 1216;
 /** The image workers' scheduling priority (nice): below the bot's 0, so that a long decode takes only the CPU the bot leaves. */
 export const WORKER_NICE = 10;
 
+/** The argument that makes the worker's file print its own private memory (VmData, KiB) and end (image-processes.ts runtimeReserveKiB). */
+export const MEASURE_RESERVE_ARG = '--measure-reserve';
+
 /**
  * The PDF workers' scheduling priority (nice): a little below the image workers' (their CPU
  * weights are about 70 to 110), so that where a PDF and an image compete for a core the image,
