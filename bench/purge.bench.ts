@@ -11,7 +11,6 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { storeKeys } from '../src/core/keys.ts';
 import { ConversationStore } from '../src/core/state/history.ts';
 import { openStore } from '../src/core/state/open-store.ts';
@@ -19,13 +18,10 @@ import { keepOwned } from '../src/core/state/owned.ts';
 import { purgeWorkspace } from '../src/core/state/purge.ts';
 import type { StateStore } from '../src/core/state/store.ts';
 import { startRedis } from '../test/helpers/redis.ts';
+import { BENCH_TURN_TEXT, besideTurns } from './beside-turns.ts';
 
 const PURGE_KEYS = Number(process.env.BENCH_PURGE_KEYS ?? 100_000);
 const OTHER_KEYS = Number(process.env.BENCH_OTHER_KEYS ?? 100_000);
-const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(4);
-
-const percentile = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0;
 
 /** Writes `count` keys of `team`'s workspace, 256 at a time. */
 async function fill(store: StateStore, team: string, count: number): Promise<void> {
@@ -35,7 +31,8 @@ async function fill(store: StateStore, team: string, count: number): Promise<voi
     for (let j = i; j < Math.min(count, i + 256); j++) {
       const conversation = `${workspace}:C${j % 500}:${j}.000100`;
       const kind = j % 4;
-      if (kind === 0) writes.push(store.keyv.set(storeKeys.history(conversation), [{ role: 'user', content: TEXT }]));
+      if (kind === 0)
+        writes.push(store.keyv.set(storeKeys.history(conversation), [{ role: 'user', content: BENCH_TURN_TEXT }]));
       else if (kind === 1) writes.push(store.keyv.set(storeKeys.settings(`${workspace}:C${j}`), { notify: false }));
       else if (kind === 2)
         writes.push(store.keyv.set(storeKeys.mentionAnswer(conversation), { id: `${j}` }, 3_600_000));
@@ -53,32 +50,11 @@ async function measure(name: string, store: StateStore): Promise<string> {
   await fill(store, 'TGONE', PURGE_KEYS);
   await fill(store, 'TSTAYS', OTHER_KEYS);
   const history = new ConversationStore(store);
-  const turns: number[] = [];
-  let running = true;
-  const elsewhere = (async () => {
-    for (let i = 0; running; i++) {
-      const started = performance.now();
-      const id = `slack:TSTAYS:C${i % 50}`;
-      await history.asChatMessages(id);
-      await history.append(id, { role: 'user', content: TEXT, at: Date.now() });
-      turns.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  })();
-  const delay = monitorEventLoopDelay({ resolution: 10 });
-  delay.enable();
-  const counts = await purgeWorkspace(store, 'slack:TGONE');
-  delay.disable();
-  running = false;
-  await elsewhere;
-  turns.sort((a, b) => a - b);
-  const ms = (ns: number) => (ns / 1e6).toFixed(1);
+  const { result: counts, line } = await besideTurns(history, 'TSTAYS', () => purgeWorkspace(store, 'slack:TGONE'));
   return [
     `${name}: purged ${counts.keys} keys (${counts.records} records) in ${counts.ms} ms`,
     `(${Math.round((counts.keys / Math.max(1, counts.ms)) * 1000)} keys/s, ${counts.batches} batches);`,
-    `loop delay p50 ${ms(delay.percentile(50))} / p99 ${ms(delay.percentile(99))} / max ${ms(delay.max)} ms;`,
-    `${turns.length} turns elsewhere meanwhile: p50 ${percentile(turns, 50).toFixed(2)} / p95`,
-    `${percentile(turns, 95).toFixed(2)} / max ${(turns.at(-1) ?? 0).toFixed(2)} ms`,
+    line,
   ].join(' ');
 }
 

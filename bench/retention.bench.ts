@@ -13,21 +13,17 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { storeKeys } from '../src/core/keys.ts';
 import { ConversationStore, DEFAULT_RETENTION_MS, type StoredMessage } from '../src/core/state/history.ts';
 import { openStore } from '../src/core/state/open-store.ts';
-import { INDEXED_KEY, type SweepCounts, sweepHistories } from '../src/core/state/retention.ts';
+import { INDEXED_KEY, sweepHistories } from '../src/core/state/retention.ts';
 import type { StateStore } from '../src/core/state/store.ts';
 import { startRedis } from '../test/helpers/redis.ts';
+import { BENCH_TURN_TEXT, besideTurns } from './beside-turns.ts';
 
 const HISTORIES = Number(process.env.BENCH_RETENTION_HISTORIES ?? 50_000);
 const DUE = Number(process.env.BENCH_RETENTION_DUE ?? 10_000);
-const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(4);
 const DAY = 24 * 3_600_000;
-
-const percentile = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0;
 
 /** Writes the histories (the first DUE with their oldest 10 turns past the retention), 256 at a time, without markers. */
 async function fill(store: StateStore, now: number): Promise<void> {
@@ -37,7 +33,7 @@ async function fill(store: StateStore, now: number): Promise<void> {
       const old = j < DUE;
       const messages: StoredMessage[] = Array.from({ length: 20 }, (_, t) => ({
         role: t % 2 ? 'assistant' : 'user',
-        content: TEXT,
+        content: BENCH_TURN_TEXT,
         at: now - (old && t < 10 ? DEFAULT_RETENTION_MS + DAY : DAY),
       }));
       writes.push(store.keyv.set(storeKeys.history(`discord:${j % 100}:${j}`), { version: 1, messages }));
@@ -48,32 +44,11 @@ async function fill(store: StateStore, now: number): Promise<void> {
 
 /** One sweep at `now` with turns elsewhere meanwhile: its line. */
 async function measure(name: string, store: StateStore, history: ConversationStore, now: number): Promise<string> {
-  const turns: number[] = [];
-  let running = true;
-  const elsewhere = (async () => {
-    for (let i = 0; running; i++) {
-      const started = performance.now();
-      const id = `slack:TBENCH:C${i % 50}`;
-      await history.asChatMessages(id);
-      await history.append(id, { role: 'user', content: TEXT, at: Date.now() });
-      turns.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  })();
-  const delay = monitorEventLoopDelay({ resolution: 10 });
-  delay.enable();
-  const counts: SweepCounts = await sweepHistories(store, history, { now });
-  delay.disable();
-  running = false;
-  await elsewhere;
-  turns.sort((a, b) => a - b);
-  const ms = (ns: number) => (ns / 1e6).toFixed(1);
+  const { result: counts, line } = await besideTurns(history, 'TBENCH', () => sweepHistories(store, history, { now }));
   return [
     `${name}: ${counts.ms} ms (${counts.indexed} histories marked, ${counts.markers} markers due,`,
     `${counts.histories} histories trimmed of ${counts.turns} turns, ${counts.batches} batches);`,
-    `loop delay p50 ${ms(delay.percentile(50))} / p99 ${ms(delay.percentile(99))} / max ${ms(delay.max)} ms;`,
-    `${turns.length} turns elsewhere meanwhile: p50 ${percentile(turns, 50).toFixed(2)} / p95`,
-    `${percentile(turns, 95).toFixed(2)} / max ${(turns.at(-1) ?? 0).toFixed(2)} ms`,
+    line,
   ].join(' ');
 }
 
