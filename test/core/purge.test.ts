@@ -5,54 +5,23 @@
  * every key naming it and every record its markers name, its catch-up entries and its states on
  * users' lists, and nothing of another workspace or of Discord; its quota and usage counters stay.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/core.ts';
 import { listAnswerState } from '../../src/core/features/answer-index.ts';
 import { quotaSubject, storeKeys, workspaceKeys } from '../../src/core/keys.ts';
 import { castVote, type FeedbackRecord, keepFeedbackRecord } from '../../src/core/state/feedback.ts';
 import { StoreHealth } from '../../src/core/state/health.ts';
 import { ConversationStore } from '../../src/core/state/history.ts';
-import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { keepOwned } from '../../src/core/state/owned.ts';
 import { purgeWorkspace } from '../../src/core/state/purge.ts';
-import { openRedisStore } from '../../src/core/state/redis-state.ts';
 import { SeenConversations } from '../../src/core/state/seen.ts';
 import { SettingsStore } from '../../src/core/state/settings.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { useStoreBackends } from '../helpers/store-backends.ts';
 
-let redis: TestRedis;
-const opened: StateStore[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await Promise.allSettled(opened.map((s) => s.close()));
-  await redis?.stop();
-});
-
-/** Each test a store of its own: a new SQLite file, or a new Redis server's database (flushed). */
-const backends: Array<[string, () => Promise<StateStore>]> = [
-  ['SQLite', async () => track(openLocalStore(join(mkdtempSync(join(tmpdir(), 'genbot-purge-')), 'state.sqlite')))],
-  [
-    'Redis',
-    async () => {
-      const store = track(openRedisStore(redis.url));
-      await store.ping();
-      for await (const keys of store.scanKeys('')) await store.deleteKeys(keys);
-      return store;
-    },
-  ],
-];
-
-function track(store: StateStore): StateStore {
-  opened.push(store);
-  return store;
-}
+/** Each test a store of its own: a new SQLite file, or the Redis server emptied. */
+const backends = useStoreBackends('genbot-purge-');
 
 async function allKeys(store: StateStore, prefix = '', batchSize?: number): Promise<string[]> {
   const keys: string[] = [];

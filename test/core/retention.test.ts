@@ -7,51 +7,20 @@
  * under random ids are written with an expiry within the retention. Times are written in the past
  * and the sweep is told its `now`: nothing waits.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { storeKeys } from '../../src/core/keys.ts';
 import { type FeedbackRecord, keepFeedbackRecord } from '../../src/core/state/feedback.ts';
 import { ConversationStore, type StoredMessage } from '../../src/core/state/history.ts';
-import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { keepOwned } from '../../src/core/state/owned.ts';
-import { openRedisStore } from '../../src/core/state/redis-state.ts';
 import { INDEXED_KEY, setRetention, sweepHistories } from '../../src/core/state/retention.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { useStoreBackends } from '../helpers/store-backends.ts';
 
 const DAY = 24 * 3_600_000;
 const RETENTION = 10 * DAY;
 
-let redis: TestRedis;
-const opened: StateStore[] = [];
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await Promise.allSettled(opened.map((s) => s.close()));
-  await redis?.stop();
-});
-
-/** Each test a store of its own: a new SQLite file, or the Redis server flushed. */
-const backends: Array<[string, () => Promise<StateStore>]> = [
-  ['SQLite', async () => track(openLocalStore(join(mkdtempSync(join(tmpdir(), 'genbot-retention-')), 's.sqlite')))],
-  [
-    'Redis',
-    async () => {
-      const store = track(openRedisStore(redis.url));
-      await store.ping();
-      for await (const keys of store.scanKeys('')) await store.deleteKeys(keys);
-      return store;
-    },
-  ],
-];
-
-function track(store: StateStore): StateStore {
-  opened.push(store);
-  return store;
-}
+/** Each test a store of its own: a new SQLite file, or the Redis server emptied. */
+const backends = useStoreBackends('genbot-retention-');
 
 /** A conversation's turns as the store holds them (its raw value), their texts. */
 async function storedTexts(store: StateStore, conversationId: string): Promise<string[] | undefined> {
