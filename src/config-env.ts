@@ -7,6 +7,7 @@
  * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
  */
 import { z } from 'zod';
+import { matchLocale, SHIPPED_LOCALES } from './core/i18n/locales.ts';
 
 /** Levels pino knows, from the most to the least severe, and `silent`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -225,6 +226,14 @@ export const limitsEnv = z.object({
   REGENERATE_STATES_PER_USER: optionalInt(20, 1, 1000),
   CATCH_UP_MAX_AGE_MINUTES: optionalInt(15, 0, 1440),
   HISTORY_RETENTION_DAYS: optionalInt(90, 1, 3650),
+  DEFAULT_LOCALE: withDefault(
+    'en',
+    z.string().transform((tag, ctx) => {
+      const locale = matchLocale(tag);
+      if (!locale) ctx.addIssue({ code: 'custom', message: `must be one of ${SHIPPED_LOCALES.join(', ')}` });
+      return locale ?? 'en';
+    }),
+  ),
   ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
   IMAGINE_BUTTONS: withDefault(
     'requester',

@@ -9,6 +9,7 @@
 import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS, shardProblems } from './config-env.ts';
 import { type SpendConfig, spendOf } from './config-prices.ts';
 import { platformProblems, type SlackConfig, slackOf } from './config-slack.ts';
+import type { Locale } from './core/i18n/locales.ts';
 
 export type { SlackConfig, SlackOAuthConfig } from './config-slack.ts';
 
@@ -65,6 +66,11 @@ export interface CoreLimits {
    * asker when it ends (`NOTIFY_AFTER_SECONDS`; 0: never): features/answer-notice.ts.
    */
   notifyAfterSeconds: number;
+  /**
+   * The language of the bot's words wherever no user's or place's language is known
+   * (`DEFAULT_LOCALE`, a shipped locale): core/i18n/languages.ts.
+   */
+  defaultLocale: Locale;
   /** A user's newest answers that keep what Regenerate needs (`REGENERATE_STATES_PER_USER`); older ones are dropped. */
   regenerateStatesPerUser: number;
   /** Oldest message answered by catch-up after downtime, in minutes (`CATCH_UP_MAX_AGE_MINUTES`; 0: off). */
@@ -204,6 +210,7 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     replyChainMax: e.REPLY_CHAIN_MAX,
     editReanswerMinutes: e.EDIT_REANSWER_MINUTES,
     notifyAfterSeconds: e.NOTIFY_AFTER_SECONDS,
+    defaultLocale: e.DEFAULT_LOCALE,
     regenerateStatesPerUser: e.REGENERATE_STATES_PER_USER,
     catchUpMaxAgeMinutes: e.CATCH_UP_MAX_AGE_MINUTES,
     historyRetentionDays: e.HISTORY_RETENTION_DAYS,

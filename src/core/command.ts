@@ -7,6 +7,7 @@
 import type { Core } from './core.ts';
 import { ForbiddenError, InputError, OptionError, ShownError, withReference } from './errors.ts';
 import type { CommandOutcome } from './events.ts';
+import type { Sentence } from './i18n/words.ts';
 import type { Attachment, CommandContext, ComponentContext, ReplyChannel } from './platform.ts';
 import { sentenceOf } from './sentences.ts';
 import { ServiceError } from './service/errors.ts';
@@ -204,7 +205,7 @@ export function runCommand(
   const startedAt = ctx.startedAt ?? performance.now();
   return runInvocation(command.name, ctx, core, async () => {
     if (command.adminOnly && !(await ctx.user.isAdmin()))
-      throw new ForbiddenError(`/${command.name} is for admins only.`);
+      throw new ForbiddenError('common.admins_only', { command: command.name });
     const raw = read ? await read() : { options: ctx.options, files: ctx.files };
     // Returned, not awaited: this frame is not kept for as long as the command runs (runInvocation awaits it).
     return command.execute(
@@ -226,7 +227,7 @@ export function runCommand(
 export async function runComponent(command: Command | undefined, ctx: ComponentContext, core: Core): Promise<void> {
   if (!command?.onComponent) {
     ctx.log.warn('a button of no known command was pressed');
-    await ctx.sendEphemeral('This button no longer works (the bot was updated). Run the command again.');
+    await ctx.sendEphemeral((await core.languages.forUser(ctx)).t('common.button_gone'));
     return;
   }
   await command.onComponent(ctx, core);
@@ -237,7 +238,7 @@ export async function runComponent(command: Command | undefined, ctx: ComponentC
  * user. `log` is the invocation's own, bound (pino child bindings) to its `ref` and to its name as
  * `command`: runInvocation's lines do not repeat them (a key written twice in one JSON line).
  */
-export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref'> & {
+export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId' | 'log' | 'ref' | 'locale'> & {
   reply: Pick<ReplyChannel, 'sendEphemeral' | 'explain' | 'isDeleted'>;
 };
 
@@ -265,11 +266,13 @@ export async function runInvocation(
   } catch (thrown) {
     const shown = thrown instanceof ShownError;
     const error = shown ? thrown.cause : thrown;
-    const tell = (text: string) => (shown ? Promise.resolve() : ctx.reply.sendEphemeral(text));
+    // A reply only its user sees: in their language (i18n/languages.ts).
+    const words = await core.languages.forUser(ctx);
+    const tell = (said: Sentence) => (shown ? Promise.resolve() : ctx.reply.sendEphemeral(words.say(said)));
     if (error instanceof InputError) {
       errorCode = error.code;
       ctx.log.info({ code: error.code, reason: error.message }, INPUT_LOG_MESSAGES[error.code] ?? 'input not usable');
-      await tell(error.message);
+      await tell(error.sentence);
     } else if (error instanceof ServiceError) {
       errorCode = error.code;
       ctx.log.warn({ code: error.code, status: error.status, err: error.message }, 'service call failed');

@@ -9,6 +9,7 @@ import { WriteScheduler } from './delivery/scheduler.ts';
 import { SharedBudgets } from './delivery/shared-budgets.ts';
 import { StopButtons } from './delivery/stops.ts';
 import { BotEvents } from './events.ts';
+import { Languages } from './i18n/languages.ts';
 import type { ImageAttachmentLimits } from './media/attachments.ts';
 import { Downloader } from './media/download.ts';
 import { ImagePool, type ImagePoolOptions } from './media/image-pool.ts';
@@ -63,6 +64,8 @@ export interface Core {
   pdfs: ImagePool;
   /** Per-channel settings (/settings). */
   settings: SettingsStore;
+  /** Whose language the bot's words are in: a user's, a place's, DEFAULT_LOCALE (i18n/languages.ts). */
+  languages: Languages;
   /** The service's model lists, cached. */
   catalog: ModelCatalog;
   /** Which model a channel's requests use. */
@@ -151,6 +154,7 @@ export function createCore(parts: {
       log: parts.log,
     }),
     settings,
+    languages: new Languages(settings, limits.defaultLocale),
     catalog,
     models: new ModelDefaults(catalog, parts.defaults, settings, (error) =>
       parts.log.warn(

@@ -6,6 +6,7 @@
 import type { Logger } from '../log.ts';
 import type { NamedWait } from './delivery/bucket.ts';
 import type { PageBreaks } from './delivery/page-breaks.ts';
+import type { InvocationLocale } from './i18n/languages.ts';
 import type { BucketId } from './keys.ts';
 import type { ByteRange } from './media/download-range.ts';
 import type { Card, CardLimits } from './platform-cards.ts';
@@ -243,6 +244,8 @@ export interface ReplyChannel {
  */
 export interface ComponentContext {
   platform: 'discord' | 'slack';
+  /** The language tags the platform gave with the press (i18n/languages.ts); absent: none known. */
+  locale?: InvocationLocale;
   /** The conversation and channel of the message that carries the button. */
   conversationId: string;
   channelKey: string;
@@ -377,6 +380,12 @@ export interface InvocationUser {
 /** One invocation of a command, platform-neutral. */
 export interface CommandContext {
   platform: 'discord' | 'slack';
+  /**
+   * The language tags the platform gave with the invocation (i18n/languages.ts): the user's
+   * (Discord's interaction `locale`, Slack's `users.info` locale) and the place's (Discord's
+   * `guild_locale`); absent: none known (DEFAULT_LOCALE applies).
+   */
+  locale?: InvocationLocale;
   /**
    * Key of the conversation whose history this belongs to:
    * `discord:<guild|dm>:<channel or thread>` or `slack:<team>:<channel>[:<thread_ts>]`.

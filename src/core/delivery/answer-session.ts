@@ -3,7 +3,8 @@
  * queue ("⏳ Queued: N ahead of you."), and what the user reads when the request fails before
  * any text. answer-stream.ts then streams the text into the reply.
  */
-import { ShownError, withReference } from '../errors.ts';
+import { ShownError, sentenceOfText, withReference } from '../errors.ts';
+import { english, type Words } from '../i18n/words.ts';
 import type { CommandContext, MessageHandle } from '../platform.ts';
 import { StopRequest } from '../running.ts';
 import { sentenceOf } from '../sentences.ts';
@@ -13,12 +14,18 @@ import type { WriteScheduler } from './scheduler.ts';
 import type { OpenAnswer, StopButtons, StopHandle } from './stops.ts';
 import { StreamingReply } from './streaming-reply.ts';
 
-/** What the user reads for a service failure in an answer: a stop says why; anything else carries the reference. */
+/**
+ * What the user reads for a service failure in an answer: a stop says why; anything else carries
+ * the reference. In the place's language (a public line under the answer: i18n/languages.ts).
+ */
 export function failureLine(
   error: ServiceError,
   ctx: Pick<CommandContext, 'ref' | 'conversationId' | 'isDirectMessage'>,
+  words: Words,
 ): string {
-  return error.code === 'aborted' ? sentenceOf(error) : withReference(sentenceOf(error, ctx), ctx.ref);
+  return error.code === 'aborted'
+    ? words.say(sentenceOfText(sentenceOf(error)))
+    : words.say(withReference(sentenceOf(error, ctx), ctx.ref));
 }
 
 /**
@@ -28,9 +35,14 @@ export function failureLine(
  *   (the runner tells the user).
  * @throws what the platform throws for the write of the sentence.
  */
-export async function toldBeforeText(ctx: CommandContext, reply: StreamingReply, error: unknown): Promise<unknown> {
+export async function toldBeforeText(
+  ctx: CommandContext,
+  reply: StreamingReply,
+  error: unknown,
+  words: Words,
+): Promise<unknown> {
   if (!reply.showsStatusOnly || !(error instanceof ServiceError)) return error;
-  await reply.finish(`⚠️ ${failureLine(error, ctx)}`);
+  await reply.finish(`⚠️ ${failureLine(error, ctx, words)}`);
   return new ShownError(error);
 }
 
@@ -67,11 +79,17 @@ export interface AnswerSession {
  * its reply, and the queue ticket that shows "⏳ Queued: N ahead of you." while the service is busy.
  * `deps.over`: the messages of an earlier answer the reply writes over (StreamingReply's `over`).
  */
-export function beginAnswer(
-  ctx: CommandContext,
-  deps: { scheduler: WriteScheduler; stops: StopButtons; over?: readonly MessageHandle[] | undefined },
-): AnswerSession {
+export function beginAnswer(ctx: CommandContext, deps: AnswerDeps): AnswerSession {
   return new Session(ctx, deps);
+}
+
+/** What {@link beginAnswer} needs besides the invocation. */
+export interface AnswerDeps {
+  scheduler: WriteScheduler;
+  stops: StopButtons;
+  over?: readonly MessageHandle[] | undefined;
+  /** The place's words (public lines of the answer); English when absent. */
+  words?: Words | undefined;
 }
 
 /**
@@ -86,12 +104,15 @@ class Session implements AnswerSession, QueueTicket, OpenAnswer {
   readonly startedAt: number;
   /** One controller for both the command's signal and Stop (AbortSignal.any would add a signal, weak references and a finalizer to each answer). */
   private readonly stopper = new AbortController();
+  /** The place's words: the answer's public lines (queue, failure) are in them. */
+  readonly words: Words;
   private readonly stop: StopHandle;
 
   constructor(
     private readonly ctx: CommandContext,
-    deps: { scheduler: WriteScheduler; stops: StopButtons; over?: readonly MessageHandle[] | undefined },
+    deps: AnswerDeps,
   ) {
+    this.words = deps.words ?? english;
     this.key = ctx.channelKey;
     this.startedAt = ctx.startedAt ?? performance.now();
     // The command's abort is passed on (the command's signal lives as long as the command, so
@@ -136,7 +157,7 @@ class Session implements AnswerSession, QueueTicket, OpenAnswer {
   }
 
   async fail(error: unknown): Promise<never> {
-    throw await toldBeforeText(this.ctx, this.reply, error);
+    throw await toldBeforeText(this.ctx, this.reply, error, this.words);
   }
 
   close(): void {

@@ -7,6 +7,7 @@
 
 import { ShownError } from '../errors.ts';
 import type { BotEvents } from '../events.ts';
+import { english, type Words } from '../i18n/words.ts';
 import type { Button, CommandContext, OutgoingFile } from '../platform.ts';
 import { AbortedError, ServiceError } from '../service/errors.ts';
 import { failureLine, toldBeforeText } from './answer-session.ts';
@@ -62,6 +63,8 @@ export interface FinalAnswer {
 export interface StreamAnswerOptions {
   /** The reply to write into, from {@link beginAnswer} (which may have shown a status in it). */
   reply: StreamingReply;
+  /** The place's words, for the answer's public lines (i18n/languages.ts); English when absent. */
+  words?: Words | undefined;
   /** Turns the complete answer (the whole of it, past the cap too) into what is finally shown (e.g. pretty JSON). */
   finalize?: (answer: AnswerText) => FinalAnswer;
   /** Short lines under the answer. */
@@ -182,6 +185,7 @@ export async function streamAnswer(
   options: StreamAnswerOptions,
 ): Promise<StreamedAnswer> {
   const { reply } = options;
+  const words = options.words ?? english;
   const notes = [...(options.notes ?? [])];
   const cap = options.maxChars ?? Number.POSITIVE_INFINITY;
   const timer = new StreamTimer(ctx.platform, options.events);
@@ -203,9 +207,14 @@ export async function streamAnswer(
   } catch (error) {
     timer.end(error instanceof ServiceError ? error.code : 'internal');
     if (reply.content.trim() === '' || !(error instanceof ServiceError))
-      return { text: '', capped: false, ending: 'failed', error: await toldBeforeText(ctx, reply, error) };
+      return {
+        text: '',
+        capped: false,
+        ending: 'failed',
+        error: await toldBeforeText(ctx, reply, error, words),
+      };
     const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx)}${notesText(notes)}`);
+    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx, words)}${notesText(notes)}`);
     const ending = error instanceof AbortedError ? 'stopped' : 'cut';
     return { text: partial, capped: overflow !== '', ending, error };
   }

@@ -262,7 +262,7 @@ async function answerChat(
   await history.ended(run.ending, run.text);
   if (run.ending !== 'done') throw new ShownError(run.error);
   if (request.mention?.ref) await linkAnswer(ctx, core, request.mention.ref, id, session.reply.lastMessageRef);
-  if (request.webSearch === 'images') await postImageResults(ctx, run.text, session.reply);
+  if (request.webSearch === 'images') await postImageResults(ctx, core, run.text, session.reply);
 }
 
 /**
@@ -272,13 +272,17 @@ async function answerChat(
  * told to the user with the reference, and the answer and its history stay as they are.
  * @throws ShownError wrapping the platform's refusal (the runner logs it once).
  */
-async function postImageResults(ctx: CommandContext, answer: string, reply: StreamingReply): Promise<void> {
+async function postImageResults(ctx: CommandContext, core: Core, answer: string, reply: StreamingReply): Promise<void> {
   const links = extractImageLinks(answer).slice(0, 10);
   if (!links.length) return;
   try {
     await sendOnce(reply.scheduler, ctx.reply, { content: '', imageLinks: links, gallery: true }, reply.messageCount);
   } catch (error) {
-    await ctx.reply.sendEphemeral(withReference(imageResultsNotPosted(ctx.reply.explain?.(error)), ctx.ref));
+    await ctx.reply.sendEphemeral(
+      (await core.languages.forUser(ctx)).say(
+        withReference(imageResultsNotPosted(ctx.reply.explain?.(error)), ctx.ref),
+      ),
+    );
     throw new ShownError(error);
   }
 }

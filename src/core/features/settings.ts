@@ -8,6 +8,7 @@
 
 import type { Core } from '../core.ts';
 import { OptionError } from '../errors.ts';
+import { matchLocale } from '../i18n/locales.ts';
 import type { ModelLists } from '../models/catalog.ts';
 import type { Resolved } from '../models/defaults.ts';
 import type { CommandContext, OutgoingMessage } from '../platform.ts';
@@ -32,6 +33,8 @@ export interface SettingsChange {
   auto_thread?: boolean;
   /** Whether an answer that took longer than NOTIFY_AFTER_SECONDS notifies its asker when it ends (default on). */
   notify?: boolean;
+  /** The language of the channel's public messages: a shipped locale (i18n/locales.ts). */
+  locale?: string;
   /** `all` or one setting name. */
   reset?: 'all' | SettingName;
 }
@@ -102,6 +105,7 @@ export async function changeSettings(ctx: CommandContext, core: Core, change: Se
   }
   // On is the default: stored as no value, off as `false`.
   if (change.notify !== undefined) updates.notify = change.notify ? undefined : false;
+  if (change.locale !== undefined) updates.locale = matchLocale(change.locale) ?? change.locale;
   const changed = Object.keys(updates).length > 0;
   if (changed) {
     await core.settings.update(ctx.channelKey, updates as SettingsUpdate);
@@ -152,6 +156,12 @@ async function settingsMessage(ctx: CommandContext, core: Core, changed: boolean
           },
           ...threads,
           { name: 'notify', value: notifyValue(core, own.notify) },
+          {
+            name: 'locale',
+            value: own.locale
+              ? `\`${own.locale}\` — set for this channel`
+              : "the place's own language (Discord: the server's), else the bot's default",
+          },
         ],
         // Slack has no option pickers: there options are typed `--name value`.
         footer:

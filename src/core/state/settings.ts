@@ -23,6 +23,11 @@ export interface ChannelSettings {
    * (`/settings notify:false`); absent: it does (features/answer-notice.ts).
    */
   notify?: boolean;
+  /**
+   * The language of the bot's public messages here (`/settings locale`, a shipped locale such as
+   * `de` or `pt-BR`; core/i18n/languages.ts); absent: the place's own (Discord's guild locale).
+   */
+  locale?: string;
 }
 
 /** A change of settings: a value per field, `undefined` clearing it. */
@@ -36,6 +41,7 @@ export const SETTING_NAMES = [
   'system_prompt',
   'auto_thread',
   'notify',
+  'locale',
 ] as const;
 export type SettingName = (typeof SETTING_NAMES)[number];
 
@@ -47,6 +53,7 @@ export const SETTING_FIELDS: Record<SettingName, keyof ChannelSettings> = {
   system_prompt: 'systemPrompt',
   auto_thread: 'autoThread',
   notify: 'notify',
+  locale: 'locale',
 };
 
 /**

@@ -4,6 +4,7 @@
  * down) and presses of the bot's buttons (handed to the command named by the button's
  * `custom_id`, `<command>:<args…>`).
  */
+
 import type {
   AutocompleteInteraction,
   ButtonInteraction,
@@ -27,6 +28,7 @@ import { galleryImages } from './components-v2.ts';
 import { isGone } from './errors.ts';
 import { formModal } from './feedback.ts';
 import { InteractionReply } from './interactions.ts';
+import { interactionLocale } from './locale.ts';
 import { interactionUser, userInstallUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
@@ -85,7 +87,14 @@ export async function handleButton(
   try {
     await runInvocation(
       `${name}:button`,
-      { platform: 'discord', conversationId: ctx.conversationId, log, ref, reply: { sendEphemeral } },
+      {
+        platform: 'discord',
+        conversationId: ctx.conversationId,
+        locale: ctx.locale,
+        log,
+        ref,
+        reply: { sendEphemeral },
+      },
       deps.core,
       async () => {
         if (name === STOP_BUTTON) await deps.core.stops.press(ctx);
@@ -175,6 +184,7 @@ function componentContext(
   const userInstall = userInstallKeys(interaction);
   return {
     platform: 'discord',
+    locale: interactionLocale(interaction),
     get reply() {
       if (!reply) {
         responder.repliesWithMessages();

@@ -6,6 +6,7 @@
  * by which the adapter routes its submit here. The submit is answered to the user alone
  * (an ephemeral reply, or after a deferral an ephemeral follow-up: the responder's).
  */
+
 import type { APIModalInteractionResponseCallbackData, ModalSubmitInteraction } from 'discord.js';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
@@ -14,6 +15,7 @@ import { conversationKey } from '../../core/keys.ts';
 import type { TextForm } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { interactionBudget } from './budget.ts';
+import { interactionLocale } from './locale.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
 import { InteractionResponder } from './responder.ts';
 import { oneFieldModal } from './rest.ts';
@@ -49,7 +51,14 @@ export async function handleFeedbackSubmit(
     const submit = { formId: interaction.customId, userId: interaction.user.id, text, sendEphemeral };
     await runInvocation(
       'feedback:reason',
-      { platform: 'discord', conversationId, log, ref, reply: { sendEphemeral } },
+      {
+        platform: 'discord',
+        conversationId,
+        locale: interactionLocale(interaction),
+        log,
+        ref,
+        reply: { sendEphemeral },
+      },
       deps.core,
       () => submitReason(submit, deps.core),
     );

@@ -3,6 +3,7 @@
  * chat-input interaction, and the core's ReplyChannel implemented with the interaction's
  * (deferred) reply and its follow-ups, written by the interaction's responder (responder.ts).
  */
+
 import { type ChatInputCommandInteraction, PermissionFlagsBits } from 'discord.js';
 import { type Command, optionsPass, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
@@ -20,6 +21,7 @@ import { interactionBudget } from './budget.ts';
 import { botMessageHandle } from './channel-writes.ts';
 import { withGalleryFallback } from './components-v2.ts';
 import { explainDiscordError, isUnknownMessage } from './errors.ts';
+import { interactionLocale } from './locale.ts';
 import { interactionUser, userInstallUser } from './members.ts';
 import { attachmentOf, channelKeyOf } from './messages.ts';
 import { channelBucket, type DiscordRateLimits } from './rate-limits.ts';
@@ -256,6 +258,7 @@ function commandContext(
   if (userInstall)
     return {
       platform: 'discord',
+      locale: interactionLocale(interaction),
       ...userInstall,
       isDirectMessage: false,
       user: userInstallUser(interaction.user, core.admins),
@@ -264,6 +267,7 @@ function commandContext(
     };
   return {
     platform: 'discord',
+    locale: interactionLocale(interaction),
     conversationId: conversationKey({
       platform: 'discord',
       guild: interaction.guildId ?? undefined,

@@ -5,6 +5,7 @@
  * thread-read.ts), its reply (messages.ts `MessageReply`, or a new thread's: thread-open.ts)
  * and its request.
  */
+
 import type { Message } from 'discord.js';
 import { claimAnswer, LATE_NOTICE } from '../../core/catch-up.ts';
 import { runInvocation } from '../../core/command.ts';
@@ -14,6 +15,7 @@ import { answerMention } from '../../core/features/mention.ts';
 import { conversationKey, discordClaims, messageRef } from '../../core/keys.ts';
 import type { CommandContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
+import { messageLocale } from './locale.ts';
 import { authorPermissions, invocationUser, mayReadHistory } from './members.ts';
 import { attachmentsOf, channelKeyOf, HIDDEN_MESSAGE_REPLY, looksHidden, MessageReply, promptOf } from './messages.ts';
 import type { DiscordRateLimits } from './rate-limits.ts';
@@ -149,6 +151,7 @@ export function messageContext(
 ): CommandContext {
   return {
     platform: 'discord',
+    locale: messageLocale(message),
     conversationId: conversationKey({
       platform: 'discord',
       guild: message.guildId ?? undefined,

@@ -28,6 +28,7 @@
  * InteractionReply), in that install's conversation; the message is read from the interaction
  * alone, never fetched, and its files are kept whole for Regenerate.
  */
+
 import type {
   APIModalInteractionResponseCallbackData,
   Message,
@@ -46,6 +47,7 @@ import { ActionReply } from './action-reply.ts';
 import { interactionBudget } from './budget.ts';
 import { handleFeedbackSubmit } from './feedback.ts';
 import { InteractionReply } from './interactions.ts';
+import { interactionLocale } from './locale.ts';
 import { interactionUser, mayPost, userInstallUser } from './members.ts';
 import { attachmentOf, attachmentsOf, channelKeyOf, looksHidden, promptOf } from './messages.ts';
 import type { PendingTargets } from './pending-targets.ts';
@@ -235,6 +237,7 @@ async function runOn(
     : new ActionReply(() => target, channelId, responder, log);
   const ctx: CommandContext = {
     platform: 'discord',
+    locale: interactionLocale(interaction),
     ...(userInstall ?? {
       conversationId: conversationKey({
         platform: 'discord',

@@ -98,6 +98,7 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
           {
             platform: 'slack',
             conversationId: ctx.conversationId,
+            locale: ctx.locale,
             log,
             ref,
             reply: { sendEphemeral, explain: explainSlackError },
@@ -142,6 +143,7 @@ function pressContext(
     reply: new SlackReply(client, target, (m) => press.sendEphemeral(m), press.log),
     conversationId: conversationKey({ platform: 'slack', team, channel: channel ?? 'unknown', thread: threadTs }),
     channelKey: channelKey({ platform: 'slack', team, channel: channel ?? 'unknown' }),
+    locale: { user: deps.directory.locale(client, team, body.user.id) },
     user: deps.directory.user(client, {
       team,
       id: body.user.id,

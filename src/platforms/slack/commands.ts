@@ -84,6 +84,7 @@ export async function readOptions(
 /** The invoker, and their DM with the bot for files meant for them alone (/export: direct.ts). */
 function askerOf(slash: SlashCommand, client: WebClient, deps: SlashCommandDeps) {
   return {
+    locale: { user: deps.directory.locale(client, slash.team_id, slash.user_id) },
     user: deps.directory.user(client, { team: slash.team_id, id: slash.user_id, name: slash.user_name }),
     sendDirect: (message: OutgoingMessage) => sendDirect(client, slash.user_id, message),
   };

@@ -119,6 +119,7 @@ export async function onMessageChanged(
         conversationId: state.conversationId,
         channelKey: state.channelKey,
         isDirectMessage: !inChannel,
+        locale: { user: deps.directory.locale(client, meta.teamId, m.user!) },
         user: deps.directory.user(client, { team: meta.teamId, id: m.user! }),
         options: {},
         files: {},

@@ -165,6 +165,7 @@ export async function publishHome(
     conversationId: channelKey(where),
     channelKey: channelKey(where),
     isDirectMessage: true,
+    locale: { user: deps.directory.locale(client, at.team, at.user) },
     user: deps.directory.user(client, { team: at.team, id: at.user }),
     options: {},
     files: {},

@@ -241,6 +241,7 @@ async function answer(
     conversationId: conversationKey({ ...place, thread: threadTs }),
     channelKey: channelKey(place),
     isDirectMessage: inDm,
+    locale: { user: deps.directory.locale(client, team, user.id) },
     user: deps.directory.user(client, { team, id: user.id, name: user.name }),
     options: {},
     files: {},

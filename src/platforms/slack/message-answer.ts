@@ -148,6 +148,7 @@ function contextOf(
     conversationId: conversationKey({ ...where, thread: threadTs }),
     channelKey: channelKey(where),
     isDirectMessage: !inChannel,
+    locale: { user: deps.directory.locale(client, meta.teamId, user) },
     user: deps.directory.user(client, { team: meta.teamId, id: user }),
     options: {},
     files: {},

@@ -142,6 +142,7 @@ function threadContext(
     conversationId: conversationKey({ ...where, thread: threadTs }),
     channelKey: channelKey(where),
     isDirectMessage: channel.startsWith('D') || shortcut.channel.name === 'directmessage',
+    locale: { user: deps.directory.locale(client, team, shortcut.user.id) },
     user: deps.directory.user(client, { team, id: shortcut.user.id, name: shortcut.user.name }),
     sendDirect: (message) => sendDirect(client, shortcut.user.id, message),
     options: {},

@@ -41,6 +41,8 @@ export const MAX_INFO_LOOKUPS = 10;
 const INFO_CONCURRENCY = 4;
 /** The longest Retry-After a rights check waits out once, in ms (a user waits for the answer). */
 export const RIGHTS_WAIT_MS = 5_000;
+/** The longest Retry-After a language lookup waits out once, in ms (English is better than a late answer). */
+const LOCALE_WAIT_MS = 1_000;
 /** The longest Retry-After a naming waits out once, in ms (names are not worth a long wait). */
 const NAMES_WAIT_MS = 2_000;
 /** Users kept per workspace at most (the directory starts afresh past it). */
@@ -55,12 +57,16 @@ interface SlackUser {
   is_owner?: boolean;
   is_primary_owner?: boolean;
   profile?: { display_name?: string };
+  /** The user's language, e.g. `ja-JP` (only with `include_locale`). */
+  locale?: string;
 }
 
 interface KnownUser {
   isAdmin: boolean;
   /** The name people see: the profile's display name, else the real name, else the user name. */
   name: string;
+  /** The user's language as Slack gave it (`include_locale`), e.g. `ja-JP`; absent when Slack gave none. */
+  locale?: string | undefined;
   /** When Slack said so (the directory's clock, ms). */
   at: number;
 }
@@ -95,6 +101,8 @@ export class RightsNotChecked extends SlackRefusal {
 /** Slack's users, per workspace; one per adapter. */
 export class SlackDirectory {
   private readonly teams = new Map<string, TeamUsers>();
+  /** The users.info calls under way, by `team:user`. */
+  private readonly lookups = new Map<string, Promise<KnownUser>>();
 
   constructor(
     private readonly admins: AdminList,
@@ -113,6 +121,23 @@ export class SlackDirectory {
   user(client: WebClient, at: { team: string; id: string; name?: string | undefined }): InvocationUser {
     const isAdmin = async () => this.admins.userIds.has(at.id) || (await this.rightsOf(client, at.team, at.id));
     return { id: at.id, name: at.name || at.id, isAdmin, canManageMessages: isAdmin };
+  }
+
+  /**
+   * The user's language as Slack gives it (`users.info` with `include_locale`, e.g. `ja-JP`), from
+   * the directory while fresh: what the bot's words to them (and, Slack having no workspace
+   * language, its public words where they asked) are in (i18n/languages.ts). Never throws:
+   * undefined when Slack says nothing (logged), the bot then speaking DEFAULT_LOCALE.
+   */
+  async locale(client: WebClient, team: string, userId: string): Promise<string | undefined> {
+    const known = this.known(team, userId);
+    if (known) return known.locale;
+    try {
+      return (await this.lookup(client, team, userId, LOCALE_WAIT_MS)).locale;
+    } catch (error) {
+      this.log.info({ user: userId, err: errorText(error) }, "users.info failed; the user's language is not known");
+      return undefined;
+    }
   }
 
   /** The name one user is shown by ({@link names}). Never throws: the user id when Slack says nothing. */
@@ -163,10 +188,21 @@ export class SlackDirectory {
     return known && this.now() - known.at < USER_CACHE_TTL_MS ? known : undefined;
   }
 
-  /** users.info for one user, kept. @throws what the call throws (a 429 waited out once, up to `maxWaitMs`). */
-  private async lookup(client: WebClient, team: string, userId: string, maxWaitMs: number): Promise<KnownUser> {
-    const { user } = await patiently(() => client.users.info({ user: userId }), undefined, maxWaitMs);
-    return this.keep(team, { ...user, id: userId });
+  /**
+   * users.info for one user, kept; one call at a time per user (the language lookup an invocation
+   * starts and its rights check share it, and its failure).
+   * @throws what the call throws (a 429 waited out once, up to `maxWaitMs` of the first caller).
+   */
+  private lookup(client: WebClient, team: string, userId: string, maxWaitMs: number): Promise<KnownUser> {
+    const key = `${team}:${userId}`;
+    let pending = this.lookups.get(key);
+    if (!pending) {
+      pending = patiently(() => client.users.info({ user: userId, include_locale: true }), undefined, maxWaitMs)
+        .then(({ user }) => this.keep(team, { ...user, id: userId }))
+        .finally(() => this.lookups.delete(key));
+      this.lookups.set(key, pending);
+    }
+    return pending;
   }
 
   /**
@@ -183,7 +219,7 @@ export class SlackDirectory {
       try {
         for (let page = 0; page < MAX_LIST_PAGES; page++) {
           const answer = await patiently(
-            () => client.users.list({ limit: LIST_PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
+            () => client.users.list({ limit: LIST_PAGE_SIZE, include_locale: true, ...(cursor ? { cursor } : {}) }),
             undefined,
             NAMES_WAIT_MS,
           );
@@ -209,6 +245,7 @@ export class SlackDirectory {
     const known: KnownUser = {
       isAdmin: user.is_admin === true || user.is_owner === true || user.is_primary_owner === true,
       name: user.profile?.display_name || user.real_name || user.name || user.id,
+      locale: typeof user.locale === 'string' ? user.locale : undefined,
       at: this.now(),
     };
     users.set(user.id, known);

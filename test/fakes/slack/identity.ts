@@ -3,7 +3,8 @@
  * workspace), `users.info` (one
  * user; tier 4, about 100 a minute per workspace) and `users.list` (the workspace's users, by
  * pages: `limit` up to 1000, default 100 here; `cursor`; tier 2, about 20 a minute), both with
- * the user object's admin fields (`is_admin`, `is_owner`, `is_primary_owner`) and names
+ * the user object's admin fields (`is_admin`, `is_owner`, `is_primary_owner`), names, and with
+ * `include_locale` the user's `locale` (e.g. `ja-JP`)
  * (docs.slack.dev users.info, users.list; limits.ts applies the windows).
  */
 import type { FakeSlackUser } from './types.ts';
@@ -32,7 +33,7 @@ export function identityMethods(ws: Workspace): MethodTable {
       ws.limits.takeWindowSlot('usersInfo');
       const user = ws.users.get(required(p, 'user', 'user_not_found'));
       if (!user || !ws.userVisible(user)) throw new SlackApiError('user_not_found');
-      return { user: userObject(ws, user) };
+      return { user: userObject(ws, user, p.include_locale) };
     },
     'users.list': (p) => {
       ws.limits.takeWindowSlot('usersList');
@@ -43,7 +44,7 @@ export function identityMethods(ws: Workspace): MethodTable {
         1000,
       );
       return {
-        members: page.items.map((user) => userObject(ws, user)),
+        members: page.items.map((user) => userObject(ws, user, p.include_locale)),
         cache_ts: Math.floor(ws.now() / 1000),
         response_metadata: { next_cursor: page.nextCursor },
       };
@@ -52,8 +53,12 @@ export function identityMethods(ws: Workspace): MethodTable {
 }
 
 /** A user as users.info and users.list describe one (the fields the fake knows). */
-function userObject(ws: Workspace, user: FakeSlackUser): Json {
+function userObject(ws: Workspace, user: FakeSlackUser, includeLocale: unknown): Json {
   return {
+    // `locale` only when asked (`include_locale`), as Slack does; Slack's default is en-US.
+    ...(includeLocale === true || includeLocale === 'true' || includeLocale === '1'
+      ? { locale: user.locale ?? 'en-US' }
+      : {}),
     id: user.id,
     team_id: ws.callerTeam ?? user.team ?? ws.teamId,
     name: user.name,

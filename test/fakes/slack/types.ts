@@ -43,6 +43,8 @@ export interface FakeSlackUser {
   team?: string;
   /** Further workspaces the same user is in (an Enterprise Grid user: one id in several workspaces). */
   alsoIn?: string[];
+  /** The user's language, as users.info gives it with `include_locale` (default `en-US`). */
+  locale?: string;
 }
 
 /** Rate limits the fake applies; see {@link FakeSlackOptions.rateLimits}. */
