@@ -23,6 +23,7 @@
  * | assistant.ts | `assistant.threads.setStatus`: loading statuses and when users stop seeing them |
  * | agent.ts | the agent / assistant views: which events Slack sends, their builders, `setSuggestedPrompts`, `setTitle` |
  * | home.ts | `views.publish`: Home tab views checked as Slack does (100 blocks, Block Kit limits, 250 kB) |
+ * | home-actions.ts | presses of a Home tab's buttons: `block_actions` with `container.type: 'view'`, no `response_url` |
  * | scopes.ts | the one table of method scopes; event subscriptions and their scopes |
  * | blocks.ts | Block Kit validation (`invalid_blocks`, `invalid_blocks_format`) |
  * | limits.ts | rate limits: tier 3 `chat.update`, per-channel `chat.postMessage`, tier 2/4 streaming, tier 4 `users.info`, tier 2 `users.list` |
@@ -185,6 +186,7 @@ export type { AgentSettings, SuggestedPromptsRecord, ThreadTitleRecord } from '.
 export { DOWNLOAD_CHUNK_BYTES, generatedBytes } from './slack/downloads.ts';
 export { FakeSlack } from './slack/fake.ts';
 export type { PublishedHome } from './slack/home.ts';
+export type { HomeActionInput, HomeActionResult } from './slack/home-actions.ts';
 export { signSlackRequest } from './slack/inbound.ts';
 export type * from './slack/inbound-types.ts';
 export type * from './slack/interaction-types.ts';

@@ -14,6 +14,8 @@
  * this process) and at most {@link EXPORT_LIMIT} are made in {@link EXPORT_WINDOW_MS} (a counter
  * in the store, keys.ts `quota('export', …)`, shared by every instance).
  */
+
+import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
 import { storeKeys } from '../keys.ts';
@@ -46,6 +48,46 @@ export const EXPORT_SENTENCES = {
   limited(resetInMs: number): string {
     return `You can export ${EXPORT_LIMIT} times in 10 minutes. Try again ${waitText(resetInMs)}.`;
   },
+} as const;
+
+/**
+ * What the App Home's exports say (Slack's Home tab: platforms/slack/home-export.ts), in one place.
+ * Places come formatted (a channel's mention, a date) by the caller.
+ */
+export const HOME_EXPORT_SENTENCES = {
+  title: 'Export your conversations',
+  intro: `Get one of your conversations with me as Markdown and JSON files (conversation.md and conversation.json), sent to you alone in our direct message. Up to ${EXPORT_LIMIT} exports in 10 minutes.`,
+  none: 'You have no conversation with me to export yet.',
+  notListed: 'Your conversations cannot be listed right now (the store is not answering).',
+  button: 'Export',
+  /** A conversation in the user's DM with the bot (the Messages tab); `when` it began, when known. */
+  direct(when: string | undefined): string {
+    return when ? `Our direct messages: the conversation started ${when}` : 'Our direct messages';
+  },
+  /** A thread's conversation in a channel. */
+  thread(channel: string, when: string): string {
+    return `A thread in ${channel}, started ${when}`;
+  },
+  /** A channel's own conversation (slash commands there). */
+  channel(channel: string): string {
+    return `The channel ${channel}`;
+  },
+  /** The line under a place: its turns and its first words. */
+  detail(turns: number, start: string): string {
+    return `${turns} turn${turns === 1 ? '' : 's'}${start ? ` · “${start}”` : ''}`;
+  },
+  /** Said under the list when older conversations are not shown. */
+  more(count: number): string {
+    return `… and ${count} older conversation${count === 1 ? '' : 's'}: \`/export\` in a channel, or “Export this thread” on a thread's message, gives any of them.`;
+  },
+  sent: '📄 Sent: the conversation is in our direct message, as conversation.md and conversation.json.',
+  notYours:
+    'This export button is not yours: only the person whose Home tab shows it can use it. Nothing was exported.',
+  notOffered: 'That conversation is not among yours any more (erased, forgotten or expired). Nothing was exported.',
+  notReadable:
+    'You can no longer read that conversation (you are not a member of its channel now). Nothing was exported.',
+  notChecked:
+    'I could not check with Slack that you may still read that conversation. Nothing was exported; try again later.',
 } as const;
 
 /** Users whose export is being made in this process, by quota subject. */
@@ -94,37 +136,66 @@ export async function exportMessage(
   };
 }
 
+/** One export to make: whose, of which conversation, how big, where it goes. */
+export interface ExportJob {
+  /** The asker's quota subject (keys.ts `quotaSubject`): the rate limit and the one-at-a-time rule are theirs. */
+  subject: string;
+  conversationId: string;
+  /** The largest file, in bytes (at most {@link EXPORT_MAX_FILE_BYTES}). */
+  maxBytes: number;
+  log: Logger;
+  /** Sends the export message (the sentence and the two files) to the asker alone. */
+  send(message: OutgoingMessage): Promise<void>;
+}
+
+/**
+ * Makes one export and sends it, counted against the asker's {@link EXPORT_LIMIT} (given back when
+ * it was not sent), one at a time per asker: what `/export`, Slack's "Export this thread" and the
+ * App Home's buttons share.
+ * @returns false when nothing of the conversation is stored (nothing was sent; the export counts).
+ * @throws QuotaError past {@link EXPORT_LIMIT}; InputError ({@link EXPORT_SENTENCES}.busy) while the
+ *   asker's previous export is being made; what `send` throws; the store's error.
+ */
+export async function sendExport(core: Core, job: ExportJob): Promise<boolean> {
+  if (running.has(job.subject)) throw new InputError(EXPORT_SENTENCES.busy);
+  running.add(job.subject);
+  let giveBack: (() => Promise<void>) | undefined;
+  try {
+    giveBack = await admitExport(core, job.subject);
+    const maxBytes = Math.min(job.maxBytes, EXPORT_MAX_FILE_BYTES);
+    const message = await exportMessage(core, job.conversationId, maxBytes);
+    if (!message) return false;
+    job.log.info(
+      { conversation: job.conversationId, bytes: message.files!.reduce((n, f) => n + f.data.length, 0) },
+      'conversation exported',
+    );
+    await job.send(message);
+    return true;
+  } catch (error) {
+    // An export that was not sent does not count.
+    await giveBack?.();
+    throw error;
+  } finally {
+    running.delete(job.subject);
+  }
+}
+
 /**
  * Runs `/export` for `ctx`'s user in `ctx`'s conversation.
  * @throws QuotaError past {@link EXPORT_LIMIT}; InputError while the user's previous export is being
  *   made; what `sendDirect` throws; the store's error.
  */
 export async function exportConversation(ctx: CommandContext, core: Core): Promise<void> {
-  const subject = subjectOf(ctx);
-  if (running.has(subject)) throw new InputError(EXPORT_SENTENCES.busy);
-  running.add(subject);
-  let giveBack: (() => Promise<void>) | undefined;
-  try {
-    giveBack = await admitExport(core, subject);
-    const maxBytes = Math.min(ctx.reply.limits.maxFileBytes ?? EXPORT_MAX_FILE_BYTES, EXPORT_MAX_FILE_BYTES);
-    const message = await exportMessage(core, ctx.conversationId, maxBytes);
-    if (!message) {
-      await ctx.reply.sendEphemeral(EXPORT_SENTENCES.empty);
-      return;
-    }
-    ctx.log.info(
-      { conversation: ctx.conversationId, bytes: message.files!.reduce((n, f) => n + f.data.length, 0) },
-      'conversation exported',
-    );
-    if (ctx.sendDirect) {
-      await ctx.sendDirect(message);
-      await ctx.reply.sendEphemeral(EXPORT_SENTENCES.sentByDm);
-    } else await ctx.reply.sendEphemeral(message);
-  } catch (error) {
-    // An export that was not sent does not count.
-    await giveBack?.();
-    throw error;
-  } finally {
-    running.delete(subject);
-  }
+  const sent = await sendExport(core, {
+    subject: subjectOf(ctx),
+    conversationId: ctx.conversationId,
+    maxBytes: ctx.reply.limits.maxFileBytes ?? EXPORT_MAX_FILE_BYTES,
+    log: ctx.log,
+    send: async (message) => {
+      if (ctx.sendDirect) await ctx.sendDirect(message);
+      else await ctx.reply.sendEphemeral(message);
+    },
+  });
+  if (!sent) await ctx.reply.sendEphemeral(EXPORT_SENTENCES.empty);
+  else if (ctx.sendDirect) await ctx.reply.sendEphemeral(EXPORT_SENTENCES.sentByDm);
 }

@@ -101,6 +101,20 @@ export class UserIndex {
   }
 
   /**
+   * The conversations of `user` in `workspace`, the one they spoke in last first (as noted: a day
+   * apart at the finest, {@link NOTE_AGAIN_MS}), entries past their time left out: at most
+   * {@link MAX_CONVERSATIONS}.
+   * @returns each conversation key with when it was noted (ms since the epoch).
+   * @throws the store's error.
+   */
+  async recent(workspace: string, user: string): Promise<Array<{ conversationId: string; at: number }>> {
+    const index = prune(await this.load(storeKeys.userIndex(workspace, user)), Date.now(), this.retentionMs);
+    return Object.entries(index.conversations)
+      .map(([conversationId, at]) => ({ conversationId, at }))
+      .sort((a, b) => b.at - a.at);
+  }
+
+  /**
    * Deletes the index of `user` in `workspace` (what it named was erased), and this process's notes of it.
    * @throws the store's error.
    */

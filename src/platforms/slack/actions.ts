@@ -9,7 +9,8 @@
  * is told things through the payload's `response_url` (ephemeral); `postedImage` finds a file
  * the bot uploaded again (files.info, then the file with the bot token: files.ts), only when it
  * is shared in the pressed message's conversation; `openForm`
- * opens a modal with the press's `trigger_id` (views.open: feedback.ts).
+ * opens a modal with the press's `trigger_id` (views.open: feedback.ts). A press of the Home
+ * tab's Export buttons (home-export.ts) has no `response_url`: the Home, published again, tells it.
  */
 import type { App, BlockAction, ButtonAction, FeedbackButtonsAction, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
@@ -20,6 +21,7 @@ import { REGENERATE_BUTTON } from '../../core/features/answer-state.ts';
 import { FEEDBACK_BUTTON, pressFeedback } from '../../core/features/feedback.ts';
 import { pressRegenerate } from '../../core/features/regenerate.ts';
 import { channelKey, conversationKey, parseButtonId } from '../../core/keys.ts';
+import type { MessageAction } from '../../core/message-action.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
@@ -27,6 +29,8 @@ import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { explainSlackError } from './errors.ts';
 import { formView, registerButtonForms } from './feedback.ts';
 import { postedSlackImage } from './files.ts';
+import { publishHome } from './home.ts';
+import { HOME_EXPORT_BUTTON, pressHomeExport } from './home-export.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { SlackReply } from './reply.ts';
 import type { SlackDirectory } from './users.ts';
@@ -41,6 +45,8 @@ export interface SlackActionDeps {
   directory: SlackDirectory;
   /** The origin of SLACK_API_URL when the operator set one (files.ts `slackFileHost`). */
   apiOrigin: string | undefined;
+  /** The message actions, listed on the Home tab published again after a press there (home.ts). */
+  messageActions: readonly MessageAction[];
 }
 
 /**
@@ -71,12 +77,14 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
   registerButtonForms(app, deps);
   app.action<Press>({ type: 'block_actions' }, async ({ ack, body, action, client, respond }) => {
     await ack();
+    const { command: name, args: idArgs } = parseButtonId(action.action_id ?? '');
+    // The Home tab's buttons: no response_url there, the Home itself tells the result.
+    if (name === HOME_EXPORT_BUTTON) return pressHome(body, client, deps, idArgs);
     const sendEphemeral = ephemeralAnswer(respond, deps.log);
     if (deps.running.draining) {
       await sendEphemeral(RESTARTING);
       return;
     }
-    const { command: name, args: idArgs } = parseButtonId(action.action_id ?? '');
     // A feedback_buttons element has one action_id; the button pressed is its value.
     const args = action.type === 'feedback_buttons' ? [...idArgs, action.value] : idArgs;
     const ref = newReference();
@@ -118,6 +126,16 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
       (error) => log.error({ err: error }, 'slack button handler failed'),
     );
   });
+}
+
+/** A press of a Home export button (home-export.ts), told by publishing the presser's Home again. */
+async function pressHome(body: Press, client: WebClient, deps: SlackActionDeps, args: string[]): Promise<void> {
+  const team = body.team?.id ?? body.user.team_id ?? 'unknown';
+  const user = body.user.id;
+  const ref = newReference();
+  const log = deps.log.child({ platform: 'slack', ref, command: 'export', user, button: HOME_EXPORT_BUTTON });
+  const republish = (notice: string) => publishHome(client, deps, { team, user, ref }, log, notice);
+  void pressHomeExport(client, deps, { team, user, args, ref, log }, republish);
 }
 
 /**

@@ -114,7 +114,7 @@ export class SlackAdapter {
         : singleWorkspace(this.app),
       deps,
     );
-    registerBlockActions(this.app, deps);
+    registerBlockActions(this.app, { ...deps, messageActions });
     registerMessageShortcuts(this.app, deps, slackShortcutsOf(messageActions));
     registerActionForms(this.app, deps, messageActions);
     // The uninstall listeners (uninstall.ts): the OAuth mode forgets the workspace's installation

@@ -5,7 +5,9 @@
  * (the command runs with a reply that keeps its card), the slash commands and message actions
  * with one line each, and, for admins, the channels' settings made with `/settings`
  * (state/settings.ts lists the channels of a workspace that hold some), at most
- * {@link MAX_CHANNELS} channels.
+ * {@link MAX_CHANNELS} channels. Under the user's use, their recent conversations with the bot,
+ * each with an Export button (home-export.ts, issue 41 item 3); after a press, the Home is
+ * published again with the result at its top.
  *
  * Within Slack's limits for a view (Block Kit reference, "Home tab"; docs/platform-limits.md):
  * at most 100 blocks ({@link MAX_HOME_BLOCKS}), a header's text 150 characters, a section's
@@ -20,6 +22,7 @@ import type { MessageAction } from '../../core/message-action.ts';
 import type { CommandContext, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { blocksOf } from './blocks.ts';
+import { homeExportBlocks } from './home-export.ts';
 import { slackShortcutsOf } from './message-actions.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { escapeSlackText } from './text.ts';
@@ -132,8 +135,16 @@ async function settingsBlocks(ctx: CommandContext, deps: HomeDeps, team: string)
   }
 }
 
-/** The Home tab's blocks for one user (see the file's comment), at most {@link MAX_HOME_BLOCKS}. */
-export async function homeBlocks(ctx: CommandContext, deps: HomeDeps, team: string): Promise<KnownBlock[]> {
+/**
+ * The Home tab's blocks for one user (see the file's comment), at most {@link MAX_HOME_BLOCKS}:
+ * `more.notice` (the result of a press) first, `more.exports` (home-export.ts) after their use.
+ */
+export async function homeBlocks(
+  ctx: CommandContext,
+  deps: HomeDeps,
+  team: string,
+  more: { notice?: string | undefined; exports?: Promise<KnownBlock[]> } = {},
+): Promise<KnownBlock[]> {
   const about = [
     header('What I do'),
     section(
@@ -145,21 +156,31 @@ export async function homeBlocks(ctx: CommandContext, deps: HomeDeps, team: stri
       ].join('\n'),
     ),
   ];
-  const [usage, settings] = await Promise.all([usageBlocks(ctx, deps), settingsBlocks(ctx, deps, team)]);
-  return [...about, ...usage, ...commandBlocks(deps), ...settings].slice(0, MAX_HOME_BLOCKS);
+  const [usage, exports, settings] = await Promise.all([
+    usageBlocks(ctx, deps),
+    more.exports ?? [],
+    settingsBlocks(ctx, deps, team),
+  ]);
+  const notice = more.notice ? [section(escapeSlackText(more.notice))] : [];
+  return [...notice, ...about, ...usage, ...exports, ...commandBlocks(deps), ...settings].slice(0, MAX_HOME_BLOCKS);
 }
 
 /**
  * Publishes a user's Home tab (views.publish). Never throws: a refusal (`not_enabled`: the Home
  * tab is off in the app's settings) or a fault is logged.
+ * @param at `channel`: the user's DM with the bot (`app_home_opened` names it); after a press of
+ *   the Home, which names none, the user's id stands for it (only the workspace and the user are
+ *   read from it: /usage's subject).
+ * @param notice a line shown at the top (the result of a press of the Home: home-export.ts).
  */
 export async function publishHome(
   client: WebClient,
   deps: HomeDeps,
-  at: { team: string; user: string; channel: string; ref: string },
+  at: { team: string; user: string; channel?: string | undefined; ref: string },
   log: Logger,
+  notice?: string,
 ): Promise<void> {
-  const where = { platform: 'slack', team: at.team, channel: at.channel } as const;
+  const where = { platform: 'slack', team: at.team, channel: at.channel ?? at.user } as const;
   const ctx: CommandContext = {
     platform: 'slack',
     conversationId: channelKey(where),
@@ -175,7 +196,8 @@ export async function publishHome(
     reply: keepingReply([]),
   };
   try {
-    const blocks = await homeBlocks(ctx, deps, at.team);
+    const exports = homeExportBlocks(client, deps.core, { team: at.team, user: at.user, dm: at.channel }, log);
+    const blocks = await homeBlocks(ctx, deps, at.team, { notice, exports });
     await client.views.publish({ user_id: at.user, view: { type: 'home', blocks } });
   } catch (error) {
     log.warn({ err: error instanceof Error ? error.message : String(error) }, 'home tab not published');

@@ -146,28 +146,45 @@ function refusalOf(error: unknown, channel: string, family: 'history' | 'read'):
 }
 
 /**
- * Checks that `user` is a member of `channel` now (see the file's comment).
+ * Whether `user` is a member of `channel` now, by conversations.members (see the file's comment):
+ * `member`, `not a member`, or `too many` when the channel has more members than are checked.
+ * @throws Slack's refusal of conversations.members as the Web API gives it (slackErrorCode reads
+ *   it); its other errors (a network fault).
+ */
+export async function membership(
+  client: WebClient,
+  channel: string,
+  user: string,
+): Promise<'member' | 'not a member' | 'too many'> {
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_MEMBER_PAGES; page++) {
+    const answer = await patiently(() =>
+      client.conversations.members({ channel, limit: MEMBER_PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
+    );
+    if (answer.members?.includes(user)) return 'member';
+    cursor = answer.response_metadata?.next_cursor || undefined;
+    if (!cursor) return 'not a member';
+  }
+  return 'too many';
+}
+
+/**
+ * Checks that `user` is a member of `channel` now ({@link membership}).
  * @throws InputError when they are not, or when the channel has more members than are checked;
  *   SlackRefusal when Slack refuses conversations.members; its other errors (a network fault).
  */
 export async function requireMember(client: WebClient, channel: string, user: string): Promise<void> {
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_MEMBER_PAGES; page++) {
-    let answer: Awaited<ReturnType<WebClient['conversations']['members']>>;
-    try {
-      answer = await patiently(() =>
-        client.conversations.members({ channel, limit: MEMBER_PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
-      );
-    } catch (error) {
-      throw refusalOf(error, channel, 'read') ?? error;
-    }
-    if (answer.members?.includes(user)) return;
-    cursor = answer.response_metadata?.next_cursor || undefined;
-    if (!cursor) throw new InputError(notAMember(channel));
+  let found: Awaited<ReturnType<typeof membership>>;
+  try {
+    found = await membership(client, channel, user);
+  } catch (error) {
+    throw refusalOf(error, channel, 'read') ?? error;
   }
-  throw new InputError(
-    `I cannot summarize the channel you are viewing (${channel}) for you: it has more than ${(MEMBER_PAGE_SIZE * MAX_MEMBER_PAGES).toLocaleString('en-US')} members, more than I check to be sure you are one of them.`,
-  );
+  if (found === 'not a member') throw new InputError(notAMember(channel));
+  if (found === 'too many')
+    throw new InputError(
+      `I cannot summarize the channel you are viewing (${channel}) for you: it has more than ${(MEMBER_PAGE_SIZE * MAX_MEMBER_PAGES).toLocaleString('en-US')} members, more than I check to be sure you are one of them.`,
+    );
 }
 
 /** The refusal for a user who is not in the channel they asked about. */

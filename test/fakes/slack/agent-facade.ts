@@ -2,7 +2,7 @@
  * The part of the FakeSlack facade for AI apps and the App Home (agent.ts, home.ts): the events
  * Slack sends when a user opens the app's tabs, looks at a channel beside it, or starts an
  * assistant thread, and what the app did there (suggested prompts, thread titles, Home tab
- * views). FakeSlack (fake.ts) extends it; the rest of the facade is there and in core.ts.
+ * views), and presses of the Home tab's buttons (home-actions.ts). FakeSlack (fake.ts) extends it; the rest of the facade is there and in core.ts.
  */
 import type { Server } from 'node:http';
 import {
@@ -18,7 +18,8 @@ import {
 } from './agent.ts';
 import { FakeSlackCore } from './core.ts';
 import { homePublishes, homeViewOf, type PublishedHome } from './home.ts';
-import type { SlackEvent } from './inbound-types.ts';
+import { type HomeActionInput, type HomeActionResult, sendHomeAction } from './home-actions.ts';
+import type { SignOptions, SlackEvent } from './inbound-types.ts';
 import type { FakeSlackOptions } from './types.ts';
 
 /** FakeSlackCore with the AI-app and App Home surface; FakeSlack extends it. */
@@ -92,6 +93,18 @@ export class FakeSlackAgentSurface extends FakeSlackCore {
   /** The Home tab `user` sees now, or undefined when none was published for them. */
   homeView(user: string): PublishedHome | undefined {
     return homeViewOf(this.ws, user);
+  }
+
+  /**
+   * A user presses a button of their Home tab: POSTs the `block_actions` payload Slack sends for
+   * a Home view (home-actions.ts: `container.type: 'view'`, the `view`, no `response_url`),
+   * signed, to `botUrl` + `/slack/events`; a late or failed ack is recorded in
+   * platformFailures. `forgedFrom` forges a press of another user's button (a payload Slack never
+   * sends), to test the app's own checks.
+   * @throws Error when no user could make that press (no published Home, no such button).
+   */
+  sendHomeAction(botUrl: string, input: HomeActionInput, sign: SignOptions = {}): Promise<HomeActionResult> {
+    return sendHomeAction(this.ws, botUrl, input, sign);
   }
 
   /** As FakeSlackCore.reset, and forgets suggested prompts, titles and Home tab views (not the settings). */

@@ -67,27 +67,32 @@ function viewsPublish(ws: Workspace, p: Json): Json {
   checkHomeView(view);
   if (!agentState(ws).homeTab) throw new SlackApiError('not_enabled');
   const id = homeViewOf(ws, user)?.id ?? `V${randomBytes(5).toString('hex').toUpperCase()}`;
-  homePublishes(ws).push({ user, view, id, at: ws.now() });
+  const published = { user, view, id, at: ws.now() };
+  homePublishes(ws).push(published);
+  return { view: viewOutput(ws, published) };
+}
+
+/** A published Home view as Slack returns it (views.publish's `view`, a Home press's `view`). */
+export function viewOutput(ws: Workspace, published: PublishedHome): Json {
+  const { view, id } = published;
   return {
-    view: {
-      ...view,
-      id,
-      team_id: ws.teamId,
-      close: null,
-      submit: null,
-      private_metadata: view.private_metadata ?? '',
-      callback_id: view.callback_id ?? '',
-      external_id: view.external_id ?? '',
-      state: { values: {} },
-      hash: `${Math.floor(ws.now() / 1000)}.${id}`,
-      clear_on_close: false,
-      notify_on_close: false,
-      root_view_id: id,
-      previous_view_id: null,
-      app_id: ws.appId,
-      app_installed_team_id: ws.teamId,
-      bot_id: ws.botId,
-    },
+    ...view,
+    id,
+    team_id: ws.teamId,
+    close: null,
+    submit: null,
+    private_metadata: view.private_metadata ?? '',
+    callback_id: view.callback_id ?? '',
+    external_id: view.external_id ?? '',
+    state: { values: {} },
+    hash: `${Math.floor(published.at / 1000)}.${id}`,
+    clear_on_close: false,
+    notify_on_close: false,
+    root_view_id: id,
+    previous_view_id: null,
+    app_id: ws.appId,
+    app_installed_team_id: ws.teamId,
+    bot_id: ws.botId,
   };
 }
 
