@@ -12,6 +12,7 @@
  *   passes 80 % of the user's daily cap, and the event loop held 700 ms;
  * - then Redis is killed and Discord's gateway dropped (the health checks fail).
  *
+ * Each platform's last-event timestamp moves with round 2's slash command and interaction.
  * Every panel's query of the dashboard and every rule's expression (read from the files) is then
  * asked of Prometheus' HTTP API: each is valid, each panel's returns series, each rule's returns
  * series (its alert condition holds) but GenbotEventSilence's, which needs an hour without an
@@ -174,6 +175,7 @@ describe('deploy/prometheus and deploy/grafana against a running bot', () => {
     await seriesOf('genbot_commands_total{platform="discord",outcome="ok"}');
 
     // Round 2: the counters move past the rules' thresholds.
+    const round2 = Math.floor(Date.now() / 1000);
     slack.rateLimitNext('chat.postMessage', 7, 1);
     await failedSlackChat('fails again');
     expect(await slackChat('second')).toBe(true);
@@ -186,6 +188,9 @@ describe('deploy/prometheus and deploy/grafana against a running bot', () => {
     await seriesOf('genbot_commands_total{platform="slack",outcome="server_error"} == 2');
     await seriesOf('genbot_spend_cap_notices_total{scope="user",period="day"} == 1');
     await seriesOf('max_over_time(genbot_nodejs_eventloop_lag_p99_seconds[5m]) > 0.5');
+    // Each platform's last event is one of round 2's (a slash command; an interaction).
+    await seriesOf(`genbot_platform_last_event_timestamp_seconds{platform="slack"} >= ${round2}`);
+    await seriesOf(`genbot_platform_last_event_timestamp_seconds{platform="discord"} >= ${round2}`);
 
     // The store and Discord's gateway gone.
     await redis.kill();
