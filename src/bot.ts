@@ -15,6 +15,7 @@ import { readTally } from './core/state/feedback.ts';
 import { openStore } from './core/state/open-store.ts';
 import { createLogger, type Logger } from './log.ts';
 import { type BotMetrics, createMetrics } from './ops/metrics.ts';
+import type { SignalSources } from './ops/metrics-signals.ts';
 import { type HealthCheck, type OpsServer, startOpsServer } from './ops/server.ts';
 import type { DiscordAdapter } from './platforms/discord/adapter.ts';
 import type { SlackAdapter } from './platforms/slack/adapter.ts';
@@ -35,6 +36,50 @@ function storeErrors(log: Logger): (error: unknown) => void {
     log.warn({ err: error instanceof Error ? error.message : String(error), repeated: skipped }, 'state store error');
     last = now;
     skipped = 0;
+  };
+}
+
+/** The /healthz checks: each configured platform's connection and the store's ping. */
+function healthChecks(core: Core, discord: DiscordAdapter | undefined, slack: SlackAdapter | undefined): HealthCheck[] {
+  return [
+    ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),
+    ...(slack ? [{ name: 'slack', check: () => slack.health() }] : []),
+    {
+      name: 'store',
+      check: () =>
+        core.store.ping().then(
+          () => undefined,
+          (error: unknown) =>
+            `store (${core.store.kind}) not answering: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+    },
+  ];
+}
+
+/**
+ * What the alert rules' metrics read (ops/metrics-signals.ts): the health checks, each
+ * configured platform's last event, the spending caps that are on (SPEND_CAP_*).
+ */
+function signalsOf(
+  config: Config,
+  checks: readonly HealthCheck[],
+  discord: DiscordAdapter | undefined,
+  slack: SlackAdapter | undefined,
+): SignalSources {
+  const spend = config.spend;
+  return {
+    checks,
+    events: [
+      ...(discord ? [{ platform: 'discord' as const, lastEventAt: () => discord.lastEventAt }] : []),
+      ...(slack ? [{ platform: 'slack' as const, lastEventAt: () => slack.lastEventAt }] : []),
+    ],
+    spendCaps: spend
+      ? (['user', 'channel', 'server'] as const).flatMap((scope) =>
+          (['day', 'month'] as const)
+            .filter((period) => spend.caps[scope][period] > 0)
+            .map((period) => ({ scope, period })),
+        )
+      : [],
   };
 }
 
@@ -125,20 +170,11 @@ export async function startBot(
     events,
   });
   const { discord, slack } = await createAdapters(config, core, log);
-  const metrics = createMetrics(events, { feedback: () => readTally(core.store) });
-  const checks: HealthCheck[] = [
-    ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),
-    ...(slack ? [{ name: 'slack', check: () => slack.health() }] : []),
-    {
-      name: 'store',
-      check: () =>
-        core.store.ping().then(
-          () => undefined,
-          (error: unknown) =>
-            `store (${core.store.kind}) not answering: ${error instanceof Error ? error.message : String(error)}`,
-        ),
-    },
-  ];
+  const checks = healthChecks(core, discord, slack);
+  const metrics = createMetrics(events, {
+    feedback: () => readTally(core.store),
+    signals: signalsOf(config, checks, discord, slack),
+  });
   let ops: OpsServer | undefined;
   const stop = async (graceMs = config.shutdownGraceMs) => {
     await Promise.allSettled([discord?.stop(graceMs), slack?.stop(graceMs)]);

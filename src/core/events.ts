@@ -57,6 +57,12 @@ export interface SpendReport {
   estimated: boolean;
 }
 
+/** A request whose spend reached 80 % of a cap first in its period (the user is told once a period). */
+export interface CapNoticeReport {
+  scope: 'user' | 'channel' | 'server';
+  period: 'day' | 'month';
+}
+
 /** A refusal with status 429 from a platform (whatever the library then did about it). */
 export interface RateLimitReport {
   platform: 'discord' | 'slack';
@@ -72,5 +78,6 @@ export class BotEvents extends EventEmitter<{
   'stream.end': [StreamReport];
   tokens: [TokenReport];
   spend: [SpendReport];
+  'spend.cap_notice': [CapNoticeReport];
   'platform.rate_limited': [RateLimitReport];
 }> {}

@@ -4,7 +4,8 @@
  * and stream duration; tokens in and out; money spent
  * (`spend_total`, by model and currency: the price table's); platform 429s; open streams; the votes on answers
  * (`feedback_total`, read from the store when scraped); and Node's own metrics (event-loop delay
- * among them: `nodejs_eventloop_lag_p99_seconds`).
+ * among them: `nodejs_eventloop_lag_p99_seconds`); and the signals the alert rules read
+ * (metrics-signals.ts: health checks, each platform's last event, spend cap notices).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type {
@@ -17,6 +18,7 @@ import type {
   TokenReport,
 } from '../core/events.ts';
 import type { TallyLine } from '../core/state/feedback.ts';
+import { defineSignals, type SignalSources } from './metrics-signals.ts';
 
 /** The metrics of one bot, in a registry of their own. */
 export interface BotMetrics {
@@ -127,16 +129,18 @@ function feedbackGauge(registry: Registry, prefix: string, read: () => Promise<T
  * Creates the registry and starts counting the bot's events.
  * @param options.prefix metric name prefix (default `genbot_`).
  * @param options.feedback reads the store's tally of votes on answers (`feedback_total`; absent: no such metric).
+ * @param options.signals what the alert rules' metrics read (metrics-signals.ts; absent parts: no such metric).
  */
 export function createMetrics(
   events: BotEvents,
-  options: { prefix?: string; feedback?: () => Promise<TallyLine[]> } = {},
+  options: { prefix?: string; feedback?: () => Promise<TallyLine[]>; signals?: SignalSources } = {},
 ): BotMetrics {
   const prefix = options.prefix ?? 'genbot_';
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix });
   const m = defineMetrics(registry, prefix);
   if (options.feedback) feedbackGauge(registry, prefix, options.feedback);
+  const closeSignals = defineSignals(registry, prefix, events, options.signals ?? {});
   for (const platform of ['discord', 'slack']) m.open.set({ platform }, 0);
   const listeners = {
     'command.done': (o: CommandOutcome) =>
@@ -168,6 +172,7 @@ export function createMetrics(
   return {
     registry,
     close: () => {
+      closeSignals();
       events.off('command.done', listeners['command.done']);
       events.off('service.response', listeners['service.response']);
       events.off('stream.start', listeners['stream.start']);

@@ -104,6 +104,7 @@ function charge(
     const crossed = await reservation.settle(cost, estimated);
     const currency = core.spend!.currency;
     if (cost > 0) core.events.emit('spend', { model, currency, micro: cost, estimated });
+    for (const line of crossed) core.events.emit('spend.cap_notice', { scope: line.scope, period: line.period });
     await tell(ctx, currency, crossed);
   };
   return {
