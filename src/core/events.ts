@@ -73,4 +73,6 @@ export class BotEvents extends EventEmitter<{
   tokens: [TokenReport];
   spend: [SpendReport];
   'platform.rate_limited': [RateLimitReport];
+  /** A configuration reload (SIGHUP, src/reload.ts): applied, or refused (the running configuration stays). */
+  'config.reload': [{ result: 'applied' | 'refused' }];
 }> {}
