@@ -1,7 +1,8 @@
 /**
  * What the bot reports as it works, for tests, logs and metrics (src/metrics.ts listens):
  * one event per finished invocation, per service response, per streamed answer, per token
- * count and per platform rate limit. Emitting never blocks or throws into the work.
+ * count, per platform rate limit and per configuration reload. Emitting never blocks or throws
+ * into the work.
  */
 import { EventEmitter } from 'node:events';
 
