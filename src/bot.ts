@@ -19,6 +19,7 @@ import type { SignalSources } from './ops/metrics-signals.ts';
 import { type HealthCheck, type OpsServer, startOpsServer } from './ops/server.ts';
 import type { DiscordAdapter } from './platforms/discord/adapter.ts';
 import type { SlackAdapter } from './platforms/slack/adapter.ts';
+import { ConfigReloader, type ReloadOutcome } from './reload.ts';
 
 /**
  * Logs the store's background errors (a Redis connection lost and retried) without flooding:
@@ -88,6 +89,7 @@ const DEFINITIONS = { commands, messageActions };
 
 /** A running bot. */
 export interface Bot {
+  /** The configuration running: the start's, with the live values of the last reload applied. */
   config: Config;
   core: Core;
   log: Logger;
@@ -104,6 +106,13 @@ export interface Bot {
    * whether any configured platform is left. `src/main.ts` exits non-zero when none is.
    */
   onPlatformLost: ((reason: string, platformsLeft: number) => void) | undefined;
+  /**
+   * Reloads the configuration (SIGHUP; src/reload.ts): `read` gives the new environment
+   * (src/main.ts reads `.env` again over the start's environment); it is validated whole, then
+   * its live values are applied without touching a connection or a stream, or it is refused
+   * and the running configuration stays. Never rejects.
+   */
+  reload(read: () => Record<string, string | undefined>): Promise<ReloadOutcome>;
   /**
    * Stops the adapters (new work refused; running answers get `graceMs`, default
    * SHUTDOWN_GRACE_MS, then are stopped with their partial text), then closes the store and client.
@@ -129,6 +138,15 @@ async function createAdapters(
     ? new (await import('./platforms/slack/adapter.ts')).SlackAdapter(config.slack, core, DEFINITIONS, log)
     : undefined;
   return { discord, slack };
+}
+
+/**
+ * The start line: what runs, the process's pid (what SIGHUP goes to: npm does not pass it on) and
+ * the V8 heap limit (npm start's default --max-old-space-size=384, or NODE_OPTIONS'), in MB.
+ */
+function logStarted(log: Logger, running: Record<string, unknown>): void {
+  const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
+  log.info({ pid: process.pid, ...running, heapLimitMb }, 'bot started');
 }
 
 /**
@@ -190,15 +208,12 @@ export async function startBot(
     await stop();
     throw error;
   }
-  // The V8 heap limit (npm start's default --max-old-space-size=384, or NODE_OPTIONS'), in MB.
-  const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
-  log.info(
-    { discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port, heapLimitMb },
-    'bot started',
-  );
+  logStarted(log, { discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port });
   const health = async () =>
     (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
-  const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, onPlatformLost: undefined };
+  const reload: Bot['reload'] = (read) => reloader.reload(read);
+  const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, reload, onPlatformLost: undefined };
+  const reloader = new ConfigReloader(bot, env);
   if (discord) discord.onFatal = (reason) => bot.onPlatformLost?.(reason, slack ? 1 : 0);
   return bot;
 }

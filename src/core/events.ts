@@ -1,7 +1,8 @@
 /**
  * What the bot reports as it works, for tests, logs and metrics (src/metrics.ts listens):
  * one event per finished invocation, per service response, per streamed answer, per token
- * count and per platform rate limit. Emitting never blocks or throws into the work.
+ * count, per platform rate limit and per configuration reload. Emitting never blocks or throws
+ * into the work.
  */
 import { EventEmitter } from 'node:events';
 
@@ -80,4 +81,6 @@ export class BotEvents extends EventEmitter<{
   spend: [SpendReport];
   'spend.cap_notice': [CapNoticeReport];
   'platform.rate_limited': [RateLimitReport];
+  /** A configuration reload (SIGHUP, src/reload.ts): applied, or refused (the running configuration stays). */
+  'config.reload': [{ result: 'applied' | 'refused' }];
 }> {}

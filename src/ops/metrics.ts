@@ -3,8 +3,9 @@
  * outcome; service requests by endpoint and status, with their latency; time to first token
  * and stream duration; tokens in and out; money spent
  * (`spend_total`, by model and currency: the price table's); platform 429s; open streams; the votes on answers
- * (`feedback_total`, read from the store when scraped); and Node's own metrics (event-loop delay
- * among them: `nodejs_eventloop_lag_p99_seconds`); and the signals the alert rules read
+ * (`feedback_total`, read from the store when scraped); configuration reloads, applied or refused
+ * (`config_reloads_total`); Node's own metrics (event-loop delay among them:
+ * `nodejs_eventloop_lag_p99_seconds`); and the signals the alert rules read
  * (metrics-signals.ts: health checks, each platform's last event, spend cap notices).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -87,6 +88,12 @@ function defineMetrics(registry: Registry, prefix: string) {
       labelNames: ['platform', 'route'],
       registers,
     }),
+    reloads: new Counter({
+      name: `${prefix}config_reloads_total`,
+      help: 'Configuration reloads (SIGHUP) by result: applied, or refused (a bad value; the running configuration stays).',
+      labelNames: ['result'],
+      registers,
+    }),
     open: new Gauge({
       name: `${prefix}open_streams`,
       help: 'Answers streaming now, by platform.',
@@ -142,6 +149,7 @@ export function createMetrics(
   if (options.feedback) feedbackGauge(registry, prefix, options.feedback);
   const closeSignals = defineSignals(registry, prefix, events, options.signals ?? {});
   for (const platform of ['discord', 'slack']) m.open.set({ platform }, 0);
+  for (const result of ['applied', 'refused']) m.reloads.inc({ result }, 0);
   const listeners = {
     'command.done': (o: CommandOutcome) =>
       m.commands.inc({ command: o.command, platform: o.platform, outcome: o.ok ? 'ok' : (o.errorCode ?? 'error') }),
@@ -161,6 +169,7 @@ export function createMetrics(
     },
     spend: (s: SpendReport) => m.spend.inc({ model: s.model, currency: s.currency }, s.micro / 1_000_000),
     'platform.rate_limited': (r: RateLimitReport) => m.rateLimited.inc({ platform: r.platform, route: r.route }),
+    'config.reload': (r: { result: 'applied' | 'refused' }) => m.reloads.inc({ result: r.result }),
   };
   events.on('command.done', listeners['command.done']);
   events.on('service.response', listeners['service.response']);
@@ -169,6 +178,7 @@ export function createMetrics(
   events.on('tokens', listeners.tokens);
   events.on('spend', listeners.spend);
   events.on('platform.rate_limited', listeners['platform.rate_limited']);
+  events.on('config.reload', listeners['config.reload']);
   return {
     registry,
     close: () => {
@@ -180,6 +190,7 @@ export function createMetrics(
       events.off('tokens', listeners.tokens);
       events.off('spend', listeners.spend);
       events.off('platform.rate_limited', listeners['platform.rate_limited']);
+      events.off('config.reload', listeners['config.reload']);
     },
   };
 }

@@ -108,7 +108,7 @@ export class SlackAdapter {
     const deps = { core, log, running: this.running, directory, ...files, streaming, commands };
     this.registerCommands(deps);
     registerMessageEvents(this.app, deps);
-    registerAgentView(this.app, { ...deps, prompts: config.assistantPrompts, messageActions });
+    registerAgentView(this.app, { ...deps, prompts: () => config.assistantPrompts, messageActions });
     this.catchUp = catchUpAfterConnecting(
       this.app,
       this.installations
