@@ -7,6 +7,7 @@
  * the user who asked.
  */
 import type { Command } from '../src/core/command.ts';
+import { texts } from '../src/core/command-words.ts';
 import { ForbiddenError } from '../src/core/errors.ts';
 import { feedbackCard } from '../src/core/features/feedback-report.ts';
 import { spendCard, spendFields } from '../src/core/features/spend-report.ts';
@@ -28,11 +29,11 @@ function fields(report: UsageReport) {
 
 export default {
   name: 'usage',
-  description: 'Show what you have used of your quotas (admins: the channel)',
+  ...texts('commands.command.usage'),
   options: [
-    { name: 'channel', description: "Show this channel's use today instead (admins)", type: 'boolean' },
-    { name: 'feedback', description: 'Show the 👍 / 👎 on answers here, per model (admins)', type: 'boolean' },
-    { name: 'spend', description: "Show this server's spend this month, per model (admins)", type: 'boolean' },
+    { name: 'channel', ...texts('commands.command.usage.options.channel'), type: 'boolean' },
+    { name: 'feedback', ...texts('commands.command.usage.options.feedback'), type: 'boolean' },
+    { name: 'spend', ...texts('commands.command.usage.options.spend'), type: 'boolean' },
   ],
   examples: ['', '--channel', '--feedback', '--spend'],
   async execute(ctx, core) {
