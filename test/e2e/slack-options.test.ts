@@ -559,6 +559,19 @@ describe('Slack: service options, help and admin commands end to end', () => {
     expect(service.chatRequests().at(-1)!.messages).toEqual([{ role: 'user', content: 'Which number now?' }]);
   });
 
+  it('/usage for a member whose Slack is in Japanese is in Japanese, only to them', async () => {
+    const channel = CHANNELS.helpJa;
+    const outcome = await run('/usage', '', channel, HANA);
+    expect(outcome).toMatchObject({ ok: true, command: 'usage' });
+    const usage = lastEphemeral(channel);
+    const ja = wordsOf('ja');
+    expect(usage).toContain(ja.t('commands.usage.title'));
+    expect(usage).toContain(`*${ja.t('commands.usage.chat_requests')}*\nこの 1 分間 0 / 100`);
+    expect(usage).toContain(`*${ja.t('commands.usage.images')}*\n今日 0 / 100`);
+    expect(usage).toContain(ja.t('commands.usage.footer_quotas'));
+    expect(usage).not.toContain('Your use');
+  });
+
   it('/usage shows a member their own use after a /chat and an /imagine, only to them', async () => {
     const channel = CHANNELS.usage;
     await run('/chat', 'How much is this costing?', channel, FRESH);
