@@ -87,9 +87,7 @@ export default {
     const o = ctx.options;
     const typedReferenceUrl = stringOption(o, 'reference_image_url');
     if (typedReferenceUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(typedReferenceUrl)) {
-      throw new OptionError(
-        '`reference_image_url` must be an http(s) address of an image, e.g. https://example.com/photo.png.',
-      );
+      throw new OptionError('commands.imagine.reference_url_invalid');
     }
     // The service fetches this link itself: never one to a private or local address (the same
     // guard as the bot's own downloads, with the same resolver), and passed on as checked.
@@ -101,9 +99,8 @@ export default {
             lookup: core.downloader.lookup,
           }).catch((error: unknown) => {
             if (error instanceof DownloadError)
-              throw new OptionError(
-                `${error.message} Give the public address of an image, e.g. https://example.com/photo.png.`,
-              );
+              // The reason is the download guard's (media/download.ts), as it words it.
+              throw new OptionError('commands.imagine.reference_url_refused', { reason: error.message });
             throw error;
           });
     const model = stringOption(o, 'model');

@@ -23,10 +23,7 @@ export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'attachme
 /** Where an option's autocomplete choices come from (Discord autocomplete; Slack help lists them). */
 export type AutocompleteSource = 'text_models' | 'image_models';
 
-/**
- * One option of a command (Discord application command option; Slack `--name value`). Its words
- * are the catalog's ({@link Texted.text}, command-words.ts `texts`): `description` is their English.
- */
+/** One option of a command (Discord application command option; Slack `--name value`); its words: {@link Texted}. */
 export interface CommandOption extends Texted {
   /** 1–32 lowercase characters (Discord's rule), e.g. `aspect_ratio`; the same in every locale. */
   name: string;
@@ -34,10 +31,7 @@ export interface CommandOption extends Texted {
   description: string;
   type: OptionType;
   required?: boolean;
-  /**
-   * Allowed values (at most 25). `name` is what Discord's picker shows, 1–100 characters, English
-   * (the catalog's `text`; without one, e.g. a setting's name or a model id, the same in every locale).
-   */
+  /** Allowed values (at most 25); `name`, 1–100 characters, English: the catalog's `text` (none: the same everywhere). */
   choices?: ReadonlyArray<{ name: string; value: string | number; text?: MessageKey | undefined }>;
   minValue?: number;
   maxValue?: number;
@@ -47,11 +41,7 @@ export interface CommandOption extends Texted {
   autocomplete?: AutocompleteSource;
 }
 
-/**
- * A command, defined once in commands/<name>.ts and served by every adapter. Its words are the
- * catalog's `commands.command.<name>` ({@link Texted.text}; every command under commands/ has them,
- * test/core/command-localizations.test.ts): `description` is their English.
- */
+/** A command, defined once in commands/<name>.ts and served by every adapter; its words: {@link Texted} (`commands.command.<name>`). */
 export interface Command extends Texted {
   /** 1–32 lowercase characters, e.g. `chat` (Slack: `/chat`). */
   name: string;
