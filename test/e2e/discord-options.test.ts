@@ -627,6 +627,37 @@ describe('Discord /forget', () => {
     );
     expect(next!.messages).toEqual([{ role: 'user', content: 'What is my colour?' }]);
   });
+
+  it("says its public line in the place's language (a French guild, whoever asks), and `scope:me`'s in the asker's own (German)", async () => {
+    const channel = discord.addChannel('oublier');
+    service.enqueue('chat', { stream: { pieces: ['Noted.'] } });
+    await run({ channelId: channel.id, command: 'chat', options: { prompt: 'Remember: blue.' } });
+    const cleared = await run({
+      channelId: channel.id,
+      command: 'forget',
+      admin: true,
+      locale: 'de',
+      guildLocale: 'fr',
+    });
+    expect(cleared.outcome.ok).toBe(true);
+    expect(cleared.interaction.original!.ephemeral).toBe(false);
+    expect(cleared.interaction.original!.content).toBe(
+      '🧹 Historique effacé (2 messages oubliés) : le prochain message commence une nouvelle conversation.',
+    );
+    const me = await run({
+      channelId: channel.id,
+      command: 'forget',
+      options: { scope: 'me' },
+      user: { id: '1290000000000000779', username: 'ida' },
+      locale: 'de',
+      guildLocale: 'fr',
+    });
+    expect(me.outcome.ok).toBe(true);
+    expect(ephemeralOf(me.interaction).content).toBe(
+      wordsOf('de').t('commands.forget.me_nothing', { platform: 'discord' }),
+    );
+    expect(ephemeralOf(me.interaction).content).toContain('diesem Server');
+  });
 });
 
 describe('Discord history budget', () => {
