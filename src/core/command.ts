@@ -4,9 +4,11 @@
  * any error into a message for the user, and logs it once.
  */
 
+import type { Texted } from './command-words.ts';
 import type { Core } from './core.ts';
 import { ForbiddenError, InputError, OptionError, ShownError, withReference } from './errors.ts';
 import type { CommandOutcome } from './events.ts';
+import type { MessageKey } from './i18n/catalogs.ts';
 import type { Sentence } from './i18n/words.ts';
 import type { Attachment, CommandContext, ComponentContext, ReplyChannel } from './platform.ts';
 import { sentenceOf } from './sentences.ts';
@@ -21,16 +23,16 @@ export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'attachme
 /** Where an option's autocomplete choices come from (Discord autocomplete; Slack help lists them). */
 export type AutocompleteSource = 'text_models' | 'image_models';
 
-/** One option of a command (Discord application command option; Slack `--name value`). */
-export interface CommandOption {
-  /** 1–32 lowercase characters (Discord's rule), e.g. `aspect_ratio`. */
+/** One option of a command (Discord application command option; Slack `--name value`); its words: {@link Texted}. */
+export interface CommandOption extends Texted {
+  /** 1–32 lowercase characters (Discord's rule), e.g. `aspect_ratio`; the same in every locale. */
   name: string;
-  /** 1–100 characters. */
+  /** 1–100 characters, English: the catalog's `${text}.description` (the other locales read it with `text`). */
   description: string;
   type: OptionType;
   required?: boolean;
-  /** Allowed values (at most 25). */
-  choices?: ReadonlyArray<{ name: string; value: string | number }>;
+  /** Allowed values (at most 25); `name`, 1–100 characters, English: the catalog's `text` (none: the same everywhere). */
+  choices?: ReadonlyArray<{ name: string; value: string | number; text?: MessageKey | undefined }>;
   minValue?: number;
   maxValue?: number;
   /** Longest string value, in characters. */
@@ -39,10 +41,11 @@ export interface CommandOption {
   autocomplete?: AutocompleteSource;
 }
 
-/** A command, defined once in commands/<name>.ts and served by every adapter. */
-export interface Command {
+/** A command, defined once in commands/<name>.ts and served by every adapter; its words: {@link Texted} (`commands.command.<name>`). */
+export interface Command extends Texted {
   /** 1–32 lowercase characters, e.g. `chat` (Slack: `/chat`). */
   name: string;
+  /** 1–100 characters, English (Slack's manifest; Discord's default): the catalog's `${text}.description`. */
   description: string;
   options: readonly CommandOption[];
   /** Checked at run time as well as hidden from non-admins on Discord. */

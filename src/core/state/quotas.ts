@@ -24,7 +24,8 @@
  */
 
 import type { Logger } from '../../log.ts';
-import { InputError } from '../errors.ts';
+import { InputError, type LegacyString } from '../errors.ts';
+import type { Sentence } from '../i18n/words.ts';
 import { storeKeys } from '../keys.ts';
 import type { InvocationUser } from '../platform.ts';
 import { CountBatch } from './count-batch.ts';
@@ -54,8 +55,9 @@ export { COUNT_FLUSH_MS } from './count-batch.ts';
 export class QuotaError extends InputError {
   override readonly code = 'quota_exceeded';
 
+  /** @param message the sentence for the user (a {@link Sentence}: /export's limit), or its English (LegacyString). */
   constructor(
-    message: string,
+    message: Sentence | LegacyString,
     readonly retryInMs: number,
   ) {
     super(message);

@@ -18,6 +18,7 @@
  * ephemeral can answer it): the result, sent or refused, is told by publishing the presser's Home
  * again with a line at its top, where they are looking; the files themselves arrive in the DM.
  */
+
 import type { KnownBlock } from '@slack/types';
 import type { WebClient } from '@slack/web-api';
 import { runInvocation } from '../../core/command.ts';
@@ -30,6 +31,7 @@ import {
   sendExport,
 } from '../../core/features/export.ts';
 import { exportTurnOf } from '../../core/features/export-format.ts';
+import { english, type Sentence, type Words } from '../../core/i18n/words.ts';
 import {
   buttonId,
   channelKey,
@@ -81,12 +83,20 @@ function slackRefOf(conversationId: string, team: string) {
   return ref;
 }
 
+/**
+ * The words the Home's export section and its presses speak. The sentences are the catalog's
+ * (HOME_EXPORT_SENTENCES); rendering them in the Home's user's language is home.ts's conversion.
+ */
+const HOME_WORDS: Words = english;
+
 /** The place of a conversation in words (HOME_EXPORT_SENTENCES). */
 function placeText(channel: string, thread: string | undefined): string {
-  if (channel.startsWith('D')) return HOME_EXPORT_SENTENCES.direct(thread && dateOf(thread));
-  return thread
-    ? HOME_EXPORT_SENTENCES.thread(`<#${channel}>`, dateOf(thread))
-    : HOME_EXPORT_SENTENCES.channel(`<#${channel}>`);
+  if (channel.startsWith('D')) return HOME_WORDS.say(HOME_EXPORT_SENTENCES.direct(thread && dateOf(thread)));
+  return HOME_WORDS.say(
+    thread
+      ? HOME_EXPORT_SENTENCES.thread(`<#${channel}>`, dateOf(thread))
+      : HOME_EXPORT_SENTENCES.channel(`<#${channel}>`),
+  );
 }
 
 /** One conversation of the user's index, read back. */
@@ -153,13 +163,13 @@ async function offerOf(
 
 /** An offer's section: the place in bold, its turns and first words, the Export button. */
 function offerBlock(o: Offer): KnownBlock {
-  const detail = escapeSlackText(HOME_EXPORT_SENTENCES.detail(o.turns, o.start));
+  const detail = escapeSlackText(HOME_WORDS.say(HOME_EXPORT_SENTENCES.detail(o.turns, o.start)));
   return {
     type: 'section',
     text: { type: 'mrkdwn', text: `*${placeText(o.channel, o.thread)}*\n${detail}` },
     accessory: {
       type: 'button',
-      text: { type: 'plain_text', text: HOME_EXPORT_SENTENCES.button },
+      text: { type: 'plain_text', text: HOME_WORDS.say(HOME_EXPORT_SENTENCES.button) },
       action_id: o.actionId,
     },
   };
@@ -177,12 +187,12 @@ export async function homeExportBlocks(
   at: HomeUser,
   log: Logger,
 ): Promise<KnownBlock[]> {
-  const line = (text: string): KnownBlock => ({
+  const line = (said: Sentence): KnownBlock => ({
     type: 'section',
-    text: { type: 'mrkdwn', text: escapeSlackText(text) },
+    text: { type: 'mrkdwn', text: escapeSlackText(HOME_WORDS.say(said)) },
   });
   const head: KnownBlock[] = [
-    { type: 'header', text: { type: 'plain_text', text: HOME_EXPORT_SENTENCES.title } },
+    { type: 'header', text: { type: 'plain_text', text: HOME_WORDS.say(HOME_EXPORT_SENTENCES.title) } },
     line(HOME_EXPORT_SENTENCES.intro),
   ];
   let recent: Array<{ conversationId: string }>;
@@ -234,10 +244,11 @@ async function exportPressed(
     subject: quotaSubject('slack', press.user, channelKey({ platform: 'slack', team: press.team, channel })),
     conversationId,
     maxBytes: EXPORT_MAX_FILE_BYTES,
+    words: HOME_WORDS,
     log: press.log,
     send: (message) => sendDirect(client, press.user, message),
   });
-  return sent ? HOME_EXPORT_SENTENCES.sent : EXPORT_SENTENCES.empty;
+  return HOME_WORDS.say(sent ? HOME_EXPORT_SENTENCES.sent : EXPORT_SENTENCES.empty);
 }
 
 /**
