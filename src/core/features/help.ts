@@ -7,6 +7,7 @@
 import type { Command, CommandOption } from '../command.ts';
 import { rangeOf } from '../command.ts';
 import type { Core } from '../core.ts';
+import { english } from '../i18n/words.ts';
 import type { MessageAction } from '../message-action.ts';
 import { type ModelLists, modelChoices } from '../models/catalog.ts';
 import { invocationForm, mainOptionOf, optionForm } from '../option-forms.ts';
@@ -28,7 +29,7 @@ const NO_MODELS = 'models: the service did not answer; try again later';
 export function optionSummary(option: CommandOption, lists: ModelLists | undefined, listModels: boolean): string {
   const parts = [option.description];
   const range = rangeOf(option);
-  if (range) parts.push(range);
+  if (range) parts.push(english.say(range));
   if (option.choices) parts.push(`one of ${option.choices.map((c) => c.value).join(', ')}`);
   if (option.autocomplete) {
     const kind = option.autocomplete === 'image_models' ? 'image' : 'text';

@@ -9,6 +9,7 @@
 import type { Core } from '../core.ts';
 import { editOnce, sendOnce } from '../delivery/one-off.ts';
 import { InputError } from '../errors.ts';
+import { sentence } from '../i18n/words.ts';
 import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import type { Button, CommandContext, MessageHandle, OutgoingFile, OutgoingMessage } from '../platform.ts';
 import { InvalidResponseError } from '../service/errors.ts';
@@ -171,7 +172,7 @@ async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue:
   if (!image)
     throw new InvalidResponseError(
       'the image result held no image (an empty data array)',
-      'The generation service returned no image for this prompt. Try again, perhaps with other words.',
+      sentence('errors.service.no_image'),
     );
   return { result, image };
 }

@@ -5,6 +5,7 @@
  */
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
+import { english } from '../i18n/words.ts';
 import type { CommandContext } from '../platform.ts';
 import type { Card } from '../platform-cards.ts';
 import { formatMoney } from '../spend/prices.ts';
@@ -26,8 +27,8 @@ export async function spendFields(
   const now = Date.now();
   const [day, month] = await spend.usageOf(scope, id);
   return [
-    { name: 'spend today', value: spendLine(day!, spend.currency, now) },
-    { name: 'spend this month', value: spendLine(month!, spend.currency, now) },
+    { name: 'spend today', value: english.say(spendLine(day!, spend.currency, now)) },
+    { name: 'spend this month', value: english.say(spendLine(month!, spend.currency, now)) },
   ];
 }
 

@@ -23,6 +23,7 @@
 
 import { CONFIG_DEFAULTS } from '../../config.ts';
 import type { Logger } from '../../log.ts';
+import { sentence } from '../i18n/words.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import { FairGate, type Release } from '../service/gate.ts';
 import type { ImageResponseFormat } from '../service/schemas.ts';
@@ -307,7 +308,7 @@ function generatedFailure(failure: Failure): InvalidResponseError {
   return failure === 'timeout'
     ? new InvalidResponseError(
         'the generated image was not read in time',
-        'The generated image could not be processed in time. Try again.',
+        sentence('errors.service.image_not_processed'),
       )
     : new InvalidResponseError('the image worker ended while reading the generated image');
 }
