@@ -151,7 +151,7 @@ async function prepareChat(
   const question: ChatMessage = { role: 'user', content };
   const notes = [...(ctx.notices ?? []), ...(request.notes ?? [])];
   const { history, storeDown } = await reading;
-  if (storeDown) notes.push(STORE_DOWN_NOTE);
+  if (storeDown) notes.push(english.say(STORE_DOWN_NOTE));
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0)
     notes.push(
