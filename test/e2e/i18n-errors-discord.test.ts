@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { OptionValue } from '../fakes/discord/types.ts';
 import type { FakeDiscord } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { useE2E } from '../helpers/e2e.ts';
@@ -47,7 +48,7 @@ let users = 0;
 /** Runs /chat with `options` as a new user whose Discord client speaks `locale`; resolves with the outcome and what they alone read. */
 async function chat(
   locale: string,
-  options: Record<string, string | number>,
+  options: Record<string, OptionValue>,
   user = { id: `12900000000000009${users++}`, username: 'sprecher' },
 ) {
   const channel = discord.addChannel(`i18n-${users}`);
@@ -95,6 +96,18 @@ describe('refusals and failures in the Discord user’s language', () => {
       ),
     ]);
     expect(service.chatRequests().filter((b) => b.messages.at(-1)?.content === 'Frage 3')).toEqual([]);
+  });
+
+  it('locale de: a file the bot does not read, given to /chat image, refused in German naming the file', async () => {
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1"/></svg>');
+    const { outcome, ephemerals } = await chat('de', {
+      prompt: 'Was zeigt das?',
+      image: { filename: 'zeichnung.svg', contentType: 'image/svg+xml', data: svg },
+    });
+    expect(outcome.errorCode).toBe('invalid_option');
+    expect(ephemerals).toEqual([
+      '`image`: zeichnung.svg ist eine SVG-Zeichnung, die der Bot nicht liest (JPEG, PNG, WebP, GIF, AVIF und TIFF funktionieren).',
+    ]);
   });
 
   it('locale es-419 falls back to Spanish; ko, which has no catalog, gets English', async () => {
