@@ -13,7 +13,7 @@
  */
 import type { Sentence } from '../i18n/words.ts';
 import { sentence } from '../i18n/words.ts';
-import { waitIn } from '../state/quotas.ts';
+import { waitIn } from '../state/waits.ts';
 
 /** A cap as the sentences name it. */
 export interface CapRef {

@@ -25,12 +25,13 @@
 
 import type { Logger } from '../../log.ts';
 import { InputError, type LegacyString } from '../errors.ts';
-import { english, type Sentence, sentence } from '../i18n/words.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { storeKeys } from '../keys.ts';
 import type { InvocationUser } from '../platform.ts';
 import { CountBatch } from './count-batch.ts';
 import type { StateStore } from './store.ts';
 import { StoredReservation, type TokenReservation } from './token-reservation.ts';
+import { waitIn } from './waits.ts';
 
 export type { TokenReservation } from './token-reservation.ts';
 
@@ -68,22 +69,7 @@ export class QuotaError extends InputError {
   }
 }
 
-/** How long until something resets, as the end of a sentence (`errors.wait.*`): "in 42 s", "in 3 h 5 min". */
-export function waitIn(ms: number): Sentence {
-  const seconds = Math.max(1, Math.ceil(ms / 1000));
-  if (seconds < 120) return sentence('errors.wait.seconds', { seconds });
-  const minutes = Math.ceil(seconds / 60);
-  if (minutes < 120) return sentence('errors.wait.minutes', { minutes });
-  return sentence('errors.wait.hours', { hours: Math.floor(minutes / 60), minutes: minutes % 60 });
-}
-
-/**
- * TRANSITIONAL (issue 42): {@link waitIn} in English, for callers not yet given the reader's
- * words (/usage, /export's limit); removed with the LegacyString overload.
- */
-export function waitText(ms: number): string {
-  return english.say(waitIn(ms));
-}
+export { waitIn, waitText } from './waits.ts';
 
 /** One counter as /usage shows it. */
 export interface UsageLine {
