@@ -96,16 +96,33 @@ export class Quotas {
   /** Counts nothing waits for, written together every {@link COUNT_FLUSH_MS}. */
   private readonly batch: CountBatch;
 
+  /** The limits in force: set at start, and by a configuration reload ({@link reconfigure}). */
+  private current: QuotaLimits;
+
   /** @param windows the windows' lengths in ms (default a minute and a day; tests shorten them). */
   constructor(
     private readonly state: StateStore,
-    readonly limits: QuotaLimits,
+    limits: QuotaLimits,
     private readonly log: Logger,
     windows: { minuteMs?: number; dayMs?: number } = {},
   ) {
+    this.current = { ...limits };
     this.minuteMs = windows.minuteMs ?? MINUTE_MS;
     this.dayMs = windows.dayMs ?? DAY_MS;
     this.batch = new CountBatch(state, log);
+  }
+
+  /** The limits in force, read at each admission. */
+  get limits(): QuotaLimits {
+    return this.current;
+  }
+
+  /**
+   * The limits from now on (a configuration reload). Counts are kept: a lowered limit refuses
+   * the next request of a user already past it, a raised one lets it through.
+   */
+  reconfigure(limits: QuotaLimits): void {
+    this.current = { ...limits };
   }
 
   /**

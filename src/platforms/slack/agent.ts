@@ -54,8 +54,8 @@ const GREETED_MS = 365 * 24 * 60 * 60_000;
 
 /** What the agent view needs from the adapter. */
 export interface SlackAgentDeps extends SlackEventDeps {
-  /** ASSISTANT_PROMPTS. */
-  prompts: readonly AssistantPrompt[];
+  /** ASSISTANT_PROMPTS, read each time they are shown (a configuration reload may change them). */
+  prompts: () => readonly AssistantPrompt[];
   messageActions: readonly MessageAction[];
 }
 
@@ -79,12 +79,13 @@ async function greetOnce(
 
 /** The suggested prompts; none when ASSISTANT_PROMPTS is `[]`. `threadTs` only in the assistant view. */
 async function suggest(client: WebClient, deps: SlackAgentDeps, channel: string, threadTs?: string): Promise<void> {
-  if (!deps.prompts.length) return;
+  const prompts = deps.prompts();
+  if (!prompts.length) return;
   await client.assistant.threads.setSuggestedPrompts({
     channel_id: channel,
     ...(threadTs ? { thread_ts: threadTs } : {}),
     title: PROMPTS_TITLE,
-    prompts: deps.prompts.map((p) => ({ title: p.title, message: p.message })),
+    prompts: prompts.map((p) => ({ title: p.title, message: p.message })),
   });
 }
 
