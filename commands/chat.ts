@@ -20,6 +20,7 @@ import {
   TEXT_MODEL_OPTION,
 } from '../src/core/features/options.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
+import { english } from '../src/core/i18n/words.ts';
 import { looksLikeImage, optionImage } from '../src/core/media/attachments.ts';
 import { fileLimits, optionFile } from '../src/core/media/files.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
@@ -80,6 +81,7 @@ export default {
       file && !looksLikeImage(file)
         ? await optionFile('image', file, fileLimits(core.limits, core.inputImages.maxBytes, String(prompt)), work)
         : { files: [], notes: [] };
+    const noteLines = notes.map((n) => english.say(n));
     // Returned, not awaited: this frame is not kept for as long as the answer streams.
     return chat(ctx, core, {
       prompt: String(prompt),
@@ -88,7 +90,7 @@ export default {
       // A Slack file link names a file Regenerate finds again; Discord's upload has no lasting place (kept whole).
       imageRefs: imageRefsOf(images, file ? [file] : []),
       files,
-      notes,
+      notes: noteLines,
       ...(model ? { model } : {}),
       ...(typeof web_search === 'string' && web_search !== 'off' ? { webSearch: web_search as WebSearch } : {}),
       ...(json === true ? { json: true } : {}),

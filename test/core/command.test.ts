@@ -45,7 +45,10 @@ const core = () =>
 describe('checkOptions', () => {
   it('refuses a value outside the choices, naming the option and the choices', () => {
     expect(() => checkOptions(imagine, { prompt: 'x', aspect_ratio: 'wide' })).toThrow(
-      new OptionError('`aspect_ratio` must be one of `square`, `portrait`, `landscape`.'),
+      new OptionError('errors.option.one_of', { name: 'aspect_ratio', choices: '`square`, `portrait`, `landscape`' }),
+    );
+    expect(() => checkOptions(imagine, { prompt: 'x', aspect_ratio: 'wide' })).toThrow(
+      /^`aspect_ratio` must be one of `square`, `portrait`, `landscape`\.$/,
     );
   });
 

@@ -28,8 +28,8 @@ export async function spendFields(
   const now = Date.now();
   const [day, month] = await spend.usageOf(scope, id);
   return [
-    { name: words.t('commands.usage.spend_today'), value: spendLine(day!, spend.currency, now) },
-    { name: words.t('commands.usage.spend_month'), value: spendLine(month!, spend.currency, now) },
+    { name: words.t('commands.usage.spend_today'), value: words.say(spendLine(day!, spend.currency, now)) },
+    { name: words.t('commands.usage.spend_month'), value: words.say(spendLine(month!, spend.currency, now)) },
   ];
 }
 

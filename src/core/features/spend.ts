@@ -110,7 +110,7 @@ function charge(
     const currency = spend.currency;
     if (cost > 0) core.events.emit('spend', { model, currency, micro: cost, estimated });
     for (const line of crossed) core.events.emit('spend.cap_notice', { scope: line.scope, period: line.period });
-    await tell(ctx, currency, crossed);
+    await tell(ctx, core, currency, crossed);
   };
   return {
     settleTokens: (prompt, completion, estimated) => settle(costOf(prompt, completion), estimated),
@@ -119,11 +119,13 @@ function charge(
   };
 }
 
-/** Tells the user, privately, each cap whose 80 % their request reached first. Never throws. */
-async function tell(ctx: CommandContext, currency: string, crossed: readonly CapLine[]): Promise<void> {
+/** Tells the user, privately and in their language, each cap whose 80 % their request reached first. Never throws. */
+async function tell(ctx: CommandContext, core: Core, currency: string, crossed: readonly CapLine[]): Promise<void> {
+  if (crossed.length === 0) return;
+  const words = await core.languages.forUser(ctx);
   for (const line of crossed) {
     await ctx.reply
-      .sendEphemeral(capNotice(line, currency, Date.now()))
+      .sendEphemeral(words.say(capNotice(line, currency, Date.now())))
       .catch((error: unknown) =>
         ctx.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'spend notice not sent'),
       );

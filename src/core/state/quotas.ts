@@ -25,12 +25,13 @@
 
 import type { Logger } from '../../log.ts';
 import { InputError, type LegacyString } from '../errors.ts';
-import type { Sentence } from '../i18n/words.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { storeKeys } from '../keys.ts';
 import type { InvocationUser } from '../platform.ts';
 import { CountBatch } from './count-batch.ts';
 import type { StateStore } from './store.ts';
 import { StoredReservation, type TokenReservation } from './token-reservation.ts';
+import { waitIn } from './waits.ts';
 
 export type { TokenReservation } from './token-reservation.ts';
 
@@ -51,27 +52,24 @@ const DAY_MS = 86_400_000;
 
 export { COUNT_FLUSH_MS } from './count-batch.ts';
 
-/** A quota that is used up; `message` says which, and when the user may try again. Code `quota_exceeded`. */
+/** A quota that is used up; its sentence says which, and when the user may try again. Code `quota_exceeded`. */
 export class QuotaError extends InputError {
   override readonly code = 'quota_exceeded';
 
-  /** @param message the sentence for the user (a {@link Sentence}: /export's limit), or its English (LegacyString). */
+  /**
+   * @param said the sentence for the user (`errors.quota.*`, `errors.spend.cap_reached`);
+   *   TRANSITIONAL (issue 42): English text is shown as written.
+   * @param retryInMs when the user may try again, in ms.
+   */
   constructor(
-    message: Sentence | LegacyString,
+    said: Sentence | LegacyString,
     readonly retryInMs: number,
   ) {
-    super(message);
+    super(said);
   }
 }
 
-/** "in 42 s", "in 3 h 5 min". */
-export function waitText(ms: number): string {
-  const seconds = Math.max(1, Math.ceil(ms / 1000));
-  if (seconds < 120) return `in ${seconds} s`;
-  const minutes = Math.ceil(seconds / 60);
-  if (minutes < 120) return `in ${minutes} min`;
-  return `in ${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
+export { waitIn, waitText } from './waits.ts';
 
 /** One counter as /usage shows it. */
 export interface UsageLine {
@@ -179,12 +177,9 @@ export class Quotas {
       const counted = await this.state.increment(key, 1, windowMs);
       if (counted.value > limit) {
         await this.state.increment(key, -1, 1).catch(() => undefined);
-        const what =
-          kind === 'chat'
-            ? `${limit} chat request${limit > 1 ? 's' : ''} a minute`
-            : `${limit} image${limit > 1 ? 's' : ''} a day`;
+        const wait = waitIn(counted.resetInMs);
         throw new QuotaError(
-          `You have reached your limit of ${what}. Try again ${waitText(counted.resetInMs)}.`,
+          sentence(kind === 'chat' ? 'errors.quota.chat' : 'errors.quota.images', { limit, wait }),
           counted.resetInMs,
         );
       }
@@ -275,7 +270,7 @@ export class Quotas {
 
   private tokensUsed(resetInMs: number): QuotaError {
     return new QuotaError(
-      `You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(resetInMs)}.`,
+      sentence('errors.quota.tokens', { limit: this.limits.tokensPerDay, wait: waitIn(resetInMs) }),
       resetInMs,
     );
   }
