@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { commands, messageActions } from '../../commands/index.ts';
 import { rangeOf } from '../../src/core/command.ts';
 import { descriptionIn, nameIn } from '../../src/core/command-words.ts';
-import { wordsOf } from '../../src/core/i18n/words.ts';
+import { english, wordsOf } from '../../src/core/i18n/words.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import type { FakeDiscord, FakeMessage, Json } from '../fakes/discord.ts';
 import { DEFAULT_MODELS, type FakeModel, type FakeService } from '../fakes/service.ts';
@@ -102,7 +102,7 @@ describe('/help on Discord', () => {
         expect(field, `/${command.name} ${option.name}`).toBeDefined();
         expect(String(field!.value)).toContain(option.description);
         const range = rangeOf(option);
-        if (range) expect(String(field!.value)).toContain(range);
+        if (range) expect(String(field!.value)).toContain(english.say(range));
         for (const choice of option.choices ?? []) expect(String(field!.value)).toContain(String(choice.value));
       }
     }

@@ -5,7 +5,7 @@
  * (descriptions from the catalog: command-words.ts).
  */
 
-import type { Command, CommandOption } from '../command.ts';
+import { type Command, type CommandOption, rangeOf } from '../command.ts';
 import { choiceNameIn, descriptionIn, nameIn } from '../command-words.ts';
 import type { Core } from '../core.ts';
 import { english, type Words } from '../i18n/words.ts';
@@ -18,16 +18,6 @@ import { modelEntries } from './models.ts';
 
 /** Models named in one option's line, at most this many (the rest: "and N more"). */
 const MAX_LISTED_MODELS = 25;
-
-/** An option's range in `words`: `from 0 to 2`, `at least 1`, `at most 5`; '' when it has none. */
-function rangeIn(option: Pick<CommandOption, 'minValue' | 'maxValue'>, words: Words): string {
-  const min = option.minValue === undefined ? undefined : String(option.minValue);
-  const max = option.maxValue === undefined ? undefined : String(option.maxValue);
-  if (min !== undefined && max !== undefined) return words.t('commands.help.range_between', { min, max });
-  if (min !== undefined) return words.t('commands.help.range_min', { min });
-  if (max !== undefined) return words.t('commands.help.range_max', { max });
-  return '';
-}
 
 /** The values a choice option takes, in `words`: a choice whose name is words shows it beside its value (`vivid (lebhaft)`). */
 function choicesIn(option: CommandOption, words: Words): string {
@@ -51,8 +41,8 @@ export function optionSummary(
   words: Words = english,
 ): string {
   const parts = [descriptionIn(option, words)];
-  const range = rangeIn(option, words);
-  if (range) parts.push(range);
+  const range = rangeOf(option);
+  if (range) parts.push(words.say(range));
   if (option.choices) parts.push(words.t('commands.help.one_of', { values: choicesIn(option, words) }));
   if (option.autocomplete) {
     const kind = option.autocomplete === 'image_models' ? 'image' : 'text';
