@@ -92,7 +92,7 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
     token,
     version: 1,
     guild_id: guildId,
-    guild: { id: guildId, locale: 'en-US', features: [] },
+    guild: { id: guildId, locale: state.guild.preferredLocale, features: [] },
     channel_id: channel.id,
     channel: { ...channelJson(state, channel), guild_id: guildId, permissions },
     // A member as the guild sends it, with what an interaction adds: the user, the permissions there.
@@ -104,7 +104,7 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
       unusual_dm_activity_until: null,
     },
     locale: invoker.locale ?? 'en-US',
-    guild_locale: 'en-US',
+    guild_locale: state.guild.preferredLocale,
     entitlements: [],
     entitlement_sku_ids: [],
     // The guild install's, or where the bot is not a member, the user install's (user-install.ts).

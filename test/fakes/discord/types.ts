@@ -14,7 +14,8 @@ export interface FakeDiscordOptions {
   /** The bot's username. Default `genbot`. */
   botUsername?: string;
   /** The guild the bot is in: id and the names of its text channels (default `general`). */
-  guild?: { id?: string; name?: string; channels?: string[] };
+  /** The guild; `preferredLocale` is its language (`preferred_locale`, an interaction's `guild_locale`), default `en-US`. */
+  guild?: { id?: string; name?: string; channels?: string[]; preferredLocale?: string };
   /** HELLO's `heartbeat_interval`, in ms. Default 41,250 (Discord's). */
   heartbeatIntervalMs?: number;
   /** Time from dispatch to the first interaction response, in ms. Default 3,000. */
