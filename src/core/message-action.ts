@@ -102,8 +102,8 @@ export function runMessageAction(
 /** The question trimmed. @throws InputError when it is blank or longer than the form allows. */
 function checkedQuestion(form: QuestionForm, raw: string | undefined): string {
   const question = (raw ?? '').trim();
-  if (question === '') throw new InputError('Type a question about the message.');
+  if (question === '') throw new InputError('answers.message_action.no_question');
   if (question.length > form.maxLength)
-    throw new InputError(`The question is too long (${question.length} characters; at most ${form.maxLength}).`);
+    throw new InputError('answers.message_action.too_long', { length: question.length, max: form.maxLength });
   return question;
 }
