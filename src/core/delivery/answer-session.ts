@@ -155,10 +155,13 @@ class Session implements AnswerSession, QueueTicket, OpenAnswer {
     this.abort(this.ctx.signal.reason);
   }
 
-  /** QueueTicket: shows the request's place in the queue. */
-  onQueued(ahead: number): void {
+  /**
+   * QueueTicket: shows the request's place in the queue. A bound function, not a method: the
+   * gate keeps it apart from its ticket and calls it alone (service/gate.ts `Waiter`).
+   */
+  readonly onQueued = (ahead: number): void => {
     this.reply.status(queuedLine(ahead, this.words));
-  }
+  };
 
   async fail(error: unknown): Promise<never> {
     throw await toldBeforeText(this.ctx, this.reply, error, this.words);
