@@ -73,9 +73,7 @@ export default {
     const o = ctx.options;
     const typedReferenceUrl = stringOption(o, 'reference_image_url');
     if (typedReferenceUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(typedReferenceUrl)) {
-      throw new OptionError(
-        '`reference_image_url` must be an http(s) address of an image, e.g. https://example.com/photo.png.',
-      );
+      throw new OptionError('answers.imagine.reference_url_form');
     }
     // The service fetches this link itself: never one to a private or local address (the same
     // guard as the bot's own downloads, with the same resolver), and passed on as checked.
@@ -87,9 +85,7 @@ export default {
             lookup: core.downloader.lookup,
           }).catch((error: unknown) => {
             if (error instanceof DownloadError)
-              throw new OptionError(
-                `${error.message} Give the public address of an image, e.g. https://example.com/photo.png.`,
-              );
+              throw new OptionError('answers.imagine.reference_url_refused', { reason: error.message });
             throw error;
           });
     const model = stringOption(o, 'model');

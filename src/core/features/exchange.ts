@@ -5,6 +5,7 @@
  */
 
 import type { Core } from '../core.ts';
+import type { Note } from '../delivery/answer-stream.ts';
 import { randomHex } from '../ids.ts';
 import { workspaceOf } from '../keys.ts';
 import type { CommandContext } from '../platform.ts';
@@ -40,7 +41,7 @@ export async function remember(
   ctx: CommandContext,
   core: Core,
   turns: { asked: string; answer: string; exchange?: ExchangeIds },
-): Promise<string[]> {
+): Promise<Note[]> {
   const at = Date.now();
   const { exchange } = turns;
   const stored: StoredMessage[] = [
@@ -139,7 +140,7 @@ export class ExchangeWrites {
    * (filtered, tool calls only, whitespace) is not an exchange worth keeping.
    * @returns {@link remember}'s lines for under the answer.
    */
-  beforeFinal(answer: string): Promise<string[]> {
+  beforeFinal(answer: string): Promise<Note[]> {
     if (answer.trim() === '') return Promise.resolve([]);
     this.stored = true;
     return remember(this.ctx, this.core, { asked: this.turns.asked, answer, exchange: this.turns.exchange });
