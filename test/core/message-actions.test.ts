@@ -13,12 +13,14 @@ import {
   promptAbout,
   SUMMARIZE_INSTRUCTION,
 } from '../../src/core/features/message-actions.ts';
+import { Languages } from '../../src/core/i18n/languages.ts';
 import { type ChosenMessage, type MessageAction, runMessageAction } from '../../src/core/message-action.ts';
 import { MAY_NOT_POST_HERE } from '../../src/core/rights.ts';
 import { recorder } from './recorder.ts';
 
 const silent = pino({ level: 'silent' });
-const core = () => ({ events: new BotEvents(), log: silent }) as unknown as Core;
+const core = () =>
+  ({ events: new BotEvents(), log: silent, languages: new Languages(undefined, 'en') }) as unknown as Core;
 const bob: ChosenMessage = { author: 'bob', fromBot: false, text: 'The boat leaves at 7.', attachments: [] };
 
 describe('the question about a chosen message', () => {
@@ -45,7 +47,13 @@ describe('runMessageAction', () => {
     name: 'Ask',
     id: 'ask',
     description: 'Ask',
-    question: { title: 'Ask', label: 'Question', placeholder: '…', submit: 'Ask', maxLength: 10 },
+    question: {
+      title: 'answers.ask_form.title',
+      label: 'answers.ask_form.label',
+      placeholder: 'answers.ask_form.placeholder',
+      submit: 'answers.ask_form.submit',
+      maxLength: 10,
+    },
     async execute(_ctx, _core, use) {
       asked.push(use.question);
     },

@@ -184,7 +184,8 @@ async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue:
   if (!image)
     throw new InvalidResponseError(
       'the image result held no image (an empty data array)',
-      'The generation service returned no image for this prompt. Try again, perhaps with other words.',
+      // A catalog key: the sentence is rendered in its reader's words (errors.ts `sentenceOfText`).
+      'answers.imagine.no_image',
     );
   return { result, image };
 }
