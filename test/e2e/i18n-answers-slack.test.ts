@@ -12,7 +12,7 @@ import { type FakeSlack, type FakeSlackMessage, unescapeSlack } from '../fakes/s
 import { slackChannels, useE2E } from '../helpers/e2e.ts';
 import type { TestBot } from './harness.ts';
 
-const CHANNELS = { busy: 'C0BUSY', waiting: 'C0WAITING', english: 'C0ENGLISH' } as const;
+const CHANNELS = { busy: 'C0BUSY', waiting: 'C0WAITING', english: 'C0ENGLISH', stop: 'C0STOP' } as const;
 
 let service: FakeService;
 let slack: FakeSlack;
@@ -105,5 +105,35 @@ describe('an asker whose Slack is in Japanese', () => {
     service.enqueue('chat', { stream: { text: 'Hello.' } });
     expect((await await mention(CHANNELS.english, 'U0ALICE', 'Hello')).ok).toBe(true);
     expect(buttonTexts(botMessages(CHANNELS.english).at(-1)!.blocks)).toEqual(['🔄 Regenerate', '👍', '👎']);
+  }, 40_000);
+});
+
+describe('a member whose Slack is in Japanese, on an English asker’s answer (a workspace without native streaming)', () => {
+  it('sees its Stop button in the asker’s English, and is refused Stop in Japanese, to them alone', async () => {
+    const channel = CHANNELS.stop;
+    // A posted answer carries a Stop button (a native stream has Slack's own stop control). Last
+    // in the file: the bot remembers the workspace's refusal to stream.
+    slack.setStreaming({ streaming: false });
+    const pieces = Array.from({ length: 40 }, (_, i) => `word${i + 1} `);
+    service.enqueue('chat', { stream: { pieces, chunkDelayMs: 80 } });
+    const done = mention(channel, 'U0ALICE', 'Count slowly.');
+    await expect.poll(() => buttonTexts(botMessages(channel).at(-1)?.blocks), { timeout: 5_000 }).toEqual(['Stop']);
+    const streaming = botMessages(channel).at(-1)!;
+    const stopId = (streaming.blocks as Array<{ type: string; elements?: Array<{ action_id?: string }> }>)
+      .flatMap((b) => (b.type === 'actions' ? (b.elements ?? []) : []))
+      .map((e) => String(e.action_id))
+      .find((id) => id.startsWith('stop:'))!;
+    const refused = testBot
+      .outcomes((o) => o.command === 'stop:button' && o.conversationId.includes(`:${channel}`), 1, 30_000)
+      .then(([o]) => o!);
+    const before = slack.responsePosts().length;
+    await slack.sendBlockAction(botUrl, { user: 'U0JUN', channel, messageTs: streaming.ts, actionId: stopId });
+    await refused;
+    const told = slack
+      .responsePosts()
+      .slice(before)
+      .map((p) => String((p.body as { text?: string }).text));
+    expect(told).toEqual(['この回答を停止できるのは、質問した人か管理者だけです。']);
+    expect((await (await done)).ok).toBe(true);
   }, 40_000);
 });
