@@ -134,6 +134,6 @@ describe('a member whose Slack is in Japanese, on an English asker’s answer (a
       .slice(before)
       .map((p) => String((p.body as { text?: string }).text));
     expect(told).toEqual(['この回答を停止できるのは、質問した人か管理者だけです。']);
-    expect((await (await done)).ok).toBe(true);
+    expect((await await done).ok).toBe(true);
   }, 40_000);
 });
