@@ -92,8 +92,8 @@ describe('a guild whose language is German, and an asker whose client is in Germ
     const { service, discord } = block;
     const busy = discord.addChannel('beschaeftigt');
     const channel = discord.addChannel('warteschlange');
-    // The first answer holds the only slot of the service for 3 s.
-    service.enqueue('chat', { delayHeadersMs: 3_000, stream: { text: 'Erste Antwort.' } });
+    // The first answer holds the only slot of the service for 6 s.
+    service.enqueue('chat', { delayHeadersMs: 6_000, stream: { text: 'Erste Antwort.' } });
     const first = outcomeIn(block, busy);
     const started = chatRequests(service, 1);
     discord.dispatchInteraction({ channelId: busy.id, command: 'chat', options: { prompt: 'Langsam' } });
@@ -110,7 +110,7 @@ describe('a guild whose language is German, and an asker whose client is in Germ
     });
     const queued = () => asked.original?.revisions.find((r) => r.content.startsWith('⏳'));
     await expect
-      .poll(() => queued()?.content, { timeout: 3_000 })
+      .poll(() => queued()?.content, { timeout: 5_500 })
       .toBe('⏳ In der Warteschlange: du bist als Nächstes dran.');
     expect(labelsIn(queued()!.components)).toEqual(['Stopp']);
 

@@ -85,8 +85,8 @@ function chatRequests(count: number): Promise<void> {
 
 describe('an asker whose Slack is in Japanese', () => {
   it('sees the queue line and the buttons of their answer in Japanese; an English asker’s stay English', async () => {
-    // The first answer holds the only slot of the service for 3 s.
-    service.enqueue('chat', { delayHeadersMs: 3_000, stream: { text: 'First answer.' } });
+    // The first answer holds the only slot of the service for 6 s.
+    service.enqueue('chat', { delayHeadersMs: 6_000, stream: { text: 'First answer.' } });
     const started = chatRequests(1);
     const first = mention(CHANNELS.busy, 'U0ALICE', 'Take your time.');
     await started;
@@ -94,7 +94,7 @@ describe('an asker whose Slack is in Japanese', () => {
     service.enqueue('chat', { stream: { text: 'こんにちは。' } });
     const done = await mention(CHANNELS.waiting, 'U0JUN', 'こんにちは');
     await expect
-      .poll(() => botMessages(CHANNELS.waiting).flatMap(shown), { timeout: 3_000 })
+      .poll(() => botMessages(CHANNELS.waiting).flatMap(shown), { timeout: 5_500 })
       .toContain('⏳ 待機中：次があなたの番です。');
     expect((await await first).ok).toBe(true);
     expect((await done).ok).toBe(true);
