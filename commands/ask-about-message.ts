@@ -13,10 +13,10 @@ export default {
   ...actionTexts('commands.action.ask_about_message'),
   id: 'ask_about_message',
   question: {
-    title: 'Ask about a message',
-    label: 'Your question',
-    placeholder: 'What does this mean? Is this right? …',
-    submit: 'Ask',
+    title: 'answers.ask_form.title',
+    label: 'answers.ask_form.label',
+    placeholder: 'answers.ask_form.placeholder',
+    submit: 'answers.ask_form.submit',
     maxLength: 2000,
   },
   async execute(ctx, core, use) {

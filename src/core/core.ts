@@ -126,6 +126,7 @@ export function createCore(parts: {
     ...(parts.catalogTtlMs !== undefined ? { ttlMs: parts.catalogTtlMs } : {}),
   });
   const limits = { ...CONFIG_DEFAULTS.limits, ...parts.limits };
+  const languages = new Languages(settings, limits.defaultLocale);
   const retentionMs = limits.historyRetentionDays * 24 * 3_600_000;
   setRetention(parts.store, retentionMs);
   const userIndex = new UserIndex(parts.store, retentionMs);
@@ -154,7 +155,7 @@ export function createCore(parts: {
       log: parts.log,
     }),
     settings,
-    languages: new Languages(settings, limits.defaultLocale),
+    languages,
     catalog,
     models: new ModelDefaults(catalog, parts.defaults, settings, (error) =>
       parts.log.warn(
@@ -166,7 +167,7 @@ export function createCore(parts: {
       log: parts.log,
       ...(parts.store.budgets ? { shared: new SharedBudgets(parts.store.budgets, parts.log) } : {}),
     }),
-    stops: new StopButtons(parts.store),
+    stops: new StopButtons(parts.store, languages),
     limits,
     admins: { userIds: new Set(parts.admins?.userIds ?? []), roleIds: new Set(parts.admins?.roleIds ?? []) },
     log: parts.log,

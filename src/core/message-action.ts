@@ -12,7 +12,9 @@ import type { Texted } from './command-words.ts';
 import type { Core } from './core.ts';
 import { InputError } from './errors.ts';
 import type { CommandOutcome } from './events.ts';
-import type { Attachment, CommandContext } from './platform.ts';
+import type { MessageKey } from './i18n/catalogs.ts';
+import type { Words } from './i18n/words.ts';
+import type { Attachment, CommandContext, TextForm } from './platform.ts';
 import { ensureMayPost } from './rights.ts';
 
 /** The message an action was used on, as the adapter read it. */
@@ -35,13 +37,25 @@ export interface ChosenMessage {
  * characters (Slack's plain-text input; Discord takes 4,000).
  */
 export interface QuestionForm {
-  title: string;
-  label: string;
-  placeholder: string;
+  /** Catalog keys of its words (i18n/catalogs.ts), each rendered within those limits in every locale: {@link questionFormIn}. */
+  title: MessageKey;
+  label: MessageKey;
+  placeholder: MessageKey;
   /** The submit button's text (Slack; Discord's modals have their own). */
-  submit: string;
+  submit: MessageKey;
   /** Longest question, in characters (1–3,000). */
   maxLength: number;
+}
+
+/** A question's form in `words` (the user's: a form is theirs alone), as the platforms show it. */
+export function questionFormIn(form: QuestionForm, words: Words): Omit<TextForm, 'id'> {
+  return {
+    title: words.t(form.title),
+    label: words.t(form.label),
+    placeholder: words.t(form.placeholder),
+    submit: words.t(form.submit),
+    maxLength: form.maxLength,
+  };
 }
 
 /** One use of an action: the chosen message, and the question typed in its form. */
@@ -103,8 +117,8 @@ export function runMessageAction(
 /** The question trimmed. @throws InputError when it is blank or longer than the form allows. */
 function checkedQuestion(form: QuestionForm, raw: string | undefined): string {
   const question = (raw ?? '').trim();
-  if (question === '') throw new InputError('Type a question about the message.');
+  if (question === '') throw new InputError('answers.message_action.no_question');
   if (question.length > form.maxLength)
-    throw new InputError(`The question is too long (${question.length} characters; at most ${form.maxLength}).`);
+    throw new InputError('answers.message_action.too_long', { length: question.length, max: form.maxLength });
   return question;
 }

@@ -6,21 +6,36 @@
  * Stop button aborts one alone through the same controllers.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { MessageKey } from './i18n/catalogs.ts';
+import { english, type Sentence, sentence } from './i18n/words.ts';
 
 /** Why running work was stopped: the abort signal's reason, with the sentence users read. */
 export class StopRequest extends Error {
-  readonly userMessage: string;
+  /** What users read (under the partial answer, in the place's words): `answers.stop.stopped` or `.restarting`. */
+  readonly sentence: Sentence;
+  /**
+   * The sentence's catalog key, which AbortedError takes as its user message (service/errors.ts);
+   * a key is rendered in the reader's words where it is shown (errors.ts `sentenceOfText`).
+   */
+  readonly userMessage: MessageKey;
 
   /** @param kind `shutdown`: the bot is stopping; `user`: someone pressed Stop. */
   constructor(readonly kind: 'shutdown' | 'user') {
     super(kind === 'shutdown' ? 'stopped for a shutdown' : 'stopped by a user');
     this.name = 'StopRequest';
-    this.userMessage = kind === 'shutdown' ? 'Stopped: the bot is restarting. Ask again in a moment.' : 'Stopped.';
+    this.userMessage = kind === 'shutdown' ? 'answers.stop.restarting' : 'answers.stop.stopped';
+    this.sentence = sentence(this.userMessage);
   }
 }
 
-/** What a user reads when a command arrives while the bot is stopping. */
-export const RESTARTING = 'The bot is restarting; try again in a few seconds.';
+/** The catalog key of what a user reads when a command arrives while the bot is stopping (in their words). */
+export const RESTARTING_KEY = 'answers.restarting' satisfies MessageKey;
+
+/**
+ * What a user reads when a command arrives while the bot is stopping, in English: for an adapter
+ * that knows no reader's language there; one that does renders {@link RESTARTING_KEY} in it.
+ */
+export const RESTARTING = english.t(RESTARTING_KEY);
 
 /**
  * How long stopped work may take to write its partial answers at a shutdown, in ms: an answer

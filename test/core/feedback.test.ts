@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../src/core/core.ts';
 import { InputError } from '../../src/core/errors.ts';
-import { FEEDBACK_EXPIRED, pressFeedback, REASON_MAX_CHARS, submitReason } from '../../src/core/features/feedback.ts';
+import { pressFeedback, REASON_MAX_CHARS, submitReason } from '../../src/core/features/feedback.ts';
 import { feedbackCard, votesByModel } from '../../src/core/features/feedback-report.ts';
+import { Languages } from '../../src/core/i18n/languages.ts';
+import { wordsOf } from '../../src/core/i18n/words.ts';
 import type { ComponentContext } from '../../src/core/platform.ts';
 import {
   castVote,
@@ -131,7 +133,7 @@ describe('votes and tallies', () => {
 });
 
 describe('presses and reasons', () => {
-  const coreOf = (store: StateStore) => ({ store }) as unknown as Core;
+  const coreOf = (store: StateStore) => ({ store, languages: new Languages(undefined, 'en') }) as unknown as Core;
 
   it('a press on an answer whose record is gone, or of another platform, is refused', async () => {
     const store = sqlite();
@@ -148,8 +150,9 @@ describe('presses and reasons', () => {
         } as unknown as ComponentContext,
         coreOf(store),
       );
-    await expect(press('gone')).rejects.toThrow(FEEDBACK_EXPIRED);
-    await expect(press('slackish')).rejects.toThrow(FEEDBACK_EXPIRED);
+    const expired = wordsOf('en').t('answers.feedback.expired');
+    await expect(press('gone')).rejects.toThrow(expired);
+    await expect(press('slackish')).rejects.toThrow(expired);
     expect(told).toEqual([]);
     expect(await readTally(store)).toEqual([]);
   });

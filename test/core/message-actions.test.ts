@@ -48,7 +48,13 @@ describe('runMessageAction', () => {
     name: 'Ask',
     id: 'ask',
     description: 'Ask',
-    question: { title: 'Ask', label: 'Question', placeholder: '…', submit: 'Ask', maxLength: 10 },
+    question: {
+      title: 'answers.ask_form.title',
+      label: 'answers.ask_form.label',
+      placeholder: 'answers.ask_form.placeholder',
+      submit: 'answers.ask_form.submit',
+      maxLength: 10,
+    },
     async execute(_ctx, _core, use) {
       asked.push(use.question);
     },

@@ -1,5 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { english } from '../../src/core/i18n/words.ts';
 import { RunningCommands, StopRequest } from '../../src/core/running.ts';
 
 /** A command that runs until its signal aborts, then resolves. */
@@ -78,7 +79,9 @@ describe('RunningCommands', () => {
     expect(seen[0]!.aborted).toBe(false);
     await draining;
     expect(seen[0]!.reason).toBeInstanceOf(StopRequest);
-    expect((seen[0]!.reason as StopRequest).userMessage).toBe('Stopped: the bot is restarting. Ask again in a moment.');
+    expect(english.say((seen[0]!.reason as StopRequest).sentence)).toBe(
+      'Stopped: the bot is restarting. Ask again in a moment.',
+    );
     expect(running.size).toBe(0);
   });
 

@@ -14,6 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { messageActions } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { SUMMARIZE_INSTRUCTION } from '../../src/core/features/message-actions.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import { QUESTION_INPUT_ID } from '../../src/platforms/discord/message-actions.ts';
 import type { FakeChannel, FakeDiscord, FakeInteraction, FakeMessage } from '../fakes/discord.ts';
@@ -139,11 +140,11 @@ describe('Discord message actions', () => {
     // The modal is the first answer (no deferral), with one required question of at most the form's length.
     expect(interaction.response).toMatchObject({ type: 9, status: 204 });
     expect(interaction.modal).toMatchObject({
-      title: ASK!.question!.title,
+      title: english.t(ASK!.question!.title),
       components: [
         {
           type: 18,
-          label: ASK!.question!.label,
+          label: english.t(ASK!.question!.label),
           component: { type: 4, custom_id: QUESTION_INPUT_ID, required: true, max_length: ASK!.question!.maxLength },
         },
       ],

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { messageActions } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { SUMMARIZE_INSTRUCTION } from '../../src/core/features/message-actions.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { QUESTION_INPUT_ID } from '../../src/platforms/slack/message-actions.ts';
 import type { ContentPart, FakeService } from '../fakes/service.ts';
 import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
@@ -155,7 +156,7 @@ describe('Slack message actions (HTTP)', () => {
     await expect.poll(() => s.slack.views.length).toBe(before + 1);
     const view = s.slack.views.at(-1)!;
     expect(view).toMatchObject({ user: 'U0ALICE', state: 'open' });
-    expect(view.view).toMatchObject({ callback_id: ASK!.id, title: { text: ASK!.question!.title } });
+    expect(view.view).toMatchObject({ callback_id: ASK!.id, title: { text: english.t(ASK!.question!.title) } });
     expect(s.service.chatRequests()).toEqual([]);
 
     const done = outcomeOf(s, ASK!.id, conversationOf(s, channel, ts));

@@ -4,7 +4,7 @@
  * first message, that a continuation could not be posted.
  */
 import type { Logger } from '../../log.ts';
-import { english } from '../i18n/words.ts';
+import type { Words } from '../i18n/words.ts';
 import type { MessageHandle, ReplyChannel } from '../platform.ts';
 import { refusingWrites } from '../sentences.ts';
 import { unmarked } from './answer-pages.ts';
@@ -13,29 +13,30 @@ import type { NamedWait } from './bucket.ts';
 /**
  * The final text of an answer a platform held back: the text, then the sentence saying the
  * platform is refusing the bot's writes (sentences.ts `refusingWrites`) as a note line
- * (`_⚠️ …_`), after the answer's notes when it ends with some, else after a blank line.
+ * (`_⚠️ …_`, in `words`: the place's), after the answer's notes when it ends with some, else after a blank line.
  */
-export function withHeldNote(text: string, wait: NamedWait): string {
-  const note = `_⚠️ ${english.say(refusingWrites(wait))}_`;
+export function withHeldNote(text: string, wait: NamedWait, words: Words): string {
+  const note = `_⚠️ ${words.say(refusingWrites(wait))}_`;
   return /\n_⚠️ [^\n]*_$/.test(text) ? `${text}\n${note}` : `${text}\n\n${note}`;
 }
 
 /**
  * When a continuation could not be posted (a missing permission, the platform failing), the
  * first message says what is missing and why (`answer.channel.explain`), so the user is not left
- * with half an answer: its text as shown (`shown`, possibly marked), cut to fit, then the note.
+ * with half an answer: its text as shown (`shown`, possibly marked), cut to fit, then the note,
+ * in `answer.words` (the place's).
  * @returns whether the note was written (not without a first message shown; a failure is logged).
  */
 export async function noteInFirst(
   first: MessageHandle | undefined,
   shown: string | undefined,
-  answer: { channel: ReplyChannel; log: Logger | undefined },
+  answer: { channel: ReplyChannel; log: Logger | undefined; words: Words },
   error: unknown,
 ): Promise<boolean> {
   if (!first || shown === undefined) return false;
-  const { channel, log } = answer;
-  const reason = channel.explain?.(error) ?? 'the platform refused it.';
-  const note = `\n\n⚠️ The rest of the answer could not be posted: ${reason}`;
+  const { channel, log, words } = answer;
+  const reason = channel.explain?.(error) ?? words.t('answers.stream.platform_refused');
+  const note = `\n\n${words.t('answers.stream.rest_not_posted', { reason })}`;
   const { maxChars, measure = (t: string) => t.length } = channel.limits;
   let head = unmarked(shown).content;
   while (head.length > 0 && measure(head + note) > maxChars)

@@ -6,12 +6,16 @@
  * are cut from the rendered text, made afresh from the whole of it at each state once a delta
  * touched the rendering (a table changes as its rows come); `text` stays the model's Markdown.
  */
+import { english } from '../i18n/words.ts';
 import type { MarkdownRenderer, MarkdownRendering, ReplyLimits } from '../platform.ts';
 import type { PageBreaks } from './page-breaks.ts';
 import { PageSplitter, splitMessage } from './split.ts';
 
-/** What a message shows once the final text of its answer ends on an earlier message. */
-export const REPLACED_PAGE = '*(replaced by the text above)*';
+/**
+ * What a message shows once the final text of its answer ends on an earlier message, in English
+ * (an answer's own is in the place's words: AnswerPages' `replacedPage`).
+ */
+export const REPLACED_PAGE = english.t('answers.stream.replaced_page');
 
 /** What the pages depend on besides the text: the answer finishing, the messages posted, whether the last carries controls. */
 export interface PagesState {
@@ -55,13 +59,14 @@ export function onlyControlsDiffer(page: string | undefined, shown: string | und
 /**
  * The answer's text as messages show it (StreamingReply `shownAnswer`): the pages they show
  * (`shown`, marked), from the first, as long as each shows answer text (`showsText`: not a status
- * line), without their marks and without {@link REPLACED_PAGE}, joined by line breaks.
+ * line), without their marks and without `replaced` (the answer's {@link AnswerPages.replacedPage}),
+ * joined by line breaks.
  */
-export function shownText(shown: readonly string[], showsText: readonly boolean[]): string {
+export function shownText(shown: readonly string[], showsText: readonly boolean[], replaced = REPLACED_PAGE): string {
   const texts: string[] = [];
   for (let i = 0; i < shown.length && showsText[i]; i++) {
     const { content } = unmarked(shown[i]!);
-    if (content !== REPLACED_PAGE) texts.push(content);
+    if (content !== replaced) texts.push(content);
   }
   return texts.join('\n');
 }
@@ -90,8 +95,14 @@ export class AnswerPages {
   /** The rendered text the splitter holds (once there is a {@link renderer}); undefined: the splitter holds `text`. */
   private split: string | undefined;
 
-  /** @param rendering the platform's (ReplyLimits `rendering`), for the answer's whole life. */
-  constructor(private readonly rendering?: MarkdownRendering) {}
+  /**
+   * @param rendering the platform's (ReplyLimits `rendering`), for the answer's whole life.
+   * @param replacedPage what a message past the final text shows (in the place's words).
+   */
+  constructor(
+    private readonly rendering?: MarkdownRendering,
+    readonly replacedPage: string = REPLACED_PAGE,
+  ) {}
 
   /** Adds a delta: O(delta) until the pages are asked for. */
   append(delta: string): void {
@@ -188,7 +199,8 @@ export class AnswerPages {
     // A final text on fewer pages than the messages posted (a JSON answer replaced by its summary,
     // a regenerated answer written over a longer one): the messages past it say so instead of
     // keeping text that is no longer the answer; the final controls stay on the text's last page.
-    if (state.finishing && this.hasText) for (let i = pages.length; i < state.messages; i++) pages.push(REPLACED_PAGE);
+    if (state.finishing && this.hasText)
+      for (let i = pages.length; i < state.messages; i++) pages.push(this.replacedPage);
     return pages;
   }
 }

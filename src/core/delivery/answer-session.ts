@@ -46,9 +46,9 @@ export async function toldBeforeText(
   return new ShownError(error);
 }
 
-/** The line shown while a request waits for the service (gate.ts). */
-export function queuedLine(ahead: number): string {
-  return ahead === 0 ? '⏳ Queued: you are next.' : `⏳ Queued: ${ahead} ahead of you.`;
+/** The line shown while a request waits for the service (gate.ts), in `words` (the place's: it is public). */
+export function queuedLine(ahead: number, words: Words = english): string {
+  return ahead === 0 ? words.t('answers.queue.next') : words.t('answers.queue.ahead', { ahead });
 }
 
 /** An answer about to be asked for: its reply, its signal (Stop aborts it) and its place in the queue. */
@@ -59,6 +59,8 @@ export interface AnswerSession {
   signal: AbortSignal;
   /** The request's line in the service's fair queue (the channel) and the place shown. */
   queue: QueueTicket;
+  /** The place's words (i18n/languages.ts): the answer's public lines, notes and buttons are in them. */
+  readonly words: Words;
   /**
    * When the user asked, in `performance.now()` ms: the invocation's `startedAt`, else when the
    * session began. How long the answer took is counted from it (features/answer-notice.ts).
@@ -76,7 +78,8 @@ export interface AnswerSession {
 
 /**
  * Starts an answer: registers its Stop button (the requester and admins may press it), makes
- * its reply, and the queue ticket that shows "⏳ Queued: N ahead of you." while the service is busy.
+ * its reply, and the queue ticket that shows "⏳ Queued: N ahead of you." while the service is busy,
+ * all in `deps.words` (the place's: `core.languages.forPlace`; English when absent).
  * `deps.over`: the messages of an earlier answer the reply writes over (StreamingReply's `over`).
  */
 export function beginAnswer(ctx: CommandContext, deps: AnswerDeps): AnswerSession {
@@ -120,13 +123,14 @@ class Session implements AnswerSession, QueueTicket, OpenAnswer {
     if (ctx.signal.aborted) this.abort(ctx.signal.reason);
     else ctx.signal.addEventListener('abort', this, { once: true });
     this.requesterId = ctx.user.id;
-    this.stop = deps.stops.register(this);
+    this.stop = deps.stops.register(this, this.words);
     // The platform's own stop control (Slack's, on a streaming message) works like the button.
     ctx.reply.onUserStop?.(() => this.abort(new StopRequest('user')));
     this.reply = new StreamingReply(ctx.reply, {
       log: ctx.log,
       scheduler: deps.scheduler,
       controls: [this.stop.button],
+      words: this.words,
       // A reply someone deleted stops the answer, as Stop would: nobody reads the rest.
       onDeleted: () => this.abort(new StopRequest('user')),
       ...(deps.over?.length ? { over: deps.over } : {}),
@@ -151,10 +155,13 @@ class Session implements AnswerSession, QueueTicket, OpenAnswer {
     this.abort(this.ctx.signal.reason);
   }
 
-  /** QueueTicket: shows the request's place in the queue. */
-  onQueued(ahead: number): void {
-    this.reply.status(queuedLine(ahead));
-  }
+  /**
+   * QueueTicket: shows the request's place in the queue. A bound function, not a method: the
+   * gate keeps it apart from its ticket and calls it alone (service/gate.ts `Waiter`).
+   */
+  readonly onQueued = (ahead: number): void => {
+    this.reply.status(queuedLine(ahead, this.words));
+  };
 
   async fail(error: unknown): Promise<never> {
     throw await toldBeforeText(this.ctx, this.reply, error, this.words);

@@ -7,38 +7,36 @@
 
 import { ShownError } from '../errors.ts';
 import type { BotEvents } from '../events.ts';
-import { english, type Words } from '../i18n/words.ts';
+import { english, type Sentence, sentence, type Words } from '../i18n/words.ts';
 import type { Button, CommandContext, OutgoingFile } from '../platform.ts';
 import { AbortedError, ServiceError } from '../service/errors.ts';
 import { failureLine, toldBeforeText } from './answer-session.ts';
 import { sendOnce } from './one-off.ts';
 import type { StreamingReply } from './streaming-reply.ts';
 
-/** What an answer without text shows. */
-const EMPTY_ANSWER = '*(the model returned an empty answer)*';
-
 /** Longest answer kept in the file of an answer over the cap, in characters; past it the stream is ended. */
 export const MAX_ANSWER_FILE_CHARS = 8 * 1024 * 1024;
 
-/** Why a stream ended, in words for the user, by `finish_reason`. */
-const FINISH_REASONS: Record<string, { empty: string; note: string }> = {
-  content_filter: {
-    empty: "the service's content filter stopped it",
-    note: "The service's content filter stopped the answer here.",
-  },
-  length: {
-    empty: 'it reached its length limit (max_tokens) before any text',
-    note: 'The answer stopped at its length limit (max_tokens).',
-  },
-  tool_calls: {
-    empty: 'the model asked to call a tool, which this bot does not do',
-    note: 'The model asked to call a tool here, which this bot does not do.',
-  },
-  function_call: {
-    empty: 'the model asked to call a function, which this bot does not do',
-    note: 'The model asked to call a function here, which this bot does not do.',
-  },
-};
+/** The `finish_reason`s explained to the user (catalog `answers.finish.<reason>.empty` / `.note`). */
+const FINISH_REASONS = ['content_filter', 'length', 'tool_calls', 'function_call'] as const;
+type ExplainedReason = (typeof FINISH_REASONS)[number];
+
+/** Whether a `finish_reason` is one the user is told about. */
+function explained(reason: string | undefined): ExplainedReason | undefined {
+  return FINISH_REASONS.find((r) => r === reason);
+}
+
+/**
+ * A line under an answer: a {@link Sentence}, rendered in the place's words when the answer is
+ * written, or a text made elsewhere, shown as it is (TRANSITIONAL, issue 42: notes of areas not
+ * yet in the catalog). Sentences are plain data: an answer's state keeps them (answer-state.ts).
+ */
+export type Note = string | Sentence;
+
+/** A note in `words` (a text as it is). */
+export function noteText(note: Note, words: Words): string {
+  return typeof note === 'string' ? note : words.say(note);
+}
 
 /** The text of a finished answer, as {@link StreamAnswerOptions.finalize} gets it. */
 export interface AnswerText {
@@ -67,8 +65,8 @@ export interface StreamAnswerOptions {
   words?: Words | undefined;
   /** Turns the complete answer (the whole of it, past the cap too) into what is finally shown (e.g. pretty JSON). */
   finalize?: (answer: AnswerText) => FinalAnswer;
-  /** Short lines under the answer. */
-  notes?: readonly string[];
+  /** Short lines under the answer, in `words` when they are Sentences. */
+  notes?: readonly Note[];
   events?: BotEvents;
   /** The stream's last `finish_reason` (read when it ended), to explain an empty or cut answer. */
   finishReason?: () => string | undefined;
@@ -89,7 +87,7 @@ export interface StreamAnswerOptions {
    * under the answer (e.g. that the exchange could not be stored). Not called when the stream
    * was stopped or broke.
    */
-  beforeFinal?: (answer: string) => Promise<readonly string[]>;
+  beforeFinal?: (answer: string) => Promise<readonly Note[]>;
   /**
    * The feedback buttons (👍 / 👎: features/feedback.ts) of an answer whose stream ended well,
    * asked for (with `finalControls`) just before its final write, after them on its last message;
@@ -156,18 +154,22 @@ export const MAX_NOTE_CHARS = 1_000;
 /** Notes under one answer, at most (the rest are counted in a last line). */
 export const MAX_NOTES = 6;
 
-/** Lines under the answer, each as `_⚠️ note_`, after a blank line; empty without notes. Bounded: {@link MAX_NOTES} of {@link MAX_NOTE_CHARS}. */
-function notesText(notes: readonly string[]): string {
+/**
+ * Lines under the answer in `words` (the place's), each as `_⚠️ note_`, after a blank line;
+ * empty without notes. Bounded: {@link MAX_NOTES} of {@link MAX_NOTE_CHARS}.
+ */
+function notesText(notes: readonly Note[], words: Words): string {
   if (notes.length === 0) return '';
-  const shown = notes.slice(0, MAX_NOTES).map((n) =>
-    n.length > MAX_NOTE_CHARS
+  const shown = notes.slice(0, MAX_NOTES).map((note) => {
+    const n = noteText(note, words);
+    return n.length > MAX_NOTE_CHARS
       ? `${Array.from(n)
           .slice(0, MAX_NOTE_CHARS - 1)
           .join('')}…`
-      : n,
-  );
+      : n;
+  });
   const more = notes.length - shown.length;
-  if (more > 0) shown.push(`${more} more note${more > 1 ? 's' : ''} left out.`);
+  if (more > 0) shown.push(words.t('answers.stream.more_notes', { count: more }));
   return `\n\n${shown.map((n) => `_⚠️ ${n}_`).join('\n')}`;
 }
 
@@ -214,12 +216,12 @@ export async function streamAnswer(
         error: await toldBeforeText(ctx, reply, error, words),
       };
     const partial = reply.content;
-    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx, words)}${notesText(notes)}`);
+    await reply.finish(`${partial}\n\n⚠️ ${failureLine(error, ctx, words)}${notesText(notes, words)}`);
     const ending = error instanceof AbortedError ? 'stopped' : 'cut';
     return { text: partial, capped: overflow !== '', ending, error };
   }
   try {
-    return await finishAnswer(ctx, options, notes, cap, overflow);
+    return await finishAnswer(ctx, options, { notes, words }, cap, overflow);
   } finally {
     timer.end('done');
   }
@@ -228,31 +230,33 @@ export async function streamAnswer(
 /**
  * Writes the last text of an answer whose stream ended: the notes (why it stopped, that it was
  * capped), the answer (or what `finalize` made of the whole of it) or the sentence of an empty
- * one, then its file: `finalize`'s, else `answer.md` when it was capped.
+ * one, then its file: `finalize`'s, else `answer.md` when it was capped. In `lines.words` (the place's).
  * @throws what the platform throws for a write, except a refused continuation (a ShownError:
  *   the answer ends `cut`).
  */
 async function finishAnswer(
   ctx: CommandContext,
   options: StreamAnswerOptions,
-  notes: string[],
+  lines: { notes: Note[]; words: Words },
   cap: number,
   overflow: string,
 ): Promise<StreamedAnswer> {
   const { reply } = options;
+  const { notes, words } = lines;
   const answer = reply.content;
-  const reason = options.finishReason?.();
-  const explained = reason ? FINISH_REASONS[reason] : undefined;
-  if (answer.trim() !== '' && explained) notes.push(explained.note);
+  const reason = explained(options.finishReason?.());
+  if (answer.trim() !== '' && reason) notes.push(sentence(`answers.finish.${reason}.note`));
   const whole = answer + overflow.slice(0, MAX_ANSWER_FILE_CHARS);
   const final = options.finalize ? options.finalize({ shown: answer, whole }) : { text: answer };
   const capped = overflow !== '';
-  const file = final.file ?? (capped ? answerFile(whole) : undefined);
+  const file = final.file ?? (capped ? answerFile(whole, words) : undefined);
   if (capped && !final.file)
     notes.push(
-      `The answer is longer than ${cap.toLocaleString('en-US')} characters: the whole of it is in answer.md${overflow.length > MAX_ANSWER_FILE_CHARS ? ' (cut at 8 million characters)' : ''}.`,
+      sentence(overflow.length > MAX_ANSWER_FILE_CHARS ? 'answers.stream.capped_cut' : 'answers.stream.capped', {
+        cap,
+      }),
     );
-  const empty = emptyLine(capped && !final.file ? cap : undefined, explained);
+  const empty = emptyLine(capped && !final.file ? cap : undefined, reason, words);
   const shown = final.text.trim() !== '';
   const [regenerate = [], feedback = [], later = []] = await Promise.all([
     shown && !file ? options.finalControls?.() : undefined,
@@ -262,7 +266,10 @@ async function finishAnswer(
   notes.push(...later);
   const controls = regenerate.length || feedback.length ? [...regenerate, ...feedback] : undefined;
   try {
-    await reply.finish(`${shown ? final.text : empty}${notesText(notes)}`, controls ? { controls } : {});
+    await reply.finish(`${shown ? final.text : empty}${notesText(notes, words)}`, {
+      emptyText: empty,
+      ...(controls ? { controls } : {}),
+    });
     if (file) await sendOnce(reply.scheduler, ctx.reply, { content: '', files: [file] }, reply.messageCount);
   } catch (error) {
     // A continuation the platform refused, told in the first message: the text came whole, the messages did not.
@@ -283,16 +290,23 @@ async function finishAnswer(
 }
 
 /**
- * What an answer shows when its messages have no text: why it is empty (`finish_reason`), or,
- * for an answer whose first `cap` characters are blank, that they are (the rest of it is in
- * answer.md, as its note says: it is not empty).
+ * What an answer shows when its messages have no text, in `words`: why it is empty
+ * (`finish_reason`), or, for an answer whose first `cap` characters are blank, that they are (the
+ * rest of it is in answer.md, as its note says: it is not empty).
  */
-function emptyLine(cap: number | undefined, explained: { empty: string } | undefined): string {
-  if (cap !== undefined) return `*(the first ${cap.toLocaleString('en-US')} characters of the answer are blank)*`;
-  return explained ? `*(the model returned an empty answer: ${explained.empty})*` : EMPTY_ANSWER;
+function emptyLine(cap: number | undefined, reason: ExplainedReason | undefined, words: Words): string {
+  if (cap !== undefined) return words.t('answers.stream.blank_head', { cap });
+  return reason
+    ? words.t('answers.stream.empty_because', { reason: sentence(`answers.finish.${reason}.empty`) })
+    : words.t('answers.stream.empty');
 }
 
-/** The whole answer as `answer.md`. */
-function answerFile(text: string): OutgoingFile {
-  return { name: 'answer.md', data: Buffer.from(text), mimeType: 'text/markdown', description: 'The whole answer' };
+/** The whole answer as `answer.md` (its description, the file's alt text, in `words`). */
+function answerFile(text: string, words: Words): OutgoingFile {
+  return {
+    name: 'answer.md',
+    data: Buffer.from(text),
+    mimeType: 'text/markdown',
+    description: words.t('answers.stream.file_description'),
+  };
 }

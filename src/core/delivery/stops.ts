@@ -15,6 +15,8 @@
  * request there naming the presser (and whether they are an admin), which the owning process
  * looks for once a second and checks against its stored requester before stopping.
  */
+import type { Languages } from '../i18n/languages.ts';
+import { english, type Words } from '../i18n/words.ts';
 import { randomHex } from '../ids.ts';
 import { buttonId, storeKeys, workspaceOf } from '../keys.ts';
 import type { Button, ComponentContext } from '../platform.ts';
@@ -36,9 +38,6 @@ interface StopRequestRecord {
   by: string;
   admin: boolean;
 }
-
-/** Said to anyone else who presses Stop. */
-const NOT_YOURS = 'Only the person who asked, or an admin, can stop this answer.';
 
 /** An answer to register (answer-session.ts's session): who asked (a platform user id), and its abort (a press's). */
 export interface OpenAnswer {
@@ -63,8 +62,14 @@ export class StopButtons {
   private pollTimer: NodeJS.Timeout | undefined;
   private polling = false;
 
-  /** @param store where presses for answers of other processes are left (shared stores only matter). */
-  constructor(private readonly store?: StateStore) {}
+  /**
+   * @param store where presses for answers of other processes are left (shared stores only matter).
+   * @param languages whose words a presser is told in (theirs); English when absent.
+   */
+  constructor(
+    private readonly store?: StateStore,
+    private readonly languages?: Pick<Languages, 'forUser'>,
+  ) {}
 
   /** Answers that can be stopped now. */
   get size(): number {
@@ -74,9 +79,10 @@ export class StopButtons {
   /**
    * Registers an answer.
    * @param answer `requesterId`: the platform user id who asked; `abort`: cancels its request.
+   * @param words the place's (the button's label is public); English when absent.
    */
-  register(answer: OpenAnswer): StopHandle {
-    const registration = new Registration(this, randomHex(9), answer);
+  register(answer: OpenAnswer, words: Words = english): StopHandle {
+    const registration = new Registration(this, randomHex(9), answer, words.t('answers.stop.button'));
     this.open.set(registration.id, registration);
     if (this.store?.kind === 'redis' && !this.pollTimer) {
       this.pollTimer = setInterval(() => void this.poll(), STOP_POLL_MS);
@@ -116,8 +122,9 @@ export class StopButtons {
 
   /**
    * Handles a press of `stop:<id>:<requester>` (`ctx.args` = [id, requester]): the requester
-   * stored with the answer, or an admin, stops it; anyone else is told why not. The press is
-   * acknowledged without a message change: the answer's final write removes the button.
+   * stored with the answer, or an admin, stops it; anyone else is told why not, in the presser's
+   * words (ephemeral). The press is acknowledged without a message change: the answer's final
+   * write removes the button.
    */
   async press(ctx: ComponentContext): Promise<void> {
     const [id = '', namedRequester = ''] = ctx.args;
@@ -126,7 +133,7 @@ export class StopButtons {
     const requesterId = answer?.requesterId ?? namedRequester;
     const admin = requesterId === ctx.user.id ? false : await ctx.user.isAdmin();
     if (requesterId !== ctx.user.id && !admin) {
-      await ctx.sendEphemeral(NOT_YOURS);
+      await ctx.sendEphemeral((await this.wordsOf(ctx)).t('answers.stop.not_yours'));
       return;
     }
     if (answer) {
@@ -143,7 +150,12 @@ export class StopButtons {
       await ctx.acknowledge();
       return;
     }
-    await ctx.sendEphemeral('This answer is no longer running.');
+    await ctx.sendEphemeral((await this.wordsOf(ctx)).t('answers.stop.not_running'));
+  }
+
+  /** The presser's words (what only they see). */
+  private wordsOf(ctx: ComponentContext): Promise<Words> {
+    return this.languages ? this.languages.forUser(ctx) : Promise.resolve(english);
   }
 }
 
@@ -157,9 +169,10 @@ class Registration implements StopHandle {
     private readonly buttons: StopButtons,
     readonly id: string,
     private readonly open: OpenAnswer,
+    label: string,
   ) {
     this.requesterId = open.requesterId;
-    this.button = { id: buttonId(STOP_BUTTON, id, open.requesterId), label: 'Stop', style: 'danger' };
+    this.button = { id: buttonId(STOP_BUTTON, id, open.requesterId), label, style: 'danger' };
   }
 
   get stopped(): boolean {

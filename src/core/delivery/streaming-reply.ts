@@ -22,51 +22,23 @@
  * A delta costs O(its length): the pages are computed once per write (about once a second), and
  * then only from the last completed page on (PageSplitter), however long the answer grows.
  */
-import type { Logger } from '../../log.ts';
 import { ShownError } from '../errors.ts';
+import { english, type Words } from '../i18n/words.ts';
 import type { Button, MessageHandle, ReplyChannel } from '../platform.ts';
 import { noteInFirst, withHeldNote } from './answer-notes.ts';
 import { AnswerPages, markOf, onlyControlsDiffer, shownText, unmarked } from './answer-pages.ts';
 import type { NamedWait } from './bucket.ts';
+import type { FinishOptions, StreamingReplyOptions } from './reply-options.ts';
 import type { WriteScheduler } from './scheduler.ts';
 
 export { type Clock, systemClock } from './clock.ts';
+export type { FinishOptions, StreamingReplyOptions } from './reply-options.ts';
 
 /** Replies made so far in this process: each one's scheduler key is `reply:<n>`. */
 let replies = 0;
 
 /** How long before an answer's next write its stream is read again (readWaitMs), in ms: the text read must be in before the write runs. */
 export const READ_LEAD_MS = 50;
-
-/** Options of {@link StreamingReply}. */
-export interface StreamingReplyOptions {
-  /** The bot's scheduler: budgets shared with every other answer; its clock times the final write's retries. */
-  scheduler: WriteScheduler;
-  log?: Logger;
-  /** Attempts of each final write before giving up; default 3. */
-  finalAttempts?: number;
-  /** Buttons shown on the message being streamed until the final write (e.g. Stop). */
-  controls?: Button[];
-  /**
-   * Called once when a write fails because a message of the answer was deleted
-   * (ReplyChannel.isDeleted): someone chose to remove the answer, which is then stopped.
-   */
-  onDeleted?: () => void;
-  /**
-   * Messages of an earlier answer to write over, in order (ReplyChannel.messageAt): taken as
-   * posted with unknown content, so each one's first write is an edit (spending its
-   * `MessageHandle.buckets`, else the reply's `edit` buckets).
-   */
-  over?: readonly MessageHandle[];
-}
-
-/** Options of {@link StreamingReply.finish}. */
-export interface FinishOptions {
-  /** What an empty answer shows. */
-  emptyText?: string;
-  /** Buttons the last message carries from its final write on (Regenerate); none when absent or empty. */
-  controls?: Button[];
-}
 
 /** One streamed answer, possibly spanning several messages. Single use. */
 export class StreamingReply {
@@ -98,6 +70,8 @@ export class StreamingReply {
   /** The scheduler key of this answer's writes (one at a time, in order): unique in the process, and short (a flat string). */
   private readonly id = `reply:${++replies}`;
 
+  /** The place's words, in which the reply's own lines are (`options.words`, else English). */
+  readonly words: Words;
   /** Number of API calls made (sends + edits): for logs and tests. */
   writes = 0;
 
@@ -106,7 +80,8 @@ export class StreamingReply {
     private readonly options: StreamingReplyOptions,
   ) {
     this.scheduler = options.scheduler;
-    this.body = new AnswerPages(channel.limits.rendering);
+    this.words = options.words ?? english;
+    this.body = new AnswerPages(channel.limits.rendering, this.words.t('answers.stream.replaced_page'));
     // Posted messages whose content is unknown: `shown` stays empty there, so each is dirty.
     this.handles.push(...(options.over ?? []));
     // A write of the answer outside its own (a Slack /chat's question) may be held back too.
@@ -171,7 +146,7 @@ export class StreamingReply {
    * failed (features/exchange.ts `keepShown`).
    */
   get shownAnswer(): string {
-    return shownText(this.shown.slice(0, this.handles.length), this.showsText);
+    return shownText(this.shown.slice(0, this.handles.length), this.showsText, this.body.replacedPage);
   }
 
   /** Whether the first message shows a status line and no answer yet. */
@@ -196,9 +171,9 @@ export class StreamingReply {
    *   logged when it fails, not thrown: the user saw the whole answer.
    */
   async finish(finalText?: string, options: FinishOptions = {}): Promise<void> {
-    this.body.finalize(finalText, options.emptyText ?? '*(the model returned an empty answer)*');
+    this.body.finalize(finalText, options.emptyText ?? this.words.t('answers.stream.empty'));
     this.finalText = this.body.text;
-    if (this.held) this.body.finalize(withHeldNote(this.finalText, this.held), '');
+    if (this.held) this.body.finalize(withHeldNote(this.finalText, this.held, this.words), '');
     if (options.controls?.length) this.finalControls = options.controls;
     this.finishing = true;
     let attempt = 0;
@@ -238,7 +213,7 @@ export class StreamingReply {
     if (this.failure === undefined) for (const handle of this.handles) await handle.close?.().catch(closeFailed);
     else {
       if (this.deleted) throw this.failure;
-      const answer = { channel: this.channel, log: this.options.log };
+      const answer = { channel: this.channel, log: this.options.log, words: this.words };
       const noted = this.failedIndex > 0 && (await noteInFirst(this.handles[0], this.shown[0], answer, this.failure));
       if (noted) throw new ShownError(this.failure);
       throw this.failure;
@@ -253,7 +228,7 @@ export class StreamingReply {
   private heldBack(wait: NamedWait): void {
     if (this.held) return;
     this.held = wait;
-    if (this.finishing) this.body.finalize(withHeldNote(this.finalText, wait), '');
+    if (this.finishing) this.body.finalize(withHeldNote(this.finalText, wait, this.words), '');
   }
 
   /** Submits one intermediate write unless one is waiting already; after it, another if there is more to write. */

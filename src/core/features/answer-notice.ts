@@ -27,12 +27,6 @@ import type { AnswerEnding } from '../delivery/answer-stream.ts';
 import { sendOnce } from '../delivery/one-off.ts';
 import type { CommandContext } from '../platform.ts';
 
-/** The notice of an answer that ended well (after the asker's mention). */
-export const ANSWER_READY = 'your answer is ready ↑';
-
-/** The notice of an answer cut short by a fault (after the asker's mention): its last line says why. */
-export const ANSWER_CUT = 'your answer ended early ↑ (its last line says why)';
-
 /**
  * Whether an answer that ended so, `tookMs` after its command, notifies its asker: it ended
  * `done` or `cut`, and took longer than `afterSeconds` (0: never).
@@ -45,8 +39,10 @@ export function notifiesAsker(ending: AnswerEnding, tookMs: number, afterSeconds
  * Posts the notice of a long answer (see the file's comment) under it, once its last write is
  * done, when {@link notifiesAsker} says so and the channel's `notify` setting is not off (a store
  * that does not answer leaves it on, the default). Through the write scheduler, in the budget of
- * the reply's next message. Never throws: a notice that cannot be posted is logged (the answer
- * itself is whole).
+ * the reply's next message, in the session's words (the place's: the notice is public): that it
+ * is ready (`answers.notice.ready`), or, cut short by a fault, that its last line says why
+ * (`answers.notice.cut`), after the asker's mention. Never throws: a notice that cannot be posted
+ * is logged (the answer itself is whole).
  */
 export async function noticeLongAnswer(
   ctx: CommandContext,
@@ -62,7 +58,7 @@ export async function noticeLongAnswer(
   } catch (error) {
     core.storeHealth.failed(error, ctx.log);
   }
-  const content = ending === 'done' ? ANSWER_READY : ANSWER_CUT;
+  const content = session.words.t(ending === 'done' ? 'answers.notice.ready' : 'answers.notice.cut');
   try {
     await sendOnce(reply.scheduler, ctx.reply, { content, mentionUser: ctx.user.id }, reply.messageCount);
     ctx.log.debug({ tookMs: Math.round(tookMs) }, 'long answer: its asker was notified');

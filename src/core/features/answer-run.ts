@@ -9,11 +9,13 @@ import {
   type AnswerEnding,
   type AnswerText,
   type FinalAnswer,
+  type Note,
   type StreamAnswerOptions,
   streamAnswer,
 } from '../delivery/answer-stream.ts';
 import type { StreamingReply } from '../delivery/streaming-reply.ts';
 import type { BotEvents } from '../events.ts';
+import type { Words } from '../i18n/words.ts';
 import type { Button, CommandContext } from '../platform.ts';
 import { ImagesNotSupportedError } from '../sentences.ts';
 import { BadRequestError } from '../service/errors.ts';
@@ -41,8 +43,8 @@ export interface RunOptions {
   deferral: Deferral;
   /** The tokens reserved for the request; settled with what it used. */
   reservation: TokenReservation;
-  /** Lines under the answer. */
-  notes: readonly string[];
+  /** Lines under the answer (Sentences in the session's words: the place's). */
+  notes: readonly Note[];
   /** JSON mode: the answer is shown pretty-printed (json-answer.ts). */
   json?: boolean;
   /** The request carries images: a refusal of them names DEFAULT_VISION_MODEL. */
@@ -54,7 +56,7 @@ export interface RunOptions {
    */
   keep?: { id: string; state: () => AnswerState };
   /** Run just before the final write of an answer whose stream ended well (streamAnswer's `beforeFinal`). */
-  beforeFinal?: (answer: string) => Promise<readonly string[]>;
+  beforeFinal?: (answer: string) => Promise<readonly Note[]>;
   /**
    * What the answer is, for its 👍 / 👎 (features/feedback.ts): an answer that ends well gets
    * them, its record kept (with the request's model) just before its final write.
@@ -148,7 +150,9 @@ class Answering implements StreamAnswerOptions {
   readonly reply: StreamingReply;
   readonly events: BotEvents;
   readonly maxChars: number;
-  readonly notes: readonly string[];
+  readonly notes: readonly Note[];
+  /** The session's words (the place's): the answer's notes and buttons are in them. */
+  readonly words: Words;
   /** Keeps the state of an answer that ends well, for its Regenerate button (`options.keep`). */
   readonly keeper: AnswerKeeper | undefined;
   /** JSON mode: the answer shown pretty-printed (json-answer.ts). */
@@ -166,9 +170,10 @@ class Answering implements StreamAnswerOptions {
     // A reply that may post only so many messages shows less, the rest in the answer's file.
     this.maxChars = Math.min(core.limits.maxAnswerChars, ctx.reply.limits.maxAnswerChars ?? Number.POSITIVE_INFINITY);
     this.notes = options.notes;
+    this.words = options.session.words;
     const { keep } = options;
     this.keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, this.reply);
-    if (options.json) this.finalize = (t) => showJson(ctx, t, this.maxChars);
+    if (options.json) this.finalize = (t) => showJson(ctx, t, this.maxChars, this.words);
   }
 
   finishReason(): string | undefined {
@@ -179,7 +184,7 @@ class Answering implements StreamAnswerOptions {
     return this.keeper ? this.keeper.controls() : Promise.resolve([]);
   }
 
-  beforeFinal(answer: string): Promise<readonly string[]> {
+  beforeFinal(answer: string): Promise<readonly Note[]> {
     return this.options.beforeFinal ? this.options.beforeFinal(answer) : Promise.resolve([]);
   }
 

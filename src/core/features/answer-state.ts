@@ -17,6 +17,8 @@
 
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
+import type { Note } from '../delivery/answer-stream.ts';
+import { english, type Words } from '../i18n/words.ts';
 import { randomHex } from '../ids.ts';
 import { buttonId, storeKeys, workspaceOf } from '../keys.ts';
 import type { Button } from '../platform.ts';
@@ -77,8 +79,11 @@ export interface AnswerState {
   /** The message action answered (its id), when one was: the feedback record's command (else `kind`). */
   command?: string;
   request: KeptRequest;
-  /** Lines shown under the answer (files not used, history left out), shown again under a new one. */
-  notes: string[];
+  /**
+   * Lines shown under the answer (files not used, history left out), shown again under a new one:
+   * Sentences (plain data) rendered in the place's words then, or texts as they are.
+   */
+  notes: Note[];
   /** JSON mode: the answer is shown pretty-printed. */
   json?: boolean;
   /** The question carried images (a refusal of them names the vision model). */
@@ -117,9 +122,12 @@ export function newAnswerId(): string {
   return randomHex(9);
 }
 
-/** The Regenerate button of an answer (the requester's id in it lets a press be turned away early). */
-export function regenerateButton(id: string, requesterId: string): Button {
-  return { id: buttonId(REGENERATE_BUTTON, id, requesterId), label: '🔄 Regenerate' };
+/**
+ * The Regenerate button of an answer (the requester's id in it lets a press be turned away early),
+ * labelled in `words` (the place's: the button is public).
+ */
+export function regenerateButton(id: string, requesterId: string, words: Words = english): Button {
+  return { id: buttonId(REGENERATE_BUTTON, id, requesterId), label: words.t('answers.regenerate.button') };
 }
 
 /**
@@ -127,8 +135,14 @@ export function regenerateButton(id: string, requesterId: string): Button {
  * Regenerate button; none when the state is over {@link ANSWER_STATE_MAX_BYTES} for the store,
  * or the store fails (the answer is shown without it).
  */
-export async function keepAnswerState(core: Core, log: Logger, id: string, state: AnswerState): Promise<Button[]> {
-  return (await storeState(core, log, id, state)) === undefined ? [] : [regenerateButton(id, state.requesterId)];
+export async function keepAnswerState(
+  core: Core,
+  log: Logger,
+  id: string,
+  state: AnswerState,
+  words: Words = english,
+): Promise<Button[]> {
+  return (await storeState(core, log, id, state)) === undefined ? [] : [regenerateButton(id, state.requesterId, words)];
 }
 
 /**
@@ -163,7 +177,7 @@ export interface AnswerKeeper {
 
 /**
  * Keeps an answer's state under `id` ({@link keepAnswerState}) with `messages.messageRefs`, the
- * answer's messages (its StreamingReply's): before the final write for its button, and after it
+ * answer's messages (its StreamingReply's, whose `words`, the place's, label the button): before the final write for its button, and after it
  * again only when the final write posted messages not named yet (the button is on the last);
  * then lists it, off the final write's path.
  */
@@ -172,7 +186,7 @@ export function answerKeeper(
   log: Logger,
   id: string,
   state: () => AnswerState,
-  messages: { readonly messageRefs: string[] | undefined },
+  messages: { readonly messageRefs: string[] | undefined; readonly words?: Words },
 ): AnswerKeeper {
   return new StateKeeper(core, log, id, state, messages);
 }
@@ -189,14 +203,14 @@ class StateKeeper implements AnswerKeeper {
     private readonly log: Logger,
     private readonly id: string,
     private readonly state: () => AnswerState,
-    private readonly messages: { readonly messageRefs: string[] | undefined },
+    private readonly messages: { readonly messageRefs: string[] | undefined; readonly words?: Words },
   ) {}
 
   async controls(): Promise<Button[]> {
     const messages = this.messages.messageRefs;
     if (!(await this.keep(messages))) return [];
     this.kept = JSON.stringify(messages ?? null);
-    return [regenerateButton(this.id, this.state().requesterId)];
+    return [regenerateButton(this.id, this.state().requesterId, this.messages.words)];
   }
 
   async complete(): Promise<void> {

@@ -6,10 +6,11 @@
 
 import type { Core } from '../core.ts';
 import { type AnswerSession, beginAnswer } from '../delivery/answer-session.ts';
+import type { Note } from '../delivery/answer-stream.ts';
 import { sendOnce } from '../delivery/one-off.ts';
 import type { StreamingReply } from '../delivery/streaming-reply.ts';
 import { ShownError, withReference } from '../errors.ts';
-import { english } from '../i18n/words.ts';
+import { sentence, type Words } from '../i18n/words.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { type ContextFile, filePart, filesNote } from '../media/text-files.ts';
@@ -55,7 +56,9 @@ export interface ChatRequest {
   /** Files as context (text files, PDFs' text), each sent as a text part after the prompt (media/files.ts). */
   files?: ContextFile[];
   /** Short lines shown under the answer (e.g. files not used), not stored in the history. */
-  notes?: string[];
+  notes?: Note[];
+  /** The place's words (core.languages.forPlace), when the caller has them already; else looked up. */
+  words?: Words;
   /**
    * Earlier messages the platform holds (a mention's reply chain or thread), oldest first: sent
    * instead of the stored history (`replacesHistory`) or after it; trimmed to the history budget
@@ -100,7 +103,8 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
     // The request is made ready (reads and all) in a function of its own, which is over before
     // the answer streams: only this frame and answerChat's wait while it does.
     const prepared = await prepareChat(ctx, core, request, reservation);
-    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
+    // The answer's public lines (queue, notes, buttons) are in the place's words.
+    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, words: prepared.words });
     try {
       await answerChat(ctx, core, request, { ...prepared, session, reservation });
     } finally {
@@ -114,8 +118,8 @@ export async function chat(ctx: CommandContext, core: Core, request: ChatRequest
 
 /**
  * What {@link chat} sends, once the request's tokens are reserved: the model, the messages
- * (system prompt, the history that fits, the question), the notes under the answer, and the
- * deferral under way.
+ * (system prompt, the history that fits, the question), the notes under the answer, the
+ * deferral under way, and the place's words (core.languages.forPlace) the answer is framed in.
  */
 async function prepareChat(
   ctx: CommandContext,
@@ -126,9 +130,10 @@ async function prepareChat(
   model: string;
   sent: ChatMessage[];
   images: PreparedImage[];
-  notes: string[];
+  notes: Note[];
   deferral: Deferral;
   at: number;
+  words: Words;
 }> {
   // Before the history is read: a /forget after it refuses this answer's Regenerate (answer-index.ts).
   const at = Date.now();
@@ -136,6 +141,7 @@ async function prepareChat(
   const images = request.images ?? [];
   // The history is read while the channel's settings are (each a store query a command waits for).
   const reading = readHistory(ctx, core, request.context);
+  const placeWords = request.words ?? core.languages.forPlace(ctx);
   const channel = await core.models.forChannel(ctx.channelKey, ctx.signal);
   const model = request.model ?? (images.length || request.vision ? channel.vision.value : channel.chat.value);
   const files = (request.files ?? []).map((file): ContentPart => ({ type: 'text', text: filePart(file) }));
@@ -149,19 +155,17 @@ async function prepareChat(
       : request.prompt;
   const system: ChatMessage[] = channel.systemPrompt ? [{ role: 'system', content: channel.systemPrompt }] : [];
   const question: ChatMessage = { role: 'user', content };
-  const notes = [...(ctx.notices ?? []), ...(request.notes ?? [])];
+  const notes: Note[] = [...(ctx.notices ?? []), ...(request.notes ?? [])];
   const { history, storeDown } = await reading;
-  if (storeDown) notes.push(english.say(STORE_DOWN_NOTE));
+  if (storeDown) notes.push(STORE_DOWN_NOTE);
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0)
-    notes.push(
-      `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; ${english.say(howToForget(ctx))}.`,
-    );
+    notes.push(sentence('answers.history.left_out', { count: dropped, how_to_forget: howToForget(ctx) }));
 
   const sent = [...system, ...kept, question];
   // Where a token quota holds, the history sent joins the reservation (a store write nothing waits for; settling corrects it).
   if (reservation.reserved > 0) void reservation.extend(estimateMessageTokens([...system, ...kept]));
-  return { model, sent, images, notes, deferral, at };
+  return { model, sent, images, notes, deferral, at, words: await placeWords };
 }
 
 /**
@@ -197,7 +201,7 @@ async function answerChat(
     model: string;
     sent: ChatMessage[];
     images: PreparedImage[];
-    notes: string[];
+    notes: Note[];
     session: AnswerSession;
     deferral: Deferral;
     reservation: TokenReservation;

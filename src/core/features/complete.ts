@@ -28,9 +28,13 @@ export async function complete(
   const reservation = await reserveTokens(ctx, core, request.prompt, { maxTokens: request.max_tokens });
   try {
     const deferral = startDeferral(ctx);
-    const model = request.model ?? (await core.models.chatModel(ctx.signal, ctx.channelKey));
+    const [model, words] = await Promise.all([
+      request.model ?? core.models.chatModel(ctx.signal, ctx.channelKey),
+      // The answer's public lines (queue, notes, buttons) are in the place's words.
+      core.languages.forPlace(ctx),
+    ]);
     const { prompt, temperature, max_tokens } = request;
-    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops });
+    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, words });
     try {
       const asked = { prompt, model, temperature, max_tokens, channelModel: request.model === undefined };
       await answerCompletion(ctx, core, asked, { session, deferral, reservation });

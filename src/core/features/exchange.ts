@@ -5,7 +5,7 @@
  */
 
 import type { Core } from '../core.ts';
-import { english } from '../i18n/words.ts';
+import type { Note } from '../delivery/answer-stream.ts';
 import { randomHex } from '../ids.ts';
 import { workspaceOf } from '../keys.ts';
 import type { CommandContext } from '../platform.ts';
@@ -41,7 +41,7 @@ export async function remember(
   ctx: CommandContext,
   core: Core,
   turns: { asked: string; answer: string; exchange?: ExchangeIds },
-): Promise<string[]> {
+): Promise<Note[]> {
   const at = Date.now();
   const { exchange } = turns;
   const stored: StoredMessage[] = [
@@ -58,7 +58,7 @@ export async function remember(
       } catch (error) {
         // This conversation and the rest wait for the store; the append that failed may land after all (restore skips it then).
         for (const waiting of conversations.slice(i)) core.pendingTurns.add(waiting, stored);
-        return core.storeHealth.failed(error, ctx.log, ctx.conversationId) ? [english.say(STORE_UNSAVED_NOTE)] : [];
+        return core.storeHealth.failed(error, ctx.log, ctx.conversationId) ? [STORE_UNSAVED_NOTE] : [];
       }
     }
   } finally {
@@ -140,7 +140,7 @@ export class ExchangeWrites {
    * (filtered, tool calls only, whitespace) is not an exchange worth keeping.
    * @returns {@link remember}'s lines for under the answer.
    */
-  beforeFinal(answer: string): Promise<string[]> {
+  beforeFinal(answer: string): Promise<Note[]> {
     if (answer.trim() === '') return Promise.resolve([]);
     this.stored = true;
     return remember(this.ctx, this.core, { asked: this.turns.asked, answer, exchange: this.turns.exchange });

@@ -3,6 +3,7 @@
  * (keys.ts `placeOf`: the Discord server or the Slack workspace of the channel asked from), from
  * its tally in the store (state/feedback.ts), as one card.
  */
+import { english, type Words } from '../i18n/words.ts';
 import { parseConversationKey, placeOf } from '../keys.ts';
 import type { Card, CardLimits } from '../platform-cards.ts';
 import { readTally, type TallyLine } from '../state/feedback.ts';
@@ -43,19 +44,24 @@ function votesLine(votes: ModelVotes, maxChars: number): string {
 }
 
 /**
- * The card of the votes on answers given in `channelKey`'s place, per model, within `limits`.
+ * The card of the votes on answers given in `channelKey`'s place, per model, within `limits`, in
+ * `words` (the admin's who asked: the card is theirs alone; English when absent).
  * @throws the store's error.
  */
-export async function feedbackCard(store: StateStore, channelKey: string, limits: CardLimits): Promise<Card> {
+export async function feedbackCard(
+  store: StateStore,
+  channelKey: string,
+  limits: CardLimits,
+  words: Words = english,
+): Promise<Card> {
   const models = votesByModel(await readTally(store, placeOf(channelKey)));
   const shown = models.slice(0, Math.min(MAX_MODELS, limits.maxFields));
-  const where = parseConversationKey(channelKey)?.platform === 'slack' ? 'this workspace' : 'this server';
+  const place = parseConversationKey(channelKey)?.platform === 'slack' ? 'slack' : 'discord';
+  const more = models.length - shown.length;
   return {
-    title: 'Feedback on answers, by model',
-    description: models.length
-      ? `Votes (👍 / 👎) on the bot's answers in ${where}, each user's latest vote.`
-      : `No votes on the bot's answers in ${where} yet.`,
+    title: words.t('answers.feedback_report.title'),
+    description: words.t(models.length ? 'answers.feedback_report.votes' : 'answers.feedback_report.none', { place }),
     fields: shown.map((votes) => ({ name: votes.model.slice(0, 100), value: votesLine(votes, limits.maxValueChars) })),
-    ...(models.length > shown.length ? { footer: `…and ${models.length - shown.length} more models.` } : {}),
+    ...(more > 0 ? { footer: words.t('answers.feedback_report.more', { count: more }) } : {}),
   };
 }

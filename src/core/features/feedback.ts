@@ -13,6 +13,8 @@
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
+import type { InvocationLocale } from '../i18n/languages.ts';
+import { english, type Sentence, sentence, type Words } from '../i18n/words.ts';
 import { randomHex } from '../ids.ts';
 import { buttonId, parseButtonId, storeKeys, workspaceOf } from '../keys.ts';
 import type { Button, ComponentContext, OutgoingMessage, TextForm } from '../platform.ts';
@@ -34,22 +36,11 @@ export const FEEDBACK_BUTTON = 'feedback';
 /** Longest reason kept, in characters (the form allows no more; a longer submit is cut). */
 export const REASON_MAX_CHARS = 1_000;
 
-/** Said for a press on an answer whose record is gone. */
-export const FEEDBACK_EXPIRED = 'This answer can no longer take feedback (it is more than 90 days old). Thanks anyway!';
-/** Said when a reason comes without the presser's own 👎 on the answer. */
-export const REASON_NEEDS_DOWN = 'A reason goes with a 👎: press 👎 under the answer first.';
-/** Said once a reason is kept. */
-export const REASON_NOTED = 'Thanks — your reason is noted with your 👎.';
-/** Said for a form submitted empty. */
-export const REASON_EMPTY = 'Type what was wrong, or close the form: your 👎 stands either way.';
-/** Said for a press or a form the bot does not know (another version's). */
-const UNKNOWN = 'This button no longer works (the bot was updated).';
-
 /** The acknowledgement of a vote, by vote, and whether it changed one. */
-export function voteNoted(vote: Vote, previous: Vote | undefined): string {
+export function voteNoted(vote: Vote, previous: Vote | undefined): Sentence {
   const thumb = vote === 'up' ? '👍' : '👎';
-  if (previous && previous !== vote) return `Thanks — your vote is now ${thumb}.`;
-  return previous === vote ? `Your ${thumb} is noted already, thanks.` : `Thanks — noted ${thumb}.`;
+  if (previous && previous !== vote) return sentence('answers.feedback.vote_changed', { thumb });
+  return sentence(previous === vote ? 'answers.feedback.vote_same' : 'answers.feedback.vote_noted', { thumb });
 }
 
 /** What an answer's feedback record is made of, besides what the invocation gives. */
@@ -68,7 +59,7 @@ type Where = {
   log: Logger;
 };
 
-/** The 👍 / 👎 buttons of the answer whose feedback id is `id`. */
+/** The 👍 / 👎 buttons of the answer whose feedback id is `id` (emoji alone: the same in every language). */
 export function feedbackButtons(id: string): Button[] {
   const actionId = buttonId(FEEDBACK_BUTTON, id);
   return [
@@ -111,9 +102,9 @@ export async function keepFeedback(core: Core, where: Where, answer: FeedbackAns
 export async function pressFeedback(ctx: ComponentContext, core: Core): Promise<void> {
   const [id = '', action] = ctx.args;
   if (action === 'reason') return openReason(ctx, core, id);
-  if (action !== 'up' && action !== 'down') throw new InputError(UNKNOWN);
+  if (action !== 'up' && action !== 'down') throw new InputError('answers.feedback.unknown');
   const record = await readFeedbackRecord(core.store, id);
-  if (!record || record.platform !== ctx.platform) throw new InputError(FEEDBACK_EXPIRED);
+  if (!record || record.platform !== ctx.platform) throw new InputError('answers.feedback.expired');
   const { previous } = await castVote(core.store, id, record, ctx.user.id, action);
   // In the voter's index: `/forget me` erases it (state/user-index.ts); if that fails, the rest stands.
   const workspace = workspaceOf(record.channelKey);
@@ -122,27 +113,27 @@ export async function pressFeedback(ctx: ComponentContext, core: Core): Promise<
       .noteRecord(workspace, ctx.user.id, storeKeys.feedbackVote(id, ctx.user.id), Date.now() + FEEDBACK_TTL_MS)
       .catch((error: unknown) => core.storeHealth.failed(error, ctx.log));
   ctx.log.info({ feedback: id, vote: action, previous, model: record.model, kind: record.kind }, 'feedback noted');
-  await ctx.sendEphemeral(acknowledgement(id, action, previous));
+  await ctx.sendEphemeral(acknowledgement(id, action, previous, await core.languages.forUser(ctx)));
 }
 
-/** A vote's acknowledgement: a 👎's offers a reason. */
-function acknowledgement(id: string, vote: Vote, previous: Vote | undefined): OutgoingMessage {
-  const content = voteNoted(vote, previous);
-  if (vote === 'up') return { content };
+/** A vote's acknowledgement in the voter's `words` (ephemeral): a 👎's offers a reason. */
+function acknowledgement(id: string, vote: Vote, previous: Vote | undefined, words: Words): OutgoingMessage {
+  const noted = voteNoted(vote, previous);
+  if (vote === 'up') return { content: words.say(noted) };
   return {
-    content: `${content} What was wrong? You may add a reason.`,
-    buttons: [{ id: buttonId(FEEDBACK_BUTTON, id, 'reason'), label: '✍️ Add a reason' }],
+    content: words.t('answers.feedback.ask_reason', { noted }),
+    buttons: [{ id: buttonId(FEEDBACK_BUTTON, id, 'reason'), label: words.t('answers.feedback.add_reason') }],
   };
 }
 
-/** The form asking a 👎's reason about the answer `id`. */
-export function reasonForm(id: string): TextForm {
+/** The form asking a 👎's reason about the answer `id`, in the presser's `words` (a form is theirs alone). */
+export function reasonForm(id: string, words: Words = english): TextForm {
   return {
     id: buttonId(FEEDBACK_BUTTON, id, 'reason'),
-    title: 'What was wrong?',
-    label: 'What was wrong with the answer?',
-    placeholder: 'e.g. it is wrong about…, it missed the question, it is out of date',
-    submit: 'Send',
+    title: words.t('answers.feedback.form_title'),
+    label: words.t('answers.feedback.form_label'),
+    placeholder: words.t('answers.feedback.form_placeholder'),
+    submit: words.t('answers.feedback.form_submit'),
     maxLength: REASON_MAX_CHARS,
   };
 }
@@ -150,13 +141,13 @@ export function reasonForm(id: string): TextForm {
 /** Opens the reason's form for a presser whose vote on `id` is a 👎. @throws InputError otherwise. */
 async function openReason(ctx: ComponentContext, core: Core, id: string): Promise<void> {
   const vote = await readVote(core.store, id, ctx.user.id);
-  if (vote?.vote !== 'down') throw new InputError(REASON_NEEDS_DOWN);
-  if (!ctx.openForm) throw new InputError('A reason cannot be typed here.');
+  if (vote?.vote !== 'down') throw new InputError('answers.feedback.reason_needs_down');
+  if (!ctx.openForm) throw new InputError('answers.feedback.no_form_here');
   try {
-    await ctx.openForm(reasonForm(id));
+    await ctx.openForm(reasonForm(id, await core.languages.forUser(ctx)));
   } catch (error) {
     ctx.log.warn({ err: error }, 'could not open the reason form');
-    throw new InputError('The form could not be opened: press “Add a reason” again.');
+    throw new InputError('answers.feedback.form_failed');
   }
 }
 
@@ -170,20 +161,23 @@ export interface ReasonSubmit {
   text: string;
   /** Tells the submitter alone. Never throws. */
   sendEphemeral(message: string): Promise<void>;
+  /** The submitter's language tags (i18n/languages.ts), in which the thanks is said; absent: none known. */
+  locale?: InvocationLocale | undefined;
 }
 
 /**
  * Keeps a submitted reason (trimmed, at most {@link REASON_MAX_CHARS} characters) with the
- * submitter's 👎 on the answer, and thanks them.
+ * submitter's 👎 on the answer, and thanks them in their words.
  * @throws InputError for an unknown form, an empty reason, or no 👎 of theirs on the answer;
  *   the store's error.
  */
 export async function submitReason(submit: ReasonSubmit, core: Core): Promise<void> {
   const { command, args } = parseButtonId(submit.formId);
   const [id = '', part] = args;
-  if (command !== FEEDBACK_BUTTON || part !== 'reason' || !id) throw new InputError(UNKNOWN);
+  if (command !== FEEDBACK_BUTTON || part !== 'reason' || !id) throw new InputError('answers.feedback.unknown');
   const reason = submit.text.trim().slice(0, REASON_MAX_CHARS);
-  if (!reason) throw new InputError(REASON_EMPTY);
-  if (!(await keepReason(core.store, id, submit.userId, reason))) throw new InputError(REASON_NEEDS_DOWN);
-  await submit.sendEphemeral(REASON_NOTED);
+  if (!reason) throw new InputError('answers.feedback.reason_empty');
+  if (!(await keepReason(core.store, id, submit.userId, reason)))
+    throw new InputError('answers.feedback.reason_needs_down');
+  await submit.sendEphemeral((await core.languages.forUser(submit)).t('answers.feedback.reason_noted'));
 }

@@ -8,7 +8,9 @@
 
 import { randomInt } from 'node:crypto';
 import type { Core } from '../core.ts';
+import type { Note } from '../delivery/answer-stream.ts';
 import { ForbiddenError, InputError } from '../errors.ts';
+import { sentence } from '../i18n/words.ts';
 import { ImageInputError } from '../media/images.ts';
 import type { CommandContext, ComponentContext } from '../platform.ts';
 import { ensureMayPost } from '../rights.ts';
@@ -23,13 +25,6 @@ import { admit, subjectOf } from './usage.ts';
 /** The follow-ups of a result's buttons. */
 export type ImagineAction = 'reroll' | 'upscale' | 'vary';
 
-/** Said when the posted image can be found neither where it was posted nor in the store. */
-const IMAGE_GONE =
-  'The image could not be found again (was its message or file deleted?). Reroll still works, or run /imagine again.';
-/** Said when a Reroll's reference image can be found neither where it was posted nor in the store. */
-const REFERENCE_GONE =
-  'The reference image of this result was not kept: run /imagine again with it. Upscale and Vary still work.';
-
 /**
  * Handles a press of a result's Reroll, Upscale or Vary button (`imagine:<action>:<id>`):
  * reads the state kept under the id, checks who may press (`IMAGINE_BUTTONS`: the requester
@@ -43,21 +38,22 @@ const REFERENCE_GONE =
 export async function imagineFollowUp(ctx: ComponentContext, core: Core): Promise<void> {
   const [action, id = ''] = ctx.args as [ImagineAction | undefined, string?];
   if (action !== 'reroll' && action !== 'upscale' && action !== 'vary')
-    throw new InputError('This button is not one the bot knows.');
+    throw new InputError('answers.imagine.unknown_button');
   const state = await readButtonState(core, id);
-  if (!state) throw new InputError("This image's buttons have expired. Run /imagine again.");
+  // Refusals are the presser's alone (the runner tells them in their words).
+  if (!state) throw new InputError('answers.imagine.expired');
   if (core.limits.imagineButtons === 'requester' && state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) {
-    throw new ForbiddenError('Only the person who asked for this image, or an admin, can use its buttons.');
+    throw new ForbiddenError('answers.imagine.not_yours');
   }
   // The new image is a public message, posted for the presser: only where they may post.
   await ensureMayPost(ctx.user);
   const command: CommandContext = { ...ctx, isDirectMessage: false, options: {}, files: {}, reply: ctx.reply };
   // A privileged field is never replayed from stored state: only when the presser may set it now.
-  const notes: string[] = [];
+  const notes: Note[] = [];
   const base: ImagineJob = { ...state.job };
   if (base.disableSafetyChecker && !(await maySetDisableSafetyChecker(ctx, core))) {
     base.disableSafetyChecker = undefined;
-    notes.push('The safety checker is on for this image: only admins may turn it off, where the operator allows it.');
+    notes.push(sentence('answers.imagine.safety_on'));
   }
   const giveBack = await admit(command, core, 'image');
   await counted(giveBack, async () => {
@@ -84,12 +80,12 @@ async function followUpJob(
   if (action === 'reroll') {
     if (!state.reference) return { job: { ...base, seed }, reference: undefined };
     const found = await findKeptImage(ctx, core, state.reference, false);
-    if (!found) throw new InputError(REFERENCE_GONE);
+    if (!found) throw new InputError('answers.imagine.reference_gone');
     const referenceDataUrl = await referenceUrl(ctx, core, found);
     return { job: { ...base, seed, referenceDataUrl }, reference: state.reference };
   }
   const found = await findKeptImage(ctx, core, state.image, true);
-  if (!found) throw new InputError(IMAGE_GONE);
+  if (!found) throw new InputError('answers.imagine.image_gone');
   const reference = keptImage(core, found.ref, found.data);
   const from = { referenceDataUrl: await referenceUrl(ctx, core, found), referenceImageUrl: undefined };
   const job: ImagineJob =
@@ -105,7 +101,8 @@ async function referenceUrl(ctx: ComponentContext, core: Core, found: FoundImage
     const work = { key: subjectOf(ctx), signal: ctx.signal };
     return (await core.images.prepareReference(found.data, 'the image', core.inputImages, work)).url;
   } catch (error) {
-    if (error instanceof ImageInputError) throw new InputError(`The image could not be used: ${error.message}`);
+    if (error instanceof ImageInputError)
+      throw new InputError('answers.imagine.image_unusable', { reason: error.message });
     throw error;
   }
 }

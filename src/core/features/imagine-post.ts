@@ -7,9 +7,10 @@
  * by /imagine (imagine.ts) and by the buttons' presses (imagine-buttons.ts).
  */
 import type { Core } from '../core.ts';
+import { type Note, noteText } from '../delivery/answer-stream.ts';
 import { editOnce, sendOnce } from '../delivery/one-off.ts';
 import { InputError } from '../errors.ts';
-import { english, sentence } from '../i18n/words.ts';
+import { sentence, type Words } from '../i18n/words.ts';
 import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import type { Button, CommandContext, MessageHandle, OutgoingFile, OutgoingMessage } from '../platform.ts';
 import { InvalidResponseError } from '../service/errors.ts';
@@ -47,8 +48,8 @@ function seedOf(result: ImageGenerationResult): number | undefined {
 
 /** How a generation is posted, besides its job. */
 export interface PostOptions {
-  /** Notes shown under the image (options not used, the safety checker on…). */
-  notes: string[];
+  /** Notes shown under the image (options not used, the safety checker on…), in the place's words. */
+  notes: Note[];
   /**
    * The reply's deferral when the caller started it without waiting: awaited once the image is
    * generated, before anything is posted.
@@ -90,6 +91,7 @@ function bodyOf(job: ImagineJob): ImageGenerationRequest {
 /**
  * Generates one image for `job`, posts it with the settings and buttons, and keeps the buttons'
  * state (the image by reference where the platform names it when posted: MessageHandle.fileRefs).
+ * Its progress line, caption, notes and buttons are in the place's words (they are public).
  * @throws what the deferral threw (nobody would see the image); as {@link generate}.
  */
 export async function generateAndPost(
@@ -99,18 +101,24 @@ export async function generateAndPost(
   options: PostOptions,
 ): Promise<void> {
   const { notes } = options;
+  const words = await core.languages.forPlace(ctx);
   // One image at its model's and style's price, reserved before it is asked for (features/spend.ts).
   const charge = await chargeImage(ctx, core, job.model, job.style);
-  const { result: generated, progress } = await withProgress(ctx, core, async (queue) => {
-    try {
-      const made = await generate(ctx, core, job, queue, charge);
-      const failed = await options.deferral;
-      if (failed) throw failed.error;
-      return made;
-    } finally {
-      await charge.release();
-    }
-  });
+  const { result: generated, progress } = await withProgress(
+    ctx,
+    core,
+    async (queue) => {
+      try {
+        const made = await generate(ctx, core, job, queue, charge);
+        const failed = await options.deferral;
+        if (failed) throw failed.error;
+        return made;
+      } finally {
+        await charge.release();
+      }
+    },
+    words,
+  );
   const { result, image } = generated;
   let fitted: FittedImage;
   try {
@@ -119,9 +127,13 @@ export async function generateAndPost(
     if (error instanceof ImageTooLargeError) throw new InputError(error.sentence);
     throw error;
   }
-  if (fitted.reencoded) notes.push(english.say(fitted.reencoded));
+  if (fitted.reencoded) notes.push(fitted.reencoded);
   const seed = job.seed ?? seedOf(result);
-  const lines = [`🎨 ${caption(job.prompt)}`, `_${settingsLine(job, fitted, seed)}_`, ...notes.map((n) => `_⚠️ ${n}_`)];
+  const lines = [
+    `🎨 ${caption(job.prompt)}`,
+    `_${settingsLine(job, fitted, seed, words)}_`,
+    ...notes.map((n) => `_⚠️ ${noteText(n, words)}_`),
+  ];
   const { referenceDataUrl, ...kept } = job;
   const reference =
     options.reference ?? (referenceDataUrl ? keptImage(core, undefined, dataUrlBytes(referenceDataUrl)) : undefined);
@@ -141,12 +153,12 @@ export async function generateAndPost(
   const buttons = async (ref: string | undefined) => {
     const feedback = { kind: 'image' as const, command: 'imagine', model: job.model ?? 'default' };
     const [own, rating] = await Promise.all([
-      keepButtonState(ctx, core, state(ref)),
+      keepButtonState(ctx, core, state(ref), words),
       keepFeedback(core, ctx, feedback),
     ]);
     return [...own, ...rating];
   };
-  await post(ctx, core, { content: lines.join('\n'), file, buttons }, progress);
+  await post(ctx, core, { content: lines.join('\n'), file, buttons, words }, progress);
 }
 
 /**
@@ -177,16 +189,20 @@ async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue:
   return { result, image };
 }
 
-/** The caption's settings line: model · style · size (px) · seed [· reference, denoising]. */
-function settingsLine(job: ImagineJob, fitted: FittedImage, seed: number | undefined): string {
+/** The caption's settings line in `words`: model · style · size (px) · seed [· reference, denoising]. */
+function settingsLine(job: ImagineJob, fitted: FittedImage, seed: number | undefined, words: Words): string {
+  const reference =
+    job.denoisingStrength !== undefined
+      ? words.t('answers.imagine.reference_denoising', { strength: String(job.denoisingStrength) })
+      : words.t('answers.imagine.reference');
   return [
-    job.model ?? 'default model',
+    job.model ?? words.t('answers.imagine.default_model'),
     job.style ?? 'vivid',
     `${fitted.width}×${fitted.height}`,
-    `seed ${seed ?? 'random'}`,
-    ...(job.referenceDataUrl || job.referenceImageUrl
-      ? [`reference${job.denoisingStrength !== undefined ? `, denoising ${job.denoisingStrength}` : ''}`]
-      : []),
+    seed === undefined
+      ? words.t('answers.imagine.seed_random')
+      : words.t('answers.imagine.seed', { seed: String(seed) }),
+    ...(job.referenceDataUrl || job.referenceImageUrl ? [reference] : []),
   ].join(' · ');
 }
 
@@ -205,10 +221,16 @@ function settingsLine(job: ImagineJob, fitted: FittedImage, seed: number | undef
 async function post(
   ctx: CommandContext,
   core: Core,
-  image: { content: string; file: OutgoingFile; buttons: (ref: string | undefined) => Promise<Button[]> },
+  image: {
+    content: string;
+    file: OutgoingFile;
+    buttons: (ref: string | undefined) => Promise<Button[]>;
+    /** The place's words, of the line that carries the buttons. */
+    words: Words;
+  },
   progress: MessageHandle | undefined,
 ): Promise<void> {
-  const { content, file } = image;
+  const { content, file, words } = image;
   const { scheduler } = core;
   const edit = (handle: MessageHandle, message: OutgoingMessage) => editOnce(scheduler, ctx.reply, handle, message);
   if (ctx.reply.editsFiles) {
@@ -221,13 +243,11 @@ async function post(
   const posted = await sendOnce(scheduler, ctx.reply, { content, files: [file], gallery: true }, progress ? 1 : 0);
   const buttons = await image.buttons(posted.fileRefs?.[0]);
   if (buttons.length === 0) {
-    if (progress) await edit(progress, { content: '🎨 Done: the image is below.' });
+    if (progress) await edit(progress, { content: words.t('answers.imagine.done') });
     return;
   }
   const line = {
-    content: progress
-      ? '🎨 Done: the image is below. Reroll, upscale or vary it:'
-      : '🎨 Reroll, upscale or vary the image above:',
+    content: words.t(progress ? 'answers.imagine.done_buttons' : 'answers.imagine.buttons_above'),
     buttons,
   };
   if (progress) await edit(progress, line);

@@ -11,6 +11,7 @@ import type { Core } from '../core.ts';
 import { queuedLine } from '../delivery/answer-session.ts';
 import { editOnce } from '../delivery/one-off.ts';
 import { ShownError, withReference } from '../errors.ts';
+import type { Words } from '../i18n/words.ts';
 import type { CommandContext, MessageHandle } from '../platform.ts';
 import { sentenceOf } from '../sentences.ts';
 import { ServiceError } from '../service/errors.ts';
@@ -38,9 +39,11 @@ class ProgressLine {
   /** The request's line in the service's queue (the channel), telling this progress line of its place. */
   readonly ticket: QueueTicket;
 
+  /** @param words the place's: the line is public (i18n/languages.ts). */
   constructor(
     private readonly ctx: CommandContext,
     private readonly core: Core,
+    private readonly words: Words,
   ) {
     // A quick image needs no progress (and a quick failure stays the user's alone).
     this.timer = setInterval(() => this.write(), PROGRESS_INTERVAL_MS);
@@ -60,8 +63,8 @@ class ProgressLine {
 
   /** The line to show now. */
   private line(): string {
-    if (this.ahead !== undefined) return queuedLine(this.ahead);
-    return `🎨 Generating… ${Math.round((Date.now() - this.started) / 1000)} s`;
+    if (this.ahead !== undefined) return queuedLine(this.ahead, this.words);
+    return this.words.t('answers.imagine.generating', { seconds: Math.round((Date.now() - this.started) / 1000) });
   }
 
   /** Submits a write of the line (replacing one still pending); its failure is logged, not thrown. */
@@ -96,6 +99,7 @@ class ProgressLine {
  * Runs `work` with a progress line in the reply (see the file comment). A ServiceError after the
  * line was shown becomes that line (a ShownError): nothing is left saying "Generating…".
  * @param work the generation, given the queue ticket to pass to the service client.
+ * @param words the place's, in which the line (and a failure it becomes) is written.
  * @returns the work's result and the progress message (to become the result where the platform edits files in).
  * @throws what `work` throws; a ShownError in place of a ServiceError the line now says.
  */
@@ -103,8 +107,9 @@ export async function withProgress<T>(
   ctx: CommandContext,
   core: Core,
   work: (queue: QueueTicket) => Promise<T>,
+  words: Words,
 ): Promise<{ result: T; progress: MessageHandle | undefined }> {
-  const progress = new ProgressLine(ctx, core);
+  const progress = new ProgressLine(ctx, core, words);
   let result: T;
   try {
     result = await work(progress.ticket);
@@ -112,7 +117,6 @@ export async function withProgress<T>(
     await progress.stop();
     if (!progress.handle || !(error instanceof ServiceError)) throw error;
     try {
-      const words = await core.languages.forPlace(ctx);
       const line = { content: `⚠️ ${words.say(withReference(sentenceOf(error), ctx.ref))}` };
       await editOnce(core.scheduler, ctx.reply, progress.handle, line);
     } catch {

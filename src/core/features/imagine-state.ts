@@ -13,6 +13,7 @@
 import { IMAGINE_STATE_MAX_BYTES_DEFAULT } from '../../config-env.ts';
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
+import type { Words } from '../i18n/words.ts';
 import { randomHex } from '../ids.ts';
 import { buttonId, storeKeys, workspaceOf } from '../keys.ts';
 import { DownloadError } from '../media/download.ts';
@@ -78,9 +79,15 @@ export function keptImage(core: Core, ref: string | undefined, data: Buffer | un
 
 /**
  * Keeps a result's state in the store under a new id and returns its Reroll / Upscale / Vary
- * buttons; none when the store fails (the buttons could not work: the image is posted without them).
+ * buttons, labelled in `words` (the place's: they are public); none when the store fails (the
+ * buttons could not work: the image is posted without them).
  */
-export async function keepButtonState(ctx: CommandContext, core: Core, state: ImagineState): Promise<Button[]> {
+export async function keepButtonState(
+  ctx: CommandContext,
+  core: Core,
+  state: ImagineState,
+  words: Words,
+): Promise<Button[]> {
   const id = randomHex(9);
   try {
     // Its workspace's marker beside it: an uninstall finds it (state/owned.ts).
@@ -98,9 +105,9 @@ export async function keepButtonState(ctx: CommandContext, core: Core, state: Im
         .noteRecord(workspace, ctx.user.id, storeKeys.imagineState(id), Date.now() + IMAGINE_STATE_TTL_MS)
         .catch((error: unknown) => core.storeHealth.failed(error, ctx.log));
     return [
-      { id: buttonId('imagine', 'reroll', id), label: '🎲 Reroll' },
-      { id: buttonId('imagine', 'upscale', id), label: '🔍 Upscale' },
-      { id: buttonId('imagine', 'vary', id), label: '🌀 Vary' },
+      { id: buttonId('imagine', 'reroll', id), label: words.t('answers.imagine.reroll') },
+      { id: buttonId('imagine', 'upscale', id), label: words.t('answers.imagine.upscale') },
+      { id: buttonId('imagine', 'vary', id), label: words.t('answers.imagine.vary') },
     ];
   } catch (error) {
     core.storeHealth.failed(error, ctx.log);
@@ -157,6 +164,7 @@ export async function findKeptImage(
 /** A failed download as the sentence for the presser; any other error as it is. */
 function unusable(error: unknown): unknown {
   if (error instanceof AttachmentAccessError) return new InputError(error.message);
-  if (error instanceof DownloadError) return new InputError(`The image could not be read again: ${error.message}`);
+  if (error instanceof DownloadError)
+    return new InputError('answers.imagine.image_unreadable', { reason: error.message });
   return error;
 }

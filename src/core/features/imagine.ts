@@ -9,7 +9,9 @@
  * restart (their presses: imagine-buttons.ts).
  */
 import type { Core } from '../core.ts';
+import type { Note } from '../delivery/answer-stream.ts';
 import { ForbiddenError, OptionError } from '../errors.ts';
+import { sentence } from '../i18n/words.ts';
 import { optionImage } from '../media/attachments.ts';
 import type { Attachment, CommandContext } from '../platform.ts';
 import type { AspectRatio, ImageStyle } from '../service/schemas.ts';
@@ -47,14 +49,10 @@ export interface ImagineRequest {
  */
 export async function imagine(ctx: CommandContext, core: Core, request: ImagineRequest): Promise<void> {
   if (request.disableSafetyChecker) {
-    if (!core.limits.allowDisableSafetyChecker)
-      throw new ForbiddenError(
-        '`disable_safety_checker` is turned off for this bot (the operator has not set ALLOW_DISABLE_SAFETY_CHECKER=true).',
-      );
-    if (!(await ctx.user.isAdmin())) throw new ForbiddenError('`disable_safety_checker` is for admins only.');
+    if (!core.limits.allowDisableSafetyChecker) throw new ForbiddenError('answers.imagine.safety_disabled_for_bot');
+    if (!(await ctx.user.isAdmin())) throw new ForbiddenError('answers.imagine.safety_admins_only');
   }
-  if (request.referenceImage && request.referenceImageUrl)
-    throw new OptionError('Give either `reference_image` or `reference_image_url`, not both.');
+  if (request.referenceImage && request.referenceImageUrl) throw new OptionError('answers.imagine.both_references');
   const giveBack = await admit(ctx, core, 'image');
   await counted(giveBack, () => generateRequested(ctx, core, request));
 }
@@ -63,10 +61,10 @@ export async function imagine(ctx: CommandContext, core: Core, request: ImagineR
 async function generateRequested(ctx: CommandContext, core: Core, request: ImagineRequest): Promise<void> {
   // Under way while the reference image is read and the service generates; awaited before the image is posted.
   const deferral = startDeferral(ctx);
-  const notes: string[] = [];
+  const notes: Note[] = [];
   const hasReference = Boolean(request.referenceImage || request.referenceImageUrl);
   if (request.denoisingStrength !== undefined && !hasReference) {
-    notes.push('`denoising_strength` was not used: it only applies with `reference_image` or `reference_image_url`.');
+    notes.push(sentence('answers.imagine.denoising_unused'));
   }
   const reference = request.referenceImage
     ? await optionImage(

@@ -4,6 +4,8 @@
  * (scans, no regular expression that can backtrack).
  */
 import type { AnswerText, FinalAnswer } from '../delivery/answer-stream.ts';
+import { sentenceOfText } from '../errors.ts';
+import type { Words } from '../i18n/words.ts';
 import type { CommandContext } from '../platform.ts';
 import { InvalidJsonError } from '../service/errors.ts';
 
@@ -84,24 +86,25 @@ export function parseJsonAnswer(raw: string): { value: unknown; pretty: string }
  * MAX_ANSWER_CHARS too): the value pretty-printed in a fence when that fits in `maxChars`
  * characters, else a one-line summary and the pretty JSON as `answer.json`; an answer that does
  * not parse keeps its text as shown, with a warning (and comes whole as `answer.md` when capped).
+ * The summary and the file's description are in `words` (the place's).
  */
-export function showJson(ctx: CommandContext, answer: AnswerText, maxChars: number): FinalAnswer {
+export function showJson(ctx: CommandContext, answer: AnswerText, maxChars: number, words: Words): FinalAnswer {
   try {
     const { pretty } = parseJsonAnswer(answer.whole);
     const block = `\`\`\`json\n${pretty}\n\`\`\``;
     if (block.length <= maxChars) return { text: block };
     return {
-      text: `The JSON answer is ${pretty.length.toLocaleString('en-US')} characters: it is in answer.json.`,
+      text: words.t('answers.json.in_file', { chars: pretty.length }),
       file: {
         name: 'answer.json',
         data: Buffer.from(pretty),
         mimeType: 'application/json',
-        description: 'The JSON answer',
+        description: words.t('answers.json.file_description'),
       },
     };
   } catch (error) {
     if (!(error instanceof InvalidJsonError)) throw error;
     ctx.log.info({ code: error.code, chars: answer.whole.length }, 'JSON mode answer is not valid JSON');
-    return { text: `${answer.shown}\n\n⚠️ ${error.userMessage}` };
+    return { text: `${answer.shown}\n\n⚠️ ${words.say(sentenceOfText(error.userMessage))}` };
   }
 }

@@ -16,8 +16,9 @@
  */
 
 import type { Core } from '../core.ts';
+import type { Note } from '../delivery/answer-stream.ts';
 import { InputError } from '../errors.ts';
-import { english, sentence } from '../i18n/words.ts';
+import { joinSentences, sentence } from '../i18n/words.ts';
 import { collectImages, skippedLine } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { type Attachment, AttachmentAccessError, type CommandContext, type ImageFinder } from '../platform.ts';
@@ -28,17 +29,6 @@ import { subjectOf } from './usage.ts';
 
 /** The `image_url` of an image kept by reference: this prefix, then its index in `imageRefs`. */
 export const KEPT_IMAGE = 'kept-image:';
-
-/** Said when an image of the question cannot be found again on its platform. */
-export const imageGone = (name: string): string =>
-  `This answer cannot be regenerated: its image ${name} is no longer there (deleted, or the bot may no longer read it). Ask again.`;
-
-/** Said when the question carried more images than are read today. */
-export const tooManyImages = (count: number, max: number): string =>
-  `This answer cannot be regenerated: its question carried ${count} images, and at most ${max} are read now. Ask again with fewer.`;
-
-/** Said when an image found again cannot be used today (the reasons follow). */
-const IMAGES_UNUSABLE = 'This answer cannot be regenerated: its images cannot be read again.';
 
 /**
  * Where the platform keeps each image (its source's `ref`, where it has one), by the image's
@@ -96,7 +86,7 @@ export async function requestToday(
   state: Pick<AnswerState, 'channelKey' | 'channelModel' | 'imageRefs'>,
   request: KeptRequest,
   find: ImageFinder | undefined,
-): Promise<{ request: KeptRequest; notes: string[] }> {
+): Promise<{ request: KeptRequest; notes: Note[] }> {
   const channel = await core.models.forChannel(state.channelKey, ctx.signal);
   const maxTokens = request.body.max_tokens && Math.min(request.body.max_tokens, core.limits.maxTokens);
   const held = maxTokens === undefined ? {} : { max_tokens: maxTokens };
@@ -118,12 +108,7 @@ export async function requestToday(
   const question = messages.slice(-1);
   const earlier = messages.slice(Math.max(0, start), -1);
   const { kept, dropped } = fitHistory(earlier, [...system, ...question], core.limits.historyTokenBudget);
-  const notes =
-    dropped > 0
-      ? [
-          `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out this time, to keep within today's history budget.`,
-        ]
-      : [];
+  const notes = dropped > 0 ? [sentence('answers.history.left_out_today', { count: dropped })] : [];
   const body = { ...request.body, model, messages: [...system, ...kept, ...question], ...held };
   return { request: { endpoint: 'chat', body }, notes };
 }
@@ -144,27 +129,22 @@ async function imagesAgain(
     (sum, m) => sum + (typeof m.content === 'string' ? 0 : m.content.filter((p) => p.type === 'image_url').length),
     0,
   );
-  if (count > core.inputImages.maxCount) throw new InputError(tooManyImages(count, core.inputImages.maxCount));
+  if (count > core.inputImages.maxCount)
+    throw new InputError('answers.regenerate.too_many_images', { count, max: core.inputImages.maxCount });
   if (!refs.length) return [];
   const found = await Promise.all(refs.map((kept) => (find ? find(kept.ref) : undefined))).catch((error: unknown) => {
     // The platform will not let the bot read files at all (Slack without files:read): its sentence.
     throw error instanceof AttachmentAccessError ? new InputError(error.message) : error;
   });
   const gone = refs.find((_, i) => !found[i]);
-  if (gone) throw new InputError(imageGone(gone.name));
+  if (gone) throw new InputError('answers.regenerate.image_gone', { name: gone.name });
   const files = found.map((image, i) => ({ ...image!.file, name: refs[i]!.name }));
   const work = { images: core.images, key: subjectOf(ctx), signal: ctx.signal, log: ctx.log };
   const collected = await collectImages(files, core.inputImages, work);
   if (collected.images.length < refs.length)
-    throw new InputError(
-      [
-        IMAGES_UNUSABLE,
-        ...collected.notices,
-        english.say(skippedLine(collected.skipped) ?? sentence('common.untranslated', { text: '' })),
-      ]
-        .join(' ')
-        .trim(),
-    );
+    throw new InputError('answers.regenerate.images_unusable_why', {
+      reasons: joinSentences([...collected.notices, skippedLine(collected.skipped)]),
+    });
   return collected.images.map((image) => image.url);
 }
 
@@ -175,7 +155,7 @@ function withImages(message: ChatMessage, images: readonly string[]): ChatMessag
     if (part.type !== 'image_url' || !part.image_url.url.startsWith(KEPT_IMAGE)) return part;
     const url = images[Number(part.image_url.url.slice(KEPT_IMAGE.length))];
     // A kept image always has its index (keptForm); one without would be a state written by hand.
-    if (url === undefined) throw new InputError(IMAGES_UNUSABLE);
+    if (url === undefined) throw new InputError('answers.regenerate.images_unusable');
     return { type: 'image_url', image_url: { url } };
   });
   return { ...message, content } as ChatMessage;

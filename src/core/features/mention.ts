@@ -8,8 +8,9 @@
  */
 
 import type { Core } from '../core.ts';
+import { type Note, noteText } from '../delivery/answer-stream.ts';
 import { InputError } from '../errors.ts';
-import { english } from '../i18n/words.ts';
+import { type Sentence, sentence, type Words } from '../i18n/words.ts';
 import { collectImages, looksLikeImage, skippedLine } from '../media/attachments.ts';
 import { MAX_LISTED_FILES, shortName } from '../media/file-lines.ts';
 import { collectFiles, cutLine, fileLimits } from '../media/files.ts';
@@ -54,7 +55,7 @@ export interface MentionRequest {
   /** The message's own files first, then those of the message it replies to (one level) when that is not in `context`. */
   attachments: readonly Attachment[];
   /** Sentences from the adapter to show under the answer (e.g. a replied-to message it could not read). */
-  notices?: readonly string[];
+  notices?: readonly Note[];
   /** The conversation around the message, when the platform holds one the bot should read. */
   context?: MentionContext;
   /** Where the message is (keys.ts `messageRef`): an edit of it within EDIT_REANSWER_MINUTES re-answers it. */
@@ -107,16 +108,19 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
   const imagesOf = (list: readonly Attachment[]) =>
     collected.images.filter((_, i) => list.includes(collected.sources[i]!));
   const images = imagesOf(request.attachments);
-  const notes = [...(request.notices ?? []), ...new Set([...collected.notices, ...files.notices])];
+  const notes: Note[] = [...(request.notices ?? []), ...new Set([...collected.notices, ...files.notices])];
   const skipped = request.context?.skipped;
-  if (skipped?.authors.length) notes.push(unreadLine(skipped.authors, skipped.why));
+  // The answer's public lines (notes, buttons) are in the place's words.
+  const words = await core.languages.forPlace(ctx);
+  if (skipped?.authors.length) notes.push(unreadLine(skipped.authors, skipped.why, words));
   for (const line of [skippedLine([...collected.skipped, ...files.skipped]), cutLine(files.cut)])
-    if (line) notes.push(english.say(line));
+    if (line) notes.push(line);
   const prompt = text || defaultPrompt(images.length, files.files.length);
   if (!prompt) {
-    throw new InputError(
-      notes.length ? notes.join('\n') : 'Ask me something after the mention, or attach a file for me to look at.',
-    );
+    if (!notes.length) throw new InputError('answers.mention.nothing');
+    // Why nothing could be used, told to the user alone: in their words.
+    const theirs = await core.languages.forUser(ctx);
+    throw new InputError('answers.mention.unusable', { lines: notes.map((n) => noteText(n, theirs)).join('\n') });
   }
   const context = request.context && {
     messages: contextMessages(turns, imagesOf),
@@ -128,6 +132,7 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
     imageRefs: imageRefsOf(collected.images, collected.sources),
     files: files.files,
     notes,
+    words,
     mention: { text, ref: request.ref },
     ...(request.command ? { command: request.command } : {}),
     ...(context ? { context } : {}),
@@ -137,15 +142,16 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
 
 /**
  * The line naming the authors of messages not read (each once, at most {@link MAX_LISTED_FILES}
- * named, the rest counted), e.g. `Not read: 2 messages, by bob and carol (why).`
+ * named, the rest counted), e.g. `Not read: 2 messages, by bob and carol (why).`: the names
+ * listed as `words`' locale lists them (Intl.ListFormat), the line a Sentence in the same words.
  */
-function unreadLine(authors: readonly string[], why: string): string {
+function unreadLine(authors: readonly string[], why: string, words: Words): Sentence {
   const all = [...new Set(authors)].map((name) => shortName(name));
   const others = all.length - MAX_LISTED_FILES;
-  const names = others > 0 ? [...all.slice(0, MAX_LISTED_FILES), `${others} other${others > 1 ? 's' : ''}`] : all;
-  const count = authors.length;
-  const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0];
-  return `Not read: ${count} message${count > 1 ? 's' : ''} of the conversation, by ${list} (${why}).`;
+  const names =
+    others > 0 ? [...all.slice(0, MAX_LISTED_FILES), words.t('answers.mention.others', { count: others })] : all;
+  const list = new Intl.ListFormat(words.locale, { type: 'conjunction' }).format(names);
+  return sentence('answers.mention.not_read', { count: authors.length, authors: list, why });
 }
 
 /**

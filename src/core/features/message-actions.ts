@@ -13,6 +13,7 @@
 
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
+import { sentence } from '../i18n/words.ts';
 import type { ChosenMessage } from '../message-action.ts';
 import type { CommandContext } from '../platform.ts';
 import { estimateTextTokens } from '../tokens.ts';
@@ -42,9 +43,6 @@ export function quotedChars(historyTokenBudget: number, instruction: string): nu
   return Math.max(0, Math.min(MAX_CHOSEN_MESSAGE_CHARS, tokens * 4));
 }
 
-/** Said when the chosen message holds nothing the bot can read. */
-export const NOTHING_TO_READ = 'That message has no text or files I can read.';
-
 /**
  * The question's text: the instruction, then the message quoted with its author, at most
  * `maxChars` characters of it (default {@link MAX_CHOSEN_MESSAGE_CHARS}; `[…cut]` marks a cut).
@@ -72,12 +70,11 @@ export async function answerAboutMessage(
   instruction: string,
   command?: string,
 ): Promise<void> {
-  if (message.text.trim() === '' && message.attachments.length === 0) throw new InputError(NOTHING_TO_READ);
+  if (message.text.trim() === '' && message.attachments.length === 0)
+    throw new InputError('answers.message_action.nothing_to_read');
   const maxChars = quotedChars(core.limits.historyTokenBudget, instruction);
   const notices =
-    message.text.trim().length > maxChars
-      ? [`The message was read up to ${maxChars.toLocaleString('en-US')} characters, to fit the conversation's budget.`]
-      : [];
+    message.text.trim().length > maxChars ? [sentence('answers.message_action.read_up_to', { chars: maxChars })] : [];
   await answerMention(ctx, core, {
     text: promptAbout(instruction, message, maxChars),
     attachments: message.attachments,

@@ -65,7 +65,7 @@ export function samplingFrom(options: Record<string, string | number | boolean |
     if (typeof value === 'number') out[name] = value;
   }
   if (out.max_tokens !== undefined && out.max_tokens > core.limits.maxTokens) {
-    throw new OptionError(`\`max_tokens\` must be from 1 to ${core.limits.maxTokens}.`);
+    throw new OptionError('answers.options.max_tokens_range', { max: String(core.limits.maxTokens) });
   }
   return out;
 }

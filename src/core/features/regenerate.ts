@@ -20,6 +20,7 @@ import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { beginAnswer } from '../delivery/answer-session.ts';
 import { ForbiddenError, InputError, ShownError } from '../errors.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { editClaims, storeKeys } from '../keys.ts';
 import type { CommandContext, ComponentContext, ImageFinder, MessageHandle, ReplyChannel } from '../platform.ts';
 import { ensureMayPost } from '../rights.ts';
@@ -38,23 +39,15 @@ import { replaceExchange } from './exchange.ts';
 import { requestToday } from './kept-request.ts';
 import { admit, reserveTokens } from './usage.ts';
 
-/** Said to anyone but the asker or an admin who presses Regenerate. */
-export const NOT_YOURS = 'Only the person who asked, or an admin, can regenerate this answer.';
-/** Said for a press whose state is gone. */
-export const EXPIRED = 'This answer can no longer be regenerated (it is more than a day old). Ask again.';
-/** Said for a press of an answer in a conversation forgotten since (/forget). */
-export const FORGOTTEN =
-  'This answer can no longer be regenerated: its conversation was forgotten after it was given. Ask again.';
-/** Said for a press of an answer whose state its user's newer answers pushed out (REGENERATE_STATES_PER_USER). */
-export const dropped = (newest: number): string =>
-  `This answer can no longer be regenerated: only the asker's ${newest} newest answers can be. Ask again.`;
-/** Said for a press while the answer is being regenerated. */
-export const RUNNING = 'This answer is already being regenerated: wait for it to finish.';
-
-/** The sentence for a press of an answer whose state is gone, by why. */
-function goneSentence(gone: GoneReason | 'expired', core: Core): string {
-  if (gone === 'forgotten') return FORGOTTEN;
-  return gone === 'dropped' ? dropped(core.limits.regenerateStatesPerUser) : EXPIRED;
+/**
+ * The sentence for a press of an answer whose state is gone, by why: its conversation forgotten
+ * since (/forget), pushed out by its user's newer answers (REGENERATE_STATES_PER_USER), or expired.
+ */
+function goneSentence(gone: GoneReason | 'expired', core: Core): Sentence {
+  if (gone === 'forgotten') return sentence('answers.regenerate.forgotten');
+  return gone === 'dropped'
+    ? sentence('answers.regenerate.dropped', { newest: core.limits.regenerateStatesPerUser })
+    : sentence('answers.regenerate.expired');
 }
 
 /** How long a regeneration holds its answer at most, in ms (one whose process died frees it then). */
@@ -77,8 +70,10 @@ export async function pressRegenerate(ctx: ComponentContext, core: Core): Promis
   const found = await findAnswerState(core, id);
   if (!('state' in found)) throw new InputError(goneSentence(found.gone, core));
   const { state } = found;
-  if (!ctx.replyInPlace) throw new InputError(EXPIRED);
-  if (state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin())) throw new ForbiddenError(NOT_YOURS);
+  if (!ctx.replyInPlace) throw new InputError('answers.regenerate.expired');
+  // Refusals are the presser's alone (the runner tells them in their words).
+  if (state.requesterId !== ctx.user.id && !(await ctx.user.isAdmin()))
+    throw new ForbiddenError('answers.regenerate.not_yours');
   // The new answer rewrites public messages (and may post more) for the presser: only where they may post.
   await ensureMayPost(ctx.user);
   await ctx.acknowledge();
@@ -98,6 +93,8 @@ export async function pressRegenerate(ctx: ComponentContext, core: Core): Promis
     log: ctx.log,
     ref: ctx.ref,
     startedAt,
+    // The presser's language tags: the new answer's public lines are in the place's words.
+    ...(ctx.locale ? { locale: ctx.locale } : {}),
     reply: over ? inPlace : ctx.replyInPlace(),
   };
   await rerun(run, core, id, state, { over, images: ctx.postedImage });
@@ -218,7 +215,7 @@ async function rerun(
   },
 ): Promise<void> {
   const held = storeKeys.regenerating(id);
-  if (!(await core.store.setIfAbsent(held, HOLD_MS))) throw new InputError(RUNNING);
+  if (!(await core.store.setIfAbsent(held, HOLD_MS))) throw new InputError('answers.regenerate.running');
   try {
     await admit(ctx, core, 'chat');
     const kept = change.request ?? state.request;
@@ -226,7 +223,8 @@ async function rerun(
     const { request } = today;
     const { text, images } = requestText(request);
     const reservation = await reserveTokens(ctx, core, text, { images, maxTokens: request.body.max_tokens });
-    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, over: change.over });
+    const words = await core.languages.forPlace(ctx);
+    const session = beginAnswer(ctx, { scheduler: core.scheduler, stops: core.stops, over: change.over, words });
     const next: AnswerState = { ...state, request: kept, ...(change.prompt ? { prompt: change.prompt } : {}) };
     try {
       const result = await runRequest(ctx, core, request, {

@@ -33,6 +33,19 @@ export function sentence(key: MessageKey, values?: MessageValues): Sentence {
   return values ? { key, values } : { key };
 }
 
+/**
+ * Whole sentences one after the other (`common.pair`: a space between them, none in Japanese), as
+ * one Sentence; text not in the catalog is shown as written, undefined and empty entries left out.
+ * For sentences that each stand alone (the reasons after a refusal), never for pieces of one.
+ */
+export function joinSentences(parts: ReadonlyArray<Sentence | string | undefined>): Sentence {
+  const said = parts
+    .filter((p): p is Sentence | string => p !== undefined && p !== '')
+    .map((p) => (typeof p === 'string' ? sentence('common.untranslated', { text: p }) : p));
+  if (said.length === 0) return sentence('common.untranslated', { text: '' });
+  return said.reduce((first, second) => sentence('common.pair', { first, second }));
+}
+
 /** Whether a value is a {@link Sentence} (an object with a string `key`). */
 export function isSentence(value: unknown): value is Sentence {
   return typeof value === 'object' && value !== null && typeof (value as Sentence).key === 'string';

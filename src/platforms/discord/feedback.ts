@@ -48,13 +48,14 @@ export async function handleFeedbackSubmit(
     const sendEphemeral = (message: string) => responder.sendEphemeral(message);
     const channel = interaction.channelId ?? '';
     const conversationId = conversationKey({ platform: 'discord', guild: interaction.guildId ?? undefined, channel });
-    const submit = { formId: interaction.customId, userId: interaction.user.id, text, sendEphemeral };
+    const locale = interactionLocale(interaction);
+    const submit = { formId: interaction.customId, userId: interaction.user.id, text, sendEphemeral, locale };
     await runInvocation(
       'feedback:reason',
       {
         platform: 'discord',
         conversationId,
-        locale: interactionLocale(interaction),
+        locale,
         log,
         ref,
         reply: { sendEphemeral },

@@ -38,8 +38,9 @@ import type {
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import { FEEDBACK_BUTTON } from '../../core/features/feedback.ts';
+import { english, type Words } from '../../core/i18n/words.ts';
 import { buttonId, conversationKey, parseButtonId } from '../../core/keys.ts';
-import { type ChosenMessage, type MessageAction, runMessageAction } from '../../core/message-action.ts';
+import { type ChosenMessage, type MessageAction, questionFormIn, runMessageAction } from '../../core/message-action.ts';
 import type { CommandContext } from '../../core/platform.ts';
 import { MAY_NOT_POST_HERE } from '../../core/rights.ts';
 import { type Logger, newReference } from '../../log.ts';
@@ -79,9 +80,14 @@ export interface MessageActionDeps {
   rateLimits?: DiscordRateLimits;
 }
 
-/** The modal asking an action's question about one message. */
-export function questionModal(action: MessageAction, messageId: string): APIModalInteractionResponseCallbackData {
-  return oneFieldModal(action.question!, { modal: buttonId(action.id, messageId), input: QUESTION_INPUT_ID });
+/** The modal asking an action's question about one message, in `words` (the user's). */
+export function questionModal(
+  action: MessageAction,
+  messageId: string,
+  words: Words = english,
+): APIModalInteractionResponseCallbackData {
+  const form = questionFormIn(action.question!, words);
+  return oneFieldModal(form, { modal: buttonId(action.id, messageId), input: QUESTION_INPUT_ID });
 }
 
 /**
@@ -127,7 +133,9 @@ export async function handleMessageCommand(
         return;
       }
       deps.pending.keep(interaction.user.id, interaction.targetMessage);
-      await responder.showModal(questionModal(action, interaction.targetId)).catch((error: unknown) => {
+      // The form is the user's alone: in their language (the interaction's `locale`).
+      const words = await deps.core.languages.forUser({ locale: interactionLocale(interaction) });
+      await responder.showModal(questionModal(action, interaction.targetId, words)).catch((error: unknown) => {
         log.warn({ err: error }, 'could not show the question form');
         return responder.sendEphemeral('The question form could not be shown. Try again.');
       });

@@ -20,8 +20,9 @@ import type { App, MessageShortcut, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
+import { english, type Words } from '../../core/i18n/words.ts';
 import { channelKey, conversationKey } from '../../core/keys.ts';
-import { type ChosenMessage, type MessageAction, runMessageAction } from '../../core/message-action.ts';
+import { type ChosenMessage, type MessageAction, questionFormIn, runMessageAction } from '../../core/message-action.ts';
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
@@ -82,9 +83,9 @@ export function parseMetadata(text: unknown): MessageWhere | undefined {
   return { channel: c, ts, ...(th ? { threadTs: th } : {}) };
 }
 
-/** The modal asking an action's question (Slack's view object: title and submit at most 24 characters). */
-export function questionView(action: MessageAction, where: MessageWhere) {
-  return oneFieldModal(action.question!, {
+/** The modal asking an action's question in `words` (Slack's view object: title and submit at most 24 characters). */
+export function questionView(action: MessageAction, where: MessageWhere, words: Words = english) {
+  return oneFieldModal(questionFormIn(action.question!, words), {
     callback: action.id,
     input: QUESTION_INPUT_ID,
     metadata: metadataOf(where),
