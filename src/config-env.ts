@@ -20,15 +20,8 @@ const withDefault = <T extends z.ZodType>(fallback: unknown, schema: T) =>
   z.preprocess((v) => (unset(v) ? fallback : v), schema);
 const optionalInt = (fallback: number, min: number, max: number) =>
   withDefault(fallback, z.coerce.number().int().min(min).max(max));
-/** Minutes, fractions allowed (`0.5`: 30 s), from 0 (off) to a day. */
-const optionalMinutes = (fallback: number) =>
-  withDefault(
-    fallback,
-    z.coerce
-      .number({ error: 'must be a number of minutes, e.g. 5 or 0.5 (0: off)' })
-      .min(0, 'must be 0 (off) or more')
-      .max(1440, 'must be at most 1440 (a day)'),
-  );
+/** Minutes, fractions allowed (`0.5`: 30 s), from 0 (off) to a day (1440). */
+const optionalMinutes = (fallback: number) => withDefault(fallback, z.coerce.number().min(0).max(1440));
 const optionalBoolean = z.preprocess(
   (v) => (unset(v) ? 'false' : typeof v === 'string' ? v.toLowerCase() : v),
   z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),

@@ -95,6 +95,25 @@ export interface CatchUpPass {
 }
 
 /**
+ * The messages of a read old enough to answer (sent before `sentBeforeMs`, when given); the
+ * conversation's newest seen moves to the newest read unless a younger one was left.
+ */
+function settled<M>(
+  core: Core,
+  source: CatchUpSource<M>,
+  entry: SeenConversation,
+  read: { messages: M[]; newest?: string },
+  sentBeforeMs: number | undefined,
+): M[] {
+  const sentAt = source.sentAt;
+  const messages =
+    sentBeforeMs === undefined || !sentAt ? read.messages : read.messages.filter((m) => sentAt(m) < sentBeforeMs);
+  if (read.newest && newerId(read.newest, entry.last) && messages.length === read.messages.length)
+    core.seen.see(source.platform, entry.conversation, read.newest, entry.dm ? { dm: true } : {});
+  return messages;
+}
+
+/**
  * Reads the remembered conversations of a platform and answers, late, what is addressed to the
  * bot and claimed by no one (see the file's comment): catch-up's work, and the sweep's
  * (core/sweep.ts) over the conversations active lately.
@@ -126,12 +145,7 @@ export async function readAndAnswer<M>(
       log.info({ err: error, conversation: entry.conversation }, 'catch-up could not read a conversation');
       continue;
     }
-    const before = pass.sentBeforeMs;
-    const young = (m: M) => before !== undefined && source.sentAt !== undefined && source.sentAt(m) >= before;
-    const messages = read.messages.filter((m) => !young(m));
-    if (read.newest && newerId(read.newest, entry.last) && messages.length === read.messages.length)
-      core.seen.see(source.platform, entry.conversation, read.newest, entry.dm ? { dm: true } : {});
-    for (const message of messages) {
+    for (const message of settled(core, source, entry, read, pass.sentBeforeMs)) {
       if (source.stopping()) break;
       if (!(await claimAnswer(core, log, source.claimKey(message)))) {
         result.claimedElsewhere += 1;

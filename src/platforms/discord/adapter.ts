@@ -27,9 +27,9 @@ import { Agent } from 'undici';
 import type { DiscordConfig } from '../../config.ts';
 import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
-import type { Sweep } from '../../core/sweep.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
+import type { Sweep } from '../../core/sweep.ts';
 import type { Logger } from '../../log.ts';
 import { catchUpOnNewSessions } from './catch-up.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
@@ -93,7 +93,7 @@ export function shardOptions(config: Pick<DiscordConfig, 'shards'>): {
  * write scheduler instead (rate-limits.ts, docs/platform-limits.md), a global 429 included:
  * discord.js sees it as its route's own, and no wait longer than the bot holds (rest-waits.ts).
  */
-function clientOptions(config: DiscordConfig, onStrategy: (strategy: IShardingStrategy) => void): ClientOptions {
+function clientOptions(config: DiscordConfig, keep: (strategy: IShardingStrategy) => IShardingStrategy): ClientOptions {
   return {
     intents: intentsFor(config),
     // DM channels are not cached before their first message: without this partial discord.js drops DMs.
@@ -103,13 +103,7 @@ function clientOptions(config: DiscordConfig, onStrategy: (strategy: IShardingSt
     makeCache,
     // The gateway's events of the bot's own messages never reach discord.js (own-messages.ts).
     // The strategy is kept: the sweep re-establishes its shards' connections (sweep.ts).
-    ws: {
-      buildStrategy: (manager) => {
-        const strategy = withoutOwnMessages(manager);
-        onStrategy(strategy);
-        return strategy;
-      },
-    },
+    ws: { buildStrategy: (manager) => keep(withoutOwnMessages(manager)) },
     allowedMentions: NO_MENTIONS,
     ...shardOptions(config),
     // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.

@@ -178,7 +178,14 @@ export class SocketMode {
         detail: 'the connection is deaf (a test fault): the envelope never reached the app',
         eventId,
       });
-      return { ...base, connectionId: live.record.id, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
+      return {
+        ...base,
+        connectionId: live.record.id,
+        ackedInTime: false,
+        ackMs: undefined,
+        ackPayload: undefined,
+        failure,
+      };
     }
     const retry = {
       retry_attempt: options.retryNum ?? 0,
