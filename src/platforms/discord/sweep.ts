@@ -50,6 +50,7 @@ export interface DiscordSweepDeps extends DiscordCatchUpDeps {
  */
 async function reconnectShards(deps: DiscordSweepDeps): Promise<void> {
   const shards = (deps.strategy() as unknown as { shards?: Map<number, GatewayShard> } | undefined)?.shards;
+  if (!shards?.size) deps.log.warn('discord shards not found: nothing reconnected (restart the bot)');
   await Promise.all(
     [...(shards?.entries() ?? [])].map(([id, shard]) =>
       shard
