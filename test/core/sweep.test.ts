@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type CatchUpSource, claimAnswer } from '../../src/core/catch-up.ts';
 import { closeCore, createCore } from '../../src/core/core.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
@@ -178,5 +178,38 @@ describe('Sweep', () => {
     const never = new Sweep(quiet, platform([...messages]).source, connection(0).swept, log, () => now);
     expect(await never.sweep()).toMatchObject({ missed: 1, deaf: false });
     expect(never.deafness()).toBeUndefined();
+  });
+
+  it('times each sweep with SWEEP_MINUTES as it is then (a reload applies), and sweeps no more while it is 0', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const core = newCore();
+      const sweep = new Sweep(core, platform([]).source, connection(Date.now()).swept, log);
+      const runs = vi.spyOn(sweep, 'sweep').mockResolvedValue({} as never);
+      sweep.start();
+      await vi.advanceTimersByTimeAsync(MINUTE);
+      expect(runs).toHaveBeenCalledTimes(1);
+      core.limits.sweepMinutes = 2;
+      await vi.advanceTimersByTimeAsync(MINUTE);
+      expect(runs).toHaveBeenCalledTimes(2); // the wait in progress was timed with 1 minute
+      await vi.advanceTimersByTimeAsync(MINUTE);
+      expect(runs).toHaveBeenCalledTimes(2);
+      await vi.advanceTimersByTimeAsync(MINUTE);
+      expect(runs).toHaveBeenCalledTimes(3);
+      core.limits.sweepMinutes = 0;
+      await vi.advanceTimersByTimeAsync(10 * MINUTE);
+      expect(runs).toHaveBeenCalledTimes(3); // not even the one timed before the change
+      // Turned on again: the loop, looking every minute while off, sweeps within a minute, then every 30 s.
+      core.limits.sweepMinutes = 0.5;
+      await vi.advanceTimersByTimeAsync(MINUTE);
+      expect(runs).toHaveBeenCalledTimes(4);
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(runs).toHaveBeenCalledTimes(5);
+      sweep.stop();
+      await vi.advanceTimersByTimeAsync(10 * MINUTE);
+      expect(runs).toHaveBeenCalledTimes(5);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
