@@ -27,15 +27,16 @@ let testBot: TestBot;
 let opsUrl: string;
 let channel: FakeChannel;
 
+// Sweeps run every few seconds and Slack's reads are paced 1.3 s apart: each test takes 10-25 s.
 useE2E(
   {
     discord: {},
     slack: { channels: [{ id: SLACK_CHANNEL, name: 'sweep' }] },
     bot: {
       socketMode: true,
-      // A sweep every 1.8 s (it leaves messages younger than 0.9 s to their live delivery); deaf
+      // A sweep every 3 s (it leaves messages younger than 1.5 s to their live delivery); deaf
       // after 1.8 s without an event.
-      env: { HTTP_PORT: '0', SWEEP_MINUTES: '0.03', EVENT_SILENCE_MINUTES: '0.03', LOG_LEVEL: 'info' },
+      env: { HTTP_PORT: '0', SWEEP_MINUTES: '0.05', EVENT_SILENCE_MINUTES: '0.03', LOG_LEVEL: 'info' },
     },
   },
   (e2e) => {
@@ -79,7 +80,7 @@ const sweeps = (platform: string) => testBot.logs.filter((l) => l.msg === `${pla
 /** Waits until the bot has logged `count` more sweeps of a platform than now. */
 async function sweepsPass(platform: string, count: number): Promise<void> {
   const before = sweeps(platform);
-  await expect.poll(() => sweeps(platform), { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(before + count);
+  await expect.poll(() => sweeps(platform), { timeout: 30_000, interval: 50 }).toBeGreaterThanOrEqual(before + count);
 }
 
 /** `<@bot> text`. */
@@ -94,7 +95,7 @@ const discordAnswers = (message: FakeMessage) =>
 /** Waits until a Discord message has an answer that holds `text`. */
 async function answeredOnDiscord(message: FakeMessage, text: string): Promise<void> {
   await expect
-    .poll(() => discordAnswers(message).some((m) => m.content.includes(text)), { timeout: 20_000, interval: 50 })
+    .poll(() => discordAnswers(message).some((m) => m.content.includes(text)), { timeout: 30_000, interval: 50 })
     .toBe(true);
 }
 
@@ -105,7 +106,7 @@ const slackAnswers = (message: { channel: string; ts: string }): FakeSlackMessag
 /** Waits until a Slack mention has an answer in its thread that holds `text`. */
 async function answeredOnSlack(message: { channel: string; ts: string }, text: string): Promise<void> {
   await expect
-    .poll(() => slackAnswers(message).some((m) => m.text.includes(text)), { timeout: 20_000, interval: 50 })
+    .poll(() => slackAnswers(message).some((m) => m.text.includes(text)), { timeout: 30_000, interval: 50 })
     .toBe(true);
 }
 
@@ -131,8 +132,8 @@ describe('the sweep: a bot that notices it went deaf', () => {
 
     // Nothing dispatched for EVENT_SILENCE_MINUTES while a mention was missed: the gateway
     // connection is replaced and the session resumed; /healthz says deaf (the gateway still is).
-    await expect.poll(() => discord.gatewayConnections, { timeout: 20_000, interval: 50 }).toBeGreaterThan(connections);
-    await expect.poll(() => discord.gatewayResumes.length, { timeout: 20_000, interval: 50 }).toBeGreaterThan(resumes);
+    await expect.poll(() => discord.gatewayConnections, { timeout: 30_000, interval: 50 }).toBeGreaterThan(connections);
+    await expect.poll(() => discord.gatewayResumes.length, { timeout: 30_000, interval: 50 }).toBeGreaterThan(resumes);
     await expect.poll(() => health('discord'), { timeout: 10_000, interval: 50 }).toMatchObject({ status: 503 });
     expect((await health('discord')).check).toMatch(/^discord deaf: 1 message/);
     expect(testBot.logs.some((l) => l.msg?.startsWith('discord connection deaf'))).toBe(true);
@@ -150,7 +151,7 @@ describe('the sweep: a bot that notices it went deaf', () => {
     }
     expect(discordAnswers(missed)).toHaveLength(1);
     expect(await missedEvents('discord')).toBe(1);
-  });
+  }, 90_000);
 
   it('Slack Socket Mode: a mention the socket never delivered (pings still answered) is answered once by the sweep, marked late, and counted; its event arriving afterwards is not answered again; the socket is replaced and /healthz says deaf until an event comes again', async () => {
     expect(await missedEvents('slack')).toBe(0);
@@ -173,7 +174,7 @@ describe('the sweep: a bot that notices it went deaf', () => {
     await expect.poll(() => missedEvents('slack'), { timeout: 10_000 }).toBe(1);
 
     // Silent for EVENT_SILENCE_MINUTES while a mention was missed: a new socket, and /healthz says deaf.
-    await expect.poll(() => slack.socketConnections.length, { timeout: 20_000, interval: 50 }).toBeGreaterThan(sockets);
+    await expect.poll(() => slack.socketConnections.length, { timeout: 30_000, interval: 50 }).toBeGreaterThan(sockets);
     await expect.poll(() => health('slack'), { timeout: 10_000, interval: 50 }).toMatchObject({ status: 503 });
     expect((await health('slack')).check).toMatch(/^slack deaf: 1 message/);
 
@@ -195,5 +196,5 @@ describe('the sweep: a bot that notices it went deaf', () => {
     }
     expect(slackAnswers(missed)).toHaveLength(1);
     expect(await missedEvents('slack')).toBe(1);
-  });
+  }, 90_000);
 });
