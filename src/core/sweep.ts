@@ -50,6 +50,11 @@ export interface SweptConnection {
   lastDeliveryAt(): number;
   /** Re-establishes the connection (resolves once asked; never rejects); absent when there is none (HTTP mode). */
   reconnect?(): Promise<void>;
+  /**
+   * Whether the connection looks up now (a deafness is one of a connection that looks healthy: a
+   * connection down is the library's to re-establish, and /healthz says so already).
+   */
+  looksUp?(): boolean;
 }
 
 /** What one sweep did, for its log line. */
@@ -163,7 +168,7 @@ export class Sweep<M> {
   }
 
   /**
-   * Finds the connection deaf when it has been quiet (no event, no reconnection) for
+   * Finds the connection deaf when it looks up but has been quiet (no event, no reconnection) for
    * `EVENT_SILENCE_MINUTES` while sweeps in that quiet found missed messages; then re-establishes it.
    * @returns whether it was found deaf now.
    */
@@ -172,6 +177,7 @@ export class Sweep<M> {
     if (silenceMs <= 0) return false;
     const quietSince = Math.max(this.connection.lastEventAt(), this.reconnectedAt);
     if (this.now() - quietSince < silenceMs || this.lastMissedAt < quietSince) return false;
+    if (this.connection.looksUp && !this.connection.looksUp()) return false;
     const platform = this.source.platform;
     this.deaf = { since: this.deaf?.since ?? this.now(), missed: this.quietMissed };
     this.reconnectedAt = this.now();

@@ -70,9 +70,9 @@ function platform(messages: Msg[]) {
   return { source, reads, answered };
 }
 
-/** A connection whose last event, last delivery and reconnections the test sets. */
+/** A connection whose last event, last delivery, reconnections and whether it looks up the test sets. */
 function connection(at: number, options: { http?: boolean } = {}) {
-  const state = { lastEventAt: at, lastDeliveryAt: at, reconnects: 0 };
+  const state = { lastEventAt: at, lastDeliveryAt: at, reconnects: 0, up: true };
   const swept: SweptConnection = {
     lastEventAt: () => state.lastEventAt,
     lastDeliveryAt: () => state.lastDeliveryAt,
@@ -82,6 +82,7 @@ function connection(at: number, options: { http?: boolean } = {}) {
           reconnect: async () => {
             state.reconnects += 1;
           },
+          looksUp: () => state.up,
         }),
   };
   return { state, swept };
@@ -143,8 +144,14 @@ describe('Sweep', () => {
     expect(await sweep.sweep()).toMatchObject({ missed: 1, deaf: false });
     expect(state.reconnects).toBe(0);
     expect(sweep.deafness()).toBeUndefined();
-    // Silent for 10 minutes since its last event, with that missed message found meanwhile: deaf.
+    // Silent for 10 minutes since its last event, with that missed message found meanwhile, but
+    // disconnected: the library's to reconnect, not deaf.
     now = start + 10 * MINUTE;
+    state.up = false;
+    expect(await sweep.sweep()).toMatchObject({ deaf: false });
+    expect(state.reconnects).toBe(0);
+    // Connected (it looks healthy), silent, missed messages: deaf.
+    state.up = true;
     expect(await sweep.sweep()).toMatchObject({ missed: 0, deaf: true });
     expect(state.reconnects).toBe(1);
     expect(sweep.deafness()).toMatch(/^discord deaf: 1 message/);

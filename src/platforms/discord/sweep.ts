@@ -14,6 +14,7 @@ import {
   type GatewayDispatchPayload,
   type IShardingStrategy,
   type Message,
+  Status,
   WebSocketShardDestroyRecovery,
 } from 'discord.js';
 import { Sweep } from '../../core/sweep.ts';
@@ -69,6 +70,7 @@ export function discordSweep(client: Client, deps: DiscordSweepDeps): Sweep<Mess
       lastEventAt: deps.lastEventAt,
       lastDeliveryAt: deps.lastDeliveryAt,
       reconnect: () => reconnectShards(deps),
+      looksUp: () => client.isReady() && [...client.ws.shards.values()].every((s) => s.status === Status.Ready),
     },
     deps.log.child({ sweep: 'discord' }),
   );

@@ -16,6 +16,7 @@ import type { SlackEventDeps } from './events.ts';
 interface SocketClient {
   disconnect(): Promise<void>;
   start(): Promise<unknown>;
+  websocket?: { isActive(): boolean };
 }
 
 /** The app's Socket Mode client, or undefined in HTTP mode. */
@@ -55,7 +56,9 @@ export function slackSweep(app: App, workspaces: WorkspaceClients, deps: SlackSw
       lastEventAt: deps.lastEventAt,
       // Every event Bolt runs its middleware for is a user's (Socket Mode's hello is not one).
       lastDeliveryAt: deps.lastEventAt,
-      ...(socket ? { reconnect: () => reconnectSocket(socket, deps) } : {}),
+      ...(socket
+        ? { reconnect: () => reconnectSocket(socket, deps), looksUp: () => socket.websocket?.isActive() === true }
+        : {}),
     },
     deps.log.child({ sweep: 'slack' }),
   );
