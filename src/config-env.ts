@@ -20,6 +20,8 @@ const withDefault = <T extends z.ZodType>(fallback: unknown, schema: T) =>
   z.preprocess((v) => (unset(v) ? fallback : v), schema);
 const optionalInt = (fallback: number, min: number, max: number) =>
   withDefault(fallback, z.coerce.number().int().min(min).max(max));
+/** Minutes, fractions allowed (`0.5`: 30 s), from 0 (off) to a day (1440). */
+const optionalMinutes = (fallback: number) => withDefault(fallback, z.coerce.number().min(0).max(1440));
 const optionalBoolean = z.preprocess(
   (v) => (unset(v) ? 'false' : typeof v === 'string' ? v.toLowerCase() : v),
   z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true'),
@@ -225,6 +227,8 @@ export const limitsEnv = z.object({
   NOTIFY_AFTER_SECONDS: optionalInt(30, 0, 86_400),
   REGENERATE_STATES_PER_USER: optionalInt(20, 1, 1000),
   CATCH_UP_MAX_AGE_MINUTES: optionalInt(15, 0, 1440),
+  SWEEP_MINUTES: optionalMinutes(5),
+  EVENT_SILENCE_MINUTES: optionalMinutes(10),
   HISTORY_RETENTION_DAYS: optionalInt(90, 1, 3650),
   DEFAULT_LOCALE: withDefault(
     'en',

@@ -77,6 +77,9 @@ export const RELOAD_KINDS: { readonly [Name in EnvName]: ReloadKind } = {
   REGENERATE_STATES_PER_USER: 'live',
   // The seen conversations' TTL and the connection listeners that start catch-up are set at start.
   CATCH_UP_MAX_AGE_MINUTES: 'restart',
+  // Read by each sweep (core/sweep.ts): the next one is timed with the value then.
+  SWEEP_MINUTES: 'live',
+  EVENT_SILENCE_MINUTES: 'live',
   // The store's retention (its TTLs and the sweep) is set at start.
   HISTORY_RETENTION_DAYS: 'restart',
   DEFAULT_LOCALE: 'live',

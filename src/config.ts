@@ -76,6 +76,16 @@ export interface CoreLimits {
   /** Oldest message answered by catch-up after downtime, in minutes (`CATCH_UP_MAX_AGE_MINUTES`; 0: off). */
   catchUpMaxAgeMinutes: number;
   /**
+   * Minutes between two sweeps for mentions and DMs the platform never delivered
+   * (`SWEEP_MINUTES`, fractions allowed; 0: off): core/sweep.ts.
+   */
+  sweepMinutes: number;
+  /**
+   * Minutes without any event from a platform after which missed messages found by the sweep
+   * mean a deaf connection, re-established (`EVENT_SILENCE_MINUTES`, fractions allowed; 0: never).
+   */
+  eventSilenceMinutes: number;
+  /**
    * Days a conversation's turns, button states and feedback are kept (`HISTORY_RETENTION_DAYS`):
    * older ones are removed by the store (state/retention.ts; docs/data.md).
    */
@@ -213,6 +223,8 @@ function limitsOf(e: Pick<Env, keyof typeof ENV_DEFAULTS.limits>): CoreLimits {
     defaultLocale: e.DEFAULT_LOCALE,
     regenerateStatesPerUser: e.REGENERATE_STATES_PER_USER,
     catchUpMaxAgeMinutes: e.CATCH_UP_MAX_AGE_MINUTES,
+    sweepMinutes: e.SWEEP_MINUTES,
+    eventSilenceMinutes: e.EVENT_SILENCE_MINUTES,
     historyRetentionDays: e.HISTORY_RETENTION_DAYS,
     allowDisableSafetyChecker: e.ALLOW_DISABLE_SAFETY_CHECKER,
     maxAnswerChars: e.MAX_ANSWER_CHARS,

@@ -61,6 +61,8 @@ export interface CatchUpSource<M> {
   read(entry: SeenConversation, sinceMs: number, limit: number): Promise<{ messages: M[]; newest?: string }>;
   /** The claim key of a message (the one the live path claims). */
   claimKey(message: M): string;
+  /** When a message was sent, in ms since 1970 (the sweep leaves the youngest to their live delivery). */
+  sentAt?(message: M): number;
   /** Answers a message as late; resolves when the answer is over (never rejects). */
   answer(message: M): Promise<void>;
   /** True once the adapter stops: no more reads or answers are started. */
@@ -81,20 +83,55 @@ function pause(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms).unref());
 }
 
+/** Which conversations a pass reads, and which of their messages it leaves alone. */
+export interface CatchUpPass {
+  /** The conversations, among those remembered and owned (most recently seen first). */
+  pick?(entries: SeenConversation[]): SeenConversation[];
+  /**
+   * Messages sent after this time (ms since 1970) are left to their live delivery, and the
+   * conversation's newest seen does not move past them (the next pass reads them again).
+   */
+  sentBeforeMs?: number;
+}
+
 /**
- * Runs one catch-up of a platform (see the file's comment) and logs what it did.
- * @param now the clock (ms since 1970), for tests.
+ * The messages of a read old enough to answer (sent before `sentBeforeMs`, when given); the
+ * conversation's newest seen moves to the newest read unless a younger one was left.
  */
-export async function catchUp<M>(
+function settled<M>(
+  core: Core,
+  source: CatchUpSource<M>,
+  entry: SeenConversation,
+  read: { messages: M[]; newest?: string },
+  sentBeforeMs: number | undefined,
+): M[] {
+  const sentAt = source.sentAt;
+  const messages =
+    sentBeforeMs === undefined || !sentAt ? read.messages : read.messages.filter((m) => sentAt(m) < sentBeforeMs);
+  if (read.newest && newerId(read.newest, entry.last) && messages.length === read.messages.length)
+    core.seen.see(source.platform, entry.conversation, read.newest, entry.dm ? { dm: true } : {});
+  return messages;
+}
+
+/**
+ * Reads the remembered conversations of a platform and answers, late, what is addressed to the
+ * bot and claimed by no one (see the file's comment): catch-up's work, and the sweep's
+ * (core/sweep.ts) over the conversations active lately.
+ * @param now the clock (ms since 1970), for tests.
+ * @throws the store's error when the remembered conversations cannot be read.
+ */
+export async function readAndAnswer<M>(
   core: Core,
   source: CatchUpSource<M>,
   log: Logger,
+  pass: CatchUpPass = {},
   now = Date.now,
 ): Promise<CatchUpResult> {
   const result: CatchUpResult = { conversations: 0, answered: 0, claimedElsewhere: 0, failedReads: 0 };
   const maxAgeMinutes = core.limits.catchUpMaxAgeMinutes;
   if (maxAgeMinutes <= 0) return result;
-  const entries = (await core.seen.list(source.platform)).filter((e) => source.owns(e));
+  const owned = (await core.seen.list(source.platform)).filter((e) => source.owns(e));
+  const entries = pass.pick ? pass.pick(owned) : owned;
   const running = new Set<Promise<void>>();
   for (const entry of entries) {
     if (source.stopping()) break;
@@ -108,9 +145,7 @@ export async function catchUp<M>(
       log.info({ err: error, conversation: entry.conversation }, 'catch-up could not read a conversation');
       continue;
     }
-    if (read.newest && newerId(read.newest, entry.last))
-      core.seen.see(source.platform, entry.conversation, read.newest, entry.dm ? { dm: true } : {});
-    for (const message of read.messages) {
+    for (const message of settled(core, source, entry, read, pass.sentBeforeMs)) {
       if (source.stopping()) break;
       if (!(await claimAnswer(core, log, source.claimKey(message)))) {
         result.claimedElsewhere += 1;
@@ -123,7 +158,21 @@ export async function catchUp<M>(
     }
   }
   await Promise.all(running);
-  log.info({ ...result }, `${source.platform} catch-up finished`);
+  return result;
+}
+
+/**
+ * Runs one catch-up of a platform (see the file's comment) and logs what it did.
+ * @param now the clock (ms since 1970), for tests.
+ */
+export async function catchUp<M>(
+  core: Core,
+  source: CatchUpSource<M>,
+  log: Logger,
+  now = Date.now,
+): Promise<CatchUpResult> {
+  const result = await readAndAnswer(core, source, log, {}, now);
+  if (core.limits.catchUpMaxAgeMinutes > 0) log.info({ ...result }, `${source.platform} catch-up finished`);
   return result;
 }
 

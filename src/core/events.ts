@@ -81,6 +81,8 @@ export class BotEvents extends EventEmitter<{
   spend: [SpendReport];
   'spend.cap_notice': [CapNoticeReport];
   'platform.rate_limited': [RateLimitReport];
+  /** Mentions and DMs a platform never delivered, found and answered late by a sweep (core/sweep.ts). */
+  'platform.missed_events': [{ platform: 'discord' | 'slack'; count: number }];
   /** A configuration reload (SIGHUP, src/reload.ts): applied, or refused (the running configuration stays). */
   'config.reload': [{ result: 'applied' | 'refused' }];
 }> {}

@@ -4,7 +4,8 @@
  * and stream duration; tokens in and out; money spent
  * (`spend_total`, by model and currency: the price table's); platform 429s; open streams; the votes on answers
  * (`feedback_total`, read from the store when scraped); configuration reloads, applied or refused
- * (`config_reloads_total`); Node's own metrics (event-loop delay among them:
+ * (`config_reloads_total`); mentions and DMs a platform never delivered, found by the sweep
+ * (`missed_events_total`, core/sweep.ts); Node's own metrics (event-loop delay among them:
  * `nodejs_eventloop_lag_p99_seconds`); and the signals the alert rules read
  * (metrics-signals.ts: health checks, each platform's last event, spend cap notices).
  */
@@ -88,6 +89,12 @@ function defineMetrics(registry: Registry, prefix: string) {
       labelNames: ['platform', 'route'],
       registers,
     }),
+    missed: new Counter({
+      name: `${prefix}missed_events_total`,
+      help: 'Mentions and DMs the platform never delivered, found by the periodic sweep and answered late, by platform.',
+      labelNames: ['platform'],
+      registers,
+    }),
     reloads: new Counter({
       name: `${prefix}config_reloads_total`,
       help: 'Configuration reloads (SIGHUP) by result: applied, or refused (a bad value; the running configuration stays).',
@@ -148,7 +155,10 @@ export function createMetrics(
   const m = defineMetrics(registry, prefix);
   if (options.feedback) feedbackGauge(registry, prefix, options.feedback);
   const closeSignals = defineSignals(registry, prefix, events, options.signals ?? {});
-  for (const platform of ['discord', 'slack']) m.open.set({ platform }, 0);
+  for (const platform of ['discord', 'slack']) {
+    m.open.set({ platform }, 0);
+    m.missed.inc({ platform }, 0);
+  }
   for (const result of ['applied', 'refused']) m.reloads.inc({ result }, 0);
   const listeners = {
     'command.done': (o: CommandOutcome) =>
@@ -170,6 +180,8 @@ export function createMetrics(
     spend: (s: SpendReport) => m.spend.inc({ model: s.model, currency: s.currency }, s.micro / 1_000_000),
     'platform.rate_limited': (r: RateLimitReport) => m.rateLimited.inc({ platform: r.platform, route: r.route }),
     'config.reload': (r: { result: 'applied' | 'refused' }) => m.reloads.inc({ result: r.result }),
+    'platform.missed_events': (r: { platform: string; count: number }) =>
+      m.missed.inc({ platform: r.platform }, r.count),
   };
   events.on('command.done', listeners['command.done']);
   events.on('service.response', listeners['service.response']);
@@ -179,6 +191,7 @@ export function createMetrics(
   events.on('spend', listeners.spend);
   events.on('platform.rate_limited', listeners['platform.rate_limited']);
   events.on('config.reload', listeners['config.reload']);
+  events.on('platform.missed_events', listeners['platform.missed_events']);
   return {
     registry,
     close: () => {
@@ -191,6 +204,7 @@ export function createMetrics(
       events.off('spend', listeners.spend);
       events.off('platform.rate_limited', listeners['platform.rate_limited']);
       events.off('config.reload', listeners['config.reload']);
+      events.off('platform.missed_events', listeners['platform.missed_events']);
     },
   };
 }

@@ -92,6 +92,8 @@ function liveReadings(prices: string): Record<string, Reading> {
     REPLY_CHAIN_MAX: { value: '7', read: (b) => b.core.limits.replyChainMax, expected: 7 },
     EDIT_REANSWER_MINUTES: { value: '3', read: (b) => b.core.limits.editReanswerMinutes, expected: 3 },
     NOTIFY_AFTER_SECONDS: { value: '0', read: (b) => b.core.limits.notifyAfterSeconds, expected: 0 },
+    SWEEP_MINUTES: { value: '2.5', read: (b) => b.core.limits.sweepMinutes, expected: 2.5 },
+    EVENT_SILENCE_MINUTES: { value: '0', read: (b) => b.core.limits.eventSilenceMinutes, expected: 0 },
     REGENERATE_STATES_PER_USER: { value: '4', read: (b) => b.core.limits.regenerateStatesPerUser, expected: 4 },
     DEFAULT_LOCALE: { value: 'de', read: (b) => b.core.languages.defaultLocale, expected: 'de' },
     ALLOW_DISABLE_SAFETY_CHECKER: {

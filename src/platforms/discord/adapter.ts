@@ -11,8 +11,10 @@ import {
   type ClientOptions,
   Events,
   GatewayCloseCodes,
+  type GatewayDispatchPayload,
   GatewayIntentBits,
   type Interaction,
+  type IShardingStrategy,
   type Message,
   MessageFlags,
   type PartialMessage,
@@ -27,6 +29,7 @@ import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
+import type { Sweep } from '../../core/sweep.ts';
 import type { Logger } from '../../log.ts';
 import { catchUpOnNewSessions } from './catch-up.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
@@ -40,6 +43,7 @@ import { isAddressedToBot, mayContinueThread } from './messages.ts';
 import { makeCache, onUncachedEdits, withoutOwnMessages } from './own-messages.ts';
 import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
+import { discordSweep, isDelivery } from './sweep.ts';
 import { stillOpenedThread } from './thread-open.ts';
 
 /** What discord.js may send a second before it holds requests back itself (Discord's interaction routes are exempt from the global 50/s). */
@@ -89,7 +93,7 @@ export function shardOptions(config: Pick<DiscordConfig, 'shards'>): {
  * write scheduler instead (rate-limits.ts, docs/platform-limits.md), a global 429 included:
  * discord.js sees it as its route's own, and no wait longer than the bot holds (rest-waits.ts).
  */
-function clientOptions(config: DiscordConfig): ClientOptions {
+function clientOptions(config: DiscordConfig, keep: (strategy: IShardingStrategy) => IShardingStrategy): ClientOptions {
   return {
     intents: intentsFor(config),
     // DM channels are not cached before their first message: without this partial discord.js drops DMs.
@@ -98,7 +102,8 @@ function clientOptions(config: DiscordConfig): ClientOptions {
     partials: [Partials.Channel],
     makeCache,
     // The gateway's events of the bot's own messages never reach discord.js (own-messages.ts).
-    ws: { buildStrategy: withoutOwnMessages },
+    // The strategy is kept: the sweep re-establishes its shards' connections (sweep.ts).
+    ws: { buildStrategy: (manager) => keep(withoutOwnMessages(manager)) },
     allowedMentions: NO_MENTIONS,
     ...shardOptions(config),
     // discord.js's own undici sends through this agent: dispatchers keep one interface across undici versions.
@@ -124,6 +129,12 @@ export class DiscordAdapter {
   private readonly rateLimits: DiscordRateLimits;
   /** When the gateway last delivered a dispatch (any event; not a heartbeat), in ms since the epoch; the adapter's creation before the first (/metrics). */
   lastEventAt = Date.now();
+  /** When the gateway last dispatched an event of users (sweep.ts `isDelivery`), in ms since the epoch. */
+  private lastDeliveryAt = Date.now();
+  /** The strategy that runs the shards, once discord.js built it. */
+  private strategy: IShardingStrategy | undefined;
+  /** The periodic sweep for what the gateway never dispatched (sweep.ts). */
+  private readonly sweep: Sweep<Message>;
   /** Told when Discord closed the gateway for good (the bot may have no platform left). */
   onFatal: ((reason: string) => void) | undefined;
   private readonly commands: readonly Command[];
@@ -150,11 +161,12 @@ export class DiscordAdapter {
   ) {
     this.commands = definitions.commands;
     this.actions = definitions.messageActions;
-    this.client = new Client(clientOptions(config));
+    this.client = new Client(clientOptions(config, (strategy) => (this.strategy = strategy)));
     // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
     guardMalformedInteractions(this.client, log);
-    this.client.on(Events.Raw, () => {
+    this.client.on(Events.Raw, (packet: GatewayDispatchPayload) => {
       this.lastEventAt = Date.now();
+      if (isDelivery(packet)) this.lastDeliveryAt = this.lastEventAt;
     });
     this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
     this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
@@ -175,7 +187,14 @@ export class DiscordAdapter {
     );
     this.client.on(Events.ShardDisconnect, (event, shardId) => this.onShardClosed(event.code, shardId));
     const stopping = () => this.running.draining;
-    catchUpOnNewSessions(this.client, { core, log, stopping, answer: (m, botId) => this.answer(m, botId, true) });
+    const late = { core, log, stopping, answer: (m: Message, botId: string) => this.answer(m, botId, true) };
+    catchUpOnNewSessions(this.client, late);
+    this.sweep = discordSweep(this.client, {
+      ...late,
+      lastEventAt: () => this.lastEventAt,
+      lastDeliveryAt: () => this.lastDeliveryAt,
+      strategy: () => this.strategy,
+    });
     this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
     this.client.on(Events.Warn, (message) => this.log.warn({ message }, 'discord client warning'));
   }
@@ -288,10 +307,13 @@ export class DiscordAdapter {
 
   /**
    * Why Discord cannot reach the bot now, or undefined when every shard's gateway session is
-   * ready (a dropped connection shows here until discord.js has resumed it).
+   * ready (a dropped connection shows here until discord.js has resumed it) and the gateway is
+   * not deaf (sweep.ts: missed mentions found while it dispatched nothing, until it dispatches again).
    */
   health(): string | undefined {
     if (this.fatal) return this.fatal;
+    const deaf = this.sweep.deafness();
+    if (deaf) return deaf;
     const shards = [...this.client.ws.shards.values()];
     if (!this.client.isReady() || shards.length === 0) return 'discord gateway not connected';
     const down = shards.filter((shard) => shard.status !== Status.Ready);
@@ -305,6 +327,7 @@ export class DiscordAdapter {
     const ready = new Promise<void>((resolve) => this.client.once(Events.ClientReady, () => resolve()));
     await this.client.login(this.config.token);
     await ready;
+    this.sweep.start();
     this.log.info({ user: this.client.user?.tag, guilds: this.client.guilds.cache.size }, 'discord ready');
   }
 
@@ -315,6 +338,7 @@ export class DiscordAdapter {
    * @param graceMs time allowed to finish, in ms (default 0: stop at once).
    */
   async stop(graceMs = 0): Promise<void> {
+    this.sweep.stop();
     const unfinished = await this.running.drain(graceMs);
     if (unfinished > 0)
       this.log.warn({ unfinished }, 'stopping with answers still being written (their last writes took too long)');

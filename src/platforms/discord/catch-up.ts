@@ -69,21 +69,27 @@ async function readChannel(client: Client, entry: SeenConversation, sinceMs: num
   return { messages, ...(read.length ? { newest: read.at(-1)!.id } : {}) };
 }
 
+/** Discord's side of a catch-up (and of the sweep, core/sweep.ts): reads with the bot token, answers late. */
+export function discordCatchUpSource(client: Client, deps: DiscordCatchUpDeps): CatchUpSource<Message> {
+  return {
+    platform: 'discord',
+    readSpacingMs: DISCORD_READ_SPACING_MS,
+    owns: (entry) => ownsConversation(client, entry),
+    read: (entry, sinceMs, limit) => readChannel(client, entry, sinceMs, limit),
+    claimKey: (message) => discordClaims.message(message.channelId, message.id),
+    sentAt: (message) => message.createdTimestamp,
+    answer: (message) => deps.answer(message, client.user?.id ?? ''),
+    stopping: deps.stopping,
+  };
+}
+
 /**
  * Registers the catch-up that runs after each new gateway session of the client's shards
  * (one at a time; see the file's comment).
  */
 export function catchUpOnNewSessions(client: Client, deps: DiscordCatchUpDeps): CatchUpRunner {
   const { core, log } = deps;
-  const source: CatchUpSource<Message> = {
-    platform: 'discord',
-    readSpacingMs: DISCORD_READ_SPACING_MS,
-    owns: (entry) => ownsConversation(client, entry),
-    read: (entry, sinceMs, limit) => readChannel(client, entry, sinceMs, limit),
-    claimKey: (message) => discordClaims.message(message.channelId, message.id),
-    answer: (message) => deps.answer(message, client.user?.id ?? ''),
-    stopping: deps.stopping,
-  };
+  const source = discordCatchUpSource(client, deps);
   const runner = new CatchUpRunner(() =>
     catchUp(core, source, log.child({ catchUp: 'discord' })).then(
       () => undefined,

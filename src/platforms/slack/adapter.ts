@@ -31,6 +31,7 @@ import { UninstalledTeams } from './oauth.ts';
 import { rateLimitWatcher, SLACK_BUDGETS, slackRateLimitWait } from './rate-limits.ts';
 import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
+import { slackSweep } from './sweep.ts';
 import { registerUninstall, type UninstallHandle } from './uninstall.ts';
 import { SlackDirectory } from './users.ts';
 
@@ -56,6 +57,8 @@ export class SlackAdapter {
   /** When Slack last delivered an event (a verified request or Socket Mode envelope), in ms since the epoch; the adapter's creation before the first (/metrics). */
   lastEventAt = Date.now();
   private readonly catchUp: CatchUpRunner;
+  /** The periodic sweep for what Slack never delivered (sweep.ts). */
+  private readonly sweep: ReturnType<typeof slackSweep>;
   private readonly commands: readonly Command[];
   /**
    * The installations (OAuth mode; undefined with SLACK_BOT_TOKEN). Its `deleteInstallation`
@@ -109,13 +112,11 @@ export class SlackAdapter {
     this.registerCommands(deps);
     registerMessageEvents(this.app, deps);
     registerAgentView(this.app, { ...deps, prompts: () => config.assistantPrompts, messageActions });
-    this.catchUp = catchUpAfterConnecting(
-      this.app,
-      this.installations
-        ? installedWorkspaces(this.installations, clientOptions(config, logger), this.installerAuthorize())
-        : singleWorkspace(this.app),
-      deps,
-    );
+    const workspaces = this.installations
+      ? installedWorkspaces(this.installations, clientOptions(config, logger), this.installerAuthorize())
+      : singleWorkspace(this.app);
+    this.catchUp = catchUpAfterConnecting(this.app, workspaces, deps);
+    this.sweep = slackSweep(this.app, workspaces, { ...deps, lastEventAt: () => this.lastEventAt });
     registerBlockActions(this.app, { ...deps, messageActions });
     registerMessageShortcuts(this.app, deps, slackShortcutsOf(messageActions));
     registerActionForms(this.app, deps, messageActions);
@@ -226,6 +227,7 @@ export class SlackAdapter {
       await this.app.start();
       if (listening) this.installerPort = await listening;
       this.started = true;
+      this.sweep.start();
       this.log.info(
         this.installerPort === undefined ? {} : { installerPort: this.installerPort },
         'slack ready (socket mode)',
@@ -245,6 +247,7 @@ export class SlackAdapter {
     this.started = true;
     this.port = (server.address() as AddressInfo).port;
     this.log.info({ port: this.port }, 'slack ready (http)');
+    this.sweep.start();
     this.catchUp.request(); // Slack retries what it could not deliver meanwhile; catch-up.ts reads the rest.
   }
 
@@ -268,12 +271,15 @@ export class SlackAdapter {
   }
 
   /**
-   * Why Slack cannot reach the bot now, or undefined when it can: HTTP mode, the receiver
+   * Why Slack cannot reach the bot now, or undefined when it can: not deaf (sweep.ts: missed
+   * mentions found while Slack delivered nothing, until it delivers again); HTTP mode, the receiver
    * listens; Socket Mode, the socket is open (Bolt's SocketModeReceiver keeps its client as
    * `receiver.client`; Bolt 5.1 has no public accessor for it).
    */
   health(): string | undefined {
     if (!this.started) return 'slack not started';
+    const deaf = this.sweep.deafness();
+    if (deaf) return deaf;
     if (this.config.appToken === undefined)
       return this.server?.listening ? undefined : 'slack HTTP receiver not listening';
     const socket = (this.app as unknown as { receiver?: { client?: { websocket?: { isActive(): boolean } } } }).receiver
@@ -288,6 +294,7 @@ export class SlackAdapter {
    * @param graceMs time allowed to finish, in ms (default 0: stop at once).
    */
   async stop(graceMs = 0): Promise<void> {
+    this.sweep.stop();
     const unfinished = await this.running.drain(graceMs);
     if (unfinished > 0)
       this.log.warn({ unfinished }, 'stopping with answers still being written (their last writes took too long)');

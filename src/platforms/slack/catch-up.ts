@@ -95,25 +95,35 @@ function socketClientOf(app: App): { on(event: 'connected', listener: () => void
 }
 
 /**
- * Registers Slack's catch-up: in Socket Mode after each connection of the socket; in HTTP
- * mode the adapter requests it once it listens. Each conversation is read and answered with its
- * own workspace's client (`workspaces`: the single token, or the workspace's installation).
+ * Slack's side of a catch-up (and of the sweep, core/sweep.ts): each conversation is read and
+ * answered with its own workspace's client (`workspaces`: the single token, or the workspace's
+ * installation).
  */
-export function catchUpAfterConnecting(app: App, workspaces: WorkspaceClients, deps: SlackEventDeps): CatchUpRunner {
-  const { core, log } = deps;
-  const source: CatchUpSource<FoundMessage> = {
+export function slackCatchUpSource(workspaces: WorkspaceClients, deps: SlackEventDeps): CatchUpSource<FoundMessage> {
+  const { core } = deps;
+  return {
     platform: 'slack',
     readSpacingMs: SLACK_READ_SPACING_MS,
     owns: () => true,
     read: (entry, sinceMs, limit) =>
       patiently(() => readConversation(workspaces, entry, { sinceMs, limit }), core.scheduler.clock),
     claimKey: ({ message, meta }) => slackClaims.message(meta.teamId, message.channel, message.ts),
+    sentAt: ({ message }) => Number(message.ts) * 1000,
     answer: async ({ message, meta }) => {
       const served = await workspaces(meta.teamId);
       if (served) await answerLate(message, meta, served.client, deps);
     },
     stopping: () => deps.running.draining,
   };
+}
+
+/**
+ * Registers Slack's catch-up: in Socket Mode after each connection of the socket; in HTTP
+ * mode the adapter requests it once it listens.
+ */
+export function catchUpAfterConnecting(app: App, workspaces: WorkspaceClients, deps: SlackEventDeps): CatchUpRunner {
+  const { core, log } = deps;
+  const source = slackCatchUpSource(workspaces, deps);
   const runner = new CatchUpRunner(() =>
     catchUp(core, source, log.child({ catchUp: 'slack' })).then(
       () => undefined,

@@ -402,6 +402,25 @@ export class FakeDiscord {
     return this.ctx.gateway.closeSessions(code, reason);
   }
 
+  /**
+   * A deaf gateway (`true`) or a hearing one again (`false`): while deaf, no event is dispatched
+   * on any session, new ones too (the events are lost, their messages stay in the channels),
+   * while heartbeats are ACKed and IDENTIFY and RESUME answered — a connection that looks healthy.
+   */
+  deafenGateway(deaf = true): void {
+    this.ctx.gateway.deaf = deaf;
+  }
+
+  /** Events swallowed by a deaf gateway ({@link deafenGateway}). */
+  get swallowedGatewayEvents(): number {
+    return this.ctx.gateway.swallowedDispatches;
+  }
+
+  /** Every gateway WebSocket connection accepted so far (a reconnection is a new one). */
+  get gatewayConnections(): number {
+    return this.ctx.gateway.connectionsAccepted;
+  }
+
   /** Every accepted IDENTIFY (sessions started, with their `[shard, count]`), oldest first. */
   get gatewayIdentifies(): readonly GatewayIdentify[] {
     return this.ctx.gateway.identifies;

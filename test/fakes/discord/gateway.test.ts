@@ -1,7 +1,7 @@
 /** FakeDiscord: The gateway: HELLO and heartbeats, IDENTIFY's refusals (close codes), READY and GUILD_CREATE, INTERACTION_CREATE. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Json } from '../discord.ts';
-import { cleanup, connectBot, identify, openGateway, startFake } from './test-helpers.ts';
+import { cleanup, connectBot, GUILD_MESSAGES, GUILDS, identify, openGateway, startFake } from './test-helpers.ts';
 
 afterEach(cleanup);
 
@@ -99,5 +99,30 @@ describe('FakeDiscord gateway', () => {
     const member = fake.dispatchInteraction({ command: 'chat', options: { prompt: 'hi' } });
     const memberFrame = await gateway.frame((f) => f.t === 'INTERACTION_CREATE' && (f.d as Json).id === member.id);
     expect(BigInt(((memberFrame.d as Json).member as Json).permissions as string) & 8n).toBe(0n);
+  });
+
+  it('a deaf gateway swallows every dispatch, on new sessions too, while it ACKs heartbeats and answers IDENTIFY; hearing again, it dispatches', async () => {
+    const fake = await startFake();
+    const channel = fake.addChannel('quiet');
+    const gateway = await connectBot(fake, GUILDS | GUILD_MESSAGES);
+    fake.deafenGateway();
+    const lost = fake.postUserMessage({ channelId: channel.id, content: 'never dispatched' });
+    await gateway.send({ op: 1, d: null });
+    await gateway.frame((f) => f.op === 11);
+    expect(fake.swallowedGatewayEvents).toBe(1);
+    expect(gateway.frames.some((f) => f.t === 'MESSAGE_CREATE')).toBe(false);
+    // The message is there for a REST read all the same.
+    expect(fake.messagesIn(channel.id).map((m) => m.id)).toContain(lost.id);
+    // A new session identifies (READY, GUILD_CREATE) and gets nothing more either.
+    const second = await connectBot(fake, GUILDS | GUILD_MESSAGES);
+    expect(fake.gatewayConnections).toBe(2);
+    fake.postUserMessage({ channelId: channel.id, content: 'lost too' });
+    expect(fake.swallowedGatewayEvents).toBe(2);
+    fake.deafenGateway(false);
+    const heard = fake.postUserMessage({ channelId: channel.id, content: 'heard' });
+    for (const session of [gateway, second]) {
+      const created = await session.frame((f) => f.t === 'MESSAGE_CREATE');
+      expect(created.d).toMatchObject({ id: heard.id });
+    }
   });
 });

@@ -13,7 +13,9 @@
  * or cut at the TCP level, and while down new connections are refused with HTTP 503 or held
  * without HELLO; `restore` ends it, and a held or retried connection can RESUME or IDENTIFY
  * again), and closing every session with a given code (`closeSessions`, e.g. 4004 when the
- * token was reset: such a session cannot be resumed).
+ * token was reset: such a session cannot be resumed), and a deaf gateway (`deaf = true`: every
+ * dispatch is swallowed, on every session, new ones too, while heartbeats are still ACKed and
+ * IDENTIFY and RESUME still answered — a connection that looks healthy and delivers nothing).
  *
  * Dispatches honour each session's intents: guild and channel events need GUILDS; message
  * events need GUILD_MESSAGES in a guild (channels and threads) and DIRECT_MESSAGES in a DM,
@@ -171,6 +173,15 @@ export class Gateway {
   readonly resumes: GatewayResume[] = [];
   /** Upgrades answered 503 during outages (each is one reconnect attempt refused). */
   refusedConnections = 0;
+  /**
+   * While true, {@link dispatch} sends nothing (the events are lost, as on a deaf connection);
+   * heartbeats, IDENTIFY (READY, GUILD_CREATE) and RESUME (RESUMED) are answered as usual.
+   */
+  deaf = false;
+  /** Dispatches swallowed while {@link deaf}. */
+  swallowedDispatches = 0;
+  /** Every WebSocket connection accepted (a reconnection is a new one). */
+  connectionsAccepted = 0;
 
   constructor(private readonly state: FakeState) {}
 
@@ -244,6 +255,10 @@ export class Gateway {
    * interaction or a new message goes to one of those sessions, each in turn.
    */
   dispatch(event: string, data: unknown): void {
+    if (this.deaf) {
+      this.swallowedDispatches += 1;
+      return;
+    }
     const needed = intentFor(event, data);
     const isMessage = MESSAGE_EVENTS.has(event) && isObject(data) && event !== 'MESSAGE_DELETE';
     const guildId = guildOf(event, data);
@@ -303,6 +318,7 @@ export class Gateway {
       resumable: true,
     };
     this.sessions.add(session);
+    this.connectionsAccepted += 1;
     ws.on('close', () => {
       this.sessions.delete(session);
       if (session.sessionId && session.resumable)

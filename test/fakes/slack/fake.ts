@@ -279,6 +279,21 @@ export class FakeSlack extends FakeSlackAgentSurface {
   }
 
   /**
+   * A deaf Socket Mode (`true`) or a hearing one again (`false`): while deaf, every event sent
+   * over a socket ({@link sendSocketEvent}), new sockets too, is lost on the way (its message
+   * stays in the channel; the result says `operation_timeout`), while the sockets stay open and
+   * answer pings — a connection that looks healthy and delivers nothing.
+   */
+  deafenSockets(deaf = true): void {
+    this.socketMode.deaf = deaf;
+  }
+
+  /** Events lost by a deaf Socket Mode ({@link deafenSockets}). */
+  get swallowedSocketEvents(): number {
+    return this.socketMode.swallowedEvents;
+  }
+
+  /**
    * Sends an event over Socket Mode: an envelope `{ envelope_id, type: 'events_api', payload:
    * <event_callback>, accepts_response_payload: false, retry_attempt, retry_reason }` on the
    * newest open connection (or `options.connectionId`), and resolves with the ack like

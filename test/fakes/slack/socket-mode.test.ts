@@ -238,4 +238,42 @@ describe('Socket Mode', () => {
       ackedInTime: true,
     });
   });
+
+  it('a deaf Socket Mode loses every event on the way (operation_timeout; the message stays in the channel) while pings are answered, on a new connection too; hearing again, it delivers', async () => {
+    const pinging = await FakeSlack.start({ socketPingIntervalMs: 50, channels: [{ id: 'C0DEAF', name: 'deaf' }] });
+    try {
+      const socket = socketClient(pinging, { clientPingTimeout: 300 });
+      const events: unknown[] = [];
+      socket.on('slack_event', ({ ack, body }) => {
+        events.push(body);
+        void ack();
+      });
+      await socket.start();
+      pinging.deafenSockets();
+      const lost = pinging.mentionEvent({ channel: 'C0DEAF', user: 'U0ALICE', text: 'never delivered' });
+      const result = await pinging.sendSocketEvent(lost);
+      expect(result).toMatchObject({ ackedInTime: false, failure: { kind: 'operation_timeout' } });
+      expect(pinging.swallowedSocketEvents).toBe(1);
+      expect(pinging.messages('C0DEAF').map((m) => m.ts)).toContain(String(lost.ts));
+      // The socket stays up: the client gets pings and answers them.
+      const [connection] = pinging.openSocketConnections();
+      await vi.waitFor(() => expect(connection!.pongsReceived).toBeGreaterThanOrEqual(3), { timeout: 5000 });
+      expect(connection!.closed).toBeUndefined();
+      // A new connection is as deaf.
+      await socket.disconnect();
+      await socket.start();
+      expect(pinging.socketConnections).toHaveLength(2);
+      await pinging.sendSocketEvent(pinging.mentionEvent({ channel: 'C0DEAF', user: 'U0ALICE', text: 'lost too' }));
+      expect(pinging.swallowedSocketEvents).toBe(2);
+      expect(events).toEqual([]);
+      pinging.deafenSockets(false);
+      const heard = await pinging.sendSocketEvent(
+        pinging.mentionEvent({ channel: 'C0DEAF', user: 'U0ALICE', text: 'heard' }),
+      );
+      expect(heard.ackedInTime).toBe(true);
+      expect(events).toHaveLength(1);
+    } finally {
+      await pinging.close();
+    }
+  });
 });

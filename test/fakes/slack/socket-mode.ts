@@ -13,6 +13,9 @@
  * request. Each URL's ticket works once; an unknown or used ticket is refused at the upgrade
  * with HTTP 401 (the fake's choice: Slack documents no status for it).
  *
+ * A deaf switch (`deaf`) loses every event on the way while the connection stays open and
+ * answers pings (a socket that looks healthy and delivers nothing).
+ *
  * Records every connection (pings, pongs, what the app sent, how it closed) and every
  * envelope with its ack (late when it came after Slack's deadline).
  */
@@ -68,6 +71,13 @@ export class SocketMode {
   private readonly sentAtReal = new Map<string, number>();
   /** Envelopes whose ack deadline has passed. */
   private readonly lateAfter = new Set<string>();
+  /**
+   * While true, events are lost on the way over every connection, new ones too (see
+   * {@link FakeSlack.deafenSockets}); pings, pongs, hello and slash commands go on.
+   */
+  deaf = false;
+  /** Events lost while {@link deaf}. */
+  swallowedEvents = 0;
 
   constructor(private readonly ws: Workspace) {}
 
@@ -159,6 +169,23 @@ export class SocketMode {
         eventId,
       });
       return { ...base, connectionId: undefined, ackedInTime: false, ackMs: undefined, ackPayload: undefined, failure };
+    }
+    if (this.deaf) {
+      this.swallowedEvents += 1;
+      const failure = fail({
+        kind: 'operation_timeout',
+        command: event.type,
+        detail: 'the connection is deaf (a test fault): the envelope never reached the app',
+        eventId,
+      });
+      return {
+        ...base,
+        connectionId: live.record.id,
+        ackedInTime: false,
+        ackMs: undefined,
+        ackPayload: undefined,
+        failure,
+      };
     }
     const retry = {
       retry_attempt: options.retryNum ?? 0,
