@@ -113,7 +113,7 @@ function ruleQueries(): Array<{ alert: string; expr: string }> {
 }
 
 /** Polls `expr` until it returns series (Prometheus scrapes every second). */
-async function seriesOf(expr: string, timeout = 20_000) {
+async function seriesOf(expr: string, timeout = 45_000) {
   await expect
     .poll(
       async () => {
