@@ -9,9 +9,11 @@
  * sentence only the member sees. Real discord.js against FakeDiscord and FakeService, the bot
  * with the Message Content intent (so that a chain it may read is read in full).
  */
+
 import { beforeAll, describe, expect, it } from 'vitest';
 import { messageActions } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { MAY_NOT_POST_HERE } from '../../src/core/rights.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import { NO_HISTORY_RIGHT } from '../../src/platforms/discord/mentions.ts';
@@ -151,7 +153,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     expect((await done).ok).toBe(true);
     const answer = interaction.original!;
     expect(answer.content).toContain('Echo: plan a picnic');
-    expect(answer.content).toContain(NO_THREAD.yours);
+    expect(answer.content).toContain(english.say(NO_THREAD.yours));
     expect(discord.channel(answer.id)).toBeUndefined();
   });
 
@@ -176,7 +178,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     expect(discord.channel(mention.id)).toBeUndefined();
     const answer = botPostsIn(channel.id).find((m) => m.reference?.messageId === mention.id)!;
     expect(answer.content).toContain('Echo: hello there');
-    expect(answer.content).toContain(NO_THREAD.yours);
+    expect(answer.content).toContain(english.say(NO_THREAD.yours));
   });
 
   it("Reroll pressed by the image's requester after an admin took their Send Messages here is refused in a sentence only they see, and no image is made", async () => {
@@ -247,7 +249,7 @@ describe('Discord: the bot reads earlier messages for a member only with their R
     expect(textOf(request!)).not.toContain('4711');
     expect(request!.messages).toEqual([{ role: 'user', content: 'what is the code?' }]);
     const answer = botPostsIn(channel.id).find((m) => m.reference?.messageId === question.id)!;
-    expect(answer.content).toContain(NO_HISTORY_RIGHT);
+    expect(answer.content).toContain(english.say(NO_HISTORY_RIGHT));
   });
 
   it("does not read a thread's earlier messages for a member without it, and says so under the answer", async () => {
@@ -265,6 +267,6 @@ describe('Discord: the bot reads earlier messages for a member only with their R
     const [request] = service.chatRequests();
     expect(textOf(request!)).not.toContain('surprise party');
     const answer = botPostsIn(thread.id).find((m) => m.reference?.messageId === question.id)!;
-    expect(answer.content).toContain(NO_HISTORY_RIGHT);
+    expect(answer.content).toContain(english.say(NO_HISTORY_RIGHT));
   });
 });

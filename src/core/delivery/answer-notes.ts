@@ -4,6 +4,7 @@
  * first message, that a continuation could not be posted.
  */
 import type { Logger } from '../../log.ts';
+import { english } from '../i18n/words.ts';
 import type { MessageHandle, ReplyChannel } from '../platform.ts';
 import { refusingWrites } from '../sentences.ts';
 import { unmarked } from './answer-pages.ts';
@@ -33,7 +34,9 @@ export async function noteInFirst(
 ): Promise<boolean> {
   if (!first || shown === undefined) return false;
   const { channel, log } = answer;
-  const reason = channel.explain?.(error) ?? 'the platform refused it.';
+  // The platform's sentence in English until this note is put into the place's words (issue 42).
+  const explained = channel.explain?.(error);
+  const reason = explained ? english.say(explained) : 'the platform refused it.';
   const note = `\n\n⚠️ The rest of the answer could not be posted: ${reason}`;
   const { maxChars, measure = (t: string) => t.length } = channel.limits;
   let head = unmarked(shown).content;

@@ -150,7 +150,7 @@ export class DiscordAdapter {
     this.actions = definitions.messageActions;
     this.client = new Client(clientOptions(config));
     // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
-    guardMalformedInteractions(this.client, log);
+    guardMalformedInteractions(this.client, log, this.core.languages.defaultLocale);
     this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
     this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
     this.client.on(Events.MessageUpdate, (_old, message) => this.onEdit(message));

@@ -6,6 +6,7 @@
  */
 import type { WebClient } from '@slack/web-api';
 import type { NamedWait } from '../../core/delivery/bucket.ts';
+import type { Sentence } from '../../core/i18n/words.ts';
 import { type BucketId, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
@@ -273,7 +274,7 @@ export class SlackReply implements ReplyChannel {
     this.question?.onHeld(listener);
   }
 
-  explain(error: unknown): string | undefined {
+  explain(error: unknown): Sentence | undefined {
     return explainSlackError(error);
   }
 
