@@ -135,7 +135,8 @@ async function pressHome(body: Press, client: WebClient, deps: SlackActionDeps, 
   const ref = newReference();
   const log = deps.log.child({ platform: 'slack', ref, command: 'export', user, button: HOME_EXPORT_BUTTON });
   const republish = (notice: string) => publishHome(client, deps, { team, user, ref }, log, notice);
-  void pressHomeExport(client, deps, { team, user, args, ref, log }, republish);
+  const locale = { user: deps.directory.locale(client, team, user) };
+  void pressHomeExport(client, deps, { team, user, args, ref, log, locale }, republish);
 }
 
 /**

@@ -18,6 +18,7 @@
  * ephemeral can answer it): the result, sent or refused, is told by publishing the presser's Home
  * again with a line at its top, where they are looking; the files themselves arrive in the DM.
  */
+
 import type { KnownBlock } from '@slack/types';
 import type { WebClient } from '@slack/web-api';
 import { runInvocation } from '../../core/command.ts';
@@ -30,6 +31,8 @@ import {
   sendExport,
 } from '../../core/features/export.ts';
 import { exportTurnOf } from '../../core/features/export-format.ts';
+import type { InvocationLocale } from '../../core/i18n/languages.ts';
+import { english, type Words } from '../../core/i18n/words.ts';
 import {
   buttonId,
   channelKey,
@@ -67,10 +70,14 @@ export interface HomeUser {
   dm?: string | undefined;
 }
 
-/** Slack's date formatting of a `thread_ts` (docs.slack.dev "Formatting text: dates"), with an ISO fallback. */
-function dateOf(threadTs: string): string {
+/**
+ * Slack's date formatting of a `thread_ts` (docs.slack.dev "Formatting text: dates": Slack fills
+ * `{date_short_pretty}` and `{time}` in the reader's own settings), with an ISO fallback; the
+ * words around the tokens in `words`.
+ */
+function dateOf(threadTs: string, words: Words): string {
   const seconds = Math.floor(Number(threadTs));
-  return `<!date^${seconds}^{date_short_pretty} at {time}|${new Date(seconds * 1000).toISOString()}>`;
+  return `<!date^${seconds}^${words.t('slack.home.export_date', { date: '{date_short_pretty}', time: '{time}' })}|${new Date(seconds * 1000).toISOString()}>`;
 }
 
 /** The conversation of a listed key, when it is this workspace's and its ids are Slack's. */
@@ -82,10 +89,10 @@ function slackRefOf(conversationId: string, team: string) {
 }
 
 /** The place of a conversation in words (HOME_EXPORT_SENTENCES). */
-function placeText(channel: string, thread: string | undefined): string {
-  if (channel.startsWith('D')) return HOME_EXPORT_SENTENCES.direct(thread && dateOf(thread));
+function placeText(channel: string, thread: string | undefined, words: Words): string {
+  if (channel.startsWith('D')) return HOME_EXPORT_SENTENCES.direct(thread && dateOf(thread, words));
   return thread
-    ? HOME_EXPORT_SENTENCES.thread(`<#${channel}>`, dateOf(thread))
+    ? HOME_EXPORT_SENTENCES.thread(`<#${channel}>`, dateOf(thread, words))
     : HOME_EXPORT_SENTENCES.channel(`<#${channel}>`);
 }
 
@@ -152,11 +159,11 @@ async function offerOf(
 }
 
 /** An offer's section: the place in bold, its turns and first words, the Export button. */
-function offerBlock(o: Offer): KnownBlock {
+function offerBlock(o: Offer, words: Words): KnownBlock {
   const detail = escapeSlackText(HOME_EXPORT_SENTENCES.detail(o.turns, o.start));
   return {
     type: 'section',
-    text: { type: 'mrkdwn', text: `*${placeText(o.channel, o.thread)}*\n${detail}` },
+    text: { type: 'mrkdwn', text: `*${placeText(o.channel, o.thread, words)}*\n${detail}` },
     accessory: {
       type: 'button',
       text: { type: 'plain_text', text: HOME_EXPORT_SENTENCES.button },
@@ -167,15 +174,16 @@ function offerBlock(o: Offer): KnownBlock {
 
 /**
  * The Home's export section for `at.user`: a header, a line saying what it does, then one section
- * per offered conversation with its Export button (see the file's comment). Never throws: an
- * index that cannot be read is said in a line; a conversation that cannot be checked is left out
- * (logged).
+ * per offered conversation with its Export button (see the file's comment), in `words` (the
+ * Home's owner's). Never throws: an index that cannot be read is said in a line; a conversation
+ * that cannot be checked is left out (logged).
  */
 export async function homeExportBlocks(
   client: WebClient,
   core: Core,
   at: HomeUser,
   log: Logger,
+  words: Words = english,
 ): Promise<KnownBlock[]> {
   const line = (text: string): KnownBlock => ({
     type: 'section',
@@ -205,7 +213,11 @@ export async function homeExportBlocks(
   if (!shown.length) return [...head, line(HOME_EXPORT_SENTENCES.none)];
   // Not shown: those never looked at, and those past the bound.
   const more = listed.length - examined.length + offered.length - shown.length;
-  return [...head, ...shown.map(offerBlock), ...(more > 0 ? [line(HOME_EXPORT_SENTENCES.more(more))] : [])];
+  return [
+    ...head,
+    ...shown.map((o) => offerBlock(o, words)),
+    ...(more > 0 ? [line(HOME_EXPORT_SENTENCES.more(more))] : []),
+  ];
 }
 
 /**
@@ -251,7 +263,15 @@ async function exportPressed(
 export async function pressHomeExport(
   client: WebClient,
   deps: { core: Core; running: RunningCommands },
-  press: { team: string; user: string; args: readonly string[]; ref: string; log: Logger },
+  press: {
+    team: string;
+    user: string;
+    args: readonly string[];
+    ref: string;
+    log: Logger;
+    /** The presser's language (users.ts `SlackDirectory.locale`): the result is theirs alone to read. */
+    locale?: InvocationLocale | undefined;
+  },
   republish: (notice: string) => Promise<void>,
 ): Promise<void> {
   if (deps.running.draining) {
@@ -269,6 +289,7 @@ export async function pressHomeExport(
           conversationId: conversationKey({ platform: 'slack', team: press.team, channel, thread }),
           log: press.log,
           ref: press.ref,
+          locale: press.locale,
           reply: {
             sendEphemeral: async (message) => {
               notice = typeof message === 'string' ? message : message.content;
