@@ -143,14 +143,17 @@ function contextOf(
     streaming: deps.streaming,
     recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined,
   };
-  const target = { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native };
   const where = { platform: 'slack', team: meta.teamId, channel: message.channel } as const;
+  const locale = { user: deps.directory.locale(client, meta.teamId, user) };
+  // The answer's own words (its buttons' labels, the thinking status) are the place's.
+  const words = deps.core.languages.forPlace({ channelKey: channelKey(where), locale });
+  const target = { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native, words };
   return {
     platform: 'slack',
     conversationId: conversationKey({ ...where, thread: threadTs }),
     channelKey: channelKey(where),
     isDirectMessage: !inChannel,
-    locale: { user: deps.directory.locale(client, meta.teamId, user) },
+    locale,
     user: deps.directory.user(client, { team: meta.teamId, id: user }),
     options: {},
     files: {},
