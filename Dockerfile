@@ -31,5 +31,6 @@ USER node
 EXPOSE 3000 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.HTTP_PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# node is PID 1 and handles SIGTERM itself (docker stop): running answers get SHUTDOWN_GRACE_MS.
+# node is PID 1 and handles SIGTERM itself (docker stop): running answers get SHUTDOWN_GRACE_MS;
+# and SIGHUP (docker kill --signal=HUP): the configuration is reloaded (README).
 CMD ["node", "dist/src/main.js"]

@@ -4,13 +4,14 @@
  * message's text, images and files as its context, goes where a mention's would (Discord: a
  * reply to the message; Slack: the message's thread).
  */
+
+import { actionTexts } from '../src/core/command-words.ts';
 import { answerAboutMessage } from '../src/core/features/message-actions.ts';
 import type { MessageAction } from '../src/core/message-action.ts';
 
 export default {
-  name: 'Ask about this message',
+  ...actionTexts('commands.action.ask_about_message'),
   id: 'ask_about_message',
-  description: 'Ask the bot a question about this message (its text, images and files)',
   question: {
     title: 'Ask about a message',
     label: 'Your question',

@@ -8,6 +8,7 @@
  * question's thread always, so the option changes nothing there.
  */
 import type { Command } from '../src/core/command.ts';
+import { choice, texts } from '../src/core/command-words.ts';
 import { chat } from '../src/core/features/chat.ts';
 import { imageRefsOf } from '../src/core/features/kept-request.ts';
 import {
@@ -19,6 +20,7 @@ import {
   TEXT_MODEL_OPTION,
 } from '../src/core/features/options.ts';
 import { subjectOf } from '../src/core/features/usage.ts';
+import { english } from '../src/core/i18n/words.ts';
 import { looksLikeImage, optionImage } from '../src/core/media/attachments.ts';
 import { fileLimits, optionFile } from '../src/core/media/files.ts';
 import { WEB_SEARCH_MODES } from '../src/core/service/schemas.ts';
@@ -27,7 +29,7 @@ type WebSearch = (typeof WEB_SEARCH_MODES)[number];
 
 export default {
   name: 'chat',
-  description: 'Ask the language model; the answer streams in',
+  ...texts('commands.command.chat'),
   // On Slack the question is shown to the channel, and answered in its thread.
   showsQuestion: true,
   // The answer streams in for everyone: Discord's deferral starts before the quota, image and store work.
@@ -35,23 +37,31 @@ export default {
   // Discord: `thread:true` (or the channel's auto_thread) answers in a new thread on the question.
   opensThread: true,
   options: [
-    { name: 'prompt', description: 'What to ask or say', type: 'string', required: true, maxLength: 6000 },
+    {
+      name: 'prompt',
+      ...texts('commands.command.chat.options.prompt'),
+      type: 'string',
+      required: true,
+      maxLength: 6000,
+    },
     TEXT_MODEL_OPTION,
     // Named `image` since before files were read (renaming it would break the deployed command).
-    { name: 'image', description: 'An image, text file or PDF for the model to read', type: 'attachment' },
+    { name: 'image', ...texts('commands.command.chat.options.image'), type: 'attachment' },
     {
       name: 'web_search',
-      description: 'Search the web: auto (model decides), force, images (image results), off (default)',
+      ...texts('commands.command.chat.options.web_search'),
       type: 'string',
-      choices: [{ name: 'off', value: 'off' }, ...WEB_SEARCH_MODES.map((value) => ({ name: value, value }))],
+      choices: (['off', ...WEB_SEARCH_MODES] as const).map((value) =>
+        choice(value, `commands.command.chat.options.web_search.choices.${value}`),
+      ),
     },
-    { name: 'json', description: 'Ask for a JSON answer (say the shape you want in the prompt)', type: 'boolean' },
+    { name: 'json', ...texts('commands.command.chat.options.json'), type: 'boolean' },
     TEMPERATURE_OPTION,
     MAX_TOKENS_OPTION,
     ...NUCLEUS_OPTIONS,
     {
       name: 'thread',
-      description: 'Answer in a new thread where replies need no mention (Discord; Slack threads always)',
+      ...texts('commands.command.chat.options.thread'),
       type: 'boolean',
     },
   ],
@@ -71,6 +81,7 @@ export default {
       file && !looksLikeImage(file)
         ? await optionFile('image', file, fileLimits(core.limits, core.inputImages.maxBytes, String(prompt)), work)
         : { files: [], notes: [] };
+    const noteLines = notes.map((n) => english.say(n));
     // Returned, not awaited: this frame is not kept for as long as the answer streams.
     return chat(ctx, core, {
       prompt: String(prompt),
@@ -79,7 +90,7 @@ export default {
       // A Slack file link names a file Regenerate finds again; Discord's upload has no lasting place (kept whole).
       imageRefs: imageRefsOf(images, file ? [file] : []),
       files,
-      notes,
+      notes: noteLines,
       ...(model ? { model } : {}),
       ...(typeof web_search === 'string' && web_search !== 'off' ? { webSearch: web_search as WebSearch } : {}),
       ...(json === true ? { json: true } : {}),

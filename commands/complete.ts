@@ -3,6 +3,7 @@
  * completion endpoint (§4.2); the prompt and its continuation stream into the reply. No history.
  */
 import type { Command } from '../src/core/command.ts';
+import { texts } from '../src/core/command-words.ts';
 import { complete } from '../src/core/features/complete.ts';
 import {
   MAX_TOKENS_OPTION,
@@ -14,10 +15,16 @@ import {
 
 export default {
   name: 'complete',
-  description: 'Continue a text (legacy completion); it streams in',
+  ...texts('commands.command.complete'),
   defersAtOnce: true,
   options: [
-    { name: 'prompt', description: 'The text to continue', type: 'string', required: true, maxLength: 6000 },
+    {
+      name: 'prompt',
+      ...texts('commands.command.complete.options.prompt'),
+      type: 'string',
+      required: true,
+      maxLength: 6000,
+    },
     TEXT_MODEL_OPTION,
     TEMPERATURE_OPTION,
     MAX_TOKENS_OPTION,

@@ -5,11 +5,12 @@
  * (features/export.ts). Anyone, anywhere; no service call, no chat quota.
  */
 import type { Command } from '../src/core/command.ts';
+import { texts } from '../src/core/command-words.ts';
 import { exportConversation } from '../src/core/features/export.ts';
 
 export default {
   name: 'export',
-  description: "Get this conversation's history as Markdown and JSON files, privately",
+  ...texts('commands.command.export'),
   options: [],
   examples: [''],
   answersPrivately: true,

@@ -5,18 +5,19 @@
  * conversation of this server or workspace (features/forget-me.ts), told to them alone.
  */
 import type { Command } from '../src/core/command.ts';
+import { choice, texts } from '../src/core/command-words.ts';
 import { forget } from '../src/core/features/forget.ts';
 import { forgetMe } from '../src/core/features/forget-me.ts';
 
 export default {
   name: 'forget',
-  description: "Clear the bot's conversation history here (me: your own messages everywhere here)",
+  ...texts('commands.command.forget'),
   options: [
     {
       name: 'scope',
-      description: 'me: forget your own messages, votes and buttons in every conversation of this server',
+      ...texts('commands.command.forget.options.scope'),
       type: 'string',
-      choices: [{ name: 'me: my own messages everywhere here', value: 'me' }],
+      choices: [choice('me', 'commands.command.forget.options.scope.choices.me')],
     },
   ],
   examples: ['', 'me'],

@@ -4,6 +4,7 @@
  * Slack, `/<command> help` shows one command.
  */
 import type { Command } from '../src/core/command.ts';
+import { texts } from '../src/core/command-words.ts';
 import { showHelp } from '../src/core/features/help.ts';
 import type { MessageAction } from '../src/core/message-action.ts';
 
@@ -16,7 +17,7 @@ import type { MessageAction } from '../src/core/message-action.ts';
 export function helpCommand(list: () => readonly Command[], actions: () => readonly MessageAction[]): Command {
   return {
     name: 'help',
-    description: 'List every command of the bot, its options and the models',
+    ...texts('commands.command.help'),
     options: [],
     examples: [''],
     async execute(ctx, core) {

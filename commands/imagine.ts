@@ -4,6 +4,7 @@
  * image (§4.3); it is posted as an attachment with a caption naming the settings and the seed.
  */
 import type { Command } from '../src/core/command.ts';
+import { choice, texts } from '../src/core/command-words.ts';
 import { OptionError } from '../src/core/errors.ts';
 import { imagine } from '../src/core/features/imagine.ts';
 import { imagineFollowUp } from '../src/core/features/imagine-buttons.ts';
@@ -13,55 +14,68 @@ import { ASPECT_RATIOS, type AspectRatio, IMAGE_STYLES, type ImageStyle } from '
 
 export default {
   name: 'imagine',
-  description: 'Generate an image from a prompt',
+  ...texts('commands.command.imagine'),
   defersAtOnce: true,
   options: [
-    { name: 'prompt', description: 'What the image should show', type: 'string', required: true, maxLength: 4000 },
+    {
+      name: 'prompt',
+      ...texts('commands.command.imagine.options.prompt'),
+      type: 'string',
+      required: true,
+      maxLength: 4000,
+    },
     {
       name: 'aspect_ratio',
-      description: 'square 1024×1024 (default), portrait 832×1216, landscape 1216×832',
+      ...texts('commands.command.imagine.options.aspect_ratio'),
       type: 'string',
-      choices: ASPECT_RATIOS.map((value) => ({ name: value, value })),
+      choices: ASPECT_RATIOS.map((value) =>
+        choice(value, `commands.command.imagine.options.aspect_ratio.choices.${value}`),
+      ),
     },
     {
       name: 'style',
-      description: 'Rendering style (default: vivid)',
+      ...texts('commands.command.imagine.options.style'),
       type: 'string',
-      choices: IMAGE_STYLES.map((value) => ({ name: value, value })),
+      choices: IMAGE_STYLES.map((value) => choice(value, `commands.command.imagine.options.style.choices.${value}`)),
     },
     {
       name: 'model',
-      description: "Image model (default: the channel's, else the service's choice)",
+      ...texts('commands.command.imagine.options.model'),
       type: 'string',
       maxLength: 100,
       autocomplete: 'image_models',
     },
-    { name: 'negative_prompt', description: 'What the image should not show', type: 'string', maxLength: 2000 },
+    {
+      name: 'negative_prompt',
+      ...texts('commands.command.imagine.options.negative_prompt'),
+      type: 'string',
+      maxLength: 2000,
+    },
     {
       name: 'seed',
-      description: `Seed for a reproducible image, 0 to ${MAX_SEED} (default: random)`,
+      ...texts('commands.command.imagine.options.seed', { max: String(MAX_SEED) }),
       type: 'integer',
       minValue: 0,
       maxValue: MAX_SEED,
     },
-    { name: 'reference_image', description: 'An image to start from (image to image)', type: 'attachment' },
+    { name: 'reference_image', ...texts('commands.command.imagine.options.reference_image'), type: 'attachment' },
     {
       name: 'reference_image_url',
-      description: 'The address of an image to start from',
+      ...texts('commands.command.imagine.options.reference_image_url'),
       type: 'string',
       maxLength: 2000,
     },
     {
       name: 'denoising_strength',
-      description: 'How far from the reference, 0 to 1 (default 0.75)',
+      ...texts('commands.command.imagine.options.denoising_strength'),
       type: 'number',
       minValue: 0,
       maxValue: 1,
     },
-    { name: 'enhance', description: 'Let a language model enhance the prompt first', type: 'boolean' },
+    { name: 'enhance', ...texts('commands.command.imagine.options.enhance'), type: 'boolean' },
     {
       name: 'disable_safety_checker',
-      description: 'Turn off the safety checker (admins, where allowed)',
+      ...texts('commands.command.imagine.options.disable_safety_checker'),
       type: 'boolean',
     },
   ],
@@ -73,9 +87,7 @@ export default {
     const o = ctx.options;
     const typedReferenceUrl = stringOption(o, 'reference_image_url');
     if (typedReferenceUrl !== undefined && !/^https?:\/\/[^\s]+$/i.test(typedReferenceUrl)) {
-      throw new OptionError(
-        '`reference_image_url` must be an http(s) address of an image, e.g. https://example.com/photo.png.',
-      );
+      throw new OptionError('commands.imagine.reference_url_invalid');
     }
     // The service fetches this link itself: never one to a private or local address (the same
     // guard as the bot's own downloads, with the same resolver), and passed on as checked.
@@ -87,9 +99,8 @@ export default {
             lookup: core.downloader.lookup,
           }).catch((error: unknown) => {
             if (error instanceof DownloadError)
-              throw new OptionError(
-                `${error.message} Give the public address of an image, e.g. https://example.com/photo.png.`,
-              );
+              // The reason is the download guard's (media/download.ts), as it words it.
+              throw new OptionError('commands.imagine.reference_url_refused', { reason: error.message });
             throw error;
           });
     const model = stringOption(o, 'model');

@@ -3,13 +3,14 @@
  * platform's limits; only the admin sees it unless `public` is true.
  */
 import type { Command } from '../src/core/command.ts';
+import { texts } from '../src/core/command-words.ts';
 import { showModels, turnModelsPage } from '../src/core/features/models.ts';
 
 export default {
   name: 'models',
-  description: 'List the text and image models of the service (admins)',
+  ...texts('commands.command.models'),
   adminOnly: true,
-  options: [{ name: 'public', description: 'Show the list to the whole channel (default: only you)', type: 'boolean' }],
+  options: [{ name: 'public', ...texts('commands.command.models.options.public'), type: 'boolean' }],
   examples: ['', '--public'],
   async execute(ctx, core) {
     await showModels(ctx, core, ctx.options.public === true);

@@ -5,6 +5,7 @@
  * comes from.
  */
 import type { Command } from '../src/core/command.ts';
+import { choice, texts } from '../src/core/command-words.ts';
 import { stringOption } from '../src/core/features/options.ts';
 import { changeSettings, MAX_SYSTEM_PROMPT } from '../src/core/features/settings.ts';
 import { SHIPPED_LOCALES } from '../src/core/i18n/locales.ts';
@@ -12,57 +13,62 @@ import { SETTING_NAMES, type SettingName } from '../src/core/state/settings.ts';
 
 export default {
   name: 'settings',
-  description: "Show or change this channel's models and system prompt (admins)",
+  ...texts('commands.command.settings'),
   adminOnly: true,
   options: [
     {
       name: 'chat_model',
-      description: 'Chat model for /chat and mentions here',
+      ...texts('commands.command.settings.options.chat_model'),
       type: 'string',
       maxLength: 100,
       autocomplete: 'text_models',
     },
     {
       name: 'image_model',
-      description: 'Image model for /imagine here',
+      ...texts('commands.command.settings.options.image_model'),
       type: 'string',
       maxLength: 100,
       autocomplete: 'image_models',
     },
     {
       name: 'vision_model',
-      description: 'Model for messages with images here',
+      ...texts('commands.command.settings.options.vision_model'),
       type: 'string',
       maxLength: 100,
       autocomplete: 'text_models',
     },
     {
       name: 'system_prompt',
-      description: 'Sent first with every chat here',
+      ...texts('commands.command.settings.options.system_prompt'),
       type: 'string',
       maxLength: MAX_SYSTEM_PROMPT,
     },
     {
       name: 'auto_thread',
-      description: 'Discord: answer each /chat and mention here in a new thread (Slack threads always)',
+      ...texts('commands.command.settings.options.auto_thread'),
       type: 'boolean',
     },
     {
       name: 'notify',
-      description: 'Mention the asker when an answer that took long ends (on by default)',
+      ...texts('commands.command.settings.options.notify'),
       type: 'boolean',
     },
     {
       name: 'locale',
-      description: "Language of the bot's public messages here (notes, buttons); replies to one user stay in theirs",
+      ...texts('commands.command.settings.options.locale'),
       type: 'string',
-      choices: SHIPPED_LOCALES.map((value) => ({ name: value, value })),
+      // Each language by its own name (`Deutsch (de)`), as language pickers show them.
+      choices: SHIPPED_LOCALES.map((value) => choice(value, `commands.language.${value}`)),
     },
     {
       name: 'reset',
-      description: 'Back to the default: one setting, or all',
+      ...texts('commands.command.settings.options.reset'),
       type: 'string',
-      choices: [{ name: 'all', value: 'all' }, ...SETTING_NAMES.map((value) => ({ name: value, value }))],
+      // A setting is named as its option is (the same in every language).
+      choices: [
+        choice('all', 'commands.command.settings.options.reset.choices.all'),
+        ...SETTING_NAMES.map((value) => ({ name: value, value })),
+      ],
     },
   ],
   examples: [

@@ -7,56 +7,68 @@
  * the user who asked.
  */
 import type { Command } from '../src/core/command.ts';
+import { texts } from '../src/core/command-words.ts';
 import { ForbiddenError } from '../src/core/errors.ts';
 import { feedbackCard } from '../src/core/features/feedback-report.ts';
 import { spendCard, spendFields } from '../src/core/features/spend-report.ts';
-import { subjectOf } from '../src/core/features/usage.ts';
-import { type UsageLine, type UsageReport, waitText } from '../src/core/state/quotas.ts';
+import { subjectOf, waitSentence } from '../src/core/features/usage.ts';
+import type { Words } from '../src/core/i18n/words.ts';
+import type { UsageLine, UsageReport } from '../src/core/state/quotas.ts';
 
-function line(item: UsageLine): string {
-  const used = `${item.used}${item.limit > 0 ? ` of ${item.limit}` : ''} ${item.window === 'minute' ? 'this minute' : 'today'}`;
-  return item.used > 0 && item.resetInMs > 0 ? `${used} (resets ${waitText(item.resetInMs)})` : used;
+/** One counter in `words`: `3 of 10 this minute (resets in 42 s)`. */
+function line(item: UsageLine, words: Words): string {
+  const values = {
+    used: item.used,
+    limited: item.limit > 0 ? 'yes' : 'no',
+    limit: item.limit,
+    window: item.window,
+  };
+  return item.used > 0 && item.resetInMs > 0
+    ? words.t('commands.usage.used_resets', { ...values, wait: waitSentence(item.resetInMs) })
+    : words.t('commands.usage.used', values);
 }
 
-function fields(report: UsageReport) {
+function fields(report: UsageReport, words: Words) {
   return [
-    { name: 'chat requests', value: line(report.chat) },
-    { name: 'images', value: line(report.images) },
-    { name: 'tokens', value: line(report.tokens) },
+    { name: words.t('commands.usage.chat_requests'), value: line(report.chat, words) },
+    { name: words.t('commands.usage.images'), value: line(report.images, words) },
+    { name: words.t('commands.usage.tokens'), value: line(report.tokens, words) },
   ];
 }
 
 export default {
   name: 'usage',
-  description: 'Show what you have used of your quotas (admins: the channel)',
+  ...texts('commands.command.usage'),
   options: [
-    { name: 'channel', description: "Show this channel's use today instead (admins)", type: 'boolean' },
-    { name: 'feedback', description: 'Show the 👍 / 👎 on answers here, per model (admins)', type: 'boolean' },
-    { name: 'spend', description: "Show this server's spend this month, per model (admins)", type: 'boolean' },
+    { name: 'channel', ...texts('commands.command.usage.options.channel'), type: 'boolean' },
+    { name: 'feedback', ...texts('commands.command.usage.options.feedback'), type: 'boolean' },
+    { name: 'spend', ...texts('commands.command.usage.options.spend'), type: 'boolean' },
   ],
   examples: ['', '--channel', '--feedback', '--spend'],
   async execute(ctx, core) {
+    // Shown to the user alone: their words.
+    const words = await core.languages.forUser(ctx);
     if (ctx.options.feedback === true) {
-      if (!(await ctx.user.isAdmin())) throw new ForbiddenError('Only admins can see the feedback on answers.');
+      if (!(await ctx.user.isAdmin())) throw new ForbiddenError('commands.usage.only_admins_feedback');
       const card = await feedbackCard(core.store, ctx.channelKey, ctx.reply.limits.cards);
       await ctx.reply.sendEphemeral({ content: '', cards: [card] });
       return;
     }
     if (ctx.options.spend === true) {
-      if (!(await ctx.user.isAdmin())) throw new ForbiddenError("Only admins can see the server's spend.");
-      await ctx.reply.sendEphemeral({ content: '', cards: [await spendCard(ctx, core)] });
+      if (!(await ctx.user.isAdmin())) throw new ForbiddenError('commands.usage.only_admins_spend');
+      await ctx.reply.sendEphemeral({ content: '', cards: [await spendCard(ctx, core, words)] });
       return;
     }
     if (ctx.options.channel === true) {
-      if (!(await ctx.user.isAdmin())) throw new ForbiddenError("Only admins can see a channel's use.");
+      if (!(await ctx.user.isAdmin())) throw new ForbiddenError('commands.usage.only_admins_channel');
       const report = await core.quotas.usageOfChannel(ctx.channelKey);
       await ctx.reply.sendEphemeral({
         content: '',
         cards: [
           {
-            title: 'Use of this channel today',
-            fields: [...fields(report), ...(await spendFields(core, 'channel', ctx.channelKey))],
-            footer: 'Quotas apply per user; this is everyone here together.',
+            title: words.t('commands.usage.channel_title'),
+            fields: [...fields(report, words), ...(await spendFields(core, 'channel', ctx.channelKey, words))],
+            footer: words.t('commands.usage.channel_footer'),
           },
         ],
       });
@@ -66,13 +78,13 @@ export default {
     const footer = core.quotas.enabled
       ? // Rights that could not be checked are not claimed here: the general footer.
         (await ctx.user.isAdmin().catch(() => false)) && !core.quotas.limits.admins
-        ? 'As an admin you are not held to the quotas.'
-        : 'Limits reset when each window rolls over.'
-      : 'No quotas are set on this bot.';
-    const spent = await spendFields(core, 'user', subjectOf(ctx));
+        ? words.t('commands.usage.footer_admin')
+        : words.t('commands.usage.footer_quotas')
+      : words.t('commands.usage.footer_none');
+    const spent = await spendFields(core, 'user', subjectOf(ctx), words);
     await ctx.reply.sendEphemeral({
       content: '',
-      cards: [{ title: 'Your use', fields: [...fields(report), ...spent], footer }],
+      cards: [{ title: words.t('commands.usage.title'), fields: [...fields(report, words), ...spent], footer }],
     });
   },
 } satisfies Command;

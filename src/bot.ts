@@ -15,9 +15,11 @@ import { readTally } from './core/state/feedback.ts';
 import { openStore } from './core/state/open-store.ts';
 import { createLogger, type Logger } from './log.ts';
 import { type BotMetrics, createMetrics } from './ops/metrics.ts';
+import type { SignalSources } from './ops/metrics-signals.ts';
 import { type HealthCheck, type OpsServer, startOpsServer } from './ops/server.ts';
 import type { DiscordAdapter } from './platforms/discord/adapter.ts';
 import type { SlackAdapter } from './platforms/slack/adapter.ts';
+import { ConfigReloader, type ReloadOutcome } from './reload.ts';
 
 /**
  * Logs the store's background errors (a Redis connection lost and retried) without flooding:
@@ -38,11 +40,56 @@ function storeErrors(log: Logger): (error: unknown) => void {
   };
 }
 
+/** The /healthz checks: each configured platform's connection and the store's ping. */
+function healthChecks(core: Core, discord: DiscordAdapter | undefined, slack: SlackAdapter | undefined): HealthCheck[] {
+  return [
+    ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),
+    ...(slack ? [{ name: 'slack', check: () => slack.health() }] : []),
+    {
+      name: 'store',
+      check: () =>
+        core.store.ping().then(
+          () => undefined,
+          (error: unknown) =>
+            `store (${core.store.kind}) not answering: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+    },
+  ];
+}
+
+/**
+ * What the alert rules' metrics read (ops/metrics-signals.ts): the health checks, each
+ * configured platform's last event, the spending caps that are on (SPEND_CAP_*).
+ */
+function signalsOf(
+  config: Config,
+  checks: readonly HealthCheck[],
+  discord: DiscordAdapter | undefined,
+  slack: SlackAdapter | undefined,
+): SignalSources {
+  const spend = config.spend;
+  return {
+    checks,
+    events: [
+      ...(discord ? [{ platform: 'discord' as const, lastEventAt: () => discord.lastEventAt }] : []),
+      ...(slack ? [{ platform: 'slack' as const, lastEventAt: () => slack.lastEventAt }] : []),
+    ],
+    spendCaps: spend
+      ? (['user', 'channel', 'server'] as const).flatMap((scope) =>
+          (['day', 'month'] as const)
+            .filter((period) => spend.caps[scope][period] > 0)
+            .map((period) => ({ scope, period })),
+        )
+      : [],
+  };
+}
+
 /** What the adapters serve: every slash command and message action under commands/. */
 const DEFINITIONS = { commands, messageActions };
 
 /** A running bot. */
 export interface Bot {
+  /** The configuration running: the start's, with the live values of the last reload applied. */
   config: Config;
   core: Core;
   log: Logger;
@@ -59,6 +106,13 @@ export interface Bot {
    * whether any configured platform is left. `src/main.ts` exits non-zero when none is.
    */
   onPlatformLost: ((reason: string, platformsLeft: number) => void) | undefined;
+  /**
+   * Reloads the configuration (SIGHUP; src/reload.ts): `read` gives the new environment
+   * (src/main.ts reads `.env` again over the start's environment); it is validated whole, then
+   * its live values are applied without touching a connection or a stream, or it is refused
+   * and the running configuration stays. Never rejects.
+   */
+  reload(read: () => Record<string, string | undefined>): Promise<ReloadOutcome>;
   /**
    * Stops the adapters (new work refused; running answers get `graceMs`, default
    * SHUTDOWN_GRACE_MS, then are stopped with their partial text), then closes the store and client.
@@ -84,6 +138,15 @@ async function createAdapters(
     ? new (await import('./platforms/slack/adapter.ts')).SlackAdapter(config.slack, core, DEFINITIONS, log)
     : undefined;
   return { discord, slack };
+}
+
+/**
+ * The start line: what runs, the process's pid (what SIGHUP goes to: npm does not pass it on) and
+ * the V8 heap limit (npm start's default --max-old-space-size=384, or NODE_OPTIONS'), in MB.
+ */
+function logStarted(log: Logger, running: Record<string, unknown>): void {
+  const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
+  log.info({ pid: process.pid, ...running, heapLimitMb }, 'bot started');
 }
 
 /**
@@ -125,20 +188,11 @@ export async function startBot(
     events,
   });
   const { discord, slack } = await createAdapters(config, core, log);
-  const metrics = createMetrics(events, { feedback: () => readTally(core.store) });
-  const checks: HealthCheck[] = [
-    ...(discord ? [{ name: 'discord', check: () => discord.health() }] : []),
-    ...(slack ? [{ name: 'slack', check: () => slack.health() }] : []),
-    {
-      name: 'store',
-      check: () =>
-        core.store.ping().then(
-          () => undefined,
-          (error: unknown) =>
-            `store (${core.store.kind}) not answering: ${error instanceof Error ? error.message : String(error)}`,
-        ),
-    },
-  ];
+  const checks = healthChecks(core, discord, slack);
+  const metrics = createMetrics(events, {
+    feedback: () => readTally(core.store),
+    signals: signalsOf(config, checks, discord, slack),
+  });
   let ops: OpsServer | undefined;
   const stop = async (graceMs = config.shutdownGraceMs) => {
     await Promise.allSettled([discord?.stop(graceMs), slack?.stop(graceMs)]);
@@ -154,15 +208,12 @@ export async function startBot(
     await stop();
     throw error;
   }
-  // The V8 heap limit (npm start's default --max-old-space-size=384, or NODE_OPTIONS'), in MB.
-  const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
-  log.info(
-    { discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port, heapLimitMb },
-    'bot started',
-  );
+  logStarted(log, { discord: Boolean(discord), slack: Boolean(slack), store: core.store.kind, http: ops?.port });
   const health = async () =>
     (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
-  const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, onPlatformLost: undefined };
+  const reload: Bot['reload'] = (read) => reloader.reload(read);
+  const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, reload, onPlatformLost: undefined };
+  const reloader = new ConfigReloader(bot, env);
   if (discord) discord.onFatal = (reason) => bot.onPlatformLost?.(reason, slack ? 1 : 0);
   return bot;
 }

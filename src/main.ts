@@ -1,10 +1,14 @@
 /**
- * `npm start` (`exec node --import tsx src/main.ts`: the shell is replaced by node, so the
+ * `npm start` (`exec node dist/src/main.js`: the shell is replaced by node, so the
  * SIGTERM npm passes on, or docker stop's, reaches this process): reads `.env` from the
  * directory npm was run in (when it exists), validates the configuration, starts the bot, and
  * on SIGINT/SIGTERM stops it cleanly: new work is refused, running answers get
  * SHUTDOWN_GRACE_MS to finish, the rest stop with their partial text; a second signal stops at
- * once. A promise rejection that nothing handled is logged, not fatal.
+ * once. On SIGHUP it reloads the configuration (src/reload.ts): `.env` read again over the
+ * environment the process started with, validated whole, its live values applied, or refused
+ * and logged with the running configuration kept. npm does not pass SIGHUP on: send it to the
+ * bot's own pid (the `bot started` line's `pid`). A promise rejection that nothing handled is
+ * logged, not fatal.
  * Exit codes: 0 after a clean stop, 2 for bad configuration, 1 for any other startup failure
  * (and for a stop forced by a second signal, or when every platform is gone for good, e.g.
  * Discord closing the gateway with 4004).
@@ -14,8 +18,15 @@ import { join } from 'node:path';
 import { startBot } from './bot.ts';
 import { ConfigError } from './config.ts';
 import { logUnhandledRejections, scrubSecrets } from './log.ts';
+import { environmentWithFile } from './reload.ts';
+
+// Set first: without a handler, a SIGHUP while the bot starts would end the process.
+let onHangUp: (() => void) | undefined;
+process.on('SIGHUP', () => onHangUp?.());
 
 const envFile = join(process.env.INIT_CWD ?? process.cwd(), '.env');
+// The environment before `.env` is loaded: what a reload reads the file again under.
+const startEnv = { ...process.env };
 if (existsSync(envFile)) process.loadEnvFile(envFile);
 
 try {
@@ -38,6 +49,9 @@ try {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  onHangUp = () => {
+    if (!stopping) void bot.reload(() => environmentWithFile(envFile, startEnv));
+  };
   // A platform gone for good (a revoked token): with none left, there is nothing to serve.
   bot.onPlatformLost = (reason, platformsLeft) => {
     if (platformsLeft > 0 || stopping) return;

@@ -4,10 +4,12 @@
  * any error into a message for the user, and logs it once.
  */
 
+import type { Texted } from './command-words.ts';
 import type { Core } from './core.ts';
 import { ForbiddenError, InputError, OptionError, ShownError, withReference } from './errors.ts';
 import type { CommandOutcome } from './events.ts';
-import type { Sentence } from './i18n/words.ts';
+import type { MessageKey } from './i18n/catalogs.ts';
+import { type Sentence, sentence } from './i18n/words.ts';
 import type { Attachment, CommandContext, ComponentContext, ReplyChannel } from './platform.ts';
 import { sentenceOf } from './sentences.ts';
 import { ServiceError } from './service/errors.ts';
@@ -21,16 +23,16 @@ export type OptionType = 'string' | 'integer' | 'number' | 'boolean' | 'attachme
 /** Where an option's autocomplete choices come from (Discord autocomplete; Slack help lists them). */
 export type AutocompleteSource = 'text_models' | 'image_models';
 
-/** One option of a command (Discord application command option; Slack `--name value`). */
-export interface CommandOption {
-  /** 1–32 lowercase characters (Discord's rule), e.g. `aspect_ratio`. */
+/** One option of a command (Discord application command option; Slack `--name value`); its words: {@link Texted}. */
+export interface CommandOption extends Texted {
+  /** 1–32 lowercase characters (Discord's rule), e.g. `aspect_ratio`; the same in every locale. */
   name: string;
-  /** 1–100 characters. */
+  /** 1–100 characters, English: the catalog's `${text}.description` (the other locales read it with `text`). */
   description: string;
   type: OptionType;
   required?: boolean;
-  /** Allowed values (at most 25). */
-  choices?: ReadonlyArray<{ name: string; value: string | number }>;
+  /** Allowed values (at most 25); `name`, 1–100 characters, English: the catalog's `text` (none: the same everywhere). */
+  choices?: ReadonlyArray<{ name: string; value: string | number; text?: MessageKey | undefined }>;
   minValue?: number;
   maxValue?: number;
   /** Longest string value, in characters. */
@@ -39,10 +41,11 @@ export interface CommandOption {
   autocomplete?: AutocompleteSource;
 }
 
-/** A command, defined once in commands/<name>.ts and served by every adapter. */
-export interface Command {
+/** A command, defined once in commands/<name>.ts and served by every adapter; its words: {@link Texted} (`commands.command.<name>`). */
+export interface Command extends Texted {
   /** 1–32 lowercase characters, e.g. `chat` (Slack: `/chat`). */
   name: string;
+  /** 1–100 characters, English (Slack's manifest; Discord's default): the catalog's `${text}.description`. */
   description: string;
   options: readonly CommandOption[];
   /** Checked at run time as well as hidden from non-admins on Discord. */
@@ -87,13 +90,29 @@ export interface Command {
   onComponent?(ctx: ComponentContext, core: Core): Promise<void>;
 }
 
-/** An option's range in words: `from 0 to 2`, `at least 1`, `at most 5`; '' when it has none. */
-export function rangeOf(option: Pick<CommandOption, 'minValue' | 'maxValue'>): string {
-  if (option.minValue !== undefined && option.maxValue !== undefined)
-    return `from ${option.minValue} to ${option.maxValue}`;
-  if (option.minValue !== undefined) return `at least ${option.minValue}`;
-  if (option.maxValue !== undefined) return `at most ${option.maxValue}`;
-  return '';
+/**
+ * An option's range in words (catalog `errors.range.*`): `from 0 to 2`, `at least 1`, `at most 5`;
+ * undefined when it has none.
+ */
+export function rangeOf(option: Pick<CommandOption, 'minValue' | 'maxValue'>): Sentence | undefined {
+  const { minValue: min, maxValue: max } = option;
+  if (min !== undefined && max !== undefined) return sentence('errors.range.between', { min, max });
+  if (min !== undefined) return sentence('errors.range.at_least', { min });
+  if (max !== undefined) return sentence('errors.range.at_most', { max });
+  return undefined;
+}
+
+/** The refusal of a value outside an option's range (`errors.option.between|at_least|at_most`); option names stay as written. */
+function outOfRange(option: CommandOption): Sentence {
+  const { name, minValue: min, maxValue: max } = option;
+  if (min !== undefined && max !== undefined) return sentence('errors.option.between', { name, min, max });
+  if (min !== undefined) return sentence('errors.option.at_least', { name, min });
+  return sentence('errors.option.at_most', { name, max: max ?? 0 });
+}
+
+/** Option names or values as a list of code spans: `` `a`, `b`, `c` `` (identifiers: not translated). */
+function codeList(items: ReadonlyArray<string | number>): string {
+  return items.map((i) => `\`${i}\``).join(', ');
 }
 
 /** Whether option values pass the command's definition ({@link checkOptions}, a check of values only: no I/O). */
@@ -109,7 +128,7 @@ export function optionsPass(command: Command, options: Record<string, unknown>):
 /**
  * Checks option values against a command's definition (required, type, choices, ranges,
  * length) and returns them typed. Discord checks most of this client-side; Slack does not.
- * @throws OptionError with a sentence naming the option and what it accepts.
+ * @throws OptionError with a sentence (`errors.option.*`) naming the option and what it accepts.
  */
 export function checkOptions(
   command: Command,
@@ -118,9 +137,11 @@ export function checkOptions(
   const out: Record<string, string | number | boolean | undefined> = {};
   for (const name of Object.keys(raw)) {
     if (!command.options.some((o) => o.name === name)) {
-      throw new OptionError(
-        `/${command.name} has no option \`${name}\`. Options: ${command.options.map((o) => `\`${o.name}\``).join(', ')}.`,
-      );
+      throw new OptionError('errors.option.unknown', {
+        command: command.name,
+        name,
+        options: codeList(command.options.map((o) => o.name)),
+      });
     }
   }
   for (const option of command.options) {
@@ -128,16 +149,19 @@ export function checkOptions(
     // Whitespace alone is no text: a blank prompt is refused on every platform alike.
     const blank = typeof given === 'string' && given.trim() === '';
     if (given === undefined || blank) {
-      if (option.required) throw new OptionError(`/${command.name} needs \`${option.name}\`: ${option.description}.`);
+      const { name, description } = option;
+      if (option.required)
+        throw new OptionError('errors.option.required', { command: command.name, name, description });
       // An option named without a value (Slack: `--style` at the end) is a mistake worth saying.
-      if (blank) throw new OptionError(`\`${option.name}\` needs a value: ${option.description}.`);
+      if (blank) throw new OptionError('errors.option.needs_value', { name, description });
       continue;
     }
     const value = typedValue(option, given);
     if (option.choices && !option.choices.some((c) => c.value === value)) {
-      throw new OptionError(
-        `\`${option.name}\` must be one of ${option.choices.map((c) => `\`${c.value}\``).join(', ')}.`,
-      );
+      throw new OptionError('errors.option.one_of', {
+        name: option.name,
+        choices: codeList(option.choices.map((c) => c.value)),
+      });
     }
     out[option.name] = value;
   }
@@ -154,23 +178,25 @@ function typedValue(option: CommandOption, given: unknown): string | number | bo
   if (option.type === 'integer' || option.type === 'number') {
     const n = typeof given === 'number' ? given : Number(given);
     if (!Number.isFinite(n) || (option.type === 'integer' && !Number.isInteger(n)))
-      throw new OptionError(`\`${option.name}\` must be ${option.type === 'integer' ? 'a whole number' : 'a number'}.`);
+      throw new OptionError(option.type === 'integer' ? 'errors.option.whole_number' : 'errors.option.number', {
+        name: option.name,
+      });
     if (
       (option.minValue !== undefined && n < option.minValue) ||
       (option.maxValue !== undefined && n > option.maxValue)
     )
-      throw new OptionError(`\`${option.name}\` must be ${rangeOf(option)}.`);
+      throw new OptionError(outOfRange(option));
     return n;
   }
   if (option.type === 'boolean') {
     const text = String(given).toLowerCase();
     if (typeof given !== 'boolean' && !['true', 'false', 'yes', 'no'].includes(text))
-      throw new OptionError(`\`${option.name}\` must be true or false.`);
+      throw new OptionError('errors.option.boolean', { name: option.name });
     return given === true || text === 'true' || text === 'yes';
   }
   const value = String(given);
   if (option.maxLength !== undefined && value.length > option.maxLength)
-    throw new OptionError(`\`${option.name}\` is too long (${value.length} characters; at most ${option.maxLength}).`);
+    throw new OptionError('errors.option.too_long', { name: option.name, length: value.length, max: option.maxLength });
   return value;
 }
 

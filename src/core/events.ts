@@ -1,7 +1,8 @@
 /**
  * What the bot reports as it works, for tests, logs and metrics (src/metrics.ts listens):
  * one event per finished invocation, per service response, per streamed answer, per token
- * count and per platform rate limit. Emitting never blocks or throws into the work.
+ * count, per platform rate limit and per configuration reload. Emitting never blocks or throws
+ * into the work.
  */
 import { EventEmitter } from 'node:events';
 
@@ -57,6 +58,12 @@ export interface SpendReport {
   estimated: boolean;
 }
 
+/** A request whose spend reached 80 % of a cap first in its period (the user is told once a period). */
+export interface CapNoticeReport {
+  scope: 'user' | 'channel' | 'server';
+  period: 'day' | 'month';
+}
+
 /** A refusal with status 429 from a platform (whatever the library then did about it). */
 export interface RateLimitReport {
   platform: 'discord' | 'slack';
@@ -72,5 +79,8 @@ export class BotEvents extends EventEmitter<{
   'stream.end': [StreamReport];
   tokens: [TokenReport];
   spend: [SpendReport];
+  'spend.cap_notice': [CapNoticeReport];
   'platform.rate_limited': [RateLimitReport];
+  /** A configuration reload (SIGHUP, src/reload.ts): applied, or refused (the running configuration stays). */
+  'config.reload': [{ result: 'applied' | 'refused' }];
 }> {}

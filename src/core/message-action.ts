@@ -8,6 +8,7 @@
  */
 
 import { runInvocation } from './command.ts';
+import type { Texted } from './command-words.ts';
 import type { Core } from './core.ts';
 import { InputError } from './errors.ts';
 import type { CommandOutcome } from './events.ts';
@@ -51,7 +52,7 @@ export interface MessageActionUse {
 }
 
 /** A message action, defined once in commands/<file>.ts (commands/index.ts lists them). */
-export interface MessageAction {
+export interface MessageAction extends Texted {
   /**
    * Shown in the message's menu on both platforms: Discord's message command name (1–32
    * characters, spaces and capitals allowed) and Slack's shortcut name (at most 24 characters).

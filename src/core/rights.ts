@@ -6,11 +6,11 @@
  * Upscale and Vary; Regenerate), when they run.
  */
 import { ForbiddenError } from './errors.ts';
+import { type Sentence, sentence } from './i18n/words.ts';
 import type { InvocationUser } from './platform.ts';
 
-/** Said, to the user alone, when the bot would post for someone who may not post there. */
-export const MAY_NOT_POST_HERE =
-  'You may not send messages here, so I will not post here for you. An admin can give you that permission.';
+/** Said, to the user alone (in their language), when the bot would post for someone who may not post there. */
+export const MAY_NOT_POST_HERE: Sentence = sentence('errors.may_not_post_here');
 
 /**
  * @throws ForbiddenError ({@link MAY_NOT_POST_HERE}) when the user may not post in the

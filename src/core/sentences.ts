@@ -1,9 +1,11 @@
 /**
  * Where a failure becomes the sentence a user reads, in the bot's words: the service's errors
  * say what went wrong (service/errors.ts); what to do about it with this bot (a command, a
- * setting) is added here, and nowhere else.
+ * setting) is added here, and nowhere else. Each returns a {@link Sentence} (catalog `errors.*`),
+ * put into words by whoever knows the reader (i18n/languages.ts).
  */
 import type { NamedWait } from './delivery/bucket.ts';
+import { type Sentence, sentence } from './i18n/words.ts';
 import { parseConversationKey } from './keys.ts';
 import {
   type BadRequestError,
@@ -26,7 +28,7 @@ export class ImagesNotSupportedError extends ServiceError {
     super(
       'bad_request',
       `model ${model} refused image input: ${cause.message}`,
-      `The model \`${model}\` does not accept images. An admin can set DEFAULT_VISION_MODEL to a model that does.`,
+      sentence('errors.service.images_not_supported', { model }),
       { status: cause.status ?? 400, ...(cause.serviceCode ? { serviceCode: cause.serviceCode } : {}), cause },
     );
   }
@@ -39,10 +41,7 @@ export class ImagesNotSupportedError extends ServiceError {
  */
 export class NoChatModelError extends InvalidResponseError {
   constructor() {
-    super(
-      'the service lists no chat model',
-      'The generation service lists no chat model (only image models, or none). An admin can set DEFAULT_CHAT_MODEL to the model to use.',
-    );
+    super('the service lists no chat model', sentence('errors.service.no_chat_model'));
   }
 }
 
@@ -53,8 +52,8 @@ export const FORGET_THREAD_SHORTCUT_NAME = 'Forget this thread';
 export const EXPORT_THREAD_SHORTCUT_NAME = 'Export this thread';
 
 /**
- * How a user clears the history of the conversation they are in, as the end of a sentence
- * (after `; `), per place:
+ * How a user clears the history of the conversation they are in, per place (catalog
+ * `errors.forget.clause`, or `errors.forget.sentence` to stand as a sentence of its own):
  * - a DM (Discord, or Slack outside a thread): `/forget starts afresh`;
  * - a Discord channel or thread: /forget, by an admin or a member who may manage messages;
  * - a Slack channel: /forget, by an admin;
@@ -63,31 +62,41 @@ export const EXPORT_THREAD_SHORTCUT_NAME = 'Export this thread';
  *   the message shortcut {@link FORGET_THREAD_SHORTCUT_NAME}, by an admin in a channel.
  * @param where the conversation key (keys.ts; an unreadable one gets the Discord wording) and
  *   whether it is a DM.
+ * @param form `clause` (default): the end of a sentence, after `; ` (lowercase where the language
+ *   has case); `sentence`: a sentence of its own, without its final stop.
  */
-export function howToForget(where: ForgetPlace): string {
+export function howToForget(where: ForgetPlace, form: 'clause' | 'sentence' = 'clause'): Sentence {
   const ref = parseConversationKey(where.conversationId);
   const dm = where.isDirectMessage ?? (ref?.platform === 'discord' && ref.guild === undefined);
-  const shortcut = `the message shortcut “${FORGET_THREAD_SHORTCUT_NAME}”`;
-  if (ref?.platform === 'slack' && ref.thread) {
-    return dm
-      ? `to start afresh in this thread, say \`forget\` in it, or use ${shortcut}`
-      : `an admin can start afresh in this thread: mention me with \`forget\` in it, or use ${shortcut}`;
-  }
-  if (dm) return '/forget starts afresh';
-  return ref?.platform === 'slack'
-    ? 'an admin can start afresh with /forget'
-    : 'an admin or a member who may manage messages can start afresh with /forget';
+  const place =
+    ref?.platform === 'slack' && ref.thread
+      ? dm
+        ? 'slack_thread_dm'
+        : 'slack_thread'
+      : dm
+        ? 'dm'
+        : ref?.platform === 'slack'
+          ? 'slack'
+          : 'discord';
+  return sentence(form === 'clause' ? 'errors.forget.clause' : 'errors.forget.sentence', {
+    place,
+    shortcut: FORGET_THREAD_SHORTCUT_NAME,
+  });
 }
 
 /**
  * The refusal of forgetting a channel's (or a channel thread's) history to a member without the
- * right, per platform: on Discord admins and members who may manage messages; on Slack, which
- * has no such permission, admins. Anyone may in a DM with the bot.
- * @param how what the user did, e.g. `/forget`, `Forgetting a thread`.
+ * right, per platform (`errors.forget.refused`): on Discord admins and members who may manage
+ * messages; on Slack, which has no such permission, admins. Anyone may in a DM with the bot.
+ * @param how what the user did: a command (`/forget`), or `Forgetting a thread` (Slack's
+ *   `forget` in a thread and its message shortcut), which the sentence words in the reader's language.
  */
-export function forgetRefused(platform: 'discord' | 'slack', how: string): string {
-  const who = platform === 'slack' ? 'admins' : 'admins and members who may manage messages';
-  return `${how} in a channel is for ${who}. In a DM with the bot anyone may use it.`;
+export function forgetRefused(platform: 'discord' | 'slack', how: string): Sentence {
+  return sentence('errors.forget.refused', {
+    what: how.startsWith('/') ? 'command' : 'thread',
+    command: how,
+    platform,
+  });
 }
 
 /**
@@ -105,10 +114,10 @@ export interface ForgetPlace {
  * {@link howToForget}); anything else, the bot's own fault in general words (no detail of it).
  * @param where the conversation the failure happened in; without it, the /forget wording.
  */
-export function sentenceOf(error: unknown, where?: ForgetPlace): string {
+export function sentenceOf(error: unknown, where?: ForgetPlace): Sentence {
   if (error instanceof ContextLengthError) {
-    const how = where ? howToForget(where) : '/forget starts afresh';
-    return `${error.userMessage} ${how[0]!.toUpperCase()}${how.slice(1)} (or ask a shorter question).`;
+    const how = howToForget(where ?? { conversationId: '', isDirectMessage: true }, 'sentence');
+    return sentence('errors.context_too_long', { how });
   }
   return userMessageOf(error);
 }
@@ -117,9 +126,13 @@ export function sentenceOf(error: unknown, where?: ForgetPlace): string {
  * What the user reads when the image results of web search mode "images" (§4.1) could not be
  * posted after the answer (the answer and its history stay): the platform's reason
  * (`ReplyChannel.explain`), or a general one. Without its reference (withReference adds it).
+ * @param reason the platform's reason, a Sentence or (TRANSITIONAL, issue 42) English text.
  */
-export function imageResultsNotPosted(reason: string | undefined): string {
-  return `The answer is kept, but its image results could not be posted: ${reason ?? 'the platform refused them.'}`;
+export function imageResultsNotPosted(reason: Sentence | string | undefined): Sentence {
+  if (reason === undefined) return sentence('errors.image_results_refused');
+  return sentence('errors.image_results_not_posted', {
+    reason: typeof reason === 'string' ? sentence('common.untranslated', { text: reason }) : reason,
+  });
 }
 
 /**
@@ -127,11 +140,13 @@ export function imageResultsNotPosted(reason: string | undefined): string {
  * (delivery/bucket.ts MAX_HOLD_MS: a 429 naming an hour, or a reset announced an hour away), and
  * the bot wrote it anyway after holding it back: the platform is refusing the bot's writes for
  * now, for how long it said (in minutes from two minutes up, else seconds), and that the answer
- * came late for it.
+ * came late for it (`errors.refusing_writes`).
  */
-export function refusingWrites(wait: NamedWait): string {
-  const platform = wait.platform === 'discord' ? 'Discord' : 'Slack';
+export function refusingWrites(wait: NamedWait): Sentence {
   const seconds = Math.round(wait.namedMs / 1000);
-  const asked = seconds >= 120 ? `${Math.round(seconds / 60)} minutes` : `${seconds} seconds`;
-  return `${platform} is refusing my writes here for now (it asked me to wait ${asked}), so this answer came late.`;
+  const asked =
+    seconds >= 120
+      ? sentence('errors.wait_for.minutes', { minutes: Math.round(seconds / 60) })
+      : sentence('errors.wait_for.seconds', { seconds });
+  return sentence('errors.refusing_writes', { platform: wait.platform, wait: asked });
 }

@@ -3,8 +3,10 @@
  * outcome; service requests by endpoint and status, with their latency; time to first token
  * and stream duration; tokens in and out; money spent
  * (`spend_total`, by model and currency: the price table's); platform 429s; open streams; the votes on answers
- * (`feedback_total`, read from the store when scraped); and Node's own metrics (event-loop delay
- * among them: `nodejs_eventloop_lag_p99_seconds`).
+ * (`feedback_total`, read from the store when scraped); configuration reloads, applied or refused
+ * (`config_reloads_total`); Node's own metrics (event-loop delay among them:
+ * `nodejs_eventloop_lag_p99_seconds`); and the signals the alert rules read
+ * (metrics-signals.ts: health checks, each platform's last event, spend cap notices).
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type {
@@ -17,6 +19,7 @@ import type {
   TokenReport,
 } from '../core/events.ts';
 import type { TallyLine } from '../core/state/feedback.ts';
+import { defineSignals, type SignalSources } from './metrics-signals.ts';
 
 /** The metrics of one bot, in a registry of their own. */
 export interface BotMetrics {
@@ -85,6 +88,12 @@ function defineMetrics(registry: Registry, prefix: string) {
       labelNames: ['platform', 'route'],
       registers,
     }),
+    reloads: new Counter({
+      name: `${prefix}config_reloads_total`,
+      help: 'Configuration reloads (SIGHUP) by result: applied, or refused (a bad value; the running configuration stays).',
+      labelNames: ['result'],
+      registers,
+    }),
     open: new Gauge({
       name: `${prefix}open_streams`,
       help: 'Answers streaming now, by platform.',
@@ -127,17 +136,20 @@ function feedbackGauge(registry: Registry, prefix: string, read: () => Promise<T
  * Creates the registry and starts counting the bot's events.
  * @param options.prefix metric name prefix (default `genbot_`).
  * @param options.feedback reads the store's tally of votes on answers (`feedback_total`; absent: no such metric).
+ * @param options.signals what the alert rules' metrics read (metrics-signals.ts; absent parts: no such metric).
  */
 export function createMetrics(
   events: BotEvents,
-  options: { prefix?: string; feedback?: () => Promise<TallyLine[]> } = {},
+  options: { prefix?: string; feedback?: () => Promise<TallyLine[]>; signals?: SignalSources } = {},
 ): BotMetrics {
   const prefix = options.prefix ?? 'genbot_';
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix });
   const m = defineMetrics(registry, prefix);
   if (options.feedback) feedbackGauge(registry, prefix, options.feedback);
+  const closeSignals = defineSignals(registry, prefix, events, options.signals ?? {});
   for (const platform of ['discord', 'slack']) m.open.set({ platform }, 0);
+  for (const result of ['applied', 'refused']) m.reloads.inc({ result }, 0);
   const listeners = {
     'command.done': (o: CommandOutcome) =>
       m.commands.inc({ command: o.command, platform: o.platform, outcome: o.ok ? 'ok' : (o.errorCode ?? 'error') }),
@@ -157,6 +169,7 @@ export function createMetrics(
     },
     spend: (s: SpendReport) => m.spend.inc({ model: s.model, currency: s.currency }, s.micro / 1_000_000),
     'platform.rate_limited': (r: RateLimitReport) => m.rateLimited.inc({ platform: r.platform, route: r.route }),
+    'config.reload': (r: { result: 'applied' | 'refused' }) => m.reloads.inc({ result: r.result }),
   };
   events.on('command.done', listeners['command.done']);
   events.on('service.response', listeners['service.response']);
@@ -165,9 +178,11 @@ export function createMetrics(
   events.on('tokens', listeners.tokens);
   events.on('spend', listeners.spend);
   events.on('platform.rate_limited', listeners['platform.rate_limited']);
+  events.on('config.reload', listeners['config.reload']);
   return {
     registry,
     close: () => {
+      closeSignals();
       events.off('command.done', listeners['command.done']);
       events.off('service.response', listeners['service.response']);
       events.off('stream.start', listeners['stream.start']);
@@ -175,6 +190,7 @@ export function createMetrics(
       events.off('tokens', listeners.tokens);
       events.off('spend', listeners.spend);
       events.off('platform.rate_limited', listeners['platform.rate_limited']);
+      events.off('config.reload', listeners['config.reload']);
     },
   };
 }

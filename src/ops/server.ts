@@ -35,6 +35,20 @@ async function run(check: HealthCheck): Promise<string | undefined> {
 }
 
 /**
+ * Runs every check at once, each bounded by CHECK_TIMEOUT_MS (a throw or a timeout is its reason).
+ * @returns each check's name and reason, undefined when it passes; never rejects.
+ */
+export function runChecks(checks: readonly HealthCheck[]): Promise<Array<readonly [string, string | undefined]>> {
+  return Promise.all(checks.map(async (c) => [c.name, await run(c)] as const));
+}
+
+/** The health route: 200 when every check passes, 503 with the reasons otherwise. */
+export const HEALTH_PATH = '/healthz';
+
+/** The Prometheus route. */
+export const METRICS_PATH = '/metrics';
+
+/**
  * Starts the server on every interface (a container's health probe and Prometheus reach it
  * from outside; `host` narrows it), on `port` (0: any free port).
  * @throws when the port cannot be bound.
@@ -49,8 +63,8 @@ export async function startOpsServer(
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
     }
-    if (path === '/healthz') {
-      void Promise.all(options.checks.map(async (c) => [c.name, await run(c)] as const)).then((results) => {
+    if (path === HEALTH_PATH) {
+      void runChecks(options.checks).then((results) => {
         const failures = results.filter(([, reason]) => reason !== undefined).map(([, reason]) => reason!);
         const body = JSON.stringify({
           status: failures.length ? 'unhealthy' : 'ok',
@@ -63,7 +77,7 @@ export async function startOpsServer(
       });
       return;
     }
-    if (path === '/metrics') {
+    if (path === METRICS_PATH) {
       options.registry
         .metrics()
         .then((text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text))

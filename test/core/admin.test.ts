@@ -17,6 +17,7 @@ import settingsCommand from '../../commands/settings.ts';
 import { runCommand, runComponent, runInvocation } from '../../src/core/command.ts';
 import { type Core, closeCore, createCore } from '../../src/core/core.ts';
 import { AUTO_THREAD_ON_SLACK } from '../../src/core/features/settings.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import type { ComponentContext, OutgoingMessage } from '../../src/core/platform.ts';
 import type { CardLimits } from '../../src/core/platform-cards.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
@@ -278,7 +279,7 @@ describe('/settings', () => {
       ok: false,
       errorCode: 'invalid_option',
     });
-    expect(slack.ephemerals).toEqual([AUTO_THREAD_ON_SLACK]);
+    expect(slack.ephemerals).toEqual([english.say(AUTO_THREAD_ON_SLACK)]);
     expect(await core.settings.get('slack:T1:C1')).toEqual({});
   });
 

@@ -5,6 +5,7 @@ import { type Command, type CommandOutcome, checkOptions, runCommand } from '../
 import type { Core } from '../../src/core/core.ts';
 import { OptionError } from '../../src/core/errors.ts';
 import { BotEvents } from '../../src/core/events.ts';
+import { Languages } from '../../src/core/i18n/languages.ts';
 import type { CommandContext } from '../../src/core/platform.ts';
 import { AuthenticationError } from '../../src/core/service/errors.ts';
 
@@ -38,12 +39,16 @@ function context(overrides: Partial<CommandContext> = {}): CommandContext & { ep
   };
 }
 
-const core = () => ({ events: new BotEvents(), log: silent }) as unknown as Core;
+const core = () =>
+  ({ events: new BotEvents(), log: silent, languages: new Languages(undefined, 'en') }) as unknown as Core;
 
 describe('checkOptions', () => {
   it('refuses a value outside the choices, naming the option and the choices', () => {
     expect(() => checkOptions(imagine, { prompt: 'x', aspect_ratio: 'wide' })).toThrow(
-      new OptionError('`aspect_ratio` must be one of `square`, `portrait`, `landscape`.'),
+      new OptionError('errors.option.one_of', { name: 'aspect_ratio', choices: '`square`, `portrait`, `landscape`' }),
+    );
+    expect(() => checkOptions(imagine, { prompt: 'x', aspect_ratio: 'wide' })).toThrow(
+      /^`aspect_ratio` must be one of `square`, `portrait`, `landscape`\.$/,
     );
   });
 

@@ -9,8 +9,10 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { english } from '../../src/core/i18n/words.ts';
 import { isPublicAddress } from '../../src/core/media/addresses.ts';
 import { checkForwardableUrl, DownloadError, Downloader, type LookupAll } from '../../src/core/media/download.ts';
+import { reasonLine } from '../../src/core/media/reasons.ts';
 
 const MiB = 1024 * 1024;
 let server: Server;
@@ -122,7 +124,10 @@ describe('Downloader', () => {
       .download(`${base}/chunked-50mb`, { maxBytes: 2 * MiB, name: 'big.gif', signal: signal() })
       .catch((e: unknown) => e);
     expect((error as DownloadError).code).toBe('too_large');
-    expect((error as DownloadError).reason).toBe('is too large (over 2.0 MB; files up to 2.0 MB are read)');
+    expect(english.say(reasonLine((error as DownloadError).reason))).toBe(
+      'too large (over 2.0 MB; files up to 2.0 MB are read)',
+    );
+    expect((error as DownloadError).message).toBe('big.gif is too large (over 2.0 MB; files up to 2.0 MB are read).');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(sent.get('/chunked-50mb')!.closedEarly).toBe(true);
     expect(sent.get('/chunked-50mb')!.bytes).toBeLessThan(10 * MiB);

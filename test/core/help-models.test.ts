@@ -83,7 +83,7 @@ describe('modelsCards', () => {
     const more = 2000 + 3 - shown.length;
     expect(cards.slice(0, 3).every((c) => c.footer === undefined)).toBe(true);
     expect(cards[3]!.footer).toBe(
-      `… and ${more} more models: type part of a name in a \`model\` option to find the others.`,
+      `… and ${more.toLocaleString('en')} more models: type part of a name in a \`model\` option to find the others.`,
     );
   });
 
@@ -94,7 +94,8 @@ describe('modelsCards', () => {
     const huge = modelsCards(lists(20_000, 0), SLACK, 'slack');
     expect(huge).toHaveLength(4);
     for (const card of huge) expect(card.fields.length).toBeLessThanOrEqual(SLACK.maxFields - 3);
-    expect(huge[3]!.footer).toMatch(/^… and \d+ more models\.$/);
+    // English numbers are grouped by thousands (Intl), e.g. `14,424`.
+    expect(huge[3]!.footer).toMatch(/^… and \d{1,3}(,\d{3})* more models\.$/);
   });
 
   it('when the service did not answer, one card says so', () => {

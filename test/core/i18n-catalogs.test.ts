@@ -4,7 +4,7 @@
  * options too; plural categories are the locale's own), the plural forms its language needs,
  * and every message of every locale renders (no missing value, no raw key, no ICU left).
  */
-import { parse, TYPE, type MessageFormatElement } from '@formatjs/icu-messageformat-parser';
+import { type MessageFormatElement, parse, TYPE } from '@formatjs/icu-messageformat-parser';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { describe, expect, it } from 'vitest';
 import { flatCatalog } from '../../src/core/i18n/catalogs.ts';
@@ -48,7 +48,10 @@ function placeholders(elements: MessageFormatElement[], into = new Set<Placehold
 }
 
 /** The plural elements of a parsed message (nested ones too). */
-function plurals(elements: MessageFormatElement[], into: Array<{ name: string; ordinal: boolean; options: string[] }> = []) {
+function plurals(
+  elements: MessageFormatElement[],
+  into: Array<{ name: string; ordinal: boolean; options: string[] }> = [],
+) {
   for (const el of elements) {
     if (el.type === TYPE.plural) {
       into.push({ name: el.value, ordinal: el.pluralType === 'ordinal', options: Object.keys(el.options) });
@@ -68,7 +71,8 @@ function sampleValues(elements: MessageFormatElement[], n: number, into: Record<
   for (const el of elements) {
     if (el.type === TYPE.argument) into[el.value] ??= `«${el.value}»`;
     else if (el.type === TYPE.number || el.type === TYPE.plural) into[el.value] ??= n;
-    else if (el.type === TYPE.date || el.type === TYPE.time) into[el.value] ??= new Date(Date.UTC(2026, 10, 29, 12, 30));
+    else if (el.type === TYPE.date || el.type === TYPE.time)
+      into[el.value] ??= new Date(Date.UTC(2026, 10, 29, 12, 30));
     else if (el.type === TYPE.select) {
       into[el.value] ??= Object.keys(el.options).find((k) => k !== 'other') ?? 'other';
       for (const option of Object.values(el.options)) sampleValues(option.value, n, into);
@@ -105,7 +109,8 @@ describe('the catalogs of the bot’s words', () => {
           if (translated === undefined) continue;
           const want = [...placeholders(parseMessage(english))].sort();
           const got = [...placeholders(parseMessage(translated))].sort();
-          if (JSON.stringify(want) !== JSON.stringify(got)) changed.push(`${key}: ${want.join(',')} → ${got.join(',')}`);
+          if (JSON.stringify(want) !== JSON.stringify(got))
+            changed.push(`${key}: ${want.join(',')} → ${got.join(',')}`);
         }
         expect(changed).toEqual([]);
       });
@@ -117,7 +122,9 @@ describe('the catalogs of the bot’s words', () => {
             const needed = new Intl.PluralRules(locale, { type: p.ordinal ? 'ordinal' : 'cardinal' }).resolvedOptions()
               .pluralCategories;
             // `many` in French, Spanish and Portuguese is for millions ("1 million de …"); `other` serves it.
-            const lacking = needed.filter((c) => c !== 'many' && !p.options.includes(c) && !p.options.some((o) => o.startsWith('=')));
+            const lacking = needed.filter(
+              (c) => c !== 'many' && !p.options.includes(c) && !p.options.some((o) => o.startsWith('=')),
+            );
             if (lacking.length) short.push(`${key} ${p.name}: lacks ${lacking.join(', ')}`);
           }
         }
@@ -136,7 +143,9 @@ describe('the catalogs of the bot’s words', () => {
           const values = sampleValues(elements, n);
           let out: string;
           try {
-            out = String(new IntlMessageFormat(message, locale, undefined, { ignoreTag: true }).format(values as never));
+            out = String(
+              new IntlMessageFormat(message, locale, undefined, { ignoreTag: true }).format(values as never),
+            );
           } catch (error) {
             broken.push(`${key}: ${(error as Error).message}`);
             break;

@@ -44,9 +44,9 @@ describe('Languages', () => {
     const place = { channelKey: 'discord:g:c', locale: { user: 'de', place: 'fr' } };
     expect((await new Languages(settings('ja'), 'en').forPlace(place)).locale).toBe('ja');
     expect((await new Languages(settings(), 'en').forPlace(place)).locale).toBe('fr');
-    expect((await new Languages(settings(), 'en').forPlace({ channelKey: 'slack:T:C', locale: { user: 'pt-BR' } })).locale).toBe(
-      'pt-BR',
-    );
+    expect(
+      (await new Languages(settings(), 'en').forPlace({ channelKey: 'slack:T:C', locale: { user: 'pt-BR' } })).locale,
+    ).toBe('pt-BR');
     const failing = { get: async () => Promise.reject(new Error('store down')) };
     expect((await new Languages(failing, 'es').forPlace({ channelKey: 'x' })).locale).toBe('es');
   });

@@ -7,6 +7,7 @@
 import { pbkdf2 } from 'node:crypto';
 import sharp from 'sharp';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { english } from '../../src/core/i18n/words.ts';
 import { ImagePool } from '../../src/core/media/image-pool.ts';
 import { DEFAULT_IMAGE_INPUT_LIMITS, ImageInputError } from '../../src/core/media/images.ts';
 import { InvalidResponseError } from '../../src/core/service/errors.ts';
@@ -196,7 +197,9 @@ describe('ImagePool', () => {
     expect(generated.byteLength).toBeGreaterThan(1_000_000);
     const fitted = await pool.fit(described, 1_000_000, { key: 'u' });
     expect(fitted.data.byteLength).toBeLessThanOrEqual(1_000_000);
-    expect(fitted.reencoded).toMatch(/JPEG/);
+    expect(english.say(fitted.reencoded!)).toMatch(
+      /^The image was re-encoded as JPEG \(\d+%\) to fit this server's 1\.0 MB limit\.$/,
+    );
     const pids = pidsOf(pool);
     expect(pids.length).toBeGreaterThan(0);
     await pool.close();

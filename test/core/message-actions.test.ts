@@ -3,6 +3,7 @@
  * sent about a chosen message, the checks of a form's question, and the definitions' sizes
  * against both platforms' limits (docs/platform-limits.md, "Modals").
  */
+
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { messageActions } from '../../commands/index.ts';
@@ -13,12 +14,14 @@ import {
   promptAbout,
   SUMMARIZE_INSTRUCTION,
 } from '../../src/core/features/message-actions.ts';
+import { Languages } from '../../src/core/i18n/languages.ts';
 import { type ChosenMessage, type MessageAction, runMessageAction } from '../../src/core/message-action.ts';
 import { MAY_NOT_POST_HERE } from '../../src/core/rights.ts';
 import { recorder } from './recorder.ts';
 
 const silent = pino({ level: 'silent' });
-const core = () => ({ events: new BotEvents(), log: silent }) as unknown as Core;
+const core = () =>
+  ({ events: new BotEvents(), log: silent, languages: new Languages(undefined, 'en') }) as unknown as Core;
 const bob: ChosenMessage = { author: 'bob', fromBot: false, text: 'The boat leaves at 7.', attachments: [] };
 
 describe('the question about a chosen message', () => {

@@ -265,7 +265,7 @@ describe('quotas in the commands', () => {
     expect(fields.find((f) => f.name === 'chat requests')!.value).toMatch(/^2 of 2 this minute \(resets in \d+ s\)$/);
     // Estimated (the fake sends no usage): 4 a message + 1 per 4 characters. First: "count me" (6) +
     // the 18-character answer (5) = 11; second: the first exchange (6 + 9) + "count me" (6) + 5 = 26.
-    expect(fields.find((f) => f.name === 'tokens')!.value).toMatch(/^37 of 1000000 today/);
+    expect(fields.find((f) => f.name === 'tokens')!.value).toMatch(/^37 of 1,000,000 today/);
   });
 
   it("20 parallel /chat by one user against 1,000 tokens a day: the tokens counted stay within 1,000 + one request's reservation, the rest are refused with when to try again", async () => {

@@ -96,7 +96,7 @@ describe('spending caps', () => {
       expect(refused.length).toBeGreaterThanOrEqual(10);
       for (const r of refused)
         expect(r.ephemerals.at(-1)).toMatch(
-          /^This request would go past your daily spending cap of 0\.10 USD: \d+\.\d{2,4} USD left\. It resets in (\d+ s|\d+ min|\d+ h \d+ min) \((\d{4}-\d\d-01 )?00:00 UTC\)\.$/,
+          /^This request would go past your daily spending cap of 0\.10 USD: \d+\.\d{2,4} USD left\. It resets in (\d+ s|\d+ min|\d+ h \d+ min) \([A-Z][a-z]{2} \d{1,2}, \d{4}, 00:00 UTC\)\.$/,
         );
       expect(fake.chatRequests()).toHaveLength(ok);
       const spent = (await core.store.counter(`spend:user:${today()}:discord:${user}`)).value;

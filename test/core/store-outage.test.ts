@@ -9,12 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import chatCommand from '../../commands/chat.ts';
 import { runCommand } from '../../src/core/command.ts';
 import { type Core, closeCore, createCore } from '../../src/core/core.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
-import { STORE_DOWN_NOTE } from '../../src/core/state/health.ts';
+import { STORE_DOWN_NOTE as DOWN } from '../../src/core/state/health.ts';
+
 import { openStore } from '../../src/core/state/open-store.ts';
 import { FakeService } from '../fakes/service.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { recorder } from './recorder.ts';
+
+const STORE_DOWN_NOTE = english.say(DOWN);
 
 let fake: FakeService;
 let service: ServiceClient;

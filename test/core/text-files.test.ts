@@ -4,6 +4,8 @@
  */
 
 import { describe, expect, it } from 'vitest';
+import { english } from '../../src/core/i18n/words.ts';
+import { type Reason, reasonLine } from '../../src/core/media/reasons.ts';
 import { fileKindOf, filePart, filesNote, fitPart, readText, sniffText } from '../../src/core/media/text-files.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -61,7 +63,7 @@ describe('fileKindOf', () => {
       mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
     });
     expect(docx).toMatchObject({ kind: 'unsupported' });
-    expect((docx as { reason: string }).reason).toMatch(/Word document/);
+    expect(english.say(reasonLine((docx as { reason: Reason }).reason))).toMatch(/Word document/);
     expect(fileKindOf({ name: 'cv.docx', mimeType: undefined })).toMatchObject({ kind: 'unsupported' });
     expect(fileKindOf({ name: 'song.mp3', mimeType: 'audio/mpeg' })).toMatchObject({ kind: 'unsupported' });
     expect(fileKindOf({ name: 'a.zip', mimeType: 'application/zip' })).toMatchObject({ kind: 'unsupported' });

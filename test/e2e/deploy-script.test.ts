@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commands, messageActions } from '../../commands/index.ts';
+import { wordsOf } from '../../src/core/i18n/words.ts';
 import type { FakeDiscord } from '../fakes/discord.ts';
 import { useE2E } from '../helpers/e2e.ts';
 
@@ -53,6 +54,38 @@ describe('npm run deploy-commands', () => {
       messageActions.map((a) => expect.objectContaining({ name: a.name, type: 3, description: '' })),
     );
     expect(registered.filter((c) => c.type === 3).every((c) => c.options === undefined)).toBe(true);
+  });
+
+  it('registers every command, option, choice and message action with their names and descriptions in every shipped language, which the fake Discord accepts under its rules', async () => {
+    const result = await deploy({
+      DISCORD_TOKEN: discord.token,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_URL: discord.apiUrl,
+      DISCORD_GUILD_ID: discord.guildId,
+    });
+    expect(result.code).toBe(0);
+    const codes = ['de', 'es-419', 'es-ES', 'fr', 'ja', 'pt-BR'];
+    const registered = discord.guildCommands(discord.guildId);
+    for (const command of registered.filter((c) => c.type === 1)) {
+      expect(Object.keys(command.name_localizations ?? {}).sort(), command.name).toEqual(codes);
+      expect(Object.keys(command.description_localizations ?? {}).sort(), command.name).toEqual(codes);
+      for (const option of (command.options ?? []) as Array<Record<string, unknown>>)
+        expect(Object.keys((option.description_localizations as object | undefined) ?? {}).sort()).toEqual(codes);
+    }
+    const imagine = registered.find((c) => c.name === 'imagine')!;
+    expect(imagine.description_localizations).toMatchObject({
+      de: wordsOf('de').t('commands.command.imagine.description'),
+      ja: wordsOf('ja').t('commands.command.imagine.description'),
+      'es-419': wordsOf('es').t('commands.command.imagine.description'),
+    });
+    const style = (imagine.options as Array<{ name: string; choices?: Array<Record<string, unknown>> }>).find(
+      (o) => o.name === 'style',
+    )!;
+    expect(style.choices![0]).toMatchObject({ name: 'vivid', value: 'vivid', name_localizations: { de: 'lebhaft' } });
+    expect(registered.find((c) => c.type === 3 && c.name === 'Summarize')?.name_localizations).toMatchObject({
+      fr: 'Résumer',
+      ja: '要約',
+    });
   });
 
   it('with ADMIN_USER_IDS set, registers /models and /settings without default_member_permissions, so that the listed admins see them', async () => {

@@ -8,6 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { commands, messageActions } from '../../commands/index.ts';
 import { rangeOf } from '../../src/core/command.ts';
+import { descriptionIn, nameIn } from '../../src/core/command-words.ts';
+import { wordsOf } from '../../src/core/i18n/words.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import type { FakeDiscord, FakeMessage, Json } from '../fakes/discord.ts';
 import { DEFAULT_MODELS, type FakeModel, type FakeService } from '../fakes/service.ts';
@@ -120,6 +122,41 @@ describe('/help on Discord', () => {
     expect(discord.messagesIn(channel.id).filter((m) => m.author.id === discord.botUser.id && !m.ephemeral)).toEqual(
       [],
     );
+  });
+
+  it('speaks the user’s language: a user whose Discord client is German (locale `de`) reads every command, option, choice, message action and the models card in German', async () => {
+    const channel = discord.addChannel('hilfe');
+    const de = wordsOf('de');
+    const done = testBot.outcomes((o) => o.command === 'help');
+    const interaction = discord.dispatchInteraction({ channelId: channel.id, command: 'help', locale: 'de' });
+    expect((await done)[0]).toMatchObject({ ok: true });
+    const messages = interaction.messages.filter((m) => !m.deleted);
+    expect(messages.every((m) => m.ephemeral)).toBe(true);
+    const embeds = messages.flatMap((m) => m.embeds);
+    for (const command of commands) {
+      const title = de.t('commands.help.title', { command: command.name, description: descriptionIn(command, de) });
+      const embed = embeds.find((e) => e.title === title);
+      expect(embed, title).toBeDefined();
+      expect(title).not.toContain(command.description);
+      for (const option of command.options) {
+        const field = ((embed!.fields ?? []) as Json[]).find((f) => String(f.name).startsWith(option.name));
+        expect(String(field?.value), `/${command.name} ${option.name}`).toContain(descriptionIn(option, de));
+        if (option.required) expect(String(field?.name)).toContain('(Pflicht)');
+      }
+    }
+    const imagine = embeds.find((e) => String(e.title).startsWith('/imagine'))!;
+    const style = ((imagine.fields ?? []) as Json[]).find((f) => String(f.name).startsWith('style'));
+    expect(String(style?.value)).toContain('eins von vivid (lebhaft), natural (natürlich)');
+    const seed = ((imagine.fields ?? []) as Json[]).find((f) => String(f.name).startsWith('seed'));
+    expect(String(seed?.value)).toContain('von 0 bis 4294967295');
+    const actions = embeds.find((e) => e.title === 'Nachrichtenaktionen');
+    expect(String(actions?.description)).toContain('Rechtsklick');
+    for (const action of messageActions)
+      expect(((actions?.fields ?? []) as Json[]).find((f) => f.name === nameIn(action, de))?.value).toBe(
+        descriptionIn(action, de),
+      );
+    expect(embeds.filter((e) => String(e.title).startsWith('Modelle')).length).toBeGreaterThan(1);
+    expect(messages.map(readable).join('\n')).toContain('Textmodelle');
   });
 
   it("counts against no quota: after /help the user has used nothing and the minute's one /chat is still let through", async () => {

@@ -11,6 +11,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { wordsOf } from '../../src/core/i18n/words.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import {
   type DispatchInteractionOptions,
@@ -551,6 +552,44 @@ describe('Discord /settings', () => {
     );
     expect(again!.model).toBe('text-model-07');
   });
+
+  it("`/settings locale:fr` in a guild whose language is German: the channel's public messages turn French (a public /models), not elsewhere; the card, in the admin's own German, shows it; `reset:locale` gives the guild's back", async () => {
+    const channel = discord.addChannel('settings-locale');
+    const other = discord.addChannel('settings-locale-other');
+    const german = { admin: true, locale: 'de', guildLocale: 'de' } as const;
+    const place = (channelId: string) => ({
+      channelKey: `discord:${discord.guildId}:${channelId}`,
+      locale: { user: 'de', place: 'de' },
+    });
+    const publicModelsTitle = async (channelId: string) => {
+      const { interaction } = await run({ channelId, command: 'models', ...german, options: { public: true } });
+      const shown = interaction.messages.filter((m) => !m.ephemeral && !m.deleted);
+      expect(shown).toHaveLength(1);
+      return String(shown[0]!.embeds[0]!.title);
+    };
+    expect(await publicModelsTitle(channel.id)).toMatch(/^Modelle: /);
+
+    const set = await run({ channelId: channel.id, command: 'settings', ...german, options: { locale: 'fr' } });
+    expect(set.outcome.ok).toBe(true);
+    const saved = ephemeralOf(set.interaction);
+    expect(saved.content).toBe('Einstellungen gespeichert.');
+    expect(saved.embeds[0]!.title).toBe('Einstellungen dieses Kanals');
+    expect((saved.embeds[0]!.fields as Json[]).find((f) => f.name === 'locale')!.value).toBe(
+      'Français (fr) — für diesen Kanal festgelegt',
+    );
+    const languages = testBot.bot.core.languages;
+    expect((await languages.forPlace(place(channel.id))).locale).toBe('fr');
+    expect((await languages.forPlace(place(other.id))).locale).toBe('de');
+    expect(await publicModelsTitle(channel.id)).toMatch(/^Modèles : /);
+    expect(await publicModelsTitle(other.id)).toMatch(/^Modelle: /);
+
+    const reset = await run({ channelId: channel.id, command: 'settings', ...german, options: { reset: 'locale' } });
+    expect((ephemeralOf(reset.interaction).embeds[0]!.fields as Json[]).find((f) => f.name === 'locale')!.value).toBe(
+      wordsOf('de').t('commands.settings.locale_unset'),
+    );
+    expect((await languages.forPlace(place(channel.id))).locale).toBe('de');
+    expect(await publicModelsTitle(channel.id)).toMatch(/^Modelle: /);
+  });
 });
 
 describe('Discord /forget', () => {
@@ -587,6 +626,37 @@ describe('Discord /forget', () => {
       run({ channelId: channel.id, command: 'chat', options: { prompt: 'What is my colour?' } }),
     );
     expect(next!.messages).toEqual([{ role: 'user', content: 'What is my colour?' }]);
+  });
+
+  it("says its public line in the place's language (a French guild, whoever asks), and `scope:me`'s in the asker's own (German)", async () => {
+    const channel = discord.addChannel('oublier');
+    service.enqueue('chat', { stream: { pieces: ['Noted.'] } });
+    await run({ channelId: channel.id, command: 'chat', options: { prompt: 'Remember: blue.' } });
+    const cleared = await run({
+      channelId: channel.id,
+      command: 'forget',
+      admin: true,
+      locale: 'de',
+      guildLocale: 'fr',
+    });
+    expect(cleared.outcome.ok).toBe(true);
+    expect(cleared.interaction.original!.ephemeral).toBe(false);
+    expect(cleared.interaction.original!.content).toBe(
+      '🧹 Historique effacé (2 messages oubliés) : le prochain message commence une nouvelle conversation.',
+    );
+    const me = await run({
+      channelId: channel.id,
+      command: 'forget',
+      options: { scope: 'me' },
+      user: { id: '1290000000000000779', username: 'ida' },
+      locale: 'de',
+      guildLocale: 'fr',
+    });
+    expect(me.outcome.ok).toBe(true);
+    expect(ephemeralOf(me.interaction).content).toBe(
+      wordsOf('de').t('commands.forget.me_nothing', { platform: 'discord' }),
+    );
+    expect(ephemeralOf(me.interaction).content).toContain('diesem Server');
   });
 });
 

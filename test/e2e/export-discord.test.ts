@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import type { ExportTurn } from '../../src/core/features/export-format.ts';
+import { wordsOf } from '../../src/core/i18n/words.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import type { FakeDiscord, FakeInteraction } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
@@ -18,6 +19,8 @@ import type { TestBot } from './harness.ts';
 const ALICE = { id: '1290000000000000601', username: 'alice' };
 const BOB = { id: '1290000000000000602', username: 'bob' };
 const CAROL = { id: '1290000000000000603', username: 'carol' };
+/** A user whose Discord client is in Japanese (the interaction's `locale`). */
+const HANA = { id: '1290000000000000604', username: 'hana' };
 /** The interaction's `attachment_size_limit` (the fake refuses a larger file). */
 const LIMIT = 6 * 1024;
 
@@ -36,9 +39,10 @@ async function run(
   user: typeof ALICE,
   command: string,
   options: Record<string, string> = {},
+  locale?: string,
 ): Promise<{ interaction: FakeInteraction; outcome: CommandOutcome }> {
   const done = testBot.outcomes((o) => o.conversationId.endsWith(`:${channelId}`) && o.command === command, 1, 30_000);
-  const interaction = discord.dispatchInteraction({ channelId, command, options, user });
+  const interaction = discord.dispatchInteraction({ channelId, command, options, user, ...(locale ? { locale } : {}) });
   return { interaction, outcome: (await done)[0]! };
 }
 
@@ -97,6 +101,25 @@ describe('Discord /export', () => {
     }
     // Nobody else saw anything: no message in either channel came from the export.
     expect(interaction.messages.every((m) => m.ephemeral)).toBe(true);
+  });
+
+  it('speaks the asker’s language: a Japanese user’s export message and the headings of conversation.md are Japanese, the turns as they were', async () => {
+    const channel = discord.addChannel('export-ja');
+    await chat(channel.id, HANA, 'What do herons eat?', 'Herons eat fish.');
+    const { interaction, outcome } = await run(channel.id, HANA, 'export', {}, 'ja');
+    expect(outcome.ok).toBe(true);
+    const { message, markdown, json } = exported(interaction);
+    expect(message.ephemeral).toBe(true);
+    const ja = wordsOf('ja');
+    const place = ja.t('commands.export.place.discord_channel', { channel: channel.id, guild: discord.guildId });
+    expect(message.text).toBe(ja.t('commands.export.ready', { place, count: 2, partial: 'no', note: '' }));
+    expect(message.text).toContain('の履歴：2 件');
+    expect(
+      markdown.startsWith(`# 会話のエクスポート：Discord チャンネル ${channel.id}（サーバー ${discord.guildId}）`),
+    ).toBe(true);
+    expect(markdown).toMatch(/エクスポート日時 \d{4}-\d\d-\d\dT[\d:.]+Z、2 件。/);
+    expect(markdown).toContain('What do herons eat?');
+    expect(json.map((t) => t.text)).toEqual(['What do herons eat?', 'Herons eat fish.']);
   });
 
   it('leaves the oldest turns out of an export over the upload limit and says so at the top of both files', async () => {

@@ -12,6 +12,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { EXPORT_LIMIT, HOME_EXPORT_SENTENCES } from '../../src/core/features/export.ts';
 import type { ExportTurn } from '../../src/core/features/export-format.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { buttonId } from '../../src/core/keys.ts';
 import { HOME_EXPORT_BUTTON } from '../../src/platforms/slack/home-export.ts';
 import type { FakeService } from '../fakes/service.ts';
@@ -183,7 +184,7 @@ describe('Slack App Home exports', () => {
       ['assistant', 'bot', 'Kestrels hover.'],
     ]);
     expect(`${sent[0]!.markdown}${JSON.stringify(sent[0]!.json)}`).not.toMatch(/herons|egrets|owls/i);
-    expect(homeNotice(ALICE)).toBe(HOME_EXPORT_SENTENCES.sent);
+    expect(homeNotice(ALICE)).toBe(english.say(HOME_EXPORT_SENTENCES.sent));
     // The Home published again still offers the exports.
     expect(exportButtons(ALICE)).toHaveLength(3);
 
@@ -216,11 +217,11 @@ describe('Slack App Home exports', () => {
 
     const outcome = await press(BOB, alices, conversationOf(CHANNELS.owls), ALICE);
     expect(outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
-    expect(homeNotice(BOB)).toBe(HOME_EXPORT_SENTENCES.notYours);
+    expect(homeNotice(BOB)).toBe(english.say(HOME_EXPORT_SENTENCES.notYours));
     expect(slack.callsTo('files.completeUploadExternal')).toHaveLength(uploads);
     expect([dmCount(BOB), dmCount(ALICE)]).toEqual([bobs, alicesDm]);
     // Alice's Home was not touched by Bob's press.
-    expect(homeNotice(ALICE)).not.toBe(HOME_EXPORT_SENTENCES.notYours);
+    expect(homeNotice(ALICE)).not.toBe(english.say(HOME_EXPORT_SENTENCES.notYours));
   });
 
   it('no longer offers, and refuses, a conversation of a private channel the user has left', async () => {
@@ -235,7 +236,7 @@ describe('Slack App Home exports', () => {
     const uploads = slack.callsTo('files.completeUploadExternal').length;
     const outcome = await press(ALICE, secret, conversationOf(CHANNELS.secret));
     expect(outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
-    expect(homeNotice(ALICE)).toBe(HOME_EXPORT_SENTENCES.notReadable);
+    expect(homeNotice(ALICE)).toBe(english.say(HOME_EXPORT_SENTENCES.notReadable));
     expect(slack.callsTo('files.completeUploadExternal')).toHaveLength(uploads);
     // The Home published with that refusal, and any later, no longer offers it.
     expect(exportButtons(ALICE).map((b) => b.actionId)).not.toContain(secret);
@@ -260,10 +261,10 @@ describe('Slack App Home exports', () => {
 
     const outcome = await press(DAVE, owls, conversationOf(CHANNELS.owls));
     expect(outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
-    expect(homeNotice(DAVE)).toBe(HOME_EXPORT_SENTENCES.notOffered);
+    expect(homeNotice(DAVE)).toBe(english.say(HOME_EXPORT_SENTENCES.notOffered));
     expect(slack.callsTo('files.completeUploadExternal')).toHaveLength(uploads);
     expect(exportButtons(DAVE)).toEqual([]);
-    expect(JSON.stringify(slack.homeView(DAVE)!.view.blocks)).toContain(HOME_EXPORT_SENTENCES.none);
+    expect(JSON.stringify(slack.homeView(DAVE)!.view.blocks)).toContain(english.say(HOME_EXPORT_SENTENCES.none));
   });
 
   it('counts Home exports with /export: 5 in 10 minutes per user, the next refused on the Home with nothing sent', async () => {

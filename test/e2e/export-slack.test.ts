@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
 import { EXPORT_SENTENCES } from '../../src/core/features/export.ts';
 import type { ExportTurn } from '../../src/core/features/export-format.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { storeKeys } from '../../src/core/keys.ts';
 import { IM_WRITE_MISSING } from '../../src/platforms/slack/direct.ts';
 import { EXPORT_THREAD_SHORTCUT } from '../../src/platforms/slack/shortcuts.ts';
@@ -84,7 +85,7 @@ describe('Slack /export', () => {
     const answers = slack.responsePosts().slice(posts);
     expect(answers).toHaveLength(1);
     expect(answers[0]).toMatchObject({ status: 200, responseType: 'ephemeral' });
-    expect(unescapeSlack(answers[0]!.text)).toBe(EXPORT_SENTENCES.sentByDm);
+    expect(unescapeSlack(answers[0]!.text)).toBe(english.say(EXPORT_SENTENCES.sentByDm));
     expect(slack.messages(CHANNELS.here)).toHaveLength(inChannel);
 
     const dm = slack.openIm(ALICE);
@@ -129,7 +130,7 @@ describe('Slack /export', () => {
     expect(ack).toMatchObject({ status: 200, ackedInTime: true, failure: undefined });
     expect((await done)[0]!.ok).toBe(true);
     const told = slack.responsePosts().filter((p) => p.command === 'message_action' && p.user === BOB);
-    expect(told.map((p) => unescapeSlack(p.text))).toEqual([EXPORT_SENTENCES.sentByDm]);
+    expect(told.map((p) => unescapeSlack(p.text))).toEqual([english.say(EXPORT_SENTENCES.sentByDm)]);
     const sent = slack.messages(dm.id).slice(before);
     expect(sent).toHaveLength(1);
     const json = JSON.parse(slack.files.get(sent[0]!.files[1]!)!.data!.toString('utf8')) as ExportTurn[];
@@ -166,7 +167,7 @@ describe('Slack /export', () => {
     const before = slack.messages(dm.id).length;
     expect((await run('export', '', CHANNELS.empty, BOB)).ok).toBe(true);
     const answers = slack.responsePosts().slice(posts);
-    expect(answers.map((a) => unescapeSlack(a.text))).toEqual([EXPORT_SENTENCES.empty]);
+    expect(answers.map((a) => unescapeSlack(a.text))).toEqual([english.say(EXPORT_SENTENCES.empty)]);
     expect(slack.messages(dm.id)).toHaveLength(before);
   });
 });

@@ -9,7 +9,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STORE_DOWN_NOTE } from '../../src/core/state/health.ts';
+import { english } from '../../src/core/i18n/words.ts';
+import { STORE_DOWN_NOTE as DOWN } from '../../src/core/state/health.ts';
+
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
@@ -17,6 +19,8 @@ import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
 import type { FakeSlack } from '../fakes/slack.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import type { TestRedis } from '../helpers/redis.ts';
+
+const STORE_DOWN_NOTE = english.say(DOWN);
 
 const root = resolve(import.meta.dirname, '../..');
 const CHANNELS = { shared: 'C0SHARED', busy: 'C0BUSY', quota: 'C0QUOTA', outage: 'C0OUTAGE' };

@@ -12,7 +12,10 @@
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { commands } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { descriptionIn } from '../../src/core/command-words.ts';
+import { wordsOf } from '../../src/core/i18n/words.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../../src/core/tokens.ts';
 import { DEFAULT_MODELS, type FakeModel, type FakeService } from '../fakes/service.ts';
 import { DEFAULT_USERS, type FakeSlack, type ResponseUrlPost, unescapeSlack } from '../fakes/slack.ts';
@@ -27,6 +30,7 @@ const CHANNELS = {
   imagine: 'C0IMAGINE',
   safety: 'C0SAFETY',
   help: 'C0HELP',
+  helpJa: 'C0HELPJA',
   models: 'C0MODELS',
   settings: 'C0SETTINGS',
   forget: 'C0FORGET',
@@ -37,6 +41,8 @@ const ADMIN = 'U0ALICE';
 const MEMBER = 'U0BOB';
 /** A member who does nothing before the /usage test. */
 const FRESH = 'U0CAROL';
+/** A member whose Slack is in Japanese (users.info's `locale` with include_locale). */
+const HANA = 'U0HANA';
 
 /** 60 text models: the fake's two, then 58 more. */
 const TEXT_MODELS = [
@@ -72,7 +78,7 @@ useE2E(
     service: { apiKey: `sk-fake-${randomBytes(16).toString('hex')}`, models: MODELS, allowDisableSafetyChecker: true },
     slack: {
       channels: slackChannels(CHANNELS),
-      users: [...DEFAULT_USERS, { id: FRESH, name: 'carol' }],
+      users: [...DEFAULT_USERS, { id: FRESH, name: 'carol' }, { id: HANA, name: 'hana', locale: 'ja-JP' }],
     },
     // The /settings test restarts the bot into testBot.
     bot: { env: BOT_ENV, current: () => testBot },
@@ -340,6 +346,25 @@ describe('Slack: service options, help and admin commands end to end', () => {
     });
   });
 
+  it('`/imagine help` for a user whose Slack is in Japanese (`ja-JP`) is in Japanese: the command, every option, its values and ranges, the footer', async () => {
+    const channel = CHANNELS.helpJa;
+    const ja = wordsOf('ja');
+    await slack.sendSlashCommand(botUrl, { command: '/imagine', text: 'help', channel_id: channel, user_id: HANA });
+    await waitFor(() => postsIn(channel).length === 1, 'the /imagine help');
+    const help = lastEphemeral(channel);
+    const imagine = commands.find((c) => c.name === 'imagine')!;
+    expect(help).toContain(`/imagine：${ja.t('commands.command.imagine.description')}`);
+    for (const option of imagine.options.filter((o) => o.name !== 'prompt'))
+      expect(help, option.name).toContain(descriptionIn(option, ja));
+    expect(help).toContain('square (正方形), portrait (縦長), landscape (横長) のいずれか');
+    expect(help).toContain('0～4294967295');
+    expect(help).toContain('モデル：');
+    expect(help).toContain(ja.t('commands.help.slack_footer'));
+    expect(help).toContain('例：');
+    expect(help).not.toContain('Generate an image');
+    expect(help).not.toContain('Examples:');
+  });
+
   it('`/chat help` and `/imagine help` list every option with its range or values and the live model choices, only to the asker', async () => {
     const channel = CHANNELS.help;
     const chatsBefore = countOf('chat');
@@ -532,6 +557,19 @@ describe('Slack: service options, help and admin commands end to end', () => {
     expect(unescapeSlack(slack.messages(dm).at(-1)!.text)).toMatch(/^🧹 History cleared \(4 messages forgotten\)/);
     await run('/chat', 'Which number now?', dm, MEMBER);
     expect(service.chatRequests().at(-1)!.messages).toEqual([{ role: 'user', content: 'Which number now?' }]);
+  });
+
+  it('/usage for a member whose Slack is in Japanese is in Japanese, only to them', async () => {
+    const channel = CHANNELS.helpJa;
+    const outcome = await run('/usage', '', channel, HANA);
+    expect(outcome).toMatchObject({ ok: true, command: 'usage' });
+    const usage = lastEphemeral(channel);
+    const ja = wordsOf('ja');
+    expect(usage).toContain(ja.t('commands.usage.title'));
+    expect(usage).toContain(`*${ja.t('commands.usage.chat_requests')}*\nこの 1 分間 0 / 100`);
+    expect(usage).toContain(`*${ja.t('commands.usage.images')}*\n今日 0 / 100`);
+    expect(usage).toContain(ja.t('commands.usage.footer_quotas'));
+    expect(usage).not.toContain('Your use');
   });
 
   it('/usage shows a member their own use after a /chat and an /imagine, only to them', async () => {

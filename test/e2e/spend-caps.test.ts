@@ -50,7 +50,7 @@ useE2E(
 );
 
 const REFUSAL =
-  /^This request would go past your daily spending cap of 0\.07 EUR: 0\.00 EUR left\. It resets in (\d+ s|\d+ min|\d+ h \d+ min) \((\d{4}-\d\d-01 )?00:00 UTC\)\.$/;
+  /^This request would go past your daily spending cap of 0\.07 EUR: 0\.00 EUR left\. It resets in (\d+ s|\d+ min|\d+ h \d+ min) \([A-Z][a-z]{2} \d{1,2}, \d{4}, 00:00 UTC\)\.$/;
 
 /** The bot's spend metric for fake-chat, in EUR. */
 async function metric(): Promise<number> {

@@ -20,7 +20,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { describe, expect, it } from 'vitest';
-import { STORE_DOWN_NOTE, STORE_UNSAVED_NOTE } from '../../src/core/state/health.ts';
+import { english } from '../../src/core/i18n/words.ts';
+import { STORE_DOWN_NOTE as DOWN, STORE_UNSAVED_NOTE as UNSAVED } from '../../src/core/state/health.ts';
+
 import { ConversationStore } from '../../src/core/state/history.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
@@ -29,6 +31,9 @@ import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
 import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import { freePort, type TestRedis } from '../helpers/redis.ts';
+
+const STORE_DOWN_NOTE = english.say(DOWN);
+const STORE_UNSAVED_NOTE = english.say(UNSAVED);
 
 /** The last user message of a chat request. */
 const lastQuestion = (body: ChatRequestBody) => String(body.messages.at(-1)!.content);

@@ -16,7 +16,7 @@ import type { NamedWait } from './bucket.ts';
  * (`_⚠️ …_`), after the answer's notes when it ends with some, else after a blank line.
  */
 export function withHeldNote(text: string, wait: NamedWait): string {
-  const note = `_⚠️ ${refusingWrites(wait)}_`;
+  const note = `_⚠️ ${english.say(refusingWrites(wait))}_`;
   return /\n_⚠️ [^\n]*_$/.test(text) ? `${text}\n${note}` : `${text}\n\n${note}`;
 }
 

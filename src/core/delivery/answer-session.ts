@@ -3,7 +3,7 @@
  * queue ("⏳ Queued: N ahead of you."), and what the user reads when the request fails before
  * any text. answer-stream.ts then streams the text into the reply.
  */
-import { ShownError, sentenceOfText, withReference } from '../errors.ts';
+import { ShownError, withReference } from '../errors.ts';
 import { english, type Words } from '../i18n/words.ts';
 import type { CommandContext, MessageHandle } from '../platform.ts';
 import { StopRequest } from '../running.ts';
@@ -24,7 +24,7 @@ export function failureLine(
   words: Words,
 ): string {
   return error.code === 'aborted'
-    ? words.say(sentenceOfText(sentenceOf(error)))
+    ? words.say(sentenceOf(error))
     : words.say(withReference(sentenceOf(error, ctx), ctx.ref));
 }
 

@@ -9,6 +9,7 @@ import { type AnswerSession, beginAnswer } from '../delivery/answer-session.ts';
 import { sendOnce } from '../delivery/one-off.ts';
 import type { StreamingReply } from '../delivery/streaming-reply.ts';
 import { ShownError, withReference } from '../errors.ts';
+import { english } from '../i18n/words.ts';
 import { imagesNote } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { type ContextFile, filePart, filesNote } from '../media/text-files.ts';
@@ -150,11 +151,11 @@ async function prepareChat(
   const question: ChatMessage = { role: 'user', content };
   const notes = [...(ctx.notices ?? []), ...(request.notes ?? [])];
   const { history, storeDown } = await reading;
-  if (storeDown) notes.push(STORE_DOWN_NOTE);
+  if (storeDown) notes.push(english.say(STORE_DOWN_NOTE));
   const { kept, dropped } = fitHistory(history, [...system, question], core.limits.historyTokenBudget);
   if (dropped > 0)
     notes.push(
-      `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; ${howToForget(ctx)}.`,
+      `${dropped} earlier message${dropped > 1 ? 's were' : ' was'} left out to keep the conversation within the history budget; ${english.say(howToForget(ctx))}.`,
     );
 
   const sent = [...system, ...kept, question];

@@ -5,6 +5,7 @@
  */
 
 import type { Core } from '../core.ts';
+import { english } from '../i18n/words.ts';
 import { randomHex } from '../ids.ts';
 import { workspaceOf } from '../keys.ts';
 import type { CommandContext } from '../platform.ts';
@@ -57,7 +58,7 @@ export async function remember(
       } catch (error) {
         // This conversation and the rest wait for the store; the append that failed may land after all (restore skips it then).
         for (const waiting of conversations.slice(i)) core.pendingTurns.add(waiting, stored);
-        return core.storeHealth.failed(error, ctx.log, ctx.conversationId) ? [STORE_UNSAVED_NOTE] : [];
+        return core.storeHealth.failed(error, ctx.log, ctx.conversationId) ? [english.say(STORE_UNSAVED_NOTE)] : [];
       }
     }
   } finally {

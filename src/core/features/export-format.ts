@@ -9,8 +9,10 @@
  *
  * Both files are bounded in bytes ({@link fitExport}): the oldest turns are left out first, and
  * each file then says so at its top (the Markdown by a line under its heading; the JSON by a first
- * element of role `note`).
+ * element of role `note`). Their words (headings, notes, the place) are the reader's: the files are
+ * for the user who asked ({@link ExportHeader.words}).
  */
+import { english, type Sentence, sentence, type Words } from '../i18n/words.ts';
 import { parseConversationKey } from '../keys.ts';
 import type { StoredMessage } from '../state/history.ts';
 
@@ -69,16 +71,23 @@ export function exportTurnOf(message: StoredMessage): ExportTurn {
   return { role: message.role, author, time: isoOf(message.at), text: lines.join('\n'), files, images };
 }
 
-/** The place of a conversation key in words: `Discord channel 123 (server 456)`, `Slack thread 1.2 in channel C1 (workspace T1)`. */
-export function placeOf(conversationId: string): string {
+/**
+ * The place of a conversation key in `words`: `Discord channel 123 (server 456)`, `Slack thread 1.2
+ * in channel C1 (workspace T1)`.
+ */
+export function placeOf(conversationId: string, words: Words = english): string {
   const ref = parseConversationKey(conversationId);
   if (!ref) return conversationId;
   if (ref.platform === 'slack') {
-    const channel = `channel ${ref.channel} (workspace ${ref.team})`;
-    return ref.thread ? `Slack thread ${ref.thread} in ${channel}` : `Slack ${channel}`;
+    const values = { channel: ref.channel, team: ref.team ?? '' };
+    return ref.thread
+      ? words.t('commands.export.place.slack_thread', { ...values, thread: ref.thread })
+      : words.t('commands.export.place.slack_channel', values);
   }
-  if (ref.user) return `Discord channel ${ref.channel} (through your own install of the app)`;
-  return ref.guild ? `Discord channel ${ref.channel} (server ${ref.guild})` : `Discord DM ${ref.channel}`;
+  if (ref.user) return words.t('commands.export.place.discord_user_install', { channel: ref.channel });
+  return ref.guild
+    ? words.t('commands.export.place.discord_channel', { channel: ref.channel, guild: ref.guild })
+    : words.t('commands.export.place.discord_dm', { channel: ref.channel });
 }
 
 /** What the export's files are about: the place, when, and how many of the stored turns were left out. */
@@ -88,24 +97,26 @@ export interface ExportHeader {
   at: number;
   /** The oldest turns left out to keep within the size bound. */
   leftOut: number;
+  /** The words the files speak: the asker's (absent: English). */
+  words?: Words | undefined;
 }
 
 /** The sentence saying how many of the oldest turns were left out, or undefined when none was. */
-export function leftOutNote(leftOut: number): string | undefined {
+export function leftOutNote(leftOut: number): Sentence | undefined {
   if (leftOut <= 0) return undefined;
-  return `The ${leftOut} oldest turn${leftOut === 1 ? ' was' : 's were'} left out to keep this file within the platform's upload limit.`;
+  return sentence('commands.export.left_out', { count: leftOut });
 }
 
-/** One turn in Markdown: a heading (author, time, role), the text, the notes. */
-function markdownTurn(turn: ExportTurn): string {
+/** One turn in Markdown, in `words`: a heading (author, time, role: the data's own terms), the text, the notes. */
+function markdownTurn(turn: ExportTurn, words: Words): string {
   const notes = [
-    ...turn.files.map((f) => `- file: ${f.name} (${f.kind}; not stored)`),
-    ...turn.images.map((i) => `- image: ${i.name} (not stored)`),
+    ...turn.files.map((f) => words.t('commands.export.file.file', { name: f.name, kind: f.kind })),
+    ...turn.images.map((i) => words.t('commands.export.file.image', { name: i.name })),
   ];
   return [
     `## ${turn.author} · ${turn.time} · ${turn.role}`,
     '',
-    turn.text === '' ? '_(no text)_' : turn.text,
+    turn.text === '' ? words.t('commands.export.file.no_text') : turn.text,
     ...(notes.length ? ['', ...notes] : []),
     '',
     '',
@@ -114,12 +125,13 @@ function markdownTurn(turn: ExportTurn): string {
 
 /** The Markdown file's heading: the place, the export's time, what was left out. */
 function markdownHead(header: ExportHeader, turns: number): string {
+  const words = header.words ?? english;
   const note = leftOutNote(header.leftOut);
   return [
-    `# Conversation export: ${placeOf(header.conversationId)}`,
+    words.t('commands.export.file.heading', { place: placeOf(header.conversationId, words) }),
     '',
-    `Exported ${isoOf(header.at)}; ${turns} turn${turns === 1 ? '' : 's'}.`,
-    ...(note ? ['', `> ${note}`] : []),
+    words.t('commands.export.file.exported', { at: isoOf(header.at), count: turns }),
+    ...(note ? ['', `> ${words.say(note)}`] : []),
     '',
     '',
   ].join('\n');
@@ -128,12 +140,15 @@ function markdownHead(header: ExportHeader, turns: number): string {
 /** The JSON file's note element (role `note`) saying what was left out. */
 function jsonNote(header: ExportHeader): ExportTurn | undefined {
   const note = leftOutNote(header.leftOut);
-  return note ? { role: 'note', author: 'bot', time: isoOf(header.at), text: note, files: [], images: [] } : undefined;
+  if (!note) return undefined;
+  const text = (header.words ?? english).say(note);
+  return { role: 'note', author: 'bot', time: isoOf(header.at), text, files: [], images: [] };
 }
 
 /** `conversation.md` of the turns. */
 export function exportMarkdown(header: ExportHeader, turns: readonly ExportTurn[]): string {
-  return markdownHead(header, turns.length) + turns.map(markdownTurn).join('');
+  const words = header.words ?? english;
+  return markdownHead(header, turns.length) + turns.map((t) => markdownTurn(t, words)).join('');
 }
 
 /** `conversation.json` of the turns: a JSON array, the note of what was left out first when there is one. */
@@ -167,7 +182,7 @@ export function fitExport(
   let first = turns.length;
   while (first > 0) {
     const turn = turns[first - 1]!;
-    const mdNext = md + Buffer.byteLength(markdownTurn(turn));
+    const mdNext = md + Buffer.byteLength(markdownTurn(turn, header.words ?? english));
     // Each element of the pretty-printed array: its lines indented by 2, and its separator.
     const element = JSON.stringify(turn, null, 2);
     const jsonNext = json + Buffer.byteLength(element) + 2 * element.split('\n').length + 2;

@@ -18,11 +18,12 @@
 import type { Logger } from '../../log.ts';
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
+import { type Sentence, sentence, type Words } from '../i18n/words.ts';
 import { storeKeys } from '../keys.ts';
 import type { CommandContext, OutgoingMessage } from '../platform.ts';
-import { QuotaError, waitText } from '../state/quotas.ts';
+import { QuotaError } from '../state/quotas.ts';
 import { exportTurnOf, fitExport, leftOutNote, placeOf } from './export-format.ts';
-import { subjectOf } from './usage.ts';
+import { subjectOf, waitSentence } from './usage.ts';
 
 /** The largest export file, in bytes, whatever the platform takes: the two files stay within Discord's 25 MiB a request. */
 export const EXPORT_MAX_FILE_BYTES = 8 * 1024 * 1024;
@@ -33,61 +34,60 @@ export const EXPORT_LIMIT = 5;
 /** The window of {@link EXPORT_LIMIT}, in ms: 10 minutes. */
 export const EXPORT_WINDOW_MS = 10 * 60_000;
 
-/** What /export says, in one place. */
+/** What /export says (catalog sentences, rendered in the asker's words), in one place. */
 export const EXPORT_SENTENCES = {
-  empty: 'Nothing of this conversation is stored: there is nothing to export.',
-  busy: 'Your previous export is still being made; it will arrive in a moment.',
-  sentByDm: '📄 I sent you this conversation’s history in our direct message (conversation.md and conversation.json).',
-  /** The line with the files: the place, how many turns, and what was left out. */
-  ready(place: string, kept: number, leftOut: number): string {
+  empty: sentence('commands.export.empty'),
+  busy: sentence('commands.export.busy'),
+  sentByDm: sentence('commands.export.sent_by_dm'),
+  /** The line with the files: the place (in the reader's words already), how many turns, and what was left out. */
+  ready(place: string, kept: number, leftOut: number): Sentence {
     const note = leftOutNote(leftOut);
-    const turns = `${kept} turn${kept === 1 ? '' : 's'}`;
-    return `📄 The history of ${place}: ${turns}, as Markdown and JSON.${note ? ` ${note}` : ''}`;
+    return sentence('commands.export.ready', { place, count: kept, partial: note ? 'yes' : 'no', note: note ?? '' });
   },
   /** The refusal past {@link EXPORT_LIMIT}. */
-  limited(resetInMs: number): string {
-    return `You can export ${EXPORT_LIMIT} times in 10 minutes. Try again ${waitText(resetInMs)}.`;
+  limited(resetInMs: number): Sentence {
+    return sentence('commands.export.limited', { limit: String(EXPORT_LIMIT), wait: waitSentence(resetInMs) });
   },
 } as const;
 
 /**
- * What the App Home's exports say (Slack's Home tab: platforms/slack/home-export.ts), in one place.
- * Places come formatted (a channel's mention, a date) by the caller.
+ * What the App Home's exports say (Slack's Home tab: platforms/slack/home-export.ts), in one place:
+ * catalog sentences, rendered in the Home's user's words. Places come formatted (a channel's
+ * mention, a date) by the caller.
  */
 export const HOME_EXPORT_SENTENCES = {
-  title: 'Export your conversations',
-  intro: `Get one of your conversations with me as Markdown and JSON files (conversation.md and conversation.json), sent to you alone in our direct message. Up to ${EXPORT_LIMIT} exports in 10 minutes.`,
-  none: 'You have no conversation with me to export yet.',
-  notListed: 'Your conversations cannot be listed right now (the store is not answering).',
-  button: 'Export',
+  title: sentence('commands.home_export.title'),
+  intro: sentence('commands.home_export.intro', { limit: String(EXPORT_LIMIT) }),
+  none: sentence('commands.home_export.none'),
+  notListed: sentence('commands.home_export.not_listed'),
+  button: sentence('commands.home_export.button'),
   /** A conversation in the user's DM with the bot (the Messages tab); `when` it began, when known. */
-  direct(when: string | undefined): string {
-    return when ? `Our direct messages: the conversation started ${when}` : 'Our direct messages';
+  direct(when: string | undefined): Sentence {
+    return when ? sentence('commands.home_export.direct_since', { when }) : sentence('commands.home_export.direct');
   },
   /** A thread's conversation in a channel. */
-  thread(channel: string, when: string): string {
-    return `A thread in ${channel}, started ${when}`;
+  thread(channel: string, when: string): Sentence {
+    return sentence('commands.home_export.thread', { channel, when });
   },
   /** A channel's own conversation (slash commands there). */
-  channel(channel: string): string {
-    return `The channel ${channel}`;
+  channel(channel: string): Sentence {
+    return sentence('commands.home_export.channel', { channel });
   },
   /** The line under a place: its turns and its first words. */
-  detail(turns: number, start: string): string {
-    return `${turns} turn${turns === 1 ? '' : 's'}${start ? ` · “${start}”` : ''}`;
+  detail(turns: number, start: string): Sentence {
+    return start
+      ? sentence('commands.home_export.detail_start', { count: turns, start })
+      : sentence('commands.home_export.detail', { count: turns });
   },
   /** Said under the list when older conversations are not shown. */
-  more(count: number): string {
-    return `… and ${count} older conversation${count === 1 ? '' : 's'}: \`/export\` in a channel, or “Export this thread” on a thread's message, gives any of them.`;
+  more(count: number): Sentence {
+    return sentence('commands.home_export.more', { count });
   },
-  sent: '📄 Sent: the conversation is in our direct message, as conversation.md and conversation.json.',
-  notYours:
-    'This export button is not yours: only the person whose Home tab shows it can use it. Nothing was exported.',
-  notOffered: 'That conversation is not among yours any more (erased, forgotten or expired). Nothing was exported.',
-  notReadable:
-    'You can no longer read that conversation (you are not a member of its channel now). Nothing was exported.',
-  notChecked:
-    'I could not check with Slack that you may still read that conversation. Nothing was exported; try again later.',
+  sent: sentence('commands.home_export.sent'),
+  notYours: sentence('commands.home_export.not_yours'),
+  notOffered: sentence('commands.home_export.not_offered'),
+  notReadable: sentence('commands.home_export.not_readable'),
+  notChecked: sentence('commands.home_export.not_checked'),
 } as const;
 
 /** Users whose export is being made in this process, by quota subject. */
@@ -114,21 +114,22 @@ async function admitExport(core: Core, subject: string): Promise<() => Promise<v
 }
 
 /**
- * The export message of a conversation: the sentence and the two files, each within `maxBytes`;
- * undefined when nothing of it is stored.
+ * The export message of a conversation in `words` (the asker's): the sentence and the two files,
+ * each within `maxBytes`; undefined when nothing of it is stored.
  * @throws the store's error.
  */
 export async function exportMessage(
   core: Core,
   conversationId: string,
   maxBytes: number,
+  words: Words,
 ): Promise<OutgoingMessage | undefined> {
   const stored = await core.history.get(conversationId);
   if (!stored.length) return undefined;
   const turns = stored.map(exportTurnOf);
-  const fitted = fitExport(turns, { conversationId, at: Date.now() }, maxBytes);
+  const fitted = fitExport(turns, { conversationId, at: Date.now(), words }, maxBytes);
   return {
-    content: EXPORT_SENTENCES.ready(placeOf(conversationId), fitted.kept, fitted.leftOut),
+    content: words.say(EXPORT_SENTENCES.ready(placeOf(conversationId, words), fitted.kept, fitted.leftOut)),
     files: [
       { name: 'conversation.md', data: Buffer.from(fitted.markdown), mimeType: 'text/markdown' },
       { name: 'conversation.json', data: Buffer.from(fitted.json), mimeType: 'application/json' },
@@ -143,6 +144,8 @@ export interface ExportJob {
   conversationId: string;
   /** The largest file, in bytes (at most {@link EXPORT_MAX_FILE_BYTES}). */
   maxBytes: number;
+  /** The asker's words: the message's and the files'. */
+  words: Words;
   log: Logger;
   /** Sends the export message (the sentence and the two files) to the asker alone. */
   send(message: OutgoingMessage): Promise<void>;
@@ -163,7 +166,7 @@ export async function sendExport(core: Core, job: ExportJob): Promise<boolean> {
   try {
     giveBack = await admitExport(core, job.subject);
     const maxBytes = Math.min(job.maxBytes, EXPORT_MAX_FILE_BYTES);
-    const message = await exportMessage(core, job.conversationId, maxBytes);
+    const message = await exportMessage(core, job.conversationId, maxBytes, job.words);
     if (!message) return false;
     job.log.info(
       { conversation: job.conversationId, bytes: message.files!.reduce((n, f) => n + f.data.length, 0) },
@@ -186,7 +189,10 @@ export async function sendExport(core: Core, job: ExportJob): Promise<boolean> {
  *   made; what `sendDirect` throws; the store's error.
  */
 export async function exportConversation(ctx: CommandContext, core: Core): Promise<void> {
+  // For the asker alone: their words.
+  const words = await core.languages.forUser(ctx);
   const sent = await sendExport(core, {
+    words,
     subject: subjectOf(ctx),
     conversationId: ctx.conversationId,
     maxBytes: ctx.reply.limits.maxFileBytes ?? EXPORT_MAX_FILE_BYTES,
@@ -196,6 +202,6 @@ export async function exportConversation(ctx: CommandContext, core: Core): Promi
       else await ctx.reply.sendEphemeral(message);
     },
   });
-  if (!sent) await ctx.reply.sendEphemeral(EXPORT_SENTENCES.empty);
-  else if (ctx.sendDirect) await ctx.reply.sendEphemeral(EXPORT_SENTENCES.sentByDm);
+  if (!sent) await ctx.reply.sendEphemeral(words.say(EXPORT_SENTENCES.empty));
+  else if (ctx.sendDirect) await ctx.reply.sendEphemeral(words.say(EXPORT_SENTENCES.sentByDm));
 }

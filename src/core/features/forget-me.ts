@@ -12,6 +12,7 @@
  */
 
 import type { Core } from '../core.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { storeKeys, workspaceOf } from '../keys.ts';
 import type { CommandContext } from '../platform.ts';
 import type { StoredMessage } from '../state/history.ts';
@@ -73,21 +74,21 @@ export async function eraseUser(core: Core, workspace: string, user: string): Pr
   return counts;
 }
 
-/** The sentence saying what `/forget me` erased. */
-export function forgetMeDone(counts: ForgetMeCounts, platform: 'discord' | 'slack'): string {
-  const place = platform === 'discord' ? 'server' : 'workspace';
-  const n = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
-  if (!counts.turns && !counts.records) return `🧹 Nothing of yours was stored in this ${place}: nothing to forget.`;
-  return (
-    `🧹 Forgot ${n(counts.turns, 'message', 'messages')} of yours and ${n(counts.answers, 'answer', 'answers')} to them` +
-    ` in ${n(counts.conversations, 'conversation', 'conversations')} of this ${place}, and ${n(counts.records, 'vote or button state', 'votes and button states')}.` +
-    ' Your usage, quota and spend counters stay until they reset.'
-  );
+/** The sentence saying what `/forget me` erased (the server's or the workspace's, by `platform`). */
+export function forgetMeDone(counts: ForgetMeCounts, platform: 'discord' | 'slack'): Sentence {
+  if (!counts.turns && !counts.records) return sentence('commands.forget.me_nothing', { platform });
+  return sentence('commands.forget.me_done', {
+    turns: counts.turns,
+    answers: counts.answers,
+    conversations: counts.conversations,
+    records: counts.records,
+    platform,
+  });
 }
 
 /**
  * `/forget me`: erases the asker's data in this server or workspace ({@link eraseUser}) and tells
- * them alone what was erased.
+ * them alone what was erased, in their words.
  * @throws the store's error (the command's failure sentence).
  */
 export async function forgetMe(ctx: CommandContext, core: Core): Promise<void> {
@@ -95,5 +96,6 @@ export async function forgetMe(ctx: CommandContext, core: Core): Promise<void> {
   if (!workspace) throw new Error(`no workspace for ${ctx.channelKey}`);
   const counts = await eraseUser(core, workspace, ctx.user.id);
   ctx.log.info({ ...counts }, 'user data forgotten (/forget me)');
-  await ctx.reply.sendEphemeral(forgetMeDone(counts, ctx.platform));
+  const words = await core.languages.forUser(ctx);
+  await ctx.reply.sendEphemeral(words.say(forgetMeDone(counts, ctx.platform)));
 }

@@ -26,7 +26,7 @@ export function asksToForget(text: string): boolean {
 /**
  * Clears the history (and the conversation's exchanges waiting for the store, and what its
  * answers keep for Regenerate and edited mentions: answer-index.ts `forgetAnswerStates`) and
- * says so in the conversation (so everyone knows the bot starts afresh).
+ * says so in the conversation (so everyone knows the bot starts afresh), in the place's words.
  * @param how what the user did, named in a refusal (default `/forget`; e.g. `Forgetting a thread`).
  * @throws ForbiddenError for a member without the right, in a channel (sentences.ts
  *   `forgetRefused`: who may, on this platform); what `canManageMessages` rejects with when the
@@ -43,7 +43,6 @@ export async function forget(ctx: CommandContext, core: Core, how = '/forget'): 
   // Regenerate and an edited mention would send the forgotten turns again: their states go too.
   const states = await forgetAnswerStates(core, ctx.conversationId);
   ctx.log.info({ conversation: ctx.conversationId, messages: count, answerStates: states }, 'history cleared');
-  await sendOnce(core.scheduler, ctx.reply, {
-    content: `🧹 History cleared (${count} message${count === 1 ? '' : 's'} forgotten): the next message starts a new conversation.`,
-  });
+  const words = await core.languages.forPlace(ctx);
+  await sendOnce(core.scheduler, ctx.reply, { content: words.t('commands.forget.cleared', { count }) });
 }

@@ -1,12 +1,14 @@
 /**
  * Help texts, platform-neutral: one command's card (Slack's `/<command> help`) and `/help`,
  * every command with its options (ranges, choices) and the service's models, in as many
- * messages as the platform's card limits need, shown to the user alone.
+ * messages as the platform's card limits need, shown to the user alone, in their language
+ * (descriptions from the catalog: command-words.ts).
  */
 
 import type { Command, CommandOption } from '../command.ts';
-import { rangeOf } from '../command.ts';
+import { choiceNameIn, descriptionIn, nameIn } from '../command-words.ts';
 import type { Core } from '../core.ts';
+import { english, type Words } from '../i18n/words.ts';
 import type { MessageAction } from '../message-action.ts';
 import { type ModelLists, modelChoices } from '../models/catalog.ts';
 import { invocationForm, mainOptionOf, optionForm } from '../option-forms.ts';
@@ -17,38 +19,58 @@ import { modelEntries } from './models.ts';
 /** Models named in one option's line, at most this many (the rest: "and N more"). */
 const MAX_LISTED_MODELS = 25;
 
-/** What a model option says when the service did not answer for the lists. */
-const NO_MODELS = 'models: the service did not answer; try again later';
+/** An option's range in `words`: `from 0 to 2`, `at least 1`, `at most 5`; '' when it has none. */
+function rangeIn(option: Pick<CommandOption, 'minValue' | 'maxValue'>, words: Words): string {
+  const min = option.minValue === undefined ? undefined : String(option.minValue);
+  const max = option.maxValue === undefined ? undefined : String(option.maxValue);
+  if (min !== undefined && max !== undefined) return words.t('commands.help.range_between', { min, max });
+  if (min !== undefined) return words.t('commands.help.range_min', { min });
+  if (max !== undefined) return words.t('commands.help.range_max', { max });
+  return '';
+}
+
+/** The values a choice option takes, in `words`: a choice whose name is words shows it beside its value (`vivid (lebhaft)`). */
+function choicesIn(option: CommandOption, words: Words): string {
+  return (option.choices ?? [])
+    .map((c) => {
+      const name = choiceNameIn(c, words);
+      return name === String(c.value) ? name : `${c.value} (${name})`;
+    })
+    .join(', ');
+}
 
 /**
- * One option in words: its description, range, values, and for a model option the models
- * (`listModels`: the first 25 named; otherwise a pointer to the Models card), joined by ` · `.
+ * One option in `words` (the reader's): its description, range, values, and for a model option
+ * the models (`listModels`: the first 25 named; otherwise a pointer to the Models card), joined by ` · `.
  * @param lists the model lists; undefined when the service is down.
  */
-export function optionSummary(option: CommandOption, lists: ModelLists | undefined, listModels: boolean): string {
-  const parts = [option.description];
-  const range = rangeOf(option);
+export function optionSummary(
+  option: CommandOption,
+  lists: ModelLists | undefined,
+  listModels: boolean,
+  words: Words = english,
+): string {
+  const parts = [descriptionIn(option, words)];
+  const range = rangeIn(option, words);
   if (range) parts.push(range);
-  if (option.choices) parts.push(`one of ${option.choices.map((c) => c.value).join(', ')}`);
+  if (option.choices) parts.push(words.t('commands.help.one_of', { values: choicesIn(option, words) }));
   if (option.autocomplete) {
     const kind = option.autocomplete === 'image_models' ? 'image' : 'text';
     const all = modelChoices(lists, kind, '', 1000).map((c) => c.value);
     const shown = all.slice(0, MAX_LISTED_MODELS).join(', ');
-    const more = all.length > MAX_LISTED_MODELS ? `, and ${all.length - MAX_LISTED_MODELS} more` : '';
-    if (!lists) parts.push(NO_MODELS);
-    else
-      parts.push(
-        listModels
-          ? `models: ${shown || 'none listed'}${more}`
-          : `${kind === 'image' ? 'an image' : 'a text'} model (see “Models”)`,
-      );
+    const more = all.length - MAX_LISTED_MODELS;
+    if (!lists) parts.push(words.t('commands.help.no_models'));
+    else if (!listModels) parts.push(words.t('commands.help.model_pointer', { kind }));
+    else if (!shown) parts.push(words.t('commands.help.models_none'));
+    else if (more > 0) parts.push(words.t('commands.help.models_listed_more', { models: shown, more: String(more) }));
+    else parts.push(words.t('commands.help.models_listed', { models: shown }));
   }
   return parts.join(' · ');
 }
 
 /**
- * One command as a card: its form, whether it is for admins, its examples, and a field per
- * option (on Slack the main text is in the form, not a field).
+ * One command as a card in `words` (the reader's): its form, whether it is for admins, its
+ * examples, and a field per option (on Slack the main text is in the form, not a field).
  * @param listModels name the models in model options (one command's help) or point to the Models card (/help).
  */
 export function commandCard(
@@ -56,23 +78,31 @@ export function commandCard(
   lists: ModelLists | undefined,
   platform: 'discord' | 'slack',
   listModels: boolean,
+  words: Words = english,
 ): Card {
   const main = platform === 'slack' ? mainOptionOf(command) : undefined;
   const fields = command.options
     .filter((o) => o !== main)
     .map((o) => ({
-      name: `${optionForm(o, platform)}${platform === 'discord' && o.required ? ' (required)' : ''}`,
-      value: optionSummary(o, lists, listModels),
+      name:
+        platform === 'discord' && o.required
+          ? words.t('commands.help.required', { form: optionForm(o, platform) })
+          : optionForm(o, platform),
+      value: optionSummary(o, lists, listModels, words),
     }));
   const examples =
     platform === 'slack' ? (command.examples ?? []).map((e) => `\`/${command.name}${e ? ` ${e}` : ''}\``) : [];
+  const form = { form: invocationForm(command, platform), admins: command.adminOnly ? 'yes' : 'no' };
   return {
-    title: `/${command.name}: ${command.description}`,
-    description: `\`${invocationForm(command, platform)}\`${command.adminOnly ? ' (admins only)' : ''}${examples.length ? `\nExamples:\n${examples.join('\n')}` : ''}`,
+    title: words.t('commands.help.title', {
+      command: nameIn(command, words),
+      description: descriptionIn(command, words),
+    }),
+    description: examples.length
+      ? words.t('commands.help.form_examples', { ...form, examples: examples.join('\n') })
+      : words.t('commands.help.form', form),
     fields,
-    ...(platform === 'slack'
-      ? { footer: 'Text in quotes is taken as written. Options may come before or after the text.' }
-      : {}),
+    ...(platform === 'slack' ? { footer: words.t('commands.help.slack_footer') } : {}),
   };
 }
 
@@ -111,17 +141,23 @@ function chunked(items: readonly string[], max: number, separator: string): Chun
  * many models are not shown (on Discord, with where to find them: a `model` option's autocomplete).
  * @param lists the model lists; undefined when the service is down (one card saying so).
  */
-export function modelsCards(lists: ModelLists | undefined, limits: CardLimits, platform: 'discord' | 'slack'): Card[] {
-  if (!lists) return [{ title: 'Models', fields: [{ name: 'Models', value: NO_MODELS }] }];
-  const images = modelEntries(lists).slice(lists.text.length);
+export function modelsCards(
+  lists: ModelLists | undefined,
+  limits: CardLimits,
+  platform: 'discord' | 'slack',
+  words: Words = english,
+): Card[] {
+  const title = words.t('commands.help.models_title');
+  if (!lists) return [{ title, fields: [{ name: title, value: words.t('commands.help.no_models') }] }];
+  const images = modelEntries(lists, words).slice(lists.text.length);
   const field = (name: string, chunks: Chunk[]) =>
-    chunks.map((chunk, i) => ({ name: i === 0 ? name : `${name} (continued)`, ...chunk }));
+    chunks.map((chunk, i) => ({ name: i === 0 ? name : words.t('commands.help.continued', { name }), ...chunk }));
   const fields = [
-    ...field('Text models', chunked(lists.text, limits.maxValueChars, ', ')),
+    ...field(words.t('commands.help.text_models'), chunked(lists.text, limits.maxValueChars, ', ')),
     ...field(
-      'Image models',
+      words.t('commands.help.image_models'),
       chunked(
-        images.map((e) => `${e.name}: ${e.value}`),
+        images.map((e) => words.t('commands.help.image_entry', { name: e.name, value: e.value })),
         limits.maxValueChars,
         '\n',
       ),
@@ -143,14 +179,10 @@ export function modelsCards(lists: ModelLists | undefined, limits: CardLimits, p
   const shown = pages.slice(0, MAX_MODEL_CARDS);
   const more = fields.reduce((n, f) => n + f.count, 0) - shown.flat().reduce((n, f) => n + f.count, 0);
   return shown.map((page, i) => ({
-    title: i === 0 ? 'Models' : 'Models (continued)',
-    ...(i === 0 ? { description: 'What `model` options take (/settings sets a channel’s defaults).' } : {}),
+    title: i === 0 ? title : words.t('commands.help.models_title_continued'),
+    ...(i === 0 ? { description: words.t('commands.help.models_description') } : {}),
     fields: page.map(({ name, value }) => ({ name, value })),
-    ...(more > 0 && i === shown.length - 1
-      ? {
-          footer: `… and ${more} more model${more > 1 ? 's' : ''}${platform === 'discord' ? ': type part of a name in a `model` option to find the others' : ''}.`,
-        }
-      : {}),
+    ...(more > 0 && i === shown.length - 1 ? { footer: words.t('commands.help.models_more', { more, platform }) } : {}),
   }));
 }
 
@@ -200,26 +232,26 @@ export function packCards(cards: readonly Card[], limits: CardLimits): OutgoingM
 const HELP_MODELS_WAIT_MS = 1_000;
 
 /**
- * The message actions as one card: where they are on the platform (Discord: a message's Apps
- * menu; Slack: its More actions menu) and a field per action (its name, what it does).
+ * The message actions as one card in `words`: where they are on the platform (Discord: a
+ * message's Apps menu; Slack: its More actions menu) and a field per action (its name, what it does).
  * @returns undefined when there are none.
  */
-export function actionsCard(actions: readonly MessageAction[], platform: 'discord' | 'slack'): Card | undefined {
+export function actionsCard(
+  actions: readonly MessageAction[],
+  platform: 'discord' | 'slack',
+  words: Words = english,
+): Card | undefined {
   if (!actions.length) return undefined;
-  const where =
-    platform === 'discord'
-      ? 'Right-click (or long-press) a message → Apps'
-      : 'Hover a message → More actions (⋮), or “More message shortcuts…”';
   return {
-    title: 'Message actions',
-    description: `${where}: the message’s text, images and files are what the answer reads.`,
-    fields: actions.map((a) => ({ name: a.name, value: a.description })),
+    title: words.t('commands.help.actions_title'),
+    description: words.t('commands.help.actions_description', { platform }),
+    fields: actions.map((a) => ({ name: nameIn(a, words), value: descriptionIn(a, words) })),
   };
 }
 
 /**
  * `/help`: every command of `list` with its options, the message actions, then the models, to
- * the user alone, in as many ephemeral messages as the platform's card limits need
+ * the user alone in their language (`core.languages.forUser`), in as many ephemeral messages as the platform's card limits need
  * (`ctx.reply.limits.cards`). Counts against no quota. The models are those cached, or fetched
  * within {@link HELP_MODELS_WAIT_MS} (else the Models card says the service did not answer).
  */
@@ -229,13 +261,13 @@ export async function showHelp(
   list: readonly Command[],
   actions: readonly MessageAction[] = [],
 ): Promise<void> {
-  const lists = await core.catalog.quick(HELP_MODELS_WAIT_MS);
+  const [lists, words] = await Promise.all([core.catalog.quick(HELP_MODELS_WAIT_MS), core.languages.forUser(ctx)]);
   const limits = ctx.reply.limits.cards;
-  const actionCard = actionsCard(actions, ctx.platform);
+  const actionCard = actionsCard(actions, ctx.platform, words);
   const cards = [
-    ...list.map((c) => commandCard(c, lists, ctx.platform, false)),
+    ...list.map((c) => commandCard(c, lists, ctx.platform, false, words)),
     ...(actionCard ? [actionCard] : []),
-    ...modelsCards(lists, limits, ctx.platform),
+    ...modelsCards(lists, limits, ctx.platform, words),
   ];
   for (const message of packCards(cards, limits)) await ctx.reply.sendEphemeral(message);
 }

@@ -9,6 +9,7 @@
 import type { Core } from '../core.ts';
 import { editOnce, sendOnce } from '../delivery/one-off.ts';
 import { InputError } from '../errors.ts';
+import { english, sentence } from '../i18n/words.ts';
 import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import type { Button, CommandContext, MessageHandle, OutgoingFile, OutgoingMessage } from '../platform.ts';
 import { InvalidResponseError } from '../service/errors.ts';
@@ -115,10 +116,10 @@ export async function generateAndPost(
   try {
     fitted = await core.images.fit(image, ctx.reply.limits.maxFileBytes, { key: subjectOf(ctx), signal: ctx.signal });
   } catch (error) {
-    if (error instanceof ImageTooLargeError) throw new InputError(error.message);
+    if (error instanceof ImageTooLargeError) throw new InputError(error.sentence);
     throw error;
   }
-  if (fitted.reencoded) notes.push(`The image was ${fitted.reencoded}.`);
+  if (fitted.reencoded) notes.push(english.say(fitted.reencoded));
   const seed = job.seed ?? seedOf(result);
   const lines = [`🎨 ${caption(job.prompt)}`, `_${settingsLine(job, fitted, seed)}_`, ...notes.map((n) => `_⚠️ ${n}_`)];
   const { referenceDataUrl, ...kept } = job;
@@ -171,7 +172,7 @@ async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue:
   if (!image)
     throw new InvalidResponseError(
       'the image result held no image (an empty data array)',
-      'The generation service returned no image for this prompt. Try again, perhaps with other words.',
+      sentence('errors.service.no_image'),
     );
   return { result, image };
 }

@@ -112,7 +112,8 @@ export async function withProgress<T>(
     await progress.stop();
     if (!progress.handle || !(error instanceof ServiceError)) throw error;
     try {
-      const line = { content: `⚠️ ${withReference(sentenceOf(error), ctx.ref)}` };
+      const words = await core.languages.forPlace(ctx);
+      const line = { content: `⚠️ ${words.say(withReference(sentenceOf(error), ctx.ref))}` };
       await editOnce(core.scheduler, ctx.reply, progress.handle, line);
     } catch {
       throw error;

@@ -17,6 +17,7 @@
 
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
+import { english, sentence } from '../i18n/words.ts';
 import { collectImages, skippedLine } from '../media/attachments.ts';
 import type { PreparedImage } from '../media/images.ts';
 import { type Attachment, AttachmentAccessError, type CommandContext, type ImageFinder } from '../platform.ts';
@@ -156,7 +157,13 @@ async function imagesAgain(
   const collected = await collectImages(files, core.inputImages, work);
   if (collected.images.length < refs.length)
     throw new InputError(
-      [IMAGES_UNUSABLE, ...collected.notices, skippedLine(collected.skipped) ?? ''].join(' ').trim(),
+      [
+        IMAGES_UNUSABLE,
+        ...collected.notices,
+        english.say(skippedLine(collected.skipped) ?? sentence('common.untranslated', { text: '' })),
+      ]
+        .join(' ')
+        .trim(),
     );
   return collected.images.map((image) => image.url);
 }

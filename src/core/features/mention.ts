@@ -9,6 +9,7 @@
 
 import type { Core } from '../core.ts';
 import { InputError } from '../errors.ts';
+import { english } from '../i18n/words.ts';
 import { collectImages, looksLikeImage, skippedLine } from '../media/attachments.ts';
 import { MAX_LISTED_FILES, shortName } from '../media/file-lines.ts';
 import { collectFiles, cutLine, fileLimits } from '../media/files.ts';
@@ -110,7 +111,7 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
   const skipped = request.context?.skipped;
   if (skipped?.authors.length) notes.push(unreadLine(skipped.authors, skipped.why));
   for (const line of [skippedLine([...collected.skipped, ...files.skipped]), cutLine(files.cut)])
-    if (line) notes.push(line);
+    if (line) notes.push(english.say(line));
   const prompt = text || defaultPrompt(images.length, files.files.length);
   if (!prompt) {
     throw new InputError(

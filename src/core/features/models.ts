@@ -9,6 +9,7 @@
 import type { Core } from '../core.ts';
 import { sendOnce } from '../delivery/one-off.ts';
 import { ForbiddenError } from '../errors.ts';
+import { english, type Words } from '../i18n/words.ts';
 import { buttonId } from '../keys.ts';
 import type { ModelLists } from '../models/catalog.ts';
 import type { CommandContext, ComponentContext, OutgoingMessage } from '../platform.ts';
@@ -20,20 +21,26 @@ export interface ModelEntry {
   value: string;
 }
 
-/** The entries of the lists: text models first, then image models. */
-export function modelEntries(lists: ModelLists): ModelEntry[] {
-  const entries: ModelEntry[] = lists.text.map((id) => ({ name: id, value: 'text model (chat, completions)' }));
+/** The entries of the lists in `words` (the reader's): text models first, then image models. */
+export function modelEntries(lists: ModelLists, words: Words = english): ModelEntry[] {
+  const text = words.t('commands.models.text_model');
+  const entries: ModelEntry[] = lists.text.map((id) => ({ name: id, value: text }));
   const matched = new Set<string>();
   for (const model of lists.image) {
     const id = lists.imageIds.find((i) => i.toLowerCase() === model.display_name.toLowerCase());
     if (id) matched.add(id);
     entries.push({
       name: `🖼️ ${model.display_name}`,
-      value: `image model${model.description ? `: ${model.description}` : ''}${id ? ` (id ${id})` : ''}`,
+      value: words.t('commands.models.image_model', {
+        described: model.description ? 'yes' : 'no',
+        description: model.description ?? '',
+        identified: id ? 'yes' : 'no',
+        id: id ?? '',
+      }),
     });
   }
   for (const id of lists.imageIds)
-    if (!matched.has(id)) entries.push({ name: `🖼️ ${id}`, value: 'image model (listed by /v1/models)' });
+    if (!matched.has(id)) entries.push({ name: `🖼️ ${id}`, value: words.t('commands.models.image_listed') });
   return entries;
 }
 
@@ -57,13 +64,14 @@ export function pageEntries(entries: readonly ModelEntry[], limits: CardLimits, 
   return pages;
 }
 
-/** One page as a message; with button paging, Previous/Next carry the page to show (`models:<page>:<public>`). */
+/** One page as a message in `words`; with button paging, Previous/Next carry the page to show (`models:<page>:<public>`). */
 function pageMessage(
   lists: ModelLists,
   pages: ModelEntry[][],
   index: number,
   limits: CardLimits,
   isPublic: boolean,
+  words: Words,
 ): OutgoingMessage {
   const page = Math.min(Math.max(index, 0), pages.length - 1);
   const textCount = lists.text.length;
@@ -74,34 +82,44 @@ function pageMessage(
     content: '',
     cards: [
       {
-        title: `Models: ${textCount} text, ${imageCount} image`,
+        title: words.t('commands.models.title', { text: String(textCount), image: String(imageCount) }),
         fields: pages[page]!,
-        footer: `Page ${page + 1} of ${pages.length} · 🖼️ marks image models · /settings sets a channel's defaults`,
+        footer: words.t('commands.models.footer', { page: String(page + 1), pages: String(pages.length) }),
       },
     ],
   };
   if (limits.paging === 'buttons' && pages.length > 1) {
     const flag = isPublic ? 1 : 0;
     message.buttons = [
-      { id: buttonId('models', page - 1, flag), label: '◀ Previous', disabled: page === 0 },
-      { id: buttonId('models', page + 1, flag), label: 'Next ▶', disabled: page === pages.length - 1 },
+      { id: buttonId('models', page - 1, flag), label: words.t('commands.models.previous'), disabled: page === 0 },
+      {
+        id: buttonId('models', page + 1, flag),
+        label: words.t('commands.models.next'),
+        disabled: page === pages.length - 1,
+      },
     ];
   }
   return message;
 }
 
+/** The words a list is shown in: the place's when it is shown to the channel, else the admin's own. */
+function wordsFor(core: Core, ctx: CommandContext | ComponentContext, isPublic: boolean): Promise<Words> {
+  return isPublic ? core.languages.forPlace(ctx) : core.languages.forUser(ctx);
+}
+
 /**
- * Shows the lists: only to the admin who asked (ephemeral) unless `isPublic`.
+ * Shows the lists: only to the admin who asked (ephemeral, in their language) unless `isPublic`
+ * (then in the place's: `core.languages.forPlace`).
  * @throws ServiceError subclasses when the lists cannot be fetched (the admin is told).
  */
 export async function showModels(ctx: CommandContext, core: Core, isPublic: boolean): Promise<void> {
-  const lists = await core.catalog.lists(ctx.signal);
+  const [lists, words] = await Promise.all([core.catalog.lists(ctx.signal), wordsFor(core, ctx, isPublic)]);
   const limits = ctx.reply.limits.cards;
-  const pages = pageEntries(modelEntries(lists), limits);
+  const pages = pageEntries(modelEntries(lists, words), limits);
   const messages =
     limits.paging === 'buttons'
-      ? [pageMessage(lists, pages, 0, limits, isPublic)]
-      : pages.map((_, i) => pageMessage(lists, pages, i, limits, isPublic));
+      ? [pageMessage(lists, pages, 0, limits, isPublic, words)]
+      : pages.map((_, i) => pageMessage(lists, pages, i, limits, isPublic, words));
   for (const message of messages) {
     if (isPublic) await sendOnce(core.scheduler, ctx.reply, message);
     else await ctx.reply.sendEphemeral(message);
@@ -115,10 +133,11 @@ export async function showModels(ctx: CommandContext, core: Core, isPublic: bool
  * @throws ForbiddenError.
  */
 export async function turnModelsPage(ctx: ComponentContext, core: Core): Promise<void> {
-  if (ctx.args[1] !== '1' && !(await ctx.user.isAdmin())) throw new ForbiddenError('/models is for admins only.');
+  const isPublic = ctx.args[1] === '1';
+  if (!isPublic && !(await ctx.user.isAdmin())) throw new ForbiddenError('common.admins_only', { command: 'models' });
   const limits = ctx.limits.cards;
   const index = Number.parseInt(ctx.args[0] ?? '0', 10);
-  const lists = await core.catalog.lists(ctx.signal);
-  const pages = pageEntries(modelEntries(lists), limits);
-  await ctx.update(pageMessage(lists, pages, Number.isFinite(index) ? index : 0, limits, ctx.args[1] === '1'));
+  const [lists, words] = await Promise.all([core.catalog.lists(ctx.signal), wordsFor(core, ctx, isPublic)]);
+  const pages = pageEntries(modelEntries(lists, words), limits);
+  await ctx.update(pageMessage(lists, pages, Number.isFinite(index) ? index : 0, limits, isPublic, words));
 }

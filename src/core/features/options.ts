@@ -3,6 +3,7 @@
  * parameters of §4.1/§4.2, with the spec's ranges) and reading them back.
  */
 import type { CommandOption } from '../command.ts';
+import { texts } from '../command-words.ts';
 import type { Core } from '../core.ts';
 import { OptionError } from '../errors.ts';
 import type { Sampling } from './chat.ts';
@@ -10,7 +11,7 @@ import type { Sampling } from './chat.ts';
 /** `model` for /chat and /complete: a text model id, autocompleted from `/v1/models`. */
 export const TEXT_MODEL_OPTION: CommandOption = {
   name: 'model',
-  description: "Model id (default: the channel's chat model)",
+  ...texts('commands.option.model'),
   type: 'string',
   maxLength: 100,
   autocomplete: 'text_models',
@@ -19,7 +20,7 @@ export const TEXT_MODEL_OPTION: CommandOption = {
 /** `temperature`, 0 to 2 (§4.1, §4.2). */
 export const TEMPERATURE_OPTION: CommandOption = {
   name: 'temperature',
-  description: 'Randomness, 0 to 2 (default 0.7)',
+  ...texts('commands.option.temperature'),
   type: 'number',
   minValue: 0,
   maxValue: 2,
@@ -28,24 +29,24 @@ export const TEMPERATURE_OPTION: CommandOption = {
 /** `max_tokens`, 1 to `MAX_TOKENS_LIMIT` (checked at run time: the limit is the operator's). */
 export const MAX_TOKENS_OPTION: CommandOption = {
   name: 'max_tokens',
-  description: 'Longest answer, in tokens (default 1000)',
+  ...texts('commands.option.max_tokens'),
   type: 'integer',
   minValue: 1,
 };
 
 /** The §4.1-only sampling options. */
 export const NUCLEUS_OPTIONS: readonly CommandOption[] = [
-  { name: 'top_p', description: 'Nucleus sampling, 0 to 1 (default 1)', type: 'number', minValue: 0, maxValue: 1 },
+  { name: 'top_p', ...texts('commands.option.top_p'), type: 'number', minValue: 0, maxValue: 1 },
   {
     name: 'frequency_penalty',
-    description: 'Penalise repeated tokens, -2 to 2 (default 0)',
+    ...texts('commands.option.frequency_penalty'),
     type: 'number',
     minValue: -2,
     maxValue: 2,
   },
   {
     name: 'presence_penalty',
-    description: 'Penalise tokens already used, -2 to 2 (default 0)',
+    ...texts('commands.option.presence_penalty'),
     type: 'number',
     minValue: -2,
     maxValue: 2,

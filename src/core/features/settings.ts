@@ -9,6 +9,7 @@
 import type { Core } from '../core.ts';
 import { OptionError } from '../errors.ts';
 import { matchLocale } from '../i18n/locales.ts';
+import { type Sentence, sentence, type Words } from '../i18n/words.ts';
 import type { ModelLists } from '../models/catalog.ts';
 import type { Resolved } from '../models/defaults.ts';
 import type { CommandContext, OutgoingMessage } from '../platform.ts';
@@ -40,15 +41,14 @@ export interface SettingsChange {
 }
 
 /** Why `auto_thread` is refused on Slack. */
-export const AUTO_THREAD_ON_SLACK =
-  "`auto_thread` is for Discord: on Slack every answer is in a thread already (a mention's thread, a /chat's question thread).";
+export const AUTO_THREAD_ON_SLACK: Sentence = sentence('commands.settings.auto_thread_on_slack');
 
-/** Up to three listed names that contain what was typed, for an error message. */
-function suggestions(typed: string, names: readonly string[]): string {
+/** Up to three listed names that contain what was typed, for an error message: a hint to try them. */
+function suggestions(typed: string, names: readonly string[]): Sentence {
   const query = typed.toLowerCase();
   const near = names.filter((n) => n.toLowerCase().includes(query) || query.includes(n.toLowerCase())).slice(0, 3);
   const shown = (near.length ? near : names.slice(0, 3)).map((n) => `\`${n}\``).join(', ');
-  return shown ? ` Try ${shown}, or see /models.` : ' The service lists none.';
+  return shown ? sentence('commands.settings.try_models', { names: shown }) : sentence('commands.settings.no_models');
 }
 
 /**
@@ -59,20 +59,20 @@ function checkModel(setting: SettingName, typed: string, lists: ModelLists): str
   const names = setting === 'image_model' ? lists.image.map((m) => m.display_name) : lists.text;
   const found = names.find((n) => n === typed) ?? names.find((n) => n.toLowerCase() === typed.toLowerCase());
   if (!found)
-    throw new OptionError(
-      `\`${setting}\`: the service lists no ${setting === 'image_model' ? 'image' : 'text'} model \`${typed}\`.${suggestions(typed, names)}`,
-    );
+    throw new OptionError('commands.settings.unknown_model', {
+      setting,
+      kind: setting === 'image_model' ? 'image' : 'text',
+      typed,
+      hint: suggestions(typed, names),
+    });
   return found;
 }
 
-const SOURCE_WORDS: Record<Resolved['source'], string> = {
-  channel: 'set for this channel',
-  environment: "the bot's default",
-  service: "the service's choice",
-};
-
-function describe(resolved: Resolved, serviceWord: string): string {
-  return `${resolved.value ? `\`${resolved.value}\`` : serviceWord} — ${SOURCE_WORDS[resolved.source]}`;
+/** A model setting's value and where it comes from, in `words`; `kind` says what no value means. */
+function describe(resolved: Resolved, kind: 'chat' | 'other', words: Words): string {
+  return resolved.value
+    ? words.t('commands.settings.model_set', { value: resolved.value, source: resolved.source })
+    : words.t('commands.settings.model_unset', { kind, source: resolved.source });
 }
 
 /**
@@ -93,9 +93,10 @@ export async function changeSettings(ctx: CommandContext, core: Core, change: Se
   }
   if (change.system_prompt !== undefined) {
     if (change.system_prompt.length > MAX_SYSTEM_PROMPT)
-      throw new OptionError(
-        `\`system_prompt\` is too long (${change.system_prompt.length} characters; at most ${MAX_SYSTEM_PROMPT}).`,
-      );
+      throw new OptionError('commands.settings.system_prompt_too_long', {
+        length: String(change.system_prompt.length),
+        max: String(MAX_SYSTEM_PROMPT),
+      });
     updates.systemPrompt = change.system_prompt.trim() || undefined;
   }
   if (change.auto_thread !== undefined) {
@@ -111,63 +112,73 @@ export async function changeSettings(ctx: CommandContext, core: Core, change: Se
     await core.settings.update(ctx.channelKey, updates as SettingsUpdate);
     ctx.log.info({ channelKey: ctx.channelKey, changed: Object.keys(updates) }, 'channel settings changed');
   }
-  await ctx.reply.sendEphemeral(await settingsMessage(ctx, core, changed));
+  await ctx.reply.sendEphemeral(await settingsMessage(ctx, core, changed, await core.languages.forUser(ctx)));
 }
 
-/** The `auto_thread` field when it is on. */
-const AUTO_THREAD_ON = 'on — a /chat or a mention here is answered in a new thread — set for this channel';
-
-/** The `notify` field: whether a long answer here notifies its asker, and why. */
-function notifyValue(core: Core, notify: boolean | undefined): string {
+/** The `notify` field in `words`: whether a long answer here notifies its asker, and why. */
+function notifyValue(core: Core, notify: boolean | undefined, words: Words): string {
   const seconds = core.limits.notifyAfterSeconds;
-  if (seconds <= 0) return "off — NOTIFY_AFTER_SECONDS is 0: the bot's default";
-  if (notify === false) return 'off — set for this channel';
-  return `on — the asker of an answer that takes longer than ${seconds} s is notified when it ends — the bot's default`;
+  if (seconds <= 0) return words.t('commands.settings.notify_disabled');
+  if (notify === false) return words.t('commands.settings.notify_off');
+  return words.t('commands.settings.notify_on', { seconds: String(seconds) });
 }
 
-/** The card that shows every setting of the channel and its source. */
-async function settingsMessage(ctx: CommandContext, core: Core, changed: boolean): Promise<OutgoingMessage> {
+/** The `locale` field in `words`: the channel's language for public messages (by its own name), or where it comes from. */
+function localeValue(locale: string | undefined, words: Words): string {
+  const shipped = matchLocale(locale);
+  if (!locale || !shipped) return words.t('commands.settings.locale_unset');
+  return words.t('commands.settings.locale_set', { language: words.t(`commands.language.${shipped}`) });
+}
+
+/** The card that shows every setting of the channel and its source, in `words` (the admin's: it is shown to them alone). */
+async function settingsMessage(
+  ctx: CommandContext,
+  core: Core,
+  changed: boolean,
+  words: Words,
+): Promise<OutgoingMessage> {
   const resolved = await core.models.forChannel(ctx.channelKey, ctx.signal);
   const prompt = resolved.systemPrompt;
   const own = await core.settings.get(ctx.channelKey);
   const threads =
-    ctx.platform === 'discord' ? [{ name: 'auto_thread', value: own.autoThread ? AUTO_THREAD_ON : 'off' }] : [];
+    ctx.platform === 'discord'
+      ? [
+          {
+            name: 'auto_thread',
+            value: words.t(own.autoThread ? 'commands.settings.auto_thread_on' : 'commands.settings.off'),
+          },
+        ]
+      : [];
   return {
-    content: changed ? 'Settings saved.' : '',
+    content: changed ? words.t('commands.settings.saved') : '',
     cards: [
       {
-        title: 'Settings of this channel',
+        title: words.t('commands.settings.title'),
         fields: [
-          { name: 'chat_model', value: describe(resolved.chat, "the service's first listed model") },
+          { name: 'chat_model', value: describe(resolved.chat, 'chat', words) },
           // Without a vision model of its own, a channel's requests with images use its chat model.
           {
             name: 'vision_model',
             value:
               resolved.vision === resolved.chat
-                ? `\`${resolved.vision.value}\` — the chat model (no vision model set)`
-                : describe(resolved.vision, ''),
+                ? words.t('commands.settings.vision_is_chat', { value: resolved.vision.value ?? '' })
+                : describe(resolved.vision, 'other', words),
           },
-          { name: 'image_model', value: describe(resolved.image, "the service's choice") },
+          { name: 'image_model', value: describe(resolved.image, 'other', words) },
           {
             name: 'system_prompt',
             value: prompt
-              ? `${prompt.length > 900 ? `${prompt.slice(0, 900)}…` : prompt} — set for this channel`
-              : 'none',
+              ? words.t('commands.settings.system_prompt_set', {
+                  prompt: prompt.length > 900 ? `${prompt.slice(0, 900)}…` : prompt,
+                })
+              : words.t('commands.settings.none'),
           },
           ...threads,
-          { name: 'notify', value: notifyValue(core, own.notify) },
-          {
-            name: 'locale',
-            value: own.locale
-              ? `\`${own.locale}\` — set for this channel`
-              : "the place's own language (Discord: the server's), else the bot's default",
-          },
+          { name: 'notify', value: notifyValue(core, own.notify, words) },
+          { name: 'locale', value: localeValue(own.locale, words) },
         ],
         // Slack has no option pickers: there options are typed `--name value`.
-        footer:
-          ctx.platform === 'slack'
-            ? 'Change with /settings --chat_model <id> (and --image_model, --vision_model, --system_prompt, --notify on|off); undo with --reset.'
-            : 'Change with /settings chat_model:<id> (and image_model, vision_model, system_prompt, auto_thread, notify); undo with reset.',
+        footer: words.t('commands.settings.footer', { platform: ctx.platform }),
       },
     ],
   };

@@ -18,7 +18,7 @@ import type { CommandContext } from '../platform.ts';
 import type { Charge } from '../spend/charge.ts';
 import { chatPriceOf, imagePriceOf, tokensCost } from '../spend/prices.ts';
 import { capNotice, unpricedModel } from '../spend/sentences.ts';
-import type { CapLine, Spender, SpendReservation } from '../state/spend.ts';
+import type { CapLine, Spend, Spender, SpendReservation } from '../state/spend.ts';
 import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
 import type { KeptRequest } from './answer-state.ts';
 import { subjectOf } from './usage.ts';
@@ -52,14 +52,14 @@ export async function chargeText(ctx: CommandContext, core: Core, request: KeptR
   if (!spend) return FREE;
   const { model } = request.body;
   const price = chatPriceOf(spend.config.prices, model);
-  if (!price) return refuseUnpriced(core, model);
+  if (!price) return refuseUnpriced(spend, model);
   const prompt =
     request.endpoint === 'chat'
       ? estimateMessageTokens(request.body.messages)
       : estimateTextTokens(request.body.prompt);
   const worst = tokensCost(price, prompt, request.body.max_tokens ?? core.limits.maxTokens);
   const reservation = await spend.reserve(spenderOf(ctx), model, worst);
-  return charge(ctx, core, model, reservation, (p, c) => tokensCost(price, p, c));
+  return charge(ctx, core, spend, model, reservation, (p, c) => tokensCost(price, p, c));
 }
 
 /**
@@ -77,22 +77,27 @@ export async function chargeImage(
   if (!spend) return FREE;
   const price = imagePriceOf(spend.config.prices, model, style);
   const name = model ?? 'default';
-  if (price === undefined) return refuseUnpriced(core, name);
+  if (price === undefined) return refuseUnpriced(spend, name);
   const reservation = await spend.reserve(spenderOf(ctx), name, price);
-  return charge(ctx, core, name, reservation, () => price);
+  return charge(ctx, core, spend, name, reservation, () => price);
 }
 
 /** A model without a price: refused while caps are on, else let through uncounted. */
-function refuseUnpriced(core: Core, model: string): Charge {
-  core.spend!.unpriced(model);
-  if (core.spend!.capped) throw new InputError(unpricedModel(model));
+function refuseUnpriced(spend: Spend, model: string): Charge {
+  spend.unpriced(model);
+  if (spend.capped) throw new InputError(unpricedModel(model));
   return FREE;
 }
 
-/** The {@link Charge} of a reservation: `costOf` prices tokens (an image's ignores them). */
+/**
+ * The {@link Charge} of a reservation: `costOf` prices tokens (an image's ignores them). It
+ * settles with the `spend` it was reserved on, even when a configuration reload has since
+ * turned spending off or on (core.spend replaced).
+ */
 function charge(
   ctx: CommandContext,
   core: Core,
+  spend: Spend,
   model: string,
   reservation: SpendReservation,
   costOf: (prompt: number, completion: number) => number,
@@ -102,9 +107,10 @@ function charge(
     if (done) return;
     done = true;
     const crossed = await reservation.settle(cost, estimated);
-    const currency = core.spend!.currency;
+    const currency = spend.currency;
     if (cost > 0) core.events.emit('spend', { model, currency, micro: cost, estimated });
-    await tell(ctx, currency, crossed);
+    for (const line of crossed) core.events.emit('spend.cap_notice', { scope: line.scope, period: line.period });
+    await tell(ctx, core, currency, crossed);
   };
   return {
     settleTokens: (prompt, completion, estimated) => settle(costOf(prompt, completion), estimated),
@@ -113,11 +119,13 @@ function charge(
   };
 }
 
-/** Tells the user, privately, each cap whose 80 % their request reached first. Never throws. */
-async function tell(ctx: CommandContext, currency: string, crossed: readonly CapLine[]): Promise<void> {
+/** Tells the user, privately and in their language, each cap whose 80 % their request reached first. Never throws. */
+async function tell(ctx: CommandContext, core: Core, currency: string, crossed: readonly CapLine[]): Promise<void> {
+  if (crossed.length === 0) return;
+  const words = await core.languages.forUser(ctx);
   for (const line of crossed) {
     await ctx.reply
-      .sendEphemeral(capNotice(line, currency, Date.now()))
+      .sendEphemeral(words.say(capNotice(line, currency, Date.now())))
       .catch((error: unknown) =>
         ctx.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'spend notice not sent'),
       );

@@ -5,6 +5,7 @@
  */
 
 import type { Core } from '../core.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { quotaSubject } from '../keys.ts';
 import { IMAGE_TOKENS } from '../media/images.ts';
 import type { CommandContext } from '../platform.ts';
@@ -16,6 +17,19 @@ import { estimateMessageTokens, estimateTextTokens } from '../tokens.ts';
 /** The quota subject of an invocation's user (keys.ts quotaSubject): `discord:<user id>`, `slack:<team id>:<user id>`. */
 export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user' | 'channelKey'>): string {
   return quotaSubject(ctx.platform, ctx.user.id, ctx.channelKey);
+}
+
+/**
+ * How long until a window rolls over, as words of the reader's language: `in 42 seconds`, `in 3
+ * minutes`, `in 3 hours 5 minutes` (as state/quotas.ts `waitText`, rounded up, at least 1 s).
+ * @param ms the wait, in ms.
+ */
+export function waitSentence(ms: number): Sentence {
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  if (seconds < 120) return sentence('commands.wait.seconds', { n: seconds });
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 120) return sentence('commands.wait.minutes', { n: minutes });
+  return sentence('commands.wait.hours', { h: Math.floor(minutes / 60), m: minutes % 60 });
 }
 
 /**

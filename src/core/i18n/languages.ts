@@ -33,11 +33,12 @@ export interface LocalePlace {
 export class Languages {
   /**
    * @param settings the channel settings (their `locale` field: `/settings locale`).
-   * @param defaultLocale DEFAULT_LOCALE: the language wherever no tag is known.
+   * @param defaultLocale DEFAULT_LOCALE: the language wherever no tag is known; read at each
+   *   use, so a configuration reload sets it here.
    */
   constructor(
     private readonly settings: Pick<SettingsStore, 'get'> | undefined,
-    readonly defaultLocale: Locale,
+    public defaultLocale: Locale,
   ) {}
 
   /**

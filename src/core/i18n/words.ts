@@ -42,6 +42,16 @@ export function isSentence(value: unknown): value is Sentence {
 const MAX_NESTING = 4;
 
 /**
+ * Named date and time formats messages may use besides ICU's own (`short`, `medium`, …):
+ * `{at, date, utc}` and `{at, time, utc}` show a moment in UTC (a spending cap's period ends at
+ * 00:00 UTC, whatever the server's time zone), the time on a 24-hour clock.
+ */
+const FORMATS = {
+  date: { utc: { timeZone: 'UTC', year: 'numeric', month: 'short', day: 'numeric' } },
+  time: { utc: { timeZone: 'UTC', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } },
+} as const;
+
+/**
  * The words of one locale. A message missing from its catalog (a test keeps that from shipping)
  * is taken from English; a key no catalog has is shown as the key itself, never thrown.
  */
@@ -102,7 +112,7 @@ export class Words {
     if (message !== undefined) {
       try {
         // `ignoreTag`: `<@U123>` and `<https://…|…>` in Slack text are not ICU tags.
-        format = new IntlMessageFormat(message, locale, undefined, { ignoreTag: true });
+        format = new IntlMessageFormat(message, locale, FORMATS, { ignoreTag: true });
       } catch {
         format = undefined;
       }

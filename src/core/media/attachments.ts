@@ -9,11 +9,13 @@
 
 import type { Logger } from '../../log.ts';
 import { OptionError } from '../errors.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { type Attachment, AttachmentAccessError } from '../platform.ts';
 import { DownloadError } from './download.ts';
 import { fileList } from './file-lines.ts';
 import type { ImagePool } from './image-pool.ts';
-import { ImageInputError, type ImageInputLimits, mb, type PreparedImage, READABLE_FORMATS } from './images.ts';
+import { ImageInputError, type ImageInputLimits, type PreparedImage } from './images.ts';
+import { megabytes, READABLE_FORMATS, type Reason, reason, reasonLine, reasonSentence } from './reasons.ts';
 
 /** Caps on the images of one request. */
 export interface ImageAttachmentLimits extends ImageInputLimits {
@@ -21,10 +23,10 @@ export interface ImageAttachmentLimits extends ImageInputLimits {
   maxCount: number;
 }
 
-/** A file that was not used, and why (a short phrase: "not an image"). */
+/** A file that was not used, and why (reasons.ts: "not an image"). */
 export interface SkippedAttachment {
   name: string;
-  reason: string;
+  reason: Reason;
 }
 
 /** What {@link collectImages} made of a list of attachments. */
@@ -76,8 +78,8 @@ export function looksLikeImage(attachment: Pick<Attachment, 'name' | 'mimeType'>
 }
 
 /** The short reason a file that is not an image the bot reads is skipped ("an SVG drawing, …"). */
-export function notImageReason(attachment: Pick<Attachment, 'name' | 'mimeType'>): string {
-  return isSvg(attachment) ? `an SVG drawing, which the bot does not read (${READABLE_FORMATS})` : 'not an image';
+export function notImageReason(attachment: Pick<Attachment, 'name' | 'mimeType'>): Reason {
+  return reason(isSvg(attachment) ? 'media.reason.svg' : 'media.reason.not_image', { formats: READABLE_FORMATS });
 }
 
 /** What converting a request's images needs: the workers, the user's line among them, and the request's signal. */
@@ -109,11 +111,14 @@ export async function collectImages(
   for (const attachment of attachments) {
     if (!looksLikeImage(attachment)) skipped.push({ name: attachment.name, reason: notImageReason(attachment) });
     else if (chosen.length >= limits.maxCount)
-      skipped.push({ name: attachment.name, reason: `over the limit of ${limits.maxCount} images a message` });
+      skipped.push({
+        name: attachment.name,
+        reason: reason('media.reason.over_count', { max: limits.maxCount, what: 'image' }),
+      });
     else if (attachment.size > limits.maxBytes)
       skipped.push({
         name: attachment.name,
-        reason: `too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read)`,
+        reason: tooLarge(attachment.size, limits.maxBytes),
       });
     else chosen.push(attachment);
   }
@@ -132,8 +137,7 @@ export async function collectImages(
         if (work.signal.aborted) throw error;
         if (error instanceof AttachmentAccessError) notices.add(error.message);
         else if (error instanceof ImageInputError) skipped.push({ name: attachment.name, reason: error.reason });
-        else if (error instanceof DownloadError)
-          skipped.push({ name: attachment.name, reason: error.reason.replace(/^is /, '') });
+        else if (error instanceof DownloadError) skipped.push({ name: attachment.name, reason: error.reason });
         else throw error;
         work.log?.info(
           { file: attachment.name, err: error instanceof Error ? error.message : String(error) },
@@ -152,10 +156,17 @@ export async function collectImages(
   };
 }
 
-/** The line under an answer that names the files not used: "Not used: a.pdf (not an image), …" (at most 5 named: file-lines.ts). */
-export function skippedLine(skipped: readonly SkippedAttachment[]): string | undefined {
+/** The line under an answer that names the files not used: "Not used: a.pdf (not an image), …" (`media.not_used`; at most 5 named: file-lines.ts). */
+export function skippedLine(skipped: readonly SkippedAttachment[]): Sentence | undefined {
   if (skipped.length === 0) return undefined;
-  return `Not used: ${fileList(skipped.map((s) => ({ name: s.name, detail: s.reason })))}.`;
+  return sentence('media.not_used', {
+    files: fileList(skipped.map((s) => ({ name: s.name, detail: reasonLine(s.reason) }))),
+  });
+}
+
+/** An image over the bytes read: "too large (2.0 MB; images up to 1.0 MB are read)". */
+function tooLarge(size: number, maxBytes: number): Reason {
+  return reason('media.reason.too_large', { size: megabytes(size), max: megabytes(maxBytes), what: 'image' });
 }
 
 /** The history note for images sent with a turn: `[2 images: cat.webp, dog.gif]`. */
@@ -179,13 +190,11 @@ export async function optionImage(
 ): Promise<PreparedImage> {
   const { signal } = work;
   if (!looksLikeImage(attachment)) {
-    throw new OptionError(
-      `\`${option}\`: ${attachment.name} is ${isSvg(attachment) ? 'an SVG drawing, which the bot does not read' : 'not an image'} (${READABLE_FORMATS}).`,
-    );
+    throw new OptionError(optionRefused(option, reasonSentence(notImageReason(attachment), attachment.name)));
   }
   if (attachment.size > limits.maxBytes)
     throw new OptionError(
-      `\`${option}\`: ${attachment.name} is too large (${mb(attachment.size)}; images up to ${mb(limits.maxBytes)} are read).`,
+      optionRefused(option, reasonSentence(tooLarge(attachment.size, limits.maxBytes), attachment.name)),
     );
   work.images.warm();
   try {
@@ -196,9 +205,18 @@ export async function optionImage(
       : work.images.prepareInput(data, attachment.name, limits, job));
   } catch (error) {
     if (signal.aborted) throw error;
-    if (error instanceof ImageInputError || error instanceof DownloadError || error instanceof AttachmentAccessError) {
-      throw new OptionError(`\`${option}\`: ${error.message}`);
-    }
+    if (error instanceof ImageInputError || error instanceof DownloadError)
+      throw new OptionError(optionRefused(option, error.sentence));
+    if (error instanceof AttachmentAccessError)
+      throw new OptionError(optionRefused(option, sentence('common.untranslated', { text: error.message })));
     throw error;
   }
+}
+
+/**
+ * The refusal of a file given to an attachment option (`media.option_refused`): "`image`: a.svg is an SVG drawing, …".
+ * @param said the sentence naming the file and why it is refused.
+ */
+export function optionRefused(option: string, said: Sentence): Sentence {
+  return sentence('media.option_refused', { option, reason: said });
 }

@@ -13,29 +13,43 @@
 
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
+import { english, type Sentence } from '../i18n/words.ts';
 import { ipLiteralOf, isLocalhostName, isPublicAddress } from './addresses.ts';
 import { type ByteRange, keepRange, rangeHeader } from './download-range.ts';
+import { legacyReason, megabytes, type Reason, reason, reasonSentence } from './reasons.ts';
 
 /** Why a download failed: the stable code and a sentence naming the file, for the user. */
 export type DownloadFailure = 'too_large' | 'http_status' | 'html' | 'timeout' | 'network' | 'not_public';
 
 /**
- * A file that could not be downloaded: `message` is the sentence for the user (naming the
- * file), `reason` the same without the name, for a list ("took too long to download").
+ * A file that could not be downloaded: `reason` says why (reasons.ts: the phrase for a list,
+ * "took too long to download", or a sentence naming the file); `message` is that sentence in
+ * English, for logs.
  */
 export class DownloadError extends Error {
-  readonly reason: string;
+  readonly reason: Reason;
 
+  /**
+   * @param name the file's name, as users read it.
+   * @param said why (`media.reason.*`); TRANSITIONAL (issue 42): English after the name
+   *   ("is not shared with the bot"), shown as written.
+   */
   constructor(
     readonly code: DownloadFailure,
-    name: string,
-    reason: string,
+    readonly file: string,
+    said: Reason | string,
     /** The HTTP status, when the server answered. */
     readonly status?: number,
   ) {
-    super(`${name} ${reason}.`);
+    const reason = typeof said === 'string' ? legacyReason(said) : said;
+    super(english.say(reasonSentence(reason, file)));
     this.name = 'DownloadError';
     this.reason = reason;
+  }
+
+  /** The sentence for the user, naming the file. */
+  get sentence(): Sentence {
+    return reasonSentence(this.reason, this.file);
   }
 }
 
@@ -76,8 +90,6 @@ export interface Downloaded {
   total?: number;
 }
 
-const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-
 /** The shape of `dns.lookup` with `all: true`, injectable for tests. */
 export type LookupAll = (
   hostname: string,
@@ -111,7 +123,7 @@ function publicLookup(resolve: LookupAll) {
 }
 
 /** The sentence ending of a refused private or local address. */
-const NOT_FETCHED = 'points to a private or local address, which the bot does not fetch';
+const NOT_FETCHED = reason('media.reason.private_address');
 
 /** All the addresses `hostname` resolves to, or undefined when it does not resolve within `timeoutMs`. */
 function resolveAll(lookup: LookupAll, hostname: string, timeoutMs: number): Promise<LookupAddress[] | undefined> {
@@ -150,15 +162,11 @@ export async function checkForwardableUrl(
   try {
     parsed = new URL(url);
   } catch {
-    throw new DownloadError('not_public', options.name, 'is not an http(s) address');
+    throw new DownloadError('not_public', options.name, reason('media.reason.not_http'));
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
-    throw new DownloadError('not_public', options.name, 'is not an http(s) address');
-  const refused = new DownloadError(
-    'not_public',
-    options.name,
-    'points to a private or local address, which the bot does not pass on to the service',
-  );
+    throw new DownloadError('not_public', options.name, reason('media.reason.not_http'));
+  const refused = new DownloadError('not_public', options.name, reason('media.reason.private_forward'));
   if (isLocalhostName(parsed.hostname)) throw refused;
   const literal = ipLiteralOf(parsed);
   if (literal !== undefined) {
@@ -274,11 +282,16 @@ export class Downloader {
         .toLowerCase() || undefined;
     if (statusCode < 200 || statusCode >= 300) {
       body.destroy();
-      throw new DownloadError('http_status', options.name, `could not be downloaded (HTTP ${statusCode})`, statusCode);
+      throw new DownloadError(
+        'http_status',
+        options.name,
+        reason('media.reason.http_status', { status: String(statusCode) }),
+        statusCode,
+      );
     }
     if (contentType === 'text/html') {
       body.destroy();
-      throw new DownloadError('html', options.name, 'came back as a web page instead of a file', statusCode);
+      throw new DownloadError('html', options.name, reason('media.reason.html'), statusCode);
     }
     return contentType;
   }
@@ -291,18 +304,20 @@ export class Downloader {
   /** @throws DownloadError `not_public` for a URL that is not https or names a non-public address. */
   private checkPublicUrl(url: string, name: string): void {
     const parsed = new URL(url);
-    if (parsed.protocol !== 'https:') throw new DownloadError('not_public', name, 'is not an https address');
+    if (parsed.protocol !== 'https:') throw new DownloadError('not_public', name, reason('media.reason.not_https'));
     const literal = ipLiteralOf(parsed);
     if (isLocalhostName(parsed.hostname) || (literal !== undefined && !isPublicAddress(literal)))
       throw new DownloadError('not_public', name, NOT_FETCHED);
   }
 
   private tooLarge(options: DownloadOptions, declared?: number): DownloadError {
-    const size = declared === undefined ? `over ${mb(options.maxBytes)}` : mb(declared);
+    const max = megabytes(options.maxBytes);
     return new DownloadError(
       'too_large',
       options.name,
-      `is too large (${size}; files up to ${mb(options.maxBytes)} are read)`,
+      declared === undefined
+        ? reason('media.reason.too_large_over', { max })
+        : reason('media.reason.too_large', { size: megabytes(declared), max, what: 'file' }),
     );
   }
 
@@ -314,7 +329,7 @@ export class Downloader {
       error instanceof undiciErrors.HeadersTimeoutError ||
       error instanceof undiciErrors.BodyTimeoutError
     ) {
-      return new DownloadError('timeout', options.name, 'took too long to download');
+      return new DownloadError('timeout', options.name, reason('media.reason.download_timeout'));
     }
     if (
       (error as { code?: string; cause?: { code?: string } }).code === 'ENOTPUBLIC' ||
@@ -322,6 +337,6 @@ export class Downloader {
     ) {
       return new DownloadError('not_public', options.name, NOT_FETCHED);
     }
-    return new DownloadError('network', options.name, 'could not be downloaded (network error)');
+    return new DownloadError('network', options.name, reason('media.reason.network'));
   }
 }

@@ -5,6 +5,7 @@
  * start and its extension kept), the rest counted ("and 20 more"). A reply chain of 25 messages
  * with long-named images makes one short line, not pages of notes.
  */
+import { type Sentence, sentence } from '../i18n/words.ts';
 
 /** Files named in one line, at most. */
 export const MAX_LISTED_FILES = 5;
@@ -26,11 +27,19 @@ export function shortName(name: string, max = MAX_NAME_CHARS): string {
 }
 
 /**
- * `a.pdf (why), b.txt (why) and 3 more`: the first {@link MAX_LISTED_FILES} entries as
- * `<short name> (<detail>)`, then how many were left out.
+ * `a.pdf (why), b.txt (why) and 3 more` (catalog `media.list`): the first {@link MAX_LISTED_FILES}
+ * entries as `<short name> (<detail>)`, then how many were left out, in the reader's language.
+ * @param entries each file's name and its detail (a reason's line: reasons.ts `reasonLine`, or what was kept).
  */
-export function fileList(entries: readonly { name: string; detail: string }[]): string {
-  const listed = entries.slice(0, MAX_LISTED_FILES).map((e) => `${shortName(e.name)} (${e.detail})`);
-  const more = entries.length - listed.length;
-  return more > 0 ? `${listed.join(', ')} and ${more} more` : listed.join(', ');
+export function fileList(entries: readonly { name: string; detail: Sentence }[]): Sentence {
+  const listed = entries.slice(0, MAX_LISTED_FILES);
+  const values: Record<string, string | number | Sentence> = {
+    count: String(Math.max(1, listed.length)),
+    more: entries.length - listed.length,
+  };
+  for (let i = 0; i < MAX_LISTED_FILES; i++) {
+    values[`n${i + 1}`] = listed[i] ? shortName(listed[i]!.name) : '';
+    values[`d${i + 1}`] = listed[i]?.detail ?? '';
+  }
+  return sentence('media.list', values);
 }

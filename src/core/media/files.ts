@@ -21,13 +21,14 @@
 import type { CoreLimits } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { OptionError } from '../errors.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { type Attachment, AttachmentAccessError } from '../platform.ts';
 import { estimateTextTokens } from '../tokens.ts';
-import { isSvg, notImageReason, type SkippedAttachment } from './attachments.ts';
+import { isSvg, notImageReason, optionRefused, type SkippedAttachment } from './attachments.ts';
 import { DownloadError } from './download.ts';
 import { fileList } from './file-lines.ts';
 import type { ImagePool } from './image-pool.ts';
-import { mb } from './images.ts';
+import { megabytes, type Reason, reason, reasonSentence } from './reasons.ts';
 import {
   type ContextFile,
   FileInputError,
@@ -56,10 +57,10 @@ export interface FileLimits {
   pdfTimeoutMs: number;
 }
 
-/** A file used in part: its name and what was kept ("the first 100,000 characters"). */
+/** A file used in part: its name and what was kept ("the first 100,000 characters": `media.kept.*`). */
 export interface CutFile {
   name: string;
-  kept: string;
+  kept: Sentence;
 }
 
 /** What {@link collectFiles} made of a list of attachments. */
@@ -98,11 +99,12 @@ export function fileLimits(limits: CoreLimits, maxBytes: number, prompt: string)
   return { ...limits.files, maxBytes, maxTotalChars: filesCharBudget(limits.historyTokenBudget, prompt) };
 }
 
-/** `100000` → `100,000`. */
-const count = (n: number) => n.toLocaleString('en-US');
+/** What was kept of a file cut to `count` characters, `budget` when the conversation's budget cut it: "the first 100,000 characters". */
+const keptChars = (count: number, budget: boolean) =>
+  sentence('media.kept.chars', { count, budget: budget ? 'yes' : 'no' });
 
 /** One file read, or why not. */
-type Read = { file: ContextFile; kept?: string } | { skipped: string } | { notice: string };
+type Read = { file: ContextFile; kept?: Sentence } | { skipped: Reason } | { notice: string };
 
 /** What is left for the message's files as they are read in turn. */
 interface Left {
@@ -115,7 +117,7 @@ interface Left {
 }
 
 /** Why a file found no room. */
-const NO_ROOM = "no room left in the conversation's budget";
+const NO_ROOM = reason('media.reason.no_room');
 
 /**
  * Reads the files one after another in the order attached (see the file's comment for every
@@ -154,8 +156,7 @@ export async function collectFiles(
       continue;
     }
     let { kept } = read;
-    if (fitted.text.length < read.file.text.length)
-      kept = `the first ${count(fitted.text.length)} characters, to fit the conversation's budget`;
+    if (fitted.text.length < read.file.text.length) kept = keptChars(fitted.text.length, true);
     left.chars -= filePart(fitted).length;
     result.files.push(fitted);
     if (kept) result.cut.push({ name, kept });
@@ -164,19 +165,24 @@ export async function collectFiles(
 }
 
 /** Why a file is not read at all, before any download; undefined when it is read. */
-function refusal(attachment: Attachment, limits: FileLimits, chosen: number): string | undefined {
+function refusal(attachment: Attachment, limits: FileLimits, chosen: number): Reason | undefined {
   const kind = fileKindOf(attachment);
   // SVG and image types the bot does not decode are not read as text either (SVG is never read).
   if (isSvg(attachment) || kind.kind === 'image') return notImageReason(attachment);
   if (kind.kind === 'unsupported') return kind.reason;
   if (attachment.size > limits.maxBytes)
-    return `too large (${mb(attachment.size)}; files up to ${mb(limits.maxBytes)} are read)`;
-  if (chosen >= limits.maxFiles) return `over the limit of ${limits.maxFiles} files a message`;
+    return reason('media.reason.too_large', {
+      size: megabytes(attachment.size),
+      max: megabytes(limits.maxBytes),
+      what: 'file',
+    });
+  if (chosen >= limits.maxFiles) return reason('media.reason.over_count', { max: limits.maxFiles, what: 'file' });
   return undefined;
 }
 
 /** The reason for a file past the message's download budget. */
-const overMessageBytes = (limits: FileLimits) => `over the ${mb(limits.maxMessageBytes)} of files read for one message`;
+const overMessageBytes = (limits: FileLimits) =>
+  reason('media.reason.over_message_bytes', { max: megabytes(limits.maxMessageBytes) });
 
 /**
  * Downloads and reads one file within what is `left` (which it lowers by the bytes downloaded).
@@ -209,16 +215,15 @@ async function readFile(attachment: Attachment, limits: FileLimits, work: FileWo
       }
     }
     const read = readText(data, chars, { more });
-    if (!read) return { skipped: 'not a text file (binary data); text files, PDFs and images are read' };
+    if (!read) return { skipped: reason('media.reason.binary') };
     if (!read.cut) return { file: { name, text: read.text } };
-    const budget = chars < limits.maxChars ? ", to fit the conversation's budget" : '';
-    return { file: { name, text: read.text }, kept: `the first ${count(read.text.length)} characters${budget}` };
+    return { file: { name, text: read.text }, kept: keptChars(read.text.length, chars < limits.maxChars) };
   } catch (error) {
     if (work.signal.aborted) throw error;
     work.log?.info({ file: name, err: error instanceof Error ? error.message : String(error) }, 'attachment not used');
     if (error instanceof AttachmentAccessError) return { notice: error.message };
     if (error instanceof FileInputError) return { skipped: error.reason };
-    if (error instanceof DownloadError) return { skipped: error.reason.replace(/^is /, '') };
+    if (error instanceof DownloadError) return { skipped: error.reason };
     throw error;
   }
 }
@@ -263,7 +268,7 @@ async function readPdf(attachment: Attachment, limits: FileLimits, work: FileWor
     throw error;
   }
   left.bytes -= data.byteLength;
-  if (!looksLikePdf(data)) return { skipped: 'not a PDF the bot can read' };
+  if (!looksLikePdf(data)) return { skipped: reason('media.reason.not_pdf') };
   const maxChars = Math.min(limits.maxChars, left.chars);
   left.pdfDeadline ??= Date.now() + limits.pdfTimeoutMs;
   const pdf = await work.pdfs.pdfText(
@@ -272,22 +277,24 @@ async function readPdf(attachment: Attachment, limits: FileLimits, work: FileWor
     { maxPages: limits.maxPdfPages, maxChars },
     { key: work.key, deadline: left.pdfDeadline, signal: work.signal },
   );
-  if (pdf.text.trim() === '')
-    return { skipped: 'has no text layer (a scan? the bot reads the text of a PDF, not its pictures)' };
+  if (pdf.text.trim() === '') return { skipped: reason('media.reason.no_text_layer') };
   const file = { name, text: pdf.text, pages: pdf.pages };
   if (!pdf.cut) return { file };
-  const budget = maxChars < limits.maxChars ? ", to fit the conversation's budget" : '';
+  const budget = maxChars < limits.maxChars ? 'yes' : 'no';
+  const pages = { pages: pdf.pages, total: pdf.totalPages };
   const kept =
     pdf.pages < pdf.totalPages
-      ? `the first ${pdf.pages} of ${pdf.totalPages} pages${pdf.text.length >= maxChars ? `, ${count(pdf.text.length)} characters${budget}` : ''}`
-      : `the first ${count(pdf.text.length)} characters${budget}`;
+      ? pdf.text.length >= maxChars
+        ? sentence('media.kept.pages_chars', { ...pages, count: pdf.text.length, budget })
+        : sentence('media.kept.pages', pages)
+      : keptChars(pdf.text.length, budget === 'yes');
   return { file, kept };
 }
 
-/** The line under an answer that names the files read in part: "Read in part: a.log (the first 100,000 characters).". */
-export function cutLine(cut: readonly CutFile[]): string | undefined {
+/** The line under an answer that names the files read in part: "Read in part: a.log (the first 100,000 characters)." (`media.read_in_part`). */
+export function cutLine(cut: readonly CutFile[]): Sentence | undefined {
   if (cut.length === 0) return undefined;
-  return `Read in part: ${fileList(cut.map((c) => ({ name: c.name, detail: c.kept })))}.`;
+  return sentence('media.read_in_part', { files: fileList(cut.map((c) => ({ name: c.name, detail: c.kept }))) });
 }
 
 /**
@@ -301,15 +308,11 @@ export async function optionFile(
   attachment: Attachment,
   limits: FileLimits,
   work: FileWork,
-): Promise<{ files: ContextFile[]; notes: string[] }> {
+): Promise<{ files: ContextFile[]; notes: Sentence[] }> {
   const { files, skipped, cut, notices } = await collectFiles([attachment], limits, work);
-  if (notices.length) throw new OptionError(`\`${option}\`: ${notices[0]}`);
-  if (skipped.length) throw new OptionError(`\`${option}\`: ${attachment.name} ${normalized(skipped[0]!.reason)}.`);
+  if (notices.length)
+    throw new OptionError(optionRefused(option, sentence('common.untranslated', { text: notices[0]! })));
+  if (skipped.length) throw new OptionError(optionRefused(option, reasonSentence(skipped[0]!.reason, attachment.name)));
   const line = cutLine(cut);
   return { files, notes: line ? [line] : [] };
-}
-
-/** A skip reason as the end of a sentence after the file's name: "is not …", "has no …", "is too large …". */
-function normalized(reason: string): string {
-  return /^(is|has|took|could|came|points) /.test(reason) ? reason : `is ${reason}`;
 }

@@ -8,6 +8,7 @@
  * ({@link checkRasterInput}); the pixel count is read from the header before any pixel is.
  */
 import sharp, { type Metadata } from 'sharp';
+import { sentence } from '../i18n/words.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import type { ImageResponseFormat } from '../service/schemas.ts';
 import {
@@ -20,12 +21,12 @@ import {
   ImageTooLargeError,
   MAX_IMAGE_SIDE,
   MAX_REFERENCE_SIDE,
-  mb,
   type PreparedImage,
   READABLE_FORMATS,
   sniffRasterFormat,
   unchangedFit,
 } from './images.ts';
+import { megabytes, reason } from './reasons.ts';
 
 /**
  * Reads a generated image's format and size from its header (no pixels decoded).
@@ -58,8 +59,10 @@ export async function prepareImageInput(
   limits: ImageInputLimits = DEFAULT_IMAGE_INPUT_LIMITS,
 ): Promise<PreparedImage> {
   if (data.byteLength > limits.maxBytes) {
-    const reason = `too large (${mb(data.byteLength)}; images up to ${mb(limits.maxBytes)} are accepted)`;
-    throw new ImageInputError(`${name} is ${reason}.`, reason);
+    throw new ImageInputError(
+      name,
+      reason('media.reason.image_too_large', { size: megabytes(data.byteLength), max: megabytes(limits.maxBytes) }),
+    );
   }
   // SVG and other formats whose decoding cost is not bounded by their pixel count never reach sharp.
   checkRasterInput(data, name);
@@ -69,15 +72,18 @@ export async function prepareImageInput(
     // every decoding step after it has limitInputPixels, which refuses a decompression bomb.
     meta = await sharp(data, { limitInputPixels: false, animated: false }).metadata();
   } catch {
-    throw new ImageInputError(
-      `${name} is not an image the bot can read (${READABLE_FORMATS}).`,
-      'not an image the bot can read',
-    );
+    throw new ImageInputError(name, reason('media.reason.unreadable_image', { formats: READABLE_FORMATS }));
   }
   const pixels = (meta.width ?? 0) * (meta.pageHeight ?? meta.height ?? 0);
   if (!meta.width || !meta.height || pixels > limits.maxPixels) {
-    const reason = `too large to process (${meta.width ?? '?'}×${meta.height ?? '?'} px; at most ${(limits.maxPixels / 1e6).toFixed(0)} megapixels)`;
-    throw new ImageInputError(`${name} is ${reason}.`, reason);
+    throw new ImageInputError(
+      name,
+      reason('media.reason.too_many_pixels', {
+        width: String(meta.width ?? '?'),
+        height: String(meta.height ?? '?'),
+        megapixels: Math.round(limits.maxPixels / 1e6),
+      }),
+    );
   }
   try {
     // An alpha channel alone (GIF palettes, many PNGs) does not mean transparency: check pixels.
@@ -101,7 +107,7 @@ export async function prepareImageInput(
       name,
     };
   } catch {
-    throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
+    throw new ImageInputError(name, reason('media.reason.damaged'));
   }
 }
 
@@ -131,7 +137,7 @@ export async function prepareReferenceImage(
       name: checked.name,
     };
   } catch {
-    throw new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
+    throw new ImageInputError(name, reason('media.reason.damaged'));
   }
 }
 
@@ -162,7 +168,7 @@ export async function fitImageFile(
           mimeType: 'image/jpeg',
           width: info.width,
           height: info.height,
-          reencoded: `re-encoded as JPEG (${quality}%) to fit this server's ${mb(maxBytes)} limit`,
+          reencoded: sentence('media.reencoded', { quality: quality / 100, max: megabytes(maxBytes) }),
         };
       }
     }

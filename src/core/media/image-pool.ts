@@ -23,6 +23,7 @@
 
 import { CONFIG_DEFAULTS } from '../../config.ts';
 import type { Logger } from '../../log.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import { FairGate, type Release } from '../service/gate.ts';
 import type { ImageResponseFormat } from '../service/schemas.ts';
@@ -42,6 +43,7 @@ import {
   WORKER_NICE,
 } from './images.ts';
 import type { PdfText, PdfTextLimits } from './pdf-text.ts';
+import { reason } from './reasons.ts';
 import { FileInputError } from './text-files.ts';
 
 /** Options of an {@link ImagePool}. */
@@ -207,15 +209,15 @@ export class ImagePool {
         FileInputError.of(
           name,
           failure === 'timeout'
-            ? 'took too long to read'
+            ? reason('media.reason.pdf_timeout')
             : failure === 'memory'
-              ? `needs more than the ${this.memoryMb} MB of memory the bot gives one file (it unpacks to more than that)`
-              : 'could not be read (damaged?)',
+              ? reason('media.reason.pdf_memory', { mb: this.memoryMb })
+              : reason('media.reason.pdf_crashed'),
         ),
       );
     } catch (error) {
       if (error instanceof FileInputError || job.signal?.aborted) throw error;
-      throw FileInputError.of(name, 'could not be read as a PDF (damaged or encrypted?)');
+      throw FileInputError.of(name, reason('media.reason.pdf_unreadable'));
     }
   }
 
@@ -289,15 +291,14 @@ function inputFailure(
   failure: Failure,
   pool: Pick<ImagePool, 'timeoutMs' | 'memoryMb'>,
 ): ImageInputError {
-  if (failure === 'timeout') {
-    const reason = `took too long to process (over ${Math.round(pool.timeoutMs / 100) / 10} s)`;
-    return new ImageInputError(`${name} ${reason}.`, reason);
-  }
-  if (failure === 'memory') {
-    const reason = `needs more than the ${pool.memoryMb} MB of memory the bot gives one image`;
-    return new ImageInputError(`${name} ${reason}.`, reason);
-  }
-  return new ImageInputError(`${name} could not be converted (the file may be damaged).`, 'damaged or unreadable');
+  if (failure === 'timeout')
+    return new ImageInputError(
+      name,
+      reason('media.reason.image_timeout', { seconds: Math.round(pool.timeoutMs / 100) / 10 }),
+    );
+  if (failure === 'memory')
+    return new ImageInputError(name, reason('media.reason.image_memory', { mb: pool.memoryMb }));
+  return new ImageInputError(name, reason('media.reason.damaged'));
 }
 
 /** The error for a generated image that took too long or crashed its worker. */
@@ -307,16 +308,23 @@ function generatedFailure(failure: Failure): InvalidResponseError {
   return failure === 'timeout'
     ? new InvalidResponseError(
         'the generated image was not read in time',
-        'The generated image could not be processed in time. Try again.',
+        sentence('errors.service.image_not_processed'),
       )
     : new InvalidResponseError('the image worker ended while reading the generated image');
 }
 
 /** The error a worker reported, as the class the callers catch. */
-function rebuild(error: { name: string; message: string; reason?: string }): Error {
+function rebuild(error: {
+  name: string;
+  message: string;
+  reason?: Sentence;
+  file?: string;
+  sentence?: Sentence;
+}): Error {
   if (error.name === 'ImageInputError')
-    return new ImageInputError(error.message, error.reason ?? 'damaged or unreadable');
-  if (error.name === 'ImageTooLargeError') return new ImageTooLargeError(error.message);
+    return new ImageInputError(error.file ?? '', error.reason ?? reason('media.reason.damaged'));
+  if (error.name === 'ImageTooLargeError')
+    return new ImageTooLargeError(error.sentence ?? sentence('common.untranslated', { text: error.message }));
   if (error.name === 'InvalidResponseError') return new InvalidResponseError(error.message);
   return new Error(`image worker: ${error.message}`);
 }

@@ -8,9 +8,11 @@
  *
  * Messages: the pool sends {@link WorkerJob}; the worker answers one {@link WorkerReply} per job.
  */
+
 import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import sharp from 'sharp';
+import { isSentence, type Sentence } from '../i18n/words.ts';
 import { describeImage, fitImageFile, prepareImageInput, prepareReferenceImage } from './image-ops.ts';
 import { MEASURE_RESERVE_ARG, WORKER_NICE } from './images.ts';
 import type { PdfText, PdfTextLimits } from './pdf-text.ts';
@@ -41,12 +43,16 @@ export interface WorkerJob<K extends keyof WorkerOps = keyof WorkerOps> {
 
 /**
  * What a worker answers: the result, or the error's class name, message and (ImageInputError)
- * reason; `memory` when the operation failed for want of memory (an allocation refused at the
+ * reason (a Sentence: media/reasons.ts) and file name, (ImageTooLargeError) its sentence; `memory` when the operation failed for want of memory (an allocation refused at the
  * worker's cap, image-processes.ts: V8's "Array buffer allocation failed", which pdf.js passes on).
  */
 export type WorkerReply =
   | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; error: { name: string; message: string; reason?: string; memory?: boolean } };
+  | {
+      id: number;
+      ok: false;
+      error: { name: string; message: string; reason?: Sentence; file?: string; sentence?: Sentence; memory?: boolean };
+    };
 
 /** An error's message that says an allocation was refused (the worker's memory cap). */
 const OUT_OF_MEMORY = /allocation failed|out of memory/i;
@@ -114,7 +120,11 @@ if (process.argv[2] === MEASURE_RESERVE_ARG) {
           error: {
             name: e.name,
             message: e.message,
-            ...('reason' in e && typeof e.reason === 'string' ? { reason: e.reason } : {}),
+            ...('reason' in e && isSentence(e.reason) ? { reason: e.reason } : {}),
+            ...('file' in e && typeof e.file === 'string' ? { file: e.file } : {}),
+            ...(e.name === 'ImageTooLargeError' && 'sentence' in e && isSentence(e.sentence)
+              ? { sentence: e.sentence }
+              : {}),
             ...(OUT_OF_MEMORY.test(e.message) ? { memory: true } : {}),
           },
         } satisfies WorkerReply);

@@ -7,6 +7,7 @@
  */
 
 import type { Logger } from '../../log.ts';
+import { english, type Sentence, sentence } from '../i18n/words.ts';
 import type { Images } from '../service/client.ts';
 import { InvalidResponseError } from '../service/errors.ts';
 import {
@@ -15,6 +16,7 @@ import {
   type ImageGenerationResult,
   type ImageResponseFormat,
 } from '../service/schemas.ts';
+import { megabytes, READABLE_FORMATS, type Reason, reason, reasonSentence } from './reasons.ts';
 
 /** §4.1 image input rule 3 / §8: each image counts about this many tokens in a budget. */
 export const IMAGE_TOKENS = 85;
@@ -55,17 +57,25 @@ export interface ImageInputLimits {
 export const DEFAULT_IMAGE_INPUT_LIMITS: ImageInputLimits = { maxBytes: 20 * 1024 * 1024, maxPixels: 40_000_000 };
 
 /**
- * A user's image that cannot be used: `message` is the sentence for the user (naming the
- * file), `reason` the same without the name, short enough for a list ("not an image the bot
- * can read").
+ * A user's image that cannot be used: `reason` says why (reasons.ts: a list's phrase, "not an
+ * image the bot can read", or a sentence naming the file); `message` is that sentence in English, for logs.
  */
 export class ImageInputError extends Error {
+  /**
+   * @param file the file's name, as users read it.
+   * @param reason why it cannot be used (`media.reason.*`).
+   */
   constructor(
-    message: string,
-    readonly reason: string,
+    readonly file: string,
+    readonly reason: Reason,
   ) {
-    super(message);
+    super(english.say(reasonSentence(reason, file)));
     this.name = 'ImageInputError';
+  }
+
+  /** The sentence for the user, naming the file. */
+  get sentence(): Sentence {
+    return reasonSentence(this.reason, this.file);
   }
 }
 
@@ -104,8 +114,8 @@ export interface FittedImage {
   mimeType: string;
   width: number;
   height: number;
-  /** Undefined when the image fit as it was; else what changed, for the caption ("JPEG, 85%"). */
-  reencoded: string | undefined;
+  /** Undefined when the image fit as it was; else the note saying what changed (`media.reencoded`: "…re-encoded as JPEG (85%)…"). */
+  reencoded: Sentence | undefined;
 }
 
 /** An image that fits as it is, as a {@link FittedImage} (nothing re-encoded). */
@@ -120,16 +130,20 @@ export const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
 /** The platform takes no file this large, however the image is re-encoded. `message` is for the user. */
 export class ImageTooLargeError extends Error {
-  /** @param message the sentence ({@link ImageTooLargeError.of} builds it). */
-  constructor(message: string) {
-    super(message);
+  /** The sentence for the user (`media.image_too_large_for_server`). */
+  readonly sentence: Sentence;
+
+  /** @param said the sentence ({@link ImageTooLargeError.of} builds it). */
+  constructor(said: Sentence) {
+    super(english.say(said));
+    this.sentence = said;
     this.name = 'ImageTooLargeError';
   }
 
   /** The error for an image of `bytes` that cannot be made to fit `maxBytes` (both in bytes). */
   static of(bytes: number, maxBytes: number): ImageTooLargeError {
     return new ImageTooLargeError(
-      `The image is too large for this server (${mb(bytes)}; files up to ${mb(maxBytes)} are taken here), even re-encoded.`,
+      sentence('media.image_too_large_for_server', { size: megabytes(bytes), max: megabytes(maxBytes) }),
     );
   }
 }
@@ -143,7 +157,7 @@ export class ImageTooLargeError extends Error {
 export type RasterFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'tiff' | 'heif';
 
 /** What the bot tells a user about a file that is not one of its {@link RasterFormat}s. */
-export const READABLE_FORMATS = 'JPEG, PNG, WebP, GIF, AVIF and TIFF work';
+export { READABLE_FORMATS };
 
 /** ISO base media brands of HEIF and AVIF still images (the `ftyp` box). */
 const HEIF_BRANDS: ReadonlySet<string> = new Set([
@@ -207,14 +221,9 @@ function looksLikeMarkup(data: Uint8Array): boolean {
 export function checkRasterInput(data: Uint8Array, name: string): RasterFormat {
   const format = sniffRasterFormat(data);
   if (format) return format;
-  if (looksLikeMarkup(data) && /<svg[\s>]/i.test(Buffer.from(data.subarray(0, 4096)).toString('latin1'))) {
-    const reason = `an SVG drawing, which the bot does not read (${READABLE_FORMATS})`;
-    throw new ImageInputError(`${name} is ${reason}.`, reason);
-  }
-  throw new ImageInputError(
-    `${name} is not an image the bot can read (${READABLE_FORMATS}).`,
-    'not an image the bot can read',
-  );
+  if (looksLikeMarkup(data) && /<svg[\s>]/i.test(Buffer.from(data.subarray(0, 4096)).toString('latin1')))
+    throw new ImageInputError(name, reason('media.reason.svg', { formats: READABLE_FORMATS }));
+  throw new ImageInputError(name, reason('media.reason.unreadable_image', { formats: READABLE_FORMATS }));
 }
 
 /**

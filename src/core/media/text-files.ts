@@ -5,6 +5,8 @@
  * file name alone never makes a file text), its text cut to a number of characters, and how
  * a file is put in the question (§2.1 `text` part) and noted in the history.
  */
+import { english } from '../i18n/words.ts';
+import { type Reason, reason, reasonSentence } from './reasons.ts';
 
 /** What a file is taken for, before its bytes are seen. */
 export type FileKind =
@@ -12,11 +14,8 @@ export type FileKind =
   | { kind: 'pdf' }
   /** Text when its bytes say so (a declared text type, or none, or a generic one). */
   | { kind: 'text' }
-  /** Not read, and not downloaded: `reason` is the short phrase for the warning line. */
-  | { kind: 'unsupported'; reason: string };
-
-/** What the bot reads, said with a refusal. */
-const READ = 'text files, PDFs and images are read';
+  /** Not read, and not downloaded: `reason` says why (reasons.ts). */
+  | { kind: 'unsupported'; reason: Reason };
 
 /** Declared types (without parameters) that are text although not `text/*`. */
 const TEXT_TYPES =
@@ -26,10 +25,10 @@ const TEXT_TYPES =
 const GENERIC_TYPES: ReadonlySet<string> = new Set(['', 'application/octet-stream', 'binary/octet-stream']);
 
 /** Office formats named as such (their text needs a converter the bot does not have). */
-const OFFICE: ReadonlyArray<[RegExp, string]> = [
-  [/wordprocessingml|msword|opendocument\.text|\.(docx?|odt)$/, 'a Word document'],
-  [/spreadsheetml|ms-excel|opendocument\.spreadsheet|\.(xlsx?|ods)$/, 'a spreadsheet (save it as CSV)'],
-  [/presentationml|ms-powerpoint|opendocument\.presentation|\.(pptx?|odp)$/, 'a presentation'],
+const OFFICE: ReadonlyArray<[RegExp, 'word' | 'spreadsheet' | 'presentation']> = [
+  [/wordprocessingml|msword|opendocument\.text|\.(docx?|odt)$/, 'word'],
+  [/spreadsheetml|ms-excel|opendocument\.spreadsheet|\.(xlsx?|ods)$/, 'spreadsheet'],
+  [/presentationml|ms-powerpoint|opendocument\.presentation|\.(pptx?|odp)$/, 'presentation'],
 ];
 
 /** The declared type, lower case, without parameters (`text/csv; charset=utf-8` → `text/csv`). */
@@ -51,9 +50,9 @@ export function fileKindOf(file: { name: string; mimeType: string | undefined })
   if (type === 'application/pdf' || (GENERIC_TYPES.has(type) && name.endsWith('.pdf'))) return { kind: 'pdf' };
   for (const [pattern, what] of OFFICE)
     if (pattern.test(type) || (GENERIC_TYPES.has(type) && pattern.test(name)))
-      return { kind: 'unsupported', reason: `${what}, which the bot does not read; ${READ}` };
+      return { kind: 'unsupported', reason: reason('media.reason.office', { office: what }) };
   if (type.startsWith('text/') || TEXT_TYPES.test(type) || GENERIC_TYPES.has(type)) return { kind: 'text' };
-  return { kind: 'unsupported', reason: `not a text file (${type}); ${READ}` };
+  return { kind: 'unsupported', reason: reason('media.reason.not_text_type', { type }) };
 }
 
 /** Whether bytes begin as a PDF does (`%PDF-`, ISO 32000 §7.5.2), allowing a little junk before it. */
@@ -210,20 +209,20 @@ export function filesNote(files: readonly Pick<ContextFile, 'name'>[]): string |
 }
 
 /**
- * A user's file that cannot be used as context: `message` is the sentence for the user
- * (naming the file), `reason` the same without the name, for the warning line.
+ * A user's file that cannot be used as context: `reason` says why (reasons.ts: the phrase for
+ * the warning line, or a sentence naming the file); `message` is that sentence in English, for logs.
  */
 export class FileInputError extends Error {
   constructor(
-    message: string,
-    readonly reason: string,
+    readonly file: string,
+    readonly reason: Reason,
   ) {
-    super(message);
+    super(english.say(reasonSentence(reason, file)));
     this.name = 'FileInputError';
   }
 
-  /** The error for `name` and a `reason` phrase ("has no text layer"). */
-  static of(name: string, reason: string): FileInputError {
-    return new FileInputError(`${name} ${reason}.`, reason);
+  /** The error for `name` and a `reason` ("has no text layer"). */
+  static of(name: string, reason: Reason): FileInputError {
+    return new FileInputError(name, reason);
   }
 }

@@ -37,11 +37,16 @@ export interface ChannelModels {
 export class ModelDefaults {
   constructor(
     private readonly catalog: ModelCatalog,
-    private readonly configured: ModelSettings,
+    private configured: ModelSettings,
     private readonly settings: SettingsStore,
     /** Told when a channel's settings cannot be read (the store is down): the defaults apply. */
     private readonly onSettingsError: (error: unknown) => void = () => undefined,
   ) {}
+
+  /** The operator's default models from now on (a configuration reload): requests already resolved keep theirs. */
+  configure(models: ModelSettings): void {
+    this.configured = { ...models };
+  }
 
   /**
    * The models (and system prompt) of a channel.

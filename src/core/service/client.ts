@@ -112,13 +112,7 @@ async function openStream<T>(
     // Read a little and let go (destroying it would raise an abort error nobody listens to).
     void response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
     release();
-    throw new NotAStreamError(
-      encoding !== 'identity' && encoding !== ''
-        ? `${encoding}-compressed data the bot did not ask for`
-        : type
-          ? `a ${type} body`
-          : 'a body without a content type',
-    );
+    throw new NotAStreamError(encoding !== 'identity' && encoding !== '' ? { encoding } : type ? { type } : 'untyped');
   }
   return new Stream<T>(response, { http, signal: options.signal, scrub, release });
 }

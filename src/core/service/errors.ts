@@ -4,9 +4,12 @@
  * The spec leaves errors "not shown" (§7), so the mapping follows OpenAI's conventions:
  * a JSON body `{ "error": { "message", "type", "code", "param" } }` and the HTTP status
  * decides the class. Every class has a stable `code` (for logs, metrics and tests) and a
- * `userMessage`: the one sentence a Discord or Slack user sees. Neither ever contains the
+ * `sentence`: the one sentence a Discord or Slack user sees (catalog `errors.service.*`, rendered
+ * in the reader's language; `userMessage` is its English, for logs). Neither ever contains the
  * API key: messages are built from the server's text, which is scrubbed by the client.
  */
+import { sentenceOfText } from '../errors.ts';
+import { english, isSentence, type Sentence, sentence } from '../i18n/words.ts';
 
 /** Stable machine-readable codes, one per class. */
 export type ServiceErrorCode =
@@ -30,15 +33,15 @@ export type ServiceErrorCode =
 export class ServiceError extends Error {
   readonly code: ServiceErrorCode;
   readonly status: number | undefined;
-  /** The sentence shown to the user: says what happened and what to do. */
-  readonly userMessage: string;
+  /** The sentence shown to the user (in their language): says what happened and what to do. */
+  readonly sentence: Sentence;
   /** The service's own error code (`error.code` in the body), if any, e.g. `model_not_found`. */
   readonly serviceCode: string | undefined;
 
   constructor(
     code: ServiceErrorCode,
     message: string,
-    userMessage: string,
+    said: Sentence,
     options: { status?: number; serviceCode?: string; cause?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -46,31 +49,29 @@ export class ServiceError extends Error {
     this.code = code;
     this.status = options.status;
     this.serviceCode = options.serviceCode;
-    this.userMessage = userMessage;
+    this.sentence = said;
+  }
+
+  /** The user's sentence in English: for log lines (and callers not yet given the reader's words). */
+  get userMessage(): string {
+    return english.say(this.sentence);
   }
 }
 
 /** 401: the API key is missing, wrong or revoked. */
 export class AuthenticationError extends ServiceError {
   constructor(message: string, status = 401, serviceCode?: string) {
-    super(
-      'authentication',
-      message,
-      "The generation service refused the bot's API key. An admin needs to check SERVICE_API_KEY.",
-      { status, serviceCode },
-    );
+    super('authentication', message, sentence('errors.service.authentication'), { status, serviceCode });
   }
 }
 
 /** 403: the key is valid but not allowed to do this (e.g. `disable_safety_checker`, §8). */
 export class PermissionDeniedError extends ServiceError {
   constructor(message: string, serviceCode?: string) {
-    super(
-      'permission_denied',
-      message,
-      `The generation service does not allow this for the bot's account: ${message}`,
-      { status: 403, serviceCode },
-    );
+    super('permission_denied', message, sentence('errors.service.permission_denied', { detail: message }), {
+      status: 403,
+      serviceCode,
+    });
   }
 }
 
@@ -79,8 +80,8 @@ export class NotFoundError extends ServiceError {
   constructor(message: string, serviceCode?: string) {
     const user =
       serviceCode === 'model_not_found' || /model/i.test(message)
-        ? `That model is not available on the generation service (${message}). Pick another model.`
-        : `The generation service could not find what was asked for (${message}).`;
+        ? sentence('errors.service.model_not_found', { detail: message })
+        : sentence('errors.service.not_found', { detail: message });
     super('not_found', message, user, { status: 404, serviceCode });
   }
 }
@@ -93,7 +94,7 @@ export class BadRequestError extends ServiceError {
     readonly param?: string,
     serviceCode?: string,
   ) {
-    super('bad_request', message, `The generation service rejected the request: ${message}`, { status, serviceCode });
+    super('bad_request', message, sentence('errors.service.bad_request', { detail: message }), { status, serviceCode });
   }
 }
 
@@ -104,7 +105,7 @@ export class BadRequestError extends ServiceError {
  */
 export class ContextLengthError extends ServiceError {
   constructor(message: string, status: number, serviceCode?: string) {
-    super('context_length', message, 'The conversation is too long for the model.', {
+    super('context_length', message, sentence('errors.service.context_length'), {
       status,
       ...(serviceCode ? { serviceCode } : {}),
     });
@@ -125,7 +126,11 @@ export class InvalidRequestError extends ServiceError {
     readonly field: string,
     message: string,
   ) {
-    super('invalid_request', `${field} ${message}`, `\`${field}\` ${message}.`);
+    super(
+      'invalid_request',
+      `${field} ${message}`,
+      sentence('errors.service.invalid_request', { field, detail: message }),
+    );
   }
 }
 
@@ -136,8 +141,11 @@ export class RateLimitError extends ServiceError {
     readonly retryAfterMs: number | undefined,
     serviceCode?: string,
   ) {
-    const wait = retryAfterMs === undefined ? 'in a minute' : `in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s`;
-    super('rate_limited', message, `The generation service is busy (rate limited). Try again ${wait}.`, {
+    const said =
+      retryAfterMs === undefined
+        ? sentence('errors.service.rate_limited')
+        : sentence('errors.service.rate_limited_for', { seconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) });
+    super('rate_limited', message, said, {
       status: 429,
       serviceCode,
     });
@@ -147,12 +155,10 @@ export class RateLimitError extends ServiceError {
 /** 5xx. */
 export class ServerError extends ServiceError {
   constructor(message: string, status: number, serviceCode?: string) {
-    super(
-      'server_error',
-      message,
-      `The generation service is having trouble (HTTP ${status}). Try again in a minute.`,
-      { status, serviceCode },
-    );
+    super('server_error', message, sentence('errors.service.server_error', { status: String(status) }), {
+      status,
+      serviceCode,
+    });
   }
 }
 
@@ -162,48 +168,39 @@ export class TimeoutError extends ServiceError {
     readonly phase: 'connect' | 'headers' | 'body',
     cause?: unknown,
   ) {
-    super(
-      'timeout',
-      `service timed out (${phase})`,
-      'The generation service took too long to answer. Try again, perhaps with a shorter request.',
-      { cause },
-    );
+    super('timeout', `service timed out (${phase})`, sentence('errors.service.timeout'), { cause });
   }
 }
 
 /** The service could not be reached (refused, reset, DNS) before any answer. */
 export class ConnectionError extends ServiceError {
   constructor(message: string, cause?: unknown) {
-    super('connection', message, 'The generation service cannot be reached right now. Try again in a minute.', {
-      cause,
-    });
+    super('connection', message, sentence('errors.service.connection'), { cause });
   }
 }
 
 /** The caller's AbortSignal fired. */
 export class AbortedError extends ServiceError {
   /**
-   * @param reason the abort signal's reason; when it carries a `userMessage` (a shutdown, a
-   *   Stop button), that is the sentence shown.
+   * @param reason the abort signal's reason; when it carries a `sentence` (a Sentence: a shutdown,
+   *   a Stop button), that is the sentence shown; TRANSITIONAL (issue 42): a reason with only an
+   *   English `userMessage` is shown as written.
    */
   constructor(readonly reason?: unknown) {
-    const said =
-      typeof (reason as { userMessage?: unknown } | undefined)?.userMessage === 'string'
-        ? (reason as { userMessage: string }).userMessage
-        : undefined;
-    super('aborted', 'request aborted', said ?? 'The request was stopped.');
+    const given = reason as { sentence?: unknown; userMessage?: unknown } | undefined;
+    const said = isSentence(given?.sentence)
+      ? given.sentence
+      : typeof given?.userMessage === 'string'
+        ? sentenceOfText(given.userMessage)
+        : sentence('errors.service.aborted');
+    super('aborted', 'request aborted', said);
   }
 }
 
 /** A stream ended without `[DONE]`, or the service sent an error object mid-stream. */
 export class StreamInterruptedError extends ServiceError {
   constructor(message: string, cause?: unknown) {
-    super(
-      'stream_interrupted',
-      message,
-      'The answer was cut off because the generation service stopped sending. Try again.',
-      { cause },
-    );
+    super('stream_interrupted', message, sentence('errors.service.stream_interrupted'), { cause });
   }
 }
 
@@ -223,28 +220,42 @@ export class StreamIdleError extends ServiceError {
     super(
       'stream_idle',
       `no text for ${idleMs} ms`,
-      `The generation service stopped sending text for ${Math.round(idleMs / 1000)} s, so the answer ends here. Try again.`,
+      sentence('errors.service.stream_idle', { seconds: Math.round(idleMs / 1000) }),
     );
   }
 }
 
 /** The service answered 2xx with a body that is not what the spec describes. */
 export class InvalidResponseError extends ServiceError {
-  /** @param userMessage the sentence, when a more precise one than the default fits. */
-  constructor(
-    message: string,
-    userMessage = 'The generation service sent an answer the bot could not read. Try again.',
-  ) {
-    super('invalid_response', message, userMessage);
+  /** @param said the sentence, when a more precise one than the default fits. */
+  constructor(message: string, said: Sentence = sentence('errors.service.invalid_response')) {
+    super('invalid_response', message, said);
   }
 }
 
+/**
+ * What a 2xx that is not an SSE stream held: compressed data not asked for (its
+ * `content-encoding`), a body of another `content-type`, a body without one, or an event stream
+ * without any event.
+ */
+export type NotAStreamBody = { encoding: string } | { type: string } | 'untyped' | 'no_event';
+
 /** A 2xx whose body is not an SSE stream (an HTML page, JSON, compressed bytes, nothing). */
 export class NotAStreamError extends InvalidResponseError {
-  constructor(what: string) {
+  constructor(body: NotAStreamBody) {
+    const what =
+      typeof body === 'object'
+        ? 'encoding' in body
+          ? sentence('errors.service.not_a_stream_body.compressed', { encoding: body.encoding })
+          : sentence('errors.service.not_a_stream_body.typed', { type: body.type })
+        : sentence(
+            body === 'untyped'
+              ? 'errors.service.not_a_stream_body.untyped'
+              : 'errors.service.not_a_stream_body.no_event',
+          );
     super(
-      `the service answered ${what} instead of a stream`,
-      `The generation service answered something that is not a stream of text (${what}). Try again; if it lasts, an admin should check SERVICE_BASE_URL.`,
+      `the service answered ${english.say(what)} instead of a stream`,
+      sentence('errors.service.not_a_stream', { what }),
     );
   }
 }
@@ -255,17 +266,12 @@ export class InvalidJsonError extends ServiceError {
     readonly raw: string,
     cause?: unknown,
   ) {
-    super(
-      'invalid_json',
-      'JSON mode answer is not valid JSON',
-      'The model was asked for JSON but its answer is not valid JSON; here is what it wrote.',
-      { cause },
-    );
+    super('invalid_json', 'JSON mode answer is not valid JSON', sentence('errors.service.invalid_json'), { cause });
   }
 }
 
-/** The sentence to show a user for any error (non-service errors get a generic one). */
-export function userMessageOf(error: unknown): string {
-  if (error instanceof ServiceError) return error.userMessage;
-  return "Something went wrong on the bot's side. The team has been told; try again in a moment.";
+/** The sentence to show a user for any error (non-service errors get a generic one: `errors.internal`). */
+export function userMessageOf(error: unknown): Sentence {
+  if (error instanceof ServiceError) return error.sentence;
+  return sentence('errors.internal');
 }

@@ -300,7 +300,11 @@ export class ServiceHttp {
     }
     const error = errorFromResponse(response.statusCode, parsed, response.headers['retry-after']);
     Object.defineProperty(error, 'message', { value: this.scrub(error.message) });
-    Object.defineProperty(error, 'userMessage', { value: this.scrub(error.userMessage) });
+    // The sentence's values hold the service's text too (its `message`): scrubbed alike.
+    const values = Object.fromEntries(
+      Object.entries(error.sentence.values ?? {}).map(([k, v]) => [k, typeof v === 'string' ? this.scrub(v) : v]),
+    );
+    Object.defineProperty(error, 'sentence', { value: { ...error.sentence, values } });
     return error;
   }
 

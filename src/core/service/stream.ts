@@ -144,8 +144,7 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
    * @throws NotAStreamError, or `error` itself.
    */
   ended(error: unknown): void {
-    if (error instanceof StreamEndedEarlyError && !this.received)
-      throw new NotAStreamError('an event stream with no event');
+    if (error instanceof StreamEndedEarlyError && !this.received) throw new NotAStreamError('no_event');
     if (!(error instanceof StreamEndedEarlyError && this.finishReason !== undefined)) throw error;
   }
 

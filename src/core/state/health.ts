@@ -7,17 +7,16 @@
  * SQLite locked by another connection or out of room, is still failing).
  */
 import type { Logger } from '../../log.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 
-/** Said under an answer given without the history, once per conversation and outage. */
-export const STORE_DOWN_NOTE =
-  "I can't reach my memory right now, so this answer does not see earlier messages; I'll remember this exchange once my memory is back.";
+/** Said under an answer given without the history, once per conversation and outage (`errors.store.down`). */
+export const STORE_DOWN_NOTE: Sentence = sentence('errors.store.down');
 
 /**
  * Said under an answer whose exchange could not be stored (the history was read, the write
- * failed), once per conversation and outage.
+ * failed), once per conversation and outage (`errors.store.unsaved`).
  */
-export const STORE_UNSAVED_NOTE =
-  "I couldn't save this exchange to my memory just now; I'll save it once my memory takes it.";
+export const STORE_UNSAVED_NOTE: Sentence = sentence('errors.store.unsaved');
 
 /** Turns waiting to be stored, as the health sees them (pending-turns.ts). */
 export interface WaitingTurns {

@@ -24,12 +24,14 @@
  */
 
 import type { Logger } from '../../log.ts';
-import { InputError } from '../errors.ts';
+import { InputError, type LegacyString } from '../errors.ts';
+import { type Sentence, sentence } from '../i18n/words.ts';
 import { storeKeys } from '../keys.ts';
 import type { InvocationUser } from '../platform.ts';
 import { CountBatch } from './count-batch.ts';
 import type { StateStore } from './store.ts';
 import { StoredReservation, type TokenReservation } from './token-reservation.ts';
+import { waitIn } from './waits.ts';
 
 export type { TokenReservation } from './token-reservation.ts';
 
@@ -50,26 +52,24 @@ const DAY_MS = 86_400_000;
 
 export { COUNT_FLUSH_MS } from './count-batch.ts';
 
-/** A quota that is used up; `message` says which, and when the user may try again. Code `quota_exceeded`. */
+/** A quota that is used up; its sentence says which, and when the user may try again. Code `quota_exceeded`. */
 export class QuotaError extends InputError {
   override readonly code = 'quota_exceeded';
 
+  /**
+   * @param said the sentence for the user (`errors.quota.*`, `errors.spend.cap_reached`);
+   *   TRANSITIONAL (issue 42): English text is shown as written.
+   * @param retryInMs when the user may try again, in ms.
+   */
   constructor(
-    message: string,
+    said: Sentence | LegacyString,
     readonly retryInMs: number,
   ) {
-    super(message);
+    super(said);
   }
 }
 
-/** "in 42 s", "in 3 h 5 min". */
-export function waitText(ms: number): string {
-  const seconds = Math.max(1, Math.ceil(ms / 1000));
-  if (seconds < 120) return `in ${seconds} s`;
-  const minutes = Math.ceil(seconds / 60);
-  if (minutes < 120) return `in ${minutes} min`;
-  return `in ${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
+export { waitIn, waitText } from './waits.ts';
 
 /** One counter as /usage shows it. */
 export interface UsageLine {
@@ -96,16 +96,33 @@ export class Quotas {
   /** Counts nothing waits for, written together every {@link COUNT_FLUSH_MS}. */
   private readonly batch: CountBatch;
 
+  /** The limits in force: set at start, and by a configuration reload ({@link reconfigure}). */
+  private current: QuotaLimits;
+
   /** @param windows the windows' lengths in ms (default a minute and a day; tests shorten them). */
   constructor(
     private readonly state: StateStore,
-    readonly limits: QuotaLimits,
+    limits: QuotaLimits,
     private readonly log: Logger,
     windows: { minuteMs?: number; dayMs?: number } = {},
   ) {
+    this.current = { ...limits };
     this.minuteMs = windows.minuteMs ?? MINUTE_MS;
     this.dayMs = windows.dayMs ?? DAY_MS;
     this.batch = new CountBatch(state, log);
+  }
+
+  /** The limits in force, read at each admission. */
+  get limits(): QuotaLimits {
+    return this.current;
+  }
+
+  /**
+   * The limits from now on (a configuration reload). Counts are kept: a lowered limit refuses
+   * the next request of a user already past it, a raised one lets it through.
+   */
+  reconfigure(limits: QuotaLimits): void {
+    this.current = { ...limits };
   }
 
   /**
@@ -160,12 +177,9 @@ export class Quotas {
       const counted = await this.state.increment(key, 1, windowMs);
       if (counted.value > limit) {
         await this.state.increment(key, -1, 1).catch(() => undefined);
-        const what =
-          kind === 'chat'
-            ? `${limit} chat request${limit > 1 ? 's' : ''} a minute`
-            : `${limit} image${limit > 1 ? 's' : ''} a day`;
+        const wait = waitIn(counted.resetInMs);
         throw new QuotaError(
-          `You have reached your limit of ${what}. Try again ${waitText(counted.resetInMs)}.`,
+          sentence(kind === 'chat' ? 'errors.quota.chat' : 'errors.quota.images', { limit, wait }),
           counted.resetInMs,
         );
       }
@@ -256,7 +270,7 @@ export class Quotas {
 
   private tokensUsed(resetInMs: number): QuotaError {
     return new QuotaError(
-      `You have used your ${this.limits.tokensPerDay} tokens for today. Try again ${waitText(resetInMs)}.`,
+      sentence('errors.quota.tokens', { limit: this.limits.tokensPerDay, wait: waitIn(resetInMs) }),
       resetInMs,
     );
   }

@@ -117,12 +117,29 @@ export class Spend {
   /** Models already logged as unpriced. */
   private readonly warned = new Set<string>();
 
+  /** The price table and caps in force: set at start, and by a configuration reload ({@link reconfigure}). */
+  private current: SpendConfig;
+
   constructor(
     private readonly state: StateStore,
-    readonly config: SpendConfig,
+    config: SpendConfig,
     private readonly log: Logger,
   ) {
+    this.current = config;
     this.batch = new CountBatch(state, log);
+  }
+
+  /** The price table and caps in force, read at each reservation. */
+  get config(): SpendConfig {
+    return this.current;
+  }
+
+  /**
+   * The price table and caps from now on (a configuration reload: PRICES_FILE read again,
+   * SPEND_CAP_*). Counters are kept; a reservation already made settles at the price it was made at.
+   */
+  reconfigure(config: SpendConfig): void {
+    this.current = config;
   }
 
   /** The table's currency. */

@@ -122,6 +122,8 @@ export class DiscordAdapter {
   private fatal: string | undefined;
   /** Budgets and what Discord said about them, for the write scheduler. */
   private readonly rateLimits: DiscordRateLimits;
+  /** When the gateway last delivered a dispatch (any event; not a heartbeat), in ms since the epoch; the adapter's creation before the first (/metrics). */
+  lastEventAt = Date.now();
   /** Told when Discord closed the gateway for good (the bot may have no platform left). */
   onFatal: ((reason: string) => void) | undefined;
   private readonly commands: readonly Command[];
@@ -151,6 +153,9 @@ export class DiscordAdapter {
     this.client = new Client(clientOptions(config));
     // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
     guardMalformedInteractions(this.client, log, this.core.languages.defaultLocale);
+    this.client.on(Events.Raw, () => {
+      this.lastEventAt = Date.now();
+    });
     this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
     this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
     this.client.on(Events.MessageUpdate, (_old, message) => this.onEdit(message));

@@ -1,5 +1,7 @@
 /**
- * Discord application-command JSON derived from the platform-neutral definitions in commands/.
+ * Discord application-command JSON derived from the platform-neutral definitions in commands/,
+ * with each name and description in every shipped language (`name_localizations`,
+ * `description_localizations`: docs/i18n.md, "Commands").
  */
 import {
   type APIApplicationCommandBasicOption,
@@ -12,7 +14,47 @@ import {
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Command, CommandOption } from '../../core/command.ts';
+import { choiceNameIn, descriptionIn, nameIn, type Texted } from '../../core/command-words.ts';
+import type { Locale } from '../../core/i18n/locales.ts';
+import { type Words, wordsOf } from '../../core/i18n/words.ts';
 import type { MessageAction } from '../../core/message-action.ts';
+
+/**
+ * Discord's locale codes ("Locales" in Discord's reference) for each shipped locale but English:
+ * the default name and description are English, so no `en-US` or `en-GB` is sent. Spanish serves
+ * both Spain's `es-ES` and Latin America's `es-419`.
+ */
+export const DISCORD_LOCALES: Readonly<Record<Exclude<Locale, 'en'>, readonly string[]>> = {
+  de: ['de'],
+  fr: ['fr'],
+  es: ['es-ES', 'es-419'],
+  'pt-BR': ['pt-BR'],
+  ja: ['ja'],
+};
+
+/** A localizations map (Discord locale code → text) of `render` in every shipped locale but English. */
+export function localizations(render: (words: Words) => string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [locale, codes] of Object.entries(DISCORD_LOCALES) as Array<[Locale, readonly string[]]>) {
+    const text = render(wordsOf(locale));
+    for (const code of codes) out[code] = text;
+  }
+  return out;
+}
+
+/** `name_localizations` and `description_localizations` of a command or option with words in the catalog; none without. */
+function localized(thing: Texted & { name: string; description: string }) {
+  if (!thing.text) return {};
+  return {
+    name_localizations: localizations((w) => nameIn(thing, w)),
+    description_localizations: localizations((w) => descriptionIn(thing, w)),
+  };
+}
+
+/** A choice's `name_localizations`, when its name is words in the catalog. */
+function localizedChoice(c: NonNullable<CommandOption['choices']>[number]) {
+  return c.text ? { name_localizations: localizations((w) => choiceNameIn(c, w)) } : {};
+}
 
 /** `default_member_permissions` of admin-only commands when no admin is listed by id: Manage Server (still re-checked at run time). */
 export const ADMIN_COMMAND_PERMISSIONS = String(PermissionFlagsBits.ManageGuild);
@@ -42,7 +84,12 @@ export function installationOf(
 
 /** One option as Discord's application command option JSON. */
 function toDiscordOption(option: CommandOption): APIApplicationCommandBasicOption {
-  const base = { name: option.name, description: option.description, required: option.required ?? false };
+  const base = {
+    name: option.name,
+    description: option.description,
+    ...localized(option),
+    required: option.required ?? false,
+  };
   switch (option.type) {
     case 'string':
       return {
@@ -53,7 +100,7 @@ function toDiscordOption(option: CommandOption): APIApplicationCommandBasicOptio
         ...(option.autocomplete
           ? { autocomplete: true }
           : option.choices
-            ? { choices: option.choices.map((c) => ({ name: c.name, value: String(c.value) })) }
+            ? { choices: option.choices.map((c) => ({ name: c.name, ...localizedChoice(c), value: String(c.value) })) }
             : {}),
       };
     case 'integer':
@@ -62,7 +109,9 @@ function toDiscordOption(option: CommandOption): APIApplicationCommandBasicOptio
         ...base,
         ...(option.minValue !== undefined ? { min_value: option.minValue } : {}),
         ...(option.maxValue !== undefined ? { max_value: option.maxValue } : {}),
-        ...(option.choices ? { choices: option.choices.map((c) => ({ name: c.name, value: Number(c.value) })) } : {}),
+        ...(option.choices
+          ? { choices: option.choices.map((c) => ({ name: c.name, ...localizedChoice(c), value: Number(c.value) })) }
+          : {}),
       };
       return option.type === 'integer'
         ? { ...numeric, type: ApplicationCommandOptionType.Integer }
@@ -85,7 +134,7 @@ export interface ListedAdmins {
 
 /**
  * The body of `PUT /applications/:id/commands` for one command (Discord's "Create Global
- * Application Command" JSON). Admin-only commands get `default_member_permissions` Manage
+ * Application Command" JSON), its names and descriptions localized ({@link DISCORD_LOCALES}). Admin-only commands get `default_member_permissions` Manage
  * Server: Discord then shows them only to members who hold it (or whom a server admin allows
  * under Integrations). With `admins` listing anyone (`ADMIN_USER_IDS`, `ADMIN_ROLE_IDS`), they
  * get none, or the listed admins without Manage Server would not see them; the bot checks who
@@ -103,6 +152,7 @@ export function toDiscordCommand(
     type: ApplicationCommandType.ChatInput,
     name: command.name,
     description: command.description,
+    ...localized(command),
     ...installationOf(command.adminOnly === true),
     ...(hidden ? { default_member_permissions: ADMIN_COMMAND_PERMISSIONS } : {}),
     options: command.options.map(toDiscordOption),
@@ -120,6 +170,7 @@ export function toDiscordMessageCommand(action: MessageAction): RESTPostAPIConte
   return {
     type: ApplicationCommandType.Message,
     name: action.name,
+    ...(action.text ? { name_localizations: localizations((w) => nameIn(action, w)) } : {}),
     ...installationOf(false),
   };
 }

@@ -127,7 +127,9 @@ export async function handleMessageCommand(
         mayPost(interaction.memberPermissions, interaction.channel?.isThread() ?? false);
       if (!posts) {
         log.info({ code: 'forbidden' }, 'may not post here: no question form');
-        await responder.sendEphemeral(MAY_NOT_POST_HERE);
+        await responder.sendEphemeral(
+          (await deps.core.languages.forUser({ locale: interactionLocale(interaction) })).say(MAY_NOT_POST_HERE),
+        );
         return;
       }
       deps.pending.keep(interaction.user.id, interaction.targetMessage);

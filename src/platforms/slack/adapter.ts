@@ -55,6 +55,8 @@ export class SlackAdapter {
   private server: Server | undefined;
   private readonly receiver: HTTPReceiver | undefined;
   private started = false;
+  /** When Slack last delivered an event (a verified request or Socket Mode envelope), in ms since the epoch; the adapter's creation before the first (/metrics). */
+  lastEventAt = Date.now();
   private readonly catchUp: CatchUpRunner;
   private readonly commands: readonly Command[];
   /**
@@ -108,7 +110,7 @@ export class SlackAdapter {
     const deps = { core, log, running: this.running, directory, ...files, streaming, commands };
     this.registerCommands(deps);
     registerMessageEvents(this.app, deps);
-    registerAgentView(this.app, { ...deps, prompts: config.assistantPrompts, messageActions });
+    registerAgentView(this.app, { ...deps, prompts: () => config.assistantPrompts, messageActions });
     this.catchUp = catchUpAfterConnecting(
       this.app,
       this.installations
@@ -163,6 +165,7 @@ export class SlackAdapter {
     watch(this.app.client, undefined);
     const names = new Set(this.commands.map((c) => `/${c.name}`));
     this.app.use(async (args) => {
+      this.lastEventAt = Date.now();
       watch(args.client, args.context.teamId);
       const { command, ack, respond } = args as unknown as {
         command?: { command?: string; team_id?: string; user_id?: string };

@@ -56,8 +56,8 @@ const GREETED_MS = 365 * 24 * 60 * 60_000;
 
 /** What the agent view needs from the adapter. */
 export interface SlackAgentDeps extends SlackEventDeps {
-  /** ASSISTANT_PROMPTS. */
-  prompts: readonly AssistantPrompt[];
+  /** ASSISTANT_PROMPTS, read each time they are shown (a configuration reload may change them). */
+  prompts: () => readonly AssistantPrompt[];
   messageActions: readonly MessageAction[];
 }
 
@@ -96,13 +96,14 @@ async function suggest(
   at: { team: string; user: string; channel: string },
   threadTs?: string,
 ): Promise<void> {
-  if (!deps.prompts.length) return;
+  const prompts = deps.prompts();
+  if (!prompts.length) return;
   const words = await wordsFor(client, deps, at.team, at.user);
   await client.assistant.threads.setSuggestedPrompts({
     channel_id: at.channel,
     ...(threadTs ? { thread_ts: threadTs } : {}),
     title: words.t(PROMPTS_TITLE),
-    prompts: deps.prompts.map((p) => ({ title: p.title, message: p.message })),
+    prompts: prompts.map((p) => ({ title: p.title, message: p.message })),
   });
 }
 

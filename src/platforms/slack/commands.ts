@@ -13,7 +13,7 @@ import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { sendDirect } from './direct.ts';
 import { linkAttachment } from './file-links.ts';
-import { helpMessage } from './help.ts';
+import { showCommandHelp } from './help.ts';
 import { asksForHelp, parseSlashText } from './options.ts';
 import { SlackReply } from './reply.ts';
 import type { SlackStreaming } from './stream.ts';
@@ -163,7 +163,7 @@ export async function handleSlashCommand(
     typeof parsed.prompt === 'string' ? parsed.prompt : undefined,
   );
   if (asksForHelp(slash.text)) {
-    await reply.sendEphemeral(helpMessage(command, await deps.core.catalog.quick()));
+    await showCommandHelp(command, reply, deps.core, deps.directory.locale(client, slash.team_id, slash.user_id));
     return;
   }
   const read = async () => {

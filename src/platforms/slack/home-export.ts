@@ -32,7 +32,7 @@ import {
 } from '../../core/features/export.ts';
 import { exportTurnOf } from '../../core/features/export-format.ts';
 import type { InvocationLocale } from '../../core/i18n/languages.ts';
-import { english, type Words } from '../../core/i18n/words.ts';
+import { english, type Sentence, type Words } from '../../core/i18n/words.ts';
 import {
   buttonId,
   channelKey,
@@ -90,10 +90,12 @@ function slackRefOf(conversationId: string, team: string) {
 
 /** The place of a conversation in words (HOME_EXPORT_SENTENCES). */
 function placeText(channel: string, thread: string | undefined, words: Words): string {
-  if (channel.startsWith('D')) return HOME_EXPORT_SENTENCES.direct(thread && dateOf(thread, words));
-  return thread
-    ? HOME_EXPORT_SENTENCES.thread(`<#${channel}>`, dateOf(thread, words))
-    : HOME_EXPORT_SENTENCES.channel(`<#${channel}>`);
+  if (channel.startsWith('D')) return words.say(HOME_EXPORT_SENTENCES.direct(thread && dateOf(thread, words)));
+  return words.say(
+    thread
+      ? HOME_EXPORT_SENTENCES.thread(`<#${channel}>`, dateOf(thread, words))
+      : HOME_EXPORT_SENTENCES.channel(`<#${channel}>`),
+  );
 }
 
 /** One conversation of the user's index, read back. */
@@ -160,13 +162,13 @@ async function offerOf(
 
 /** An offer's section: the place in bold, its turns and first words, the Export button. */
 function offerBlock(o: Offer, words: Words): KnownBlock {
-  const detail = escapeSlackText(HOME_EXPORT_SENTENCES.detail(o.turns, o.start));
+  const detail = escapeSlackText(words.say(HOME_EXPORT_SENTENCES.detail(o.turns, o.start)));
   return {
     type: 'section',
     text: { type: 'mrkdwn', text: `*${placeText(o.channel, o.thread, words)}*\n${detail}` },
     accessory: {
       type: 'button',
-      text: { type: 'plain_text', text: HOME_EXPORT_SENTENCES.button },
+      text: { type: 'plain_text', text: words.say(HOME_EXPORT_SENTENCES.button) },
       action_id: o.actionId,
     },
   };
@@ -185,12 +187,12 @@ export async function homeExportBlocks(
   log: Logger,
   words: Words = english,
 ): Promise<KnownBlock[]> {
-  const line = (text: string): KnownBlock => ({
+  const line = (said: Sentence): KnownBlock => ({
     type: 'section',
-    text: { type: 'mrkdwn', text: escapeSlackText(text) },
+    text: { type: 'mrkdwn', text: escapeSlackText(words.say(said)) },
   });
   const head: KnownBlock[] = [
-    { type: 'header', text: { type: 'plain_text', text: HOME_EXPORT_SENTENCES.title } },
+    { type: 'header', text: { type: 'plain_text', text: words.say(HOME_EXPORT_SENTENCES.title) } },
     line(HOME_EXPORT_SENTENCES.intro),
   ];
   let recent: Array<{ conversationId: string }>;
@@ -228,7 +230,7 @@ export async function homeExportBlocks(
 async function exportPressed(
   client: WebClient,
   core: Core,
-  press: { team: string; user: string; args: readonly string[]; log: Logger },
+  press: { team: string; user: string; args: readonly string[]; log: Logger; locale?: InvocationLocale | undefined },
 ): Promise<string> {
   const [owner, channel = '', thread, ...rest] = press.args;
   if (owner !== press.user) throw new InputError(HOME_EXPORT_SENTENCES.notYours);
@@ -242,14 +244,17 @@ async function exportPressed(
   });
   if (found === 'not a member') throw new InputError(HOME_EXPORT_SENTENCES.notReadable);
   if (found !== 'member') throw new InputError(HOME_EXPORT_SENTENCES.notChecked);
+  // The export (its files' words) and the line shown are the presser's alone: in their language.
+  const words = await core.languages.forUser({ locale: press.locale });
   const sent = await sendExport(core, {
     subject: quotaSubject('slack', press.user, channelKey({ platform: 'slack', team: press.team, channel })),
     conversationId,
     maxBytes: EXPORT_MAX_FILE_BYTES,
+    words,
     log: press.log,
     send: (message) => sendDirect(client, press.user, message),
   });
-  return sent ? HOME_EXPORT_SENTENCES.sent : EXPORT_SENTENCES.empty;
+  return words.say(sent ? HOME_EXPORT_SENTENCES.sent : EXPORT_SENTENCES.empty);
 }
 
 /**

@@ -2,8 +2,9 @@
  * Validation of application command JSON (`PUT /applications/:app[/guilds/:guild]/commands`)
  * as Discord does it: names, descriptions, option counts, types and order, choices, sizes, and
  * how many of each type one list holds ("Registering a Command": 100 chat input, 15 user and
- * 15 message commands).
+ * 15 message commands); their localizations in command-localizations.ts.
  */
+import { checkLocalizations, longestOf } from './command-localizations.ts';
 import { addError, type ErrorTree } from './errors.ts';
 import type { Json } from './types.ts';
 import { codePoints, isObject } from './util.ts';
@@ -19,33 +20,37 @@ const OPTION_TYPES_WITH_CHOICES = new Set([3, 4, 10]);
  * Checks a name as Discord does: for chat-input commands and options the regex in lowercase; for
  * user and message commands (`lowercase` false) any case and spaces.
  */
-function checkName(name: unknown, path: Array<string | number>, errors: ErrorTree, lowercase: boolean): void {
+function checkName(thing: Json, path: Array<string | number>, errors: ErrorTree, lowercase: boolean): void {
+  const name = thing.name;
   const pattern = lowercase ? COMMAND_NAME : CONTEXT_MENU_NAME;
   if (typeof name !== 'string' || !pattern.test(name) || (lowercase && name !== name.toLowerCase())) {
     addError(errors, [...path, 'name'], 'APPLICATION_COMMAND_INVALID_NAME', 'Command name is invalid');
   }
+  checkLocalizations(thing, 'name_localizations', path, errors, { kind: 'name', pattern, lowercase });
 }
 
-function checkDescription(description: unknown, path: Array<string | number>, errors: ErrorTree): void {
+function checkDescription(thing: Json, path: Array<string | number>, errors: ErrorTree): void {
+  const description = thing.description;
   if (typeof description !== 'string' || codePoints(description) < 1 || codePoints(description) > 100) {
     addError(errors, [...path, 'description'], 'BASE_TYPE_BAD_LENGTH', 'Must be between 1 and 100 in length.');
   }
+  checkLocalizations(thing, 'description_localizations', path, errors, { kind: 'text', max: 100 });
 }
 
-/** Characters that count toward the 8,000-character command size. */
+/** Characters that count toward the 8,000-character command size (of a field and its localizations, the longest). */
 function commandSize(command: Json): number {
   let size = 0;
   const text = (v: unknown) => (typeof v === 'string' ? codePoints(v) : 0);
-  size += text(command.name) + text(command.description);
+  size += longestOf(command, 'name') + longestOf(command, 'description');
   const walk = (options: unknown) => {
     if (!Array.isArray(options)) return;
     for (const o of options) {
       if (!isObject(o)) continue;
-      size += text(o.name) + text(o.description);
+      size += longestOf(o, 'name') + longestOf(o, 'description');
       if (Array.isArray(o.choices))
         for (const c of o.choices)
           if (isObject(c))
-            size += text(c.name) + (typeof c.value === 'string' ? text(c.value) : String(c.value).length);
+            size += longestOf(c, 'name') + (typeof c.value === 'string' ? text(c.value) : String(c.value).length);
       walk(o.options);
     }
   };
@@ -79,8 +84,8 @@ function checkOptions(options: unknown, path: Array<string | number>, errors: Er
       );
       return;
     }
-    checkName(option.name, at, errors, true);
-    checkDescription(option.description, at, errors);
+    checkName(option, at, errors, true);
+    checkDescription(option, at, errors);
     if (typeof option.name === 'string') {
       if (names.has(option.name))
         addError(errors, [...at, 'name'], 'APPLICATION_COMMAND_OPTIONS_DUPLICATE_NAME', 'Option names must be unique');
@@ -161,6 +166,7 @@ function checkOptions(options: unknown, path: Array<string | number>, errors: Er
               'Must be between 1 and 100 in length.',
             );
           }
+          checkLocalizations(c, 'name_localizations', [...at, 'choices', j], errors, { kind: 'text', max: 100 });
           const v = c.value;
           if (type === 3) {
             if (typeof v !== 'string')
@@ -240,8 +246,8 @@ export function checkCommand(command: unknown, index: number, errors: ErrorTree)
     addError(errors, [index, 'type'], 'BASE_TYPE_CHOICES', 'Value must be one of {1, 2, 3, 4}.');
     return;
   }
-  checkName(command.name, [index], errors, type === 1);
-  if (type === 1) checkDescription(command.description, [index], errors);
+  checkName(command, [index], errors, type === 1);
+  if (type === 1) checkDescription(command, [index], errors);
   else if (command.description !== undefined && command.description !== '') {
     addError(
       errors,

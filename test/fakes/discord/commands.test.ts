@@ -139,6 +139,85 @@ describe('FakeDiscord application commands', () => {
       [{ ...valid, default_member_permissions: 'admins' }],
       { 0: { default_member_permissions: { _errors: [{ code: 'NUMBER_TYPE_COERCE' }] } } },
     ],
+    [
+      'a localization under a locale code Discord does not have (`pt_BR`, `en`)',
+      [{ ...valid, name_localizations: { pt_BR: 'chat' }, description_localizations: { en: 'Ask' } }],
+      {
+        0: {
+          name_localizations: { pt_BR: { _errors: [{ code: 'BASE_TYPE_CHOICES' }] } },
+          description_localizations: { en: { _errors: [{ code: 'BASE_TYPE_CHOICES' }] } },
+        },
+      },
+    ],
+    [
+      'a localized command name with a capital',
+      [{ ...valid, name_localizations: { de: 'Frage' } }],
+      { 0: { name_localizations: { de: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] } } } },
+    ],
+    [
+      'a localized option name with a space, and one of 33 characters',
+      [
+        {
+          ...valid,
+          options: [{ ...valid.options[0], name_localizations: { fr: 'ma question', ja: 'あ'.repeat(33) } }],
+        },
+      ],
+      {
+        0: {
+          options: {
+            0: {
+              name_localizations: {
+                fr: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] },
+                ja: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME' }] },
+              },
+            },
+          },
+        },
+      },
+    ],
+    [
+      'a localized description of 101 characters, and an empty one',
+      [
+        {
+          ...valid,
+          description_localizations: { 'es-ES': 'd'.repeat(101) },
+          options: [{ ...valid.options[0], description_localizations: { 'es-419': '' } }],
+        },
+      ],
+      {
+        0: {
+          description_localizations: { 'es-ES': { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } },
+          options: { 0: { description_localizations: { 'es-419': { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } },
+        },
+      },
+    ],
+    [
+      'a localized choice name of 101 characters',
+      [
+        {
+          ...valid,
+          options: [
+            valid.options[0],
+            {
+              ...valid.options[1],
+              choices: [{ name: 'vivid', value: 'vivid', name_localizations: { de: 'x'.repeat(101) } }],
+            },
+          ],
+        },
+      ],
+      {
+        0: {
+          options: {
+            1: { choices: { 0: { name_localizations: { de: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH' }] } } } } },
+          },
+        },
+      },
+    ],
+    [
+      'localizations that are not a map',
+      [{ ...valid, name_localizations: ['chat'] }],
+      { 0: { name_localizations: { _errors: [{ code: 'DICT_TYPE_CONVERT' }] } } },
+    ],
   ])('refuses %s with 400 code 50035 naming the field, and keeps what was registered', async (_, commands, errors) => {
     const fake = await startFake();
     await put(fake, [valid]);
@@ -147,6 +226,36 @@ describe('FakeDiscord application commands', () => {
     expect(res.status).toBe(400);
     expect(await json(res)).toMatchObject({ message: 'Invalid Form Body', code: 50035, errors });
     expect(fake.commands).toBe(before);
+  });
+
+  it('accepts localizations under Discord locale codes (names lowercase, a message command any case with spaces, null for none) and answers with them', async () => {
+    const fake = await startFake();
+    const localized = {
+      ...valid,
+      name_localizations: { de: 'frage', ja: '質問', 'es-419': 'pregunta' },
+      description_localizations: { fr: 'Demandez', 'pt-BR': null },
+      options: [
+        { ...valid.options[0], name_localizations: { de: 'eingabe' }, description_localizations: { de: 'Was' } },
+        {
+          ...valid.options[1],
+          choices: [{ name: 'vivid', value: 'vivid', name_localizations: { de: 'Lebhaft und bunt' } }],
+        },
+      ],
+    };
+    const message = {
+      type: 3,
+      name: 'Summarize',
+      name_localizations: { de: 'Zusammenfassen', fr: 'Résumer ce message' },
+    };
+    const res = await put(fake, [localized, message]);
+    expect(res.status).toBe(200);
+    const [chat, summarize] = (await res.json()) as Json[];
+    expect(chat).toMatchObject({
+      name_localizations: localized.name_localizations,
+      description_localizations: localized.description_localizations,
+      options: localized.options,
+    });
+    expect(summarize).toMatchObject({ name_localizations: message.name_localizations });
   });
 
   it('registers guild commands in the fake guild only (10004 elsewhere), and refuses another application (50001)', async () => {

@@ -31,7 +31,10 @@ export interface Invoker {
   user?: InvokingUser | undefined;
   admin?: boolean | undefined;
   permissions?: string | undefined;
+  /** The user's client language (`locale`); default `en-US`. */
   locale?: string | undefined;
+  /** The guild's preferred locale as the interaction carries it (`guild_locale`, `guild.locale`); default the guild's. */
+  guildLocale?: string | undefined;
   /** Where the bot is not a member: whose install the interaction runs through (default: the user's own). */
   installer?: string | undefined;
 }
@@ -92,7 +95,7 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
     token,
     version: 1,
     guild_id: guildId,
-    guild: { id: guildId, locale: 'en-US', features: [] },
+    guild: { id: guildId, locale: invoker.guildLocale ?? state.guild.preferredLocale, features: [] },
     channel_id: channel.id,
     channel: { ...channelJson(state, channel), guild_id: guildId, permissions },
     // A member as the guild sends it, with what an interaction adds: the user, the permissions there.
@@ -104,7 +107,7 @@ export function envelope(ctx: Ctx, invoker: Invoker): Envelope {
       unusual_dm_activity_until: null,
     },
     locale: invoker.locale ?? 'en-US',
-    guild_locale: 'en-US',
+    guild_locale: invoker.guildLocale ?? state.guild.preferredLocale,
     entitlements: [],
     entitlement_sku_ids: [],
     // The guild install's, or where the bot is not a member, the user install's (user-install.ts).

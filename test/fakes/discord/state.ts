@@ -41,6 +41,8 @@ export interface GuildState {
   memberRoleId: string;
   botRoleId: string;
   joinedAt: number;
+  /** The guild's language (GUILD_CREATE's `preferred_locale`, interactions' `guild_locale`); default `en-US`. */
+  preferredLocale: string;
 }
 
 /** {@link FakeDiscordOptions} with every default applied (the ones that may change at run time). */
@@ -138,6 +140,7 @@ export class FakeState {
       memberRoleId: snowflake(),
       botRoleId: snowflake(),
       joinedAt: Date.now(),
+      preferredLocale: options.guild?.preferredLocale ?? 'en-US',
     };
     for (const name of options.guild?.channels ?? ['general']) {
       this.addChannel({ type: 0, guildId: this.guildId, name });

@@ -13,8 +13,11 @@ export interface FakeDiscordOptions {
   applicationId?: string;
   /** The bot's username. Default `genbot`. */
   botUsername?: string;
-  /** The guild the bot is in: id and the names of its text channels (default `general`). */
-  guild?: { id?: string; name?: string; channels?: string[] };
+  /**
+   * The guild the bot is in: id, the names of its text channels (default `general`), and its
+   * language (`preferredLocale`: GUILD_CREATE's `preferred_locale` and interactions' `guild_locale`, default `en-US`).
+   */
+  guild?: { id?: string; name?: string; channels?: string[]; preferredLocale?: string };
   /** HELLO's `heartbeat_interval`, in ms. Default 41,250 (Discord's). */
   heartbeatIntervalMs?: number;
   /** Time from dispatch to the first interaction response, in ms. Default 3,000. */
@@ -253,7 +256,10 @@ export interface DispatchInteractionOptions {
   admin?: boolean;
   /** The member's permission bitfield (decimal string); wins over `admin`. */
   permissions?: string;
+  /** The user's client language (the interaction's `locale`); default `en-US`. */
   locale?: string;
+  /** The guild's language as the interaction carries it (`guild_locale`); default the guild's `preferredLocale`. */
+  guildLocale?: string;
   /**
    * Sends the payload with neither `member` nor `user`, which Discord never does (it always says
    * who invoked), to test a client's guard against a malformed interaction. The interaction is
@@ -290,7 +296,10 @@ export interface DispatchAutocompleteOptions {
   user?: InvokingUser;
   admin?: boolean;
   permissions?: string;
+  /** The user's client language (the interaction's `locale`); default `en-US`. */
   locale?: string;
+  /** The guild's language as the interaction carries it (`guild_locale`); default the guild's `preferredLocale`. */
+  guildLocale?: string;
 }
 
 /** One autocomplete choice as the bot answered it (callback type 8, `data.choices`). */
@@ -321,5 +330,8 @@ export interface PressButtonOptions {
   user?: InvokingUser;
   admin?: boolean;
   permissions?: string;
+  /** The user's client language (the interaction's `locale`); default `en-US`. */
   locale?: string;
+  /** The guild's language as the interaction carries it (`guild_locale`); default the guild's `preferredLocale`. */
+  guildLocale?: string;
 }

@@ -150,7 +150,7 @@ export function guildCreatePayload(state: FakeState): Json {
     premium_tier: 0,
     premium_subscription_count: 0,
     premium_progress_bar_enabled: false,
-    preferred_locale: 'en-US',
+    preferred_locale: g.preferredLocale,
     features: [],
     system_channel_id: state.channelList()[0]?.id ?? null,
     system_channel_flags: 0,

@@ -1,8 +1,9 @@
 /**
  * Streamed answers: chunks serialised as OpenAI SSE (`data: {chunk}` … `data: [DONE]`) with a
  * script's faults (keep-alive comments, CRLF, multi-line data, a malformed line, an error mid
- * stream, a drop, a stall, no `[DONE]`), written in pieces of 1–40 bytes cut at seeded
- * positions one event-loop turn apart (or whole events), with `chunkDelayMs` before events.
+ * stream, a drop, a stall, a hold until the test releases it, no `[DONE]`), written in pieces of
+ * 1–40 bytes cut at seeded positions one event-loop turn apart (or whole events), with
+ * `chunkDelayMs` before events.
  */
 import type { ServerResponse } from 'node:http';
 import { baseHeaders } from './respond.ts';
@@ -15,7 +16,10 @@ const MAX_PIECE_BYTES = 40;
 type Ending = 'done' | 'error' | 'drop' | 'stall';
 
 /** The SSE frames of the chunks with the script's faults, and how the stream ends. */
-function framesOf(chunks: unknown[], script: StreamScript): { frames: string[]; ending: Ending; comment: string } {
+function framesOf(
+  chunks: unknown[],
+  script: StreamScript,
+): { frames: string[]; ending: Ending; comment: string; holdAt: number | undefined } {
   const eol = script.crlf ? '\r\n' : '\n';
   const frames: string[] = [];
   const comment = `: keep-alive${eol}${eol}`;
@@ -31,7 +35,9 @@ function framesOf(chunks: unknown[], script: StreamScript): { frames: string[]; 
   let ending: Ending = 'done';
   if (script.comments) frames.push(comment);
   let sent = 0;
+  let holdAt: number | undefined;
   for (const chunk of chunks) {
+    if (script.hold && sent === script.hold.afterChunks) holdAt = frames.length;
     if (script.dropAfterChunks !== undefined && sent >= script.dropAfterChunks) {
       ending = 'drop';
       break;
@@ -53,7 +59,7 @@ function framesOf(chunks: unknown[], script: StreamScript): { frames: string[]; 
   }
   if (ending === 'done' && script.dropAfterChunks !== undefined && sent >= script.dropAfterChunks) ending = 'drop';
   if (ending === 'done' && !script.omitDone) frames.push(`data: [DONE]${eol}${eol}`);
-  return { frames, ending, comment };
+  return { frames, ending, comment, holdAt };
 }
 
 /** The frames' bytes, and the byte offset where each frame starts. */
@@ -157,10 +163,15 @@ export async function writeSse(
   script: StreamScript,
   rnd: () => number,
 ): Promise<void> {
-  const { frames, ending, comment } = framesOf(chunks, script);
-  const bytes = bytesOf(frames);
+  const { frames, ending, comment, holdAt } = framesOf(chunks, script);
   openStream(state, res, route, path);
-  if (!(await writePieces(state, res, bytes, script, rnd))) return;
+  if (holdAt !== undefined) {
+    // The frames before the hold, then nothing until the test lets the stream go on.
+    if (!(await writePieces(state, res, bytesOf(frames.slice(0, holdAt)), script, rnd))) return;
+    await script.hold?.until;
+    if (res.destroyed || state.closed) return;
+  }
+  if (!(await writePieces(state, res, bytesOf(frames.slice(holdAt ?? 0)), script, rnd))) return;
   await state.sleep(0);
   if (res.destroyed) return;
   await endStream(state, res, ending, comment, script);

@@ -158,6 +158,11 @@ export interface StreamScript {
   /** Interval of the comments of `stallAfterChunks`, in ms. Default 200. */
   keepAliveMs?: number;
   /**
+   * Hold the stream after this many chunks (the role chunk counts) until `until` resolves, then
+   * go on: an answer kept in flight for exactly as long as a test needs, without a timer.
+   */
+  hold?: { afterChunks: number; until: Promise<unknown> };
+  /**
    * Write each event whole, in one write, as production servers flush them (default: cut into
    * pieces of 1–40 bytes one event-loop turn apart, to test parsers). For benchmarks, where the
    * cut costs both processes a write and a read per piece that no real service would cause.

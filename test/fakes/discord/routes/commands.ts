@@ -66,9 +66,11 @@ function putCommands(ctx: Ctx, list: unknown, guildId: string | undefined): Repl
       default_member_permissions: (command.default_member_permissions as string | null | undefined) ?? null,
       type,
       name,
-      name_localizations: null,
+      // Discord answers with the localizations as registered (null when none were sent).
+      name_localizations: (command.name_localizations as Record<string, string> | null | undefined) ?? null,
       description: (command.description as string | undefined) ?? '',
-      description_localizations: null,
+      description_localizations:
+        (command.description_localizations as Record<string, string> | null | undefined) ?? null,
       ...(guildId ? { guild_id: guildId } : {}),
       dm_permission: true,
       contexts: (command.contexts as number[] | undefined) ?? null,
