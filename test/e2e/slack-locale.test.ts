@@ -112,6 +112,11 @@ describe('a Japanese and an English user on one workspace', () => {
     expect(ja).toContain('コマンド');
     expect(ja).toContain('*メッセージタブ*');
     expect(ja).toContain('^{date_short_pretty} {time}|');
+    // The export list: its heading, the status line of their conversation, its button.
+    expect(ja).toContain('会話をエクスポート');
+    expect(ja).toContain('ダイレクトメッセージ：');
+    expect(ja).toContain('"text":"エクスポート"');
+    expect(ja).not.toContain('Export your conversations');
     expect(ja).not.toContain('What I do');
     // (Their use itself is /usage's card, in /usage's words.)
 
@@ -121,6 +126,21 @@ describe('a Japanese and an English user on one workspace', () => {
     expect(en).toContain('*Messages tab*');
     expect(en).toContain('^{date_short_pretty} at {time}|');
     expect(en).not.toContain('できること');
+    expect(en).toContain('Export your conversations');
+    expect(en).toContain('Our direct messages: the conversation started');
+
+    // A press of the Export button: the line at the top of the Home published again is the presser's.
+    const button = (slack.homeView(JA)!.view.blocks as Array<{ accessory?: { action_id?: string } }>).find((b) =>
+      b.accessory?.action_id?.startsWith('home-export:'),
+    )!.accessory!.action_id!;
+    const before = slack.homePublishes.length;
+    const ack = await slack.sendHomeAction(botUrl, { user: JA, actionId: button });
+    expect(ack).toMatchObject({ status: 200, ackedInTime: true, failure: undefined });
+    await vi.waitFor(() => expect(slack.homePublishes.slice(before).some((p) => p.user === JA)).toBe(true), {
+      timeout: 10_000,
+    });
+    const notice = (slack.homeView(JA)!.view.blocks as Array<{ text?: { text: string } }>)[0]!.text!.text;
+    expect(unescapeSlack(notice)).toMatch(/^📄 送信しました：/);
     expect(slack.platformFailures).toEqual([]);
   });
 });
