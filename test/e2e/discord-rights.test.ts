@@ -104,7 +104,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     await discord.waitFor('callback', (ix, record) => ix.id === interaction.id && record.status < 300);
     expect(interaction.response).toMatchObject({ type: 4, flags: MessageFlag.Ephemeral });
     expect(interaction.modal).toBeUndefined();
-    expect(ephemeralOf(interaction).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(interaction).content).toBe(english.say(MAY_NOT_POST_HERE));
     expect(botPostsIn(channel.id)).toEqual([]);
     expect(service.chatRequests()).toEqual([]);
   });
@@ -120,7 +120,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
       permissions: VIEW_AND_COMMANDS,
     });
     expect(await done).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(refused).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(refused).content).toBe(english.say(MAY_NOT_POST_HERE));
 
     const thread = discord.addThread(channel.id, 'notes');
     const inThread = discord.postUserMessage({ channelId: thread.id, content: 'Second point.', author: BOB });
@@ -135,7 +135,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     const sent = BigInt((inThreadRefused.payload.member as Json).permissions as string);
     expect([sent & P.SendMessages, sent & P.SendMessagesInThreads]).toEqual([P.SendMessages, 0n]);
     expect(await threadDone).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(inThreadRefused).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(inThreadRefused).content).toBe(english.say(MAY_NOT_POST_HERE));
     expect([...botPostsIn(channel.id), ...botPostsIn(thread.id)]).toEqual([]);
     expect(service.chatRequests()).toEqual([]);
   });
@@ -198,7 +198,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     const pressDone = next('imagine:button', channel);
     const press = discord.pressButton({ messageId: result.id, customId: reroll, user: ALICE });
     expect(await pressDone).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(press).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(press).content).toBe(english.say(MAY_NOT_POST_HERE));
     expect(service.requests.filter((r) => r.route === 'images')).toHaveLength(images);
     expect(botPostsIn(channel.id)).toEqual([result]);
   });
@@ -220,7 +220,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     const pressDone = next('regenerate:button', channel);
     const press = discord.pressButton({ messageId: answer.id, customId: regenerate, user: ALICE });
     expect(await pressDone).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(press).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(press).content).toBe(english.say(MAY_NOT_POST_HERE));
     expect(service.chatRequests()).toHaveLength(1);
     expect(answer.content).toBe('The first answer.');
   });
