@@ -173,8 +173,7 @@ export function slackFileAttachment(
     // Found again by files.info ({@link postedSlackImage}) when Regenerate sends it again.
     ...(file.id ? { ref: postedImageRef({ platform: 'slack', file: file.id }) } : {}),
     fetch: async (options) => {
-      if (!url)
-        throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
+      if (!url) throw new DownloadError('http_status', name, sentence('slack.files.reason_no_download_link'));
       return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, deps);
     },
   };
