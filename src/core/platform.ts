@@ -3,10 +3,13 @@
  * Nothing here, in the core, or under commands/ imports discord.js or @slack/bolt: adapters
  * implement these interfaces with their platform's API.
  */
+
 import type { Logger } from '../log.ts';
 import type { NamedWait } from './delivery/bucket.ts';
 import type { PageBreaks } from './delivery/page-breaks.ts';
+import { type LegacyString, sentenceOfText } from './errors.ts';
 import type { InvocationLocale } from './i18n/languages.ts';
+import { english, type Sentence } from './i18n/words.ts';
 import type { BucketId } from './keys.ts';
 import type { ByteRange } from './media/download-range.ts';
 import type { Card, CardLimits } from './platform-cards.ts';
@@ -198,9 +201,10 @@ export interface ReplyChannel {
   sendEphemeral(message: string | OutgoingMessage): Promise<void>;
   /**
    * The sentence for a platform's refusal (a missing permission, an archived channel, a
-   * revoked token…), or undefined when the error is not one the platform explains.
+   * revoked token…), not yet in words (the caller renders it in its reader's language), or
+   * undefined when the error is not one the platform explains.
    */
-  explain?(error: unknown): string | undefined;
+  explain?(error: unknown): Sentence | undefined;
   /**
    * Whether a write failed because the message it wrote to was deleted (Discord 10008 Unknown
    * Message, Slack `message_not_found`): someone chose to remove the answer. The answer then
@@ -346,8 +350,13 @@ export interface AttachmentFetch {
  * is said once per answer, however many files it concerns.
  */
 export class AttachmentAccessError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** What the user is told, not yet in words (rendered in the reader's language); `message` is its English. */
+  readonly sentence: Sentence;
+
+  constructor(said: Sentence | LegacyString) {
+    const s = typeof said === 'string' ? sentenceOfText(said) : said;
+    super(english.say(s));
+    this.sentence = s;
     this.name = 'AttachmentAccessError';
   }
 }

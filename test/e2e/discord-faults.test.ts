@@ -12,6 +12,7 @@
 
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { english } from '../../src/core/i18n/words.ts';
 import { MALFORMED_INTERACTION_TEXT } from '../../src/platforms/discord/guard.ts';
 import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
 import { P } from '../fakes/discord/constants.ts';
@@ -102,7 +103,7 @@ describe('Discord refusing or failing', () => {
     expect(message.flags & MessageFlag.IsComponentsV2).toBe(MessageFlag.IsComponentsV2);
     expect(message.content).toBe('');
     expect(message.text.startsWith('🎨 a slow tide\n')).toBe(true);
-    expect(message.text.endsWith(`\n${EXPIRED_NOTE}`)).toBe(true);
+    expect(message.text.endsWith(`\n${english.t(EXPIRED_NOTE)}`)).toBe(true);
     expect(message.components.map((c) => c.type)).toEqual([17, 10]);
     expect(message.buttons.map((b) => String(b.custom_id))).toContainEqual(expect.stringMatching(/^imagine:reroll:/));
     expect(message.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
@@ -114,7 +115,7 @@ describe('Discord refusing or failing', () => {
     const { interaction, ok } = await run('expired-token', 'chat', { prompt: 'take your time' }, 30_000);
     expect(ok).toBe(true);
     expect(interaction.original!.loading).toBe(false);
-    expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${EXPIRED_NOTE}`);
+    expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${english.t(EXPIRED_NOTE)}`);
     expect(discord.requests.some((r) => r.code === 50027)).toBe(true);
     expect(interaction.original!.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
   });
@@ -128,7 +129,7 @@ describe('Discord refusing or failing', () => {
     expect(discord.requests.some((r) => r.code === 50027)).toBe(true);
     // The deferred reply, found in the channel by its interaction, shows the answer (no "is thinking…", no second message).
     expect(interaction.original!.loading).toBe(false);
-    expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${EXPIRED_NOTE}`);
+    expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${english.t(EXPIRED_NOTE)}`);
     expect(discord.messagesIn(interaction.channelId).filter((m) => m.kind === 'channel')).toEqual([]);
     expect(interaction.original!.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
   });
@@ -239,7 +240,9 @@ describe('Discord refusing or failing', () => {
       expect(interaction.payload.user).toBeUndefined();
       await expect.poll(() => interaction.callbacks.length, { timeout: 3_000 }).toBe(1);
       expect(interaction.callbacks[0]).toMatchObject({ type: 4, flags: 64, status: 204 });
-      expect(interaction.messages.map((m) => [m.content, m.ephemeral])).toEqual([[MALFORMED_INTERACTION_TEXT, true]]);
+      expect(interaction.messages.map((m) => [m.content, m.ephemeral])).toEqual([
+        [english.t(MALFORMED_INTERACTION_TEXT), true],
+      ]);
       // Time for a late rejection from discord.js's gateway listener to surface.
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(escaped).toEqual([]);

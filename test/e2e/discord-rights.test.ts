@@ -9,9 +9,11 @@
  * sentence only the member sees. Real discord.js against FakeDiscord and FakeService, the bot
  * with the Message Content intent (so that a chain it may read is read in full).
  */
+
 import { beforeAll, describe, expect, it } from 'vitest';
 import { messageActions } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { MAY_NOT_POST_HERE } from '../../src/core/rights.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import { NO_HISTORY_RIGHT } from '../../src/platforms/discord/mentions.ts';
@@ -102,7 +104,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     await discord.waitFor('callback', (ix, record) => ix.id === interaction.id && record.status < 300);
     expect(interaction.response).toMatchObject({ type: 4, flags: MessageFlag.Ephemeral });
     expect(interaction.modal).toBeUndefined();
-    expect(ephemeralOf(interaction).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(interaction).content).toBe(english.say(MAY_NOT_POST_HERE));
     expect(botPostsIn(channel.id)).toEqual([]);
     expect(service.chatRequests()).toEqual([]);
   });
@@ -118,7 +120,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
       permissions: VIEW_AND_COMMANDS,
     });
     expect(await done).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(refused).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(refused).content).toBe(english.say(MAY_NOT_POST_HERE));
 
     const thread = discord.addThread(channel.id, 'notes');
     const inThread = discord.postUserMessage({ channelId: thread.id, content: 'Second point.', author: BOB });
@@ -133,7 +135,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     const sent = BigInt((inThreadRefused.payload.member as Json).permissions as string);
     expect([sent & P.SendMessages, sent & P.SendMessagesInThreads]).toEqual([P.SendMessages, 0n]);
     expect(await threadDone).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(inThreadRefused).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(inThreadRefused).content).toBe(english.say(MAY_NOT_POST_HERE));
     expect([...botPostsIn(channel.id), ...botPostsIn(thread.id)]).toEqual([]);
     expect(service.chatRequests()).toEqual([]);
   });
@@ -151,7 +153,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     expect((await done).ok).toBe(true);
     const answer = interaction.original!;
     expect(answer.content).toContain('Echo: plan a picnic');
-    expect(answer.content).toContain(NO_THREAD.yours);
+    expect(answer.content).toContain(english.say(NO_THREAD.yours));
     expect(discord.channel(answer.id)).toBeUndefined();
   });
 
@@ -176,7 +178,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     expect(discord.channel(mention.id)).toBeUndefined();
     const answer = botPostsIn(channel.id).find((m) => m.reference?.messageId === mention.id)!;
     expect(answer.content).toContain('Echo: hello there');
-    expect(answer.content).toContain(NO_THREAD.yours);
+    expect(answer.content).toContain(english.say(NO_THREAD.yours));
   });
 
   it("Reroll pressed by the image's requester after an admin took their Send Messages here is refused in a sentence only they see, and no image is made", async () => {
@@ -196,7 +198,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     const pressDone = next('imagine:button', channel);
     const press = discord.pressButton({ messageId: result.id, customId: reroll, user: ALICE });
     expect(await pressDone).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(press).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(press).content).toBe(english.say(MAY_NOT_POST_HERE));
     expect(service.requests.filter((r) => r.route === 'images')).toHaveLength(images);
     expect(botPostsIn(channel.id)).toEqual([result]);
   });
@@ -218,7 +220,7 @@ describe('Discord: the bot posts for a member only where they may post', () => {
     const pressDone = next('regenerate:button', channel);
     const press = discord.pressButton({ messageId: answer.id, customId: regenerate, user: ALICE });
     expect(await pressDone).toMatchObject({ ok: false, errorCode: 'forbidden' });
-    expect(ephemeralOf(press).content).toBe(MAY_NOT_POST_HERE);
+    expect(ephemeralOf(press).content).toBe(english.say(MAY_NOT_POST_HERE));
     expect(service.chatRequests()).toHaveLength(1);
     expect(answer.content).toBe('The first answer.');
   });
@@ -247,7 +249,7 @@ describe('Discord: the bot reads earlier messages for a member only with their R
     expect(textOf(request!)).not.toContain('4711');
     expect(request!.messages).toEqual([{ role: 'user', content: 'what is the code?' }]);
     const answer = botPostsIn(channel.id).find((m) => m.reference?.messageId === question.id)!;
-    expect(answer.content).toContain(NO_HISTORY_RIGHT);
+    expect(answer.content).toContain(english.say(NO_HISTORY_RIGHT));
   });
 
   it("does not read a thread's earlier messages for a member without it, and says so under the answer", async () => {
@@ -265,6 +267,6 @@ describe('Discord: the bot reads earlier messages for a member only with their R
     const [request] = service.chatRequests();
     expect(textOf(request!)).not.toContain('surprise party');
     const answer = botPostsIn(thread.id).find((m) => m.reference?.messageId === question.id)!;
-    expect(answer.content).toContain(NO_HISTORY_RIGHT);
+    expect(answer.content).toContain(english.say(NO_HISTORY_RIGHT));
   });
 });

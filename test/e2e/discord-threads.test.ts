@@ -12,6 +12,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { FOLLOW_UPS_NEED_MENTION, NO_THREAD } from '../../src/platforms/discord/threads.ts';
 import { BOT_PERMISSIONS, Intent, P } from '../fakes/discord/constants.ts';
 import type { FakeChannel, FakeDiscord, FakeInteraction, FakeMessage } from '../fakes/discord.ts';
@@ -200,7 +201,7 @@ describe('Discord threads, with the Message Content intent', () => {
       expect(outcome).toMatchObject({ ok: true, conversationId: keyOf(s, channel.id) });
       const answer = interaction.original!;
       expect(answer.content.startsWith('Echo: Where am I?')).toBe(true);
-      expect(answer.content).toContain(NO_THREAD.permission);
+      expect(answer.content).toContain(english.say(NO_THREAD.permission));
       expect(s.discord.channel(answer.id)).toBeUndefined();
 
       const set = next(s, 'settings');
@@ -217,7 +218,7 @@ describe('Discord threads, with the Message Content intent', () => {
         author: ALICE,
       });
       const reply = botMessages(s, channel.id).find((m) => m.reference?.messageId === mention.id);
-      expect(reply?.content).toContain(NO_THREAD.permission);
+      expect(reply?.content).toContain(english.say(NO_THREAD.permission));
       expect(s.discord.channel(mention.id)).toBeUndefined();
     } finally {
       s.discord.setBotPermissions(BOT_PERMISSIONS);
@@ -263,7 +264,7 @@ describe('Discord threads, with the Message Content intent', () => {
     const thread = s.discord.addThread(channel.id, 'already');
     const { interaction, outcome } = await chat(s, thread, { prompt: 'Deeper?', thread: true });
     expect(outcome).toMatchObject({ ok: true, conversationId: keyOf(s, thread.id) });
-    expect(interaction.original!.content).toBe(`Echo: Deeper?\n\n_⚠️ ${NO_THREAD.inThread}_`);
+    expect(interaction.original!.content).toBe(`Echo: Deeper?\n\n_⚠️ ${english.say(NO_THREAD.inThread)}_`);
     expect(s.discord.channel(interaction.original!.id)).toBeUndefined();
   });
 
@@ -302,7 +303,7 @@ describe('Discord threads, without the Message Content intent', () => {
     const thread = interaction.original!.id;
     const [answer] = botMessages(s, thread);
     expect(answer!.content.startsWith('Echo: Tell me a joke')).toBe(true);
-    expect(answer!.content).toContain(FOLLOW_UPS_NEED_MENTION);
+    expect(answer!.content).toContain(english.say(FOLLOW_UPS_NEED_MENTION));
 
     const before = s.service.chatRequests().length;
     s.discord.postUserMessage({ channelId: thread, content: 'another one', author: ALICE });

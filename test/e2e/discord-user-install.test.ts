@@ -12,6 +12,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { commands, messageActions } from '../../commands/index.ts';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import { QUESTION_INPUT_ID } from '../../src/platforms/discord/message-actions.ts';
 import { NO_THREAD_HERE } from '../../src/platforms/discord/user-install.ts';
@@ -196,7 +197,7 @@ describe('Discord user install', () => {
     const { interaction, outcome } = await chatElsewhere({ prompt: 'open a thread please', thread: true });
     expect(outcome.ok).toBe(true);
     expect(interaction.original!.content).toContain('Here, not in a thread.');
-    expect(interaction.original!.content).toContain(NO_THREAD_HERE);
+    expect(interaction.original!.content).toContain(english.say(NO_THREAD_HERE));
     expect(botTokenCalls(elsewhere).slice(before)).toEqual([]);
     expect(outcome.conversationId).toBe(userKey(ALICE, elsewhere));
   }, 40_000);

@@ -18,6 +18,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { estimateTextTokens } from '../../src/core/tokens.ts';
 import { GREETING } from '../../src/platforms/slack/agent.ts';
 import type { FakeService } from '../fakes/service.ts';
@@ -146,7 +147,7 @@ describe('the agent view on Slack', () => {
     for (const call of prompted()) {
       expect(call).toMatchObject({ channel: dm, threadTs: undefined, shownAt: 'tab', prompts: PROMPTS });
     }
-    await vi.waitFor(() => expect(slack.messages(dm).map((m) => unescapeSlack(m.text))).toEqual([GREETING]));
+    await vi.waitFor(() => expect(slack.messages(dm).map((m) => unescapeSlack(m.text))).toEqual([english.t(GREETING)]));
     expect(slack.callsTo('assistant.threads.setSuggestedPrompts').every((c) => c.params.thread_ts === undefined)).toBe(
       true,
     );
@@ -189,9 +190,12 @@ describe('the agent view on Slack', () => {
       const started = slack.assistantThreadStartedEvent({ user, viewing: CHANNELS.viewed });
       const { channel_id: dm, thread_ts: root } = started.assistant_thread as { channel_id: string; thread_ts: string };
       await send(started);
-      await vi.waitFor(() => expect(botReplies(dm, root).map((m) => unescapeSlack(m.text))).toEqual([GREETING]), {
-        timeout: 10_000,
-      });
+      await vi.waitFor(
+        () => expect(botReplies(dm, root).map((m) => unescapeSlack(m.text))).toEqual([english.t(GREETING)]),
+        {
+          timeout: 10_000,
+        },
+      );
       expect(slack.suggestedPrompts.filter((p) => p.channel === dm)).toEqual([
         expect.objectContaining({ channel: dm, threadTs: root, shownAt: root, prompts: PROMPTS }),
       ]);

@@ -7,7 +7,8 @@
  * deadline.
  */
 import { describe, expect, it } from 'vitest';
-import { explainSlackError } from '../../src/platforms/slack/errors.ts';
+import { english } from '../../src/core/i18n/words.ts';
+import { explainSlackError as explainSlack } from '../../src/platforms/slack/errors.ts';
 import type { FakeService } from '../fakes/service.ts';
 import type { FakeSlack } from '../fakes/slack.ts';
 import { useE2E } from '../helpers/e2e.ts';
@@ -187,6 +188,11 @@ describe('Slack faults', () => {
   it("has a sentence for each of Slack's refusals a user can act on", () => {
     const refusal = (error: string, extra: Record<string, unknown> = {}) =>
       Object.assign(new Error(error), { code: 'slack_webapi_platform_error', data: { ok: false, error, ...extra } });
+    // The sentences in English (the catalog's source), as the runner renders them for an English reader.
+    const explainSlackError = (error: unknown) => {
+      const said = explainSlack(error);
+      return said && english.say(said);
+    };
     expect(explainSlackError(refusal('channel_not_found'))).toMatch(/^I cannot see this channel: invite me/);
     expect(explainSlackError(refusal('is_archived'))).toBe('This channel is archived, so I cannot post in it.');
     expect(explainSlackError(refusal('invalid_auth'))).toMatch(/SLACK_BOT_TOKEN/);

@@ -9,10 +9,12 @@
  * is answered in its thread, under the conversation `slack:<team>:<channel>:<thread_ts>`, and
  * so is a DM (the agent view: each top-level message opens a thread).
  */
+
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { describe, expect, it, vi } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { FILES_READ_MISSING } from '../../src/platforms/slack/files.ts';
 import type { ContentPart, FakeService } from '../fakes/service.ts';
 import {
@@ -274,12 +276,12 @@ describe('Slack mentions and DMs end to end', () => {
     expect(answer!.threadTs).toBe(ts);
     const shown = unescapeSlack(answer!.text);
     expect(shown.startsWith('Echo: Compare these two.')).toBe(true);
-    expect(occurrences(shown, FILES_READ_MISSING)).toBe(1);
+    expect(occurrences(shown, english.say(FILES_READ_MISSING))).toBe(1);
     const everything = [
       ...slack.messages(channel).map((m) => unescapeSlack(m.text)),
       ...slack.ephemerals.filter((e) => e.channel === channel).map((e) => unescapeSlack(e.text)),
     ].join('\n');
-    expect(occurrences(everything, FILES_READ_MISSING)).toBe(1);
+    expect(occurrences(everything, english.say(FILES_READ_MISSING))).toBe(1);
   });
 
   it('a second mention in the thread of the first carries the first exchange; a /chat in the channel afterwards does not (the channel is another conversation)', async () => {

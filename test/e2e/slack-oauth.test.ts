@@ -33,6 +33,7 @@ const CHANNELS = {
   grid: 'C6OAUTHGRID',
   gone: 'C7OAUTHGONE',
   stay: 'C8OAUTHSTAY',
+  french: 'C9OAUTHFRENCH',
 } as const;
 const CLIENT = { clientId: '1111111111.2222222222', clientSecret: randomBytes(16).toString('hex') };
 const STATE_SECRET = randomBytes(16).toString('hex');
@@ -115,6 +116,7 @@ describe('HTTP mode', () => {
         e2e.slack.addTeam({ id: 'T0ROTATE', channels: [{ id: CHANNELS.rotate, name: 'oauth-rotate' }] });
         e2e.slack.addTeam({ id: 'T0GONE', channels: [{ id: CHANNELS.gone, name: 'oauth-gone' }] });
         e2e.slack.addTeam({ id: 'T0STAY', channels: [{ id: CHANNELS.stay, name: 'oauth-stay' }] });
+        e2e.slack.addTeam({ id: 'T0FRENCH', channels: [{ id: CHANNELS.french, name: 'oauth-french' }] });
         e2e.slack.addTeam({
           id: 'T0GRID',
           enterpriseId: 'E0GRID',
@@ -295,6 +297,51 @@ describe('HTTP mode', () => {
     expect(replayed.status).toBe(400);
     expect(slack.callsTo('oauth.v2.access').filter((c) => c.params.code === again.code)).toEqual([]);
     expect(await testBot.bot.slack!.installations!.ids()).not.toContain('team:T0REPLAY');
+  });
+
+  it('speaks the browser’s language on the install page and the redirect’s pages (Accept-Language, best q first), English without the header', async () => {
+    const french = { 'accept-language': 'fr-CA,fr;q=0.9,en;q=0.5' };
+    const fr = await fetch(`${origin}/slack/install`, { headers: french });
+    expect(fr.status).toBe(200);
+    expect(fr.headers.get('content-language')).toBe('fr');
+    const frHtml = await fr.text();
+    expect(frHtml).toContain('<html lang="fr">');
+    expect(frHtml).toContain('<h2>Installer l&#x27;app dans Slack</h2>');
+    expect(frHtml).toContain('alt="Ajouter à Slack"');
+    expect(frHtml).not.toContain('Add to Slack');
+    // The French page's link and state cookie install the app as the English page's do.
+    const link = /href="(https:\/\/slack\.com\/oauth\/v2\/authorize\?[^"]+)"/
+      .exec(frHtml)?.[1]
+      ?.replaceAll('&amp;', '&');
+    const cookie = fr.headers.get('set-cookie')?.split(';')[0];
+    expect(link).toBeDefined();
+    expect(cookie).toMatch(/^slack-app-oauth-state=/);
+    const { code, state } = slack.oauth.approve(link!, { teamId: 'T0FRENCH', userId: 'U0DAN' });
+    const query = new URLSearchParams({ code, state });
+    const done = await fetch(`${origin}/slack/oauth_redirect?${query}`, {
+      headers: { cookie: cookie!, ...french },
+      redirect: 'manual',
+    });
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain('<h2>Merci !</h2>');
+    expect(await testBot.bot.slack!.installations!.ids()).toContain('team:T0FRENCH');
+    // A refused redirect (no state cookie) says why in French, with Bolt's 400.
+    const refused = await fetch(`${origin}/slack/oauth_redirect?${new URLSearchParams({ code: 'x', state: 'y' })}`, {
+      headers: { 'accept-language': 'de;q=0.2, fr-CA;q=0.8, *;q=0.9' },
+      redirect: 'manual',
+    });
+    expect(refused.status).toBe(400);
+    const refusal = await refused.text();
+    expect(refusal).toContain('<html lang="fr">');
+    expect(refusal).toContain('Un problème est survenu');
+    // Without the header (or with no shipped language in it): DEFAULT_LOCALE, English here.
+    for (const headers of [{}, { 'accept-language': 'ko-KR, zh;q=0.8' }] as Record<string, string>[]) {
+      const en = await fetch(`${origin}/slack/install`, { headers });
+      const enHtml = await en.text();
+      expect(enHtml).toContain('<html lang="en">');
+      expect(enHtml).toContain('<h2>Install the app in Slack</h2>');
+      expect(enHtml).toContain('alt="Add to Slack"');
+    }
   });
 
   it('with token rotation, refreshes a bot token that expires within two hours (oauth.v2.access refresh_token) and stores the new one sealed', async () => {

@@ -13,8 +13,10 @@
  *   /settings in the same minute is accepted; a rights check Slack does not answer says it could
  *   not be checked, never "for admins only".
  */
+
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { FILE_NOT_SHARED } from '../../src/platforms/slack/files.ts';
 import { notAMember } from '../../src/platforms/slack/viewed-channel.ts';
 import type { FakeService } from '../fakes/service.ts';
@@ -115,7 +117,7 @@ describe('Slack files named by link', () => {
     const refusedBy = async (link: string) => {
       const outcome = await run('/chat', `What is in this file? --image ${link}`, channel, ASKER);
       expect(outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
-      expect(ephemeralsTo(ASKER, channel).at(-1)).toBe(FILE_NOT_SHARED);
+      expect(ephemeralsTo(ASKER, channel).at(-1)).toBe(english.say(FILE_NOT_SHARED));
     };
 
     // Never shared: Bob's alone. By its permalink, and by its url_private (Slack's file host).
@@ -124,7 +126,11 @@ describe('Slack files named by link', () => {
     // Shared in a private channel Carol is not in: still not hers to read here.
     slack.shareUserFile(file, CHANNELS.team, { text: 'numbers' });
     await refusedBy(file.permalink);
-    expect(ephemeralsTo(ASKER, channel)).toEqual([FILE_NOT_SHARED, FILE_NOT_SHARED, FILE_NOT_SHARED]);
+    expect(ephemeralsTo(ASKER, channel)).toEqual([
+      english.say(FILE_NOT_SHARED),
+      english.say(FILE_NOT_SHARED),
+      english.say(FILE_NOT_SHARED),
+    ]);
     expect(slack.downloads.filter((d) => d.fileId === file.id)).toEqual([]);
     expect(service.chatRequests()).toEqual([]);
     expect(slack.messages(channel)).toEqual([]);
@@ -154,7 +160,7 @@ describe('the channel a user views', () => {
     const history = slack.callsTo('conversations.history').length;
     const removed = await ask(LEAVER, 'Summarize this channel again');
     expect(removed.outcome).toMatchObject({ ok: false, errorCode: 'invalid_input' });
-    expect(removed.replies).toEqual([notAMember(channel)]);
+    expect(removed.replies).toEqual([english.say(notAMember(channel))]);
     expect(slack.callsTo('conversations.history')).toHaveLength(history);
     expect(service.chatRequests()).toHaveLength(1);
 

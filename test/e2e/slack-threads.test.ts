@@ -9,9 +9,11 @@
  * is answered with the thread's text and the missing scope is said once. Real Bolt and
  * @slack/web-api against FakeSlack and FakeService.
  */
+
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { FILES_READ_MISSING } from '../../src/platforms/slack/files.ts';
 import type { ContentPart, FakeService } from '../fakes/service.ts';
 import { DEFAULT_BOT_SCOPES, type FakeSlack, type SlackEvent, unescapeSlack } from '../fakes/slack.ts';
@@ -213,6 +215,6 @@ describe('Slack threads the bot is called into', () => {
     const answer = slack.messages(channel).find((m) => m.botId !== undefined && m.threadTs === parentTs);
     const shown = unescapeSlack(answer!.text);
     expect(shown.startsWith('Echo: compare them')).toBe(true);
-    expect(shown.split(FILES_READ_MISSING)).toHaveLength(2);
+    expect(shown.split(english.say(FILES_READ_MISSING))).toHaveLength(2);
   });
 });

@@ -4,11 +4,13 @@
  * /chat's reply shows (within a message's 2,000 characters), where a thread may be opened,
  * and /chat's `thread` option on Slack (accepted: a Slack /chat is answered in a thread always).
  */
+
 import { ChannelType, DiscordAPIError, PermissionFlagsBits, PermissionsBitField } from 'discord.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import chat from '../../commands/chat.ts';
 import { checkOptions } from '../../src/core/command.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { questionMessage } from '../../src/platforms/discord/thread-open.ts';
 import {
   NO_THREAD,
@@ -102,13 +104,17 @@ describe("Discord's refusals around threads, in sentences", () => {
   it('a missing permission inside a thread names Send Messages in Threads; other refusals are the usual sentences', () => {
     const reply = new ThreadReply({} as never, pino({ level: 'silent' }));
     expect(reply.explain(refusal(50013, 403))).toBe(THREAD_PERMISSION_SENTENCE);
-    expect(reply.explain(refusal(10003, 404))).toBe('This channel no longer exists.');
+    expect(english.say(reply.explain(refusal(10003, 404))!)).toBe('This channel no longer exists.');
   });
 
   it('a thread Discord would not open gives the line under the answer in place', () => {
     expect(threadRefusedLine(refusal(50013, 403))).toBe(NO_THREAD.permission);
-    expect(threadRefusedLine(refusal(10003, 404))).toBe(`${NO_THREAD.refused}: This channel no longer exists.`);
-    expect(threadRefusedLine(refusal(160004, 400))).toBe(`${NO_THREAD.refused}.`);
+    expect(english.say(threadRefusedLine(refusal(10003, 404)))).toBe(
+      'I answered here, not in a thread: Discord would not open one: This channel no longer exists.',
+    );
+    expect(english.say(threadRefusedLine(refusal(160004, 400)))).toBe(
+      'I answered here, not in a thread: Discord would not open one.',
+    );
   });
 });
 

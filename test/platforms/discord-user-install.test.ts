@@ -3,7 +3,9 @@
  * interactions those are, their five follow-ups, and the answer's end a minute before the
  * interaction's token does (fake timers: no waiting).
  */
+
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { english } from '../../src/core/i18n/words.ts';
 import {
   ANSWER_TIME_UP,
   beforeTokenEnds,
@@ -53,7 +55,7 @@ describe('Discord user install', () => {
     const send = vi.fn(async () => 'sent');
     for (let i = 0; i < 5; i++) await expect(limited.spend(send)).resolves.toBe('sent');
     await expect(limited.spend(send)).rejects.toThrow(FollowUpLimitError);
-    await expect(limited.spend(send)).rejects.toThrow(FOLLOW_UPS_USED);
+    await expect(limited.spend(send)).rejects.toThrow(english.say(FOLLOW_UPS_USED));
     expect(send).toHaveBeenCalledTimes(5);
     // A follow-up Discord refused is not counted.
     const other = new FollowUpAllowance(true);
@@ -72,7 +74,7 @@ describe('Discord user install', () => {
     expect(signal.aborted).toBe(false);
     vi.advanceTimersByTime(1);
     expect(signal.aborted).toBe(true);
-    expect((signal.reason as { userMessage: string }).userMessage).toBe(ANSWER_TIME_UP);
+    expect((signal.reason as { userMessage: string }).userMessage).toBe(english.say(ANSWER_TIME_UP));
     dispose();
 
     // A shutdown is passed on as it is; once disposed, nothing fires.

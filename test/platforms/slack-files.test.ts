@@ -4,7 +4,9 @@
  * a Slack file is read (fileVisibleTo: its owner, or anyone where it is shared), which a button
  * press that finds the bot's image again (postedSlackImage) keeps too, against the fake Slack.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { english } from '../../src/core/i18n/words.ts';
 import { postedImageRef } from '../../src/core/keys.ts';
 import type { Downloader } from '../../src/core/media/download.ts';
 import { AttachmentAccessError } from '../../src/core/platform.ts';
@@ -131,7 +133,7 @@ describe("postedSlackImage: a press finds the bot's image only where it is share
     expect(found).toMatchObject({ ref, file: { name: 'cat.png' } });
     const elsewhere = postedSlackImage(ref, { user: 'U0BOB', channel: 'C0TWO' }, deps);
     await expect(elsewhere).rejects.toBeInstanceOf(AttachmentAccessError);
-    await expect(elsewhere).rejects.toThrow(FILE_NOT_SHARED);
+    await expect(elsewhere).rejects.toThrow(english.say(FILE_NOT_SHARED));
     expect(fake.downloads).toEqual([]);
   });
 });

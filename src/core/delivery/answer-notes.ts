@@ -35,7 +35,8 @@ export async function noteInFirst(
 ): Promise<boolean> {
   if (!first || shown === undefined) return false;
   const { channel, log, words } = answer;
-  const reason = channel.explain?.(error) ?? words.t('answers.stream.platform_refused');
+  const explained = channel.explain?.(error);
+  const reason = explained ? words.say(explained) : words.t('answers.stream.platform_refused');
   const note = `\n\n${words.t('answers.stream.rest_not_posted', { reason })}`;
   const { maxChars, measure = (t: string) => t.length } = channel.limits;
   let head = unmarked(shown).content;

@@ -283,10 +283,10 @@ async function postImageResults(ctx: CommandContext, core: Core, answer: string,
   try {
     await sendOnce(reply.scheduler, ctx.reply, { content: '', imageLinks: links, gallery: true }, reply.messageCount);
   } catch (error) {
+    const words = await core.languages.forUser(ctx);
+    const explained = ctx.reply.explain?.(error);
     await ctx.reply.sendEphemeral(
-      (await core.languages.forUser(ctx)).say(
-        withReference(imageResultsNotPosted(ctx.reply.explain?.(error)), ctx.ref),
-      ),
+      words.say(withReference(imageResultsNotPosted(explained && words.say(explained)), ctx.ref)),
     );
     throw new ShownError(error);
   }

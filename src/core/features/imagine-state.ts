@@ -163,8 +163,8 @@ export async function findKeptImage(
 
 /** A failed download as the sentence for the presser; any other error as it is. */
 function unusable(error: unknown): unknown {
-  if (error instanceof AttachmentAccessError) return new InputError(error.message);
+  if (error instanceof AttachmentAccessError) return new InputError(error.sentence);
   if (error instanceof DownloadError)
-    return new InputError('answers.imagine.image_unreadable', { reason: error.message });
+    return new InputError('answers.imagine.image_unreadable', { reason: error.sentence });
   return error;
 }

@@ -134,7 +134,7 @@ async function imagesAgain(
   if (!refs.length) return [];
   const found = await Promise.all(refs.map((kept) => (find ? find(kept.ref) : undefined))).catch((error: unknown) => {
     // The platform will not let the bot read files at all (Slack without files:read): its sentence.
-    throw error instanceof AttachmentAccessError ? new InputError(error.message) : error;
+    throw error instanceof AttachmentAccessError ? new InputError(error.sentence) : error;
   });
   const gone = refs.find((_, i) => !found[i]);
   if (gone) throw new InputError('answers.regenerate.image_gone', { name: gone.name });

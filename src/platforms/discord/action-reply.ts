@@ -5,6 +5,7 @@
  * to the answer, or why there is none.
  */
 import type { Message } from 'discord.js';
+import { english, type Sentence, type Words } from '../../core/i18n/words.ts';
 import type { BucketId } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
@@ -36,6 +37,8 @@ export class ActionReply implements ReplyChannel {
     private readonly channelId: string,
     private readonly responder: InteractionResponder,
     private readonly log: Logger,
+    /** The words of the ephemeral pointer to the answer: the user's. */
+    private readonly words: Promise<Words> = Promise.resolve(english),
   ) {}
 
   /** The reply to the chosen message. @throws Error before the message was read (a core bug). */
@@ -55,10 +58,14 @@ export class ActionReply implements ReplyChannel {
     if (!this.pointed) {
       this.pointed = true;
       const url = this.answer.firstUrl;
-      const pointer = { content: url ? `↪ Answered here: ${url}` : '↪ Answered in the channel.' };
-      void this.responder
-        .defer('ephemeral')
-        .then(() => this.responder.editEphemeral(pointer))
+      void Promise.all([this.words, this.responder.defer('ephemeral')])
+        .then(([words]) =>
+          this.responder.editEphemeral({
+            content: url
+              ? words.t('discord.actions.answered_here', { url })
+              : words.t('discord.actions.answered_in_channel'),
+          }),
+        )
         .catch((error: unknown) => this.log.warn({ err: error }, 'could not point to the answer'));
     }
     return handle;
@@ -68,7 +75,7 @@ export class ActionReply implements ReplyChannel {
     return this.responder.sendEphemeral(message);
   }
 
-  explain(error: unknown): string | undefined {
+  explain(error: unknown): Sentence | undefined {
     return explainDiscordError(error);
   }
 

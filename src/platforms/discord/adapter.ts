@@ -163,7 +163,7 @@ export class DiscordAdapter {
     this.actions = definitions.messageActions;
     this.client = new Client(clientOptions(config, (strategy) => (this.strategy = strategy)));
     // An interaction discord.js cannot build (no member, no user) is answered and logged before it throws inside discord.js.
-    guardMalformedInteractions(this.client, log);
+    guardMalformedInteractions(this.client, log, this.core.languages.defaultLocale);
     this.client.on(Events.Raw, (packet: GatewayDispatchPayload) => {
       this.lastEventAt = Date.now();
       if (isDelivery(packet)) this.lastDeliveryAt = this.lastEventAt;

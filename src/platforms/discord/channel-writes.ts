@@ -10,6 +10,7 @@
  * is attempted: Discord would refuse each (403, 50001), and an answer goes through its
  * interaction alone.
  */
+
 import {
   type ButtonInteraction,
   type ChatInputCommandInteraction,
@@ -21,6 +22,9 @@ import {
   type SendableChannels,
 } from 'discord.js';
 import { ForbiddenError, InputError } from '../../core/errors.ts';
+import type { MessageKey } from '../../core/i18n/catalogs.ts';
+import { resolveLocale, SOURCE_LOCALE } from '../../core/i18n/locales.ts';
+import { wordsOf } from '../../core/i18n/words.ts';
 import { type BucketId, type MessageLocation, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage } from '../../core/platform.ts';
 import { MAY_NOT_POST_HERE } from '../../core/rights.ts';
@@ -37,9 +41,11 @@ import {
 } from './rest.ts';
 import { isUserInstalledOnly, NOT_A_MEMBER } from './user-install.ts';
 
-/** Added to a message the bot finished with its own token after the interaction's 15 minutes. */
-export const EXPIRED_NOTE =
-  '_(Discord ends interactions after 15 minutes, so the bot finished this answer with its own messages.)_';
+/**
+ * Added to a message the bot finished with its own token after the interaction's 15 minutes (a
+ * public line: in the place's language, the interaction's `guild_locale`, else its `locale`).
+ */
+export const EXPIRED_NOTE: MessageKey = 'discord.expired_note';
 
 /** The interactions the bot answers (responder.ts): a slash command, a button press, a message command, a modal's submit. */
 export type AnswerableInteraction =
@@ -55,6 +61,8 @@ export type AnswerableInteraction =
 export class ChannelWrites {
   /** Whether the bot is a member where the interaction runs (not a user install's alone): else nothing is written here. */
   private readonly member: boolean;
+  /** {@link EXPIRED_NOTE} in the place's words. */
+  private readonly note: string;
 
   constructor(
     /** The interaction whose answer these writes continue. */
@@ -62,6 +70,8 @@ export class ChannelWrites {
     private readonly log: Logger,
   ) {
     this.member = !isUserInstalledOnly(interaction);
+    const place = interaction.guildLocale ?? interaction.locale;
+    this.note = wordsOf(resolveLocale(place, SOURCE_LOCALE)).t(EXPIRED_NOTE);
   }
 
   /**
@@ -90,7 +100,7 @@ export class ChannelWrites {
     this.ensureMember();
     if (!id) throw new Error("the reply's message id is unknown: it cannot be edited without the interaction");
     const channel = await this.channel();
-    return channel.messages.edit(id, withExpiryNote(payload));
+    return channel.messages.edit(id, withExpiryNote(payload, this.note));
   }
 
   /**
@@ -104,7 +114,7 @@ export class ChannelWrites {
   async send(payload: ReturnType<typeof payloadOf>): Promise<Message> {
     this.ensureMember();
     this.ensureInvokerPosts();
-    return (await this.channel()).send(withExpiryNote(payload));
+    return (await this.channel()).send(withExpiryNote(payload, this.note));
   }
 
   /**
@@ -172,13 +182,15 @@ export function botMessageHandle(
  * characters; under a Components V2 message's components as a Text Display (components-v2.ts
  * `withTextDisplay`: such a message takes no `content`).
  */
-function withExpiryNote<P extends { content?: string | null; flags?: number; components?: unknown }>(payload: P): P {
+function withExpiryNote<P extends { content?: string | null; flags?: number; components?: unknown }>(
+  payload: P,
+  note: string,
+): P {
   if (isComponentsV2(payload.flags) && Array.isArray(payload.components))
-    return { ...payload, components: withTextDisplay(payload.components, EXPIRED_NOTE) };
+    return { ...payload, components: withTextDisplay(payload.components, note) };
   const content = payload.content ?? '';
-  if (content.includes(EXPIRED_NOTE) || content.length + EXPIRED_NOTE.length + 2 > DISCORD_MESSAGE_LIMITS.maxChars)
-    return payload;
-  return { ...payload, content: content ? `${content}\n\n${EXPIRED_NOTE}` : EXPIRED_NOTE };
+  if (content.includes(note) || content.length + note.length + 2 > DISCORD_MESSAGE_LIMITS.maxChars) return payload;
+  return { ...payload, content: content ? `${content}\n\n${note}` : note };
 }
 
 /**

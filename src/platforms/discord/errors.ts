@@ -4,34 +4,34 @@
  */
 import { DiscordAPIError } from 'discord.js';
 import { InputError } from '../../core/errors.ts';
+import type { MessageKey } from '../../core/i18n/catalogs.ts';
+import { type Sentence, sentence } from '../../core/i18n/words.ts';
 
-/** The codes the bot explains, with their sentence. */
-const SENTENCES: Record<number, string> = {
-  50013:
-    "I lack a permission in this channel (Send Messages, Embed Links or Attach Files): a server admin can grant it in the channel's settings.",
-  50001: 'I cannot see this channel: a server admin can give me access to it.',
-  10003: 'This channel no longer exists.',
-  40005: 'The file is too large for this server.',
-  50027: 'Discord ended this interaction (interactions last 15 minutes). Run the command again.',
-  10062: 'Discord says this interaction is unknown (it took too long to answer). Run the command again.',
-  50006: 'Discord refused an empty message.',
-  30046: 'Discord no longer lets me edit that message (it is older than an hour).',
+/** The codes the bot explains, with their sentence's key (discord.json `errors`). */
+const SENTENCES: Readonly<Record<number, MessageKey>> = {
+  50013: 'discord.errors.missing_permissions',
+  50001: 'discord.errors.missing_access',
+  10003: 'discord.errors.unknown_channel',
+  40005: 'discord.errors.too_large',
+  50027: 'discord.errors.interaction_ended',
+  10062: 'discord.errors.unknown_interaction',
+  50006: 'discord.errors.empty_message',
+  30046: 'discord.errors.too_old_to_edit',
 };
 
 /**
- * The sentence for a Discord API refusal, or for a write the adapter itself refused with a
- * sentence (an InputError: channel-writes.ts for an invoker who may not post); undefined for
- * anything else.
+ * The sentence (not yet in words: the caller renders it for its reader) for a Discord API
+ * refusal, or for a write the adapter itself refused with a sentence (an InputError:
+ * channel-writes.ts for an invoker who may not post); undefined for anything else.
  * @param error what a discord.js call, or a write of the adapter's, threw.
  */
-export function explainDiscordError(error: unknown): string | undefined {
-  if (error instanceof InputError) return error.message;
+export function explainDiscordError(error: unknown): Sentence | undefined {
+  if (error instanceof InputError) return error.sentence;
   if (!(error instanceof DiscordAPIError)) return undefined;
   const code = typeof error.code === 'number' ? error.code : Number(error.code);
-  return (
-    SENTENCES[code] ??
-    (error.status >= 500 ? `Discord had trouble (HTTP ${error.status}). Try again in a moment.` : undefined)
-  );
+  const key = Object.hasOwn(SENTENCES, code) ? SENTENCES[code] : undefined;
+  if (key) return sentence(key);
+  return error.status >= 500 ? sentence('discord.errors.server', { status: String(error.status) }) : undefined;
 }
 
 /** Whether a discord.js error is Discord's "Invalid Webhook Token" (50027): the interaction's 15 minutes are over. */

@@ -9,12 +9,16 @@
  * handler for it and skips it, then answers the interaction with its id and token (which is
  * all an answer needs) and logs one line.
  */
+
 import { type Client, Events, InteractionResponseType, InteractionType, MessageFlags, Routes } from 'discord.js';
+import type { MessageKey } from '../../core/i18n/catalogs.ts';
+import { type Locale, resolveLocale, SOURCE_LOCALE } from '../../core/i18n/locales.ts';
+import { wordsOf } from '../../core/i18n/words.ts';
 import type { Logger } from '../../log.ts';
 import { API_NO_MENTIONS } from './rest.ts';
 
 /** What the user reads when Discord sent their interaction without saying who they are. */
-export const MALFORMED_INTERACTION_TEXT = 'Discord did not say who sent this, so I could not run it. Please try again.';
+export const MALFORMED_INTERACTION_TEXT: MessageKey = 'discord.malformed_interaction';
 
 /** The event name a guarded packet is given: discord.js has no handler for it. */
 const SKIPPED = 'GENBOT_SKIPPED_MALFORMED_INTERACTION';
@@ -33,6 +37,8 @@ interface RawInteraction {
   user?: unknown;
   member?: { user?: unknown } | null;
   guild_id?: unknown;
+  /** The user's language (Discord sends it with every interaction but a PING). */
+  locale?: unknown;
   channel_id?: unknown;
   data?: { name?: unknown; custom_id?: unknown } | null;
 }
@@ -54,7 +60,7 @@ export function malformedInteraction(packet: unknown): RawInteraction | undefine
  * discord.js, answered with {@link MALFORMED_INTERACTION_TEXT} (only to its user; an empty
  * list for an autocomplete) and logged once as a warning.
  */
-export function guardMalformedInteractions(client: Client, log: Logger): void {
+export function guardMalformedInteractions(client: Client, log: Logger, defaultLocale: Locale = SOURCE_LOCALE): void {
   client.on(Events.Raw, (packet: RawPacket) => {
     const interaction = malformedInteraction(packet);
     if (!interaction) return;
@@ -77,7 +83,10 @@ export function guardMalformedInteractions(client: Client, log: Logger): void {
         : {
             type: InteractionResponseType.ChannelMessageWithSource,
             data: {
-              content: MALFORMED_INTERACTION_TEXT,
+              // Only its user sees it: in their language (the interaction's `locale`).
+              content: wordsOf(
+                resolveLocale(typeof interaction.locale === 'string' ? interaction.locale : undefined, defaultLocale),
+              ).t(MALFORMED_INTERACTION_TEXT),
               flags: MessageFlags.Ephemeral,
               allowed_mentions: API_NO_MENTIONS,
             },

@@ -7,6 +7,7 @@
 import { type ChatInputCommandInteraction, PermissionFlagsBits } from 'discord.js';
 import { type Command, optionsPass, runCommand } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import type { Sentence } from '../../core/i18n/words.ts';
 import { type BucketId, conversationKey, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type {
   Attachment,
@@ -127,7 +128,7 @@ export class InteractionReply implements ReplyChannel {
     return this.responder.sendEphemeral(message);
   }
 
-  explain(error: unknown): string | undefined {
+  explain(error: unknown): Sentence | undefined {
     return explainDiscordError(error);
   }
 
@@ -217,7 +218,8 @@ export async function handleChatInput(
   try {
     if (!command) {
       log.warn('unknown command');
-      await responder.sendEphemeral('This command is not known to the bot (yet).');
+      const words = await deps.core.languages.forUser({ locale: interactionLocale(interaction) });
+      await responder.sendEphemeral(words.t('discord.unknown_command'));
       return;
     }
     const reply = new InteractionReply(responder, deps.rateLimits);
@@ -228,7 +230,10 @@ export async function handleChatInput(
     // (thread-open.ts); where the bot is not a member none can be opened: the answer says so under it.
     const answered =
       command.opensThread && passes && userInstalled
-        ? { ...ctx, notices: ctx.options.thread === true ? [NO_THREAD_HERE] : [] }
+        ? {
+            ...ctx,
+            notices: ctx.options.thread === true ? [(await deps.core.languages.forPlace(ctx)).say(NO_THREAD_HERE)] : [],
+          }
         : command.opensThread && passes
           ? await chatInThread(interaction, responder, ctx, {
               core: deps.core,

@@ -12,6 +12,7 @@ import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import { answerMention } from '../../core/features/mention.ts';
+import { type Sentence, sentence } from '../../core/i18n/words.ts';
 import { conversationKey, discordClaims, messageRef } from '../../core/keys.ts';
 import type { CommandContext } from '../../core/platform.ts';
 import { type Logger, newReference } from '../../log.ts';
@@ -24,8 +25,7 @@ import { mentionInThread } from './thread-open.ts';
 import { readThread } from './thread-read.ts';
 
 /** Said under an answer that did not read the messages before the mention, for an author who may not read them. */
-export const NO_HISTORY_RIGHT =
-  'I did not read the earlier messages here for you: you may not read the message history of this channel (Read Message History).';
+export const NO_HISTORY_RIGHT: Sentence = sentence('discord.no_history_right');
 
 /**
  * Answers a message addressed to the bot (see {@link isAddressedToBot}; the caller checks): in
@@ -65,7 +65,13 @@ export async function handleMessage(
   const author = await authorPermissions(message);
   const place = hidden
     ? { notices: [] }
-    : await mentionInThread(message, promptOf(message, botId), { channelKey, ref, author }, deps, log);
+    : await mentionInThread(
+        message,
+        promptOf(message, botId),
+        { channelKey, ref, author, locale: messageLocale(message) },
+        deps,
+        log,
+      );
   const reply = place.thread?.reply ?? new MessageReply(message, log, core.scheduler);
   const ctx = messageContext(message, core, {
     signal,
@@ -125,7 +131,13 @@ async function earlierFor(
   const reply = message.reference?.messageId !== undefined && message.reference.channelId === message.channelId;
   const skipped = reply || threadUnread;
   if (skipped) log.info('earlier messages not read: the author may not read the history here');
-  return { attachments: [], notices: skipped ? [NO_HISTORY_RIGHT] : [] };
+  if (!skipped) return { attachments: [], notices: [] };
+  // A line under a public answer: in the place's words.
+  const words = await deps.core.languages.forPlace({
+    channelKey: channelKeyOf(message.guildId, message.channelId, message.channel),
+    locale: messageLocale(message),
+  });
+  return { attachments: [], notices: [words.say(NO_HISTORY_RIGHT)] };
 }
 
 /** Notes the message's channel (and the thread opened on it) as where the bot was addressed, for catch-up. */

@@ -31,6 +31,7 @@
 
 import type {
   APIModalInteractionResponseCallbackData,
+  Interaction,
   Message,
   MessageContextMenuCommandInteraction,
   ModalSubmitInteraction,
@@ -38,7 +39,7 @@ import type {
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import { FEEDBACK_BUTTON } from '../../core/features/feedback.ts';
-import { english, type Words } from '../../core/i18n/words.ts';
+import { english, type Sentence, sentence, type Words } from '../../core/i18n/words.ts';
 import { buttonId, conversationKey, parseButtonId } from '../../core/keys.ts';
 import { type ChosenMessage, type MessageAction, questionFormIn, runMessageAction } from '../../core/message-action.ts';
 import type { CommandContext } from '../../core/platform.ts';
@@ -61,8 +62,7 @@ import { isUserInstalledOnly, userInstallKeys } from './user-install.ts';
 export const QUESTION_INPUT_ID = 'question';
 
 /** Said when a modal comes back for a message the bot no longer holds and cannot read again. */
-export const TARGET_GONE =
-  'I can no longer read that message (it was deleted, or the bot restarted meanwhile). Use the action on it again.';
+export const TARGET_GONE: Sentence = sentence('discord.actions.target_gone');
 
 /** Kept for the modal's submit (pending-targets.ts), and named here as before. */
 export { PENDING_TARGET_TTL_MS, PendingTargets } from './pending-targets.ts';
@@ -78,6 +78,11 @@ export interface MessageActionDeps {
   messageContent: boolean;
   /** Budgets learnt from Discord, for the responder's one-off writes (budget.ts). */
   rateLimits?: DiscordRateLimits;
+}
+
+/** The words for what only the interaction's user sees (their `locale`). */
+function userWords(interaction: Pick<Interaction, 'locale' | 'guildLocale'>, deps: Pick<MessageActionDeps, 'core'>) {
+  return deps.core.languages.forUser({ locale: interactionLocale(interaction) });
 }
 
 /** The modal asking an action's question about one message, in `words` (the user's). */
@@ -117,7 +122,7 @@ export async function handleMessageCommand(
   try {
     if (!action) {
       log.warn('unknown message command');
-      await responder.sendEphemeral('This action is not known to the bot (yet).');
+      await responder.sendEphemeral((await userWords(interaction, deps)).t('discord.actions.unknown'));
       return;
     }
     if (action.question) {
@@ -137,7 +142,9 @@ export async function handleMessageCommand(
       const words = await deps.core.languages.forUser({ locale: interactionLocale(interaction) });
       await responder.showModal(questionModal(action, interaction.targetId, words)).catch((error: unknown) => {
         log.warn({ err: error }, 'could not show the question form');
-        return responder.sendEphemeral('The question form could not be shown. Try again.');
+        return userWords(interaction, deps).then((words) =>
+          responder.sendEphemeral(words.t('discord.actions.form_not_shown')),
+        );
       });
       return;
     }
@@ -175,7 +182,7 @@ export async function handleModalSubmit(
     const messageId = args.length === 1 && /^\d{1,22}$/.test(args[0]!) ? args[0]! : undefined;
     if (!action || !messageId) {
       log.warn({ customId: interaction.customId }, 'a form of no known action was submitted');
-      await responder.sendEphemeral('This form no longer works (the bot was updated). Use the action again.');
+      await responder.sendEphemeral((await userWords(interaction, deps)).t('discord.actions.form_gone'));
       return;
     }
     const kept = deps.pending.take(interaction.user.id, messageId);
@@ -244,7 +251,7 @@ async function runOn(
   // Where the bot is not a member, the interaction's own reply is the answer.
   const reply = userInstall
     ? new InteractionReply(responder, deps.rateLimits)
-    : new ActionReply(() => target, channelId, responder, log);
+    : new ActionReply(() => target, channelId, responder, log, userWords(interaction, deps));
   const ctx: CommandContext = {
     platform: 'discord',
     locale: interactionLocale(interaction),

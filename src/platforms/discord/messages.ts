@@ -20,6 +20,7 @@ import {
 } from 'discord.js';
 import { writeOnce } from '../../core/delivery/one-off.ts';
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
+import { type Sentence, sentence } from '../../core/i18n/words.ts';
 import { type BucketId, channelKey, messageRef, parseMessageRef, postedImageRef } from '../../core/keys.ts';
 import type { Downloader } from '../../core/media/download.ts';
 import type { Attachment, MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
@@ -34,8 +35,7 @@ import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 export const TYPING_REFRESH_MS = 8_000;
 
 /** Said when a reply to the bot did not ping it, so Discord hid its text and files. */
-export const HIDDEN_MESSAGE_REPLY =
-  "I cannot read replies that do not mention me: keep the reply's @ mention on, or mention me in the message.";
+export const HIDDEN_MESSAGE_REPLY: Sentence = sentence('discord.hidden_message_reply');
 
 /**
  * Discord's typing indicator in one channel while an answer is awaited: sent at once, then
@@ -153,7 +153,7 @@ export class MessageReply implements ReplyChannel {
     });
   }
 
-  explain(error: unknown): string | undefined {
+  explain(error: unknown): Sentence | undefined {
     return explainDiscordError(error);
   }
 

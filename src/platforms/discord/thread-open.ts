@@ -25,6 +25,8 @@ import {
   type ThreadChannel,
 } from 'discord.js';
 import type { Core } from '../../core/core.ts';
+import type { InvocationLocale } from '../../core/i18n/languages.ts';
+import { english, type Sentence, type Words } from '../../core/i18n/words.ts';
 import { conversationKey } from '../../core/keys.ts';
 import type { CommandContext, ReplyChannel } from '../../core/platform.ts';
 import { isOpenedThread, rememberOpenedThread } from '../../core/state/threads.ts';
@@ -60,8 +62,13 @@ async function autoThreadOn(core: Core, channelKey: string, log: Logger): Promis
   }
 }
 
-/** A /chat's question as its reply shows it: `**Ada** asked:` and the prompt quoted, cut to fit. */
-export function questionMessage(asker: string, prompt: string, file: string | undefined): string {
+/** A /chat's question as its (public) reply shows it, in the place's `words`: `**Ada** asked:` and the prompt quoted, cut to fit. */
+export function questionMessage(
+  asker: string,
+  prompt: string,
+  file: string | undefined,
+  words: Words = english,
+): string {
   const points = Array.from(prompt.trim());
   const shown = points.length > QUESTION_SHOWN_MAX ? `${points.slice(0, QUESTION_SHOWN_MAX).join('')}…` : prompt.trim();
   const quoted = shown
@@ -69,22 +76,23 @@ export function questionMessage(asker: string, prompt: string, file: string | un
     .map((line) => `> ${line}`)
     .join('\n');
   const attached = file ? `\n📎 ${escapeMarkdown(file.slice(0, 100))}` : '';
-  return `**${escapeMarkdown(asker.slice(0, 80))}** asked:\n${quoted}${attached}`;
+  return `${words.t('discord.threads.asked', { asker: escapeMarkdown(asker.slice(0, 80)) })}\n${quoted}${attached}`;
 }
 
-/** The thread's conversation: its key, its reply, the lines under its first answer; the thread remembered. */
+/** The thread's conversation: its key, its reply, the lines under its first answer (in the place's `words`); the thread remembered. */
 async function inThread(
   thread: ThreadChannel,
   reply: ReplyChannel,
   deps: ThreadDeps,
   log: Logger,
+  words: Words,
 ): Promise<Pick<CommandContext, 'conversationId' | 'reply' | 'notices'>> {
   const conversationId = conversationKey({ platform: 'discord', guild: thread.guildId, channel: thread.id });
   await rememberOpenedThread(deps.core.store, conversationId).catch((error: unknown) =>
     log.warn({ err: error instanceof Error ? error.message : String(error) }, 'opened thread not remembered'),
   );
   log.info({ thread: thread.id }, 'answering in a new thread');
-  return { conversationId, reply, notices: deps.messageContent ? [] : [FOLLOW_UPS_NEED_MENTION] };
+  return { conversationId, reply, notices: deps.messageContent ? [] : [words.say(FOLLOW_UPS_NEED_MENTION)] };
 }
 
 /**
@@ -113,30 +121,39 @@ export async function chatInThread(
     interaction.inGuild() ? interaction.appPermissions : null,
     interaction.memberPermissions,
   );
-  if ('why' in where) return asked === true || saidForAutoThread(where.why) ? { ...ctx, notices: [where.why] } : ctx;
+  // The lines under the answer and the question shown are public: in the place's words.
+  const words = await deps.core.languages.forPlace(ctx);
+  if ('why' in where)
+    return asked === true || saidForAutoThread(where.why) ? { ...ctx, notices: [words.say(where.why)] } : ctx;
   const prompt = String(ctx.options.prompt ?? '');
   let messageId: string | undefined;
   try {
     await responder.defer();
     const file = typeof ctx.options.image === 'string' ? ctx.options.image : undefined;
-    messageId = await responder.fill({ content: questionMessage(interaction.user.displayName, prompt, file) });
+    messageId = await responder.fill({ content: questionMessage(interaction.user.displayName, prompt, file, words) });
   } catch (error) {
     ctx.log.warn({ err: error }, 'the question could not be shown: answering in place');
     return ctx;
   }
   try {
     if (!messageId) throw new Error('Discord named no message for the question');
-    const thread = await startThread(where.parent, messageId, threadNameOf(prompt), deps.core.scheduler, ctx.ref);
+    const thread = await startThread(
+      where.parent,
+      messageId,
+      threadNameOf(prompt, words),
+      deps.core.scheduler,
+      ctx.ref,
+    );
     const reply = new ThreadReply(thread, ctx.log, (m) => responder.sendEphemeral(m), deps.core.scheduler);
-    return { ...ctx, ...(await inThread(thread, reply, deps, ctx.log)) };
+    return { ...ctx, ...(await inThread(thread, reply, deps, ctx.log, words)) };
   } catch (error) {
     ctx.log.warn({ err: error }, 'no thread opened: answering in place');
-    return { ...ctx, notices: [threadRefusedLine(error)] };
+    return { ...ctx, notices: [words.say(threadRefusedLine(error))] };
   }
 }
 
 /** Whether an auto_thread answer in place says why no thread was opened: for a missing permission (the bot's or the asker's). */
-function saidForAutoThread(why: string): boolean {
+function saidForAutoThread(why: Sentence): boolean {
   return why === NO_THREAD.permission || why === NO_THREAD.yours;
 }
 
@@ -154,7 +171,13 @@ export interface MentionPlace {
 export async function mentionInThread(
   message: Message,
   prompt: string,
-  where: { channelKey: string; ref: string; author: Readonly<PermissionsBitField> | null },
+  where: {
+    channelKey: string;
+    ref: string;
+    author: Readonly<PermissionsBitField> | null;
+    /** The message's language tags (locale.ts `messageLocale`): the lines said are the place's. */
+    locale?: InvocationLocale | undefined;
+  },
   deps: ThreadDeps,
   log: Logger,
 ): Promise<MentionPlace> {
@@ -162,15 +185,22 @@ export async function mentionInThread(
     return { notices: [] };
   const me = message.guild.members.me;
   const place = threadParentOf(message.channel, me ? message.channel.permissionsFor(me) : null, where.author);
-  if ('why' in place) return { notices: [place.why] };
+  const words = await deps.core.languages.forPlace(where);
+  if ('why' in place) return { notices: [words.say(place.why)] };
   try {
-    const thread = await startThread(place.parent, message.id, threadNameOf(prompt), deps.core.scheduler, where.ref);
+    const thread = await startThread(
+      place.parent,
+      message.id,
+      threadNameOf(prompt, words),
+      deps.core.scheduler,
+      where.ref,
+    );
     const reply = new ThreadReply(thread, log, undefined, deps.core.scheduler);
-    const opened = await inThread(thread, reply, deps, log);
+    const opened = await inThread(thread, reply, deps, log, words);
     return { thread: { reply, conversationId: opened.conversationId }, notices: [...(opened.notices ?? [])] };
   } catch (error) {
     log.warn({ err: error }, 'no thread opened: answering in place');
-    return { notices: [threadRefusedLine(error)] };
+    return { notices: [words.say(threadRefusedLine(error))] };
   }
 }
 

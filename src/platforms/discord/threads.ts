@@ -21,6 +21,7 @@ import {
   type ThreadChannel,
 } from 'discord.js';
 import type { WriteScheduler } from '../../core/delivery/scheduler.ts';
+import { english, type Sentence, sentence, type Words } from '../../core/i18n/words.ts';
 import { type BucketId, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import { firstLineOf } from '../../core/text-scan.ts';
@@ -35,25 +36,21 @@ import { DISCORD_MESSAGE_LIMITS, editPayloadOf, payloadOf } from './rest.ts';
 /** Discord's longest thread name, in characters ("Start Thread from Message": 1–100). */
 export const THREAD_NAME_MAX = 100;
 
-/** Why an answer that should have opened a thread came in place, one line each. */
+/** Why an answer that should have opened a thread came in place, one line each (rendered in the place's words). */
 export const NO_THREAD = {
-  dm: 'I answered here: threads are for server channels, not DMs.',
-  inThread: 'I answered here: this is a thread already.',
-  channelType: 'I answered here: Discord opens threads in text and announcement channels only.',
-  permission:
-    "I answered here, not in a thread: I lack Create Public Threads or Send Messages in Threads in this channel; a server admin can grant them in the channel's settings.",
-  yours:
-    'I answered here, not in a thread: you may not start threads in this channel (Create Public Threads and Send Messages in Threads), so I do not start one for you.',
-  refused: 'I answered here, not in a thread: Discord would not open one',
-} as const;
+  dm: sentence('discord.threads.dm'),
+  inThread: sentence('discord.threads.in_thread'),
+  channelType: sentence('discord.threads.channel_type'),
+  permission: sentence('discord.threads.permission'),
+  yours: sentence('discord.threads.yours'),
+  refused: sentence('discord.threads.refused'),
+} as const satisfies Record<string, Sentence>;
 
 /** Discord's 50013 inside a thread, in the words of errors.ts's refusals: posting there takes Send Messages in Threads. */
-export const THREAD_PERMISSION_SENTENCE =
-  "I lack a permission in this thread (Send Messages in Threads, Embed Links or Attach Files): a server admin can grant it in the channel's settings.";
+export const THREAD_PERMISSION_SENTENCE: Sentence = sentence('discord.threads.thread_permission');
 
 /** Said under the first answer in a new thread when the bot cannot read messages that do not mention it. */
-export const FOLLOW_UPS_NEED_MENTION =
-  'Mention me to go on in this thread: answering replies without a mention needs the Message Content intent (an admin can enable it in the Developer Portal and set DISCORD_MESSAGE_CONTENT=true).';
+export const FOLLOW_UPS_NEED_MENTION: Sentence = sentence('discord.threads.follow_ups_need_mention');
 
 /** A channel a thread can be started in from a message. */
 export type ThreadParent = TextChannel | NewsChannel;
@@ -71,7 +68,7 @@ export function threadParentOf(
   channel: Channel | null,
   permissions: Readonly<PermissionsBitField> | null,
   invoker: Readonly<PermissionsBitField> | null = null,
-): { parent: ThreadParent } | { why: string } {
+): { parent: ThreadParent } | { why: Sentence } {
   if (!channel || channel.isDMBased()) return { why: NO_THREAD.dm };
   if (channel.isThread()) return { why: NO_THREAD.inThread };
   if (!isThreadParent(channel)) return { why: NO_THREAD.channelType };
@@ -88,20 +85,20 @@ export function isThreadParent(channel: Channel): channel is ThreadParent {
 /**
  * A thread's name from the question: its first line, spaces collapsed, cut to
  * {@link THREAD_NAME_MAX} characters (code points, an ellipsis at the cut); `Conversation`
- * when it has no text. Linear in the length of the text.
+ * (in `words`, the place's: the name is public) when it has no text. Linear in the length of the text.
  */
-export function threadNameOf(question: string): string {
+export function threadNameOf(question: string, words: Words = english): string {
   const line = firstLineOf(question);
   const points = Array.from(line);
-  if (points.length === 0) return 'Conversation';
+  if (points.length === 0) return words.t('discord.threads.untitled');
   return points.length <= THREAD_NAME_MAX ? line : `${points.slice(0, THREAD_NAME_MAX - 1).join('')}…`;
 }
 
-/** The line under an answer in place when Discord refused to open the thread. */
-export function threadRefusedLine(error: unknown): string {
+/** The line under an answer in place when Discord refused to open the thread (not yet in words: the place's). */
+export function threadRefusedLine(error: unknown): Sentence {
   if (isMissingPermission(error)) return NO_THREAD.permission;
   const why = explainDiscordError(error);
-  return why ? `${NO_THREAD.refused}: ${why}` : `${NO_THREAD.refused}.`;
+  return why ? sentence('discord.threads.refused_because', { reason: why }) : NO_THREAD.refused;
 }
 
 /** Whether a discord.js error is Discord's "Missing Permissions" (50013). */
@@ -189,7 +186,7 @@ export class ThreadReply implements ReplyChannel {
   }
 
   /** Discord's refusal in a sentence; a missing permission names the thread's (Send Messages in Threads). */
-  explain(error: unknown): string | undefined {
+  explain(error: unknown): Sentence | undefined {
     if (isMissingPermission(error)) return THREAD_PERMISSION_SENTENCE;
     return explainDiscordError(error);
   }

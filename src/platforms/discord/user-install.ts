@@ -21,8 +21,10 @@
  *   apart from the guild install's, and from every other user's install used there (the answers
  *   are public, but each user's history is what they asked).
  */
+
 import { type BaseInteraction, InteractionContextType } from 'discord.js';
 import { InputError } from '../../core/errors.ts';
+import { english, type Sentence, sentence } from '../../core/i18n/words.ts';
 import { type ConversationRef, channelKey, conversationKey } from '../../core/keys.ts';
 
 /** Follow-up messages Discord allows one interaction that only a user install authorized (Create Followup Message). */
@@ -42,19 +44,18 @@ export const TOKEN_END_MARGIN_MS = 60_000;
 const TOKEN_LIFETIME_MS = 15 * 60_000;
 
 /** Under a `/chat thread:true` answered where the bot is not a member. */
-export const NO_THREAD_HERE =
-  'No thread was opened: you use me through your own install here, and only a member of the server can open one.';
+export const NO_THREAD_HERE: Sentence = sentence('discord.user_install.no_thread_here');
 
 /** Why an answer where the bot is not a member was ended before the interaction's 15 minutes. */
-export const ANSWER_TIME_UP =
-  'Stopped: Discord ends a command after 15 minutes, and I am not a member here to go on with my own messages.';
+export const ANSWER_TIME_UP: Sentence = sentence('discord.user_install.answer_time_up');
 
 /** Why a write that needs the bot's membership (its own token) was not attempted. */
-export const NOT_A_MEMBER =
-  'I am not a member here (you use me through your own install), so I can only answer within the command, for 15 minutes.';
+export const NOT_A_MEMBER: Sentence = sentence('discord.user_install.not_a_member');
 
 /** Why a follow-up past Discord's limit was not attempted. */
-export const FOLLOW_UPS_USED = `Discord allows an app that is not a member here ${USER_INSTALL_FOLLOW_UPS} follow-up messages per command, and they are used.`;
+export const FOLLOW_UPS_USED: Sentence = sentence('discord.user_install.follow_ups_used', {
+  count: USER_INSTALL_FOLLOW_UPS,
+});
 
 /** What the user-install checks read of an interaction. */
 type Installed = Pick<BaseInteraction, 'authorizingIntegrationOwners' | 'context' | 'channelId' | 'guildId' | 'user'>;
@@ -133,9 +134,13 @@ export class FollowUpAllowance {
   }
 }
 
-/** The reason an answer's signal is aborted with before the token ends: its `userMessage` is the line shown. */
+/**
+ * The reason an answer's signal is aborted with before the token ends: its `userMessage` is the
+ * line shown (English until the core reads `sentence`, the same line not yet in words).
+ */
 class TokenEnding extends Error {
-  readonly userMessage = ANSWER_TIME_UP;
+  readonly sentence = ANSWER_TIME_UP;
+  readonly userMessage = english.say(ANSWER_TIME_UP);
 
   constructor() {
     super('the interaction token is about to expire');

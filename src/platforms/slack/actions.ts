@@ -135,7 +135,8 @@ async function pressHome(body: Press, client: WebClient, deps: SlackActionDeps, 
   const ref = newReference();
   const log = deps.log.child({ platform: 'slack', ref, command: 'export', user, button: HOME_EXPORT_BUTTON });
   const republish = (notice: string) => publishHome(client, deps, { team, user, ref }, log, notice);
-  void pressHomeExport(client, deps, { team, user, args, ref, log }, republish);
+  const locale = { user: deps.directory.locale(client, team, user) };
+  void pressHomeExport(client, deps, { team, user, args, ref, log, locale }, republish);
 }
 
 /**
@@ -154,14 +155,18 @@ function pressContext(
   const channel = body.channel?.id ?? body.container?.channel_id;
   const messageTs = body.message?.ts ?? body.container?.message_ts;
   const threadTs = body.message?.thread_ts as string | undefined;
-  const target = { team, channel: channel ?? '', threadTs, continueInThread: false };
+  const locale = { user: deps.directory.locale(client, team, body.user.id) };
+  const keys = { platform: 'slack', team, channel: channel ?? 'unknown' } as const;
+  // What a press writes in the channel (a reroll, a regenerated answer) is in the place's words.
+  const words = deps.core.languages.forPlace({ channelKey: channelKey(keys), locale });
+  const target = { team, channel: channel ?? '', threadTs, continueInThread: false, words };
   const files = { client, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
   return {
     platform: 'slack',
     reply: new SlackReply(client, target, (m) => press.sendEphemeral(m), press.log),
     conversationId: conversationKey({ platform: 'slack', team, channel: channel ?? 'unknown', thread: threadTs }),
-    channelKey: channelKey({ platform: 'slack', team, channel: channel ?? 'unknown' }),
-    locale: { user: deps.directory.locale(client, team, body.user.id) },
+    channelKey: channelKey(keys),
+    locale,
     user: deps.directory.user(client, {
       team,
       id: body.user.id,
@@ -171,8 +176,9 @@ function pressContext(
     signal: new AbortController().signal,
     update: async (message) => {
       if (!channel || !messageTs) throw new Error('the pressed message has no channel or ts');
-      const blocks = blocksOf(message);
-      const update = { channel, ts: messageTs, text: fallbackTextOf(message), blocks: blocks ?? [] };
+      const shown = await words;
+      const blocks = blocksOf(message, undefined, shown);
+      const update = { channel, ts: messageTs, text: fallbackTextOf(message, undefined, shown), blocks: blocks ?? [] };
       await updateMessage(deps.core.scheduler, client, team, update);
     },
     acknowledge: async () => undefined,

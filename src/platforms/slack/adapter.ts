@@ -5,6 +5,7 @@
  * (agent.ts), presses of its buttons (actions.ts), its message shortcuts (shortcuts.ts) and
  * message actions (message-actions.ts); reply.ts answers them.
  */
+
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, ErrorCode, type HTTPReceiver, type RespondFn } from '@slack/bolt';
@@ -14,6 +15,7 @@ import type { SlackConfig } from '../../config.ts';
 import type { CatchUpRunner } from '../../core/catch-up.ts';
 import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import { english, type Words } from '../../core/i18n/words.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
@@ -36,13 +38,13 @@ import { registerUninstall, type UninstallHandle } from './uninstall.ts';
 import { SlackDirectory } from './users.ts';
 
 /**
- * What a user reads after a slash command the bot does not serve: the right spelling for a
- * known one in the wrong case, else the list of its commands.
+ * What a user reads after a slash command the bot does not serve, in their `words`: the right
+ * spelling for a known one in the wrong case, else the list of its commands.
  */
-export function unknownCommandText(command: string, known: readonly string[]): string {
+export function unknownCommandText(command: string, known: readonly string[], words: Words = english): string {
   const lower = command.toLowerCase();
-  if (known.includes(lower)) return `Slack commands are lowercase here: try ${lower}.`;
-  return `${command} is not a command of this bot. Its commands: ${known.join(', ')}.`;
+  if (known.includes(lower)) return words.t('slack.commands.lowercase', { command: lower });
+  return words.t('slack.commands.unknown', { command, known: known.join(', ') });
 }
 
 /** The Slack side of the bot. */
@@ -106,8 +108,8 @@ export class SlackAdapter {
     );
     // Only an origin the operator configured joins Slack's file hosts in getting the bot token (files.ts).
     const files = { apiOrigin: config.apiUrl && new URL(config.apiUrl).origin };
-    this.registerMiddleware();
     const directory = new SlackDirectory(core.admins, log);
+    this.registerMiddleware(directory);
     const deps = { core, log, running: this.running, directory, ...files, streaming, commands };
     this.registerCommands(deps);
     registerMessageEvents(this.app, deps);
@@ -159,7 +161,7 @@ export class SlackAdapter {
     return installer ? (query) => installer.authorize(query) : undefined;
   }
 
-  private registerMiddleware(): void {
+  private registerMiddleware(directory: SlackDirectory): void {
     const watch = rateLimitWatcher(this.core);
     watch(this.app.client, undefined);
     const names = new Set(this.commands.map((c) => `/${c.name}`));
@@ -167,15 +169,20 @@ export class SlackAdapter {
       this.lastEventAt = Date.now();
       watch(args.client, args.context.teamId);
       const { command, ack, respond } = args as unknown as {
-        command?: { command?: string };
+        command?: { command?: string; team_id?: string; user_id?: string };
         ack?: () => Promise<void>;
         respond?: RespondFn;
       };
       if (command?.command && !names.has(command.command)) {
         await ack?.();
         this.log.info({ command: command.command }, 'unknown slash command');
-        await respond?.({ response_type: 'ephemeral', text: unknownCommandText(command.command, [...names]) }).catch(
-          (error: unknown) => this.log.warn({ err: error }, 'could not answer an unknown command'),
+        // Only its user sees it: in their words (users.info's locale, kept by the directory).
+        const words = await this.core.languages.forUser({
+          locale: { user: directory.locale(args.client, command.team_id ?? '', command.user_id ?? '') },
+        });
+        const text = unknownCommandText(command.command, [...names], words);
+        await respond?.({ response_type: 'ephemeral', text }).catch((error: unknown) =>
+          this.log.warn({ err: error }, 'could not answer an unknown command'),
         );
         return;
       }

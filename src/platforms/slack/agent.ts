@@ -20,9 +20,12 @@
  *   its threads (handed to events.ts, answered as any DM's).
  * - The Home tab (`tab: 'home'`): published for the user (home.ts).
  */
+
 import { type App, Assistant } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { AssistantPrompt } from '../../config-env.ts';
+import type { MessageKey } from '../../core/i18n/catalogs.ts';
+import type { Words } from '../../core/i18n/words.ts';
 import { slackClaims } from '../../core/keys.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { newReference } from '../../log.ts';
@@ -44,11 +47,10 @@ export const SLACK_AGENT_EVENTS = [
 /** The bot scope of assistant.threads.setSuggestedPrompts and setTitle. */
 export const SLACK_AGENT_SCOPES = ['assistant:write'] as const;
 
-/** The line the agent view greets a user with, once. */
-export const GREETING =
-  'Hi! Ask me anything here, start with “imagine” for an image, or ask me to summarize the channel you are viewing.';
-/** The title above the suggested prompts. */
-export const PROMPTS_TITLE = 'Try one of these';
+/** The line the agent view greets a user with, once (in their words). */
+export const GREETING: MessageKey = 'slack.agent.greeting';
+/** The title above the suggested prompts (in the user's words; the prompts are ASSISTANT_PROMPTS as written). */
+export const PROMPTS_TITLE: MessageKey = 'slack.agent.prompts_title';
 /** How long a greeting is remembered as posted, in ms. */
 const GREETED_MS = 365 * 24 * 60 * 60_000;
 
@@ -65,7 +67,12 @@ function failed(deps: SlackAgentDeps, what: string) {
     deps.log.warn({ platform: 'slack', err: error instanceof Error ? error.message : String(error) }, what);
 }
 
-/** Posts the greeting to a user once ever (a claim in the store; a store that does not answer: none). */
+/** The words of what only `user` sees in the agent view: their Slack locale's (users.ts `SlackDirectory.locale`). */
+function wordsFor(client: WebClient, deps: SlackAgentDeps, team: string, user: string): Promise<Words> {
+  return deps.core.languages.forUser({ locale: { user: deps.directory.locale(client, team, user) } });
+}
+
+/** Posts the greeting to a user once ever (a claim in the store; a store that does not answer: none), in their words. */
 async function greetOnce(
   client: WebClient,
   deps: SlackAgentDeps,
@@ -74,17 +81,28 @@ async function greetOnce(
   const first = await deps.core.claims.claim(slackClaims.greeting(at.team, at.user), GREETED_MS).catch(() => false);
   if (!first) return;
   const thread = at.threadTs ? { thread_ts: at.threadTs } : {};
-  await postMessage(deps.core.scheduler, client, { channel: at.channel, text: escapeSlackText(GREETING), ...thread });
+  const words = await wordsFor(client, deps, at.team, at.user);
+  await postMessage(deps.core.scheduler, client, {
+    channel: at.channel,
+    text: escapeSlackText(words.t(GREETING)),
+    ...thread,
+  });
 }
 
-/** The suggested prompts; none when ASSISTANT_PROMPTS is `[]`. `threadTs` only in the assistant view. */
-async function suggest(client: WebClient, deps: SlackAgentDeps, channel: string, threadTs?: string): Promise<void> {
+/** The suggested prompts (their title in `at.user`'s words); none when ASSISTANT_PROMPTS is `[]`. `threadTs` only in the assistant view. */
+async function suggest(
+  client: WebClient,
+  deps: SlackAgentDeps,
+  at: { team: string; user: string; channel: string },
+  threadTs?: string,
+): Promise<void> {
   const prompts = deps.prompts();
   if (!prompts.length) return;
+  const words = await wordsFor(client, deps, at.team, at.user);
   await client.assistant.threads.setSuggestedPrompts({
-    channel_id: channel,
+    channel_id: at.channel,
     ...(threadTs ? { thread_ts: threadTs } : {}),
-    title: PROMPTS_TITLE,
+    title: words.t(PROMPTS_TITLE),
     prompts: prompts.map((p) => ({ title: p.title, message: p.message })),
   });
 }
@@ -102,7 +120,7 @@ function registerAgentEvents(app: App, deps: SlackAgentDeps): void {
     if (event.tab !== 'messages') return;
     // A context naming no channel (`{}`, a canvas, a list) means the user views none now: forgotten.
     if (event.context !== undefined) await rememberViewed(deps.core, at, channelOfContext(event.context), deps.log);
-    await suggest(client, deps, event.channel).catch(failed(deps, 'slack refused the suggested prompts'));
+    await suggest(client, deps, at).catch(failed(deps, 'slack refused the suggested prompts'));
     await greetOnce(client, deps, at).catch(failed(deps, 'could not post the greeting'));
   });
   app.event('app_context_changed', async ({ event, body }) => {
@@ -142,7 +160,9 @@ function assistantOf(deps: SlackAgentDeps): Assistant {
     threadStarted: async ({ event, body, client, saveThreadContext }) => {
       const { user_id: user, channel_id: channel, thread_ts: threadTs } = event.assistant_thread;
       await saveThreadContext();
-      await suggest(client, deps, channel, threadTs).catch(failed(deps, 'slack refused the suggested prompts'));
+      await suggest(client, deps, { team: body.team_id, user, channel }, threadTs).catch(
+        failed(deps, 'slack refused the suggested prompts'),
+      );
       await greetOnce(client, deps, { team: body.team_id, user, channel, threadTs }).catch(
         failed(deps, 'could not post the greeting'),
       );

@@ -4,7 +4,9 @@
  * `text` beside them (mrkdwn.ts), the same for every message of the answer; simpler forms where
  * Slack refuses those blocks, so that a refusal never loses the answer.
  */
+
 import type { Block, KnownBlock } from '@slack/types';
+import { english, type Words } from '../../core/i18n/words.ts';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { type AnswerForm, blocksOf, fallbackTextOf } from './blocks.ts';
@@ -19,7 +21,11 @@ export class AnswerRendering {
    */
   private form: AnswerForm = 'block';
 
-  constructor(private readonly log: Logger) {}
+  /** @param words the words of the answer's place (its feedback buttons' labels, an image's alt text). */
+  constructor(
+    private readonly log: Logger,
+    private readonly words: Promise<Words> = Promise.resolve(english),
+  ) {}
 
   /**
    * Sends `message` rendered: `send` gets its blocks (undefined for an edit that names no buttons
@@ -32,11 +38,12 @@ export class AnswerRendering {
     message: OutgoingMessage,
     send: (blocks: Array<KnownBlock | Block> | undefined, text: string) => Promise<T>,
   ): Promise<T> {
+    const words = await this.words;
     for (;;) {
       const form = this.form;
-      const blocks = blocksOf(message, form) ?? [];
+      const blocks = blocksOf(message, form, words) ?? [];
       try {
-        return await send(blocks.length || message.buttons ? blocks : undefined, fallbackTextOf(message, form));
+        return await send(blocks.length || message.buttons ? blocks : undefined, fallbackTextOf(message, form, words));
       } catch (error) {
         const next = nextForm(form, blocks, error);
         if (slackErrorCode(error) !== 'invalid_blocks' || !next) throw error;

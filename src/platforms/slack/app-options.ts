@@ -91,7 +91,7 @@ function appOptions(
  */
 export function boltApp(
   config: SlackConfig,
-  core: Pick<Core, 'store' | 'claims'>,
+  core: Pick<Core, 'store' | 'claims'> & Partial<Pick<Core, 'languages'>>,
   logger: SlackLogger,
   log: Logger,
 ): { app: App; receiver: HTTPReceiver | undefined; installations: SlackInstallationStore | undefined } {
@@ -104,7 +104,10 @@ export function boltApp(
           log.child({ lib: 'slack-installations' }),
         )
       : undefined;
-  const oauth = auth.mode === 'oauth' && installations ? oauthAppOptions(auth, installations, core.claims) : undefined;
+  const oauth =
+    auth.mode === 'oauth' && installations
+      ? oauthAppOptions(auth, installations, core.claims, core.languages?.defaultLocale)
+      : undefined;
   const receiver =
     config.appToken !== undefined
       ? undefined

@@ -6,7 +6,9 @@
  * whose `action_id`s are the buttons' ids, and a 👍 / 👎 pair as a `feedback_buttons` element in
  * a `context_actions` block under it. Text in mrkdwn is escaped (no mentions can form).
  */
+
 import type { Block, KnownBlock } from '@slack/types';
+import { english, type Words } from '../../core/i18n/words.ts';
 import type { Button, OutgoingMessage, TextForm } from '../../core/platform.ts';
 import { markdownBlocks, type TableRendering } from './markdown.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
@@ -21,7 +23,11 @@ import { withMention } from './writes.ts';
  *   blocks whenever there is text;
  *   without it, as mrkdwn `section` blocks above the message's other blocks, and none for text alone.
  */
-export function blocksOf(message: OutgoingMessage, markdown?: AnswerForm): Array<KnownBlock | Block> | undefined {
+export function blocksOf(
+  message: OutgoingMessage,
+  markdown?: AnswerForm,
+  words: Words = english,
+): Array<KnownBlock | Block> | undefined {
   const blocks: KnownBlock[] = [];
   const hasStructure = Boolean(message.cards?.length || message.imageLinks?.length || message.buttons?.length);
   if (markdown && message.mentionUser) blocks.push(...mentionBlocks(message));
@@ -30,7 +36,11 @@ export function blocksOf(message: OutgoingMessage, markdown?: AnswerForm): Array
   else if (hasStructure) blocks.push(...sectionBlocks(message.content));
   else return undefined;
   for (const link of (message.imageLinks ?? []).slice(0, 10)) {
-    blocks.push({ type: 'image', image_url: link.url, alt_text: (link.alt || 'image result').slice(0, 2000) });
+    blocks.push({
+      type: 'image',
+      image_url: link.url,
+      alt_text: (link.alt || words.t('slack.blocks.image_alt')).slice(0, 2000),
+    });
   }
   for (const card of message.cards ?? []) {
     blocks.push({ type: 'header', text: { type: 'plain_text', text: card.title.slice(0, 150) } });
@@ -54,7 +64,7 @@ export function blocksOf(message: OutgoingMessage, markdown?: AnswerForm): Array
         elements: [{ type: 'mrkdwn', text: escapeSlackText(card.footer).slice(0, 3000) }],
       });
   }
-  const actions = buttonsBlock(message.buttons ?? []);
+  const actions = buttonsBlock(message.buttons ?? [], words);
   return [...blocks.slice(0, 50 - actions.length), ...actions];
 }
 
@@ -64,9 +74,9 @@ export function blocksOf(message: OutgoingMessage, markdown?: AnswerForm): Array
  * a `context_actions` block after it; none for no buttons. Also what a native stream ends with
  * (chat.stopStream's `blocks`: Regenerate, 👍 / 👎).
  */
-export function buttonsBlock(list: readonly Button[]): KnownBlock[] {
+export function buttonsBlock(list: readonly Button[], words: Words = english): KnownBlock[] {
   const buttons = list.filter((b) => !b.feedback).slice(0, 5);
-  const feedback = feedbackBlock(list);
+  const feedback = feedbackBlock(list, words);
   if (!buttons.length) return feedback;
   return [
     {
@@ -89,7 +99,7 @@ export function buttonsBlock(list: readonly Button[]): KnownBlock[] {
  * button with its text (≤ 75 characters), value (≤ 2,000) and an accessibility label (≤ 75).
  * None without both.
  */
-function feedbackBlock(list: readonly Button[]): KnownBlock[] {
+function feedbackBlock(list: readonly Button[], words: Words): KnownBlock[] {
   const positive = list.find((b) => b.feedback?.positive === true)?.feedback;
   const negative = list.find((b) => b.feedback?.positive === false)?.feedback;
   if (!positive || !negative) return [];
@@ -105,8 +115,8 @@ function feedbackBlock(list: readonly Button[]): KnownBlock[] {
         {
           type: 'feedback_buttons',
           action_id: positive.actionId.slice(0, 255),
-          positive_button: button('👍', positive.value, 'Good answer'),
-          negative_button: button('👎', negative.value, 'Bad answer'),
+          positive_button: button('👍', positive.value, words.t('slack.blocks.good_answer')),
+          negative_button: button('👎', negative.value, words.t('slack.blocks.bad_answer')),
         },
       ],
     },
@@ -172,13 +182,15 @@ function mentionBlocks(message: OutgoingMessage): KnownBlock[] {
  * first title, escaped; with `markdown`, an answer's Markdown content in mrkdwn (mrkdwn.ts),
  * within a message's characters. Either way after the mention of a `mentionUser` (writes.ts).
  */
-export function fallbackTextOf(message: OutgoingMessage, markdown?: AnswerForm): string {
+export function fallbackTextOf(message: OutgoingMessage, markdown?: AnswerForm, words: Words = english): string {
   if (markdown && message.content)
     return withMention(message, mrkdwnOf(message.content, SLACK_MESSAGE_LIMITS.maxChars - 64));
   return withMention(
     message,
     escapeSlackText(
-      message.content || message.cards?.[0]?.title || (message.imageLinks?.length ? 'Image results' : ''),
+      message.content ||
+        message.cards?.[0]?.title ||
+        (message.imageLinks?.length ? words.t('slack.blocks.image_results') : ''),
     ),
   );
 }
@@ -188,14 +200,18 @@ export function fallbackTextOf(message: OutgoingMessage, markdown?: AnswerForm):
  * `block_id` and `action_id` are `ids.input`; its submission comes back as `ids.callback` with
  * `ids.metadata` (≤ 3,000 characters) as `private_metadata`.
  */
-export function oneFieldModal(form: Omit<TextForm, 'id'>, ids: { callback: string; input: string; metadata: string }) {
+export function oneFieldModal(
+  form: Omit<TextForm, 'id'>,
+  ids: { callback: string; input: string; metadata: string },
+  words: Words = english,
+) {
   return {
     type: 'modal' as const,
     callback_id: ids.callback,
     private_metadata: ids.metadata,
     title: { type: 'plain_text' as const, text: form.title },
     submit: { type: 'plain_text' as const, text: form.submit },
-    close: { type: 'plain_text' as const, text: 'Cancel' },
+    close: { type: 'plain_text' as const, text: words.t('slack.blocks.cancel') },
     blocks: [
       {
         type: 'input',

@@ -91,6 +91,49 @@ function askerOf(slash: SlashCommand, client: WebClient, deps: SlashCommandDeps)
 }
 
 /**
+ * The SlackReply of a slash command: in a channel, a command that `showsQuestion` posts the
+ * question (`announce`) and answers in its thread, natively streamed for the asker. The words of
+ * what the channel reads of it (the question shown, the answer's buttons) are the place's
+ * (`core.languages.forPlace`: the channel's /settings locale, else the asker's).
+ * @param question the parsed prompt, once the options are read.
+ */
+function answerReply(
+  command: Command,
+  at: { slash: SlashCommand; client: WebClient; respond: RespondFn; isDirectMessage: boolean },
+  deps: SlashCommandDeps,
+  question: () => string | undefined,
+) {
+  const { slash, client } = at;
+  const place = { platform: 'slack' as const, team: slash.team_id, channel: slash.channel_id };
+  const words = deps.core.languages.forPlace({
+    channelKey: channelKey(place),
+    locale: { user: deps.directory.locale(client, slash.team_id, slash.user_id) },
+  });
+  const announce =
+    command.showsQuestion && !at.isDirectMessage
+      ? { asker: slash.user_name || slash.user_id, question, words }
+      : undefined;
+  const reply = new SlackReply(
+    client,
+    {
+      team: slash.team_id,
+      channel: slash.channel_id,
+      continueInThread: true,
+      announce,
+      scheduler: deps.core.scheduler,
+      words,
+      // The answer in the question's thread streams natively, for the asker.
+      ...(announce
+        ? { native: { streaming: deps.streaming, recipient: { teamId: slash.team_id, userId: slash.user_id } } }
+        : {}),
+    },
+    ephemeralAnswer(slash, client, at.respond, deps),
+    deps.log,
+  );
+  return { reply, announce };
+}
+
+/**
  * Runs one slash command (already acked). A /chat in a channel shows its question as soon as its
  * options are read and pass their checks, with "is thinking…" in its thread (SlackReply.defer),
  * before the quota, image, store and service work. Files for the asker alone (/export) go to
@@ -116,28 +159,8 @@ export async function handleSlashCommand(
   const isDirectMessage = slash.channel_id.startsWith('D') || slash.channel_name === 'directmessage';
   // Options as parsed (read below): the question shown to the channel is the parsed prompt.
   let parsed: Record<string, unknown> = {};
-  const announce =
-    command.showsQuestion && !isDirectMessage
-      ? {
-          asker: slash.user_name || slash.user_id,
-          question: () => (typeof parsed.prompt === 'string' ? parsed.prompt : undefined),
-        }
-      : undefined;
-  const reply = new SlackReply(
-    client,
-    {
-      team: slash.team_id,
-      channel: slash.channel_id,
-      continueInThread: true,
-      announce,
-      scheduler: deps.core.scheduler,
-      // The answer in the question's thread streams natively, for the asker.
-      ...(announce
-        ? { native: { streaming: deps.streaming, recipient: { teamId: slash.team_id, userId: slash.user_id } } }
-        : {}),
-    },
-    ephemeralAnswer(slash, client, respond, { ...deps, log }),
-    log,
+  const { reply, announce } = answerReply(command, { slash, client, respond, isDirectMessage }, { ...deps, log }, () =>
+    typeof parsed.prompt === 'string' ? parsed.prompt : undefined,
   );
   if (asksForHelp(slash.text)) {
     await showCommandHelp(command, reply, deps.core, deps.directory.locale(client, slash.team_id, slash.user_id));

@@ -2,6 +2,8 @@
  * Slack's refusals in sentences a user can act on (the `error` of Web API answers,
  * docs.slack.dev "Web API errors"), for the core's one place that turns errors into words.
  */
+import type { MessageKey } from '../../core/i18n/catalogs.ts';
+import { english, type Sentence, sentence } from '../../core/i18n/words.ts';
 
 /**
  * The `error` of a @slack/web-api platform error, `ratelimited` for a 429 web-api rejected
@@ -25,53 +27,51 @@ export function slackDidNotAnswer(error: unknown): boolean {
 
 /**
  * A Slack refusal already put in words for the user (e.g. the channel the user views, which
- * the bot may not read: viewed-channel.ts); `message` is the sentence, told with a reference.
+ * the bot may not read: viewed-channel.ts): `sentence` is told with a reference, in the reader's
+ * language (the runner renders it); `message` is its English, for the log.
  */
 export class SlackRefusal extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(readonly sentence: Sentence) {
+    super(english.say(sentence));
     this.name = 'SlackRefusal';
   }
 }
 
+/** The Web API codes whose refusal has a sentence of its own (slack.json `errors`). */
+const SENTENCES: Readonly<Record<string, MessageKey>> = {
+  channel_not_found: 'slack.errors.channel_not_found',
+  not_in_channel: 'slack.errors.not_in_channel',
+  is_archived: 'slack.errors.is_archived',
+  invalid_auth: 'slack.errors.token',
+  not_authed: 'slack.errors.token',
+  token_revoked: 'slack.errors.token',
+  token_expired: 'slack.errors.token',
+  account_inactive: 'slack.errors.token',
+  restricted_action: 'slack.errors.restricted',
+  restricted_action_read_only_channel: 'slack.errors.restricted',
+  restricted_action_thread_only_channel: 'slack.errors.restricted',
+  restricted_action_non_threadable_channel: 'slack.errors.restricted',
+  msg_too_long: 'slack.errors.refused_malformed',
+  invalid_blocks: 'slack.errors.refused_malformed',
+  ratelimited: 'slack.errors.ratelimited',
+};
+
 /**
- * The sentence for a Slack refusal, or undefined for anything else.
+ * The sentence for a Slack refusal (not yet in words: the caller renders it for its reader), or
+ * undefined for anything else.
  * @param error what a @slack/web-api call threw, or a {@link SlackRefusal}.
  */
-export function explainSlackError(error: unknown): string | undefined {
-  if (error instanceof SlackRefusal) return error.message;
+export function explainSlackError(error: unknown): Sentence | undefined {
+  if (error instanceof SlackRefusal) return error.sentence;
   const code = slackErrorCode(error);
-  const needed = (error as { data?: { needed?: unknown } } | undefined)?.data?.needed;
-  switch (code) {
-    case undefined:
-      break;
-    case 'channel_not_found':
-      return 'I cannot see this channel: invite me to it (/invite followed by my name), or use me in a channel I am in.';
-    case 'not_in_channel':
-      return 'I am not in this channel: invite me (/invite followed by my name), then try again.';
-    case 'is_archived':
-      return 'This channel is archived, so I cannot post in it.';
-    case 'invalid_auth':
-    case 'not_authed':
-    case 'token_revoked':
-    case 'token_expired':
-    case 'account_inactive':
-      return "Slack refused the bot's token: an admin needs to check SLACK_BOT_TOKEN (or reinstall the app).";
-    case 'missing_scope':
-      return `The Slack app lacks the ${typeof needed === 'string' ? `\`${needed}\` ` : ''}scope: an admin can add it under OAuth & Permissions and reinstall the app.`;
-    case 'restricted_action':
-    case 'restricted_action_read_only_channel':
-    case 'restricted_action_thread_only_channel':
-    case 'restricted_action_non_threadable_channel':
-      return 'This workspace does not let me post here.';
-    case 'msg_too_long':
-    case 'invalid_blocks':
-      return 'Slack refused the message as too long or malformed.';
-    case 'ratelimited':
-      return 'Slack is rate-limiting the bot right now. Try again in a minute.';
-    default:
-      return `Slack refused the message (${code}).`;
+  if (code === undefined) return slackDidNotAnswer(error) ? sentence('slack.errors.no_answer') : undefined;
+  const known = Object.hasOwn(SENTENCES, code) ? SENTENCES[code] : undefined;
+  if (known) return sentence(known);
+  if (code === 'missing_scope') {
+    const needed = (error as { data?: { needed?: unknown } } | undefined)?.data?.needed;
+    return typeof needed === 'string' && needed
+      ? sentence('slack.errors.missing_scope_named', { scope: needed })
+      : sentence('slack.errors.missing_scope');
   }
-  if (slackDidNotAnswer(error)) return 'Slack did not answer in time. Try again in a moment.';
-  return undefined;
+  return sentence('slack.errors.refused', { code });
 }

@@ -9,15 +9,18 @@
  * {@link SUBMIT_DEADLINE_MS}), then the modal shows the thanks (`response_action: 'update'`), or
  * the refusal stays under its input (`response_action: 'errors'`); nothing is posted anywhere.
  */
+
 import type { App } from '@slack/bolt';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { submitReason } from '../../core/features/feedback.ts';
+import type { Words } from '../../core/i18n/words.ts';
 import { conversationKey } from '../../core/keys.ts';
 import type { TextForm } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { isConversationId, oneFieldModal, readMetadata } from './blocks.ts';
+import type { SlackDirectory } from './users.ts';
 
 /** The callback id of every button press's form. */
 export const FORM_CALLBACK_ID = 'button_form';
@@ -40,12 +43,12 @@ function parseMetadata(text: unknown): { formId: string; channel: string | undef
   return { formId: typeof f === 'string' && f.length <= 100 ? f : '', channel: isConversationId(c) ? c : undefined };
 }
 
-/** The modal that replaces a submitted form: the sentence, and Close. */
-function thanksView(text: string) {
+/** The modal that replaces a submitted form: the sentence, and Close (in the user's `words`). */
+function thanksView(text: string, words: Words) {
   return {
     type: 'modal' as const,
-    title: { type: 'plain_text' as const, text: 'Thanks' },
-    close: { type: 'plain_text' as const, text: 'Close' },
+    title: { type: 'plain_text' as const, text: words.t('slack.feedback.thanks_title') },
+    close: { type: 'plain_text' as const, text: words.t('slack.feedback.close') },
     blocks: [{ type: 'section', text: { type: 'plain_text' as const, text: text.slice(0, 3000) } }],
   };
 }
@@ -68,14 +71,19 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T> {
  * (features/feedback.ts `submitReason`, an invocation `feedback:reason`) and acks with the
  * thanks, or with the refusal under the input (see the file's comment).
  */
-export function registerButtonForms(app: App, deps: { core: Core; log: Logger; running: RunningCommands }): void {
-  app.view({ callback_id: FORM_CALLBACK_ID, type: 'view_submission' }, async ({ ack, view, body }) => {
+export function registerButtonForms(
+  app: App,
+  deps: { core: Core; log: Logger; running: RunningCommands; directory: SlackDirectory },
+): void {
+  app.view({ callback_id: FORM_CALLBACK_ID, type: 'view_submission' }, async ({ ack, view, body, client }) => {
     if (deps.running.draining) return ack({ response_action: 'errors', errors: { [FORM_INPUT_ID]: RESTARTING } });
     const { formId, channel } = parseMetadata(view.private_metadata);
     const text = view.state.values[FORM_INPUT_ID]?.[FORM_INPUT_ID]?.value ?? '';
     const team = body.team?.id ?? body.user.team_id ?? 'unknown';
     const ref = newReference();
     const log = deps.log.child({ platform: 'slack', ref, command: 'feedback:reason', user: body.user.id, channel });
+    // The modal is the user's alone: its words are theirs.
+    const locale = { user: deps.directory.locale(client, team, body.user.id) };
     let said = '';
     const sendEphemeral = async (message: string) => {
       said = message;
@@ -88,6 +96,7 @@ export function registerButtonForms(app: App, deps: { core: Core; log: Logger; r
         conversationId: conversationKey({ platform: 'slack', team, channel: channel ?? 'unknown' }),
         log,
         ref,
+        locale,
         reply: { sendEphemeral },
       },
       deps.core,
@@ -95,7 +104,7 @@ export function registerButtonForms(app: App, deps: { core: Core; log: Logger; r
     );
     await ack(
       outcome.ok
-        ? { response_action: 'update', view: thanksView(said) }
+        ? { response_action: 'update', view: thanksView(said, await deps.core.languages.forUser({ locale })) }
         : { response_action: 'errors', errors: { [FORM_INPUT_ID]: said.slice(0, 300) } },
     );
   });

@@ -10,8 +10,10 @@
  * (files.ts `fileVisibleTo`): anyone else is refused with {@link FILE_NOT_SHARED}, ephemerally,
  * and nothing of the file is read. The bot token can read far more files than a user can see.
  */
+
 import type { WebClient } from '@slack/web-api';
 import { InputError } from '../../core/errors.ts';
+import { sentence } from '../../core/i18n/words.ts';
 import { postedImageRef } from '../../core/keys.ts';
 import { DownloadError } from '../../core/media/download.ts';
 import { type Attachment, AttachmentAccessError } from '../../core/platform.ts';
@@ -100,8 +102,8 @@ export async function linkAttachment(
       name,
       new DownloadError(
         'http_status',
-        name || 'the link',
-        'is not a link (give an https address or a Slack file link)',
+        name,
+        sentence(name ? 'slack.files.reason_not_a_link' : 'slack.files.reason_not_a_link_unnamed'),
       ),
     );
   }
@@ -125,13 +127,14 @@ export async function linkAttachment(
     if (code === 'missing_scope') return failing(name, new AttachmentAccessError(FILES_READ_MISSING));
     return failing(
       name,
-      new DownloadError('http_status', name, `could not be found on Slack (${code ?? 'files.info failed'})`),
+      new DownloadError('http_status', name, sentence('slack.files.reason_not_found', { code: code ?? 'files.info' })),
     );
   }
   const file = info.file;
   if (!file || !fileVisibleTo(file, asker)) throw new InputError(FILE_NOT_SHARED);
   const download = file.url_private_download ?? file.url_private;
-  if (!download) return failing(name, new DownloadError('http_status', name, 'is not shared with the bot'));
+  if (!download)
+    return failing(name, new DownloadError('http_status', name, sentence('slack.files.reason_not_shared')));
   return {
     name,
     mimeType: mimeTypeOf(name),

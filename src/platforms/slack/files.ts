@@ -8,7 +8,9 @@
  * The bot token (the workspace's: the token of the client Bolt handed the request) goes to one place only: {@link slackFileHost} decides, for every URL, whether
  * it may carry it; every other link is fetched without it, through the public-address guard.
  */
+
 import type { WebClient } from '@slack/web-api';
+import { type Sentence, sentence } from '../../core/i18n/words.ts';
 import { parsePostedImageRef, postedImageRef } from '../../core/keys.ts';
 import { DownloadError, type Downloader } from '../../core/media/download.ts';
 import {
@@ -20,8 +22,7 @@ import {
 } from '../../core/platform.ts';
 
 /** Said once when Slack serves a web page instead of a user's file: the token lacks `files:read`. */
-export const FILES_READ_MISSING =
-  'I cannot open files here: the Slack app is missing the `files:read` scope. An admin can add it under OAuth & Permissions and reinstall the app.';
+export const FILES_READ_MISSING: Sentence = sentence('slack.files.read_missing');
 
 /** What downloading from Slack needs. */
 export interface SlackFileDeps {
@@ -108,8 +109,7 @@ export async function downloadSlackFile(
  * Said when a user names a Slack file they may not see: neither theirs nor shared where they ask.
  * It names nothing Slack said of the file (its name, its owner, where it is).
  */
-export const FILE_NOT_SHARED =
-  'I cannot use that Slack file here: it is not yours and it is not shared in this conversation. Share it here first (or ask its owner to), then try again.';
+export const FILE_NOT_SHARED: Sentence = sentence('slack.files.not_shared');
 
 /** A file as files.info describes it (the fields read to decide who may see it). */
 export interface SlackFileInfo {
@@ -173,8 +173,7 @@ export function slackFileAttachment(
     // Found again by files.info ({@link postedSlackImage}) when Regenerate sends it again.
     ...(file.id ? { ref: postedImageRef({ platform: 'slack', file: file.id }) } : {}),
     fetch: async (options) => {
-      if (!url)
-        throw new DownloadError('http_status', name, 'is not shared with the bot (Slack gave no download link)');
+      if (!url) throw new DownloadError('http_status', name, sentence('slack.files.reason_no_download_link'));
       return downloadSlackFile(url, { name, mimeType: file.mimetype }, options, deps);
     },
   };

@@ -31,6 +31,7 @@ import {
   sendExport,
 } from '../../core/features/export.ts';
 import { exportTurnOf } from '../../core/features/export-format.ts';
+import type { InvocationLocale } from '../../core/i18n/languages.ts';
 import { english, type Sentence, type Words } from '../../core/i18n/words.ts';
 import {
   buttonId,
@@ -69,10 +70,14 @@ export interface HomeUser {
   dm?: string | undefined;
 }
 
-/** Slack's date formatting of a `thread_ts` (docs.slack.dev "Formatting text: dates"), with an ISO fallback. */
-function dateOf(threadTs: string): string {
+/**
+ * Slack's date formatting of a `thread_ts` (docs.slack.dev "Formatting text: dates": Slack fills
+ * `{date_short_pretty}` and `{time}` in the reader's own settings), with an ISO fallback; the
+ * words around the tokens in `words`.
+ */
+function dateOf(threadTs: string, words: Words): string {
   const seconds = Math.floor(Number(threadTs));
-  return `<!date^${seconds}^{date_short_pretty} at {time}|${new Date(seconds * 1000).toISOString()}>`;
+  return `<!date^${seconds}^${words.t('slack.home.export_date', { date: '{date_short_pretty}', time: '{time}' })}|${new Date(seconds * 1000).toISOString()}>`;
 }
 
 /** The conversation of a listed key, when it is this workspace's and its ids are Slack's. */
@@ -83,18 +88,12 @@ function slackRefOf(conversationId: string, team: string) {
   return ref;
 }
 
-/**
- * The words the Home's export section and its presses speak. The sentences are the catalog's
- * (HOME_EXPORT_SENTENCES); rendering them in the Home's user's language is home.ts's conversion.
- */
-const HOME_WORDS: Words = english;
-
 /** The place of a conversation in words (HOME_EXPORT_SENTENCES). */
-function placeText(channel: string, thread: string | undefined): string {
-  if (channel.startsWith('D')) return HOME_WORDS.say(HOME_EXPORT_SENTENCES.direct(thread && dateOf(thread)));
-  return HOME_WORDS.say(
+function placeText(channel: string, thread: string | undefined, words: Words): string {
+  if (channel.startsWith('D')) return words.say(HOME_EXPORT_SENTENCES.direct(thread && dateOf(thread, words)));
+  return words.say(
     thread
-      ? HOME_EXPORT_SENTENCES.thread(`<#${channel}>`, dateOf(thread))
+      ? HOME_EXPORT_SENTENCES.thread(`<#${channel}>`, dateOf(thread, words))
       : HOME_EXPORT_SENTENCES.channel(`<#${channel}>`),
   );
 }
@@ -162,14 +161,14 @@ async function offerOf(
 }
 
 /** An offer's section: the place in bold, its turns and first words, the Export button. */
-function offerBlock(o: Offer): KnownBlock {
-  const detail = escapeSlackText(HOME_WORDS.say(HOME_EXPORT_SENTENCES.detail(o.turns, o.start)));
+function offerBlock(o: Offer, words: Words): KnownBlock {
+  const detail = escapeSlackText(words.say(HOME_EXPORT_SENTENCES.detail(o.turns, o.start)));
   return {
     type: 'section',
-    text: { type: 'mrkdwn', text: `*${placeText(o.channel, o.thread)}*\n${detail}` },
+    text: { type: 'mrkdwn', text: `*${placeText(o.channel, o.thread, words)}*\n${detail}` },
     accessory: {
       type: 'button',
-      text: { type: 'plain_text', text: HOME_WORDS.say(HOME_EXPORT_SENTENCES.button) },
+      text: { type: 'plain_text', text: words.say(HOME_EXPORT_SENTENCES.button) },
       action_id: o.actionId,
     },
   };
@@ -177,22 +176,23 @@ function offerBlock(o: Offer): KnownBlock {
 
 /**
  * The Home's export section for `at.user`: a header, a line saying what it does, then one section
- * per offered conversation with its Export button (see the file's comment). Never throws: an
- * index that cannot be read is said in a line; a conversation that cannot be checked is left out
- * (logged).
+ * per offered conversation with its Export button (see the file's comment), in `words` (the
+ * Home's owner's). Never throws: an index that cannot be read is said in a line; a conversation
+ * that cannot be checked is left out (logged).
  */
 export async function homeExportBlocks(
   client: WebClient,
   core: Core,
   at: HomeUser,
   log: Logger,
+  words: Words = english,
 ): Promise<KnownBlock[]> {
   const line = (said: Sentence): KnownBlock => ({
     type: 'section',
-    text: { type: 'mrkdwn', text: escapeSlackText(HOME_WORDS.say(said)) },
+    text: { type: 'mrkdwn', text: escapeSlackText(words.say(said)) },
   });
   const head: KnownBlock[] = [
-    { type: 'header', text: { type: 'plain_text', text: HOME_WORDS.say(HOME_EXPORT_SENTENCES.title) } },
+    { type: 'header', text: { type: 'plain_text', text: words.say(HOME_EXPORT_SENTENCES.title) } },
     line(HOME_EXPORT_SENTENCES.intro),
   ];
   let recent: Array<{ conversationId: string }>;
@@ -215,7 +215,11 @@ export async function homeExportBlocks(
   if (!shown.length) return [...head, line(HOME_EXPORT_SENTENCES.none)];
   // Not shown: those never looked at, and those past the bound.
   const more = listed.length - examined.length + offered.length - shown.length;
-  return [...head, ...shown.map(offerBlock), ...(more > 0 ? [line(HOME_EXPORT_SENTENCES.more(more))] : [])];
+  return [
+    ...head,
+    ...shown.map((o) => offerBlock(o, words)),
+    ...(more > 0 ? [line(HOME_EXPORT_SENTENCES.more(more))] : []),
+  ];
 }
 
 /**
@@ -226,7 +230,7 @@ export async function homeExportBlocks(
 async function exportPressed(
   client: WebClient,
   core: Core,
-  press: { team: string; user: string; args: readonly string[]; log: Logger },
+  press: { team: string; user: string; args: readonly string[]; log: Logger; locale?: InvocationLocale | undefined },
 ): Promise<string> {
   const [owner, channel = '', thread, ...rest] = press.args;
   if (owner !== press.user) throw new InputError(HOME_EXPORT_SENTENCES.notYours);
@@ -240,15 +244,17 @@ async function exportPressed(
   });
   if (found === 'not a member') throw new InputError(HOME_EXPORT_SENTENCES.notReadable);
   if (found !== 'member') throw new InputError(HOME_EXPORT_SENTENCES.notChecked);
+  // The export (its files' words) and the line shown are the presser's alone: in their language.
+  const words = await core.languages.forUser({ locale: press.locale });
   const sent = await sendExport(core, {
     subject: quotaSubject('slack', press.user, channelKey({ platform: 'slack', team: press.team, channel })),
     conversationId,
     maxBytes: EXPORT_MAX_FILE_BYTES,
-    words: HOME_WORDS,
+    words,
     log: press.log,
     send: (message) => sendDirect(client, press.user, message),
   });
-  return HOME_WORDS.say(sent ? HOME_EXPORT_SENTENCES.sent : EXPORT_SENTENCES.empty);
+  return words.say(sent ? HOME_EXPORT_SENTENCES.sent : EXPORT_SENTENCES.empty);
 }
 
 /**
@@ -262,7 +268,15 @@ async function exportPressed(
 export async function pressHomeExport(
   client: WebClient,
   deps: { core: Core; running: RunningCommands },
-  press: { team: string; user: string; args: readonly string[]; ref: string; log: Logger },
+  press: {
+    team: string;
+    user: string;
+    args: readonly string[];
+    ref: string;
+    log: Logger;
+    /** The presser's language (users.ts `SlackDirectory.locale`): the result is theirs alone to read. */
+    locale?: InvocationLocale | undefined;
+  },
   republish: (notice: string) => Promise<void>,
 ): Promise<void> {
   if (deps.running.draining) {
@@ -280,6 +294,7 @@ export async function pressHomeExport(
           conversationId: conversationKey({ platform: 'slack', team: press.team, channel, thread }),
           log: press.log,
           ref: press.ref,
+          locale: press.locale,
           reply: {
             sendEphemeral: async (message) => {
               notice = typeof message === 'string' ? message : message.content;

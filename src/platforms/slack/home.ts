@@ -13,10 +13,12 @@
  * at most 100 blocks ({@link MAX_HOME_BLOCKS}), a header's text 150 characters, a section's
  * 3,000 (blocks.ts cuts them), and text from users (a system prompt) escaped and cut.
  */
+
 import type { KnownBlock } from '@slack/types';
 import type { WebClient } from '@slack/web-api';
 import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
+import type { Words } from '../../core/i18n/words.ts';
 import { channelKey, parseConversationKey } from '../../core/keys.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import type { CommandContext, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
@@ -69,8 +71,8 @@ function keepingReply(kept: OutgoingMessage[]): ReplyChannel {
   };
 }
 
-/** The user's use as /usage shows it, as blocks; a line saying why when it cannot be read. */
-async function usageBlocks(ctx: CommandContext, deps: HomeDeps): Promise<KnownBlock[]> {
+/** The user's use as /usage shows it, as blocks; a line saying why (in `words`) when it cannot be read. */
+async function usageBlocks(ctx: CommandContext, deps: HomeDeps, words: Words): Promise<KnownBlock[]> {
   const usage = deps.commands.find((c) => c.name === 'usage');
   if (!usage) return [];
   const kept: OutgoingMessage[] = [];
@@ -78,22 +80,26 @@ async function usageBlocks(ctx: CommandContext, deps: HomeDeps): Promise<KnownBl
     await usage.execute({ ...ctx, reply: keepingReply(kept) }, deps.core);
   } catch (error) {
     ctx.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'home tab: usage not read');
-    return [header('Your use'), section('Your use cannot be read right now (the store is not answering).')];
+    return [header(words.t('slack.home.usage_title')), section(words.t('slack.home.usage_unreadable'))];
   }
   return kept.flatMap((message) => (blocksOf(message) ?? []) as KnownBlock[]);
 }
 
-/** The commands and message actions, one line each. */
-function commandBlocks(deps: HomeDeps): KnownBlock[] {
+/** The commands and message actions, one line each (their descriptions as they are defined). */
+function commandBlocks(deps: HomeDeps, words: Words): KnownBlock[] {
   const commands = deps.commands.map((c) => `\`/${c.name}\` — ${escapeSlackText(c.description)}`);
-  const actions = slackShortcutsOf(deps.messageActions).map(
-    (a) => `*${escapeSlackText(a.name)}* (a message's More actions) — ${escapeSlackText(a.description)}`,
+  const actions = slackShortcutsOf(deps.messageActions).map((a) =>
+    words.t('slack.home.action_line', { name: escapeSlackText(a.name), description: escapeSlackText(a.description) }),
   );
-  return [header('Commands'), section(commands.join('\n')), ...(actions.length ? [section(actions.join('\n'))] : [])];
+  return [
+    header(words.t('slack.home.commands_title')),
+    section(commands.join('\n')),
+    ...(actions.length ? [section(actions.join('\n'))] : []),
+  ];
 }
 
 /** One channel's settings in a line each, or undefined when none are set (any more). */
-async function channelSettingsText(core: Core, key: string): Promise<string | undefined> {
+async function channelSettingsText(core: Core, key: string, words: Words): Promise<string | undefined> {
   const at = parseConversationKey(key);
   if (at?.platform !== 'slack' || !/^[A-Z0-9]+$/.test(at.channel)) return undefined;
   const s = await core.settings.get(key);
@@ -103,7 +109,7 @@ async function channelSettingsText(core: Core, key: string): Promise<string | un
     ...(s.imageModel ? [`image_model: \`${escapeSlackText(s.imageModel)}\``] : []),
     ...(s.visionModel ? [`vision_model: \`${escapeSlackText(s.visionModel)}\``] : []),
     ...(prompt ? [`system_prompt: ${prompt}${s.systemPrompt!.length > PROMPT_CHARS ? '…' : ''}`] : []),
-    ...(s.notify === false ? ['notify: off (a long answer does not notify its asker)'] : []),
+    ...(s.notify === false ? [words.t('slack.home.notify_off')] : []),
   ];
   return lines.length ? `<#${at.channel}>\n${lines.join('\n')}` : undefined;
 }
@@ -112,57 +118,51 @@ async function channelSettingsText(core: Core, key: string): Promise<string | un
  * For admins: the channels' settings (the newest {@link MAX_CHANNELS}); nothing for anyone else,
  * nor for a user whose rights could not be checked (users.ts RightsNotChecked, logged there).
  */
-async function settingsBlocks(ctx: CommandContext, deps: HomeDeps, team: string): Promise<KnownBlock[]> {
+async function settingsBlocks(ctx: CommandContext, deps: HomeDeps, team: string, words: Words): Promise<KnownBlock[]> {
   if (!(await ctx.user.isAdmin().catch(() => false))) return [];
-  const title = header('Channel settings (admins)');
+  const title = header(words.t('slack.home.settings_title'));
   try {
     const listed = await deps.core.settings.channelsWithSettings(`slack:${team}`);
     const shown = listed.slice(-MAX_CHANNELS).reverse();
-    const texts = (await Promise.all(shown.map((key) => channelSettingsText(deps.core, key)))).filter(
+    const texts = (await Promise.all(shown.map((key) => channelSettingsText(deps.core, key, words)))).filter(
       (t): t is string => t !== undefined,
     );
-    if (!texts.length)
-      return [title, section('No channel has settings of its own: `/settings` in a channel sets them.')];
+    if (!texts.length) return [title, section(words.t('slack.home.settings_none'))];
     const more = listed.length - shown.length;
     return [
       title,
       ...texts.map(section),
-      ...(more > 0 ? [section(`… and ${more} more channel${more > 1 ? 's' : ''}.`)] : []),
+      ...(more > 0 ? [section(words.t('slack.home.settings_more', { count: more }))] : []),
     ];
   } catch (error) {
     ctx.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'home tab: settings not read');
-    return [title, section('The channel settings cannot be read right now (the store is not answering).')];
+    return [title, section(words.t('slack.home.settings_unreadable'))];
   }
 }
 
 /**
- * The Home tab's blocks for one user (see the file's comment), at most {@link MAX_HOME_BLOCKS}:
+ * The Home tab's blocks for one user (see the file's comment), at most {@link MAX_HOME_BLOCKS},
+ * in that user's words (the Home is theirs alone: `core.languages.forUser`, their Slack locale):
  * `more.notice` (the result of a press) first, `more.exports` (home-export.ts) after their use.
  */
 export async function homeBlocks(
   ctx: CommandContext,
   deps: HomeDeps,
   team: string,
-  more: { notice?: string | undefined; exports?: Promise<KnownBlock[]> } = {},
+  more: { notice?: string | undefined; exports?: (words: Words) => Promise<KnownBlock[]> } = {},
 ): Promise<KnownBlock[]> {
-  const about = [
-    header('What I do'),
-    section(
-      [
-        '• *Messages tab*: ask me anything; each question opens a thread, answered as it is written.',
-        '• Start a message there with `imagine` for an image (`imagine a red fox --aspect_ratio landscape`).',
-        '• Ask me there to *summarize this channel*: I read the channel you are viewing beside me.',
-        '• In a channel, mention me, or use the commands below.',
-      ].join('\n'),
-    ),
-  ];
+  const words = await deps.core.languages.forUser(ctx);
+  const about = [header(words.t('slack.home.about_title')), section(words.t('slack.home.about'))];
   const [usage, exports, settings] = await Promise.all([
-    usageBlocks(ctx, deps),
-    more.exports ?? [],
-    settingsBlocks(ctx, deps, team),
+    usageBlocks(ctx, deps, words),
+    more.exports?.(words) ?? [],
+    settingsBlocks(ctx, deps, team, words),
   ]);
   const notice = more.notice ? [section(escapeSlackText(more.notice))] : [];
-  return [...notice, ...about, ...usage, ...exports, ...commandBlocks(deps), ...settings].slice(0, MAX_HOME_BLOCKS);
+  return [...notice, ...about, ...usage, ...exports, ...commandBlocks(deps, words), ...settings].slice(
+    0,
+    MAX_HOME_BLOCKS,
+  );
 }
 
 /**
@@ -196,7 +196,8 @@ export async function publishHome(
     reply: keepingReply([]),
   };
   try {
-    const exports = homeExportBlocks(client, deps.core, { team: at.team, user: at.user, dm: at.channel }, log);
+    const exports = (words: Words) =>
+      homeExportBlocks(client, deps.core, { team: at.team, user: at.user, dm: at.channel }, log, words);
     const blocks = await homeBlocks(ctx, deps, at.team, { notice, exports });
     await client.views.publish({ user_id: at.user, view: { type: 'home', blocks } });
   } catch (error) {

@@ -16,16 +16,18 @@
  * conversation. What only the user may read goes to them alone: the shortcut's `response_url`,
  * or chat.postEphemeral in the thread for a submission.
  */
+
 import type { App, MessageShortcut, RespondFn } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
-import { english, type Words } from '../../core/i18n/words.ts';
+import type { MessageKey } from '../../core/i18n/catalogs.ts';
+import { english, type Sentence, sentence, type Words } from '../../core/i18n/words.ts';
 import { channelKey, conversationKey } from '../../core/keys.ts';
 import { type ChosenMessage, type MessageAction, questionFormIn, runMessageAction } from '../../core/message-action.ts';
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
 import { RESTARTING } from '../../core/running.ts';
-import { type Logger, newReference } from '../../log.ts';
+import { newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf, isConversationId, oneFieldModal, readMetadata } from './blocks.ts';
 import { type SlackFile, slackFileAttachment } from './files.ts';
 import { patiently } from './rate-limits.ts';
@@ -43,7 +45,7 @@ import { postEphemeral } from './writes.ts';
 export const QUESTION_INPUT_ID = 'question';
 
 /** Said when a submitted form's message can no longer be found. */
-export const MESSAGE_GONE = 'I can no longer find that message (it was deleted?). Use the action on another one.';
+export const MESSAGE_GONE: Sentence = sentence('slack.actions.message_gone');
 
 /** A message as Slack sends it in a shortcut and returns it from conversations.replies (the fields read here). */
 interface SlackMessage {
@@ -106,7 +108,7 @@ function actionShortcut(action: MessageAction): SlackMessageShortcut {
     run: async (shortcut, client, respond, deps, signal, botUserId) => {
       const message = shortcut.message as SlackMessage;
       const where = { channel: shortcut.channel.id, ts: shortcut.message_ts, threadTs: message.thread_ts };
-      if (action.question) return openForm(action, shortcut, client, respond, deps.log);
+      if (action.question) return openForm(action, shortcut, client, respond, deps);
       const team = shortcut.team?.id ?? shortcut.user.team_id ?? '';
       const tell = async (m: OutgoingMessage) => {
         const blocks = blocksOf(m);
@@ -124,15 +126,18 @@ async function openForm(
   shortcut: MessageShortcut,
   client: WebClient,
   respond: RespondFn,
-  log: Logger,
+  deps: Pick<SlackShortcutDeps, 'core' | 'directory' | 'log'>,
 ): Promise<void> {
+  const { log } = deps;
   const message = shortcut.message as SlackMessage;
   const where = { channel: shortcut.channel.id, ts: shortcut.message_ts, threadTs: message.thread_ts };
   try {
     await client.views.open({ trigger_id: shortcut.trigger_id, view: questionView(action, where) });
   } catch (error) {
     log.warn({ err: error, command: action.id }, 'could not open the question form');
-    await respond({ response_type: 'ephemeral', text: 'The question form could not be opened. Try again.' }).catch(
+    const team = shortcut.team?.id ?? shortcut.user.team_id ?? '';
+    const words = await userWords(client, deps, team, shortcut.user.id);
+    await respond({ response_type: 'ephemeral', text: words.t('slack.actions.form_not_opened') }).catch(
       (failure: unknown) => log.warn({ err: failure }, 'could not say so'),
     );
   }
@@ -148,19 +153,21 @@ export function registerActionForms(app: App, deps: SlackShortcutDeps, actions: 
     app.view({ callback_id: action.id, type: 'view_submission' }, async ({ ack, view, body, client, context }) => {
       const where = parseMetadata(view.private_metadata);
       const question = view.state.values[QUESTION_INPUT_ID]?.[QUESTION_INPUT_ID]?.value ?? '';
-      const refusal = !where
-        ? 'This form no longer works. Use the action on the message again.'
+      const team = body.team?.id ?? body.user.team_id ?? '';
+      const refusal: MessageKey | undefined = !where
+        ? 'slack.actions.form_gone'
         : question.trim() === ''
-          ? 'Type a question about the message.'
+          ? 'slack.actions.question_empty'
           : undefined;
       if (refusal || !where) {
         deps.log.warn({ command: action.id, valid: Boolean(where) }, 'a question form could not be taken');
-        await ack({ response_action: 'errors', errors: { [QUESTION_INPUT_ID]: refusal ?? '' } });
+        // Said under the input of a modal only its user sees: in their words (users.info, kept by the directory).
+        const words = await userWords(client, deps, team, body.user.id);
+        await ack({ response_action: 'errors', errors: { [QUESTION_INPUT_ID]: refusal ? words.t(refusal) : '' } });
         return;
       }
       await ack();
       const user = { id: body.user.id, name: body.user.name };
-      const team = body.team?.id ?? body.user.team_id ?? '';
       const tell = async (m: OutgoingMessage) => {
         const blocks = blocksOf(m);
         await postEphemeral(deps.core.scheduler, client, {
@@ -179,6 +186,16 @@ export function registerActionForms(app: App, deps: SlackShortcutDeps, actions: 
       );
     });
   }
+}
+
+/** The words of what only `user` sees: their Slack locale's (users.ts `SlackDirectory.locale`). */
+function userWords(
+  client: WebClient,
+  deps: Pick<SlackShortcutDeps, 'core' | 'directory'>,
+  team: string,
+  user: string,
+): Promise<Words> {
+  return deps.core.languages.forUser({ locale: { user: deps.directory.locale(client, team, user) } });
 }
 
 /** The chosen message read again (conversations.replies). @throws InputError when it is gone; the platform's error when refused. */

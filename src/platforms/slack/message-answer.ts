@@ -9,11 +9,13 @@
  * conversation's history (a top-level one in a DM: the DM's own, where answers went before the
  * agent view).
  */
+
 import type { WebClient } from '@slack/web-api';
 import { LATE_NOTICE } from '../../core/catch-up.ts';
 import { runCommand, runInvocation } from '../../core/command.ts';
 import { forget } from '../../core/features/forget.ts';
 import { answerMention, type MentionContext } from '../../core/features/mention.ts';
+import type { Sentence } from '../../core/i18n/words.ts';
 import { channelKey, conversationKey, messageRef, slackClaims } from '../../core/keys.ts';
 import type { CommandContext } from '../../core/platform.ts';
 import { firstLineOf } from '../../core/text-scan.ts';
@@ -141,14 +143,17 @@ function contextOf(
     streaming: deps.streaming,
     recipient: inChannel ? { teamId: meta.teamId, userId: user } : undefined,
   };
-  const target = { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native };
   const where = { platform: 'slack', team: meta.teamId, channel: message.channel } as const;
+  const locale = { user: deps.directory.locale(client, meta.teamId, user) };
+  // The answer's own words (its buttons' labels, the thinking status) are the place's.
+  const words = deps.core.languages.forPlace({ channelKey: channelKey(where), locale });
+  const target = { team: meta.teamId, channel: message.channel, threadTs, continueInThread: false, native, words };
   return {
     platform: 'slack',
     conversationId: conversationKey({ ...where, thread: threadTs }),
     channelKey: channelKey(where),
     isDirectMessage: !inChannel,
-    locale: { user: deps.directory.locale(client, meta.teamId, user) },
+    locale,
     user: deps.directory.user(client, { team: meta.teamId, id: user }),
     options: {},
     files: {},
@@ -174,7 +179,7 @@ async function answerQuestion(
 ): Promise<void> {
   const { text, log } = invocation;
   let context: MentionContext | undefined;
-  let notice: string | undefined;
+  let notice: Sentence | undefined;
   if (meta.kind === 'dm' && asksToSummarizeChannel(text)) {
     const at = { team: meta.teamId, user: message.user!, botUserId: meta.botUserId };
     context = await viewedChannelContext(client, at, deps);
@@ -189,7 +194,9 @@ async function answerQuestion(
     );
     ({ context, notice } = thread);
   }
-  const notices = [...(notice ? [notice] : []), ...(invocation.late ? [LATE_NOTICE] : [])];
+  // Lines under a public answer: in the place's words.
+  const said = notice ? [(await deps.core.languages.forPlace(ctx)).say(notice)] : [];
+  const notices = [...said, ...(invocation.late ? [LATE_NOTICE] : [])];
   const fileDeps = { client, downloader: deps.core.downloader, apiOrigin: deps.apiOrigin };
   await answerMention(ctx, deps.core, {
     text,

@@ -25,11 +25,13 @@ import { createRequire } from 'node:module';
 import type { AppOptions, InstallURLOptions, StateStore } from '@slack/bolt';
 import { InvalidStateError } from '@slack/oauth';
 import type { SlackOAuthConfig } from '../../config.ts';
+import { type Locale, SOURCE_LOCALE } from '../../core/i18n/locales.ts';
 import { slackClaims } from '../../core/keys.ts';
 import type { Claims } from '../../core/state/claims.ts';
 import type { Logger } from '../../log.ts';
 import { NoInstallationError, type SlackInstallationStore } from './installations.ts';
 import { SLACK_BOT_SCOPES } from './manifest.ts';
+import { localizedOAuthPages } from './oauth-pages.ts';
 
 // @slack/oauth re-exports ClearStateStore as a getter of a `default` that Node's ESM loader does
 // not find among a CommonJS module's named exports (InvalidStateError it finds): required instead.
@@ -71,14 +73,29 @@ export class OnceStateStore implements StateStore {
   }
 }
 
-/** The App options of the OAuth mode (Bolt reads them into its receiver's InstallProvider). */
+/**
+ * The App options of the OAuth mode (Bolt reads them into its receiver's InstallProvider): its
+ * pages (the install page, the redirect's outcome) in the visitor's language (oauth-pages.ts).
+ * @param defaultLocale DEFAULT_LOCALE, for a browser that accepts none of the shipped languages.
+ */
 export function oauthAppOptions(
   oauth: SlackOAuthConfig,
   installations: SlackInstallationStore,
   claims: Claims,
+  defaultLocale: Locale = SOURCE_LOCALE,
 ): Pick<AppOptions, 'clientId' | 'clientSecret' | 'scopes' | 'installationStore'> & {
   installerOptions: NonNullable<AppOptions['installerOptions']>;
 } {
+  const stateStore = new OnceStateStore(oauth.stateSecret, claims);
+  const pages = localizedOAuthPages(
+    {
+      clientId: oauth.clientId,
+      clientSecret: oauth.clientSecret,
+      stateStore,
+      stateCookieExpirationSeconds: STATE_TTL_SEC,
+    },
+    defaultLocale,
+  );
   return {
     clientId: oauth.clientId,
     clientSecret: oauth.clientSecret,
@@ -87,9 +104,11 @@ export function oauthAppOptions(
     installerOptions: {
       installPath: SLACK_INSTALL_PATH,
       redirectUriPath: SLACK_REDIRECT_PATH,
-      stateStore: new OnceStateStore(oauth.stateSecret, claims),
+      stateStore,
       stateVerification: true,
       stateCookieExpirationSeconds: STATE_TTL_SEC,
+      installPathOptions: pages.installPathOptions,
+      callbackOptions: pages.callbackOptions,
     },
   };
 }

@@ -11,6 +11,7 @@
  */
 import type { Command, CommandOption } from '../../core/command.ts';
 import { OptionError } from '../../core/errors.ts';
+import { type Sentence, sentence } from '../../core/i18n/words.ts';
 import { flagForm, mainOptionOf } from '../../core/option-forms.ts';
 import { isWhitespace, NextIndex } from '../../core/text-scan.ts';
 import { unescapeSlackText } from './text.ts';
@@ -88,7 +89,7 @@ class SlashTextParser {
   private readonly options: Map<string, CommandOption>;
   private readonly closing: ClosingQuotes;
   private readonly out: Record<string, string> = {};
-  private readonly problems: string[] = [];
+  private readonly problems: Sentence[] = [];
   /** The main option's text: the source but for the flags and their values, copied a run at a time. */
   private readonly restParts: string[] = [];
   /** Where the current run of main text began; -1 right after a flag (the next run starts where the scan goes on). */
@@ -141,7 +142,9 @@ class SlashTextParser {
     if (flag[3] !== undefined) {
       const guess = [...this.options.values()].find((o) => o.name.startsWith(flag[3]!.toLowerCase()));
       this.problems.push(
-        `\`-${flag[3]}\` is not an option: options are written in full with two dashes${guess ? `, e.g. \`${flagForm(guess)}\`` : ''}.`,
+        guess
+          ? sentence('slack.options.short_flag_guess', { flag: flag[3], guess: flagForm(guess) })
+          : sentence('slack.options.short_flag', { flag: flag[3] }),
       );
       return;
     }
@@ -154,7 +157,7 @@ class SlashTextParser {
       this.problems.push(this.notAnOption(name, written));
       return;
     }
-    if (this.out[name] !== undefined) this.problems.push(`\`--${name}\` is given twice; give it once.`);
+    if (this.out[name] !== undefined) this.problems.push(sentence('slack.options.twice', { name }));
     if (option.type === 'boolean') {
       this.takeBoolean(name, value);
       return;
@@ -168,7 +171,9 @@ class SlashTextParser {
     const word = value ? BOOLEAN_WORDS.get(value.value.toLowerCase()) : undefined;
     if (value && word === undefined) {
       this.problems.push(
-        `\`--${name} ${value.value}\`: \`--${name}\` takes true or false, or nothing (true); put it after the ${this.main?.name ?? 'text'}.`,
+        this.main
+          ? sentence('slack.options.boolean_after_main', { name, value: value.value, main: this.main.name })
+          : sentence('slack.options.boolean_after_text', { name, value: value.value }),
       );
       this.i = value.end;
       return;
@@ -178,14 +183,14 @@ class SlashTextParser {
   }
 
   /** The sentence for a flag that is not one of the command's options. */
-  private notAnOption(name: string, written: string): string {
+  private notAnOption(name: string, written: string): Sentence {
     const { command, main } = this;
     if (main && name === main.name)
-      return `The ${main.name} is the text itself: write \`/${command.name} your ${main.name} here --option value\`, without \`${written}\`.`;
+      return sentence('slack.options.main_is_text', { main: main.name, command: command.name, written });
     const owner = this.others.find((c) => c !== command && c.options.some((o) => o.name === name));
     return owner
-      ? `\`${written}\` is an option of /${owner.name}, not /${command.name}.`
-      : `/${command.name} has no option \`${written}\`.`;
+      ? sentence('slack.options.other_command', { written, owner: owner.name, command: command.name })
+      : sentence('slack.options.no_such', { command: command.name, written });
   }
 
   /** The values with the main option's text, or every problem in one OptionError. */
@@ -200,20 +205,40 @@ class SlashTextParser {
     else if (!main && extra) {
       const colon = /^([A-Za-z][\w-]*):/.exec(extra);
       const named = colon ? options.get(colon[1]!.toLowerCase().replace(/-/g, '_')) : undefined;
+      const shown = extra.length > 60 ? `${extra.slice(0, 59)}…` : extra;
       problems.push(
-        `/${command.name} takes no text, only options: \`${extra.length > 60 ? `${extra.slice(0, 59)}…` : extra}\` is not one${named ? `; write \`${flagForm(named)}\`` : ''}.`,
+        named
+          ? sentence('slack.options.no_text_named', { command: command.name, extra: shown, form: flagForm(named) })
+          : sentence('slack.options.no_text', { command: command.name, extra: shown }),
       );
     }
     if (problems.length) {
       const forms = [...options.values()].map((o) => `\`${flagForm(o)}\``).join(', ');
+      // One problem a line (a list, each line a whole sentence), then the command's options.
+      const listed = linesOf(problems.slice(0, MAX_PROBLEMS_SHOWN));
       throw new OptionError(
-        `${problems.join('\n')}\nOptions of /${command.name}: ${forms || 'none'}. \`/${command.name} help\` shows them with examples.`,
+        forms
+          ? sentence('slack.options.summary', { problems: listed, command: command.name, forms })
+          : sentence('slack.options.summary_none', { problems: listed, command: command.name }),
       );
     }
     // Where a flag was taken out, two spaces are left between words: close the gap (line indents stay).
     if (main) this.out[main.name] = rest.replace(/(?<=\S) {2,}(?=\S)/g, ' ').trim();
     return this.out;
   }
+}
+
+/**
+ * Problems of one command text told at most: their lines nest as Sentences (a balanced tree of
+ * `slack.options.lines`, within words.ts's nesting bound of 4 under the summary).
+ */
+const MAX_PROBLEMS_SHOWN = 8;
+
+/** Sentences one a line, as one Sentence (halves joined by `slack.options.lines`, so the nesting stays shallow). */
+function linesOf(list: readonly Sentence[]): Sentence {
+  if (list.length === 1) return list[0]!;
+  const half = Math.ceil(list.length / 2);
+  return sentence('slack.options.lines', { first: linesOf(list.slice(0, half)), rest: linesOf(list.slice(half)) });
 }
 
 /**

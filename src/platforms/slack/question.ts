@@ -6,9 +6,11 @@
  * answer (the user alone is told why), as Discord's "is thinking…" reply is. A post Slack held
  * back for a long wait (a 429 naming an hour) is told to the answer, which then says so.
  */
+
 import type { WebClient } from '@slack/web-api';
 import type { NamedWait } from '../../core/delivery/bucket.ts';
 import type { OneOffScheduler } from '../../core/delivery/one-off.ts';
+import { english, type Words } from '../../core/i18n/words.ts';
 import type { Logger } from '../../log.ts';
 import { questionText } from './text.ts';
 import { postMessage } from './writes.ts';
@@ -19,6 +21,8 @@ export interface QuestionSource {
   asker: string;
   /** The question (the parsed prompt); undefined when there is none to show. */
   question: () => string | undefined;
+  /** The words of the channel it is shown in (`core.languages.forPlace`); English when absent. */
+  words?: Promise<Words> | undefined;
 }
 
 /** One /chat's question message, posted at most once. */
@@ -83,7 +87,7 @@ export class PostedQuestion {
     if (!question) return undefined;
     const args = {
       channel: this.channel,
-      text: questionText(this.source.asker, question),
+      text: questionText(this.source.asker, question, await (this.source.words ?? english)),
       unfurl_links: false,
       unfurl_media: false,
     };

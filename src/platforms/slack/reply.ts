@@ -6,6 +6,7 @@
  */
 import type { WebClient } from '@slack/web-api';
 import type { NamedWait } from '../../core/delivery/bucket.ts';
+import { english, type Sentence } from '../../core/i18n/words.ts';
 import { type BucketId, messageRef, parseMessageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage, ReplyChannel } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
@@ -57,7 +58,7 @@ export class SlackReply implements ReplyChannel {
     private readonly log: Logger,
   ) {
     this.threadTs = target.threadTs;
-    this.rendering = new AnswerRendering(log);
+    this.rendering = new AnswerRendering(log, target.words);
     const { announce } = target;
     this.question =
       announce && new PostedQuestion(client, target.channel, announce, (run) => this.call(run), log, target.scheduler);
@@ -84,8 +85,9 @@ export class SlackReply implements ReplyChannel {
     await this.announce();
     const { native, team, channel } = this.target;
     if (native && this.threadTs && native.streaming.statusAllowed(team)) {
+      const words = await (this.target.words ?? english);
       const status = this.client.assistant.threads
-        .setStatus({ channel_id: channel, thread_ts: this.threadTs, status: 'is thinking…' })
+        .setStatus({ channel_id: channel, thread_ts: this.threadTs, status: words.t('slack.reply.thinking') })
         .catch((error: unknown) => {
           native.streaming.refuseStatus(team, error);
           this.log.debug(
@@ -174,12 +176,15 @@ export class SlackReply implements ReplyChannel {
       stream.onUserStop = () => this.userStop?.();
       // A stream's first text takes no blocks: the buttons of a message started by its answer's
       // final write (the last page, with Regenerate) come when it is closed, unless an edit came.
-      let started = message.buttons?.length ? buttonsBlock(message.buttons) : [];
+      const words = await (this.target.words ?? english);
+      let started = message.buttons?.length ? buttonsBlock(message.buttons, words) : [];
       return {
         // The final write ends the stream with the message's buttons (Regenerate) under it.
         edit: (m, final) => {
           started = [];
-          return this.call(() => stream.write(m.content, final === true, final ? buttonsBlock(m.buttons ?? []) : []));
+          return this.call(() =>
+            stream.write(m.content, final === true, final ? buttonsBlock(m.buttons ?? [], words) : []),
+          );
         },
         close: () => (started.length ? this.call(() => stream.write(message.content, true, started)) : stream.close()),
         ref: messageRef({ platform: 'slack', team, channel: stream.channel, ts: stream.ts }),
@@ -273,7 +278,7 @@ export class SlackReply implements ReplyChannel {
     this.question?.onHeld(listener);
   }
 
-  explain(error: unknown): string | undefined {
+  explain(error: unknown): Sentence | undefined {
     return explainSlackError(error);
   }
 

@@ -1,5 +1,7 @@
 /** Where a Slack answer goes (reply.ts's SlackReply): a channel, a thread, a DM, natively streamed or posted. */
+
 import type { OneOffScheduler } from '../../core/delivery/one-off.ts';
+import type { Words } from '../../core/i18n/words.ts';
 import type { QuestionSource } from './question.ts';
 import type { SlackStreaming } from './stream.ts';
 
@@ -36,4 +38,9 @@ export interface SlackTarget {
   announce?: QuestionSource | undefined;
   /** The bot's write scheduler: the question's post spends the channel's post budget there (question.ts). */
   scheduler?: OneOffScheduler | undefined;
+  /**
+   * The words of the answer's place (`core.languages.forPlace`: the channel's /settings locale,
+   * else the asker's): its buttons' labels, the question shown, the thinking status. English when absent.
+   */
+  words?: Promise<Words> | undefined;
 }

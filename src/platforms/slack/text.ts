@@ -4,6 +4,7 @@
  * (`<@U…>`, `<#C…|name>`, `<url|label>`, `&lt;`) is turned into plain text for the model.
  * Every function here is linear in the length of its text (no backtracking expression).
  */
+import { english, type Words } from '../../core/i18n/words.ts';
 import { NextIndex, replaceSpacedTags } from '../../core/text-scan.ts';
 
 /** The characters Slack's text formatting reserves, and what each is written as. */
@@ -165,12 +166,12 @@ function linkSchemeOf(inside: string): string | undefined {
   return undefined;
 }
 
-/** The message that shows a slash command's question to the channel: `*alice* asked:` and the text quoted. */
-export function questionText(asker: string, question: string): string {
+/** The message that shows a slash command's question to the channel, in its `words`: `*alice* asked:` and the text quoted. */
+export function questionText(asker: string, question: string, words: Words = english): string {
   const quoted = escapeSlackText(question.trim())
     .split('\n')
     .map((line) => `>${line ? ` ${line}` : ''}`)
     .join('\n');
-  const head = `*${escapeSlackText(asker)}* asked:\n`;
+  const head = `${words.t('slack.reply.asked', { asker: escapeSlackText(asker) })}\n`;
   return `${head}${quoted}`.slice(0, 3_900);
 }

@@ -16,9 +16,11 @@
  * is tier 3 for internal apps (docs.slack.dev: 1 a minute, 15 messages a page for commercially
  * distributed apps outside the Marketplace): one call a mention, at most {@link MAX_PAGES} pages.
  */
+
 import type { WebClient } from '@slack/web-api';
 import type { Core } from '../../core/core.ts';
 import type { ContextTurn, MentionContext } from '../../core/features/mention.ts';
+import { type Sentence, sentence } from '../../core/i18n/words.ts';
 import { looksLikeImage } from '../../core/media/attachments.ts';
 import { IMAGE_TOKENS } from '../../core/media/images.ts';
 import type { Attachment } from '../../core/platform.ts';
@@ -62,8 +64,8 @@ export interface ThreadWhere {
 /** What the thread adds to the mention. */
 export interface ThreadRead {
   context?: MentionContext;
-  /** A line naming what to change when Slack refused. */
-  notice?: string;
+  /** A line naming what to change when Slack refused (not yet in words: it goes under a public answer, in the place's). */
+  notice?: Sentence;
 }
 
 /** The history scope of a conversation, by its id's first letter (C public, G private or group DM, D DM). */
@@ -73,18 +75,18 @@ function historyScopeOf(channel: string): string {
   return 'channels:history';
 }
 
-/** The sentence for a refusal of conversations.replies, or undefined for another error. */
-export function threadRefusal(error: unknown, channel: string): string | undefined {
+/** The sentence (not yet in words: the answer's place's) for a refusal of conversations.replies, or undefined for another error. */
+export function threadRefusal(error: unknown, channel: string): Sentence | undefined {
   const data = (error as { data?: { error?: string; needed?: string } }).data;
   switch (slackErrorCode(error)) {
     case 'missing_scope':
-      return `I answered without reading this thread: add the ${data?.needed || historyScopeOf(channel)} scope to read this thread (OAuth & Permissions, then reinstall the app).`;
+      return sentence('slack.thread.missing_scope', { scope: data?.needed || historyScopeOf(channel) });
     case 'not_allowed_token_type':
-      return `I answered without reading this thread: Slack does not let this token read threads; use the bot token (xoxb-) with the ${historyScopeOf(channel)} scope.`;
+      return sentence('slack.thread.token_type', { scope: historyScopeOf(channel) });
     case 'ratelimited':
-      return 'I answered without reading this thread: Slack asked me to slow down (ratelimited); ask again in a minute.';
+      return sentence('slack.thread.ratelimited');
     case 'not_in_channel':
-      return 'I answered without reading this thread: invite me to the channel to read this thread.';
+      return sentence('slack.thread.not_in_channel');
     default:
       return undefined;
   }

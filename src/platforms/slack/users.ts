@@ -19,6 +19,7 @@
  */
 import type { WebClient } from '@slack/web-api';
 import type { AdminList } from '../../core/core.ts';
+import { sentence } from '../../core/i18n/words.ts';
 import type { InvocationUser } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
 import { SlackRefusal, slackErrorCode } from './errors.ts';
@@ -86,13 +87,18 @@ interface TeamUsers {
  * errors.ts `explainSlackError` tells it).
  */
 export class RightsNotChecked extends SlackRefusal {
+  /**
+   * @param slackError Slack's `error` (or the fault's code), named in the sentence.
+   * @param waitMs how long Slack asked to wait (a 429's Retry-After), in ms; else "in a minute".
+   */
   constructor(
     readonly slackError: string,
     waitMs: number | undefined,
   ) {
-    const when = waitMs && waitMs > 0 ? `in ${Math.ceil(waitMs / 1000)} seconds` : 'in a minute';
     super(
-      `I could not check whether you may do this: Slack did not tell me your rights (${slackError}), so I did nothing. Try again ${when}.`,
+      waitMs && waitMs > 0
+        ? sentence('slack.errors.rights_not_checked_in', { error: slackError, seconds: Math.ceil(waitMs / 1000) })
+        : sentence('slack.errors.rights_not_checked', { error: slackError }),
     );
     this.name = 'RightsNotChecked';
   }

@@ -23,10 +23,12 @@
  * `channel_not_found`…) the answer is a sentence naming the channel and what to change
  * ({@link SlackRefusal}), without asking the service to summarize nothing.
  */
+
 import type { WebClient } from '@slack/web-api';
 import type { Core } from '../../core/core.ts';
 import { InputError } from '../../core/errors.ts';
 import type { ContextTurn, MentionContext } from '../../core/features/mention.ts';
+import { type Sentence, sentence } from '../../core/i18n/words.ts';
 import { storeKeys } from '../../core/keys.ts';
 import { estimateTextTokens } from '../../core/tokens.ts';
 import type { Logger } from '../../log.ts';
@@ -124,24 +126,24 @@ function scopeOf(channel: string, family: 'history' | 'read'): string {
 function refusalOf(error: unknown, channel: string, family: 'history' | 'read'): SlackRefusal | undefined {
   const code = slackErrorCode(error);
   const needed = (error as { data?: { needed?: unknown } }).data?.needed;
-  const what = `I cannot read the channel you are viewing (${channel})`;
   switch (code) {
     case 'missing_scope':
       return new SlackRefusal(
-        `${what}: the Slack app lacks the \`${typeof needed === 'string' && needed ? needed : scopeOf(channel, family)}\` scope. An admin can add it under OAuth & Permissions and reinstall the app.`,
+        sentence('slack.viewed.missing_scope', {
+          channel,
+          scope: typeof needed === 'string' && needed ? needed : scopeOf(channel, family),
+        }),
       );
     case 'not_in_channel':
-      return new SlackRefusal(
-        `${what}: I am not in it. Invite me there (/invite followed by my name), then ask again.`,
-      );
+      return new SlackRefusal(sentence('slack.viewed.not_in_channel', { channel }));
     case 'channel_not_found':
-      return new SlackRefusal(`${what}: Slack does not let me see it (a private channel or a DM).`);
+      return new SlackRefusal(sentence('slack.viewed.not_found', { channel }));
     case 'not_allowed_token_type':
-      return new SlackRefusal(`${what}: Slack does not let this token read channels.`);
+      return new SlackRefusal(sentence('slack.viewed.token_type', { channel }));
     case undefined:
       return undefined;
     default:
-      return new SlackRefusal(`${what}: Slack refused (${code}).`);
+      return new SlackRefusal(sentence('slack.viewed.refused', { channel, code }));
   }
 }
 
@@ -182,14 +184,12 @@ export async function requireMember(client: WebClient, channel: string, user: st
   }
   if (found === 'not a member') throw new InputError(notAMember(channel));
   if (found === 'too many')
-    throw new InputError(
-      `I cannot summarize the channel you are viewing (${channel}) for you: it has more than ${(MEMBER_PAGE_SIZE * MAX_MEMBER_PAGES).toLocaleString('en-US')} members, more than I check to be sure you are one of them.`,
-    );
+    throw new InputError('slack.viewed.too_many_members', { channel, count: MEMBER_PAGE_SIZE * MAX_MEMBER_PAGES });
 }
 
-/** The refusal for a user who is not in the channel they asked about. */
-export function notAMember(channel: string): string {
-  return `I cannot summarize the channel you are viewing (${channel}): you are not a member of it. I only read channels to people in them.`;
+/** The refusal for a user who is not in the channel they asked about (not yet in words: the user's). */
+export function notAMember(channel: string): Sentence {
+  return sentence('slack.viewed.not_a_member', { channel });
 }
 
 /** A channel's message as conversations.history returns it (the fields read here). */
@@ -214,10 +214,7 @@ export async function viewedChannelContext(
   deps: { core: Core; directory: SlackDirectory },
 ): Promise<MentionContext> {
   const channel = await viewedChannel(deps.core, at);
-  if (!channel)
-    throw new InputError(
-      'I do not know which channel you are viewing: open the channel, then ask me again here (Slack tells me what you view beside me).',
-    );
+  if (!channel) throw new InputError('slack.viewed.unknown');
   await requireMember(client, channel, at.user);
   let messages: ChannelMessage[];
   try {
