@@ -8,17 +8,6 @@ import type { MessageKey } from './i18n/catalogs.ts';
 import { english, type MessageValues, type Sentence, sentence, type Words } from './i18n/words.ts';
 
 /**
- * TRANSITIONAL (issue 42): English text not yet in the catalog, shown as written in every
- * language. The last step of the catalog's work removes it (and `common.untranslated`).
- */
-export type LegacyString = string & {};
-
-/** TRANSITIONAL (issue 42): a catalog key as its Sentence, any other text as written. */
-export function sentenceOfText(text: string, values?: MessageValues): Sentence {
-  return english.has(text) ? sentence(text as MessageKey, values) : sentence('common.untranslated', { text });
-}
-
-/**
  * Input the bot cannot act on (a mention with nothing to answer, files it cannot use);
  * `message` is the sentence for the user. Logged at info level, code `invalid_input`. This
  * error and its kinds are the user's own to fix: the runner tells them without a reference
@@ -33,8 +22,8 @@ export class InputError extends Error {
    * @param said the sentence for the user (i18n/words.ts), or its catalog key and values;
    *   `message` is its English, for the log.
    */
-  constructor(said: Sentence | MessageKey | LegacyString, values?: MessageValues) {
-    const s = typeof said === 'string' ? sentenceOfText(said, values) : said;
+  constructor(said: Sentence | MessageKey, values?: MessageValues) {
+    const s = typeof said === 'string' ? sentence(said, values) : said;
     super(english.say(s));
     this.sentence = s;
     this.name = new.target.name;
@@ -73,6 +62,6 @@ export class ShownError extends Error {
  * for failures an operator may need to trace (the service's, the platform's, the bot's own),
  * never for an {@link InputError} (README, "Logs").
  */
-export function withReference(said: Sentence | LegacyString, ref: string): Sentence {
-  return sentence('common.with_reference', { sentence: typeof said === 'string' ? sentenceOfText(said) : said, ref });
+export function withReference(said: Sentence, ref: string): Sentence {
+  return sentence('common.with_reference', { sentence: said, ref });
 }

@@ -7,7 +7,6 @@
 import type { Logger } from '../log.ts';
 import type { NamedWait } from './delivery/bucket.ts';
 import type { PageBreaks } from './delivery/page-breaks.ts';
-import { type LegacyString, sentenceOfText } from './errors.ts';
 import type { InvocationLocale } from './i18n/languages.ts';
 import { english, type Sentence } from './i18n/words.ts';
 import type { BucketId } from './keys.ts';
@@ -353,10 +352,9 @@ export class AttachmentAccessError extends Error {
   /** What the user is told, not yet in words (rendered in the reader's language); `message` is its English. */
   readonly sentence: Sentence;
 
-  constructor(said: Sentence | LegacyString) {
-    const s = typeof said === 'string' ? sentenceOfText(said) : said;
-    super(english.say(s));
-    this.sentence = s;
+  constructor(said: Sentence) {
+    super(english.say(said));
+    this.sentence = said;
     this.name = 'AttachmentAccessError';
   }
 }

@@ -13,10 +13,7 @@ import { english, type Sentence, sentence } from './i18n/words.ts';
 export class StopRequest extends Error {
   /** What users read (under the partial answer, in the place's words): `answers.stop.stopped` or `.restarting`. */
   readonly sentence: Sentence;
-  /**
-   * The sentence's catalog key, which AbortedError takes as its user message (service/errors.ts);
-   * a key is rendered in the reader's words where it is shown (errors.ts `sentenceOfText`).
-   */
+  /** The sentence's catalog key. */
   readonly userMessage: MessageKey;
 
   /** @param kind `shutdown`: the bot is stopping; `user`: someone pressed Stop. */

@@ -126,13 +126,11 @@ export function sentenceOf(error: unknown, where?: ForgetPlace): Sentence {
  * What the user reads when the image results of web search mode "images" (§4.1) could not be
  * posted after the answer (the answer and its history stay): the platform's reason
  * (`ReplyChannel.explain`), or a general one. Without its reference (withReference adds it).
- * @param reason the platform's reason, a Sentence or (TRANSITIONAL, issue 42) English text.
+ * @param reason the platform's reason (`ReplyChannel.explain`).
  */
-export function imageResultsNotPosted(reason: Sentence | string | undefined): Sentence {
+export function imageResultsNotPosted(reason: Sentence | undefined): Sentence {
   if (reason === undefined) return sentence('errors.image_results_refused');
-  return sentence('errors.image_results_not_posted', {
-    reason: typeof reason === 'string' ? sentence('common.untranslated', { text: reason }) : reason,
-  });
+  return sentence('errors.image_results_not_posted', { reason });
 }
 
 /**

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runInvocation } from '../../src/core/command.ts';
 import { type Core, closeCore, createCore } from '../../src/core/core.ts';
 import { answerMention } from '../../src/core/features/mention.ts';
+import { english, sentence } from '../../src/core/i18n/words.ts';
 import { type Attachment, AttachmentAccessError } from '../../src/core/platform.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import type { ContentPart } from '../../src/core/service/schemas.ts';
@@ -185,14 +186,14 @@ describe('answerMention', () => {
       name,
       mimeType: 'image/png',
       size: 10,
-      fetch: async () => Promise.reject(new AttachmentAccessError('Missing files:read.')),
+      fetch: async () => Promise.reject(new AttachmentAccessError(sentence('slack.files.read_missing'))),
     });
     const r = recorder('m:scope', {});
     await runInvocation('mention', r.ctx, core, () =>
       answerMention(r.ctx, core, { text: 'look', attachments: [refused('a.png'), refused('b.png')] }),
     );
     expect(lastUserContent()).toBe('look');
-    expect(r.messages[0]!.content.match(/Missing files:read\./g)).toHaveLength(1);
+    expect(r.messages[0]!.content.split(english.t('slack.files.read_missing'))).toHaveLength(2);
   });
 
   it('with no text and nothing usable, says why without calling the service, and stores nothing', async () => {

@@ -154,7 +154,7 @@ describe('Slack /export', () => {
     const answers = slack.responsePosts().slice(posts);
     expect(answers).toHaveLength(1);
     expect(answers[0]).toMatchObject({ responseType: 'ephemeral' });
-    expect(unescapeSlack(answers[0]!.text)).toContain(IM_WRITE_MISSING);
+    expect(unescapeSlack(answers[0]!.text)).toContain(english.say(IM_WRITE_MISSING));
     expect(slack.callsTo('files.completeUploadExternal')).toHaveLength(uploads);
     // The failed export was not counted against the user's 5 in 10 minutes.
     const counter = await testBot.bot.core.store.counter(storeKeys.quota('export', `slack:${slack.teamId}:${BOB}`));

@@ -285,9 +285,7 @@ async function postImageResults(ctx: CommandContext, core: Core, answer: string,
   } catch (error) {
     const words = await core.languages.forUser(ctx);
     const explained = ctx.reply.explain?.(error);
-    await ctx.reply.sendEphemeral(
-      words.say(withReference(imageResultsNotPosted(explained && words.say(explained)), ctx.ref)),
-    );
+    await ctx.reply.sendEphemeral(words.say(withReference(imageResultsNotPosted(explained), ctx.ref)));
     throw new ShownError(error);
   }
 }

@@ -4,7 +4,6 @@
  * (scans, no regular expression that can backtrack).
  */
 import type { AnswerText, FinalAnswer } from '../delivery/answer-stream.ts';
-import { sentenceOfText } from '../errors.ts';
 import type { Words } from '../i18n/words.ts';
 import type { CommandContext } from '../platform.ts';
 import { InvalidJsonError } from '../service/errors.ts';
@@ -105,6 +104,6 @@ export function showJson(ctx: CommandContext, answer: AnswerText, maxChars: numb
   } catch (error) {
     if (!(error instanceof InvalidJsonError)) throw error;
     ctx.log.info({ code: error.code, chars: answer.whole.length }, 'JSON mode answer is not valid JSON');
-    return { text: `${answer.shown}\n\n⚠️ ${words.say(sentenceOfText(error.userMessage))}` };
+    return { text: `${answer.shown}\n\n⚠️ ${words.say(error.sentence)}` };
   }
 }

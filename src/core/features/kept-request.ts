@@ -141,10 +141,12 @@ async function imagesAgain(
   const files = found.map((image, i) => ({ ...image!.file, name: refs[i]!.name }));
   const work = { images: core.images, key: subjectOf(ctx), signal: ctx.signal, log: ctx.log };
   const collected = await collectImages(files, core.inputImages, work);
-  if (collected.images.length < refs.length)
-    throw new InputError('answers.regenerate.images_unusable_why', {
-      reasons: joinSentences([...collected.notices, skippedLine(collected.skipped)]),
-    });
+  if (collected.images.length < refs.length) {
+    const reasons = joinSentences([...collected.notices, skippedLine(collected.skipped)]);
+    throw reasons
+      ? new InputError('answers.regenerate.images_unusable_why', { reasons })
+      : new InputError('answers.regenerate.images_unusable');
+  }
   return collected.images.map((image) => image.url);
 }
 

@@ -108,7 +108,8 @@ export async function answerMention(ctx: CommandContext, core: Core, request: Me
   const imagesOf = (list: readonly Attachment[]) =>
     collected.images.filter((_, i) => list.includes(collected.sources[i]!));
   const images = imagesOf(request.attachments);
-  const notes: Note[] = [...(request.notices ?? []), ...new Set([...collected.notices, ...files.notices])];
+  const notices = new Map([...collected.notices, ...files.notices].map((n) => [n.key, n]));
+  const notes: Note[] = [...(request.notices ?? []), ...notices.values()];
   const skipped = request.context?.skipped;
   // The answer's public lines (notes, buttons) are in the place's words.
   const words = await core.languages.forPlace(ctx);

@@ -35,14 +35,12 @@ export function sentence(key: MessageKey, values?: MessageValues): Sentence {
 
 /**
  * Whole sentences one after the other (`common.pair`: a space between them, none in Japanese), as
- * one Sentence; text not in the catalog is shown as written, undefined and empty entries left out.
- * For sentences that each stand alone (the reasons after a refusal), never for pieces of one.
+ * one Sentence; undefined entries left out; undefined when none is left. For sentences that each
+ * stand alone (the reasons after a refusal), never for pieces of one.
  */
-export function joinSentences(parts: ReadonlyArray<Sentence | string | undefined>): Sentence {
-  const said = parts
-    .filter((p): p is Sentence | string => p !== undefined && p !== '')
-    .map((p) => (typeof p === 'string' ? sentence('common.untranslated', { text: p }) : p));
-  if (said.length === 0) return sentence('common.untranslated', { text: '' });
+export function joinSentences(parts: ReadonlyArray<Sentence | undefined>): Sentence | undefined {
+  const said = parts.filter((p): p is Sentence => p !== undefined);
+  if (said.length === 0) return undefined;
   return said.reduce((first, second) => sentence('common.pair', { first, second }));
 }
 

@@ -37,7 +37,7 @@ export interface CollectedImages {
   sources: Attachment[];
   skipped: SkippedAttachment[];
   /** Sentences about the files as a whole (each at most once), e.g. a missing scope. */
-  notices: string[];
+  notices: Sentence[];
 }
 
 /** File name extensions of the raster formats the bot reads (images.ts RasterFormat; heif covers AVIF). */
@@ -106,7 +106,8 @@ export async function collectImages(
   /** One deadline for the request's conversions, from the first file downloaded. */
   let deadline: number | undefined;
   const skipped: SkippedAttachment[] = [];
-  const notices = new Set<string>();
+  // One notice per kind (its catalog key): said once however many files it concerns.
+  const notices = new Map<string, Sentence>();
   const chosen: Attachment[] = [];
   for (const attachment of attachments) {
     if (!looksLikeImage(attachment)) skipped.push({ name: attachment.name, reason: notImageReason(attachment) });
@@ -135,7 +136,7 @@ export async function collectImages(
         });
       } catch (error) {
         if (work.signal.aborted) throw error;
-        if (error instanceof AttachmentAccessError) notices.add(error.message);
+        if (error instanceof AttachmentAccessError) notices.set(error.sentence.key, error.sentence);
         else if (error instanceof ImageInputError) skipped.push({ name: attachment.name, reason: error.reason });
         else if (error instanceof DownloadError) skipped.push({ name: attachment.name, reason: error.reason });
         else throw error;
@@ -152,7 +153,7 @@ export async function collectImages(
     images: used.map((u) => u.image),
     sources: used.map((u) => u.source),
     skipped,
-    notices: [...notices],
+    notices: [...notices.values()],
   };
 }
 
@@ -207,8 +208,7 @@ export async function optionImage(
     if (signal.aborted) throw error;
     if (error instanceof ImageInputError || error instanceof DownloadError)
       throw new OptionError(optionRefused(option, error.sentence));
-    if (error instanceof AttachmentAccessError)
-      throw new OptionError(optionRefused(option, sentence('common.untranslated', { text: error.message })));
+    if (error instanceof AttachmentAccessError) throw new OptionError(optionRefused(option, error.sentence));
     throw error;
   }
 }

@@ -16,7 +16,7 @@ import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import { english, type Sentence } from '../i18n/words.ts';
 import { ipLiteralOf, isLocalhostName, isPublicAddress } from './addresses.ts';
 import { type ByteRange, keepRange, rangeHeader } from './download-range.ts';
-import { legacyReason, megabytes, type Reason, reason, reasonSentence } from './reasons.ts';
+import { megabytes, type Reason, reason, reasonSentence } from './reasons.ts';
 
 /** Why a download failed: the stable code and a sentence naming the file, for the user. */
 export type DownloadFailure = 'too_large' | 'http_status' | 'html' | 'timeout' | 'network' | 'not_public';
@@ -31,20 +31,18 @@ export class DownloadError extends Error {
 
   /**
    * @param name the file's name, as users read it.
-   * @param said why (`media.reason.*`); TRANSITIONAL (issue 42): English after the name
-   *   ("is not shared with the bot"), shown as written.
+   * @param said why (`media.reason.*`, or a platform's reason with the same `form`/`name` values).
    */
   constructor(
     readonly code: DownloadFailure,
     readonly file: string,
-    said: Reason | string,
+    said: Reason,
     /** The HTTP status, when the server answered. */
     readonly status?: number,
   ) {
-    const reason = typeof said === 'string' ? legacyReason(said) : said;
-    super(english.say(reasonSentence(reason, file)));
+    super(english.say(reasonSentence(said, file)));
     this.name = 'DownloadError';
-    this.reason = reason;
+    this.reason = said;
   }
 
   /** The sentence for the user, naming the file. */

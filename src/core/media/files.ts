@@ -70,7 +70,7 @@ export interface CollectedFiles {
   skipped: SkippedAttachment[];
   cut: CutFile[];
   /** Sentences about the files as a whole (each at most once), e.g. a missing Slack scope. */
-  notices: string[];
+  notices: Sentence[];
 }
 
 /** What reading the files needs: the PDF workers, the user's line among them, and the request's signal. */
@@ -104,7 +104,7 @@ const keptChars = (count: number, budget: boolean) =>
   sentence('media.kept.chars', { count, budget: budget ? 'yes' : 'no' });
 
 /** One file read, or why not. */
-type Read = { file: ContextFile; kept?: Sentence } | { skipped: Reason } | { notice: string };
+type Read = { file: ContextFile; kept?: Sentence } | { skipped: Reason } | { notice: Sentence };
 
 /** What is left for the message's files as they are read in turn. */
 interface Left {
@@ -143,7 +143,7 @@ export async function collectFiles(
     const { name } = attachment;
     const read = left.chars > 0 ? await readFile(attachment, limits, work, left) : { skipped: NO_ROOM };
     if ('notice' in read) {
-      if (!result.notices.includes(read.notice)) result.notices.push(read.notice);
+      if (!result.notices.some((n) => n.key === read.notice.key)) result.notices.push(read.notice);
       continue;
     }
     if ('skipped' in read) {
@@ -221,7 +221,7 @@ async function readFile(attachment: Attachment, limits: FileLimits, work: FileWo
   } catch (error) {
     if (work.signal.aborted) throw error;
     work.log?.info({ file: name, err: error instanceof Error ? error.message : String(error) }, 'attachment not used');
-    if (error instanceof AttachmentAccessError) return { notice: error.message };
+    if (error instanceof AttachmentAccessError) return { notice: error.sentence };
     if (error instanceof FileInputError) return { skipped: error.reason };
     if (error instanceof DownloadError) return { skipped: error.reason };
     throw error;
@@ -310,8 +310,7 @@ export async function optionFile(
   work: FileWork,
 ): Promise<{ files: ContextFile[]; notes: Sentence[] }> {
   const { files, skipped, cut, notices } = await collectFiles([attachment], limits, work);
-  if (notices.length)
-    throw new OptionError(optionRefused(option, sentence('common.untranslated', { text: notices[0]! })));
+  if (notices.length) throw new OptionError(optionRefused(option, notices[0]!));
   if (skipped.length) throw new OptionError(optionRefused(option, reasonSentence(skipped[0]!.reason, attachment.name)));
   const line = cutLine(cut);
   return { files, notes: line ? [line] : [] };

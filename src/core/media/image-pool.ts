@@ -324,7 +324,7 @@ function rebuild(error: {
   if (error.name === 'ImageInputError')
     return new ImageInputError(error.file ?? '', error.reason ?? reason('media.reason.damaged'));
   if (error.name === 'ImageTooLargeError')
-    return new ImageTooLargeError(error.sentence ?? sentence('common.untranslated', { text: error.message }));
+    return new ImageTooLargeError(error.sentence ?? sentence('errors.service.image_not_processed'));
   if (error.name === 'InvalidResponseError') return new InvalidResponseError(error.message);
   return new Error(`image worker: ${error.message}`);
 }

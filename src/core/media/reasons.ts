@@ -13,9 +13,8 @@ export type ReasonKey = Extract<MessageKey, `media.reason.${string}`>;
 
 /**
  * A reason a file is not used: a `media.reason.*` message and its values, without its form and
- * the file's name (see {@link reasonLine}, {@link reasonSentence}). TRANSITIONAL (issue 42): a
- * `common.untranslated` Sentence holds an English predicate ("is not shared with the bot") given
- * by code not yet converted.
+ * the file's name (see {@link reasonLine}, {@link reasonSentence}): its message takes `form`
+ * (`line` or `sentence`) and `name`.
  */
 export type Reason = Sentence;
 
@@ -24,27 +23,13 @@ export function reason(key: ReasonKey, values?: MessageValues): Reason {
   return sentence(key, values);
 }
 
-/** TRANSITIONAL (issue 42): English text after a file's name ("is not shared with the bot") as a {@link Reason}. */
-export function legacyReason(predicate: string): Reason {
-  return sentence('common.untranslated', { text: predicate });
-}
-
-/** Whether a reason is transitional English ({@link legacyReason}). */
-function legacyText(said: Reason): string | undefined {
-  return said.key === 'common.untranslated' ? String(said.values?.text ?? '') : undefined;
-}
-
 /** The reason as the phrase after a file's name in a list: "too large (2.0 MB; files up to 1.0 MB are read)". */
 export function reasonLine(said: Reason): Sentence {
-  const legacy = legacyText(said);
-  if (legacy !== undefined) return sentence('common.untranslated', { text: legacy.replace(/^is /, '') });
   return sentence(said.key, { ...said.values, form: 'line', name: '' });
 }
 
 /** The reason as a whole sentence naming the file (`name`, escaped by the caller where it must be): "a.png is too large (…).". */
 export function reasonSentence(said: Reason, name: string): Sentence {
-  const legacy = legacyText(said);
-  if (legacy !== undefined) return sentence('common.untranslated', { text: `${name} ${legacy}.` });
   return sentence(said.key, { ...said.values, form: 'sentence', name });
 }
 

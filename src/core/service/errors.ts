@@ -8,7 +8,6 @@
  * in the reader's language; `userMessage` is its English, for logs). Neither ever contains the
  * API key: messages are built from the server's text, which is scrubbed by the client.
  */
-import { sentenceOfText } from '../errors.ts';
 import { english, isSentence, type Sentence, sentence } from '../i18n/words.ts';
 
 /** Stable machine-readable codes, one per class. */
@@ -183,16 +182,11 @@ export class ConnectionError extends ServiceError {
 export class AbortedError extends ServiceError {
   /**
    * @param reason the abort signal's reason; when it carries a `sentence` (a Sentence: a shutdown,
-   *   a Stop button), that is the sentence shown; TRANSITIONAL (issue 42): a reason with only an
-   *   English `userMessage` is shown as written.
+   *   a Stop button, Discord's time up), that is the sentence shown; else `errors.service.aborted`.
    */
   constructor(readonly reason?: unknown) {
-    const given = reason as { sentence?: unknown; userMessage?: unknown } | undefined;
-    const said = isSentence(given?.sentence)
-      ? given.sentence
-      : typeof given?.userMessage === 'string'
-        ? sentenceOfText(given.userMessage)
-        : sentence('errors.service.aborted');
+    const given = reason as { sentence?: unknown } | undefined;
+    const said = isSentence(given?.sentence) ? given.sentence : sentence('errors.service.aborted');
     super('aborted', 'request aborted', said);
   }
 }

@@ -24,7 +24,7 @@
  */
 
 import type { Logger } from '../../log.ts';
-import { InputError, type LegacyString } from '../errors.ts';
+import { InputError } from '../errors.ts';
 import { type Sentence, sentence } from '../i18n/words.ts';
 import { storeKeys } from '../keys.ts';
 import type { InvocationUser } from '../platform.ts';
@@ -57,12 +57,11 @@ export class QuotaError extends InputError {
   override readonly code = 'quota_exceeded';
 
   /**
-   * @param said the sentence for the user (`errors.quota.*`, `errors.spend.cap_reached`);
-   *   TRANSITIONAL (issue 42): English text is shown as written.
+   * @param said the sentence for the user (`errors.quota.*`, `errors.spend.cap_reached`, /export's limit).
    * @param retryInMs when the user may try again, in ms.
    */
   constructor(
-    said: Sentence | LegacyString,
+    said: Sentence,
     readonly retryInMs: number,
   ) {
     super(said);

@@ -8,6 +8,7 @@
  */
 import type { WebClient } from '@slack/web-api';
 import { InputError } from '../../core/errors.ts';
+import { sentence } from '../../core/i18n/words.ts';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import { slackErrorCode } from './errors.ts';
 import { uploadFiles } from './files.ts';
@@ -18,8 +19,7 @@ import { mrkdwnOf } from './mrkdwn.ts';
 export const SLACK_DIRECT_SCOPES = ['im:write'] as const;
 
 /** Said when the app lacks `im:write` (an app installed before /export). */
-export const IM_WRITE_MISSING =
-  'I cannot send you files in a direct message: the Slack app is missing the `im:write` scope. An admin can add it under OAuth & Permissions and reinstall the app.';
+export const IM_WRITE_MISSING = sentence('slack.direct.im_write_missing');
 
 /**
  * Sends `message` to `user` in their DM with the bot: its files uploaded with its text (escaped,
