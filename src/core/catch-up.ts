@@ -13,12 +13,14 @@
  * apart, and at most {@link CATCH_UP_CONCURRENCY} late answers at once, which go through the
  * same write scheduler as every answer.
  */
+
 import type { Logger } from '../log.ts';
 import type { Core } from './core.ts';
+import { sentence } from './i18n/words.ts';
 import { newerId, type SeenConversation } from './state/seen.ts';
 
 /** The line under a late answer. */
-export const LATE_NOTICE = '(answered after a restart)';
+export const LATE_NOTICE = sentence('answers.late');
 
 /** The most messages read per conversation by one catch-up. */
 export const CATCH_UP_PER_CONVERSATION = 50;

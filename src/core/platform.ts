@@ -433,7 +433,7 @@ export interface CommandContext {
    */
   sendDirect?(message: OutgoingMessage): Promise<void>;
   /** Lines from the adapter shown under a chat's answer (e.g. why no thread was opened), not stored. */
-  notices?: readonly string[];
+  notices?: readonly Sentence[];
   /**
    * Other conversations the exchange also joins, read when it is stored (Slack: the thread
    * that shows a /chat's question and answer, so that a mention there carries it).

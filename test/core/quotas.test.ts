@@ -14,10 +14,11 @@ import imagineCommand from '../../commands/imagine.ts';
 import usageCommand from '../../commands/usage.ts';
 import { runCommand } from '../../src/core/command.ts';
 import { type Core, closeCore, createCore } from '../../src/core/core.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openLocalStore } from '../../src/core/state/local-state.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
-import { COUNT_FLUSH_MS, QuotaError, type QuotaLimits, Quotas, waitText } from '../../src/core/state/quotas.ts';
+import { COUNT_FLUSH_MS, QuotaError, type QuotaLimits, Quotas, waitIn } from '../../src/core/state/quotas.ts';
 import { openRedisStore } from '../../src/core/state/redis-state.ts';
 import type { StateStore } from '../../src/core/state/store.ts';
 import { FakeService } from '../fakes/service.ts';
@@ -221,7 +222,7 @@ describe('Quotas', () => {
   });
 
   it('says waits in seconds, minutes, or hours and minutes', () => {
-    expect([waitText(1), waitText(42_000), waitText(150_000), waitText(3 * 3_600_000 + 5 * 60_000)]).toEqual([
+    expect([1, 42_000, 150_000, 3 * 3_600_000 + 5 * 60_000].map((ms) => english.say(waitIn(ms)))).toEqual([
       'in 1 s',
       'in 42 s',
       'in 3 min',

@@ -13,8 +13,10 @@
  *
  * The tests run in order: each starts where the previous one stopped the bot.
  */
+
 import { describe, expect, it } from 'vitest';
 import { LATE_NOTICE } from '../../src/core/catch-up.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import type { FakeChannel, FakeDiscord, FakeMessage } from '../fakes/discord.ts';
 import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
 import type { FakeSlack, FakeSlackMessage } from '../fakes/slack.ts';
@@ -160,13 +162,13 @@ async function expectAnsweredOnceLate(sent: Awaited<ReturnType<typeof whileStopp
     await answeredOnDiscord(message, `Answer to: ${question}`);
     const answers = discordAnswers(message);
     expect(answers, question).toHaveLength(1);
-    expect(answers[0]!.content).toContain(LATE_NOTICE);
+    expect(answers[0]!.content).toContain(english.say(LATE_NOTICE));
   }
   for (const message of sent.slackMessages) {
     await answeredOnSlack(message, 'Answer to:');
     const answers = slackAnswers(message);
     expect(answers).toHaveLength(1);
-    expect(answers[0]!.text).toContain(LATE_NOTICE);
+    expect(answers[0]!.text).toContain(english.say(LATE_NOTICE));
   }
 }
 
@@ -174,7 +176,7 @@ async function expectAnsweredOnceLate(sent: Awaited<ReturnType<typeof whileStopp
 function expectLiveAnswersAlone(): void {
   for (const message of answeredLive.discord) {
     expect(discordAnswers(message)).toHaveLength(1);
-    expect(discordAnswers(message)[0]!.content).not.toContain(LATE_NOTICE);
+    expect(discordAnswers(message)[0]!.content).not.toContain(english.say(LATE_NOTICE));
   }
   for (const message of answeredLive.slack) expect(slackAnswers(message)).toHaveLength(1);
 }
@@ -228,7 +230,7 @@ describe('catch-up after downtime', () => {
     expect(discordAnswers(tooOld)).toEqual([]);
     // A Slack DM too (answered in its own thread, as a DM's top-level message is).
     await expect.poll(() => slackTexts(im.id, 'Answer to: down slack dm'), { timeout: 20_000 }).toHaveLength(1);
-    expect(slackTexts(im.id, 'Answer to: down slack dm')[0]).toContain(LATE_NOTICE);
+    expect(slackTexts(im.id, 'Answer to: down slack dm')[0]).toContain(english.say(LATE_NOTICE));
     expect(slackTexts(im.id, 'Answer to: live slack dm')).toHaveLength(1);
     // One request per late answer: nothing else was asked.
     expect(service.chatRequests().length - requestsBefore).toBe(7);
@@ -258,7 +260,7 @@ describe('catch-up after downtime', () => {
     await catchUpsDone([bot], ['discord'], readies);
     await answeredOnDiscord(lost, 'Answer to: while the gateway was away');
     expect(discordAnswers(lost)).toHaveLength(1);
-    expect(discordAnswers(lost)[0]!.content).toContain(LATE_NOTICE);
+    expect(discordAnswers(lost)[0]!.content).toContain(english.say(LATE_NOTICE));
     // It was a new session (IDENTIFY, READY), not a resumed one.
     expect(discord.gatewayIdentifies.length).toBe(identifies + 1);
     expect(discord.gatewayResumes.length).toBe(resumes);
@@ -278,7 +280,7 @@ describe('catch-up after downtime', () => {
     await catchUpsDone([bot], ['slack'], 1);
     await answeredOnSlack(lost, 'Answer to: while the socket was away');
     expect(slackAnswers(lost)).toHaveLength(1);
-    expect(slackAnswers(lost)[0]!.text).toContain(LATE_NOTICE);
+    expect(slackAnswers(lost)[0]!.text).toContain(english.say(LATE_NOTICE));
     await stopBot(bot);
   }, 60_000);
 
@@ -306,7 +308,7 @@ describe('catch-up after downtime', () => {
       .poll(() => bot.problems.get('event already answered (a retry or a second delivery); ignored') ?? 0)
       .toBe(1);
     expect(slackAnswers(lost)).toHaveLength(1);
-    expect(slackAnswers(lost)[0]!.text).toContain(LATE_NOTICE);
+    expect(slackAnswers(lost)[0]!.text).toContain(english.say(LATE_NOTICE));
     await stopBot(bot);
   }, 60_000);
 });

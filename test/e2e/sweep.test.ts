@@ -9,9 +9,11 @@
  * EVENT_SILENCE_MINUTES without an event, the connection is re-established (the fake sees a new
  * connection) and /healthz reports the platform deaf until an event is delivered again.
  */
+
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { LATE_NOTICE } from '../../src/core/catch-up.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import type { FakeChannel, FakeDiscord, FakeMessage } from '../fakes/discord.ts';
 import type { ChatRequestBody, FakeService } from '../fakes/service.ts';
 import type { FakeSlack, FakeSlackMessage } from '../fakes/slack.ts';
@@ -127,7 +129,7 @@ describe('the sweep: a bot that notices it went deaf', () => {
 
     await answeredOnDiscord(missed, 'Answer to: never dispatched');
     expect(discordAnswers(missed)).toHaveLength(1);
-    expect(discordAnswers(missed)[0]!.content).toContain(LATE_NOTICE);
+    expect(discordAnswers(missed)[0]!.content).toContain(english.say(LATE_NOTICE));
     await expect.poll(() => missedEvents('discord'), { timeout: 10_000 }).toBe(1);
 
     // Nothing dispatched for EVENT_SILENCE_MINUTES while a mention was missed: the gateway
@@ -147,7 +149,7 @@ describe('the sweep: a bot that notices it went deaf', () => {
     // Each message once: the delivered ones live, the missed one late; nothing counted twice.
     for (const message of [live, after]) {
       expect(discordAnswers(message)).toHaveLength(1);
-      expect(discordAnswers(message)[0]!.content).not.toContain(LATE_NOTICE);
+      expect(discordAnswers(message)[0]!.content).not.toContain(english.say(LATE_NOTICE));
     }
     expect(discordAnswers(missed)).toHaveLength(1);
     expect(await missedEvents('discord')).toBe(1);
@@ -170,7 +172,7 @@ describe('the sweep: a bot that notices it went deaf', () => {
 
     await answeredOnSlack(missed, 'Answer to: never delivered');
     expect(slackAnswers(missed)).toHaveLength(1);
-    expect(slackAnswers(missed)[0]!.text).toContain(LATE_NOTICE);
+    expect(slackAnswers(missed)[0]!.text).toContain(english.say(LATE_NOTICE));
     await expect.poll(() => missedEvents('slack'), { timeout: 10_000 }).toBe(1);
 
     // Silent for EVENT_SILENCE_MINUTES while a mention was missed: a new socket, and /healthz says deaf.
@@ -192,7 +194,7 @@ describe('the sweep: a bot that notices it went deaf', () => {
     await sweepsPass('slack', 2);
     for (const message of [live, after]) {
       expect(slackAnswers(message)).toHaveLength(1);
-      expect(slackAnswers(message)[0]!.text).not.toContain(LATE_NOTICE);
+      expect(slackAnswers(message)[0]!.text).not.toContain(english.say(LATE_NOTICE));
     }
     expect(slackAnswers(missed)).toHaveLength(1);
     expect(await missedEvents('slack')).toBe(1);

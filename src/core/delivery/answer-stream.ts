@@ -28,8 +28,8 @@ function explained(reason: string | undefined): ExplainedReason | undefined {
 
 /**
  * A line under an answer: a {@link Sentence}, rendered in the place's words when the answer is
- * written, or a text made elsewhere, shown as it is (TRANSITIONAL, issue 42: notes of areas not
- * yet in the catalog). Sentences are plain data: an answer's state keeps them (answer-state.ts).
+ * written, or a text of the answer's own (a file's name line), shown as it is. Sentences are plain
+ * data: an answer's state keeps them (answer-state.ts).
  */
 export type Note = string | Sentence;
 

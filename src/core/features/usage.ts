@@ -21,7 +21,7 @@ export function subjectOf(ctx: Pick<CommandContext, 'platform' | 'user' | 'chann
 
 /**
  * How long until a window rolls over, as words of the reader's language: `in 42 seconds`, `in 3
- * minutes`, `in 3 hours 5 minutes` (as state/quotas.ts `waitText`, rounded up, at least 1 s).
+ * minutes`, `in 3 hours 5 minutes` (as state/waits.ts `waitIn`, rounded up, at least 1 s).
  * @param ms the wait, in ms.
  */
 export function waitSentence(ms: number): Sentence {

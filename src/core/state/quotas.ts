@@ -68,7 +68,7 @@ export class QuotaError extends InputError {
   }
 }
 
-export { waitIn, waitText } from './waits.ts';
+export { waitIn } from './waits.ts';
 
 /** One counter as /usage shows it. */
 export interface UsageLine {

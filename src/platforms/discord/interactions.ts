@@ -232,7 +232,7 @@ export async function handleChatInput(
       command.opensThread && passes && userInstalled
         ? {
             ...ctx,
-            notices: ctx.options.thread === true ? [(await deps.core.languages.forPlace(ctx)).say(NO_THREAD_HERE)] : [],
+            notices: ctx.options.thread === true ? [NO_THREAD_HERE] : [],
           }
         : command.opensThread && passes
           ? await chatInThread(interaction, responder, ctx, {

@@ -119,7 +119,7 @@ async function earlierFor(
   deps: { core: Core; botId: string; messageContent: boolean; conversationId: string },
   log: Logger,
   ref: string,
-): Promise<AroundMessage & { notices: string[] }> {
+): Promise<AroundMessage & { notices: Sentence[] }> {
   if (readsHistory) {
     const around = await aroundMessage(message, deps, log, ref);
     const context = around.context ?? (await readThread(message, deps, log, ref));
@@ -132,12 +132,8 @@ async function earlierFor(
   const skipped = reply || threadUnread;
   if (skipped) log.info('earlier messages not read: the author may not read the history here');
   if (!skipped) return { attachments: [], notices: [] };
-  // A line under a public answer: in the place's words.
-  const words = await deps.core.languages.forPlace({
-    channelKey: channelKeyOf(message.guildId, message.channelId, message.channel),
-    locale: messageLocale(message),
-  });
-  return { attachments: [], notices: [words.say(NO_HISTORY_RIGHT)] };
+  // A line under a public answer: rendered in the place's words with the answer.
+  return { attachments: [], notices: [NO_HISTORY_RIGHT] };
 }
 
 /** Notes the message's channel (and the thread opened on it) as where the bot was addressed, for catch-up. */

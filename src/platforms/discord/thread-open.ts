@@ -79,20 +79,19 @@ export function questionMessage(
   return `${words.t('discord.threads.asked', { asker: escapeMarkdown(asker.slice(0, 80)) })}\n${quoted}${attached}`;
 }
 
-/** The thread's conversation: its key, its reply, the lines under its first answer (in the place's `words`); the thread remembered. */
+/** The thread's conversation: its key, its reply, the lines under its first answer; the thread remembered. */
 async function inThread(
   thread: ThreadChannel,
   reply: ReplyChannel,
   deps: ThreadDeps,
   log: Logger,
-  words: Words,
 ): Promise<Pick<CommandContext, 'conversationId' | 'reply' | 'notices'>> {
   const conversationId = conversationKey({ platform: 'discord', guild: thread.guildId, channel: thread.id });
   await rememberOpenedThread(deps.core.store, conversationId).catch((error: unknown) =>
     log.warn({ err: error instanceof Error ? error.message : String(error) }, 'opened thread not remembered'),
   );
   log.info({ thread: thread.id }, 'answering in a new thread');
-  return { conversationId, reply, notices: deps.messageContent ? [] : [words.say(FOLLOW_UPS_NEED_MENTION)] };
+  return { conversationId, reply, notices: deps.messageContent ? [] : [FOLLOW_UPS_NEED_MENTION] };
 }
 
 /**
@@ -123,8 +122,7 @@ export async function chatInThread(
   );
   // The lines under the answer and the question shown are public: in the place's words.
   const words = await deps.core.languages.forPlace(ctx);
-  if ('why' in where)
-    return asked === true || saidForAutoThread(where.why) ? { ...ctx, notices: [words.say(where.why)] } : ctx;
+  if ('why' in where) return asked === true || saidForAutoThread(where.why) ? { ...ctx, notices: [where.why] } : ctx;
   const prompt = String(ctx.options.prompt ?? '');
   let messageId: string | undefined;
   try {
@@ -145,10 +143,10 @@ export async function chatInThread(
       ctx.ref,
     );
     const reply = new ThreadReply(thread, ctx.log, (m) => responder.sendEphemeral(m), deps.core.scheduler);
-    return { ...ctx, ...(await inThread(thread, reply, deps, ctx.log, words)) };
+    return { ...ctx, ...(await inThread(thread, reply, deps, ctx.log)) };
   } catch (error) {
     ctx.log.warn({ err: error }, 'no thread opened: answering in place');
-    return { ...ctx, notices: [words.say(threadRefusedLine(error))] };
+    return { ...ctx, notices: [threadRefusedLine(error)] };
   }
 }
 
@@ -160,7 +158,7 @@ function saidForAutoThread(why: Sentence): boolean {
 /** Where a mention's answer goes: the thread it opened, or in place (with a line saying why none was). */
 export interface MentionPlace {
   thread?: { reply: ThreadReply; conversationId: string };
-  notices: string[];
+  notices: Sentence[];
 }
 
 /**
@@ -185,8 +183,8 @@ export async function mentionInThread(
     return { notices: [] };
   const me = message.guild.members.me;
   const place = threadParentOf(message.channel, me ? message.channel.permissionsFor(me) : null, where.author);
+  if ('why' in place) return { notices: [place.why] };
   const words = await deps.core.languages.forPlace(where);
-  if ('why' in place) return { notices: [words.say(place.why)] };
   try {
     const thread = await startThread(
       place.parent,
@@ -196,11 +194,11 @@ export async function mentionInThread(
       where.ref,
     );
     const reply = new ThreadReply(thread, log, undefined, deps.core.scheduler);
-    const opened = await inThread(thread, reply, deps, log, words);
+    const opened = await inThread(thread, reply, deps, log);
     return { thread: { reply, conversationId: opened.conversationId }, notices: [...(opened.notices ?? [])] };
   } catch (error) {
     log.warn({ err: error }, 'no thread opened: answering in place');
-    return { notices: [words.say(threadRefusedLine(error))] };
+    return { notices: [threadRefusedLine(error)] };
   }
 }
 
