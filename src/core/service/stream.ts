@@ -55,6 +55,8 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
    * services on every one), as it came (not validated), or undefined while none did.
    */
   usage: unknown;
+  /** The `model` the last chunk that named one named (the model that answered), or undefined. */
+  model: string | undefined;
   /** Whether any chunk arrived. */
   private received = false;
   /** Set by {@link abort}: the reason a read's failure is told with. */
@@ -228,9 +230,11 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
     return chunk as T;
   }
 
+  /** Keeps the chunk's `usage` and `model` when it carries them. */
   private noteUsage(chunk: object): void {
-    const { usage } = chunk as { usage?: unknown };
+    const { usage, model } = chunk as { usage?: unknown; model?: unknown };
     if (usage !== undefined && usage !== null) this.usage = usage;
+    if (typeof model === 'string') this.model = model;
   }
 }
 

@@ -28,6 +28,7 @@ import type { Core } from '../../core/core.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
+import { traceInvocation } from '../../ops/tracing.ts';
 import { catchUpOnNewSessions } from './catch-up.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { handleEdit } from './edits.ts';
@@ -41,6 +42,7 @@ import { makeCache, onUncachedEdits, withoutOwnMessages } from './own-messages.t
 import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
 import { stillOpenedThread } from './thread-open.ts';
+import { interactionAttributes } from './trace-names.ts';
 
 /** What discord.js may send a second before it holds requests back itself (Discord's interaction routes are exempt from the global 50/s). */
 const REST_GLOBAL_PER_SECOND = 1_000_000;
@@ -156,7 +158,9 @@ export class DiscordAdapter {
     this.client.on(Events.Raw, () => {
       this.lastEventAt = Date.now();
     });
-    this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
+    this.client.on(Events.InteractionCreate, (interaction) =>
+      traceInvocation('discord.interaction', interactionAttributes(interaction), () => this.onInteraction(interaction)),
+    );
     this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
     this.client.on(Events.MessageUpdate, (_old, message) => this.onEdit(message));
     this.guildLeave = registerGuildLeave(this.client, { core, log });
@@ -261,7 +265,9 @@ export class DiscordAdapter {
       messageContent: this.config.messageContent,
       rateLimits: this.rateLimits,
     };
-    return this.running.run((signal) => handleMessage(message, deps, signal, late), this.onError);
+    return traceInvocation('discord.message', { 'genbot.platform': 'discord', 'genbot.late': late }, () =>
+      this.running.run((signal) => handleMessage(message, deps, signal, late), this.onError),
+    );
   }
 
   /** Re-answers an edited mention in place when the edit calls for it (edits.ts); nothing while stopping. */

@@ -17,6 +17,7 @@ import type { Core } from '../../core/core.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
+import { inSpan, traceInvocation } from '../../ops/tracing.ts';
 import { registerBlockActions } from './actions.ts';
 import { registerAgentView } from './agent.ts';
 import { boltApp, clientOptions } from './app-options.ts';
@@ -31,6 +32,7 @@ import { UninstalledTeams } from './oauth.ts';
 import { rateLimitWatcher, SLACK_BUDGETS, slackRateLimitWait } from './rate-limits.ts';
 import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
+import { slackInvocation } from './trace-names.ts';
 import { registerUninstall, type UninstallHandle } from './uninstall.ts';
 import { SlackDirectory } from './users.ts';
 
@@ -162,31 +164,33 @@ export class SlackAdapter {
     const watch = rateLimitWatcher(this.core);
     watch(this.app.client, undefined);
     const names = new Set(this.commands.map((c) => `/${c.name}`));
-    this.app.use(async (args) => {
-      this.lastEventAt = Date.now();
-      watch(args.client, args.context.teamId);
-      const { command, ack, respond } = args as unknown as {
-        command?: { command?: string };
-        ack?: () => Promise<void>;
-        respond?: RespondFn;
-      };
-      if (command?.command && !names.has(command.command)) {
-        await ack?.();
-        this.log.info({ command: command.command }, 'unknown slash command');
-        await respond?.({ response_type: 'ephemeral', text: unknownCommandText(command.command, [...names]) }).catch(
-          (error: unknown) => this.log.warn({ err: error }, 'could not answer an unknown command'),
-        );
-        return;
-      }
-      await args.next();
-    });
+    this.app.use((args) =>
+      traceInvocation(...slackInvocation(args.body), async () => {
+        this.lastEventAt = Date.now();
+        watch(args.client, args.context.teamId);
+        const { command, ack, respond } = args as unknown as {
+          command?: { command?: string };
+          ack?: () => Promise<void>;
+          respond?: RespondFn;
+        };
+        if (command?.command && !names.has(command.command)) {
+          await ack?.();
+          this.log.info({ command: command.command }, 'unknown slash command');
+          await respond?.({ response_type: 'ephemeral', text: unknownCommandText(command.command, [...names]) }).catch(
+            (error: unknown) => this.log.warn({ err: error }, 'could not answer an unknown command'),
+          );
+          return;
+        }
+        await args.next();
+      }),
+    );
   }
 
   /** One listener per command: acked at once, then run among the running commands (refused while stopping). */
   private registerCommands(deps: SlashCommandDeps): void {
     for (const command of this.commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
-        await ack();
+        await inSpan('slack.ack', {}, () => ack());
         if (this.running.draining) {
           await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
             this.log.warn({ err: error }, 'could not answer while stopping'),
