@@ -134,7 +134,7 @@ export class WriteScheduler {
    * @throws what the write's `run` threw.
    */
   submit(submitted: WriteRequest): Promise<WriteResult> {
-    return submitTraced(submitted, this.enqueue);
+    return submitTraced(submitted, this.enqueue, this.clock);
   }
 
   /** Adds a write to the pending ones (a span around it with tracing on: write-spans.ts). */

@@ -9,16 +9,18 @@
  */
 import { context, trace } from '@opentelemetry/api';
 import { isTracingStarted, recordFailure, startChildSpan } from '../../ops/tracing.ts';
+import type { Clock } from './clock.ts';
 import type { WriteRequest, WriteResult } from './write-request.ts';
 
 /**
  * Submits `request` through `submit` (WriteScheduler's own submission), in a write span when
- * tracing is on.
+ * tracing is on; the wait is measured on the scheduler's `clock` (ms).
  * @returns what `submit` resolves with; @throws what it throws (recorded on the span).
  */
 export function submitTraced(
   request: WriteRequest,
   submit: (request: WriteRequest) => Promise<WriteResult>,
+  clock: Clock,
 ): Promise<WriteResult> {
   if (!isTracingStarted()) return submit(request);
   const parent = context.active();
@@ -31,12 +33,13 @@ export function submitTraced(
   );
   const inSpan = trace.setSpan(parent, span);
   const submittedAt = Date.now();
+  const submittedOnClock = clock.now();
   let started = false;
   const run = () => {
     if (!started) {
       started = true;
       startChildSpan('scheduler.wait', { startTime: submittedAt }, inSpan).end();
-      span.setAttribute('genbot.scheduler.wait_ms', Date.now() - submittedAt);
+      span.setAttribute('genbot.scheduler.wait_ms', clock.now() - submittedOnClock);
     } else span.addEvent('retry');
     return context.with(inSpan, () => request.run());
   };
