@@ -19,6 +19,7 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  type Tracer,
   trace,
 } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -26,8 +27,12 @@ import type { Logger } from 'pino';
 /** The instrumentation scope's name: every span the bot makes is this tracer's. */
 export const TRACER_NAME = 'genbot';
 
-/** The tracer (the API's no-op one until the SDK registers its provider). */
-export const tracer = trace.getTracer(TRACER_NAME);
+/**
+ * The tracer of the running SDK, taken when it starts (a tracer taken earlier would keep the
+ * provider of an SDK stopped since: a second bot in one process, as in tests); the API's no-op
+ * one while none runs.
+ */
+let tracer: Tracer = trace.getTracer(TRACER_NAME);
 
 /** What {@link startTracing} needs of the configuration (config.ts `tracing`). */
 export interface TracingConfig {
@@ -69,6 +74,7 @@ export async function startTracing(config: TracingConfig | undefined, log: Logge
   if (started) return started;
   const { startSdk } = await import('./tracing-sdk.ts');
   const handle = startSdk(config);
+  tracer = trace.getTracer(TRACER_NAME);
   started = {
     forceFlush: () => handle.forceFlush(),
     shutdown: async () => {

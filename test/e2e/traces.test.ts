@@ -5,23 +5,34 @@
  * is one trace: its root span (the interaction) carries the reference the bot logged for it, and
  * holds the deferral, store calls, the chat completion (GenAI attributes, the fake's usage) and
  * each platform write with its wait in the scheduler; the log lines carry its trace id. Without
- * an endpoint, no SDK is loaded or started and the receiver hears nothing.
+ * an endpoint, no SDK is loaded or started and the receiver hears nothing. A Slack /chat the same.
  */
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTracingStarted } from '../../src/ops/tracing.ts';
 import type { FakeDiscord } from '../fakes/discord.ts';
 import type { FakeService } from '../fakes/service.ts';
+import type { FakeSlack } from '../fakes/slack.ts';
 import { useE2E } from '../helpers/e2e.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp.ts';
-import { discordEnv, startTestBot, type TestBot } from './harness.ts';
+import { discordEnv, slackEnv, startTestBot, type TestBot } from './harness.ts';
+
+const SLACK_CHANNEL = 'C0TRACES';
 
 let service: FakeService;
 let discord: FakeDiscord;
+let slack: FakeSlack;
 let receiver: OtlpReceiver;
 
-useE2E({ discord: {} }, (e2e) => {
-  ({ service, discord } = e2e);
+useE2E({ discord: {}, slack: { channels: [{ id: SLACK_CHANNEL, name: 'traces' }] } }, (e2e) => {
+  ({ service, discord, slack } = e2e);
+});
+
+/** The variables that turn tracing on, towards the receiver, in OTLP's JSON encoding. */
+const tracingEnv = () => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=sekrit-collector-key',
 });
 
 beforeAll(async () => {
@@ -62,12 +73,7 @@ describe('without an OTLP endpoint', () => {
 
 describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   it('a /chat is one trace: its root holds the reference the bot logged, the deferral, store calls, the chat completion and each write with its wait', async () => {
-    const testBot = await startTestBot({
-      ...discordEnv(service, discord),
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=sekrit-collector-key',
-    });
+    const testBot = await startTestBot({ ...discordEnv(service, discord), ...tracingEnv() });
     let interactionId: string;
     try {
       expect(isTracingStarted()).toBe(true);
@@ -133,5 +139,40 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     }
     // Every span ended once: no span id is exported twice.
     expect(new Set(spans.map((s: ReceivedSpan) => s.spanId)).size).toBe(spans.length);
+  });
+
+  it('a Slack /chat is one trace too: its root (slack.command) holds the logged reference, the ack, store calls, the chat completion and the writes', async () => {
+    const from = receiver.spans().length;
+    const testBot = await startTestBot({ ...slackEnv(service, slack), ...tracingEnv() });
+    try {
+      service.setStreamUsage({ prompt_tokens: 23, completion_tokens: 4 });
+      const done = testBot.outcomes((o) => o.conversationId.endsWith(`:${SLACK_CHANNEL}`));
+      await slack.sendSlashCommand(`http://127.0.0.1:${testBot.bot.slack!.port}`, {
+        command: '/chat',
+        text: 'hello with traces',
+        channel_id: SLACK_CHANNEL,
+      });
+      expect((await done)[0]!.ok).toBe(true);
+    } finally {
+      service.reset();
+      await testBot.stop();
+    }
+    const spans = receiver.spans().slice(from);
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+    const roots = spans.filter((s) => !s.parentSpanId);
+    expect(roots).toHaveLength(1);
+    const root = roots[0]!;
+    expect(root).toMatchObject({ name: 'slack.command', kind: 2 });
+    expect(root.attributes['genbot.command']).toBe('/chat');
+    const lines = testBot.logs.filter((line) => line.command === 'chat' && line.platform === 'slack');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(new Set(lines.map((line) => line.ref))).toEqual(new Set([root.attributes['genbot.reference']]));
+    expect(lines.every((line) => line.trace_id === root.traceId)).toBe(true);
+    const names = spans.map((s) => s.name);
+    expect(names.filter((n) => n === 'slack.ack')).toHaveLength(1);
+    expect(names.some((n) => n.startsWith('store.'))).toBe(true);
+    expect(names.some((n) => n === 'slack.write')).toBe(true);
+    const completion = spans.find((s) => s.attributes['gen_ai.operation.name'] === 'chat')!;
+    expect(completion.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 23, 'gen_ai.usage.output_tokens': 4 });
   });
 });
