@@ -137,6 +137,8 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
         expect(waits).toHaveLength(0);
       }
     }
+    // The root ends last: it waited for the answer its handler left running.
+    expect(spans.every((s) => s.endNs <= root!.endNs)).toBe(true);
     // Every span ended once: no span id is exported twice.
     expect(new Set(spans.map((s: ReceivedSpan) => s.spanId)).size).toBe(spans.length);
   });
@@ -172,6 +174,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(names.filter((n) => n === 'slack.ack')).toHaveLength(1);
     expect(names.some((n) => n.startsWith('store.'))).toBe(true);
     expect(names.some((n) => n === 'slack.write')).toBe(true);
+    expect(spans.every((s) => s.endNs <= root.endNs)).toBe(true);
     const completion = spans.find((s) => s.attributes['gen_ai.operation.name'] === 'chat')!;
     expect(completion.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 23, 'gen_ai.usage.output_tokens': 4 });
   });

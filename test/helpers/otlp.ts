@@ -14,6 +14,9 @@ export interface ReceivedSpan {
   parentSpanId: string | undefined;
   name: string;
   kind: number;
+  /** When the span started and ended, in ns since the epoch. */
+  startNs: bigint;
+  endNs: bigint;
   attributes: Record<string, unknown>;
   status: { code?: number; message?: string };
 }
@@ -55,6 +58,8 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  startTimeUnixNano: string | number;
+  endTimeUnixNano: string | number;
   attributes?: Array<{ key: string; value: AnyValue }>;
   status?: { code?: number; message?: string };
 }
@@ -92,6 +97,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               parentSpanId: span.parentSpanId || undefined,
               name: span.name,
               kind: span.kind,
+              startNs: BigInt(span.startTimeUnixNano),
+              endNs: BigInt(span.endTimeUnixNano),
               attributes: Object.fromEntries((span.attributes ?? []).map((a) => [a.key, plainValue(a.value)])),
               status: span.status ?? {},
             });
