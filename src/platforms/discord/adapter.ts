@@ -275,7 +275,9 @@ export class DiscordAdapter {
     const botId = this.client.user?.id;
     if (!botId || this.running.draining || message.author?.bot) return;
     const deps = { core: this.core, log: this.log, botId };
-    void this.running.run((signal) => handleEdit(message, deps, signal), this.onError);
+    void traceInvocation('discord.edit', { 'genbot.platform': 'discord' }, () =>
+      this.running.run((signal) => handleEdit(message, deps, signal), this.onError),
+    );
   }
 
   /**
