@@ -73,7 +73,7 @@ export async function startTracing(config: TracingConfig | undefined, log: Logge
   if (!config) return undefined;
   if (started) return started;
   const { startSdk } = await import('./tracing-sdk.ts');
-  const handle = startSdk(config);
+  const handle = startSdk(config, log);
   tracer = trace.getTracer(TRACER_NAME);
   started = {
     forceFlush: () => handle.forceFlush(),

@@ -5,12 +5,15 @@
  * failure recorded; nothing traced outside an invocation. The whole /chat trace is
  * test/e2e/traces.test.ts.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { context, trace } from '@opentelemetry/api';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
+import { createLogger } from '../../src/log.ts';
 import { inSpan, isTracingStarted, startTracing, type TracingHandle, traceInvocation } from '../../src/ops/tracing.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp.ts';
 
@@ -113,7 +116,7 @@ describe('spans', () => {
     const inner = spans.filter((s) => s.name.startsWith('store.') && s.parentSpanId !== root.spanId);
     expect(inner.every((s) => s.parentSpanId === calls[2]!.spanId)).toBe(true);
     expect(calls[0]!.attributes['db.system.name']).toBe('sqlite');
-    expect(JSON.stringify(receiver.spans())).not.toContain('U0SECRETUSER');
+    expect(JSON.stringify(receiver.spans().map((s) => [s.name, s.attributes]))).not.toContain('U0SECRETUSER');
     // The get made outside any invocation made no trace of its own.
     expect(receiver.spans().filter((s) => s.name.startsWith('store.') && s.traceId !== root.traceId)).toEqual([]);
   });
@@ -153,5 +156,37 @@ describe('spans', () => {
     expect(step.status).toMatchObject({ code: 2, message: 'the step broke' });
     expect(root.status).toMatchObject({ code: 2 });
     expect(spans.filter((s) => s.spanId === root.spanId)).toHaveLength(1);
+  });
+});
+
+describe('a collector that refuses the spans', () => {
+  it('is one warn line of the bot log (the headers never in it), and the bot goes on', async () => {
+    const lines: string[] = [];
+    const log = createLogger({
+      level: 'info',
+      secrets: ['sekrit-collector-key'],
+      destination: { write: (line: string) => void lines.push(line) },
+    });
+    const refusing = createServer((_request, response) => response.writeHead(500).end());
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/v1/traces`;
+    const tracing = await startTracing(
+      { tracesUrl: url, protocol: 'http/json', headers: { 'x-key': 'sekrit-collector-key' }, serviceName: 't' },
+      log,
+    );
+    try {
+      for (let i = 0; i < 3; i++) {
+        await traceInvocation('test.refused', {}, async () => undefined);
+        await tracing!.forceFlush();
+      }
+    } finally {
+      await tracing!.shutdown();
+      await new Promise((resolve) => refusing.close(resolve));
+    }
+    const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40);
+    expect(warnings).toEqual([
+      expect.objectContaining({ msg: 'tracing: the OpenTelemetry SDK reports a problem', repeated: 0 }),
+    ]);
+    expect(lines.join('\n')).not.toContain('sekrit-collector-key');
   });
 });

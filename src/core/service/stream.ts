@@ -55,7 +55,7 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
    * services on every one), as it came (not validated), or undefined while none did.
    */
   usage: unknown;
-  /** The `model` the last chunk that named one named (the model that answered), or undefined. */
+  /** The `model` named by the chunk with the finish_reason or the usage (the model that answered), or undefined. */
   model: string | undefined;
   /** Whether any chunk arrived. */
   private received = false;
@@ -208,7 +208,10 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
     }
     if (typeof chunk === 'object' && chunk !== null && !chunk.error && Array.isArray(chunk.choices)) {
       const reason = (chunk.choices[0] as { finish_reason?: unknown } | undefined)?.finish_reason;
-      if (typeof reason === 'string') this.finishReason = reason;
+      if (typeof reason === 'string') {
+        this.finishReason = reason;
+        this.noteModel(chunk);
+      }
       this.noteUsage(chunk);
       return chunk as T;
     }
@@ -230,10 +233,18 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
     return chunk as T;
   }
 
-  /** Keeps the chunk's `usage` and `model` when it carries them. */
+  /** Keeps the chunk's `usage` when it carries one, and then its `model`. */
   private noteUsage(chunk: object): void {
-    const { usage, model } = chunk as { usage?: unknown; model?: unknown };
-    if (usage !== undefined && usage !== null) this.usage = usage;
+    const { usage } = chunk as { usage?: unknown };
+    if (usage !== undefined && usage !== null) {
+      this.usage = usage;
+      this.noteModel(chunk);
+    }
+  }
+
+  /** Keeps the chunk's `model` (read only from the chunks that end an answer: its finish_reason's, its usage's). */
+  private noteModel(chunk: object): void {
+    const { model } = chunk as { model?: unknown };
     if (typeof model === 'string') this.model = model;
   }
 }
