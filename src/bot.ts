@@ -17,6 +17,7 @@ import { createLogger, type Logger } from './log.ts';
 import { type BotMetrics, createMetrics } from './ops/metrics.ts';
 import type { SignalSources } from './ops/metrics-signals.ts';
 import { type HealthCheck, type OpsServer, startOpsServer } from './ops/server.ts';
+import { startTracing, type TracingHandle } from './ops/tracing.ts';
 import type { DiscordAdapter } from './platforms/discord/adapter.ts';
 import type { SlackAdapter } from './platforms/slack/adapter.ts';
 import { ConfigReloader, type ReloadOutcome } from './reload.ts';
@@ -99,6 +100,8 @@ export interface Bot {
   metrics: BotMetrics;
   /** The health and metrics endpoint, when HTTP_PORT is set. */
   ops: OpsServer | undefined;
+  /** The OpenTelemetry SDK, when an OTLP endpoint is set (ops/tracing.ts); `stop` flushes and shuts it down. */
+  tracing: TracingHandle | undefined;
   /** Why the bot is unhealthy (every platform connected, the store answering), or undefined. */
   health(): Promise<string[]>;
   /**
@@ -115,7 +118,8 @@ export interface Bot {
   reload(read: () => Record<string, string | undefined>): Promise<ReloadOutcome>;
   /**
    * Stops the adapters (new work refused; running answers get `graceMs`, default
-   * SHUTDOWN_GRACE_MS, then are stopped with their partial text), then closes the store and client.
+   * SHUTDOWN_GRACE_MS, then are stopped with their partial text), then closes the store and client,
+   * and last exports the spans not sent yet and stops the tracing SDK.
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -165,7 +169,10 @@ export async function startBot(
     secrets: config.secrets,
     format: config.logFormat,
     ...(options.logDestination ? { destination: options.logDestination } : {}),
+    traceIds: config.tracing !== undefined,
   });
+  // Before the store is opened: with tracing on, its calls are spans (open-store.ts).
+  const tracing = await startTracing(config.tracing, log);
   const events = new BotEvents();
   const service = new ServiceClient({
     ...config.service,
@@ -198,6 +205,7 @@ export async function startBot(
     await Promise.allSettled([discord?.stop(graceMs), slack?.stop(graceMs)]);
     await Promise.allSettled([closeCore(core), service.close(), ops?.close()]);
     metrics.close();
+    await tracing?.shutdown();
     log.flush();
   };
   try {
@@ -212,7 +220,8 @@ export async function startBot(
   const health = async () =>
     (await Promise.all(checks.map(async (c) => c.check()))).filter((r): r is string => r !== undefined);
   const reload: Bot['reload'] = (read) => reloader.reload(read);
-  const bot: Bot = { config, core, log, discord, slack, metrics, ops, health, stop, reload, onPlatformLost: undefined };
+  const parts = { config, core, log, discord, slack, metrics, tracing };
+  const bot: Bot = { ...parts, ops, health, stop, reload, onPlatformLost: undefined };
   const reloader = new ConfigReloader(bot, env);
   if (discord) discord.onFatal = (reason) => bot.onPlatformLost?.(reason, slack ? 1 : 0);
   return bot;

@@ -7,6 +7,7 @@
  * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
  */
 import { z } from 'zod';
+import { tracingEnv } from './config-tracing.ts';
 import { matchLocale, SHIPPED_LOCALES } from './core/i18n/locales.ts';
 
 /** Levels pino knows, from the most to the least severe, and `silent`. */
@@ -306,7 +307,7 @@ export const opsEnv = z.object({
 
 /**
  * The whole environment. Sections are joined in this order, which is the order problems are
- * reported in (service, platforms, store, images, limits, quotas, spend, ops and logging).
+ * reported in (service, platforms, store, images, limits, quotas, spend, ops and logging, traces).
  */
 export const envSchema = z.object({
   ...serviceEnv.shape,
@@ -318,6 +319,7 @@ export const envSchema = z.object({
   ...quotasEnv.shape,
   ...spendEnv.shape,
   ...opsEnv.shape,
+  ...tracingEnv.shape,
 });
 
 /** The environment as parsed: defaults filled in, numbers coerced. */

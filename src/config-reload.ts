@@ -109,6 +109,12 @@ export const RELOAD_KINDS: { readonly [Name in EnvName]: ReloadKind } = {
   LOG_FORMAT: 'restart',
   // pino's level, which every logger made from the bot's reads.
   LOG_LEVEL: 'live',
+  // The OpenTelemetry SDK and its exporter are started once, at start.
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'restart',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'restart',
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'restart',
+  OTEL_EXPORTER_OTLP_HEADERS: 'restart',
+  OTEL_SERVICE_NAME: 'restart',
 };
 
 /**

@@ -9,6 +9,7 @@
 import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS, shardProblems } from './config-env.ts';
 import { type SpendConfig, spendOf } from './config-prices.ts';
 import { platformProblems, type SlackConfig, slackOf } from './config-slack.ts';
+import { type TracingConfig, tracingOf, tracingSecrets } from './config-tracing.ts';
 import type { Locale } from './core/i18n/locales.ts';
 
 export type { SlackConfig, SlackOAuthConfig } from './config-slack.ts';
@@ -139,6 +140,8 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
   /** `json` lines (default) or `pretty` (pino-pretty, for a terminal). */
   logFormat: 'json' | 'pretty';
+  /** Where traces go (OTEL_EXPORTER_OTLP_*); undefined: tracing off, the SDK never loaded. */
+  tracing: TracingConfig | undefined;
   /** Every secret value, so the logger can scrub them from any line. */
   secrets: string[];
 }
@@ -272,7 +275,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed = envSchema.safeParse(env);
   const problems = parsed.success ? shardProblems(parsed.data) : schemaProblems(env, parsed.error.issues);
   const spend = parsed.success ? spendOf(parsed.data) : undefined;
-  problems.push(...(spend?.problems ?? []), ...platformProblems(env));
+  const tracing = parsed.success ? tracingOf(parsed.data) : undefined;
+  problems.push(...(spend?.problems ?? []), ...(tracing?.problems ?? []), ...platformProblems(env));
   if (!parsed.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
   const e = parsed.data;
   return {
@@ -295,6 +299,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
+    tracing: tracing?.tracing,
     secrets: [
       e.SERVICE_API_KEY,
       e.DISCORD_TOKEN,
@@ -306,6 +311,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       env.SLACK_INSTALLATION_KEY?.trim(),
       env.SLACK_INSTALLATION_KEY_PREVIOUS?.trim(),
       ...urlCredentials(e.STORE_URL),
+      e.OTEL_EXPORTER_OTLP_HEADERS,
+      ...tracingSecrets(e),
     ].filter((s): s is string => typeof s === 'string' && s.length > 0),
   };
 }

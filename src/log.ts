@@ -11,6 +11,7 @@ import { randomInt } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import type PinoPretty from 'pino-pretty';
+import { noteReference, traceFields } from './ops/tracing.ts';
 
 export type { Logger };
 
@@ -192,12 +193,15 @@ function prettyStream(options: PinoPretty.PrettyOptions): DestinationStream {
  * @param options.secrets values never to be written (API keys, tokens, signing secrets).
  * @param options.format `json` (default: one JSON object a line) or `pretty` (pino-pretty, for a terminal).
  * @param options.destination where lines go; stdout by default (tests pass a collecting stream).
+ * @param options.traceIds with tracing on: each line written under a traced invocation gets its
+ *   `trace_id` and `span_id` (pino's `mixin`), beside the invocation's `ref`; off, no mixin runs.
  */
 export function createLogger(options: {
   level: string;
   secrets: readonly string[];
   format?: 'json' | 'pretty';
   destination?: DestinationStream;
+  traceIds?: boolean;
 }): Logger {
   const secrets = [...options.secrets];
   const destination =
@@ -218,6 +222,7 @@ export function createLogger(options: {
       hooks: { streamWrite: (line: string) => scrubSecrets(line, secrets) },
       serializers: { err: serializeError, error: serializeError },
       formatters: { log: censorSecretFields },
+      ...(options.traceIds ? { mixin: traceFields } : {}),
     },
     destination,
   );
@@ -226,10 +231,14 @@ export function createLogger(options: {
 /** An alphabet without look-alikes (no 0/O, 1/I/L), for reference ids people read out. */
 const REF_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
 
-/** A short reference id (6 characters, e.g. `K7M2QX`) that ties an error a user sees to its log line. */
+/**
+ * A short reference id (6 characters, e.g. `K7M2QX`) that ties an error a user sees to its log
+ * line; with tracing on, also the `genbot.reference` attribute of its trace's root span.
+ */
 export function newReference(): string {
   let ref = '';
   for (let i = 0; i < 6; i++) ref += REF_ALPHABET[randomInt(REF_ALPHABET.length)];
+  noteReference(ref);
   return ref;
 }
 

@@ -6,6 +6,7 @@
  * Stop button aborts one alone through the same controllers.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { holdInvocation } from '../ops/tracing.ts';
 import type { MessageKey } from './i18n/catalogs.ts';
 import { english, type Sentence, sentence } from './i18n/words.ts';
 
@@ -55,23 +56,31 @@ export class RunningCommands {
   }
 
   /**
-   * Runs `work` with its own signal (already aborted, as a shutdown, once `drain()` began).
+   * Runs `work` with its own signal (already aborted, as a shutdown, once `drain()` began). With
+   * tracing on, the invocation's root span (ops/tracing.ts) stays open until `work` has settled.
    * @param onError told of a rejection of `work` (adapters log it); the returned promise never rejects.
    * @returns a promise that settles when `work` has.
    */
   run(work: (signal: AbortSignal) => Promise<unknown>, onError: (error: unknown) => void): Promise<void> {
     const controller = new AbortController();
     if (this.stopping) controller.abort(new StopRequest('shutdown'));
-    const done = this.settled(work(controller.signal), controller, onError);
+    const done = this.settled(work(controller.signal), controller, onError, holdInvocation());
     this.running.set(controller, done);
     return done;
   }
 
   /** Waits for a work's promise; tells `onError` of its rejection, then forgets the work. One frame per work (no chain of callbacks). */
-  private async settled(working: Promise<unknown>, controller: AbortController, onError: (error: unknown) => void) {
+  private async settled(
+    working: Promise<unknown>,
+    controller: AbortController,
+    onError: (error: unknown) => void,
+    traced: ((error?: unknown) => void) | undefined,
+  ) {
     try {
       await working;
+      traced?.();
     } catch (error) {
+      traced?.(error);
       onError(error);
     } finally {
       this.running.delete(controller);

@@ -25,6 +25,7 @@ import { RateLimitRetries, type RateLimitWaitOf } from './refusals.ts';
 import { ServedTimes } from './served.ts';
 import { Wakeups } from './wakeups.ts';
 import type { Pending, Runnable, WriteRequest, WriteResult, WriteSchedulerOptions } from './write-request.ts';
+import { submitTraced } from './write-spans.ts';
 
 /** The scheduler; one per bot (docs/platform-limits.md). No method throws; a write's own error rejects its submit. */
 export class WriteScheduler {
@@ -133,6 +134,11 @@ export class WriteScheduler {
    * @throws what the write's `run` threw.
    */
   submit(submitted: WriteRequest): Promise<WriteResult> {
+    return submitTraced(submitted, this.enqueue, this.clock);
+  }
+
+  /** Adds a write to the pending ones (a span around it with tracing on: write-spans.ts). */
+  private readonly enqueue = (submitted: WriteRequest): Promise<WriteResult> => {
     const request = this.buckets.hasExtras
       ? { ...submitted, buckets: this.buckets.withExtras(submitted.buckets) }
       : submitted;
@@ -143,7 +149,7 @@ export class WriteScheduler {
       if (this.pending.size <= 1 && !this.pumpQueued) this.pump();
       else this.schedulePump();
     });
-  }
+  };
 
   /** Writes waiting (for tests and metrics). */
   get waiting(): number {

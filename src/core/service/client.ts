@@ -11,6 +11,7 @@
  * `create` is overloaded on `stream`: `true` gives a {@link Stream} of chunks.
  */
 
+import type { Span } from '@opentelemetry/api';
 import type { z } from 'zod';
 import { scrubSecrets } from '../../log.ts';
 import { InvalidResponseError, NotAStreamError } from './errors.ts';
@@ -37,6 +38,7 @@ import {
   modelListSchema,
   validateRequest,
 } from './schemas.ts';
+import { endGenerationSpan, type GenerationOutcome, outcomeOf, startGenerationSpan } from './spans.ts';
 import { Stream } from './stream.ts';
 
 /** Per-call options. */
@@ -84,21 +86,37 @@ export class ServiceClient {
   }
 }
 
-/** Opens a streaming POST and wraps it in a Stream. */
+/**
+ * Opens a streaming POST and wraps it in a Stream; `span` (spans.ts) ends when the stream is over,
+ * with the answer's model, usage and finish reason, or with the failure to open it.
+ */
 async function openStream<T>(
   http: ServiceHttp,
   path: string,
   body: unknown,
   options: RequestOptions,
   scrub: (t: string) => string,
+  span: Span,
 ): Promise<Stream<T>> {
-  const release: Release = await http.gate.acquire(options.queue ?? { key: '' }, options.signal);
+  let gateRelease: Release;
+  try {
+    gateRelease = await http.gate.acquire(options.queue ?? { key: '' }, options.signal);
+  } catch (error) {
+    endGenerationSpan(span, undefined, error);
+    throw error;
+  }
+  let stream: Stream<T> | undefined;
+  const release = () => {
+    endGenerationSpan(span, stream);
+    gateRelease();
+  };
   // The slot is held until the stream is over (read to the end, failed or left).
   let response: OpenStream;
   try {
     response = await http.openStream(path, { body, signal: options.signal });
   } catch (error) {
-    release();
+    endGenerationSpan(span, undefined, error);
+    gateRelease();
     throw error;
   }
   // A 2xx that is not an event stream (an HTML page, a JSON body, compressed bytes the bot did
@@ -111,10 +129,31 @@ async function openStream<T>(
   if (type !== 'text/event-stream' || (encoding !== 'identity' && encoding !== '')) {
     // Read a little and let go (destroying it would raise an abort error nobody listens to).
     void response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-    release();
-    throw new NotAStreamError(encoding !== 'identity' && encoding !== '' ? { encoding } : type ? { type } : 'untyped');
+    const error = new NotAStreamError(
+      encoding !== 'identity' && encoding !== '' ? { encoding } : type ? { type } : 'untyped',
+    );
+    endGenerationSpan(span, undefined, error);
+    gateRelease();
+    throw error;
   }
-  return new Stream<T>(response, { http, signal: options.signal, scrub, release });
+  stream = new Stream<T>(response, { http, signal: options.signal, scrub, release });
+  return stream;
+}
+
+/** A non-streamed generation request (`json`) in its span (spans.ts), ended with the answer or the failure. */
+async function inGenerationSpan<T>(
+  span: Span,
+  request: () => Promise<T>,
+  outcome: (answer: T) => GenerationOutcome = outcomeOf,
+): Promise<T> {
+  try {
+    const answer = await request();
+    endGenerationSpan(span, outcome(answer));
+    return answer;
+  } catch (error) {
+    endGenerationSpan(span, undefined, error);
+    throw error;
+  }
 }
 
 /** §4.1 POST /v1/chat/completions. */
@@ -142,10 +181,13 @@ export class ChatCompletions {
     options: RequestOptions = {},
   ): Promise<ChatCompletion | Stream<ChatCompletionChunk>> {
     const valid = validateRequest(chatCompletionRequestSchema, body);
+    const span = startGenerationSpan('chat', valid.model);
     if (valid.stream)
-      return openStream<ChatCompletionChunk>(this.http, '/v1/chat/completions', valid, options, this.scrub);
-    const json = await this.http.json('POST', '/v1/chat/completions', { body: valid, signal: options.signal });
-    return parseResponse(chatCompletionSchema, json, 'the chat completion');
+      return openStream<ChatCompletionChunk>(this.http, '/v1/chat/completions', valid, options, this.scrub, span);
+    return inGenerationSpan(span, async () => {
+      const json = await this.http.json('POST', '/v1/chat/completions', { body: valid, signal: options.signal });
+      return parseResponse(chatCompletionSchema, json, 'the chat completion');
+    });
   }
 }
 
@@ -165,9 +207,13 @@ export class Completions {
   create(body: CompletionRequest & { stream?: false }, options?: RequestOptions): Promise<Completion>;
   async create(body: CompletionRequest, options: RequestOptions = {}): Promise<Completion | Stream<CompletionChunk>> {
     const valid = validateRequest(completionRequestSchema, body);
-    if (valid.stream) return openStream<CompletionChunk>(this.http, '/v1/completions', valid, options, this.scrub);
-    const json = await this.http.json('POST', '/v1/completions', { body: valid, signal: options.signal });
-    return parseResponse(completionSchema, json, 'the text completion');
+    const span = startGenerationSpan('text_completion', valid.model);
+    if (valid.stream)
+      return openStream<CompletionChunk>(this.http, '/v1/completions', valid, options, this.scrub, span);
+    return inGenerationSpan(span, async () => {
+      const json = await this.http.json('POST', '/v1/completions', { body: valid, signal: options.signal });
+      return parseResponse(completionSchema, json, 'the text completion');
+    });
   }
 }
 
@@ -183,14 +229,21 @@ export class Images {
    */
   async generate(body: ImageGenerationRequest, options: RequestOptions = {}): Promise<ImageGenerationResult> {
     const valid = validateRequest(imageGenerationRequestSchema, body);
-    const release = await this.http.gate.acquire(options.queue ?? { key: '' }, options.signal);
-    let json: unknown;
-    try {
-      json = await this.http.json('POST', '/v1/images/generations', { body: valid, signal: options.signal });
-    } finally {
-      release();
-    }
-    return parseResponse(imageGenerationSchema, json, 'the image generation result');
+    const span = startGenerationSpan('generate_content', valid.user_selected_model);
+    return inGenerationSpan(
+      span,
+      async () => {
+        const release = await this.http.gate.acquire(options.queue ?? { key: '' }, options.signal);
+        let json: unknown;
+        try {
+          json = await this.http.json('POST', '/v1/images/generations', { body: valid, signal: options.signal });
+        } finally {
+          release();
+        }
+        return parseResponse(imageGenerationSchema, json, 'the image generation result');
+      },
+      () => ({}),
+    );
   }
 
   /**

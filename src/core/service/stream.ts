@@ -55,6 +55,8 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
    * services on every one), as it came (not validated), or undefined while none did.
    */
   usage: unknown;
+  /** The `model` named by the chunk with the finish_reason or the usage (the model that answered), or undefined. */
+  model: string | undefined;
   /** Whether any chunk arrived. */
   private received = false;
   /** Set by {@link abort}: the reason a read's failure is told with. */
@@ -206,7 +208,10 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
     }
     if (typeof chunk === 'object' && chunk !== null && !chunk.error && Array.isArray(chunk.choices)) {
       const reason = (chunk.choices[0] as { finish_reason?: unknown } | undefined)?.finish_reason;
-      if (typeof reason === 'string') this.finishReason = reason;
+      if (typeof reason === 'string') {
+        this.finishReason = reason;
+        this.noteModel(chunk);
+      }
       this.noteUsage(chunk);
       return chunk as T;
     }
@@ -228,9 +233,19 @@ export class Stream<T> implements AsyncIterable<T>, BatchReading<T> {
     return chunk as T;
   }
 
+  /** Keeps the chunk's `usage` when it carries one, and then its `model`. */
   private noteUsage(chunk: object): void {
     const { usage } = chunk as { usage?: unknown };
-    if (usage !== undefined && usage !== null) this.usage = usage;
+    if (usage !== undefined && usage !== null) {
+      this.usage = usage;
+      this.noteModel(chunk);
+    }
+  }
+
+  /** Keeps the chunk's `model` (read only from the chunks that end an answer: its finish_reason's, its usage's). */
+  private noteModel(chunk: object): void {
+    const { model } = chunk as { model?: unknown };
+    if (typeof model === 'string') this.model = model;
   }
 }
 

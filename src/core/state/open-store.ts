@@ -3,7 +3,9 @@
  * guarantees), every call of it bounded by a deadline (deadline.ts). Beside the two
  * implementations, so that the interface module imports neither.
  */
+import { isTracingStarted } from '../../ops/tracing.ts';
 import type { StateStore } from './store.ts';
+import { withSpans } from './traced-store.ts';
 
 /**
  * Opens the store named by a URL; each of its calls fails with StoreDeadlineError when the
@@ -12,6 +14,8 @@ import type { StateStore } from './store.ts';
  * deployment does not carry the other in its heap.
  * @param url `sqlite://<path>` (relative paths from the working directory; the folder is
  *   created; `sqlite://:memory:` for a throwaway store) or `redis://host:port` / `rediss://…`.
+ * With tracing on (ops/tracing.ts), each call is also a span (traced-store.ts); off, the store is
+ * the backend's own.
  * @param options.onError told of background errors (a Redis connection lost), for logs.
  * @throws Error for another scheme.
  */
@@ -19,6 +23,12 @@ export async function openStore(
   url: string,
   options: { onError?: (error: unknown) => void } = {},
 ): Promise<StateStore> {
+  const store = await openBackend(url, options);
+  return isTracingStarted() ? withSpans(store) : store;
+}
+
+/** The backend a URL names (see {@link openStore}). */
+async function openBackend(url: string, options: { onError?: (error: unknown) => void }): Promise<StateStore> {
   if (url.startsWith('sqlite://'))
     return (await import('./local-state.ts')).openLocalStore(url.slice('sqlite://'.length), options);
   if (url.startsWith('redis://') || url.startsWith('rediss://'))

@@ -31,6 +31,7 @@ import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Sweep } from '../../core/sweep.ts';
 import type { Logger } from '../../log.ts';
+import { traceInvocation } from '../../ops/tracing.ts';
 import { catchUpOnNewSessions } from './catch-up.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { handleEdit } from './edits.ts';
@@ -45,6 +46,7 @@ import { DiscordRateLimits } from './rate-limits.ts';
 import { makeDiscordRequest, NO_MENTIONS } from './rest.ts';
 import { discordSweep, isDelivery } from './sweep.ts';
 import { stillOpenedThread } from './thread-open.ts';
+import { interactionAttributes } from './trace-names.ts';
 
 /** What discord.js may send a second before it holds requests back itself (Discord's interaction routes are exempt from the global 50/s). */
 const REST_GLOBAL_PER_SECOND = 1_000_000;
@@ -168,7 +170,9 @@ export class DiscordAdapter {
       this.lastEventAt = Date.now();
       if (isDelivery(packet)) this.lastDeliveryAt = this.lastEventAt;
     });
-    this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
+    this.client.on(Events.InteractionCreate, (interaction) =>
+      traceInvocation('discord.interaction', interactionAttributes(interaction), () => this.onInteraction(interaction)),
+    );
     this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
     this.client.on(Events.MessageUpdate, (_old, message) => this.onEdit(message));
     this.guildLeave = registerGuildLeave(this.client, { core, log });
@@ -280,7 +284,9 @@ export class DiscordAdapter {
       messageContent: this.config.messageContent,
       rateLimits: this.rateLimits,
     };
-    return this.running.run((signal) => handleMessage(message, deps, signal, late), this.onError);
+    return traceInvocation('discord.message', { 'genbot.platform': 'discord', 'genbot.late': late }, () =>
+      this.running.run((signal) => handleMessage(message, deps, signal, late), this.onError),
+    );
   }
 
   /** Re-answers an edited mention in place when the edit calls for it (edits.ts); nothing while stopping. */
@@ -288,7 +294,9 @@ export class DiscordAdapter {
     const botId = this.client.user?.id;
     if (!botId || this.running.draining || message.author?.bot) return;
     const deps = { core: this.core, log: this.log, botId };
-    void this.running.run((signal) => handleEdit(message, deps, signal), this.onError);
+    void traceInvocation('discord.edit', { 'genbot.platform': 'discord' }, () =>
+      this.running.run((signal) => handleEdit(message, deps, signal), this.onError),
+    );
   }
 
   /**

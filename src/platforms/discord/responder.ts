@@ -6,6 +6,7 @@
 import { type APIModalInteractionResponseCallbackData, type InteractionReplyOptions, MessageFlags } from 'discord.js';
 import type { OutgoingMessage } from '../../core/platform.ts';
 import type { Logger } from '../../log.ts';
+import { inSpan } from '../../ops/tracing.ts';
 import { type OneOffBudget, UNBUDGETED } from './budget.ts';
 import { type AnswerableInteraction, ChannelWrites, editWithToken } from './channel-writes.ts';
 import { isExpiredToken, isUnknownMessage } from './errors.ts';
@@ -109,7 +110,9 @@ export class InteractionResponder {
       const button = kind === 'update' && this.interaction.isButton() ? this.interaction : undefined;
       this.deferredAs = button ? 'update' : kind === 'ephemeral' ? 'ephemeral' : 'reply';
       const flags = this.deferredAs === 'ephemeral' ? MessageFlags.Ephemeral : undefined;
-      this.deferring = button ? button.deferUpdate() : this.interaction.deferReply(flags ? { flags } : {});
+      this.deferring = inSpan('discord.defer', { 'genbot.deferral': this.deferredAs }, () =>
+        button ? button.deferUpdate() : this.interaction.deferReply(flags ? { flags } : {}),
+      );
       if (button) this.originalId = button.message.id; // after deferUpdate, `@original` is the pressed message
     }
     return this.deferring.then(() => undefined);

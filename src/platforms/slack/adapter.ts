@@ -19,6 +19,7 @@ import { english, type Words } from '../../core/i18n/words.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { RESTARTING, RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
+import { inSpan, traceInvocation } from '../../ops/tracing.ts';
 import { registerBlockActions } from './actions.ts';
 import { registerAgentView } from './agent.ts';
 import { boltApp, clientOptions } from './app-options.ts';
@@ -34,6 +35,7 @@ import { rateLimitWatcher, SLACK_BUDGETS, slackRateLimitWait } from './rate-limi
 import { registerMessageShortcuts } from './shortcuts.ts';
 import { SlackStreaming } from './stream.ts';
 import { slackSweep } from './sweep.ts';
+import { slackInvocation } from './trace-names.ts';
 import { registerUninstall, type UninstallHandle } from './uninstall.ts';
 import { SlackDirectory } from './users.ts';
 
@@ -165,36 +167,38 @@ export class SlackAdapter {
     const watch = rateLimitWatcher(this.core);
     watch(this.app.client, undefined);
     const names = new Set(this.commands.map((c) => `/${c.name}`));
-    this.app.use(async (args) => {
-      this.lastEventAt = Date.now();
-      watch(args.client, args.context.teamId);
-      const { command, ack, respond } = args as unknown as {
-        command?: { command?: string; team_id?: string; user_id?: string };
-        ack?: () => Promise<void>;
-        respond?: RespondFn;
-      };
-      if (command?.command && !names.has(command.command)) {
-        await ack?.();
-        this.log.info({ command: command.command }, 'unknown slash command');
-        // Only its user sees it: in their words (users.info's locale, kept by the directory).
-        const words = await this.core.languages.forUser({
-          locale: { user: directory.locale(args.client, command.team_id ?? '', command.user_id ?? '') },
-        });
-        const text = unknownCommandText(command.command, [...names], words);
-        await respond?.({ response_type: 'ephemeral', text }).catch((error: unknown) =>
-          this.log.warn({ err: error }, 'could not answer an unknown command'),
-        );
-        return;
-      }
-      await args.next();
-    });
+    this.app.use((args) =>
+      traceInvocation(...slackInvocation(args.body), async () => {
+        this.lastEventAt = Date.now();
+        watch(args.client, args.context.teamId);
+        const { command, ack, respond } = args as unknown as {
+          command?: { command?: string; team_id?: string; user_id?: string };
+          ack?: () => Promise<void>;
+          respond?: RespondFn;
+        };
+        if (command?.command && !names.has(command.command)) {
+          await ack?.();
+          this.log.info({ command: command.command }, 'unknown slash command');
+          // Only its user sees it: in their words (users.info's locale, kept by the directory).
+          const words = await this.core.languages.forUser({
+            locale: { user: directory.locale(args.client, command.team_id ?? '', command.user_id ?? '') },
+          });
+          const text = unknownCommandText(command.command, [...names], words);
+          await respond?.({ response_type: 'ephemeral', text }).catch((error: unknown) =>
+            this.log.warn({ err: error }, 'could not answer an unknown command'),
+          );
+          return;
+        }
+        await args.next();
+      }),
+    );
   }
 
   /** One listener per command: acked at once, then run among the running commands (refused while stopping). */
   private registerCommands(deps: SlashCommandDeps): void {
     for (const command of this.commands) {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
-        await ack();
+        await inSpan('slack.ack', {}, () => ack());
         if (this.running.draining) {
           await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
             this.log.warn({ err: error }, 'could not answer while stopping'),
