@@ -21,9 +21,9 @@ interface SocketClient {
 
 /** The app's Socket Mode client, or undefined in HTTP mode. */
 function socketClientOf(app: App): SocketClient | undefined {
-  const client = (app as unknown as { receiver?: { client?: Partial<SocketClient> } }).receiver?.client;
-  return typeof client?.disconnect === 'function' && typeof client.start === 'function'
-    ? (client as SocketClient)
+  const socket = (app as unknown as { receiver?: { client?: Partial<SocketClient> } }).receiver?.client;
+  return typeof socket?.disconnect === 'function' && typeof socket.start === 'function'
+    ? (socket as SocketClient)
     : undefined;
 }
 
@@ -37,10 +37,10 @@ export interface SlackSweepDeps extends SlackEventDeps {
  * Replaces the Socket Mode connection (see the file's comment). Never rejects: a failure is
  * logged (the next sweep tries again after another silence).
  */
-async function reconnectSocket(client: SocketClient, deps: SlackSweepDeps): Promise<void> {
+async function reconnectSocket(socket: SocketClient, deps: SlackSweepDeps): Promise<void> {
   try {
-    await client.disconnect();
-    await client.start();
+    await socket.disconnect();
+    await socket.start();
   } catch (error) {
     deps.log.warn({ err: error }, 'slack socket could not reconnect');
   }
