@@ -15,6 +15,7 @@ import {
   SUMMARIZE_INSTRUCTION,
 } from '../../src/core/features/message-actions.ts';
 import { Languages } from '../../src/core/i18n/languages.ts';
+import { english } from '../../src/core/i18n/words.ts';
 import { type ChosenMessage, type MessageAction, runMessageAction } from '../../src/core/message-action.ts';
 import { MAY_NOT_POST_HERE } from '../../src/core/rights.ts';
 import { recorder } from './recorder.ts';
@@ -95,7 +96,7 @@ describe('runMessageAction', () => {
       ok: false,
       errorCode: 'forbidden',
     });
-    expect(r.ephemerals).toEqual([MAY_NOT_POST_HERE]);
+    expect(r.ephemerals).toEqual([english.say(MAY_NOT_POST_HERE)]);
     expect(reads).toBe(0);
     // Where the platform says they may (or says nothing: Slack), the action runs.
     for (const canPost of [async () => true, undefined]) {
