@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { tracingEnv } from './config-tracing.ts';
-import { matchLocale, SHIPPED_LOCALES } from './core/i18n/locales.ts';
+import { localeTag } from './core/i18n/locales.ts';
 
 /** Levels pino knows, from the most to the least severe, and `silent`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -231,14 +231,7 @@ export const limitsEnv = z.object({
   SWEEP_MINUTES: optionalMinutes(5),
   EVENT_SILENCE_MINUTES: optionalMinutes(10),
   HISTORY_RETENTION_DAYS: optionalInt(90, 1, 3650),
-  DEFAULT_LOCALE: withDefault(
-    'en',
-    z.string().transform((tag, ctx) => {
-      const locale = matchLocale(tag);
-      if (!locale) ctx.addIssue({ code: 'custom', message: `must be one of ${SHIPPED_LOCALES.join(', ')}` });
-      return locale ?? 'en';
-    }),
-  ),
+  DEFAULT_LOCALE: withDefault('en', localeTag),
   ALLOW_DISABLE_SAFETY_CHECKER: optionalBoolean,
   IMAGINE_BUTTONS: withDefault(
     'requester',

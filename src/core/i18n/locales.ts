@@ -6,6 +6,8 @@
  * (`es-419` → `es`, `de-AT` → `de`); a tag that matches neither has no catalog.
  */
 
+import { z } from 'zod';
+
 /** The locales with a complete catalog; English (`en`) is the source every other is translated from. */
 export const SHIPPED_LOCALES = ['en', 'de', 'fr', 'es', 'pt-BR', 'ja'] as const;
 
@@ -42,3 +44,10 @@ export function resolveLocale(tag: string | undefined | null, fallback: Locale):
   if (!tag) return fallback;
   return matchLocale(tag) ?? SOURCE_LOCALE;
 }
+
+/** A setting naming a language (DEFAULT_LOCALE): a tag {@link matchLocale} finds, as that shipped locale. */
+export const localeTag = z.string().transform((tag, ctx): Locale => {
+  const locale = matchLocale(tag);
+  if (!locale) ctx.addIssue({ code: 'custom', message: `must be one of ${SHIPPED_LOCALES.join(', ')}` });
+  return locale ?? SOURCE_LOCALE;
+});

@@ -2,8 +2,7 @@
  * The Discord adapter (discord.js): the client and its lifecycle. Each kind of inbound event
  * has a file of its own: slash-command interactions (interactions.ts), autocomplete and
  * button presses (components.ts), message commands and their modals (message-actions.ts), and
- * messages addressed to the bot (messages.ts); rest.ts
- * holds what every write shares (no pings, message limits, embeds, buttons, uploads).
+ * messages addressed to the bot (messages.ts); rest.ts holds what every write shares.
  */
 
 import {
@@ -277,13 +276,7 @@ export class DiscordAdapter {
       if (!late) void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(this.onError);
       return Promise.resolve();
     }
-    const deps = {
-      core: this.core,
-      log: this.log,
-      botId,
-      messageContent: this.config.messageContent,
-      rateLimits: this.rateLimits,
-    };
+    const deps = { core: this.core, log: this.log, botId, messageContent: this.config.messageContent };
     return traceInvocation('discord.message', { 'genbot.platform': 'discord', 'genbot.late': late }, () =>
       this.running.run((signal) => handleMessage(message, deps, signal, late), this.onError),
     );
