@@ -75,15 +75,7 @@ export const SOURCE = {
 
 /** Every locale's catalog, namespace by namespace (the JSON as written). */
 export const CATALOGS: Record<Locale, Record<(typeof NAMESPACES)[number], CatalogTree>> = {
-  en: {
-    common: en_common,
-    errors: en_errors,
-    media: en_media,
-    answers: en_answers,
-    commands: en_commands,
-    slack: en_slack,
-    discord: en_discord,
-  },
+  en: SOURCE,
   de: {
     common: de_common,
     errors: de_errors,
