@@ -13,6 +13,7 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
+import { english, wordsOf } from '../../src/core/i18n/words.ts';
 import { placeOf } from '../../src/core/keys.ts';
 import { readTally, readVote } from '../../src/core/state/feedback.ts';
 import { FORM_CALLBACK_ID, FORM_INPUT_ID } from '../../src/platforms/slack/feedback.ts';
@@ -34,6 +35,7 @@ useE2E(
     slack: { channels: slackChannels(CHANNELS) },
     beforeBot: (e2e) => {
       e2e.slack.addUser({ id: 'U0CAROL', name: 'carol' });
+      e2e.slack.addUser({ id: 'U0KENJI', name: 'kenji', locale: 'ja-JP' });
     },
     bot: { env: { HTTP_PORT: '0' } },
     resetServiceAfterEach: true,
@@ -150,6 +152,34 @@ describe('feedback on Slack', () => {
     expect(await readTally(store)).toEqual([{ kind: 'mention', model, up: 1, down: 1 }]);
     expect(await readTally(store, placeOf(channelKey))).toEqual([{ kind: 'mention', model, up: 1, down: 1 }]);
     expect(await feedbackMetrics()).toEqual({ [`mention/up/${model}`]: 1, [`mention/down/${model}`]: 1 });
+  });
+
+  it("a 👎's Add a reason opens its modal in the presser's language, its Cancel too (users.info says ja-JP)", async () => {
+    const channel = CHANNELS.reason;
+    const kenji = 'U0KENJI';
+    const answer = await mention(channel, 'Another answer.');
+    const { id } = feedbackOf(answer);
+    await vote(channel, answer, 'down', kenji);
+    const ephemeral = slack.ephemerals.findLast((e) => e.channel === channel && e.user === kenji && e.shown)!;
+    const done = next('feedback:button', channel);
+    await slack.sendBlockAction(botUrl, {
+      user: kenji,
+      channel,
+      messageTs: ephemeral.ts,
+      actionId: `feedback:${id}:reason`,
+    });
+    expect((await done).ok).toBe(true);
+    const ja = wordsOf('ja');
+    expect(slack.views.at(-1)).toMatchObject({
+      user: kenji,
+      state: 'open',
+      view: {
+        title: { text: ja.t('answers.feedback.form_title') },
+        submit: { text: expect.any(String) },
+        close: { text: ja.t('slack.blocks.cancel') },
+      },
+    });
+    expect(ja.t('slack.blocks.cancel')).not.toBe(english.t('slack.blocks.cancel'));
   });
 
   it("a 👎's Add a reason opens a modal with the press's trigger; its submission is kept with the 👎 and thanked in the modal; one submitted after the vote became a 👍 is refused under its input", async () => {

@@ -187,7 +187,9 @@ function pressContext(
       new SlackReply(client, { ...target, rewrite: messageTs }, (m) => press.sendEphemeral(m), press.log),
     postedImage: (ref) => postedSlackImage(ref, { user: body.user.id, channel: channel ?? '' }, files),
     openForm: async (form) => {
-      await client.views.open({ trigger_id: body.trigger_id, view: formView(form, { channel }) });
+      // The presser's language: its lookup started with the press (users.ts), as the form's words.
+      const words = await deps.core.languages.forUser({ locale });
+      await client.views.open({ trigger_id: body.trigger_id, view: formView(form, { channel }, words) });
     },
     ...press,
   };

@@ -14,7 +14,7 @@ import type { App } from '@slack/bolt';
 import { runInvocation } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { submitReason } from '../../core/features/feedback.ts';
-import type { Words } from '../../core/i18n/words.ts';
+import { english, type Words } from '../../core/i18n/words.ts';
 import { conversationKey } from '../../core/keys.ts';
 import type { TextForm } from '../../core/platform.ts';
 import { RESTARTING, type RunningCommands } from '../../core/running.ts';
@@ -31,10 +31,13 @@ export const FORM_INPUT_ID = 'text';
 /** Longest wait for the reason to be kept before the ack (Slack waits 3 s for it), in ms. */
 const SUBMIT_DEADLINE_MS = 2_000;
 
-/** A form as a modal (Slack's view object): one multiline input, required, up to the form's length. */
-export function formView(form: TextForm, where: { channel?: string | undefined }) {
+/**
+ * A form as a modal (Slack's view object): one multiline input, required, up to the form's length;
+ * its Cancel in `words` (the user's: the form's own words are the core's, in the same language).
+ */
+export function formView(form: TextForm, where: { channel?: string | undefined }, words: Words = english) {
   const metadata = JSON.stringify({ f: form.id, ...(where.channel ? { c: where.channel } : {}) });
-  return oneFieldModal(form, { callback: FORM_CALLBACK_ID, input: FORM_INPUT_ID, metadata });
+  return oneFieldModal(form, { callback: FORM_CALLBACK_ID, input: FORM_INPUT_ID, metadata }, words);
 }
 
 /** Reads a form's `private_metadata` back (checked as any input): the form's id and the channel. */

@@ -87,11 +87,11 @@ export function parseMetadata(text: unknown): MessageWhere | undefined {
 
 /** The modal asking an action's question in `words` (Slack's view object: title and submit at most 24 characters). */
 export function questionView(action: MessageAction, where: MessageWhere, words: Words = english) {
-  return oneFieldModal(questionFormIn(action.question!, words), {
-    callback: action.id,
-    input: QUESTION_INPUT_ID,
-    metadata: metadataOf(where),
-  });
+  return oneFieldModal(
+    questionFormIn(action.question!, words),
+    { callback: action.id, input: QUESTION_INPUT_ID, metadata: metadataOf(where) },
+    words,
+  );
 }
 
 /** Every message shortcut of the app: "Forget this thread", "Export this thread", then one per message action (the manifest's `features.shortcuts`). */
@@ -132,7 +132,12 @@ async function openForm(
   const message = shortcut.message as SlackMessage;
   const where = { channel: shortcut.channel.id, ts: shortcut.message_ts, threadTs: message.thread_ts };
   try {
-    await client.views.open({ trigger_id: shortcut.trigger_id, view: questionView(action, where) });
+    // The form is the user's alone: in their language (users.info's locale; Slack gives the trigger 3 s).
+    const team = shortcut.team?.id ?? shortcut.user.team_id ?? '';
+    const words = await deps.core.languages.forUser({
+      locale: { user: deps.directory.locale(client, team, shortcut.user.id) },
+    });
+    await client.views.open({ trigger_id: shortcut.trigger_id, view: questionView(action, where, words) });
   } catch (error) {
     log.warn({ err: error, command: action.id }, 'could not open the question form');
     const team = shortcut.team?.id ?? shortcut.user.team_id ?? '';
