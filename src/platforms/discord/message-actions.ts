@@ -130,21 +130,17 @@ export async function handleMessageCommand(
       const posts =
         isUserInstalledOnly(interaction) ||
         mayPost(interaction.memberPermissions, interaction.channel?.isThread() ?? false);
+      // Both the refusal and the form are the user's alone: in their language (the interaction's `locale`).
+      const words = await userWords(interaction, deps);
       if (!posts) {
         log.info({ code: 'forbidden' }, 'may not post here: no question form');
-        await responder.sendEphemeral(
-          (await deps.core.languages.forUser({ locale: interactionLocale(interaction) })).say(MAY_NOT_POST_HERE),
-        );
+        await responder.sendEphemeral(words.say(MAY_NOT_POST_HERE));
         return;
       }
       deps.pending.keep(interaction.user.id, interaction.targetMessage);
-      // The form is the user's alone: in their language (the interaction's `locale`).
-      const words = await deps.core.languages.forUser({ locale: interactionLocale(interaction) });
       await responder.showModal(questionModal(action, interaction.targetId, words)).catch((error: unknown) => {
         log.warn({ err: error }, 'could not show the question form');
-        return userWords(interaction, deps).then((words) =>
-          responder.sendEphemeral(words.t('discord.actions.form_not_shown')),
-        );
+        return responder.sendEphemeral(words.t('discord.actions.form_not_shown'));
       });
       return;
     }
