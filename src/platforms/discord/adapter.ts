@@ -15,7 +15,6 @@ import {
   type Interaction,
   type IShardingStrategy,
   type Message,
-  MessageFlags,
   type PartialMessage,
   Partials,
   RESTEvents,
@@ -27,14 +26,14 @@ import type { DiscordConfig } from '../../config.ts';
 import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import type { MessageAction } from '../../core/message-action.ts';
-import { RESTARTING, RunningCommands } from '../../core/running.ts';
+import { RunningCommands } from '../../core/running.ts';
 import type { Sweep } from '../../core/sweep.ts';
 import type { Logger } from '../../log.ts';
 import { traceInvocation } from '../../ops/tracing.ts';
 import { catchUpOnNewSessions } from './catch-up.ts';
 import { handleAutocomplete, handleButton } from './components.ts';
 import { handleEdit } from './edits.ts';
-import { guardMalformedInteractions } from './guard.ts';
+import { guardMalformedInteractions, refuseWhileStopping } from './guard.ts';
 import { type GuildLeaveHandle, registerGuildLeave } from './guild-leave.ts';
 import { handleChatInput } from './interactions.ts';
 import { handleMessage } from './mentions.ts';
@@ -214,9 +213,7 @@ export class DiscordAdapter {
   private onInteraction(interaction: Interaction): void {
     const deps = this.interactionDeps;
     if (this.running.draining) {
-      if (interaction.isAutocomplete()) void interaction.respond([]).catch(this.onError);
-      else if (interaction.isRepliable())
-        void interaction.reply({ content: RESTARTING, flags: MessageFlags.Ephemeral }).catch(this.onError);
+      void refuseWhileStopping(interaction, this.core.languages).catch(this.onError);
       return;
     }
     if (interaction.isChatInputCommand())
@@ -273,7 +270,7 @@ export class DiscordAdapter {
   /** Runs the mention feature for a message (messages.ts, mentions.ts; `late`: catch-up.ts's); resolves when it is over. */
   private answer(message: Message, botId: string, late = false): Promise<void> {
     if (this.running.draining) {
-      if (!late) void message.reply({ content: RESTARTING, allowedMentions: NO_MENTIONS }).catch(this.onError);
+      if (!late) void refuseWhileStopping(message, this.core.languages).catch(this.onError);
       return Promise.resolve();
     }
     const deps = { core: this.core, log: this.log, botId, messageContent: this.config.messageContent };

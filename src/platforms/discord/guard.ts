@@ -10,12 +10,22 @@
  * all an answer needs) and logs one line.
  */
 
-import { type Client, Events, InteractionResponseType, InteractionType, MessageFlags, Routes } from 'discord.js';
+import {
+  type Client,
+  Events,
+  type Interaction,
+  InteractionResponseType,
+  InteractionType,
+  type Message,
+  MessageFlags,
+  Routes,
+} from 'discord.js';
 import type { MessageKey } from '../../core/i18n/catalogs.ts';
 import { type Locale, resolveLocale, SOURCE_LOCALE } from '../../core/i18n/locales.ts';
 import { wordsOf } from '../../core/i18n/words.ts';
+import { RESTARTING_KEY } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
-import { API_NO_MENTIONS } from './rest.ts';
+import { API_NO_MENTIONS, NO_MENTIONS } from './rest.ts';
 
 /** What the user reads when Discord sent their interaction without saying who they are. */
 export const MALFORMED_INTERACTION_TEXT: MessageKey = 'discord.malformed_interaction';
@@ -100,4 +110,24 @@ export function guardMalformedInteractions(client: Client, log: Logger, defaultL
         ),
     );
   });
+}
+
+/**
+ * Refuses new work while the bot stops (running.ts `RESTARTING_KEY`), in the language Discord gave
+ * with it, no lookup being started then: an interaction's `locale` (ephemeral; an autocomplete gets
+ * an empty list), a message's guild's preferred locale; else DEFAULT_LOCALE.
+ * @throws what discord.js throws for the reply.
+ */
+export async function refuseWhileStopping(
+  target: Interaction | Message,
+  languages: { defaultLocale: Locale },
+): Promise<void> {
+  if ('author' in target) {
+    const content = wordsOf(resolveLocale(target.guild?.preferredLocale, languages.defaultLocale)).t(RESTARTING_KEY);
+    await target.reply({ content, allowedMentions: NO_MENTIONS });
+  } else if (target.isAutocomplete()) await target.respond([]);
+  else if (target.isRepliable()) {
+    const content = wordsOf(resolveLocale(target.locale, languages.defaultLocale)).t(RESTARTING_KEY);
+    await target.reply({ content, flags: MessageFlags.Ephemeral });
+  }
 }
