@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { holdInvocation } from '../ops/tracing.ts';
 import type { MessageKey } from './i18n/catalogs.ts';
-import { english, type Sentence, sentence } from './i18n/words.ts';
+import { type Sentence, sentence } from './i18n/words.ts';
 
 /** Why running work was stopped: the abort signal's reason, with the sentence users read. */
 export class StopRequest extends Error {
@@ -30,12 +30,6 @@ export class StopRequest extends Error {
 export const RESTARTING_KEY = 'answers.restarting' satisfies MessageKey;
 
 /**
- * What a user reads when a command arrives while the bot is stopping, in English: for an adapter
- * that knows no reader's language there; one that does renders {@link RESTARTING_KEY} in it.
- */
-export const RESTARTING = english.t(RESTARTING_KEY);
-
-/**
  * How long stopped work may take to write its partial answers at a shutdown, in ms: an answer
  * whose text came in full may still have hundreds of messages to post at the platform's pace.
  */
@@ -50,7 +44,7 @@ export class RunningCommands {
   /** @param stoppedWritesMs how long {@link drain} waits for stopped work, in ms (default {@link STOPPED_WRITES_MS}). */
   constructor(private readonly stoppedWritesMs = STOPPED_WRITES_MS) {}
 
-  /** True once `drain()` began: adapters refuse new work with {@link RESTARTING}. */
+  /** True once `drain()` began: adapters refuse new work with {@link RESTARTING_KEY}, in the reader's words. */
   get draining(): boolean {
     return this.stopping;
   }

@@ -23,7 +23,7 @@ import { pressRegenerate } from '../../core/features/regenerate.ts';
 import { channelKey, conversationKey, parseButtonId } from '../../core/keys.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import type { ComponentContext, OutgoingMessage } from '../../core/platform.ts';
-import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import type { RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { explainSlackError } from './errors.ts';
@@ -33,6 +33,7 @@ import { publishHome } from './home.ts';
 import { HOME_EXPORT_BUTTON, pressHomeExport } from './home-export.ts';
 import { SLACK_MESSAGE_LIMITS } from './message-limits.ts';
 import { SlackReply } from './reply.ts';
+import { refusalWhileStopping } from './stopping.ts';
 import type { SlackDirectory } from './users.ts';
 import { updateMessage } from './writes.ts';
 
@@ -82,7 +83,8 @@ export function registerBlockActions(app: App, deps: SlackActionDeps): void {
     if (name === HOME_EXPORT_BUTTON) return pressHome(body, client, deps, idArgs);
     const sendEphemeral = ephemeralAnswer(respond, deps.log);
     if (deps.running.draining) {
-      await sendEphemeral(RESTARTING);
+      const team = body.team?.id ?? body.user.team_id ?? 'unknown';
+      await sendEphemeral(await refusalWhileStopping(client, deps, team, body.user.id));
       return;
     }
     // A feedback_buttons element has one action_id; the button pressed is its value.

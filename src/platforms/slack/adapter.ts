@@ -17,7 +17,7 @@ import type { Command } from '../../core/command.ts';
 import type { Core } from '../../core/core.ts';
 import { english, type Words } from '../../core/i18n/words.ts';
 import type { MessageAction } from '../../core/message-action.ts';
-import { RESTARTING, RunningCommands } from '../../core/running.ts';
+import { RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { inSpan, traceInvocation } from '../../ops/tracing.ts';
 import { registerBlockActions } from './actions.ts';
@@ -33,6 +33,7 @@ import { registerActionForms, slackShortcutsOf } from './message-actions.ts';
 import { UninstalledTeams } from './oauth.ts';
 import { rateLimitWatcher, SLACK_BUDGETS, slackRateLimitWait } from './rate-limits.ts';
 import { registerMessageShortcuts } from './shortcuts.ts';
+import { refusalWhileStopping } from './stopping.ts';
 import { SlackStreaming } from './stream.ts';
 import { slackSweep } from './sweep.ts';
 import { slackInvocation } from './trace-names.ts';
@@ -200,7 +201,8 @@ export class SlackAdapter {
       this.app.command(`/${command.name}`, async ({ command: slash, ack, client, respond }) => {
         await inSpan('slack.ack', {}, () => ack());
         if (this.running.draining) {
-          await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
+          const text = await refusalWhileStopping(client, deps, slash.team_id, slash.user_id);
+          await respond({ response_type: 'ephemeral', text }).catch((error: unknown) =>
             this.log.warn({ err: error }, 'could not answer while stopping'),
           );
           return;

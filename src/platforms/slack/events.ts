@@ -18,11 +18,11 @@ import { answerClaimTtlMs } from '../../core/catch-up.ts';
 import type { Core } from '../../core/core.ts';
 import { asksToForget } from '../../core/features/forget.ts';
 import { conversationKey, slackClaims } from '../../core/keys.ts';
-import { RESTARTING } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { type MessageChanged, onMessageChanged } from './edits.ts';
 import type { EventMeta, SlackEventDeps, SlackUserMessage } from './event-types.ts';
 import { answer, type MessageInvocation } from './message-answer.ts';
+import { refusalWhileStopping } from './stopping.ts';
 import { plainTextOf } from './text.ts';
 import { postEphemeral } from './writes.ts';
 
@@ -134,7 +134,7 @@ export async function onUserMessage(
     await postEphemeral(deps.core.scheduler, client, {
       channel: message.channel,
       user: message.user,
-      text: RESTARTING,
+      text: await refusalWhileStopping(client, deps, meta.teamId, message.user),
       ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
     }).catch((error: unknown) => log.warn({ err: error }, 'could not answer while stopping'));
     return;

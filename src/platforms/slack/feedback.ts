@@ -17,9 +17,10 @@ import { submitReason } from '../../core/features/feedback.ts';
 import { english, type Words } from '../../core/i18n/words.ts';
 import { conversationKey } from '../../core/keys.ts';
 import type { TextForm } from '../../core/platform.ts';
-import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import type { RunningCommands } from '../../core/running.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { isConversationId, oneFieldModal, readMetadata } from './blocks.ts';
+import { knownRefusalWhileStopping } from './stopping.ts';
 import type { SlackDirectory } from './users.ts';
 
 /** The callback id of every button press's form. */
@@ -79,7 +80,11 @@ export function registerButtonForms(
   deps: { core: Core; log: Logger; running: RunningCommands; directory: SlackDirectory },
 ): void {
   app.view({ callback_id: FORM_CALLBACK_ID, type: 'view_submission' }, async ({ ack, view, body, client }) => {
-    if (deps.running.draining) return ack({ response_action: 'errors', errors: { [FORM_INPUT_ID]: RESTARTING } });
+    if (deps.running.draining) {
+      const team = body.team?.id ?? body.user.team_id ?? 'unknown';
+      const refusal = knownRefusalWhileStopping(deps, team, body.user.id);
+      return ack({ response_action: 'errors', errors: { [FORM_INPUT_ID]: refusal } });
+    }
     const { formId, channel } = parseMetadata(view.private_metadata);
     const text = view.state.values[FORM_INPUT_ID]?.[FORM_INPUT_ID]?.value ?? '';
     const team = body.team?.id ?? body.user.team_id ?? 'unknown';

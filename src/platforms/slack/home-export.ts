@@ -41,7 +41,7 @@ import {
   quotaSubject,
   slackWorkspace,
 } from '../../core/keys.ts';
-import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import { RESTARTING_KEY, type RunningCommands } from '../../core/running.ts';
 import type { Logger } from '../../log.ts';
 import { sendDirect } from './direct.ts';
 import { explainSlackError } from './errors.ts';
@@ -280,7 +280,7 @@ export async function pressHomeExport(
   republish: (notice: string) => Promise<void>,
 ): Promise<void> {
   if (deps.running.draining) {
-    await republish(RESTARTING);
+    await republish((await deps.core.languages.forUser(press)).t(RESTARTING_KEY));
     return;
   }
   const [, channel = 'unknown', thread] = press.args;

@@ -26,7 +26,6 @@ import { english, type Sentence, sentence, type Words } from '../../core/i18n/wo
 import { channelKey, conversationKey } from '../../core/keys.ts';
 import { type ChosenMessage, type MessageAction, questionFormIn, runMessageAction } from '../../core/message-action.ts';
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
-import { RESTARTING } from '../../core/running.ts';
 import { newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf, isConversationId, oneFieldModal, readMetadata } from './blocks.ts';
 import { type SlackFile, slackFileAttachment } from './files.ts';
@@ -38,6 +37,7 @@ import {
   type SlackMessageShortcut,
   type SlackShortcutDeps,
 } from './shortcuts.ts';
+import { refusalWhileStopping } from './stopping.ts';
 import { plainTextOf } from './text.ts';
 import { postEphemeral } from './writes.ts';
 
@@ -183,7 +183,10 @@ export function registerActionForms(app: App, deps: SlackShortcutDeps, actions: 
           ...(blocks ? { blocks } : {}),
         });
       };
-      if (deps.running.draining) return void (await tell({ content: RESTARTING }).catch(() => undefined));
+      if (deps.running.draining) {
+        const content = await refusalWhileStopping(client, deps, team, user.id);
+        return void (await tell({ content }).catch(() => undefined));
+      }
       const use = { team, where, user, botUserId: context.botUserId, question };
       void deps.running.run(
         (signal) => answer(action, use, { client, deps, signal, tell }, () => readMessage(client, where)),

@@ -22,12 +22,13 @@ import { exportConversation } from '../../core/features/export.ts';
 import { forget } from '../../core/features/forget.ts';
 import { channelKey, conversationKey } from '../../core/keys.ts';
 import type { CommandContext, OutgoingMessage } from '../../core/platform.ts';
-import { RESTARTING, type RunningCommands } from '../../core/running.ts';
+import type { RunningCommands } from '../../core/running.ts';
 import { EXPORT_THREAD_SHORTCUT_NAME, FORGET_THREAD_SHORTCUT_NAME } from '../../core/sentences.ts';
 import { type Logger, newReference } from '../../log.ts';
 import { blocksOf, fallbackTextOf } from './blocks.ts';
 import { sendDirect } from './direct.ts';
 import { SlackReply } from './reply.ts';
+import { refusalWhileStopping } from './stopping.ts';
 import type { SlackStreaming } from './stream.ts';
 import type { SlackDirectory } from './users.ts';
 
@@ -99,7 +100,9 @@ export function registerMessageShortcuts(
       async ({ shortcut: body, ack, client, respond, context }) => {
         await ack();
         if (deps.running.draining) {
-          await respond({ response_type: 'ephemeral', text: RESTARTING }).catch((error: unknown) =>
+          const team = body.team?.id ?? body.user.team_id ?? 'unknown';
+          const text = await refusalWhileStopping(client, deps, team, body.user.id);
+          await respond({ response_type: 'ephemeral', text }).catch((error: unknown) =>
             deps.log.warn({ err: error }, 'could not answer while stopping'),
           );
           return;

@@ -146,6 +146,11 @@ export class SlackDirectory {
     }
   }
 
+  /** The user's language as the directory knows it now (see {@link locale}), no lookup started. */
+  knownLocale(team: string, userId: string): string | undefined {
+    return this.known(team, userId)?.locale;
+  }
+
   /** The name one user is shown by ({@link names}). Never throws: the user id when Slack says nothing. */
   async displayName(client: WebClient, team: string, userId: string): Promise<string> {
     return (await this.names(client, team, [userId])).get(userId) ?? userId;
