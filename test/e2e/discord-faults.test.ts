@@ -12,7 +12,7 @@
 
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { english } from '../../src/core/i18n/words.ts';
+import { english, wordsOf } from '../../src/core/i18n/words.ts';
 import { MALFORMED_INTERACTION_TEXT } from '../../src/platforms/discord/guard.ts';
 import { EXPIRED_NOTE } from '../../src/platforms/discord/interactions.ts';
 import { P } from '../fakes/discord/constants.ts';
@@ -118,6 +118,26 @@ describe('Discord refusing or failing', () => {
     expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${english.t(EXPIRED_NOTE)}`);
     expect(discord.requests.some((r) => r.code === 50027)).toBe(true);
     expect(interaction.original!.revisions.at(-1)!.pinged).toEqual({ everyone: false, users: [], roles: [] });
+  });
+
+  it("writes that note in the channel's `/settings locale` language, not the guild's", async () => {
+    const channel = discord.addChannel('expired-token-fr');
+    discord.setMessageBudget(channel.id, { limit: 1000, windowMs: 1000 });
+    const key = `discord:${discord.guildId}:${channel.id}`;
+    const set = testBot.outcomes((o) => o.conversationId === key);
+    discord.dispatchInteraction({ command: 'settings', options: { locale: 'fr' }, channelId: channel.id, admin: true });
+    expect((await set)[0]!.ok).toBe(true);
+    const pieces = Array.from({ length: 30 }, (_, i) => `mot${i} `);
+    service.enqueue('chat', { stream: { pieces, chunkDelayMs: 250 } });
+    const done = testBot.outcomes((o) => o.conversationId === key, 1, 30_000);
+    const interaction = discord.dispatchInteraction({
+      command: 'chat',
+      options: { prompt: 'prends ton temps' },
+      channelId: channel.id,
+    });
+    expect((await done)[0]!.ok).toBe(true);
+    expect(wordsOf('fr').t(EXPIRED_NOTE)).not.toBe(english.t(EXPIRED_NOTE));
+    expect(interaction.original!.content).toBe(`${pieces.join('')}\n\n${wordsOf('fr').t(EXPIRED_NOTE)}`);
   });
 
   it("fills the deferred reply with the bot's token when the interaction token expired before the answer's first word", async () => {

@@ -24,7 +24,7 @@ import {
 import { ForbiddenError, InputError } from '../../core/errors.ts';
 import type { MessageKey } from '../../core/i18n/catalogs.ts';
 import { resolveLocale, SOURCE_LOCALE } from '../../core/i18n/locales.ts';
-import { wordsOf } from '../../core/i18n/words.ts';
+import { type Words, wordsOf } from '../../core/i18n/words.ts';
 import { type BucketId, type MessageLocation, messageRef } from '../../core/keys.ts';
 import type { MessageHandle, OutgoingMessage } from '../../core/platform.ts';
 import { MAY_NOT_POST_HERE } from '../../core/rights.ts';
@@ -61,8 +61,8 @@ export type AnswerableInteraction =
 export class ChannelWrites {
   /** Whether the bot is a member where the interaction runs (not a user install's alone): else nothing is written here. */
   private readonly member: boolean;
-  /** {@link EXPIRED_NOTE} in the place's words. */
-  private readonly note: string;
+  /** {@link EXPIRED_NOTE} in the place's words (the guild's locale until {@link useWords} is told the place's). */
+  private note: Promise<string>;
 
   constructor(
     /** The interaction whose answer these writes continue. */
@@ -71,7 +71,19 @@ export class ChannelWrites {
   ) {
     this.member = !isUserInstalledOnly(interaction);
     const place = interaction.guildLocale ?? interaction.locale;
-    this.note = wordsOf(resolveLocale(place, SOURCE_LOCALE)).t(EXPIRED_NOTE);
+    this.note = Promise.resolve(wordsOf(resolveLocale(place, SOURCE_LOCALE)).t(EXPIRED_NOTE));
+  }
+
+  /**
+   * Writes {@link EXPIRED_NOTE} in `words`: the place's (i18n/languages.ts `forPlace`, which reads
+   * the channel's `/settings locale`). A lookup that fails leaves the guild's locale's note.
+   */
+  useWords(words: Promise<Words>): void {
+    const before = this.note;
+    this.note = words.then(
+      (w) => w.t(EXPIRED_NOTE),
+      () => before,
+    );
   }
 
   /**
@@ -100,7 +112,7 @@ export class ChannelWrites {
     this.ensureMember();
     if (!id) throw new Error("the reply's message id is unknown: it cannot be edited without the interaction");
     const channel = await this.channel();
-    return channel.messages.edit(id, withExpiryNote(payload, this.note));
+    return channel.messages.edit(id, withExpiryNote(payload, await this.note));
   }
 
   /**
@@ -114,7 +126,8 @@ export class ChannelWrites {
   async send(payload: ReturnType<typeof payloadOf>): Promise<Message> {
     this.ensureMember();
     this.ensureInvokerPosts();
-    return (await this.channel()).send(withExpiryNote(payload, this.note));
+    const note = await this.note;
+    return (await this.channel()).send(withExpiryNote(payload, note));
   }
 
   /**

@@ -224,6 +224,8 @@ export async function handleChatInput(
     }
     const reply = new InteractionReply(responder, deps.rateLimits);
     const ctx = commandContext(interaction, deps.core, { signal: invocation?.signal ?? signal, log, ref, reply });
+    // Past Discord's 15 minutes the answer's note is public: in the place's words (/settings locale).
+    responder.inChannel.useWords(deps.core.languages.forPlace(ctx));
     const passes = optionsPass(command, ctx.options);
     if (command.defersAtOnce && passes) responder.start();
     // A /chat with thread:true (or in an auto_thread channel) answers in a new thread on its question

@@ -49,7 +49,7 @@ export class InteractionResponder {
   /** Set once the token was refused: writes go through the channel. */
   private tokenExpired = false;
   /** The answer's writes with the bot's token, in the channel (none where the bot is not a member). */
-  private readonly inChannel: ChannelWrites;
+  readonly inChannel: ChannelWrites;
   /** The follow-ups left: five where only a user install authorized the interaction (user-install.ts). */
   private readonly followUps: FollowUpAllowance;
 
