@@ -25,7 +25,7 @@ export interface VariableFacts {
   name: EnvName | DeployOnlyName;
   /** e.g. `integer`, `number`, `URL`, `boolean`, `text`, `list`, `JSON array`. */
   type: string;
-  /** From the name's suffix: `ms`, `bytes`, `MiB`, `seconds`, `minutes`, `days`; undefined for none. */
+  /** A number's unit, from the name: `ms`, `bytes`, `MiB`, `tokens`, `minutes`…; undefined for none. */
   unit: string | undefined;
   /** Bounds, values or form, e.g. `1 to 3600000`, `` `json`, `pretty` ``; empty when the schema says none. */
   range: string;
@@ -55,13 +55,17 @@ interface JsonSchema {
   maxLength?: number;
 }
 
+/** The unit of a number, from its variable's name. */
 const UNITS: readonly [RegExp, string][] = [
   [/_MS$/, 'ms'],
-  [/_BYTES$/, 'bytes'],
+  [/_BYTES(_|$)/, 'bytes'],
   [/_MB$/, 'MiB'],
+  [/_CHARS$/, 'characters'],
+  [/_TOKENS?_/, 'tokens'],
   [/_SECONDS$/, 'seconds'],
   [/_MINUTES$/, 'minutes'],
   [/_DAYS$/, 'days'],
+  [/^SPEND_CAP_/, "the price table's currency"],
 ];
 
 /** The schema inside a `z.preprocess` (a pipe whose input side is a transform), else the schema. */
@@ -107,7 +111,7 @@ function described(j: JsonSchema): { type: string; range: string } {
   if (j.type === 'integer' || j.type === 'number') return { type: j.type, range: bounds(j.minimum, j.maximum) };
   if (j.type === 'array') return arrayDescribed(j.items ?? {});
   if (j.format === 'uri') return { type: 'URL', range: '' };
-  if (j.pattern) return { type: 'text', range: `matches ${code(j.pattern)}` };
+  if (j.pattern) return { type: 'text', range: `matching ${code(j.pattern)}` };
   if (j.minLength === 1 && j.maxLength === undefined) return { type: 'text', range: 'not empty' };
   return { type: 'text', range: bounds(j.minLength, j.maxLength, ' characters') };
 }
@@ -153,7 +157,7 @@ export function factsOf(name: EnvName | DeployOnlyName): VariableFacts {
   return {
     name,
     type,
-    unit: UNITS.find(([suffix]) => suffix.test(name))?.[1],
+    unit: type === 'integer' || type === 'number' ? UNITS.find(([pattern]) => pattern.test(name))?.[1] : undefined,
     range: values ? `one of ${values.map(code).join(', ')}` : range,
     required: !unset.success,
     defaultText: unset.success ? envText(unset.data) : undefined,

@@ -85,7 +85,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   {
     title: 'Prices and spending caps',
     about: [
-      '`PRICES_FILE` names a JSON price table in one currency (an ISO 4217 code), checked at start: per chat model, the price of a million prompt and of a million completion tokens; per image model, of one image, by style where it differs; a `default` row for models not listed:',
+      '`PRICES_FILE` names a JSON price table in one currency (an ISO 4217 code), checked at start (a bad currency or a negative price stops the bot, naming its place in the file): per chat model, the price of a million prompt and of a million completion tokens; per image model, of one image, by style where it differs; a `default` row for models not listed:',
       '',
       '```json',
       '{',
@@ -95,7 +95,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
       '}',
       '```',
       '',
-      'The caps are in that currency (e.g. `0.10`), per UTC day and month, and need `PRICES_FILE`. While any cap is on, a model the table prices neither by a row nor by `default` is refused. How caps hold under parallel requests: docs/architecture.md, "Prices and spending caps".',
+      'The caps are in that currency (e.g. `0.10`), per UTC day and month, and need `PRICES_FILE`. While any cap is on, a model the table prices neither by a row nor by `default` is refused (the start-up log names the default models it does not price). How caps hold under parallel requests: docs/architecture.md, "Prices and spending caps".',
     ].join('\n'),
     schema: spendEnv,
   },
@@ -107,7 +107,7 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
   {
     title: 'Traces (OpenTelemetry)',
     about:
-      'OTLP over HTTP, with OpenTelemetry\'s own variable names; off unless an endpoint is set, and then the SDK is not even loaded. The SDK reads its other standard variables itself (docs/configuration.md, "Read outside the configuration"). Pointing it at a collector: docs/deploy.md, "Traces".',
+      'OTLP over HTTP, with OpenTelemetry\'s own variable names; off unless an endpoint is set, and then the SDK is not even loaded. The SDK reads its other standard variables itself ("Read outside the configuration" in docs/configuration.md). Pointing it at a collector: docs/deploy.md, "Traces".',
     schema: tracingEnv,
   },
 ];
@@ -267,7 +267,7 @@ export const VALUES_OF: { readonly [Name in EnvName]?: readonly string[] } = {
 export const OTHER_VARIABLES: readonly { name: string; readBy: string; description: string }[] = [
   {
     name: 'INIT_CWD',
-    readBy: 'npm start, doctor, deploy-commands, slack-manifest',
+    readBy: 'npm start, npm run doctor, deploy-commands and slack-manifest',
     description: 'Set by npm to the folder `npm` was run in: `.env` is read from there (else from the current folder).',
   },
   {
