@@ -4,7 +4,7 @@
  * that can be built without a configuration (tests, `createCore` without limits) take their
  * defaults from the same schemas ({@link CONFIG_DEFAULTS}).
  *
- * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
+ * What each variable does: config-docs.ts; `npm run docs:config` renders docs/configuration.md and .env.example.
  */
 import { z } from 'zod';
 import { tracingEnv } from './config-tracing.ts';

@@ -7,8 +7,9 @@
  * changed names it in the log and leaves it as it runs.
  *
  * The table is typed over the schema's keys: a variable added to config-env.ts without a line
- * here does not compile (and test/core/config-reload.test.ts checks the same at run time). A
- * generated docs/configuration.md can say from it whether a reload applies a variable.
+ * here does not compile (and test/core/config-reload.test.ts checks the same at run time).
+ * docs/configuration.md and .env.example, generated (`npm run docs:config`), say from it whether a
+ * reload applies each variable.
  */
 import { envSchema } from './config-env.ts';
 

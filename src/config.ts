@@ -4,7 +4,7 @@
  * bot (`service`, `discord`, `slack`, `models`, `limits`…), which the composition root
  * (src/bot.ts) hands whole to the part that needs it.
  *
- * Every variable is listed, with a one-line comment, in `.env.example`; keep the two in step.
+ * Every variable is in docs/configuration.md and .env.example, generated from the schema (`npm run docs:config`).
  */
 import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS, shardProblems } from './config-env.ts';
 import { type SpendConfig, spendOf } from './config-prices.ts';
@@ -14,7 +14,7 @@ import type { Locale } from './core/i18n/locales.ts';
 
 export type { SlackConfig, SlackOAuthConfig } from './config-slack.ts';
 
-/** Names of every environment variable the bot reads (`.env.example` lists each, with a comment). */
+/** Names of every environment variable the bot reads (docs/configuration.md and .env.example list each). */
 export const ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
 
 /** Discord settings, present when the Discord adapter is to run. */

@@ -64,7 +64,7 @@ try {
   };
 } catch (error) {
   if (error instanceof ConfigError) {
-    process.stderr.write(`${error.message}\nSee .env.example for every variable.\n`);
+    process.stderr.write(`${error.message}\nSee docs/configuration.md for every variable.\n`);
     process.exit(2);
   }
   const secrets = [

@@ -22,7 +22,8 @@ import type { Command } from '../../core/command.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { type ListedAdmins, toDiscordCommand, toDiscordMessageCommand } from './commands.ts';
 
-const deployEnv = z.object({
+/** What `npm run deploy-commands` reads: its own schema (DISCORD_GUILD_ID is read by it alone). */
+export const deployEnv = z.object({
   DISCORD_TOKEN: z.string({ error: 'is required' }).min(1, 'is required'),
   DISCORD_APPLICATION_ID: z
     .string({ error: 'is required' })
