@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   console.log(
     `core/floor = ${vsFloor('core').toFixed(2)} (target ≤ 1.15), core/openai = ${(perChunk('core') / perChunk('openai')).toFixed(2)} (target < 1)`,
   );
-  // The same figures as a Markdown table, for the README.
+  // The same figures as a Markdown table, for docs/benchmarks.md.
   console.log('\n| consumer | CPU µs/chunk | vs floor |\n|---|---|---|');
   for (const row of rows) console.log(`| ${row.consumer} | ${row['CPU µs/chunk']} | ${row['vs floor']} |`);
 }

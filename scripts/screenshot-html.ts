@@ -24,6 +24,8 @@ export interface ShownMessage {
   author: string;
   bot: boolean;
   html: string;
+  /** Shown to its reader alone (Discord's ephemeral message: "Only you can see this"). */
+  ephemeral?: boolean;
 }
 
 /** A Discord message's body: its `content`, or its Components V2 tree, and its buttons. */
@@ -151,7 +153,8 @@ pre{background:#2b2d31;border:1px solid #1e1f22;border-radius:4px;padding:8px;wh
 blockquote{margin:4px 0;padding:0 12px;border-left:4px solid #4e5058}ul,ol{margin:4px 0;padding-left:24px}
 .container{border-left:4px solid #4e5058;background:#2b2d31;border-radius:8px;padding:12px;margin-top:4px}
 .gallery img{max-width:100%;border-radius:8px;margin:8px 0}.row{margin-top:8px}
-.button{display:inline-block;background:#4e5058;color:#fff;border-radius:4px;padding:4px 14px;margin:0 8px 0 0;font-size:14px}.style-1{background:#5865f2}.style-4{background:#da373c}`;
+.button{display:inline-block;background:#4e5058;color:#fff;border-radius:4px;padding:4px 14px;margin:0 8px 0 0;font-size:14px}.style-1{background:#5865f2}.style-4{background:#da373c}
+.ephemeral{background:#2e3035;border-radius:4px;padding:6px 0}.only-you{color:#949ba4;font-size:12px;margin-top:4px}`;
 
 const SLACK_CSS = `body{background:#fff;color:#1d1c1d;font:15px/1.47 "Noto Sans","DejaVu Sans",sans-serif;margin:0;padding:16px 20px;width:760px}
 .msg{display:flex;gap:8px;margin:0 0 12px}.avatar{width:36px;height:36px;border-radius:6px;background:#4a154b;flex:none}
@@ -169,7 +172,7 @@ export function page(platform: 'discord' | 'slack', title: string, messages: rea
   const rows = messages
     .map(
       (m) =>
-        `<div class="msg"><div class="avatar"></div><div><span class="name">${escapeHtml(m.author)}</span>${m.bot ? `<span class="tag">${platform === 'discord' ? 'APP' : 'APP'}</span>` : ''}<div>${m.html}</div></div></div>`,
+        `<div class="msg${m.ephemeral ? ' ephemeral' : ''}"><div class="avatar"></div><div><span class="name">${escapeHtml(m.author)}</span>${m.bot ? `<span class="tag">${platform === 'discord' ? 'APP' : 'APP'}</span>` : ''}<div>${m.html}</div>${m.ephemeral ? '<div class="only-you">👁 Only you can see this</div>' : ''}</div></div>`,
     )
     .join('\n');
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${platform === 'discord' ? DISCORD_CSS : SLACK_CSS}</style></head><body>${rows}</body></html>`;

@@ -28,7 +28,7 @@ const CHANNELS = { streamed: 'C0STREAMED', posted: 'C0POSTED' } as const;
 const ALICE = { id: '450000000000000001', username: 'alice' };
 
 const service = await FakeService.start();
-const discord = await FakeDiscord.start({ guild: { channels: ['answers', 'long', 'images'] } });
+const discord = await FakeDiscord.start({ guild: { channels: ['answers', 'long', 'images', 'errors'] } });
 const slack = await FakeSlack.start({
   channels: [
     { id: CHANNELS.streamed, name: 'streamed' },
@@ -76,15 +76,25 @@ async function shoot(name: string, html: string, height: number): Promise<void> 
   process.stdout.write(`docs/screenshots/${name}.png (${file})\n`);
 }
 
-/** Runs a Discord /command by alice in a channel and resolves once it finished; returns the bot's messages there. */
+/**
+ * Runs a Discord /command by alice in a channel (in her client's `locale`, default en-US) and resolves
+ * once it finished; returns the bot's messages there, and those only she sees (ephemeral), marked so.
+ */
 async function discordRun(
   channelName: string,
   command: string,
   options: Record<string, string>,
+  locale?: string,
 ): Promise<ShownMessage[]> {
   const channel = discord.channelList.find((c) => c.name === channelName)!;
   const done = bot.outcomes((o) => o.command === command && o.conversationId.endsWith(`:${channel.id}`), 1, 60_000);
-  discord.dispatchInteraction({ command, options, channelId: channel.id, user: ALICE });
+  const interaction = discord.dispatchInteraction({
+    command,
+    options,
+    channelId: channel.id,
+    user: ALICE,
+    ...(locale ? { locale, guildLocale: locale } : {}),
+  });
   await done;
   const asked: ShownMessage = {
     author: 'alice',
@@ -95,9 +105,13 @@ async function discordRun(
   };
   const answers = discord
     .messagesIn(channel.id)
-    .filter((m) => m.author.id === discord.botUser.id && !m.ephemeral)
+    .filter((m) => m.author.id === discord.botUser.id && !m.ephemeral && !m.deleted)
     .map((m): ShownMessage => ({ author: 'genbot', bot: true, html: discordBody(m) }));
-  return [asked, ...answers];
+  // The interaction's messages: its original response and its follow-ups (one message may be both).
+  const privately = [...new Map([...interaction.messages, ...interaction.followUps].map((m) => [m.id, m])).values()]
+    .filter((m) => m.ephemeral && !m.deleted)
+    .map((m): ShownMessage => ({ author: 'genbot', bot: true, html: discordBody(m), ephemeral: true }));
+  return [asked, ...answers, ...privately];
 }
 
 /** Runs a Slack /command by U0ALICE in a channel; returns the question and the bot's messages in its thread. */
@@ -152,6 +166,17 @@ try {
     'discord-image',
     page('discord', 'Discord: an image result', await discordRun('images', 'imagine', { prompt: IMAGE_PROMPT })),
     900,
+  );
+  // The service failing (three 500s: the first try and its two retries), told to a German user in German.
+  for (let i = 0; i < 3; i++) service.enqueue('chat', { status: 500 });
+  await shoot(
+    'discord-error-de',
+    page(
+      'discord',
+      'Discord: an error, in German',
+      await discordRun('errors', 'chat', { prompt: 'Wie spät ist es?' }, 'de'),
+    ),
+    200,
   );
 
   service.enqueue('chat', { stream: { pieces: [EVERY_CONSTRUCT] } });

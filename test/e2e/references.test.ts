@@ -1,5 +1,5 @@
 /**
- * Which sentences carry a reference (issue 18, item 6; README, "Logs"), end to end on Slack:
+ * Which sentences carry a reference (issue 18, item 6; docs/operator-guide.md, "Logs"), end to end on Slack:
  * a failure an operator may need to trace (the service failing) ends with `(ref XXXXXX)`, which
  * is on that invocation's log lines; a refusal of the user's own request (an out-of-range
  * option, an admin command, a quota used up) says what to change and carries none, though its

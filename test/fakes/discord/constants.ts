@@ -70,7 +70,7 @@ export const EVERYONE_PERMISSIONS =
 export const MEMBERS_ROLE_PERMISSIONS = P.CreatePublicThreads;
 /** A plain member's permissions in a channel without overwrites: @everyone's and the Members role's. */
 export const MEMBER_PERMISSIONS = EVERYONE_PERMISSIONS | MEMBERS_ROLE_PERMISSIONS;
-/** The bot's role by default: what the README's install link grants (Create Public Threads among them). */
+/** The bot's role by default: what the operator guide's install link grants (docs/operator-guide.md) (Create Public Threads among them). */
 export const BOT_PERMISSIONS = EVERYONE_PERMISSIONS | P.MentionEveryone | P.CreatePublicThreads;
 
 /** Gateway intent bits (events/gateway.mdx, "List of Intents"). */
