@@ -32,5 +32,5 @@ EXPOSE 3000 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.HTTP_PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node is PID 1 and handles SIGTERM itself (docker stop): running answers get SHUTDOWN_GRACE_MS;
-# and SIGHUP (docker kill --signal=HUP): the configuration is reloaded (README).
+# and SIGHUP (docker kill --signal=HUP): the configuration is reloaded (docs/operator-guide.md, "Reloading the configuration").
 CMD ["node", "dist/src/main.js"]

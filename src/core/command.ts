@@ -273,7 +273,7 @@ export type InvocationTarget = Pick<CommandContext, 'platform' | 'conversationId
  * press of a command's button): on failure tells the
  * user (ephemerally where the platform allows) and logs once, then emits `command.done`. An
  * InputError (the user's own mistake: an option, a right, a quota) is told as it is; any other
- * failure's sentence ends with the invocation's reference, which its log lines carry (README, "Logs").
+ * failure's sentence ends with the invocation's reference, which its log lines carry (docs/operator-guide.md, "Logs").
  * A reply deleted while it was written (ReplyChannel.isDeleted) is the user's choice: nothing is
  * said, and the outcome's code is `reply_deleted`.
  * Never throws: the bot survives any invocation.

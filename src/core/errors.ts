@@ -11,7 +11,7 @@ import { english, type MessageValues, type Sentence, sentence, type Words } from
  * Input the bot cannot act on (a mention with nothing to answer, files it cannot use);
  * `message` is the sentence for the user. Logged at info level, code `invalid_input`. This
  * error and its kinds are the user's own to fix: the runner tells them without a reference
- * (README, "Logs"), which every other failure's sentence carries.
+ * (docs/operator-guide.md, "Logs"), which every other failure's sentence carries.
  */
 export class InputError extends Error {
   readonly code: string = 'invalid_input';
@@ -60,7 +60,7 @@ export class ShownError extends Error {
 /**
  * A sentence about a failure with its reference id, e.g. `… Try again in a minute. (ref K7M2QX)`:
  * for failures an operator may need to trace (the service's, the platform's, the bot's own),
- * never for an {@link InputError} (README, "Logs").
+ * never for an {@link InputError} (docs/operator-guide.md, "Logs").
  */
 export function withReference(said: Sentence, ref: string): Sentence {
   return sentence('common.with_reference', { sentence: said, ref });

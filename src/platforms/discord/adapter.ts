@@ -53,7 +53,7 @@ const REST_GLOBAL_PER_SECOND = 1_000_000;
  * Keep-alive connections discord.js keeps to Discord's API. Unbounded (discord.js's default),
  * a burst of commands opened as many connections at once, and their deferrals reached Discord
  * after its 3 s window; a bounded pool of reused connections acknowledges them in time, and 256
- * did better than 128 (bench/streams.bench.ts; the figures are in the README).
+ * did better than 128 (bench/streams.bench.ts; the figures are in docs/benchmarks.md).
  */
 const REST_CONNECTIONS = 256;
 
