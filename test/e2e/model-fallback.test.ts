@@ -107,6 +107,26 @@ const fallbackLines = () => testBot.logs.filter((l) => l.fallback !== undefined)
 
 const MODEL_A_DOWN = { status: 503 } as const;
 
+/** A 404 model_not_found for `model` (not retried by the client). */
+const notFound = (model: string) => ({
+  status: 404,
+  body: {
+    error: { message: `The model '${model}' does not exist`, type: 'invalid_request_error', code: 'model_not_found' },
+  },
+});
+
+/**
+ * The control of a test of what does not fall back: the same model failing before any text does
+ * (the chain is configured and working), so the refusal to fall back was the rule's, not chance's.
+ */
+async function expectFallbackStillWorks(channelName: string): Promise<void> {
+  service.setModelBehaviour('model-a', notFound('model-a'));
+  const asked = service.chatRequests().length;
+  const { outcome } = await run('chat', { prompt: 'And now?' }, channelName);
+  expect(outcome.ok).toBe(true);
+  expect(chatModels().slice(asked)).toEqual(['model-a', 'model-b']);
+}
+
 describe('model fallback on Discord /chat', () => {
   it('model-a answering 503 (after the retries) → model-b answers, named under the answer, counted, logged, and spend settled at model-b', async () => {
     const before = await fallbacks('model-a', 'model-b');
@@ -152,17 +172,7 @@ describe('model fallback on Discord /chat', () => {
   });
 
   it('every model of the chain down → the last failure is told as today, each model asked once (no loop)', async () => {
-    for (const model of ['model-a', 'model-b', 'model-c'])
-      service.setModelBehaviour(model, {
-        status: 404,
-        body: {
-          error: {
-            message: `The model '${model}' does not exist`,
-            type: 'invalid_request_error',
-            code: 'model_not_found',
-          },
-        },
-      });
+    for (const model of ['model-a', 'model-b', 'model-c']) service.setModelBehaviour(model, notFound(model));
     const { interaction, outcome } = await run('chat', { prompt: 'Nobody?' }, 'fallback-all-down');
     expect(outcome).toMatchObject({ ok: false, errorCode: 'not_found' });
     expect(chatModels()).toEqual(['model-a', 'model-b', 'model-c']);
@@ -179,6 +189,7 @@ describe('model fallback on Discord /chat', () => {
       /^Going well \n\n⚠️ The answer was cut off because the generation service stopped sending\. Try again\. \(ref [2-9A-Z]{6}\)$/,
     );
     expect(await fallbacks('model-a', 'model-b')).toBe(before);
+    await expectFallbackStillWorks('fallback-cut-control');
   });
 
   it("a 400 that is the user's (a bad parameter) does not fall back: one request, the service's refusal told", async () => {
@@ -199,6 +210,7 @@ describe('model fallback on Discord /chat', () => {
     expect(chatModels()).toEqual(['model-a']);
     expect(interaction.followUps.find((m) => m.ephemeral)?.content).toMatch(/too hot/);
     expect(await fallbacks('model-a', 'model-b')).toBe(before);
+    await expectFallbackStillWorks('fallback-400-control');
   });
 });
 
