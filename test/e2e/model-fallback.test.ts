@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CommandOutcome } from '../../src/core/command.ts';
-import type { FakeDiscord, FakeInteraction } from '../fakes/discord.ts';
+import { readAnswerState } from '../../src/core/features/answer-state.ts';
+import type { FakeDiscord, FakeInteraction, OptionValue } from '../fakes/discord.ts';
 import { DEFAULT_MODELS, type FakeService } from '../fakes/service.ts';
 import { type FakeSlack, unescapeSlack } from '../fakes/slack.ts';
 import { slackChannels, useE2E } from '../helpers/e2e.ts';
@@ -88,7 +89,7 @@ const fallbacks = (from: string, to: string) => metric('genbot_fallbacks_total',
 /** Dispatches a slash command in a channel of its own and waits until the bot has finished with it. */
 async function run(
   command: string,
-  options: Record<string, unknown>,
+  options: Record<string, OptionValue>,
   channelName: string,
 ): Promise<{ interaction: FakeInteraction; outcome: CommandOutcome }> {
   const channel = discord.addChannel(channelName);
@@ -149,6 +150,12 @@ describe('model fallback on Discord /chat', () => {
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ level: 40, fallback: 'chat', from: 'model-a', to: 'model-b', status: 503 });
     expect(JSON.stringify(logged[0])).not.toContain(service.apiKey);
+    // Regenerate's state keeps the request as asked (the same chain again) and names the model that answered.
+    const regenerate = interaction
+      .original!.components.flatMap((row) => (row.components as Array<{ custom_id?: string }>).map((b) => b.custom_id))
+      .find((id) => id?.startsWith('regenerate:'));
+    const state = await readAnswerState(testBot.bot.core, regenerate!.split(':')[1]!);
+    expect(state).toMatchObject({ answeredBy: 'model-b', request: { body: { model: 'model-a' } } });
     // Paid once, at the prices of the model that answered; model-a's reservation given back.
     expect(await metric('genbot_spend_total', { model: 'model-a', currency: 'USD' })).toBe(spentA);
     expect(await metric('genbot_spend_total', { model: 'model-b', currency: 'USD' })).toBeGreaterThan(spentB);
