@@ -22,7 +22,7 @@ import { BadRequestError, NotFoundError, ServerError, type ServiceError, Timeout
 function namesMissingModel(error: BadRequestError): boolean {
   return (
     error.serviceCode === 'model_not_found' ||
-    /\bmodel\b[^.]*\b(does not exist|not found|is not available|unknown)/i.test(error.message)
+    /\bmodel\b[^.]*\b(does not exist|not found|is not available)|\b(unknown|no such) model\b/i.test(error.message)
   );
 }
 
@@ -76,7 +76,9 @@ export function modelName(model: string | undefined): string {
  * length (at most 1 + FALLBACK_*_MODELS' 5 asks).
  * @param ask sends the request to one model (`index` 0 is the model asked).
  * @param onFallback told of each step down the chain, before the next model is asked (log, metric).
- * @throws what the last model asked threw (or any failure that does not fall back).
+ * @throws the first model's failure when every model was unavailable (what the user asked for is
+ *   what they are told about); else the failure that ended the chain (one that does not fall back,
+ *   a Stop).
  */
 export async function askInTurn<T, M extends string | undefined>(
   chain: readonly M[],
@@ -84,6 +86,7 @@ export async function askInTurn<T, M extends string | undefined>(
   onFallback: (step: FallbackStep) => void,
   signal?: AbortSignal,
 ): Promise<Answered<T>> {
+  let first: unknown;
   for (let index = 0; ; index++) {
     const model = chain[index] as M;
     try {
@@ -92,7 +95,9 @@ export async function askInTurn<T, M extends string | undefined>(
         ? { value, model: modelName(model) }
         : { value, model: modelName(model), failed: modelName(chain[0]) };
     } catch (error) {
-      if (index + 1 >= chain.length || signal?.aborted || !fallsBack(error)) throw error;
+      if (signal?.aborted || !fallsBack(error)) throw error;
+      if (index === 0) first = error;
+      if (index + 1 >= chain.length) throw first;
       onFallback({ from: modelName(model), to: modelName(chain[index + 1]), error });
     }
   }
