@@ -23,6 +23,7 @@ import {
   storeAndModelsEnv,
 } from './config-env.ts';
 import type { EnvName } from './config-reload.ts';
+import { fallbackEnv } from './config-fallback.ts';
 import { tracingEnv } from './config-tracing.ts';
 import { SHIPPED_LOCALES } from './core/i18n/locales.ts';
 
@@ -65,6 +66,12 @@ export const CONFIG_SECTIONS: readonly ConfigSection[] = [
     title: 'Store and default models',
     about: 'Where the state lives, and the models used when nobody chose one.',
     schema: storeAndModelsEnv,
+  },
+  {
+    title: 'Fallback models',
+    about:
+      'Models that answer in turn when the one asked is unavailable before any text came: a 5xx, a connect or headers timeout, or a model the service does not know. The answer names the model that answered; a stream cut in the middle is never asked again. docs/service-api.md, "Model fallback", has the rule.',
+    schema: fallbackEnv,
   },
   {
     title: 'Images, PDFs and worker processes',
@@ -157,6 +164,10 @@ export const VARIABLE_DOCS: { readonly [Name in EnvName | DeployOnlyName]: strin
   DEFAULT_IMAGE_MODEL: 'Default image model (its display name). Unset: the service chooses.',
   DEFAULT_VISION_MODEL:
     'Model for requests with images (mentions with attachments); it must accept image input. Unset: the chat model.',
+  FALLBACK_CHAT_MODELS:
+    'Comma-separated chat models tried in order when the chat model asked fails before any text (e.g. `model-b,model-c`). Unset: no fallback.',
+  FALLBACK_IMAGE_MODELS:
+    'Comma-separated image models tried in order when the image model asked fails before the image (e.g. `Fake Image XL`). Unset: no fallback.',
   MAX_INPUT_IMAGES: 'Most images read from one message.',
   MAX_INPUT_IMAGE_BYTES: 'Largest image file read; a larger one is named as not used, never downloaded whole.',
   IMAGE_PREP_TIMEOUT_MS:

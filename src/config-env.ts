@@ -7,6 +7,7 @@
  * What each variable does: config-docs.ts; `npm run docs:config` renders docs/configuration.md and .env.example.
  */
 import { z } from 'zod';
+import { fallbackEnv } from './config-fallback.ts';
 import { tracingEnv } from './config-tracing.ts';
 import { localeTag } from './core/i18n/locales.ts';
 
@@ -300,13 +301,15 @@ export const opsEnv = z.object({
 
 /**
  * The whole environment. Sections are joined in this order, which is the order problems are
- * reported in (service, platforms, store, images, limits, quotas, spend, ops and logging, traces).
+ * reported in (service, platforms, store and models, fallbacks, images, limits, quotas, spend,
+ * ops and logging, traces).
  */
 export const envSchema = z.object({
   ...serviceEnv.shape,
   ...discordEnv.shape,
   ...slackEnv.shape,
   ...storeAndModelsEnv.shape,
+  ...fallbackEnv.shape,
   ...imagesEnv.shape,
   ...limitsEnv.shape,
   ...quotasEnv.shape,

@@ -53,6 +53,9 @@ export const RELOAD_KINDS: { readonly [Name in EnvName]: ReloadKind } = {
   DEFAULT_CHAT_MODEL: 'live',
   DEFAULT_IMAGE_MODEL: 'live',
   DEFAULT_VISION_MODEL: 'live',
+  // Read by each request (ModelDefaults.fallbacks).
+  FALLBACK_CHAT_MODELS: 'live',
+  FALLBACK_IMAGE_MODELS: 'live',
   // Read by each request (core.inputImages).
   MAX_INPUT_IMAGES: 'live',
   MAX_INPUT_IMAGE_BYTES: 'live',

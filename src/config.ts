@@ -7,6 +7,7 @@
  * Every variable is in docs/configuration.md and .env.example, generated from the schema (`npm run docs:config`).
  */
 import { ENV_DEFAULTS, type Env, envSchema, type LOG_LEVELS, shardProblems } from './config-env.ts';
+import { type FallbackModels, fallbacksOf } from './config-fallback.ts';
 import { type SpendConfig, spendOf } from './config-prices.ts';
 import { platformProblems, type SlackConfig, slackOf } from './config-slack.ts';
 import { type TracingConfig, tracingOf, tracingSecrets } from './config-tracing.ts';
@@ -114,8 +115,16 @@ export interface Config {
   slack: SlackConfig | undefined;
   /** keyv store URL: `sqlite://<path>` or `redis://…`. */
   storeUrl: string;
-  /** The default models; `vision` is for requests with images (the chat model when unset). */
-  models: { chat: string | undefined; image: string | undefined; vision: string | undefined };
+  /**
+   * The default models; `vision` is for requests with images (the chat model when unset);
+   * `fallbacks`, the models that answer in turn when the one asked is unavailable (FALLBACK_*_MODELS).
+   */
+  models: {
+    chat: string | undefined;
+    image: string | undefined;
+    vision: string | undefined;
+    fallbacks: FallbackModels;
+  };
   /** Caps on the images users send: count per request, bytes per file. */
   inputImages: { maxCount: number; maxBytes: number };
   /**
@@ -284,7 +293,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     discord: discordOf(e),
     slack: slackOf(e),
     storeUrl: e.STORE_URL,
-    models: { chat: e.DEFAULT_CHAT_MODEL, image: e.DEFAULT_IMAGE_MODEL, vision: e.DEFAULT_VISION_MODEL },
+    models: {
+      chat: e.DEFAULT_CHAT_MODEL,
+      image: e.DEFAULT_IMAGE_MODEL,
+      vision: e.DEFAULT_VISION_MODEL,
+      fallbacks: fallbacksOf(e),
+    },
     ...imagesOf(e),
     limits: limitsOf(e),
     admins: { userIds: e.ADMIN_USER_IDS, roleIds: e.ADMIN_ROLE_IDS },

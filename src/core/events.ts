@@ -1,8 +1,8 @@
 /**
  * What the bot reports as it works, for tests, logs and metrics (src/metrics.ts listens):
  * one event per finished invocation, per service response, per streamed answer, per token
- * count, per platform rate limit and per configuration reload. Emitting never blocks or throws
- * into the work.
+ * count, per platform rate limit, per configuration reload and per model fallback. Emitting
+ * never blocks or throws into the work.
  */
 import { EventEmitter } from 'node:events';
 
@@ -71,6 +71,18 @@ export interface RateLimitReport {
   route: string;
 }
 
+/** A request's model that was unavailable, and the next one asked (core/service/fallback.ts). */
+export interface FallbackReport {
+  /** `chat` (chat completions and completions) or `image`. */
+  kind: 'chat' | 'image';
+  /** The model that failed (`default`: the service's own choice). */
+  from: string;
+  /** The model asked next. */
+  to: string;
+  /** The HTTP status of the failure, or its error code when there was none (`timeout`). */
+  status: number | string;
+}
+
 /** The bot's events. */
 export class BotEvents extends EventEmitter<{
   'command.done': [CommandOutcome];
@@ -85,4 +97,6 @@ export class BotEvents extends EventEmitter<{
   'platform.missed_events': [{ platform: 'discord' | 'slack'; count: number }];
   /** A configuration reload (SIGHUP, src/reload.ts): applied, or refused (the running configuration stays). */
   'config.reload': [{ result: 'applied' | 'refused' }];
+  /** A model unavailable before any of its answer arrived: the next of FALLBACK_*_MODELS asked. */
+  'model.fallback': [FallbackReport];
 }> {}

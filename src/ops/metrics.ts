@@ -5,7 +5,8 @@
  * (`spend_total`, by model and currency: the price table's); platform 429s; open streams; the votes on answers
  * (`feedback_total`, read from the store when scraped); configuration reloads, applied or refused
  * (`config_reloads_total`); mentions and DMs a platform never delivered, found by the sweep
- * (`missed_events_total`, core/sweep.ts); Node's own metrics (event-loop delay among them:
+ * (`missed_events_total`, core/sweep.ts); models unavailable and the fallback asked instead
+ * (`fallbacks_total{from,to}`, core/service/fallback.ts); Node's own metrics (event-loop delay among them:
  * `nodejs_eventloop_lag_p99_seconds`); and the signals the alert rules read
  * (metrics-signals.ts: health checks, each platform's last event, spend cap notices).
  */
@@ -13,6 +14,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type {
   BotEvents,
   CommandOutcome,
+  FallbackReport,
   RateLimitReport,
   ServiceResponse,
   SpendReport,
@@ -31,6 +33,24 @@ export interface BotMetrics {
 
 /** Longest wait for the store's feedback tally when /metrics is scraped, in ms (the last figures are kept past it). */
 const FEEDBACK_READ_MS = 1_000;
+
+/**
+ * Distinct model names a label takes, at most (`fallbacks_total`): a model a user typed is a
+ * label too, so past this many the others count as `other` (a series per typo would grow forever).
+ */
+const MAX_MODEL_LABELS = 100;
+
+/** A label of at most `max` distinct values (each at most 200 characters): the first ones seen, then `other`. */
+function boundedLabel(max: number): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    const label = value.slice(0, 200);
+    if (seen.has(label)) return label;
+    if (seen.size >= max) return 'other';
+    seen.add(label);
+    return label;
+  };
+}
 
 const SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
 
@@ -140,6 +160,25 @@ function feedbackGauge(registry: Registry, prefix: string, read: () => Promise<T
 }
 
 /**
+ * `fallbacks_total{from,to}`: each request whose model was unavailable before any of its answer
+ * (core/service/fallback.ts), asked of the next model of its chain, by the model that failed and
+ * the one asked next (the `model.fallback` event).
+ * @returns stops counting.
+ */
+function countFallbacks(registry: Registry, prefix: string, events: BotEvents): () => void {
+  const fallbacks = new Counter({
+    name: `${prefix}fallbacks_total`,
+    help: 'Requests whose model was unavailable (5xx, a timeout, model not found) before any answer, asked of the next fallback model (FALLBACK_*_MODELS), by the model that failed and the one asked next.',
+    labelNames: ['from', 'to'],
+    registers: [registry],
+  });
+  const label = boundedLabel(MAX_MODEL_LABELS);
+  const listener = (f: FallbackReport) => fallbacks.inc({ from: label(f.from), to: label(f.to) });
+  events.on('model.fallback', listener);
+  return () => events.off('model.fallback', listener);
+}
+
+/**
  * Creates the registry and starts counting the bot's events.
  * @param options.prefix metric name prefix (default `genbot_`).
  * @param options.feedback reads the store's tally of votes on answers (`feedback_total`; absent: no such metric).
@@ -160,6 +199,7 @@ export function createMetrics(
     m.missed.inc({ platform }, 0);
   }
   for (const result of ['applied', 'refused']) m.reloads.inc({ result }, 0);
+  const closeFallbacks = countFallbacks(registry, prefix, events);
   const listeners = {
     'command.done': (o: CommandOutcome) =>
       m.commands.inc({ command: o.command, platform: o.platform, outcome: o.ok ? 'ok' : (o.errorCode ?? 'error') }),
@@ -205,6 +245,7 @@ export function createMetrics(
       events.off('platform.rate_limited', listeners['platform.rate_limited']);
       events.off('config.reload', listeners['config.reload']);
       events.off('platform.missed_events', listeners['platform.missed_events']);
+      closeFallbacks();
     },
   };
 }

@@ -182,6 +182,44 @@ describe('loadConfig', () => {
   });
 });
 
+describe('FALLBACK_CHAT_MODELS and FALLBACK_IMAGE_MODELS', () => {
+  const base = {
+    SERVICE_BASE_URL: 'http://127.0.0.1:1/v1',
+    SERVICE_API_KEY: 'sk-test-key-123456',
+    SLACK_BOT_TOKEN: 'xoxb-1',
+    SLACK_SIGNING_SECRET: 's',
+  };
+  const shape = /must be a comma-separated list of at most 5 model ids, each 1 to 200 characters/;
+
+  it('reads comma-separated ids (trimmed, spaces inside kept for image display names); none when unset', () => {
+    const config = loadConfig({
+      ...base,
+      FALLBACK_CHAT_MODELS: ' model-b , model-c',
+      FALLBACK_IMAGE_MODELS: 'Fake Image XL,Other One',
+    });
+    expect(config.models.fallbacks).toEqual({ chat: ['model-b', 'model-c'], image: ['Fake Image XL', 'Other One'] });
+    expect(loadConfig(base).models.fallbacks).toEqual({ chat: [], image: [] });
+    expect(loadConfig({ ...base, FALLBACK_CHAT_MODELS: '' }).models.fallbacks.chat).toEqual([]);
+  });
+
+  it('refuses at start, naming the variable, an empty id, an id too long or with a control character, and more than 5', () => {
+    const refusals: Record<string, string> = {
+      FALLBACK_CHAT_MODELS: 'a,,b',
+      FALLBACK_IMAGE_MODELS: `${'x'.repeat(201)}`,
+    };
+    const problems = problemsOf({ ...base, ...refusals });
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^FALLBACK_CHAT_MODELS /);
+    expect(problems[1]).toMatch(/^FALLBACK_IMAGE_MODELS /);
+    for (const p of problems) expect(p).toMatch(shape);
+    for (const value of ['a,b,c,d,e,f', 'a,', 'bad\u0007id', ' , '])
+      expect(problemsOf({ ...base, FALLBACK_CHAT_MODELS: value }), JSON.stringify(value)).toEqual([
+        expect.stringMatching(/^FALLBACK_CHAT_MODELS must be a comma-separated list/),
+      ]);
+    expect(loadConfig({ ...base, FALLBACK_CHAT_MODELS: 'a,b,c,d,e' }).models.fallbacks.chat).toHaveLength(5);
+  });
+});
+
 describe('.env.example', () => {
   it('lists every variable the bot and deploy-commands read, each under a comment line, and nothing else', () => {
     const lines = readFileSync(resolve(import.meta.dirname, '../../.env.example'), 'utf8').split('\n');

@@ -79,6 +79,16 @@ function liveReadings(prices: string): Record<string, Reading> {
       read: async (b) => (await channel(b)).vision.value,
       expected: 'fake-vision',
     },
+    FALLBACK_CHAT_MODELS: {
+      value: 'fake-vision,fake-chat',
+      read: (b) => b.core.models.fallbacks.chat,
+      expected: ['fake-vision', 'fake-chat'],
+    },
+    FALLBACK_IMAGE_MODELS: {
+      value: 'Fake Image XL',
+      read: (b) => b.core.models.fallbacks.image,
+      expected: ['Fake Image XL'],
+    },
     MAX_INPUT_IMAGES: { value: '7', read: (b) => b.core.inputImages.maxCount, expected: 7 },
     MAX_INPUT_IMAGE_BYTES: { value: '2048', read: (b) => b.core.inputImages.maxBytes, expected: 2048 },
     MAX_TOKENS_LIMIT: { value: '1234', read: (b) => b.core.limits.maxTokens, expected: 1234 },

@@ -737,3 +737,32 @@ describe('recording', () => {
     ).rejects.toThrow();
   });
 });
+
+describe('a model scripted to fail (setModelBehaviour)', () => {
+  it('answers every request naming the model so (chat, completions, images), leaves the others and the route queue alone, until removed', async () => {
+    fake.setModelBehaviour('fake-chat', { status: 503 });
+    fake.setModelBehaviour('Fake Image', { status: 500 });
+    fake.enqueue('chat', { stream: { pieces: ['queued'] } });
+    const chat = (model: string) =>
+      post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] });
+    expect((await chat('fake-chat')).status).toBe(503);
+    expect((await chat('fake-chat')).status).toBe(503);
+    expect((await post('/v1/completions', { model: 'fake-chat', prompt: 'hi' })).status).toBe(503);
+    const image = (model: string) =>
+      post('/v1/images/generations', { prompt: 'x', user_selected_model: model, response_format: 'b64_json' });
+    expect((await image('Fake Image')).status).toBe(500);
+    expect((await image('Fake Image XL')).status).toBe(200);
+    // The route's queue was left for the next request that names no failing model.
+    expect(fake.pending('chat')).toBe(1);
+    const other = await readStream('/v1/chat/completions', {
+      model: 'fake-vision',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
+    expect(other.text).toContain('queued');
+    fake.setModelBehaviour('fake-chat', undefined);
+    expect((await chat('fake-chat')).status).toBe(200);
+    fake.reset();
+    expect((await image('Fake Image')).status).toBe(200);
+  });
+});

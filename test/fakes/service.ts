@@ -13,7 +13,8 @@
  *   writes cut at arbitrary (seeded) byte positions, so events cross network reads;
  * - images are real PNGs (sharp) of the size the aspect ratio asks for.
  *
- * Faults are scripted per request with `enqueue(route, behaviour)` (a one-shot queue per route).
+ * Faults are scripted per request with `enqueue(route, behaviour)` (a one-shot queue per route),
+ * or per model with `setModelBehaviour(model, behaviour)` (every request naming it: a model that is down).
  * Every request is recorded in `requests` and announced on `events`.
  *
  * Where the spec says "not shown", OpenAI's conventions are followed:

@@ -19,6 +19,7 @@ import type { Words } from '../i18n/words.ts';
 import type { Button, CommandContext } from '../platform.ts';
 import { ImagesNotSupportedError } from '../sentences.ts';
 import { BadRequestError } from '../service/errors.ts';
+import { type Answered, askInTurn } from '../service/fallback.ts';
 import type { ChatCompletionChunk, CompletionChunk, Usage } from '../service/schemas.ts';
 import type { Stream } from '../service/stream.ts';
 import { textOf } from '../service/text-of.ts';
@@ -27,6 +28,7 @@ import type { TokenReservation } from '../state/quotas.ts';
 import { noticeLongAnswer } from './answer-notice.ts';
 import { type AnswerKeeper, type AnswerState, answerKeeper, type KeptRequest } from './answer-state.ts';
 import { type Deferral, deferred } from './deferral.ts';
+import { chainOf, fallbackNote, tellFallback } from './fallback.ts';
 import { keepFeedback } from './feedback.ts';
 import { showJson } from './json-answer.ts';
 import { type Charge, chargeText } from './spend.ts';
@@ -75,7 +77,10 @@ export interface RunResult {
  * Sends `request` (streamed), writes the answer into the session's reply, and counts its tokens
  * (every ending but `failed` costs the tokens shown). A completion's answer shows its prompt
  * first, continued. An answer that took longer than NOTIFY_AFTER_SECONDS ends with a notice that
- * mentions its asker (answer-notice.ts).
+ * mentions its asker (answer-notice.ts). When the model is unavailable before any text came, the
+ * next of FALLBACK_CHAT_MODELS answers (service/fallback.ts), named in a note under the answer;
+ * its money is reserved and settled at that model's prices, the first model's reservation given
+ * back, and the feedback record and the kept state name it (`answeredBy`).
  * @throws what the request threw before any text (ImagesNotSupportedError for a model that
  *   refuses images), as the session's `fail` shows it; streamAnswer's `failed` error.
  */
@@ -86,44 +91,85 @@ export async function runRequest(
   options: RunOptions,
 ): Promise<RunResult> {
   // The worst case in money, reserved before the request is sent (features/spend.ts); given back unless settled.
-  const charge = await chargeText(ctx, core, request);
+  const held = { charge: await chargeText(ctx, core, request) };
   try {
-    return await streamRequest(ctx, core, request, options, charge);
+    const opened = await openInTurn(ctx, core, request, options, held);
+    return await streamRequest(ctx, core, opened, options, held.charge);
   } finally {
-    await charge.release();
+    await held.charge.release();
   }
 }
 
-/** {@link runRequest} once its money is reserved. */
-async function streamRequest(
+/** The stream of the model that answered, the request it was sent, and the model that failed first. */
+type Opened = Answered<{ stream: Stream<Chunk>; request: KeptRequest }>;
+
+/**
+ * Opens the request's stream, with the model asked and then, while each is unavailable, with the
+ * fallback models in turn (service/fallback.ts): a fallback's money is reserved at its prices
+ * (held.charge replaced, the last one given back first).
+ * @throws what the last model asked threw, as the session's `fail` shows it.
+ */
+async function openInTurn(
   ctx: CommandContext,
   core: Core,
   request: KeptRequest,
   options: RunOptions,
+  held: { charge: Charge },
+): Promise<Opened> {
+  const { session } = options;
+  let asked = request;
+  try {
+    return await askInTurn(
+      chainOf(core, 'chat', request.body.model),
+      async (model, index) => {
+        if (index > 0) {
+          asked = withModel(request, model);
+          await held.charge.release();
+          held.charge = await chargeText(ctx, core, asked);
+        }
+        const stream = await openStream(core, asked, session);
+        return { stream, request: asked };
+      },
+      (step) => tellFallback(ctx, core, 'chat', step),
+      session.signal,
+    );
+  } catch (error) {
+    if (options.images && refusesImages(error))
+      return session.fail(new ImagesNotSupportedError(asked.body.model, error as BadRequestError));
+    return session.fail(error);
+  }
+}
+
+/** The request with another model. */
+function withModel(request: KeptRequest, model: string): KeptRequest {
+  return request.endpoint === 'chat'
+    ? { endpoint: 'chat', body: { ...request.body, model } }
+    : { endpoint: 'completions', body: { ...request.body, model } };
+}
+
+/** Sends one request, streamed, in the session's queue line and under its signal. @throws ServiceError subclasses. */
+async function openStream(core: Core, request: KeptRequest, session: AnswerSession): Promise<Stream<Chunk>> {
+  const options = { signal: session.signal, queue: session.queue };
+  return (
+    request.endpoint === 'chat'
+      ? await core.service.chat.completions.create({ ...request.body, stream: true }, options)
+      : await core.service.completions.create({ ...request.body, stream: true }, options)
+  ) as Stream<Chunk>;
+}
+
+/** {@link runRequest} once its stream is open and its money reserved. */
+async function streamRequest(
+  ctx: CommandContext,
+  core: Core,
+  opened: Opened,
+  options: RunOptions,
   charge: Charge,
 ): Promise<RunResult> {
   const { session } = options;
-  let stream: Stream<Chunk>;
-  try {
-    stream = (
-      request.endpoint === 'chat'
-        ? await core.service.chat.completions.create(
-            { ...request.body, stream: true },
-            { signal: session.signal, queue: session.queue },
-          )
-        : await core.service.completions.create(
-            { ...request.body, stream: true },
-            { signal: session.signal, queue: session.queue },
-          )
-    ) as Stream<Chunk>;
-  } catch (error) {
-    if (options.images && refusesImages(error))
-      return session.fail(new ImagesNotSupportedError(request.body.model, error as BadRequestError));
-    return session.fail(error);
-  }
+  const { stream, request } = opened.value;
   await deferred(options.deferral, stream);
   const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
-  const answering = new Answering(ctx, core, request, options, stream);
+  const answering = new Answering(ctx, core, request, options, stream, opened);
   // A completion's answer is shown after its prompt.
   // Once text is shown, the stream is read once per write of the answer (StreamingReply.readWaitMs).
   const pieceOf = request.endpoint === 'chat' ? deltaContent : choiceText;
@@ -164,15 +210,20 @@ class Answering implements StreamAnswerOptions {
     private readonly request: KeptRequest,
     private readonly options: RunOptions,
     private readonly stream: Stream<Chunk>,
+    opened: Opened,
   ) {
     this.reply = options.session.reply;
     this.events = core.events;
     // A reply that may post only so many messages shows less, the rest in the answer's file.
     this.maxChars = Math.min(core.limits.maxAnswerChars, ctx.reply.limits.maxAnswerChars ?? Number.POSITIVE_INFINITY);
-    this.notes = options.notes;
+    // A fallback's answer names its model (a note of this answer only: the kept state's notes stay the caller's).
+    this.notes = [...options.notes, ...fallbackNote(opened)];
     this.words = options.session.words;
     const { keep } = options;
-    this.keeper = keep && answerKeeper(core, ctx.log, keep.id, keep.state, this.reply);
+    // The state keeps the request as asked (Regenerate asks the same models again) and the model that answered.
+    const state =
+      keep && opened.failed !== undefined ? () => ({ ...keep.state(), answeredBy: opened.model }) : keep?.state;
+    this.keeper = keep && state && answerKeeper(core, ctx.log, keep.id, state, this.reply);
     if (options.json) this.finalize = (t) => showJson(ctx, t, this.maxChars, this.words);
   }
 

@@ -112,6 +112,11 @@ export interface AnswerState {
   imageRefs?: KeptImageRef[];
   /** The mention answered (keys.ts `messageRef`), whose link to this state /forget removes. */
   mention?: string;
+  /**
+   * The model that answered, when it was a fallback (FALLBACK_CHAT_MODELS) and not the request's:
+   * the request keeps the model asked, which Regenerate asks again first.
+   */
+  answeredBy?: string;
 }
 
 /** A state looked for by id: found, or why it is not there (`expired`: never kept, or past its day). */

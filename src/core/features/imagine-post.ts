@@ -14,9 +14,11 @@ import { sentence, type Words } from '../i18n/words.ts';
 import { type FittedImage, ImageTooLargeError, imagesFromResult } from '../media/images.ts';
 import type { Button, CommandContext, MessageHandle, OutgoingFile, OutgoingMessage } from '../platform.ts';
 import { InvalidResponseError } from '../service/errors.ts';
+import { askInTurn } from '../service/fallback.ts';
 import type { QueueTicket } from '../service/gate.ts';
 import type { ImageGenerationRequest, ImageGenerationResult } from '../service/schemas.ts';
 import type { Deferral } from './deferral.ts';
+import { chainOf, fallbackNote, tellFallback } from './fallback.ts';
 import { keepFeedback } from './feedback.ts';
 import { withProgress } from './imagine-progress.ts';
 import { type ImagineJob, type ImagineState, type KeptImage, keepButtonState, keptImage } from './imagine-state.ts';
@@ -100,26 +102,25 @@ export async function generateAndPost(
   job: ImagineJob,
   options: PostOptions,
 ): Promise<void> {
-  const { notes } = options;
   const words = await core.languages.forPlace(ctx);
   // One image at its model's and style's price, reserved before it is asked for (features/spend.ts).
-  const charge = await chargeImage(ctx, core, job.model, job.style);
+  const held = { charge: await chargeImage(ctx, core, job.model, job.style) };
   const { result: generated, progress } = await withProgress(
     ctx,
     core,
     async (queue) => {
       try {
-        const made = await generate(ctx, core, job, queue, charge);
+        const made = await generate(ctx, core, job, queue, held);
         const failed = await options.deferral;
         if (failed) throw failed.error;
         return made;
       } finally {
-        await charge.release();
+        await held.charge.release();
       }
     },
     words,
   );
-  const { result, image } = generated;
+  const { result, image, answered } = generated;
   let fitted: FittedImage;
   try {
     fitted = await core.images.fit(image, ctx.reply.limits.maxFileBytes, { key: subjectOf(ctx), signal: ctx.signal });
@@ -127,21 +128,26 @@ export async function generateAndPost(
     if (error instanceof ImageTooLargeError) throw new InputError(error.sentence);
     throw error;
   }
+  // A fallback's image names its model, in the settings line and in a note.
+  const notes = [...fallbackNote(answered), ...options.notes];
   if (fitted.reencoded) notes.push(fitted.reencoded);
   const seed = job.seed ?? seedOf(result);
+  const made: ImagineJob = answered.failed === undefined ? job : { ...job, model: answered.model };
   const lines = [
     `🎨 ${caption(job.prompt)}`,
-    `_${settingsLine(job, fitted, seed, words)}_`,
+    `_${settingsLine(made, fitted, seed, words)}_`,
     ...notes.map((n) => `_⚠️ ${noteText(n, words)}_`),
   ];
   const { referenceDataUrl, ...kept } = job;
   const reference =
     options.reference ?? (referenceDataUrl ? keptImage(core, undefined, dataUrlBytes(referenceDataUrl)) : undefined);
+  // The buttons' state keeps the job as asked (a press asks the same models again) and the model that made the image.
   const state = (ref: string | undefined): ImagineState => ({
     requesterId: ctx.user.id,
     job: { ...kept, seed },
     ...(reference ? { reference } : {}),
     image: keptImage(core, ref, fitted.data),
+    ...(answered.failed === undefined ? {} : { answeredBy: answered.model }),
   });
   const file: OutgoingFile = {
     name: `imagine.${extensionOf(fitted.format)}`,
@@ -151,7 +157,7 @@ export async function generateAndPost(
   };
   // Reroll, Upscale, Vary, then 👍 / 👎 (features/feedback.ts): five, a Discord row's most.
   const buttons = async (ref: string | undefined) => {
-    const feedback = { kind: 'image' as const, command: 'imagine', model: job.model ?? 'default' };
+    const feedback = { kind: 'image' as const, command: 'imagine', model: answered.model };
     const [own, rating] = await Promise.all([
       keepButtonState(ctx, core, state(ref), words),
       keepFeedback(core, ctx, feedback),
@@ -162,16 +168,36 @@ export async function generateAndPost(
 }
 
 /**
- * Asks the service for the job's image and reads the first one of the result (decoded in the
- * image workers).
+ * Asks the service for the job's image, with the job's model and then, while each is unavailable,
+ * the fallback models of FALLBACK_IMAGE_MODELS in turn (service/fallback.ts; a fallback's image
+ * reserved at its price, `held.charge` replaced), and reads the first image of the result
+ * (decoded in the image workers).
  * @param queue the request's line in the service's fair queue (the progress line's ticket).
- * @param charge the image's money, settled once the service answered (none made: nothing).
+ * @param held the image's money, settled once the service answered (none made: nothing).
  * @throws ServiceError subclasses; InvalidResponseError for a result with no image.
  */
-async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue: QueueTicket, charge: Charge) {
-  const result = await core.service.images.generate(bodyOf(job), { signal: ctx.signal, queue });
+async function generate(
+  ctx: CommandContext,
+  core: Core,
+  job: ImagineJob,
+  queue: QueueTicket,
+  held: { charge: Charge },
+) {
+  const answered = await askInTurn(
+    chainOf(core, 'image', job.model),
+    async (model, index) => {
+      if (index > 0) {
+        await held.charge.release();
+        held.charge = await chargeImage(ctx, core, model, job.style);
+      }
+      return core.service.images.generate(bodyOf({ ...job, model }), { signal: ctx.signal, queue });
+    },
+    (step) => tellFallback(ctx, core, 'image', step),
+    ctx.signal,
+  );
+  const result = answered.value;
   // The service made (and bills) the image once it answered with one.
-  await charge.settleImage(result.data.length > 0);
+  await held.charge.settleImage(result.data.length > 0);
   const work = { key: subjectOf(ctx), signal: ctx.signal };
   const describe = (data: Buffer, source: Parameters<typeof core.images.describe>[1]) =>
     core.images.describe(data, source, work);
@@ -186,7 +212,7 @@ async function generate(ctx: CommandContext, core: Core, job: ImagineJob, queue:
       'the image result held no image (an empty data array)',
       sentence('errors.service.no_image'),
     );
-  return { result, image };
+  return { result, image, answered };
 }
 
 /** The caption's settings line in `words`: model · style · size (px) · seed [· reference, denoising]. */

@@ -61,6 +61,8 @@ export interface ImagineState {
   reference?: KeptImage;
   /** The posted image, for Upscale and Vary. */
   image: KeptImage;
+  /** The model that made the image, when it was a fallback (FALLBACK_IMAGE_MODELS) and not the job's. */
+  answeredBy?: string;
 }
 
 /** A state as older versions wrote it: the posted image's bytes as a base64 string. */

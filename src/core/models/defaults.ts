@@ -3,6 +3,7 @@
  * default (environment), else the service's (the first chat model `/v1/models` lists; for
  * images, omitting `user_selected_model` lets the server choose, §4.3).
  */
+import type { FallbackModels } from '../../config-fallback.ts';
 import { NoChatModelError } from '../sentences.ts';
 import type { ChannelSettings, SettingsStore } from '../state/settings.ts';
 import type { ModelCatalog } from './catalog.ts';
@@ -12,7 +13,11 @@ export interface ModelSettings {
   chat: string | undefined;
   image: string | undefined;
   vision?: string | undefined;
+  /** The models that answer in turn when the one asked is unavailable (FALLBACK_*_MODELS); none when absent. */
+  fallbacks?: FallbackModels | undefined;
 }
+
+const NO_FALLBACKS: FallbackModels = { chat: [], image: [] };
 
 /** Where a value came from, as /settings shows it. */
 export type SettingSource = 'channel' | 'environment' | 'service';
@@ -46,6 +51,14 @@ export class ModelDefaults {
   /** The operator's default models from now on (a configuration reload): requests already resolved keep theirs. */
   configure(models: ModelSettings): void {
     this.configured = { ...models };
+  }
+
+  /**
+   * The fallback models of the configuration now (FALLBACK_CHAT_MODELS, FALLBACK_IMAGE_MODELS):
+   * read by each request, so a reload applies them to the next one (service/fallback.ts).
+   */
+  get fallbacks(): FallbackModels {
+    return this.configured.fallbacks ?? NO_FALLBACKS;
   }
 
   /**

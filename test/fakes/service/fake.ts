@@ -1,6 +1,6 @@
 /**
  * {@link FakeService}: the facade tests hold. Starting and closing the server, scripting
- * (`enqueue`, `setChatReply`, `setCompletionReply`, `setModels`, `reset`) and inspection
+ * (`enqueue`, `setModelBehaviour`, `setChatReply`, `setCompletionReply`, `setModels`, `reset`) and inspection
  * (`requests`, `events`, `chatRequests`, `lastRequest`, `openStreams`, `images`); the serving
  * itself is in server.ts and the endpoints' modules.
  */
@@ -66,6 +66,18 @@ export class FakeService {
     this.state.queues.set(route, q);
   }
 
+  /**
+   * Scripts every request that names `model` (a chat or text completion's `model`, an image
+   * generation's `user_selected_model`) until changed: e.g. `{ status: 503 }` for a model that is
+   * down, `{ hang: true }` for one that never answers, `{ stream: { dropAfterChunks: 3 } }` for
+   * one whose answers break off. Wins over the route's queue, which such requests leave as it is.
+   * `undefined` removes it; `reset` removes them all.
+   */
+  setModelBehaviour(model: string, behaviour: Behaviour | undefined): void {
+    if (behaviour) this.state.byModel.set(model, behaviour);
+    else this.state.byModel.delete(model);
+  }
+
   /** Scripted behaviours not used yet. */
   pending(route: FakeRoute): number {
     return this.state.queues.get(route)?.length ?? 0;
@@ -115,6 +127,7 @@ export class FakeService {
   reset(): void {
     this.requests.length = 0;
     this.state.queues.clear();
+    this.state.byModel.clear();
     this.state.chatReply = undefined;
     this.state.completionReply = undefined;
     this.state.streamUsage = undefined;

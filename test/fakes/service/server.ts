@@ -1,6 +1,6 @@
 /**
  * Serving requests: each one read and recorded (`requests`, the `request` event), then the
- * route's scripted behaviour played (canned status, hang, reset, delayed headers, stream
+ * behaviour scripted for the model it names (`setModelBehaviour`), else the route's next scripted behaviour, played (canned status, hang, reset, delayed headers, stream
  * script), then the spec's gatekeeping (Bearer key, unknown path 404, wrong method 405, body
  * size 413, Content-Type 415, JSON object 400) and the endpoint's handler; an `ApiError`
  * becomes its response, any other error a 500.
@@ -194,6 +194,18 @@ async function handleGet(state: ServiceState, route: FakeRoute, path: string, re
   throw apiError(404, `Invalid URL (GET ${path})`, null, 'unknown_url');
 }
 
+/** The model a generation request names (`model`; an image request's `user_selected_model`), if any. */
+function modelNamed(route: FakeRoute | undefined, body: unknown): string | undefined {
+  if (!isObject(body)) return undefined;
+  const model =
+    route === 'images'
+      ? body.user_selected_model
+      : route === 'chat' || route === 'completions'
+        ? body.model
+        : undefined;
+  return typeof model === 'string' ? model : undefined;
+}
+
 /** Handles one request, from reading its body to the last byte of the answer. */
 async function handle(state: ServiceState, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://fake.invalid').pathname;
@@ -202,7 +214,10 @@ async function handle(state: ServiceState, req: IncomingMessage, res: ServerResp
   const parsed = parseJson(raw);
   record(state, req, path, match, parsed);
 
-  const behaviour = match ? state.queues.get(match.route)?.shift() : undefined;
+  // A model scripted to fail answers so every time it is named; else the route's next scripted behaviour.
+  const named = modelNamed(match?.route, parsed);
+  const byModel = named === undefined ? undefined : state.byModel.get(named);
+  const behaviour = byModel ?? (match ? state.queues.get(match.route)?.shift() : undefined);
   let stream: StreamScript | undefined;
   if (behaviour) {
     if (await playScripted(state, behaviour, req, res, match?.route, path)) return;

@@ -39,6 +39,8 @@ export class ServiceState {
   readonly images = new Map<string, Buffer>();
   readonly options: ResolvedOptions;
   readonly queues = new Map<FakeRoute, Behaviour[]>();
+  /** Behaviours played for every request naming a model (`setModelBehaviour`), by model. */
+  readonly byModel = new Map<string, Behaviour>();
   readonly sockets = new Set<Socket>();
   readonly timers = new Set<NodeJS.Timeout>();
   models: FakeModel[];
