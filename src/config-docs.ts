@@ -22,8 +22,8 @@ import {
   spendEnv,
   storeAndModelsEnv,
 } from './config-env.ts';
-import type { EnvName } from './config-reload.ts';
 import { fallbackEnv } from './config-fallback.ts';
+import type { EnvName } from './config-reload.ts';
 import { tracingEnv } from './config-tracing.ts';
 import { SHIPPED_LOCALES } from './core/i18n/locales.ts';
 
