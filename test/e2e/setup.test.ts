@@ -169,7 +169,9 @@ describe('npm run setup, unattended', () => {
       };
       const lacking = await setup(args, env);
       expect(lacking.code).toBe(1);
-      expect(lacking.output).toMatch(/^✗ The Slack token lacks the scopes files:read: add them under OAuth & Permissions/m);
+      expect(lacking.output).toMatch(
+        /^✗ The Slack token lacks the scopes files:read: add them under OAuth & Permissions/m,
+      );
       expect(lacking.output).toContain('"socket_mode_enabled": true');
       expect(existsSync(lacking.envFile)).toBe(false);
       expectNoSecret(lacking.output, Object.values(env));
