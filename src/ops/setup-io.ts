@@ -67,8 +67,12 @@ export const clackPrompter: Prompter = {
     return answered(
       await clack.text({
         message: q.message,
-        ...(q.defaultValue ? { defaultValue: q.defaultValue, placeholder: q.defaultValue } : {}),
-        ...(q.placeholder ? { placeholder: q.placeholder } : {}),
+        // The current value, shown and editable; an emptied line answers it too.
+        ...(q.defaultValue
+          ? { initialValue: q.defaultValue, defaultValue: q.defaultValue }
+          : q.placeholder
+            ? { placeholder: q.placeholder }
+            : {}),
         validate: (value) => q.validate?.(value || q.defaultValue || ''),
       }),
     );
