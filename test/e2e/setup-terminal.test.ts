@@ -1,5 +1,5 @@
 /**
- * `npm run setup` in a real terminal: the built setup run in a pseudo-terminal (util-linux's
+ * `npm run setup` in a real terminal: run in a pseudo-terminal (util-linux's
  * script(1), part of every Debian), its @clack/prompts questions answered by keystrokes, against
  * the fakes. A wrong key is named and asked again; the .env is written with the answers; no
  * secret reaches the screen, typed or printed.
@@ -31,7 +31,7 @@ function terminal(args: string[], cwd: string) {
   const quoted = args.map((a) => `'${a}'`).join(' ');
   const child: ChildProcessWithoutNullStreams = spawn(
     'script',
-    ['-qfec', `stty cols 160 rows 50; exec node ${root}/dist/src/ops/setup.js ${quoted}`, '/dev/null'],
+    ['-qfec', `stty cols 160 rows 50; exec npm --prefix '${root}' run --silent setup -- ${quoted}`, '/dev/null'],
     { cwd, env: { PATH: process.env.PATH!, HOME: process.env.HOME!, TERM: 'xterm' } },
   );
   let raw = '';
