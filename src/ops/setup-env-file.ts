@@ -21,9 +21,13 @@ export function readEnvFile(path: string): EnvFile {
   return { text, values: { ...parseEnv(text) } as Record<string, string> };
 }
 
-/** A value as a `.env` line writes it: bare when plain, else single-quoted (read literally). */
+/**
+ * A value as a `.env` line writes it: bare when plain (words of URL and token characters between
+ * single spaces: what Docker's `--env-file`, which keeps quotes, reads the same), else
+ * single-quoted (read literally; `#` would begin a comment).
+ */
 function quoted(name: string, value: string): string {
-  if (/^[A-Za-z0-9_.:/@+=,%-]*$/.test(value)) return value;
+  if (/^(?:[A-Za-z0-9_.:/@+=,%-]+(?: [A-Za-z0-9_.:/@+=,%-]+)*)?$/.test(value)) return value;
   if (!value.includes("'")) return `'${value}'`;
   if (!/["\\]/.test(value)) return `"${value}"`;
   throw new SetupProblem(`${name} holds both kinds of quotes: it cannot be written to a .env file.`);

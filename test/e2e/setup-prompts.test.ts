@@ -208,15 +208,23 @@ describe('npm run setup in a terminal (its prompts scripted)', () => {
 });
 
 describe('the .env editing', () => {
-  it('replaces a variable in place (dropping its duplicates), removes one, appends a new one quoted, and keeps every other line', () => {
+  it('replaces a variable in place (dropping its duplicates), removes one, appends new ones (quoted only where # or a quote needs it), and keeps every other line', () => {
     const text = ['# mine', 'A=1', 'KEEP="x y" # note', 'B=2', 'A=3', ''].join('\n');
     const values = parseEnv(text) as Record<string, string>;
-    const changed = changedEnvText({ text, values }, { A: 'new', B: undefined, C: 'has # and spaces' });
+    const changes = { A: 'new', B: undefined, C: 'has # and spaces', D: 'Fake Image XL' };
+    const changed = changedEnvText({ text, values }, changes);
     expect(changed).toBe(
-      ['# mine', 'A=new', 'KEEP="x y" # note', '', '# Written by npm run setup.', "C='has # and spaces'", ''].join(
-        '\n',
-      ),
+      [
+        '# mine',
+        'A=new',
+        'KEEP="x y" # note',
+        '',
+        '# Written by npm run setup.',
+        "C='has # and spaces'",
+        'D=Fake Image XL',
+        '',
+      ].join('\n'),
     );
-    expect(parseEnv(changed)).toEqual({ A: 'new', KEEP: 'x y', C: 'has # and spaces' });
+    expect(parseEnv(changed)).toEqual({ A: 'new', KEEP: 'x y', C: 'has # and spaces', D: 'Fake Image XL' });
   });
 });
