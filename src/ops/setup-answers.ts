@@ -44,6 +44,7 @@ export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
   'SLACK_CLIENT_SECRET',
   'SLACK_STATE_SECRET',
   'SLACK_INSTALLATION_KEY',
+  'SLACK_INSTALLATION_KEY_PREVIOUS',
 ]);
 
 const flagOf = (name: AnswerName) =>

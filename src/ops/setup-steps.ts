@@ -74,7 +74,10 @@ export async function askChecked(
     const findings = await check(values);
     for (const finding of findings) (finding.ok ? ctx.report.ok : ctx.report.fail)(finding.text);
     if (findings.every((f) => f.ok)) return values;
-    if (!ctx.answers.interactive) throw new SetupProblem('Setup stopped at the check above: fix that answer (its flag or variable) and run it again.');
+    if (!ctx.answers.interactive)
+      throw new SetupProblem(
+        'Setup stopped at the check above: fix that answer (its flag or variable) and run it again.',
+      );
     ctx.report.info('Answer again (Enter keeps an answer).');
   }
 }
