@@ -20,7 +20,7 @@ import {
 } from 'discord.js';
 import { commands, messageActions } from '../../commands/index.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
-import { ModelCatalog } from '../core/models/catalog.ts';
+import { ModelCatalog, type ModelLists } from '../core/models/catalog.ts';
 import { ServiceClient } from '../core/service/client.ts';
 import { ServiceError } from '../core/service/errors.ts';
 import { openStore } from '../core/state/open-store.ts';
@@ -38,8 +38,8 @@ type Check = (config: Config) => Promise<Finding[]>;
 const pass = (text: string): Finding => ({ ok: true, text });
 const fail = (text: string): Finding => ({ ok: false, text });
 
-/** The reason of a failure, in a few words, without secrets or stack. */
-function reasonOf(error: unknown): string {
+/** The reason of a failure, in a few words, without secrets or stack (the caller scrubs secrets). */
+export function reasonOf(error: unknown): string {
   if (error instanceof ServiceError) return error.userMessage;
   const e = error as { data?: { error?: string }; status?: number; code?: string | number; message?: string };
   if (typeof e.data?.error === 'string') return e.data.error;
@@ -47,16 +47,33 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-const checkService: Check = async (config) => {
-  const service = new ServiceClient({
-    baseUrl: config.service.baseUrl,
-    apiKey: config.service.apiKey,
+/**
+ * The service's model lists, fetched once without retries (`GET /v1/models` and the image
+ * models' list): what proves the URL and the key work. Connect timeout 5 s, headers 10 s.
+ * @throws ServiceError subclasses (the key refused, the service unreachable…): {@link reasonOf} words them.
+ */
+export async function serviceLists(service: { baseUrl: string; apiKey: string }): Promise<ModelLists> {
+  const client = new ServiceClient({
+    baseUrl: service.baseUrl,
+    apiKey: service.apiKey,
     maxRetries: 0,
     connectTimeoutMs: 5_000,
     headersTimeoutMs: 10_000,
   });
   try {
-    const lists = await new ModelCatalog(service).lists();
+    return await new ModelCatalog(client).lists();
+  } finally {
+    await client.close();
+  }
+}
+
+/** The sentence for a service that did not answer or refused the key. */
+export const serviceFailure = (baseUrl: string, error: unknown): string =>
+  `The service at ${baseUrl} did not work: ${reasonOf(error)}`;
+
+const checkService: Check = async (config) => {
+  try {
+    const lists = await serviceLists(config.service);
     const findings = [
       pass(
         `The service at ${config.service.baseUrl} answers and accepts the API key: ${lists.text.length} text models, ${lists.image.length} image models.`,
@@ -82,31 +99,56 @@ const checkService: Check = async (config) => {
     );
     return findings;
   } catch (error) {
-    return [fail(`The service at ${config.service.baseUrl} did not work: ${reasonOf(error)}`)];
-  } finally {
-    await service.close();
+    return [fail(serviceFailure(config.service.baseUrl, error))];
   }
 };
+
+const botFinding = (bot: APIUser) => pass(`Discord accepts DISCORD_TOKEN: the bot is ${bot.username}.`);
+
+/** What Discord says of a bot token: its bot user and its application, or why it refused. */
+export type DiscordIdentity =
+  | { ok: true; rest: REST; bot: APIUser; application: APIApplication }
+  | { ok: false; findings: Finding[] };
+
+/**
+ * Asks Discord who a bot token is (`GET /users/@me`, then `GET /applications/@me`), without
+ * retries, 10 s each.
+ * @param apiUrl the REST base (DISCORD_API_URL); discord.js's default when undefined.
+ * @returns the bot user and application, or the findings that say what failed (never the token).
+ */
+export async function discordIdentity(token: string, apiUrl: string | undefined): Promise<DiscordIdentity> {
+  const rest = new REST({ ...(apiUrl ? { api: apiUrl } : {}), retries: 0, timeout: 10_000 }).setToken(token);
+  let bot: APIUser;
+  try {
+    bot = (await rest.get(Routes.user('@me'))) as APIUser;
+  } catch (error) {
+    return {
+      ok: false,
+      findings: [
+        fail(
+          `Discord refused DISCORD_TOKEN (${reasonOf(error)}): reset the token in the Developer Portal → Bot and set it again.`,
+        ),
+      ],
+    };
+  }
+  try {
+    return { ok: true, rest, bot, application: (await rest.get(Routes.currentApplication())) as APIApplication };
+  } catch (error) {
+    return {
+      ok: false,
+      findings: [botFinding(bot), fail(`Discord did not answer about the application: ${reasonOf(error)}`)],
+    };
+  }
+}
 
 const checkDiscord: Check = async (config) => {
   const discord = config.discord;
   if (!discord) return [];
-  const rest = new REST({ ...(discord.apiUrl ? { api: discord.apiUrl } : {}), retries: 0, timeout: 10_000 }).setToken(
-    discord.token,
-  );
-  const findings: Finding[] = [];
+  const identity = await discordIdentity(discord.token, discord.apiUrl);
+  if (!identity.ok) return identity.findings;
+  const { rest, application } = identity;
+  const findings: Finding[] = [botFinding(identity.bot)];
   try {
-    const me = (await rest.get(Routes.user('@me'))) as APIUser;
-    findings.push(pass(`Discord accepts DISCORD_TOKEN: the bot is ${me.username}.`));
-  } catch (error) {
-    return [
-      fail(
-        `Discord refused DISCORD_TOKEN (${reasonOf(error)}): reset the token in the Developer Portal → Bot and set it again.`,
-      ),
-    ];
-  }
-  try {
-    const application = (await rest.get(Routes.currentApplication())) as APIApplication;
     if (application.id !== discord.applicationId)
       findings.push(
         fail(
