@@ -287,6 +287,12 @@ export const OTHER_VARIABLES: readonly { name: string; readBy: string; descripti
     description: "`npm start` puts the heap's limits first and keeps yours after them.",
   },
   {
+    name: 'SETUP_PUBLIC_URL',
+    readBy: 'npm run setup',
+    description:
+      "The bot's public HTTPS address, for the Slack OAuth mode's redirect and install page that setup prints (`--public-url`); never written to `.env`.",
+  },
+  {
     name: 'CHROMIUM',
     readBy: 'npm run screenshots',
     description: "The Chromium binary that photographs the docs' screenshots (default `chromium`, Debian's package).",
