@@ -38,4 +38,5 @@ if [ ! -x "$dir/bin/node" ]; then
   mv -T "$tmp/package" "$dir" 2>/dev/null || [ -x "$dir/bin/node" ]
   rm -rf "$tmp"
 fi
-PATH="$dir/bin:$PATH" exec "$@"
+# node-gyp builds (npm ci, npm rebuild) against this release's own headers, not the machine's.
+PATH="$dir/bin:$PATH" npm_config_nodedir="$dir" exec "$@"
