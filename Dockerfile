@@ -3,8 +3,10 @@
 # compiles with node-gyp; tsc turns src/ and commands/ into dist/, then the dev dependencies
 # are pruned), run as the unprivileged `node` user in a slim one. Configuration comes from the environment
 # (see .env.example); the SQLite store lives in the /app/data volume (or set STORE_URL=redis://…).
+# Node 24, the active long-term release (supported to 2028-04-30; the suite runs on it in CI),
+# in both stages: sqlite3 is built by the same release that runs it.
 
-FROM node:20-slim AS deps
+FROM node:24-slim AS deps
 WORKDIR /app
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -15,7 +17,7 @@ COPY commands ./commands
 # npm ci builds dist/ (the `prepare` script: npm run build).
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-slim
+FROM node:24-slim
 # V8 collects lazily under a large heap limit: at 1,000 concurrent answers the bot holds ~90 MB
 # of live data but grows past 500 MB RSS without a cap, ~330 MB with it; a 32 MB young generation
 # keeps a burst's scavenges few (npm run bench:streams; npm start sets the same defaults). Raise

@@ -3,7 +3,7 @@
  * clean copy of what it copies — its `npm ci` (which builds dist/) and `npm prune --omit=dev`,
  * then its CMD with an empty environment, which must exit 2 naming the missing variables — so
  * a production install without dev dependencies is proven to start. The Dockerfile and compose.yaml are checked for
- * what an operator relies on (multi-stage, slim Node ≥ 20, non-root, health check; Redis and
+ * what an operator relies on (multi-stage, slim Node 22 or 24 and later, non-root, health check; Redis and
  * two bot replicas).
  */
 
@@ -28,9 +28,9 @@ const stages = instructions.reduce<string[][]>((all, line) => {
 }, []);
 
 describe('Dockerfile', () => {
-  it('is multi-stage on node:20-slim or newer, runs as a non-root user, has a HEALTHCHECK and an exec-form CMD', () => {
+  it('is multi-stage on node:22-slim, node:24-slim or newer (supported releases), runs as a non-root user, has a HEALTHCHECK and an exec-form CMD', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const stage of stages) expect(stage[0]).toMatch(/^FROM node:(2\d|[3-9]\d)-slim\b/);
+    for (const stage of stages) expect(stage[0]).toMatch(/^FROM node:(22|2[4-9]|[3-9]\d)-slim\b/);
     const final = stages.at(-1)!;
     expect(final.find((l) => l.startsWith('USER '))).toMatch(/^USER (node|\d+)$/);
     expect(final.some((l) => l.startsWith('HEALTHCHECK ') && l.includes('/healthz'))).toBe(true);

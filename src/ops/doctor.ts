@@ -4,8 +4,9 @@
  * variable; the service reachable, the key accepted, the models listed (text, image, and the
  * configured defaults among them); the Discord token, the application's intents and the
  * registered commands; the Slack token (or, in the OAuth mode, the installations: doctor-slack.ts)
- * and its scopes against the manifest's; the store.
- * Exit code 0 when all is well, 1 otherwise; never a stack trace.
+ * and its scopes against the manifest's; the store. First, the Node.js release it runs on: a
+ * warning (not a failure) below the supported ones.
+ * Exit code 0 when all is well, 1 otherwise (a warning alone is not a problem); never a stack trace.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,6 +32,8 @@ import { slackFindings } from './doctor-slack.ts';
 export interface Finding {
   ok: boolean;
   text: string;
+  /** Passed, but the operator should act (printed with `!`; not counted as a problem). */
+  warning?: boolean;
 }
 
 type Check = (config: Config) => Promise<Finding[]>;
@@ -45,6 +48,31 @@ export function reasonOf(error: unknown): string {
   if (typeof e.data?.error === 'string') return e.data.error;
   if (typeof e.status === 'number') return `HTTP ${e.status}${e.message ? `: ${e.message}` : ''}`;
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The Node.js releases the bot supports, as package.json's `engines` says (`^22.13.0 || >=24`):
+ * 22 from 22.13 (the least every dependency accepts), 24 and later. Node 20's support ended on
+ * 2026-04-30; 23 was never a long-term release.
+ */
+export function isSupportedNode(version: string): boolean {
+  const [major = 0, minor = 0] = version.replace(/^v/, '').split('.').map(Number);
+  return (major === 22 && minor >= 13) || major >= 24;
+}
+
+/**
+ * The line about the runtime: which Node.js runs the doctor (and so `npm start`, from the same
+ * PATH), and a warning when it is not a supported release ({@link isSupportedNode}).
+ * @param version e.g. `v24.22.3` (`process.version`).
+ */
+export function runtimeFinding(version: string): Finding {
+  return isSupportedNode(version)
+    ? pass(`Node.js ${version} runs the bot (supported: 22 from 22.13, and 24).`)
+    : {
+        ok: true,
+        warning: true,
+        text: `Node.js ${version} runs the bot, a release it does not support: run it on Node 22 (22.13 or later) or 24 (Node 20's support ended on 2026-04-30).`,
+      };
 }
 
 /**
@@ -213,17 +241,19 @@ const checkStore: Check = async (config) => {
 
 /**
  * Runs every check.
- * @returns the findings in order; configuration problems alone when the configuration is invalid.
+ * @returns the findings in order, the runtime first ({@link runtimeFinding}); the runtime and the
+ * configuration problems alone when the configuration is invalid.
  */
 export async function runDoctor(env: Record<string, string | undefined>): Promise<Finding[]> {
+  const runtime = runtimeFinding(process.version);
   let config: Config;
   try {
     config = loadConfig(env);
   } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map((p) => fail(`Configuration: ${p}.`));
+    if (error instanceof ConfigError) return [runtime, ...error.problems.map((p) => fail(`Configuration: ${p}.`))];
     throw error;
   }
-  const findings: Finding[] = [pass('Every variable is set and well formed.')];
+  const findings: Finding[] = [runtime, pass('Every variable is set and well formed.')];
   for (const check of [checkService, checkDiscord, checkSlack, checkStore]) {
     try {
       findings.push(...(await check(config)));
@@ -239,7 +269,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   if (existsSync(envFile)) process.loadEnvFile(envFile);
   try {
     const findings = await runDoctor(process.env);
-    for (const finding of findings) process.stdout.write(`${finding.ok ? '✓' : '✗'} ${finding.text}\n`);
+    for (const finding of findings)
+      process.stdout.write(`${finding.warning ? '!' : finding.ok ? '✓' : '✗'} ${finding.text}\n`);
     const failed = findings.filter((f) => !f.ok).length;
     process.stdout.write(failed ? `\n${failed} problem${failed > 1 ? 's' : ''} found.\n` : '\nAll is well.\n');
     process.exit(failed ? 1 : 0);

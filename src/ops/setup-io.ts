@@ -49,6 +49,8 @@ export interface Reporter {
   step(title: string): void;
   ok(text: string): void;
   fail(text: string): void;
+  /** Passed, but the operator should act (the doctor's warnings: an unsupported Node.js). */
+  warn(text: string): void;
   info(text: string): void;
   /** A block printed as it is (a manifest, links), under a title. */
   block(title: string, body: string): void;
@@ -100,6 +102,7 @@ export const clackReporter: Reporter = {
   step: (title) => clack.log.step(title),
   ok: (text) => clack.log.success(text),
   fail: (text) => clack.log.error(text),
+  warn: (text) => clack.log.warn(text),
   info: (text) => clack.log.info(text),
   block: (title, body) => clack.note(body, title),
   end: (text) => clack.outro(text),
@@ -111,6 +114,7 @@ export function plainReporter(write: (text: string) => void): Reporter {
     step: (title) => write(`\n== ${title}\n`),
     ok: (text) => write(`✓ ${text}\n`),
     fail: (text) => write(`✗ ${text}\n`),
+    warn: (text) => write(`! ${text}\n`),
     info: (text) => write(`  ${text}\n`),
     block: (title, body) => write(`${title}\n${body}\n`),
     end: (text) => write(`\n${text}\n`),
@@ -124,6 +128,7 @@ export function scrubbing(reporter: Reporter, secrets: () => readonly string[]):
     step: (title) => reporter.step(clean(title)),
     ok: (text) => reporter.ok(clean(text)),
     fail: (text) => reporter.fail(clean(text)),
+    warn: (text) => reporter.warn(clean(text)),
     info: (text) => reporter.info(clean(text)),
     block: (title, body) => reporter.block(clean(title), clean(body)),
     end: (text) => reporter.end(clean(text)),

@@ -120,7 +120,7 @@ async function writeAndCheck(
   report.step('npm run doctor');
   const fromEnv = ENV_VARIABLES.filter((name) => env[name] !== undefined).map((name) => [name, env[name]]);
   const findings = await runDoctor({ ...values, ...Object.fromEntries(fromEnv) });
-  for (const finding of findings) (finding.ok ? report.ok : report.fail)(finding.text);
+  for (const finding of findings) (finding.warning ? report.warn : finding.ok ? report.ok : report.fail)(finding.text);
   const failed = findings.filter((f) => !f.ok).length;
   if (failed > 0) {
     report.end(`${failed} problem${failed > 1 ? 's' : ''} found (above): fix them, then run npm run doctor.`);

@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { KeyRing } from '../../src/core/state/sealed.ts';
+import { runtimeFinding } from '../../src/ops/doctor.ts';
 import { deployCommands } from '../../src/platforms/discord/deploy.ts';
 import { SlackInstallationStore } from '../../src/platforms/slack/installations.ts';
 import { SLACK_BOT_SCOPES } from '../../src/platforms/slack/manifest.ts';
@@ -55,6 +56,25 @@ const env = (overrides: Record<string, string> = {}) => ({
   ...overrides,
 });
 
+describe('the runtime line of npm run doctor', () => {
+  it('warns (without failing) on Node 20, 22 before 22.13 and 23; passes on 22.13 and later 22s, 24 and later', () => {
+    for (const version of ['v20.20.2', 'v22.12.0', 'v23.11.1', 'v18.20.8']) {
+      const finding = runtimeFinding(version);
+      expect(finding).toEqual({
+        ok: true,
+        warning: true,
+        text: `Node.js ${version} runs the bot, a release it does not support: run it on Node 22 (22.13 or later) or 24 (Node 20's support ended on 2026-04-30).`,
+      });
+    }
+    for (const version of ['v22.13.0', 'v22.23.5', 'v24.0.0', 'v24.22.3', 'v26.1.0']) {
+      expect(runtimeFinding(version)).toEqual({
+        ok: true,
+        text: `Node.js ${version} runs the bot (supported: 22 from 22.13, and 24).`,
+      });
+    }
+  });
+});
+
 describe('npm run doctor', () => {
   it('says a command is not registered (exit 1), and after deploy-commands that all is well (exit 0)', async () => {
     const before = await doctor(env());
@@ -65,6 +85,10 @@ describe('npm run doctor', () => {
     await deployCommands({ token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl });
     const after = await doctor(env());
     expect(after.stdout.split('\n').filter((l) => l.startsWith('✗'))).toEqual([]);
+    // First the Node.js that ran it (the same as this test's): on Node 20 a warning, not a problem.
+    const runtime = runtimeFinding(process.version);
+    expect(after.stdout.split('\n')[0]).toBe(`${runtime.warning ? '!' : '✓'} ${runtime.text}`);
+    expect(after.stdout.split('\n')[0]).toContain(`Node.js ${process.version} runs the bot`);
     expect(after.stdout).toContain('✓ Every variable is set and well formed.');
     expect(after.stdout).toMatch(
       /✓ The service at .* answers and accepts the API key: 2 text models, 2 image models\./,

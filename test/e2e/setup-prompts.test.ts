@@ -75,6 +75,7 @@ function recording(): Reporter & { lines: string[] } {
     step: keep('step'),
     ok: keep('ok'),
     fail: keep('fail'),
+    warn: keep('warn'),
     info: keep('info'),
     block: keep('block'),
     end: keep('end'),

@@ -34,6 +34,15 @@ const WORKER_FILE = fileURLToPath(new URL(BUILT ? './image-worker.js' : './image
 /** Node options of the worker beyond its heap: tsx's loader for the source, none for the build. */
 const WORKER_LOADER = BUILT ? [] : ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
 /**
+ * The worker's environment: the bot's, and for the source, esbuild without its worker thread.
+ * tsx turns a file it has not cached yet (e.g. pdf-text.ts, imported at a worker's first PDF)
+ * into JavaScript with esbuild's synchronous API, which by default starts a worker thread: a
+ * second V8 isolate, whose reservations (~0.55 GiB on Node 24) come on top of the measured
+ * reserve and end the worker at its cap ("Failed to reserve virtual memory for CodeRange").
+ * `ESBUILD_WORKER_THREADS=0` makes esbuild run its own process for that call instead.
+ */
+const workerEnv = (): NodeJS.ProcessEnv => (BUILT ? process.env : { ...process.env, ESBUILD_WORKER_THREADS: '0' });
+/**
  * The worker's JavaScript heap, in MB, at most: a heap past it ends the worker. The whole
  * process is held to the pool's `memoryMb` besides (this file's comment).
  */
@@ -87,7 +96,7 @@ function measureReserve(): Promise<void> {
     execFile(
       process.execPath,
       [...WORKER_LOADER, WORKER_FILE, MEASURE_RESERVE_ARG],
-      { timeout: 20_000, maxBuffer: 1024 },
+      { timeout: 20_000, maxBuffer: 1024, env: workerEnv() },
       (error, stdout) => {
         const kib = Number(stdout);
         if (!error && Number.isSafeInteger(kib) && kib > 0) measuredReserveKiB = kib;
@@ -245,7 +254,8 @@ export class WorkerProcesses {
       String(this.options.nice),
     ];
     // stderr is piped to keep its end (FATAL_OUT_OF_MEMORY), and passed on as it comes.
-    const io: SpawnOptions = { serialization: 'advanced', stdio: ['ignore', 'inherit', 'pipe', 'ipc'] };
+    const stdio: SpawnOptions['stdio'] = ['ignore', 'inherit', 'pipe', 'ipc'];
+    const io: SpawnOptions = { serialization: 'advanced', stdio, env: workerEnv() };
     // `ulimit -d` takes KiB (POSIX sh); `exec` keeps the pid, so the pid below is Node's. The
     // limit is the cap above what the runtime reserves before running anything.
     const child =
