@@ -53,7 +53,11 @@ interface JsonSchema {
   maximum?: number;
   minLength?: number;
   maxLength?: number;
+  maxItems?: number;
 }
+
+/** The pattern of an id that may hold anything but control characters (config-fallback.ts), in words. */
+const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001f\\u007f]+$';
 
 /** The unit of a number, from its variable's name. */
 const UNITS: readonly [RegExp, string][] = [
@@ -109,15 +113,23 @@ function described(j: JsonSchema): { type: string; range: string } {
     return { type: 'text', range: `one of ${j.enum.map(code).join(', ')}` };
   }
   if (j.type === 'integer' || j.type === 'number') return { type: j.type, range: bounds(j.minimum, j.maximum) };
-  if (j.type === 'array') return arrayDescribed(j.items ?? {});
+  if (j.type === 'array') return arrayDescribed(j.items ?? {}, j.maxItems);
   if (j.format === 'uri') return { type: 'URL', range: '' };
-  if (j.pattern) return { type: 'text', range: `matching ${code(j.pattern)}` };
-  if (j.minLength === 1 && j.maxLength === undefined) return { type: 'text', range: 'not empty' };
-  return { type: 'text', range: bounds(j.minLength, j.maxLength, ' characters') };
+  const length =
+    j.minLength === 1 && j.maxLength === undefined && !j.pattern
+      ? 'not empty'
+      : bounds(j.minLength, j.maxLength, ' characters');
+  const pattern =
+    j.pattern === undefined
+      ? ''
+      : j.pattern === NO_CONTROL_CHARACTERS
+        ? 'without control characters'
+        : `matching ${code(j.pattern)}`;
+  return { type: 'text', range: [length, pattern].filter(Boolean).join(', ') };
 }
 
 /** A list (comma-separated in the environment) or, of objects, a JSON array. */
-function arrayDescribed(items: JsonSchema): { type: string; range: string } {
+function arrayDescribed(items: JsonSchema, maxItems: number | undefined): { type: string; range: string } {
   if (items.type === 'object') {
     const fields = Object.entries(items.properties ?? {}).map(
       ([key, field]) => `${code(key)}: ${described(field).range || described(field).type}`,
@@ -126,7 +138,8 @@ function arrayDescribed(items: JsonSchema): { type: string; range: string } {
   }
   const item = described(items);
   const each = item.range ? `, each ${item.range}` : '';
-  return { type: 'list', range: `comma-separated ${item.type === 'text' ? 'values' : `${item.type}s`}${each}` };
+  const most = maxItems === undefined ? '' : `, at most ${maxItems}`;
+  return { type: 'list', range: `comma-separated ${item.type === 'text' ? 'values' : `${item.type}s`}${most}${each}` };
 }
 
 /**
