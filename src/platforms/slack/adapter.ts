@@ -38,6 +38,7 @@ import { SlackStreaming } from './stream.ts';
 import { slackSweep } from './sweep.ts';
 import { slackInvocation } from './trace-names.ts';
 import { registerUninstall, type UninstallHandle } from './uninstall.ts';
+import { userWords } from './user-words.ts';
 import { SlackDirectory } from './users.ts';
 
 /**
@@ -181,9 +182,12 @@ export class SlackAdapter {
           await ack?.();
           this.log.info({ command: command.command }, 'unknown slash command');
           // Only its user sees it: in their words (users.info's locale, kept by the directory).
-          const words = await this.core.languages.forUser({
-            locale: { user: directory.locale(args.client, command.team_id ?? '', command.user_id ?? '') },
-          });
+          const words = await userWords(
+            args.client,
+            { core: this.core, directory },
+            command.team_id ?? '',
+            command.user_id ?? '',
+          );
           const text = unknownCommandText(command.command, [...names], words);
           await respond?.({ response_type: 'ephemeral', text }).catch((error: unknown) =>
             this.log.warn({ err: error }, 'could not answer an unknown command'),

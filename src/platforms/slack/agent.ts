@@ -25,13 +25,13 @@ import { type App, Assistant } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import type { AssistantPrompt } from '../../config-env.ts';
 import type { MessageKey } from '../../core/i18n/catalogs.ts';
-import type { Words } from '../../core/i18n/words.ts';
 import { slackClaims } from '../../core/keys.ts';
 import type { MessageAction } from '../../core/message-action.ts';
 import { newReference } from '../../log.ts';
 import { onUserMessage, type SlackEventDeps, type SlackUserMessage } from './events.ts';
 import { publishHome } from './home.ts';
 import { escapeSlackText } from './text.ts';
+import { userWords } from './user-words.ts';
 import { channelOfContext, rememberViewed, viewedChannel } from './viewed-channel.ts';
 import { postMessage } from './writes.ts';
 
@@ -67,10 +67,8 @@ function failed(deps: SlackAgentDeps, what: string) {
     deps.log.warn({ platform: 'slack', err: error instanceof Error ? error.message : String(error) }, what);
 }
 
-/** The words of what only `user` sees in the agent view: their Slack locale's (users.ts `SlackDirectory.locale`). */
-function wordsFor(client: WebClient, deps: SlackAgentDeps, team: string, user: string): Promise<Words> {
-  return deps.core.languages.forUser({ locale: { user: deps.directory.locale(client, team, user) } });
-}
+/** The words of what only `user` sees in the agent view (user-words.ts). */
+const wordsFor = userWords;
 
 /** Posts the greeting to a user once ever (a claim in the store; a store that does not answer: none), in their words. */
 async function greetOnce(

@@ -39,6 +39,7 @@ import {
 } from './shortcuts.ts';
 import { refusalWhileStopping } from './stopping.ts';
 import { plainTextOf } from './text.ts';
+import { userWords } from './user-words.ts';
 import { postEphemeral } from './writes.ts';
 
 /** The `block_id` and `action_id` of the question's input in an action's modal. */
@@ -134,9 +135,7 @@ async function openForm(
   try {
     // The form is the user's alone: in their language (users.info's locale; Slack gives the trigger 3 s).
     const team = shortcut.team?.id ?? shortcut.user.team_id ?? '';
-    const words = await deps.core.languages.forUser({
-      locale: { user: deps.directory.locale(client, team, shortcut.user.id) },
-    });
+    const words = await userWords(client, deps, team, shortcut.user.id);
     await client.views.open({ trigger_id: shortcut.trigger_id, view: questionView(action, where, words) });
   } catch (error) {
     log.warn({ err: error, command: action.id }, 'could not open the question form');
@@ -194,16 +193,6 @@ export function registerActionForms(app: App, deps: SlackShortcutDeps, actions: 
       );
     });
   }
-}
-
-/** The words of what only `user` sees: their Slack locale's (users.ts `SlackDirectory.locale`). */
-function userWords(
-  client: WebClient,
-  deps: Pick<SlackShortcutDeps, 'core' | 'directory'>,
-  team: string,
-  user: string,
-): Promise<Words> {
-  return deps.core.languages.forUser({ locale: { user: deps.directory.locale(client, team, user) } });
 }
 
 /** The chosen message read again (conversations.replies). @throws InputError when it is gone; the platform's error when refused. */

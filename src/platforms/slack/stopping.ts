@@ -5,17 +5,13 @@
  * `SlackDirectory.locale`), else DEFAULT_LOCALE.
  */
 import type { WebClient } from '@slack/web-api';
-import type { Core } from '../../core/core.ts';
 import { resolveLocale } from '../../core/i18n/locales.ts';
 import { wordsOf } from '../../core/i18n/words.ts';
 import { RESTARTING_KEY } from '../../core/running.ts';
-import type { SlackDirectory } from './users.ts';
+import { type UserWordsDeps, userWords } from './user-words.ts';
 
 /** What {@link refusalWhileStopping} and {@link knownRefusalWhileStopping} read. */
-export interface StoppingDeps {
-  core: Pick<Core, 'languages'>;
-  directory: SlackDirectory;
-}
+export type StoppingDeps = UserWordsDeps;
 
 /**
  * The refusal in `user`'s language: the directory's while fresh, else one users.info call
@@ -28,8 +24,7 @@ export async function refusalWhileStopping(
   team: string,
   user: string,
 ): Promise<string> {
-  const words = await deps.core.languages.forUser({ locale: { user: deps.directory.locale(client, team, user) } });
-  return words.t(RESTARTING_KEY);
+  return (await userWords(client, deps, team, user)).t(RESTARTING_KEY);
 }
 
 /**
