@@ -23,6 +23,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { AnchoredSpan, anchoredClock, type TraceClock } from './trace-clock.ts';
 
 /** The instrumentation scope's name: every span the bot makes is this tracer's. */
 export const TRACER_NAME = 'genbot';
@@ -101,7 +102,9 @@ export function recordFailure(span: Span, error: unknown): void {
  */
 export function inSpan<T>(name: string, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
   if (!started || !trace.getSpan(context.active())) return work(NO_SPAN);
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+  const clock = clockOf();
+  return tracer.startActiveSpan(name, { attributes, startTime: clock() }, async (begun) => {
+    const span = new AnchoredSpan(begun, clock);
     try {
       return await work(span);
     } catch (error) {
@@ -116,7 +119,8 @@ export function inSpan<T>(name: string, attributes: Attributes, work: (span: Spa
 /**
  * Starts a child span of `parent` (default: the active context) that the caller ends; a
  * non-recording span when tracing is off or `parent` holds no span (work outside any invocation
- * makes no trace of its own).
+ * makes no trace of its own). Its times are on its trace's clock (trace-clock.ts).
+ * @param options.startTime its start, a {@link traceTime} of the same trace (default: now).
  */
 export function startChildSpan(
   name: string,
@@ -124,7 +128,20 @@ export function startChildSpan(
   parent: Context = context.active(),
 ): Span {
   if (!started || !trace.getSpan(parent)) return NO_SPAN;
-  return tracer.startSpan(name, options, parent);
+  const clock = clockOf(parent);
+  return new AnchoredSpan(
+    tracer.startSpan(name, { ...options, startTime: options.startTime ?? clock() }, parent),
+    clock,
+  );
+}
+
+/**
+ * Now on the clock of the trace `ctx` is in (trace-clock.ts), in ms since the epoch (with a
+ * fraction): a span's start taken before it is started (startChildSpan's `startTime`).
+ * Outside a traced invocation, the wall clock.
+ */
+export function traceTime(ctx: Context = context.active()): number {
+  return clockOf(ctx)();
 }
 
 /** An invocation's root span and the work still holding it open ({@link holdInvocation}). */
@@ -132,11 +149,16 @@ interface Invocation {
   span: Span;
   holds: number;
   referenced: boolean;
+  /** The trace's clock: every time in it is read from this one (trace-clock.ts). */
+  clock: TraceClock;
 }
 
 const INVOCATION = createContextKey('genbot.invocation');
 
 const invocationOf = (ctx: Context = context.active()) => ctx.getValue(INVOCATION) as Invocation | undefined;
+
+/** The clock of the trace `ctx` is in; outside an invocation, one anchored now (as the SDK would date a span). */
+const clockOf = (ctx: Context = context.active()): TraceClock => invocationOf(ctx)?.clock ?? anchoredClock();
 
 function release(invocation: Invocation, error?: unknown): void {
   if (error !== undefined) recordFailure(invocation.span, error);
@@ -152,8 +174,10 @@ function release(invocation: Invocation, error?: unknown): void {
  */
 export function traceInvocation<T>(name: string, attributes: Attributes, handle: () => T): T {
   if (!started) return handle();
-  return tracer.startActiveSpan(name, { kind: SpanKind.SERVER, root: true, attributes }, (span) => {
-    const invocation: Invocation = { span, holds: 1, referenced: false };
+  const clock = anchoredClock();
+  const options = { kind: SpanKind.SERVER, root: true, attributes, startTime: clock() };
+  return tracer.startActiveSpan(name, options, (begun) => {
+    const invocation: Invocation = { span: new AnchoredSpan(begun, clock), holds: 1, referenced: false, clock };
     return context.with(context.active().setValue(INVOCATION, invocation), () => {
       let out: T;
       try {

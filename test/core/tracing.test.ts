@@ -9,12 +9,19 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { context, trace } from '@opentelemetry/api';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { WriteScheduler } from '../../src/core/delivery/scheduler.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { createLogger } from '../../src/log.ts';
-import { inSpan, isTracingStarted, startTracing, type TracingHandle, traceInvocation } from '../../src/ops/tracing.ts';
+import {
+  inSpan,
+  isTracingStarted,
+  startChildSpan,
+  startTracing,
+  type TracingHandle,
+  traceInvocation,
+} from '../../src/ops/tracing.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp.ts';
 
 const base = { SERVICE_BASE_URL: 'http://127.0.0.1:1/v1', SERVICE_API_KEY: 'k', DISCORD_TOKEN: 't' } as const;
@@ -141,6 +148,34 @@ describe('spans', () => {
       expect(w.attributes).toMatchObject({ 'genbot.write.kind': 'update', 'genbot.write.result': 'written' });
       expect(spans.filter((s) => s.name === 'scheduler.wait' && s.parentSpanId === w.spanId)).toHaveLength(1);
     }
+  });
+
+  it("a trace's times are on its root's clock: a wall clock stepped a minute ahead mid-trace dates no child outside its root", async () => {
+    const wallClock = Date.now;
+    await traceInvocation('test.clock', {}, async () => {
+      // An NTP step (or two reads of a whole-ms clock a thread pause apart) between the root's start and its children's.
+      const ahead = wallClock() + 60_000;
+      const stepped = vi.spyOn(Date, 'now').mockImplementation(() => ahead);
+      try {
+        await inSpan('step', {}, () => new Promise((resolve) => setTimeout(resolve, 5)));
+        const child = startChildSpan('child', {});
+        child.addEvent('retry');
+        child.end();
+      } finally {
+        stepped.mockRestore();
+      }
+    });
+    const { root, spans } = await traceOf('test.clock');
+    const children = spans.filter((s) => s.parentSpanId === root.spanId);
+    expect(children.map((s) => s.name)).toEqual(['step', 'child']);
+    for (const child of children) {
+      expect(child.startNs).toBeGreaterThanOrEqual(root.startNs);
+      expect(child.endNs).toBeLessThanOrEqual(root.endNs);
+    }
+    // In the order they happened: the step (5 ms or more) ended before the child started.
+    const [step, child] = children;
+    expect(step!.endNs - step!.startNs).toBeGreaterThanOrEqual(4_000_000n);
+    expect(step!.endNs).toBeLessThanOrEqual(child!.startNs);
   });
 
   it('a failure is recorded once on its span and on the root, which ends once', async () => {

@@ -8,7 +8,7 @@
  * outside any traced invocation, the request is submitted as it is.
  */
 import { context, trace } from '@opentelemetry/api';
-import { isTracingStarted, recordFailure, startChildSpan } from '../../ops/tracing.ts';
+import { isTracingStarted, recordFailure, startChildSpan, traceTime } from '../../ops/tracing.ts';
 import type { Clock } from './clock.ts';
 import type { WriteRequest, WriteResult } from './write-request.ts';
 
@@ -32,7 +32,7 @@ export function submitTraced(
     parent,
   );
   const inSpan = trace.setSpan(parent, span);
-  const submittedAt = Date.now();
+  const submittedAt = traceTime(parent);
   const submittedOnClock = clock.now();
   let started = false;
   const run = () => {
