@@ -6,17 +6,27 @@
  */
 import { describe, expect, it } from 'vitest';
 import { errorFromResponse } from '../../src/core/service/error-responses.ts';
-import { AbortedError, ConnectionError, StreamInterruptedError, TimeoutError } from '../../src/core/service/errors.ts';
+import {
+  AbortedError,
+  ConnectionError,
+  StreamIdleError,
+  StreamInterruptedError,
+  TimeoutError,
+} from '../../src/core/service/errors.ts';
 import { askInTurn, type FallbackStep, fallsBack, modelChain } from '../../src/core/service/fallback.ts';
 
 const openAi = (message: string, code?: string) => ({ error: { message, type: 'invalid_request_error', code } });
 
 describe('fallsBack', () => {
-  it('falls back on 5xx, a connect or headers timeout, a 404, and a 400 saying the model does not exist', () => {
+  it('falls back on 5xx, a timeout, a 404, a 400 saying the model does not exist, and a stream failing before its first text', () => {
     for (const status of [500, 502, 503, 504])
       expect(fallsBack(errorFromResponse(status, undefined)), `${status}`).toBe(true);
     expect(fallsBack(new TimeoutError('connect'))).toBe(true);
     expect(fallsBack(new TimeoutError('headers'))).toBe(true);
+    // Thrown before any text was shown (an opened stream's first text is read first: first-text.ts).
+    expect(fallsBack(new TimeoutError('body'))).toBe(true);
+    expect(fallsBack(new StreamIdleError(1000))).toBe(true);
+    expect(fallsBack(new StreamInterruptedError('the service reported an error mid-stream: overloaded'))).toBe(true);
     expect(fallsBack(errorFromResponse(404, openAi("The model 'x' does not exist", 'model_not_found')))).toBe(true);
     expect(fallsBack(errorFromResponse(400, openAi('whatever', 'model_not_found')))).toBe(true);
     expect(
@@ -25,7 +35,7 @@ describe('fallsBack', () => {
     expect(fallsBack(errorFromResponse(400, openAi('Unknown model: x')))).toBe(true);
   });
 
-  it("does not fall back on the user's or the account's errors, 429, an unreachable service, a Stop, or a failure mid-stream", () => {
+  it("does not fall back on the user's or the account's errors, 429, an unreachable service, or a Stop", () => {
     expect(fallsBack(errorFromResponse(400, openAi("Invalid 'temperature': too hot.", 'invalid_value')))).toBe(false);
     expect(fallsBack(errorFromResponse(400, openAi("the model 'x' does not support image input")))).toBe(false);
     expect(fallsBack(errorFromResponse(400, openAi('maximum context length is 8192 tokens')))).toBe(false);
@@ -35,8 +45,6 @@ describe('fallsBack', () => {
     expect(fallsBack(errorFromResponse(429, openAi('slow down'), '1'))).toBe(false);
     expect(fallsBack(new ConnectionError('refused'))).toBe(false);
     expect(fallsBack(new AbortedError())).toBe(false);
-    expect(fallsBack(new TimeoutError('body'))).toBe(false);
-    expect(fallsBack(new StreamInterruptedError('the stream broke off'))).toBe(false);
     expect(fallsBack(new Error('a bug'))).toBe(false);
   });
 });

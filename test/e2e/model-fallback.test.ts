@@ -1,7 +1,8 @@
 /**
  * End-to-end, model fallback (issue 43 item 5): with FALLBACK_CHAT_MODELS / FALLBACK_IMAGE_MODELS
  * set, a model the service says is unavailable before any text (5xx, model-not-found, no headers
- * in time) gives way to the next one, whose answer names it; `genbot_fallbacks_total{from,to}`
+ * in time; a stream that opened but sends an error or nothing before its first text) gives way to
+ * the next one, whose answer names it; `genbot_fallbacks_total{from,to}`
  * counts each step and a warn line logs it; spend is settled at the prices of the model that
  * answered. What does not fall back: an answer cut in the middle (shown as cut, asked once), a
  * 400 that is the user's. A reload that changes FALLBACK_CHAT_MODELS applies to the next request.
@@ -188,6 +189,41 @@ describe('model fallback on Discord /chat', () => {
     expect(told).not.toMatch(/model-[bc]/);
   });
 
+  it('a stream that opened (200) but reports an error before any text → model-b answers, named, and model-a showed nothing', async () => {
+    const before = await fallbacks('model-a', 'model-b');
+    service.setModelBehaviour('model-a', {
+      stream: { errorMidStream: { error: { message: 'overloaded', type: 'server_error' } }, afterChunks: 1 },
+    });
+    service.setChatReply((body) => `Hello from ${body.model}.`);
+    const logged = fallbackLines().length;
+    const { interaction, outcome } = await run('chat', { prompt: 'Anyone?' }, 'fallback-error-event');
+    expect(outcome.ok).toBe(true);
+    expect(chatModels()).toEqual(['model-a', 'model-b']);
+    expect(interaction.original!.content).toBe(
+      'Hello from model-b.\n\n_⚠️ Answered by model-b: model-a is unavailable right now._',
+    );
+    expect(fallbackLines().slice(logged)).toEqual([
+      expect.objectContaining({ from: 'model-a', to: 'model-b', code: 'stream_interrupted' }),
+    ]);
+    expect(await fallbacks('model-a', 'model-b')).toBe(before + 1);
+  });
+
+  it('/complete whose model fails before any text: the prompt is shown once, then model-b continues it', async () => {
+    service.setModelBehaviour('model-a', {
+      stream: { errorMidStream: { error: { message: 'overloaded', type: 'server_error' } }, afterChunks: 0 },
+    });
+    service.setCompletionReply((body) => ` went on with ${body.model}.`);
+    const { interaction, outcome } = await run('complete', { prompt: 'It' }, 'fallback-complete');
+    expect(outcome.ok).toBe(true);
+    const asked = service.requests
+      .filter((r) => r.route === 'completions')
+      .map((r) => (r.body as { model: string }).model);
+    expect(asked).toEqual(['model-a', 'model-b']);
+    expect(interaction.original!.content).toBe(
+      'It went on with model-b.\n\n_⚠️ Answered by model-b: model-a is unavailable right now._',
+    );
+  });
+
   it('a stream cut after some text is not asked again: exactly one request, shown as cut, nothing counted', async () => {
     const before = await fallbacks('model-a', 'model-b');
     service.setModelBehaviour('model-a', { stream: { pieces: ['Going ', 'well ', 'so ', 'far'], dropAfterChunks: 3 } });
@@ -269,7 +305,7 @@ describe('model fallback on Slack and /imagine', () => {
   });
 });
 
-describe('a model whose response headers never come', () => {
+describe('a model that is slow to answer', () => {
   // A bot and a Discord of this block's own (the file's bot would answer the same interactions).
   let own: TestBot;
   let ownDiscord: FakeDiscord;
@@ -278,7 +314,12 @@ describe('a model whose response headers never come', () => {
       service: () => service,
       discord: {},
       bot: {
-        env: { SERVICE_HEADERS_TIMEOUT_MS: '1000', DEFAULT_CHAT_MODEL: 'model-a', FALLBACK_CHAT_MODELS: 'model-b' },
+        env: {
+          SERVICE_HEADERS_TIMEOUT_MS: '1000',
+          STREAM_IDLE_TIMEOUT_MS: '1000',
+          DEFAULT_CHAT_MODEL: 'model-a',
+          FALLBACK_CHAT_MODELS: 'model-b',
+        },
       },
     },
     (e2e) => {
@@ -305,6 +346,28 @@ describe('a model whose response headers never come', () => {
     );
     expect(own.logs.filter((l) => l.fallback !== undefined)).toEqual([
       expect.objectContaining({ from: 'model-a', to: 'model-b', status: 'timeout' }),
+    ]);
+  });
+
+  it('a stream that opened but sends no text past STREAM_IDLE_TIMEOUT_MS (keep-alives only) → the next model answers', async () => {
+    service.setModelBehaviour('model-a', { stream: { stallAfterChunks: 1, keepAliveMs: 100 } });
+    service.setChatReply((body) => `Hello from ${body.model}.`);
+    const logged = own.logs.length;
+    const channel = ownDiscord.addChannel('fallback-idle');
+    const done = own.outcomes((o) => o.conversationId === `discord:${ownDiscord.guildId}:${channel.id}`);
+    const interaction = ownDiscord.dispatchInteraction({
+      command: 'chat',
+      options: { prompt: 'Quiet?' },
+      channelId: channel.id,
+    });
+    const [outcome] = await done;
+    expect(outcome!.ok).toBe(true);
+    expect(chatModels()).toEqual(['model-a', 'model-b']);
+    expect(interaction.original!.content).toBe(
+      'Hello from model-b.\n\n_⚠️ Answered by model-b: model-a is unavailable right now._',
+    );
+    expect(own.logs.slice(logged).filter((l) => l.fallback !== undefined)).toEqual([
+      expect.objectContaining({ from: 'model-a', to: 'model-b', code: 'stream_idle' }),
     ]);
   });
 });

@@ -20,6 +20,7 @@ import type { Button, CommandContext } from '../platform.ts';
 import { ImagesNotSupportedError } from '../sentences.ts';
 import { BadRequestError } from '../service/errors.ts';
 import { type Answered, askInTurn } from '../service/fallback.ts';
+import { readFirstText } from '../service/first-text.ts';
 import type { ChatCompletionChunk, CompletionChunk, Usage } from '../service/schemas.ts';
 import type { Stream } from '../service/stream.ts';
 import { textOf } from '../service/text-of.ts';
@@ -100,8 +101,12 @@ export async function runRequest(
   }
 }
 
-/** The stream of the model that answered, the request it was sent, and the model that failed first. */
-type Opened = Answered<{ stream: Stream<Chunk>; request: KeptRequest }>;
+/**
+ * The stream of the model that answered, the request it was sent, and the model that failed
+ * first; with its text read ahead up to the first (first-text.ts) when a fallback could still
+ * have answered.
+ */
+type Opened = Answered<{ stream: Stream<Chunk>; request: KeptRequest; texts?: AsyncIterableIterator<string> }>;
 
 /**
  * Opens the request's stream, with the model asked and then, while each is unavailable, with the
@@ -118,9 +123,10 @@ async function openInTurn(
 ): Promise<Opened> {
   const { session } = options;
   let asked = request;
+  const chain = chainOf(core, 'chat', request.body.model);
   try {
     return await askInTurn(
-      chainOf(core, 'chat', request.body.model),
+      chain,
       async (model, index) => {
         if (index > 0) {
           asked = withModel(request, model);
@@ -128,7 +134,10 @@ async function openInTurn(
           held.charge = await chargeText(ctx, core, asked);
         }
         const stream = await openStream(core, asked, session);
-        return { stream, request: asked };
+        // Another model may still answer in its place: its first text is read now, before anything shows.
+        if (index + 1 >= chain.length) return { stream, request: asked };
+        const texts = await readFirstText(textsOf(core, asked, stream, session), promptOf(asked));
+        return { stream, request: asked, texts };
       },
       (step) => tellFallback(ctx, core, 'chat', step),
       session.signal,
@@ -168,12 +177,9 @@ async function streamRequest(
   const { session } = options;
   const { stream, request } = opened.value;
   await deferred(options.deferral, stream);
-  const prompt = request.endpoint === 'completions' ? request.body.prompt : '';
+  const prompt = promptOf(request);
   const answering = new Answering(ctx, core, request, options, stream, opened);
-  // A completion's answer is shown after its prompt.
-  // Once text is shown, the stream is read once per write of the answer (StreamingReply.readWaitMs).
-  const pieceOf = request.endpoint === 'chat' ? deltaContent : choiceText;
-  const deltas = textOf(stream, pieceOf, { idleMs: core.limits.streamIdleMs, first: prompt, pace: session.reply });
+  const deltas = opened.value.texts ?? textsOf(core, request, stream, session, prompt);
   const { text, ending, error } = await streamAnswer(ctx, deltas, answering);
   // Nothing shown: nothing to count (the reservation is given back).
   if (ending === 'failed') throw error;
@@ -244,6 +250,26 @@ class Answering implements StreamAnswerOptions {
     if (!feedback) return Promise.resolve([]);
     return keepFeedback(this.core, this.ctx, { ...feedback, model: this.request.body.model });
   }
+}
+
+/** A completion's prompt (its answer is shown after it, continued); '' for a chat completion. */
+function promptOf(request: KeptRequest): string {
+  return request.endpoint === 'completions' ? request.body.prompt : '';
+}
+
+/**
+ * The stream's text (textOf), after `first` (a completion's prompt) when given. Once text is
+ * shown, the stream is read once per write of the answer (StreamingReply.readWaitMs).
+ */
+function textsOf(
+  core: Core,
+  request: KeptRequest,
+  stream: Stream<Chunk>,
+  session: AnswerSession,
+  first?: string,
+): AsyncIterableIterator<string> {
+  const pieceOf = request.endpoint === 'chat' ? deltaContent : choiceText;
+  return textOf(stream, pieceOf, { idleMs: core.limits.streamIdleMs, first, pace: session.reply });
 }
 
 /** The text of a chat completion chunk (§4.1 streaming rule 2: `delta.content` may be absent or null). */

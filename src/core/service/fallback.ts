@@ -6,17 +6,28 @@
  *
  * A model is unavailable when its request failed, after the client's own retries (http.ts), with:
  * - a 5xx (`ServerError`);
- * - no answer in time to connect or for the response headers (`TimeoutError`, phase `connect` or
- *   `headers`);
+ * - no answer in time (`TimeoutError`: to connect, for the response headers, or for a whole
+ *   body);
  * - a 404 (`NotFoundError`: on a generation path, the model is what is not found), or a 400 whose
- *   code is `model_not_found` or whose message says the model does not exist (OpenAI's conventions).
+ *   code is `model_not_found` or whose message says the model does not exist (OpenAI's conventions);
+ * - or, for a stream that opened, a failure before its first text (first-text.ts reads it before
+ *   anything is shown): no text within the idle limit (`StreamIdleError`), an error event or a
+ *   body cut off (`StreamInterruptedError`).
  *
  * Nothing else falls back: the user's own errors (other 4xx, a context too long, images refused),
  * 401/403, 429 (the client's wait and retries stay as they were), an unreachable service, a Stop,
- * and above all a stream that began: its failure comes after the request was answered, so an
+ * and above all a stream that showed text: its failure comes after the model answered, so an
  * answer cut in the middle is shown as cut and never asked again.
  */
-import { BadRequestError, NotFoundError, ServerError, type ServiceError, TimeoutError } from './errors.ts';
+import {
+  BadRequestError,
+  NotFoundError,
+  ServerError,
+  type ServiceError,
+  StreamIdleError,
+  StreamInterruptedError,
+  TimeoutError,
+} from './errors.ts';
 
 /** Whether a 400's code or text says the model does not exist. */
 function namesMissingModel(error: BadRequestError): boolean {
@@ -28,11 +39,12 @@ function namesMissingModel(error: BadRequestError): boolean {
 
 /**
  * Whether a model's failure lets the next model of the chain answer (see the file's comment).
- * @param error what the request to the model threw (before any of its answer arrived).
+ * @param error what the request to the model threw before any of its answer was shown (its
+ *   request, or its stream's reading up to the first text).
  */
 export function fallsBack(error: unknown): error is ServiceError {
-  if (error instanceof ServerError || error instanceof NotFoundError) return true;
-  if (error instanceof TimeoutError) return error.phase === 'connect' || error.phase === 'headers';
+  if (error instanceof ServerError || error instanceof NotFoundError || error instanceof TimeoutError) return true;
+  if (error instanceof StreamIdleError || error instanceof StreamInterruptedError) return true;
   return error instanceof BadRequestError && (error.status === 400 || error.status === 404) && namesMissingModel(error);
 }
 

@@ -36,7 +36,14 @@ function framesOf(
   if (script.comments) frames.push(comment);
   let sent = 0;
   let holdAt: number | undefined;
-  for (const chunk of chunks) {
+  const errorFrame = (e: Record<string, unknown>) => dataFrame('error' in e ? e : { error: e });
+  // afterChunks 0: the error is the first event (a legacy completion has no role chunk before its text).
+  const errorFirst = afterChunks === 0 && script.errorMidStream !== undefined;
+  if (errorFirst) {
+    frames.push(errorFrame(script.errorMidStream!));
+    ending = 'error';
+  }
+  for (const chunk of errorFirst ? [] : chunks) {
     if (script.hold && sent === script.hold.afterChunks) holdAt = frames.length;
     if (script.dropAfterChunks !== undefined && sent >= script.dropAfterChunks) {
       ending = 'drop';
@@ -51,8 +58,7 @@ function framesOf(
     if (script.comments && sent % 2 === 0) frames.push(comment);
     if (sent === afterChunks && script.malformedLine !== undefined) frames.push(script.malformedLine + eol + eol);
     if (sent === afterChunks && script.errorMidStream !== undefined) {
-      const e = script.errorMidStream;
-      frames.push(dataFrame('error' in e ? e : { error: e }));
+      frames.push(errorFrame(script.errorMidStream));
       ending = 'error';
       break;
     }

@@ -137,7 +137,7 @@ export interface StreamScript {
   malformedLine?: string;
   /** Sent as `data: {"error": …}` after `afterChunks` chunks; the response then ends without `[DONE]`. */
   errorMidStream?: Record<string, unknown>;
-  /** Where `malformedLine` / `errorMidStream` go: after this many chunks. Default 2 (role chunk + one piece). */
+  /** Where `malformedLine` / `errorMidStream` go: after this many chunks (0: `errorMidStream` first). Default 2 (role chunk + one piece). */
   afterChunks?: number;
   /** Insert `: keep-alive` comment lines (first, and after every second event). */
   comments?: boolean;
