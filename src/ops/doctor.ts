@@ -120,11 +120,11 @@ const checkService: Check = async (config) => {
     };
     known(config.models.chat, lists.text, 'DEFAULT_CHAT_MODEL');
     known(config.models.vision, lists.text, 'DEFAULT_VISION_MODEL');
-    known(
-      config.models.image,
-      lists.image.map((m) => m.display_name),
-      'DEFAULT_IMAGE_MODEL',
-    );
+    const imageNames = lists.image.map((m) => m.display_name);
+    known(config.models.image, imageNames, 'DEFAULT_IMAGE_MODEL');
+    // A fallback the service does not know would answer 404 when it is needed: the next one is asked.
+    for (const model of config.models.fallbacks.chat) known(model, lists.text, 'FALLBACK_CHAT_MODELS');
+    for (const model of config.models.fallbacks.image) known(model, imageNames, 'FALLBACK_IMAGE_MODELS');
     return findings;
   } catch (error) {
     return [fail(serviceFailure(config.service.baseUrl, error))];

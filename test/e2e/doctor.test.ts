@@ -100,6 +100,18 @@ describe('npm run doctor', () => {
     expect(after.code).toBe(0);
   });
 
+  it("checks each fallback model against the service's lists, naming one it does not list (exit 1)", async () => {
+    const result = await doctor(
+      env({ FALLBACK_CHAT_MODELS: 'fake-vision,model-gone', FALLBACK_IMAGE_MODELS: 'Fake Image XL' }),
+    );
+    expect(result.stdout).toContain('✓ FALLBACK_CHAT_MODELS fake-vision is listed by the service.');
+    expect(result.stdout).toContain('✓ FALLBACK_IMAGE_MODELS Fake Image XL is listed by the service.');
+    expect(result.stdout).toMatch(
+      /^✗ FALLBACK_CHAT_MODELS model-gone is not listed by the service \(it lists fake-chat, fake-vision\)\.$/m,
+    );
+    expect(result.code).toBe(1);
+  });
+
   it('with a wrong service key says so in one sentence and exits 1, without a stack trace or the key', async () => {
     const wrongKey = 'sk-wrong-key-0123456789';
     const result = await doctor(env({ SERVICE_API_KEY: wrongKey }));
