@@ -18,7 +18,7 @@ import type { Attachment } from '../../src/core/platform.ts';
 import { ServiceClient } from '../../src/core/service/client.ts';
 import { openStore } from '../../src/core/state/open-store.ts';
 import { DEFAULT_MODELS, FakeService } from '../fakes/service.ts';
-import { recorder } from './recorder.ts';
+import { type Recorder, recorder } from './recorder.ts';
 
 let fake: FakeService;
 let service: ServiceClient;
@@ -48,6 +48,16 @@ afterAll(async () => {
 });
 
 /** An image attachment served from memory. */
+/**
+ * The caption of the image /imagine posted: the text of the one message with a file (on a busy
+ * machine a progress line, "Generating… 3 s", comes before it).
+ */
+const captionOf = (r: Recorder): string => {
+  const posted = r.messages.filter((m) => m.files?.length);
+  expect(posted).toHaveLength(1);
+  return posted[0]!.content;
+};
+
 const imageFile = (name: string, data: Buffer): Attachment => ({
   name,
   mimeType: 'image/png',
@@ -210,7 +220,7 @@ describe('/imagine options', () => {
     expect(body.reference_image).toMatch(/^data:image\/png;base64,/);
     const meta = await sharp(Buffer.from(String(body.reference_image).split(',')[1]!, 'base64')).metadata();
     expect([meta.format, Math.max(meta.width!, meta.height!)]).toEqual(['png', 1216]);
-    expect(r.messages[0]!.content).toBe(
+    expect(captionOf(r)).toBe(
       '🎨 a fox\n_Fake Image XL · natural · 1216×832 · seed 4294967295 · reference, denoising 0.3_',
     );
   });
@@ -221,14 +231,14 @@ describe('/imagine options', () => {
     const body = fake.lastRequest('images')!.body as Record<string, unknown>;
     expect(body.reference_image_url).toBe('https://img.example/t.png');
     expect('seed' in body).toBe(false);
-    expect(r.messages[0]!.content).toMatch(/^🎨 a tower\n_default model · vivid · 1024×1024 · seed \d+ · reference_$/);
+    expect(captionOf(r)).toMatch(/^🎨 a tower\n_default model · vivid · 1024×1024 · seed \d+ · reference_$/);
   });
 
   it('says denoising_strength does nothing without a reference, and does not send it', async () => {
     const r = recorder('o:denoise', { prompt: 'a tower', denoising_strength: 0.5 });
     await runCommand(imagineCommand, r.ctx, core);
     expect('denoising_strength' in (fake.lastRequest('images')!.body as object)).toBe(false);
-    expect(r.messages[0]!.content).toContain(
+    expect(captionOf(r)).toContain(
       '⚠️ `denoising_strength` was not used: it only applies with `reference_image` or `reference_image_url`.',
     );
   });

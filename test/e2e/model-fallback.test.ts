@@ -327,14 +327,23 @@ describe('a model that is slow to answer', () => {
     },
   );
 
-  it('past SERVICE_HEADERS_TIMEOUT_MS, the next model answers', async () => {
-    service.setModelBehaviour('model-a', { hang: true });
+  /**
+   * A /chat on this block's bot while model-a behaves as `behaviour`: model-b answers, named, and
+   * the one fallback logged carries `logged` (its status or code).
+   */
+  async function expectModelBAnswers(
+    behaviour: Parameters<FakeService['setModelBehaviour']>[1],
+    channelName: string,
+    logged: Record<string, string>,
+  ): Promise<void> {
+    service.setModelBehaviour('model-a', behaviour);
     service.setChatReply((body) => `Hello from ${body.model}.`);
-    const channel = ownDiscord.addChannel('fallback-headers');
+    const linesBefore = own.logs.length;
+    const channel = ownDiscord.addChannel(channelName);
     const done = own.outcomes((o) => o.conversationId === `discord:${ownDiscord.guildId}:${channel.id}`);
     const interaction = ownDiscord.dispatchInteraction({
       command: 'chat',
-      options: { prompt: 'Slow?' },
+      options: { prompt: 'Anyone there?' },
       channelId: channel.id,
     });
     const [outcome] = await done;
@@ -344,31 +353,19 @@ describe('a model that is slow to answer', () => {
     expect(interaction.original!.content).toBe(
       'Hello from model-b.\n\n_⚠️ Answered by model-b: model-a is unavailable right now._',
     );
-    expect(own.logs.filter((l) => l.fallback !== undefined)).toEqual([
-      expect.objectContaining({ from: 'model-a', to: 'model-b', status: 'timeout' }),
+    expect(own.logs.slice(linesBefore).filter((l) => l.fallback !== undefined)).toEqual([
+      expect.objectContaining({ from: 'model-a', to: 'model-b', ...logged }),
     ]);
+  }
+
+  it('past SERVICE_HEADERS_TIMEOUT_MS, the next model answers', async () => {
+    await expectModelBAnswers({ hang: true }, 'fallback-headers', { status: 'timeout' });
   });
 
   it('a stream that opened but sends no text past STREAM_IDLE_TIMEOUT_MS (keep-alives only) → the next model answers', async () => {
-    service.setModelBehaviour('model-a', { stream: { stallAfterChunks: 1, keepAliveMs: 100 } });
-    service.setChatReply((body) => `Hello from ${body.model}.`);
-    const logged = own.logs.length;
-    const channel = ownDiscord.addChannel('fallback-idle');
-    const done = own.outcomes((o) => o.conversationId === `discord:${ownDiscord.guildId}:${channel.id}`);
-    const interaction = ownDiscord.dispatchInteraction({
-      command: 'chat',
-      options: { prompt: 'Quiet?' },
-      channelId: channel.id,
+    await expectModelBAnswers({ stream: { stallAfterChunks: 1, keepAliveMs: 100 } }, 'fallback-idle', {
+      code: 'stream_idle',
     });
-    const [outcome] = await done;
-    expect(outcome!.ok).toBe(true);
-    expect(chatModels()).toEqual(['model-a', 'model-b']);
-    expect(interaction.original!.content).toBe(
-      'Hello from model-b.\n\n_⚠️ Answered by model-b: model-a is unavailable right now._',
-    );
-    expect(own.logs.slice(logged).filter((l) => l.fallback !== undefined)).toEqual([
-      expect.objectContaining({ from: 'model-a', to: 'model-b', code: 'stream_idle' }),
-    ]);
   });
 });
 

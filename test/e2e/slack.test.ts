@@ -14,6 +14,7 @@ import type { CommandOutcome } from '../../src/core/command.ts';
 import type { FakeService } from '../fakes/service.ts';
 import { escapeSlack, type FakeSlack, mentionsIn, type SlashCommandResult, unescapeSlack } from '../fakes/slack.ts';
 import { slackChannels, useE2E } from '../helpers/e2e.ts';
+import { slackImaginePosts } from '../helpers/imagine-posts.ts';
 import { slackEnv, startTestBot, type TestBot } from './harness.ts';
 import { answersIn, expectQuestion, expectStreamedMessage } from './slack-checks.ts';
 
@@ -144,12 +145,11 @@ describe('Slack end to end', () => {
 
     const meta = await sharp(file!.data!).metadata();
     expect(meta).toMatchObject({ format: 'png', width: 1216, height: 832 });
-    // The image with its caption, then a line with its Reroll / Upscale / Vary buttons.
-    const [shared, buttonsLine, ...others] = slack.messages(channel);
-    expect(others).toEqual([]);
+    // The image with its caption, and a line with its Reroll / Upscale / Vary buttons.
+    const { shared, buttonsLine } = slackImaginePosts(slack.messages(channel));
     expect(shared).toMatchObject({ via: 'files.completeUploadExternal', files: [file!.id], threadTs: undefined });
-    expect(buttonsLine).toMatchObject({ threadTs: undefined, text: '🎨 Reroll, upscale or vary the image above:' });
-    const actions = (buttonsLine!.blocks as Array<{ type: string; elements?: Array<{ action_id: string }> }>).find(
+    expect(buttonsLine).toMatchObject({ threadTs: undefined });
+    const actions = (buttonsLine.blocks as Array<{ type: string; elements?: Array<{ action_id: string }> }>).find(
       (b) => b.type === 'actions',
     )!;
     expect(actions.elements!.map((e) => e.action_id.split(':').slice(0, 2).join(':'))).toEqual([
@@ -157,8 +157,8 @@ describe('Slack end to end', () => {
       'imagine:upscale',
       'imagine:vary',
     ]);
-    expect(unescapeSlack(shared!.text)).toContain('a red fox in the snow');
-    expect(shared!.text).toContain('1216×832');
+    expect(unescapeSlack(shared.text)).toContain('a red fox in the snow');
+    expect(shared.text).toContain('1216×832');
   });
 
   it('a second /chat in a channel sends the first exchange to the service; a /chat in another channel does not', async () => {
