@@ -4,8 +4,9 @@
  * parsing, Slack plain-text conversion and mention stripping (Slack and Discord).
  *
  * The bound: each call must take under {@link boundMs} of its input's length (1 s per MB plus
- * 50 ms). Linear code takes a few ms per MB; code that backtracks super-linearly takes seconds
- * to hours on these shapes, so the bound catches it without flaking on a busy machine. Each
+ * 50 ms), at best of three tries. Linear code takes a few ms per MB; code that backtracks
+ * super-linearly takes seconds to hours on these shapes, so the bound catches it, and a pause of
+ * a busy machine (which hits one try, not three) does not fail it. Each
  * shape is run at sizes growing fourfold from 4 KB, so that super-linear code fails at the
  * first size where it passes its bound, in seconds, instead of hanging on 1 MB.
  */
@@ -31,15 +32,27 @@ function boundMs(length: number): number {
   return 50 + (1000 * length) / MB;
 }
 
-/** Runs `parse` on `input`, failing when it takes longer than {@link boundMs}. @returns what it returned. */
+/** How many times a call over its bound is run again before it fails (see {@link timed}). */
+const TRIES = 3;
+
+/**
+ * Runs `parse` on `input`, failing when it takes longer than {@link boundMs} each of
+ * {@link TRIES} times: a busy machine may pause a call past the bound once (a collection, the
+ * scheduler), never super-linear code back to its bound. @returns what it returned.
+ */
 function timed<T>(label: string, input: string, parse: (text: string) => T): T {
-  const started = performance.now();
-  const result = parse(input);
-  const ms = performance.now() - started;
-  expect(ms, `${label} on ${input.length.toLocaleString('en-US')} characters took ${ms.toFixed(0)} ms`).toBeLessThan(
-    boundMs(input.length),
-  );
-  return result;
+  let fastest = Number.POSITIVE_INFINITY;
+  let result: T;
+  for (let tried = 0; tried < TRIES && fastest >= boundMs(input.length); tried++) {
+    const started = performance.now();
+    result = parse(input);
+    fastest = Math.min(fastest, performance.now() - started);
+  }
+  expect(
+    fastest,
+    `${label} on ${input.length.toLocaleString('en-US')} characters took ${fastest.toFixed(0)} ms at best of ${TRIES}`,
+  ).toBeLessThan(boundMs(input.length));
+  return result!;
 }
 
 /** `motif` repeated to `length` characters (the last repetition cut short). */

@@ -35,9 +35,15 @@ export function escapeSlackMarkdown(text: string): string {
   return MARKDOWN_SPECIAL.test(text) ? text.replace(MARKDOWN_SPECIALS, (c) => SLACK_ESCAPES[c as '&' | '<']) : text;
 }
 
-/** Undoes the escaping Slack applies to `&`, `<` and `>` in user text. */
+const SLACK_ENTITIES = /&(?:lt|gt|amp);/g;
+const SLACK_UNESCAPES: Record<string, string> = { '&lt;': '<', '&gt;': '>', '&amp;': '&' };
+
+/**
+ * Undoes the escaping Slack applies to `&`, `<` and `>` in user text: one pass (the entity is
+ * read once, so `&amp;lt;` stays `&lt;`), and none for text without `&`.
+ */
 export function unescapeSlackText(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return text.includes('&') ? text.replace(SLACK_ENTITIES, (entity) => SLACK_UNESCAPES[entity]!) : text;
 }
 
 /** Length of `text` after {@link escapeSlackText}, in UTF-16 code units. */
