@@ -38,15 +38,15 @@ export async function readFirstText(
 
 /** {@link readFirstText}'s iterator: what was read ahead, then the rest. */
 class ReadAhead implements AsyncIterableIterator<string> {
-  private pending: FirstRead | undefined;
-
+  /**
+   * @param head given first, when not empty (then '').
+   * @param pending what the first read gave, given next (then undefined: the rest is read).
+   */
   constructor(
     private head: string,
-    first: FirstRead,
+    private pending: FirstRead | undefined,
     private readonly rest: AsyncIterableIterator<string>,
-  ) {
-    this.pending = first;
-  }
+  ) {}
 
   async next(): Promise<IteratorResult<string, undefined>> {
     if (this.head) {

@@ -67,9 +67,6 @@ function failed(deps: SlackAgentDeps, what: string) {
     deps.log.warn({ platform: 'slack', err: error instanceof Error ? error.message : String(error) }, what);
 }
 
-/** The words of what only `user` sees in the agent view (user-words.ts). */
-const wordsFor = userWords;
-
 /** Posts the greeting to a user once ever (a claim in the store; a store that does not answer: none), in their words. */
 async function greetOnce(
   client: WebClient,
@@ -79,7 +76,7 @@ async function greetOnce(
   const first = await deps.core.claims.claim(slackClaims.greeting(at.team, at.user), GREETED_MS).catch(() => false);
   if (!first) return;
   const thread = at.threadTs ? { thread_ts: at.threadTs } : {};
-  const words = await wordsFor(client, deps, at.team, at.user);
+  const words = await userWords(client, deps, at.team, at.user);
   await postMessage(deps.core.scheduler, client, {
     channel: at.channel,
     text: escapeSlackText(words.t(GREETING)),
@@ -96,7 +93,7 @@ async function suggest(
 ): Promise<void> {
   const prompts = deps.prompts();
   if (!prompts.length) return;
-  const words = await wordsFor(client, deps, at.team, at.user);
+  const words = await userWords(client, deps, at.team, at.user);
   await client.assistant.threads.setSuggestedPrompts({
     channel_id: at.channel,
     ...(threadTs ? { thread_ts: threadTs } : {}),

@@ -10,9 +10,6 @@ import { wordsOf } from '../../core/i18n/words.ts';
 import { RESTARTING_KEY } from '../../core/running.ts';
 import { type UserWordsDeps, userWords } from './user-words.ts';
 
-/** What {@link refusalWhileStopping} and {@link knownRefusalWhileStopping} read. */
-export type StoppingDeps = UserWordsDeps;
-
 /**
  * The refusal in `user`'s language: the directory's while fresh, else one users.info call
  * bounded as every language lookup is (1 s). Never rejects: DEFAULT_LOCALE when Slack says nothing.
@@ -20,7 +17,7 @@ export type StoppingDeps = UserWordsDeps;
  */
 export async function refusalWhileStopping(
   client: WebClient,
-  deps: StoppingDeps,
+  deps: UserWordsDeps,
   team: string,
   user: string,
 ): Promise<string> {
@@ -32,7 +29,7 @@ export async function refusalWhileStopping(
  * that must carry it within Slack's 3 s (a form's `response_action: errors`). DEFAULT_LOCALE when
  * the user is not known.
  */
-export function knownRefusalWhileStopping(deps: StoppingDeps, team: string, user: string): string {
+export function knownRefusalWhileStopping(deps: UserWordsDeps, team: string, user: string): string {
   const locale = resolveLocale(deps.directory.knownLocale(team, user), deps.core.languages.defaultLocale);
   return wordsOf(locale).t(RESTARTING_KEY);
 }
